@@ -1,0 +1,27 @@
+"""srcgrad: ahead-of-time source-transformation automatic differentiation for Python and NumPy."""
+
+from .api import grad, show, source, value_and_grad, vjp
+from .errors import (
+    NonScalarOutputError,
+    NoRuleError,
+    SeedShapeError,
+    SourceUnavailableError,
+    SrcgradError,
+    UnsupportedSyntaxError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "source",
+    "show",
+    "SrcgradError",
+    "UnsupportedSyntaxError",
+    "NonScalarOutputError",
+    "NoRuleError",
+    "SeedShapeError",
+    "SourceUnavailableError",
+]

@@ -1,0 +1,1 @@
+"""Analyses: what each statement computes, and which values carry gradient."""

@@ -1,0 +1,88 @@
+"""Activity analysis: which variables carry gradient from a ``wrt`` argument to the output.
+
+Requires: an A-normal-form body and an :class:`OpClassifier`. Guarantees: ``active`` holds every
+variable that both depends on a differentiated argument (varying) and influences the returned
+value (useful). Only active variables get adjoints. Comparisons, shapes, integers produced by
+non-differentiable functions and constants are never active. The analysis iterates to a fixed
+point, so it is also correct for bodies whose statements repeat (loops).
+
+    def f(x, n):               varying: x, a, b        useful: b, a, x, n
+        a = x * n              active:  x, a, b
+        b = np.sin(a)
+        return b
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..errors import NoRuleError
+
+
+def assignments(body):
+    """Every ``(target name, value)`` pair of the body, in textual order, inside compounds too."""
+    for stmt in body:
+        if isinstance(stmt, gast.Assign):
+            yield stmt.targets[0].id, stmt.value, stmt
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from assignments(inner)
+
+
+class Activity:
+    def __init__(self, classifier):
+        self.classifier = classifier
+
+    def run(self, fn_node, wrt, outputs):
+        ops = [(t, self.classifier.classify(v), s) for t, v, s in assignments(fn_node.body)]
+        varying = set(wrt)
+        changed = True
+        while changed:
+            changed = False
+            for target, op, _ in ops:
+                if target not in varying and any(_name(a) in varying for a in op.operands()):
+                    varying.add(target)
+                    changed = True
+        useful = {o for o in outputs}
+        changed = True
+        while changed:
+            changed = False
+            for target, op, _ in reversed(ops):
+                if target in useful:
+                    for a in op.operands():
+                        n = _name(a)
+                        if n is not None and n not in useful:
+                            useful.add(n)
+                            changed = True
+        active = varying & useful
+        for target, op, stmt in ops:
+            if op.kind == "unknown" and target in active:
+                raise self._no_rule(op, stmt)
+        self.ops = {id(s): op for _, op, s in ops}
+        return active
+
+    def _no_rule(self, op, stmt):
+        fn = op.func
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        location = self.classifier.location
+        has_source = hasattr(fn, "__code__")
+        if has_source:
+            why = (
+                f"`{name}` is a Python function; differentiating through calls to user "
+                f"functions is not supported yet."
+            )
+        else:
+            why = f"`{name}` has no Python source and no gradient rule."
+        return location.error(
+            NoRuleError,
+            op.node,
+            f"{why} Register a rule:\n\n"
+            f"    @srcgrad.adjoint({name})\n"
+            f"    def {getattr(fn, '__name__', 'fn')}_adjoint(dy, y, *args):\n"
+            f"        return ...  # one gradient per positional argument",
+        )
+
+
+def _name(atom):
+    return atom.id if isinstance(atom, gast.Name) else None

@@ -1,0 +1,186 @@
+"""Classify the operation on the right-hand side of an A-normal-form statement.
+
+Requires: a statement value in A-normal form. Guarantees: an :class:`Op` that names the rule
+differentiating it and binds the rule's parameters to the statement's atoms, so that activity
+analysis and the transforms see one and the same view of every operation. Calls that cannot be
+differentiated are classified, not rejected: the caller decides, since a call on inactive values
+needs no rule at all.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from .. import rules
+from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..frontend.resolve import MISSING
+
+BINOPS = {
+    gast.Add: operator.add,
+    gast.Sub: operator.sub,
+    gast.Mult: operator.mul,
+    gast.Div: operator.truediv,
+    gast.FloorDiv: operator.floordiv,
+    gast.Mod: operator.mod,
+    gast.Pow: operator.pow,
+    gast.MatMult: operator.matmul,
+    gast.BitAnd: operator.and_,
+    gast.BitOr: operator.or_,
+    gast.BitXor: operator.xor,
+}
+UNARYOPS = {
+    gast.USub: operator.neg,
+    gast.UAdd: operator.pos,
+    gast.Not: operator.not_,
+    gast.Invert: operator.invert,
+}
+# Array methods and the NumPy function each one is (self becomes the first argument).
+METHODS = {"sum": np.sum, "mean": np.mean, "dot": np.dot, "transpose": np.transpose}
+INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+
+
+@dataclass
+class Op:
+    """What a statement's value computes.
+
+    kind is one of: "copy" (``a = b``), "rule" (a call or operator with a rule), "constant"
+    (no operand can carry gradient), "unknown" (a call with neither rule nor source).
+    """
+
+    kind: str
+    rule: object = None
+    args: dict = field(default_factory=dict)  # rule parameter -> atom expression
+    func: object = None  # the resolved callee, for "unknown"
+    node: object = None
+
+    def operands(self):
+        """Atoms that can carry gradient into the result."""
+        if self.kind == "copy":
+            return [self.args["x"]]
+        if self.kind == "rule":
+            params = self.rule.differentiable_params()
+            return [self.args[p] for p in params if p in self.args]
+        if self.kind == "unknown":
+            return list(self.args.values())
+        return []
+
+
+class OpClassifier:
+    def __init__(self, namespace, local_names, location):
+        self.namespace = namespace
+        self.locals = local_names
+        self.location = location
+
+    def classify(self, value):
+        if isinstance(value, gast.Name):
+            if value.id in self.locals:
+                return Op("copy", args={"x": value}, node=value)
+            return Op("constant", node=value)
+        if isinstance(value, gast.Constant):
+            return Op("constant", node=value)
+        if isinstance(value, gast.BinOp):
+            return self._rule_op(BINOPS[type(value.op)], [value.left, value.right], [], value)
+        if isinstance(value, gast.UnaryOp):
+            return self._rule_op(UNARYOPS[type(value.op)], [value.operand], [], value)
+        if isinstance(value, (gast.Compare, gast.BoolOp)):
+            return Op("constant", node=value)
+        if isinstance(value, gast.Attribute):
+            return self._attribute(value)
+        if isinstance(value, gast.Subscript):
+            index = index_value(value.slice)
+            return self._rule_op(operator.getitem, [value.value, index], [], value)
+        if isinstance(value, gast.Call):
+            return self._call(value)
+        if isinstance(value, gast.Tuple):
+            return Op("tuple", args={str(i): e for i, e in enumerate(value.elts)}, node=value)
+        raise self.location.error(
+            UnsupportedSyntaxError, value, f"srcgrad does not support {type(value).__name__} here"
+        )
+
+    def _attribute(self, node):
+        if not self._is_local(node.value):
+            return Op("constant", node=node)
+        if node.attr == "T":
+            return self._rule_op(np.transpose, [node.value], [], node)
+        if node.attr in INACTIVE_ATTRIBUTES:
+            return Op("constant", node=node)
+        raise self.location.error(
+            UnsupportedSyntaxError, node, f"srcgrad does not support the attribute `.{node.attr}`"
+        )
+
+    def _is_local(self, node):
+        return isinstance(node, gast.Name) and node.id in self.locals
+
+    def _call(self, node):
+        func = node.func
+        args = list(node.args)
+        if isinstance(func, gast.Attribute) and self._is_local(func.value):
+            fn = METHODS.get(func.attr)
+            if fn is None:
+                raise self.location.error(
+                    UnsupportedSyntaxError, func, f"srcgrad does not support the method "
+                    f"`.{func.attr}()` here"
+                )
+            args = [func.value] + args
+        else:
+            fn = self.namespace.resolve(func, self.locals)
+            if fn is MISSING:
+                raise self.location.error(
+                    NoRuleError, func, f"cannot resolve `{_dotted(func)}` at transform time: "
+                    f"the callee must be a global, a closure variable or a builtin"
+                )
+        return self._rule_op(fn, args, node.keywords, node)
+
+    def _rule_op(self, fn, args, keywords, node):
+        rule = rules.lookup(fn)
+        if rule is None:
+            bound = {str(i): a for i, a in enumerate(args)}
+            bound.update({k.arg: k.value for k in keywords})
+            return Op("unknown", func=fn, args=bound, node=node)
+        kwargs = {k.arg: k.value for k in keywords}
+        try:
+            bound = rule.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.location.error(
+                UnsupportedSyntaxError, node, f"the call to {rule.name} does not match the "
+                f"signature srcgrad knows for it ({rule.signature}): {exc}"
+            ) from None
+        if rule.nondiff:
+            return Op("constant", rule=rule, node=node)
+        out = bound.arguments.get("out")
+        if out is not None and not (isinstance(out, gast.Constant) and out.value is None):
+            raise self.location.error(
+                UnsupportedSyntaxError, out, f"`out=` in a call to {rule.name}: srcgrad needs "
+                f"every result as a new value; write `y = {rule.name}(...)` instead"
+            )
+        bound_args = {}
+        for name, param in rule.signature.parameters.items():
+            if name in bound.arguments:
+                bound_args[name] = bound.arguments[name]
+            elif param.default is not inspect.Parameter.empty:
+                bound_args[name] = gast.Constant(param.default, None)
+        return Op("rule", rule=rule, args=bound_args, node=node)
+
+
+def index_value(node):
+    """The value of a subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
+    if isinstance(node, gast.Slice):
+        parts = [p if p is not None else gast.Constant(None, None) for p in
+                 (node.lower, node.upper, node.step)]
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
+    return node
+
+
+def _dotted(node):
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return type(node).__name__

@@ -1,0 +1,1 @@
+"""Emit: naming, unparsing with `# grad of:` comments, compiling and caching generated code."""

@@ -1,0 +1,56 @@
+"""Compile generated source into a function that reads the user's globals live.
+
+The text is registered with ``linecache`` under a ``<srcgrad ...>`` file name, so tracebacks,
+``pdb`` and ``inspect.getsource`` show generated lines. The function's globals are the user
+function's own globals; objects generated code needs beyond them (runtime helpers, closure
+values) are bound as closure cells, so nothing is added to the user's module.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import textwrap
+import types
+
+from ..frontend.source import GENERATED_SOURCE
+
+_counter = itertools.count(1)
+
+FACTORY = "__srcgrad_factory__"
+
+
+def compile_function(text, name, fn, extras):
+    """Compile ``text`` (one ``def name``) with ``fn``'s globals and closure, plus ``extras``."""
+    user_cells = _cells(fn)
+    free = sorted(set(extras) | set(user_cells))
+    filename = f"<srcgrad {name}#{next(_counter)}>"
+    wrapped = (
+        f"def {FACTORY}({', '.join(free)}):\n"
+        + textwrap.indent(text, "    ")
+        + f"    return {name}\n"
+    )
+    code = compile(wrapped, filename, "exec")
+    scratch = dict(getattr(fn, "__globals__", {}))
+    exec(code, scratch)
+    placeholder = scratch[FACTORY](*[extras.get(n) for n in free])
+    inner = placeholder.__code__
+    closure = tuple(
+        user_cells[v] if v in user_cells else types.CellType(extras[v]) for v in inner.co_freevars
+    )
+    result = types.FunctionType(
+        inner, getattr(fn, "__globals__", scratch), name, placeholder.__defaults__, closure or None
+    )
+    result.__kwdefaults__ = placeholder.__kwdefaults__
+    result.__module__ = getattr(fn, "__module__", None)
+    result.__qualname__ = name
+    linecache.cache[filename] = (len(wrapped), None, wrapped.splitlines(True), filename)
+    GENERATED_SOURCE[inner] = (text, filename, 2, 4)
+    return result
+
+
+def _cells(fn):
+    code = getattr(fn, "__code__", None)
+    if code is None or not fn.__closure__:
+        return {}
+    return dict(zip(code.co_freevars, fn.__closure__))

@@ -1,0 +1,143 @@
+"""Every name srcgrad generates comes from here.
+
+Temporaries are named after the expression they hold (``X @ W`` -> ``X_matmul_W``,
+``np.tanh(a)`` -> ``tanh_a``), adjoints after their primal (``z`` -> ``dz``), and every name is
+unique within the generated function: a clash gets a numeric suffix (``dz_2``).
+"""
+
+from __future__ import annotations
+
+import keyword
+
+import gast
+
+MAX_LEN = 24
+
+OP_NAMES = {
+    gast.Add: "plus",
+    gast.Sub: "minus",
+    gast.Mult: "times",
+    gast.Div: "div",
+    gast.FloorDiv: "floordiv",
+    gast.Mod: "mod",
+    gast.Pow: "pow",
+    gast.MatMult: "matmul",
+    gast.USub: "neg",
+    gast.UAdd: "pos",
+    gast.Not: "not",
+    gast.Invert: "invert",
+    gast.Eq: "eq",
+    gast.NotEq: "ne",
+    gast.Lt: "lt",
+    gast.LtE: "le",
+    gast.Gt: "gt",
+    gast.GtE: "ge",
+    gast.Is: "is",
+    gast.IsNot: "isnot",
+    gast.In: "in",
+    gast.NotIn: "notin",
+    gast.And: "and",
+    gast.Or: "or",
+}
+
+
+class Namer:
+    """Hands out unique names; knows every name already taken in the function."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken)
+
+    def reserve(self, name):
+        self.taken.add(name)
+
+    def fresh(self, base):
+        base = _clean(base)
+        if base not in self.taken and not keyword.iskeyword(base):
+            self.taken.add(base)
+            return base
+        i = 2 if not base[-1].isdigit() else 1
+        while True:
+            name = f"{base}_{i}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+            i += 1
+
+    def temp(self, expr):
+        """A fresh name describing ``expr``."""
+        return self.fresh(describe(expr))
+
+    def adjoint(self, name):
+        return self.fresh("d" + name)
+
+    def version(self, name):
+        """A fresh name for a new value of variable ``name`` (its next SSA version)."""
+        return self.fresh(name)
+
+
+def _clean(base):
+    base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base).strip("_") or "t"
+    if base[0].isdigit():
+        base = "v" + base
+    return base
+
+
+def describe(expr):
+    """A short readable identifier for an expression; falls back to the operation's name."""
+    full = _describe(expr, full=True)
+    if len(full) <= MAX_LEN:
+        return full
+    return _describe(expr, full=False)
+
+
+def _part(expr):
+    if isinstance(expr, gast.Name):
+        return expr.id
+    if isinstance(expr, gast.Constant):
+        v = expr.value
+        if isinstance(v, bool) or v is None:
+            return str(v)
+        if isinstance(v, int) and 0 <= v < 1000:
+            return str(v)
+        return "c"
+    return _describe(expr, full=False)
+
+
+def _describe(expr, full):
+    if isinstance(expr, gast.BinOp):
+        op = OP_NAMES.get(type(expr.op), "op")
+        return f"{_part(expr.left)}_{op}_{_part(expr.right)}" if full else op
+    if isinstance(expr, gast.UnaryOp):
+        op = OP_NAMES.get(type(expr.op), "op")
+        return f"{op}_{_part(expr.operand)}" if full else op
+    if isinstance(expr, gast.Compare):
+        op = OP_NAMES.get(type(expr.ops[0]), "cmp")
+        return f"{_part(expr.left)}_{op}_{_part(expr.comparators[0])}" if full else op
+    if isinstance(expr, gast.BoolOp):
+        return OP_NAMES.get(type(expr.op), "cond")
+    if isinstance(expr, gast.Call):
+        fname = _func_name(expr.func)
+        if full and expr.args:
+            return "_".join([fname] + [_part(a) for a in expr.args])
+        return fname
+    if isinstance(expr, gast.Attribute):
+        return f"{_part(expr.value)}_{expr.attr}" if full else expr.attr
+    if isinstance(expr, gast.Subscript):
+        return f"{_part(expr.value)}_item" if full else "item"
+    if isinstance(expr, gast.IfExp):
+        return "select"
+    if isinstance(expr, (gast.Tuple, gast.List)):
+        return "tup" if isinstance(expr, gast.Tuple) else "lst"
+    if isinstance(expr, gast.Name):
+        return expr.id
+    if isinstance(expr, gast.Constant):
+        return "c"
+    return "t"
+
+
+def _func_name(func):
+    if isinstance(func, gast.Name):
+        return func.id
+    if isinstance(func, gast.Attribute):
+        return func.attr
+    return "call"

@@ -1,0 +1,45 @@
+"""Turn a gast function into source text, with comments.
+
+ASTs have no comments, so a comment travels as a marker statement (a string constant with a
+sentinel prefix) and becomes ``# text`` after ``ast.unparse``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import gast
+
+_SENTINEL = "\x00srcgrad-comment:"
+_MARKER = re.compile(r"^(\s*)('.*'|\".*\")$")
+
+
+def comment(text):
+    """A statement that unparses as ``# text``."""
+    return gast.Expr(gast.Constant(_SENTINEL + text, None))
+
+
+def is_comment(stmt):
+    return (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Constant)
+        and isinstance(stmt.value.value, str)
+        and stmt.value.value.startswith(_SENTINEL)
+    )
+
+
+def unparse(node):
+    tree = gast.gast_to_ast(node)
+    ast.fix_missing_locations(tree)
+    text = ast.unparse(tree)
+    lines = []
+    for line in text.splitlines():
+        m = _MARKER.match(line)
+        if m and _SENTINEL[1:] in line:
+            value = ast.literal_eval(m.group(2))
+            if value.startswith(_SENTINEL):
+                lines.append(f"{m.group(1)}# {value[len(_SENTINEL):]}")
+                continue
+        lines.append(line)
+    return "\n".join(lines) + "\n"

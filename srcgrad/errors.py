@@ -1,0 +1,82 @@
+"""Errors raised by srcgrad.
+
+Every error derives from :class:`SrcgradError`. Errors about the user's code carry the file, line
+and column of the offending construct and render the source line with a caret under it, the way
+Python's own ``SyntaxError`` does.
+"""
+
+from __future__ import annotations
+
+
+class SrcgradError(Exception):
+    """Base class of every error srcgrad raises."""
+
+
+class LocatedError(SrcgradError):
+    """An error tied to a place in the user's source.
+
+    ``offset`` is 1-based, like ``SyntaxError.offset``; ``line`` is the offending source line.
+    """
+
+    def __init__(self, message, filename=None, lineno=None, offset=None, line=None):
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.offset = offset
+        self.line = line
+        super().__init__(self._render())
+
+    def _render(self):
+        if self.filename is None and self.lineno is None:
+            return self.message
+        text = f'{self.message}\n  File "{self.filename}", line {self.lineno}'
+        if self.line is not None:
+            stripped = self.line.rstrip("\n")
+            text += f"\n    {stripped}"
+            if self.offset is not None:
+                text += "\n    " + " " * (self.offset - 1) + "^"
+        return text
+
+
+class UnsupportedSyntaxError(LocatedError):
+    """A construct srcgrad does not differentiate (yet), found at transform time."""
+
+
+class NoRuleError(LocatedError):
+    """A call to a function that has neither Python source nor a registered rule."""
+
+
+class SourceUnavailableError(SrcgradError):
+    """The function's source cannot be read (defined at a bare REPL, built by ``exec``, ...)."""
+
+
+class NonScalarOutputError(SrcgradError):
+    """``grad`` of a function whose output has more than one element."""
+
+    def __init__(self, shape, name="the function"):
+        self.shape = tuple(shape)
+        super().__init__(
+            f"grad requires a scalar output, but {name} returned an output of shape "
+            f"{self.shape} ({_size(self.shape)} elements). For a non-scalar output use "
+            f"srcgrad.vjp(f)(*args, seed) with a seed of shape {self.shape}, or "
+            f"srcgrad.jacobian(f) for the full Jacobian."
+        )
+
+
+class SeedShapeError(SrcgradError):
+    """The seed passed to a ``vjp`` does not have the shape of the function's output."""
+
+    def __init__(self, seed_shape, out_shape):
+        self.seed_shape = tuple(seed_shape)
+        self.out_shape = tuple(out_shape)
+        super().__init__(
+            f"vjp seed has shape {self.seed_shape} but the function's output has shape "
+            f"{self.out_shape}; the seed must have the shape of the output"
+        )
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n

@@ -1,0 +1,96 @@
+"""Read a function's source and parse it into a gast ``FunctionDef``.
+
+Requires: a Python function object. Guarantees: a :class:`ParsedFunction` whose ``node`` is the
+function's ``FunctionDef`` with decorators stripped, and a :class:`Location` that maps every node
+back to the user's file, line and column for error messages.
+
+Functions that srcgrad generated are looked up in the registry of generated source first, so a
+derived function is itself valid input (``grad(grad(f))``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import SourceUnavailableError
+
+# (text, filename, first line, column shift) of every function srcgrad generated, by code object.
+GENERATED_SOURCE: dict = {}
+
+
+@dataclass
+class Location:
+    """Maps parsed nodes back to the user's file."""
+
+    filename: str
+    first_line: int  # file line number of line 1 of the parsed text
+    col_shift: int  # columns removed by dedent
+
+    def of(self, node):
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            return self.filename, None, None, None
+        file_line = lineno + self.first_line - 1
+        offset = getattr(node, "col_offset", 0) + self.col_shift + 1
+        text = linecache.getline(self.filename, file_line) or None
+        return self.filename, file_line, offset, text
+
+    def error(self, cls, node, message):
+        filename, lineno, offset, line = self.of(node)
+        return cls(message, filename=filename, lineno=lineno, offset=offset, line=line)
+
+
+@dataclass
+class ParsedFunction:
+    fn: object
+    node: gast.FunctionDef
+    location: Location
+    source_lines: list  # lines of the parsed (dedented) text, for `# grad of:` comments
+
+
+def parse_function(fn) -> ParsedFunction:
+    code = getattr(fn, "__code__", None)
+    if code is not None and code in GENERATED_SOURCE:
+        text, filename, first_line, col_shift = GENERATED_SOURCE[code]
+        return _parse(fn, text, filename, first_line, col_shift)
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError) as exc:
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise SourceUnavailableError(
+            f"cannot read the source of {name}: srcgrad transforms Python source, and this "
+            f"function has none on disk (was it typed at an interactive prompt or built with "
+            f"exec?). Define it in a file, or register a rule for it with srcgrad.adjoint. "
+            f"({exc})"
+        ) from None
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    col_shift = _indent(raw) - _indent(text)
+    return _parse(fn, text, filename, first_line, col_shift)
+
+
+def _indent(text):
+    for line in text.splitlines():
+        if line.strip():
+            return len(line) - len(line.lstrip())
+    return 0
+
+
+def _parse(fn, text, filename, first_line, col_shift):
+    module = gast.parse(text)
+    node = module.body[0]
+    if not isinstance(node, gast.FunctionDef):
+        raise SourceUnavailableError(
+            f"srcgrad can only transform functions defined with `def`; the source of "
+            f"{getattr(fn, '__qualname__', fn)!r} starting at {filename}:{first_line} is a "
+            f"{type(node).__name__}. A lambda can be differentiated by giving it a name with def."
+        )
+    node.decorator_list = []
+    location = Location(filename, first_line, col_shift)
+    return ParsedFunction(fn, node, location, text.splitlines())

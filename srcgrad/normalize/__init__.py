@@ -1,0 +1,1 @@
+"""Normalization: reject what is unsupported, desugar, and bring the body into A-normal form."""

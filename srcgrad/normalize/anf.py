@@ -1,0 +1,156 @@
+"""A-normal form: one operation per statement, operands are names or constants.
+
+Requires: a function accepted by ``CheckSupported``. Guarantees: every statement of the body is
+``name = <one operation on atoms>``, a bare call, or the final ``return atom``; an atom is a
+variable, a constant, or a static dotted name (``np.pi``). Temporaries are named after what they
+hold. Each new statement keeps the line number of the source statement it came from, which is how
+adjoint blocks later quote the line they differentiate.
+
+    z = np.tanh(X @ W + b)          X_matmul_W = X @ W
+                             ->     X_matmul_W_plus_b = X_matmul_W + b
+                                    z = np.tanh(X_matmul_W_plus_b)
+"""
+
+from __future__ import annotations
+
+import gast
+
+
+def local_names(fn_node):
+    """Parameters and every name the body assigns."""
+    names = {a.id for a in fn_node.args.args + fn_node.args.kwonlyargs}
+    names.update(a.id for a in fn_node.args.posonlyargs)
+    for node in gast.walk(fn_node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            names.add(node.id)
+    return names
+
+
+class ANF:
+    def __init__(self, namer, locals_):
+        self.namer = namer
+        self.locals = locals_
+        self.out = []
+        self.lineno = None
+
+    def run(self, fn_node):
+        body = []
+        for stmt in fn_node.body:
+            body.extend(self.statement(stmt))
+        fn_node.body = body
+        return fn_node
+
+    def statement(self, node):
+        self.out = []
+        self.lineno = node.lineno
+        if isinstance(node, gast.Assign):
+            self._assign(node.targets[0], node.value)
+        elif isinstance(node, gast.AnnAssign):
+            self._assign(node.target, node.value)
+        elif isinstance(node, gast.AugAssign):
+            target = gast.Name(node.target.id, gast.Load(), None, None)
+            self._assign(node.target, gast.BinOp(target, node.op, node.value))
+        elif isinstance(node, gast.Return):
+            value = node.value if node.value is not None else gast.Constant(None, None)
+            self._emit(gast.Return(self.atom(value)))
+        elif isinstance(node, gast.Expr):
+            if isinstance(node.value, gast.Constant):
+                return []  # docstring or a bare literal
+            self._emit(gast.Expr(self.simple(node.value)))
+        elif isinstance(node, gast.Pass):
+            return []
+        else:
+            raise AssertionError(f"ANF got an unchecked statement {type(node).__name__}")
+        return self.out
+
+    def _emit(self, stmt):
+        stmt.lineno = self.lineno
+        stmt.col_offset = 0
+        self.out.append(stmt)
+
+    def _assign(self, target, value):
+        if isinstance(target, gast.Tuple):
+            atoms = [self.atom(v) for v in value.elts]
+            names = {t.id for t in target.elts}
+            # `a, b = b, a`: read every right-hand value before any target is rebound
+            for i, a in enumerate(atoms):
+                if isinstance(a, gast.Name) and a.id in names:
+                    atoms[i] = self._bind(a, self.namer.fresh(a.id + "_old"))
+            for t, a in zip(target.elts, atoms):
+                self._emit(_assign(t.id, a))
+            return
+        self._emit(_assign(target.id, self.simple(value)))
+
+    def _bind(self, expr, name):
+        self._emit(_assign(name, expr))
+        return gast.Name(name, gast.Load(), None, None)
+
+    def is_static(self, node):
+        if isinstance(node, gast.Constant):
+            return True
+        if isinstance(node, gast.Name):
+            return node.id not in self.locals
+        if isinstance(node, gast.Attribute):
+            return self.is_static(node.value)
+        if isinstance(node, gast.Tuple):
+            return all(self.is_static(e) for e in node.elts)
+        return False
+
+    def atom(self, node):
+        """An atom holding the value of ``node``, emitting statements as needed."""
+        if isinstance(node, gast.Name) or self.is_static(node):
+            return node
+        if (
+            isinstance(node, gast.UnaryOp)
+            and isinstance(node.op, gast.USub)
+            and isinstance(node.operand, gast.Constant)
+            and isinstance(node.operand.value, (int, float))
+        ):
+            return gast.Constant(-node.operand.value, None)
+        simple = self.simple(node)
+        return self._bind(simple, self.namer.temp(simple))
+
+    def simple(self, node):
+        """``node`` with every operand replaced by an atom."""
+        if isinstance(node, gast.BinOp):
+            return gast.BinOp(self.atom(node.left), node.op, self.atom(node.right))
+        if isinstance(node, gast.UnaryOp):
+            if isinstance(node.operand, gast.Constant) and isinstance(node.op, gast.USub):
+                return self.atom(node)
+            return gast.UnaryOp(node.op, self.atom(node.operand))
+        if isinstance(node, gast.Compare):
+            left = self.atom(node.left)
+            return gast.Compare(left, node.ops, [self.atom(c) for c in node.comparators])
+        if isinstance(node, gast.Call):
+            func = node.func
+            if not self.is_static(func) and isinstance(func, gast.Attribute):
+                func = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
+            elif not self.is_static(func):
+                func = self.atom(func)
+            args = [self.atom(a) for a in node.args]
+            keywords = [gast.keyword(k.arg, self.atom(k.value)) for k in node.keywords]
+            return gast.Call(func, args, keywords)
+        if isinstance(node, gast.Attribute):
+            if self.is_static(node):
+                return node
+            return gast.Attribute(self.atom(node.value), node.attr, gast.Load())
+        if isinstance(node, gast.Subscript):
+            return gast.Subscript(self.atom(node.value), self._index(node.slice), gast.Load())
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple([self.atom(e) for e in node.elts], gast.Load())
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return node
+        raise AssertionError(f"ANF got an unchecked expression {type(node).__name__}")
+
+    def _index(self, node):
+        if isinstance(node, gast.Slice):
+            parts = [node.lower, node.upper, node.step]
+            lower, upper, step = (None if p is None else self.atom(p) for p in parts)
+            return gast.Slice(lower, upper, step)
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
+        return self.atom(node)
+
+
+def _assign(name, value):
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)

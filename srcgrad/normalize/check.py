@@ -1,0 +1,125 @@
+"""Reject every construct srcgrad does not differentiate, at transform time, with a caret.
+
+Requires: a parsed function. Guarantees: the body only contains constructs the later passes
+handle; anything else raises :class:`UnsupportedSyntaxError` pointing at the user's file and line.
+A construct that is not supported is never silently mis-differentiated.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..errors import UnsupportedSyntaxError
+
+# What each rejected construct is called in the error message.
+UNSUPPORTED = {
+    gast.If: "an `if` statement",
+    gast.For: "a `for` loop",
+    gast.AsyncFor: "an `async for` loop",
+    gast.While: "a `while` loop",
+    gast.With: "a `with` block",
+    gast.AsyncWith: "an `async with` block",
+    gast.Try: "a `try` statement",
+    gast.Raise: "a `raise` statement",
+    gast.Assert: "an `assert` statement",
+    gast.ClassDef: "a class definition",
+    gast.FunctionDef: "a nested function definition",
+    gast.AsyncFunctionDef: "a nested async function definition",
+    gast.Global: "a `global` declaration",
+    gast.Nonlocal: "a `nonlocal` declaration",
+    gast.Delete: "a `del` statement",
+    gast.Import: "an import inside the function",
+    gast.ImportFrom: "an import inside the function",
+    gast.Break: "`break`",
+    gast.Continue: "`continue`",
+    gast.Yield: "`yield`",
+    gast.YieldFrom: "`yield from`",
+    gast.Await: "`await`",
+    gast.Lambda: "a lambda",
+    gast.ListComp: "a list comprehension",
+    gast.SetComp: "a set comprehension",
+    gast.DictComp: "a dict comprehension",
+    gast.GeneratorExp: "a generator expression",
+    gast.IfExp: "a conditional expression (`a if c else b`)",
+    gast.BoolOp: "`and` / `or`",
+    gast.NamedExpr: "an assignment expression (`:=`)",
+    gast.Starred: "a starred expression",
+    gast.JoinedStr: "an f-string",
+    gast.Set: "a set",
+    gast.Dict: "a dict",
+    gast.List: "a list",
+}
+
+
+class CheckSupported(gast.NodeVisitor):
+    def __init__(self, location):
+        self.location = location
+
+    def run(self, fn_node):
+        args = fn_node.args
+        if args.vararg is not None or args.kwarg is not None:
+            bad = args.vararg or args.kwarg
+            raise self._error(bad, "`*args` / `**kwargs` parameters")
+        body = fn_node.body
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, gast.Return) and i != len(body) - 1:
+                raise self._error(stmt, "a `return` before the end of the function")
+            self.visit(stmt)
+        if not body or not isinstance(body[-1], gast.Return):
+            raise self._error(
+                body[-1] if body else fn_node,
+                "a function without a final `return` (it returns None; nothing to differentiate)",
+            )
+        return fn_node
+
+    def _error(self, node, what):
+        return self.location.error(
+            UnsupportedSyntaxError, node, f"srcgrad does not support {what} here"
+        )
+
+    def generic_visit(self, node):
+        what = UNSUPPORTED.get(type(node))
+        if what is not None:
+            raise self._error(node, what)
+        super().generic_visit(node)
+
+    def visit_Assign(self, node):
+        target = node.targets[0]
+        if len(node.targets) > 1:
+            raise self._error(node, "chained assignment (`a = b = ...`)")
+        if isinstance(target, gast.Tuple):
+            if not all(isinstance(e, gast.Name) for e in target.elts):
+                raise self._error(target, "nested or indexed targets in tuple unpacking")
+            if not isinstance(node.value, gast.Tuple) or len(node.value.elts) != len(target.elts):
+                raise self._error(
+                    node.value, "unpacking a value that is not a tuple literal of the same length"
+                )
+        elif not isinstance(target, gast.Name):
+            raise self._error(target, f"assignment to {_target_kind(target)}")
+        self.generic_visit(node.value)
+        for t in node.targets:
+            self.generic_visit(t)
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, gast.Name):
+            raise self._error(node.target, f"augmented assignment to {_target_kind(node.target)}")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None or not isinstance(node.target, gast.Name):
+            raise self._error(node, "an annotation without a plain assignment")
+        self.generic_visit(node.value)
+
+    def visit_Call(self, node):
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self._error(kw.value, "`**kwargs` in a call")
+        self.generic_visit(node)
+
+
+def _target_kind(target):
+    if isinstance(target, gast.Subscript):
+        return "an indexed element (`y[i] = ...`)"
+    if isinstance(target, gast.Attribute):
+        return "an attribute (`obj.attr = ...`)"
+    return type(target).__name__

@@ -1,0 +1,1 @@
+"""Optimizing passes over generated code: constant folding and dead-code elimination."""

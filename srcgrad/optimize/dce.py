@@ -1,0 +1,63 @@
+"""Dead-code elimination for straight-line generated code.
+
+Requires: a function body of assignments, bare expressions and a final return (statements inside
+compound statements are left alone). Guarantees: assignments whose target is never read again and
+whose value has no side effect are removed. Calls are kept unless the callee is known to be pure
+(it has a rule, or is a runtime helper), so ``print`` and random draws stay.
+
+    t = x * 2          (t never read)
+    y = np.sin(x)  ->  y = np.sin(x)
+    return y           return y
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .. import rules, runtime
+
+# Helpers that validate at run time: never removed, even when their result is unused.
+CHECKS = (runtime.unit_seed, runtime.check_seed)
+
+
+class DeadCode:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def run(self, fn_node):
+        if any(isinstance(s, (gast.If, gast.For, gast.While)) for s in fn_node.body):
+            return fn_node
+        live = set()
+        kept = []
+        for stmt in reversed(fn_node.body):
+            if (
+                isinstance(stmt, gast.Assign)
+                and isinstance(stmt.targets[0], gast.Name)
+                and stmt.targets[0].id not in live
+                and self._pure(stmt.value)
+            ):
+                continue
+            if isinstance(stmt, gast.Assign):
+                live.discard(stmt.targets[0].id)
+            live.update(
+                n.id for n in gast.walk(stmt)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            )
+            kept.append(stmt)
+        fn_node.body = kept[::-1]
+        return fn_node
+
+    def _pure(self, value):
+        for node in gast.walk(value):
+            if isinstance(node, gast.Call) and not self._pure_callee(node.func):
+                return False
+        return True
+
+    def _pure_callee(self, func):
+        if isinstance(func, gast.Name) and func.id in self.ctx.extras:
+            return self.ctx.extras[func.id] not in CHECKS
+        obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
+        if isinstance(func, gast.Name) and func.id == "slice":
+            return True
+        rule = rules.lookup(obj)
+        return rule is not None and obj is not print

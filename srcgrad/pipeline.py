@@ -1,0 +1,102 @@
+"""The pass order of srcgrad, in one place.
+
+    parse -> check -> anf -> ssa -> activity -> reverse -> fold -> dce -> emit -> compile
+
+``derive(fn, mode, wrt)`` runs it and returns the compiled function and its source.
+``dump=True`` (or ``SRCGRAD_DUMP=1`` in the environment) prints the source after every stage.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import gast
+
+from .analysis.activity import Activity
+from .analysis.ops import OpClassifier
+from .emit.compile import compile_function
+from .emit.naming import Namer
+from .emit.unparse import unparse
+from .errors import SrcgradError
+from .frontend.resolve import Namespace
+from .frontend.source import parse_function
+from .normalize.anf import ANF, local_names
+from .normalize.check import CheckSupported
+from .normalize.ssa import SSARename
+from .optimize.dce import DeadCode
+from .optimize.fold import ConstantFold
+from .transform.context import GenContext
+from .transform.reverse import ReverseAD
+
+MODES = ("grad", "value_and_grad", "vjp")
+
+
+@dataclass(frozen=True)
+class Options:
+    optimize: bool = True
+    verbose: bool = False
+    dump: bool = False
+
+
+def derived_name(name, mode):
+    return {"grad": f"d{name}", "value_and_grad": f"{name}_value_and_grad", "vjp": f"{name}_vjp"}[
+        mode
+    ]
+
+
+def derive(fn, mode, wrt, options=Options()):
+    """Generate, compile and return the ``mode`` derivative of ``fn`` with respect to ``wrt``.
+
+    ``wrt`` is a tuple of parameter names.
+    """
+    dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
+
+    def stage(label, node):
+        if dump:
+            print(f"# ---- after {label} ----\n{unparse(node)}")
+        return node
+
+    parsed = parse_function(fn)
+    node = stage("parse", parsed.node)
+    location = parsed.location
+    node = stage("check", CheckSupported(location).run(node))
+
+    locals_ = local_names(node)
+    taken = locals_ | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    namer = Namer(taken | {node.name})
+    node = stage("anf", ANF(namer, locals_).run(node))
+    node = stage("ssa", SSARename(namer).run(node))
+    locals_ = local_names(node)
+
+    namespace = Namespace(fn)
+    classifier = OpClassifier(namespace, locals_, location)
+    out = node.body[-1].value
+    outputs = {out.id} if isinstance(out, gast.Name) else set()
+    activity = Activity(classifier)
+    active = activity.run(node, wrt, outputs)
+
+    ctx = GenContext(namespace, namer, locals_, location)
+    name = namer.fresh(derived_name(node.name, mode))
+    node = stage(
+        "reverse",
+        ReverseAD(ctx, activity.ops, active, parsed.source_lines, mode, wrt, name).run(node),
+    )
+    if options.optimize:
+        node = stage("fold", ConstantFold().run(node))
+        node = stage("dce", DeadCode(ctx).run(node))
+
+    text = unparse(node)
+    if options.verbose:
+        _show(text)
+    try:
+        compiled = compile_function(text, name, fn, ctx.extras)
+    except SyntaxError as exc:  # a bug in srcgrad, never the user's fault
+        raise SrcgradError(f"internal error: generated code does not compile: {exc}\n{text}")
+    return compiled, text
+
+
+def _show(text):
+    from .api import highlight
+
+    print(highlight(text))

@@ -1,0 +1,180 @@
+"""The rule registry: what srcgrad knows about functions it does not look into.
+
+A rule says how a function's result changes with its inputs, as Python templates that the
+transform inlines into generated code. Templates are strings (in the tables) or function bodies
+(``srcgrad.adjoint`` / ``srcgrad.tangent``); both become a :class:`Template`.
+
+Names a template may use:
+  * the parameter names of the rule's signature (bound to the call's arguments),
+  * ``y`` the primal result and ``dy`` its cotangent (reverse mode),
+  * ``d<param>`` the tangent of a parameter (forward mode),
+  * any other name is a global of the rule's namespace (``np``, ``math``, runtime helpers).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from .. import runtime
+
+
+@dataclass
+class Template:
+    """Parsed rule code: statements to run first, then one expression per output."""
+
+    prelude: list
+    outputs: dict  # param name -> expression (gast), or "*" -> whole expression
+    namespace: object  # lookup(name) for the template's global names
+    names: dict = field(default_factory=dict)  # rule-visible name -> role ("y", "dy", "p:x", "t:x")
+
+
+@dataclass
+class Rule:
+    fn: object
+    signature: inspect.Signature
+    vjp_src: dict = field(default_factory=dict)  # param -> template string
+    jvp_src: dict = field(default_factory=dict)
+    broadcast: bool = False  # elementwise over broadcast operands: unbroadcast contributions
+    nondiff: bool = False  # the output carries no gradient
+    vjp_template: Template | None = None
+    jvp_template: Template | None = None
+    kind: str = "general"
+
+    @property
+    def name(self):
+        return _qualname(self.fn)
+
+    def vjp(self):
+        if self.vjp_template is None:
+            self.vjp_template = _string_template(self.vjp_src, self.signature, "dy")
+        return self.vjp_template
+
+    def jvp(self):
+        if self.jvp_template is None:
+            self.jvp_template = _string_template(self.jvp_src, self.signature, None)
+        return self.jvp_template
+
+    def differentiable_params(self):
+        if self.nondiff:
+            return ()
+        if self.vjp_template is not None:
+            return tuple(p for p in self.vjp_template.outputs if p != "*")
+        return tuple(self.vjp_src)
+
+
+class DictNamespace:
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def lookup(self, name):
+        from ..frontend.resolve import MISSING
+
+        return self.mapping.get(name, MISSING)
+
+
+# The namespace string templates are written in.
+TEMPLATE_NAMESPACE = DictNamespace(
+    {"np": np, "math": math, **{k: v for k, v in vars(runtime).items() if callable(v)}}
+)
+
+RULES: dict = {}
+
+
+def _key(fn):
+    try:
+        hash(fn)
+    except TypeError:
+        return id(fn)
+    return fn
+
+
+def lookup(fn):
+    try:
+        return RULES.get(_key(fn))
+    except TypeError:
+        return None
+
+
+def _signature(spec):
+    scope: dict = {}
+    exec(f"def _rule_signature({spec}): pass", {"np": np, "math": math}, scope)
+    return inspect.signature(scope["_rule_signature"])
+
+
+def _as_dict(templates, params):
+    if templates is None:
+        return {}
+    if isinstance(templates, str):
+        return {params[0]: templates}
+    if isinstance(templates, dict):
+        return dict(templates)
+    return {p: t for p, t in zip(params, templates) if t is not None}
+
+
+def defrule(fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general"):
+    """Register the derivative of ``fn``.
+
+    ``signature`` is the parameter list as a string (``"x1, x2"``); ``vjp`` and ``jvp`` give one
+    template per differentiable parameter: a string for the first parameter, a tuple aligned with
+    the parameters (``None`` where there is no gradient), or a dict keyed by parameter name.
+    """
+    sig = _signature(signature)
+    params = list(sig.parameters)
+    rule = Rule(
+        fn,
+        sig,
+        vjp_src=_as_dict(vjp, params),
+        jvp_src=_as_dict(jvp, params),
+        broadcast=broadcast,
+        kind=kind,
+    )
+    RULES[_key(fn)] = rule
+    return rule
+
+
+def elementwise(fn, signature, *, vjp, jvp=None):
+    """A ufunc-like rule: contributions are summed back to each operand's broadcast shape."""
+    return defrule(fn, signature, vjp=vjp, jvp=jvp, broadcast=True, kind="elementwise")
+
+
+def linear(fn, signature, *, vjp, jvp=None):
+    """A rule for a function linear in its differentiable arguments."""
+    return defrule(fn, signature, vjp=vjp, jvp=jvp, kind="linear")
+
+
+def nondiff(*fns, signature="*args, **kwargs"):
+    """Functions whose output carries no gradient (argmax-like, shapes, comparisons)."""
+    for fn in fns:
+        RULES[_key(fn)] = Rule(fn, _signature(signature), nondiff=True, kind="nondiff")
+
+
+def _parse_expr(text):
+    return gast.parse(text.strip()).body[0].value
+
+
+def _string_template(sources, signature, cotangent):
+    outputs = {p: _parse_expr(src) for p, src in sources.items()}
+    names = {p: "p:" + p for p in signature.parameters}
+    if cotangent is not None:
+        names["y"] = "y"
+        names[cotangent] = "dy"
+    else:
+        names["y"] = "y"
+        names.update({"d" + p: "t:" + p for p in signature.parameters})
+    return Template([], outputs, TEMPLATE_NAMESPACE, names)
+
+
+def _qualname(fn):
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if module in ("numpy", "math", "builtins", "_operator", "operator"):
+        short = {"numpy": "np", "_operator": "operator"}.get(module, module)
+        return f"{short}.{name}" if module != "builtins" else name
+    if isinstance(fn, np.ufunc):
+        return f"np.{fn.__name__}"
+    return f"{module}.{name}" if module else name

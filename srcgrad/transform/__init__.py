@@ -1,0 +1,1 @@
+"""Transforms: reverse mode (primal sweep + adjoint sweep) and forward mode."""

@@ -1,0 +1,33 @@
+"""State shared by a transform while it generates one function.
+
+``GenContext`` owns the namer and the table of objects generated code refers to that are not the
+user's own names (runtime helpers, ``numpy`` when the user imported it under another name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class GenContext:
+    namespace: object  # the user function's Namespace
+    namer: object
+    local_names: set
+    location: object
+    extras: dict = field(default_factory=dict)  # generated name -> object
+    _names: dict = field(default_factory=dict)  # id(object) -> generated name
+
+    def global_name(self, obj, preferred):
+        """The name generated code uses for ``obj``; prefers the user's own name for it."""
+        key = id(obj)
+        if key in self._names:
+            return self._names[key]
+        if preferred not in self.local_names and self.namespace.lookup(preferred) is obj:
+            name = preferred
+            self.namer.reserve(name)
+        else:
+            name = self.namer.fresh(preferred)
+            self.extras[name] = obj
+        self._names[key] = name
+        return name

@@ -1,0 +1,88 @@
+"""Inline a rule's template into generated code.
+
+Requires: a :class:`~srcgrad.rules.registry.Template` and an environment binding the template's
+names (``y``, ``dy``, parameters, tangents) to expressions of the generated function.
+Guarantees: fresh copies of the template's statements and output expressions in which bound names
+are replaced by their expressions, the template's own locals get fresh names, and its globals are
+renamed to what the generated function calls them. Keyword arguments equal to a callee's default
+are dropped, so ``unreduce(dy, x, axis=None, keepdims=False)`` reads ``unreduce(dy, x)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import gast
+
+from ..errors import SrcgradError
+from ..frontend.resolve import MISSING
+
+
+def instantiate(template, env, ctx, outputs=None):
+    """Statements and ``{output: expression}`` for the requested outputs of ``template``."""
+    locals_ = set()
+    for stmt in template.prelude:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                locals_.add(node.id)
+    subst = _Substitute(template, env, ctx, {n: ctx.namer.fresh(n) for n in locals_})
+    prelude = [subst.visit(copy.deepcopy(s)) for s in template.prelude]
+    wanted = template.outputs if outputs is None else outputs
+    exprs = {k: subst.visit(copy.deepcopy(template.outputs[k])) for k in wanted}
+    return prelude, exprs
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, template, env, ctx, renamed):
+        self.template = template
+        self.env = env
+        self.ctx = ctx
+        self.renamed = renamed
+        self.resolved = {}  # generated name -> object, for dropping default keywords
+
+    def visit_Name(self, node):
+        if node.id in self.renamed:
+            return gast.Name(self.renamed[node.id], node.ctx, None, None)
+        if node.id in self.env:
+            return copy.deepcopy(self.env[node.id])
+        obj = self.template.namespace.lookup(node.id)
+        if obj is MISSING:
+            raise SrcgradError(f"internal error: a rule template uses the unknown name {node.id!r}")
+        name = self.ctx.global_name(obj, node.id)
+        self.resolved[name] = obj
+        return gast.Name(name, node.ctx, None, None)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.resolved:
+            defaults = _defaults(self.resolved[node.func.id])
+            node.keywords = [
+                k for k in node.keywords
+                if not (
+                    k.arg in defaults
+                    and isinstance(k.value, gast.Constant)
+                    and _same(k.value.value, defaults[k.arg])
+                )
+            ]
+        return node
+
+
+def _same(a, b):
+    return type(a) is type(b) and a == b
+
+
+_DEFAULTS: dict = {}
+
+
+def _defaults(fn):
+    key = id(fn)
+    if key not in _DEFAULTS:
+        try:
+            params = inspect.signature(fn).parameters.values()
+            _DEFAULTS[key] = {
+                p.name: p.default for p in params if p.default is not inspect.Parameter.empty
+            }
+        except (TypeError, ValueError):
+            _DEFAULTS[key] = {}
+    return _DEFAULTS[key]
