@@ -48,7 +48,7 @@ def _derived(f, mode, wrt, options):
         pass
     target = f if code is not None else _rule_wrapper(f)
     names = _wrt_names(target, wrt)
-    fn, _ = derive(target, mode, names, options)
+    fn, _ = derive(target, mode, names, options, as_tuple=isinstance(wrt, (tuple, list)))
     _CACHE[key] = fn
     return fn
 

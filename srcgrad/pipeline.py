@@ -45,10 +45,11 @@ def derived_name(name, mode):
     ]
 
 
-def derive(fn, mode, wrt, options=Options()):
+def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     """Generate, compile and return the ``mode`` derivative of ``fn`` with respect to ``wrt``.
 
-    ``wrt`` is a tuple of parameter names.
+    ``wrt`` is a tuple of parameter names; ``as_tuple`` returns the gradients as a tuple even
+    when there is only one.
     """
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
 
@@ -80,7 +81,9 @@ def derive(fn, mode, wrt, options=Options()):
     name = namer.fresh(derived_name(node.name, mode))
     node = stage(
         "reverse",
-        ReverseAD(ctx, activity.ops, active, parsed.source_lines, mode, wrt, name).run(node),
+        ReverseAD(ctx, activity.ops, active, parsed.source_lines, mode, wrt, name, as_tuple).run(
+            node
+        ),
     )
     if options.optimize:
         node = stage("fold", ConstantFold().run(node))
@@ -92,7 +95,9 @@ def derive(fn, mode, wrt, options=Options()):
     try:
         compiled = compile_function(text, name, fn, ctx.extras)
     except SyntaxError as exc:  # a bug in srcgrad, never the user's fault
-        raise SrcgradError(f"internal error: generated code does not compile: {exc}\n{text}")
+        raise SrcgradError(
+            f"internal error: generated code does not compile: {exc}\n{text}"
+        ) from exc
     return compiled, text
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..errors import NoRuleError
+from .ops import dotted
 
 
 def assignments(body):
@@ -64,7 +65,7 @@ class Activity:
 
     def _no_rule(self, op, stmt):
         fn = op.func
-        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        name = dotted(op.node.func) if isinstance(op.node, gast.Call) else repr(fn)
         location = self.classifier.location
         has_source = hasattr(fn, "__code__")
         if has_source:
@@ -79,7 +80,7 @@ class Activity:
             op.node,
             f"{why} Register a rule:\n\n"
             f"    @srcgrad.adjoint({name})\n"
-            f"    def {getattr(fn, '__name__', 'fn')}_adjoint(dy, y, *args):\n"
+            f"    def {name.split('.')[-1]}_adjoint(dy, y, *args):\n"
             f"        return ...  # one gradient per positional argument",
         )
 

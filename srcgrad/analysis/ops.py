@@ -131,7 +131,7 @@ class OpClassifier:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING:
                 raise self.location.error(
-                    NoRuleError, func, f"cannot resolve `{_dotted(func)}` at transform time: "
+                    NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: "
                     f"the callee must be a global, a closure variable or a builtin"
                 )
         return self._rule_op(fn, args, node.keywords, node)
@@ -178,9 +178,9 @@ def index_value(node):
     return node
 
 
-def _dotted(node):
+def dotted(node):
     if isinstance(node, gast.Name):
         return node.id
     if isinstance(node, gast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
+        return f"{dotted(node.value)}.{node.attr}"
     return type(node).__name__

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import gast
 
-from ..errors import SourceUnavailableError
+from ..errors import SourceUnavailableError, UnsupportedSyntaxError
 
 # (text, filename, first line, column shift) of every function srcgrad generated, by code object.
 GENERATED_SOURCE: dict = {}
@@ -85,6 +85,11 @@ def _indent(text):
 def _parse(fn, text, filename, first_line, col_shift):
     module = gast.parse(text)
     node = module.body[0]
+    location = Location(filename, first_line, col_shift)
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise location.error(
+            UnsupportedSyntaxError, node, "srcgrad does not support async functions"
+        )
     if not isinstance(node, gast.FunctionDef):
         raise SourceUnavailableError(
             f"srcgrad can only transform functions defined with `def`; the source of "
@@ -92,5 +97,4 @@ def _parse(fn, text, filename, first_line, col_shift):
             f"{type(node).__name__}. A lambda can be differentiated by giving it a name with def."
         )
     node.decorator_list = []
-    location = Location(filename, first_line, col_shift)
     return ParsedFunction(fn, node, location, text.splitlines())

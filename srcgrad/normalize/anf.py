@@ -111,7 +111,10 @@ class ANF:
         return self._bind(simple, self.namer.temp(simple))
 
     def simple(self, node):
-        """``node`` with every operand replaced by an atom."""
+        """``node`` with every operand replaced by an atom, at ``node``'s source location."""
+        return gast.copy_location(self._simple(node), node)
+
+    def _simple(self, node):
         if isinstance(node, gast.BinOp):
             return gast.BinOp(self.atom(node.left), node.op, self.atom(node.right))
         if isinstance(node, gast.UnaryOp):
@@ -124,7 +127,8 @@ class ANF:
         if isinstance(node, gast.Call):
             func = node.func
             if not self.is_static(func) and isinstance(func, gast.Attribute):
-                func = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
+                method = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
+                func = gast.copy_location(method, func)
             elif not self.is_static(func):
                 func = self.atom(func)
             args = [self.atom(a) for a in node.args]

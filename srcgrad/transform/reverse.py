@@ -46,7 +46,7 @@ class ReverseAD:
     (the cotangent of the output is an extra last parameter).
     """
 
-    def __init__(self, ctx, ops, active, source_lines, mode, wrt, out_name):
+    def __init__(self, ctx, ops, active, source_lines, mode, wrt, out_name, as_tuple=False):
         self.ctx = ctx
         self.ops = ops
         self.active = active
@@ -54,6 +54,7 @@ class ReverseAD:
         self.mode = mode
         self.wrt = wrt
         self.out_name = out_name
+        self.as_tuple = as_tuple or len(wrt) > 1
         self.adj = {}
         self.adj_names = {}
         self.stmts = []
@@ -77,7 +78,7 @@ class ReverseAD:
                 sweep += self._block(stmt.lineno)
 
         grads = [self.adj.get(p) or self._zeros(p) for p in self.wrt]
-        result = grads[0] if len(grads) == 1 else gast.Tuple(grads, gast.Load())
+        result = gast.Tuple(grads, gast.Load()) if self.as_tuple else grads[0]
         if self.mode == "value_and_grad":
             result = gast.Tuple([out, result], gast.Load())
         fn_node.body = primal + sweep + [gast.Return(result)]

@@ -1,0 +1,126 @@
+"""Compare srcgrad gradients with central differences in float64.
+
+`check_grad(f, args, wrt=0, **kwargs)` calls `grad(f, wrt=wrt)(*args, **kwargs)` and checks, for
+each selected argument, the type and shape of its gradient, its value against central differences,
+and that the call left every argument unchanged. `numeric_grad(f, args, i)` is the reference.
+"""
+
+import copy
+import inspect
+
+import numpy as np
+
+from srcgrad import grad
+
+STEP = 1e-6  # relative step of the central differences
+RTOL = 1e-6
+ATOL = 1e-8
+
+
+def _as_scalar(out):
+    """The single element of a scalar output (float, 0-d, shape (1,), (1, 1)...) as a float."""
+    out = np.asarray(out, dtype=np.float64)
+    assert out.size == 1, f"f must return exactly one element, got shape {out.shape}"
+    return float(out.reshape(()))
+
+
+def _slot(f, args, sel):
+    """Where the argument selected by `sel` lives: an int index into args, or a keyword name."""
+    if isinstance(sel, str):
+        names = list(inspect.signature(f).parameters)
+        position = names.index(sel)
+        return position if position < len(args) else sel
+    return sel
+
+
+def _get(args, kwargs, slot):
+    return args[slot] if isinstance(slot, int) else kwargs[slot]
+
+
+def _call_with(f, args, kwargs, slot, value):
+    """f(*args, **kwargs) with the argument at `slot` replaced by `value`, as a float."""
+    args, kwargs = list(args), dict(kwargs)
+    if isinstance(slot, int):
+        args[slot] = value
+    else:
+        kwargs[slot] = value
+    return _as_scalar(f(*args, **kwargs))
+
+
+def numeric_grad(f, args, i, kwargs=None, step=STEP):
+    """Central-difference gradient of scalar-valued f with respect to argument i (index or name)."""
+    kwargs = kwargs or {}
+    slot = _slot(f, args, i)
+    x = _get(args, kwargs, slot)
+    if isinstance(x, np.ndarray):
+        x = x.astype(np.float64)
+        g = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            h = step * max(1.0, abs(x[idx]))
+            xp, xm = x.copy(), x.copy()
+            xp[idx] += h
+            xm[idx] -= h
+            fp = _call_with(f, args, kwargs, slot, xp)
+            fm = _call_with(f, args, kwargs, slot, xm)
+            g[idx] = (fp - fm) / (xp[idx] - xm[idx])
+        return g
+    x = float(x)
+    h = step * max(1.0, abs(x))
+    xp, xm = x + h, x - h
+    return (_call_with(f, args, kwargs, slot, xp) - _call_with(f, args, kwargs, slot, xm)) / (
+        xp - xm
+    )
+
+
+def assert_same(before, after, what="argument"):
+    """Deep equality of values that may contain arrays (used to detect mutation)."""
+    if isinstance(before, np.ndarray):
+        assert isinstance(after, np.ndarray), f"{what} changed type"
+        assert before.dtype == after.dtype and before.shape == after.shape, f"{what} changed"
+        assert np.array_equal(before, after, equal_nan=True), f"{what} was modified in place"
+    elif isinstance(before, (tuple, list)):
+        assert type(before) is type(after) and len(before) == len(after), f"{what} changed"
+        for k, (b, a) in enumerate(zip(before, after, strict=True)):
+            assert_same(b, a, f"{what}[{k}]")
+    elif isinstance(before, dict):
+        assert before.keys() == after.keys(), f"{what} changed keys"
+        for k in before:
+            assert_same(before[k], after[k], f"{what}[{k!r}]")
+    else:
+        assert before == after, f"{what} changed: {before!r} -> {after!r}"
+
+
+def assert_grad_like(g, x, what="gradient"):
+    """A gradient has the type and shape of its argument: float for a float, same-shape array."""
+    if isinstance(x, np.ndarray):
+        assert isinstance(g, np.ndarray), f"{what} should be an ndarray, got {type(g).__name__}"
+        assert g.shape == x.shape, f"{what} has shape {g.shape}, argument has {x.shape}"
+        assert np.issubdtype(g.dtype, np.floating), f"{what} has dtype {g.dtype}"
+    else:
+        assert isinstance(g, (float, np.floating)), (
+            f"{what} of a float argument should be a float, got {type(g).__name__} {g!r}"
+        )
+
+
+def check_grad(f, args, wrt=0, *, rtol=RTOL, atol=ATOL, **kwargs):
+    """Check grad(f, wrt)(*args, **kwargs) against central differences; return the gradient."""
+    args = tuple(args)
+    before = copy.deepcopy((args, kwargs))
+    g = grad(f, wrt=wrt)(*args, **kwargs)
+    assert_same(before, (args, kwargs), "arguments")
+
+    if isinstance(wrt, tuple):
+        assert isinstance(g, tuple), f"tuple wrt should give a tuple, got {type(g).__name__}"
+        assert len(g) == len(wrt)
+        selectors, grads = wrt, g
+    else:
+        selectors, grads = (wrt,), (g,)
+
+    for sel, gi in zip(selectors, grads, strict=True):
+        x = _get(args, kwargs, _slot(f, args, sel))
+        assert_grad_like(gi, x, f"gradient wrt {sel!r}")
+        expected = numeric_grad(f, args, sel, kwargs)
+        np.testing.assert_allclose(
+            gi, expected, rtol=rtol, atol=atol, err_msg=f"gradient wrt {sel!r} of {f.__name__}"
+        )
+    return g

@@ -1,0 +1,223 @@
+"""Errors: non-scalar outputs, unsupported syntax, calls without a rule, missing source."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+from srcgrad import (
+    NonScalarOutputError,
+    NoRuleError,
+    SrcgradError,
+    UnsupportedSyntaxError,
+    grad,
+)
+
+COUNTER = 0.0
+
+# A ufunc built from a lambda: no Python source for the compiler and no derivative rule.
+fake = np.frompyfunc(lambda v: v, 1, 1)
+
+
+# ---- non-scalar output ---------------------------------------------------------------------
+
+
+def returns_vector(x):
+    return np.sin(x)
+
+
+def returns_matrix(x):
+    return x * 2.0
+
+
+def test_non_scalar_output_names_the_shape_and_points_to_vjp():
+    with pytest.raises(NonScalarOutputError) as info:
+        grad(returns_vector)(np.ones(3))
+    message = str(info.value)
+    assert "(3,)" in message
+    assert "vjp" in message
+    assert isinstance(info.value, SrcgradError)
+
+
+def test_non_scalar_matrix_output():
+    with pytest.raises(NonScalarOutputError, match=r"\(2, 3\)"):
+        grad(returns_matrix)(np.ones((2, 3)))
+
+
+# ---- unsupported syntax: one function per construct ----------------------------------------
+
+
+def uses_if(x):
+    if x > 0.0:
+        return x
+    return -x
+
+
+def uses_for(x):
+    y = x
+    for _ in range(3):
+        y = y * x
+    return y
+
+
+def uses_while(x):
+    y = x
+    while y < 10.0:
+        y = y * 2.0
+    return y
+
+
+def uses_with(x):
+    with np.errstate(all="ignore"):
+        y = np.log(x)
+    return y
+
+
+def uses_try(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_class(x):
+    class Box:
+        pass
+
+    return x * 2.0
+
+
+def uses_nested_def(x):
+    def inner(v):
+        return v * v
+
+    return inner(x)
+
+
+def uses_global(x):
+    global COUNTER
+    COUNTER = 1.0
+    return x * 2.0
+
+
+def make_uses_nonlocal():
+    count = 1.0
+
+    def uses_nonlocal(x):
+        nonlocal count
+        count = 2.0
+        return x * count
+
+    return uses_nonlocal
+
+
+def uses_del(x):
+    y = x * 2.0
+    del y
+    return x
+
+
+def uses_yield(x):
+    yield x * 2.0
+
+
+async def uses_async(x):
+    return x * 2.0
+
+
+def uses_lambda(x):
+    sq = lambda v: v * v
+    return sq(x)
+
+
+def uses_list_comprehension(x):
+    return np.sum(np.array([v * 2.0 for v in x]))
+
+
+def uses_generator_expression(x):
+    return sum(v * v for v in x)
+
+
+def uses_dict_comprehension(x):
+    d = {k: x * k for k in (1.0, 2.0)}
+    return d[1.0]
+
+
+def uses_subscript_assignment(x):
+    y = np.zeros(3)
+    y[0] = x
+    return np.sum(y)
+
+
+# (function, text that starts the offending construct in its source)
+UNSUPPORTED = [
+    (uses_if, "if x"),
+    (uses_for, "for _"),
+    (uses_while, "while y"),
+    (uses_with, "with np"),
+    (uses_try, "try:"),
+    (uses_class, "class Box"),
+    (uses_nested_def, "def inner"),
+    (uses_global, "global COUNTER"),
+    (make_uses_nonlocal(), "nonlocal count"),
+    (uses_del, "del y"),
+    (uses_yield, "yield x"),
+    (uses_async, "async def"),
+    (uses_lambda, "lambda v"),
+    (uses_list_comprehension, "[v * 2.0"),
+    (uses_generator_expression, "(v * v"),
+    (uses_dict_comprehension, "{k:"),
+    (uses_subscript_assignment, "y[0] = x"),
+]
+
+
+def where_is(f, marker):
+    """(line number in this file, 1-based column, source line) of marker in f's source."""
+    lines, first = inspect.getsourcelines(f)
+    for k, line in enumerate(lines):
+        if marker in line:
+            return first + k, line.index(marker) + 1, line.rstrip("\n")
+    raise AssertionError(f"{marker!r} not in the source of {f.__name__}")
+
+
+@pytest.mark.parametrize("f, marker", [pytest.param(f, m, id=f.__name__) for f, m in UNSUPPORTED])
+def test_unsupported_syntax_is_reported_at_transform_time(f, marker):
+    lineno, offset, line = where_is(f, marker)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(f)  # not called: the error must come from the transform itself
+    err = info.value
+    assert isinstance(err, SrcgradError)
+    assert os.path.realpath(err.filename) == os.path.realpath(__file__)
+    assert err.lineno == lineno
+    assert err.offset == offset
+    message = str(err)
+    assert os.path.basename(__file__) in message
+    assert str(lineno) in message
+    assert line.strip() in message
+    assert "^" in message
+
+
+# ---- calls without source or rule ----------------------------------------------------------
+
+
+def calls_fake(x):
+    return np.sum(fake(x) * x)
+
+
+def test_call_without_source_or_rule_raises_no_rule_error():
+    with pytest.raises(NoRuleError) as info:
+        grad(calls_fake)(np.ones(3))
+    message = str(info.value)
+    assert "fake" in message
+    assert "srcgrad.adjoint" in message
+    assert isinstance(info.value, SrcgradError)
+
+
+def test_function_without_source_is_a_clear_error():
+    namespace = {}
+    exec("def typed_in(x):\n    return x * x\n", namespace)
+    with pytest.raises(SrcgradError) as info:
+        grad(namespace["typed_in"])(2.0)
+    assert "source" in str(info.value).lower()
