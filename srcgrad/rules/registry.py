@@ -44,6 +44,7 @@ class Rule:
     vjp_template: Template | None = None
     jvp_template: Template | None = None
     kind: str = "general"
+    namespace: object = None  # where template globals resolve; None means TEMPLATE_NAMESPACE
 
     @property
     def name(self):
@@ -51,12 +52,12 @@ class Rule:
 
     def vjp(self):
         if self.vjp_template is None:
-            self.vjp_template = _string_template(self.vjp_src, self.signature, "dy")
+            self.vjp_template = _string_template(self.vjp_src, self.signature, "dy", self.namespace)
         return self.vjp_template
 
     def jvp(self):
         if self.jvp_template is None:
-            self.jvp_template = _string_template(self.jvp_src, self.signature, None)
+            self.jvp_template = _string_template(self.jvp_src, self.signature, None, self.namespace)
         return self.jvp_template
 
     def differentiable_params(self):
@@ -116,12 +117,16 @@ def _as_dict(templates, params):
     return {p: t for p, t in zip(params, templates) if t is not None}
 
 
-def defrule(fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general"):
+def defrule(
+    fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general", namespace=None
+):
     """Register the derivative of ``fn``.
 
     ``signature`` is the parameter list as a string (``"x1, x2"``); ``vjp`` and ``jvp`` give one
     template per differentiable parameter: a string for the first parameter, a tuple aligned with
     the parameters (``None`` where there is no gradient), or a dict keyed by parameter name.
+    ``namespace`` (a dict) adds names the templates may use beyond ``np``, ``math`` and the
+    runtime helpers.
     """
     sig = _signature(signature)
     params = list(sig.parameters)
@@ -132,19 +137,24 @@ def defrule(fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general
         jvp_src=_as_dict(jvp, params),
         broadcast=broadcast,
         kind=kind,
+        namespace=None if namespace is None else DictNamespace(
+            {**TEMPLATE_NAMESPACE.mapping, **namespace}
+        ),
     )
     RULES[_key(fn)] = rule
     return rule
 
 
-def elementwise(fn, signature, *, vjp, jvp=None):
+def elementwise(fn, signature, *, vjp, jvp=None, namespace=None):
     """A ufunc-like rule: contributions are summed back to each operand's broadcast shape."""
-    return defrule(fn, signature, vjp=vjp, jvp=jvp, broadcast=True, kind="elementwise")
+    return defrule(
+        fn, signature, vjp=vjp, jvp=jvp, broadcast=True, kind="elementwise", namespace=namespace
+    )
 
 
-def linear(fn, signature, *, vjp, jvp=None):
+def linear(fn, signature, *, vjp, jvp=None, namespace=None):
     """A rule for a function linear in its differentiable arguments."""
-    return defrule(fn, signature, vjp=vjp, jvp=jvp, kind="linear")
+    return defrule(fn, signature, vjp=vjp, jvp=jvp, kind="linear", namespace=namespace)
 
 
 def nondiff(*fns, signature="*args, **kwargs"):
@@ -157,7 +167,7 @@ def _parse_expr(text):
     return gast.parse(text.strip()).body[0].value
 
 
-def _string_template(sources, signature, cotangent):
+def _string_template(sources, signature, cotangent, namespace=None):
     outputs = {p: _parse_expr(src) for p, src in sources.items()}
     names = {p: "p:" + p for p in signature.parameters}
     if cotangent is not None:
@@ -166,7 +176,7 @@ def _string_template(sources, signature, cotangent):
     else:
         names["y"] = "y"
         names.update({"d" + p: "t:" + p for p in signature.parameters})
-    return Template([], outputs, TEMPLATE_NAMESPACE, names)
+    return Template([], outputs, namespace or TEMPLATE_NAMESPACE, names)
 
 
 def _qualname(fn):
