@@ -1,12 +1,13 @@
 """srcgrad: ahead-of-time source-transformation automatic differentiation for Python and NumPy."""
 
-from .api import grad, show, source, value_and_grad, vjp
+from .api import grad, hessian, hvp, jacobian, jvp, show, source, value_and_grad, vjp
 from .errors import (
     NonScalarOutputError,
     NoRuleError,
     SeedShapeError,
     SourceUnavailableError,
     SrcgradError,
+    TangentShapeError,
     UnsupportedSyntaxError,
 )
 
@@ -16,6 +17,10 @@ __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "jvp",
+    "hvp",
+    "jacobian",
+    "hessian",
     "source",
     "show",
     "SrcgradError",
@@ -23,5 +28,6 @@ __all__ = [
     "NonScalarOutputError",
     "NoRuleError",
     "SeedShapeError",
+    "TangentShapeError",
     "SourceUnavailableError",
 ]

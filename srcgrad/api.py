@@ -1,4 +1,5 @@
-"""The transforms: ``grad``, ``value_and_grad``, ``vjp``; and ``source`` / ``show``.
+"""The transforms: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``hvp``, ``jacobian``,
+``hessian``; and ``source`` / ``show``.
 
 Each transform returns the generated function itself (no wrapper between the caller and the
 generated code), compiled once and cached by the function's code object and closure, the
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import sys
 
-from . import rules
+import numpy as np
+
+from . import rules, runtime
 from .emit.compile import compile_function
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
@@ -121,6 +125,174 @@ value_and_grad = _transform("value_and_grad")
 value_and_grad.__doc__ = """``value_and_grad(f, wrt=0)(*args) -> (value, g)`` in one pass."""
 vjp = _transform("vjp")
 vjp.__doc__ = """Vector-Jacobian product: ``vjp(f, wrt=0)(*args, seed) -> g``."""
+jvp = _transform("jvp")
+jvp.__doc__ = """Forward mode: ``jvp(f, wrt=0)(*args, tangent) -> (value, tangent_out)``.
+
+With a tuple ``wrt``, ``tangent`` is a tuple with one tangent per selected argument.
+"""
+
+
+def hvp(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
+    """Hessian-vector product: ``hvp(f, wrt=0)(*args, v) -> H v`` without forming ``H``.
+
+    Generated as forward over reverse: the tangent of ``grad(f, wrt)`` along ``v``. With a tuple
+    ``wrt``, ``v`` and the result are tuples.
+    """
+    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    if f is None:
+        return functools.partial(hvp, wrt=wrt, **_kw(options))
+    return _derived(_derived(f, "grad", wrt, options), "tangent", wrt, options)
+
+
+def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump=False):
+    """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
+
+    ``method="auto"`` runs the generated ``jvp`` once per input element when the inputs are
+    smaller than the output, and the generated ``vjp`` once per output element otherwise;
+    ``"forward"`` and ``"reverse"`` force one. A tuple ``wrt`` gives a tuple of Jacobians.
+    """
+    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    if f is None:
+        return functools.partial(jacobian, wrt=wrt, method=method, **_kw(options))
+    if method not in ("auto", "forward", "reverse"):
+        raise SrcgradError(
+            f"jacobian method must be 'auto', 'forward' or 'reverse'; got {method!r}"
+        )
+    return _cached(f, ("jacobian", method), wrt, options, _jacobian)
+
+
+def hessian(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
+    """Hessian of a scalar-valued ``f``: ``hessian(f, wrt=0)(*args) -> H``.
+
+    ``H.shape == arg.shape + arg.shape``; one generated Hessian-vector product (forward over
+    reverse) per element of the argument. A tuple ``wrt`` gives nested tuples ``H[i][j]`` of
+    shape ``arg_i.shape + arg_j.shape``.
+    """
+    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    if f is None:
+        return functools.partial(hessian, wrt=wrt, **_kw(options))
+    return _cached(f, "hessian", wrt, options, _hessian)
+
+
+def _cached(f, mode, wrt, options, build):
+    if not callable(f):
+        raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
+    code = getattr(f, "__code__", None)
+    cells = tuple(id(c) for c in (getattr(f, "__closure__", None) or ()))
+    key = (code if code is not None else f, cells, mode, _hashable(wrt), options)
+    if key not in _CACHE:
+        _CACHE[key] = build(f, mode, wrt, options)
+    return _CACHE[key]
+
+
+def _split_call(f, wrt):
+    """A function mapping a call's arguments to (positional, keywords, selected values).
+
+    Derived functions with an extra last parameter take every positional parameter by position.
+    """
+    target = f if getattr(f, "__code__", None) is not None else _rule_wrapper(f)
+    names = _wrt_names(target, wrt)
+    signature = inspect.signature(target)
+
+    def split(args, kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args, bound.kwargs, [bound.arguments[n] for n in names]
+
+    return names, split
+
+
+def _basis(x):
+    """Unit tangents (or seeds) shaped like ``x``, one per element in C order."""
+    if not isinstance(x, np.ndarray):
+        yield 1.0
+        return
+    for index in np.ndindex(x.shape):
+        e = np.zeros(x.shape, dtype=np.result_type(x, float))
+        e[index] = 1.0
+        yield e
+
+
+def _assemble(parts, out_shape, in_shape, axis):
+    """Stack per-element columns (axis=-1) or rows (axis=0) into ``out_shape + in_shape``."""
+    if len(parts) == 1 and (in_shape == () if axis == -1 else out_shape == ()):
+        return parts[0]
+    stacked = np.stack([np.asarray(p) for p in parts], axis=axis)
+    return stacked.reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def _single_output(out, f):
+    if isinstance(out, (tuple, list, dict)):
+        raise SrcgradError(
+            f"jacobian needs {getattr(f, '__name__', 'f')} to return one array or scalar; it "
+            f"returned a {type(out).__name__}. Take the Jacobian of each output separately."
+        )
+    return out
+
+
+def _jacobian(f, mode, wrt, options):
+    method = mode[1]
+    names, split = _split_call(f, wrt)
+    as_tuple = isinstance(wrt, (tuple, list))
+    forward = [_derived(f, "jvp", n, options) for n in names]
+
+    def jac(*args, **kwargs):
+        pos, kw, xs = split(args, kwargs)
+        n_in = sum(int(np.size(x)) for x in xs)
+        columns = [[] for _ in xs]
+        value = None
+        if method != "reverse" and n_in:
+            # The first column also yields the output's size, which decides the method.
+            value, column = forward[0](*pos, next(_basis(xs[0])), **kw)
+            columns[0].append(column)
+        else:
+            value = f(*args, **kwargs)
+        value = _single_output(value, f)
+        out_shape = np.shape(value)
+        if method == "forward" or (method == "auto" and n_in < int(np.size(value))):
+            for k, x in enumerate(xs):
+                for e in itertools.islice(_basis(x), len(columns[k]), None):
+                    columns[k].append(forward[k](*pos, e, **kw)[1])
+            result = [_assemble(c, out_shape, np.shape(x), -1) for c, x in zip(columns, xs)]
+        else:
+            vjp_fn = _derived(f, "vjp", tuple(names), options)
+            rows = [vjp_fn(*pos, seed, **kw) for seed in _basis(value)]
+            result = [
+                _assemble([r[k] for r in rows], out_shape, np.shape(x), 0)
+                for k, x in enumerate(xs)
+            ]
+        return tuple(result) if as_tuple else result[0]
+
+    jac.__name__ = jac.__qualname__ = f"jacobian_{getattr(f, '__name__', 'f')}"
+    jac.__doc__ = f"Jacobian of {getattr(f, '__name__', 'f')} with respect to {names}."
+    return jac
+
+
+def _hessian(f, mode, wrt, options):
+    names, split = _split_call(f, wrt)
+    as_tuple = isinstance(wrt, (tuple, list))
+    hv = hvp(f, wrt, **_kw(options))
+
+    def hess(*args, **kwargs):
+        pos, kw, xs = split(args, kwargs)
+        if not as_tuple:
+            x = xs[0]
+            columns = [hv(*pos, e, **kw) for e in _basis(x)]
+            return _assemble(columns, np.shape(x), np.shape(x), -1)
+        zeros = tuple(runtime.zeros_like(x) for x in xs)
+        blocks = [[None] * len(xs) for _ in xs]
+        for j, xj in enumerate(xs):
+            columns = []
+            for e in _basis(xj):
+                columns.append(hv(*pos, zeros[:j] + (e,) + zeros[j + 1:], **kw))
+            for i, xi in enumerate(xs):
+                parts = [c[i] for c in columns]
+                blocks[i][j] = _assemble(parts, np.shape(xi), np.shape(xj), -1)
+        return tuple(tuple(row) for row in blocks)
+
+    hess.__name__ = hess.__qualname__ = f"hessian_{getattr(f, '__name__', 'f')}"
+    hess.__doc__ = f"Hessian of {getattr(f, '__name__', 'f')} with respect to {names}."
+    return hess
 
 
 def source(fn) -> str:
@@ -148,4 +320,7 @@ def show(fn):
     print(highlight(source(fn)), end="")
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "source", "show", "inspect"]
+__all__ = [
+    "grad", "value_and_grad", "vjp", "jvp", "hvp", "jacobian", "hessian", "source", "show",
+    "inspect",
+]

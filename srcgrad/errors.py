@@ -75,6 +75,18 @@ class SeedShapeError(SrcgradError):
         )
 
 
+class TangentShapeError(SrcgradError):
+    """A tangent passed to a ``jvp`` does not have the shape of the argument it belongs to."""
+
+    def __init__(self, tangent_shape, arg_shape, name):
+        self.tangent_shape = tuple(tangent_shape)
+        self.arg_shape = tuple(arg_shape)
+        super().__init__(
+            f"jvp tangent for {name!r} has shape {self.tangent_shape} but the argument has shape "
+            f"{self.arg_shape}; each tangent must have the shape of its argument"
+        )
+
+
 def _size(shape):
     n = 1
     for s in shape:

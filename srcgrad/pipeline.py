@@ -1,6 +1,10 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> anf -> ssa -> activity -> reverse -> fold -> dce -> emit -> compile
+    parse -> check -> anf -> ssa -> activity -> reverse | forward -> fold -> dce -> emit -> compile
+
+Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
+tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
+gradient). Both share everything before the transform and everything after it.
 
 ``derive(fn, mode, wrt)`` runs it and returns the compiled function and its source.
 ``dump=True`` (or ``SRCGRAD_DUMP=1`` in the environment) prints the source after every stage.
@@ -27,9 +31,11 @@ from .normalize.ssa import SSARename
 from .optimize.dce import DeadCode
 from .optimize.fold import ConstantFold
 from .transform.context import GenContext
+from .transform.forward import ForwardAD
 from .transform.reverse import ReverseAD
 
-MODES = ("grad", "value_and_grad", "vjp")
+MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent")
+FORWARD_MODES = ("jvp", "tangent")
 
 
 @dataclass(frozen=True)
@@ -40,9 +46,13 @@ class Options:
 
 
 def derived_name(name, mode):
-    return {"grad": f"d{name}", "value_and_grad": f"{name}_value_and_grad", "vjp": f"{name}_vjp"}[
-        mode
-    ]
+    return {
+        "grad": f"d{name}",
+        "value_and_grad": f"{name}_value_and_grad",
+        "vjp": f"{name}_vjp",
+        "jvp": f"{name}_jvp",
+        "tangent": f"{name}_tangent",
+    }[mode]
 
 
 def derive(fn, mode, wrt, options=Options(), as_tuple=False):
@@ -79,12 +89,19 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
 
     ctx = GenContext(namespace, namer, locals_, location)
     name = namer.fresh(derived_name(node.name, mode))
-    node = stage(
-        "reverse",
-        ReverseAD(ctx, activity.ops, active, parsed.source_lines, mode, wrt, name, as_tuple).run(
-            node
-        ),
-    )
+    if mode in FORWARD_MODES:
+        forward = ForwardAD(
+            ctx, activity.ops, active, parsed.source_lines, wrt, name, as_tuple,
+            with_value=mode == "jvp",
+        )
+        node = stage("forward", forward.run(node))
+    else:
+        node = stage(
+            "reverse",
+            ReverseAD(
+                ctx, activity.ops, active, parsed.source_lines, mode, wrt, name, as_tuple
+            ).run(node),
+        )
     if options.optimize:
         node = stage("fold", ConstantFold().run(node))
         node = stage("dce", DeadCode(ctx).run(node))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import NonScalarOutputError, SeedShapeError
+from .errors import NonScalarOutputError, SeedShapeError, TangentShapeError
 
 
 def unbroadcast(g, x):
@@ -164,3 +164,10 @@ def check_seed(seed, out):
     if np.shape(seed) != np.shape(out):
         raise SeedShapeError(np.shape(seed), np.shape(out))
     return seed
+
+
+def check_tangent(tangent, x, name="x"):
+    """A ``jvp`` tangent must have the shape of the argument it perturbs."""
+    if np.shape(tangent) != np.shape(x):
+        raise TangentShapeError(np.shape(tangent), np.shape(x), name)
+    return tangent

@@ -65,7 +65,7 @@ class Op:
         if self.kind == "rule":
             params = self.rule.differentiable_params()
             return [self.args[p] for p in params if p in self.args]
-        if self.kind == "unknown":
+        if self.kind in ("unknown", "tuple"):
             return list(self.args.values())
         return []
 

@@ -15,6 +15,7 @@ import inspect
 
 import gast
 
+from .. import rules
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 
@@ -55,8 +56,9 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if isinstance(node.func, gast.Name) and node.func.id in self.resolved:
-            defaults = _defaults(self.resolved[node.func.id])
+        callee = self._callee(node.func)
+        if callee is not MISSING:
+            defaults = _defaults(callee)
             node.keywords = [
                 k for k in node.keywords
                 if not (
@@ -68,6 +70,16 @@ class _Substitute(gast.NodeTransformer):
         return node
 
 
+    def _callee(self, func):
+        """The object a call in the template calls (``unreduce``, ``np.sum``), or MISSING."""
+        if isinstance(func, gast.Name):
+            return self.resolved.get(func.id, MISSING)
+        if isinstance(func, gast.Attribute):
+            base = self._callee(func.value)
+            return MISSING if base is MISSING else getattr(base, func.attr, MISSING)
+        return MISSING
+
+
 def _same(a, b):
     return type(a) is type(b) and a == b
 
@@ -76,7 +88,13 @@ _DEFAULTS: dict = {}
 
 
 def _defaults(fn):
+    """Keyword defaults of ``fn``; for a function with a rule, the defaults its rule states (NumPy
+    reports sentinels such as ``np._NoValue`` where the rule says ``keepdims=False``)."""
     key = id(fn)
+    rule = rules.lookup(fn)
+    if rule is not None:
+        params = rule.signature.parameters.values()
+        return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
     if key not in _DEFAULTS:
         try:
             params = inspect.signature(fn).parameters.values()

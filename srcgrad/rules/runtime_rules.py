@@ -1,0 +1,79 @@
+"""Rules for the runtime helpers that generated code calls, so generated code can be derived again.
+
+Every helper here is linear (or bilinear) in the cotangent it receives, so its rules are other
+helpers of the same family: the adjoint of "spread a cotangent over x" is "gather it back", and
+the tangent of a helper is the helper applied to the tangent. The set is closed: second-order code
+only calls helpers that have rules themselves, which is what makes any order work.
+
+The helpers' first parameter is named ``g`` in these signatures, not ``dy`` as in runtime.py:
+``dy`` is the template name of the cotangent of the helper's own result. Generated code passes it
+positionally, so the rename is invisible.
+"""
+
+from .. import runtime
+from .registry import defrule, linear, nondiff
+
+# `unbroadcast(g, x)` broadcasts g against x and sums back to x's shape: a linear map whose adjoint
+# is the same map towards g's shape. Forward mode also uses it to give a tangent its output's shape.
+linear(runtime.unbroadcast, "g, x", vjp="unbroadcast(dy, g)", jvp="unbroadcast(dg, x)")
+
+# The adjoints of `sum` and `mean`; their own adjoints are `sum` and `mean` again.
+linear(
+    runtime.unreduce,
+    "g, x, axis=None, keepdims=False",
+    vjp="np.sum(dy, axis=axis, keepdims=keepdims)",
+    jvp="unreduce(dg, x, axis=axis, keepdims=keepdims)",
+)
+linear(
+    runtime.mean_grad,
+    "g, x, axis=None, keepdims=False",
+    vjp="np.mean(dy, axis=axis, keepdims=keepdims)",
+    jvp="mean_grad(dg, x, axis=axis, keepdims=keepdims)",
+)
+
+# The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again.
+linear(
+    runtime.getitem_grad,
+    "g, x, index",
+    vjp="dy[index]",
+    jvp="getitem_grad(dg, x, index)",
+)
+
+# `matmul_vjp_left(g, a, b)` is the adjoint of A -> A @ b applied to g, so its adjoint in g is
+# A -> A @ b itself; in b it is the adjoint of B -> dy @ B applied to g. `a` only gives the shape.
+defrule(
+    runtime.matmul_vjp_left,
+    "g, a, b",
+    vjp={"g": "dy @ b", "b": "matmul_vjp_right(g, dy, b)"},
+    jvp={"g": "matmul_vjp_left(dg, a, b)", "b": "matmul_vjp_left(g, a, db)"},
+    kind="bilinear",
+)
+defrule(
+    runtime.matmul_vjp_right,
+    "g, a, b",
+    vjp={"g": "a @ dy", "a": "matmul_vjp_left(g, a, dy)"},
+    jvp={"g": "matmul_vjp_right(dg, a, b)", "a": "matmul_vjp_right(g, da, b)"},
+    kind="bilinear",
+)
+defrule(
+    runtime.dot_vjp_left,
+    "g, a, b",
+    vjp={"g": "np.dot(dy, b)", "b": "dot_vjp_right(g, dy, b)"},
+    jvp={"g": "dot_vjp_left(dg, a, b)", "b": "dot_vjp_left(g, a, db)"},
+    kind="bilinear",
+)
+defrule(
+    runtime.dot_vjp_right,
+    "g, a, b",
+    vjp={"g": "np.dot(a, dy)", "a": "dot_vjp_left(g, a, dy)"},
+    jvp={"g": "dot_vjp_right(dg, a, b)", "a": "dot_vjp_right(g, da, b)"},
+    kind="bilinear",
+)
+
+# Seeds and checks pass their first argument through; the others only contribute a shape. (The
+# output is not called `out`: for rules, `out=` means NumPy's output buffer.)
+linear(runtime.check_seed, "seed, output", vjp="dy", jvp="dseed")
+linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
+
+# Constant results: a zero gradient and the unit seed of `grad` carry no gradient of their own.
+nondiff(runtime.zeros_like, runtime.unit_seed)
