@@ -1,6 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> anf -> ssa -> activity -> reverse | forward -> fold -> dce -> emit -> compile
+    parse -> check -> control -> anf -> licm -> ssa -> activity -> reverse | forward -> fold -> dce
+    -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
 tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
@@ -27,7 +28,9 @@ from .frontend.resolve import Namespace
 from .frontend.source import parse_function
 from .normalize.anf import ANF, local_names
 from .normalize.check import CheckSupported
-from .normalize.ssa import SSARename
+from .normalize.control import DesugarControl
+from .normalize.licm import HoistInvariants
+from .normalize.ssa import SSARename, compound_assigned
 from .optimize.dce import DeadCode
 from .optimize.fold import ConstantFold
 from .transform.context import GenContext
@@ -76,11 +79,13 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     locals_ = local_names(node)
     taken = locals_ | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     namer = Namer(taken | {node.name})
+    node = stage("control", DesugarControl(namer, locals_).run(node))
     node = stage("anf", ANF(namer, locals_).run(node))
+    namespace = Namespace(fn)
+    node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
     node = stage("ssa", SSARename(namer).run(node))
     locals_ = local_names(node)
 
-    namespace = Namespace(fn)
     classifier = OpClassifier(namespace, locals_, location)
     out = node.body[-1].value
     outputs = {out.id} if isinstance(out, gast.Name) else set()
@@ -99,7 +104,15 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
         node = stage(
             "reverse",
             ReverseAD(
-                ctx, activity.ops, active, parsed.source_lines, mode, wrt, name, as_tuple
+                ctx,
+                activity.ops,
+                active,
+                parsed.source_lines,
+                mode,
+                wrt,
+                name,
+                as_tuple,
+                compound_assigned(node.body),
             ).run(node),
         )
     if options.optimize:

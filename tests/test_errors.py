@@ -48,26 +48,6 @@ def test_non_scalar_matrix_output():
 # ---- unsupported syntax: one function per construct ----------------------------------------
 
 
-def uses_if(x):
-    if x > 0.0:
-        return x
-    return -x
-
-
-def uses_for(x):
-    y = x
-    for _ in range(3):
-        y = y * x
-    return y
-
-
-def uses_while(x):
-    y = x
-    while y < 10.0:
-        y = y * 2.0
-    return y
-
-
 def uses_with(x):
     with np.errstate(all="ignore"):
         y = np.log(x)
@@ -153,9 +133,6 @@ def uses_subscript_assignment(x):
 
 # (function, text that starts the offending construct in its source)
 UNSUPPORTED = [
-    (uses_if, "if x"),
-    (uses_for, "for _"),
-    (uses_while, "while y"),
     (uses_with, "with np"),
     (uses_try, "try:"),
     (uses_class, "class Box"),

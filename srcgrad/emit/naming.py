@@ -51,7 +51,7 @@ class Namer:
         self.taken.add(name)
 
     def fresh(self, base):
-        base = _clean(base)
+        base = base if base == "_" else _clean(base)
         if base not in self.taken and not keyword.iskeyword(base):
             self.taken.add(base)
             return base

@@ -13,6 +13,8 @@ adjoint blocks later quote the line they differentiate.
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 
@@ -34,15 +36,20 @@ class ANF:
         self.lineno = None
 
     def run(self, fn_node):
-        body = []
-        for stmt in fn_node.body:
-            body.extend(self.statement(stmt))
-        fn_node.body = body
+        fn_node.body = self.block(fn_node.body)
         return fn_node
 
-    def statement(self, node):
+    def block(self, stmts):
+        saved = self.out, self.lineno
         self.out = []
-        self.lineno = node.lineno
+        for stmt in stmts:
+            self.statement(stmt)
+        out = self.out
+        self.out, self.lineno = saved
+        return out
+
+    def statement(self, node):
+        self.lineno = getattr(node, "lineno", None) or self.lineno
         if isinstance(node, gast.Assign):
             self._assign(node.targets[0], node.value)
         elif isinstance(node, gast.AnnAssign):
@@ -54,14 +61,52 @@ class ANF:
             value = node.value if node.value is not None else gast.Constant(None, None)
             self._emit(gast.Return(self.atom(value)))
         elif isinstance(node, gast.Expr):
-            if isinstance(node.value, gast.Constant):
-                return []  # docstring or a bare literal
-            self._emit(gast.Expr(self.simple(node.value)))
-        elif isinstance(node, gast.Pass):
-            return []
+            if not isinstance(node.value, gast.Constant):  # docstrings and bare literals go
+                self._emit(gast.Expr(self.simple(node.value)))
+        elif isinstance(node, gast.If):
+            test = self.atom(node.test)
+            lineno = node.lineno
+            body, orelse = self.block(node.body), self.block(node.orelse)
+            self.lineno = lineno
+            self._emit(gast.If(test, body or [gast.Pass()], orelse))
+        elif isinstance(node, gast.For):
+            it = node.iter
+            header = gast.Call(it.func, [self.atom(a) for a in it.args], [])
+            lineno = node.lineno
+            body = self.block(node.body)
+            self.lineno = lineno
+            self._emit(gast.For(node.target, gast.copy_location(header, it), body, [], None))
+        elif isinstance(node, gast.While):
+            self._while(node)
+        elif isinstance(node, (gast.Break, gast.Pass)):
+            self._emit(type(node)())
         else:
             raise AssertionError(f"ANF got an unchecked statement {type(node).__name__}")
-        return self.out
+
+    def _while(self, node):
+        lineno = node.lineno
+        if isinstance(node.test, (gast.Constant, gast.Name)):
+            simple, pre = node.test, []
+        else:
+            probe = gast.Expr(node.test)
+            probe.lineno = lineno
+            test_stmts = self.block([probe])
+            simple, pre = test_stmts[-1].value, test_stmts[:-1]
+        body = self.block(node.body)
+        self.lineno = lineno
+        if pre:
+            # the test needs statements of its own: evaluate it before the loop and at the end
+            cond = self.namer.fresh("cond")
+            self.locals.add(cond)
+            test = [*pre, _assign(cond, simple)]
+            for s in test:
+                s.lineno = lineno
+            self.out.extend(test)
+            self._emit(
+                gast.While(gast.Name(cond, gast.Load(), None, None), body + _copy(test), [])
+            )
+        else:
+            self._emit(gast.While(simple, body, []))
 
     def _emit(self, stmt):
         stmt.lineno = self.lineno
@@ -121,6 +166,13 @@ class ANF:
             if isinstance(node.operand, gast.Constant) and isinstance(node.op, gast.USub):
                 return self.atom(node)
             return gast.UnaryOp(node.op, self.atom(node.operand))
+        if isinstance(node, gast.Compare) and len(node.ops) > 1:
+            # a < b < c  ->  a < b and b < c, each operand evaluated once
+            atoms = [self.atom(node.left)] + [self.atom(c) for c in node.comparators]
+            pairs = [
+                gast.Compare(atoms[i], [op], [atoms[i + 1]]) for i, op in enumerate(node.ops)
+            ]
+            return self._boolop(gast.And(), pairs)
         if isinstance(node, gast.Compare):
             left = self.atom(node.left)
             return gast.Compare(left, node.ops, [self.atom(c) for c in node.comparators])
@@ -144,7 +196,45 @@ class ANF:
             return gast.Tuple([self.atom(e) for e in node.elts], gast.Load())
         if isinstance(node, (gast.Name, gast.Constant)):
             return node
+        if isinstance(node, gast.IfExp):
+            return self._select(node)
+        if isinstance(node, gast.BoolOp):
+            return self._boolop(node.op, node.values)
         raise AssertionError(f"ANF got an unchecked expression {type(node).__name__}")
+
+    def _select(self, node):
+        """``a if c else b`` as an if statement assigning a fresh name; only one side runs."""
+        test = self.atom(node.test)
+        name = self.namer.fresh("select")
+        self.locals.add(name)
+        lineno = self.lineno
+        body = self._branch(name, node.body)
+        orelse = self._branch(name, node.orelse)
+        self.lineno = lineno
+        self._emit(gast.If(test, body, orelse))
+        return gast.Name(name, gast.Load(), None, None)
+
+    def _branch(self, name, expr):
+        saved = self.out
+        self.out = []
+        self._emit(_assign(name, self.simple(expr)))
+        out, self.out = self.out, saved
+        return out
+
+    def _boolop(self, op, values):
+        """``a and b``: ``t = a`` then, only if ``t`` is true (false for ``or``), ``t = b``."""
+        name = self.namer.fresh("both" if isinstance(op, gast.And) else "either")
+        self.locals.add(name)
+        self._emit(_assign(name, self.simple(values[0])))
+        if len(values) > 1:
+            lineno = self.lineno
+            rest = self._branch(name, gast.BoolOp(op, values[1:]) if len(values) > 2 else values[1])
+            self.lineno = lineno
+            test = gast.Name(name, gast.Load(), None, None)
+            if isinstance(op, gast.Or):
+                test = self.atom(gast.UnaryOp(gast.Not(), test))
+            self._emit(gast.If(test, rest, []))
+        return gast.Name(name, gast.Load(), None, None)
 
     def _index(self, node):
         if isinstance(node, gast.Slice):
@@ -154,6 +244,10 @@ class ANF:
         if isinstance(node, gast.Tuple):
             return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
         return self.atom(node)
+
+
+def _copy(stmts):
+    return copy.deepcopy(stmts)
 
 
 def _assign(name, value):

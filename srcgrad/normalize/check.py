@@ -13,10 +13,7 @@ from ..errors import UnsupportedSyntaxError
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
-    gast.If: "an `if` statement",
-    gast.For: "a `for` loop",
     gast.AsyncFor: "an `async for` loop",
-    gast.While: "a `while` loop",
     gast.With: "a `with` block",
     gast.AsyncWith: "an `async with` block",
     gast.Try: "a `try` statement",
@@ -30,8 +27,6 @@ UNSUPPORTED = {
     gast.Delete: "a `del` statement",
     gast.Import: "an import inside the function",
     gast.ImportFrom: "an import inside the function",
-    gast.Break: "`break`",
-    gast.Continue: "`continue`",
     gast.Yield: "`yield`",
     gast.YieldFrom: "`yield from`",
     gast.Await: "`await`",
@@ -40,8 +35,6 @@ UNSUPPORTED = {
     gast.SetComp: "a set comprehension",
     gast.DictComp: "a dict comprehension",
     gast.GeneratorExp: "a generator expression",
-    gast.IfExp: "a conditional expression (`a if c else b`)",
-    gast.BoolOp: "`and` / `or`",
     gast.NamedExpr: "an assignment expression (`:=`)",
     gast.Starred: "a starred expression",
     gast.JoinedStr: "an f-string",
@@ -61,14 +54,13 @@ class CheckSupported(gast.NodeVisitor):
             bad = args.vararg or args.kwarg
             raise self._error(bad, "`*args` / `**kwargs` parameters")
         body = fn_node.body
-        for i, stmt in enumerate(body):
-            if isinstance(stmt, gast.Return) and i != len(body) - 1:
-                raise self._error(stmt, "a `return` before the end of the function")
+        for stmt in body:
             self.visit(stmt)
-        if not body or not isinstance(body[-1], gast.Return):
+        if not _always_returns(body):
             raise self._error(
                 body[-1] if body else fn_node,
-                "a function without a final `return` (it returns None; nothing to differentiate)",
+                "a function that can end without `return` (it returns None; nothing to "
+                "differentiate)",
             )
         return fn_node
 
@@ -110,11 +102,44 @@ class CheckSupported(gast.NodeVisitor):
             raise self._error(node, "an annotation without a plain assignment")
         self.generic_visit(node.value)
 
+    def visit_For(self, node):
+        if node.orelse:
+            raise self._error(node.orelse[0], "`for ... else`")
+        target = node.target
+        names = target.elts if isinstance(target, gast.Tuple) else [target]
+        if not all(isinstance(t, gast.Name) for t in names):
+            raise self._error(target, "a loop target that is not a name or a tuple of names")
+        if isinstance(target, gast.Tuple) and not (
+            isinstance(node.iter, gast.Call)
+            and isinstance(node.iter.func, gast.Name)
+            and node.iter.func.id in ("enumerate", "zip")
+        ):
+            raise self._error(target, "unpacking a loop item other than from enumerate or zip")
+        self.generic_visit(node)
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise self._error(node.orelse[0], "`while ... else`")
+        self.generic_visit(node)
+
     def visit_Call(self, node):
         for kw in node.keywords:
             if kw.arg is None:
                 raise self._error(kw.value, "`**kwargs` in a call")
         self.generic_visit(node)
+
+
+def _always_returns(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, gast.While) and isinstance(last.test, gast.Constant) and last.test.value:
+        return True
+    return False
 
 
 def _target_kind(target):

@@ -1,8 +1,9 @@
 """Give every redefinition of a variable in straight-line code a fresh name.
 
-Requires: a body in A-normal form. Guarantees: outside compound statements, no variable is
-assigned twice, so every value the adjoint sweep reads is still available when it is needed,
-without saving anything.
+Requires: a body in A-normal form. Guarantees: a variable assigned only outside compound
+statements is assigned once, so every value of it the adjoint sweep reads is still available
+when it is needed, without saving anything. Variables assigned inside an ``if`` or a loop keep
+their name everywhere; the reverse transform saves their overwritten values instead.
 
     x = x * 2          x_2 = x * 2
     y = np.sin(x)  ->  y = np.sin(x_2)
@@ -22,8 +23,9 @@ class SSARename(gast.NodeTransformer):
         args = fn_node.args
         for a in args.posonlyargs + args.args + args.kwonlyargs:
             self.current[a.id] = a.id
+        self.fixed = compound_assigned(fn_node.body)
         for stmt in fn_node.body:
-            if isinstance(stmt, gast.Assign):
+            if isinstance(stmt, gast.Assign) and stmt.targets[0].id not in self.fixed:
                 stmt.value = self.visit(stmt.value)
                 target = stmt.targets[0]
                 if target.id in self.current:
@@ -37,6 +39,19 @@ class SSARename(gast.NodeTransformer):
         return fn_node
 
     def visit_Name(self, node):
+        if node.id in self.fixed:
+            return node
         if isinstance(node.ctx, gast.Load) and node.id in self.current:
             node.id = self.current[node.id]
         return node
+
+
+def compound_assigned(body):
+    """Names assigned inside an ``if``, ``for`` or ``while`` (loop targets included)."""
+    names = set()
+    for stmt in body:
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    names.add(node.id)
+    return names

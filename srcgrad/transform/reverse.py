@@ -1,27 +1,35 @@
 """Reverse mode: a primal sweep followed by an adjoint sweep in reverse statement order.
 
-Requires: an A-normal-form, SSA body ending in ``return atom``, the active variables, and the
-:class:`Op` of every assignment. Guarantees: a function that runs the primal once, then
-accumulates adjoints statement by statement in reverse. Only active variables get adjoints. The
-first contribution to an adjoint assigns it, later ones add; a contribution that is just a name
-is aliased rather than copied. Each adjoint block is preceded by a ``# grad of:`` comment quoting
-the source line it differentiates. Contributions from broadcasting operations are summed back to
-their operand's shape with ``unbroadcast``.
+Requires: an A-normal-form body ending in ``return atom`` (control flow desugared by
+``normalize.control``), the active variables, and the :class:`Op` of every assignment.
+Guarantees: a function that runs the primal once, then accumulates adjoints statement by
+statement in reverse; only active variables get adjoints; the first contribution to an adjoint
+assigns it, later ones add; a contribution that is just a name is aliased, not copied, where that
+is safe (straight-line code); each adjoint block starts with a ``# grad of:`` comment quoting the
+source line; broadcasting contributions are summed back with ``unbroadcast``.
+
+Control flow keeps its shape. An ``if`` is replayed from its (saved) condition; a ``for`` over a
+``range`` whose bounds never change runs backwards over ``reversed(range(...))``; any other loop
+counts its trips and the adjoint loop runs that many times. A variable that is overwritten inside
+control flow has its old value pushed on a plain list (``x_saved``) before the overwrite and
+popped back after the adjoint of that statement, but only when the adjoint sweep actually reads
+that variable (to-be-recorded analysis); everything else is neither copied nor saved.
 
     def f(x, y):                 def df(x, y):
         q = x + y                    q = x + y
         return q * y      ->         q_times_y = q * y
                                      # grad of: return q * y
                                      dq_times_y = unit_seed(q_times_y)
-                                     dq = dq_times_y * y
-                                     dy = dq_times_y * q
+                                     dq = unbroadcast(dq_times_y * y, q)
                                      # grad of: q = x + y
-                                     dx = dq
-                                     dy = dy + dq
+                                     dx = unbroadcast(dq, x)
                                      return dx
 """
 
 from __future__ import annotations
+
+import builtins
+import itertools
 
 import gast
 
@@ -29,6 +37,8 @@ from .. import runtime
 from ..emit.unparse import comment
 from ..errors import UnsupportedSyntaxError
 from .templates import instantiate
+
+_MARKER = "__srcgrad_marker__"
 
 
 def name(id_):
@@ -39,6 +49,49 @@ def assign(id_, value):
     return gast.Assign([gast.Name(id_, gast.Store(), None, None)], value, None)
 
 
+def _marker(kind, var, ident):
+    args = [gast.Constant(kind, None), gast.Constant(var, None), gast.Constant(ident, None)]
+    return gast.Expr(gast.Call(name(_MARKER), args, []))
+
+
+def _marker_args(stmt):
+    if (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == _MARKER
+    ):
+        return tuple(a.value for a in stmt.value.args)
+    return None
+
+
+def _names_stored(stmts):
+    out = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.add(n.id)
+    return out
+
+
+def _uses_result(template):
+    """Whether a rule template reads the primal result ``y``."""
+    result_names = {n for n, role in template.names.items() if role == "y"}
+    nodes = list(template.prelude) + list(template.outputs.values())
+    return any(
+        isinstance(n, gast.Name) and n.id in result_names for t in nodes for n in gast.walk(t)
+    )
+
+
+def _breaks(stmts):
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
 class ReverseAD:
     """Builds the gradient function of one normalized function.
 
@@ -46,7 +99,7 @@ class ReverseAD:
     (the cotangent of the output is an extra last parameter).
     """
 
-    def __init__(self, ctx, ops, active, source_lines, mode, wrt, out_name, as_tuple=False):
+    def __init__(self, ctx, ops, active, source_lines, mode, wrt, out_name, as_tuple, fixed):
         self.ctx = ctx
         self.ops = ops
         self.active = active
@@ -55,51 +108,57 @@ class ReverseAD:
         self.wrt = wrt
         self.out_name = out_name
         self.as_tuple = as_tuple or len(wrt) > 1
+        self.fixed = fixed  # variables assigned inside control flow: saved, restored, killed
         self.adj = {}
         self.adj_names = {}
         self.stmts = []
         self.last_line = None
+        self.in_compound = False
+        self.reinit = set()
+        self.ids = itertools.count()
+        self.save_ids = {}  # id(statement) -> marker id of the save before it
+        self.loops = {}  # id(loop) -> (reversible, trip counter name)
+        self.defined = set()
+        self.none_init = []
+        self.depth = 0
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
         out = ret.value
-        seed_param = None
-        if self.mode == "vjp":
-            seed_param = self.ctx.namer.fresh("seed")
-        sweep = []
+        args = fn_node.args
+        self.defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
+        primal = self.primal_block(primal)
         self.stmts = []
         self._seed(out, seed_param)
-        sweep += self._block(ret.lineno)
-        for stmt in reversed(primal):
-            if isinstance(stmt, gast.Assign) and stmt.targets[0].id in self.active:
-                self.stmts = []
-                self._adjoint_of(stmt)
-                sweep += self._block(stmt.lineno)
+        sweep = self._flush(ret.lineno)
+        sweep += self.adjoint_block(fn_node.body[:-1])
 
         grads = [self.adj.get(p) or self._zeros(p) for p in self.wrt]
         result = gast.Tuple(grads, gast.Load()) if self.as_tuple else grads[0]
         if self.mode == "value_and_grad":
             result = gast.Tuple([out, result], gast.Load())
-        fn_node.body = primal + sweep + [gast.Return(result)]
+        body = self._finalize(primal, sweep)
+        fn_node.body = body + [gast.Return(result)]
         fn_node.name = self.out_name
         if seed_param is not None:
-            args = fn_node.args
             args.args.append(gast.Name(seed_param, gast.Param(), None, None))
             args.defaults = []
         return fn_node
 
-    # --- building blocks ------------------------------------------------------------------------
+    # --- helpers --------------------------------------------------------------------------------
     def _helper(self, fn):
         return name(self.ctx.global_name(fn, fn.__name__))
 
     def _call(self, fn, *args):
         return gast.Call(self._helper(fn), list(args), [])
 
-    def _zeros(self, param):
-        return self._call(runtime.zeros_like, name(param))
+    def _zeros(self, var):
+        return self._call(runtime.zeros_like, name(var))
 
-    def _block(self, lineno):
+    def _flush(self, lineno):
+        """The statements gathered for one source line, under its ``# grad of:`` comment."""
         if not self.stmts:
             return []
         stmts, self.stmts = self.stmts, []
@@ -109,63 +168,169 @@ class ReverseAD:
         return [comment("grad of: " + self._line(lineno))] + stmts
 
     def _line(self, lineno):
-        text = self.source_lines[lineno - 1].strip() if lineno else "?"
-        return text
+        return self.source_lines[lineno - 1].strip() if lineno else "?"
 
     def _adjoint_name(self, var):
         if var not in self.adj_names:
             self.adj_names[var] = self.ctx.namer.adjoint(var)
         return self.adj_names[var]
 
-    def accumulate(self, var, contrib):
+    def accumulate(self, var, contrib, may_alias=False):
         """Add ``contrib`` to the adjoint of ``var``: the single place gradients accumulate."""
         current = self.adj.get(var)
+        target = self._adjoint_name(var)
         if current is None:
-            if isinstance(contrib, (gast.Name, gast.Constant)):
+            if may_alias and not self.in_compound and isinstance(contrib, gast.Name):
+                self.adj[var] = contrib
+                return
+            if isinstance(contrib, gast.Name) and contrib.id == target:
                 self.adj[var] = contrib
                 return
             value = contrib
         else:
             value = gast.BinOp(current, gast.Add(), contrib)
-        target = self._adjoint_name(var)
         self.stmts.append(assign(target, value))
         self.adj[var] = name(target)
 
-    # --- the sweep --------------------------------------------------------------------------------
-    def _seed(self, out, seed_param):
-        out_active = isinstance(out, gast.Name) and out.id in self.active
-        if seed_param is not None:
-            check = self._call(runtime.check_seed, name(seed_param), out)
-            if out_active:
-                self.stmts.append(assign(self._adjoint_name(out.id), check))
-                self.adj[out.id] = name(self._adjoint_name(out.id))
-            else:
-                self.stmts.append(gast.Expr(check))
-            return
-        seed = self._call(runtime.unit_seed, out)
-        if out_active:
-            self.stmts.append(assign(self._adjoint_name(out.id), seed))
-            self.adj[out.id] = name(self._adjoint_name(out.id))
-        else:
-            self.stmts.append(gast.Expr(seed))
+    # --- the primal sweep ---------------------------------------------------------------------
+    def _save(self, var, stmt):
+        """A save marker before ``stmt`` overwrites ``var``, when its old value may exist."""
+        if var not in self.fixed:
+            return []
+        if var not in self.defined:
+            if self.depth == 0:
+                return []
+            self.none_init.append(var)
+        ident = next(self.ids)
+        self.save_ids[id(stmt)] = ident
+        return [_marker("save", var, ident)]
 
-    def _adjoint_of(self, stmt):
+    def primal_block(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                target = s.targets[0].id
+                out += self._save(target, s) + [s]
+                self.defined.add(target)
+            elif isinstance(s, gast.If):
+                before = set(self.defined)
+                s.body = self.primal_block(s.body)
+                after_body, self.defined = self.defined, before
+                s.orelse = self.primal_block(s.orelse)
+                self.defined |= after_body
+                out.append(s)
+            elif isinstance(s, (gast.For, gast.While)):
+                out += self._primal_loop(s)
+            else:
+                out.append(s)
+        return out
+
+    def _primal_loop(self, loop):
+        is_for = isinstance(loop, gast.For)
+        reversible = (
+            is_for
+            and all(
+                isinstance(a, gast.Constant)
+                or (isinstance(a, gast.Name) and a.id not in self.fixed)
+                for a in loop.iter.args
+            )
+            and loop.target.id not in _names_stored(loop.body)
+            and not _breaks(loop.body)
+        )
+        prefix = []
+        pre = []
+        trips = None
+        if not reversible:
+            trips = self.ctx.namer.fresh("trips")
+            self.fixed.add(trips)
+            init = assign(trips, gast.Constant(0, None))
+            pre = self._save(trips, init) + [init]
+            self.defined.add(trips)
+            step = gast.BinOp(name(trips), gast.Add(), gast.Constant(1, None))
+            prefix.append(assign(trips, step))
+            self.save_ids[id(loop)] = self.save_ids.pop(id(init), None)
+        self.depth += 1
+        if is_for and not reversible:
+            ident = next(self.ids)
+            self.save_ids[id(loop.target)] = ident
+            prefix.append(_marker("save", loop.target.id, ident))
+        if is_for:
+            self.defined.add(loop.target.id)
+        loop.body = prefix + self.primal_block(loop.body)
+        self.depth -= 1
+        self.loops[id(loop)] = (reversible, trips)
+        return pre + [loop]
+
+    # --- the adjoint sweep --------------------------------------------------------------------
+    def adjoint_block(self, stmts):
+        out = []
+        for s in reversed(stmts):
+            out += self.adjoint_stmt(s)
+        return out
+
+    def adjoint_stmt(self, s):
+        if isinstance(s, gast.Assign):
+            if id(s) not in self.ops:
+                return []  # bookkeeping the transform added (trip counters)
+            restore = None
+            ident = self.save_ids.get(id(s))
+            if ident is not None:
+                restore = _marker("restore", s.targets[0].id, ident)
+            restore = self._adjoint_assign(s, restore)
+            code = self._flush(s.lineno)
+            if restore is not None:
+                code.append(restore)
+            return code
+        if isinstance(s, gast.If):
+            return self._adjoint_if(s)
+        if isinstance(s, (gast.For, gast.While)):
+            return self._adjoint_loop(s)
+        return []
+
+    def _adjoint_assign(self, stmt, restore):
+        """Adjoint statements of ``stmt``; returns the restore marker if still to be emitted.
+
+        In ``x = x * k`` the operand is the old ``x`` and the result the new one: the result is
+        held in a temporary and the old value restored before the rule reads its operands.
+        """
         target = stmt.targets[0].id
         dt = self.adj.get(target)
-        if dt is None:
-            return
-        op = self.ops[id(stmt)]
-        if op.kind == "copy":
-            self.accumulate(op.args["x"].id, dt)
-        elif op.kind == "rule":
-            self._apply_rule(op, target, dt)
-        elif op.kind == "tuple":
-            raise self.ctx.location.error(
-                UnsupportedSyntaxError, stmt, "srcgrad does not support building a tuple of "
-                "differentiated values here yet"
-            )
+        contribs = {}
+        if dt is not None and target in self.active:
+            op = self.ops[id(stmt)]
+            if op.kind == "copy":
+                contribs[op.args["x"].id] = dt
+            elif op.kind == "rule":
+                result = name(target)
+                reads_old = restore is not None and any(
+                    isinstance(a, gast.Name) and a.id == target for a in op.args.values()
+                )
+                if reads_old:
+                    if _uses_result(op.rule.vjp()):
+                        held = self.ctx.namer.fresh(target + "_new")
+                        self.stmts.append(assign(held, name(target)))
+                        result = name(held)
+                    self.stmts.append(restore)
+                    restore = None
+                contribs = self._contributions(op, result, dt)
+            elif op.kind == "tuple":
+                raise self.ctx.location.error(
+                    UnsupportedSyntaxError, stmt, "srcgrad does not support building a tuple of "
+                    "differentiated values here yet"
+                )
+        self.adj.pop(target, None)  # the value before this statement has its own adjoint
+        may_alias = target not in self.fixed
+        for var, c in contribs.items():
+            if var != target:
+                self.accumulate(var, c, may_alias)
+        if target in contribs:
+            self.accumulate(target, contribs[target], may_alias)
+        if target in self.reinit and target not in self.adj:
+            self.stmts.append(assign(self._adjoint_name(target), self._zeros(target)))
+            self.adj[target] = name(self._adjoint_name(target))
+        return restore
 
-    def _apply_rule(self, op, target, dt):
+    def _contributions(self, op, result, dt):
         rule = op.rule
         template = rule.vjp()
         wanted = [
@@ -173,22 +338,27 @@ class ReverseAD:
             if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.active
         ]
         if not wanted:
-            return
+            return {}
         env = {}
         for tname, role in template.names.items():
             if role == "y":
-                env[tname] = name(target)
+                env[tname] = result
             elif role == "dy":
                 env[tname] = dt
             elif role.startswith("p:"):
                 env[tname] = op.args.get(role[2:], gast.Constant(None, None))
         prelude, exprs = instantiate(template, env, self.ctx, wanted)
         self.stmts.extend(prelude)
+        contribs = {}
         for p in wanted:
             contrib = exprs[p]
+            var = op.args[p].id
             if rule.broadcast and self._may_broadcast(op, p):
-                contrib = self._call(runtime.unbroadcast, contrib, name(op.args[p].id))
-            self.accumulate(op.args[p].id, contrib)
+                contrib = self._call(runtime.unbroadcast, contrib, name(var))
+            contribs[var] = contrib if var not in contribs else gast.BinOp(
+                contribs[var], gast.Add(), contrib
+            )
+        return contribs
 
     @staticmethod
     def _may_broadcast(op, param):
@@ -199,3 +369,160 @@ class ReverseAD:
             if p != param and p in op.args and spec.default is spec.empty
         ]
         return any(not isinstance(o, gast.Constant) for o in others)
+
+    # --- control flow -------------------------------------------------------------------------
+    def _materialize(self, node):
+        """Give every adjoint the compound statement touches a variable of its own."""
+        touched = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        for var in sorted(touched & set(self.adj)):
+            own = self._adjoint_name(var)
+            current = self.adj[var]
+            if not (isinstance(current, gast.Name) and current.id == own):
+                self.stmts.append(assign(own, current))
+                self.adj[var] = name(own)
+
+    def _enter(self):
+        saved = (self.in_compound, self.last_line)
+        self.in_compound = True
+        self.last_line = None
+        return saved
+
+    def _leave(self, saved):
+        self.in_compound, _ = saved
+        self.last_line = None
+
+    def _adjoint_if(self, s):
+        self._materialize(s)
+        head = self._flush(s.lineno)
+        saved = self._enter()
+        entry = dict(self.adj)
+        body = self.adjoint_block(s.body)
+        after_body = dict(self.adj)
+        self.adj = dict(entry)
+        orelse = self.adjoint_block(s.orelse)
+        after_orelse = dict(self.adj)
+        self._leave(saved)
+        joined = set(after_body) | set(after_orelse)
+        for var in sorted(joined - set(after_body)):
+            body.append(assign(self._adjoint_name(var), self._zeros(var)))
+        for var in sorted(joined - set(after_orelse)):
+            orelse.append(assign(self._adjoint_name(var), self._zeros(var)))
+        self.adj = {v: name(self._adjoint_name(v)) for v in joined}
+        if not body and not orelse:
+            return head
+        return self._headed(head, s.lineno, gast.If(s.test, body or [gast.Pass()], orelse))
+
+    def _headed(self, head, lineno, stmt):
+        """``stmt`` under its ``# grad of:`` comment (which ``head`` may already carry)."""
+        line = [] if head else [comment("grad of: " + self._line(lineno))]
+        self.last_line = None
+        return head + line + [stmt]
+
+    def _dry_run(self, body, entry):
+        """The set of adjoints assigned after the reverse of ``body``, starting from ``entry``."""
+        state = (self.adj, self.stmts, self.last_line, self.in_compound)
+        self.adj = {v: name(self._adjoint_name(v)) for v in entry}
+        self.stmts = []
+        self.in_compound = True
+        self.adjoint_block(body)
+        result = set(self.adj)
+        self.adj, self.stmts, self.last_line, self.in_compound = state
+        return result
+
+    def _adjoint_loop(self, loop):
+        reversible, trips = self.loops[id(loop)]
+        self._materialize(loop)
+        body = loop.body
+        # Iterate the body's reverse to a fixed point: adjoints that some iteration assigns are
+        # zero-initialised before the loop; adjoints an iteration kills are re-zeroed in place.
+        start = set(self.adj)
+        entry = set(start)
+        while True:
+            exit_ = self._dry_run(body, entry)
+            if exit_ <= entry:
+                break
+            entry |= exit_
+        pre_init = entry - start
+        killed = entry - exit_
+        for var in sorted(pre_init):
+            self.stmts.append(assign(self._adjoint_name(var), self._zeros(var)))
+            self.adj[var] = name(self._adjoint_name(var))
+        head = self._flush(loop.lineno)
+
+        saved = self._enter()
+        outer_reinit = self.reinit
+        self.reinit = self.reinit | killed
+        adjoint_body = self.adjoint_block(body)
+        self.reinit = outer_reinit
+        self._leave(saved)
+        self.adj = {v: name(self._adjoint_name(v)) for v in entry}
+
+        if reversible:
+            header = gast.Call(self._helper(builtins.reversed), [loop.iter], [])
+            new = gast.For(loop.target, header, adjoint_body or [gast.Pass()], [], None)
+            return self._headed(head, loop.lineno, new)
+        restore = []
+        if isinstance(loop, gast.For):
+            restore = [_marker("restore", loop.target.id, self.save_ids[id(loop.target)])]
+        counter = gast.Call(self._helper(builtins.range), [name(trips)], [])
+        target = gast.Name(self.ctx.namer.fresh("_"), gast.Store(), None, None)
+        new = gast.For(target, counter, restore + adjoint_body or [gast.Pass()], [], None)
+        code = self._headed(head, loop.lineno, new)
+        ident = self.save_ids.get(id(loop))
+        if ident is not None:
+            code.append(_marker("restore", trips, ident))
+        return code
+
+    # --- seeding and finishing ----------------------------------------------------------------
+    def _seed(self, out, seed_param):
+        out_active = isinstance(out, gast.Name) and out.id in self.active
+        if seed_param is not None:
+            check = self._call(runtime.check_seed, name(seed_param), out)
+        else:
+            check = self._call(runtime.unit_seed, out)
+        if out_active:
+            self.stmts.append(assign(self._adjoint_name(out.id), check))
+            self.adj[out.id] = name(self._adjoint_name(out.id))
+        else:
+            self.stmts.append(gast.Expr(check))
+
+    def _finalize(self, primal, sweep):
+        """Turn save/restore markers into list pushes and pops where the sweep reads the value."""
+        read = set()
+        for s in sweep:
+            for n in gast.walk(s):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                    read.add(n.id)
+        stacks = {}
+
+        def rewrite(stmts):
+            out = []
+            for s in stmts:
+                args = _marker_args(s)
+                if args is not None:
+                    kind, var, _ = args
+                    if var not in read:
+                        continue
+                    if var not in stacks:
+                        stacks[var] = self.ctx.namer.fresh(var + "_saved")
+                    if kind == "save":
+                        push = gast.Attribute(name(stacks[var]), "append", gast.Load())
+                        out.append(gast.Expr(gast.Call(push, [name(var)], [])))
+                    else:
+                        pop = gast.Attribute(name(stacks[var]), "pop", gast.Load())
+                        out.append(assign(var, gast.Call(pop, [], [])))
+                    continue
+                for field in ("body", "orelse"):
+                    inner = getattr(s, field, None)
+                    if isinstance(inner, list) and inner:
+                        empty = [gast.Pass()] if field == "body" else []
+                        setattr(s, field, rewrite(inner) or empty)
+                out.append(s)
+            return out
+
+        primal = rewrite(primal)
+        sweep = rewrite(sweep)
+        inits = [assign(v, gast.Constant(None, None)) for v in dict.fromkeys(self.none_init)
+                 if v in stacks]
+        inits += [assign(stack, gast.List([], gast.Load())) for stack in stacks.values()]
+        return inits + primal + sweep

@@ -1,0 +1,270 @@
+"""Desugar control flow into the structured subset the transforms handle.
+
+Requires: a function accepted by ``CheckSupported``. Guarantees:
+  * ``for`` loops iterate over ``range(...)`` only: ``for x in xs`` becomes
+    ``for i in range(len(xs)): x = xs[i]`` (likewise ``enumerate`` and ``zip``), so the gradient of
+    an iterated array flows through ordinary indexing;
+  * ``break``, ``continue`` and ``return`` only appear as the last statement of a block: the
+    statements that follow a jump inside an ``if`` move into the branches that fall through;
+  * ``continue`` disappears (falling off the end of the body is the same thing);
+  * the function has exactly one ``return``, the last statement; early returns assign a result
+    variable and leave loops with a flag.
+
+    for x in xs:                     for i in range(len(xs)):
+        if x > 3:                        x = xs[i]
+            break             ->         if x > 3:
+        s = s + x                            break
+                                         else:
+                                             s = s + x
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+
+def _name(id_, ctx=None):
+    return gast.Name(id_, ctx or gast.Load(), None, None)
+
+
+def _assign(id_, value):
+    return gast.Assign([_name(id_, gast.Store())], value, None)
+
+
+def _call(fn, *args):
+    return gast.Call(_name(fn), list(args), [])
+
+
+def _located(stmts, node):
+    for s in stmts:
+        for n in gast.walk(s):
+            if hasattr(n, "lineno") and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+        if getattr(s, "lineno", None) is None:
+            gast.copy_location(s, node)
+    return stmts
+
+
+class DesugarControl:
+    def __init__(self, namer, locals_):
+        self.namer = namer
+        self.locals = locals_
+
+    def run(self, fn_node):
+        body = self._loops(fn_node.body)
+        self.retval = None
+        self.returned = None
+        body = self._returns_in_loops(body, depth=0)
+        body = self._nest(body)
+        body = self._single_exit(body)
+        fn_node.body = body
+        return fn_node
+
+    # --- for loops over sequences ------------------------------------------------------------
+    def _loops(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.For, gast.While)):
+                s.body = self._loops(s.body)
+            if isinstance(s, gast.If):
+                s.body = self._loops(s.body)
+                s.orelse = self._loops(s.orelse)
+            if isinstance(s, gast.For) and not self._is_range(s.iter):
+                out.extend(self._index_loop(s))
+            else:
+                out.append(s)
+        return out
+
+    def _is_range(self, node):
+        return (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id == "range"
+            and "range" not in self.locals
+            and not node.keywords
+        )
+
+    def _builtin_call(self, node, name):
+        return (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id == name
+            and name not in self.locals
+            and not node.keywords
+        )
+
+    def _sequence(self, expr, pre):
+        """A name holding ``expr``, evaluated once before the loop."""
+        if isinstance(expr, gast.Name):
+            return expr.id
+        seq = self.namer.fresh("seq")
+        pre.append(gast.copy_location(_assign(seq, expr), expr))
+        self.locals.add(seq)
+        return seq
+
+    def _index_loop(self, loop):
+        pre = []
+        target, it = loop.target, loop.iter
+        index = self.namer.fresh("i")
+        self.locals.add(index)
+        reads = []
+        if self._builtin_call(it, "enumerate") and isinstance(target, gast.Tuple):
+            if len(it.args) != 1 or len(target.elts) != 2:
+                return [loop]
+            seq = self._sequence(it.args[0], pre)
+            counter, item = target.elts
+            reads.append(gast.Assign([counter], _name(index), None))
+            reads.append(gast.Assign([item], self._item(seq, index), None))
+            bound = _call("len", _name(seq))
+        elif self._builtin_call(it, "zip") and isinstance(target, gast.Tuple):
+            if len(it.args) != len(target.elts):
+                return [loop]
+            seqs = [self._sequence(a, pre) for a in it.args]
+            for t, seq in zip(target.elts, seqs):
+                reads.append(gast.Assign([t], self._item(seq, index), None))
+            lens = [_call("len", _name(s)) for s in seqs]
+            bound = lens[0] if len(lens) == 1 else _call("min", *lens)
+        else:
+            seq = self._sequence(it, pre)
+            reads.append(gast.Assign([target], self._item(seq, index), None))
+            bound = _call("len", _name(seq))
+        _located(reads, loop)
+        header = gast.copy_location(_call("range", bound), it)
+        new = gast.For(_name(index, gast.Store()), header, reads + loop.body, loop.orelse, None)
+        gast.copy_location(new, loop)
+        return pre + [new]
+
+    @staticmethod
+    def _item(seq, index):
+        return gast.Subscript(_name(seq), _name(index), gast.Load())
+
+    # --- returns inside loops -----------------------------------------------------------------
+    def _result_names(self):
+        if self.retval is None:
+            self.retval = self.namer.fresh("result")
+            self.returned = self.namer.fresh("returned")
+            self.locals.update((self.retval, self.returned))
+
+    def _returns_in_loops(self, stmts, depth):
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.For, gast.While)) and _contains(s.body, gast.Return):
+                self._result_names()
+                s.body = self._returns_in_loops(s.body, depth + 1)
+                if depth == 0:
+                    init = _assign(self.returned, gast.Constant(False, None))
+                    out.append(gast.copy_location(init, s))
+                out.append(s)
+                jump = gast.Return(_name(self.retval)) if depth == 0 else gast.Break()
+                check = gast.If(_name(self.returned), [gast.copy_location(jump, s)], [])
+                out.append(gast.copy_location(check, s))
+                continue
+            if isinstance(s, gast.If):
+                s.body = self._returns_in_loops(s.body, depth)
+                s.orelse = self._returns_in_loops(s.orelse, depth)
+            if isinstance(s, gast.Return) and depth > 0:
+                value = s.value if s.value is not None else gast.Constant(None, None)
+                out.extend(
+                    _located(
+                        [
+                            _assign(self.retval, value),
+                            _assign(self.returned, gast.Constant(True, None)),
+                            gast.Break(),
+                        ],
+                        s,
+                    )
+                )
+                continue
+            out.append(s)
+        return out
+
+    # --- continuation nesting -----------------------------------------------------------------
+    def _nest(self, stmts):
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, (gast.For, gast.While)):
+                s.body = self._drop_continue(self._nest(s.body))
+            if isinstance(s, gast.If):
+                rest = stmts[i + 1 :]
+                if rest and (_may_jump(s.body) or _may_jump(s.orelse)):
+                    s.body = self._nest(self._append(s.body, rest))
+                    s.orelse = self._nest(self._append(s.orelse, rest))
+                    out.append(s)
+                    return out
+                s.body = self._nest(s.body)
+                s.orelse = self._nest(s.orelse)
+            out.append(s)
+            if isinstance(s, (gast.Return, gast.Break, gast.Continue)):
+                return out  # statements after a jump never run
+        return out
+
+    @staticmethod
+    def _append(block, rest):
+        if block and isinstance(block[-1], (gast.Return, gast.Break, gast.Continue)):
+            return block
+        return list(block) + copy.deepcopy(rest)
+
+    def _drop_continue(self, stmts):
+        if stmts and isinstance(stmts[-1], gast.Continue):
+            stmts = stmts[:-1]
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body = self._drop_continue(s.body)
+                s.orelse = self._drop_continue(s.orelse)
+        return stmts
+
+    # --- one exit -------------------------------------------------------------------------------
+    def _single_exit(self, body):
+        if len([n for n in _walk_stmts(body) if isinstance(n, gast.Return)]) == 1 and isinstance(
+            body[-1], gast.Return
+        ):
+            return body
+        self._result_names()
+        last = body[-1]
+
+        def replace(stmts):
+            out = []
+            for s in stmts:
+                if isinstance(s, gast.Return):
+                    value = s.value if s.value is not None else gast.Constant(None, None)
+                    if not (isinstance(value, gast.Name) and value.id == self.retval):
+                        out.append(gast.copy_location(_assign(self.retval, value), s))
+                    continue
+                if isinstance(s, gast.If):
+                    s.body = replace(s.body) or [gast.Pass()]
+                    s.orelse = replace(s.orelse)
+                elif isinstance(s, (gast.For, gast.While)):
+                    s.body = replace(s.body)
+                out.append(s)
+            return out
+
+        body = replace(body)
+        ret = gast.Return(_name(self.retval))
+        return body + [gast.copy_location(ret, last)]
+
+
+def _walk_stmts(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
+                yield from _walk_stmts(inner)
+
+
+def _contains(stmts, kind):
+    return any(isinstance(s, kind) for s in _walk_stmts(stmts))
+
+
+def _may_jump(stmts):
+    """Whether a block may leave by break, continue or return (not counting nested loops)."""
+    for s in stmts:
+        if isinstance(s, (gast.Return, gast.Break, gast.Continue)):
+            return True
+        if isinstance(s, gast.If) and (_may_jump(s.body) or _may_jump(s.orelse)):
+            return True
+        if isinstance(s, (gast.For, gast.While)) and _contains(s.body, gast.Return):
+            return True
+    return False
