@@ -144,6 +144,11 @@ def hvp(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
     return _derived(_derived(f, "grad", wrt, options), "tangent", wrt, options)
 
 
+# Transforms that return generated functions: `grad(g)(x)` inside a differentiated body is
+# evaluated at transform time and differentiated through (see rules/derived.py).
+TRANSFORMS = (grad, value_and_grad, vjp, jvp, hvp)
+
+
 def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump=False):
     """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
 

@@ -401,11 +401,23 @@ def outer_uses_grad(x):
     return grad(inner)(x) * x
 
 
-@pytest.mark.xfail(strict=True, reason="calls to user functions: a nested grad(g) resolves to "
-                   "a generated function, which must be differentiated through like any callee")
 def test_nested_transform_inside_a_differentiated_body():
-    # h(x) = 3 x^3, so h'(x) = 9 x^2
+    # h(x) = grad(inner)(x) * x = 3 x^3: h' = 9 x^2, h'' = 18 x
     assert grad(outer_uses_grad)(1.5) == pytest.approx(9 * 1.5**2)
+    assert jvp(outer_uses_grad)(1.5, 2.0) == pytest.approx((3 * 1.5**3, 2.0 * 9 * 1.5**2))
+    assert grad(grad(outer_uses_grad))(1.5) == pytest.approx(18 * 1.5)
+    assert "dinner_vjp_x(x, " in source(grad(outer_uses_grad))
+
+
+def weighted_grad(x, w):
+    return np.sum(grad(dense_model, wrt=1)(w, x) * x)
+
+
+def test_nested_transform_with_arrays_and_wrt():
+    check = numeric_jacobian(weighted_grad, (V4, A34), 0)
+    np.testing.assert_allclose(grad(weighted_grad)(V4, A34), check, rtol=1e-6, atol=1e-8)
+    check = numeric_jacobian(weighted_grad, (V4, A34), 1)
+    np.testing.assert_allclose(grad(weighted_grad, wrt=1)(V4, A34), check, rtol=1e-6, atol=1e-8)
 
 
 # ---- decorators, errors, generated source ------------------------------------------------------

@@ -19,6 +19,7 @@ import numpy as np
 from .. import rules
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
+from ..rules.derived import derived_rule
 
 BINOPS = {
     gast.Add: operator.add,
@@ -129,6 +130,8 @@ class OpClassifier:
             args = [func.value] + args
         else:
             fn = self.namespace.resolve(func, self.locals)
+            if fn is MISSING and isinstance(func, gast.Call):
+                fn = self._derived_callee(func)
             if fn is MISSING:
                 raise self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: "
@@ -136,8 +139,32 @@ class OpClassifier:
                 )
         return self._rule_op(fn, args, node.keywords, node)
 
+    def _derived_callee(self, node):
+        """``grad(g, wrt=1)`` called in place: the function it derives, generated now.
+
+        Only srcgrad's own transforms are evaluated at transform time, and only on static values.
+        """
+        from ..api import TRANSFORMS  # the api imports the pipeline, which imports this module
+
+        transform = self.namespace.resolve(node.func, self.locals)
+        if not any(transform is t for t in TRANSFORMS):
+            return MISSING
+        args = [self._static_value(a) for a in node.args]
+        kwargs = {k.arg: self._static_value(k.value) for k in node.keywords}
+        if any(v is MISSING for v in args + list(kwargs.values())):
+            return MISSING
+        return transform(*args, **kwargs)
+
+    def _static_value(self, node):
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, gast.Tuple):
+            values = tuple(self._static_value(e) for e in node.elts)
+            return MISSING if any(v is MISSING for v in values) else values
+        return self.namespace.resolve(node, self.locals)
+
     def _rule_op(self, fn, args, keywords, node):
-        rule = rules.lookup(fn)
+        rule = rules.lookup(fn) or derived_rule(fn)
         if rule is None:
             bound = {str(i): a for i, a in enumerate(args)}
             bound.update({k.arg: k.value for k in keywords})

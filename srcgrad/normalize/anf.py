@@ -141,6 +141,16 @@ class ANF:
             return all(self.is_static(e) for e in node.elts)
         return False
 
+    def _static_call(self, node):
+        """A call on static values only, such as ``grad(g)`` in ``grad(g)(x)``: kept in place
+        as the callee, so analysis can resolve it at transform time."""
+        return (
+            isinstance(node, gast.Call)
+            and self.is_static(node.func)
+            and all(self.is_static(a) for a in node.args)
+            and all(self.is_static(k.value) for k in node.keywords)
+        )
+
     def atom(self, node):
         """An atom holding the value of ``node``, emitting statements as needed."""
         if isinstance(node, gast.Name) or self.is_static(node):
@@ -181,7 +191,7 @@ class ANF:
             if not self.is_static(func) and isinstance(func, gast.Attribute):
                 method = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
                 func = gast.copy_location(method, func)
-            elif not self.is_static(func):
+            elif not self.is_static(func) and not self._static_call(func):
                 func = self.atom(func)
             args = [self.atom(a) for a in node.args]
             keywords = [gast.keyword(k.arg, self.atom(k.value)) for k in node.keywords]
