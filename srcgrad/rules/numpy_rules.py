@@ -1,51 +1,179 @@
-"""Rules for NumPy, one entry per function, grouped by family.
+"""Rules for NumPy, one entry per function, grouped by family (``numpy.linalg``: linalg_rules.py).
 
-Elementwise rules reuse the primal result ``y`` wherever the derivative is expressed through it
-(exp, tanh, sqrt, ...), so generated code never recomputes the primal.
+Each entry names the kind of rule (``elementwise``, ``linear``, ``defrule`` for the rest,
+``nondiff``) and gives its templates: ``vjp`` (reverse mode) and ``jvp`` (forward mode). Elementwise
+rules reuse the primal result ``y`` wherever the derivative is expressed through it (exp, tanh,
+sqrt, ...), so generated code never recomputes the primal. Larger adjoints live in
+``srcgrad/runtime.py`` under names that say what they compute (``prod_grad``, ``einsum_vjp``).
+
+Conventions where the derivative is not unique:
+
+* Kinks take the one-sided value NumPy's own choice suggests: ``abs``/``fabs`` at 0 have gradient
+  0 (``np.sign(0)``); ``maximum``/``minimum``/``fmax``/``fmin`` give a tie to the first operand;
+  ``clip`` passes the gradient to ``a`` on the closed interval ``[a_min, a_max]``.
+* Reductions that choose (``max min amax amin nanmax nanmin ptp``, the inf-norms) split the gradient
+  equally among tied elements, as JAX and autograd do: ``max([1, 3, 3])`` has gradient
+  ``[0, 0.5, 0.5]``. The tangent in forward mode is the mean of the tied tangents, consistently.
+* ``sort``/``partition`` route each output's gradient to the input element it came from; tied
+  values are interchangeable.
+* ``floor ceil round rint trunc sign`` and comparisons are piecewise constant: no gradient.
+* Inputs are real: ``real``/``conj`` pass the gradient through, ``imag``/``angle`` have none.
+
+Guarding ``np.where``: ``np.where(c, f(x), g(x))`` evaluates both branches everywhere, and the
+gradient of the untaken branch is multiplied by 0, but ``0 * inf`` or ``0 * nan`` is still NaN.
+Guard the argument of the branch that can blow up so it only sees safe values::
+
+    safe = np.where(x > 0, x, 1.0)
+    y = np.where(x > 0, np.log(safe), 0.0)      # no NaN gradient at x <= 0
+
+This is the same advice JAX gives; srcgrad does not rewrite it for you.
+
+``out=`` and in-place calls (``np.add(a, b, out=a)``) are rejected at transform time: every rule
+below declares ``out`` so the call is caught and the error names it.
 """
 
 import numpy as np
 
 from .registry import defrule, elementwise, linear, nondiff
 
+UNARY = "x, out=None, *, dtype=None"
+BINARY = "x1, x2, out=None, *, dtype=None"
+REDUCE = "a, axis=None, dtype=None, out=None, keepdims=False"
+CHOOSE = "a, axis=None, out=None, keepdims=False"
+
 # --- elementwise, one operand ---------------------------------------------------------------
-elementwise(np.negative, "x", vjp="-dy", jvp="-dx")
-elementwise(np.positive, "x", vjp="dy", jvp="dx")
-elementwise(np.exp, "x", vjp="dy * y", jvp="dx * y")
-elementwise(np.log, "x", vjp="dy / x", jvp="dx / x")
-elementwise(np.sqrt, "x", vjp="dy * 0.5 / y", jvp="dx * 0.5 / y")
-elementwise(np.square, "x", vjp="dy * 2 * x", jvp="dx * 2 * x")
-elementwise(np.sin, "x", vjp="dy * np.cos(x)", jvp="dx * np.cos(x)")
-elementwise(np.cos, "x", vjp="-dy * np.sin(x)", jvp="-dx * np.sin(x)")
-elementwise(np.tan, "x", vjp="dy * (1 + y * y)", jvp="dx * (1 + y * y)")
-elementwise(np.tanh, "x", vjp="dy * (1 - y * y)", jvp="dx * (1 - y * y)")
-elementwise(np.abs, "x", vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
+elementwise(np.negative, UNARY, vjp="-dy", jvp="-dx")
+elementwise(np.positive, UNARY, vjp="dy", jvp="dx")
+elementwise(np.exp, UNARY, vjp="dy * y", jvp="dx * y")
+elementwise(np.exp2, UNARY, vjp="dy * y * math.log(2.0)", jvp="dx * y * math.log(2.0)")
+elementwise(np.expm1, UNARY, vjp="dy * (y + 1)", jvp="dx * (y + 1)")
+elementwise(np.log, UNARY, vjp="dy / x", jvp="dx / x")
+elementwise(np.log2, UNARY, vjp="dy / (x * math.log(2.0))", jvp="dx / (x * math.log(2.0))")
+elementwise(np.log10, UNARY, vjp="dy / (x * math.log(10.0))", jvp="dx / (x * math.log(10.0))")
+elementwise(np.log1p, UNARY, vjp="dy / (1 + x)", jvp="dx / (1 + x)")
+elementwise(np.sqrt, UNARY, vjp="dy * 0.5 / y", jvp="dx * 0.5 / y")
+elementwise(np.cbrt, UNARY, vjp="dy / (3 * y * y)", jvp="dx / (3 * y * y)")
+elementwise(np.square, UNARY, vjp="dy * 2 * x", jvp="dx * 2 * x")
+elementwise(np.reciprocal, UNARY, vjp="-dy * y * y", jvp="-dx * y * y")
+elementwise(np.sin, UNARY, vjp="dy * np.cos(x)", jvp="dx * np.cos(x)")
+elementwise(np.cos, UNARY, vjp="-dy * np.sin(x)", jvp="-dx * np.sin(x)")
+elementwise(np.tan, UNARY, vjp="dy * (1 + y * y)", jvp="dx * (1 + y * y)")
+for _asin in (np.arcsin, np.asin):
+    elementwise(_asin, UNARY, vjp="dy / np.sqrt(1 - x * x)", jvp="dx / np.sqrt(1 - x * x)")
+for _acos in (np.arccos, np.acos):
+    elementwise(_acos, UNARY, vjp="-dy / np.sqrt(1 - x * x)", jvp="-dx / np.sqrt(1 - x * x)")
+for _atan in (np.arctan, np.atan):
+    elementwise(_atan, UNARY, vjp="dy / (1 + x * x)", jvp="dx / (1 + x * x)")
+elementwise(np.sinh, UNARY, vjp="dy * np.cosh(x)", jvp="dx * np.cosh(x)")
+elementwise(np.cosh, UNARY, vjp="dy * np.sinh(x)", jvp="dx * np.sinh(x)")
+elementwise(np.tanh, UNARY, vjp="dy * (1 - y * y)", jvp="dx * (1 - y * y)")
+for _asinh in (np.arcsinh, np.asinh):
+    elementwise(_asinh, UNARY, vjp="dy / np.sqrt(x * x + 1)", jvp="dx / np.sqrt(x * x + 1)")
+for _acosh in (np.arccosh, np.acosh):
+    elementwise(_acosh, UNARY, vjp="dy / np.sqrt(x * x - 1)", jvp="dx / np.sqrt(x * x - 1)")
+for _atanh in (np.arctanh, np.atanh):
+    elementwise(_atanh, UNARY, vjp="dy / (1 - x * x)", jvp="dx / (1 - x * x)")
+# np.abs is np.absolute. At 0 the gradient is 0.
+elementwise(np.abs, UNARY, vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
+elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
+elementwise(np.sinc, "x", vjp="dy * sinc_derivative(x, y)", jvp="dx * sinc_derivative(x, y)")
+for _to_rad in (np.deg2rad, np.radians):
+    elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)", jvp="dx * (np.pi / 180)")
+for _to_deg in (np.rad2deg, np.degrees):
+    elementwise(_to_deg, UNARY, vjp="dy * (180 / np.pi)", jvp="dx * (180 / np.pi)")
+# np.conj is np.conjugate; on real input it is the identity.
+elementwise(np.conj, UNARY, vjp="dy", jvp="dx")
+linear(np.real, "val", vjp="dy", jvp="dval")
+elementwise(
+    np.nan_to_num,
+    "x, copy=True, nan=0.0, posinf=None, neginf=None",
+    vjp="dy * np.isfinite(x)",
+    jvp="dx * np.isfinite(x)",
+)
 
 # --- elementwise, two operands (broadcasting) ---------------------------------------------
-elementwise(np.add, "x1, x2", vjp=("dy", "dy"), jvp=("dx1", "dx2"))
-elementwise(np.subtract, "x1, x2", vjp=("dy", "-dy"), jvp=("dx1", "-dx2"))
-elementwise(np.multiply, "x1, x2", vjp=("dy * x2", "dy * x1"), jvp=("dx1 * x2", "x1 * dx2"))
+elementwise(np.add, BINARY, vjp=("dy", "dy"), jvp=("dx1", "dx2"))
+elementwise(np.subtract, BINARY, vjp=("dy", "-dy"), jvp=("dx1", "-dx2"))
+elementwise(np.multiply, BINARY, vjp=("dy * x2", "dy * x1"), jvp=("dx1 * x2", "x1 * dx2"))
+# np.true_divide is np.divide.
 elementwise(
-    np.divide, "x1, x2", vjp=("dy / x2", "-dy * y / x2"), jvp=("dx1 / x2", "-dx2 * y / x2")
+    np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2"), jvp=("dx1 / x2", "-dx2 * y / x2")
+)
+for _power in (np.power, np.pow, np.float_power):
+    elementwise(
+        _power,
+        BINARY,
+        vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"),
+        jvp=("dx1 * x2 * x1 ** (x2 - 1)", "dx2 * y * np.log(x1)"),
+    )
+# np.mod is np.remainder: x1 - floor(x1 / x2) * x2; fmod truncates instead.
+elementwise(
+    np.remainder,
+    BINARY,
+    vjp=("dy", "-dy * np.floor_divide(x1, x2)"),
+    jvp=("dx1", "-dx2 * np.floor_divide(x1, x2)"),
 )
 elementwise(
-    np.power,
-    "x1, x2",
-    vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"),
-    jvp=("dx1 * x2 * x1 ** (x2 - 1)", "dx2 * y * np.log(x1)"),
+    np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)"), jvp=("dx1", "-dx2 * np.trunc(x1 / x2)")
 )
+elementwise(
+    np.hypot, BINARY, vjp=("dy * x1 / y", "dy * x2 / y"), jvp=("dx1 * x1 / y", "dx2 * x2 / y")
+)
+for _atan2 in (np.arctan2, np.atan2):
+    elementwise(
+        _atan2,
+        BINARY,
+        vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
+        jvp=("dx1 * x2 / (x1 * x1 + x2 * x2)", "-dx2 * x1 / (x1 * x1 + x2 * x2)"),
+    )
+elementwise(
+    np.logaddexp,
+    BINARY,
+    vjp=("dy * np.exp(x1 - y)", "dy * np.exp(x2 - y)"),
+    jvp=("dx1 * np.exp(x1 - y)", "dx2 * np.exp(x2 - y)"),
+)
+elementwise(
+    np.logaddexp2,
+    BINARY,
+    vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"),
+    jvp=("dx1 * np.exp2(x1 - y)", "dx2 * np.exp2(x2 - y)"),
+)
+elementwise(
+    np.copysign, BINARY, vjp={"x1": "dy * np.sign(x1) * np.sign(y)"},
+    jvp={"x1": "dx1 * np.sign(x1) * np.sign(y)"},
+)
+elementwise(np.ldexp, BINARY, vjp={"x1": "dy * np.exp2(x2)"}, jvp={"x1": "dx1 * np.exp2(x2)"})
 # Ties go to the first operand, as in np.maximum's choice of which value to return.
 elementwise(
     np.maximum,
-    "x1, x2",
+    BINARY,
     vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"),
     jvp=("dx1 * (x1 >= x2)", "dx2 * (x1 < x2)"),
 )
 elementwise(
     np.minimum,
-    "x1, x2",
+    BINARY,
     vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"),
     jvp=("dx1 * (x1 <= x2)", "dx2 * (x1 > x2)"),
+)
+# fmax/fmin return the operand that is not NaN.
+elementwise(
+    np.fmax,
+    BINARY,
+    vjp=("dy * ((x1 >= x2) | np.isnan(x2))", "dy * ((x1 < x2) | np.isnan(x1))"),
+    jvp=("dx1 * ((x1 >= x2) | np.isnan(x2))", "dx2 * ((x1 < x2) | np.isnan(x1))"),
+)
+elementwise(
+    np.fmin,
+    BINARY,
+    vjp=("dy * ((x1 <= x2) | np.isnan(x2))", "dy * ((x1 > x2) | np.isnan(x1))"),
+    jvp=("dx1 * ((x1 <= x2) | np.isnan(x2))", "dx2 * ((x1 > x2) | np.isnan(x1))"),
+)
+elementwise(
+    np.clip,
+    "a, a_min=None, a_max=None, out=None",
+    vjp=("dy * between(a, a_min, a_max)", "dy * (a < a_min)", "dy * (a > a_max)"),
+    jvp=("da * between(a, a_min, a_max)", "da_min * (a < a_min)", "da_max * (a > a_max)"),
 )
 elementwise(
     np.where,
@@ -57,79 +185,504 @@ elementwise(
 # --- reductions -------------------------------------------------------------------------------
 linear(
     np.sum,
-    "a, axis=None, dtype=None, out=None, keepdims=False",
+    REDUCE,
     vjp="unreduce(dy, a, axis=axis, keepdims=keepdims)",
     jvp="np.sum(da, axis=axis, keepdims=keepdims)",
 )
 linear(
     np.mean,
-    "a, axis=None, dtype=None, out=None, keepdims=False",
+    REDUCE,
     vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims)",
     jvp="np.mean(da, axis=axis, keepdims=keepdims)",
 )
-
-# --- products ---------------------------------------------------------------------------------
-defrule(
-    np.matmul,
-    "x1, x2",
-    vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)"),
-    jvp=("dx1 @ x2", "x1 @ dx2"),
-    kind="bilinear",
+linear(
+    np.nansum,
+    REDUCE,
+    vjp="unreduce(dy, a, axis=axis, keepdims=keepdims) * ~np.isnan(a)",
+    jvp="np.nansum(da * ~np.isnan(a), axis=axis, keepdims=keepdims)",
+)
+linear(
+    np.nanmean,
+    REDUCE,
+    vjp="unreduce(dy / np.sum(~np.isnan(a), axis=axis, keepdims=keepdims), a, axis=axis, "
+    "keepdims=keepdims) * ~np.isnan(a)",
+    jvp="np.nanmean(np.where(np.isnan(a), np.nan, da), axis=axis, keepdims=keepdims)",
 )
 defrule(
+    np.prod,
+    REDUCE,
+    vjp="prod_grad(dy, a, axis=axis, keepdims=keepdims)",
+    jvp="reduce_jvp(prod_grad(np.ones_like(y), a, axis=axis, keepdims=keepdims), da, axis=axis, "
+    "keepdims=keepdims)",
+)
+for _chooser in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
+    defrule(
+        _chooser,
+        CHOOSE,
+        vjp="chooser_grad(dy, a, y, axis=axis, keepdims=keepdims)",
+        jvp="reduce_jvp(chooser_grad(np.ones_like(y), a, y, axis=axis, keepdims=keepdims), da, "
+        "axis=axis, keepdims=keepdims)",
+    )
+defrule(
+    np.ptp,
+    CHOOSE,
+    vjp="ptp_grad(dy, a, axis=axis, keepdims=keepdims)",
+    jvp="reduce_jvp(ptp_grad(np.ones_like(y), a, axis=axis, keepdims=keepdims), da, axis=axis, "
+    "keepdims=keepdims)",
+)
+defrule(
+    np.var,
+    "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+    vjp="var_grad(dy, a, axis=axis, ddof=ddof, keepdims=keepdims)",
+    jvp="reduce_jvp(var_grad(np.ones_like(y), a, axis=axis, ddof=ddof, keepdims=keepdims), da, "
+    "axis=axis, keepdims=keepdims)",
+)
+defrule(
+    np.std,
+    "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+    vjp="var_grad(dy / (2 * y), a, axis=axis, ddof=ddof, keepdims=keepdims)",
+    jvp="reduce_jvp(var_grad(0.5 / y, a, axis=axis, ddof=ddof, keepdims=keepdims), da, "
+    "axis=axis, keepdims=keepdims)",
+)
+defrule(
+    np.average,
+    "a, axis=None, weights=None, *, keepdims=False",
+    vjp={
+        "a": "average_grad(dy, a, axis=axis, weights=weights, keepdims=keepdims)",
+        "weights": "average_weights_grad(dy, a, y, axis=axis, weights=weights, keepdims=keepdims)",
+    },
+    jvp={
+        "a": "reduce_jvp(average_grad(np.ones_like(y), a, axis=axis, weights=weights, "
+        "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
+        "weights": "average_weights_jvp(a, y, dweights, axis=axis, weights=weights, "
+        "keepdims=keepdims)",
+    },
+)
+defrule(
+    np.median,
+    "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+    vjp="quantile_grad(dy, a, 0.5, axis=axis, keepdims=keepdims)",
+    jvp="quantile_jvp(a, da, 0.5, axis=axis, keepdims=keepdims)",
+)
+defrule(
+    np.quantile,
+    "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
+    vjp={"a": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims)"},
+    jvp={"a": "quantile_jvp(a, da, q, axis=axis, keepdims=keepdims)"},
+)
+defrule(
+    np.percentile,
+    "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
+    vjp={"a": "quantile_grad(dy, a, np.divide(q, 100), axis=axis, keepdims=keepdims)"},
+    jvp={"a": "quantile_jvp(a, da, np.divide(q, 100), axis=axis, keepdims=keepdims)"},
+)
+for _cumsum in (np.cumsum, np.cumulative_sum):
+    linear(
+        _cumsum,
+        "a, axis=None, dtype=None, out=None",
+        vjp="cumsum_grad(dy, a, axis=axis)",
+        jvp="np.cumsum(da, axis=axis)",
+    )
+for _cumprod in (np.cumprod, np.cumulative_prod):
+    defrule(
+        _cumprod,
+        "a, axis=None, dtype=None, out=None",
+        vjp="cumprod_grad(dy, a, axis=axis)",
+        jvp="cumprod_jvp(a, da, axis=axis)",
+    )
+linear(
+    np.trace,
+    "a, offset=0, axis1=0, axis2=1, dtype=None, out=None",
+    vjp="trace_grad(dy, a, offset=offset, axis1=axis1, axis2=axis2)",
+    jvp="np.trace(da, offset=offset, axis1=axis1, axis2=axis2)",
+)
+linear(np.diff, "a, n=1, axis=-1", vjp="diff_grad(dy, a, n=n, axis=axis)",
+       jvp="np.diff(da, n=n, axis=axis)")
+
+# --- shape ------------------------------------------------------------------------------------
+# np.permute_dims is np.transpose.
+linear(
+    np.transpose,
+    "a, axes=None",
+    vjp="np.transpose(dy, inverse_permutation(axes))",
+    jvp="np.transpose(da, axes)",
+)
+linear(np.matrix_transpose, "x", vjp="np.matrix_transpose(dy)", jvp="np.matrix_transpose(dx)")
+linear(np.swapaxes, "a, axis1, axis2", vjp="np.swapaxes(dy, axis1, axis2)",
+       jvp="np.swapaxes(da, axis1, axis2)")
+linear(np.moveaxis, "a, source, destination", vjp="np.moveaxis(dy, destination, source)",
+       jvp="np.moveaxis(da, source, destination)")
+linear(np.reshape, "a, shape=None, order='C'", vjp="reshape_like(dy, a, order=order)",
+       jvp="np.reshape(da, np.shape(y), order=order)")
+linear(np.ravel, "a, order='C'", vjp="reshape_like(dy, a, order=order)",
+       jvp="np.ravel(da, order=order)")
+linear(np.expand_dims, "a, axis", vjp="reshape_like(dy, a)", jvp="np.expand_dims(da, axis)")
+linear(np.squeeze, "a, axis=None", vjp="reshape_like(dy, a)", jvp="np.squeeze(da, axis=axis)")
+for _atleast in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    linear(_atleast, "a", vjp="reshape_like(dy, a)", jvp="np.reshape(da, np.shape(y))")
+linear(np.asarray, "a, dtype=None, order=None", vjp="reshape_like(dy, a)", jvp="np.asarray(da)")
+linear(np.array, "a, dtype=None", vjp="reshape_like(dy, a)", jvp="np.array(da)")
+linear(np.copy, "a, order='K'", vjp="dy", jvp="np.copy(da)")
+linear(np.ascontiguousarray, "a, dtype=None", vjp="reshape_like(dy, a)",
+       jvp="np.ascontiguousarray(da)")
+linear(np.broadcast_to, "array, shape", vjp="unbroadcast(dy, array)",
+       jvp="np.broadcast_to(darray, shape)")
+linear(np.flip, "m, axis=None", vjp="np.flip(dy, axis=axis)", jvp="np.flip(dm, axis=axis)")
+linear(np.fliplr, "m", vjp="np.fliplr(dy)", jvp="np.fliplr(dm)")
+linear(np.flipud, "m", vjp="np.flipud(dy)", jvp="np.flipud(dm)")
+linear(np.roll, "a, shift, axis=None", vjp="np.roll(dy, np.negative(shift), axis=axis)",
+       jvp="np.roll(da, shift, axis=axis)")
+linear(np.rot90, "m, k=1, axes=(0, 1)", vjp="np.rot90(dy, -k, axes=axes)",
+       jvp="np.rot90(dm, k=k, axes=axes)")
+linear(np.triu, "m, k=0", vjp="np.triu(dy, k=k)", jvp="np.triu(dm, k=k)")
+linear(np.tril, "m, k=0", vjp="np.tril(dy, k=k)", jvp="np.tril(dm, k=k)")
+linear(np.diag, "v, k=0", vjp="diag_grad(dy, v, k=k)", jvp="np.diag(dv, k=k)")
+linear(np.diagflat, "v, k=0", vjp="reshape_like(np.diag(dy, k=k), v)",
+       jvp="np.diagflat(dv, k=k)")
+linear(
+    np.diagonal,
+    "a, offset=0, axis1=0, axis2=1",
+    vjp="diagonal_grad(dy, a, offset=offset, axis1=axis1, axis2=axis2)",
+    jvp="np.diagonal(da, offset=offset, axis1=axis1, axis2=axis2)",
+)
+linear(np.tile, "A, reps", vjp="select_grad(dy, A, np.tile, reps)", jvp="np.tile(dA, reps)")
+linear(
+    np.repeat,
+    "a, repeats, axis=None",
+    vjp="select_grad(dy, a, np.repeat, repeats, axis=axis)",
+    jvp="np.repeat(da, repeats, axis=axis)",
+)
+linear(
+    np.take,
+    "a, indices, axis=None, out=None, mode='raise'",
+    vjp="select_grad(dy, a, np.take, indices, axis=axis, mode=mode)",
+    jvp="np.take(da, indices, axis=axis, mode=mode)",
+)
+linear(
+    np.take_along_axis,
+    "arr, indices, axis=-1",
+    vjp="select_grad(dy, arr, np.take_along_axis, indices, axis=axis)",
+    jvp="np.take_along_axis(darr, indices, axis=axis)",
+)
+linear(
+    np.delete,
+    "arr, obj, axis=None",
+    vjp="select_grad(dy, arr, np.delete, obj, axis=axis)",
+    jvp="np.delete(darr, obj, axis=axis)",
+)
+linear(np.resize, "a, new_shape", vjp="select_grad(dy, a, np.resize, new_shape)",
+       jvp="np.resize(da, new_shape)")
+linear(
+    np.pad,
+    "array, pad_width, mode='constant', constant_values=0",
+    vjp={
+        "array": "pad_grad(dy, array, pad_width, mode=mode)",
+        "constant_values": "np.sum(dy) - np.sum(pad_grad(dy, array, pad_width, mode=mode))",
+    },
+    jvp={
+        "array": "np.pad(darray, pad_width, mode=mode)",
+        "constant_values": "np.pad(np.zeros_like(array), pad_width, mode=mode, "
+        "constant_values=dconstant_values)",
+    },
+)
+# Functions of a sequence of arrays: the cotangent of the sequence is a tuple of cotangents.
+for _concatenate in (np.concatenate, np.concat):
+    linear(
+        _concatenate,
+        "arrays, axis=0, out=None, *, dtype=None",
+        vjp="concatenate_grad(dy, arrays, axis=axis)",
+        jvp="np.concatenate(darrays, axis=axis)",
+    )
+linear(np.stack, "arrays, axis=0, out=None, *, dtype=None", vjp="stack_grad(dy, arrays, axis=axis)",
+       jvp="np.stack(darrays, axis=axis)")
+linear(np.hstack, "tup, *, dtype=None", vjp="hstack_grad(dy, tup)", jvp="np.hstack(dtup)")
+linear(np.vstack, "tup, *, dtype=None", vjp="vstack_grad(dy, tup)", jvp="np.vstack(dtup)")
+linear(np.dstack, "tup", vjp="dstack_grad(dy, tup)", jvp="np.dstack(dtup)")
+linear(np.column_stack, "tup", vjp="column_stack_grad(dy, tup)", jvp="np.column_stack(dtup)")
+linear(
+    np.append,
+    "arr, values, axis=None",
+    vjp=(
+        "concatenate_grad(dy, (arr, values), axis=axis)[0]",
+        "concatenate_grad(dy, (arr, values), axis=axis)[1]",
+    ),
+    jvp=(
+        "np.append(darr, np.zeros_like(values), axis=axis)",
+        "np.append(np.zeros_like(arr), dvalues, axis=axis)",
+    ),
+)
+# Functions returning a list of arrays: ``dy`` is one cotangent per piece, None for no gradient.
+for _split in (np.split, np.array_split):
+    linear(
+        _split,
+        "ary, indices_or_sections, axis=0",
+        vjp="split_grad(dy, ary, indices_or_sections, axis=axis)",
+        jvp="np.array_split(dary, indices_or_sections, axis=axis)",
+    )
+linear(
+    np.hsplit,
+    "ary, indices_or_sections",
+    vjp="hsplit_grad(dy, ary, indices_or_sections)",
+    jvp="np.hsplit(dary, indices_or_sections)",
+)
+linear(
+    np.vsplit,
+    "ary, indices_or_sections",
+    vjp="split_grad(dy, ary, indices_or_sections, axis=0)",
+    jvp="np.vsplit(dary, indices_or_sections)",
+)
+linear(
+    np.dsplit,
+    "ary, indices_or_sections",
+    vjp="split_grad(dy, ary, indices_or_sections, axis=2)",
+    jvp="np.dsplit(dary, indices_or_sections)",
+)
+linear(np.unstack, "x, *, axis=0", vjp="stack_cotangents(dy, x, axis=axis)",
+       jvp="np.unstack(dx, axis=axis)")
+linear(
+    np.full,
+    "shape, fill_value, dtype=None",
+    vjp={"fill_value": "unbroadcast(dy, fill_value)"},
+    jvp={"fill_value": "np.full(shape, dfill_value)"},
+)
+linear(
+    np.full_like,
+    "a, fill_value, dtype=None",
+    vjp={"fill_value": "unbroadcast(dy, fill_value)"},
+    jvp={"fill_value": "np.full(np.shape(a), dfill_value)"},
+)
+linear(
+    np.linspace,
+    "start, stop, num=50, endpoint=True",
+    vjp=(
+        "linspace_grad(dy, num=num, endpoint=endpoint)",
+        "linspace_grad(dy, num=num, endpoint=endpoint, start=False)",
+    ),
+    jvp=(
+        "dstart * np.linspace(1.0, 0.0, num, endpoint=endpoint)",
+        "dstop * np.linspace(0.0, 1.0, num, endpoint=endpoint)",
+    ),
+)
+linear(
+    np.bincount,
+    "x, weights=None, minlength=0",
+    vjp={"weights": "dy[x]"},
+    jvp={"weights": "np.bincount(x, dweights, minlength=minlength)"},
+)
+
+# --- products ---------------------------------------------------------------------------------
+for _matmul in (np.matmul, np.linalg.matmul):
+    defrule(
+        _matmul,
+        "x1, x2, out=None",
+        vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)"),
+        jvp=("dx1 @ x2", "x1 @ dx2"),
+        kind="bilinear",
+    )
+defrule(
     np.dot,
-    "a, b",
+    "a, b, out=None",
     vjp=("dot_vjp_left(dy, a, b)", "dot_vjp_right(dy, a, b)"),
     jvp=("np.dot(da, b)", "np.dot(a, db)"),
     kind="bilinear",
 )
 defrule(
-    np.outer,
+    np.vdot,
     "a, b",
+    vjp=("reshape_like(dy * np.ravel(b), a)", "reshape_like(dy * np.ravel(a), b)"),
+    jvp=("np.vdot(da, b)", "np.vdot(a, db)"),
+    kind="bilinear",
+)
+defrule(
+    np.inner,
+    "a, b",
+    vjp=("inner_vjp_left(dy, a, b)", "inner_vjp_right(dy, a, b)"),
+    jvp=("np.inner(da, b)", "np.inner(a, db)"),
+    kind="bilinear",
+)
+for _outer in (np.outer, np.linalg.outer):
+    defrule(
+        _outer,
+        "a, b",
+        vjp=(
+            "np.reshape(dy @ np.ravel(b), np.shape(a))",
+            "np.reshape(np.ravel(a) @ dy, np.shape(b))",
+        ),
+        jvp=("np.outer(da, b)", "np.outer(a, db)"),
+        kind="bilinear",
+    )
+for _tensordot in (np.tensordot, np.linalg.tensordot):
+    defrule(
+        _tensordot,
+        "a, b, axes=2",
+        vjp=(
+            "tensordot_vjp_left(dy, a, b, axes=axes)",
+            "tensordot_vjp_right(dy, a, b, axes=axes)",
+        ),
+        jvp=("np.tensordot(da, b, axes=axes)", "np.tensordot(a, db, axes=axes)"),
+        kind="bilinear",
+    )
+for _vecdot in (np.vecdot, np.linalg.vecdot):
+    defrule(
+        _vecdot,
+        "x1, x2, out=None, *, axis=-1",
+        vjp=(
+            "unbroadcast(np.expand_dims(dy, axis) * x2, x1)",
+            "unbroadcast(np.expand_dims(dy, axis) * x1, x2)",
+        ),
+        jvp=("np.vecdot(dx1, x2, axis=axis)", "np.vecdot(x1, dx2, axis=axis)"),
+        kind="bilinear",
+    )
+defrule(
+    np.matvec,
+    "x1, x2, out=None",
     vjp=(
-        "np.reshape(dy @ np.ravel(b), np.shape(a))",
-        "np.reshape(np.ravel(a) @ dy, np.shape(b))",
+        "unbroadcast(dy[..., :, None] * x2[..., None, :], x1)",
+        "unbroadcast(np.matvec(mT(x1), dy), x2)",
     ),
-    jvp=("np.outer(da, b)", "np.outer(a, db)"),
+    jvp=("np.matvec(dx1, x2)", "np.matvec(x1, dx2)"),
+    kind="bilinear",
+)
+defrule(
+    np.vecmat,
+    "x1, x2, out=None",
+    vjp=(
+        "unbroadcast(np.matvec(x2, dy), x1)",
+        "unbroadcast(x1[..., :, None] * dy[..., None, :], x2)",
+    ),
+    jvp=("np.vecmat(dx1, x2)", "np.vecmat(x1, dx2)"),
+    kind="bilinear",
+)
+# np.einsum(subscripts, x0, x1, ...): up to six operands, each differentiable.
+_EINSUM_OPERANDS = ("x0", "x1", "x2", "x3", "x4", "x5")
+_einsum_args = "x0, " + ", ".join(f"{x}={x}" for x in _EINSUM_OPERANDS[1:])
+defrule(
+    np.einsum,
+    "subscripts, x0, x1=None, x2=None, x3=None, x4=None, x5=None, *, out=None, optimize=False",
+    vjp={
+        x: f"einsum_vjp(dy, subscripts, {k}, {_einsum_args})"
+        for k, x in enumerate(_EINSUM_OPERANDS)
+    },
+    jvp={
+        x: f"einsum_jvp(subscripts, {k}, d{x}, {_einsum_args})"
+        for k, x in enumerate(_EINSUM_OPERANDS)
+    },
+    kind="multilinear",
+)
+defrule(
+    np.kron,
+    "a, b",
+    vjp=("kron_vjp(dy, a, b)", "kron_vjp(dy, a, b, wrt=1)"),
+    jvp=("np.kron(da, b)", "np.kron(a, db)"),
+    kind="bilinear",
+)
+for _cross in (np.cross, np.linalg.cross):
+    defrule(
+        _cross,
+        "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+        vjp=(
+            "cross_vjp(dy, a, b, 0, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
+            "cross_vjp(dy, a, b, 1, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
+        ),
+        jvp=(
+            "np.cross(da, b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
+            "np.cross(a, db, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
+        ),
+        kind="bilinear",
+    )
+defrule(
+    np.convolve,
+    "a, v, mode='full'",
+    vjp=("convolve_vjp(dy, a, v, mode=mode)", "convolve_vjp(dy, a, v, mode=mode, wrt=1)"),
+    jvp=("np.convolve(da, v, mode=mode)", "np.convolve(a, dv, mode=mode)"),
+    kind="bilinear",
+)
+defrule(
+    np.correlate,
+    "a, v, mode='valid'",
+    vjp=("correlate_vjp(dy, a, v, mode=mode)", "correlate_vjp(dy, a, v, mode=mode, wrt=1)"),
+    jvp=("np.correlate(da, v, mode=mode)", "np.correlate(a, dv, mode=mode)"),
     kind="bilinear",
 )
 
-# --- shape ------------------------------------------------------------------------------------
+# --- sorting ------------------------------------------------------------------------------------
 linear(
-    np.transpose,
-    "a, axes=None",
-    vjp="np.transpose(dy, None if axes is None else np.argsort(axes))",
-    jvp="np.transpose(da, axes)",
+    np.sort,
+    "a, axis=-1, kind=None, order=None",
+    vjp="permutation_grad(dy, a, y, axis=axis)",
+    jvp="permute_like(da, a, y, axis=axis)",
+)
+linear(
+    np.partition,
+    "a, kth, axis=-1, kind='introselect', order=None",
+    vjp="permutation_grad(dy, a, y, axis=axis)",
+    jvp="permute_like(da, a, y, axis=axis)",
 )
 
 # --- no gradient ------------------------------------------------------------------------------
+# Piecewise constant, integer-valued, boolean, or independent of the values of their arguments.
 nondiff(
     np.shape,
     np.size,
     np.ndim,
     np.sign,
+    np.signbit,
+    np.heaviside,
     np.floor,
     np.ceil,
     np.round,
+    np.around,
     np.rint,
     np.trunc,
+    np.fix,
+    np.spacing,
+    np.floor_divide,
+    np.imag,
+    np.angle,
     np.argmax,
     np.argmin,
+    np.nanargmax,
+    np.nanargmin,
     np.argsort,
+    np.argpartition,
+    np.lexsort,
+    np.searchsorted,
+    np.digitize,
+    np.nonzero,
+    np.flatnonzero,
+    np.argwhere,
+    np.count_nonzero,
     np.isnan,
     np.isfinite,
     np.isinf,
+    np.isposinf,
+    np.isneginf,
+    np.isreal,
+    np.iscomplex,
+    np.isclose,
+    np.allclose,
+    np.array_equal,
+    np.array_equiv,
+    np.isin,
+    np.all,
+    np.any,
     np.zeros,
     np.ones,
     np.empty,
     np.zeros_like,
     np.ones_like,
     np.empty_like,
-    np.full,
     np.arange,
-    np.linspace,
     np.eye,
     np.identity,
+    np.tri,
+    np.indices,
+    np.tril_indices,
+    np.triu_indices,
+    np.diag_indices,
+    np.unravel_index,
+    np.ravel_multi_index,
+    np.result_type,
     np.greater,
     np.greater_equal,
     np.less,
@@ -139,4 +692,15 @@ nondiff(
     np.logical_and,
     np.logical_or,
     np.logical_not,
+    np.logical_xor,
+    np.bitwise_and,
+    np.bitwise_or,
+    np.bitwise_xor,
+    np.invert,
+    np.left_shift,
+    np.right_shift,
+    np.gcd,
+    np.lcm,
 )
+
+from . import linalg_rules  # noqa: E402,F401  (registers numpy.linalg)

@@ -1,0 +1,637 @@
+"""The NumPy rule table, one row per rule, each checked against central differences.
+
+A row is the NumPy call as it would appear in user code, written over named inputs; the test
+defines ``def f(<inputs>): return np.sum((<call>) * W)`` with fixed random weights ``W`` shaped
+like the call's result, so every output element is tested, then compares ``grad(f)`` for every
+input with central differences in float64 (and ``jvp(f)`` against it when forward mode exists).
+A row whose call is a ``;``-separated body uses its last part as the result.
+
+``NONDIFF`` lists the functions whose output carries no gradient. The meta-test checks that every
+NumPy function in the registry has a row in one table or the other.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from gradcheck import check_grad
+
+import srcgrad
+from srcgrad.rules import RULES
+
+CONTAINERS = pytest.mark.xfail(
+    strict=True, reason="tuple outputs: containers issue"
+)
+SEQUENCES = pytest.mark.xfail(
+    strict=True, reason="sequences of active arrays as arguments: containers issue"
+)
+
+# Input domains: the interval values are drawn from.
+REAL = (-2.0, 2.0)
+POS = (0.5, 2.0)
+UNIT = (-0.9, 0.9)
+ABOVE1 = (1.2, 3.0)
+
+_counter = itertools.count()
+
+
+@dataclass
+class Row:
+    fn: object  # the NumPy function this row covers
+    call: str
+    inputs: dict  # parameter name -> (shape, domain); global name -> a constant array
+    wrt: tuple = ()  # default: every input
+    marks: tuple = ()
+    rtol: float = 1e-5
+    id: str = field(default="")
+
+
+def row(fn, call, marks=(), wrt=(), rtol=1e-5, **inputs):
+    return Row(fn, call, inputs, wrt, marks if isinstance(marks, tuple) else (marks,), rtol)
+
+
+def x(shape=(3, 4), domain=REAL):
+    return (shape, domain)
+
+
+A = x()
+V = x((4,))
+S = x(())
+M = x((3, 3))
+P = x((3, 4), POS)
+
+
+def _sq(n=3):
+    return x((n, n))
+
+
+def elementwise_rows():
+    rows = []
+    unary = [
+        (np.negative, REAL), (np.positive, REAL), (np.exp, REAL), (np.exp2, REAL),
+        (np.expm1, REAL), (np.log, POS), (np.log2, POS), (np.log10, POS), (np.log1p, POS),
+        (np.sqrt, POS), (np.cbrt, POS), (np.square, REAL), (np.reciprocal, POS),
+        (np.sin, REAL), (np.cos, REAL), (np.tan, UNIT), (np.arcsin, UNIT), (np.asin, UNIT),
+        (np.arccos, UNIT), (np.acos, UNIT), (np.arctan, REAL), (np.atan, REAL), (np.sinh, REAL),
+        (np.cosh, REAL), (np.tanh, REAL), (np.arcsinh, REAL), (np.asinh, REAL),
+        (np.arccosh, ABOVE1), (np.acosh, ABOVE1), (np.arctanh, UNIT), (np.atanh, UNIT),
+        (np.abs, POS), (np.fabs, POS), (np.sinc, REAL), (np.deg2rad, REAL), (np.radians, REAL),
+        (np.rad2deg, REAL), (np.degrees, REAL), (np.conj, REAL), (np.real, REAL),
+        (np.nan_to_num, REAL),
+    ]
+    for fn, domain in unary:
+        name = f"np.{fn.__name__}"
+        rows.append(row(fn, f"{name}(x)", x=x((3, 4), domain)))
+        rows.append(row(fn, f"{name}(x)", x=x((), domain)))
+    rows.append(row(np.absolute, "np.absolute(-x)", x=P))
+    binary = [
+        (np.add, REAL, REAL), (np.subtract, REAL, REAL), (np.multiply, REAL, REAL),
+        (np.divide, REAL, POS), (np.true_divide, REAL, POS), (np.power, POS, REAL),
+        (np.pow, POS, REAL), (np.float_power, POS, REAL), (np.hypot, REAL, REAL),
+        (np.arctan2, REAL, POS), (np.atan2, POS, REAL), (np.logaddexp, REAL, REAL),
+        (np.logaddexp2, REAL, REAL), (np.maximum, REAL, REAL), (np.minimum, REAL, REAL),
+        (np.fmax, REAL, REAL), (np.fmin, REAL, REAL), (np.remainder, POS, (0.3, 0.4)),
+        (np.mod, POS, (0.3, 0.4)), (np.fmod, POS, (0.3, 0.4)),
+    ]
+    for fn, d1, d2 in binary:
+        name = f"np.{fn.__name__}"
+        rows.append(row(fn, f"{name}(a, b)", a=x((3, 4), d1), b=x((3, 4), d2)))
+        rows.append(row(fn, f"{name}(a, b)", a=x((3, 1), d1), b=x((4,), d2)))
+        rows.append(row(fn, f"{name}(a, b)", a=x((), d1), b=x((2, 3), d2)))
+    rows += [
+        row(np.copysign, "np.copysign(a, b)", wrt=("a",), a=A, b=A),
+        row(np.ldexp, "np.ldexp(a, K)", a=A, K=np.array([1, 2, -1, 0])),
+        row(np.clip, "np.clip(a, -0.5, 0.7)", a=A),
+        row(np.clip, "np.clip(a, lo, hi)", a=A, lo=x((4,), (-3.0, -0.5)), hi=x((3, 1), (0.5, 3))),
+        row(np.clip, "np.clip(a, None, hi)", a=A, hi=x((), (-0.5, 0.5))),
+        row(np.where, "np.where(a > 0, a, b)", a=A, b=V),
+        row(np.where, "np.where(b > 0, a * 2, 1.0)", a=A, b=V),
+    ]
+    return rows
+
+
+def reduction_rows():
+    rows = []
+    a3 = x((2, 3, 4))
+    for fn in (np.sum, np.mean, np.prod, np.nansum, np.nanmean):
+        n = f"np.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=a3),
+            row(fn, f"{n}(a, axis=1)", a=a3),
+            row(fn, f"{n}(a, axis=-1, keepdims=True)", a=a3),
+            row(fn, f"{n}(a, axis=(0, 2))", a=a3),
+            row(fn, f"{n}(a)", a=S),
+        ]
+    for fn in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp):
+        n = f"np.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=a3),
+            row(fn, f"{n}(a, axis=0)", a=a3),
+            row(fn, f"{n}(a, axis=(-1, 0), keepdims=True)", a=a3),
+        ]
+    for fn in (np.var, np.std):
+        n = f"np.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=a3),
+            row(fn, f"{n}(a, axis=1, ddof=1)", a=a3),
+            row(fn, f"{n}(a, axis=(0, -1), keepdims=True)", a=a3),
+        ]
+    rows += [
+        row(np.prod, "np.prod(a * Z, axis=1)", a=A, Z=np.array([1.0, 0.0, 1.0, 1.0])),
+        row(np.prod, "np.prod(a * Z)", a=V, Z=np.array([0.0, 0.0, 1.0, 1.0])),
+        row(np.average, "np.average(a)", a=A),
+        row(np.average, "np.average(a, axis=1, weights=w)", a=A, w=x((4,), POS)),
+        row(np.average, "np.average(a, axis=0, weights=w, keepdims=True)", a=A, w=P),
+        row(np.median, "np.median(a)", a=x((5,))),
+        row(np.median, "np.median(a, axis=0)", a=x((4, 3))),
+        row(np.quantile, "np.quantile(a, 0.3, axis=1)", a=A),
+        row(np.quantile, "np.quantile(a, Q, axis=0, keepdims=True)", a=A, Q=np.array([0.2, 0.9])),
+        row(np.percentile, "np.percentile(a, 70.0)", a=A),
+        row(np.cumsum, "np.cumsum(a)", a=A),
+        row(np.cumsum, "np.cumsum(a, axis=-1)", a=a3),
+        row(np.cumulative_sum, "np.cumulative_sum(a, axis=0)", a=A),
+        row(np.cumprod, "np.cumprod(a, axis=1)", a=A),
+        row(np.cumprod, "np.cumprod(a)", a=x((5,))),
+        row(np.cumprod, "np.cumprod(a * Z, axis=1)", a=A, Z=np.array([1.0, 0.0, 1.0, 1.0])),
+        row(np.cumulative_prod, "np.cumulative_prod(a, axis=1)", a=A),
+        row(np.trace, "np.trace(a)", a=A),
+        row(np.trace, "np.trace(a, 1, 2, 0)", a=a3),
+        row(np.diff, "np.diff(a)", a=A),
+        row(np.diff, "np.diff(a, 2, axis=0)", a=x((5, 3))),
+        # logsumexp-style code built from the rules
+        row(np.max, "m = np.max(a, axis=1, keepdims=True); "
+            "np.log(np.sum(np.exp(a - m), axis=1)) + m[:, 0]", a=A),
+    ]
+    return rows
+
+
+def shape_rows():
+    b = x((2, 3, 4))
+    return [
+        row(np.transpose, "np.transpose(a)", a=b),
+        row(np.transpose, "np.transpose(a, (1, 2, 0))", a=b),
+        row(np.matrix_transpose, "np.matrix_transpose(a)", a=b),
+        row(np.swapaxes, "np.swapaxes(a, 0, -1)", a=b),
+        row(np.moveaxis, "np.moveaxis(a, 0, -1)", a=b),
+        row(np.moveaxis, "np.moveaxis(a, (0, 1), (2, 0))", a=b),
+        row(np.reshape, "np.reshape(a, (4, 3))", a=A),
+        row(np.reshape, "np.reshape(a, -1, order='F')", a=A),
+        row(np.ravel, "np.ravel(a)", a=b),
+        row(np.expand_dims, "np.expand_dims(a, (0, -1))", a=A),
+        row(np.squeeze, "np.squeeze(a)", a=x((3, 1, 4, 1))),
+        row(np.squeeze, "np.squeeze(a, axis=1)", a=x((3, 1, 4, 1))),
+        row(np.atleast_1d, "np.atleast_1d(a)", a=S),
+        row(np.atleast_2d, "np.atleast_2d(a)", a=V),
+        row(np.atleast_3d, "np.atleast_3d(a)", a=A),
+        row(np.asarray, "np.asarray(a)", a=A),
+        row(np.asarray, "np.asarray(a)", a=S),
+        row(np.array, "np.array(a)", a=A),
+        row(np.array, "np.array((a, b))", a=V, b=V, marks=SEQUENCES),
+        row(np.copy, "np.copy(a)", a=A),
+        row(np.ascontiguousarray, "np.ascontiguousarray(a)", a=A),
+        row(np.broadcast_to, "np.broadcast_to(a, (2, 3, 4))", a=x((3, 1))),
+        row(np.flip, "np.flip(a)", a=A),
+        row(np.flip, "np.flip(a, 1)", a=A),
+        row(np.fliplr, "np.fliplr(a)", a=A),
+        row(np.flipud, "np.flipud(a)", a=A),
+        row(np.roll, "np.roll(a, 2)", a=A),
+        row(np.roll, "np.roll(a, (1, -1), axis=(0, 1))", a=A),
+        row(np.rot90, "np.rot90(a)", a=A),
+        row(np.rot90, "np.rot90(a, 3, (1, 2))", a=b),
+        row(np.triu, "np.triu(a, 1)", a=A),
+        row(np.tril, "np.tril(a)", a=A),
+        row(np.diag, "np.diag(a)", a=V),
+        row(np.diag, "np.diag(a, -1)", a=A),
+        row(np.diagflat, "np.diagflat(a, 1)", a=x((2, 2))),
+        row(np.diagonal, "np.diagonal(a)", a=A),
+        row(np.diagonal, "np.diagonal(a, 1, 2, 0)", a=b),
+        row(np.tile, "np.tile(a, (2, 1, 2))", a=A),
+        row(np.repeat, "np.repeat(a, 2)", a=A),
+        row(np.repeat, "np.repeat(a, K, axis=0)", a=A, K=np.array([1, 0, 3])),
+        row(np.take, "np.take(a, K)", a=A, K=np.array([0, 2, 2, 7])),
+        row(np.take, "np.take(a, K, axis=1)", a=A, K=np.array([[1, 1], [3, 0]])),
+        row(np.take_along_axis, "np.take_along_axis(a, K, 1)", a=A,
+            K=np.array([[0, 0], [3, 1], [2, 2]])),
+        row(np.delete, "np.delete(a, 1, axis=1)", a=A),
+        row(np.resize, "np.resize(a, (5, 3))", a=x((2, 3))),
+        row(np.pad, "np.pad(a, ((1, 2), (0, 1)))", a=A),
+        row(np.pad, "np.pad(a, 2, 'reflect')", a=A),
+        row(np.pad, "np.pad(a, 1, 'edge')", a=A),
+        row(np.pad, "np.pad(a, 1, 'wrap')", a=A),
+        row(np.pad, "np.pad(a, 1, 'constant', constant_values=c)", a=A, c=S),
+        row(np.append, "np.append(a, b)", a=A, b=V),
+        row(np.append, "np.append(a, b, axis=0)", a=A, b=x((2, 4))),
+        row(np.full, "np.full((2, 3), c)", c=S),
+        row(np.full, "np.full((2, 3), c)", c=x((3,))),
+        row(np.full_like, "np.full_like(a, c)", a=A, c=S, wrt=("c",)),
+        row(np.linspace, "np.linspace(a, b, 7)", a=S, b=S),
+        row(np.linspace, "np.linspace(a, b, 5, endpoint=False)", a=S, b=S),
+        row(np.bincount, "np.bincount(K, w)", w=V, K=np.array([0, 1, 1, 3])),
+        row(np.concatenate, "np.concatenate((a, b), axis=1)", a=A, b=x((3, 2)), marks=SEQUENCES),
+        row(np.concat, "np.concat((a, b))", a=A, b=x((1, 4)), marks=SEQUENCES),
+        row(np.stack, "np.stack((a, b), axis=-1)", a=A, b=A, marks=SEQUENCES),
+        row(np.hstack, "np.hstack((a, b))", a=V, b=x((2,)), marks=SEQUENCES),
+        row(np.vstack, "np.vstack((a, b))", a=V, b=V, marks=SEQUENCES),
+        row(np.dstack, "np.dstack((a, b))", a=A, b=A, marks=SEQUENCES),
+        row(np.column_stack, "np.column_stack((a, b))", a=x((3,)), b=A, marks=SEQUENCES),
+        row(np.split, "np.split(a, 2, axis=1)[1]", a=A),
+        row(np.array_split, "np.array_split(a, 3)[0]", a=V, marks=CONTAINERS),
+        row(np.hsplit, "np.hsplit(a, 2)[0]", a=A),
+        row(np.vsplit, "np.vsplit(a, 3)[2]", a=A),
+        row(np.dsplit, "np.dsplit(a, 2)[1]", a=b),
+        row(np.unstack, "np.unstack(a)[1]", a=A),
+    ]
+
+
+def product_rows():
+    b = x((2, 3, 4))
+    return [
+        row(np.matmul, "np.matmul(a, b)", a=A, b=x((4, 2))),
+        row(np.matmul, "np.matmul(a, b)", a=b, b=V),
+        row(np.linalg.matmul, "np.linalg.matmul(a, b)", a=x((2, 3)), b=A),
+        row(np.dot, "np.dot(a, b)", a=A, b=V),
+        row(np.dot, "np.dot(a, b)", a=S, b=A),
+        row(np.vdot, "np.vdot(a, b)", a=A, b=x((2, 6))),
+        row(np.inner, "np.inner(a, b)", a=A, b=x((2, 4))),
+        row(np.inner, "np.inner(a, b)", a=V, b=V),
+        row(np.outer, "np.outer(a, b)", a=V, b=x((2, 2))),
+        row(np.linalg.outer, "np.linalg.outer(a, b)", a=V, b=x((3,))),
+        row(np.tensordot, "np.tensordot(a, b)", a=b, b=x((3, 4, 2))),
+        row(np.tensordot, "np.tensordot(a, b, axes=((0, 2), (2, 0)))", a=b, b=x((4, 5, 2))),
+        row(np.tensordot, "np.tensordot(a, b, 0)", a=V, b=x((2,))),
+        row(np.linalg.tensordot, "np.linalg.tensordot(a, b, axes=1)", a=A, b=x((4, 2))),
+        row(np.vecdot, "np.vecdot(a, b)", a=A, b=V),
+        row(np.linalg.vecdot, "np.linalg.vecdot(a, b, axis=0)", a=A, b=A),
+        row(np.matvec, "np.matvec(a, b)", a=b, b=V),
+        row(np.vecmat, "np.vecmat(a, b)", a=x((3,)), b=b),
+        row(np.einsum, "np.einsum('ij,jk->ik', a, b)", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum('ij,ij', a, b)", a=A, b=A),
+        row(np.einsum, "np.einsum('ii->i', a)", a=M),
+        row(np.einsum, "np.einsum('ii', a)", a=M),
+        row(np.einsum, "np.einsum('ij->j', a)", a=A),
+        row(np.einsum, "np.einsum('ij,k->ijk', a, b)", a=A, b=x((2,))),
+        row(np.einsum, "np.einsum('...ij,...jk->...ik', a, b)", a=b, b=x((4, 2))),
+        row(np.einsum, "np.einsum('b...,b', a, b)", a=b, b=x((2,))),
+        row(np.einsum, "np.einsum('ij,jk,kl', a, b, c)", a=A, b=x((4, 2)), c=x((2, 3))),
+        row(np.einsum, "np.einsum('i,i->i', a, b)", a=x((1,)), b=V),
+        row(np.einsum, "np.einsum('iij->j', a)", a=x((3, 3, 2))),
+        row(np.kron, "np.kron(a, b)", a=x((2, 3)), b=x((2, 2))),
+        row(np.kron, "np.kron(a, b)", a=x((3,)), b=x((2, 2))),
+        row(np.cross, "np.cross(a, b)", a=x((4, 3)), b=x((3,))),
+        row(np.cross, "np.cross(a, b, axis=0)", a=x((3, 4)), b=x((3, 4))),
+        row(np.linalg.cross, "np.linalg.cross(a, b)", a=x((3,)), b=x((3,))),
+        row(np.convolve, "np.convolve(a, b)", a=x((5,)), b=x((3,))),
+        row(np.convolve, "np.convolve(a, b, 'same')", a=x((4,)), b=x((6,))),
+        row(np.convolve, "np.convolve(a, b, 'valid')", a=x((6,)), b=x((4,))),
+        row(np.correlate, "np.correlate(a, b)", a=x((6,)), b=x((3,))),
+        row(np.correlate, "np.correlate(a, b, 'full')", a=x((3,)), b=x((4,))),
+        row(np.correlate, "np.correlate(a, b, 'same')", a=x((5,)), b=x((4,))),
+    ]
+
+
+def sorting_rows():
+    return [
+        row(np.sort, "np.sort(a)", a=A),
+        row(np.sort, "np.sort(a, axis=0)", a=A),
+        row(np.sort, "np.sort(a, axis=None)", a=A),
+        row(np.partition, "np.partition(a, 2)", a=A),
+        row(np.partition, "np.partition(a, (0, 2), axis=0)", a=x((5, 2))),
+    ]
+
+
+def _spd(name):
+    return f"{name} @ np.transpose({name}) + 3 * np.eye(np.shape({name})[0])"
+
+
+def linalg_rows():
+    la = np.linalg
+    b3 = x((2, 3, 3))
+    return [
+        row(la.inv, "np.linalg.inv(a + 3 * np.eye(3))", a=M),
+        row(la.inv, "np.linalg.inv(a + 3 * np.eye(3))", a=b3),
+        row(la.solve, "np.linalg.solve(a + 3 * np.eye(3), b)", a=M, b=x((3,))),
+        row(la.solve, "np.linalg.solve(a + 3 * np.eye(3), b)", a=M, b=x((3, 2))),
+        row(la.solve, "np.linalg.solve(a + 3 * np.eye(3), b)", a=b3, b=x((3, 1))),
+        row(la.det, "np.linalg.det(a)", a=M),
+        row(la.det, "np.linalg.det(a)", a=b3),
+        row(la.slogdet, "np.linalg.slogdet(a)[1]", a=M),
+        row(la.cholesky, f"np.linalg.cholesky({_spd('a')})", a=M),
+        row(la.cholesky, f"np.linalg.cholesky({_spd('a')}, upper=True)", a=M),
+        row(la.eigh, "e = np.linalg.eigh(a + np.transpose(a)); e[0] + e[1][0] ** 2", a=M,
+            marks=CONTAINERS),
+        row(la.eigvalsh, "np.linalg.eigvalsh(a + np.transpose(a))", a=M),
+        row(la.svd, "r = np.linalg.svd(a, full_matrices=False); "
+            "np.sum(r[1]) + np.sum(r[0] ** 2 * r[1]) + r[0] @ r[2]", a=A, marks=CONTAINERS),
+        row(la.svd, "np.linalg.svd(a, compute_uv=False)", a=A),
+        row(la.svdvals, "np.linalg.svdvals(a)", a=x((4, 3))),
+        row(la.qr, "r = np.linalg.qr(a); r[0] @ r[1] + r[0] ** 2 * np.diag(r[1])", a=x((4, 3)),
+            marks=CONTAINERS),
+        row(la.qr, "np.abs(np.linalg.qr(a, mode='r'))", a=x((4, 3))),
+        row(la.pinv, "np.linalg.pinv(a)", a=A),
+        row(la.pinv, "np.linalg.pinv(a)", a=x((4, 2))),
+        row(la.matrix_power, "np.linalg.matrix_power(a, 3)", a=M),
+        row(la.matrix_power, "np.linalg.matrix_power(a, 0)", a=M),
+        row(la.matrix_power, "np.linalg.matrix_power(a + 3 * np.eye(3), -2)", a=M),
+        row(la.lstsq, "np.linalg.lstsq(a, b)[0]", a=x((5, 3)), b=x((5,)), marks=CONTAINERS),
+        row(la.norm, "np.linalg.norm(a)", a=A),
+        row(la.norm, "np.linalg.norm(a, axis=1)", a=A),
+        row(la.norm, "np.linalg.norm(a, 1, axis=0, keepdims=True)", a=A),
+        row(la.norm, "np.linalg.norm(a, np.inf)", a=V),
+        row(la.norm, "np.linalg.norm(a, -np.inf)", a=V),
+        row(la.norm, "np.linalg.norm(a, 3)", a=V),
+        row(la.norm, "np.linalg.norm(a, 'fro')", a=A),
+        row(la.norm, "np.linalg.norm(a, 'nuc')", a=A),
+        row(la.norm, "np.linalg.norm(a, 2)", a=A),
+        row(la.norm, "np.linalg.norm(a, -2)", a=A),
+        row(la.norm, "np.linalg.norm(a, 1)", a=A),
+        row(la.norm, "np.linalg.norm(a, np.inf)", a=A),
+        row(la.norm, "np.linalg.norm(a, -1, axis=(2, 0))", a=x((3, 2, 4))),
+        row(la.vector_norm, "np.linalg.vector_norm(a, axis=(0, 1))", a=x((2, 3, 4))),
+        row(la.vector_norm, "np.linalg.vector_norm(a, ord=1)", a=A),
+        row(la.matrix_norm, "np.linalg.matrix_norm(a)", a=x((2, 3, 4))),
+        row(la.matrix_norm, "np.linalg.matrix_norm(a, ord='nuc')", a=x((2, 3, 4))),
+        row(la.trace, "np.linalg.trace(a, offset=1)", a=x((2, 3, 4))),
+        row(la.diagonal, "np.linalg.diagonal(a)", a=x((2, 3, 4))),
+        row(la.matrix_transpose, "np.linalg.matrix_transpose(a)", a=x((2, 3, 4))),
+    ]
+
+
+ROWS = elementwise_rows() + reduction_rows() + shape_rows() + product_rows() + sorting_rows()
+ROWS += linalg_rows()
+
+# Calls whose result carries no gradient: `x` is added to make the function depend on it.
+NONDIFF = {
+    np.shape: "np.shape(a)", np.size: "np.size(a)", np.ndim: "np.ndim(a)",
+    np.sign: "np.sign(a)", np.signbit: "np.signbit(a)", np.heaviside: "np.heaviside(a, 0.5)",
+    np.floor: "np.floor(a)", np.ceil: "np.ceil(a)", np.round: "np.round(a, 1)",
+    np.around: "np.around(a)", np.rint: "np.rint(a)", np.trunc: "np.trunc(a)",
+    np.fix: "np.fix(a)", np.spacing: "np.spacing(a)", np.floor_divide: "np.floor_divide(a, 0.3)",
+    np.imag: "np.imag(a)", np.angle: "np.angle(a)", np.argmax: "np.argmax(a)",
+    np.argmin: "np.argmin(a, axis=0)", np.nanargmax: "np.nanargmax(a)",
+    np.nanargmin: "np.nanargmin(a)", np.argsort: "np.argsort(a)",
+    np.argpartition: "np.argpartition(a, 1)", np.lexsort: "np.lexsort(a)",
+    np.searchsorted: "np.searchsorted(EDGES, a)",
+    np.digitize: "np.digitize(a, EDGES)", np.nonzero: "np.nonzero(a > 0)[0]",
+    np.flatnonzero: "np.flatnonzero(a > 0)", np.argwhere: "np.argwhere(a > 0)",
+    np.count_nonzero: "np.count_nonzero(a > 0)", np.isnan: "np.isnan(a)",
+    np.isfinite: "np.isfinite(a)", np.isinf: "np.isinf(a)", np.isposinf: "np.isposinf(a)",
+    np.isneginf: "np.isneginf(a)", np.isreal: "np.isreal(a)", np.iscomplex: "np.iscomplex(a)",
+    np.isclose: "np.isclose(a, 0.5)", np.allclose: "np.allclose(a, 0.5)",
+    np.array_equal: "np.array_equal(a, a)", np.array_equiv: "np.array_equiv(a, a)",
+    np.isin: "np.isin(a, a)", np.all: "np.all(a > 0)", np.any: "np.any(a > 0)",
+    np.zeros: "np.zeros(np.shape(a))", np.ones: "np.ones(np.shape(a))",
+    np.empty: "0 * np.empty(3)", np.zeros_like: "np.zeros_like(a)",
+    np.ones_like: "np.ones_like(a)", np.empty_like: "0 * np.empty_like(a)",
+    np.arange: "np.arange(np.size(a))", np.eye: "np.eye(np.size(a))",
+    np.identity: "np.identity(2)", np.tri: "np.tri(3)", np.indices: "np.indices((2, 2))",
+    np.tril_indices: "np.tril_indices(3)[0]", np.triu_indices: "np.triu_indices(3)[1]",
+    np.diag_indices: "np.diag_indices(3)[0]", np.unravel_index: "np.unravel_index(5, (3, 4))[0]",
+    np.ravel_multi_index: "np.ravel_multi_index((1, 2), (3, 4))",
+    np.result_type: "np.ones(2, np.result_type(a))", np.greater: "np.greater(a, 0)",
+    np.greater_equal: "np.greater_equal(a, 0)", np.less: "np.less(a, 0)",
+    np.less_equal: "np.less_equal(a, 0)", np.equal: "np.equal(a, 0)",
+    np.not_equal: "np.not_equal(a, 0)", np.logical_and: "np.logical_and(a > 0, a < 1)",
+    np.logical_or: "np.logical_or(a > 0, a < 1)", np.logical_not: "np.logical_not(a > 0)",
+    np.logical_xor: "np.logical_xor(a > 0, a < 1)",
+    np.bitwise_and: "np.bitwise_and(np.argsort(a), 1)",
+    np.bitwise_or: "np.bitwise_or(np.argsort(a), 1)",
+    np.bitwise_xor: "np.bitwise_xor(np.argsort(a), 1)", np.invert: "np.invert(a > 0)",
+    np.left_shift: "np.left_shift(np.argsort(a), 1)",
+    np.right_shift: "np.right_shift(np.argsort(a), 1)", np.gcd: "np.gcd(np.argsort(a), 2)",
+    np.lcm: "np.lcm(np.argsort(a), 2)", np.linalg.matrix_rank: "np.linalg.matrix_rank(a)",
+}
+
+
+# --- defining the test functions ------------------------------------------------------------
+
+
+def define(params, body, namespace):
+    """A function with real source (registered with linecache, so srcgrad can read it)."""
+    n = next(_counter)
+    filename = f"<rule-spec-{n}>"
+    # A distinct name per function: equal code objects would share srcgrad's cache entry.
+    lines = [f"def f{n}({', '.join(params)}):"]
+    lines += [f"    {stmt.strip()}" for stmt in body]
+    text = "\n".join(lines) + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    scope = {"np": np, **namespace}
+    exec(compile(text, filename, "exec"), scope)
+    return scope[f"f{n}"]
+
+
+def materialize(spec, seed):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, value in spec.items():
+        if isinstance(value, np.ndarray):
+            continue  # a constant: a global of the function
+        shape, (lo, hi) = value
+        sample = rng.uniform(lo, hi, size=shape)
+        out[name] = float(sample) if shape == () else sample
+    return out
+
+
+def build(r, seed):
+    """The user function of a row, its arguments, and the weights W."""
+    args = materialize(r.inputs, seed)
+    consts = {k: v for k, v in r.inputs.items() if isinstance(v, np.ndarray)}
+    *stmts, result = r.call.split(";")
+    primal = define(list(args), stmts + [f"return {result}"], consts)
+    out = primal(*args.values())
+    weights = np.random.default_rng(seed + 1).normal(size=np.shape(out))
+    body = stmts + [f"return np.sum(({result}) * W)"]
+    f = define(list(args), body, {"W": weights, **consts})
+    return f, args
+
+
+def _id(r):
+    return r.call.split(";")[-1].strip()[:60] + "-" + "-".join(
+        f"{k}{v[0] if isinstance(v, tuple) else 'fixed'}" for k, v in r.inputs.items()
+    )
+
+
+PARAMS = [pytest.param(r, id=f"{i}-{_id(r)}", marks=r.marks) for i, r in enumerate(ROWS)]
+
+
+@pytest.mark.parametrize("r", PARAMS)
+def test_rule_gradient(r):
+    f, args = build(r, 7)
+    wrt = tuple(r.wrt) or tuple(args)
+    check_grad(f, list(args.values()), wrt=wrt, rtol=r.rtol, atol=1e-6)
+
+
+JVP_ROWS = [p for p in PARAMS if not p.marks]
+
+
+@pytest.mark.skipif(not hasattr(srcgrad, "jvp"), reason="forward mode is not available yet")
+@pytest.mark.parametrize("r", JVP_ROWS)
+def test_rule_tangent(r):
+    f, args = build(r, 7)
+    wrt = tuple(r.wrt) or tuple(args)
+    values = list(args.values())
+    grads = srcgrad.grad(f, wrt=wrt)(*values)
+    rng = np.random.default_rng(3)
+    tangents = tuple(
+        rng.normal(size=np.shape(args[w])) if np.ndim(args[w]) else float(rng.normal())
+        for w in wrt
+    )
+    seed = tangents if len(wrt) > 1 else tangents[0]
+    _, out = srcgrad.jvp(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*values, seed)
+    expected = sum(np.sum(g * t) for g, t in zip(grads, tangents))
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", list(NONDIFF), ids=lambda fn: NONDIFF[fn][:40])
+def test_nondiff_output_carries_no_gradient(fn):
+    a = np.random.default_rng(5).uniform(0.1, 2.0, size=(3, 3))
+    body = [f"return np.sum(a) + np.sum({NONDIFF[fn]})"]
+    f = define(["a"], body, {"EDGES": np.array([0.0, 1.0])})
+    np.testing.assert_array_equal(srcgrad.grad(f)(a), np.ones((3, 3)))
+
+
+def _numpy_functions():
+    named = {}
+    for module in (np, np.linalg):
+        for name in dir(module):
+            obj = getattr(module, name)
+            if callable(obj) and not isinstance(obj, type):
+                named.setdefault(id(obj), obj)
+    return named
+
+
+def test_every_numpy_rule_has_a_row():
+    numpy_fns = _numpy_functions()
+    covered = {id(r.fn) for r in ROWS} | {id(fn) for fn in NONDIFF}
+    registered = [rule for rule in RULES.values() if id(rule.fn) in numpy_fns]
+    missing = sorted(rule.name for rule in registered if id(rule.fn) not in covered)
+    assert not missing, f"rules without a row in tests/test_rules.py: {missing}"
+    listed_nondiff = {id(fn) for fn in NONDIFF}
+    for rule in registered:
+        assert rule.nondiff == (id(rule.fn) in listed_nondiff), rule.name
+
+
+def test_coverage_exceeds_the_peers():
+    numpy_fns = _numpy_functions()
+    registered = [rule for rule in RULES.values() if id(rule.fn) in numpy_fns]
+    assert len(registered) > 175
+
+
+# --- adjoints of functions of or into sequences, checked without the transform -----------------
+# Until the transform consumes tuples (the containers issue), the helpers behind the rules of
+# eigh, svd, qr, lstsq, concatenate, ... are checked here directly: ``adjoint(dys)`` must be the
+# gradient of ``sum(dy * out)`` over the outputs.
+
+from gradcheck import numeric_grad  # noqa: E402
+
+from srcgrad import runtime  # noqa: E402
+
+_rng = np.random.default_rng(11)
+
+
+def _sym(a):
+    return a + a.T
+
+
+def _check(loss, adjoint, a):
+    np.testing.assert_allclose(adjoint(a), numeric_grad(loss, (a,), 0), rtol=1e-5, atol=1e-7)
+
+
+def test_eigh_adjoint():
+    c, w = _rng.normal(size=(3, 3)), _rng.normal(size=3)
+    a = _rng.normal(size=(3, 3))
+
+    def loss(a):
+        e, v = np.linalg.eigh(_sym(a))
+        return np.sum(w * e) + np.sum(c * v**2)
+
+    def adjoint(a):
+        out = np.linalg.eigh(_sym(a))
+        g = runtime.eigh_vjp((w, 2 * c * out[1]), out)
+        return g + g.T
+
+    _check(loss, adjoint, a)
+    only_values = runtime.eigh_vjp((w, None), np.linalg.eigh(_sym(a)))
+    np.testing.assert_allclose(only_values, runtime.eigvalsh_vjp(w, _sym(a)))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
+def test_svd_adjoint(shape):
+    a = _rng.normal(size=shape)
+    k = min(shape)
+    cu, cs = _rng.normal(size=(shape[0], k)), _rng.normal(size=k)
+    cv = _rng.normal(size=(k, shape[1]))
+
+    def loss(a):
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        return np.sum(cu * u**2) + np.sum(cs * s) + np.sum(cv * vt**2)
+
+    def adjoint(a):
+        u, s, vt = out = np.linalg.svd(a, full_matrices=False)
+        return runtime.svd_vjp((2 * cu * u, cs, 2 * cv * vt), out, a, full_matrices=False)
+
+    _check(loss, adjoint, a)
+
+
+def test_qr_adjoint():
+    a = _rng.normal(size=(5, 3))
+    cq, cr = _rng.normal(size=(5, 3)), _rng.normal(size=(3, 3))
+
+    def loss(a):
+        q, r = np.linalg.qr(a)
+        return np.sum(cq * q) + np.sum(cr * r)
+
+    def adjoint(a):
+        return runtime.qr_vjp((cq, cr), np.linalg.qr(a), a)
+
+    _check(loss, adjoint, a)
+    with pytest.raises(NotImplementedError, match="m >= n"):
+        runtime.qr_vjp((cq, None), None, np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("b_shape", [(6,), (6, 2)])
+def test_lstsq_adjoint(b_shape):
+    a, b = _rng.normal(size=(6, 3)), _rng.normal(size=b_shape)
+    cx = _rng.normal(size=(3,) + b_shape[1:])
+    cres = _rng.normal(size=b_shape[1:] or (1,))
+    cs = _rng.normal(size=3)
+
+    def loss(a, b):
+        x, res, _, s = np.linalg.lstsq(a, b)
+        return np.sum(cx * x) + np.sum(cres * res) + np.sum(cs * s)
+
+    out = np.linalg.lstsq(a, b)
+    dy = (cx, cres, None, cs)
+    np.testing.assert_allclose(
+        runtime.lstsq_vjp(dy, a, b, out), numeric_grad(loss, (a, b), 0), rtol=1e-5, atol=1e-7
+    )
+    np.testing.assert_allclose(
+        runtime.lstsq_vjp(dy, a, b, out, wrt=1), numeric_grad(loss, (a, b), 1), rtol=1e-5,
+        atol=1e-7,
+    )
+
+
+def test_sequence_adjoints():
+    a, b = _rng.normal(size=(3, 4)), _rng.normal(size=(3, 2))
+    g = _rng.normal(size=(3, 6))
+    ga, gb = runtime.concatenate_grad(g, (a, b), axis=1)
+    np.testing.assert_array_equal(np.concatenate((ga, gb), axis=1), g)
+    v, w = _rng.normal(size=4), _rng.normal(size=2)
+    gv, gw = runtime.hstack_grad(np.arange(6.0), (v, w))
+    np.testing.assert_array_equal(gv, np.arange(4.0))
+    gs = runtime.stack_grad(np.arange(8.0).reshape(4, 2), (v, v), axis=1)
+    np.testing.assert_array_equal(gs[1], [1.0, 3.0, 5.0, 7.0])
+    gv, ga = runtime.vstack_grad(np.ones((4, 4)), (v, a))
+    assert gv.shape == (4,) and ga.shape == (3, 4)
+    ga, gb = runtime.dstack_grad(np.ones((3, 4, 2)), (a, a))
+    assert ga.shape == (3, 4)
+    gv, ga = runtime.column_stack_grad(np.arange(15.0).reshape(3, 5), (np.ones(3), a))
+    np.testing.assert_array_equal(gv, [0.0, 5.0, 10.0])
+    pieces = (None, np.ones(1), 2 * np.ones(1))
+    np.testing.assert_array_equal(runtime.split_grad(pieces, v, 3), [0.0, 0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(
+        runtime.stack_cotangents((None, np.ones(4), None), a, axis=0)[1], np.ones(4)
+    )
