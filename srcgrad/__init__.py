@@ -1,6 +1,20 @@
 """srcgrad: ahead-of-time source-transformation automatic differentiation for Python and NumPy."""
 
-from .api import grad, hessian, hvp, jacobian, jvp, show, source, value_and_grad, vjp
+from .api import (
+    adjoint,
+    grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    nondifferentiable,
+    show,
+    source,
+    stop_gradient,
+    tangent,
+    value_and_grad,
+    vjp,
+)
 from .errors import (
     NonScalarOutputError,
     NoRuleError,
@@ -23,6 +37,10 @@ __all__ = [
     "hessian",
     "source",
     "show",
+    "adjoint",
+    "tangent",
+    "stop_gradient",
+    "nondifferentiable",
     "SrcgradError",
     "UnsupportedSyntaxError",
     "NonScalarOutputError",

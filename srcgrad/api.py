@@ -20,6 +20,7 @@ from .emit.compile import compile_function
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
 from .pipeline import Options, derive
+from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
 
 _CACHE: dict = {}
 
@@ -327,5 +328,5 @@ def show(fn):
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "hvp", "jacobian", "hessian", "source", "show",
-    "inspect",
+    "inspect", "adjoint", "tangent", "stop_gradient", "nondifferentiable",
 ]

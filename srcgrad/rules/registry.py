@@ -51,6 +51,13 @@ class Rule:
         return _qualname(self.fn)
 
     def vjp(self):
+        if self.vjp_template is None and not self.vjp_src and self.jvp_template is not None:
+            from ..errors import NoRuleError
+
+            raise NoRuleError(
+                f"{self.name} has a tangent rule (srcgrad.tangent) but no adjoint; reverse mode "
+                f"needs one: register it with @srcgrad.adjoint({getattr(self.fn, '__name__', '')})"
+            )
         if self.vjp_template is None:
             self.vjp_template = _string_template(self.vjp_src, self.signature, "dy", self.namespace)
         return self.vjp_template
@@ -65,6 +72,9 @@ class Rule:
             return ()
         if self.vjp_template is not None:
             return tuple(p for p in self.vjp_template.outputs if p != "*")
+        if not self.vjp_src and self.jvp_template is not None:
+            roles = self.jvp_template.names.values()
+            return tuple(r[2:] for r in roles if r.startswith("t:"))
         return tuple(self.vjp_src)
 
 
