@@ -73,6 +73,14 @@ class DesugarControl:
                 s.orelse = self._loops(s.orelse)
             if isinstance(s, gast.For) and not self._is_range(s.iter):
                 out.extend(self._index_loop(s))
+            elif isinstance(s, gast.For) and s.target.id in _stored(s.body):
+                # `for i in ...: i = ...`: iterate a fresh name, so the loop index stays intact
+                index = self.namer.fresh(s.target.id + "_index")
+                self.locals.add(index)
+                rebind = gast.Assign([s.target], _name(index), None)
+                s.body = _located([rebind], s) + s.body
+                s.target = _name(index, gast.Store())
+                out.append(s)
             else:
                 out.append(s)
         return out
@@ -243,6 +251,13 @@ class DesugarControl:
         body = replace(body)
         ret = gast.Return(_name(self.retval))
         return body + [gast.copy_location(ret, last)]
+
+
+def _stored(stmts):
+    return {
+        n.id for s in stmts for n in gast.walk(s)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
 
 
 def _walk_stmts(stmts):

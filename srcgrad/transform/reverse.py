@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import operator
 
 import gast
 
@@ -39,6 +40,9 @@ from ..errors import UnsupportedSyntaxError
 from .templates import instantiate
 
 _MARKER = "__srcgrad_marker__"
+
+# Helpers whose result is always a new array.
+FRESH = (runtime.zeros_like, runtime.getitem_grad, runtime.unreduce, runtime.mean_grad)
 
 
 def name(id_):
@@ -121,6 +125,7 @@ class ReverseAD:
         self.defined = set()
         self.none_init = []
         self.depth = 0
+        self.owned = set()  # adjoints holding an array made here: safe to update in place
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -180,17 +185,39 @@ class ReverseAD:
         current = self.adj.get(var)
         target = self._adjoint_name(var)
         if current is None:
-            if may_alias and not self.in_compound and isinstance(contrib, gast.Name):
+            if isinstance(contrib, gast.Name) and (
+                contrib.id == target or (may_alias and not self.in_compound)
+            ):
                 self.adj[var] = contrib
-                return
-            if isinstance(contrib, gast.Name) and contrib.id == target:
-                self.adj[var] = contrib
+                self.owned.discard(var)
                 return
             value = contrib
+            fresh = self._fresh(contrib)
         else:
             value = gast.BinOp(current, gast.Add(), contrib)
+            fresh = True
         self.stmts.append(assign(target, value))
         self.adj[var] = name(target)
+        if fresh:
+            self.owned.add(var)
+        else:
+            self.owned.discard(var)
+
+    def _fresh(self, expr):
+        """Whether ``expr`` is a new array, never one the caller or another adjoint holds."""
+        if isinstance(expr, (gast.BinOp, gast.UnaryOp)):
+            return True
+        if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+            return any(
+                expr.func.id == self.ctx.global_name(fn, fn.__name__) for fn in FRESH
+            )
+        return False
+
+    def _set_zero(self, var):
+        """``dvar = zeros_like(var)``: a fresh zero adjoint."""
+        self.stmts.append(assign(self._adjoint_name(var), self._zeros(var)))
+        self.adj[var] = name(self._adjoint_name(var))
+        self.owned.add(var)
 
     # --- the primal sweep ---------------------------------------------------------------------
     def _save(self, var, stmt):
@@ -300,6 +327,8 @@ class ReverseAD:
             op = self.ops[id(stmt)]
             if op.kind == "copy":
                 contribs[op.args["x"].id] = dt
+            elif op.kind == "rule" and self._in_place_item(op, dt):
+                pass
             elif op.kind == "rule":
                 result = name(target)
                 reads_old = restore is not None and any(
@@ -319,6 +348,7 @@ class ReverseAD:
                     "differentiated values here yet"
                 )
         self.adj.pop(target, None)  # the value before this statement has its own adjoint
+        self.owned.discard(target)
         may_alias = target not in self.fixed
         for var, c in contribs.items():
             if var != target:
@@ -326,9 +356,22 @@ class ReverseAD:
         if target in contribs:
             self.accumulate(target, contribs[target], may_alias)
         if target in self.reinit and target not in self.adj:
-            self.stmts.append(assign(self._adjoint_name(target), self._zeros(target)))
-            self.adj[target] = name(self._adjoint_name(target))
+            self._set_zero(target)
         return restore
+
+    def _in_place_item(self, op, dt):
+        """``x[index]`` into an adjoint buffer owned here: ``dx = add_at(dx, index, dy)``."""
+        if op.rule.fn is not operator.getitem:
+            return False
+        x = op.args["x"]
+        if not isinstance(x, gast.Name):
+            return False
+        if x.id not in self.owned or x.id not in self.active:
+            return False
+        acc = name(self._adjoint_name(x.id))
+        call = self._call(runtime.add_at, acc, op.args["index"], dt)
+        self.stmts.append(assign(acc.id, call))
+        return True
 
     def _contributions(self, op, result, dt):
         rule = op.rule
@@ -380,6 +423,7 @@ class ReverseAD:
             if not (isinstance(current, gast.Name) and current.id == own):
                 self.stmts.append(assign(own, current))
                 self.adj[var] = name(own)
+                self.owned.discard(var)
 
     def _enter(self):
         saved = (self.in_compound, self.last_line)
@@ -395,19 +439,22 @@ class ReverseAD:
         self._materialize(s)
         head = self._flush(s.lineno)
         saved = self._enter()
-        entry = dict(self.adj)
+        entry, entry_owned = dict(self.adj), set(self.owned)
         body = self.adjoint_block(s.body)
-        after_body = dict(self.adj)
-        self.adj = dict(entry)
+        after_body, owned_body = dict(self.adj), set(self.owned)
+        self.adj, self.owned = dict(entry), entry_owned
         orelse = self.adjoint_block(s.orelse)
-        after_orelse = dict(self.adj)
+        after_orelse, owned_orelse = dict(self.adj), set(self.owned)
         self._leave(saved)
         joined = set(after_body) | set(after_orelse)
         for var in sorted(joined - set(after_body)):
             body.append(assign(self._adjoint_name(var), self._zeros(var)))
+            owned_body.add(var)
         for var in sorted(joined - set(after_orelse)):
             orelse.append(assign(self._adjoint_name(var), self._zeros(var)))
+            owned_orelse.add(var)
         self.adj = {v: name(self._adjoint_name(v)) for v in joined}
+        self.owned = owned_body & owned_orelse
         if not body and not orelse:
             return head
         return self._headed(head, s.lineno, gast.If(s.test, body or [gast.Pass()], orelse))
@@ -420,13 +467,14 @@ class ReverseAD:
 
     def _dry_run(self, body, entry):
         """The set of adjoints assigned after the reverse of ``body``, starting from ``entry``."""
-        state = (self.adj, self.stmts, self.last_line, self.in_compound)
+        state = (self.adj, self.stmts, self.last_line, self.in_compound, self.owned)
         self.adj = {v: name(self._adjoint_name(v)) for v in entry}
+        self.owned = set(self.owned)
         self.stmts = []
         self.in_compound = True
         self.adjoint_block(body)
         result = set(self.adj)
-        self.adj, self.stmts, self.last_line, self.in_compound = state
+        self.adj, self.stmts, self.last_line, self.in_compound, self.owned = state
         return result
 
     def _adjoint_loop(self, loop):
@@ -445,8 +493,14 @@ class ReverseAD:
         pre_init = entry - start
         killed = entry - exit_
         for var in sorted(pre_init):
-            self.stmts.append(assign(self._adjoint_name(var), self._zeros(var)))
-            self.adj[var] = name(self._adjoint_name(var))
+            self._set_zero(var)
+        stored = _names_stored(body)
+        for var in sorted(self._indexed(body) - stored - self.owned):
+            if var in self.adj:
+                # a private copy, so that `x[i]` in the loop can accumulate in place
+                own = self._adjoint_name(var)
+                self.stmts.append(assign(own, self._call(runtime.copy_array, name(own))))
+                self.owned.add(var)
         head = self._flush(loop.lineno)
 
         saved = self._enter()
@@ -456,6 +510,7 @@ class ReverseAD:
         self.reinit = outer_reinit
         self._leave(saved)
         self.adj = {v: name(self._adjoint_name(v)) for v in entry}
+        self.owned &= entry
 
         if reversible:
             header = gast.Call(self._helper(builtins.reversed), [loop.iter], [])
@@ -472,6 +527,17 @@ class ReverseAD:
         if ident is not None:
             code.append(_marker("restore", trips, ident))
         return code
+
+    def _indexed(self, body):
+        """Active variables read by ``x[...]`` in active statements of ``body``."""
+        out = set()
+        for n in gast.walk(gast.Module(body, [])):
+            if isinstance(n, gast.Assign) and id(n) in self.ops and n.targets[0].id in self.active:
+                value = n.value
+                if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+                    if value.value.id in self.active:
+                        out.add(value.value.id)
+        return out
 
     # --- seeding and finishing ----------------------------------------------------------------
     def _seed(self, out, seed_param):
