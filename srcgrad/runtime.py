@@ -15,6 +15,13 @@ from .errors import NonScalarOutputError, SeedShapeError, TangentShapeError
 
 def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
+    if isinstance(g, float):
+        # A contribution has the shape of the operation's result, and a scalar result means
+        # scalar operands: nothing was broadcast.
+        return g
+    gshape = getattr(g, "shape", None)
+    if gshape is not None and gshape == getattr(x, "shape", None):
+        return g
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -72,6 +79,24 @@ def getitem_grad(dy, x, index):
     else:
         np.add.at(g, index, dy)
     return g
+
+
+def add_at(acc, index, dy):
+    """``acc`` plus the adjoint of ``x[index]``, added in place into ``acc``.
+
+    Generated code calls this only on an adjoint buffer it created itself, so the update touches
+    nothing else; it keeps ``x[i]`` inside a loop O(1) per iteration instead of O(len(x)).
+    """
+    if _is_basic(index):
+        acc[index] += dy
+    else:
+        np.add.at(acc, index, dy)
+    return acc
+
+
+def copy_array(a):
+    """A private copy of an adjoint array."""
+    return np.array(a, dtype=np.result_type(a, float), copy=True)
 
 
 def _is_basic(index):
@@ -171,6 +196,17 @@ def check_tangent(tangent, x, name="x"):
     if np.shape(tangent) != np.shape(x):
         raise TangentShapeError(np.shape(tangent), np.shape(x), name)
     return tangent
+
+
+def broadcast_like(t, y):
+    """``t`` broadcast to the shape of ``y``: the tangent of an operand NumPy broadcast into ``y``.
+
+    The counterpart of ``unbroadcast``, which sums back down; each is the other's adjoint.
+    """
+    shape = np.shape(y)
+    if np.shape(t) == shape:
+        return t
+    return np.array(np.broadcast_to(t, shape), dtype=np.result_type(t, float))
 
 
 # --- helpers of the NumPy rule library (rules/numpy_rules.py, rules/linalg_rules.py) ----------
