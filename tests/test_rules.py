@@ -21,6 +21,7 @@ import pytest
 from gradcheck import check_grad
 
 import srcgrad
+from srcgrad import grad
 from srcgrad.rules import RULES
 
 CONTAINERS = pytest.mark.xfail(
@@ -635,3 +636,97 @@ def test_sequence_adjoints():
     np.testing.assert_array_equal(
         runtime.stack_cotangents((None, np.ones(4), None), a, axis=0)[1], np.ones(4)
     )
+
+
+# --- conventions at kinks, ties and guarded branches ----------------------------------------------
+
+
+def abs_sum(x):
+    return np.sum(np.abs(x))
+
+
+def maximum_sum(a, b):
+    return np.sum(np.maximum(a, b))
+
+
+def max_all(a):
+    return np.max(a)
+
+
+def clip_sum(a):
+    return np.sum(np.clip(a, 0.0, 1.0))
+
+
+def guarded_log(x):
+    safe = np.where(x > 0, x, 1.0)
+    return np.sum(np.where(x > 0, np.log(safe), x))
+
+
+def unguarded_log(x):
+    return np.sum(np.where(x > 0, np.log(x), x))
+
+
+def test_kinks_follow_the_documented_convention():
+    np.testing.assert_array_equal(grad(abs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
+    ga, gb = grad(maximum_sum, wrt=(0, 1))(np.array([1.0, 2.0]), np.array([1.0, 3.0]))
+    np.testing.assert_array_equal(ga, [1.0, 0.0])  # the tie goes to the first operand
+    np.testing.assert_array_equal(gb, [0.0, 1.0])
+    np.testing.assert_array_equal(grad(max_all)(np.array([1.0, 3.0, 3.0])), [0.0, 0.5, 0.5])
+    np.testing.assert_array_equal(grad(clip_sum)(np.array([0.0, 0.5, 1.0, 2.0])), [1, 1, 1, 0])
+
+
+def test_guarded_where_gives_no_nan():
+    x = np.array([-1.0, 0.0, 2.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(grad(guarded_log)(x), [1.0, 1.0, 0.5])
+        assert np.isnan(grad(unguarded_log)(x)[1])  # 0 * (1 / 0): why the guard is needed
+
+
+IDX = np.array([1, 2])
+
+
+def methods(x):
+    return (
+        x.reshape((6,)).max() + x.clip(0.1, 0.5).sum() + x.flatten().prod() + x.var(axis=0).sum()
+        + x.std(ddof=1) + x.cumsum(1).sum() + x.ravel().min() + x.squeeze().trace()
+        + x.swapaxes(0, 1).take(IDX).sum() + x.repeat(2).copy().mean()
+        + x.T.diagonal().sum() + x.cumprod(0).sum() + x.argmax()
+    )
+
+
+def test_array_methods():
+    check_grad(methods, (np.arange(1.0, 7.0).reshape(2, 3) / 7,))
+
+
+def reshape_spread(x):
+    return np.sum(x.reshape(3, 2))
+
+
+def add_out(a, b):
+    return np.sum(np.add(a, b, out=a))
+
+
+def add_out_positional(a, b):
+    return np.sum(np.multiply(a, b, a))
+
+
+@pytest.mark.parametrize("f", [add_out, add_out_positional])
+def test_out_arguments_are_rejected(f):
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="`out=`"):
+        grad(f)(np.ones(2), np.ones(2))
+
+
+def test_reshape_method_with_spread_shape_is_rejected():
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="reshape"):
+        grad(reshape_spread)(np.ones((2, 3)))
+
+
+def test_every_ufunc_rule_declares_out():
+    for rule in RULES.values():
+        if isinstance(rule.fn, np.ufunc) and not rule.nondiff:
+            assert "out" in rule.signature.parameters, rule.name
+
+
+def test_transform_of_a_numpy_function():
+    assert np.isclose(grad(np.sin)(0.3), np.cos(0.3))
+    assert np.isclose(grad(np.tanh)(0.3), 1 - np.tanh(0.3) ** 2)

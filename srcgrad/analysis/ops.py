@@ -41,7 +41,39 @@ UNARYOPS = {
     gast.Invert: operator.invert,
 }
 # Array methods and the NumPy function each one is (self becomes the first argument).
-METHODS = {"sum": np.sum, "mean": np.mean, "dot": np.dot, "transpose": np.transpose}
+METHODS = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "dot": np.dot,
+    "transpose": np.transpose,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "var": np.var,
+    "std": np.std,
+    "cumsum": np.cumsum,
+    "cumprod": np.cumprod,
+    "trace": np.trace,
+    "reshape": np.ndarray.reshape,
+    "ravel": np.ravel,
+    "flatten": np.ravel,
+    "squeeze": np.squeeze,
+    "swapaxes": np.swapaxes,
+    "diagonal": np.diagonal,
+    "repeat": np.repeat,
+    "take": np.take,
+    "clip": np.clip,
+    "copy": np.copy,
+    "conj": np.conj,
+    "conjugate": np.conj,
+    "round": np.round,
+    "argmax": np.argmax,
+    "argmin": np.argmin,
+    "argsort": np.argsort,
+    "nonzero": np.nonzero,
+    "all": np.all,
+    "any": np.any,
+}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 

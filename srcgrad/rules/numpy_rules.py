@@ -58,21 +58,16 @@ elementwise(np.reciprocal, UNARY, vjp="-dy * y * y", jvp="-dx * y * y")
 elementwise(np.sin, UNARY, vjp="dy * np.cos(x)", jvp="dx * np.cos(x)")
 elementwise(np.cos, UNARY, vjp="-dy * np.sin(x)", jvp="-dx * np.sin(x)")
 elementwise(np.tan, UNARY, vjp="dy * (1 + y * y)", jvp="dx * (1 + y * y)")
-for _asin in (np.arcsin, np.asin):
-    elementwise(_asin, UNARY, vjp="dy / np.sqrt(1 - x * x)", jvp="dx / np.sqrt(1 - x * x)")
-for _acos in (np.arccos, np.acos):
-    elementwise(_acos, UNARY, vjp="-dy / np.sqrt(1 - x * x)", jvp="-dx / np.sqrt(1 - x * x)")
-for _atan in (np.arctan, np.atan):
-    elementwise(_atan, UNARY, vjp="dy / (1 + x * x)", jvp="dx / (1 + x * x)")
+# np.asin is np.arcsin, and likewise for the other array-API spellings below.
+elementwise(np.arcsin, UNARY, vjp="dy / np.sqrt(1 - x * x)", jvp="dx / np.sqrt(1 - x * x)")
+elementwise(np.arccos, UNARY, vjp="-dy / np.sqrt(1 - x * x)", jvp="-dx / np.sqrt(1 - x * x)")
+elementwise(np.arctan, UNARY, vjp="dy / (1 + x * x)", jvp="dx / (1 + x * x)")
 elementwise(np.sinh, UNARY, vjp="dy * np.cosh(x)", jvp="dx * np.cosh(x)")
 elementwise(np.cosh, UNARY, vjp="dy * np.sinh(x)", jvp="dx * np.sinh(x)")
 elementwise(np.tanh, UNARY, vjp="dy * (1 - y * y)", jvp="dx * (1 - y * y)")
-for _asinh in (np.arcsinh, np.asinh):
-    elementwise(_asinh, UNARY, vjp="dy / np.sqrt(x * x + 1)", jvp="dx / np.sqrt(x * x + 1)")
-for _acosh in (np.arccosh, np.acosh):
-    elementwise(_acosh, UNARY, vjp="dy / np.sqrt(x * x - 1)", jvp="dx / np.sqrt(x * x - 1)")
-for _atanh in (np.arctanh, np.atanh):
-    elementwise(_atanh, UNARY, vjp="dy / (1 - x * x)", jvp="dx / (1 - x * x)")
+elementwise(np.arcsinh, UNARY, vjp="dy / np.sqrt(x * x + 1)", jvp="dx / np.sqrt(x * x + 1)")
+elementwise(np.arccosh, UNARY, vjp="dy / np.sqrt(x * x - 1)", jvp="dx / np.sqrt(x * x - 1)")
+elementwise(np.arctanh, UNARY, vjp="dy / (1 - x * x)", jvp="dx / (1 - x * x)")
 # np.abs is np.absolute. At 0 the gradient is 0.
 elementwise(np.abs, UNARY, vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
 elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
@@ -99,7 +94,7 @@ elementwise(np.multiply, BINARY, vjp=("dy * x2", "dy * x1"), jvp=("dx1 * x2", "x
 elementwise(
     np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2"), jvp=("dx1 / x2", "-dx2 * y / x2")
 )
-for _power in (np.power, np.pow, np.float_power):
+for _power in (np.power, np.float_power):  # np.pow is np.power
     elementwise(
         _power,
         BINARY,
@@ -119,13 +114,12 @@ elementwise(
 elementwise(
     np.hypot, BINARY, vjp=("dy * x1 / y", "dy * x2 / y"), jvp=("dx1 * x1 / y", "dx2 * x2 / y")
 )
-for _atan2 in (np.arctan2, np.atan2):
-    elementwise(
-        _atan2,
-        BINARY,
-        vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
-        jvp=("dx1 * x2 / (x1 * x1 + x2 * x2)", "-dx2 * x1 / (x1 * x1 + x2 * x2)"),
-    )
+elementwise(
+    np.arctan2,
+    BINARY,
+    vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
+    jvp=("dx1 * x2 / (x1 * x1 + x2 * x2)", "-dx2 * x1 / (x1 * x1 + x2 * x2)"),
+)
 elementwise(
     np.logaddexp,
     BINARY,
@@ -314,6 +308,9 @@ linear(np.moveaxis, "a, source, destination", vjp="np.moveaxis(dy, destination, 
        jvp="np.moveaxis(da, source, destination)")
 linear(np.reshape, "a, shape=None, order='C'", vjp="reshape_like(dy, a, order=order)",
        jvp="np.reshape(da, np.shape(y), order=order)")
+# The method `x.reshape((3, 4))`; its shape must be one argument (`x.reshape(3, 4)` is refused).
+linear(np.ndarray.reshape, "a, shape, *, order='C'", vjp="reshape_like(dy, a, order=order)",
+       jvp="np.reshape(da, np.shape(y), order=order)")
 linear(np.ravel, "a, order='C'", vjp="reshape_like(dy, a, order=order)",
        jvp="np.ravel(da, order=order)")
 linear(np.expand_dims, "a, axis", vjp="reshape_like(dy, a)", jvp="np.expand_dims(da, axis)")
@@ -386,13 +383,12 @@ linear(
     },
 )
 # Functions of a sequence of arrays: the cotangent of the sequence is a tuple of cotangents.
-for _concatenate in (np.concatenate, np.concat):
-    linear(
-        _concatenate,
-        "arrays, axis=0, out=None, *, dtype=None",
-        vjp="concatenate_grad(dy, arrays, axis=axis)",
-        jvp="np.concatenate(darrays, axis=axis)",
-    )
+linear(  # np.concat is np.concatenate
+    np.concatenate,
+    "arrays, axis=0, out=None, *, dtype=None",
+    vjp="concatenate_grad(dy, arrays, axis=axis)",
+    jvp="np.concatenate(darrays, axis=axis)",
+)
 linear(np.stack, "arrays, axis=0, out=None, *, dtype=None", vjp="stack_grad(dy, arrays, axis=axis)",
        jvp="np.stack(darrays, axis=axis)")
 linear(np.hstack, "tup, *, dtype=None", vjp="hstack_grad(dy, tup)", jvp="np.hstack(dtup)")
