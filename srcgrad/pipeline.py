@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> control -> anf -> licm -> ssa -> activity -> reverse | forward -> fold -> dce
-    -> emit -> compile
+    parse -> check -> control -> anf -> inline -> licm -> ssa -> activity
+    -> reverse | forward -> fold -> dce -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
 tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
@@ -29,6 +29,7 @@ from .frontend.source import parse_function
 from .normalize.anf import ANF, local_names
 from .normalize.check import CheckSupported
 from .normalize.control import DesugarControl
+from .normalize.inline import InlineCalls, extract_local_functions
 from .normalize.licm import HoistInvariants
 from .normalize.ssa import SSARename, compound_assigned
 from .optimize.dce import DeadCode
@@ -74,17 +75,21 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     parsed = parse_function(fn)
     node = stage("parse", parsed.node)
     location = parsed.location
+    local_functions = extract_local_functions(node, location)
     node = stage("check", CheckSupported(location).run(node))
 
     locals_ = local_names(node)
     taken = locals_ | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     namer = Namer(taken | {node.name})
+    namespace = Namespace(fn)
+    ctx = GenContext(namespace, namer, locals_, location)
     node = stage("control", DesugarControl(namer, locals_).run(node))
     node = stage("anf", ANF(namer, locals_).run(node))
-    namespace = Namespace(fn)
+    node = stage("inline", InlineCalls(ctx, locals_, local_functions).run(node))
     node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
     node = stage("ssa", SSARename(namer).run(node))
     locals_ = local_names(node)
+    ctx.local_names = locals_
 
     classifier = OpClassifier(namespace, locals_, location)
     out = node.body[-1].value
@@ -92,7 +97,6 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     activity = Activity(classifier)
     active = activity.run(node, wrt, outputs)
 
-    ctx = GenContext(namespace, namer, locals_, location)
     name = namer.fresh(derived_name(node.name, mode))
     if mode in FORWARD_MODES:
         forward = ForwardAD(

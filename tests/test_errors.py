@@ -69,13 +69,6 @@ def uses_class(x):
     return x * 2.0
 
 
-def uses_nested_def(x):
-    def inner(v):
-        return v * v
-
-    return inner(x)
-
-
 def uses_global(x):
     global COUNTER
     COUNTER = 1.0
@@ -107,11 +100,6 @@ async def uses_async(x):
     return x * 2.0
 
 
-def uses_lambda(x):
-    sq = lambda v: v * v
-    return sq(x)
-
-
 def uses_list_comprehension(x):
     return np.sum(np.array([v * 2.0 for v in x]))
 
@@ -136,13 +124,11 @@ UNSUPPORTED = [
     (uses_with, "with np"),
     (uses_try, "try:"),
     (uses_class, "class Box"),
-    (uses_nested_def, "def inner"),
     (uses_global, "global COUNTER"),
     (make_uses_nonlocal(), "nonlocal count"),
     (uses_del, "del y"),
     (uses_yield, "yield x"),
     (uses_async, "async def"),
-    (uses_lambda, "lambda v"),
     (uses_list_comprehension, "[v * 2.0"),
     (uses_generator_expression, "(v * v"),
     (uses_dict_comprehension, "{k:"),

@@ -23,8 +23,11 @@ class Namespace:
         cells = getattr(fn, "__closure__", None) or ()
         freevars = code.co_freevars if code is not None else ()
         self.cells = dict(zip(freevars, cells))
+        self.extras = {}  # names generated code adds (helpers, inlined callees' globals)
 
     def lookup(self, name):
+        if name in self.extras:
+            return self.extras[name]
         cell = self.cells.get(name)
         if cell is not None:
             try:

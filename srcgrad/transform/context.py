@@ -15,8 +15,12 @@ class GenContext:
     namer: object
     local_names: set
     location: object
-    extras: dict = field(default_factory=dict)  # generated name -> object
     _names: dict = field(default_factory=dict)  # id(object) -> generated name
+
+    @property
+    def extras(self):
+        """Generated name -> object, for names generated code adds beyond the user's own."""
+        return self.namespace.extras
 
     def global_name(self, obj, preferred):
         """The name generated code uses for ``obj``; prefers the user's own name for it."""

@@ -447,13 +447,17 @@ class ReverseAD:
         after_orelse, owned_orelse = dict(self.adj), set(self.owned)
         self._leave(saved)
         joined = set(after_body) | set(after_orelse)
+        kept = {
+            v: entry[v] for v in joined
+            if v in entry and after_body.get(v) is entry[v] and after_orelse.get(v) is entry[v]
+        }
         for var in sorted(joined - set(after_body)):
             body.append(assign(self._adjoint_name(var), self._zeros(var)))
             owned_body.add(var)
         for var in sorted(joined - set(after_orelse)):
             orelse.append(assign(self._adjoint_name(var), self._zeros(var)))
             owned_orelse.add(var)
-        self.adj = {v: name(self._adjoint_name(v)) for v in joined}
+        self.adj = {v: kept.get(v) or name(self._adjoint_name(v)) for v in joined}
         self.owned = owned_body & owned_orelse
         if not body and not orelse:
             return head
@@ -503,13 +507,18 @@ class ReverseAD:
                 self.owned.add(var)
         head = self._flush(loop.lineno)
 
+        before = dict(self.adj)
         saved = self._enter()
         outer_reinit = self.reinit
         self.reinit = self.reinit | killed
         adjoint_body = self.adjoint_block(body)
         self.reinit = outer_reinit
         self._leave(saved)
+        after = self.adj
         self.adj = {v: name(self._adjoint_name(v)) for v in entry}
+        for v in entry:
+            if v in before and after.get(v) is before[v]:
+                self.adj[v] = before[v]  # untouched by the loop: keep its alias
         self.owned &= entry
 
         if reversible:

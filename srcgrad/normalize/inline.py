@@ -1,0 +1,225 @@
+"""Inline calls to the user's own Python functions, lambdas and nested functions.
+
+Requires: an A-normal-form body (every call is the whole right-hand side of an assignment) and a
+:class:`GenContext`. Guarantees: ``t = helper(a, b)`` where ``helper`` is a Python function of the
+user's (module-level, imported from another module, a closure, a lambda or a ``def`` nested in the
+body) is replaced by ``helper``'s own normalized body, with its locals renamed apart, its
+parameters bound to the arguments (keywords and defaults included) and its globals bound to the
+objects they denote in *its* module. Adjoint code of inlined statements is commented with the
+call site's line.
+
+Why inline rather than call a split primal/adjoint pair: inlined code is straight NumPy in one
+function, so nothing is recomputed, the optimizer sees across the call, and ``source()`` shows
+everything in one place. Recursive calls cannot be inlined; they stay calls and are
+differentiated through the callee's own generated vjp (see ``rules/derived.py``).
+
+    def sq(v):                      def f(x):
+        return v * v                    v = x
+                            ->          v_times_v = v * v
+    def f(x):                           sq_x = v_times_v
+        return sq(x)                    return sq_x
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+
+from .. import rules
+from ..errors import UnsupportedSyntaxError
+from ..frontend.resolve import MISSING, Namespace
+from ..frontend.source import parse_function
+from .anf import ANF, local_names
+from .check import CheckSupported
+from .control import DesugarControl
+
+# Libraries whose functions need rules: their source is never inlined.
+OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
+MAX_DEPTH = 20
+
+
+class InlineCalls:
+    def __init__(self, ctx, locals_, local_functions, stack=()):
+        self.ctx = ctx
+        self.locals = locals_
+        self.local_functions = local_functions  # name -> (FunctionDef, lineno) defined in the body
+        self.stack = stack
+
+    def run(self, fn_node):
+        fn_node.body = self.block(fn_node.body)
+        return fn_node
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out.append(s)
+                continue
+            if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
+                inlined = self._inline(s)
+                if inlined is not None:
+                    out.extend(inlined)
+                    continue
+            out.append(s)
+        return out
+
+    def _callee(self, func):
+        """(FunctionDef, namespace, location, python function or None) of an inlinable callee."""
+        if isinstance(func, gast.Name) and func.id in self.local_functions:
+            node, location = self.local_functions[func.id]
+            return node, None, location, None
+        fn = self.ctx.namespace.resolve(func, self.locals)
+        if fn is MISSING or not inspect.isfunction(fn):
+            return None
+        if rules.lookup(fn) is not None or _generated(fn):
+            return None
+        module = getattr(fn, "__module__", "") or ""
+        if module.split(".")[0] in OPAQUE_MODULES:
+            return None
+        if fn in self.stack or len(self.stack) >= MAX_DEPTH:
+            return None  # recursion: stays a call, differentiated through its generated vjp
+        parsed = parse_function(fn)
+        node = CheckSupported(parsed.location).run(parsed.node)
+        return node, Namespace(fn), parsed.location, fn
+
+    def _inline(self, stmt):
+        call = stmt.value
+        found = self._callee(call.func)
+        if found is None:
+            return None
+        node, namespace, location, fn = found
+        node = _copy(node)
+        target = stmt.targets[0].id
+        lineno = stmt.lineno
+
+        callee_locals = local_names(node)
+        bound = self._bind(node, call)
+        renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
+        _Rename(renames, namespace, self.ctx).visit(node)
+        bindings = [_assign(renames[p], value) for p, value in bound]
+        locals_ = {renames[n] for n in callee_locals}
+        self.locals |= locals_
+        DesugarControl(self.ctx.namer, locals_).run(node)
+        ANF(self.ctx.namer, locals_).run(node)
+        inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))
+        body = inner.block(node.body)
+
+        ret = body[-1]
+        out = bindings + body[:-1] + [_assign(target, ret.value)]
+        for s in out:
+            for n in gast.walk(s):
+                if isinstance(n, gast.stmt):
+                    n.lineno = lineno
+        return out
+
+    def _bind(self, node, call):
+        """``(parameter, argument)`` for every parameter of the callee, from the call."""
+        location = self.ctx.location
+        args = node.args
+        params = args.posonlyargs + args.args
+        positional = list(call.args)
+        keywords = {k.arg: k.value for k in call.keywords}
+        defaults = dict(zip([p.id for p in params][len(params) - len(args.defaults):],
+                            args.defaults))
+        defaults.update({p.id: d for p, d in zip(args.kwonlyargs, args.kw_defaults)
+                         if d is not None})
+        out = []
+        for i, p in enumerate(params):
+            if i < len(positional):
+                value = positional[i]
+            elif p.id in keywords:
+                value = keywords.pop(p.id)
+            elif p.id in defaults:
+                value = defaults[p.id]
+            else:
+                raise _call_error(location, call, f"missing argument {p.id!r}")
+            out.append((p.id, value))
+        if len(positional) > len(params):
+            raise _call_error(location, call, "too many positional arguments")
+        for p in args.kwonlyargs:
+            if p.id in keywords:
+                value = keywords.pop(p.id)
+            elif p.id in defaults:
+                value = defaults[p.id]
+            else:
+                raise _call_error(location, call, f"missing keyword argument {p.id!r}")
+            out.append((p.id, value))
+        if keywords:
+            raise _call_error(location, call, f"unexpected keyword arguments {sorted(keywords)}")
+        args.args, args.posonlyargs, args.kwonlyargs = [], [], []
+        return out
+
+
+class _Rename(gast.NodeTransformer):
+    """Rename a callee's locals apart and bind its globals in the generated function."""
+
+    def __init__(self, renames, namespace, ctx):
+        self.renames = renames
+        self.namespace = namespace
+        self.ctx = ctx
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        elif self.namespace is not None:
+            obj = self.namespace.lookup(node.id)
+            if obj is not MISSING:
+                node.id = self.ctx.global_name(obj, node.id)
+        return node
+
+
+def _generated(fn):
+    from ..frontend.source import GENERATED_SOURCE
+
+    return getattr(fn, "__code__", None) in GENERATED_SOURCE
+
+
+def _call_error(location, call, what):
+    return location.error(UnsupportedSyntaxError, call, f"cannot inline this call: {what}")
+
+
+def _copy(node):
+    import copy
+
+    return copy.deepcopy(node)
+
+
+def _assign(name, value):
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def extract_local_functions(fn_node, location):
+    """Take ``name = lambda ...`` and nested ``def`` statements out of the body.
+
+    Returns ``{name: (FunctionDef, location)}`` for :class:`InlineCalls`; each call of such a local
+    function is inlined where it happens, reading the caller's variables as a closure would.
+    """
+    stores = {}
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    found = {}
+    body = []
+    for s in fn_node.body:
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Lambda)
+            and stores[s.targets[0].id] == 1
+        ):
+            lam = s.value
+            ret = gast.copy_location(gast.Return(lam.body), lam.body)
+            node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
+            gast.copy_location(node, s)
+            found[node.name] = (CheckSupported(location).run(node), location)
+            continue
+        if isinstance(s, gast.FunctionDef) and not s.decorator_list and s.name not in stores:
+            found[s.name] = (CheckSupported(location).run(s), location)
+            continue
+        body.append(s)
+    fn_node.body = body
+    return found
