@@ -44,18 +44,32 @@ def _kw(options):
 def _derived(f, mode, wrt, options):
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
-    code = getattr(f, "__code__", None)
-    cells = tuple(id(c) for c in (getattr(f, "__closure__", None) or ()))
-    key = (code if code is not None else f, cells, mode, _hashable(wrt), options)
+    key, keep = _key(f, mode, wrt, options)
     try:
-        return _CACHE[key]
+        return _CACHE[key][0]
     except KeyError:
         pass
+    code = getattr(f, "__code__", None)
     target = f if code is not None else _rule_wrapper(f)
     names = _wrt_names(target, wrt)
     fn, _ = derive(target, mode, names, options, as_tuple=isinstance(wrt, (tuple, list)))
-    _CACHE[key] = fn
+    _CACHE[key] = (fn, keep)
     return fn
+
+
+def _key(f, mode, wrt, options):
+    """The cache key of a transform of ``f``, and the objects that keep its ids meaningful.
+
+    Code objects compare equal across modules when their bodies match, so identity is used: the
+    code object, the globals it reads and its closure cells. Holding them in the cache entry keeps
+    their ids from being reused by other objects.
+    """
+    code = getattr(f, "__code__", None)
+    cells = tuple(getattr(f, "__closure__", None) or ())
+    globals_ = getattr(f, "__globals__", None)
+    ident = id(code) if code is not None else id(f)
+    key = (ident, id(globals_), tuple(id(c) for c in cells), mode, _hashable(wrt), options)
+    return key, (code if code is not None else f, globals_, cells)
 
 
 def _hashable(wrt):
@@ -183,12 +197,10 @@ def hessian(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
 def _cached(f, mode, wrt, options, build):
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
-    code = getattr(f, "__code__", None)
-    cells = tuple(id(c) for c in (getattr(f, "__closure__", None) or ()))
-    key = (code if code is not None else f, cells, mode, _hashable(wrt), options)
+    key, keep = _key(f, mode, wrt, options)
     if key not in _CACHE:
-        _CACHE[key] = build(f, mode, wrt, options)
-    return _CACHE[key]
+        _CACHE[key] = (build(f, mode, wrt, options), keep)
+    return _CACHE[key][0]
 
 
 def _split_call(f, wrt):

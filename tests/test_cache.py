@@ -101,3 +101,16 @@ def test_generated_code_appears_in_tracebacks():
     generated = [fr for fr in frames if fr.filename == df.__code__.co_filename]
     assert generated, "the derived function's frame should be in the traceback"
     assert all(fr.line for fr in generated), "generated frames should show their source line"
+
+
+def test_equal_code_in_two_modules_gets_two_derivatives(tmp_path, monkeypatch):
+    # Two modules with the same body compile to equal code objects; their gradients differ.
+    for name, w in (("mod_a_equal_code", 2.0), ("mod_b_equal_code", 5.0)):
+        (tmp_path / f"{name}.py").write_text(f"W = {w}\n\n\ndef f(x):\n    return x * W\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mod_a_equal_code
+    import mod_b_equal_code
+
+    assert mod_a_equal_code.f.__code__ == mod_b_equal_code.f.__code__
+    assert grad(mod_a_equal_code.f)(1.0) == 2.0
+    assert grad(mod_b_equal_code.f)(1.0) == 5.0
