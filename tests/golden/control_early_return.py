@@ -1,0 +1,63 @@
+def dgolden_early_return(x, n):
+    x_times_i = None
+    s_gt_c = None
+    result = None
+    i_saved = []
+    x_times_i_saved = []
+    s_saved = []
+    s_gt_c_saved = []
+    result_saved = []
+    returned_saved = []
+    s = 0.0
+    returned = False
+    trips = 0
+    for i in range(n):
+        trips = trips + 1
+        i_saved.append(i)
+        x_times_i_saved.append(x_times_i)
+        x_times_i = x * i
+        s_saved.append(s)
+        s = s + x_times_i
+        s_gt_c_saved.append(s_gt_c)
+        s_gt_c = s > 10.0
+        if s_gt_c:
+            result_saved.append(result)
+            result = s * x
+            returned_saved.append(returned)
+            returned = True
+            break
+    if returned:
+        pass
+    else:
+        result_saved.append(result)
+        result = s
+    # grad of: for i in range(n):
+    dresult = unit_seed(result)
+    # grad of: for i in range(n):
+    if returned:
+        ds = zeros_like(s)
+    else:
+        # grad of: return s
+        ds = dresult
+        result = result_saved.pop()
+        dresult = zeros_like(result)
+    # grad of: for i in range(n):
+    dx = zeros_like(x)
+    for _ in range(trips):
+        i = i_saved.pop()
+        # grad of: if s > 10.0:
+        if s_gt_c:
+            returned = returned_saved.pop()
+            # grad of: return s * x
+            ds = ds + unbroadcast(dresult * x, s)
+            dx = dx + unbroadcast(dresult * s, x)
+            result = result_saved.pop()
+            dresult = zeros_like(result)
+        s_gt_c = s_gt_c_saved.pop()
+        # grad of: s = s + x * i
+        s = s_saved.pop()
+        dx_times_i = unbroadcast(ds, x_times_i)
+        ds = unbroadcast(ds, s)
+        dx = dx + unbroadcast(dx_times_i * i, x)
+        x_times_i = x_times_i_saved.pop()
+    return dx
