@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
+from . import runtime
 from .analysis.activity import Activity
 from .analysis.ops import OpClassifier
 from .emit.compile import compile_function
@@ -84,7 +85,8 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     namespace = Namespace(fn)
     ctx = GenContext(namespace, namer, locals_, location)
     node = stage("control", DesugarControl(namer, locals_).run(node))
-    node = stage("anf", ANF(namer, locals_).run(node))
+    list_append = ctx.global_name(runtime.list_append, "list_append")
+    node = stage("anf", ANF(namer, locals_, list_append).run(node))
     node = stage("inline", InlineCalls(ctx, locals_, local_functions).run(node))
     node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
     node = stage("ssa", SSARename(namer).run(node))

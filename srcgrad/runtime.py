@@ -68,11 +68,111 @@ def mean_grad(dy, x, axis=None, keepdims=False):
     return unreduce(np.divide(dy, count), x, axis, keepdims)
 
 
+class Cotangents(list):
+    """The adjoint of a tuple or list: one cotangent per element, ``None`` for a zero one.
+
+    ``+`` adds elementwise (Python's ``+`` on sequences would concatenate), so generated code
+    accumulates container adjoints exactly like array adjoints.
+    """
+
+    def __add__(self, other):
+        if other is None:
+            return self
+        if isinstance(other, dict):
+            raise TypeError("cannot add the cotangents of a sequence and of a dict")
+        if len(other) != len(self):
+            raise ValueError(
+                f"cotangents of sequences of different lengths: {len(self)} and {len(other)}"
+            )
+        return Cotangents(add(a, b) for a, b in zip(self, other))
+
+    __radd__ = __add__
+
+
+class DictCotangents(dict):
+    """The adjoint of a dict: cotangents by key; a missing key has a zero cotangent."""
+
+    def __add__(self, other):
+        if other is None:
+            return self
+        out = DictCotangents(self)
+        for k, v in other.items():
+            out[k] = add(out.get(k), v)
+        return out
+
+    __radd__ = __add__
+
+
+def add(a, b):
+    """``a + b`` for cotangents, where ``None`` is zero and sequences add elementwise."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (tuple, list)) and not isinstance(a, Cotangents):
+        a = Cotangents(a)
+    return a + b
+
+
+def elem(dy, key, x):
+    """The cotangent of element ``key`` of a container from the container's cotangent ``dy``."""
+    if dy is None:
+        return zeros_like(x)
+    g = dy.get(key) if isinstance(dy, dict) else dy[key]
+    return zeros_like(x) if g is None else g
+
+
+def as_like(g, x):
+    """A gradient with the structure of ``x``: list for a list, tuple for a tuple, dict for a
+    dict, zeros where nothing flowed; arrays and numbers pass through."""
+    if isinstance(x, dict):
+        g = g or {}
+        return {k: as_like(g.get(k), v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        parts = [as_like(None if g is None else g[i], v) for i, v in enumerate(x)]
+        return type(x)(parts) if type(x) in (tuple, list) else parts
+    if g is None:
+        return zeros_like(x)
+    return g
+
+
+def list_append(items, value):
+    """``items.append(value)``, as a value: generated code writes ``hs = list_append(hs, h)``."""
+    items.append(value)
+    return items
+
+
+def append_grad_value(dy, value):
+    """Cotangent of the appended value: the last cotangent of the grown list."""
+    return elem(dy, -1, value) if dy is not None and len(dy) else zeros_like(value)
+
+
+def append_grad_items(dy):
+    """Cotangent of the list before the append: all but the last cotangent."""
+    return None if dy is None else Cotangents(dy[:-1])
+
+
+def sum_grad(dy, items):
+    """The adjoint of the builtin ``sum(items)``: ``dy`` for every element, unbroadcast."""
+    return Cotangents(unbroadcast(dy, x) for x in items)
+
+
 def getitem_grad(dy, x, index):
     """The adjoint of ``x[index]``: zeros of x's shape with ``dy`` added at ``index``.
 
-    Repeated integer indices accumulate (``np.add.at``), as the chain rule requires.
+    Repeated integer indices accumulate (``np.add.at``), as the chain rule requires. For a tuple,
+    list or dict ``x`` the result is sparse: ``None`` everywhere but at ``index``.
     """
+    if isinstance(x, dict):
+        return DictCotangents({index: dy})
+    if isinstance(x, (tuple, list)):
+        g = Cotangents([None] * len(x))
+        if isinstance(index, slice):
+            for i, d in zip(range(*index.indices(len(x))), dy):
+                g[i] = d
+        else:
+            g[index] = dy
+        return g
     g = np.zeros(np.shape(x), dtype=np.result_type(dy, float))
     if _is_basic(index):
         g[index] = dy
@@ -87,7 +187,13 @@ def add_at(acc, index, dy):
     Generated code calls this only on an adjoint buffer it created itself, so the update touches
     nothing else; it keeps ``x[i]`` inside a loop O(1) per iteration instead of O(len(x)).
     """
-    if _is_basic(index):
+    if isinstance(acc, (Cotangents, DictCotangents)):
+        if isinstance(index, slice):
+            for i, d in zip(range(*index.indices(len(acc))), dy):
+                acc[i] = add(acc[i], d)
+        else:
+            acc[index] = add(acc.get(index) if isinstance(acc, dict) else acc[index], dy)
+    elif _is_basic(index):
         acc[index] += dy
     else:
         np.add.at(acc, index, dy)
@@ -164,9 +270,14 @@ def _check_dot(a, b):
 
 
 def zeros_like(x):
-    """A zero gradient for ``x``: ``0.0`` for a Python scalar, a float array otherwise."""
+    """A zero gradient for ``x``: ``0.0`` for a Python scalar, a float array otherwise, and
+    zeros of the same structure for a tuple, list or dict."""
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=np.result_type(x, float))
+    if isinstance(x, dict):
+        return DictCotangents({k: zeros_like(v) for k, v in x.items()})
+    if isinstance(x, (tuple, list)):
+        return Cotangents(zeros_like(v) for v in x)
     if np.ndim(x) == 0:
         return 0.0
     return np.zeros(np.shape(x))
@@ -185,10 +296,20 @@ def unit_seed(out, name="the function"):
 
 
 def check_seed(seed, out):
-    """A ``vjp`` seed must have the shape of the output it seeds."""
+    """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output."""
+    if isinstance(out, (tuple, list)):
+        if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
+            raise SeedShapeError(_structure(seed), _structure(out))
+        return Cotangents(check_seed(s, o) for s, o in zip(seed, out))
     if np.shape(seed) != np.shape(out):
         raise SeedShapeError(np.shape(seed), np.shape(out))
     return seed
+
+
+def _structure(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(np.shape(v) for v in x)
+    return np.shape(x)
 
 
 def check_tangent(tangent, x, name="x"):
@@ -440,7 +561,7 @@ def pad_grad(dy, array, pad_width, mode="constant"):
 def _split_back(dy, arrays, shapes, axis):
     sizes = [s[axis] for s in shapes]
     pieces = np.split(dy, np.cumsum(sizes)[:-1], axis=axis)
-    return tuple(_like(p, x) for p, x in zip(pieces, arrays))
+    return Cotangents(_like(p, x) for p, x in zip(pieces, arrays))
 
 
 def concatenate_grad(dy, arrays, axis=0):
@@ -452,7 +573,7 @@ def concatenate_grad(dy, arrays, axis=0):
 
 def stack_grad(dy, arrays, axis=0):
     """The adjoint of ``np.stack``: ``dy`` taken apart along the new axis."""
-    return tuple(_like(np.take(dy, i, axis=axis), x) for i, x in enumerate(arrays))
+    return Cotangents(_like(np.take(dy, i, axis=axis), x) for i, x in enumerate(arrays))
 
 
 def hstack_grad(dy, arrays):
@@ -869,8 +990,8 @@ def svd_jvp(y, a, da, full_matrices=True, compute_uv=True):
         return ds
     f = _gaps(s * s)
     sp, ps = s[..., :, None] * p, p * s[..., None, :]
-    omega_u = f * (ps + mT(sp))
-    omega_v = f * (sp + mT(ps))
+    omega_u = f * (ps + mT(ps))  # U^T dU = F o (P S + S P^T)
+    omega_v = f * (sp + mT(sp))  # V^T dV = F o (S P + P^T S)
     du = u @ omega_u + (np.eye(np.shape(u)[-2]) - u @ mT(u)) @ da @ v / s[..., None, :]
     dv = v @ omega_v + (np.eye(np.shape(v)[-2]) - v @ vt) @ mT(da) @ u / s[..., None, :]
     return du, ds, mT(dv)
@@ -993,7 +1114,8 @@ def lstsq_jvp(a, b, y, da, db):
         dx = dx + pinv_jvp(p, a, da) @ b
     if db is not None:
         dx = dx + p @ db
-    return dx, None, None, None
+    # Cotangents add elementwise, so the tangents from `a` and from `b` sum rather than concatenate
+    return Cotangents([dx, None, None, None])
 
 
 def _vector_norm_grad(dy, x, y, ord, axis, keepdims):

@@ -436,16 +436,7 @@ CASES = [
     (runtime_range, (1.2, 2, 12, 1), 0),
     (relu_loop, (MIXED6,), 0),
     (tuple_of_arrays, (V4, POS4, V4), 0),
-    pytest.param(
-        tuple_of_arrays,
-        (V4, POS4, V4),
-        (0, 1, 2),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="for over a tuple literal of differentiated arrays raises "
-            "UnsupportedSyntaxError 'building a tuple of differentiated values'",
-        ),
-    ),
+    (tuple_of_arrays, (V4, POS4, V4), (0, 1, 2)),
     (basis_expansion, (V4[:1].repeat(5) + np.arange(5.0),), 0),
     (loop_var_after, (0.3, 4), 0),
     (loop_var_after, (-1.1, 7), 0),
@@ -535,47 +526,11 @@ def test_zero_trip_gradients_keep_type_and_shape():
     np.testing.assert_array_equal(gw, np.zeros(4))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the gradient wrt a tuple argument is an ndarray, not a tuple "
-    "(also in straight-line code)",
-)
 def test_horner_wrt_tuple_of_coefficients():
     g = grad(horner_arg, wrt=1)(1.3, COEFFS)
     assert isinstance(g, tuple) and len(g) == len(COEFFS)
     expected = tuple(1.3 ** (len(COEFFS) - 1 - k) for k in range(len(COEFFS)))
     np.testing.assert_allclose(g, expected, rtol=1e-12)
-
-
-# value_and_grad returns the returned variable *after* the reverse sweep restored it from its
-# stack: the value is stale (the loop's initial value, or None for an early-return result) for
-# every function whose returned name is overwritten inside a loop. Reproducer:
-#     def f(x):
-#         s = 1.0
-#         for i in range(3):
-#             s = s * x
-#         return s
-#     value_and_grad(f)(2.0)  ->  (1.0, 12.0); expected (8.0, 12.0)
-STALE_VALUE = {
-    "early_return_loop",
-    "early_return_nested",
-    "fixed_point",
-    "grow_while",
-    "horner",
-    "horner_arg",
-    "matrix_entries",
-    "newton_sqrt",
-    "over_rows",
-    "reassigned_loop_var",
-    "relu_loop",
-    "rosenbrock",
-    "runtime_range",
-    "while_in_for",
-    "while_true_break",
-    "with_break",
-    "with_enumerate",
-    "zero_trip_scalar",
-}
 
 
 def _value_and_grad_cases():
@@ -585,12 +540,7 @@ def _value_and_grad_cases():
         if f in seen or hasattr(case, "marks") and case.marks:
             continue
         seen.add(f)
-        marks = ()
-        if f.__name__ in STALE_VALUE:
-            marks = pytest.mark.xfail(
-                strict=True, reason="value_and_grad returns the loop-restored (stale) value"
-            )
-        out.append(pytest.param(f, args, wrt, marks=marks, id=f.__name__))
+        out.append(pytest.param(f, args, wrt, id=f.__name__))
     return out
 
 

@@ -11,6 +11,9 @@ import pathlib
 
 import numpy as np
 import pytest
+from test_control_flow import CASES as CONTROL_FLOW_CASES
+from test_control_flow import _case_id as control_flow_id
+from test_control_flow import decay, piecewise
 from test_straightline import CASES
 
 from srcgrad import (
@@ -93,8 +96,7 @@ def slots_of(f, wrt):
 # ---- forward mode against central differences ------------------------------------------------
 
 
-@pytest.mark.parametrize("f, args, wrt", CASES)
-def test_jvp_matches_central_differences(f, args, wrt):
+def check_jvp(f, args, wrt):
     slots = slots_of(f, wrt)
     tangents = [random_like(args[s]) for s in slots]
     tangent = tuple(tangents) if isinstance(wrt, tuple) else tangents[0]
@@ -102,6 +104,25 @@ def test_jvp_matches_central_differences(f, args, wrt):
     np.testing.assert_allclose(value, f(*args), rtol=1e-12)
     expected = numeric_directional(f, args, slots, tangents)
     np.testing.assert_allclose(tangent_out, expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f, args, wrt", CASES)
+def test_jvp_matches_central_differences(f, args, wrt):
+    check_jvp(f, args, wrt)
+
+
+@pytest.mark.parametrize("f, args, wrt", CONTROL_FLOW_CASES, ids=control_flow_id)
+def test_jvp_through_control_flow(f, args, wrt):
+    check_jvp(f, args, wrt)
+
+
+def test_forward_mode_keeps_loops_and_branches():
+    text = source(jvp(decay))
+    assert text.count("for i in range(100):") == 1
+    assert "reversed" not in text and "_saved" not in text  # nothing is stored for later
+    assert_golden("decay_jvp.py", text)
+    text = source(jvp(piecewise))
+    assert text.count("if ") == 2 and "else:" in text
 
 
 def array_out(x, W):
@@ -219,7 +240,6 @@ def two_outputs(x):
     return np.sin(x), x * 2.0
 
 
-@pytest.mark.xfail(strict=True, reason="containers")
 def test_vjp_of_tuple_output_takes_a_tuple_seed():
     g = vjp(two_outputs)(V3, (U3, V3))
     np.testing.assert_allclose(g, U3 * np.cos(V3) + 2.0 * V3, rtol=1e-12)

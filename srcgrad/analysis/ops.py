@@ -129,7 +129,7 @@ class OpClassifier:
             return self._rule_op(operator.getitem, [value.value, index], [], value)
         if isinstance(value, gast.Call):
             return self._call(value)
-        if isinstance(value, gast.Tuple):
+        if isinstance(value, (gast.Tuple, gast.List)):
             return Op("tuple", args={str(i): e for i, e in enumerate(value.elts)}, node=value)
         raise self.location.error(
             UnsupportedSyntaxError, value, f"srcgrad does not support {type(value).__name__} here"

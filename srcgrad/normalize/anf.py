@@ -29,9 +29,10 @@ def local_names(fn_node):
 
 
 class ANF:
-    def __init__(self, namer, locals_):
+    def __init__(self, namer, locals_, list_append="list_append"):
         self.namer = namer
         self.locals = locals_
+        self.list_append = list_append  # the name generated code calls runtime.list_append by
         self.out = []
         self.lineno = None
 
@@ -60,6 +61,14 @@ class ANF:
         elif isinstance(node, gast.Return):
             value = node.value if node.value is not None else gast.Constant(None, None)
             self._emit(gast.Return(self.atom(value)))
+        elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals):
+            # `hs.append(h)` as a value: `hs = list_append(hs, h)`, so the list's growth is an
+            # assignment the transforms see like any other
+            call = node.value
+            items = call.func.value
+            helper = gast.Name(self.list_append, gast.Load(), None, None)
+            value = gast.Call(helper, [items, self.atom(call.args[0])], [])
+            self._emit(_assign(items.id, gast.copy_location(value, call)))
         elif isinstance(node, gast.Expr):
             if not isinstance(node.value, gast.Constant):  # docstrings and bare literals go
                 self._emit(gast.Expr(self.simple(node.value)))
@@ -114,6 +123,15 @@ class ANF:
         self.out.append(stmt)
 
     def _assign(self, target, value):
+        if isinstance(target, gast.Tuple) and not isinstance(value, gast.Tuple):
+            # `a, b = f(x)`: name the value, then take it apart by index
+            whole = self.atom(value)
+            if not isinstance(whole, gast.Name):
+                whole = self._bind(whole, self.namer.fresh("packed"))
+            for i, t in enumerate(target.elts):
+                item = gast.Subscript(whole, gast.Constant(i, None), gast.Load())
+                self._emit(_assign(t.id, item))
+            return
         if isinstance(target, gast.Tuple):
             atoms = [self.atom(v) for v in value.elts]
             names = {t.id for t in target.elts}
@@ -204,6 +222,8 @@ class ANF:
             return gast.Subscript(self.atom(node.value), self._index(node.slice), gast.Load())
         if isinstance(node, gast.Tuple):
             return gast.Tuple([self.atom(e) for e in node.elts], gast.Load())
+        if isinstance(node, gast.List):
+            return gast.List([self.atom(e) for e in node.elts], gast.Load())
         if isinstance(node, (gast.Name, gast.Constant)):
             return node
         if isinstance(node, gast.IfExp):
@@ -254,6 +274,18 @@ class ANF:
         if isinstance(node, gast.Tuple):
             return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
         return self.atom(node)
+
+
+def _is_append(call, locals_):
+    return (
+        isinstance(call, gast.Call)
+        and isinstance(call.func, gast.Attribute)
+        and call.func.attr == "append"
+        and isinstance(call.func.value, gast.Name)
+        and call.func.value.id in locals_
+        and len(call.args) == 1
+        and not call.keywords
+    )
 
 
 def _copy(stmts):

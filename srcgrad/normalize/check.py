@@ -40,7 +40,6 @@ UNSUPPORTED = {
     gast.JoinedStr: "an f-string",
     gast.Set: "a set",
     gast.Dict: "a dict",
-    gast.List: "a list",
 }
 
 
@@ -82,10 +81,8 @@ class CheckSupported(gast.NodeVisitor):
         if isinstance(target, gast.Tuple):
             if not all(isinstance(e, gast.Name) for e in target.elts):
                 raise self._error(target, "nested or indexed targets in tuple unpacking")
-            if not isinstance(node.value, gast.Tuple) or len(node.value.elts) != len(target.elts):
-                raise self._error(
-                    node.value, "unpacking a value that is not a tuple literal of the same length"
-                )
+            if isinstance(node.value, gast.Tuple) and len(node.value.elts) != len(target.elts):
+                raise self._error(node.value, "unpacking a tuple literal of another length")
         elif not isinstance(target, gast.Name):
             raise self._error(target, f"assignment to {_target_kind(target)}")
         self.generic_visit(node.value)

@@ -26,7 +26,7 @@ import inspect
 
 import gast
 
-from .. import rules
+from .. import rules, runtime
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
@@ -103,7 +103,8 @@ class InlineCalls:
         locals_ = {renames[n] for n in callee_locals}
         self.locals |= locals_
         DesugarControl(self.ctx.namer, locals_).run(node)
-        ANF(self.ctx.namer, locals_).run(node)
+        list_append = self.ctx.global_name(runtime.list_append, "list_append")
+        ANF(self.ctx.namer, locals_, list_append).run(node)
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))
         body = inner.block(node.body)
 

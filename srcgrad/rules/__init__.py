@@ -1,6 +1,11 @@
 """Rule tables. Importing this package registers every rule."""
 
-from . import math_rules, numpy_rules, operators, runtime_rules  # noqa: F401
+from . import container_rules, math_rules, numpy_rules, operators, runtime_rules  # noqa: F401
 from .registry import RULES, Rule, Template, defrule, elementwise, linear, lookup, nondiff
+
+try:  # SciPy is optional: its rules exist only where it is installed
+    from . import scipy_rules  # noqa: F401
+except ImportError:
+    pass
 
 __all__ = ["RULES", "Rule", "Template", "defrule", "elementwise", "linear", "lookup", "nondiff"]

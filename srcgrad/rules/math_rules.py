@@ -47,6 +47,13 @@ elementwise(
 defrule(builtins.float, "x", vjp="dy", jvp="dx", kind="linear")
 elementwise(builtins.abs, "x", vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
 
+defrule(
+    builtins.sum,
+    "iterable, start=0",
+    vjp={"iterable": "sum_grad(dy, iterable)", "start": "dy"},
+    kind="linear",
+)
+
 nondiff(
     math.floor,
     math.ceil,

@@ -36,10 +36,12 @@ import gast
 
 from .. import runtime
 from ..emit.unparse import comment
-from ..errors import UnsupportedSyntaxError
 from .templates import instantiate
 
 _MARKER = "__srcgrad_marker__"
+
+# Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
+SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands"}
 
 # Helpers whose result is always a new array.
 FRESH = (runtime.zeros_like, runtime.getitem_grad, runtime.unreduce, runtime.mean_grad)
@@ -76,6 +78,10 @@ def _names_stored(stmts):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.add(n.id)
     return out
+
+
+def _plus(a, b):
+    return b if a is None else gast.BinOp(a, gast.Add(), b)
 
 
 def _uses_result(template):
@@ -126,6 +132,7 @@ class ReverseAD:
         self.none_init = []
         self.depth = 0
         self.owned = set()  # adjoints holding an array made here: safe to update in place
+        self.containers = set()  # variables that may hold a tuple, list or dict
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -134,15 +141,21 @@ class ReverseAD:
         self.defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
+        self.containers = self._container_suspects(fn_node.body)
         primal = self.primal_block(primal)
         self.stmts = []
         self._seed(out, seed_param)
         sweep = self._flush(ret.lineno)
         sweep += self.adjoint_block(fn_node.body[:-1])
 
-        grads = [self.adj.get(p) or self._zeros(p) for p in self.wrt]
+        grads = [self._final(p) for p in self.wrt]
         result = gast.Tuple(grads, gast.Load()) if self.as_tuple else grads[0]
         if self.mode == "value_and_grad":
+            if isinstance(out, gast.Name) and out.id in self.fixed:
+                # the sweep restores overwritten variables: keep the value before it starts
+                value = self.ctx.namer.fresh(out.id + "_value")
+                primal.append(assign(value, out))
+                out = name(value)
             result = gast.Tuple([out, result], gast.Load())
         body = self._finalize(primal, sweep)
         fn_node.body = body + [gast.Return(result)]
@@ -153,6 +166,15 @@ class ReverseAD:
         return fn_node
 
     # --- helpers --------------------------------------------------------------------------------
+    def _final(self, param):
+        """The gradient returned for ``param``, with the structure of the argument."""
+        g = self.adj.get(param)
+        if g is None:
+            return self._zeros(param)
+        if param in self.containers:
+            return self._call(runtime.as_like, g, name(param))
+        return g
+
     def _helper(self, fn):
         return name(self.ctx.global_name(fn, fn.__name__))
 
@@ -193,6 +215,9 @@ class ReverseAD:
                 return
             value = contrib
             fresh = self._fresh(contrib)
+        elif var in self.containers:
+            value = self._call(runtime.add, current, contrib)
+            fresh = False
         else:
             value = gast.BinOp(current, gast.Add(), contrib)
             fresh = True
@@ -343,10 +368,12 @@ class ReverseAD:
                     restore = None
                 contribs = self._contributions(op, result, dt)
             elif op.kind == "tuple":
-                raise self.ctx.location.error(
-                    UnsupportedSyntaxError, stmt, "srcgrad does not support building a tuple of "
-                    "differentiated values here yet"
-                )
+                for key, element in op.args.items():
+                    if isinstance(element, gast.Name) and element.id in self.active:
+                        part = self._call(
+                            runtime.elem, dt, gast.Constant(int(key), None), name(element.id)
+                        )
+                        contribs[element.id] = _plus(contribs.get(element.id), part)
         self.adj.pop(target, None)  # the value before this statement has its own adjoint
         self.owned.discard(target)
         may_alias = target not in self.fixed
@@ -536,6 +563,27 @@ class ReverseAD:
         if ident is not None:
             code.append(_marker("restore", trips, ident))
         return code
+
+    def _container_suspects(self, body):
+        """Variables that may hold a tuple, list or dict: their adjoints add elementwise.
+
+        Built by a tuple or list literal, indexed or unpacked, or passed whole as a sequence
+        argument. Everything else is a number or an array, whose adjoints add with ``+``.
+        """
+        out = set()
+        for n in gast.walk(gast.Module(body, [])):
+            if not isinstance(n, gast.Assign) or id(n) not in self.ops:
+                continue
+            op, value = self.ops[id(n)], n.value
+            if op.kind == "tuple":
+                out.add(n.targets[0].id)
+            if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+                out.add(value.value.id)
+            if op.kind == "rule":
+                for p, a in op.args.items():
+                    if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
+                        out.add(a.id)
+        return out
 
     def _indexed(self, body):
         """Active variables read by ``x[...]`` in active statements of ``body``."""

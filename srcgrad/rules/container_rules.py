@@ -1,0 +1,20 @@
+"""Rules for the runtime helpers that build and take apart tuples, lists and dicts.
+
+Generated code calls these (``elem``, ``add``, ``as_like``, ``list_append``); they need rules
+because generated code is differentiated again for higher order.
+"""
+
+from .. import runtime
+from .registry import defrule, linear
+
+linear(runtime.as_like, "g, x", vjp={"g": "dy"}, jvp={"g": "as_like(dg, x)"})
+linear(
+    runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"}, jvp={"g": "elem(dg, key, x)"}
+)
+linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
+defrule(
+    runtime.list_append,
+    "items, value",
+    vjp={"items": "append_grad_items(dy)", "value": "append_grad_value(dy, value)"},
+    kind="linear",
+)
