@@ -15,8 +15,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from golden_source import assert_golden
 from gradcheck import assert_grad_like, check_grad, numeric_grad
-from test_modes import assert_golden
 
 from srcgrad import grad, source, value_and_grad, vjp
 

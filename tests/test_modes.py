@@ -6,11 +6,10 @@ against differences of a lower-order derivative.
 """
 
 import math
-import os
-import pathlib
 
 import numpy as np
 import pytest
+from golden_source import assert_golden
 from test_control_flow import CASES as CONTROL_FLOW_CASES
 from test_control_flow import _case_id as control_flow_id
 from test_control_flow import decay, piecewise
@@ -30,7 +29,6 @@ from srcgrad import (
     vjp,
 )
 
-GOLDEN = pathlib.Path(__file__).parent / "golden"
 STEP = 1e-6
 
 rng = np.random.default_rng(6)
@@ -42,15 +40,6 @@ A23 = rng.normal(size=(2, 3))
 COL31 = rng.normal(size=(3, 1))
 M34 = rng.normal(size=(3, 4))
 POS3 = rng.uniform(0.5, 2.0, size=3)
-
-
-def assert_golden(name, text):
-    """Compare ``text`` with tests/golden/<name>; SRCGRAD_REGEN_GOLDEN=1 rewrites the file."""
-    path = GOLDEN / name
-    if os.environ.get("SRCGRAD_REGEN_GOLDEN") == "1":
-        path.write_text(text)
-    assert path.exists(), f"no golden file {path}; run with SRCGRAD_REGEN_GOLDEN=1 to create it"
-    assert text == path.read_text(), f"generated source differs from {path}"
 
 
 def random_like(x):
@@ -111,7 +100,9 @@ def test_jvp_matches_central_differences(f, args, wrt):
     check_jvp(f, args, wrt)
 
 
-@pytest.mark.parametrize("f, args, wrt", CONTROL_FLOW_CASES, ids=control_flow_id)
+@pytest.mark.parametrize(
+    "f, args, wrt", CONTROL_FLOW_CASES, ids=[control_flow_id(c) for c in CONTROL_FLOW_CASES]
+)
 def test_jvp_through_control_flow(f, args, wrt):
     check_jvp(f, args, wrt)
 

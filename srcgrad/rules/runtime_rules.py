@@ -13,9 +13,11 @@ positionally, so the rename is invisible.
 from .. import runtime
 from .registry import defrule, linear, nondiff
 
-# `unbroadcast(g, x)` broadcasts g against x and sums back to x's shape: a linear map whose adjoint
-# is the same map towards g's shape. Forward mode also uses it to give a tangent its output's shape.
-linear(runtime.unbroadcast, "g, x", vjp="unbroadcast(dy, g)", jvp="unbroadcast(dg, x)")
+# `unbroadcast(g, x)` sums a contribution g of a broadcast result back down to x's shape, and
+# `broadcast_like(t, y)` (forward mode) broadcasts the tangent of an operand up to y's shape: each
+# is the adjoint of the other.
+linear(runtime.unbroadcast, "g, x", vjp="broadcast_like(dy, g)", jvp="unbroadcast(dg, x)")
+linear(runtime.broadcast_like, "t, y", vjp="unbroadcast(dy, t)", jvp="broadcast_like(dt, y)")
 
 # The adjoints of `sum` and `mean`; their own adjoints are `sum` and `mean` again.
 linear(
@@ -38,6 +40,18 @@ linear(
     vjp="dy[index]",
     jvp="getitem_grad(dg, x, index)",
 )
+
+# `add_at(acc, index, g)` is `acc` plus the adjoint of `acc[index]` applied to g, updated in place
+# in a buffer the generated code owns. Its tangent must not update anything in place: a tangent may
+# be shared, so it is built fresh.
+defrule(
+    runtime.add_at,
+    "acc, index, g",
+    vjp={"acc": "dy", "g": "dy[index]"},
+    jvp={"acc": "dacc", "g": "getitem_grad(dg, acc, index)"},
+    kind="linear",
+)
+linear(runtime.copy_array, "a", vjp="dy", jvp="da")
 
 # `matmul_vjp_left(g, a, b)` is the adjoint of A -> A @ b applied to g, so its adjoint in g is
 # A -> A @ b itself; in b it is the adjoint of B -> dy @ B applied to g. `a` only gives the shape.

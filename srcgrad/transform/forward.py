@@ -27,6 +27,8 @@ import gast
 
 from .. import runtime
 from ..emit.unparse import comment
+from ..errors import NoRuleError
+from ..normalize.ssa import compound_assigned
 from .templates import instantiate
 
 
@@ -57,11 +59,16 @@ class ForwardAD:
         self.with_value = with_value
         self.tan = {}  # variable -> expression of its tangent (a name, after aliasing)
         self.tan_names = {}  # variable -> the name its tangent is stored under
+        self.fixed = set()  # variables assigned in a branch or loop: one tangent name each
 
     def run(self, fn_node):
         body, ret = fn_node.body[:-1], fn_node.body[-1]
         tangent = self.ctx.namer.fresh("tangent")
+        self.fixed = compound_assigned(fn_node.body)
         seeds = self._seed_inputs(tangent)
+        # Reads of such a variable inside a loop may textually precede its assignments.
+        for var in sorted(self.fixed & self.active):
+            self.tan.setdefault(var, name(self._tangent_name(var)))
         new_body = seeds + self._block(body)
         out = ret.value
         dout = self._tangent_or_zeros(out)
@@ -109,43 +116,92 @@ class ForwardAD:
         """Primal statements in order; the tangents of a source line follow its last statement.
 
         A tangent is deferred to the end of its line's run of statements only while no later
-        primal statement of the run rebinds a name the deferred tangents read.
+        primal statement of the run rebinds a name the deferred tangents read. Compound statements
+        keep their structure, with tangents interleaved inside their blocks.
         """
         out = []
         pending = []
-        line = None
+        state = {"line": None, "commented": None}
 
         def flush():
             if pending:
-                out.append(comment("tangent of: " + self._line(line)))
+                self._comment(out, state)
                 out.extend(pending)
                 pending.clear()
 
         for stmt in body:
             lineno = getattr(stmt, "lineno", None)
-            if lineno != line or _rebinds(stmt, pending):
+            if not isinstance(stmt, (gast.Assign, gast.Expr)):
                 flush()
-                line = lineno
-            out.append(stmt)
-            if isinstance(stmt, gast.Assign) and stmt.targets[0].id in self.active:
-                pending.extend(self._tangent_of(stmt))
+                state["line"] = lineno
+                out.append(self._compound(stmt))
+                continue
+            if lineno != state["line"] or _rebinds(stmt, pending):
+                flush()
+                state["line"] = lineno
+            if not (isinstance(stmt, gast.Assign) and stmt.targets[0].id in self.active):
+                out.append(stmt)
+                continue
+            before, primal, after = self._tangent_of(stmt)
+            if before:
+                flush()
+                self._comment(out, state)
+                out.extend(before)
+            out.extend(primal)
+            pending.extend(after)
         flush()
         return out
 
+    def _comment(self, out, state):
+        if state["commented"] != state["line"]:
+            out.append(comment("tangent of: " + self._line(state["line"])))
+            state["commented"] = state["line"]
+
+    def _compound(self, stmt):
+        if isinstance(stmt, gast.If):
+            stmt.body = self._block(stmt.body) or [gast.Pass()]
+            stmt.orelse = self._block(stmt.orelse)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            stmt.body = self._block(stmt.body) or [gast.Pass()]
+        return stmt
+
     def _tangent_of(self, stmt):
+        """``(tangent statements before, primal statements, tangent statements after)``.
+
+        A statement that overwrites one of its own operands (``x = np.sin(x)`` in a loop) gets its
+        tangent first, or, when the tangent reads the result, computes the result into a fresh
+        name first.
+        """
         target = stmt.targets[0].id
         op = self.ops[id(stmt)]
+        operands = {a.id for a in op.args.values() if isinstance(a, gast.Name)}
+        if target not in operands:
+            return [], [stmt], self._tangent_stmts(op, target, name(target))
+        if not _reads_result(op):
+            return self._tangent_stmts(op, target, None), [stmt], []
+        result = self.ctx.namer.fresh(target)
+        first = assign(result, stmt.value)
+        first.lineno = stmt.lineno
+        tangent = self._tangent_stmts(op, target, name(result))
+        rebind = assign(target, name(result))
+        rebind.lineno = stmt.lineno
+        return [], [first], tangent + [rebind]
+
+    def _tangent_stmts(self, op, target, result):
         if op.kind == "copy":
-            source = op.args["x"].id
-            self.tan[target] = self.tan[source]
-            return []
+            return self._set(target, self._tangent_or_zeros(op.args["x"]), [])
         if op.kind == "tuple":
-            return self._set(target, gast.Tuple(
-                [self._tangent_or_zeros(e) for e in op.args.values()], gast.Load()
-            ), [])
+            elts = [self._tangent_or_zeros(e) for e in op.args.values()]
+            return self._set(target, gast.Tuple(elts, gast.Load()), [])
         if op.kind == "rule":
-            return self._apply_rule(op, target)
-        return []
+            stmts = self._apply_rule(op, target, result)
+            if stmts is not None:
+                return stmts
+        # A variable assigned in a branch or loop is active as a whole; this assignment gives it
+        # a value that does not depend on ``wrt``.
+        if isinstance(op.node, gast.Constant) and isinstance(op.node.value, (int, float)):
+            return self._set(target, gast.Constant(0.0, None), [])
+        return self._set(target, self._call(runtime.zeros_like, name(target)), [])
 
     def _tangent_or_zeros(self, atom):
         if isinstance(atom, gast.Name) and atom.id in self.tan:
@@ -153,24 +209,36 @@ class ForwardAD:
         return self._call(runtime.zeros_like, atom)
 
     def _set(self, target, value, prelude):
-        if isinstance(value, (gast.Name, gast.Constant)) and not prelude:
+        """Bind the tangent of ``target``; a name or constant is aliased unless ``target`` lives
+        in a branch or loop, where its tangent needs one stable name on every path."""
+        alias = isinstance(value, (gast.Name, gast.Constant)) and not prelude
+        if alias and target not in self.fixed:
             self.tan[target] = value
             return []
         dname = self._tangent_name(target)
         self.tan[target] = name(dname)
         return prelude + [assign(dname, value)]
 
-    def _apply_rule(self, op, target):
+    def _apply_rule(self, op, target, result):
+        """The tangent statements of a rule application, or None when no operand is active."""
         rule = op.rule
         template = rule.jvp()
         active = [
-            p for p in rule.signature.parameters
+            p for p in rule.differentiable_params()
             if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.tan
         ]
+        if not active:
+            return None
+        missing = [p for p in active if p not in template.outputs and "*" not in template.outputs]
+        if missing:
+            raise self.ctx.location.error(
+                NoRuleError, op.node, f"{rule.name} has a gradient rule but no tangent rule for "
+                f"{', '.join(missing)}; forward mode needs one (srcgrad.tangent)"
+            )
         env = {}
         for tname, role in template.names.items():
             if role == "y":
-                env[tname] = name(target)
+                env[tname] = result
             elif role.startswith("p:"):
                 env[tname] = op.args.get(role[2:], gast.Constant(None, None))
             elif role.startswith("t:"):
@@ -183,25 +251,46 @@ class ForwardAD:
             value = exprs["*"]
             covered = True
         else:
-            wanted = [p for p in active if p in template.outputs]
-            if not wanted:
-                return []
-            prelude, exprs = instantiate(template, env, self.ctx, wanted)
-            value = exprs[wanted[0]]
-            for p in wanted[1:]:
+            prelude, exprs = instantiate(template, env, self.ctx, active)
+            value = exprs[active[0]]
+            for p in active[1:]:
                 value = _plus(value, exprs[p])
-            covered = not rule.broadcast or _has_output_shape(template, wanted, op)
+            covered = not rule.broadcast or _has_output_shape(template, active, op)
         value = _SliceSyntax(self.ctx.namespace).visit(value)
         if not covered:
-            value = self._call(runtime.unbroadcast, value, name(target))
+            value = self._call(runtime.broadcast_like, value, result or name(target))
         return self._set(target, value, prelude)
 
 
+def _reads_result(op):
+    """Whether the tangent template of ``op`` reads the primal result ``y``."""
+    if op.kind != "rule":
+        return False
+    template = op.rule.jvp()
+    results = {n for n, role in template.names.items() if role == "y"}
+    nodes = list(template.prelude) + list(template.outputs.values())
+    return any(
+        isinstance(n, gast.Name) and n.id in results for node in nodes for n in gast.walk(node)
+    )
+
+
 def _plus(total, term):
-    """``total + term``, written ``total - t`` when ``term`` is ``-t``."""
-    if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
-        return gast.BinOp(total, gast.Sub(), term.operand)
+    """``total + term``, written ``total - t`` when ``term`` is ``-t`` (or ``-a * b / c``)."""
+    positive = _negated(term)
+    if positive is not None:
+        return gast.BinOp(total, gast.Sub(), positive)
     return gast.BinOp(total, gast.Add(), term)
+
+
+def _negated(term):
+    """``t`` when ``term`` is ``-t`` or a product or quotient whose first factor is negated."""
+    if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
+        return term.operand
+    if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):
+        left = _negated(term.left)
+        if left is not None:
+            return gast.BinOp(left, term.op, term.right)
+    return None
 
 
 def _has_output_shape(template, wanted, op):

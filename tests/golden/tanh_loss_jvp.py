@@ -12,7 +12,7 @@ def tanh_loss_jvp(W, b, X, y, tangent):
     z_minus_y_pow_2 = z_minus_y ** 2
     mean_z_minus_y_pow_2 = np.mean(z_minus_y_pow_2)
     # tangent of: return np.mean((z - y) ** 2)
-    dz_minus_y = unbroadcast(dz, z_minus_y)
+    dz_minus_y = broadcast_like(dz, z_minus_y)
     dz_minus_y_pow_2 = dz_minus_y * 2 * z_minus_y
     dmean_z_minus_y_pow_2 = np.mean(dz_minus_y_pow_2)
     return (mean_z_minus_y_pow_2, dmean_z_minus_y_pow_2)
