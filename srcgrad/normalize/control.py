@@ -230,7 +230,8 @@ class DesugarControl:
         ):
             return body
         self._result_names()
-        last = body[-1]
+        returns = [n for n in _walk_stmts(body) if isinstance(n, gast.Return)]
+        last = body[-1] if isinstance(body[-1], gast.Return) else returns[-1]
 
         def replace(stmts):
             out = []

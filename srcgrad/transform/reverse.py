@@ -35,6 +35,7 @@ import operator
 import gast
 
 from .. import runtime
+from ..analysis.shapes import BroadcastShapes
 from ..emit.unparse import comment
 from .templates import instantiate
 
@@ -142,6 +143,7 @@ class ReverseAD:
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
+        self.shapes = BroadcastShapes(self.ops).run(fn_node.body)
         primal = self.primal_block(primal)
         self.stmts = []
         self._seed(out, seed_param)
@@ -366,7 +368,7 @@ class ReverseAD:
                         result = name(held)
                     self.stmts.append(restore)
                     restore = None
-                contribs = self._contributions(op, result, dt)
+                contribs = self._contributions(op, result, dt, stmt)
             elif op.kind == "tuple":
                 for key, element in op.args.items():
                     if isinstance(element, gast.Name) and element.id in self.active:
@@ -400,7 +402,7 @@ class ReverseAD:
         self.stmts.append(assign(acc.id, call))
         return True
 
-    def _contributions(self, op, result, dt):
+    def _contributions(self, op, result, dt, stmt):
         rule = op.rule
         template = rule.vjp()
         wanted = [
@@ -423,16 +425,19 @@ class ReverseAD:
         for p in wanted:
             contrib = exprs[p]
             var = op.args[p].id
-            if rule.broadcast and self._may_broadcast(op, p):
+            if rule.broadcast and self._may_broadcast(op, p, stmt):
                 contrib = self._call(runtime.unbroadcast, contrib, name(var))
             contribs[var] = contrib if var not in contribs else gast.BinOp(
                 contribs[var], gast.Add(), contrib
             )
         return contribs
 
-    @staticmethod
-    def _may_broadcast(op, param):
+    def _may_broadcast(self, op, param, stmt):
         """Whether another operand may have broadcast this one to a larger shape."""
+        known = self.shapes.get(id(stmt))
+        if known is not None:
+            operands, result = known
+            return operands.get(param) != result
         params = op.rule.signature.parameters
         others = [
             op.args[p] for p, spec in params.items()

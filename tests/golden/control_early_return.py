@@ -31,7 +31,7 @@ def dgolden_early_return(x, n):
     else:
         result_saved.append(result)
         result = s
-    # grad of: for i in range(n):
+    # grad of: return s
     dresult = unit_seed(result)
     # grad of: for i in range(n):
     if returned:
@@ -58,6 +58,6 @@ def dgolden_early_return(x, n):
         s = s_saved.pop()
         dx_times_i = unbroadcast(ds, x_times_i)
         ds = unbroadcast(ds, s)
-        dx = dx + unbroadcast(dx_times_i * i, x)
+        dx = dx + dx_times_i * i
         x_times_i = x_times_i_saved.pop()
     return dx

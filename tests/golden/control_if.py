@@ -13,7 +13,7 @@ def dgolden_if(x):
     # grad of: if x > 0.0:
     if x_gt_c:
         # grad of: y = x * x
-        dx = unbroadcast(dy * x, x) + unbroadcast(dy * x, x)
+        dx = dy * x + dy * x
     else:
         # grad of: elif x > -1.0:
         if x_gt_c_2:

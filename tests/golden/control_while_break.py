@@ -26,7 +26,7 @@ def dgolden_while_break(x):
         dy_plus_x_div_y = dy * 0.5
         y = y_saved.pop()
         dy = unbroadcast(dy_plus_x_div_y, y)
-        dx_div_y = unbroadcast(dy_plus_x_div_y, x_div_y)
+        dx_div_y = dy_plus_x_div_y
         dx = dx + unbroadcast(dx_div_y / y, x)
         dy = dy + unbroadcast(-dx_div_y * x_div_y / y, y)
         x_div_y = x_div_y_saved.pop()

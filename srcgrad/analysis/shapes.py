@@ -1,0 +1,119 @@
+"""Symbolic broadcast shapes: when is an ``unbroadcast`` provably a no-op?
+
+Requires: an A-normal-form body and the :class:`Op` of every assignment. Guarantees: for each
+elementwise statement, the symbolic shape of every operand and of the result. A symbolic shape is
+the set of values whose shapes broadcast together into it (the empty set is a scalar). Two equal
+sets denote the same shape, so an operand whose set equals the result's was not broadcast, and
+its adjoint needs no ``unbroadcast`` -- nor does the sweep need to keep that operand around just
+to know its shape.
+
+    c = 0.01 * k          S(c) = {k}
+    t = c * x             S(t) = {k, x}
+    x = x - t             S(x - t) = {x, k}: t's contribution needs no unbroadcast, x's does
+
+A value's set stays valid only while none of its members is reassigned; compound statements
+keep what holds on every path.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gast
+import numpy as np
+
+SCALAR = frozenset()
+# Reductions that return a scalar when called without axis and keepdims.
+FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std}
+SHAPE_KEEPING = {operator.neg, operator.pos}
+
+
+class BroadcastShapes:
+    def __init__(self, ops):
+        self.ops = ops
+        self.info = {}  # id(statement) -> ({param: operand set}, result set)
+
+    def run(self, body):
+        self._block(body, {})
+        return self.info
+
+    def _sym(self, atom, avail):
+        if isinstance(atom, gast.Constant):
+            return SCALAR if isinstance(atom.value, (int, float, bool)) else None
+        if isinstance(atom, gast.Name):
+            return avail.get(atom.id, frozenset((atom.id,)))
+        return None
+
+    def _block(self, stmts, avail):
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                self._assign(s, avail)
+            elif isinstance(s, gast.If):
+                first = self._block(s.body, dict(avail))
+                second = self._block(s.orelse, dict(avail))
+                stored = _stored(s)
+                _forget(avail, stored)
+                for v in list(avail):
+                    if first.get(v) != avail[v] or second.get(v) != avail[v]:
+                        del avail[v]
+            elif isinstance(s, (gast.For, gast.While)):
+                stored = _stored(s)
+                _forget(avail, stored)
+                inner = dict(avail)
+                if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+                    inner[s.target.id] = SCALAR  # range() yields ints
+                self._block(s.body, inner)
+        return avail
+
+    def _assign(self, stmt, avail):
+        target = stmt.targets[0].id
+        op = self.ops.get(id(stmt))
+        result = None
+        if op is not None and op.kind == "copy":
+            result = self._sym(op.args["x"], avail)
+        elif op is not None and op.kind == "constant" and isinstance(stmt.value, gast.Constant):
+            result = self._sym(stmt.value, avail)
+        elif op is not None and op.kind == "rule":
+            result = self._rule(stmt, op, avail)
+        _forget(avail, {target})
+        if result is not None and target not in result:
+            avail[target] = result
+
+    def _rule(self, stmt, op, avail):
+        rule = op.rule
+        fn = rule.fn
+        if fn in FULL_REDUCTIONS:
+            axis, keep = op.args.get("axis"), op.args.get("keepdims")
+            if _is_const(axis, None) and (keep is None or _is_const(keep, False)):
+                return SCALAR
+            return None
+        params = rule.signature.parameters
+        if not (rule.broadcast or fn in SHAPE_KEEPING):
+            return None
+        operands = {
+            p: self._sym(op.args[p], avail)
+            for p, spec in params.items()
+            if spec.default is spec.empty and p in op.args
+        }
+        if any(v is None for v in operands.values()):
+            return None
+        result = frozenset().union(*operands.values())
+        self.info[id(stmt)] = (operands, result)
+        return result
+
+
+def _is_const(node, value):
+    return isinstance(node, gast.Constant) and node.value is value
+
+
+def _stored(node):
+    return {
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+
+
+def _forget(avail, names):
+    """Drop what a reassignment of ``names`` invalidates."""
+    for v in list(avail):
+        if v in names or avail[v] & names:
+            del avail[v]
