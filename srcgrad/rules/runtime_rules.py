@@ -52,6 +52,8 @@ defrule(
     kind="linear",
 )
 linear(runtime.copy_array, "a", vjp="dy", jvp="da")
+# `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed.
+linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
 
 # `matmul_vjp_left(g, a, b)` is the adjoint of A -> A @ b applied to g, so its adjoint in g is
 # A -> A @ b itself; in b it is the adjoint of B -> dy @ B applied to g. `a` only gives the shape.
