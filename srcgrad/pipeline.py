@@ -1,6 +1,6 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> control -> anf -> inline -> licm -> ssa -> activity
+    parse -> check -> control -> anf -> inline -> licm -> copy -> ssa -> activity
     -> reverse | forward -> fold -> dce -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
@@ -31,6 +31,7 @@ from .normalize.anf import ANF, local_names
 from .normalize.check import CheckSupported
 from .normalize.control import DesugarControl
 from .normalize.inline import InlineCalls, extract_local_functions
+from .normalize.inplace import CopyBeforeWrite
 from .normalize.licm import HoistInvariants
 from .normalize.ssa import SSARename, compound_assigned
 from .optimize.dce import DeadCode
@@ -86,10 +87,13 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     ctx = GenContext(namespace, namer, locals_, location)
     node = stage("control", DesugarControl(namer, locals_).run(node))
     list_append = ctx.global_name(runtime.list_append, "list_append")
-    node = stage("anf", ANF(namer, locals_, list_append).run(node))
+    setitem = ctx.global_name(runtime.setitem, "setitem")
+    node = stage("anf", ANF(namer, locals_, list_append, setitem).run(node))
     node = stage("inline", InlineCalls(ctx, locals_, local_functions).run(node))
     node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
-    node = stage("ssa", SSARename(namer).run(node))
+    in_place = (list_append, setitem)
+    node = stage("copy", CopyBeforeWrite(ctx, setitem).run(node))
+    node = stage("ssa", SSARename(namer, in_place).run(node))
     locals_ = local_names(node)
     ctx.local_names = locals_
 
@@ -118,7 +122,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
                 wrt,
                 name,
                 as_tuple,
-                compound_assigned(node.body),
+                compound_assigned(node.body, in_place),
             ).run(node),
         )
     if options.optimize:

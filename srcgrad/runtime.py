@@ -200,6 +200,43 @@ def add_at(acc, index, dy):
     return acc
 
 
+def fresh_copy(x):
+    """A copy of an argument that the function writes into: the caller's value stays intact."""
+    if isinstance(x, list):
+        return list(x)
+    if isinstance(x, dict):
+        return dict(x)
+    return np.array(x, copy=True)
+
+
+def setitem(a, index, value):
+    """``a[index] = value``, as a value: generated code writes ``y = setitem(y, i, v)``."""
+    a[index] = value
+    return a
+
+
+def copy_item(a, index):
+    """A copy of ``a[index]``: the values a write is about to overwrite."""
+    return np.array(a[index], copy=True)
+
+
+def restore_item(a, index, saved):
+    """Put back values saved by ``copy_item``; returns ``a``."""
+    a[index] = saved
+    return a
+
+
+def take_item(d, index):
+    """A copy of ``d[index]`` (never a view: ``d`` is updated in place afterwards)."""
+    return np.array(d[index], copy=True)[()]
+
+
+def zero_item(d, index):
+    """``d`` with zeros at ``index``, in place: the adjoint of values a write overwrote."""
+    d[index] = 0.0
+    return d
+
+
 def copy_array(a):
     """A private copy of an adjoint array."""
     return np.array(a, dtype=np.result_type(a, float), copy=True)

@@ -113,12 +113,6 @@ def uses_dict_comprehension(x):
     return d[1.0]
 
 
-def uses_subscript_assignment(x):
-    y = np.zeros(3)
-    y[0] = x
-    return np.sum(y)
-
-
 # (function, text that starts the offending construct in its source)
 UNSUPPORTED = [
     (uses_with, "with np"),
@@ -132,7 +126,6 @@ UNSUPPORTED = [
     (uses_list_comprehension, "[v * 2.0"),
     (uses_generator_expression, "(v * v"),
     (uses_dict_comprehension, "{k:"),
-    (uses_subscript_assignment, "y[0] = x"),
 ]
 
 

@@ -29,10 +29,11 @@ def local_names(fn_node):
 
 
 class ANF:
-    def __init__(self, namer, locals_, list_append="list_append"):
+    def __init__(self, namer, locals_, list_append="list_append", setitem="setitem"):
         self.namer = namer
         self.locals = locals_
         self.list_append = list_append  # the name generated code calls runtime.list_append by
+        self.setitem = setitem
         self.out = []
         self.lineno = None
 
@@ -55,6 +56,9 @@ class ANF:
             self._assign(node.targets[0], node.value)
         elif isinstance(node, gast.AnnAssign):
             self._assign(node.target, node.value)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+            current = gast.Subscript(node.target.value, node.target.slice, gast.Load())
+            self._assign(node.target, gast.BinOp(current, node.op, node.value))
         elif isinstance(node, gast.AugAssign):
             target = gast.Name(node.target.id, gast.Load(), None, None)
             self._assign(node.target, gast.BinOp(target, node.op, node.value))
@@ -123,6 +127,13 @@ class ANF:
         self.out.append(stmt)
 
     def _assign(self, target, value):
+        if isinstance(target, gast.Subscript):
+            # `y[i] = v` as a value: `y = setitem(y, i, v)`, an overwrite of `y` in place
+            index = index_value(self._index(target.slice))
+            helper = gast.Name(self.setitem, gast.Load(), None, None)
+            call = gast.Call(helper, [target.value, index, self.atom(value)], [])
+            self._emit(_assign(target.value.id, gast.copy_location(call, target)))
+            return
         if isinstance(target, gast.Tuple) and not isinstance(value, gast.Tuple):
             # `a, b = f(x)`: name the value, then take it apart by index
             whole = self.atom(value)
@@ -274,6 +285,19 @@ class ANF:
         if isinstance(node, gast.Tuple):
             return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
         return self.atom(node)
+
+
+def index_value(node):
+    """A subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
+    if isinstance(node, gast.Slice):
+        parts = [
+            p if p is not None else gast.Constant(None, None)
+            for p in (node.lower, node.upper, node.step)
+        ]
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
+    return node
 
 
 def _is_append(call, locals_):

@@ -83,6 +83,9 @@ class CheckSupported(gast.NodeVisitor):
                 raise self._error(target, "nested or indexed targets in tuple unpacking")
             if isinstance(node.value, gast.Tuple) and len(node.value.elts) != len(target.elts):
                 raise self._error(node.value, "unpacking a tuple literal of another length")
+        elif isinstance(target, gast.Subscript):
+            if not isinstance(target.value, gast.Name):
+                raise self._error(target, "assignment into an element of an element")
         elif not isinstance(target, gast.Name):
             raise self._error(target, f"assignment to {_target_kind(target)}")
         self.generic_visit(node.value)
@@ -90,8 +93,12 @@ class CheckSupported(gast.NodeVisitor):
             self.generic_visit(t)
 
     def visit_AugAssign(self, node):
-        if not isinstance(node.target, gast.Name):
-            raise self._error(node.target, f"augmented assignment to {_target_kind(node.target)}")
+        target = node.target
+        if not (
+            isinstance(target, gast.Name)
+            or isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+        ):
+            raise self._error(target, f"augmented assignment to {_target_kind(target)}")
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node):

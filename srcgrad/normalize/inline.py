@@ -104,7 +104,8 @@ class InlineCalls:
         self.locals |= locals_
         DesugarControl(self.ctx.namer, locals_).run(node)
         list_append = self.ctx.global_name(runtime.list_append, "list_append")
-        ANF(self.ctx.namer, locals_, list_append).run(node)
+        setitem = self.ctx.global_name(runtime.setitem, "setitem")
+        ANF(self.ctx.namer, locals_, list_append, setitem).run(node)
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))
         body = inner.block(node.body)
 

@@ -15,15 +15,16 @@ import gast
 
 
 class SSARename(gast.NodeTransformer):
-    def __init__(self, namer):
+    def __init__(self, namer, in_place=()):
         self.namer = namer
+        self.in_place = in_place
         self.current = {}
 
     def run(self, fn_node):
         args = fn_node.args
         for a in args.posonlyargs + args.args + args.kwonlyargs:
             self.current[a.id] = a.id
-        self.fixed = compound_assigned(fn_node.body)
+        self.fixed = compound_assigned(fn_node.body, self.in_place)
         for stmt in fn_node.body:
             if isinstance(stmt, gast.Assign) and stmt.targets[0].id not in self.fixed:
                 stmt.value = self.visit(stmt.value)
@@ -46,12 +47,21 @@ class SSARename(gast.NodeTransformer):
         return node
 
 
-def compound_assigned(body):
-    """Names assigned inside an ``if``, ``for`` or ``while`` (loop targets included)."""
+def compound_assigned(body, in_place=()):
+    """Names assigned inside an ``if``, ``for`` or ``while`` (loop targets included), and names
+    updated in place by the helpers named in ``in_place`` (``y = setitem(y, i, v)``)."""
     names = set()
     for stmt in body:
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
             for node in gast.walk(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     names.add(node.id)
+    for node in gast.walk(gast.Module(body, [])):
+        if (
+            isinstance(node, gast.Assign)
+            and isinstance(node.value, gast.Call)
+            and isinstance(node.value.func, gast.Name)
+            and node.value.func.id in in_place
+        ):
+            names.add(node.targets[0].id)
     return names

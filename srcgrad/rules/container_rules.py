@@ -12,6 +12,13 @@ linear(
     runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"}, jvp={"g": "elem(dg, key, x)"}
 )
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
+linear(runtime.fresh_copy, "x", vjp="dy", jvp="fresh_copy(dx)")
+defrule(
+    runtime.setitem,
+    "x, index, value",
+    vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
+    jvp={"x": "zero_item(copy_array(dx), index)", "value": "getitem_grad(dvalue, x, index)"},
+)
 defrule(
     runtime.list_append,
     "items, value",

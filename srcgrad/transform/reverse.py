@@ -29,6 +29,7 @@ that variable (to-be-recorded analysis); everything else is neither copied nor s
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import operator
 
@@ -134,6 +135,7 @@ class ReverseAD:
         self.depth = 0
         self.owned = set()  # adjoints holding an array made here: safe to update in place
         self.containers = set()  # variables that may hold a tuple, list or dict
+        self.item_index = {}  # marker id -> index expression, for saves of overwritten elements
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -262,7 +264,12 @@ class ReverseAD:
     def primal_block(self, stmts):
         out = []
         for s in stmts:
-            if isinstance(s, gast.Assign):
+            if isinstance(s, gast.Assign) and self._is_setitem(s):
+                ident = next(self.ids)
+                self.save_ids[id(s)] = ident
+                self.item_index[ident] = self.ops[id(s)].args["index"]
+                out += [_marker("save_item", s.targets[0].id, ident), s]
+            elif isinstance(s, gast.Assign):
                 target = s.targets[0].id
                 out += self._save(target, s) + [s]
                 self.defined.add(target)
@@ -328,6 +335,11 @@ class ReverseAD:
                 return []  # bookkeeping the transform added (trip counters)
             restore = None
             ident = self.save_ids.get(id(s))
+            if ident is not None and self._is_setitem(s):
+                self._adjoint_setitem(s)
+                code = self._flush(s.lineno)
+                code.append(_marker("restore_item", s.targets[0].id, ident))
+                return code
             if ident is not None:
                 restore = _marker("restore", s.targets[0].id, ident)
             restore = self._adjoint_assign(s, restore)
@@ -387,6 +399,29 @@ class ReverseAD:
         if target in self.reinit and target not in self.adj:
             self._set_zero(target)
         return restore
+
+    def _is_setitem(self, stmt):
+        op = self.ops.get(id(stmt))
+        return op is not None and op.kind == "rule" and op.rule.fn is runtime.setitem
+
+    def _adjoint_setitem(self, stmt):
+        """``y[index] = value``: the value gets ``dy[index]``, and ``dy[index]`` becomes zero,
+        because the elements the write overwrote no longer reach the output."""
+        target = stmt.targets[0].id
+        op = self.ops[id(stmt)]
+        index, value = op.args["index"], op.args["value"]
+        d = self.adj.get(target)
+        if d is None or target not in self.active:
+            return
+        if isinstance(value, gast.Name) and value.id in self.active:
+            part = self._call(runtime.take_item, d, index)
+            part = self._call(runtime.unbroadcast, part, name(value.id))
+            self.accumulate(value.id, part)
+        own = self._adjoint_name(target)
+        buffer = d if target in self.owned else self._call(runtime.copy_array, d)
+        self.stmts.append(assign(own, self._call(runtime.zero_item, buffer, index)))
+        self.adj[target] = name(own)
+        self.owned.add(target)
 
     def _in_place_item(self, op, dt):
         """``x[index]`` into an adjoint buffer owned here: ``dx = add_at(dx, index, dy)``."""
@@ -621,6 +656,11 @@ class ReverseAD:
             for n in gast.walk(s):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                     read.add(n.id)
+        for s in gast.walk(gast.Module(sweep, [])):
+            args = _marker_args(s)
+            if args is not None and args[0] == "restore_item" and args[1] in read:
+                index = self.item_index[args[2]]
+                read |= {n.id for n in gast.walk(index) if isinstance(n, gast.Name)}
         stacks = {}
 
         def rewrite(stmts):
@@ -633,7 +673,19 @@ class ReverseAD:
                         continue
                     if var not in stacks:
                         stacks[var] = self.ctx.namer.fresh(var + "_saved")
-                    if kind == "save":
+                    if kind in ("save_item", "restore_item"):
+                        index = copy.deepcopy(self.item_index[args[2]])
+                        if kind == "save_item":
+                            saved = self._call(runtime.copy_item, name(var), index)
+                            push = gast.Attribute(name(stacks[var]), "append", gast.Load())
+                            out.append(gast.Expr(gast.Call(push, [saved], [])))
+                        else:
+                            pop = gast.Call(
+                                gast.Attribute(name(stacks[var]), "pop", gast.Load()), [], []
+                            )
+                            call = self._call(runtime.restore_item, name(var), index, pop)
+                            out.append(assign(var, call))
+                    elif kind == "save":
                         push = gast.Attribute(name(stacks[var]), "append", gast.Load())
                         out.append(gast.Expr(gast.Call(push, [name(var)], [])))
                     else:
