@@ -31,10 +31,8 @@ UNSUPPORTED = {
     gast.YieldFrom: "`yield from`",
     gast.Await: "`await`",
     gast.Lambda: "a lambda",
-    gast.ListComp: "a list comprehension",
     gast.SetComp: "a set comprehension",
     gast.DictComp: "a dict comprehension",
-    gast.GeneratorExp: "a generator expression",
     gast.NamedExpr: "an assignment expression (`:=`)",
     gast.Starred: "a starred expression",
     gast.JoinedStr: "an f-string",
@@ -124,6 +122,9 @@ class CheckSupported(gast.NodeVisitor):
     def visit_While(self, node):
         if node.orelse:
             raise self._error(node.orelse[0], "`while ... else`")
+        for n in gast.walk(node.test):
+            if isinstance(n, (gast.ListComp, gast.GeneratorExp)):
+                raise self._error(n, "a comprehension in a `while` condition")
         self.generic_visit(node)
 
     def visit_Call(self, node):

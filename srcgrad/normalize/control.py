@@ -40,7 +40,7 @@ def _call(fn, *args):
 def _located(stmts, node):
     for s in stmts:
         for n in gast.walk(s):
-            if hasattr(n, "lineno") and getattr(n, "lineno", None) is None:
+            if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
                 gast.copy_location(n, node)
         if getattr(s, "lineno", None) is None:
             gast.copy_location(s, node)
@@ -53,7 +53,8 @@ class DesugarControl:
         self.locals = locals_
 
     def run(self, fn_node):
-        body = self._loops(fn_node.body)
+        body = self._comprehensions(fn_node.body)
+        body = self._loops(body)
         self.retval = None
         self.returned = None
         body = self._returns_in_loops(body, depth=0)
@@ -61,6 +62,56 @@ class DesugarControl:
         body = self._single_exit(body)
         fn_node.body = body
         return fn_node
+
+    # --- comprehensions ------------------------------------------------------------------------
+    def _comprehensions(self, stmts):
+        """``[f(v) for v in xs if c(v)]`` becomes a loop appending to a fresh list, before the
+        statement that uses it; ``sum(f(v) for v in xs)`` a loop adding into a fresh total."""
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
+                    setattr(s, field, self._comprehensions(inner))
+            hoisted = []
+            parts = [s] if not isinstance(s, (gast.For, gast.While, gast.If)) else (
+                [s.iter] if isinstance(s, gast.For) else [s.test]
+            )
+            for part in parts:
+                _HoistComprehensions(self, hoisted).visit(part)
+            out.extend(hoisted)
+            out.append(s)
+        return out
+
+    def _expand(self, comp, as_sum):
+        """Statements computing ``comp`` into a fresh name, and that name."""
+        result = self.namer.fresh("total" if as_sum else "items")
+        self.locals.add(result)
+        renames = {}
+        for gen in comp.generators:
+            for n in gast.walk(gen.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.namer.fresh(n.id)
+                    self.locals.add(renames[n.id])
+        rename = _RenameNames(renames)
+        elt = rename.visit(copy.deepcopy(comp.elt))
+        if as_sum:
+            total = gast.BinOp(_name(result), gast.Add(), elt)
+            inner = [_assign(result, total)]
+            init = _assign(result, gast.Constant(0, None))
+        else:
+            append = gast.Attribute(_name(result), "append", gast.Load())
+            inner = [gast.Expr(gast.Call(append, [elt], []))]
+            init = _assign(result, gast.List([], gast.Load()))
+        for i, gen in reversed(list(enumerate(comp.generators))):
+            for cond in reversed(gen.ifs):
+                inner = [gast.If(rename.visit(copy.deepcopy(cond)), inner, [])]
+            it = gen.iter if i == 0 else rename.visit(copy.deepcopy(gen.iter))
+            target = rename.visit(copy.deepcopy(gen.target))
+            _set_store(target)
+            inner = [gast.For(target, it, inner, [], None)]
+        stmts = _located([init] + inner, comp)
+        return stmts, result
 
     # --- for loops over sequences ------------------------------------------------------------
     def _loops(self, stmts):
@@ -252,6 +303,56 @@ class DesugarControl:
         body = replace(body)
         ret = gast.Return(_name(self.retval))
         return body + [gast.copy_location(ret, last)]
+
+
+class _HoistComprehensions(gast.NodeTransformer):
+    def __init__(self, owner, hoisted):
+        self.owner = owner
+        self.hoisted = hoisted
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Call(self, node):
+        if (
+            isinstance(node.func, gast.Name)
+            and node.func.id == "sum"
+            and "sum" not in self.owner.locals
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], gast.GeneratorExp)
+        ):
+            self.generic_visit(node.args[0])
+            stmts, name = self.owner._expand(node.args[0], as_sum=True)
+            self.hoisted.extend(stmts)
+            return gast.copy_location(_name(name), node)
+        self.generic_visit(node)
+        return node
+
+    def _list(self, node):
+        self.generic_visit(node)
+        stmts, name = self.owner._expand(node, as_sum=False)
+        self.hoisted.extend(stmts)
+        return gast.copy_location(_name(name), node)
+
+    visit_ListComp = _list
+    visit_GeneratorExp = _list
+
+
+class _RenameNames(gast.NodeTransformer):
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        return node
+
+
+def _set_store(target):
+    for n in gast.walk(target):
+        if isinstance(n, (gast.Name, gast.Tuple)):
+            n.ctx = gast.Store()
 
 
 def _stored(stmts):
