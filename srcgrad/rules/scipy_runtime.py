@@ -1,0 +1,572 @@
+"""Helpers that the SciPy rule templates call (``scipy_rules.py`` passes them via ``namespace=``).
+
+Each helper computes one adjoint or tangent that does not fit in a one-line template: the
+structure of a matrix a solver reads, the weights of a ``logsumexp``, the block-matrix Fréchet
+derivative of ``expm``, the adjoint ODE of ``odeint``. They are plain NumPy/SciPy, imported only
+when SciPy is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.integrate
+import scipy.linalg
+import scipy.signal
+
+from ..errors import NoRuleError
+from ..runtime import cholesky_vjp, mT, unbroadcast
+
+
+def no_gradient(function, param):
+    """Raised by generated code where a rule knows no derivative: never a silent zero."""
+    raise NoRuleError(
+        f"srcgrad has no derivative of {function} with respect to `{param}`; pass it as a "
+        f"constant (or wrap it in srcgrad.stop_gradient) to differentiate the other arguments"
+    )
+
+
+# --- scipy.special ------------------------------------------------------------------------------
+
+
+def _expand_reduced(v, ndim, axis, keepdims):
+    """``v`` (the result of a reduction over ``axis``) with the reduced axes restored as size 1."""
+    v = np.asarray(v)
+    if axis is None:
+        return np.reshape(v, (1,) * ndim)
+    if keepdims:
+        return v
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return np.expand_dims(v, tuple(a % ndim for a in axes))
+
+
+def _logsumexp_weights(a, y, axis, b, keepdims):
+    """``exp(a - logsumexp(a))`` over the broadcast shape of ``a`` and ``b``."""
+    ndim = np.ndim(a) if b is None else max(np.ndim(a), np.ndim(b))
+    return np.exp(np.asarray(a) - _expand_reduced(y, ndim, axis, keepdims)), ndim
+
+
+def logsumexp_vjp(dy, a, y, axis=None, b=None, keepdims=False, return_sign=False, wrt="a"):
+    """The adjoint of ``logsumexp(a, axis, b, keepdims)`` with respect to ``a`` or ``b``:
+    ``dy * b * exp(a - y)`` and ``dy * exp(a - y)``, summed back to each operand's shape."""
+    if return_sign:
+        no_gradient("scipy.special.logsumexp(..., return_sign=True)", wrt)
+    w, ndim = _logsumexp_weights(a, y, axis, b, keepdims)
+    g = _expand_reduced(dy, ndim, axis, keepdims) * w
+    if wrt == "b":
+        return unbroadcast(g, b)
+    return unbroadcast(g if b is None else g * b, a)
+
+
+def logsumexp_jvp(t, a, y, axis=None, b=None, keepdims=False, return_sign=False, wrt="a"):
+    """The tangent of ``logsumexp`` along the tangent ``t`` of ``a`` (or of ``b``)."""
+    if return_sign:
+        no_gradient("scipy.special.logsumexp(..., return_sign=True)", wrt)
+    w, _ = _logsumexp_weights(a, y, axis, b, keepdims)
+    if wrt == "a" and b is not None:
+        w = w * b
+    out = np.sum(t * w, axis=axis, keepdims=keepdims)
+    return out if np.ndim(y) else out[()]
+
+
+# --- scipy.linalg -------------------------------------------------------------------------------
+
+_SYMMETRIC = {"sym", "her", "pos", "symmetric", "hermitian", "positive definite"}
+
+
+def structure(g, a, assume_a=None):
+    """``g`` projected onto the entries a solver with ``assume_a`` reads from ``a``.
+
+    Symmetric solvers read one triangle; their gradient is the symmetric one (the convention of
+    ``numpy.linalg.cholesky``: exact for perturbations that keep ``a`` symmetric). Triangular,
+    diagonal and banded solvers read only their band: the gradient elsewhere is zero.
+    """
+    if assume_a in _SYMMETRIC:
+        return 0.5 * (g + mT(g))
+    if assume_a == "upper triangular":
+        return np.triu(g)
+    if assume_a == "lower triangular":
+        return np.tril(g)
+    if assume_a == "diagonal":
+        return g * np.eye(np.shape(a)[-1])
+    if assume_a in ("tridiagonal", "banded"):
+        lower, upper = (1, 1) if assume_a == "tridiagonal" else _bandwidth(a)
+        return np.triu(np.tril(g, upper), -lower)
+    return g
+
+
+def _bandwidth(a):
+    rows, cols = np.nonzero(np.asarray(a).reshape(-1, *np.shape(a)[-2:]).any(axis=0))
+    if rows.size == 0:
+        return 0, 0
+    return max(0, int(np.max(rows - cols))), max(0, int(np.max(cols - rows)))
+
+
+def _outer_last(g, x):
+    """``g x^T`` for matrices, ``outer(g, x)`` for vectors (right-hand sides of a solve)."""
+    if np.ndim(x) == np.ndim(g) and np.ndim(x) >= 2:
+        return g @ mT(x)
+    return np.asarray(g)[..., :, None] * np.asarray(x)[..., None, :]
+
+
+def _transposed(trans):
+    return trans in (1, 2, "T", "C")
+
+
+def solve_triangular_vjp(dy, a, b, y, trans=0, lower=False, unit_diagonal=False, wrt=0):
+    """The adjoint of ``solve_triangular``: only the triangle read from ``a`` gets gradient."""
+    g = scipy.linalg.solve_triangular(
+        a, dy, trans=0 if _transposed(trans) else 1, lower=lower, unit_diagonal=unit_diagonal
+    )
+    if wrt == 1:
+        return g
+    ga = -_outer_last(g, y)
+    if _transposed(trans):
+        ga = mT(ga)
+    ga = np.tril(ga) if lower else np.triu(ga)
+    if unit_diagonal:
+        ga = ga - ga * np.eye(np.shape(a)[-1])
+    return ga
+
+
+def solve_triangular_jvp(a, y, da, trans=0, lower=False, unit_diagonal=False):
+    """The tangent of ``x = solve_triangular(a, b)`` along ``da``: ``-op(a)^-1 op(da) x``."""
+    da = np.tril(da) if lower else np.triu(da)
+    if unit_diagonal:
+        da = da - da * np.eye(np.shape(a)[-1])
+    op = mT(da) if _transposed(trans) else da
+    rhs = op @ y
+    return -scipy.linalg.solve_triangular(
+        a, rhs, trans=trans, lower=lower, unit_diagonal=unit_diagonal
+    )
+
+
+def linalg_solve_vjp(dy, a, b, y, lower=False, assume_a=None, transposed=False, wrt=0):
+    """The adjoint of ``x = scipy.linalg.solve(a, b)``: ``g = op(a)^-T dy``, ``da = -g x^T``."""
+    g = scipy.linalg.solve(a, dy, lower=lower, assume_a=assume_a, transposed=not transposed)
+    if wrt == 1:
+        return g
+    ga = -_outer_last(g, y)
+    return structure(mT(ga) if transposed else ga, a, assume_a)
+
+
+def linalg_solve_jvp(a, y, da, lower=False, assume_a=None, transposed=False):
+    """The tangent of ``x = scipy.linalg.solve(a, b)`` along ``da``: ``-op(a)^-1 op(da) x``."""
+    da = structure(da, a, assume_a)
+    op = mT(da) if transposed else da
+    return -scipy.linalg.solve(
+        a, op @ y, lower=lower, assume_a=assume_a, transposed=transposed
+    )
+
+
+def cholesky_grad(dy, y, lower=False):
+    """The adjoint of ``scipy.linalg.cholesky`` (symmetric convention, like NumPy's)."""
+    return cholesky_vjp(dy, y, upper=not lower)
+
+
+def cholesky_tangent(y, da, lower=False):
+    from ..runtime import cholesky_jvp
+
+    return cholesky_jvp(y, da, upper=not lower)
+
+
+def cho_factor_vjp(dy, y, a, lower=False):
+    """The adjoint of ``c, lower = cho_factor(a)``.
+
+    ``c`` holds the factor in one triangle and ``a``'s other strict triangle unchanged (the part
+    ``cho_solve`` never reads); the factor's gradient follows the symmetric convention.
+    """
+    dc = dy[0]
+    if dc is None:
+        return np.zeros(np.shape(a))
+    c = y[0]
+    pick, other = (np.tril, np.triu) if lower else (np.triu, np.tril)
+    factor = pick(c)
+    g = cholesky_vjp(pick(dc), factor, upper=not lower)
+    return g + other(dc, 1 if lower else -1)
+
+
+def cho_factor_jvp(y, da, lower=False):
+    """The tangent of ``c, lower = cho_factor(a)``: ``(dc, None)``."""
+    from ..runtime import cholesky_jvp
+
+    pick, other = (np.tril, np.triu) if lower else (np.triu, np.tril)
+    dfactor = cholesky_jvp(pick(y[0]), da, upper=not lower)
+    return (pick(dfactor) + other(da, 1 if lower else -1), None)
+
+
+def _symmetric_solve_grad(g, x):
+    """The symmetric gradient of ``x = A^-1 b`` w.r.t. ``A`` given ``g = A^-1 dy``."""
+    m = _outer_last(g, x)
+    return -0.5 * (m + mT(m))
+
+
+def cho_solve_vjp_c(dy, c_and_lower, y):
+    """The adjoint of ``x = cho_solve((c, lower), b)`` with respect to the factor ``c``.
+
+    ``A = L L^T`` (or ``U^T U``): the symmetric gradient in ``A`` is pulled back to the triangle
+    of ``c`` that ``cho_solve`` reads.
+    """
+    c, lower = c_and_lower
+    g = scipy.linalg.cho_solve(c_and_lower, dy)
+    ga = _symmetric_solve_grad(g, y)
+    if lower:
+        return (np.tril(2 * ga @ np.tril(c)), None)
+    return (np.triu(2 * np.triu(c) @ ga), None)
+
+
+def cho_solve_jvp_c(dc_and_lower, c_and_lower, y):
+    """The tangent of ``cho_solve((c, lower), b)`` along the tangent of ``c``."""
+    c, lower = c_and_lower
+    dc = dc_and_lower[0]
+    if lower:
+        f, df = np.tril(c), np.tril(dc)
+        da = df @ mT(f) + f @ mT(df)
+    else:
+        f, df = np.triu(c), np.triu(dc)
+        da = mT(df) @ f + mT(f) @ df
+    return -scipy.linalg.cho_solve(c_and_lower, da @ y)
+
+
+def transpose_code(trans):
+    """The ``trans`` argument of the transposed solve (``lu_solve``, ``solve_triangular``)."""
+    return 0 if _transposed(trans) else 1
+
+
+def _block_upper(top_left, top_right):
+    """``[[top_left, top_right], [0, top_left]]`` over the last two axes."""
+    zeros = np.zeros(np.shape(top_left))
+    top = np.concatenate((top_left, top_right), axis=-1)
+    bottom = np.concatenate((zeros, top_left), axis=-1)
+    return np.concatenate((top, bottom), axis=-2)
+
+
+def expm_frechet_block(a, e):
+    """The Fréchet derivative of ``expm`` at ``a`` along ``e``: the top-right block of
+    ``expm([[a, e], [0, a]])``."""
+    n = np.shape(a)[-1]
+    return scipy.linalg.expm(_block_upper(a, e))[..., :n, n:]
+
+
+def expm_vjp(dy, a):
+    """The adjoint of ``expm``: the Fréchet derivative at ``a^T`` along ``dy``."""
+    return expm_frechet_block(mT(a), dy)
+
+
+def eigh_grad(dy, y, a, lower=True, eigvals_only=False, subset_by_index=None,
+              subset_by_value=None):
+    """The adjoint of ``scipy.linalg.eigh`` (symmetric convention; distinct eigenvalues)."""
+    from ..runtime import eigh_vjp
+
+    if eigvals_only:
+        _, v = scipy.linalg.eigh(
+            a, lower=lower, subset_by_index=subset_by_index, subset_by_value=subset_by_value
+        )
+        g = v @ (np.asarray(dy)[..., None] * mT(v))
+        return 0.5 * (g + mT(g))
+    if subset_by_index is not None or subset_by_value is not None:
+        no_gradient("scipy.linalg.eigh with a subset of eigenvectors", "a")
+    return eigh_vjp(dy, y)
+
+
+def eigh_tangent(y, a, da, lower=True, eigvals_only=False, subset_by_index=None,
+                 subset_by_value=None):
+    from ..runtime import eigh_jvp
+
+    if eigvals_only:
+        _, v = scipy.linalg.eigh(
+            a, lower=lower, subset_by_index=subset_by_index, subset_by_value=subset_by_value
+        )
+        m = mT(v) @ (0.5 * (da + mT(da))) @ v
+        return np.diagonal(m, axis1=-2, axis2=-1)
+    if subset_by_index is not None or subset_by_value is not None:
+        no_gradient("scipy.linalg.eigh with a subset of eigenvectors", "a")
+    return eigh_jvp(y, da)
+
+
+# --- scipy.signal -------------------------------------------------------------------------------
+
+
+def _full_cotangent(dy, shape1, shape2):
+    """``dy`` of a convolution placed, centered, in a cotangent of the ``'full'`` result (the
+    ``'same'`` and ``'valid'`` results are centered crops of the full one)."""
+    full = tuple(n + m - 1 for n, m in zip(shape1, shape2))
+    dy = np.asarray(dy)
+    if dy.shape == full:
+        return dy
+    out = np.zeros(full, dtype=np.result_type(dy, float))
+    start = [(f - d) // 2 for f, d in zip(full, dy.shape)]
+    out[tuple(slice(s, s + d) for s, d in zip(start, dy.shape))] = dy
+    return out
+
+
+def convolve_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
+    """The adjoint of ``scipy.signal.convolve(in1, in2, mode)`` w.r.t. ``in1`` (0) or ``in2``."""
+    g = _full_cotangent(dy, np.shape(in1), np.shape(in2))
+    other = in2 if wrt == 0 else in1
+    return scipy.signal.correlate(g, other, mode="valid", method=method)
+
+
+def _flip(a):
+    return np.flip(a, axis=tuple(range(np.ndim(a))))
+
+
+def correlate_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
+    """The adjoint of ``scipy.signal.correlate``: ``correlate(a, v) = convolve(a, flip(v))``."""
+    g = convolve_grad(dy, in1, _flip(in2), mode, method, wrt)
+    return g if wrt == 0 else _flip(g)
+
+
+# --- scipy.stats --------------------------------------------------------------------------------
+
+
+def _dirichlet_full(x, alpha):
+    """``x`` with its last component filled in (``1 - sum``) when only K - 1 are given."""
+    x = np.asarray(x, dtype=float)
+    if x.shape[0] == np.shape(alpha)[0] - 1:
+        return np.concatenate((x, 1 - np.sum(x, axis=0, keepdims=True)), axis=0), True
+    return x, False
+
+
+def _column(v, ndim):
+    return np.reshape(v, np.shape(v) + (1,) * (ndim - 1))
+
+
+def dirichlet_vjp(dy, x, alpha, wrt="x"):
+    """The adjoint of ``dirichlet.logpdf(x, alpha)`` (components along the first axis of x)."""
+    xf, filled = _dirichlet_full(x, alpha)
+    alpha = np.asarray(alpha, dtype=float)
+    dy = np.asarray(dy)
+    if wrt == "alpha":
+        from scipy.special import digamma
+
+        psi = digamma(alpha) - digamma(np.sum(alpha))
+        logx = np.log(xf).reshape(xf.shape[0], -1)
+        return logx @ np.ravel(dy * np.ones(xf.shape[1:])) - psi * np.sum(dy)
+    g = _column(alpha - 1, xf.ndim) / xf * dy
+    if filled:
+        g = g[:-1] - g[-1:]
+    return g
+
+
+def dirichlet_jvp(t, x, alpha, wrt="x"):
+    xf, filled = _dirichlet_full(x, alpha)
+    alpha = np.asarray(alpha, dtype=float)
+    if wrt == "alpha":
+        from scipy.special import digamma
+
+        psi = digamma(alpha) - digamma(np.sum(alpha))
+        return np.tensordot(t, np.log(xf) - _column(psi, xf.ndim), axes=(0, 0))
+    t = np.asarray(t, dtype=float)
+    if filled:
+        t = np.concatenate((t, -np.sum(t, axis=0, keepdims=True)), axis=0)
+    return np.sum(_column(alpha - 1, xf.ndim) / xf * t, axis=0)
+
+
+def _mvn_parts(x, mean, cov):
+    """SciPy's view of a multivariate normal call: samples ``(..., d)``, mean, covariance."""
+    x = np.asarray(x, dtype=float)
+    d = np.size(mean) if mean is not None else (
+        np.shape(cov)[-1] if np.ndim(cov) else (x.shape[-1] if x.ndim else 1)
+    )
+    if x.ndim == 0:
+        xs = x[None]
+    elif x.ndim == 1:
+        xs = x[:, None] if d == 1 else x[None, :]
+    else:
+        xs = x
+    mean = np.zeros(d) if mean is None else np.reshape(np.asarray(mean, dtype=float), (d,))
+    if np.ndim(cov) == 0:
+        full = float(cov) * np.eye(d)
+    elif np.ndim(cov) == 1:
+        full = np.diag(np.asarray(cov, dtype=float))
+    else:
+        full = np.asarray(cov, dtype=float)
+    return xs, mean, full
+
+
+def _reduce_cov(g, cov):
+    """A symmetric gradient in the full covariance, in the form ``cov`` was given."""
+    if np.ndim(cov) == 0:
+        return float(np.trace(g)) if not isinstance(cov, np.ndarray) else np.trace(g)
+    if np.ndim(cov) == 1:
+        return np.diagonal(g).copy()
+    return g
+
+
+def mvn_vjp(dy, x, mean, cov, wrt="x"):
+    """The adjoint of ``multivariate_normal.logpdf(x, mean, cov)``: with ``r = x - mean`` and
+    ``s = cov^-1 r``, ``dx = -s``, ``dmean = s``, ``dcov = (s s^T - cov^-1) / 2`` per sample."""
+    xs, m, c = _mvn_parts(x, mean, cov)
+    r = xs - m
+    s = np.linalg.solve(c, r.reshape(-1, m.size).T).T.reshape(r.shape)
+    w = np.reshape(dy, xs.shape[:-1])[..., None]
+    if wrt == "x":
+        return np.reshape(-w * s, np.shape(x))
+    if wrt == "mean":
+        return np.reshape(np.sum(w * s, axis=tuple(range(xs.ndim - 1))), np.shape(mean))
+    flat_s, flat_w = s.reshape(-1, m.size), w.reshape(-1)
+    g = 0.5 * ((flat_s * flat_w[:, None]).T @ flat_s - np.sum(flat_w) * np.linalg.inv(c))
+    return _reduce_cov(g, cov)
+
+
+def mvn_jvp(t, x, mean, cov, wrt="x"):
+    """The tangent of ``multivariate_normal.logpdf`` along the tangent ``t`` of one argument."""
+    xs, m, c = _mvn_parts(x, mean, cov)
+    r = xs - m
+    s = np.linalg.solve(c, r.reshape(-1, m.size).T).T.reshape(r.shape)
+    if wrt == "x":
+        out = -np.sum(s * np.reshape(t, xs.shape), axis=-1)
+    elif wrt == "mean":
+        out = np.sum(s * np.reshape(t, (m.size,)), axis=-1)
+    else:
+        _, _, dc = _mvn_parts(x, mean, t)
+        dc = 0.5 * (dc + dc.T)
+        out = 0.5 * (np.einsum("...i,ij,...j->...", s, dc, s) - np.trace(np.linalg.solve(c, dc)))
+    return np.squeeze(out)[()]
+
+
+# --- scipy.integrate.odeint ---------------------------------------------------------------------
+
+
+def _rhs_vjp(func, nargs, tfirst):
+    """The generated vjp of the user's right-hand side with respect to the state and ``args``."""
+    from ..api import vjp
+
+    state = 1 if tfirst else 0
+    wrt = (state, *range(2, 2 + nargs))
+    fn = vjp(func, wrt=wrt if nargs else state)
+    if nargs:
+        return fn
+    return lambda *a: (fn(*a),)
+
+
+def _call(func, y, t, args, tfirst):
+    return func(t, y, *args) if tfirst else func(y, t, *args)
+
+
+def _like(g, x):
+    """A gradient with the type of its argument: a float for a float."""
+    if isinstance(x, np.ndarray):
+        return np.reshape(g, x.shape).astype(float)
+    if np.ndim(x) == 0:
+        return float(np.reshape(g, ()))
+    return np.reshape(g, np.shape(x))
+
+
+class _Adjoint:
+    """The last adjoint solution, kept so that one solve serves the gradients of ``y0``, ``t`` and
+    ``args`` (each is a separate template expression). It is reused only for the same solution
+    object ``y`` (a fresh array on every forward solve, held here so its id cannot be reused),
+    the same right-hand side and options, and a cotangent with the same contents."""
+
+    key = None
+    dy = None
+    result = None
+
+
+def odeint_vjp(dy, y, func, y0, t, args=(), rtol=None, atol=None, mxstep=0, hmax=0.0,
+               tfirst=False, full_output=0):
+    """The adjoint of ``odeint(func, y0, t, args)`` by the adjoint sensitivity method.
+
+    Backwards from ``t[-1]`` to ``t[0]`` it integrates, with ``odeint`` and the caller's
+    tolerances, the augmented system ``[y, a, g]`` with ``y' = f(y, t)``,
+    ``a' = -a^T df/dy`` and ``g' = -a^T df/dargs``, adding ``dy[i]`` to ``a`` at every ``t[i]``.
+    The vector-Jacobian products ``a^T df/d(y, args)`` come from ``srcgrad.vjp(func)``.
+    Returns ``(dy0, dt, dargs)``; their accuracy follows ``rtol`` and ``atol``.
+    """
+    if full_output:
+        no_gradient("odeint(..., full_output=True)", "y0")
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    key = (y, func, rtol, atol, mxstep, hmax, tfirst)
+    cached = _Adjoint.key
+    if (
+        cached is not None
+        and cached[0] is y
+        and cached[1:] == key[1:]
+        and np.array_equal(_Adjoint.dy, dy)
+    ):
+        return _Adjoint.result
+    result = _odeint_adjoint(dy, y, func, y0, t, args, rtol, atol, mxstep, hmax, tfirst)
+    _Adjoint.key, _Adjoint.dy, _Adjoint.result = key, np.array(dy, copy=True), result
+    return result
+
+
+def _odeint_adjoint(dy, y, func, y0, t, args, rtol, atol, mxstep, hmax, tfirst):
+    rhs_vjp = _rhs_vjp(func, len(args), tfirst)
+    ys = np.asarray(y, dtype=float)
+    n = ys.shape[1]
+    sizes = [np.size(a) for a in args]
+    shapes = [np.shape(a) for a in args]
+    dys = np.asarray(dy, dtype=float).reshape(ys.shape)
+    ts = np.asarray(t, dtype=float)
+
+    def unpack(z):
+        return z[:n], z[n : 2 * n]
+
+    def augmented(z, s):
+        state, adj = unpack(z)
+        f = np.asarray(_call(func, state, s, args, tfirst), dtype=float)
+        call = (s, state) if tfirst else (state, s)
+        grads = rhs_vjp(*call, *args, -adj)
+        parts = [
+            np.ravel(np.broadcast_to(np.asarray(0.0 if g is None else g, dtype=float), shape))
+            for g, shape in zip(grads, [(n,), *shapes])
+        ]
+        return np.concatenate([f, *parts])
+
+    adj = dys[-1].copy()
+    gargs = np.zeros(sum(sizes))
+    dt = np.zeros_like(ts)
+    options = {"rtol": rtol, "atol": atol, "mxstep": mxstep, "hmax": hmax}
+    for i in range(len(ts) - 1, 0, -1):
+        f_i = np.asarray(_call(func, ys[i], ts[i], args, tfirst), dtype=float)
+        dt[i] = dys[i] @ f_i
+        z0 = np.concatenate([ys[i], adj, gargs])
+        z = scipy.integrate.odeint(augmented, z0, ts[[i, i - 1]], **options)[-1]
+        adj = z[n : 2 * n] + dys[i - 1]
+        gargs = z[2 * n :]
+    f_0 = np.asarray(_call(func, ys[0], ts[0], args, tfirst), dtype=float)
+    # Moving t[0] moves the solution at every later time, but not its value at t[0] (y0).
+    dt[0] = -(adj - dys[0]) @ f_0
+    dargs, start = [], 0
+    for a, k, shape in zip(args, sizes, shapes):
+        dargs.append(_like(gargs[start : start + k].reshape(shape), a))
+        start += k
+    return _like(adj, y0), _like(dt, t), tuple(dargs)
+
+
+def odeint_jvp(y, func, y0, t, args=(), dy0=None, dt=None, dargs=None, rtol=None, atol=None,
+               mxstep=0, hmax=0.0, tfirst=False):
+    """The tangent of ``odeint`` by forward sensitivities: ``s' = df/dy s + df/dargs dargs``,
+    with the tangent of the right-hand side from ``srcgrad.jvp(func)``."""
+    from ..api import jvp
+
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    ys = np.asarray(y, dtype=float)
+    n = ys.shape[1]
+    ts = np.asarray(t, dtype=float)
+    state = 1 if tfirst else 0
+    active = [state] + ([k + 2 for k in range(len(args))] if dargs is not None else [])
+    rhs_jvp = jvp(func, wrt=tuple(active) if len(active) > 1 else state)
+    arg_tangents = (
+        tuple(np.zeros(np.shape(a)) if d is None else d for a, d in zip(args, dargs))
+        if dargs is not None else ()
+    )
+
+    def sensitivity(z, s):
+        state_, sens = z[:n], z[n:]
+        call = (s, state_) if tfirst else (state_, s)
+        seed = (sens, *arg_tangents) if len(active) > 1 else sens
+        f, df = rhs_jvp(*call, *args, seed)
+        return np.concatenate([np.ravel(f), np.ravel(df)])
+
+    s0 = np.zeros(n) if dy0 is None else np.ravel(np.asarray(dy0, dtype=float)).copy()
+    if dt is not None:
+        s0 = s0 - np.ravel(dt)[0] * np.asarray(_call(func, ys[0], ts[0], args, tfirst))
+    options = {"rtol": rtol, "atol": atol, "mxstep": mxstep, "hmax": hmax}
+    z = scipy.integrate.odeint(sensitivity, np.concatenate([ys[0], s0]), ts, **options)
+    out = z[:, n:]
+    if dt is not None:
+        f = np.stack([np.asarray(_call(func, ys[i], ts[i], args, tfirst)) for i in range(len(ts))])
+        out = out + np.ravel(dt)[:, None] * f
+    return out

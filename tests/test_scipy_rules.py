@@ -1,0 +1,496 @@
+"""The SciPy rule table, one row per rule, each checked against central differences in float64.
+
+A row is a SciPy call over named inputs, as in ``tests/test_rules.py``: the test defines
+``def f(<inputs>): return np.sum((<call>) * W)`` with fixed random weights ``W`` shaped like the
+call's result and compares ``grad(f)`` for every input with central differences, then ``jvp(f)``
+with ``grad(f)``. Inputs are drawn from the domain each function needs. ``NONDIFF`` lists the
+SciPy functions without gradient; the meta-test checks that every SciPy rule has a row.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numeric_grad
+
+pytest.importorskip("scipy")
+
+import scipy.integrate  # noqa: E402
+import scipy.linalg as linalg  # noqa: E402
+import scipy.signal as signal  # noqa: E402
+import scipy.special as special  # noqa: E402
+import scipy.stats as stats  # noqa: E402
+
+import srcgrad  # noqa: E402
+from srcgrad.rules import RULES  # noqa: E402
+from srcgrad.rules import scipy_runtime as sr  # noqa: E402
+from srcgrad.rules.registry import _key  # noqa: E402
+
+REAL = (-2.0, 2.0)
+POS = (0.5, 2.0)
+UNIT = (-0.9, 0.9)
+PROB = (0.1, 0.9)
+odeint = scipy.integrate.odeint
+
+_counter = itertools.count()
+
+
+@dataclass
+class Row:
+    fn: object
+    call: str
+    inputs: dict  # name -> (shape, domain) for an argument, or a constant array (a global)
+    wrt: tuple = ()
+    rtol: float = 1e-5
+    second: bool = False  # also check the Hessian of the scalar function
+    id: str = field(default="")
+
+
+def row(fn, call, wrt=(), rtol=1e-5, second=False, **inputs):
+    return Row(fn, call, inputs, wrt, rtol, second)
+
+
+def x(shape=(3,), domain=REAL):
+    return (shape, domain)
+
+
+def _spd(name, n=3):
+    return f"({name} @ np.transpose({name}) + {n} * np.eye({n}))"
+
+
+def special_rows():
+    rows = []
+    unary = [
+        (special.gamma, POS), (special.gammaln, POS), (special.rgamma, POS),
+        (special.digamma, POS), (special.erf, REAL), (special.erfc, REAL),
+        (special.erfinv, UNIT), (special.erfcinv, (0.1, 1.9)), (special.erfcx, REAL),
+        (special.ndtr, REAL), (special.log_ndtr, REAL), (special.ndtri, PROB),
+        (special.expit, REAL), (special.log_expit, REAL), (special.logit, PROB),
+        (special.entr, POS), (special.j0, REAL), (special.j1, REAL), (special.y0, POS),
+        (special.y1, POS), (special.i0, REAL), (special.i1, REAL), (special.i0e, POS),
+        (special.i1e, (-2.0, -0.5)), (special.k0, POS), (special.k1, POS), (special.k0e, POS),
+        (special.k1e, POS),
+    ]
+    for fn, domain in unary:
+        rows.append(row(fn, f"special.{fn.__name__}(x)", second=True, x=x((2, 3), domain)))
+        rows.append(row(fn, f"special.{fn.__name__}(x)", x=x((), domain)))
+    binary = [
+        (special.beta, POS, POS), (special.betaln, POS, POS), (special.xlogy, REAL, POS),
+        (special.xlog1py, REAL, POS), (special.rel_entr, POS, POS), (special.kl_div, POS, POS),
+    ]
+    for fn, d1, d2 in binary:
+        name = f"special.{fn.__name__}"
+        rows.append(row(fn, f"{name}(a, b)", second=True, a=x((2, 3), d1), b=x((2, 3), d2)))
+        rows.append(row(fn, f"{name}(a, b)", a=x((2, 1), d1), b=x((3,), d2)))
+    rows += [
+        row(special.polygamma, "special.polygamma(2, x)", second=True, x=x((3,), POS)),
+        row(special.polygamma, "special.polygamma(N, x)", x=x((2, 1), POS), N=np.array([0, 1])),
+        row(special.multigammaln, "special.multigammaln(a, 3)", a=x((), (2.0, 4.0))),
+        row(special.multigammaln, "special.multigammaln(a, 2)", a=x((3,), (2.0, 4.0))),
+        row(special.gammainc, "special.gammainc(2.5, x)", second=True, x=x((3,), POS)),
+        row(special.gammaincc, "special.gammaincc(A, x)", x=x((2, 3), POS),
+            A=np.array([0.5, 1.0, 3.0])),
+        row(special.betainc, "special.betainc(2.0, 3.5, x)", x=x((3,), PROB)),
+        row(special.logsumexp, "special.logsumexp(a)", a=x((3, 4))),
+        row(special.logsumexp, "special.logsumexp(a, axis=1)", a=x((3, 4))),
+        row(special.logsumexp, "special.logsumexp(a, axis=0, keepdims=True)", a=x((3, 4))),
+        row(special.logsumexp, "special.logsumexp(a, axis=-1, b=b)", a=x((3, 4)),
+            b=x((4,), POS)),
+        row(special.logsumexp, "special.logsumexp(a, b=b)", a=x((3,)), b=x((2, 3), POS)),
+        row(special.softmax, "special.softmax(a)", second=True, a=x((3, 4))),
+        row(special.softmax, "special.softmax(a, axis=1)", a=x((3, 4))),
+        row(special.log_softmax, "special.log_softmax(a)", second=True, a=x((3, 4))),
+        row(special.log_softmax, "special.log_softmax(a, axis=0)", a=x((3, 4))),
+    ]
+    for fn, domain in ((special.jv, REAL), (special.yv, POS), (special.iv, REAL),
+                       (special.ive, (0.5, 2.0)), (special.kv, POS), (special.kve, POS)):
+        name = f"special.{fn.__name__}"
+        rows.append(row(fn, f"{name}(1.5, x)", second=True, x=x((3,), domain)))
+        rows.append(row(fn, f"{name}(V, x)", x=x((2, 1), domain), V=np.array([0.0, 2.0, 3.5])))
+    rows += [
+        row(special.jv, "special.jn(2, x)", x=x((3,), REAL)),
+        row(special.digamma, "special.psi(x)", x=x((3,), POS)),
+        row(special.yn, "special.yn(3, x)", second=True, x=x((3,), (1.0, 3.0))),
+    ]
+    return rows
+
+
+# Distributions: (name, shape-parameter domains, x domain, loc domain, scale domain).
+CONTINUOUS = [
+    ("norm", (), REAL, REAL, POS),
+    ("t", ((2.0, 6.0),), REAL, REAL, POS),
+    ("gamma", ((1.5, 3.0),), (1.0, 3.0), (-0.3, 0.3), POS),
+    ("beta", ((1.5, 3.0), (1.5, 3.0)), (0.2, 0.6), (-0.1, 0.1), (1.0, 1.5)),
+    ("chi2", ((2.5, 5.0),), (1.0, 3.0), (-0.3, 0.3), POS),
+    ("expon", (), (1.0, 3.0), (-0.3, 0.3), POS),
+    ("laplace", (), REAL, REAL, POS),
+    ("cauchy", (), REAL, REAL, POS),
+    ("logistic", (), REAL, REAL, POS),
+]
+SHAPE_NAMES = {"t": ("df",), "gamma": ("a",), "beta": ("a", "b"), "chi2": ("df",)}
+SHAPE_VALUES = {"t": "3.5", "gamma": "2.5", "beta": "2.0, 3.0", "chi2": "4.0"}
+
+
+def stats_rows():
+    rows = []
+    for name, shapes, xd, locd, scaled in CONTINUOUS:
+        dist = getattr(stats, name)
+        params = SHAPE_NAMES.get(name, ())
+        inputs = {"x": x((4,), xd), **{p: x((), d) for p, d in zip(params, shapes)},
+                  "loc": x((), locd), "scale": x((), scaled)}
+        args = ", ".join(("x", *params, "loc", "scale"))
+        for method in ("logpdf", "pdf"):
+            call = f"stats.{name}.{method}({args})"
+            rows.append(row(getattr(dist, method), call, second=method == "logpdf", **inputs))
+        fixed = {k: v for k, v in inputs.items() if k not in params}
+        shape_args = SHAPE_VALUES.get(name)
+        cargs = ", ".join(a for a in ("x", shape_args, "loc", "scale") if a)
+        for method in ("cdf", "logcdf", "sf", "logsf"):
+            call = f"stats.{name}.{method}({cargs})"
+            rows.append(row(getattr(dist, method), call, **fixed))
+        # x broadcast up by an array loc
+        rows.append(row(dist.logpdf, f"stats.{name}.logpdf({cargs.replace('x', 'x0', 1)})",
+                        x0=x((), xd), loc=x((2,), locd), scale=x((), scaled)))
+    counts = np.array([0.0, 1.0, 3.0, 6.0])
+    for method in ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf"):
+        fn = getattr(stats.poisson, method)
+        rows.append(row(fn, f"stats.poisson.{method}(K, mu)", mu=x((), (1.0, 4.0)), K=counts))
+        rows.append(row(fn, f"stats.poisson.{method}(K, mu, 1)", mu=x((4,), (1.0, 4.0)),
+                        K=counts + 1))
+    for method in ("logpdf", "pdf"):
+        d = getattr(stats.dirichlet, method)
+        m = getattr(stats.multivariate_normal, method)
+        rows += [
+            row(d, f"stats.dirichlet.{method}(p / np.sum(p), alpha)", p=x((3,), POS),
+                alpha=x((3,), (0.5, 3.0))),
+            row(d, f"stats.dirichlet.{method}(p / np.sum(p, axis=0), alpha)", p=x((3, 2), POS),
+                alpha=x((3,), (0.5, 3.0))),
+            row(d, f"stats.dirichlet.{method}(p, alpha)", p=x((2,), (0.1, 0.4)),
+                alpha=x((3,), (0.5, 3.0))),
+            row(m, f"stats.multivariate_normal.{method}(v, mean, {_spd('c')})",
+                v=x((4, 3)), mean=x((3,)), c=x((3, 3))),
+            row(m, f"stats.multivariate_normal.{method}(v, mean, c)", v=x((3,)), mean=x((3,)),
+                c=x((3,), (1.0, 2.0))),
+            row(m, f"stats.multivariate_normal.{method}(v, mean, c)", v=x((2, 2)),
+                mean=x((2,)), c=x((), (1.0, 2.0))),
+            row(m, f"stats.multivariate_normal.{method}(v, cov=c * np.eye(2))", v=x((3, 2)),
+                c=x((), (1.0, 2.0))),
+            row(m, f"stats.multivariate_normal.{method}(v, mean, {_spd('c', 1)})",
+                v=x((3,)), mean=x((1,)), c=x((1, 1))),
+        ]
+    return rows
+
+
+def linalg_rows():
+    a, b1, b2 = x((3, 3)), x((3,)), x((3, 2))
+    shifted = "(a + 3 * np.eye(3))"
+    return [
+        row(linalg.solve_triangular, f"linalg.solve_triangular({shifted}, b)", a=a, b=b1),
+        row(linalg.solve_triangular, f"linalg.solve_triangular({shifted}, b, lower=True)",
+            a=a, b=b2),
+        row(linalg.solve_triangular, f"linalg.solve_triangular({shifted}, b, trans=1)",
+            a=a, b=b2),
+        row(linalg.solve_triangular,
+            f"linalg.solve_triangular({shifted}, b, trans='T', lower=True, unit_diagonal=True)",
+            a=a, b=b1),
+        row(linalg.cholesky, f"linalg.cholesky({_spd('a')})", a=a),
+        row(linalg.cholesky, f"linalg.cholesky({_spd('a')}, lower=True)", a=a),
+        row(linalg.cho_factor, f"linalg.cho_factor({_spd('a')})[0]", a=a),
+        row(linalg.cho_factor, f"linalg.cho_factor({_spd('a')}, lower=True)[0]", a=a),
+        row(linalg.cho_solve, f"linalg.cho_solve(linalg.cho_factor({_spd('a')}), b)", a=a,
+            b=b1),
+        row(linalg.cho_solve, f"c = linalg.cholesky({_spd('a')}, lower=True); "
+            "linalg.cho_solve((c, True), b)", a=a, b=b2),
+        row(linalg.lu_solve, "linalg.lu_solve(LU, b)", b=b2, LU=linalg.lu_factor(
+            np.arange(9.0).reshape(3, 3) + 4 * np.eye(3))),
+        row(linalg.lu_solve, "linalg.lu_solve(LU, b, trans=1)", b=b1, LU=linalg.lu_factor(
+            np.arange(9.0).reshape(3, 3) + 4 * np.eye(3))),
+        row(linalg.expm, "linalg.expm(a)", a=a),
+        row(linalg.expm, "linalg.expm(a)", a=x((2, 2, 2))),
+        row(linalg.sqrtm, f"linalg.sqrtm({_spd('a')})", a=a),
+        row(linalg.solve, f"linalg.solve({shifted}, b)", a=a, b=b1),
+        row(linalg.solve, f"linalg.solve({shifted}, b, transposed=True)", a=a, b=b2),
+        row(linalg.solve, f"linalg.solve({_spd('a')}, b, assume_a='pos')", a=a, b=b2),
+        row(linalg.solve, f"linalg.solve({shifted}, b, assume_a='lower triangular')", a=a,
+            b=b1),
+        row(linalg.inv, f"linalg.inv({shifted})", a=a),
+        row(linalg.inv, f"linalg.inv({_spd('a')}, assume_a='pos')", a=a),
+        row(linalg.det, "linalg.det(a)", a=a),
+        row(linalg.eigh, "linalg.eigh(a + np.transpose(a), eigvals_only=True)", a=a),
+        row(linalg.eigh, "e = linalg.eigh(a + np.transpose(a)); e[0] + e[1][0] ** 2", a=a),
+    ]
+
+
+def signal_rows():
+    rows = []
+    for fn in (signal.convolve, signal.correlate):
+        name = f"signal.{fn.__name__}"
+        for mode in ("full", "same", "valid"):
+            rows.append(row(fn, f"{name}(a, b, mode={mode!r})", a=x((5,)), b=x((3,))))
+            rows.append(row(fn, f"{name}(a, b, mode={mode!r})", a=x((3, 4)), b=x((2, 3))))
+        rows.append(row(fn, f"{name}(a, b, 'same')", a=x((3,)), b=x((5,))))
+        rows.append(row(fn, f"{name}(a, b, 'valid', method='fft')", a=x((2, 3)), b=x((4, 5))))
+    return rows
+
+
+def decay(y, t, k):
+    return -k * y + np.sin(t)
+
+
+def odeint_rows():
+    opts = "rtol=1e-10, atol=1e-10"
+    return [
+        row(odeint, f"odeint(decay, y0, T, args=(0.7,), {opts})", rtol=1e-4, y0=x((2,)),
+            T=np.linspace(0.0, 2.0, 5)),
+        row(odeint, f"odeint(decay, y0, T, args=(k,), {opts})", rtol=1e-4, y0=x((2,)),
+            k=x((), POS), T=np.linspace(0.0, 1.0, 3)),
+        row(odeint, f"odeint(decay, y0, T, args=(k,), {opts})", rtol=1e-4, y0=x((), POS),
+            k=x((), POS), T=np.array([0.0, 0.5, 1.5])),
+        row(odeint, f"odeint(decay, Y0, np.cumsum(t), args=(0.7,), {opts})", rtol=1e-4,
+            t=x((3,), (0.2, 1.0)), Y0=np.array([1.0, -0.5])),
+    ]
+
+
+ROWS = special_rows() + stats_rows() + linalg_rows() + signal_rows() + odeint_rows()
+NONDIFF = {special.gammasgn: "special.gammasgn(a)"}
+NAMESPACE = {"np": np, "special": special, "stats": stats, "linalg": linalg, "signal": signal,
+             "odeint": odeint, "decay": decay}
+
+
+# --- building the test functions ----------------------------------------------------------------
+
+
+def define(params, body, namespace):
+    """A function with real source (registered with linecache, so srcgrad can read it)."""
+    n = next(_counter)
+    filename = f"<scipy-rule-spec-{n}>"
+    lines = [f"def f{n}({', '.join(params)}):"] + [f"    {s.strip()}" for s in body]
+    text = "\n".join(lines) + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    scope = {**NAMESPACE, **namespace}
+    exec(compile(text, filename, "exec"), scope)
+    return scope[f"f{n}"]
+
+
+def _is_spec(v):
+    """An input drawn at random (``(shape, domain)``) rather than a constant."""
+    return isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], tuple)
+
+
+def build(r, seed=7):
+    rng = np.random.default_rng(seed)
+    args, consts = {}, {}
+    for k, v in r.inputs.items():
+        if _is_spec(v):
+            shape, (lo, hi) = v
+            sample = rng.uniform(lo, hi, size=shape)
+            args[k] = float(sample) if shape == () else sample
+        else:
+            consts[k] = v
+    *stmts, result = r.call.split(";")
+    out = define(list(args), stmts + [f"return {result}"], consts)(*args.values())
+    weights = np.random.default_rng(seed + 1).normal(size=np.shape(out))
+    f = define(list(args), stmts + [f"return np.sum(({result}) * W)"], {"W": weights, **consts})
+    return f, args
+
+
+def _id(r):
+    return r.call.split(";")[-1].strip()[:50] + "-" + "-".join(
+        f"{k}{v[0]}" for k, v in r.inputs.items() if _is_spec(v)
+    )
+
+
+PARAMS = [pytest.param(r, id=f"{i}-{_id(r)}") for i, r in enumerate(ROWS)]
+
+
+@pytest.mark.parametrize("r", PARAMS)
+def test_rule_gradient(r):
+    f, args = build(r)
+    wrt = tuple(r.wrt) or tuple(args)
+    check_grad(f, list(args.values()), wrt=wrt, rtol=r.rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("r", PARAMS)
+def test_rule_tangent(r):
+    f, args = build(r)
+    wrt = tuple(r.wrt) or tuple(args)
+    values = list(args.values())
+    grads = srcgrad.grad(f, wrt=wrt)(*values)
+    rng = np.random.default_rng(3)
+    tangents = tuple(
+        rng.normal(size=np.shape(args[w])) if np.ndim(args[w]) else float(rng.normal())
+        for w in wrt
+    )
+    seed = tangents if len(wrt) > 1 else tangents[0]
+    _, out = srcgrad.jvp(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*values, seed)
+    expected = sum(np.sum(g * t) for g, t in zip(grads, tangents))
+    np.testing.assert_allclose(out, expected, rtol=max(r.rtol, 1e-6), atol=1e-7)
+
+
+SECOND = [p for p in PARAMS if p.values[0].second]
+
+
+@pytest.mark.parametrize("r", SECOND)
+def test_rule_second_order(r):
+    """grad(grad(f)) through the rule: its templates call functions that have rules."""
+    f, args = build(r)
+    name = next(iter(args))
+    values = list(args.values())
+    g = srcgrad.grad(f, wrt=0)
+
+    def directional(*vals):
+        return np.sum(g(*vals))
+
+    expected = numeric_grad(directional, values, 0, step=1e-5)
+    h = srcgrad.hessian(f, wrt=0)(*values)
+    h = np.reshape(h, (np.size(values[0]), np.size(values[0])))
+    np.testing.assert_allclose(
+        np.reshape(np.sum(h, axis=1), np.shape(values[0])), expected, rtol=1e-4, atol=1e-6,
+        err_msg=f"Hessian in {name}",
+    )
+
+
+@pytest.mark.parametrize("fn", list(NONDIFF), ids=lambda fn: NONDIFF[fn])
+def test_nondiff_output_carries_no_gradient(fn):
+    a = np.random.default_rng(5).uniform(0.1, 2.0, size=(3, 3))
+    f = define(["a"], [f"return np.sum(a) + np.sum({NONDIFF[fn]})"], {})
+    np.testing.assert_array_equal(srcgrad.grad(f)(a), np.ones((3, 3)))
+
+
+def _is_scipy(fn):
+    owner = getattr(fn, "__self__", None)
+    module = getattr(type(owner), "__module__", "") if owner is not None else ""
+    if module.startswith("scipy."):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith("scipy") or (
+        isinstance(fn, np.ufunc) and getattr(special, fn.__name__, None) is fn
+    )
+
+
+def test_every_scipy_rule_has_a_row():
+    covered = {_key(r.fn) for r in ROWS} | {_key(fn) for fn in NONDIFF}
+    registered = [rule for rule in RULES.values() if _is_scipy(rule.fn)]
+    missing = sorted(str(rule.fn) for rule in registered if _key(rule.fn) not in covered)
+    assert not missing, f"SciPy rules without a row in tests/test_scipy_rules.py: {missing}"
+    assert len(registered) > 100
+    for rule in registered:
+        assert rule.nondiff == (_key(rule.fn) in {_key(fn) for fn in NONDIFF}), rule.name
+
+
+# --- what has no derivative is an error, never a silent zero --------------------------------------
+
+
+def gammainc_in_a(a, x):
+    return np.sum(special.gammainc(a, x))
+
+
+def t_cdf_in_df(df, x):
+    return np.sum(stats.t.cdf(x, df))
+
+
+def bessel_in_order(v, x):
+    return np.sum(special.jv(v, x))
+
+
+@pytest.mark.parametrize("f", [gammainc_in_a, t_cdf_in_df, bessel_in_order])
+def test_missing_derivatives_raise(f):
+    with pytest.raises(srcgrad.NoRuleError, match="no derivative"):
+        srcgrad.grad(f, wrt=0)(1.5, np.array([0.5, 1.0]))
+    assert np.shape(srcgrad.grad(f, wrt=1)(1.5, np.array([0.5, 1.0]))) == (2,)
+
+
+def test_bound_methods_are_found_by_identity():
+    assert stats.norm.logpdf is not stats.norm.logpdf  # a fresh bound method every time
+    assert RULES.get(_key(stats.norm.logpdf)) is not None
+    assert RULES.get(_key(stats.norm.logpdf)) is not RULES.get(_key(stats.t.logpdf))
+
+
+# --- odeint: the adjoint against finite differences of the solver ------------------------------
+
+
+def lotka(y, t, a, b):
+    return y * (a - b @ y)
+
+
+def test_odeint_vector_field_with_matrix_argument():
+    b = np.array([[0.0, 0.4], [-0.3, 0.0]])
+    times = np.linspace(0.0, 1.5, 4)
+
+    def loss(y0, a, b):
+        return np.sum(odeint(lotka, y0, times, args=(a, b), rtol=1e-10, atol=1e-10) ** 2)
+
+    f = define(["y0", "a", "b"], ["return np.sum(odeint(lotka, y0, TIMES, args=(a, b), "
+                                  "rtol=1e-10, atol=1e-10) ** 2)"],
+               {"lotka": lotka, "TIMES": times})
+    args = (np.array([1.0, 0.5]), np.array([0.8, -0.2]), b)
+    got = srcgrad.grad(f, wrt=(0, 1, 2))(*args)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(loss, args, i), rtol=1e-5, atol=1e-7)
+
+
+def test_odeint_tfirst():
+    def rhs(t, y, k):
+        return -k * y * t
+
+    f = define(["k"], ["return np.sum(odeint(rhs, Y0, T, args=(k,), tfirst=True, "
+                       "rtol=1e-10, atol=1e-10))"],
+               {"rhs": rhs, "Y0": np.array([1.0, 2.0]), "T": np.array([0.0, 1.0, 2.0])})
+    check_grad(f, (0.6,), rtol=1e-5)
+
+
+def decay0(y, t, k):
+    return -k * y
+
+
+def test_odeint_accuracy_follows_the_tolerances():
+    exact = -2.0 * np.exp(-2.0)  # d/dk exp(-k t) at k = 1, t = 2
+
+    errors = []
+    for tol in (1e-4, 1e-10):
+        f = define(["k"], [f"return odeint(decay0, 1.0, T, args=(k,), rtol={tol}, "
+                           f"atol={tol})[-1, 0]"],
+                   {"decay0": decay0, "T": np.array([0.0, 2.0])})
+        errors.append(abs(srcgrad.grad(f)(1.0) - exact))
+    assert errors[1] < 1e-8 < errors[0] * 10
+    assert errors[0] < 1e-3
+
+
+# --- adjoints of the helpers, directly -----------------------------------------------------------
+
+
+def test_cho_solve_factor_adjoint():
+    rng = np.random.default_rng(2)
+    m = rng.normal(size=(3, 3))
+    a = m @ m.T + 3 * np.eye(3)
+    b, w = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    for lower in (True, False):
+        c = linalg.cholesky(a, lower=lower)
+
+        def loss(c, lower=lower):
+            return np.sum(w * linalg.cho_solve((c, lower), b))
+
+        xs = linalg.cho_solve((c, lower), b)
+        got, _ = sr.cho_solve_vjp_c(w, (c, lower), xs)
+        np.testing.assert_allclose(got, numeric_grad(loss, (c,), 0), rtol=1e-5, atol=1e-8)
+
+
+def test_examples_student_t_mle():
+    path = Path(__file__).parent.parent / "examples" / "student_t_mle.py"
+    result = runpy.run_path(str(path), run_name="example")["main"](quiet=True)
+    assert result["converged"]
+    np.testing.assert_allclose(result["params"], result["truth"], rtol=0.25, atol=0.1)
+    np.testing.assert_allclose(result["jac_at_optimum"], 0.0, atol=1e-3)
+
+
+def test_examples_ode_fit():
+    path = Path(__file__).parent.parent / "examples" / "ode_fit.py"
+    result = runpy.run_path(str(path), run_name="example")["main"](quiet=True)
+    assert result["converged"]
+    np.testing.assert_allclose((result["rate"], result["amount"]), result["truth"], rtol=0.05)
