@@ -89,7 +89,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     list_append = ctx.global_name(runtime.list_append, "list_append")
     setitem = ctx.global_name(runtime.setitem, "setitem")
     node = stage("anf", ANF(namer, locals_, list_append, setitem).run(node))
-    node = stage("inline", InlineCalls(ctx, locals_, local_functions).run(node))
+    node = stage("inline", InlineCalls(ctx, locals_, local_functions, (fn,)).run(node))
     node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
     in_place = (list_append, setitem)
     node = stage("copy", CopyBeforeWrite(ctx, setitem).run(node))

@@ -19,7 +19,7 @@ import numpy as np
 from .. import rules
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
-from ..rules.derived import derived_rule
+from ..rules.derived import derived_rule, recursive_rule
 
 BINOPS = {
     gast.Add: operator.add,
@@ -74,6 +74,8 @@ METHODS = {
     "all": np.all,
     "any": np.any,
 }
+# Libraries whose functions need rules: never inlined nor differentiated through their source.
+OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 
@@ -195,8 +197,16 @@ class OpClassifier:
             return MISSING if any(v is MISSING for v in values) else values
         return self.namespace.resolve(node, self.locals)
 
+    @staticmethod
+    def _recursive(fn):
+        """A call the inliner left in place is recursive: it goes through the callee's vjp."""
+        module = (getattr(fn, "__module__", "") or "").split(".")[0]
+        if module in OPAQUE_MODULES:
+            return None
+        return recursive_rule(fn)
+
     def _rule_op(self, fn, args, keywords, node):
-        rule = rules.lookup(fn) or derived_rule(fn)
+        rule = rules.lookup(fn) or derived_rule(fn) or self._recursive(fn)
         if rule is None:
             bound = {str(i): a for i, a in enumerate(args)}
             bound.update({k.arg: k.value for k in keywords})

@@ -27,6 +27,7 @@ import inspect
 import gast
 
 from .. import rules, runtime
+from ..analysis.ops import OPAQUE_MODULES
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
@@ -34,8 +35,6 @@ from .anf import ANF, local_names
 from .check import CheckSupported
 from .control import DesugarControl
 
-# Libraries whose functions need rules: their source is never inlined.
-OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
 MAX_DEPTH = 20
 
 

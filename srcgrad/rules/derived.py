@@ -35,12 +35,44 @@ def derived_rule(fn):
     return _RULES[fn]
 
 
+def recursive_rule(fn):
+    """The rule of a user function called recursively, which cannot be inlined into itself.
+
+    Like a generated function, it is differentiated through its own generated vjp and tangent;
+    those are generated at the first call (the function's own transform is still being built
+    when the rule is made).
+    """
+    if not inspect.isfunction(fn) or getattr(fn, "__code__", None) is None:
+        return None
+    key = ("recursive", fn)
+    if key not in _RULES:
+        _RULES[key] = _build(fn, lazy=True)
+    return _RULES[key]
+
+
+class _Lazy:
+    """A derivative generated on its first call."""
+
+    def __init__(self, fn, mode, wrt):
+        self.fn, self.mode, self.wrt = fn, mode, wrt
+        self.__name__ = f"{fn.__name__}_{mode}_{wrt}"
+        self.made = None
+
+    def __call__(self, *args, **kwargs):
+        if self.made is None:
+            from ..api import Options, _derived
+
+            self.made = _derived(self.fn, self.mode, self.wrt, Options())
+        return self.made(*args, **kwargs)
+
+
 class _Derivatives:
     """Template namespace: ``<name>_vjp_<param>`` and ``<name>_tangent_<param>``, generated when
     first looked up."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, lazy=False):
         self.fn = fn
+        self.lazy = lazy
         self.made = {}
 
     def lookup(self, name):
@@ -52,14 +84,17 @@ class _Derivatives:
                 prefix = f"{base}_{mode}_"
                 if name.startswith(prefix):
                     wrt = name[len(prefix):]
-                    self.made[name] = _derived(self.fn, mode, wrt, Options())
+                    if self.lazy:
+                        self.made[name] = _Lazy(self.fn, mode, wrt)
+                    else:
+                        self.made[name] = _derived(self.fn, mode, wrt, Options())
                     break
             else:
                 return MISSING
         return self.made[name]
 
 
-def _build(fn):
+def _build(fn, lazy=False):
     signature = inspect.signature(fn)
     params = list(signature.parameters.values())
     aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
@@ -72,7 +107,7 @@ def _build(fn):
         ]
         return gast.Call(_name(callee), args + [_name(last)], keywords)
 
-    namespace = _Derivatives(fn)
+    namespace = _Derivatives(fn, lazy)
     base = fn.__name__
     vjp_outputs = {p.name: call(f"{base}_vjp_{p.name}", "_dy") for p in params}
     vjp = Template([], vjp_outputs, namespace, {**roles, "_y": "y", "_dy": "dy"})
