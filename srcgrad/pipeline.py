@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import gast
 
-from . import runtime
 from .analysis.activity import Activity
 from .analysis.ops import OpClassifier
 from .emit.compile import compile_function
@@ -27,7 +26,7 @@ from .emit.unparse import unparse
 from .errors import SrcgradError
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
-from .normalize.anf import ANF, local_names
+from .normalize.anf import ANF, in_place_helpers, local_names
 from .normalize.check import CheckSupported
 from .normalize.control import DesugarControl
 from .normalize.inline import InlineCalls, extract_local_functions
@@ -86,13 +85,12 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     namespace = Namespace(fn)
     ctx = GenContext(namespace, namer, locals_, location)
     node = stage("control", DesugarControl(namer, locals_).run(node))
-    list_append = ctx.global_name(runtime.list_append, "list_append")
-    setitem = ctx.global_name(runtime.setitem, "setitem")
-    node = stage("anf", ANF(namer, locals_, list_append, setitem).run(node))
+    helpers = in_place_helpers(ctx)
+    node = stage("anf", ANF(namer, locals_, helpers).run(node))
     node = stage("inline", InlineCalls(ctx, locals_, local_functions, (fn,)).run(node))
     node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
-    in_place = (list_append, setitem)
-    node = stage("copy", CopyBeforeWrite(ctx, setitem).run(node))
+    in_place = tuple(helpers.values())
+    node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"]).run(node))
     node = stage("ssa", SSARename(namer, in_place).run(node))
     locals_ = local_names(node)
     ctx.local_names = locals_

@@ -142,6 +142,24 @@ def list_append(items, value):
     return items
 
 
+def append_tangent(ditems, dvalue, value):
+    """The tangent of ``list_append``: the tangent list grows in step with the list."""
+    ditems = [] if ditems is None else ditems
+    ditems.append(zeros_like(value) if dvalue is None else dvalue)
+    return ditems
+
+
+def list_pop(items):
+    """``items.pop()`` for its effect, as a value: ``stack = list_pop(stack)``."""
+    items.pop()
+    return items
+
+
+def append_none(dy):
+    """Cotangent of a list before a pop: the cotangent after it, plus a zero last element."""
+    return None if dy is None else Cotangents(list(dy) + [None])
+
+
 def append_grad_value(dy, value):
     """Cotangent of the appended value: the last cotangent of the grown list."""
     return elem(dy, -1, value) if dy is not None and len(dy) else zeros_like(value)

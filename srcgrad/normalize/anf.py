@@ -18,6 +18,16 @@ import copy
 import gast
 
 
+def in_place_helpers(ctx):
+    """The runtime helpers ANF writes in-place list and array updates with, by generated name."""
+    from .. import runtime
+
+    return {
+        name: ctx.global_name(getattr(runtime, name), name)
+        for name in ("list_append", "list_pop", "setitem")
+    }
+
+
 def local_names(fn_node):
     """Parameters and every name the body assigns."""
     names = {a.id for a in fn_node.args.args + fn_node.args.kwonlyargs}
@@ -29,11 +39,14 @@ def local_names(fn_node):
 
 
 class ANF:
-    def __init__(self, namer, locals_, list_append="list_append", setitem="setitem"):
+    def __init__(self, namer, locals_, helpers=None):
         self.namer = namer
         self.locals = locals_
-        self.list_append = list_append  # the name generated code calls runtime.list_append by
-        self.setitem = setitem
+        # the names generated code calls runtime.list_append, list_pop and setitem by
+        helpers = helpers or {}
+        self.list_append = helpers.get("list_append", "list_append")
+        self.list_pop = helpers.get("list_pop", "list_pop")
+        self.setitem = helpers.get("setitem", "setitem")
         self.out = []
         self.lineno = None
 
@@ -127,6 +140,14 @@ class ANF:
         self.out.append(stmt)
 
     def _assign(self, target, value):
+        if isinstance(target, gast.Name) and _is_pop(value, self.locals):
+            # `x = stack.pop()`: read the last element, then shrink the list in place
+            items = value.func.value
+            last = gast.Subscript(items, gast.Constant(-1, None), gast.Load())
+            self._emit(_assign(target.id, gast.copy_location(last, value)))
+            helper = gast.Name(self.list_pop, gast.Load(), None, None)
+            self._emit(_assign(items.id, gast.copy_location(gast.Call(helper, [items], []), value)))
+            return
         if isinstance(target, gast.Subscript):
             # `y[i] = v` as a value: `y = setitem(y, i, v)`, an overwrite of `y` in place
             index = index_value(self._index(target.slice))
@@ -298,6 +319,18 @@ def index_value(node):
     if isinstance(node, gast.Tuple):
         return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
     return node
+
+
+def _is_pop(call, locals_):
+    return (
+        isinstance(call, gast.Call)
+        and isinstance(call.func, gast.Attribute)
+        and call.func.attr == "pop"
+        and isinstance(call.func.value, gast.Name)
+        and call.func.value.id in locals_
+        and not call.args
+        and not call.keywords
+    )
 
 
 def _is_append(call, locals_):

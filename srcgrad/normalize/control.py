@@ -186,6 +186,10 @@ class DesugarControl:
             lens = [_call("len", _name(s)) for s in seqs]
             bound = lens[0] if len(lens) == 1 else _call("min", *lens)
         else:
+            if self._builtin_call(it, "reversed") and len(it.args) == 1:
+                # reversed(xs) is xs[::-1], which ranges, lists and arrays all index and measure
+                backwards = gast.Slice(None, None, gast.Constant(-1, None))
+                it = gast.copy_location(gast.Subscript(it.args[0], backwards, gast.Load()), it)
             seq = self._sequence(it, pre)
             reads.append(gast.Assign([target], self._item(seq, index), None))
             bound = _call("len", _name(seq))

@@ -26,12 +26,12 @@ import inspect
 
 import gast
 
-from .. import rules, runtime
+from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
-from .anf import ANF, local_names
+from .anf import ANF, in_place_helpers, local_names
 from .check import CheckSupported
 from .control import DesugarControl
 
@@ -102,9 +102,7 @@ class InlineCalls:
         locals_ = {renames[n] for n in callee_locals}
         self.locals |= locals_
         DesugarControl(self.ctx.namer, locals_).run(node)
-        list_append = self.ctx.global_name(runtime.list_append, "list_append")
-        setitem = self.ctx.global_name(runtime.setitem, "setitem")
-        ANF(self.ctx.namer, locals_, list_append, setitem).run(node)
+        ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))
         body = inner.block(node.body)
 

@@ -20,8 +20,20 @@ defrule(
     jvp={"x": "zero_item(copy_array(dx), index)", "value": "getitem_grad(dvalue, x, index)"},
 )
 defrule(
+    runtime.restore_item,
+    "x, index, value",
+    vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
+    jvp={"x": "zero_item(copy_array(dx), index)", "value": "getitem_grad(dvalue, x, index)"},
+)
+linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"},
+       jvp={"x": "copy_item(dx, index)"})
+linear(
+    runtime.list_pop, "items", vjp={"items": "append_none(dy)"}, jvp={"items": "list_pop(ditems)"}
+)
+defrule(
     runtime.list_append,
     "items, value",
     vjp={"items": "append_grad_items(dy)", "value": "append_grad_value(dy, value)"},
+    jvp={"*": "append_tangent(ditems, dvalue, value)"},
     kind="linear",
 )

@@ -45,6 +45,15 @@ elementwise(
 )
 
 defrule(builtins.float, "x", vjp="dy", jvp="dx", kind="linear")
+# max(a, b) and min(a, b) of two numbers; ties go to the first argument, as Python returns it.
+elementwise(
+    builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"),
+    jvp=("dx1 * (x1 >= x2)", "dx2 * (x1 < x2)"),
+)
+elementwise(
+    builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"),
+    jvp=("dx1 * (x1 <= x2)", "dx2 * (x1 > x2)"),
+)
 elementwise(builtins.abs, "x", vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
 
 defrule(

@@ -192,7 +192,8 @@ class ForwardAD:
             return self._set(target, self._tangent_or_zeros(op.args["x"]), [])
         if op.kind == "tuple":
             elts = [self._tangent_or_zeros(e) for e in op.args.values()]
-            return self._set(target, gast.Tuple(elts, gast.Load()), [])
+            kind = gast.List if isinstance(op.node, gast.List) else gast.Tuple
+            return self._set(target, kind(elts, gast.Load()), [])
         if op.kind == "rule":
             stmts = self._apply_rule(op, target, result)
             if stmts is not None:

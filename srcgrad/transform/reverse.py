@@ -264,7 +264,14 @@ class ReverseAD:
     def primal_block(self, stmts):
         out = []
         for s in stmts:
-            if isinstance(s, gast.Assign) and self._is_setitem(s):
+            if isinstance(s, gast.Assign) and self._list_op(s) and s.targets[0].id in self.fixed:
+                # a list growing or shrinking in place: undone element by element in the sweep
+                ident = next(self.ids)
+                self.save_ids[id(s)] = ident
+                if self._list_op(s) is runtime.list_pop:
+                    out.append(_marker("save_last", s.targets[0].id, ident))
+                out.append(s)
+            elif isinstance(s, gast.Assign) and self._is_setitem(s):
                 ident = next(self.ids)
                 self.save_ids[id(s)] = ident
                 self.item_index[ident] = self.ops[id(s)].args["index"]
@@ -335,6 +342,12 @@ class ReverseAD:
                 return []  # bookkeeping the transform added (trip counters)
             restore = None
             ident = self.save_ids.get(id(s))
+            if ident is not None and self._list_op(s):
+                self._adjoint_assign(s, None)
+                code = self._flush(s.lineno)
+                kind = "restore_last" if self._list_op(s) is runtime.list_pop else "undo_append"
+                code.append(_marker(kind, s.targets[0].id, ident))
+                return code
             if ident is not None and self._is_setitem(s):
                 self._adjoint_setitem(s)
                 code = self._flush(s.lineno)
@@ -399,6 +412,14 @@ class ReverseAD:
         if target in self.reinit and target not in self.adj:
             self._set_zero(target)
         return restore
+
+    def _list_op(self, stmt):
+        """``runtime.list_append`` or ``runtime.list_pop`` when ``stmt`` calls it, else None."""
+        op = self.ops.get(id(stmt))
+        if op is not None and op.kind == "rule":
+            if op.rule.fn is runtime.list_append or op.rule.fn is runtime.list_pop:
+                return op.rule.fn
+        return None
 
     def _is_setitem(self, stmt):
         op = self.ops.get(id(stmt))
@@ -671,9 +692,20 @@ class ReverseAD:
                     kind, var, _ = args
                     if var not in read:
                         continue
+                    if kind == "undo_append":
+                        out.append(assign(var, self._call(runtime.list_pop, name(var))))
+                        continue
                     if var not in stacks:
                         stacks[var] = self.ctx.namer.fresh(var + "_saved")
-                    if kind in ("save_item", "restore_item"):
+                    if kind == "save_last":
+                        last = gast.Subscript(name(var), gast.Constant(-1, None), gast.Load())
+                        push = gast.Attribute(name(stacks[var]), "append", gast.Load())
+                        out.append(gast.Expr(gast.Call(push, [last], [])))
+                    elif kind == "restore_last":
+                        stack = gast.Attribute(name(stacks[var]), "pop", gast.Load())
+                        call = self._call(runtime.list_append, name(var), gast.Call(stack, [], []))
+                        out.append(assign(var, call))
+                    elif kind in ("save_item", "restore_item"):
                         index = copy.deepcopy(self.item_index[args[2]])
                         if kind == "save_item":
                             saved = self._call(runtime.copy_item, name(var), index)
