@@ -55,6 +55,16 @@ def weighted(x):
     return np.sum(np.cos(x) * weight(x)) + SCALE
 
 
+def power(x, n):
+    if n == 0:
+        return 1.0
+    return x * power(x, n - 1)
+
+
+def recursive(x):
+    return np.sum(power(x, 3))
+
+
 class Model:
     pass
 
@@ -150,6 +160,7 @@ def test_emitted_modules_compute_srcgrads_gradients(model, tmp_path, capsys):
         "loop": ([], 0),  # a for loop: list stacks
         "reduce": ([], 0),  # np.sum with axis: unreduce, and an ndarray constant
         "weighted": ([], 0),  # a copied user function calling one renamed around a helper
+        "recursive": ([], 0),  # a derivative made on its first call: forced and copied
     }
     for func, (flags, _) in cases.items():
         out = tmp_path / f"emitted_{func}.py"
@@ -166,6 +177,7 @@ def test_emitted_modules_compute_srcgrads_gradients(model, tmp_path, capsys):
     x3, x43 = rng.normal(size=3), rng.normal(size=(4, 3))
     calls = {
         "loss": (W, b, X, y), "loop": (x3, 4), "reduce": (x43,), "weighted": (x3,),
+        "recursive": (x3,),
     }
     np.savez(tmp_path / "args.npz", W=W, b=b, X=X, y=y, x3=x3, x43=x43)
     code = (
@@ -179,6 +191,7 @@ def test_emitted_modules_compute_srcgrads_gradients(model, tmp_path, capsys):
         "    'loop': load('loop').dloop(a['x3'], 4),\n"
         "    'reduce': load('reduce').dreduce(a['x43']),\n"
         "    'weighted': load('weighted').dweighted(a['x3']),\n"
+        "    'recursive': load('recursive').drecursive(a['x3']),\n"
         "}\n"
         "as_list = lambda g: [np.asarray(v).tolist() for v in g] if isinstance(g, tuple) "
         "else np.asarray(g).tolist()\n"

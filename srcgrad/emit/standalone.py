@@ -122,6 +122,11 @@ class _Writer:
             alias = "" if attr == name else f" as {name}"
             self.imports.append(f"from {module} import {attr}{alias}")
             return
+        made = _force_lazy(obj)
+        if made is not None:  # a derivative generated on its first call (recursion)
+            self.by_id.setdefault(id(made), name)
+            self.keep.append(made)
+            obj = made
         code = getattr(obj, "__code__", None)
         if isinstance(obj, types.FunctionType) and code in GENERATED_SOURCE:
             self._copy_function(obj, name, GENERATED_SOURCE[code][0], reader)
@@ -280,6 +285,18 @@ def _literal(value, np_name):
             raise StandaloneError(f"cannot write the NumPy scalar type {kind} as a literal")
         return f"{np_name()}.{kind}({_literal(value.item(), np_name)})"
     raise StandaloneError(f"cannot write {value!r} as a literal")
+
+
+def _force_lazy(obj):
+    """The generated function behind a derivative that is made on its first call, or None."""
+    cls = type(obj)
+    if cls.__name__ != "_Lazy" or not cls.__module__.startswith("srcgrad."):
+        return None
+    if getattr(obj, "made", None) is None:
+        from ..api import Options, _derived
+
+        obj.made = _derived(obj.fn, obj.mode, obj.wrt, Options())
+    return obj.made
 
 
 def _is_builtin(obj):
