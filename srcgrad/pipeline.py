@@ -1,6 +1,6 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> control -> anf -> inline -> licm -> copy -> ssa -> activity
+    parse -> check -> functional -> control -> anf -> inline -> licm -> copy -> ssa -> activity
     -> reverse | forward -> fold -> dce -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
@@ -29,6 +29,7 @@ from .frontend.source import parse_function
 from .normalize.anf import ANF, in_place_helpers, local_names
 from .normalize.check import CheckSupported
 from .normalize.control import DesugarControl
+from .normalize.functional import FunctionalHelpers
 from .normalize.inline import InlineCalls, extract_local_functions
 from .normalize.inplace import CopyBeforeWrite
 from .normalize.licm import HoistInvariants
@@ -84,6 +85,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     namer = Namer(taken | {node.name})
     namespace = Namespace(fn)
     ctx = GenContext(namespace, namer, locals_, location)
+    node = stage("functional", FunctionalHelpers(ctx).run(node))
     node = stage("control", DesugarControl(namer, locals_).run(node))
     helpers = in_place_helpers(ctx)
     node = stage("anf", ANF(namer, locals_, helpers).run(node))

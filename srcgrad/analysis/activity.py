@@ -67,11 +67,16 @@ class Activity:
         fn = op.func
         name = dotted(op.node.func) if isinstance(op.node, gast.Call) else repr(fn)
         location = self.classifier.location
-        has_source = hasattr(fn, "__code__")
-        if has_source:
+        module = getattr(fn, "__module__", "") or ""
+        if module.startswith("srcgrad"):
             why = (
-                f"`{name}` is a Python function; differentiating through calls to user "
-                f"functions is not supported yet."
+                f"`{name}` is a srcgrad helper without a rule of its own yet, so derivatives "
+                f"of code calling it (higher order) are not supported."
+            )
+        elif hasattr(fn, "__code__"):
+            why = (
+                f"`{name}` is a Python function from `{module}`, whose source srcgrad does not "
+                f"look into."
             )
         else:
             why = f"`{name}` has no Python source and no gradient rule."

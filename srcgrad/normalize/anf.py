@@ -141,12 +141,7 @@ class ANF:
 
     def _assign(self, target, value):
         if isinstance(target, gast.Name) and _is_pop(value, self.locals):
-            # `x = stack.pop()`: read the last element, then shrink the list in place
-            items = value.func.value
-            last = gast.Subscript(items, gast.Constant(-1, None), gast.Load())
-            self._emit(_assign(target.id, gast.copy_location(last, value)))
-            helper = gast.Name(self.list_pop, gast.Load(), None, None)
-            self._emit(_assign(items.id, gast.copy_location(gast.Call(helper, [items], []), value)))
+            self._pop(target.id, value)
             return
         if isinstance(target, gast.Subscript):
             # `y[i] = v` as a value: `y = setitem(y, i, v)`, an overwrite of `y` in place
@@ -201,8 +196,19 @@ class ANF:
             and all(self.is_static(k.value) for k in node.keywords)
         )
 
+    def _pop(self, target, call):
+        """``x = stack.pop()``: read the last element, then shrink the list in place."""
+        items = call.func.value
+        last = gast.Subscript(items, gast.Constant(-1, None), gast.Load())
+        self._emit(_assign(target, gast.copy_location(last, call)))
+        helper = gast.Name(self.list_pop, gast.Load(), None, None)
+        self._emit(_assign(items.id, gast.copy_location(gast.Call(helper, [items], []), call)))
+        return gast.Name(target, gast.Load(), None, None)
+
     def atom(self, node):
         """An atom holding the value of ``node``, emitting statements as needed."""
+        if _is_pop(node, self.locals):
+            return self._pop(self.namer.fresh(node.func.value.id + "_last"), node)
         if isinstance(node, gast.Name) or self.is_static(node):
             return node
         if (

@@ -33,13 +33,13 @@ class CopyBeforeWrite:
         self.setitem = setitem
 
     def run(self, fn_node):
-        written = set()
+        written = {}
         sources = {}
         for node in gast.walk(fn_node):
             if isinstance(node, gast.Assign):
                 target = node.targets[0].id
                 if _calls(node.value, self.setitem):
-                    written.add(target)
+                    written.setdefault(target, node.value)
                 else:
                     sources.setdefault(target, []).append(node)
         if not written:
@@ -50,11 +50,12 @@ class CopyBeforeWrite:
         for var in sorted(written):
             for stmt in sources.get(var, []):
                 if not self._owning(stmt.value):
+                    _, line, _, text = self.ctx.location.of(stmt)
                     raise self.ctx.location.error(
                         UnsupportedSyntaxError,
-                        stmt,
-                        f"`{var}` is written into element by element, but here it may share "
-                        f"memory with another array; write into a copy instead "
+                        written[var],
+                        f"writing into `{var}`, which may share memory with another array "
+                        f"(line {line}: {(text or '').strip()}); write into a copy instead "
                         f"(`{var} = ....copy()` or `np.array(...)`)",
                     )
             if var in params:

@@ -13,6 +13,10 @@ linear(
 )
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
 linear(runtime.fresh_copy, "x", vjp="dy", jvp="fresh_copy(dx)")
+linear(runtime.take_item, "d, index", vjp={"d": "getitem_grad(dy, d, index)"},
+       jvp={"d": "take_item(dd, index)"})
+linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
+       jvp={"d": "zero_item(copy_array(dd), index)"})
 defrule(
     runtime.setitem,
     "x, index, value",

@@ -131,6 +131,8 @@ class ReverseAD:
         self.save_ids = {}  # id(statement) -> marker id of the save before it
         self.loops = {}  # id(loop) -> (reversible, trip counter name)
         self.defined = set()
+        self.sure = set()
+        self.sure_at = {}  # id(compound statement) -> variables surely defined before it
         self.none_init = []
         self.depth = 0
         self.owned = set()  # adjoints holding an array made here: safe to update in place
@@ -142,6 +144,7 @@ class ReverseAD:
         out = ret.value
         args = fn_node.args
         self.defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.sure = set(self.defined)  # variables defined on every path so far
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
@@ -242,11 +245,22 @@ class ReverseAD:
             )
         return False
 
-    def _set_zero(self, var):
-        """``dvar = zeros_like(var)``: a fresh zero adjoint."""
-        self.stmts.append(assign(self._adjoint_name(var), self._zeros(var)))
+    def _set_zero(self, var, sure=None):
+        """``dvar = zeros_like(var)``: a fresh zero adjoint.
+
+        Where ``var`` may not exist (it is assigned only on some paths, and this is not one of
+        them), the zero is ``0.0``: such an adjoint is only ever read on a path that defines it.
+        """
+        zero = self._zero_of(var, sure)
+        self.stmts.append(assign(self._adjoint_name(var), zero))
         self.adj[var] = name(self._adjoint_name(var))
-        self.owned.add(var)
+        if not isinstance(zero, gast.Constant):
+            self.owned.add(var)
+
+    def _zero_of(self, var, sure):
+        if sure is None or var in sure:
+            return self._zeros(var)
+        return gast.Constant(0.0, None)
 
     # --- the primal sweep ---------------------------------------------------------------------
     def _save(self, var, stmt):
@@ -280,15 +294,22 @@ class ReverseAD:
                 target = s.targets[0].id
                 out += self._save(target, s) + [s]
                 self.defined.add(target)
+                self.sure.add(target)
             elif isinstance(s, gast.If):
-                before = set(self.defined)
+                self.sure_at[id(s)] = set(self.sure)
+                before, sure = set(self.defined), set(self.sure)
                 s.body = self.primal_block(s.body)
                 after_body, self.defined = self.defined, before
+                sure_body, self.sure = self.sure, set(sure)
                 s.orelse = self.primal_block(s.orelse)
                 self.defined |= after_body
+                self.sure &= sure_body
                 out.append(s)
             elif isinstance(s, (gast.For, gast.While)):
+                sure = set(self.sure)
+                self.sure_at[id(s)] = sure
                 out += self._primal_loop(s)
+                self.sure = sure  # the loop may run zero times
             else:
                 out.append(s)
         return out
@@ -539,12 +560,13 @@ class ReverseAD:
             v: entry[v] for v in joined
             if v in entry and after_body.get(v) is entry[v] and after_orelse.get(v) is entry[v]
         }
+        sure = self.sure_at.get(id(s))
         for var in sorted(joined - set(after_body)):
-            body.append(assign(self._adjoint_name(var), self._zeros(var)))
-            owned_body.add(var)
+            body.append(assign(self._adjoint_name(var), self._zero_of(var, sure)))
+            owned_body.discard(var)
         for var in sorted(joined - set(after_orelse)):
-            orelse.append(assign(self._adjoint_name(var), self._zeros(var)))
-            owned_orelse.add(var)
+            orelse.append(assign(self._adjoint_name(var), self._zero_of(var, sure)))
+            owned_orelse.discard(var)
         self.adj = {v: kept.get(v) or name(self._adjoint_name(v)) for v in joined}
         self.owned = owned_body & owned_orelse
         if not body and not orelse:
@@ -585,7 +607,7 @@ class ReverseAD:
         pre_init = entry - start
         killed = entry - exit_
         for var in sorted(pre_init):
-            self._set_zero(var)
+            self._set_zero(var, self.sure_at.get(id(loop)))
         stored = _names_stored(body)
         for var in sorted(self._indexed(body) - stored - self.owned):
             if var in self.adj:
