@@ -40,7 +40,7 @@ def dgolden_early_return(x, n):
         # grad of: return s
         ds = dresult
         result = result_saved.pop()
-        dresult = zeros_like(result)
+        dresult = 0.0
     # grad of: for i in range(n):
     dx = zeros_like(x)
     for _ in range(trips):
@@ -52,7 +52,7 @@ def dgolden_early_return(x, n):
             ds = ds + unbroadcast(dresult * x, s)
             dx = dx + unbroadcast(dresult * s, x)
             result = result_saved.pop()
-            dresult = zeros_like(result)
+            dresult = 0.0
         s_gt_c = s_gt_c_saved.pop()
         # grad of: s = s + x * i
         s = s_saved.pop()
