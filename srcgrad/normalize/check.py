@@ -47,9 +47,8 @@ class CheckSupported(gast.NodeVisitor):
 
     def run(self, fn_node):
         args = fn_node.args
-        if args.vararg is not None or args.kwarg is not None:
-            bad = args.vararg or args.kwarg
-            raise self._error(bad, "`*args` / `**kwargs` parameters")
+        if args.kwarg is not None:
+            raise self._error(args.kwarg, "`**kwargs` parameters")
         body = fn_node.body
         for stmt in body:
             self.visit(stmt)

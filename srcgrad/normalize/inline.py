@@ -136,7 +136,11 @@ class InlineCalls:
             else:
                 raise _call_error(location, call, f"missing argument {p.id!r}")
             out.append((p.id, value))
-        if len(positional) > len(params):
+        if args.vararg is not None:
+            # `def g(*rest)`: the extra arguments arrive as a tuple
+            extra = gast.Tuple(positional[len(params):], gast.Load())
+            out.append((args.vararg.id, extra))
+        elif len(positional) > len(params):
             raise _call_error(location, call, "too many positional arguments")
         for p in args.kwonlyargs:
             if p.id in keywords:
@@ -148,7 +152,7 @@ class InlineCalls:
             out.append((p.id, value))
         if keywords:
             raise _call_error(location, call, f"unexpected keyword arguments {sorted(keywords)}")
-        args.args, args.posonlyargs, args.kwonlyargs = [], [], []
+        args.args, args.posonlyargs, args.kwonlyargs, args.vararg = [], [], [], None
         return out
 
 
