@@ -275,6 +275,8 @@ def matmul_vjp_left(dy, a, b):
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 2 and b_nd == 2:
         return dy @ b.T
+    if a_nd == 2 and b_nd == 1:
+        return np.outer(dy, b)
     if b_nd == 1:
         g = np.multiply.outer(dy, b) if a_nd > 1 else np.multiply(dy, b)
     elif a_nd == 1:
@@ -289,6 +291,10 @@ def matmul_vjp_right(dy, a, b):
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 2 and b_nd == 2:
         return a.T @ dy
+    if a_nd == 2 and b_nd == 1:
+        return a.T @ dy
+    if a_nd == 1 and b_nd == 2:
+        return np.outer(a, dy)
     if a_nd == 1 and b_nd == 1:
         g = np.multiply(dy, a)
     elif a_nd == 1:

@@ -213,6 +213,8 @@ class ReverseAD:
         """Add ``contrib`` to the adjoint of ``var``: the single place gradients accumulate."""
         current = self.adj.get(var)
         target = self._adjoint_name(var)
+        if isinstance(contrib, gast.Name) and contrib.id != target:
+            self._shared(contrib.id)
         if current is None:
             if isinstance(contrib, gast.Name) and (
                 contrib.id == target or (may_alias and not self.in_compound)
@@ -225,6 +227,12 @@ class ReverseAD:
         elif var in self.containers:
             value = self._call(runtime.add, current, contrib)
             fresh = False
+        elif var in self.owned and isinstance(current, gast.Name) and current.id == target:
+            # a buffer no other name refers to: add into it
+            self.stmts.append(
+                gast.AugAssign(gast.Name(target, gast.Store(), None, None), gast.Add(), contrib)
+            )
+            return
         else:
             value = gast.BinOp(current, gast.Add(), contrib)
             fresh = True
@@ -234,6 +242,12 @@ class ReverseAD:
             self.owned.add(var)
         else:
             self.owned.discard(var)
+
+    def _shared(self, adjoint_name):
+        """``adjoint_name`` is now also held by another name: its buffer is no longer private."""
+        for v, n in self.adj_names.items():
+            if n == adjoint_name:
+                self.owned.discard(v)
 
     def _fresh(self, expr):
         """Whether ``expr`` is a new array, never one the caller or another adjoint holds."""
@@ -530,6 +544,8 @@ class ReverseAD:
             own = self._adjoint_name(var)
             current = self.adj[var]
             if not (isinstance(current, gast.Name) and current.id == own):
+                if isinstance(current, gast.Name):
+                    self._shared(current.id)
                 self.stmts.append(assign(own, current))
                 self.adj[var] = name(own)
                 self.owned.discard(var)

@@ -50,7 +50,7 @@ def dgolden_early_return(x, n):
             returned = returned_saved.pop()
             # grad of: return s * x
             ds = ds + unbroadcast(dresult * x, s)
-            dx = dx + unbroadcast(dresult * s, x)
+            dx += unbroadcast(dresult * s, x)
             result = result_saved.pop()
             dresult = 0.0
         s_gt_c = s_gt_c_saved.pop()
@@ -58,6 +58,6 @@ def dgolden_early_return(x, n):
         s = s_saved.pop()
         dx_times_i = unbroadcast(ds, x_times_i)
         ds = unbroadcast(ds, s)
-        dx = dx + dx_times_i * i
+        dx += dx_times_i * i
         x_times_i = x_times_i_saved.pop()
     return dx

@@ -27,9 +27,9 @@ def dgolden_while_break(x):
         y = y_saved.pop()
         dy = unbroadcast(dy_plus_x_div_y, y)
         dx_div_y = dy_plus_x_div_y
-        dx = dx + unbroadcast(dx_div_y / y, x)
+        dx += unbroadcast(dx_div_y / y, x)
         dy = dy + unbroadcast(-dx_div_y * x_div_y / y, y)
         x_div_y = x_div_y_saved.pop()
     # grad of: y = x
-    dx = dx + dy
+    dx += dy
     return dx
