@@ -1,0 +1,18 @@
+def dgolden_list_argument(params, x):
+    W = params[0]
+    b = params[1]
+    W_matmul_x = W @ x
+    W_matmul_x_plus_b = W_matmul_x + b
+    tanh_W_matmul_x_plus_b = np.tanh(W_matmul_x_plus_b)
+    sum = np.sum(tanh_W_matmul_x_plus_b)
+    # grad of: return np.sum(np.tanh(W @ x + b))
+    dsum = unit_seed(sum)
+    dtanh_W_matmul_x_plus_b = unreduce(dsum, tanh_W_matmul_x_plus_b)
+    dW_matmul_x_plus_b = dtanh_W_matmul_x_plus_b * (1 - tanh_W_matmul_x_plus_b * tanh_W_matmul_x_plus_b)
+    dW_matmul_x = unbroadcast(dW_matmul_x_plus_b, W_matmul_x)
+    db = unbroadcast(dW_matmul_x_plus_b, b)
+    dW = matmul_vjp_left(dW_matmul_x, W, x)
+    # grad of: W, b = params
+    dparams = getitem_grad(db, params, 1)
+    dparams = add_at(dparams, 0, dW)
+    return as_like(dparams, params)
