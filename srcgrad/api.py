@@ -45,16 +45,23 @@ def _derived(f, mode, wrt, options):
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
     key, keep = _key(f, mode, wrt, options)
-    try:
-        return _CACHE[key][0]
-    except KeyError:
-        pass
+    cached = _CACHE.get(key)
+    if cached is not None and _current(cached[0]):
+        return cached[0]
     code = getattr(f, "__code__", None)
     target = f if code is not None else _rule_wrapper(f)
     names = _wrt_names(target, wrt)
     fn, _ = derive(target, mode, names, options, as_tuple=isinstance(wrt, (tuple, list)))
     _CACHE[key] = (fn, keep)
     return fn
+
+
+def _current(fn):
+    """Whether every function inlined into ``fn`` is still the one its name denotes."""
+    return all(
+        namespace.resolve(expr) is callee
+        for namespace, expr, callee in getattr(fn, "__srcgrad_depends__", ())
+    )
 
 
 def _key(f, mode, wrt, options):

@@ -90,7 +90,8 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     helpers = in_place_helpers(ctx)
     node = stage("anf", ANF(namer, locals_, helpers).run(node))
     node = stage("inline", InlineCalls(ctx, locals_, local_functions, (fn,)).run(node))
-    node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
+    if options.optimize:
+        node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
     in_place = tuple(helpers.values())
     node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"]).run(node))
     node = stage("ssa", SSARename(namer, in_place).run(node))
@@ -123,6 +124,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
                 name,
                 as_tuple,
                 compound_assigned(node.body, in_place),
+                optimize=options.optimize,
             ).run(node),
         )
     if options.optimize:
@@ -138,6 +140,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
         raise SrcgradError(
             f"internal error: generated code does not compile: {exc}\n{text}"
         ) from exc
+    compiled.__srcgrad_depends__ = tuple(ctx.dependencies)
     return compiled, text
 
 

@@ -87,6 +87,7 @@ class Cotangents(list):
         return Cotangents(add(a, b) for a, b in zip(self, other))
 
     __radd__ = __add__
+    __iadd__ = __add__  # `d += c` in generated code adds too (list's += would extend)
 
 
 class DictCotangents(dict):
@@ -246,17 +247,33 @@ def restore_item(a, index, saved):
 
 def take_item(d, index):
     """A copy of ``d[index]`` (never a view: ``d`` is updated in place afterwards)."""
-    return np.array(d[index], copy=True)[()]
+    if isinstance(d, (list, dict)):
+        g = d.get(index) if isinstance(d, dict) else d[index]
+        return 0.0 if g is None else g
+    g = np.array(d[index], copy=True)
+    if not _is_basic(index):
+        # `y[[0, 0]] = v`: of repeated indices only the last write lands, so only it gets gradient
+        positions = np.arange(np.size(d)).reshape(np.shape(d))[index]
+        flat = positions.ravel()
+        _, last_from_end = np.unique(flat[::-1], return_index=True)
+        landed = np.zeros(flat.size, dtype=bool)
+        landed[flat.size - 1 - last_from_end] = True
+        g = np.where(landed.reshape(positions.shape), g, 0.0)
+    return g[()]
 
 
 def zero_item(d, index):
     """``d`` with zeros at ``index``, in place: the adjoint of values a write overwrote."""
-    d[index] = 0.0
+    d[index] = None if isinstance(d, (list, dict)) else 0.0
     return d
 
 
 def copy_array(a):
-    """A private copy of an adjoint array."""
+    """A private copy of an adjoint array (or of the cotangents of a list or dict)."""
+    if isinstance(a, dict):
+        return DictCotangents(a)
+    if isinstance(a, (list, tuple)):
+        return Cotangents(a)
     return np.array(a, dtype=np.result_type(a, float), copy=True)
 
 

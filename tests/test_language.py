@@ -856,6 +856,7 @@ def nested_comprehension_shadowing(x):
     return rows[2][1] + i
 
 
+# Cases that once failed; those still marked xfail are open (strict: they flip when fixed).
 KNOWN_FAILURES = [
     case(call_module_lambda, (V4,), **xfail("SourceUnavailableError for a module-level lambda")),
     case(methods_astype, (V4,), **xfail("`.astype()` is not in METHODS")),
@@ -875,22 +876,18 @@ KNOWN_FAILURES = [
     case(
         repeated_index_add_assign,
         (0.7,),
-        **xfail("SILENT WRONG: y[[0, 0]] += x gives 2.0; NumPy adds x once, gradient 1.0"),
     ),
     case(
         repeated_index_write,
         (np.array([0.3, -0.5]),),
-        **xfail("SILENT WRONG: y[[0, 0]] = v gives [1, 1]; the last write wins, gradient [0, 1]"),
     ),
     case(
         nested_comprehension_outer_target,
         (0.7,),
-        **xfail("inner comprehension hoisted out of the outer one: NameError for `i`"),
     ),
     case(
         nested_comprehension_shadowing,
         (0.7,),
-        **xfail("SILENT WRONG: inner comprehension reads the function's `i` (3.0), gives 4.0"),
     ),
 ]
 
@@ -912,7 +909,6 @@ def calls_swappable(x):
     return swappable(x)
 
 
-@pytest.mark.xfail(strict=True, reason="SILENT WRONG: the cache ignores inlined callees")
 def test_redefined_helper_gives_a_fresh_derivative(monkeypatch):
     assert grad(calls_swappable)(1.0) == 2.0
     monkeypatch.setitem(globals(), "swappable", swapped_in)

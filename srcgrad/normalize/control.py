@@ -326,17 +326,20 @@ class _HoistComprehensions(gast.NodeTransformer):
             and not node.keywords
             and isinstance(node.args[0], gast.GeneratorExp)
         ):
-            self.generic_visit(node.args[0])
-            stmts, name = self.owner._expand(node.args[0], as_sum=True)
-            self.hoisted.extend(stmts)
+            comp = node.args[0]
+            comp.generators[0].iter = self.visit(comp.generators[0].iter)
+            stmts, name = self.owner._expand(comp, as_sum=True)
+            self.hoisted.extend(self.owner._comprehensions(stmts))
             return gast.copy_location(_name(name), node)
         self.generic_visit(node)
         return node
 
     def _list(self, node):
-        self.generic_visit(node)
+        # Only the first iterable is evaluated out here; comprehensions nested in the element or
+        # the conditions run inside the loop, once per item, with the loop's own variables.
+        node.generators[0].iter = self.visit(node.generators[0].iter)
         stmts, name = self.owner._expand(node, as_sum=False)
-        self.hoisted.extend(stmts)
+        self.hoisted.extend(self.owner._comprehensions(stmts))
         return gast.copy_location(_name(name), node)
 
     visit_ListComp = _list

@@ -39,8 +39,9 @@ MAX_DEPTH = 20
 
 
 class InlineCalls:
-    def __init__(self, ctx, locals_, local_functions, stack=()):
+    def __init__(self, ctx, locals_, local_functions, stack=(), namespace=None):
         self.ctx = ctx
+        self.namespace = namespace or ctx.namespace  # where this body's callees resolve
         self.locals = locals_
         self.local_functions = local_functions  # name -> (FunctionDef, lineno) defined in the body
         self.stack = stack
@@ -70,7 +71,7 @@ class InlineCalls:
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             node, location = self.local_functions[func.id]
             return node, None, location, None
-        fn = self.ctx.namespace.resolve(func, self.locals)
+        fn = self.namespace.resolve(func, self.locals)
         if fn is MISSING or not inspect.isfunction(fn):
             return None
         if rules.lookup(fn) is not None or _generated(fn):
@@ -80,6 +81,7 @@ class InlineCalls:
             return None
         if fn in self.stack or len(self.stack) >= MAX_DEPTH:
             return None  # recursion: stays a call, differentiated through its generated vjp
+        self.ctx.dependencies.append((self.namespace, func, fn))
         parsed = parse_function(fn)
         node = CheckSupported(parsed.location).run(parsed.node)
         return node, Namespace(fn), parsed.location, fn
@@ -170,6 +172,9 @@ class _Rename(gast.NodeTransformer):
         elif self.namespace is not None:
             obj = self.namespace.lookup(node.id)
             if obj is not MISSING:
+                if inspect.isfunction(obj):
+                    original = gast.Name(node.id, gast.Load(), None, None)
+                    self.ctx.dependencies.append((self.namespace, original, obj))
                 node.id = self.ctx.global_name(obj, node.id)
         return node
 

@@ -16,6 +16,9 @@ class GenContext:
     local_names: set
     location: object
     _names: dict = field(default_factory=dict)  # id(object) -> generated name
+    # (namespace, callee expression, function) for every inlined call: the derivative is stale
+    # once the expression names another function (a helper redefined after the transform)
+    dependencies: list = field(default_factory=list)
 
     @property
     def extras(self):

@@ -111,7 +111,9 @@ class ReverseAD:
     (the cotangent of the output is an extra last parameter).
     """
 
-    def __init__(self, ctx, ops, active, source_lines, mode, wrt, out_name, as_tuple, fixed):
+    def __init__(
+        self, ctx, ops, active, source_lines, mode, wrt, out_name, as_tuple, fixed, optimize=True
+    ):
         self.ctx = ctx
         self.ops = ops
         self.active = active
@@ -121,6 +123,7 @@ class ReverseAD:
         self.out_name = out_name
         self.as_tuple = as_tuple or len(wrt) > 1
         self.fixed = fixed  # variables assigned inside control flow: saved, restored, killed
+        self.optimize = optimize  # False: no shape-based unbroadcast elision, no in-place adds
         self.adj = {}
         self.adj_names = {}
         self.stmts = []
@@ -148,7 +151,7 @@ class ReverseAD:
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
-        self.shapes = BroadcastShapes(self.ops).run(fn_node.body)
+        self.shapes = BroadcastShapes(self.ops).run(fn_node.body) if self.optimize else {}
         primal = self.primal_block(primal)
         self.stmts = []
         self._seed(out, seed_param)
@@ -227,7 +230,12 @@ class ReverseAD:
         elif var in self.containers:
             value = self._call(runtime.add, current, contrib)
             fresh = False
-        elif var in self.owned and isinstance(current, gast.Name) and current.id == target:
+        elif (
+            self.optimize
+            and var in self.owned
+            and isinstance(current, gast.Name)
+            and current.id == target
+        ):
             # a buffer no other name refers to: add into it
             self.stmts.append(
                 gast.AugAssign(gast.Name(target, gast.Store(), None, None), gast.Add(), contrib)
@@ -481,7 +489,7 @@ class ReverseAD:
 
     def _in_place_item(self, op, dt):
         """``x[index]`` into an adjoint buffer owned here: ``dx = add_at(dx, index, dy)``."""
-        if op.rule.fn is not operator.getitem:
+        if op.rule.fn is not operator.getitem or not self.optimize:
             return False
         x = op.args["x"]
         if not isinstance(x, gast.Name):
