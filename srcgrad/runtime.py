@@ -219,6 +219,11 @@ def add_at(acc, index, dy):
     return acc
 
 
+def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """``x.astype(dtype)``: as a function, so it can carry a rule."""
+    return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
+
+
 def fresh_copy(x):
     """A copy of an argument that the function writes into: the caller's value stays intact."""
     if isinstance(x, list):

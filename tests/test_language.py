@@ -786,7 +786,7 @@ def test_write_into_a_view_names_where_the_alias_was_made(f, alias):
 
 
 def call_module_lambda(x):
-    return square(x)  # square = lambda t: t * t at module level
+    return np.sum(square(x))  # square = lambda t: t * t at module level
 
 
 def methods_astype(x):
@@ -802,7 +802,7 @@ def transpose_axes(A):
 
 
 def clip_keywords(x):
-    return np.sum(x.clip(min=-0.4, max=1.0))
+    return np.sum(x.clip(min=-0.5, max=1.0))
 
 
 def max_of_three(x):
@@ -858,19 +858,18 @@ def nested_comprehension_shadowing(x):
 
 # Cases that once failed; those still marked xfail are open (strict: they flip when fixed).
 KNOWN_FAILURES = [
-    case(call_module_lambda, (V4,), **xfail("SourceUnavailableError for a module-level lambda")),
-    case(methods_astype, (V4,), **xfail("`.astype()` is not in METHODS")),
-    case(reshape_varargs, (V4,), **xfail("x.reshape(2, 2): signature mismatch error")),
-    case(transpose_axes, (A33,), **xfail("A.transpose(1, 0): signature mismatch error")),
-    case(clip_keywords, (SPREAD6,), **xfail("x.clip(min=, max=): ndarray.clip's keywords")),
+    case(call_module_lambda, (V4,)),
+    case(methods_astype, (V4,)),
+    case(reshape_varargs, (V4,)),
+    case(transpose_axes, (A33,)),
+    case(clip_keywords, (SPREAD6,)),
     case(max_of_three, (V3,), **xfail("max(a, b, c): only two-argument min/max")),
     case(min_of_list, (V3,), **xfail("min(iterable): only two-argument min/max")),
-    case(enumerate_start, (V3,), **xfail("enumerate(x, start=1): NoRuleError for enumerate")),
+    case(enumerate_start, (V3,)),
     case(
         zip_three,
         (V3, W4[:3], -V3),
         (0, 1, 2),
-        **xfail("zip of three: error names `min`, line None"),
     ),
     case(dict_from_callee, (0.7,), **xfail("a dict returned by a callee: dict unsupported")),
     case(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from .. import rules
+from .. import rules, runtime
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.derived import derived_rule, recursive_rule
@@ -63,6 +63,7 @@ METHODS = {
     "repeat": np.repeat,
     "take": np.take,
     "clip": np.clip,
+    "astype": runtime.astype,
     "copy": np.copy,
     "conj": np.conj,
     "conjugate": np.conj,
@@ -76,6 +77,8 @@ METHODS = {
 }
 # Libraries whose functions need rules: never inlined nor differentiated through their source.
 OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
+# Keywords a method spells differently from its function: x.clip(min=0) is np.clip(x, a_min=0).
+METHOD_KEYWORDS = {("clip", "min"): "a_min", ("clip", "max"): "a_max"}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 
@@ -161,7 +164,13 @@ class OpClassifier:
                     UnsupportedSyntaxError, func, f"srcgrad does not support the method "
                     f"`.{func.attr}()` here"
                 )
-            args = [func.value] + args
+            if func.attr in ("reshape", "transpose") and len(args) > 1:
+                args = [gast.Tuple(args, gast.Load())]  # x.reshape(2, 3) is x.reshape((2, 3))
+            keywords = [
+                gast.keyword(METHOD_KEYWORDS.get((func.attr, k.arg), k.arg), k.value)
+                for k in node.keywords
+            ]
+            return self._rule_op(fn, [func.value] + args, keywords, node)
         else:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING and isinstance(func, gast.Call):

@@ -7,11 +7,14 @@ unique within the generated function: a clash gets a numeric suffix (``dz_2``).
 
 from __future__ import annotations
 
+import builtins
 import keyword
 
 import gast
 
 MAX_LEN = 24
+# Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
+RESERVED = frozenset(dir(builtins))
 
 OP_NAMES = {
     gast.Add: "plus",
@@ -52,13 +55,13 @@ class Namer:
 
     def fresh(self, base):
         base = base if base == "_" else _clean(base)
-        if base not in self.taken and not keyword.iskeyword(base):
+        if base not in self.taken and not keyword.iskeyword(base) and base not in RESERVED:
             self.taken.add(base)
             return base
         i = 2 if not base[-1].isdigit() else 1
         while True:
             name = f"{base}_{i}"
-            if name not in self.taken:
+            if name not in self.taken and name not in RESERVED:
                 self.taken.add(name)
                 return name
             i += 1

@@ -85,6 +85,14 @@ def _indent(text):
 def _parse(fn, text, filename, first_line, col_shift):
     module = gast.parse(text)
     node = module.body[0]
+    lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and len(lambdas) == 1:
+        # `helper = lambda v: ...` at module level: a function of one return statement
+        lam = lambdas[0]
+        name = getattr(fn, "__name__", "fn")
+        name = name if name.isidentifier() else "lambda_fn"
+        ret = gast.copy_location(gast.Return(lam.body), lam.body)
+        node = gast.copy_location(gast.FunctionDef(name, lam.args, [ret], [], None, None), lam)
     location = Location(filename, first_line, col_shift)
     if isinstance(node, gast.AsyncFunctionDef):
         raise location.error(

@@ -169,12 +169,16 @@ class DesugarControl:
         index = self.namer.fresh("i")
         self.locals.add(index)
         reads = []
-        if self._builtin_call(it, "enumerate") and isinstance(target, gast.Tuple):
-            if len(it.args) != 1 or len(target.elts) != 2:
+        if _is_enumerate(it, self.locals) and isinstance(target, gast.Tuple):
+            if len(target.elts) != 2:
                 return [loop]
             seq = self._sequence(it.args[0], pre)
             counter, item = target.elts
-            reads.append(gast.Assign([counter], _name(index), None))
+            start = it.args[1] if len(it.args) > 1 else (
+                it.keywords[0].value if it.keywords else None
+            )
+            count = _name(index) if start is None else gast.BinOp(_name(index), gast.Add(), start)
+            reads.append(gast.Assign([counter], count, None))
             reads.append(gast.Assign([item], self._item(seq, index), None))
             bound = _call("len", _name(seq))
         elif self._builtin_call(it, "zip") and isinstance(target, gast.Tuple):
@@ -184,7 +188,9 @@ class DesugarControl:
             for t, seq in zip(target.elts, seqs):
                 reads.append(gast.Assign([t], self._item(seq, index), None))
             lens = [_call("len", _name(s)) for s in seqs]
-            bound = lens[0] if len(lens) == 1 else _call("min", *lens)
+            bound = lens[0]
+            for other in lens[1:]:
+                bound = _call("min", bound, other)
         else:
             if self._builtin_call(it, "reversed") and len(it.args) == 1:
                 # reversed(xs) is xs[::-1], which ranges, lists and arrays all index and measure
@@ -360,6 +366,18 @@ def _set_store(target):
     for n in gast.walk(target):
         if isinstance(n, (gast.Name, gast.Tuple)):
             n.ctx = gast.Store()
+
+
+def _is_enumerate(node, locals_):
+    if not (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Name)
+        and node.func.id == "enumerate"
+        and "enumerate" not in locals_
+    ):
+        return False
+    keywords_ok = all(k.arg == "start" for k in node.keywords)
+    return keywords_ok and 1 <= len(node.args) + len(node.keywords) <= 2 and len(node.args) >= 1
 
 
 def _stored(stmts):

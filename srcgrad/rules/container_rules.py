@@ -13,6 +13,12 @@ linear(
 )
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
 linear(runtime.fresh_copy, "x", vjp="dy", jvp="fresh_copy(dx)")
+linear(
+    runtime.astype,
+    "x, dtype, order='K', casting='unsafe', subok=True, copy=True",
+    vjp={"x": "astype(dy, np.result_type(x, np.float64))"},
+    jvp={"x": "astype(dx, dtype)"},
+)
 linear(runtime.take_item, "d, index", vjp={"d": "getitem_grad(dy, d, index)"},
        jvp={"d": "take_item(dd, index)"})
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
