@@ -288,13 +288,17 @@ def _is_basic(index):
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
 
 
+def _ndim(a):
+    return a.ndim if isinstance(a, np.ndarray) else np.ndim(a)
+
+
 def _swap(a):
     return np.swapaxes(a, -1, -2)
 
 
 def matmul_vjp_left(dy, a, b):
     """Gradient of ``a @ b`` with respect to ``a``, for every combination of ranks."""
-    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    a_nd, b_nd = _ndim(a), _ndim(b)
     if a_nd == 2 and b_nd == 2:
         return dy @ b.T
     if a_nd == 2 and b_nd == 1:
@@ -310,7 +314,7 @@ def matmul_vjp_left(dy, a, b):
 
 def matmul_vjp_right(dy, a, b):
     """Gradient of ``a @ b`` with respect to ``b``, for every combination of ranks."""
-    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    a_nd, b_nd = _ndim(a), _ndim(b)
     if a_nd == 2 and b_nd == 2:
         return a.T @ dy
     if a_nd == 2 and b_nd == 1:

@@ -863,7 +863,7 @@ KNOWN_FAILURES = [
     case(reshape_varargs, (V4,)),
     case(transpose_axes, (A33,)),
     case(clip_keywords, (SPREAD6,)),
-    case(max_of_three, (V3,), **xfail("max(a, b, c): only two-argument min/max")),
+    case(max_of_three, (V3,)),
     case(min_of_list, (V3,), **xfail("min(iterable): only two-argument min/max")),
     case(enumerate_start, (V3,)),
     case(
@@ -871,7 +871,7 @@ KNOWN_FAILURES = [
         (V3, W4[:3], -V3),
         (0, 1, 2),
     ),
-    case(dict_from_callee, (0.7,), **xfail("a dict returned by a callee: dict unsupported")),
+    case(dict_from_callee, (0.7,)),
     case(
         repeated_index_add_assign,
         (0.7,),

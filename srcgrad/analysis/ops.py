@@ -103,7 +103,7 @@ class Op:
         if self.kind == "rule":
             params = self.rule.differentiable_params()
             return [self.args[p] for p in params if p in self.args]
-        if self.kind in ("unknown", "tuple"):
+        if self.kind in ("unknown", "tuple", "dict"):
             return list(self.args.values())
         return []
 
@@ -134,6 +134,8 @@ class OpClassifier:
             return self._rule_op(operator.getitem, [value.value, index], [], value)
         if isinstance(value, gast.Call):
             return self._call(value)
+        if isinstance(value, gast.Dict):
+            return Op("dict", args={str(i): v for i, v in enumerate(value.values)}, node=value)
         if isinstance(value, (gast.Tuple, gast.List)):
             return Op("tuple", args={str(i): e for i, e in enumerate(value.elts)}, node=value)
         raise self.location.error(

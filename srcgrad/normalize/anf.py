@@ -244,6 +244,17 @@ class ANF:
         if isinstance(node, gast.Compare):
             left = self.atom(node.left)
             return gast.Compare(left, node.ops, [self.atom(c) for c in node.comparators])
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id in ("max", "min")
+            and node.func.id not in self.locals
+            and len(node.args) > 2
+            and not node.keywords
+        ):
+            # max(a, b, c) is max(max(a, b), c): the two-argument form has the rule
+            inner = gast.Call(node.func, node.args[:-1], [])
+            return self._simple(gast.Call(node.func, [inner, node.args[-1]], []))
         if isinstance(node, gast.Call):
             func = node.func
             if not self.is_static(func) and isinstance(func, gast.Attribute):
@@ -264,6 +275,8 @@ class ANF:
             return gast.Tuple([self.atom(e) for e in node.elts], gast.Load())
         if isinstance(node, gast.List):
             return gast.List([self.atom(e) for e in node.elts], gast.Load())
+        if isinstance(node, gast.Dict):
+            return gast.Dict(list(node.keys), [self.atom(v) for v in node.values])
         if isinstance(node, (gast.Name, gast.Constant)):
             return node
         if isinstance(node, gast.IfExp):

@@ -37,7 +37,6 @@ UNSUPPORTED = {
     gast.Starred: "a starred expression",
     gast.JoinedStr: "an f-string",
     gast.Set: "a set",
-    gast.Dict: "a dict",
 }
 
 
@@ -88,6 +87,13 @@ class CheckSupported(gast.NodeVisitor):
         self.generic_visit(node.value)
         for t in node.targets:
             self.generic_visit(t)
+
+    def visit_Dict(self, node):
+        for key in node.keys:
+            if not isinstance(key, gast.Constant):
+                raise self._error(key if key is not None else node, "a dict key that is not a "
+                                  "constant (or `**` unpacking in a dict literal)")
+        self.generic_visit(node)
 
     def visit_AugAssign(self, node):
         target = node.target

@@ -22,6 +22,7 @@ An output that does not depend on ``wrt`` has the tangent ``zeros_like(output)``
 from __future__ import annotations
 
 import builtins
+import copy
 
 import gast
 
@@ -190,6 +191,10 @@ class ForwardAD:
     def _tangent_stmts(self, op, target, result):
         if op.kind == "copy":
             return self._set(target, self._tangent_or_zeros(op.args["x"]), [])
+        if op.kind == "dict":
+            values = [self._tangent_or_zeros(e) for e in op.args.values()]
+            keys = [copy.deepcopy(k) for k in op.node.keys]
+            return self._set(target, gast.Dict(keys, values), [])
         if op.kind == "tuple":
             elts = [self._tangent_or_zeros(e) for e in op.args.values()]
             kind = gast.List if isinstance(op.node, gast.List) else gast.Tuple

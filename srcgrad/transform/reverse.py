@@ -437,12 +437,14 @@ class ReverseAD:
                     self.stmts.append(restore)
                     restore = None
                 contribs = self._contributions(op, result, dt, stmt)
-            elif op.kind == "tuple":
+            elif op.kind in ("tuple", "dict"):
                 for key, element in op.args.items():
                     if isinstance(element, gast.Name) and element.id in self.active:
-                        part = self._call(
-                            runtime.elem, dt, gast.Constant(int(key), None), name(element.id)
+                        index = (
+                            copy.deepcopy(op.node.keys[int(key)]) if op.kind == "dict"
+                            else gast.Constant(int(key), None)
                         )
+                        part = self._call(runtime.elem, dt, index, name(element.id))
                         contribs[element.id] = _plus(contribs.get(element.id), part)
         self.adj.pop(target, None)  # the value before this statement has its own adjoint
         self.owned.discard(target)
@@ -682,7 +684,7 @@ class ReverseAD:
             if not isinstance(n, gast.Assign) or id(n) not in self.ops:
                 continue
             op, value = self.ops[id(n)], n.value
-            if op.kind == "tuple":
+            if op.kind in ("tuple", "dict"):
                 out.add(n.targets[0].id)
             if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
                 out.add(value.value.id)
