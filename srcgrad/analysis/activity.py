@@ -60,6 +60,12 @@ class Activity:
         for target, op, stmt in ops:
             if op.kind == "unknown" and target in active:
                 raise self._no_rule(op, stmt)
+            if op.kind == "rule" and target in active and op.rule.unsupported:
+                for param in op.rule.unsupported:  # a dependence the rule cannot differentiate
+                    if _name(op.args.get(param)) in active:
+                        raise self.classifier.location.error(
+                            NoRuleError, op.node, op.rule.unsupported_message(param)
+                        )
         self.ops = {id(s): op for _, op, s in ops}
         return active
 

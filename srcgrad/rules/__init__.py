@@ -1,6 +1,13 @@
 """Rule tables. Importing this package registers every rule."""
 
-from . import container_rules, math_rules, numpy_rules, operators, runtime_rules  # noqa: F401
+from . import (  # noqa: F401
+    container_rules,
+    helper_rules,
+    math_rules,
+    numpy_rules,
+    operators,
+    runtime_rules,
+)
 from .registry import RULES, Rule, Template, defrule, elementwise, linear, lookup, nondiff
 
 try:  # SciPy is optional: its rules exist only where it is installed

@@ -45,6 +45,10 @@ class Rule:
     jvp_template: Template | None = None
     kind: str = "general"
     namespace: object = None  # where template globals resolve; None means TEMPLATE_NAMESPACE
+    # Parameters the result depends on but whose derivative the rule does not give: param -> why.
+    # They count as differentiable, so activity sees the dependence, and an active one is a
+    # NoRuleError at transform time (analysis/activity.py), never a silently dropped gradient.
+    unsupported: dict = field(default_factory=dict)
 
     @property
     def name(self):
@@ -71,11 +75,20 @@ class Rule:
         if self.nondiff:
             return ()
         if self.vjp_template is not None:
-            return tuple(p for p in self.vjp_template.outputs if p != "*")
-        if not self.vjp_src and self.jvp_template is not None:
+            params = tuple(p for p in self.vjp_template.outputs if p != "*")
+        elif not self.vjp_src and self.jvp_template is not None:
             roles = self.jvp_template.names.values()
-            return tuple(r[2:] for r in roles if r.startswith("t:"))
-        return tuple(self.vjp_src)
+            params = tuple(r[2:] for r in roles if r.startswith("t:"))
+        else:
+            params = tuple(self.vjp_src)
+        return params + tuple(p for p in self.unsupported if p not in params)
+
+    def unsupported_message(self, param):
+        """Why an active ``param`` of this rule cannot be differentiated."""
+        return (
+            f"{self.name} has no derivative rule with respect to its parameter `{param}`: "
+            f"{self.unsupported[param]}"
+        )
 
 
 class DictNamespace:
@@ -128,7 +141,8 @@ def _as_dict(templates, params):
 
 
 def defrule(
-    fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general", namespace=None
+    fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general", namespace=None,
+    unsupported=None,
 ):
     """Register the derivative of ``fn``.
 
@@ -136,10 +150,15 @@ def defrule(
     template per differentiable parameter: a string for the first parameter, a tuple aligned with
     the parameters (``None`` where there is no gradient), or a dict keyed by parameter name.
     ``namespace`` (a dict) adds names the templates may use beyond ``np``, ``math`` and the
-    runtime helpers.
+    runtime helpers. ``unsupported`` (a dict param -> reason) names parameters the result depends
+    on but that have no template: differentiating through one of them is a ``NoRuleError``.
     """
     sig = _signature(signature)
     params = list(sig.parameters)
+    unsupported = dict(unsupported or {})
+    unknown = [p for p in unsupported if p not in params]
+    if unknown:
+        raise ValueError(f"unsupported names {unknown} that are not parameters of {signature!r}")
     rule = Rule(
         fn,
         sig,
@@ -150,6 +169,7 @@ def defrule(
         namespace=None if namespace is None else DictNamespace(
             {**TEMPLATE_NAMESPACE.mapping, **namespace}
         ),
+        unsupported=unsupported,
     )
     RULES[_key(fn)] = rule
     return rule
@@ -162,9 +182,12 @@ def elementwise(fn, signature, *, vjp, jvp=None, namespace=None):
     )
 
 
-def linear(fn, signature, *, vjp, jvp=None, namespace=None):
+def linear(fn, signature, *, vjp, jvp=None, namespace=None, unsupported=None):
     """A rule for a function linear in its differentiable arguments."""
-    return defrule(fn, signature, vjp=vjp, jvp=jvp, kind="linear", namespace=namespace)
+    return defrule(
+        fn, signature, vjp=vjp, jvp=jvp, kind="linear", namespace=namespace,
+        unsupported=unsupported,
+    )
 
 
 def nondiff(*fns, signature="*args, **kwargs"):

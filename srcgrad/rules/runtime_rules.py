@@ -17,7 +17,9 @@ from .registry import defrule, linear, nondiff
 # `broadcast_like(t, y)` (forward mode) broadcasts the tangent of an operand up to y's shape: each
 # is the adjoint of the other.
 linear(runtime.unbroadcast, "g, x", vjp="broadcast_like(dy, g)", jvp="unbroadcast(dg, x)")
-linear(runtime.broadcast_like, "t, y", vjp="unbroadcast(dy, t)", jvp="broadcast_like(dt, y)")
+# (`y` and `dy` name the helper's result and its cotangent in templates, hence `like` here.)
+linear(runtime.broadcast_like, "t, like", vjp="unbroadcast(dy, t)",
+       jvp="broadcast_like(dt, like)")
 
 # The adjoints of `sum` and `mean`; their own adjoints are `sum` and `mean` again.
 linear(

@@ -1,0 +1,657 @@
+"""Rules for the helpers of the NumPy rule library (``prod_grad``, ``einsum_vjp``, ``solve_vjp_b``,
+...), so that second derivatives through NumPy functions work: ``grad(grad(f))``, ``hessian(f)``
+and ``hvp(f)`` differentiate generated code, which calls these helpers.
+
+Every helper is linear in its cotangent (or tangent) argument, written ``g`` (or ``t``) here:
+``dy`` is the template name of the cotangent of the helper's own result, and generated code passes
+the argument positionally, so the rename is invisible. In that argument:
+
+* the tangent is the helper applied to the tangent (``prod_grad(dg, a)``);
+* the adjoint is the linear map the helper is the adjoint of: the primal operation
+  (``np.diagonal`` for ``diagonal_grad``), the forward-mode helper of the same function
+  (``cumprod_jvp`` for ``cumprod_grad``), or, for a reduction whose gradient is ``g`` spread with
+  weights ``w``, ``reduce_jvp(w, dy)``: the sum over the reduced axes of ``w * dy``.
+
+In the primal values they read, helpers are of three kinds:
+
+* shape only (``unreduce(g, x)`` reads x's shape): no derivative, rightly;
+* piecewise constant (the choice of ``max``, a sort's permutation, the ranks of a quantile): the
+  derivative is 0 almost everywhere, so those parameters are not differentiable either;
+* genuinely nonlinear (``prod_grad(g, a)`` depends on the products of ``a``): a template when
+  there is one (helpers in ``helper_runtime.py``), else the parameter is listed in ``unsupported``
+  and differentiating through it is a ``NoRuleError`` at transform time, never a dropped term.
+
+The helpers ``helper_runtime.py`` adds get rules too where they are linear, so third order works
+wherever the third derivative of the NumPy function is not needed.
+"""
+
+from .. import runtime
+from . import helper_runtime
+from .registry import defrule, nondiff
+
+NS = {
+    "slice": slice,
+    "int": int,
+    **{k: v for k, v in vars(helper_runtime).items() if callable(v) and not k.startswith("_")},
+}
+
+
+def _rule(fn, signature, vjp, jvp, *, unsupported=None, kind="linear"):
+    return defrule(
+        fn, signature, vjp=vjp, jvp=jvp, kind=kind, namespace=NS, unsupported=unsupported
+    )
+
+
+def _reduction(fn, call, more=None):
+    """Templates of a helper ``fn(g, a, ...)`` equal to ``g`` spread over the reduced axes of
+    ``a`` times weights that do not depend on ``g``: its adjoint in ``g`` sums ``weights * dy``
+    over those axes. ``call`` is the helper's argument list after ``g``; ``more`` adds
+    ``param: (vjp, jvp)`` templates for other parameters.
+    """
+    vjp = {
+        "g": f"reduce_jvp({fn.__name__}(np.ones_like(g), {call}), dy, axis=axis, "
+        "keepdims=keepdims)"
+    }
+    jvp = {"g": f"{fn.__name__}(dg, {call})"}
+    for param, (v, j) in (more or {}).items():
+        vjp[param], jvp[param] = v, j
+    return vjp, jvp
+
+
+_THIRD = "third derivatives through {} are not implemented"
+
+# --- reductions ---------------------------------------------------------------------------------
+_CALL = "a, axis=axis, keepdims=keepdims"
+_rule(
+    runtime.prod_grad,
+    "g, a, axis=None, keepdims=False",
+    *_reduction(runtime.prod_grad, _CALL, more={
+        "a": (
+            "prod_grad_tangent(g, a, dy, axis=axis, keepdims=keepdims)",
+            "prod_grad_tangent(g, a, da, axis=axis, keepdims=keepdims)",
+        ),
+    }),
+    kind="general",
+)
+_rule(
+    helper_runtime.prod_grad_tangent,
+    "g, a, t, axis=None, keepdims=False",
+    vjp={
+        "g": "reduce_jvp(prod_grad_tangent(np.ones_like(g), a, t, axis=axis, keepdims=keepdims), "
+        "dy, axis=axis, keepdims=keepdims)",
+        "t": "prod_grad_tangent(g, a, dy, axis=axis, keepdims=keepdims)",
+    },
+    jvp={
+        "g": "prod_grad_tangent(dg, a, t, axis=axis, keepdims=keepdims)",
+        "t": "prod_grad_tangent(g, a, dt, axis=axis, keepdims=keepdims)",
+    },
+    unsupported={"a": _THIRD.format("np.prod")},
+)
+# max/min/ptp: which elements are chosen is piecewise constant in `a` and the result.
+_rule(
+    runtime.chooser_grad,
+    "g, a, result, axis=None, keepdims=False",
+    *_reduction(runtime.chooser_grad, "a, result, axis=axis, keepdims=keepdims"),
+)
+_rule(runtime.ptp_grad, "g, a, axis=None, keepdims=False", *_reduction(runtime.ptp_grad, _CALL))
+# var_grad(g, a) = g * 2 (a - mean(a)) / (n - ddof): bilinear. Centering is self-adjoint and g is
+# constant along the reduced axes, so the adjoint in `a` is var_grad itself.
+_rule(
+    runtime.var_grad,
+    "g, a, axis=None, ddof=0, keepdims=False",
+    *_reduction(runtime.var_grad, "a, axis=axis, ddof=ddof, keepdims=keepdims", more={
+        "a": (
+            "var_grad(g, dy, axis=axis, ddof=ddof, keepdims=keepdims)",
+            "var_grad(g, da, axis=axis, ddof=ddof, keepdims=keepdims)",
+        ),
+    }),
+    kind="bilinear",
+)
+_rule(
+    runtime.average_grad,
+    "g, a, axis=None, weights=None, keepdims=False",
+    *_reduction(runtime.average_grad, "a, axis=axis, weights=weights, keepdims=keepdims"),
+    unsupported={"weights": "the second derivative of np.average in its weights is not "
+                 "implemented"},
+)
+_rule(
+    runtime.average_weights_grad,
+    "g, a, result, axis=None, weights=None, keepdims=False",
+    vjp={"g": "average_weights_jvp(a, result, dy, axis=axis, weights=weights, "
+         "keepdims=keepdims)"},
+    jvp={"g": "average_weights_grad(dg, a, result, axis=axis, weights=weights, "
+         "keepdims=keepdims)"},
+    unsupported={p: "the second derivative of np.average in its weights is not implemented"
+                 for p in ("a", "result", "weights")},
+)
+_rule(
+    runtime.average_weights_jvp,
+    "a, result, t, axis=None, weights=None, keepdims=False",
+    vjp={"t": "average_weights_grad(dy, a, result, axis=axis, weights=weights, "
+         "keepdims=keepdims)"},
+    jvp={"t": "average_weights_jvp(a, result, dt, axis=axis, weights=weights, keepdims=keepdims)"},
+    unsupported={p: "the second derivative of np.average in its weights is not implemented"
+                 for p in ("a", "result", "weights")},
+)
+# reduce_jvp(partials, t) = sum(partials * t): bilinear.
+_rule(
+    runtime.reduce_jvp,
+    "partials, t, axis=None, keepdims=False",
+    vjp={
+        "partials": "unbroadcast(unreduce(dy, t, axis=axis, keepdims=keepdims) * t, partials)",
+        "t": "unreduce(dy, t, axis=axis, keepdims=keepdims) * partials",
+    },
+    jvp={
+        "partials": "reduce_jvp(dpartials, t, axis=axis, keepdims=keepdims)",
+        "t": "reduce_jvp(partials, dt, axis=axis, keepdims=keepdims)",
+    },
+    kind="bilinear",
+)
+_rule(
+    runtime.cumsum_grad,
+    "g, a, axis=None",
+    vjp={"g": "np.cumsum(dy, axis=axis)"},
+    jvp={"g": "cumsum_grad(dg, a, axis=axis)"},
+)
+# cumprod_grad(g, a) = J(a)^T g and cumprod_jvp(a, t) = J(a) t, with J the Jacobian of cumprod.
+_rule(
+    runtime.cumprod_grad,
+    "g, a, axis=None",
+    vjp={"g": "cumprod_jvp(a, dy, axis=axis)", "a": "cumprod_hvp(g, a, dy, axis=axis)"},
+    jvp={"g": "cumprod_grad(dg, a, axis=axis)", "a": "cumprod_hvp(g, a, da, axis=axis)"},
+    kind="general",
+)
+_rule(
+    runtime.cumprod_jvp,
+    "a, t, axis=None",
+    vjp={"t": "cumprod_grad(dy, a, axis=axis)", "a": "cumprod_hvp(dy, a, t, axis=axis)"},
+    jvp={"t": "cumprod_jvp(a, dt, axis=axis)", "a": "cumprod_second(a, t, da, axis=axis)"},
+    kind="general",
+)
+_rule(
+    helper_runtime.cumprod_hvp,
+    "g, a, v, axis=None",
+    vjp={"g": "cumprod_second(a, dy, v, axis=axis)", "v": "cumprod_hvp(g, a, dy, axis=axis)"},
+    jvp={"g": "cumprod_hvp(dg, a, v, axis=axis)", "v": "cumprod_hvp(g, a, dv, axis=axis)"},
+    unsupported={"a": _THIRD.format("np.cumprod")},
+    kind="bilinear",
+)
+_rule(
+    helper_runtime.cumprod_second,
+    "a, t, v, axis=None",
+    vjp={"t": "cumprod_hvp(dy, a, v, axis=axis)", "v": "cumprod_hvp(dy, a, t, axis=axis)"},
+    jvp={"t": "cumprod_second(a, dt, v, axis=axis)", "v": "cumprod_second(a, t, dv, axis=axis)"},
+    unsupported={"a": _THIRD.format("np.cumprod")},
+    kind="bilinear",
+)
+_rule(
+    runtime.quantile_grad,
+    "g, a, q, axis=None, keepdims=False",
+    vjp={"g": "quantile_jvp(a, dy, q, axis=axis, keepdims=keepdims)"},
+    jvp={"g": "quantile_grad(dg, a, q, axis=axis, keepdims=keepdims)"},
+    unsupported={"q": "np.quantile/np.percentile are not differentiated in q"},
+)
+_rule(
+    runtime.quantile_jvp,
+    "a, t, q, axis=None, keepdims=False",
+    vjp={"t": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims)"},
+    jvp={"t": "quantile_jvp(a, dt, q, axis=axis, keepdims=keepdims)"},
+    unsupported={"q": "np.quantile/np.percentile are not differentiated in q"},
+)
+_rule(
+    runtime.trace_grad,
+    "g, a, offset=0, axis1=0, axis2=1",
+    vjp={"g": "np.trace(dy, offset=offset, axis1=axis1, axis2=axis2)"},
+    jvp={"g": "trace_grad(dg, a, offset=offset, axis1=axis1, axis2=axis2)"},
+)
+_rule(
+    runtime.diff_grad,
+    "g, a, n=1, axis=-1",
+    vjp={"g": "np.diff(dy, n=n, axis=axis)"},
+    jvp={"g": "diff_grad(dg, a, n=n, axis=axis)"},
+)
+
+# --- norms: g * phi(x, norm), phi elementwise in x -----------------------------------------------
+for _fn, _sig, _args, _axis, _kind in (
+    (runtime.norm_grad, "g, x, nrm, ord=None, axis=None, keepdims=False",
+     "ord=ord, axis=axis, keepdims=keepdims", "axis", "norm"),
+    (runtime.vector_norm_grad, "g, x, nrm, axis=None, keepdims=False, ord=2",
+     "axis=axis, keepdims=keepdims, ord=ord", "axis", "vector"),
+    (runtime.matrix_norm_grad, "g, x, nrm, keepdims=False, ord='fro'",
+     "keepdims=keepdims, ord=ord", "(-2, -1)", "matrix"),
+):
+    _partials = f"ord=ord, axis={_axis}, keepdims=keepdims, kind={_kind!r}"
+    _name = _fn.__name__
+    _rule(
+        _fn,
+        _sig,
+        vjp={
+            "g": f"reduce_jvp({_name}(np.ones_like(g), x, nrm, {_args}), dy, axis={_axis}, "
+            "keepdims=keepdims)",
+            "x": f"dy * norm_grad_dx(g, x, nrm, {_partials})",
+            "nrm": f"reduce_jvp(norm_grad_dnorm(g, x, nrm, {_partials}), dy, axis={_axis}, "
+            "keepdims=keepdims)",
+        },
+        jvp={
+            "g": f"{_name}(dg, x, nrm, {_args})",
+            "x": f"dx * norm_grad_dx(g, x, nrm, {_partials})",
+            "nrm": f"norm_grad_dnorm(g * dnrm, x, nrm, {_partials})",
+        },
+        kind="general",
+    )
+
+# --- elementwise helpers ------------------------------------------------------------------------
+nondiff(runtime.between, runtime.inverse_permutation)
+_rule(
+    runtime.sinc_derivative,
+    "x, s",
+    vjp={"x": "dy * sinc_derivative_dx(x, s)", "s": "dy * sinc_derivative_ds(x)"},
+    jvp={"x": "dx * sinc_derivative_dx(x, s)", "s": "ds * sinc_derivative_ds(x)"},
+    kind="general",
+)
+
+# --- shape ----------------------------------------------------------------------------------------
+_rule(runtime.mT, "x", vjp={"x": "mT(dy)"}, jvp={"x": "mT(dx)"})
+_rule(
+    runtime.reshape_like,
+    "g, x, order='C'",
+    vjp={"g": "reshape_like(dy, g, order=order)"},
+    jvp={"g": "reshape_like(dg, x, order=order)"},
+)
+_rule(
+    runtime.diagonal_grad,
+    "g, a, offset=0, axis1=0, axis2=1",
+    vjp={"g": "np.diagonal(dy, offset=offset, axis1=axis1, axis2=axis2)"},
+    jvp={"g": "diagonal_grad(dg, a, offset=offset, axis1=axis1, axis2=axis2)"},
+)
+_rule(runtime.diag_grad, "g, v, k=0", vjp={"g": "np.diag(dy, k=k)"},
+      jvp={"g": "diag_grad(dg, v, k=k)"})
+# select_grad(g, x, fn, *args, **kwargs): every NumPy rule passes one argument after fn and at
+# most `axis` and `mode`; `...` marks a keyword not given (the helpers leave it out).
+_SELECT = "x, fn, arg, axis=..., mode=..."
+_SELECTED = "x, fn, arg, axis=axis, mode=mode"
+for _scatter in (runtime.select_grad, helper_runtime.select_scatter):
+    _rule(
+        _scatter,
+        "g, " + _SELECT,
+        vjp={"g": f"select_gather(dy, {_SELECTED})"},
+        jvp={"g": f"select_scatter(dg, {_SELECTED})"},
+    )
+_rule(
+    helper_runtime.select_gather,
+    "w, " + _SELECT,
+    vjp={"w": f"select_scatter(dy, {_SELECTED})"},
+    jvp={"w": f"select_gather(dw, {_SELECTED})"},
+)
+_rule(
+    runtime.pad_grad,
+    "g, array, pad_width, mode='constant'",
+    vjp={"g": "pad_gather(dy, pad_width, mode=mode)"},
+    jvp={"g": "pad_grad(dg, array, pad_width, mode=mode)"},
+)
+_rule(
+    helper_runtime.pad_gather,
+    "w, pad_width, mode='constant'",
+    vjp={"w": "pad_grad(dy, w, pad_width, mode=mode)"},
+    jvp={"w": "pad_gather(dw, pad_width, mode=mode)"},
+)
+_rule(
+    runtime.permutation_grad,
+    "g, a, result, axis=-1",
+    vjp={"g": "permute_like(dy, a, result, axis=axis)"},
+    jvp={"g": "permutation_grad(dg, a, result, axis=axis)"},
+)
+_rule(
+    runtime.permute_like,
+    "t, a, result, axis=-1",
+    vjp={"t": "permutation_grad(dy, a, result, axis=axis)"},
+    jvp={"t": "permute_like(dt, a, result, axis=axis)"},
+)
+_rule(
+    runtime.linspace_grad,
+    "g, num=50, endpoint=True, axis=0, start=True",
+    vjp={"g": "linspace_tangent(dy, num=num, endpoint=endpoint, axis=axis, start=start)"},
+    jvp={"g": "linspace_grad(dg, num=num, endpoint=endpoint, axis=axis, start=start)"},
+)
+_rule(
+    helper_runtime.linspace_tangent,
+    "t, num=50, endpoint=True, axis=0, start=True",
+    vjp={"t": "linspace_grad(dy, num=num, endpoint=endpoint, axis=axis, start=start)"},
+    jvp={"t": "linspace_tangent(dt, num=num, endpoint=endpoint, axis=axis, start=start)"},
+)
+
+# --- sequences of arrays: cotangents are lists (Cotangents), None for a zero piece ---------------
+for _fn, _how, _axis in (
+    (runtime.concatenate_grad, "concatenate", True),
+    (runtime.stack_grad, "stack", True),
+    (runtime.hstack_grad, "hstack", False),
+    (runtime.vstack_grad, "vstack", False),
+    (runtime.dstack_grad, "dstack", False),
+    (runtime.column_stack_grad, "column_stack", False),
+):
+    _sig, _kw = ("g, arrays, axis=0", ", axis=axis") if _axis else ("g, arrays", "")
+    _rule(
+        _fn,
+        _sig,
+        vjp={"g": f"join_cotangents(dy, arrays, {_how!r}{_kw})"},
+        jvp={"g": f"{_fn.__name__}(dg, arrays{_kw})"},
+    )
+_rule(
+    helper_runtime.join_cotangents,
+    "pieces, arrays, how='concatenate', axis=0",
+    vjp={"pieces": "split_cotangents(dy, arrays, how, axis=axis)"},
+    jvp={"pieces": "join_cotangents(dpieces, arrays, how, axis=axis)"},
+)
+_rule(
+    helper_runtime.split_cotangents,
+    "g, arrays, how='concatenate', axis=0",
+    vjp={"g": "join_cotangents(dy, arrays, how, axis=axis)"},
+    jvp={"g": "split_cotangents(dg, arrays, how, axis=axis)"},
+)
+_rule(
+    runtime.split_grad,
+    "g, ary, indices_or_sections, axis=0",
+    vjp={"g": "split_pieces(dy, indices_or_sections, axis=axis)"},
+    jvp={"g": "split_grad(dg, ary, indices_or_sections, axis=axis)"},
+)
+_rule(
+    runtime.hsplit_grad,
+    "g, ary, indices_or_sections",
+    vjp={"g": "split_pieces(dy, indices_or_sections, axis=int(np.ndim(ary) > 1))"},
+    jvp={"g": "hsplit_grad(dg, ary, indices_or_sections)"},
+)
+_rule(
+    helper_runtime.split_pieces,
+    "w, indices_or_sections, axis=0",
+    vjp={"w": "split_grad(dy, w, indices_or_sections, axis=axis)"},
+    jvp={"w": "split_pieces(dw, indices_or_sections, axis=axis)"},
+)
+_rule(
+    runtime.stack_cotangents,
+    "pieces, x, axis=0",
+    vjp={"pieces": "unstack_pieces(dy, axis=axis)"},
+    jvp={"pieces": "stack_cotangents(dpieces, x, axis=axis)"},
+)
+_rule(
+    helper_runtime.unstack_pieces,
+    "w, axis=0",
+    vjp={"w": "stack_cotangents(dy, w, axis=axis)"},
+    jvp={"w": "unstack_pieces(dw, axis=axis)"},
+)
+
+# --- containers -----------------------------------------------------------------------------
+_rule(
+    runtime.sum_grad,
+    "g, items",
+    vjp={"g": "sum_grad_adjoint(dy, g, items)"},
+    jvp={"g": "sum_grad(dg, items)"},
+)
+_rule(
+    helper_runtime.sum_grad_adjoint,
+    "w, g, items",
+    vjp={"w": "sum_grad(dy, items)"},
+    jvp={"w": "sum_grad_adjoint(dw, g, items)"},
+)
+_rule(
+    runtime.append_grad_value,
+    "g, value",
+    vjp={"g": "getitem_grad(dy, g, -1)"},
+    jvp={"g": "append_grad_value(dg, value)"},
+)
+_rule(
+    runtime.append_grad_items,
+    "g",
+    vjp={"g": "getitem_grad(dy, g, slice(None, -1, None))"},
+    jvp={"g": "append_grad_items(dg)"},
+)
+
+# --- products -------------------------------------------------------------------------------------
+# X_vjp_left(g, a, b) is the adjoint of A -> X(A, b) applied to g, so its adjoint in g is that map
+# itself and in b it is X_vjp_right(g, dy, b); `a` only gives a shape. Likewise on the right.
+for _op, _np, _sig, _kw in (
+    ("tensordot", "np.tensordot", "g, a, b, axes=2", ", axes=axes"),
+    ("inner", "np.inner", "g, a, b", ""),
+):
+    _rule(
+        getattr(runtime, f"{_op}_vjp_left"),
+        _sig,
+        vjp={"g": f"{_np}(dy, b{_kw})", "b": f"{_op}_vjp_right(g, dy, b{_kw})"},
+        jvp={"g": f"{_op}_vjp_left(dg, a, b{_kw})", "b": f"{_op}_vjp_left(g, a, db{_kw})"},
+        kind="bilinear",
+    )
+    _rule(
+        getattr(runtime, f"{_op}_vjp_right"),
+        _sig,
+        vjp={"g": f"{_np}(a, dy{_kw})", "a": f"{_op}_vjp_left(g, a, dy{_kw})"},
+        jvp={"g": f"{_op}_vjp_right(dg, a, b{_kw})", "a": f"{_op}_vjp_right(g, da, b{_kw})"},
+        kind="bilinear",
+    )
+
+_EINSUM = ("x0", "x1", "x2", "x3", "x4", "x5")
+_OPS = "x0, " + ", ".join(f"{x}={x}" for x in _EINSUM[1:])
+_rule(
+    runtime.einsum_vjp,
+    "g, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=None",
+    vjp={
+        "g": f"einsum_jvp(subscripts, k, dy, {_OPS})",
+        **{x: f"einsum_vjp_partner(g, subscripts, k, {j}, dy, {_OPS})"
+           for j, x in enumerate(_EINSUM)},
+    },
+    jvp={
+        "g": f"einsum_vjp(dg, subscripts, k, {_OPS})",
+        **{x: f"einsum_vjp_tangent(g, subscripts, k, {j}, d{x}, {_OPS})"
+           for j, x in enumerate(_EINSUM)},
+    },
+    kind="multilinear",
+)
+_rule(
+    runtime.einsum_jvp,
+    "subscripts, k, t, x0, x1=None, x2=None, x3=None, x4=None, x5=None",
+    vjp={
+        "t": f"einsum_vjp(dy, subscripts, k, {_OPS})",
+        **{x: f"einsum_vjp_partner(dy, subscripts, k, {j}, t, {_OPS})"
+           for j, x in enumerate(_EINSUM)},
+    },
+    jvp={
+        "t": f"einsum_jvp(subscripts, k, dt, {_OPS})",
+        **{x: f"einsum_jvp_tangent(subscripts, k, t, {j}, d{x}, {_OPS})"
+           for j, x in enumerate(_EINSUM)},
+    },
+    kind="multilinear",
+)
+# Bilinear helpers with a `wrt` argument: the adjoint in g puts the cotangent in operand `wrt`;
+# in the other operand see helper_runtime._partner.
+for _fn, _sig, _kw in (
+    (runtime.kron_vjp, "g, a, b, wrt=0", "wrt=wrt"),
+    (runtime.cross_vjp, "g, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None",
+     "wrt=wrt, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis"),
+    (runtime.convolve_vjp, "g, a, v, mode='full', wrt=0", "mode=mode, wrt=wrt"),
+    (runtime.correlate_vjp, "g, a, v, mode='valid', wrt=0", "mode=mode, wrt=wrt"),
+):
+    _name = _fn.__name__
+    _a, _b = _sig.split(", ")[1:3]
+    _rule(
+        _fn,
+        _sig,
+        vjp={
+            "g": f"{_name}_adjoint(dy, {_a}, {_b}, {_kw})",
+            _a: f"{_name}_partner(g, {_a}, {_b}, dy, {_kw}, param=0)",
+            _b: f"{_name}_partner(g, {_a}, {_b}, dy, {_kw}, param=1)",
+        },
+        jvp={
+            "g": f"{_name}(dg, {_a}, {_b}, {_kw})",
+            _a: f"{_name}_tangent(g, {_a}, {_b}, d{_a}, {_kw}, param=0)",
+            _b: f"{_name}_tangent(g, {_a}, {_b}, d{_b}, {_kw}, param=1)",
+        },
+        kind="bilinear",
+    )
+
+# --- linear algebra -------------------------------------------------------------------------------
+_INV = "np.linalg.inv(a)"
+# det_vjp(g, det, a) = g det inv(a)^T; d inv(a)^T = -inv^T da^T inv^T.
+_rule(
+    runtime.det_vjp,
+    "g, det, a",
+    vjp={
+        "g": f"det * np.sum(dy * mT({_INV}), axis=(-2, -1))",
+        "det": f"g * np.sum(dy * mT({_INV}), axis=(-2, -1))",
+        "a": f"-mT({_INV}) @ mT(dy) @ det_vjp(g, det, a)",
+    },
+    jvp={
+        "g": "det_vjp(dg, det, a)",
+        "det": "det_vjp(g, ddet, a)",
+        "a": f"-mT({_INV}) @ mT(da) @ det_vjp(g, det, a)",
+    },
+    kind="general",
+)
+_rule(
+    runtime.slogdet_vjp,
+    "g, a",
+    vjp={
+        "g": f"getitem_grad(np.sum(dy * mT({_INV}), axis=(-2, -1)), g, 1)",
+        "a": f"-mT({_INV}) @ mT(dy) @ slogdet_vjp(g, a)",
+    },
+    jvp={"g": "slogdet_vjp(dg, a)", "a": f"-mT({_INV}) @ mT(da) @ slogdet_vjp(g, a)"},
+    kind="general",
+)
+# solve_vjp_b(g, a, b) = solve(a^T, g) and solve_vjp_a(g, a, b, x) = -solve(a^T, g) x^T, summed
+# back over broadcast batch axes; with F = solve(a^T, g), dF = -solve(a^T, da^T F).
+_F = "solve_like(mT(a), g, b)"
+_rule(
+    runtime.solve_vjp_b,
+    "g, a, b",
+    vjp={"g": "solve_like(a, dy, b)", "a": "solve_vjp_a(g, a, b, solve_like(a, dy, b))"},
+    jvp={
+        "g": "solve_vjp_b(dg, a, b)",
+        "a": f"-solve_vjp_b(vec_matmul(mT(da), {_F}, b), a, b)",
+    },
+    kind="general",
+)
+_rule(
+    runtime.solve_vjp_a,
+    "g, a, b, x",
+    vjp={
+        "g": "-solve_like(a, vec_matmul(dy, x, b), b)",
+        "x": f"-vec_matmul(mT(dy), {_F}, b)",
+        "a": "solve_vjp_a(g, a, b, -solve_like(a, vec_matmul(dy, x, b), b))",
+    },
+    jvp={
+        "g": "solve_vjp_a(dg, a, b, x)",
+        "x": "solve_vjp_a(g, a, b, dx)",
+        "a": f"-solve_vjp_a(vec_matmul(mT(da), {_F}, b), a, b, x)",
+    },
+    kind="general",
+)
+_rule(
+    helper_runtime.solve_like,
+    "a, w, b",
+    vjp={"w": "unbroadcast(solve_like(mT(a), dy, b), w)", "a": "solve_vjp_a(dy, a, b, y)"},
+    jvp={"w": "solve_like(a, dw, b)", "a": "-solve_like(a, vec_matmul(da, y, b), b)"},
+    kind="general",
+)
+_rule(
+    helper_runtime.vec_matmul,
+    "m, v, b",
+    vjp={
+        "m": "unbroadcast(vec_outer(dy, v, b), m)",
+        "v": "unbroadcast(vec_matmul(mT(m), dy, b), v)",
+    },
+    jvp={"m": "vec_matmul(dm, v, b)", "v": "vec_matmul(m, dv, b)"},
+    kind="bilinear",
+)
+
+# Decompositions: linear in the cotangent (the adjoint is the tangent helper, and back); their
+# derivative in the factors they read is a third-order object srcgrad does not implement.
+_FACTOR = "the second derivative of np.linalg.{} is not implemented"
+# The vjp helper is called as vjp(g, *vjp_args) and the jvp helper as jvp(*jvp_args with t).
+for _vjp, _jvp, _vsig, _jsig, _jvp_args, _vjp_args, _primal, _name in (
+    (runtime.cholesky_vjp, runtime.cholesky_jvp, "g, factor, upper=False",
+     "factor, t, upper=False", "factor, {}, upper=upper", "{}, factor, upper=upper",
+     ("factor",), "cholesky"),
+    (runtime.eigh_vjp, runtime.eigh_jvp, "g, wv", "wv, t", "wv, {}", "{}, wv", ("wv",), "eigh"),
+    (runtime.eigvalsh_vjp, runtime.eigvalsh_jvp, "g, a, UPLO='L'", "a, t, UPLO='L'",
+     "a, {}, UPLO=UPLO", "{}, a, UPLO=UPLO", ("a",), "eigvalsh"),
+    (runtime.svd_vjp, runtime.svd_jvp, "g, usv, a, full_matrices=True, compute_uv=True",
+     "usv, a, t, full_matrices=True, compute_uv=True",
+     "usv, a, {}, full_matrices=full_matrices, compute_uv=compute_uv",
+     "{}, usv, a, full_matrices=full_matrices, compute_uv=compute_uv", ("usv", "a"), "svd"),
+    (runtime.qr_vjp, runtime.qr_jvp, "g, qr, a, mode='reduced'", "qr, a, t, mode='reduced'",
+     "qr, a, {}, mode=mode", "{}, qr, a, mode=mode", ("qr", "a"), "qr"),
+    (runtime.pinv_vjp, runtime.pinv_jvp, "g, p, a", "p, a, t", "p, a, {}", "{}, p, a",
+     ("p", "a"), "pinv"),
+    (runtime.matrix_power_vjp, runtime.matrix_power_jvp, "g, a, n", "a, t, n", "a, {}, n",
+     "{}, a, n", ("a",), "matrix_power"),
+):
+    _why = {p: _FACTOR.format(_name) for p in _primal}
+    _rule(
+        _vjp,
+        _vsig,
+        vjp={"g": f"{_jvp.__name__}({_jvp_args.format('dy')})"},
+        jvp={"g": f"{_vjp.__name__}({_vjp_args.format('dg')})"},
+        unsupported=_why,
+    )
+    _rule(
+        _jvp,
+        _jsig,
+        vjp={"t": f"{_vjp.__name__}({_vjp_args.format('dy')})"},
+        jvp={"t": f"{_jvp.__name__}({_jvp_args.format('dt')})"},
+        unsupported=_why,
+    )
+
+# --- third order: the helpers above that helper_runtime adds -------------------------------------
+_rule(
+    helper_runtime.vec_outer,
+    "w, v, b",
+    vjp={
+        "w": "unbroadcast(vec_matmul(dy, v, b), w)",
+        "v": "unbroadcast(vec_matmul(mT(dy), w, b), v)",
+    },
+    jvp={"w": "vec_outer(dw, v, b)", "v": "vec_outer(w, dv, b)"},
+    kind="bilinear",
+)
+for _fn, _sig, _call, _axis in (
+    (helper_runtime.norm_grad_dx, "g, x, nrm, ord=None, axis=None, keepdims=False, kind='norm'",
+     "x, nrm, ord=ord, axis=axis, keepdims=keepdims, kind=kind", "axis"),
+    (helper_runtime.norm_grad_dnorm, "g, x, nrm, ord=None, axis=None, keepdims=False, kind='norm'",
+     "x, nrm, ord=ord, axis=axis, keepdims=keepdims, kind=kind", "axis"),
+):
+    _rule(
+        _fn,
+        _sig,
+        vjp={"g": f"reduce_jvp({_fn.__name__}(np.ones_like(g), {_call}), dy, axis={_axis}, "
+             "keepdims=keepdims)"},
+        jvp={"g": f"{_fn.__name__}(dg, {_call})"},
+        unsupported={p: _THIRD.format("a norm") for p in ("x", "nrm")},
+    )
+_rule(helper_runtime.sinc_derivative_dx, "x, s", vjp={}, jvp={},
+      unsupported={p: _THIRD.format("np.sinc") for p in ("x", "s")})
+_rule(helper_runtime.sinc_derivative_ds, "x", vjp={}, jvp={},
+      unsupported={"x": _THIRD.format("np.sinc")})
+# Third derivatives through bilinear products: second derivatives work, a third is an error.
+for _family, _sigs in (
+    ("kron", {"adjoint": "w, a, b, wrt=0", "partner": "g, a, b, w, wrt=0, param=1",
+              "tangent": "g, a, b, t, wrt=0, param=1"}),
+    ("cross", {
+        "adjoint": "w, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None",
+        "partner": "g, a, b, w, wrt=0, param=1, axisa=-1, axisb=-1, axisc=-1, axis=None",
+        "tangent": "g, a, b, t, wrt=0, param=1, axisa=-1, axisb=-1, axisc=-1, axis=None",
+    }),
+    ("convolve", {"adjoint": "w, a, v, mode='full', wrt=0",
+                  "partner": "g, a, v, w, mode='full', wrt=0, param=1",
+                  "tangent": "g, a, v, t, mode='full', wrt=0, param=1"}),
+    ("correlate", {"adjoint": "w, a, v, mode='valid', wrt=0",
+                   "partner": "g, a, v, w, mode='valid', wrt=0, param=1",
+                   "tangent": "g, a, v, t, mode='valid', wrt=0, param=1"}),
+):
+    for _what, _sig in _sigs.items():
+        _params = [p for p in _sig.split(", ") if "=" not in p]
+        _rule(getattr(helper_runtime, f"{_family}_vjp_{_what}"), _sig, vjp={}, jvp={},
+              unsupported={p: _THIRD.format("np." + _family) for p in _params})
+_EINSUM_SIG = "x0, x1=None, x2=None, x3=None, x4=None, x5=None"
+for _fn, _sig, _first in (
+    (helper_runtime.einsum_vjp_partner, "g, subscripts, k, j, w, " + _EINSUM_SIG, ("g", "w")),
+    (helper_runtime.einsum_vjp_tangent, "g, subscripts, k, j, t, " + _EINSUM_SIG, ("g", "t")),
+    (helper_runtime.einsum_jvp_tangent, "subscripts, k, t, j, u, " + _EINSUM_SIG, ("t", "u")),
+):
+    _rule(_fn, _sig, vjp={}, jvp={},
+          unsupported={p: _THIRD.format("np.einsum") for p in _first + _EINSUM})
