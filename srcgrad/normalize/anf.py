@@ -31,8 +31,9 @@ def in_place_helpers(ctx):
 def local_names(fn_node):
     """Parameters and every name the body assigns."""
     names = {a.id for a in fn_node.args.args + fn_node.args.kwonlyargs}
-    if fn_node.args.vararg is not None:
-        names.add(fn_node.args.vararg.id)
+    for packed in (fn_node.args.vararg, fn_node.args.kwarg):
+        if packed is not None:
+            names.add(packed.id)
     names.update(a.id for a in fn_node.args.posonlyargs)
     for node in gast.walk(fn_node):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):

@@ -41,13 +41,17 @@ UNSUPPORTED = {
 
 
 class CheckSupported(gast.NodeVisitor):
-    def __init__(self, location):
+    def __init__(self, location, inlined=False):
         self.location = location
+        self.inlined = inlined  # a called function: may forward its own *args and **kwargs
+        self.forwarded = set()
 
     def run(self, fn_node):
         args = fn_node.args
-        if args.kwarg is not None:
+        if args.kwarg is not None and not self.inlined:
             raise self._error(args.kwarg, "`**kwargs` parameters")
+        if self.inlined:
+            self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
         body = fn_node.body
         for stmt in body:
             self.visit(stmt)
@@ -134,9 +138,21 @@ class CheckSupported(gast.NodeVisitor):
 
     def visit_Call(self, node):
         for kw in node.keywords:
-            if kw.arg is None:
+            if kw.arg is None and not self._forwarding(kw.value):
                 raise self._error(kw.value, "`**kwargs` in a call")
+        for a in node.args:
+            if isinstance(a, gast.Starred) and not self._forwarding(a.value):
+                raise self._error(a, "`*args` in a call (other than forwarding a called "
+                                  "function's own `*args`)")
         self.generic_visit(node)
+
+    def _forwarding(self, node):
+        return isinstance(node, gast.Name) and node.id in self.forwarded
+
+    def visit_Starred(self, node):
+        if not self._forwarding(node.value):
+            raise self._error(node, "a starred expression")
+        self.visit(node.value)
 
 
 def _always_returns(stmts):

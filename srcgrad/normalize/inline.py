@@ -22,6 +22,7 @@ differentiated through the callee's own generated vjp (see ``rules/derived.py``)
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 import gast
@@ -83,7 +84,7 @@ class InlineCalls:
             return None  # recursion: stays a call, differentiated through its generated vjp
         self.ctx.dependencies.append((self.namespace, func, fn))
         parsed = parse_function(fn)
-        node = CheckSupported(parsed.location).run(parsed.node)
+        node = CheckSupported(parsed.location, inlined=True).run(parsed.node)
         return node, Namespace(fn), parsed.location, fn
 
     def _inline(self, stmt):
@@ -97,9 +98,12 @@ class InlineCalls:
         lineno = stmt.lineno
 
         callee_locals = local_names(node)
+        forwarded = {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
         bound = self._bind(node, call)
         renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
         _Rename(renames, namespace, self.ctx).visit(node)
+        # after renaming: the forwarded arguments are the caller's names, not the callee's
+        _Forward({renames[p]: v for p, v in bound if p in forwarded}).visit(node)
         bindings = [_assign(renames[p], value) for p, value in bound]
         locals_ = {renames[n] for n in callee_locals}
         self.locals |= locals_
@@ -152,10 +156,43 @@ class InlineCalls:
             else:
                 raise _call_error(location, call, f"missing keyword argument {p.id!r}")
             out.append((p.id, value))
-        if keywords:
+        if args.kwarg is not None:
+            # `def g(**options)`: the extra keywords arrive as a dict
+            keys = [gast.Constant(k, None) for k in keywords]
+            out.append((args.kwarg.id, gast.Dict(keys, list(keywords.values()))))
+        elif keywords:
             raise _call_error(location, call, f"unexpected keyword arguments {sorted(keywords)}")
-        args.args, args.posonlyargs, args.kwonlyargs, args.vararg = [], [], [], None
+        args.args, args.posonlyargs, args.kwonlyargs = [], [], []
+        args.vararg = args.kwarg = None
         return out
+
+
+class _Forward(gast.NodeTransformer):
+    """``f(*args, **kwargs)`` inside an inlined function, with ``args`` and ``kwargs`` its own
+    ``*``/``**`` parameters: spelled out with the arguments the call site passed."""
+
+    def __init__(self, packed):
+        self.packed = packed  # parameter name -> Tuple or Dict literal of the caller's atoms
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        args = []
+        for a in node.args:
+            value = getattr(a, "value", None)
+            if isinstance(a, gast.Starred) and isinstance(value, gast.Name):
+                args.extend(copy.deepcopy(self.packed[value.id].elts))
+            else:
+                args.append(a)
+        keywords = []
+        for k in node.keywords:
+            if k.arg is None and isinstance(k.value, gast.Name):
+                packed = self.packed[k.value.id]
+                for key, v in zip(packed.keys, packed.values):
+                    keywords.append(gast.keyword(key.value, copy.deepcopy(v)))
+            else:
+                keywords.append(k)
+        node.args, node.keywords = args, keywords
+        return node
 
 
 class _Rename(gast.NodeTransformer):

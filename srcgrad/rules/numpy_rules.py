@@ -263,12 +263,14 @@ defrule(
     "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
     vjp={"a": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims)"},
     jvp={"a": "quantile_jvp(a, da, q, axis=axis, keepdims=keepdims)"},
+    unsupported={"q": "the derivative with respect to the quantile level is not implemented"},
 )
 defrule(
     np.percentile,
     "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
     vjp={"a": "quantile_grad(dy, a, np.divide(q, 100), axis=axis, keepdims=keepdims)"},
     jvp={"a": "quantile_jvp(a, da, np.divide(q, 100), axis=axis, keepdims=keepdims)"},
+    unsupported={"q": "the derivative with respect to the percentile is not implemented"},
 )
 for _cumsum in (np.cumsum, np.cumulative_sum):
     linear(
