@@ -491,6 +491,38 @@ def case(f, args, wrt=0, **marks):
     return pytest.param(f, args, wrt, id=f.__name__, **marks)
 
 
+def _inner_scaled(a, b, scale=1.0):
+    return np.sum(a * b) * scale
+
+
+def _forwarding(*args, **kwargs):
+    return _inner_scaled(*args, **kwargs)
+
+
+def forwards_args_and_kwargs(x, y):
+    return _forwarding(x, y, scale=3.0)
+
+
+def _dict_of(x):
+    return {"a": x * 2.0, "b": np.sin(x)}
+
+
+def dict_literal_from_callee(x):
+    d = _dict_of(x)
+    return np.sum(d["a"] * d["b"])
+
+
+def _total(*parts):
+    s = 0.0
+    for p in parts:
+        s = s + np.sum(p ** 2)
+    return s
+
+
+def varargs_parameter(x, y):
+    return _total(x, y * 2.0, x * y)
+
+
 CASES = [
     case(call_keywords_defaults, (0.7,)),
     case(call_other_module, (A34, V4), (0, 1)),
@@ -541,6 +573,9 @@ CASES = [
     case(builtin_range_steps, (SPREAD6,)),
     case(builtin_isinstance, (V4, 3), 0),
     case(builtin_isinstance, (V4, 2.5), 0),
+    case(forwards_args_and_kwargs, (V4, W4), (0, 1)),
+    case(dict_literal_from_callee, (V4,)),
+    case(varargs_parameter, (V4, W4), (0, 1)),
 ]
 
 
