@@ -22,6 +22,8 @@ import operator
 import gast
 import numpy as np
 
+from ..astutil import stored
+
 SCALAR = frozenset()
 # Reductions that return a scalar when called without axis and keepdims.
 FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std}
@@ -51,14 +53,12 @@ class BroadcastShapes:
             elif isinstance(s, gast.If):
                 first = self._block(s.body, dict(avail))
                 second = self._block(s.orelse, dict(avail))
-                stored = _stored(s)
-                _forget(avail, stored)
+                _forget(avail, stored(s))
                 for v in list(avail):
                     if first.get(v) != avail[v] or second.get(v) != avail[v]:
                         del avail[v]
             elif isinstance(s, (gast.For, gast.While)):
-                stored = _stored(s)
-                _forget(avail, stored)
+                _forget(avail, stored(s))
                 inner = dict(avail)
                 if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                     inner[s.target.id] = SCALAR  # range() yields ints
@@ -104,12 +104,6 @@ class BroadcastShapes:
 
 def _is_const(node, value):
     return isinstance(node, gast.Constant) and node.value is value
-
-
-def _stored(node):
-    return {
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
 
 
 def _forget(avail, names):

@@ -24,6 +24,8 @@ import copy
 
 import gast
 
+from ..astutil import stored
+
 
 def _name(id_, ctx=None):
     return gast.Name(id_, ctx or gast.Load(), None, None)
@@ -124,7 +126,7 @@ class DesugarControl:
                 s.orelse = self._loops(s.orelse)
             if isinstance(s, gast.For) and not self._is_range(s.iter):
                 out.extend(self._index_loop(s))
-            elif isinstance(s, gast.For) and s.target.id in _stored(s.body):
+            elif isinstance(s, gast.For) and s.target.id in stored(s.body):
                 # `for i in ...: i = ...`: iterate a fresh name, so the loop index stays intact
                 index = self.namer.fresh(s.target.id + "_index")
                 self.locals.add(index)
@@ -378,13 +380,6 @@ def _is_enumerate(node, locals_):
         return False
     keywords_ok = all(k.arg == "start" for k in node.keywords)
     return keywords_ok and 1 <= len(node.args) + len(node.keywords) <= 2 and len(node.args) >= 1
-
-
-def _stored(stmts):
-    return {
-        n.id for s in stmts for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
 
 
 def _walk_stmts(stmts):

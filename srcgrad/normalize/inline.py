@@ -29,6 +29,7 @@ import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
+from ..astutil import store_counts
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
@@ -242,10 +243,7 @@ def extract_local_functions(fn_node, location):
     Returns ``{name: (FunctionDef, location)}`` for :class:`InlineCalls`; each call of such a local
     function is inlined where it happens, reading the caller's variables as a closure would.
     """
-    stores = {}
-    for n in gast.walk(fn_node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    stores = store_counts(fn_node)
     found = {}
     body = []
     for s in fn_node.body:

@@ -12,24 +12,11 @@ reverse sweep's stacks: a hoisted value is never overwritten, so it is never sav
 
 from __future__ import annotations
 
-from collections import Counter
-
 import gast
 
 from .. import rules
+from ..astutil import loaded, store_counts, stored
 from ..frontend.resolve import MISSING
-
-
-def _names(node, ctx):
-    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
-
-
-def _stores(node):
-    return _names(node, gast.Store)
-
-
-def _loads(node):
-    return set(_names(node, gast.Load))
 
 
 class HoistInvariants:
@@ -38,7 +25,7 @@ class HoistInvariants:
         self.locals = local_names
 
     def run(self, fn_node):
-        self.store_counts = Counter(_stores(fn_node))
+        self.store_counts = store_counts(fn_node)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -55,14 +42,14 @@ class HoistInvariants:
         return out
 
     def _hoist(self, loop):
-        changed = set(_stores(loop))
+        changed = stored(loop)
         hoisted = []
         kept = []
         for s in loop.body:
             if (
                 isinstance(s, gast.Assign)
                 and self.store_counts[s.targets[0].id] == 1
-                and not (_loads(s.value) & changed)
+                and not (loaded(s.value) & changed)
                 and self._pure(s.value)
             ):
                 hoisted.append(s)

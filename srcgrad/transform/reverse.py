@@ -37,6 +37,7 @@ import gast
 
 from .. import runtime
 from ..analysis.shapes import BroadcastShapes
+from ..astutil import stored
 from ..emit.unparse import comment
 from .templates import instantiate
 
@@ -71,15 +72,6 @@ def _marker_args(stmt):
     ):
         return tuple(a.value for a in stmt.value.args)
     return None
-
-
-def _names_stored(stmts):
-    out = set()
-    for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                out.add(n.id)
-    return out
 
 
 def _plus(a, b):
@@ -345,7 +337,7 @@ class ReverseAD:
                 or (isinstance(a, gast.Name) and a.id not in self.fixed)
                 for a in loop.iter.args
             )
-            and loop.target.id not in _names_stored(loop.body)
+            and loop.target.id not in stored(loop.body)
             and not _breaks(loop.body)
         )
         prefix = []
@@ -634,8 +626,7 @@ class ReverseAD:
         killed = entry - exit_
         for var in sorted(pre_init):
             self._set_zero(var, self.sure_at.get(id(loop)))
-        stored = _names_stored(body)
-        for var in sorted(self._indexed(body) - stored - self.owned):
+        for var in sorted(self._indexed(body) - stored(body) - self.owned):
             if var in self.adj:
                 # a private copy, so that `x[i]` in the loop can accumulate in place
                 own = self._adjoint_name(var)
