@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
+from . import runtime
 from .analysis.activity import Activity
 from .analysis.ops import OpClassifier
 from .emit.compile import compile_function
@@ -42,6 +43,7 @@ from .transform.reverse import ReverseAD
 
 MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent")
 FORWARD_MODES = ("jvp", "tangent")
+TRAILING_MODES = ("vjp", "jvp", "tangent")  # modes whose last positional parameter is added
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     active = activity.run(node, wrt, outputs)
 
     name = namer.fresh(derived_name(node.name, mode))
+    defaults = list(node.args.defaults)  # the transform drops them when it appends a parameter
     if mode in FORWARD_MODES:
         forward = ForwardAD(
             ctx, activity.ops, active, parsed.source_lines, wrt, name, as_tuple,
@@ -127,6 +130,8 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
                 optimize=options.optimize,
             ).run(node),
         )
+    if mode in TRAILING_MODES and defaults:
+        node = stage("defaults", trailing_after_defaults(node, defaults, ctx))
     if options.optimize:
         node = stage("fold", ConstantFold().run(node))
         node = stage("dce", DeadCode(ctx).run(node))
@@ -142,6 +147,46 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
         ) from exc
     compiled.__srcgrad_depends__ = tuple(ctx.dependencies)
     return compiled, text
+
+
+def trailing_after_defaults(node, defaults, ctx):
+    """Keep ``f``'s defaults when the derived function appends a last positional parameter.
+
+    ``vjp(f)(x, seed)`` for ``def f(x, a=2.0)``: the seed is the last positional argument, so
+    the optional parameters and the seed arrive together in ``*rest`` and are told apart at the
+    start of the call; an optional parameter may also come by keyword.
+
+        def f_vjp(x, *rest, a=UNSET):
+            a, seed = bind_optional(rest, (a,), (2.0,), 'f_vjp')
+    """
+    args = node.args
+    *params, last = args.args
+    cut = len(params) - len(defaults)
+    required, optional = params[:cut], params[cut:]
+    unset = gast.Name(ctx.global_name(runtime.UNSET, "UNSET"), gast.Load(), None, None)
+    rest = ctx.namer.fresh("rest")
+    args.args = required
+    args.vararg = gast.Name(rest, gast.Param(), None, None)
+    args.kwonlyargs = [gast.Name(p.id, gast.Param(), None, None) for p in optional] + list(
+        args.kwonlyargs
+    )
+    args.kw_defaults = [unset for _ in optional] + list(args.kw_defaults)
+    helper = gast.Name(ctx.global_name(runtime.bind_optional, "bind_optional"), gast.Load(),
+                       None, None)
+    names = [gast.Name(p.id, gast.Load(), None, None) for p in optional]
+    call = gast.Call(
+        helper,
+        [
+            gast.Name(rest, gast.Load(), None, None),
+            gast.Tuple(names, gast.Load()),
+            gast.Tuple(list(defaults), gast.Load()),
+            gast.Constant(node.name, None),
+        ],
+        [],
+    )
+    targets = [gast.Name(p.id, gast.Store(), None, None) for p in optional + [last]]
+    node.body.insert(0, gast.Assign([gast.Tuple(targets, gast.Store())], call, None))
+    return node
 
 
 def _show(text):

@@ -224,6 +224,36 @@ def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
 
 
+class _Unset:
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = _Unset()  # an optional parameter not passed by keyword
+
+
+def bind_optional(rest, given, defaults, name):
+    """Split ``*rest`` into optional parameters and the last positional argument.
+
+    ``given`` holds what came by keyword for each optional parameter (``UNSET`` if nothing).
+    """
+    if not rest:
+        raise TypeError(f"{name}() missing its last positional argument (the seed or tangent)")
+    *positional, last = rest
+    if len(positional) > len(defaults):
+        raise TypeError(f"{name}() takes at most {len(defaults)} optional positional arguments "
+                        f"before the last one, got {len(positional)}")
+    values = []
+    for i, default in enumerate(defaults):
+        if i < len(positional):
+            if given[i] is not UNSET:
+                raise TypeError(f"{name}() got multiple values for an optional argument")
+            values.append(positional[i])
+        else:
+            values.append(default if given[i] is UNSET else given[i])
+    return (*values, last)
+
+
 def fresh_copy(x):
     """A copy of an argument that the function writes into: the caller's value stays intact."""
     if isinstance(x, list):

@@ -282,7 +282,7 @@ class DesugarControl:
             stmts = stmts[:-1]
         for s in stmts:
             if isinstance(s, gast.If):
-                s.body = self._drop_continue(s.body)
+                s.body = self._drop_continue(s.body) or [gast.Pass()]
                 s.orelse = self._drop_continue(s.orelse)
         return stmts
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gast
 
 from .. import rules, runtime
+from ..astutil import stored
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_seed)
@@ -38,7 +39,7 @@ class DeadCode:
             ):
                 continue
             if isinstance(stmt, gast.Assign):
-                live.discard(stmt.targets[0].id)
+                live.difference_update(stored(stmt.targets[0]))
             live.update(
                 n.id for n in gast.walk(stmt)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)

@@ -5,7 +5,7 @@ because generated code is differentiated again for higher order.
 """
 
 from .. import runtime
-from .registry import defrule, linear
+from .registry import defrule, linear, nondiff
 
 linear(runtime.as_like, "g, x", vjp={"g": "dy"}, jvp={"g": "as_like(dg, x)"})
 linear(
@@ -47,3 +47,6 @@ defrule(
     jvp={"*": "append_tangent(ditems, dvalue, value)"},
     kind="linear",
 )
+
+# Splitting optional arguments from the seed of a derived function: bookkeeping, no gradient.
+nondiff(runtime.bind_optional)

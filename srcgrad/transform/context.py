@@ -1,7 +1,12 @@
-"""State shared by a transform while it generates one function.
+"""State shared by the passes while they generate one function.
 
-``GenContext`` owns the namer and the table of objects generated code refers to that are not the
-user's own names (runtime helpers, ``numpy`` when the user imported it under another name).
+Requires: the user function's namespace, a namer and the location for errors. Guarantees: one
+name per object that generated code refers to beyond the user's own names (runtime helpers,
+``numpy`` when the user imported it under another name), the user's own name wherever it already
+denotes that object, and a record of the functions inlined, so a stale derivative is noticed.
+
+    ctx.global_name(runtime.unbroadcast, "unbroadcast")   ->  "unbroadcast"  (bound as a cell)
+    ctx.global_name(numpy, "np")  when the user wrote `import numpy as np`  ->  "np" (theirs)
 """
 
 from __future__ import annotations
