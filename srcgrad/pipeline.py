@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
     parse -> check -> functional -> control -> anf -> inline -> licm -> copy -> ssa -> activity
-    -> reverse | forward -> fold -> dce -> emit -> compile
+    -> reverse | forward -> fold -> dce -> proxy -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
 tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
@@ -37,6 +37,7 @@ from .normalize.licm import HoistInvariants
 from .normalize.ssa import SSARename, compound_assigned
 from .optimize.dce import DeadCode
 from .optimize.fold import ConstantFold
+from .optimize.shape_proxy import ShapeProxies
 from .transform.context import GenContext
 from .transform.forward import ForwardAD
 from .transform.reverse import ReverseAD
@@ -115,26 +116,34 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
         )
         node = stage("forward", forward.run(node))
     else:
-        node = stage(
-            "reverse",
-            ReverseAD(
-                ctx,
-                activity.ops,
-                active,
-                parsed.source_lines,
-                mode,
-                wrt,
-                name,
-                as_tuple,
-                compound_assigned(node.body, in_place),
-                optimize=options.optimize,
-            ).run(node),
+        fixed = compound_assigned(node.body, in_place)
+        reverse = ReverseAD(
+            ctx,
+            activity.ops,
+            active,
+            parsed.source_lines,
+            mode,
+            wrt,
+            name,
+            as_tuple,
+            fixed,
+            optimize=options.optimize,
         )
+        node = stage("reverse", reverse.run(node))
     if mode in TRAILING_MODES and defaults:
         node = stage("defaults", trailing_after_defaults(node, defaults, ctx))
     if options.optimize:
         node = stage("fold", ConstantFold().run(node))
         node = stage("dce", DeadCode(ctx).run(node))
+        if mode not in FORWARD_MODES:
+            # dead code frees values read only for their shape, which frees more dead code
+            proxies = ShapeProxies(ctx, reverse.shape_sets, fixed)
+            for _ in range(4):
+                before = gast.dump(node)
+                node = DeadCode(ctx).run(proxies.run(node))
+                if gast.dump(node) == before:
+                    break
+            node = stage("proxy", node)
 
     text = unparse(node)
     if options.verbose:

@@ -47,6 +47,12 @@ def _expand(dy, ndim, axis, keepdims):
     return np.expand_dims(dy, tuple(a % ndim for a in axes))
 
 
+def shape_like(*values):
+    """A zero-strided view with the broadcast shape of ``values``: a shape reference for the
+    helpers above that holds no memory (a value read only for its shape need not be kept)."""
+    return np.broadcast_to(np.empty(()), np.broadcast_shapes(*(np.shape(v) for v in values)))
+
+
 def unreduce(dy, x, axis=None, keepdims=False):
     """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x``."""
     shape = np.shape(x)

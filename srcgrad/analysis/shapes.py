@@ -36,7 +36,7 @@ class BroadcastShapes:
         self.info = {}  # id(statement) -> ({param: operand set}, result set)
 
     def run(self, body):
-        self._block(body, {})
+        self.final = self._block(body, {})  # the sets still valid at the end of the body
         return self.info
 
     def _sym(self, atom, avail):

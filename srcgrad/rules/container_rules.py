@@ -50,3 +50,5 @@ defrule(
 
 # Splitting optional arguments from the seed of a derived function: bookkeeping, no gradient.
 nondiff(runtime.bind_optional)
+# A shape reference built from values that broadcast together: it carries no gradient.
+nondiff(runtime.shape_like)

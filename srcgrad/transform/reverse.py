@@ -143,7 +143,11 @@ class ReverseAD:
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
-        self.shapes = BroadcastShapes(self.ops).run(fn_node.body) if self.optimize else {}
+        self.shapes, self.shape_sets = {}, {}
+        if self.optimize:
+            analysis = BroadcastShapes(self.ops)
+            self.shapes = analysis.run(fn_node.body)
+            self.shape_sets = analysis.final
         primal = self.primal_block(primal)
         self.stmts = []
         self._seed(out, seed_param)
@@ -702,6 +706,10 @@ class ReverseAD:
         if seed_param is not None:
             check = self._call(runtime.check_seed, name(seed_param), out)
         else:
+            if out_active and self.shape_sets.get(out.id) == frozenset():
+                # a scalar by construction (a full reduction): no check, and the seed is 1.0
+                self.adj[out.id] = gast.Constant(1.0, None)
+                return
             check = self._call(runtime.unit_seed, out)
         if out_active:
             self.stmts.append(assign(self._adjoint_name(out.id), check))
