@@ -34,6 +34,8 @@ class BroadcastShapes:
     def __init__(self, ops):
         self.ops = ops
         self.info = {}  # id(statement) -> ({param: operand set}, result set)
+        self.shape_tuples = set()  # id of `x.shape` nodes
+        self.shape_names = set()  # variables holding a shape tuple
 
     def run(self, body):
         self.final = self._block(body, {})  # the sets still valid at the end of the body
@@ -73,11 +75,44 @@ class BroadcastShapes:
             result = self._sym(op.args["x"], avail)
         elif op is not None and op.kind == "constant" and isinstance(stmt.value, gast.Constant):
             result = self._sym(stmt.value, avail)
+        elif op is not None and op.kind == "constant":
+            result = self._integer(stmt.value)
+        elif op is not None and op.kind == "rule" and self._shape_item(op):
+            result = SCALAR
         elif op is not None and op.kind == "rule":
             result = self._rule(stmt, op, avail)
         _forget(avail, {target})
+        self.shape_names.discard(target)
+        if id(stmt.value) in self.shape_tuples:
+            self.shape_names.add(target)
         if result is not None and target not in result:
             avail[target] = result
+
+    def _integer(self, value):
+        """Sizes are scalars: ``x.ndim``, ``x.size``, ``len(x)``; ``x.shape`` is a tuple of them."""
+        if isinstance(value, gast.Attribute) and value.attr in ("ndim", "size"):
+            return SCALAR
+        if isinstance(value, gast.Attribute) and value.attr == "shape":
+            self.shape_tuples.add(id(value))
+            return None
+        if (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and value.func.id == "len"
+        ):
+            return SCALAR
+        return None
+
+    def _shape_item(self, op):
+        """``x.shape[0]``: an element of a shape tuple is an integer."""
+        x, index = op.args.get("x"), op.args.get("index")
+        return (
+            op.rule.fn is operator.getitem
+            and isinstance(x, gast.Name)
+            and x.id in self.shape_names
+            and isinstance(index, gast.Constant)
+            and isinstance(index.value, int)
+        )
 
     def _rule(self, stmt, op, avail):
         rule = op.rule
