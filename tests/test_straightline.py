@@ -527,6 +527,5 @@ def mean_by_first_dim(x):
     return np.sum(x) / x.shape[0]
 
 
-@pytest.mark.xfail(strict=False, reason="subscripts: language coverage issue")
 def test_shape_subscript_as_normaliser():
     check_grad(mean_by_first_dim, (A34,))
