@@ -47,10 +47,22 @@ def _expand(dy, ndim, axis, keepdims):
     return np.expand_dims(dy, tuple(a % ndim for a in axes))
 
 
+_SHAPE_VIEWS: dict = {}
+
+
 def shape_like(*values):
     """A zero-strided view with the broadcast shape of ``values``: a shape reference for the
     helpers above that holds no memory (a value read only for its shape need not be kept)."""
-    return np.broadcast_to(np.empty(()), np.broadcast_shapes(*(np.shape(v) for v in values)))
+    if len(values) == 1 and isinstance(values[0], np.ndarray):
+        shape = values[0].shape
+    else:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    view = _SHAPE_VIEWS.get(shape)
+    if view is None:
+        if len(_SHAPE_VIEWS) > 256:
+            _SHAPE_VIEWS.clear()
+        view = _SHAPE_VIEWS[shape] = np.broadcast_to(np.empty(()), shape)
+    return view
 
 
 def unreduce(dy, x, axis=None, keepdims=False):
