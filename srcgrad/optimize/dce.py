@@ -1,6 +1,7 @@
 """Dead-code elimination for straight-line generated code.
 
-Requires: a function body of assignments, bare expressions and a final return (statements inside
+Requires: a generated function. Straight-line code is swept backwards with liveness; around
+loops and branches, top-level assignments to names read nowhere are dropped (statements inside
 compound statements are left alone). Guarantees: assignments whose target is never read again and
 whose value has no side effect are removed. Calls are kept unless the callee is known to be pure
 (it has a rule, or is a runtime helper), so ``print`` and random draws stay.
@@ -15,7 +16,8 @@ from __future__ import annotations
 import gast
 
 from .. import rules, runtime
-from ..astutil import stored
+from ..astutil import loaded, stored
+from ..emit.unparse import is_comment
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_seed)
@@ -27,7 +29,7 @@ class DeadCode:
 
     def run(self, fn_node):
         if any(isinstance(s, (gast.If, gast.For, gast.While)) for s in fn_node.body):
-            return fn_node
+            return self._with_control_flow(fn_node)
         live = set()
         kept = []
         for stmt in reversed(fn_node.body):
@@ -46,7 +48,24 @@ class DeadCode:
             )
             kept.append(stmt)
         fn_node.body = kept[::-1]
-        return fn_node
+        return _drop_orphan_comments(fn_node)
+
+    def _with_control_flow(self, fn_node):
+        """Around loops and branches: drop top-level assignments to names nothing reads."""
+        while True:
+            read = loaded(fn_node)
+            kept = [
+                s for s in fn_node.body
+                if not (
+                    isinstance(s, gast.Assign)
+                    and isinstance(s.targets[0], gast.Name)
+                    and s.targets[0].id not in read
+                    and self._pure(s.value)
+                )
+            ]
+            if len(kept) == len(fn_node.body):
+                return _drop_orphan_comments(fn_node)
+            fn_node.body = kept
 
     def _pure(self, value):
         for node in gast.walk(value):
@@ -62,3 +81,14 @@ class DeadCode:
             return True
         rule = rules.lookup(obj)
         return rule is not None and obj is not print
+
+
+def _drop_orphan_comments(fn_node):
+    """A ``# grad of:`` comment whose statements all went is dropped too."""
+    body = fn_node.body
+    fn_node.body = [
+        s for i, s in enumerate(body)
+        if not (is_comment(s) and (i + 1 == len(body) or is_comment(body[i + 1])
+                                   or isinstance(body[i + 1], gast.Return)))
+    ]
+    return fn_node

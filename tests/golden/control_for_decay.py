@@ -21,6 +21,4 @@ def ddecay(k, x0):
         dx = dx + unbroadcast(dc_times_k_times_x * c_times_k, x)
     # grad of: x = x - 0.01 * k * x
     dk = dc_times_k * 0.01
-    # grad of: x = x0
-    dx0 = dx
     return dk

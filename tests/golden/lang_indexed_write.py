@@ -16,7 +16,6 @@ def dgolden_indexed_write(x):
         x_item_times_x_item_2 = x_item * x_item_2
         y_saved.append(copy_item(y, i))
         y = setitem(y, i, x_item_times_x_item_2)
-    sum_y = np.sum(y)
     # grad of: return np.sum(y)
     dy = unreduce(1.0, y)
     # grad of: for i in range(3):
