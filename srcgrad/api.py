@@ -17,6 +17,7 @@ import numpy as np
 
 from . import rules, runtime
 from .emit.compile import compile_function
+from .emit.naming import Namer
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
 from .pipeline import Options, derive
@@ -166,11 +167,6 @@ def hvp(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
     return _derived(_derived(f, "grad", wrt, options), "tangent", wrt, options)
 
 
-# Transforms that return generated functions: `grad(g)(x)` inside a differentiated body is
-# evaluated at transform time and differentiated through (see rules/derived.py).
-TRANSFORMS = (grad, value_and_grad, vjp, jvp, hvp)
-
-
 def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump=False):
     """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
 
@@ -246,19 +242,84 @@ def _assemble(parts, out_shape, in_shape, axis):
     return stacked.reshape(tuple(out_shape) + tuple(in_shape))
 
 
-def _single_output(out, f):
-    if isinstance(out, (tuple, list, dict)):
-        raise SrcgradError(
-            f"jacobian needs {getattr(f, '__name__', 'f')} to return one array or scalar; it "
-            f"returned a {type(out).__name__}. Take the Jacobian of each output separately."
-        )
-    return out
+def _plain_params(f):
+    """f's parameters when they are all positional without defaults, else None."""
+    code = getattr(f, "__code__", None)
+    if code is None or f.__defaults__ or code.co_kwonlyargcount:
+        return None
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _generate(f, name, template, extras, params):
+    """Compile a generated wrapper (Jacobian, Hessian) whose text is ``template``."""
+    taken = set(params) | {name}
+    namer = Namer(taken)
+    bound = {key: namer.fresh(key) for key in extras}
+    local = {n: namer.fresh(n) for n in ("value", "parts", "i")}
+    text = template.format(
+        name=name, args=", ".join(params), fname=getattr(f, "__name__", "f"), **bound, **local
+    )
+    return compile_function(text, name, _Host, {bound[k]: v for k, v in extras.items()})
+
+
+JACOBIAN_REVERSE = """\
+def {name}({args}):
+    {value} = {single_output}({f}({args}), {fname!r})
+    {parts} = []
+    for {i} in range({np}.size({value})):
+        {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
+    return {stack_rows}({parts}, {value}, {x})
+"""
+JACOBIAN_FORWARD = """\
+def {name}({args}):
+    {value} = {single_output}({f}({args}), {fname!r})
+    {parts} = []
+    for {i} in range({np}.size({x})):
+        {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
+    return {stack_columns}({parts}, {value}, {x})
+"""
+JACOBIAN_AUTO = """\
+def {name}({args}):
+    {value} = {single_output}({f}({args}), {fname!r})
+    {parts} = []
+    if {np}.size({x}) < {np}.size({value}):
+        for {i} in range({np}.size({x})):
+            {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
+        return {stack_columns}({parts}, {value}, {x})
+    for {i} in range({np}.size({value})):
+        {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
+    return {stack_rows}({parts}, {value}, {x})
+"""
+HESSIAN = """\
+def {name}({args}):
+    {parts} = []
+    for {i} in range({np}.size({x})):
+        {parts}.append({hvp}({args}, {unit_basis}({x}, {i})))
+    return {stack_columns}({parts}, {x}, {x})
+"""
 
 
 def _jacobian(f, mode, wrt, options):
     method = mode[1]
     names, split = _split_call(f, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
+    params = _plain_params(f)
+    if params is not None and not as_tuple:
+        # generated code, so that a Jacobian is itself input to every transform
+        extras = {"f": f, "np": np, "unit_basis": runtime.unit_basis,
+                  "single_output": runtime.single_output}
+        if method != "forward":
+            extras.update(vjp=_derived(f, "vjp", names[0], options),
+                          stack_rows=runtime.stack_rows)
+        if method != "reverse":
+            extras.update(jvp=_derived(f, "jvp", names[0], options),
+                          stack_columns=runtime.stack_columns)
+        template = {"reverse": JACOBIAN_REVERSE, "forward": JACOBIAN_FORWARD,
+                    "auto": JACOBIAN_AUTO}[method]
+        template = template.replace("{x}", names[0])
+        return _generate(f, f"jacobian_{f.__name__}", template, extras, params)
     forward = [_derived(f, "jvp", n, options) for n in names]
 
     def jac(*args, **kwargs):
@@ -272,7 +333,7 @@ def _jacobian(f, mode, wrt, options):
             columns[0].append(column)
         else:
             value = f(*args, **kwargs)
-        value = _single_output(value, f)
+        value = runtime.single_output(value, getattr(f, "__name__", "f"))
         out_shape = np.shape(value)
         if method == "forward" or (method == "auto" and n_in < int(np.size(value))):
             for k, x in enumerate(xs):
@@ -297,6 +358,13 @@ def _hessian(f, mode, wrt, options):
     names, split = _split_call(f, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
     hv = hvp(f, wrt, **_kw(options))
+    params = _plain_params(f)
+    if params is not None and not as_tuple:
+        # generated code, so that a Hessian is itself input to every transform
+        extras = {"np": np, "hvp": hv, "unit_basis": runtime.unit_basis,
+                  "stack_columns": runtime.stack_columns}
+        return _generate(f, f"hessian_{f.__name__}", HESSIAN.replace("{x}", names[0]), extras,
+                         params)
 
     def hess(*args, **kwargs):
         pos, kw, xs = split(args, kwargs)
@@ -318,6 +386,11 @@ def _hessian(f, mode, wrt, options):
     hess.__name__ = hess.__qualname__ = f"hessian_{getattr(f, '__name__', 'f')}"
     hess.__doc__ = f"Hessian of {getattr(f, '__name__', 'f')} with respect to {names}."
     return hess
+
+
+# Transforms that return generated functions: `grad(g)(x)` inside a differentiated body is
+# evaluated at transform time and differentiated through (see rules/derived.py).
+TRANSFORMS = (grad, value_and_grad, vjp, jvp, hvp, jacobian, hessian)
 
 
 def source(fn) -> str:

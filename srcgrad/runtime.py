@@ -272,6 +272,54 @@ def bind_optional(rest, given, defaults, name):
     return (*values, last)
 
 
+def single_output(value, name="f"):
+    """``value``, which must be one array or scalar for a Jacobian."""
+    if isinstance(value, (tuple, list, dict)):
+        from .errors import SrcgradError
+
+        raise SrcgradError(
+            f"jacobian needs {name} to return one array or scalar; it returned a "
+            f"{type(value).__name__}. Take the Jacobian of each output separately."
+        )
+    return value
+
+
+def unit_basis(like, i):
+    """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
+    if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
+        return 1.0
+    e = np.zeros(np.shape(like), dtype=np.result_type(like, float))
+    e.flat[i] = 1.0
+    return e
+
+
+def stack_rows(rows, value, x):
+    """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
+    if np.ndim(value) == 0 and len(rows) == 1:
+        return rows[0]
+    return np.reshape(np.stack([np.asarray(r) for r in rows]), np.shape(value) + np.shape(x))
+
+
+def stack_columns(columns, value, x):
+    """A Jacobian from one tangent per input element: shape ``value.shape + x.shape``."""
+    if np.ndim(x) == 0 and len(columns) == 1:
+        return columns[0]
+    stacked = np.stack([np.asarray(c) for c in columns], axis=-1)
+    return np.reshape(stacked, np.shape(value) + np.shape(x))
+
+
+def unstack_rows(d, value, x):
+    """The adjoint of ``stack_rows``: one cotangent per row."""
+    flat = np.reshape(d, (int(np.size(value)),) + np.shape(x))
+    return Cotangents(flat[i] for i in range(flat.shape[0]))
+
+
+def unstack_columns(d, value, x):
+    """The adjoint of ``stack_columns``: one cotangent per column."""
+    flat = np.reshape(d, np.shape(value) + (int(np.size(x)),))
+    return Cotangents(flat[..., j] for j in range(flat.shape[-1]))
+
+
 def fresh_copy(x):
     """A copy of an argument that the function writes into: the caller's value stays intact."""
     if isinstance(x, list):

@@ -7,7 +7,7 @@ element saves and branch replays must differentiate again.
 import numpy as np
 import pytest
 
-from srcgrad import grad, hessian
+from srcgrad import grad, hessian, jacobian, source
 
 
 def decay(k, x0):
@@ -77,3 +77,27 @@ def test_hessian_of_a_loop_matches_differences_of_the_gradient(f):
     np.testing.assert_allclose(
         hessian(f)(x), _second_difference(grad(f), x), rtol=1e-5, atol=1e-6
     )
+
+
+def _jac_target(x):
+    return np.sin(x) * np.sum(x ** 2)
+
+
+def _hess_target(x):
+    return np.sum(np.sin(x) ** 2) * x[0]
+
+
+def trace_of_hessian(x):
+    return np.trace(hessian(_hess_target)(x))
+
+
+def size_of_jacobian(x):
+    return np.sum(jacobian(_jac_target)(x) ** 2)
+
+
+@pytest.mark.parametrize("f", [trace_of_hessian, size_of_jacobian])
+def test_jacobian_and_hessian_are_input_to_transforms(f):
+    x = np.array([0.3, -0.4, 1.2])
+    expected = [(f(x + e) - f(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(grad(f)(x), expected, rtol=1e-5)
+    assert "def " in source(jacobian(_jac_target)) and "def " in source(hessian(_hess_target))

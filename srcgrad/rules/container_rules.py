@@ -52,3 +52,17 @@ defrule(
 nondiff(runtime.bind_optional)
 # A shape reference built from values that broadcast together: it carries no gradient.
 nondiff(runtime.shape_like)
+
+# Jacobians and Hessians are generated code too: stacking their rows or columns is linear.
+nondiff(runtime.unit_basis)
+linear(runtime.stack_rows, "rows, value, x", vjp={"rows": "unstack_rows(dy, value, x)"},
+       jvp={"rows": "stack_rows(drows, value, x)"})
+linear(runtime.stack_columns, "columns, value, x",
+       vjp={"columns": "unstack_columns(dy, value, x)"},
+       jvp={"columns": "stack_columns(dcolumns, value, x)"})
+linear(runtime.unstack_rows, "d, value, x", vjp={"d": "stack_rows(dy, value, x)"},
+       jvp={"d": "unstack_rows(dd, value, x)"})
+linear(runtime.unstack_columns, "d, value, x", vjp={"d": "stack_columns(dy, value, x)"},
+       jvp={"d": "unstack_columns(dd, value, x)"})
+linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
+       jvp={"value": "dvalue"})
