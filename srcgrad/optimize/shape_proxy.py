@@ -14,6 +14,8 @@ memory -- so the variable, and whatever only fed it, becomes dead code for ``Dea
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from .. import runtime
@@ -40,23 +42,20 @@ class ShapeProxies:
         helpers = {
             self.ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
         }
-        shape_reads, other_reads = {}, set()
+        shape_reads = {}
         for node in gast.walk(fn_node):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
                 positions = helpers.get(node.func.id, ())
                 for i, a in enumerate(node.args):
                     if i in positions and isinstance(a, gast.Name):
                         shape_reads.setdefault(a.id, []).append((node, i))
-        for node in gast.walk(fn_node):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                other_reads.add(node.id)
-        # a name read at a shape position was also counted above: subtract those reads
+        reads = Counter(
+            n.id for n in gast.walk(fn_node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        )
         for var, uses in shape_reads.items():
-            total = sum(
-                1 for n in gast.walk(fn_node)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == var
-            )
-            if total != len(uses) or var in params or counts[var] != 1 or var in self.fixed:
+            only_shape = reads[var] == len(uses)  # every read of var is a shape reference
+            if not only_shape or var in params or counts[var] != 1 or var in self.fixed:
                 continue
             members = self.shape_sets.get(var)
             if members is None or any(
