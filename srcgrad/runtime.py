@@ -224,6 +224,12 @@ def add_at(acc, index, dy):
     Generated code calls this only on an adjoint buffer it created itself, so the update touches
     nothing else; it keeps ``x[i]`` inside a loop O(1) per iteration instead of O(len(x)).
     """
+    if type(acc) is np.ndarray:
+        if type(index) is int or _is_basic(index):
+            acc[index] += dy
+        else:
+            np.add.at(acc, index, dy)
+        return acc
     if isinstance(acc, (Cotangents, DictCotangents)):
         if isinstance(index, slice):
             for i, d in zip(range(*index.indices(len(acc))), dy):

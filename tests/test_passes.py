@@ -328,29 +328,29 @@ def overwrites_in_loop(x, n):
 
 
 def test_reverse_saves_only_overwritten_values_the_adjoint_reads():
-    # `b` (read by the adjoint of sin) and `x` (read by the seed) are saved; `a` is not.
+    # `b` (read by the adjoint of sin, saved once per iteration with the loop's other
+    # temporaries) and `x` (overwritten, read by the seed) are saved; `a` is not.
     _, after = around(overwrites_in_loop, "reverse")
     assert after == code("""
         def doverwrites_in_loop(x, n):
-            b = None
-            b_saved = []
             x_saved = []
+            loop_saved = []
             for _ in range(n):
                 a = x + 1.0
-                b_saved.append(b)
                 b = 3.0 * a
                 x_saved.append(x)
                 x = np.sin(b)
+                loop_saved.append(b)
             # grad of: return x
             dx = unit_seed(x)
             # grad of: for _ in range(n):
             for _ in reversed(range(n)):
+                b = loop_saved.pop()
                 # grad of: x = np.sin(b)
                 db = dx * np.cos(b)
                 x = x_saved.pop()
                 # grad of: b = 3.0 * a
                 da = db * 3.0
-                b = b_saved.pop()
                 # grad of: a = x + 1.0
                 dx = da
             return dx
@@ -395,26 +395,25 @@ def test_reverse_accumulates_in_place_into_an_owned_buffer():
     _, after = around(accumulates, "reverse")
     assert after == code("""
         def daccumulates(x, n):
-            x_times_i = None
-            x_times_i_saved = []
             s_saved = []
+            loop_saved = []
             s = 0.0
             for i in range(n):
-                x_times_i_saved.append(x_times_i)
                 x_times_i = x * i
                 s_saved.append(s)
                 s = s + x_times_i
+                loop_saved.append(x_times_i)
             # grad of: return s
             ds = unit_seed(s)
             # grad of: for i in range(n):
             dx = zeros_like(x)
             for i in reversed(range(n)):
+                x_times_i = loop_saved.pop()
                 # grad of: s = s + x * i
                 s = s_saved.pop()
                 dx_times_i = unbroadcast(ds, x_times_i)
                 ds = unbroadcast(ds, s)
                 dx += dx_times_i * i
-                x_times_i = x_times_i_saved.pop()
             return dx
     """)
 
@@ -438,26 +437,25 @@ def test_reverse_adds_at_an_index_for_an_item_read_in_a_loop():
     """)
     assert after == code("""
         def dgathers(x, n):
-            x_item = None
-            x_item_saved = []
             s_saved = []
+            loop_saved = []
             s = 0.0
             for i in range(n):
-                x_item_saved.append(x_item)
                 x_item = x[i]
                 s_saved.append(s)
                 s = s + x_item
+                loop_saved.append(x_item)
             # grad of: return s
             ds = unit_seed(s)
             # grad of: for i in range(n):
             dx = zeros_like(x)
             for i in reversed(range(n)):
+                x_item = loop_saved.pop()
                 # grad of: s = s + x[i]
                 s = s_saved.pop()
                 dx_item = unbroadcast(ds, x_item)
                 ds = unbroadcast(ds, s)
                 dx = add_at(dx, i, dx_item)
-                x_item = x_item_saved.pop()
             return as_like(dx, x)
     """)
 
@@ -539,11 +537,12 @@ def test_optimize_false_skips_fold_and_dce():
 
 def test_optimize_false_skips_licm():
     hoisted = "    c_times_k = 0.01 * k\n    for _ in range(n):\n"
-    in_loop = "    for _ in range(n):\n        c_times_k_saved.append(c_times_k)\n"
+    in_loop = "    for _ in range(n):\n        c_times_k = 0.01 * k\n"
     assert hoisted in srcgrad.source(srcgrad.grad(decay))
     plain = srcgrad.source(srcgrad.grad(decay, optimize=False))
     assert hoisted not in plain
-    assert in_loop + "        c_times_k = 0.01 * k\n" in plain
+    assert in_loop in plain
+    assert "        loop_saved.append((c_times_k, c_times_k_times_x))\n" in plain
 
 
 # ---- every pass states what it requires and guarantees (STYLE.md, habit 1) -------------------

@@ -37,7 +37,7 @@ import gast
 
 from .. import runtime
 from ..analysis.shapes import BroadcastShapes
-from ..astutil import stored
+from ..astutil import loaded, store_counts, stored
 from ..emit.unparse import comment
 from .templates import instantiate
 
@@ -133,6 +133,11 @@ class ReverseAD:
         self.owned = set()  # adjoints holding an array made here: safe to update in place
         self.containers = set()  # variables that may hold a tuple, list or dict
         self.item_index = {}  # marker id -> index expression, for saves of overwritten elements
+        # Loop temporaries assigned once per iteration are saved together, one tuple per
+        # iteration, instead of one push and pop each.
+        self.per_iteration = set()
+        self.iteration_vars = {}  # marker id -> variables saved per iteration
+        self.iteration_ids = {}  # id(loop) -> marker id
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -143,6 +148,7 @@ class ReverseAD:
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
+        self.store_counts = store_counts(fn_node)
         self.shapes, self.shape_sets = {}, {}
         if self.optimize:
             analysis = BroadcastShapes(self.ops)
@@ -283,7 +289,7 @@ class ReverseAD:
     # --- the primal sweep ---------------------------------------------------------------------
     def _save(self, var, stmt):
         """A save marker before ``stmt`` overwrites ``var``, when its old value may exist."""
-        if var not in self.fixed:
+        if var not in self.fixed or var in self.per_iteration:
             return []
         if var not in self.defined:
             if self.depth == 0:
@@ -363,10 +369,44 @@ class ReverseAD:
             prefix.append(_marker("save", loop.target.id, ident))
         if is_for:
             self.defined.add(loop.target.id)
-        loop.body = prefix + self.primal_block(loop.body)
+        temporaries = self._iteration_temporaries(loop)
+        self.per_iteration |= set(temporaries)
+        suffix = []
+        if temporaries:
+            ident = next(self.ids)
+            self.iteration_vars[ident] = temporaries
+            self.iteration_ids[id(loop)] = ident
+            suffix = [_marker("save_iteration", "", ident)]
+        loop.body = prefix + self.primal_block(loop.body) + suffix
         self.depth -= 1
         self.loops[id(loop)] = (reversible, trips)
         return pre + [loop]
+
+    def _iteration_temporaries(self, loop):
+        """Variables assigned exactly once, at the top of the body, before any read: their
+        value at the end of an iteration is the one that iteration's adjoint reads. A loop that
+        may break has no last-iteration end, so it keeps the per-statement saves."""
+        if _breaks(loop.body):
+            return []
+        counts = self.store_counts
+        target = getattr(getattr(loop, "target", None), "id", None)
+        read, out = set(), []
+        for s in loop.body:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                read |= loaded(s.value)
+                var = s.targets[0].id
+                if (
+                    var in self.fixed
+                    and counts[var] == 1
+                    and var not in read
+                    and var != target
+                    and not self._is_setitem(s)
+                    and not self._list_op(s)
+                ):
+                    out.append(var)
+            else:
+                read |= loaded(s)
+        return out
 
     # --- the adjoint sweep --------------------------------------------------------------------
     def adjoint_block(self, stmts):
@@ -652,6 +692,9 @@ class ReverseAD:
                 self.adj[v] = before[v]  # untouched by the loop: keep its alias
         self.owned &= entry
 
+        if id(loop) in self.iteration_ids:
+            pop = _marker("restore_iteration", "", self.iteration_ids[id(loop)])
+            adjoint_body = [pop] + adjoint_body
         if reversible:
             header = gast.Call(self._helper(builtins.reversed), [loop.iter], [])
             new = gast.For(loop.target, header, adjoint_body or [gast.Pass()], [], None)
@@ -688,6 +731,28 @@ class ReverseAD:
                     if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
                         out.add(a.id)
         return out
+
+    def _iteration_marker(self, args, read, stacks):
+        """``loop_saved.append((a, b))`` at the end of an iteration, ``a, b = loop_saved.pop()``
+        at the start of its adjoint: only the temporaries the sweep reads."""
+        kind, _, ident = args
+        kept = [v for v in self.iteration_vars[ident] if v in read]
+        if not kept:
+            return []
+        key = ("iteration", ident)
+        if key not in stacks:
+            stacks[key] = self.ctx.namer.fresh("loop_saved")
+        stack = stacks[key]
+        if kind == "save_iteration":
+            values = name(kept[0]) if len(kept) == 1 else gast.Tuple(
+                [name(v) for v in kept], gast.Load()
+            )
+            push = gast.Attribute(name(stack), "append", gast.Load())
+            return [gast.Expr(gast.Call(push, [values], []))]
+        pop = gast.Call(gast.Attribute(name(stack), "pop", gast.Load()), [], [])
+        targets = [gast.Name(v, gast.Store(), None, None) for v in kept]
+        target = targets[0] if len(targets) == 1 else gast.Tuple(targets, gast.Store())
+        return [gast.Assign([target], pop, None)]
 
     def _indexed(self, body):
         """Active variables read by ``x[...]`` in active statements of ``body``."""
@@ -735,6 +800,9 @@ class ReverseAD:
             out = []
             for s in stmts:
                 args = _marker_args(s)
+                if args is not None and args[0] in ("save_iteration", "restore_iteration"):
+                    out.extend(self._iteration_marker(args, read, stacks))
+                    continue
                 if args is not None:
                     kind, var, _ = args
                     if var not in read:
