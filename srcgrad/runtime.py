@@ -20,8 +20,18 @@ def unbroadcast(g, x):
         # scalar operands: nothing was broadcast.
         return g
     gshape = getattr(g, "shape", None)
-    if gshape is not None and gshape == getattr(x, "shape", None):
+    shape = getattr(x, "shape", None)
+    if gshape is not None and gshape == shape:
         return g
+    if (
+        gshape is not None
+        and shape is not None
+        and len(gshape) > len(shape)
+        and gshape[len(gshape) - len(shape):] == shape
+    ):
+        # the usual case: leading batch axes broadcast in front of x
+        lead = len(gshape) - len(shape)
+        return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
