@@ -5,6 +5,10 @@ differentiating it and binds the rule's parameters to the statement's atoms, so 
 analysis and the transforms see one and the same view of every operation. Calls that cannot be
 differentiated are classified, not rejected: the caller decides, since a call on inactive values
 needs no rule at all.
+
+    y = np.sum(a, axis=1)     ->   Op("rule", rule=<np.sum>, args={a: a, axis: 1, dtype: None, ...})
+    y = x.T                   ->   Op("rule", rule=<np.transpose>, args={a: x, axes: None})
+    n = x.shape               ->   Op("constant")
 """
 
 from __future__ import annotations

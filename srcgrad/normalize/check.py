@@ -3,6 +3,12 @@
 Requires: a parsed function. Guarantees: the body only contains constructs the later passes
 handle; anything else raises :class:`UnsupportedSyntaxError` pointing at the user's file and line.
 A construct that is not supported is never silently mis-differentiated.
+
+    with np.errstate(all="ignore"):     ->   UnsupportedSyntaxError: srcgrad does not support
+        y = np.log(x)                           a `with` block here
+                                               File "model.py", line 12
+                                                   with np.errstate(all="ignore"):
+                                                   ^
 """
 
 from __future__ import annotations

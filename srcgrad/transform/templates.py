@@ -6,6 +6,9 @@ Guarantees: fresh copies of the template's statements and output expressions in 
 are replaced by their expressions, the template's own locals get fresh names, and its globals are
 renamed to what the generated function calls them. Keyword arguments equal to a callee's default
 are dropped, so ``unreduce(dy, x, axis=None, keepdims=False)`` reads ``unreduce(dy, x)``.
+
+    template  dy * (1 - y * y)         with  y -> z,  dy -> dz
+    becomes   dz * (1 - z * z)
 """
 
 from __future__ import annotations
