@@ -95,7 +95,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     node = stage("inline", InlineCalls(ctx, locals_, local_functions, (fn,)).run(node))
     if options.optimize:
         node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
-    in_place = tuple(helpers.values())
+    in_place = (helpers["list_append"], helpers["list_pop"], helpers["setitem"])
     node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"]).run(node))
     node = stage("ssa", SSARename(namer, in_place).run(node))
     locals_ = local_names(node)

@@ -336,6 +336,31 @@ def unstack_columns(d, value, x):
     return Cotangents(flat[..., j] for j in range(flat.shape[-1]))
 
 
+def check_not_view(value, base, name, base_name):
+    """Refuse a view of an array that the function writes into later (``r = M[0]; M[0, 1] = v``)."""
+    if isinstance(value, np.ndarray) and np.may_share_memory(value, base):
+        from .errors import SrcgradError
+
+        raise SrcgradError(
+            f"`{name}` is a view of `{base_name}`, which is written into afterwards, so it "
+            f"changes with the write: srcgrad does not follow that. Take a copy "
+            f"(`{name} = {base_name}[...].copy()`)."
+        )
+
+
+def check_not_array(value, name):
+    """Refuse ``y += v`` on an array that another variable shares (``y = x; y += v``)."""
+    if isinstance(value, np.ndarray):
+        from .errors import SrcgradError
+
+        raise SrcgradError(
+            f"`{name} += ...` updates an array in place that another variable of the function "
+            f"shares (it was assigned from it, or is a view of it); srcgrad does not follow "
+            f"such aliasing. Write `{name} = {name} + ...`, or make `{name}` a copy first."
+        )
+    return value
+
+
 def fresh_copy(x):
     """A copy of an argument that the function writes into: the caller's value stays intact."""
     if isinstance(x, list):

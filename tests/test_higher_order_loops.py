@@ -7,7 +7,7 @@ element saves and branch replays must differentiate again.
 import numpy as np
 import pytest
 
-from srcgrad import grad, hessian, jacobian, source
+from srcgrad import SrcgradError, grad, hessian, jacobian, source
 
 
 def decay(k, x0):
@@ -101,3 +101,103 @@ def test_jacobian_and_hessian_are_input_to_transforms(f):
     expected = [(f(x + e) - f(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
     np.testing.assert_allclose(grad(f)(x), expected, rtol=1e-5)
     assert "def " in source(jacobian(_jac_target)) and "def " in source(hessian(_hess_target))
+
+
+# ---- reproducers found by tests/test_random_programs.py -----------------------------------
+
+
+def _param_reassigned_in_loop(a):
+    y = 0.0
+    for _ in range(3):
+        y = y + a
+        a = 0.5
+    return y
+
+
+def _iterated_name_reassigned(x):
+    s = 0.0
+    for e in x:
+        s = s + e
+        x = x * 2.0
+    return s
+
+
+def _update_in_one_branch(x, a):
+    if x[0] > 0.0:
+        a += -0.7
+    return np.tanh(a)
+
+
+def _while_and_break(a):
+    while a < 3.0 and a > 0.0:
+        break
+    return a * a
+
+
+def _element_then_write(x):
+    a = x[0]
+    x[1:3] = x[0:2]
+    return np.sum(x) + np.tanh(a)
+
+
+def _comprehension_after_return_loop(a, m):
+    for _ in range(2):
+        if a > 5.0:
+            return a
+    return sum([t * t for t in m[0]]) * a
+
+
+def _numeric(f, args, k, eps=1e-6):
+    args = [np.array(a, dtype=float) if isinstance(a, np.ndarray) else a for a in args]
+    x = args[k]
+    if isinstance(x, np.ndarray):
+        out = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            up, down = [a.copy() if isinstance(a, np.ndarray) else a for a in args], None
+            down = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            up[k][i] += eps
+            down[k][i] -= eps
+            out[i] = (f(*up) - f(*down)) / (2 * eps)
+        return out
+    up, down = list(args), list(args)
+    up[k] += eps
+    down[k] -= eps
+    return (f(*up) - f(*down)) / (2 * eps)
+
+
+@pytest.mark.parametrize(
+    "f, args, k",
+    [
+        (_param_reassigned_in_loop, (0.7,), 0),
+        (_iterated_name_reassigned, (np.array([0.3, 0.5]),), 0),
+        (_update_in_one_branch, (np.array([0.3, 0.5]), 0.7), 1),
+        (_while_and_break, (0.7,), 0),
+        (_element_then_write, (np.array([0.3, 0.5, 0.8]),), 0),
+        (_comprehension_after_return_loop, (0.7, np.array([[0.3, 0.5], [0.2, 0.1]])), 1),
+    ],
+)
+def test_random_program_reproducers(f, args, k):
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    g = grad(f, wrt=k)(*copies)
+    np.testing.assert_allclose(g, _numeric(f, args, k), rtol=1e-5, atol=1e-8)
+
+
+def _alias_update(x):
+    y = x
+    y += 1.0
+    return np.sum(x * x)
+
+
+def _view_then_write(x):
+    z = np.zeros(2)
+    r = z[0:1]
+    z[0] = x[0]
+    return np.sum(r * x[1])
+
+
+def test_aliasing_updates_are_refused_not_miscomputed():
+    x = np.array([0.3, 0.5])
+    with pytest.raises(SrcgradError, match="in place"):
+        grad(_alias_update)(x)
+    with pytest.raises(SrcgradError, match="view"):
+        grad(_view_then_write)

@@ -29,7 +29,18 @@ def is_comment(stmt):
     )
 
 
+def _fill_empty_blocks(node):
+    """A block left with nothing but comments gets a ``pass`` (comments are not statements)."""
+    for n in gast.walk(node):
+        if isinstance(n, (gast.If, gast.For, gast.While)):
+            if all(is_comment(s) for s in n.body):
+                n.body = list(n.body) + [gast.Pass()]
+            if n.orelse and all(is_comment(s) for s in n.orelse):
+                n.orelse = [s for s in n.orelse if not is_comment(s)]
+
+
 def unparse(node):
+    _fill_empty_blocks(node)
     tree = gast.gast_to_ast(node)
     ast.fix_missing_locations(tree)
     text = ast.unparse(tree)

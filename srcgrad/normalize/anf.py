@@ -24,7 +24,7 @@ def in_place_helpers(ctx):
 
     return {
         name: ctx.global_name(getattr(runtime, name), name)
-        for name in ("list_append", "list_pop", "setitem")
+        for name in ("list_append", "list_pop", "setitem", "check_not_array")
     }
 
 
@@ -50,10 +50,13 @@ class ANF:
         self.list_append = helpers.get("list_append", "list_append")
         self.list_pop = helpers.get("list_pop", "list_pop")
         self.setitem = helpers.get("setitem", "setitem")
+        self.alias_check = helpers.get("check_not_array")
+        self.aliased = set()
         self.out = []
         self.lineno = None
 
     def run(self, fn_node):
+        self.aliased = _aliased_updates(fn_node)
         fn_node.body = self.block(fn_node.body)
         return fn_node
 
@@ -77,6 +80,15 @@ class ANF:
             self._assign(node.target, gast.BinOp(current, node.op, node.value))
         elif isinstance(node, gast.AugAssign):
             target = gast.Name(node.target.id, gast.Load(), None, None)
+            if node.target.id in self.aliased and self.alias_check:
+                # `y = x; y += v; ... x`: in Python an array y is updated in place, x with it.
+                # srcgrad rebinds y instead, which is right only when y holds a number.
+                check = gast.Call(
+                    gast.Name(self.alias_check, gast.Load(), None, None),
+                    [target, gast.Constant(node.target.id, None)],
+                    [],
+                )
+                self._emit(gast.Expr(gast.copy_location(check, node.target)))
             self._assign(node.target, gast.BinOp(target, node.op, node.value))
         elif isinstance(node, gast.Return):
             value = node.value if node.value is not None else gast.Constant(None, None)
@@ -132,7 +144,7 @@ class ANF:
                 s.lineno = lineno
             self.out.extend(test)
             self._emit(
-                gast.While(gast.Name(cond, gast.Load(), None, None), body + _copy(test), [])
+                gast.While(gast.Name(cond, gast.Load(), None, None), _fall_through(body, test), [])
             )
         else:
             self._emit(gast.While(simple, body, []))
@@ -343,6 +355,37 @@ def index_value(node):
     return node
 
 
+def _aliased_updates(fn_node):
+    """Names updated with ``+=`` (and friends) that were bound to another variable's value
+    (``y = x``, ``y = x[0]``, ``y = x.T``) while that other variable is read elsewhere too."""
+    sources = {}
+    locals_ = local_names(fn_node)
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            value = n.value
+            base = value
+            while isinstance(base, (gast.Subscript, gast.Attribute)):
+                base = base.value
+            if isinstance(base, gast.Call) and isinstance(base.func, gast.Attribute):
+                base = base.func.value  # x.reshape(...), x.ravel()
+                while isinstance(base, (gast.Subscript, gast.Attribute)):
+                    base = base.value
+            if isinstance(base, gast.Name) and base.id in locals_:
+                sources.setdefault(n.targets[0].id, set()).add(base.id)
+    loads = {}
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    out = set()
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            y = n.target.id
+            for x in sources.get(y, ()):
+                if x != y and loads.get(x, 0) > 1:
+                    out.add(y)
+    return out
+
+
 def _is_pop(call, locals_):
     return (
         isinstance(call, gast.Call)
@@ -365,6 +408,18 @@ def _is_append(call, locals_):
         and len(call.args) == 1
         and not call.keywords
     )
+
+
+def _fall_through(block, stmts):
+    """``block`` with ``stmts`` added at the end of every path that does not ``break``."""
+    if block and isinstance(block[-1], (gast.Break, gast.Return)):
+        return block
+    if block and isinstance(block[-1], gast.If):
+        last = block[-1]
+        last.body = _fall_through(last.body, stmts)
+        last.orelse = _fall_through(last.orelse, stmts) if last.orelse else _copy(stmts)
+        return block
+    return block + _copy(stmts)
 
 
 def _copy(stmts):

@@ -156,9 +156,10 @@ class DesugarControl:
             and not node.keywords
         )
 
-    def _sequence(self, expr, pre):
-        """A name holding ``expr``, evaluated once before the loop."""
-        if isinstance(expr, gast.Name):
+    def _sequence(self, expr, pre, body=()):
+        """A name holding ``expr``, evaluated once before the loop (a name the body reassigns
+        is copied first: the loop goes on over the original sequence)."""
+        if isinstance(expr, gast.Name) and expr.id not in stored(list(body)):
             return expr.id
         seq = self.namer.fresh("seq")
         pre.append(gast.copy_location(_assign(seq, expr), expr))
@@ -174,7 +175,7 @@ class DesugarControl:
         if _is_enumerate(it, self.locals) and isinstance(target, gast.Tuple):
             if len(target.elts) != 2:
                 return [loop]
-            seq = self._sequence(it.args[0], pre)
+            seq = self._sequence(it.args[0], pre, loop.body)
             counter, item = target.elts
             start = it.args[1] if len(it.args) > 1 else (
                 it.keywords[0].value if it.keywords else None
@@ -186,7 +187,7 @@ class DesugarControl:
         elif self._builtin_call(it, "zip") and isinstance(target, gast.Tuple):
             if len(it.args) != len(target.elts):
                 return [loop]
-            seqs = [self._sequence(a, pre) for a in it.args]
+            seqs = [self._sequence(a, pre, loop.body) for a in it.args]
             for t, seq in zip(target.elts, seqs):
                 reads.append(gast.Assign([t], self._item(seq, index), None))
             lens = [_call("len", _name(s)) for s in seqs]
@@ -198,7 +199,7 @@ class DesugarControl:
                 # reversed(xs) is xs[::-1], which ranges, lists and arrays all index and measure
                 backwards = gast.Slice(None, None, gast.Constant(-1, None))
                 it = gast.copy_location(gast.Subscript(it.args[0], backwards, gast.Load()), it)
-            seq = self._sequence(it, pre)
+            seq = self._sequence(it, pre, loop.body)
             reads.append(gast.Assign([target], self._item(seq, index), None))
             bound = _call("len", _name(seq))
         _located(reads, loop)

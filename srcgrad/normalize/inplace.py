@@ -44,6 +44,7 @@ class CopyBeforeWrite:
                     sources.setdefault(target, []).append(node)
         if not written:
             return fn_node
+        self._views_outlive_writes(fn_node, written)
         params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                   + fn_node.args.kwonlyargs}
         copies = []
@@ -72,6 +73,54 @@ class CopyBeforeWrite:
         fn_node.body = copies + fn_node.body
         return fn_node
 
+    def _views_outlive_writes(self, fn_node, written):
+        """``r = z[0:1]; z[0] = v; ... r``: r may see the write through a view, a dependence
+        srcgrad does not track. Rejected where r is read after a write that follows it; an
+        integer index (a number, or a row of a matrix) is checked when it runs."""
+        checks = []
+        writes = {}
+        for node in gast.walk(fn_node):
+            if isinstance(node, gast.Assign) and _calls(node.value, self.setitem):
+                writes.setdefault(node.targets[0].id, []).append(node.lineno)
+        reads = {}
+        for node in gast.walk(fn_node):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                reads.setdefault(node.id, []).append(getattr(node, "lineno", None) or 0)
+        for node in gast.walk(fn_node):
+            if not (isinstance(node, gast.Assign) and isinstance(node.value, gast.Subscript)):
+                continue
+            base = node.value.value
+            if not (isinstance(base, gast.Name) and base.id in written):
+                continue
+            r, made = node.targets[0].id, node.lineno
+            later = [w for w in writes[base.id] if w > made]
+            if not (later and any(line > min(later) for line in reads.get(r, ()))):
+                continue
+            if not _is_view_index(node.value.slice):
+                # `a = x[0]` is a number for a vector but a view (a row) for a matrix:
+                # checked when it runs
+                checks.append((node, r, base.id))
+                continue
+            raise self.ctx.location.error(
+                UnsupportedSyntaxError,
+                node.value,
+                f"`{r}` is a view of `{base.id}`, which is written into afterwards, so it changes "
+                f"with the write: a dependence srcgrad does not follow. Take a copy "
+                f"(`{r} = {base.id}[...].copy()`)",
+            )
+
+        helper = self.ctx.global_name(runtime.check_not_view, "check_not_view")
+        for stmt, r, base in checks:
+            call = gast.Call(
+                gast.Name(helper, gast.Load(), None, None),
+                [gast.Name(r, gast.Load(), None, None), gast.Name(base, gast.Load(), None, None),
+                 gast.Constant(r, None), gast.Constant(base, None)],
+                [],
+            )
+            check = gast.Expr(gast.copy_location(call, stmt.value))
+            check.lineno = stmt.lineno
+            _insert_after(fn_node, stmt, check)
+
     def _owning(self, value):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple)):
             return True
@@ -82,6 +131,27 @@ class CopyBeforeWrite:
             fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
             return any(fn is c for c in CREATORS)
         return False
+
+
+def _is_view_index(index):
+    """Whether ``x[index]`` is a view whatever x's rank: slices, ``...`` and ``None``."""
+    if isinstance(index, gast.Slice):
+        return True
+    if isinstance(index, gast.Constant) and (index.value is Ellipsis or index.value is None):
+        return True
+    if isinstance(index, gast.Tuple):
+        return any(_is_view_index(e) for e in index.elts)
+    return False
+
+
+def _insert_after(tree, stmt, new):
+    for node in gast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                i = next(k for k, s in enumerate(block) if s is stmt)
+                block.insert(i + 1, new)
+                return
 
 
 def _calls(value, name):

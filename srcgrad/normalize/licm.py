@@ -26,6 +26,9 @@ class HoistInvariants:
 
     def run(self, fn_node):
         self.store_counts = store_counts(fn_node)
+        args = fn_node.args
+        # a parameter is bound on entry: an assignment in the loop is its second
+        self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -49,6 +52,7 @@ class HoistInvariants:
             if (
                 isinstance(s, gast.Assign)
                 and self.store_counts[s.targets[0].id] == 1
+                and s.targets[0].id not in self.params
                 and not (loaded(s.value) & changed)
                 and self._pure(s.value)
             ):

@@ -53,7 +53,10 @@ class DeadCode:
     def _with_control_flow(self, fn_node):
         """Around loops and branches: drop top-level assignments to names nothing reads."""
         while True:
-            read = loaded(fn_node)
+            read = loaded(fn_node) | {  # `dx += c` reads dx too
+                n.target.id for n in gast.walk(fn_node)
+                if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)
+            }
             kept = [
                 s for s in fn_node.body
                 if not (

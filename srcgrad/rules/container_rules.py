@@ -66,3 +66,6 @@ linear(runtime.unstack_columns, "d, value, x", vjp={"d": "stack_columns(dy, valu
        jvp={"d": "unstack_columns(dd, value, x)"})
 linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
        jvp={"value": "dvalue"})
+# Refuses an in-place update of an aliased array; gives no gradient of its own.
+nondiff(runtime.check_not_array)
+nondiff(runtime.check_not_view)

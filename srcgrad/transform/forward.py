@@ -67,6 +67,14 @@ class ForwardAD:
         tangent = self.ctx.namer.fresh("tangent")
         self.fixed = compound_assigned(fn_node.body)
         seeds = self._seed_inputs(tangent)
+        args = fn_node.args
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            if a.id in self.active and a.id not in self.wrt:
+                # an argument outside `wrt` that an active value flows into (`M[i] = a`) starts
+                # with a zero tangent
+                target = self._tangent_name(a.id)
+                seeds.append(assign(target, self._call(runtime.zeros_like, name(a.id))))
+                self.tan[a.id] = name(target)
         # Reads of such a variable inside a loop may textually precede its assignments.
         for var in sorted(self.fixed & self.active):
             self.tan.setdefault(var, name(self._tangent_name(var)))

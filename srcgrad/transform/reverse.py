@@ -149,6 +149,7 @@ class ReverseAD:
 
         self.containers = self._container_suspects(fn_node.body)
         self.store_counts = store_counts(fn_node)
+        self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.shapes, self.shape_sets = {}, {}
         if self.optimize:
             analysis = BroadcastShapes(self.ops)
@@ -398,6 +399,7 @@ class ReverseAD:
                 if (
                     var in self.fixed
                     and counts[var] == 1
+                    and var not in self.params
                     and var not in read
                     and var != target
                     and not self._is_setitem(s)
@@ -670,8 +672,9 @@ class ReverseAD:
         killed = entry - exit_
         for var in sorted(pre_init):
             self._set_zero(var, self.sure_at.get(id(loop)))
+        sure = self.sure_at.get(id(loop), set())
         for var in sorted(self._indexed(body) - stored(body) - self.owned):
-            if var in self.adj:
+            if var in self.adj and var in sure:
                 # a private copy, so that `x[i]` in the loop can accumulate in place
                 own = self._adjoint_name(var)
                 self.stmts.append(assign(own, self._call(runtime.copy_array, name(own))))
