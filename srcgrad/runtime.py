@@ -199,6 +199,15 @@ def append_grad_items(dy):
     return None if dy is None else Cotangents(dy[:-1])
 
 
+def sum_tangent(tangents):
+    """The tangent of the builtin ``sum``: the sum of the elements' tangents (``None`` is 0)."""
+    total = 0.0
+    for t in tangents:
+        if t is not None:
+            total = total + t
+    return total
+
+
 def sum_grad(dy, items):
     """The adjoint of the builtin ``sum(items)``: ``dy`` for every element, unbroadcast."""
     return Cotangents(unbroadcast(dy, x) for x in items)

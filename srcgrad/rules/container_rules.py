@@ -69,3 +69,5 @@ linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
 # Refuses an in-place update of an aliased array; gives no gradient of its own.
 nondiff(runtime.check_not_array)
 nondiff(runtime.check_not_view)
+linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"},
+       jvp={"tangents": "sum_tangent(dtangents)"})

@@ -60,6 +60,7 @@ defrule(
     builtins.sum,
     "iterable, start=0",
     vjp={"iterable": "sum_grad(dy, iterable)", "start": "dy"},
+    jvp={"iterable": "sum_tangent(diterable)", "start": "dstart"},
     kind="linear",
 )
 
