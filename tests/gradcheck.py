@@ -60,9 +60,10 @@ def numeric_grad(f, args, i, kwargs=None, step=STEP):
             xp, xm = x.copy(), x.copy()
             xp[idx] += h
             xm[idx] -= h
+            width = xp[idx] - xm[idx]  # before the calls: f may write into its argument
             fp = _call_with(f, args, kwargs, slot, xp)
             fm = _call_with(f, args, kwargs, slot, xm)
-            g[idx] = (fp - fm) / (xp[idx] - xm[idx])
+            g[idx] = (fp - fm) / width
         return g
     x = float(x)
     h = step * max(1.0, abs(x))
