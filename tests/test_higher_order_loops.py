@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_grad
 
-from srcgrad import SrcgradError, grad, hessian, jacobian, source
+from srcgrad import SrcgradError, grad, hessian, jacobian, jvp, source
 
 
 def decay(k, x0):
@@ -184,3 +184,16 @@ def test_aliasing_updates_are_refused_not_miscomputed():
         grad(_alias_update)(x)
     with pytest.raises(SrcgradError, match="view"):
         grad(_view_then_write)
+
+
+def _copy_before_rebinding(a):
+    if 0.5 > 0.6:
+        a = 0.5
+    s = a
+    a = 0.5
+    return np.tanh(a) + np.tanh(s)
+
+
+def test_forward_tangent_of_a_copy_survives_the_rebinding_of_its_source():
+    _, tangent = jvp(_copy_before_rebinding)(0.3, 1.0)
+    assert tangent == pytest.approx(1 - np.tanh(0.3) ** 2, rel=1e-12)

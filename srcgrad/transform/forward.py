@@ -226,6 +226,10 @@ class ForwardAD:
         """Bind the tangent of ``target``; a name or constant is aliased unless ``target`` lives
         in a branch or loop, where its tangent needs one stable name on every path."""
         alias = isinstance(value, (gast.Name, gast.Constant)) and not prelude
+        if isinstance(value, gast.Name) and any(
+            self.tan_names.get(v) == value.id for v in self.fixed
+        ):
+            alias = False  # that tangent is reassigned later (`s = a; a = 0.5`): copy it now
         if alias and target not in self.fixed:
             self.tan[target] = value
             return []
