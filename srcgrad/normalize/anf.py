@@ -355,6 +355,10 @@ def index_value(node):
     return node
 
 
+# Methods whose result may share memory with the array they are called on.
+VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
+
+
 def _aliased_updates(fn_node):
     """Names updated with ``+=`` (and friends) that were bound to another variable's value
     (``y = x``, ``y = x[0]``, ``y = x.T``) while that other variable is read elsewhere too."""
@@ -367,6 +371,8 @@ def _aliased_updates(fn_node):
             while isinstance(base, (gast.Subscript, gast.Attribute)):
                 base = base.value
             if isinstance(base, gast.Call) and isinstance(base.func, gast.Attribute):
+                if base.func.attr not in VIEW_METHODS:
+                    continue  # x.copy(), x.astype(...): a new array
                 base = base.func.value  # x.reshape(...), x.ravel()
                 while isinstance(base, (gast.Subscript, gast.Attribute)):
                     base = base.value
