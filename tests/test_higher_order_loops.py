@@ -197,3 +197,14 @@ def _copy_before_rebinding(a):
 def test_forward_tangent_of_a_copy_survives_the_rebinding_of_its_source():
     _, tangent = jvp(_copy_before_rebinding)(0.3, 1.0)
     assert tangent == pytest.approx(1 - np.tanh(0.3) ** 2, rel=1e-12)
+
+
+def _negative_base(a):
+    a = a / (1.0 + (-0.7) ** 2 ** 2)
+    return np.tanh(a)
+
+
+def test_a_negative_constant_raised_to_a_power_keeps_its_parentheses():
+    c = 1.0 + 0.7 ** 4
+    assert "(-0.7) **" in source(grad(_negative_base))
+    assert grad(_negative_base)(0.3) == pytest.approx((1 - np.tanh(0.3 / c) ** 2) / c, rel=1e-12)
