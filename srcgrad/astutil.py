@@ -30,3 +30,16 @@ def loaded(tree):
 def store_counts(tree):
     """How many times each name is assigned in ``tree``."""
     return Counter(_names(tree, gast.Store))
+
+
+def index_value(node):
+    """A subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
+    if isinstance(node, gast.Slice):
+        parts = [
+            p if p is not None else gast.Constant(None, None)
+            for p in (node.lower, node.upper, node.step)
+        ]
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
+    return node

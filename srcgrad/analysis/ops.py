@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from .. import rules, runtime
+from ..astutil import index_value
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.derived import derived_rule, recursive_rule
@@ -249,17 +250,6 @@ class OpClassifier:
             elif param.default is not inspect.Parameter.empty:
                 bound_args[name] = gast.Constant(param.default, None)
         return Op("rule", rule=rule, args=bound_args, node=node)
-
-
-def index_value(node):
-    """The value of a subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
-    if isinstance(node, gast.Slice):
-        parts = [p if p is not None else gast.Constant(None, None) for p in
-                 (node.lower, node.upper, node.step)]
-        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
-    if isinstance(node, gast.Tuple):
-        return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
-    return node
 
 
 def dotted(node):

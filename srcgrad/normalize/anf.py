@@ -17,6 +17,8 @@ import copy
 
 import gast
 
+from ..astutil import index_value
+
 
 def in_place_helpers(ctx):
     """The runtime helpers ANF writes in-place list and array updates with, by generated name."""
@@ -340,19 +342,6 @@ class ANF:
         if isinstance(node, gast.Tuple):
             return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
         return self.atom(node)
-
-
-def index_value(node):
-    """A subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
-    if isinstance(node, gast.Slice):
-        parts = [
-            p if p is not None else gast.Constant(None, None)
-            for p in (node.lower, node.upper, node.step)
-        ]
-        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
-    if isinstance(node, gast.Tuple):
-        return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
-    return node
 
 
 # Methods whose result may share memory with the array they are called on.
