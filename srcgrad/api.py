@@ -43,17 +43,13 @@ def _kw(options):
 
 
 def _derived(f, mode, wrt, options):
-    if not callable(f):
-        raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
-    key, keep = _key(f, mode, wrt, options)
-    cached = _CACHE.get(key)
-    if cached is not None and _current(cached[0]):
-        return cached[0]
-    code = getattr(f, "__code__", None)
-    target = f if code is not None else _rule_wrapper(f)
+    return _cached(f, mode, wrt, options, _generated)
+
+
+def _generated(f, mode, wrt, options):
+    target = f if getattr(f, "__code__", None) is not None else _rule_wrapper(f)
     names = _wrt_names(target, wrt)
     fn, _ = derive(target, mode, names, options, as_tuple=isinstance(wrt, (tuple, list)))
-    _CACHE[key] = (fn, keep)
     return fn
 
 
@@ -201,9 +197,12 @@ def _cached(f, mode, wrt, options, build):
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
     key, keep = _key(f, mode, wrt, options)
-    if key not in _CACHE:
-        _CACHE[key] = (build(f, mode, wrt, options), keep)
-    return _CACHE[key][0]
+    cached = _CACHE.get(key)
+    if cached is not None and _current(cached[0]):
+        return cached[0]
+    fn = build(f, mode, wrt, options)
+    _CACHE[key] = (fn, keep)
+    return fn
 
 
 def _split_call(f, wrt):
