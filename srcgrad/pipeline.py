@@ -1,6 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> control -> anf -> inline -> licm -> copy -> ssa -> activity
+    parse -> check -> functional -> control -> anf -> inline -> licm -> copy -> ssa -> cse
+    -> activity
     -> reverse | forward -> fold -> dce -> proxy -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
@@ -30,6 +31,7 @@ from .frontend.source import parse_function
 from .normalize.anf import ANF, in_place_helpers, local_names
 from .normalize.check import CheckSupported
 from .normalize.control import DesugarControl
+from .normalize.cse import CommonSubexpressions
 from .normalize.functional import FunctionalHelpers
 from .normalize.inline import InlineCalls, extract_local_functions
 from .normalize.inplace import CopyBeforeWrite
@@ -98,6 +100,8 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     in_place = (helpers["list_append"], helpers["list_pop"], helpers["setitem"])
     node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"]).run(node))
     node = stage("ssa", SSARename(namer, in_place).run(node))
+    if options.optimize:
+        node = stage("cse", CommonSubexpressions(namespace, local_names(node)).run(node))
     locals_ = local_names(node)
     ctx.local_names = locals_
 

@@ -770,6 +770,20 @@ def writes_into_alias(x):
     return np.sum(y)
 
 
+def reads_alias_after_write(x):
+    y = x * 2.0
+    z = y
+    y[0] = 1.0
+    return np.sum(z * x)  # z is y: it sees the write
+
+
+def keeps_array_in_list(x):
+    y = x * 2.0
+    pair = [x, y]
+    y[0] = 1.0
+    return np.sum(pair[1] * x)
+
+
 def helper_with_try(x):
     try:
         return x * 2.0
@@ -788,6 +802,8 @@ UNSUPPORTED = [
     pytest.param(calls_helper_with_try, "try:", helper_with_try, id="in_a_helper"),
     pytest.param(writes_into_view, "v[0]", None, id="view"),
     pytest.param(writes_into_alias, "z[0]", None, id="alias"),
+    pytest.param(reads_alias_after_write, "y\n", None, id="alias_read_after_write"),
+    pytest.param(keeps_array_in_list, "[x, y]", None, id="list_read_after_write"),
 ]
 
 
@@ -815,6 +831,23 @@ def test_write_into_a_view_names_where_the_alias_was_made(f, alias):
         grad(f)
     lineno, _, _ = where_is(f, alias)
     assert f"line {lineno}: {alias}" in str(info.value)
+
+
+def copies_then_writes(x):
+    x = x.copy()
+    x[0] = 5.0 * x[1]
+    return x
+
+
+def calls_copy_then_write(x):
+    y = x[0] * 2.0
+    x = copies_then_writes(x)  # the helper's parameter is bound to x, then rebound to a copy
+    return y + np.sum(x * x)
+
+
+def test_a_write_after_a_copy_in_an_inlined_helper():
+    x = np.array([0.3, -1.2, 2.0])
+    check_grad(calls_copy_then_write, (x,), (0,))
 
 
 # --- known failures: minimal reproducers (strict xfails: they start passing when fixed) ---------

@@ -316,6 +316,68 @@ def test_ssa_renames_a_redefinition():
     """)
 
 
+# ---- cse -------------------------------------------------------------------------------------
+
+
+def repeats(x, n):
+    s = np.sin(x) * np.sin(x)
+    for i in range(n):
+        s = s + (x[i] - x[i] ** 2) * x[i]
+    x = x * 2
+    return s + np.sin(x)
+
+
+def test_cse_computes_a_repeated_expression_once():
+    before, after = around(repeats, "cse")
+    assert before == code("""
+        def repeats(x, n):
+            sin_x = np.sin(x)
+            sin_x_2 = np.sin(x)
+            s = sin_x * sin_x_2
+            for i in range(n):
+                x_item = x[i]
+                x_item_2 = x[i]
+                x_item_2_pow_2 = x_item_2 ** 2
+                minus = x_item - x_item_2_pow_2
+                x_item_3 = x[i]
+                minus_times_x_item_3 = minus * x_item_3
+                s = s + minus_times_x_item_3
+            x_2 = x * 2
+            sin_x_3 = np.sin(x_2)
+            s_plus_sin_x_3 = s + sin_x_3
+            return s_plus_sin_x_3
+    """)
+    # np.sin(x_2) reads another value than np.sin(x): computed again
+    assert after == code("""
+        def repeats(x, n):
+            sin_x = np.sin(x)
+            s = sin_x * sin_x
+            for i in range(n):
+                x_item = x[i]
+                x_item_2_pow_2 = x_item ** 2
+                minus = x_item - x_item_2_pow_2
+                minus_times_x_item_3 = minus * x_item
+                s = s + minus_times_x_item_3
+            x_2 = x * 2
+            sin_x_3 = np.sin(x_2)
+            s_plus_sin_x_3 = s + sin_x_3
+            return s_plus_sin_x_3
+    """)
+
+
+def overwrites_between(x):
+    x = x.copy()
+    y = x[0] * 2.0
+    x[0] = 5.0
+    z = x[0] * 2.0
+    return y + z
+
+
+def test_cse_recomputes_after_an_operand_changes():
+    after = stages(overwrites_between)["cse"]
+    assert after.count("[0]") == 2
+
+
 # ---- reverse ---------------------------------------------------------------------------------
 
 
@@ -396,22 +458,19 @@ def test_reverse_accumulates_in_place_into_an_owned_buffer():
     assert after == code("""
         def daccumulates(x, n):
             s_saved = []
-            loop_saved = []
             s = 0.0
             for i in range(n):
                 x_times_i = x * i
                 s_saved.append(s)
                 s = s + x_times_i
-                loop_saved.append(x_times_i)
             # grad of: return s
             ds = unit_seed(s)
             # grad of: for i in range(n):
             dx = zeros_like(x)
             for i in reversed(range(n)):
-                x_times_i = loop_saved.pop()
                 # grad of: s = s + x * i
                 s = s_saved.pop()
-                dx_times_i = unbroadcast(ds, x_times_i)
+                dx_times_i = unbroadcast(ds, x)
                 ds = unbroadcast(ds, s)
                 dx += dx_times_i * i
             return dx
@@ -425,7 +484,7 @@ def gathers(x, n):
     return s
 
 
-def test_reverse_adds_at_an_index_for_an_item_read_in_a_loop():
+def test_reverse_adds_into_an_element_for_an_item_read_in_a_loop():
     before, after = around(gathers, "reverse")
     assert before == code("""
         def gathers(x, n):
@@ -455,9 +514,37 @@ def test_reverse_adds_at_an_index_for_an_item_read_in_a_loop():
                 s = s_saved.pop()
                 dx_item = unbroadcast(ds, x_item)
                 ds = unbroadcast(ds, s)
-                dx = add_at(dx, i, dx_item)
+                dx[i] += dx_item
             return as_like(dx, x)
     """)
+
+
+def gathers_rows(x, rows):
+    s = 0.0
+    for k in range(len(rows)):
+        s = s + np.sum(x[rows[k]])
+    return s
+
+
+def test_reverse_adds_at_an_index_that_may_not_be_an_integer():
+    # rows[k] may be an array of indices with repeats: np.add.at semantics, through add_at
+    _, after = around(gathers_rows, "reverse")
+    assert "        dx = add_at(dx, rows_item, dx_item)\n" in after
+    assert "+=" not in after.split("dx = zeros_like(x)")[1].replace("ds +=", "")
+
+
+def gathers_and_scales(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i] * np.sum(x * s)
+    return s
+
+
+def test_reverse_adds_at_when_the_loop_also_reads_the_whole_array():
+    # dx gets whole-array contributions in the loop too: it is no longer a plain zeros buffer
+    _, after = around(gathers_and_scales, "reverse")
+    assert "dx = add(dx, getitem_grad(dx_item, x, i))" in after
+    assert "dx[i] +=" not in after
 
 
 # ---- fold ------------------------------------------------------------------------------------

@@ -13,6 +13,11 @@ to know its shape.
 
 A value's set stays valid only while none of its members is reassigned; compound statements
 keep what holds on every path.
+
+An operand that is broadcast still needs its shape in the adjoint sweep, and any value of the
+same shape serves: the *shape reference* of an operand is its set's single member, or the first
+value still holding that set (``t = c * x`` above: ``{k, x}``), so the sweep reads values it keeps
+anyway instead of keeping more (``x ** 2`` needs no saving in a loop when ``x`` is saved).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class BroadcastShapes:
     def __init__(self, ops):
         self.ops = ops
         self.info = {}  # id(statement) -> ({param: operand set}, result set)
+        self.references = {}  # id(statement) -> {param: name of a value of the operand's shape}
         self.shape_tuples = set()  # id of `x.shape` nodes
         self.shape_names = set()  # variables holding a shape tuple
 
@@ -134,7 +140,18 @@ class BroadcastShapes:
             return None
         result = frozenset().union(*operands.values())
         self.info[id(stmt)] = (operands, result)
+        self.references[id(stmt)] = {
+            p: ref for p, members in operands.items()
+            if (ref := _reference(members, avail)) is not None
+        }
         return result
+
+
+def _reference(members, avail):
+    """A variable whose current value has the shape ``members`` denote, if one is known."""
+    if len(members) <= 1:
+        return next(iter(members), None)  # a scalar is its own reference
+    return next((v for v, held in avail.items() if held == members), None)
 
 
 def _is_const(node, value):

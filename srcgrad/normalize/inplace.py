@@ -17,13 +17,15 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..astutil import stored
 from ..errors import UnsupportedSyntaxError
+from .anf import VIEW_METHODS
 
 # Functions whose result is a new array.
 CREATORS = {
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity,
-    runtime.fresh_copy, list, dict,
+    runtime.fresh_copy, runtime.zeros_like, runtime.copy_array, list, dict,
 }
 
 
@@ -34,31 +36,18 @@ class CopyBeforeWrite:
 
     def run(self, fn_node):
         written = {}
-        sources = {}
         for node in gast.walk(fn_node):
-            if isinstance(node, gast.Assign):
-                target = node.targets[0].id
-                if _calls(node.value, self.setitem):
-                    written.setdefault(target, node.value)
-                else:
-                    sources.setdefault(target, []).append(node)
+            if isinstance(node, gast.Assign) and _calls(node.value, self.setitem):
+                written.setdefault(node.targets[0].id, node.value)
         if not written:
             return fn_node
         self._views_outlive_writes(fn_node, written)
         params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                   + fn_node.args.kwonlyargs}
+        self.last_source = {}
+        self._owned_at_writes(fn_node.body, set(written) & params, report=True)
         copies = []
         for var in sorted(written):
-            for stmt in sources.get(var, []):
-                if not self._owning(stmt.value):
-                    _, line, _, text = self.ctx.location.of(stmt)
-                    raise self.ctx.location.error(
-                        UnsupportedSyntaxError,
-                        written[var],
-                        f"writing into `{var}`, which may share memory with another array "
-                        f"(line {line}: {(text or '').strip()}); write into a copy instead "
-                        f"(`{var} = ....copy()` or `np.array(...)`)",
-                    )
             if var in params:
                 helper = gast.Name(
                     self.ctx.global_name(runtime.fresh_copy, "fresh_copy"), gast.Load(), None, None
@@ -72,6 +61,50 @@ class CopyBeforeWrite:
                 copies.append(copy)
         fn_node.body = copies + fn_node.body
         return fn_node
+
+    def _owned_at_writes(self, stmts, owned, report):
+        """The variables holding an array made here after ``stmts``; a write into any other
+        variable is an error. Flow-sensitive: ``y = x; y = y.copy(); y[0] = v`` is fine."""
+        owned = set(owned)
+        for s in stmts:
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                var = s.targets[0].id
+                if _calls(s.value, self.setitem):
+                    if var not in owned and report:
+                        self._not_owned(var, s.value)
+                    owned.add(var)
+                elif self._owning(s.value):
+                    owned.add(var)
+                else:
+                    owned.discard(var)
+                    self.last_source[var] = s
+            elif isinstance(s, gast.If):
+                body = self._owned_at_writes(s.body, owned, report)
+                orelse = self._owned_at_writes(s.orelse, owned, report)
+                owned = body & orelse
+            elif isinstance(s, (gast.For, gast.While)):
+                if isinstance(s, gast.For):
+                    owned -= stored(s.target)
+                # the body runs again after itself: what it keeps owned on every pass
+                once = self._owned_at_writes(s.body, owned, report=False)
+                entry = owned & once
+                owned = entry & self._owned_at_writes(s.body, entry, report)
+            else:
+                owned -= stored(s)
+        return owned
+
+    def _not_owned(self, var, write):
+        source = self.last_source.get(var)
+        where = ""
+        if source is not None:
+            _, line, _, text = self.ctx.location.of(source)
+            where = f" (line {line}: {(text or '').strip()})"
+        raise self.ctx.location.error(
+            UnsupportedSyntaxError,
+            write,
+            f"writing into `{var}`, which may share memory with another array{where}; write "
+            f"into a copy instead (`{var} = ....copy()` or `np.array(...)`)",
+        )
 
     def _views_outlive_writes(self, fn_node, written):
         """``r = z[0:1]; z[0] = v; ... r``: r may see the write through a view, a dependence
@@ -87,15 +120,24 @@ class CopyBeforeWrite:
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 reads.setdefault(node.id, []).append(getattr(node, "lineno", None) or 0)
         for node in gast.walk(fn_node):
-            if not (isinstance(node, gast.Assign) and isinstance(node.value, gast.Subscript)):
+            if not isinstance(node, gast.Assign):
                 continue
-            base = node.value.value
-            if not (isinstance(base, gast.Name) and base.id in written):
+            bases = [b for b in _aliased(node.value) if isinstance(b, gast.Name)]
+            base = next((b for b in bases if b.id in written), None)
+            if base is None:
                 continue
             r, made = node.targets[0].id, node.lineno
             later = [w for w in writes[base.id] if w > made]
             if not (later and any(line > min(later) for line in reads.get(r, ()))):
                 continue
+            if not isinstance(node.value, gast.Subscript):
+                raise self.ctx.location.error(
+                    UnsupportedSyntaxError,
+                    node.value,
+                    f"`{r}` refers to the array in `{base.id}`, which is written into "
+                    f"afterwards, so it changes with the write: a dependence srcgrad does not "
+                    f"follow. Use a copy there (`{base.id}.copy()`)",
+                )
             if not _is_view_index(node.value.slice):
                 # `a = x[0]` is a number for a vector but a view (a row) for a matrix:
                 # checked when it runs
@@ -131,6 +173,24 @@ class CopyBeforeWrite:
             fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
             return any(fn is c for c in CREATORS)
         return False
+
+
+def _aliased(value):
+    """The variable whose array ``value`` may share memory with: ``x``, ``x[...]``, ``x.T``,
+    ``x.reshape(...)``, or ``[x, ...]`` / ``(x, ...)`` holding it."""
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return list(value.elts)
+    if isinstance(value, gast.Subscript):
+        return [value.value]
+    if isinstance(value, gast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
+        return [value.value]
+    if (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and value.func.attr in VIEW_METHODS
+    ):
+        return [value.func.value]
+    return [value]
 
 
 def _is_view_index(index):

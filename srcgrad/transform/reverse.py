@@ -131,6 +131,9 @@ class ReverseAD:
         self.none_init = []
         self.depth = 0
         self.owned = set()  # adjoints holding an array made here: safe to update in place
+        # adjoints made by zeros_like and since updated only element by element, where
+        # `dx[i] += g` is safe even for a list (no element is shared with another adjoint)
+        self.zeroed = set()
         self.containers = set()  # variables that may hold a tuple, list or dict
         self.item_index = {}  # marker id -> index expression, for saves of overwritten elements
         # Loop temporaries assigned once per iteration are saved together, one tuple per
@@ -150,11 +153,13 @@ class ReverseAD:
         self.containers = self._container_suspects(fn_node.body)
         self.store_counts = store_counts(fn_node)
         self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-        self.shapes, self.shape_sets = {}, {}
+        self.integers = self._integers(fn_node)
+        self.shapes, self.shape_sets, self.shape_refs = {}, {}, {}
         if self.optimize:
             analysis = BroadcastShapes(self.ops)
             self.shapes = analysis.run(fn_node.body)
             self.shape_sets = analysis.final
+            self.shape_refs = analysis.references
         primal = self.primal_block(primal)
         self.stmts = []
         self._seed(out, seed_param)
@@ -219,6 +224,7 @@ class ReverseAD:
         """Add ``contrib`` to the adjoint of ``var``: the single place gradients accumulate."""
         current = self.adj.get(var)
         target = self._adjoint_name(var)
+        self.zeroed.discard(var)
         if isinstance(contrib, gast.Name) and contrib.id != target:
             self._shared(contrib.id)
         if current is None:
@@ -259,6 +265,7 @@ class ReverseAD:
         for v, n in self.adj_names.items():
             if n == adjoint_name:
                 self.owned.discard(v)
+                self.zeroed.discard(v)
 
     def _fresh(self, expr):
         """Whether ``expr`` is a new array, never one the caller or another adjoint holds."""
@@ -281,6 +288,7 @@ class ReverseAD:
         self.adj[var] = name(self._adjoint_name(var))
         if not isinstance(zero, gast.Constant):
             self.owned.add(var)
+            self.zeroed.add(var)
 
     def _zero_of(self, var, sure):
         if sure is None or var in sure:
@@ -486,6 +494,7 @@ class ReverseAD:
                         contribs[element.id] = _plus(contribs.get(element.id), part)
         self.adj.pop(target, None)  # the value before this statement has its own adjoint
         self.owned.discard(target)
+        self.zeroed.discard(target)
         may_alias = target not in self.fixed
         for var, c in contribs.items():
             if var != target:
@@ -526,6 +535,7 @@ class ReverseAD:
         self.stmts.append(assign(own, self._call(runtime.zero_item, buffer, index)))
         self.adj[target] = name(own)
         self.owned.add(target)
+        self.zeroed.discard(target)
 
     def _in_place_item(self, op, dt):
         """``x[index]`` into an adjoint buffer owned here: ``dx = add_at(dx, index, dy)``."""
@@ -537,9 +547,69 @@ class ReverseAD:
         if x.id not in self.owned or x.id not in self.active:
             return False
         acc = name(self._adjoint_name(x.id))
-        call = self._call(runtime.add_at, acc, op.args["index"], dt)
+        index = op.args["index"]
+        if x.id in self.zeroed and self._integer_index(index):
+            # a zeros_like buffer and an integer index: a plain in-place add
+            item = gast.Subscript(acc, copy.deepcopy(index), gast.Store())
+            self.stmts.append(gast.AugAssign(item, gast.Add(), dt))
+            return True
+        call = self._call(runtime.add_at, acc, index, dt)
         self.stmts.append(assign(acc.id, call))
         return True
+
+    def _integers(self, fn_node):
+        """Variables that only ever hold a Python int: ``range`` loop indices, ``len(...)``,
+        int constants, and ``+ - * // %`` of those."""
+        stores, seen = {}, set()
+        for n in gast.walk(fn_node):
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+                stores.setdefault(n.targets[0].id, []).append(n.value)
+                seen.add(id(n.targets[0]))
+            elif isinstance(n, gast.For) and isinstance(n.target, gast.Name):
+                ranged = isinstance(n.iter, gast.Call) and self._resolves(n.iter.func, range)
+                stores.setdefault(n.target.id, []).append("int" if ranged else None)
+                seen.add(id(n.target))
+        for n in gast.walk(fn_node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in seen:
+                stores.setdefault(n.id, []).append(None)  # any other binding
+        ints = set(stores) - self.params
+
+        def integer(value):
+            if value == "int":
+                return True
+            if isinstance(value, gast.Constant):
+                return type(value.value) is int
+            if isinstance(value, gast.Name):
+                return value.id in ints
+            if isinstance(value, gast.BinOp):
+                return isinstance(
+                    value.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+                ) and integer(value.left) and integer(value.right)
+            return (
+                isinstance(value, gast.Call)
+                and self._resolves(value.func, len)
+                and len(value.args) == 1
+                and not value.keywords
+            )
+
+        changed = True
+        while changed:
+            changed = False
+            for var in sorted(ints):
+                if not all(integer(v) for v in stores[var]):
+                    ints.discard(var)
+                    changed = True
+        return ints
+
+    def _resolves(self, func, fn):
+        return self.ctx.namespace.resolve(func, self.ctx.local_names) is fn
+
+    def _integer_index(self, index):
+        if isinstance(index, gast.Tuple):
+            return all(self._integer_index(e) for e in index.elts)
+        if isinstance(index, gast.Constant):
+            return type(index.value) is int
+        return isinstance(index, gast.Name) and index.id in self.integers
 
     def _contributions(self, op, result, dt, stmt):
         rule = op.rule
@@ -565,7 +635,8 @@ class ReverseAD:
             contrib = exprs[p]
             var = op.args[p].id
             if rule.broadcast and self._may_broadcast(op, p, stmt):
-                contrib = self._call(runtime.unbroadcast, contrib, name(var))
+                reference = self.shape_refs.get(id(stmt), {}).get(p, var)
+                contrib = self._call(runtime.unbroadcast, contrib, name(reference))
             contribs[var] = contrib if var not in contribs else gast.BinOp(
                 contribs[var], gast.Add(), contrib
             )
@@ -597,6 +668,7 @@ class ReverseAD:
                 self.stmts.append(assign(own, current))
                 self.adj[var] = name(own)
                 self.owned.discard(var)
+                self.zeroed.discard(var)
 
     def _enter(self):
         saved = (self.in_compound, self.last_line)
@@ -612,12 +684,13 @@ class ReverseAD:
         self._materialize(s)
         head = self._flush(s.lineno)
         saved = self._enter()
-        entry, entry_owned = dict(self.adj), set(self.owned)
+        entry, entry_owned, entry_zeroed = dict(self.adj), set(self.owned), set(self.zeroed)
         body = self.adjoint_block(s.body)
-        after_body, owned_body = dict(self.adj), set(self.owned)
-        self.adj, self.owned = dict(entry), entry_owned
+        after_body, owned_body, zeroed_body = dict(self.adj), set(self.owned), set(self.zeroed)
+        self.adj, self.owned, self.zeroed = dict(entry), entry_owned, entry_zeroed
         orelse = self.adjoint_block(s.orelse)
         after_orelse, owned_orelse = dict(self.adj), set(self.owned)
+        self.zeroed &= zeroed_body
         self._leave(saved)
         joined = set(after_body) | set(after_orelse)
         kept = {
@@ -633,6 +706,7 @@ class ReverseAD:
             owned_orelse.discard(var)
         self.adj = {v: kept.get(v) or name(self._adjoint_name(v)) for v in joined}
         self.owned = owned_body & owned_orelse
+        self.zeroed &= self.owned
         if not body and not orelse:
             return head
         return self._headed(head, s.lineno, gast.If(s.test, body or [gast.Pass()], orelse))
@@ -645,14 +719,17 @@ class ReverseAD:
 
     def _dry_run(self, body, entry):
         """The set of adjoints assigned after the reverse of ``body``, starting from ``entry``."""
-        state = (self.adj, self.stmts, self.last_line, self.in_compound, self.owned)
+        state = (
+            self.adj, self.stmts, self.last_line, self.in_compound, self.owned, self.zeroed
+        )
         self.adj = {v: name(self._adjoint_name(v)) for v in entry}
         self.owned = set(self.owned)
+        self.zeroed = set(self.zeroed)
         self.stmts = []
         self.in_compound = True
         self.adjoint_block(body)
         result = set(self.adj)
-        self.adj, self.stmts, self.last_line, self.in_compound, self.owned = state
+        self.adj, self.stmts, self.last_line, self.in_compound, self.owned, self.zeroed = state
         return result
 
     def _adjoint_loop(self, loop):
@@ -680,6 +757,9 @@ class ReverseAD:
                 self.stmts.append(assign(own, self._call(runtime.copy_array, name(own))))
                 self.owned.add(var)
         head = self._flush(loop.lineno)
+        # every iteration runs the same code: a buffer stays zeroed only if the body updates it
+        # element by element alone
+        self.zeroed &= self._item_only(body)
 
         before = dict(self.adj)
         saved = self._enter()
@@ -694,6 +774,7 @@ class ReverseAD:
             if v in before and after.get(v) is before[v]:
                 self.adj[v] = before[v]  # untouched by the loop: keep its alias
         self.owned &= entry
+        self.zeroed &= self.owned
 
         if id(loop) in self.iteration_ids:
             pop = _marker("restore_iteration", "", self.iteration_ids[id(loop)])
@@ -756,6 +837,19 @@ class ReverseAD:
         targets = [gast.Name(v, gast.Store(), None, None) for v in kept]
         target = targets[0] if len(targets) == 1 else gast.Tuple(targets, gast.Store())
         return [gast.Assign([target], pop, None)]
+
+    def _item_only(self, body):
+        """The zeroed adjoints whose variables ``body`` reads, if at all, only as ``x[index]``."""
+        tree = gast.Module(body, [])
+        as_item = {
+            id(n.value.value) for n in gast.walk(tree)
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript)
+        }
+        other = {
+            n.id for n in gast.walk(tree)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in as_item
+        }
+        return self.zeroed - other
 
     def _indexed(self, body):
         """Active variables read by ``x[...]`` in active statements of ``body``."""

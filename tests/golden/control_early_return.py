@@ -1,9 +1,7 @@
 def dgolden_early_return(x, n):
-    x_times_i = None
     s_gt_c = None
     result = None
     i_saved = []
-    x_times_i_saved = []
     s_saved = []
     s_gt_c_saved = []
     result_saved = []
@@ -14,7 +12,6 @@ def dgolden_early_return(x, n):
     for i in range(n):
         trips = trips + 1
         i_saved.append(i)
-        x_times_i_saved.append(x_times_i)
         x_times_i = x * i
         s_saved.append(s)
         s = s + x_times_i
@@ -56,8 +53,7 @@ def dgolden_early_return(x, n):
         s_gt_c = s_gt_c_saved.pop()
         # grad of: s = s + x * i
         s = s_saved.pop()
-        dx_times_i = unbroadcast(ds, x_times_i)
+        dx_times_i = unbroadcast(ds, x)
         ds = unbroadcast(ds, s)
         dx += dx_times_i * i
-        x_times_i = x_times_i_saved.pop()
     return dx

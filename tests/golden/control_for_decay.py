@@ -17,7 +17,7 @@ def ddecay(k, x0):
         x = x_saved.pop()
         dc_times_k_times_x = -dx
         dx = unbroadcast(dx, x)
-        dc_times_k += unbroadcast(dc_times_k_times_x * x, c_times_k)
+        dc_times_k += unbroadcast(dc_times_k_times_x * x, k)
         dx = dx + unbroadcast(dc_times_k_times_x * c_times_k, x)
     # grad of: x = x - 0.01 * k * x
     dk = dc_times_k * 0.01
