@@ -215,6 +215,29 @@ class Timing:
         }
 
 
+    def paired(self, calls, rounds=None):
+        """Round-robin timing of several calls: each round times every call once, so load that
+        drifts over the run hits all of them alike. Returns per-call lists of per-round times."""
+        rounds = rounds or (5 if self.repeats <= 3 else 21)
+        numbers = {}
+        for key, call in calls.items():
+            timer = timeit.Timer(call)
+            number = 1
+            while timer.timeit(number) < self.target / 10 and number < 10**6:
+                number *= 2
+            numbers[key] = (timer, number)
+        times = {key: [] for key in calls}
+        for _ in range(rounds):
+            for key, (timer, number) in numbers.items():
+                times[key].append(timer.timeit(number) / number)
+        return times
+
+
+def paired_ratio(times, numerator, denominator):
+    """The median over rounds of the per-round ratio of two paired timings."""
+    return statistics.median(a / b for a, b in zip(times[numerator], times[denominator]))
+
+
 def peak_extra_bytes(call):
     """Peak memory allocated (and traced) during one call, above what was live before it."""
     gc.collect()
@@ -509,6 +532,33 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
             for t, e in rec["tools"].items()
             if t != "srcgrad" and e.get("status") == "ok"
         }
+        # The ratios the targets are stated in, measured again in interleaved rounds (forward,
+        # hand, srcgrad, forward, ...) so that a shared machine's drifting load cancels out.
+        together = {"forward": lambda: wl.forward(*args)}
+        together.update({t: calls[t] for t in ("hand", "srcgrad") if t in calls})
+        times = timing.paired(together)
+        rec["paired"] = {k: statistics.median(v) for k, v in times.items()}
+        for t in together:
+            if t != "forward":
+                ratio = paired_ratio(times, t, "forward")
+                rec["tools"][t]["ratio_to_forward"] = ratio
+                rec["tools"][t]["ratio_to_forward_unpaired"] = (
+                    rec["tools"][t]["median_s"] / fwd_s
+                )
+        if "hand" in together:
+            rec["srcgrad_over_peer"]["hand"] = paired_ratio(times, "srcgrad", "hand")
+        print(
+            "  interleaved: "
+            + ", ".join(
+                f"{LABELS[t]} {fmt_ratio(rec['tools'][t]['ratio_to_forward'])} forward"
+                for t in together if t != "forward"
+            )
+            + (
+                f", srcgrad/hand {fmt_ratio(rec['srcgrad_over_peer']['hand'])}"
+                if "hand" in together else ""
+            ),
+            flush=True,
+        )
     if "srcgrad" in tools:
         try:
             rec["srcgrad_transform"] = srcgrad_transform_times(wl, args, peers, fresh)
@@ -577,7 +627,8 @@ def print_summary(results, tools):
             row.append(cell(e) or fmt_ratio(e["ratio_to_forward"]))
         rows.append(row)
     print_table(
-        "Gradient time / NumPy forward time", ["workload"] + [LABELS[t] for t in tools], rows
+        "Gradient time / NumPy forward time (hand, srcgrad: interleaved with the forward)",
+        ["workload"] + [LABELS[t] for t in tools], rows
     )
 
     peers = [t for t in tools if t != "srcgrad"]
@@ -589,10 +640,11 @@ def print_summary(results, tools):
             row = [name]
             for t in peers:
                 e = rec["tools"][t]
-                row.append(cell(sg) or cell(e) or fmt_ratio(sg["median_s"] / e["median_s"]))
+                ratio = rec.get("srcgrad_over_peer", {}).get(t)
+                row.append(cell(sg) or cell(e) or fmt_ratio(ratio))
             rows.append(row)
         print_table(
-            "srcgrad time / peer time (below 1 = srcgrad faster)",
+            "srcgrad time / peer time (below 1 = srcgrad faster; hand: interleaved)",
             ["workload"] + [LABELS[t] for t in peers],
             rows,
         )

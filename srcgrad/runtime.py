@@ -36,6 +36,14 @@ def unbroadcast(g, x):
     gshape = np.shape(g)
     if gshape == shape:
         return g
+    if (
+        len(gshape) == len(shape)
+        and isinstance(g, np.ndarray)
+        and all(n == m or n == 1 for n, m in zip(shape, gshape))
+    ):
+        # the other common case: axes of length one in x (keepdims results, biases)
+        axes = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[i] != 1)
+        return np.add.reduce(g, axis=axes, keepdims=True)
     g = np.asarray(g)
     if g.ndim < len(shape) or any(n != 1 and m == 1 for n, m in zip(shape[::-1], gshape[::-1])):
         g = np.broadcast_to(g, np.broadcast_shapes(g.shape, shape))
@@ -60,13 +68,26 @@ def _expand(dy, ndim, axis, keepdims):
 _SHAPE_VIEWS: dict = {}
 
 
+def _broadcast_shape(shapes):
+    """``np.broadcast_shapes``, a few times faster for the handful of small shapes here."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != 1:
+                if out[i] != 1 and out[i] != n:
+                    return np.broadcast_shapes(*shapes)  # raises the usual error
+                out[i] = n
+    return tuple(out)
+
+
 def shape_like(*values):
     """A zero-strided view with the broadcast shape of ``values``: a shape reference for the
     helpers above that holds no memory (a value read only for its shape need not be kept)."""
     if len(values) == 1 and isinstance(values[0], np.ndarray):
         shape = values[0].shape
     else:
-        shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+        shape = _broadcast_shape([np.shape(v) for v in values])
     view = _SHAPE_VIEWS.get(shape)
     if view is None:
         if len(_SHAPE_VIEWS) > 256:
@@ -655,7 +676,9 @@ def chooser_grad(dy, a, y, axis=None, keepdims=False):
         return _like(dy, a)
     ndim = np.ndim(a)
     yk = _expand(y, ndim, axis, keepdims)
-    chosen = (a == yk) | (np.isnan(a) & np.isnan(yk))
+    chosen = a == yk
+    if np.isnan(yk).any():
+        chosen |= np.isnan(a) & np.isnan(yk)  # a NaN maximum chose the NaNs
     count = np.sum(chosen, axis=axis, keepdims=True)
     return _expand(dy, ndim, axis, keepdims) * chosen / np.maximum(count, 1)
 

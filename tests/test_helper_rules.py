@@ -489,3 +489,31 @@ def test_helper_rule_signatures_match_the_helpers():
             assert len(params) == len(actual), name
             for p, q in zip(params, actual):
                 assert p.default == q.default or (p.default is q.default), (name, p.name)
+
+
+@pytest.mark.parametrize(
+    "gshape, xshape",
+    [((4, 3), (1, 3)), ((4, 3), (4, 1)), ((2, 4, 3), (2, 1, 3)), ((4, 3), (3,)), ((4, 3), ())],
+)
+def test_unbroadcast_sums_exactly_the_broadcast_axes(gshape, xshape):
+    g = RNG.normal(size=gshape)
+    x = np.zeros(xshape)
+    got = runtime.unbroadcast(g, x)
+    # the adjoint of broadcasting: <unbroadcast(g), v> == <g, broadcast(v)> for every v
+    v = RNG.normal(size=xshape)
+    assert np.shape(got) == xshape
+    assert np.isclose(np.sum(got * v), np.sum(g * np.broadcast_to(v, gshape)))
+
+
+def test_shape_like_is_the_broadcast_shape():
+    shapes = [(3, 1), (4,), (), (2, 1, 1)]
+    assert runtime.shape_like(*(np.zeros(s) for s in shapes)).shape == (2, 3, 4)
+    with pytest.raises(ValueError):
+        runtime.shape_like(np.zeros(3), np.zeros(4))
+
+
+def test_max_gradient_goes_to_the_nan_when_the_maximum_is_nan():
+    a = np.array([[1.0, np.nan, 2.0], [3.0, 0.5, 3.0]])
+    y = np.max(a, axis=1, keepdims=True)
+    got = runtime.chooser_grad(np.ones((2, 1)), a, y, axis=1, keepdims=True)
+    assert np.array_equal(got, [[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
