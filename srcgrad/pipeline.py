@@ -143,10 +143,10 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
             # dead code frees values read only for their shape, which frees more dead code
             proxies = ShapeProxies(ctx, reverse.shape_sets, fixed)
             for _ in range(4):
-                before = gast.dump(node)
-                node = DeadCode(ctx).run(proxies.run(node))
-                if gast.dump(node) == before:
+                node = proxies.run(node)
+                if not proxies.replaced:
                     break
+                node = DeadCode(ctx).run(node)
             node = stage("proxy", node)
 
     text = unparse(node)

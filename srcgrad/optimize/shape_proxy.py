@@ -36,6 +36,7 @@ class ShapeProxies:
         self.fixed = fixed
 
     def run(self, fn_node):
+        self.replaced = 0  # shape references replaced by this run
         args = fn_node.args
         params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         counts = store_counts(fn_node)
@@ -64,6 +65,7 @@ class ShapeProxies:
                 continue
             for call, i in uses:
                 call.args[i] = self._proxy(members)
+                self.replaced += 1
         return fn_node
 
     def _proxy(self, members):
