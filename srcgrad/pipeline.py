@@ -2,7 +2,7 @@
 
     parse -> check -> functional -> control -> anf -> inline -> licm -> copy -> ssa -> cse
     -> activity
-    -> reverse | forward -> fold -> dce -> proxy -> emit -> compile
+    -> reverse | forward -> fold -> dce -> proxy -> owned -> release -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
 tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
@@ -39,9 +39,11 @@ from .normalize.licm import HoistInvariants
 from .normalize.ssa import SSARename, compound_assigned
 from .optimize.dce import DeadCode
 from .optimize.fold import ConstantFold
+from .optimize.release import ReleaseDead
 from .optimize.shape_proxy import ShapeProxies
 from .transform.context import GenContext
 from .transform.forward import ForwardAD
+from .transform.owned import OwnedGradients
 from .transform.reverse import ReverseAD
 
 MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent")
@@ -83,7 +85,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     node = stage("parse", parsed.node)
     location = parsed.location
     local_functions = extract_local_functions(node, location)
-    node = stage("check", CheckSupported(location).run(node))
+    node = stage("check", CheckSupported(location, local_functions=local_functions).run(node))
 
     locals_ = local_names(node)
     taken = locals_ | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
@@ -148,6 +150,10 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
                     break
                 node = DeadCode(ctx).run(node)
             node = stage("proxy", node)
+    node = stage("owned", OwnedGradients(ctx, mode).run(node))
+    if options.optimize:
+        known = (reverse.shape_sets, reverse.adj_names) if mode not in FORWARD_MODES else ()
+        node = stage("release", ReleaseDead(ctx, *known).run(node))
 
     text = unparse(node)
     if options.verbose:

@@ -97,13 +97,39 @@ def shape_like(*values):
 
 
 def unreduce(dy, x, axis=None, keepdims=False):
-    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x``."""
+    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x``.
+
+    The result is a read-only broadcast view of ``dy``: every element of a reduced axis gets the
+    same value, so nothing is copied. Generated code never updates it with ``+=``; ``zero_item``
+    and ``add_at`` copy it before updating it; and a gradient that may be such a view is returned
+    as a copy (``copy_grad``).
+    """
     shape = np.shape(x)
     if not shape and not isinstance(x, np.ndarray):
         return dy
-    out = np.empty(shape, dtype=np.result_type(dy, float))
-    out[...] = _expand(dy, len(shape), axis, keepdims)
-    return out
+    if isinstance(dy, float):
+        dy = np.array(dy)
+    else:
+        dy = np.asarray(_expand(dy, len(shape), axis, keepdims), np.result_type(dy, float))
+    return _broadcast_view(dy, shape)
+
+
+def _broadcast_view(a, shape):
+    """``np.broadcast_to(a, shape)`` (a read-only view), a few times faster for a scalar ``a``
+    or one with the axes of ``shape``."""
+    if a.ndim == 0:
+        strides = (0,) * len(shape)
+    elif (
+        a.ndim == len(shape)
+        and a.flags.c_contiguous
+        and all(n == m or n == 1 for n, m in zip(a.shape, shape))
+    ):
+        strides = tuple(0 if n == 1 else s for n, s in zip(a.shape, a.strides))
+    else:
+        return np.broadcast_to(a, shape)
+    view = np.ndarray(shape, a.dtype, a, 0, strides)
+    view.flags.writeable = False
+    return view
 
 
 def mean_grad(dy, x, axis=None, keepdims=False):
@@ -174,15 +200,30 @@ def elem(dy, key, x):
 
 def as_like(g, x):
     """A gradient with the structure of ``x``: list for a list, tuple for a tuple, dict for a
-    dict, zeros where nothing flowed; arrays and numbers pass through."""
+    dict, zeros where nothing flowed; arrays and numbers pass through, but an array that may
+    share memory with another element's (``sum(xs)`` gives each element the same cotangent) is
+    copied, so that updating one element's gradient in place leaves the others alone."""
+    return _as_like(g, x, {})
+
+
+def _as_like(g, x, held):
+    """``held``: id(base array) -> the elements' arrays on it so far."""
     if isinstance(x, dict):
         g = g or {}
-        return {k: as_like(g.get(k), v) for k, v in x.items()}
+        return {k: _as_like(g.get(k), v, held) for k, v in x.items()}
     if isinstance(x, (tuple, list)):
-        parts = [as_like(None if g is None else g[i], v) for i, v in enumerate(x)]
+        parts = [_as_like(None if g is None else g[i], v, held) for i, v in enumerate(x)]
         return type(x)(parts) if type(x) in (tuple, list) else parts
     if g is None:
         return zeros_like(x)
+    if isinstance(g, np.ndarray):
+        base = g
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        others = held.setdefault(id(base), [])
+        if any(np.may_share_memory(g, other) for other in others):
+            return np.array(g)
+        others.append(g)
     return g
 
 
@@ -262,8 +303,11 @@ def add_at(acc, index, dy):
     """``acc`` plus the adjoint of ``x[index]``, added in place into ``acc``.
 
     Generated code calls this only on an adjoint buffer it created itself, so the update touches
-    nothing else; it keeps ``x[i]`` inside a loop O(1) per iteration instead of O(len(x)).
+    nothing else; it keeps ``x[i]`` inside a loop O(1) per iteration instead of O(len(x)). A
+    read-only ``acc`` (the broadcast view ``unreduce`` returns) is copied before the first update.
     """
+    if type(acc) is np.ndarray and not acc.flags.writeable:
+        acc = np.array(acc)
     if type(acc) is np.ndarray:
         if type(index) is int or _is_basic(index):
             acc[index] += dy
@@ -435,7 +479,11 @@ def take_item(d, index):
 
 
 def zero_item(d, index):
-    """``d`` with zeros at ``index``, in place: the adjoint of values a write overwrote."""
+    """``d`` with zeros at ``index``, in place: the adjoint of values a write overwrote.
+
+    A read-only ``d`` (the broadcast view ``unreduce`` returns) is copied first."""
+    if isinstance(d, np.ndarray) and not d.flags.writeable:
+        d = np.array(d)
     d[index] = None if isinstance(d, (list, dict)) else 0.0
     return d
 
@@ -521,6 +569,19 @@ def _check_dot(a, b):
             f"srcgrad differentiates np.dot for arrays of up to 2 dimensions; got shapes "
             f"{np.shape(a)} and {np.shape(b)}. Use np.matmul or np.tensordot for stacked arrays."
         )
+
+
+def copy_grad(g):
+    """A returned gradient the caller owns: a writable copy of ``g`` (of each array in it, for a
+    tuple, list or dict). Generated code calls it only where ``g`` may be a read-only broadcast
+    view, an argument of the call, or an array another returned gradient holds."""
+    if isinstance(g, np.ndarray):
+        return np.array(g, copy=True)
+    if isinstance(g, dict):
+        return type(g)((k, copy_grad(v)) for k, v in g.items())
+    if isinstance(g, (tuple, list)):
+        return type(g)(copy_grad(v) for v in g)
+    return g
 
 
 def zeros_like(x):

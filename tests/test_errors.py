@@ -86,10 +86,45 @@ def make_uses_nonlocal():
     return uses_nonlocal
 
 
-def uses_del(x):
+def uses_del_item(x):
+    y = x * 2.0
+    del y[0]
+    return x
+
+
+def uses_del_attribute(x):
+    y = x * 2.0
+    del y.shape
+    return x
+
+
+def reads_after_del(x):
     y = x * 2.0
     del y
-    return x
+    return np.sum(y)  # noqa: F821
+
+
+def reads_after_del_on_one_branch(x):
+    y = x * 2.0
+    if x[0] > 0:
+        del y
+    return np.sum(y)
+
+
+def reads_after_del_in_the_next_iteration(x, n):
+    y = x * 2.0
+    for _ in range(n):
+        z = np.sin(y)
+        del y
+        x = z
+    return np.sum(x)
+
+
+def calls_a_lambda_after_del(x):
+    y = x * 2.0
+    scaled = lambda v: v * y  # noqa: E731, F821
+    del y
+    return np.sum(scaled(x))
 
 
 def uses_yield(x):
@@ -112,7 +147,8 @@ UNSUPPORTED = [
     (uses_class, "class Box"),
     (uses_global, "global COUNTER"),
     (make_uses_nonlocal(), "nonlocal count"),
-    (uses_del, "del y"),
+    (uses_del_item, "del y"),
+    (uses_del_attribute, "del y"),
     (uses_yield, "yield x"),
     (uses_async, "async def"),
     (uses_dict_comprehension, "{k:"),
@@ -126,6 +162,42 @@ def where_is(f, marker):
         if marker in line:
             return first + k, line.index(marker) + 1, line.rstrip("\n")
     raise AssertionError(f"{marker!r} not in the source of {f.__name__}")
+
+
+# (function, the read after `del` the error points at, the line of that `del`)
+READS_AFTER_DEL = [
+    (reads_after_del, "y)", "del y"),
+    (reads_after_del_on_one_branch, "y)", "del y"),
+    (reads_after_del_in_the_next_iteration, "y)", "del y"),
+    (calls_a_lambda_after_del, "scaled(x)", "del y"),
+]
+
+
+@pytest.mark.parametrize(
+    "f, marker, deleted", [pytest.param(*case, id=case[0].__name__) for case in READS_AFTER_DEL]
+)
+def test_a_read_after_del_is_an_error_never_the_old_value(f, marker, deleted):
+    lineno, offset, line = where_is(f, marker)
+    del_line = where_is(f, deleted)[0]
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(f)
+    err = info.value
+    assert (err.lineno, err.offset) == (lineno, offset)
+    message = str(err)
+    assert f"`del y` on line {del_line} may have deleted it" in message
+    assert "NameError" in message
+    assert line.strip() in message and "^" in message
+
+
+def test_del_twice_is_an_error():
+    def deletes_twice(x):
+        y = x * 2.0
+        del y
+        del y  # noqa: F821
+        return np.sum(x)
+
+    with pytest.raises(UnsupportedSyntaxError, match="may have deleted it already"):
+        grad(deletes_twice)
 
 
 @pytest.mark.parametrize("f, marker", [pytest.param(f, m, id=f.__name__) for f, m in UNSUPPORTED])

@@ -66,6 +66,30 @@ def test_check_rejects_with_file_line_and_caret():
     )
 
 
+def releases_early(x):
+    y = x * 2.0
+    z = np.sin(y)
+    del y
+    return np.sum(z)
+
+
+def test_check_drops_del_of_a_name():
+    before, after = around(releases_early, "check")
+    assert before == code("""
+        def releases_early(x):
+            y = x * 2.0
+            z = np.sin(y)
+            del y
+            return np.sum(z)
+    """)
+    assert after == code("""
+        def releases_early(x):
+            y = x * 2.0
+            z = np.sin(y)
+            return np.sum(z)
+    """)
+
+
 # ---- control ---------------------------------------------------------------------------------
 
 
@@ -594,6 +618,125 @@ def test_dce_removes_an_unused_pure_temporary_and_keeps_a_print():
     """)
 
 
+# ---- owned -----------------------------------------------------------------------------------
+
+
+def summed(x, y):
+    return np.sum(x + y)
+
+
+def test_owned_copies_returned_gradients_that_are_views_or_shared():
+    # `unreduce` gives a read-only broadcast view, and both gradients are that one view
+    before, after = around(summed, "owned", ("x", "y"))
+    assert before == code("""
+        def dsummed(x, y):
+            # grad of: return np.sum(x + y)
+            dx_plus_y = unreduce(1.0, shape_like(x, y))
+            dx = unbroadcast(dx_plus_y, x)
+            dy = unbroadcast(dx_plus_y, y)
+            return (dx, dy)
+    """)
+    assert after == code("""
+        def dsummed(x, y):
+            # grad of: return np.sum(x + y)
+            dx_plus_y = unreduce(1.0, shape_like(x, y))
+            dx = unbroadcast(dx_plus_y, x)
+            dy = unbroadcast(dx_plus_y, y)
+            return (copy_grad(dx), copy_grad(dy))
+    """)
+
+
+def test_owned_leaves_gradients_made_by_arithmetic_alone():
+    before, after = around(layer, "owned", ("W",))
+    assert before.endswith("    return dW")
+    assert after == before
+
+
+# ---- release ---------------------------------------------------------------------------------
+
+
+def logistic(w, X, y):
+    z = X @ w
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def test_release_deletes_each_value_after_its_last_read():
+    # (not the broadcast view `dminus`, which holds no memory, nor `dw` just before the return)
+    before, after = around(logistic, "release", ("w",))
+    assert before == code("""
+        def dlogistic(w, X, y):
+            z = X @ w
+            # grad of: return np.mean(np.logaddexp(0.0, z) - y * z)
+            dminus = mean_grad(1.0, shape_like(y, z))
+            dlogaddexp_c_z = unbroadcast(dminus, z)
+            dy_times_z = -dminus
+            dz = unbroadcast(dy_times_z * y, z)
+            dz = dz + dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
+            # grad of: z = X @ w
+            dw = matmul_vjp_right(dz, X, w)
+            return dw
+    """)
+    assert after == code("""
+        def dlogistic(w, X, y):
+            z = X @ w
+            # grad of: return np.mean(np.logaddexp(0.0, z) - y * z)
+            dminus = mean_grad(1.0, shape_like(y, z))
+            dlogaddexp_c_z = unbroadcast(dminus, z)
+            dy_times_z = -dminus
+            dz = unbroadcast(dy_times_z * y, z)
+            del dy_times_z
+            dz = dz + dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
+            del z, dlogaddexp_c_z
+            # grad of: z = X @ w
+            dw = matmul_vjp_right(dz, X, w)
+            return dw
+    """)
+
+
+def scalars_and_loops(x, n):
+    m = len(x)
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(x * x) / (m + i)
+    return s
+
+
+def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
+    # m, i, s, the sum and its adjoint, and the stacks hold nothing worth a `del`
+    before, after = around(scalars_and_loops, "release")
+    assert "del" not in before
+    assert after == code("""
+        def dscalars_and_loops(x, n):
+            s_saved = []
+            loop_saved = []
+            m = len(x)
+            s = 0.0
+            x_times_x = x * x
+            sum_x_times_x = np.sum(x_times_x)
+            for i in range(n):
+                m_plus_i = m + i
+                div = sum_x_times_x / m_plus_i
+                s_saved.append(s)
+                s = s + div
+                loop_saved.append((m_plus_i, div))
+            # grad of: return s
+            ds = unit_seed(s)
+            # grad of: for i in range(n):
+            dsum_x_times_x = zeros_like(sum_x_times_x)
+            for i in reversed(range(n)):
+                m_plus_i, div = loop_saved.pop()
+                # grad of: s = s + np.sum(x * x) / (m + i)
+                s = s_saved.pop()
+                ddiv = unbroadcast(ds, div)
+                dsum_x_times_x += ddiv / m_plus_i
+            # grad of: s = s + np.sum(x * x) / (m + i)
+            dx_times_x = unreduce(dsum_x_times_x, x_times_x)
+            del x_times_x
+            dx = dx_times_x * x + dx_times_x * x
+            return dx
+    """)
+
+
 # ---- optimize=False --------------------------------------------------------------------------
 
 
@@ -620,6 +763,11 @@ def test_optimize_false_skips_fold_and_dce():
             dx = dx_pow_2 * 2 * x ** (2 - 1)
             return dx
     """) + "\n"
+
+
+def test_optimize_false_skips_release():
+    assert "    del " in srcgrad.source(srcgrad.grad(logistic))
+    assert "del " not in srcgrad.source(srcgrad.grad(logistic, optimize=False))
 
 
 def test_optimize_false_skips_licm():

@@ -4,6 +4,10 @@ Requires: a parsed function. Guarantees: the body only contains constructs the l
 handle; anything else raises :class:`UnsupportedSyntaxError` pointing at the user's file and line.
 A construct that is not supported is never silently mis-differentiated.
 
+``del name`` (generated code releases values with it) changes no value, so it is removed here,
+after checking that no path reads a name after a ``del`` of it without assigning it first: such a
+read (a ``NameError`` in Python) is an error, never a read of the value the name had.
+
     with np.errstate(all="ignore"):     ->   UnsupportedSyntaxError: srcgrad does not support
         y = np.log(x)                           a `with` block here
                                                File "model.py", line 12
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import gast
 
+from ..astutil import loaded, stored
 from ..errors import UnsupportedSyntaxError
 
 # What each rejected construct is called in the error message.
@@ -30,7 +35,6 @@ UNSUPPORTED = {
     gast.AsyncFunctionDef: "a nested async function definition",
     gast.Global: "a `global` declaration",
     gast.Nonlocal: "a `nonlocal` declaration",
-    gast.Delete: "a `del` statement",
     gast.Import: "an import inside the function",
     gast.ImportFrom: "an import inside the function",
     gast.Yield: "`yield`",
@@ -47,10 +51,15 @@ UNSUPPORTED = {
 
 
 class CheckSupported(gast.NodeVisitor):
-    def __init__(self, location, inlined=False):
+    """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
+
+    def __init__(self, location, inlined=False, local_functions=None):
         self.location = location
         self.inlined = inlined  # a called function: may forward its own *args and **kwargs
         self.forwarded = set()
+        self.local_functions = {
+            name: found[0] for name, found in (local_functions or {}).items()
+        }
 
     def run(self, fn_node):
         args = fn_node.args
@@ -58,9 +67,12 @@ class CheckSupported(gast.NodeVisitor):
             raise self._error(args.kwarg, "`**kwargs` parameters")
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
-        body = fn_node.body
-        for stmt in body:
+        for stmt in fn_node.body:
             self.visit(stmt)
+        if any(isinstance(n, gast.Delete) for n in gast.walk(fn_node)):
+            ReadsAfterDel(self.location, fn_node, self.local_functions).run(fn_node.body)
+            fn_node.body = _without_del(fn_node.body)
+        body = fn_node.body
         if not _always_returns(body):
             raise self._error(
                 body[-1] if body else fn_node,
@@ -97,6 +109,16 @@ class CheckSupported(gast.NodeVisitor):
         self.generic_visit(node.value)
         for t in node.targets:
             self.generic_visit(t)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            for t in target.elts if isinstance(target, (gast.Tuple, gast.List)) else [target]:
+                if isinstance(t, gast.Subscript):
+                    raise self._error(node, "`del` of an indexed element (`del x[i]`)")
+                if isinstance(t, gast.Attribute):
+                    raise self._error(node, "`del` of an attribute (`del x.a`)")
+                if not isinstance(t, gast.Name):
+                    raise self._error(node, f"`del` of a {type(t).__name__}")
 
     def visit_Dict(self, node):
         for key in node.keys:
@@ -159,6 +181,179 @@ class CheckSupported(gast.NodeVisitor):
         if not self._forwarding(node.value):
             raise self._error(node, "a starred expression")
         self.visit(node.value)
+
+
+class ReadsAfterDel:
+    """Which names a ``del`` may have unbound at each point (forward data flow, joined over
+    branches, loops, ``break`` and ``continue``); reading one of them is an error."""
+
+    def __init__(self, location, fn_node, local_functions):
+        self.location = location
+        args = fn_node.args
+        params = args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+        self.locals = {a.id for a in params if a is not None} | stored(fn_node.body)
+        self.locals |= set(local_functions)
+        self.free = _free_names(local_functions)  # a call of a local function reads these
+        self.jumps = []  # per enclosing loop: (states at a break, states at a continue)
+
+    def run(self, body):
+        self.block(body, {})
+
+    def block(self, stmts, deleted):
+        """``deleted`` maps each name a ``del`` may have unbound to that ``del``; the result is
+        the map after the block, or None where the block never falls through."""
+        for s in stmts:
+            if deleted is None:
+                return None
+            deleted = self.stmt(s, deleted)
+        return deleted
+
+    def stmt(self, s, deleted):
+        if isinstance(s, gast.Delete):
+            deleted = dict(deleted)
+            for n in gast.walk(s):
+                if isinstance(n, gast.Name):
+                    if n.id not in self.locals:
+                        raise self._error(n, f"`del {n.id}` of a name the function does not "
+                                          f"assign")
+                    if n.id in deleted:
+                        raise self._error(
+                            n, f"`del {n.id}` here, but `del {n.id}` on line "
+                            f"{self._line(deleted[n.id])} may have deleted it already (Python "
+                            f"would raise NameError)"
+                        )
+                    deleted[n.id] = s
+            return deleted
+        if isinstance(s, gast.If):
+            self.reads(s.test, deleted)
+            return _join(self.block(s.body, dict(deleted)), self.block(s.orelse, dict(deleted)))
+        if isinstance(s, (gast.For, gast.While)):
+            return self.loop(s, deleted)
+        if isinstance(s, (gast.Break, gast.Continue)):
+            self.jumps[-1][isinstance(s, gast.Continue)].append(deleted)
+            return None
+        self.reads(s, deleted)
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+            self.check(s.target, deleted)
+        if isinstance(s, gast.Return):
+            return None
+        targets = getattr(s, "targets", None) or [getattr(s, "target", None)]
+        bound = {n.id for t in targets if t is not None for n in gast.walk(t)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        return {k: v for k, v in deleted.items() if k not in bound}
+
+    def loop(self, s, deleted):
+        is_for = isinstance(s, gast.For)
+        if is_for:
+            self.reads(s.iter, deleted)
+        rebound = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)} if is_for else ()
+        entry = deleted
+        while True:
+            self.jumps.append(([], []))
+            if not is_for:
+                self.reads(s.test, entry)
+            end = self.block(s.body, {k: v for k, v in entry.items() if k not in rebound})
+            breaks, continues = self.jumps.pop()
+            again = _join(entry, end, *continues)
+            if again.keys() == entry.keys():
+                break
+            entry = again
+        endless = not is_for and isinstance(s.test, gast.Constant) and bool(s.test.value)
+        return _join(*breaks) if endless else _join(entry, *breaks)
+
+    def reads(self, node, deleted):
+        for n in _free_loads(node):
+            self.check(n, deleted)
+            for name in self.free.get(n.id, ()):
+                if name in deleted:
+                    raise self._error(
+                        n, f"`{n.id}` reads `{name}`, but `del {name}` on line "
+                        f"{self._line(deleted[name])} may have deleted it (Python would raise "
+                        f"NameError)"
+                    )
+
+    def check(self, node, deleted):
+        if node.id in deleted:
+            raise self._error(
+                node, f"`{node.id}` is read here, but `del {node.id}` on line "
+                f"{self._line(deleted[node.id])} may have deleted it (Python would raise "
+                f"NameError)"
+            )
+
+    def _line(self, node):
+        return self.location.of(node)[1]
+
+    def _error(self, node, message):
+        return self.location.error(UnsupportedSyntaxError, node, message)
+
+
+def _join(*states):
+    """The names unbound on some path into a point reached from ``states`` (None: no path)."""
+    live = [s for s in states if s is not None]
+    if not live:
+        return None
+    out = {}
+    for s in live:
+        out.update(s)
+    return out
+
+
+def _free_loads(node, bound=frozenset()):
+    """The ``Name`` loads in ``node`` of the function's own variables: a comprehension's loop
+    variables are its own."""
+    if isinstance(node, gast.Name):
+        if isinstance(node.ctx, gast.Load) and node.id not in bound:
+            yield node
+        return
+    if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+        inner = bound | {n.id for g in node.generators for n in gast.walk(g.target)
+                         if isinstance(n, gast.Name)}
+        for i, g in enumerate(node.generators):
+            yield from _free_loads(g.iter, bound if i == 0 else inner)
+            for test in g.ifs:
+                yield from _free_loads(test, inner)
+        for part in ("elt", "key", "value"):
+            if hasattr(node, part):
+                yield from _free_loads(getattr(node, part), inner)
+        return
+    for child in gast.iter_child_nodes(node):
+        yield from _free_loads(child, bound)
+
+
+def _free_names(local_functions):
+    """local function -> the enclosing function's names it reads, through the local functions
+    it calls too."""
+    own = {}
+    for name, fn in local_functions.items():
+        args = fn.args
+        params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+                  + [args.vararg, args.kwarg] if a is not None}
+        own[name] = loaded(fn.body) - params - stored(fn.body)
+    free = {name: set(names) for name, names in own.items()}
+    changed = True
+    while changed:
+        changed = False
+        for names in free.values():
+            more = set().union(*(free[c] for c in names if c in free)) - names
+            if more:
+                names |= more
+                changed = True
+    return free
+
+
+def _without_del(stmts):
+    """``stmts`` with every ``del`` statement removed (a block left empty gets ``pass``)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Delete):
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                kept = _without_del(inner)
+                setattr(s, field, kept or ([gast.Pass()] if field == "body" else []))
+        out.append(s)
+    return out
 
 
 def _always_returns(stmts):

@@ -54,6 +54,8 @@ defrule(
     kind="linear",
 )
 linear(runtime.copy_array, "a", vjp="dy", jvp="da")
+# `copy_grad(g)` copies a gradient before it is returned; so is its tangent (hvp returns it).
+linear(runtime.copy_grad, "g", vjp="dy", jvp="copy_grad(dg)")
 # `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed.
 linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
 

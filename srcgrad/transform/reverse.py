@@ -46,8 +46,11 @@ _MARKER = "__srcgrad_marker__"
 # Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
 SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands"}
 
-# Helpers whose result is always a new array.
+# Helpers whose result is always a new array no other name holds.
 FRESH = (runtime.zeros_like, runtime.getitem_grad, runtime.unreduce, runtime.mean_grad)
+# Of those, the ones that return a read-only broadcast view: `zero_item` and `add_at` copy it
+# before their first update, and `+=` never updates it.
+READ_ONLY = (runtime.unreduce, runtime.mean_grad)
 
 
 def name(id_):
@@ -131,6 +134,7 @@ class ReverseAD:
         self.none_init = []
         self.depth = 0
         self.owned = set()  # adjoints holding an array made here: safe to update in place
+        self.read_only = set()  # of those, adjoints that may hold a read-only view: no `+=`
         # adjoints made by zeros_like and since updated only element by element, where
         # `dx[i] += g` is safe even for a list (no element is shared with another adjoint)
         self.zeroed = set()
@@ -242,6 +246,7 @@ class ReverseAD:
         elif (
             self.optimize
             and var in self.owned
+            and var not in self.read_only
             and isinstance(current, gast.Name)
             and current.id == target
         ):
@@ -259,6 +264,11 @@ class ReverseAD:
             self.owned.add(var)
         else:
             self.owned.discard(var)
+        if self._fresh(value, READ_ONLY):
+            self.read_only.add(var)
+        elif fresh and not self.in_compound:
+            # (inside a branch or loop, another path may still hold the view: stays may-be)
+            self.read_only.discard(var)
 
     def _shared(self, adjoint_name):
         """``adjoint_name`` is now also held by another name: its buffer is no longer private."""
@@ -267,13 +277,14 @@ class ReverseAD:
                 self.owned.discard(v)
                 self.zeroed.discard(v)
 
-    def _fresh(self, expr):
-        """Whether ``expr`` is a new array, never one the caller or another adjoint holds."""
+    def _fresh(self, expr, helpers=FRESH):
+        """Whether ``expr`` is a new array, never one the caller or another adjoint holds
+        (made by one of ``helpers``, or by arithmetic when those are ``FRESH``)."""
         if isinstance(expr, (gast.BinOp, gast.UnaryOp)):
-            return True
+            return helpers is FRESH
         if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
             return any(
-                expr.func.id == self.ctx.global_name(fn, fn.__name__) for fn in FRESH
+                expr.func.id == self.ctx.global_name(fn, fn.__name__) for fn in helpers
             )
         return False
 

@@ -19,6 +19,7 @@ def ddecay(k, x0):
         dx = unbroadcast(dx, x)
         dc_times_k += unbroadcast(dc_times_k_times_x * x, k)
         dx = dx + unbroadcast(dc_times_k_times_x * c_times_k, x)
+    del x, c_times_k, dx
     # grad of: x = x - 0.01 * k * x
     dk = dc_times_k * 0.01
     return dk

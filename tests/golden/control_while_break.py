@@ -30,6 +30,7 @@ def dgolden_while_break(x):
         dx += unbroadcast(dx_div_y / y, x)
         dy = dy + unbroadcast(-dx_div_y * x_div_y / y, y)
         x_div_y = x_div_y_saved.pop()
+    del x_div_y
     # grad of: y = x
     dx += dy
     return dx

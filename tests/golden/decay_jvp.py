@@ -12,6 +12,7 @@ def decay_jvp(k, x0, tangent):
         dc_times_k_times_x = dc_times_k * x + c_times_k * dx
         dx = dx - dc_times_k_times_x
         x = x - c_times_k_times_x
+    del c_times_k, dc_times_k
     x_times_x = x * x
     # tangent of: return x * x
     dx_times_x = dx * x + x * dx

@@ -7,8 +7,11 @@ def dgolden_helper(x, w):
     # grad of: return np.sum(scaled(x * w, b=0.25))
     dscaled_x_times_w = unreduce(1.0, shape_like(w, x))
     db_times_x_2 = dscaled_x_times_w * x_2
+    del x_2
     dx_2 = dscaled_x_times_w * b_times_x_2
+    del b_times_x_2
     dx_2 += db_times_x_2 * b
+    del db_times_x_2
     dx_2 += dscaled_x_times_w * a
     dx = unbroadcast(dx_2 * w, x)
     return dx
