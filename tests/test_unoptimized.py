@@ -3,8 +3,8 @@
 Every gradient case of the straight-line, control-flow and language suites runs through both
 paths; the optimized one is checked against central differences in those suites, so agreement
 here checks the unoptimized path just as tightly. Without optimization there is no constant
-folding, dead-code elimination, loop-invariant hoisting, shape-based ``unbroadcast`` elision,
-in-place accumulation or early ``del``.
+folding, dead-code elimination, loop-invariant hoisting, common-subexpression elimination,
+shape-based ``unbroadcast`` elision, in-place accumulation or early ``del``.
 """
 
 import numpy as np
