@@ -8,9 +8,19 @@ import gast
 
 
 def _nodes(tree):
-    trees = tree if isinstance(tree, list) else [tree]
-    for t in trees:
-        yield from gast.walk(t)
+    """Every node of ``tree`` (a node or a list of them), in no particular order: a plain stack
+    walk, a few times faster than ``gast.walk`` on the large trees of generated code."""
+    stack = list(tree) if isinstance(tree, list) else [tree]
+    AST = gast.AST
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST):
+                stack.append(value)
 
 
 def _names(tree, ctx):
@@ -43,3 +53,20 @@ def index_value(node):
     if isinstance(node, gast.Tuple):
         return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
     return node
+
+
+def clone(node):
+    """A copy of an AST (a node, a list of nodes, or a leaf value), several times faster than
+    ``copy.deepcopy``: nodes and lists are new, leaf values (names, numbers) are shared."""
+    if isinstance(node, list):
+        return [clone(n) for n in node]
+    if not isinstance(node, gast.AST):
+        return node
+    new = type(node).__new__(type(node))
+    for field in node._fields:
+        setattr(new, field, clone(getattr(node, field, None)))
+    for attr in node._attributes:
+        if hasattr(node, attr):
+            setattr(new, attr, getattr(node, attr))
+    return new
+

@@ -7,7 +7,6 @@ sentinel prefix) and becomes ``# text`` after ``ast.unparse``.
 from __future__ import annotations
 
 import ast
-import copy
 import re
 
 import gast
@@ -40,7 +39,7 @@ def _fill_empty_blocks(node):
                 n.orelse = [s for s in n.orelse if not is_comment(s)]
 
 
-class _SignedConstants(gast.NodeTransformer):
+class _SignedConstants(ast.NodeTransformer):
     """``-0.7`` as a unary minus on ``0.7``, which ``ast.unparse`` parenthesizes where precedence
     needs it: a negative constant as the base of ``**`` would print as ``-0.7 ** x``, which Python
     reads as ``-(0.7 ** x)``."""
@@ -48,14 +47,14 @@ class _SignedConstants(gast.NodeTransformer):
     def visit_Constant(self, node):
         value = node.value
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            return gast.UnaryOp(gast.USub(), gast.Constant(-value, None))
+            return ast.UnaryOp(ast.USub(), ast.Constant(-value))
         return node
 
 
 def unparse(node):
     _fill_empty_blocks(node)
-    node = _SignedConstants().visit(copy.deepcopy(node))  # the passes keep their own tree
-    tree = gast.gast_to_ast(node)
+    tree = gast.gast_to_ast(node)  # a new tree: the passes keep theirs
+    tree = _SignedConstants().visit(tree)
     ast.fix_missing_locations(tree)
     text = ast.unparse(tree)
     lines = []

@@ -13,11 +13,9 @@ adjoint blocks later quote the line they differentiate.
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
-from ..astutil import index_value
+from ..astutil import clone, index_value
 
 
 def in_place_helpers(ctx):
@@ -418,7 +416,7 @@ def _fall_through(block, stmts):
 
 
 def _copy(stmts):
-    return copy.deepcopy(stmts)
+    return clone(stmts)
 
 
 def _assign(name, value):

@@ -20,11 +20,9 @@ Requires: a function accepted by ``CheckSupported``. Guarantees:
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
-from ..astutil import stored
+from ..astutil import clone, stored
 
 
 def _name(id_, ctx=None):
@@ -96,7 +94,7 @@ class DesugarControl:
                     renames[n.id] = self.namer.fresh(n.id)
                     self.locals.add(renames[n.id])
         rename = _RenameNames(renames)
-        elt = rename.visit(copy.deepcopy(comp.elt))
+        elt = rename.visit(clone(comp.elt))
         if as_sum:
             total = gast.BinOp(_name(result), gast.Add(), elt)
             inner = [_assign(result, total)]
@@ -107,9 +105,9 @@ class DesugarControl:
             init = _assign(result, gast.List([], gast.Load()))
         for i, gen in reversed(list(enumerate(comp.generators))):
             for cond in reversed(gen.ifs):
-                inner = [gast.If(rename.visit(copy.deepcopy(cond)), inner, [])]
-            it = gen.iter if i == 0 else rename.visit(copy.deepcopy(gen.iter))
-            target = rename.visit(copy.deepcopy(gen.target))
+                inner = [gast.If(rename.visit(clone(cond)), inner, [])]
+            it = gen.iter if i == 0 else rename.visit(clone(gen.iter))
+            target = rename.visit(clone(gen.target))
             _set_store(target)
             inner = [gast.For(target, it, inner, [], None)]
         stmts = _located([init] + inner, comp)
@@ -276,7 +274,7 @@ class DesugarControl:
     def _append(block, rest):
         if block and isinstance(block[-1], (gast.Return, gast.Break, gast.Continue)):
             return block
-        return list(block) + copy.deepcopy(rest)
+        return list(block) + clone(rest)
 
     def _drop_continue(self, stmts):
         if stmts and isinstance(stmts[-1], gast.Continue):

@@ -22,14 +22,13 @@ differentiated through the callee's own generated vjp (see ``rules/derived.py``)
 
 from __future__ import annotations
 
-import copy
 import inspect
 
 import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import store_counts
+from ..astutil import clone, store_counts
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
@@ -181,7 +180,7 @@ class _Forward(gast.NodeTransformer):
         for a in node.args:
             value = getattr(a, "value", None)
             if isinstance(a, gast.Starred) and isinstance(value, gast.Name):
-                args.extend(copy.deepcopy(self.packed[value.id].elts))
+                args.extend(clone(self.packed[value.id].elts))
             else:
                 args.append(a)
         keywords = []
@@ -189,7 +188,7 @@ class _Forward(gast.NodeTransformer):
             if k.arg is None and isinstance(k.value, gast.Name):
                 packed = self.packed[k.value.id]
                 for key, v in zip(packed.keys, packed.values):
-                    keywords.append(gast.keyword(key.value, copy.deepcopy(v)))
+                    keywords.append(gast.keyword(key.value, clone(v)))
             else:
                 keywords.append(k)
         node.args, node.keywords = args, keywords
@@ -228,9 +227,8 @@ def _call_error(location, call, what):
 
 
 def _copy(node):
-    import copy
 
-    return copy.deepcopy(node)
+    return clone(node)
 
 
 def _assign(name, value):

@@ -53,8 +53,11 @@ class ReleaseDead:
         keep = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         keep |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
         keep |= loaded(ret)
-        keep |= _scalars(fn_node) | _stacks(fn_node) | self._outputs(fn_node) | self.one_element
-        keep |= self._argument_parts(fn_node, keep) | self._views(fn_node)
+        nodes = list(gast.walk(fn_node))  # every later query scans this list, not the tree
+        assignments = list(_assignments(nodes))
+        keep |= _scalars(assignments) | _stacks(nodes, assignments) | self._outputs(nodes)
+        keep |= self.one_element
+        keep |= self._argument_parts(assignments, keep) | self._views(assignments)
 
         first_bound, last_read = {}, {}
         for k, stmt in enumerate(body):
@@ -78,10 +81,10 @@ class ReleaseDead:
         fn_node.body = out + [ret]
         return fn_node
 
-    def _outputs(self, fn_node):
+    def _outputs(self, nodes):
         """An output ``unit_seed`` checked, and the seed: they have one element."""
         out = set()
-        for n in gast.walk(fn_node):
+        for n in nodes:
             if (
                 isinstance(n, gast.Assign)
                 and isinstance(n.targets[0], gast.Name)
@@ -93,11 +96,10 @@ class ReleaseDead:
                 out |= {a.id for a in n.value.args[:1] if isinstance(a, gast.Name)}
         return out
 
-    def _argument_parts(self, fn_node, params):
+    def _argument_parts(self, assignments, params):
         """Names that only ever hold an argument or a part or view of one (``W = params[0]``,
         ``dx = check_tangent(tangent, x)``): the caller keeps that memory alive anyway."""
         passes_on = (runtime.check_tangent, runtime.check_seed)
-        assignments = list(_assignments(fn_node))
         parts = {var for var, _ in assignments}
 
         def part(node):
@@ -116,11 +118,11 @@ class ReleaseDead:
                 return parts
             parts -= bad
 
-    def _views(self, fn_node):
+    def _views(self, assignments):
         """Names only ever assigned the broadcast views ``unreduce`` and ``mean_grad`` give."""
         views = (runtime.unreduce, runtime.mean_grad)
         assigned = {}
-        for var, value in _assignments(fn_node):
+        for var, value in assignments:
             view = (
                 isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
                 and any(self._resolve(value.func.id) is f for f in views)
@@ -161,10 +163,10 @@ def _binds(stmt):
     return []
 
 
-def _assignments(fn_node):
-    """(target name, value) for every assignment in the function; a loop target's value is None
+def _assignments(nodes):
+    """(target name, value) for every assignment among ``nodes``; a loop target's value is None
     for a loop over ``range``, its iterable otherwise."""
-    for n in gast.walk(fn_node):
+    for n in nodes:
         if isinstance(n, gast.Assign):
             for t in n.targets:
                 for m in gast.walk(t):
@@ -206,9 +208,8 @@ def _over_range(node):
     return False
 
 
-def _scalars(fn_node):
+def _scalars(assignments):
     """Local names that surely hold a number, a shape or a dtype: every assignment is one."""
-    assignments = list(_assignments(fn_node))
     candidates = {var for var, _ in assignments}
     while True:
         bad = {var for var, value in assignments
@@ -240,14 +241,14 @@ def _scalar(node, scalars):
     return False
 
 
-def _stacks(fn_node):
+def _stacks(nodes, assignments):
     """The save stacks of loops: assigned ``[]``, used only through ``.append`` and ``.pop``."""
     assigned = {}
-    for var, value in _assignments(fn_node):
+    for var, value in assignments:
         empty = isinstance(value, gast.List) and not value.elts
         assigned[var] = assigned.get(var, True) and empty
     methods = set()
-    for n in gast.walk(fn_node):
+    for n in nodes:
         if (
             isinstance(n, gast.Attribute)
             and isinstance(n.value, gast.Name)
@@ -255,7 +256,7 @@ def _stacks(fn_node):
         ):
             methods.add(id(n.value))
     other_reads = {
-        n.id for n in gast.walk(fn_node)
+        n.id for n in nodes
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in methods
     }
     return {var for var, empty in assigned.items() if empty and var not in other_reads}

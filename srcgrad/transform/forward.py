@@ -22,11 +22,11 @@ An output that does not depend on ``wrt`` has the tangent ``zeros_like(output)``
 from __future__ import annotations
 
 import builtins
-import copy
 
 import gast
 
 from .. import runtime
+from ..astutil import clone
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
@@ -201,7 +201,7 @@ class ForwardAD:
             return self._set(target, self._tangent_or_zeros(op.args["x"]), [])
         if op.kind == "dict":
             values = [self._tangent_or_zeros(e) for e in op.args.values()]
-            keys = [copy.deepcopy(k) for k in op.node.keys]
+            keys = [clone(k) for k in op.node.keys]
             return self._set(target, gast.Dict(keys, values), [])
         if op.kind == "tuple":
             elts = [self._tangent_or_zeros(e) for e in op.args.values()]

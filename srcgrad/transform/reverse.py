@@ -29,7 +29,6 @@ that variable (to-be-recorded analysis); everything else is neither copied nor s
 from __future__ import annotations
 
 import builtins
-import copy
 import itertools
 import operator
 
@@ -37,7 +36,7 @@ import gast
 
 from .. import runtime
 from ..analysis.shapes import BroadcastShapes
-from ..astutil import loaded, store_counts, stored
+from ..astutil import clone, loaded, store_counts, stored
 from ..emit.unparse import comment
 from .templates import instantiate
 
@@ -498,7 +497,7 @@ class ReverseAD:
                 for key, element in op.args.items():
                     if isinstance(element, gast.Name) and element.id in self.active:
                         index = (
-                            copy.deepcopy(op.node.keys[int(key)]) if op.kind == "dict"
+                            clone(op.node.keys[int(key)]) if op.kind == "dict"
                             else gast.Constant(int(key), None)
                         )
                         part = self._call(runtime.elem, dt, index, name(element.id))
@@ -561,7 +560,7 @@ class ReverseAD:
         index = op.args["index"]
         if x.id in self.zeroed and self._integer_index(index):
             # a zeros_like buffer and an integer index: a plain in-place add
-            item = gast.Subscript(acc, copy.deepcopy(index), gast.Store())
+            item = gast.Subscript(acc, clone(index), gast.Store())
             self.stmts.append(gast.AugAssign(item, gast.Add(), dt))
             return True
         call = self._call(runtime.add_at, acc, index, dt)
@@ -929,7 +928,7 @@ class ReverseAD:
                         call = self._call(runtime.list_append, name(var), gast.Call(stack, [], []))
                         out.append(assign(var, call))
                     elif kind in ("save_item", "restore_item"):
-                        index = copy.deepcopy(self.item_index[args[2]])
+                        index = clone(self.item_index[args[2]])
                         if kind == "save_item":
                             saved = self._call(runtime.copy_item, name(var), index)
                             push = gast.Attribute(name(stacks[var]), "append", gast.Load())

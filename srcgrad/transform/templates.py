@@ -13,12 +13,12 @@ are dropped, so ``unreduce(dy, x, axis=None, keepdims=False)`` reads ``unreduce(
 
 from __future__ import annotations
 
-import copy
 import inspect
 
 import gast
 
 from .. import rules
+from ..astutil import clone
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 
@@ -31,9 +31,9 @@ def instantiate(template, env, ctx, outputs=None):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 locals_.add(node.id)
     subst = _Substitute(template, env, ctx, {n: ctx.namer.fresh(n) for n in locals_})
-    prelude = [subst.visit(copy.deepcopy(s)) for s in template.prelude]
+    prelude = [subst.visit(clone(s)) for s in template.prelude]
     wanted = template.outputs if outputs is None else outputs
-    exprs = {k: subst.visit(copy.deepcopy(template.outputs[k])) for k in wanted}
+    exprs = {k: subst.visit(clone(template.outputs[k])) for k in wanted}
     return prelude, exprs
 
 
@@ -49,7 +49,7 @@ class _Substitute(gast.NodeTransformer):
         if node.id in self.renamed:
             return gast.Name(self.renamed[node.id], node.ctx, None, None)
         if node.id in self.env:
-            return copy.deepcopy(self.env[node.id])
+            return clone(self.env[node.id])
         obj = self.template.namespace.lookup(node.id)
         if obj is MISSING:
             raise SrcgradError(f"internal error: a rule template uses the unknown name {node.id!r}")
