@@ -149,7 +149,7 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
                 if not proxies.replaced:
                     break
                 node = DeadCode(ctx).run(node)
-            node = stage("proxy", node)
+            node = stage("proxy", proxies.keep_shapes(node))
     node = stage("owned", OwnedGradients(ctx, mode).run(node))
     if options.optimize:
         known = (reverse.shape_sets, reverse.adj_names) if mode not in FORWARD_MODES else ()

@@ -8,6 +8,8 @@ the same shape.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .errors import NonScalarOutputError, SeedShapeError, TangentShapeError
@@ -667,7 +669,7 @@ def _axes(axis, ndim):
 
 
 def _count(shape, axis):
-    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+    return math.prod(shape[a] for a in _axes(axis, len(shape)))
 
 
 def mT(x):
@@ -740,8 +742,13 @@ def chooser_grad(dy, a, y, axis=None, keepdims=False):
     chosen = a == yk
     if np.isnan(yk).any():
         chosen |= np.isnan(a) & np.isnan(yk)  # a NaN maximum chose the NaNs
+    dyk = _expand(dy, ndim, axis, keepdims)
+    # Every reduced slice holds its own maximum, so one chosen element per slice in all means
+    # no ties anywhere: nothing to split (a whole-array count is much cheaper than per slice).
+    if np.count_nonzero(chosen) * _count(np.shape(a), axis) == chosen.size:
+        return dyk * chosen
     count = np.sum(chosen, axis=axis, keepdims=True)
-    return _expand(dy, ndim, axis, keepdims) * chosen / np.maximum(count, 1)
+    return dyk * chosen / np.maximum(count, 1)
 
 
 def ptp_grad(dy, a, axis=None, keepdims=False):

@@ -190,7 +190,7 @@ def test_a_view_is_never_updated_in_place():
     # dy starts as the view of `np.sum(y)`: later contributions make a new array, never `+=`
     for f, args in ((two_sums, ()), (loop_then_sum, (3,))):
         text = source(grad(f))
-        assert "    dy = unreduce(dsum_y, y)\n" in text
+        assert "    dy = unreduce(dsum_y, " in text
         assert "dy = dy + " in text and "dy +=" not in text
         check_grad(f, (np.array([0.5, -1.0, 2.0]), *args))
 

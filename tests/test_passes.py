@@ -702,7 +702,8 @@ def scalars_and_loops(x, n):
 
 
 def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
-    # m, i, s, the sum and its adjoint, and the stacks hold nothing worth a `del`
+    # m, i, s, the sum and its adjoint, and the stacks hold nothing worth a `del`; x * x is
+    # released before the loop, its shape taken from x
     before, after = around(scalars_and_loops, "release")
     assert "del" not in before
     assert after == code("""
@@ -713,28 +714,57 @@ def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
             s = 0.0
             x_times_x = x * x
             sum_x_times_x = np.sum(x_times_x)
+            del x_times_x
             for i in range(n):
                 m_plus_i = m + i
                 div = sum_x_times_x / m_plus_i
                 s_saved.append(s)
                 s = s + div
-                loop_saved.append((m_plus_i, div))
+                loop_saved.append(m_plus_i)
             # grad of: return s
             ds = unit_seed(s)
             # grad of: for i in range(n):
             dsum_x_times_x = zeros_like(sum_x_times_x)
             for i in reversed(range(n)):
-                m_plus_i, div = loop_saved.pop()
+                m_plus_i = loop_saved.pop()
                 # grad of: s = s + np.sum(x * x) / (m + i)
                 s = s_saved.pop()
-                ddiv = unbroadcast(ds, div)
+                ddiv = unbroadcast(ds, 0.0)
                 dsum_x_times_x += ddiv / m_plus_i
             # grad of: s = s + np.sum(x * x) / (m + i)
-            dx_times_x = unreduce(dsum_x_times_x, x_times_x)
-            del x_times_x
+            dx_times_x = unreduce(dsum_x_times_x, x)
             dx = dx_times_x * x + dx_times_x * x
             return dx
     """)
+
+
+def affine_loss(W, b, x):
+    z = x @ W + b
+    return np.sum(np.tanh(z))
+
+
+def test_proxy_keeps_only_the_shape_of_a_product_read_for_its_shape():
+    # x @ W is read for its value once, early, and for its shape at the end of the sweep: a
+    # zero-memory view of its shape is taken where it is computed, so it can be released early
+    before, after = around(affine_loss, "proxy", wrt=("W", "b"))
+    assert "    dx_matmul_W = unbroadcast(dz, x_matmul_W)\n" in before
+    assert after == code("""
+        def daffine_loss(W, b, x):
+            x_matmul_W = x @ W
+            x_matmul_W_shape = shape_like(x_matmul_W)
+            z = x_matmul_W + b
+            tanh_z = np.tanh(z)
+            # grad of: return np.sum(np.tanh(z))
+            dtanh_z = unreduce(1.0, tanh_z)
+            dz = dtanh_z * (1 - tanh_z * tanh_z)
+            # grad of: z = x @ W + b
+            dx_matmul_W = unbroadcast(dz, x_matmul_W_shape)
+            db = unbroadcast(dz, b)
+            dW = matmul_vjp_right(dx_matmul_W, x, W)
+            return (dW, db)
+    """)
+    released = stages(affine_loss, ("W", "b"))["release"]
+    assert "    z = x_matmul_W + b\n    del x_matmul_W\n" in released
 
 
 # ---- optimize=False --------------------------------------------------------------------------

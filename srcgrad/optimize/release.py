@@ -120,7 +120,7 @@ class ReleaseDead:
 
     def _views(self, assignments):
         """Names only ever assigned the broadcast views ``unreduce`` and ``mean_grad`` give."""
-        views = (runtime.unreduce, runtime.mean_grad)
+        views = (runtime.unreduce, runtime.mean_grad, runtime.shape_like)
         assigned = {}
         for var, value in assignments:
             view = (

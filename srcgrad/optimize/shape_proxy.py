@@ -10,6 +10,16 @@ memory -- so the variable, and whatever only fed it, becomes dead code for ``Dea
     l = np.logaddexp(0.0, z)                   # (removed by dead-code elimination)
     t = l - y * z                              # (removed)
     dt = mean_grad(1.0, t)            ->       dt = mean_grad(1.0, shape_like(y, z))
+
+A value whose shape is not such a broadcast (a matrix product, say) but which the sweep reads
+only for its shape after its last other read gets its shape view taken once, where it is
+computed (``keep_shapes``), so the value itself can be released early:
+
+    a = X @ W                                  a = X @ W
+    b = a + c                        ->        a_shape = shape_like(a)
+    ...                                        b = a + c
+    da = unbroadcast(db, a)                    ...
+                                               da = unbroadcast(db, a_shape)
 """
 
 from __future__ import annotations
@@ -68,9 +78,78 @@ class ShapeProxies:
                 self.replaced += 1
         return fn_node
 
+    def keep_shapes(self, fn_node):
+        """``v_shape = shape_like(v)`` after ``v``'s assignment, for a top-level ``v`` whose
+        last reads are shape references; those references then read ``v_shape``."""
+        args = fn_node.args
+        params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        counts = store_counts(fn_node)
+        helpers = {
+            self.ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
+        }
+        helpers[self.ctx.global_name(runtime.shape_like, "shape_like")] = range(64)
+        body = fn_node.body
+        defined, shape_at, other_at, refs = {}, {}, {}, {}
+        for k, stmt in enumerate(body):
+            if (
+                isinstance(stmt, gast.Assign)
+                and isinstance(stmt.targets[0], gast.Name)
+                and counts[stmt.targets[0].id] == 1
+            ):
+                defined[stmt.targets[0].id] = k
+            as_shape = set()
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+                    positions = helpers.get(node.func.id, ())
+                    for i, a in enumerate(node.args):
+                        if i in positions and isinstance(a, gast.Name):
+                            as_shape.add(id(a))
+                            shape_at[a.id] = k
+                            refs.setdefault(a.id, []).append((node, i))
+            for node in gast.walk(stmt):
+                if (
+                    isinstance(node, gast.Name)
+                    and isinstance(node.ctx, gast.Load)
+                    and id(node) not in as_shape
+                ):
+                    other_at[node.id] = k
+        inserts = {}
+        for var in shape_at:
+            if var in params or var in self.fixed or var not in defined:
+                continue
+            if not isinstance(body[defined[var]].value, (gast.BinOp, gast.UnaryOp, gast.Call)):
+                continue  # an element or a view of another value: releasing it frees nothing
+            if shape_at[var] <= other_at.get(var, defined[var]) + 1:
+                continue  # alive until (nearly) its shape reads anyway
+            members = self.shape_sets.get(var)
+            if members is not None and members <= params:
+                # the shape of arguments, which live on anyway: no view to keep
+                for call, i in refs[var]:
+                    call.args[i] = self._proxy(members)
+                continue
+            proxy = self.ctx.namer.fresh(var + "_shape")
+            for call, i in refs[var]:
+                call.args[i] = gast.Name(proxy, gast.Load(), None, None)
+            helper = gast.Name(
+                self.ctx.global_name(runtime.shape_like, "shape_like"), gast.Load(), None, None
+            )
+            view = gast.Call(helper, [gast.Name(var, gast.Load(), None, None)], [])
+            inserts.setdefault(defined[var], []).append(
+                gast.Assign([gast.Name(proxy, gast.Store(), None, None)], view, None)
+            )
+        if inserts:
+            out = []
+            for k, stmt in enumerate(body):
+                out.append(stmt)
+                out.extend(inserts.get(k, []))
+            fn_node.body = out
+        return fn_node
+
     def _proxy(self, members):
         if not members:
             return gast.Constant(0.0, None)
+        if len(members) == 1:
+            return gast.Name(next(iter(members)), gast.Load(), None, None)
         helper = gast.Name(
             self.ctx.global_name(runtime.shape_like, "shape_like"), gast.Load(), None, None
         )

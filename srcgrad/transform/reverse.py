@@ -645,8 +645,10 @@ class ReverseAD:
             contrib = exprs[p]
             var = op.args[p].id
             if rule.broadcast and self._may_broadcast(op, p, stmt):
-                reference = self.shape_refs.get(id(stmt), {}).get(p, var)
-                contrib = self._call(runtime.unbroadcast, contrib, name(reference))
+                reference = name(self.shape_refs.get(id(stmt), {}).get(p, var))
+                if self.shapes.get(id(stmt), ({}, None))[0].get(p) == frozenset():
+                    reference = gast.Constant(0.0, None)  # a number: any number's shape
+                contrib = self._call(runtime.unbroadcast, contrib, reference)
             contribs[var] = contrib if var not in contribs else gast.BinOp(
                 contribs[var], gast.Add(), contrib
             )
