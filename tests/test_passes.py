@@ -414,27 +414,26 @@ def overwrites_in_loop(x, n):
 
 
 def test_reverse_saves_only_overwritten_values_the_adjoint_reads():
-    # `b` (read by the adjoint of sin, saved once per iteration with the loop's other
-    # temporaries) and `x` (overwritten, read by the seed) are saved; `a` is not.
+    # `b` (read by the adjoint of sin) and the old `x` (overwritten, read by the seed) are
+    # saved, together, one tuple per iteration; `a` is not.
     _, after = around(overwrites_in_loop, "reverse")
     assert after == code("""
         def doverwrites_in_loop(x, n):
-            x_saved = []
             loop_saved = []
             for _ in range(n):
                 a = x + 1.0
                 b = 3.0 * a
-                x_saved.append(x)
+                x_old = x
                 x = np.sin(b)
-                loop_saved.append(b)
+                loop_saved.append((b, x_old))
             # grad of: return x
             dx = unit_seed(x)
             # grad of: for _ in range(n):
             for _ in reversed(range(n)):
-                b = loop_saved.pop()
+                b, x_old = loop_saved.pop()
                 # grad of: x = np.sin(b)
                 db = dx * np.cos(b)
-                x = x_saved.pop()
+                x = x_old
                 # grad of: b = 3.0 * a
                 da = db * 3.0
                 # grad of: a = x + 1.0
@@ -520,22 +519,21 @@ def test_reverse_adds_into_an_element_for_an_item_read_in_a_loop():
     """)
     assert after == code("""
         def dgathers(x, n):
-            s_saved = []
             loop_saved = []
             s = 0.0
             for i in range(n):
                 x_item = x[i]
-                s_saved.append(s)
+                s_old = s
                 s = s + x_item
-                loop_saved.append(x_item)
+                loop_saved.append((x_item, s_old))
             # grad of: return s
             ds = unit_seed(s)
             # grad of: for i in range(n):
             dx = zeros_like(x)
             for i in reversed(range(n)):
-                x_item = loop_saved.pop()
+                x_item, s_old = loop_saved.pop()
                 # grad of: s = s + x[i]
-                s = s_saved.pop()
+                s = s_old
                 dx_item = unbroadcast(ds, x_item)
                 ds = unbroadcast(ds, s)
                 dx[i] += dx_item
@@ -708,7 +706,6 @@ def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
     assert "del" not in before
     assert after == code("""
         def dscalars_and_loops(x, n):
-            s_saved = []
             loop_saved = []
             m = len(x)
             s = 0.0
@@ -718,17 +715,17 @@ def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
             for i in range(n):
                 m_plus_i = m + i
                 div = sum_x_times_x / m_plus_i
-                s_saved.append(s)
+                s_old = s
                 s = s + div
-                loop_saved.append(m_plus_i)
+                loop_saved.append((m_plus_i, s_old))
             # grad of: return s
             ds = unit_seed(s)
             # grad of: for i in range(n):
             dsum_x_times_x = zeros_like(sum_x_times_x)
             for i in reversed(range(n)):
-                m_plus_i = loop_saved.pop()
+                m_plus_i, s_old = loop_saved.pop()
                 # grad of: s = s + np.sum(x * x) / (m + i)
-                s = s_saved.pop()
+                s = s_old
                 ddiv = unbroadcast(ds, 0.0)
                 dsum_x_times_x += ddiv / m_plus_i
             # grad of: s = s + np.sum(x * x) / (m + i)
@@ -807,7 +804,7 @@ def test_optimize_false_skips_licm():
     plain = srcgrad.source(srcgrad.grad(decay, optimize=False))
     assert hoisted not in plain
     assert in_loop in plain
-    assert "        loop_saved.append((c_times_k, c_times_k_times_x))\n" in plain
+    assert "        loop_saved.append((c_times_k, c_times_k_times_x, x_old))\n" in plain
 
 
 # ---- every pass states what it requires and guarantees (STYLE.md, habit 1) -------------------

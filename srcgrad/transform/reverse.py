@@ -13,7 +13,10 @@ Control flow keeps its shape. An ``if`` is replayed from its (saved) condition; 
 counts its trips and the adjoint loop runs that many times. A variable that is overwritten inside
 control flow has its old value pushed on a plain list (``x_saved``) before the overwrite and
 popped back after the adjoint of that statement, but only when the adjoint sweep actually reads
-that variable (to-be-recorded analysis); everything else is neither copied nor saved.
+that variable (to-be-recorded analysis); everything else is neither copied nor saved. An
+iteration that saves several values (temporaries the sweep reads, old values it overwrites once
+per iteration) pushes them as one tuple (``loop_saved``) at its end, popped at the start of its
+adjoint.
 
     def f(x, y):                 def df(x, y):
         q = x + y                    q = x + y
@@ -143,6 +146,8 @@ class ReverseAD:
         # iteration, instead of one push and pop each.
         self.per_iteration = set()
         self.iteration_vars = {}  # marker id -> variables saved per iteration
+        self.save_iteration = {}  # save marker id -> the iteration whose tuple holds the value
+        self.before = {}  # save marker id -> variable holding the value until the tuple is made
         self.iteration_ids = {}  # id(loop) -> marker id
 
     def run(self, fn_node):
@@ -306,8 +311,11 @@ class ReverseAD:
         return gast.Constant(0.0, None)
 
     # --- the primal sweep ---------------------------------------------------------------------
-    def _save(self, var, stmt):
-        """A save marker before ``stmt`` overwrites ``var``, when its old value may exist."""
+    def _save(self, var, stmt, iteration=None):
+        """A save marker before ``stmt`` overwrites ``var``, when its old value may exist.
+
+        ``iteration``: the marker id of the loop iteration that runs ``stmt`` exactly once; the
+        old value then travels in that iteration's tuple instead of a list of its own."""
         if var not in self.fixed or var in self.per_iteration:
             return []
         if var not in self.defined:
@@ -316,9 +324,11 @@ class ReverseAD:
             self.none_init.append(var)
         ident = next(self.ids)
         self.save_ids[id(stmt)] = ident
+        if iteration is not None:
+            self.save_iteration[ident] = iteration
         return [_marker("save", var, ident)]
 
-    def primal_block(self, stmts):
+    def primal_block(self, stmts, iteration=None):
         out = []
         for s in stmts:
             if isinstance(s, gast.Assign) and self._list_op(s) and s.targets[0].id in self.fixed:
@@ -335,7 +345,7 @@ class ReverseAD:
                 out += [_marker("save_item", s.targets[0].id, ident), s]
             elif isinstance(s, gast.Assign):
                 target = s.targets[0].id
-                out += self._save(target, s) + [s]
+                out += self._save(target, s, iteration) + [s]
                 self.defined.add(target)
                 self.sure.add(target)
             elif isinstance(s, gast.If):
@@ -391,12 +401,14 @@ class ReverseAD:
         temporaries = self._iteration_temporaries(loop)
         self.per_iteration |= set(temporaries)
         suffix = []
-        if temporaries:
-            ident = next(self.ids)
-            self.iteration_vars[ident] = temporaries
-            self.iteration_ids[id(loop)] = ident
-            suffix = [_marker("save_iteration", "", ident)]
-        loop.body = prefix + self.primal_block(loop.body) + suffix
+        iteration = None
+        if not _breaks(loop.body):
+            # one tuple per iteration: its temporaries, and the values it overwrites
+            iteration = next(self.ids)
+            self.iteration_vars[iteration] = temporaries
+            self.iteration_ids[id(loop)] = iteration
+            suffix = [_marker("save_iteration", "", iteration)]
+        loop.body = prefix + self.primal_block(loop.body, iteration) + suffix
         self.depth -= 1
         self.loops[id(loop)] = (reversible, trips)
         return pre + [loop]
@@ -833,6 +845,7 @@ class ReverseAD:
         at the start of its adjoint: only the temporaries the sweep reads."""
         kind, _, ident = args
         kept = [v for v in self.iteration_vars[ident] if v in read]
+        kept += [old for save, old in self.before.items() if self.save_iteration[save] == ident]
         if not kept:
             return []
         key = ("iteration", ident)
@@ -904,6 +917,19 @@ class ReverseAD:
                 index = self.item_index[args[2]]
                 read |= {n.id for n in gast.walk(index) if isinstance(n, gast.Name)}
         stacks = {}
+        in_tuples = set()
+        # Old values go into their iteration's tuple when that makes one push out of several;
+        # a lone value keeps its own list (`x_saved`), which is as fast and reads better.
+        members = {}
+        for s in gast.walk(gast.Module(primal, [])):
+            args = _marker_args(s)
+            if args and args[0] == "save" and args[2] in self.save_iteration and args[1] in read:
+                members.setdefault(self.save_iteration[args[2]], []).append(args[2])
+        tupled = set()
+        for iteration, saves in members.items():
+            kept = [v for v in self.iteration_vars[iteration] if v in read]
+            if len(kept) + len(saves) > 1:
+                tupled.update(saves)
 
         def rewrite(stmts):
             out = []
@@ -915,6 +941,15 @@ class ReverseAD:
                 if args is not None:
                     kind, var, _ = args
                     if var not in read:
+                        continue
+                    if kind in ("save", "restore") and args[2] in tupled:
+                        # the old value rides in the iteration's tuple
+                        if args[2] not in self.before:
+                            self.before[args[2]] = self.ctx.namer.fresh(var + "_old")
+                        old = self.before[args[2]]
+                        pair = (old, var) if kind == "save" else (var, old)
+                        out.append(assign(pair[0], name(pair[1])))
+                        in_tuples.add(var)
                         continue
                     if kind == "undo_append":
                         out.append(assign(var, self._call(runtime.list_pop, name(var))))
@@ -959,6 +994,6 @@ class ReverseAD:
         primal = rewrite(primal)
         sweep = rewrite(sweep)
         inits = [assign(v, gast.Constant(None, None)) for v in dict.fromkeys(self.none_init)
-                 if v in stacks]
+                 if v in stacks or v in in_tuples]
         inits += [assign(stack, gast.List([], gast.Load())) for stack in stacks.values()]
         return inits + primal + sweep
