@@ -379,7 +379,33 @@ def rnn(Wh, Wx, b, xs):
 
 
 # (function, args, wrt): each function appears with inputs that take different paths.
+def shapes_grow_in_a_loop(a, x):
+    # s starts a number and becomes a vector in the first iteration: every adjoint that flows
+    # back into the old s must be summed to its shape then, and only then
+    s = a
+    u = a
+    for i in range(3):
+        t = s * 2.0
+        s = s + x * t
+        u = t * s + u
+    return np.sum(s) + np.sum(u * u)
+
+
+def shapes_grow_in_a_while(a, b, x):
+    p = a
+    q = b
+    k = 0
+    while k < 3:
+        alpha = p * q - q
+        p = p + 0.1 * alpha
+        q = q + x * alpha
+        k = k + 1
+    return np.sum(p * q)
+
+
 CASES = [
+    (shapes_grow_in_a_loop, (0.7, V4 * 0.1), (0, 1)),
+    (shapes_grow_in_a_while, (0.4, 0.3, V4 * 0.2), (0, 1, 2)),
     (piecewise, (1.7,), 0),
     (piecewise, (0.3,), 0),
     (piecewise, (-2.2,), 0),

@@ -11,8 +11,9 @@ to know its shape.
     t = c * x             S(t) = {k, x}
     x = x - t             S(x - t) = {x, k}: t's contribution needs no unbroadcast, x's does
 
-A value's set stays valid only while none of its members is reassigned; compound statements
-keep what holds on every path.
+A reassigned variable's old value keeps a name of its own in the sets that mention it, a version
+symbol (``x@2``): the sets stay true and comparable (above, ``x - t`` is ``{x@1, k}`` once x is
+reassigned, still the set of ``t``). Compound statements keep what holds on every path.
 
 An operand that is broadcast still needs its shape in the adjoint sweep, and any value of the
 same shape serves: the *shape reference* of an operand is its set's single member, or the first
@@ -22,6 +23,7 @@ anyway instead of keeping more (``x ** 2`` needs no saving in a loop when ``x`` 
 
 from __future__ import annotations
 
+import itertools
 import operator
 
 import gast
@@ -42,6 +44,7 @@ class BroadcastShapes:
         self.references = {}  # id(statement) -> {param: name of a value of the operand's shape}
         self.shape_tuples = set()  # id of `x.shape` nodes
         self.shape_names = set()  # variables holding a shape tuple
+        self.versions = itertools.count(1)
 
     def run(self, body):
         self.final = self._block(body, {})  # the sets still valid at the end of the body
@@ -61,12 +64,12 @@ class BroadcastShapes:
             elif isinstance(s, gast.If):
                 first = self._block(s.body, dict(avail))
                 second = self._block(s.orelse, dict(avail))
-                _forget(avail, stored(s))
+                self._version(avail, stored(s))
                 for v in list(avail):
                     if first.get(v) != avail[v] or second.get(v) != avail[v]:
                         del avail[v]
             elif isinstance(s, (gast.For, gast.While)):
-                _forget(avail, stored(s))
+                self._version(avail, stored(s))
                 inner = dict(avail)
                 if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                     inner[s.target.id] = SCALAR  # range() yields ints
@@ -87,12 +90,26 @@ class BroadcastShapes:
             result = SCALAR
         elif op is not None and op.kind == "rule":
             result = self._rule(stmt, op, avail)
-        _forget(avail, {target})
+        symbol = self._version(avail, {target}).get(target)
         self.shape_names.discard(target)
         if id(stmt.value) in self.shape_tuples:
             self.shape_names.add(target)
-        if result is not None and target not in result:
+        if result is not None:
+            if target in result:  # `x = x * k`: the new x broadcasts the old one
+                result = (result - {target}) | {symbol}
             avail[target] = result
+
+    def _version(self, avail, names):
+        """``names`` are reassigned: sets that mention their current values now name those
+        values by a version symbol (``x@3``), still equal to each other but no longer to the
+        variable, and the variables' own entries go. Returns {name: its version symbol}."""
+        symbols = {n: f"{n}@{next(self.versions)}" for n in names}
+        for v in list(avail):
+            if v in symbols:
+                del avail[v]
+            elif avail[v] & symbols.keys():
+                avail[v] = frozenset(symbols.get(m, m) for m in avail[v])
+        return symbols
 
     def _integer(self, value):
         """Sizes are scalars: ``x.ndim``, ``x.size``, ``len(x)``; ``x.shape`` is a tuple of them."""
@@ -150,7 +167,8 @@ class BroadcastShapes:
 def _reference(members, avail):
     """A variable whose current value has the shape ``members`` denote, if one is known."""
     if len(members) <= 1:
-        return next(iter(members), None)  # a scalar is its own reference
+        member = next(iter(members), None)  # a scalar is its own reference
+        return None if member is None or _versioned(member) else member
     return next((v for v, held in avail.items() if held == members), None)
 
 
@@ -158,8 +176,6 @@ def _is_const(node, value):
     return isinstance(node, gast.Constant) and node.value is value
 
 
-def _forget(avail, names):
-    """Drop what a reassignment of ``names`` invalidates."""
-    for v in list(avail):
-        if v in names or avail[v] & names:
-            del avail[v]
+def _versioned(symbol):
+    """Whether a set member stands for an overwritten value rather than a variable."""
+    return "@" in symbol

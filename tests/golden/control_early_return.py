@@ -46,7 +46,7 @@ def dgolden_early_return(x, n):
         if s_gt_c:
             returned = returned_saved.pop()
             # grad of: return s * x
-            ds = ds + unbroadcast(dresult * x, s)
+            ds = ds + dresult * x
             dx += unbroadcast(dresult * s, x)
             result = result_saved.pop()
             dresult = 0.0
