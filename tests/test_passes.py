@@ -669,7 +669,7 @@ def test_release_deletes_each_value_after_its_last_read():
             dlogaddexp_c_z = unbroadcast(dminus, z)
             dy_times_z = -dminus
             dz = unbroadcast(dy_times_z * y, z)
-            dz = dz + dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
+            dz += dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
             # grad of: z = X @ w
             dw = matmul_vjp_right(dz, X, w)
             return dw
@@ -683,7 +683,7 @@ def test_release_deletes_each_value_after_its_last_read():
             dy_times_z = -dminus
             dz = unbroadcast(dy_times_z * y, z)
             del dy_times_z
-            dz = dz + dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
+            dz += dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
             del z, dlogaddexp_c_z
             # grad of: z = X @ w
             dw = matmul_vjp_right(dz, X, w)

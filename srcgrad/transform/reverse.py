@@ -287,6 +287,9 @@ class ReverseAD:
         if isinstance(expr, (gast.BinOp, gast.UnaryOp)):
             return helpers is FRESH
         if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+            if expr.func.id == self.ctx.global_name(runtime.unbroadcast, "unbroadcast"):
+                # returns its argument, or a new sum of it
+                return bool(expr.args) and self._fresh(expr.args[0], helpers)
             return any(
                 expr.func.id == self.ctx.global_name(fn, fn.__name__) for fn in helpers
             )
