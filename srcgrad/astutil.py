@@ -23,6 +23,9 @@ def _nodes(tree):
                 stack.append(value)
 
 
+walk = _nodes  # for queries that do not care about order
+
+
 def _names(tree, ctx):
     return [n.id for n in _nodes(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
 

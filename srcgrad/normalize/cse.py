@@ -20,7 +20,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from ..astutil import store_counts
+from ..astutil import store_counts, walk
 from ..frontend.resolve import MISSING
 
 # Attributes of an array that read it without computing anything new.
@@ -37,7 +37,7 @@ class CommonSubexpressions:
         self.renames = {}
         fn_node.body = self._block(fn_node.body)
         if self.renames:
-            for node in gast.walk(fn_node):
+            for node in walk(fn_node):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     node.id = self._final(node.id)
         return fn_node
@@ -61,7 +61,7 @@ class CommonSubexpressions:
                         continue
                 _forget(available, _stored(s))
                 if key is not None and self.counts[target.id] == 1:
-                    reads = {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+                    reads = {n.id for n in walk(s.value) if isinstance(n, gast.Name)}
                     if target.id not in reads:
                         available[key] = (target.id, reads)
             else:
@@ -88,7 +88,7 @@ class CommonSubexpressions:
                 return None
         else:
             return None
-        for n in gast.walk(value):
+        for n in walk(value):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 n.id = self._final(n.id)
             elif isinstance(n, (gast.Call, gast.Starred)) and n is not value:
@@ -104,7 +104,7 @@ class CommonSubexpressions:
 
 def _stored(stmt):
     return {
-        n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gast
 
 from .. import rules, runtime
-from ..astutil import loaded, stored
+from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
 
 # Helpers that validate at run time: never removed, even when their result is unused.
@@ -43,7 +43,7 @@ class DeadCode:
             if isinstance(stmt, gast.Assign):
                 live.difference_update(stored(stmt.targets[0]))
             live.update(
-                n.id for n in gast.walk(stmt)
+                n.id for n in walk(stmt)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             )
             kept.append(stmt)
@@ -54,7 +54,7 @@ class DeadCode:
         """Around loops and branches: drop top-level assignments to names nothing reads."""
         while True:
             read = loaded(fn_node) | {  # `dx += c` reads dx too
-                n.target.id for n in gast.walk(fn_node)
+                n.target.id for n in walk(fn_node)
                 if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)
             }
             kept = [
@@ -71,7 +71,7 @@ class DeadCode:
             fn_node.body = kept
 
     def _pure(self, value):
-        for node in gast.walk(value):
+        for node in walk(value):
             if isinstance(node, gast.Call) and not self._pure_callee(node.func):
                 return False
         return True

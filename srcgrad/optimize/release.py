@@ -29,7 +29,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
-from ..astutil import loaded
+from ..astutil import loaded, walk
 from ..emit.unparse import is_comment
 
 SCALAR_ATTRIBUTES = ("shape", "ndim", "size", "dtype")
@@ -53,7 +53,7 @@ class ReleaseDead:
         keep = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         keep |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
         keep |= loaded(ret)
-        nodes = list(gast.walk(fn_node))  # every later query scans this list, not the tree
+        nodes = list(walk(fn_node))  # every later query scans this list, not the tree
         assignments = list(_assignments(nodes))
         keep |= _scalars(assignments) | _stacks(nodes, assignments) | self._outputs(nodes)
         keep |= self.one_element
@@ -147,7 +147,7 @@ def _copied(stmt, var):
 
 def _reads(stmt):
     names = loaded(stmt)
-    for n in gast.walk(stmt):  # `dx += c` reads dx
+    for n in walk(stmt):  # `dx += c` reads dx
         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             names.add(n.target.id)
     return names
@@ -156,7 +156,7 @@ def _reads(stmt):
 def _binds(stmt):
     """Names a top-level statement surely binds."""
     if isinstance(stmt, gast.Assign):
-        return [n.id for t in stmt.targets for n in gast.walk(t)
+        return [n.id for t in stmt.targets for n in walk(t)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
         return [stmt.target.id]
@@ -169,14 +169,14 @@ def _assignments(nodes):
     for n in nodes:
         if isinstance(n, gast.Assign):
             for t in n.targets:
-                for m in gast.walk(t):
+                for m in walk(t):
                     if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store):
                         yield m.id, n.value
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             yield n.target.id, gast.BinOp(n.target, n.op, n.value)
         elif isinstance(n, gast.For):
             value = None if _over_range(n.iter) else n.iter
-            for m in gast.walk(n.target):
+            for m in walk(n.target):
                 if isinstance(m, gast.Name):
                     yield m.id, value
         elif _stack_call(n, "append") and len(n.args) == 1:

@@ -29,7 +29,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
-from ..astutil import store_counts
+from ..astutil import store_counts, walk
 
 # helper -> positions of arguments it reads only for their shape
 SHAPE_ONLY = {
@@ -54,14 +54,14 @@ class ShapeProxies:
             self.ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
         }
         shape_reads = {}
-        for node in gast.walk(fn_node):
+        for node in walk(fn_node):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
                 positions = helpers.get(node.func.id, ())
                 for i, a in enumerate(node.args):
                     if i in positions and isinstance(a, gast.Name):
                         shape_reads.setdefault(a.id, []).append((node, i))
         reads = Counter(
-            n.id for n in gast.walk(fn_node)
+            n.id for n in walk(fn_node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
         )
         for var, uses in shape_reads.items():
@@ -98,7 +98,7 @@ class ShapeProxies:
             ):
                 defined[stmt.targets[0].id] = k
             as_shape = set()
-            for node in gast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
                     positions = helpers.get(node.func.id, ())
                     for i, a in enumerate(node.args):
@@ -106,7 +106,7 @@ class ShapeProxies:
                             as_shape.add(id(a))
                             shape_at[a.id] = k
                             refs.setdefault(a.id, []).append((node, i))
-            for node in gast.walk(stmt):
+            for node in walk(stmt):
                 if (
                     isinstance(node, gast.Name)
                     and isinstance(node.ctx, gast.Load)
