@@ -100,7 +100,8 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     if options.optimize:
         node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
     in_place = (helpers["list_append"], helpers["list_pop"], helpers["setitem"])
-    node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"]).run(node))
+    list_ops = (helpers["list_append"], helpers["list_pop"])
+    node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"], list_ops).run(node))
     node = stage("ssa", SSARename(namer, in_place).run(node))
     if options.optimize:
         node = stage("cse", CommonSubexpressions(namespace, local_names(node)).run(node))

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .errors import NonScalarOutputError, SeedShapeError, TangentShapeError
+from .errors import NonScalarOutputError, SeedShapeError, SrcgradError, TangentShapeError
 
 
 def unbroadcast(g, x):
@@ -21,6 +21,12 @@ def unbroadcast(g, x):
         # A contribution has the shape of the operation's result, and a scalar result means
         # scalar operands: nothing was broadcast.
         return g
+    if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
+        # `+` or `*` between Python sequences concatenates or repeats them: not arithmetic
+        raise SrcgradError(
+            "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
+            "by srcgrad; build the list with a literal, `append` or a comprehension instead"
+        )
     gshape = getattr(g, "shape", None)
     shape = getattr(x, "shape", None)
     if gshape is not None and gshape == shape:

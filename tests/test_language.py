@@ -850,6 +850,60 @@ def test_a_write_after_a_copy_in_an_inlined_helper():
     check_grad(calls_copy_then_write, (x,), (0,))
 
 
+def appends_through_an_alias(x):
+    d = [x, 2.0 * x]
+    e = d
+    e.append(x * x)  # d grows too
+    s = 0.0
+    for v in d:
+        s = s + np.sum(v)
+    return s
+
+
+def test_appending_through_an_alias_is_refused():
+    # srcgrad would follow e's growth but not d's: a wrong gradient, so an error instead
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(appends_through_an_alias)
+    lineno, _, _ = where_is(appends_through_an_alias, "e = d")
+    assert f"line {lineno}: e = d" in str(info.value)
+
+
+def appends_to_a_copy(x, xs):
+    ys = xs[:]
+    ys.append(x * 2.0)
+    s = 0.0
+    for v in ys:
+        s = s + np.sum(v * v)
+    return s
+
+
+def appends_to_the_argument(x, xs):
+    xs.append(x * x)
+    return np.sum(xs[-1]) + np.sum(xs[0] * x)
+
+
+def test_appending_to_a_slice_copy_and_to_an_argument():
+    x = np.array([0.5, -1.5])
+    xs = [np.array([2.0, 1.0])]
+    check_grad(appends_to_a_copy, (x, xs), (0,))
+    g = grad(appends_to_the_argument)(x, xs)
+    assert len(xs) == 1  # the caller's list is not grown
+    np.testing.assert_allclose(g, 2.0 * x + xs[0])
+
+
+def concatenates(x):
+    both = [x] + [x * 3.0]
+    s = 0.0
+    for v in both:
+        s = s + np.sum(v)
+    return s
+
+
+def test_list_concatenation_is_an_error_not_a_wrong_gradient():
+    with pytest.raises(SrcgradError, match="concatenation"):
+        grad(concatenates)(np.array([1.0, 2.0]))
+
+
 # --- known failures: minimal reproducers (strict xfails: they start passing when fixed) ---------
 
 

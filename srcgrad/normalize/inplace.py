@@ -30,15 +30,24 @@ CREATORS = {
 
 
 class CopyBeforeWrite:
-    def __init__(self, ctx, setitem):
+    def __init__(self, ctx, setitem, list_ops=()):
         self.ctx = ctx
         self.setitem = setitem
+        # `xs = list_append(xs, v)`, `xs = list_pop(xs)`: a list changed in place is written
+        # into too, and any other name for it would see the change
+        self.list_ops = tuple(list_ops)
+
+    def _writes(self, value):
+        return _calls(value, self.setitem) or any(_calls(value, op) for op in self.list_ops)
 
     def run(self, fn_node):
         written = {}
+        self.item_written = set()  # written by element (setitem), not only grown or shrunk
         for node in gast.walk(fn_node):
-            if isinstance(node, gast.Assign) and _calls(node.value, self.setitem):
+            if isinstance(node, gast.Assign) and self._writes(node.value):
                 written.setdefault(node.targets[0].id, node.value)
+                if _calls(node.value, self.setitem):
+                    self.item_written.add(node.targets[0].id)
         if not written:
             return fn_node
         self._views_outlive_writes(fn_node, written)
@@ -69,11 +78,13 @@ class CopyBeforeWrite:
         for s in stmts:
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 var = s.targets[0].id
-                if _calls(s.value, self.setitem):
+                if self._writes(s.value):
                     if var not in owned and report:
                         self._not_owned(var, s.value)
                     owned.add(var)
-                elif self._owning(s.value):
+                elif self._owning(s.value) or (
+                    var not in self.item_written and _list_copy(s.value)
+                ):
                     owned.add(var)
                 else:
                     owned.discard(var)
@@ -102,8 +113,8 @@ class CopyBeforeWrite:
         raise self.ctx.location.error(
             UnsupportedSyntaxError,
             write,
-            f"writing into `{var}`, which may share memory with another array{where}; write "
-            f"into a copy instead (`{var} = ....copy()` or `np.array(...)`)",
+            f"writing into `{var}`, which may share memory with another array or list"
+            f"{where}; write into a copy instead (`{var} = ....copy()` or `np.array(...)`)",
         )
 
     def _views_outlive_writes(self, fn_node, written):
@@ -113,7 +124,7 @@ class CopyBeforeWrite:
         checks = []
         writes = {}
         for node in gast.walk(fn_node):
-            if isinstance(node, gast.Assign) and _calls(node.value, self.setitem):
+            if isinstance(node, gast.Assign) and self._writes(node.value):
                 writes.setdefault(node.targets[0].id, []).append(node.lineno)
         reads = {}
         for node in gast.walk(fn_node):
@@ -126,6 +137,8 @@ class CopyBeforeWrite:
             base = next((b for b in bases if b.id in written), None)
             if base is None:
                 continue
+            if base.id not in self.item_written and isinstance(node.value, gast.Subscript):
+                continue  # an element of a list that only grows or shrinks stays what it was
             r, made = node.targets[0].id, node.lineno
             later = [w for w in writes[base.id] if w > made]
             if not (later and any(line > min(later) for line in reads.get(r, ()))):
@@ -191,6 +204,11 @@ def _aliased(value):
     ):
         return [value.func.value]
     return [value]
+
+
+def _list_copy(value):
+    """``xs[:]``, ``xs[a:b]``: for a list (the only thing ``append`` works on) a new list."""
+    return isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice)
 
 
 def _is_view_index(index):
