@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import re
 import sys
 
 import numpy as np
@@ -53,10 +54,15 @@ def _generated(f, mode, wrt, options):
     return fn
 
 
-def _current(fn):
-    """Whether every function inlined into ``fn`` is still the one its name denotes."""
+def _current(fn, seen=None):
+    """Whether every function inlined into ``fn`` is still the one its name denotes, and so on
+    through the derivatives ``fn`` was built on or calls (``hvp`` holds a ``grad``)."""
+    seen = set() if seen is None else seen
+    if id(fn) in seen:
+        return True
+    seen.add(id(fn))
     return all(
-        namespace.resolve(expr) is callee
+        namespace.resolve(expr) is callee and _current(callee, seen)
         for namespace, expr, callee in getattr(fn, "__srcgrad_depends__", ())
     )
 
@@ -248,6 +254,8 @@ def _plain_params(f):
 
 def _generate(f, name, template, extras, params):
     """Compile a generated wrapper (Jacobian, Hessian) whose text is ``template``."""
+    if not name.isidentifier():  # hessian_<lambda>
+        name = re.sub(r"\W", "", name.replace("<lambda>", "lambda")) or "derived"
     taken = set(params) | {name}
     namer = Namer(taken)
     bound = {key: namer.fresh(key) for key in extras}
@@ -255,7 +263,23 @@ def _generate(f, name, template, extras, params):
     text = template.format(
         name=name, args=", ".join(params), fname=getattr(f, "__name__", "f"), **bound, **local
     )
-    return compile_function(text, name, _Host, {bound[k]: v for k, v in extras.items()})
+    fn = compile_function(text, name, _Host, {bound[k]: v for k, v in extras.items()})
+    # as current as the derivatives it calls (checked through their own dependencies)
+    fn.__srcgrad_depends__ = tuple(
+        (_Pinned(v), None, v) for v in extras.values() if hasattr(v, "__srcgrad_depends__")
+    )
+    return fn
+
+
+class _Pinned:
+    """A namespace in which a dependency always resolves to the same object: what is checked
+    is that object's own dependencies."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def resolve(self, expr):
+        return self.obj
 
 
 JACOBIAN_REVERSE = """\

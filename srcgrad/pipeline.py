@@ -165,7 +165,10 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
         raise SrcgradError(
             f"internal error: generated code does not compile: {exc}\n{text}"
         ) from exc
-    compiled.__srcgrad_depends__ = tuple(ctx.dependencies)
+    # a derivative of generated code is as current as the code it was generated from
+    compiled.__srcgrad_depends__ = tuple(ctx.dependencies) + tuple(
+        getattr(fn, "__srcgrad_depends__", ())
+    )
     return compiled, text
 
 

@@ -22,6 +22,7 @@ from gradcheck import assert_same, check_grad, numeric_grad
 from lang_helpers import affine, moments, shifted_square, softplus
 from test_errors import where_is
 
+import srcgrad
 from srcgrad import SrcgradError, UnsupportedSyntaxError, grad, source
 
 rng = np.random.default_rng(4)
@@ -1035,6 +1036,30 @@ def test_redefined_helper_gives_a_fresh_derivative(monkeypatch):
     monkeypatch.setitem(globals(), "swappable", swapped_in)
     assert calls_swappable(1.0) == 7.0
     assert grad(calls_swappable)(1.0) == 7.0
+
+
+def cubes_swappable(x):
+    return swappable(x) ** 3
+
+
+def test_redefined_helper_gives_fresh_higher_derivatives(monkeypatch):
+    # hvp and hessian are built on grad(f); grad(grad(f)) on grad(f): none may keep the old
+    # helper inlined once it is redefined
+    x, v = np.array([0.5, -1.0]), np.array([1.0, 2.0])
+    assert np.allclose(srcgrad.hvp(cubes_swappable_sum)(x, v), 6 * 8.0 * x * v)
+    assert np.allclose(srcgrad.hessian(cubes_swappable_sum)(x), np.diag(6 * 8.0 * x))
+    assert np.allclose(srcgrad.hessian(lambda z: cubes_swappable_sum(z))(x), np.diag(48.0 * x))
+    monkeypatch.setitem(globals(), "swappable", swapped_in)
+    assert np.allclose(srcgrad.hvp(cubes_swappable_sum)(x, v), 6 * 343.0 * x * v)
+    assert np.allclose(
+        srcgrad.hessian(cubes_swappable_sum)(x), np.diag(6 * 343.0 * x)
+    )
+    inner = grad(cubes_swappable_sum)
+    assert np.allclose(inner(x), 3 * 343.0 * x * x)
+
+
+def cubes_swappable_sum(x):
+    return np.sum(cubes_swappable(x))
 
 
 def printing_power(x, n):
