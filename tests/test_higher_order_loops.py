@@ -208,3 +208,62 @@ def test_a_negative_constant_raised_to_a_power_keeps_its_parentheses():
     c = 1.0 + 0.7 ** 4
     assert "(-0.7) **" in source(grad(_negative_base))
     assert grad(_negative_base)(0.3) == pytest.approx((1 - np.tanh(0.3 / c) ** 2) / c, rel=1e-12)
+
+
+# Found by the random-program hunt of the performance session (3000 programs).
+
+
+def _augments_what_it_iterates(x):
+    s = 0.0
+    for e in x:
+        x += 0.5 * e  # an array: the loop sees its own updates
+        s = s + e * e
+    return s + np.sum(x)
+
+
+def test_augmenting_the_array_a_loop_runs_over_is_refused():
+    # was a silently wrong value and gradient: srcgrad looped over the values before the update
+    with pytest.raises(SrcgradError, match="in place"):
+        grad(_augments_what_it_iterates)(np.array([0.3, -0.2, 0.5]))
+
+
+def _writes_a_row_then_rebinds(x, a, M):
+    M[1] = (x[0] * M).T @ ((x[0] * M) @ np.log(x ** 2 + 1.0))
+    v = -np.cumsum(x)
+    M = np.array(M)
+    return np.sum(np.cumsum(np.cos(v))) - 0.3 * np.tanh(np.sum(M)) + 0.5 * np.tanh(a)
+
+
+def test_a_dead_update_of_a_sum_adjoint_is_dropped_with_what_it_reads():
+    # dead-code elimination dropped `dM = zero_item(dM, 1)` but kept the later `dM += ...`, which
+    # then updated the read-only view `np.sum`'s adjoint is
+    x, M = np.array([0.31, 0.23, 0.1, 0.38, -0.27]), np.arange(10.0).reshape(2, 5) / 10
+    g = grad(_writes_a_row_then_rebinds, wrt=(0, 1))(x, 0.46, M)
+    fresh = lambda x, a, M: _writes_a_row_then_rebinds(x.copy(), a, M.copy())  # noqa: E731
+    for k in (0, 1):
+        want = numeric_grad(fresh, (x, 0.46, M), k)
+        np.testing.assert_allclose(g[k], want, rtol=1e-6, atol=1e-8)
+
+
+def _helper_binds_its_parameter(u, w):
+    w = np.stack([w, w]).T @ (np.stack([w, w]) @ w[::-1])
+    return 2.0, np.stack([w, w]).sum(axis=0) / (1.0 + u ** 2)
+
+
+def _calls_then_writes(x, a, M):
+    for i in reversed(range(2)):
+        v, s = _helper_binds_its_parameter(np.mean(x), x)
+        x[i] *= np.tanh(-0.7)
+        M = M.copy()
+    return np.sum(x) + 0.5 * np.tanh(a) + np.sum(M * s)
+
+
+def test_an_inlined_helper_parameter_read_before_a_write_is_not_an_alias_error():
+    # the alias check compared line numbers across files: the helper's lines came after the
+    # write's, so its reads of `w` (bound to x) looked like reads after the write
+    x, M = np.array([1.15, -0.1, 0.81, -0.31, 1.19]), np.eye(2, 5)
+    g = grad(_calls_then_writes, wrt=(1, 2))(x, 1.29, M)
+    fresh = lambda x, a, M: _calls_then_writes(x.copy(), a, M.copy())  # noqa: E731
+    for k in (1, 2):
+        want = numeric_grad(fresh, (x, 1.29, M), k)
+        np.testing.assert_allclose(g[k - 1], want, rtol=1e-6, atol=1e-8)

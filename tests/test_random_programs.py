@@ -17,8 +17,9 @@ differences disagree, or whose central differences with two steps disagree, is d
 `SRCGRAD_RANDOM_EXAMPLES=2000 python -m pytest tests/test_random_programs.py` runs more examples
 with a random seed (the default run is derandomized).
 
-Aliasing the generator avoids: `y = x; y += 1.0` on an array, or a write into an array after a
-view of it was taken, is refused by srcgrad (an error, not a gradient); array-valued
+Aliasing the generator avoids: `y = x; y += 1.0` on an array, `x += ...` inside a loop over
+`x`, or a write into an array after a view of it was taken, is refused by srcgrad (an error, not
+a gradient); array-valued
 assignments are made fresh (`Gen.own`). Lambdas and nested defs appear only at the top level of
 the differentiated body. The bugs this test found are fixed; their reproducers are pinned in
 `tests/test_higher_order_loops.py`.
@@ -565,6 +566,9 @@ class Gen:
     def iterable(self, scope, body):
         v = self.vector(scope, 1)
         if v.isidentifier():
+            # the loop holds this array: `v += ...` in the body would change what it iterates
+            # over (srcgrad refuses that), so the body leaves v alone
+            body.readonly.add(v)
             return v
         return self.own(v)
 

@@ -350,6 +350,7 @@ def _aliased_updates(fn_node):
     """Names updated with ``+=`` (and friends) that were bound to another variable's value
     (``y = x``, ``y = x[0]``, ``y = x.T``) while that other variable is read elsewhere too."""
     sources = {}
+    same = {}  # name -> other names bound to its very value (`seq = x`)
     locals_ = local_names(fn_node)
     for n in gast.walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
@@ -365,6 +366,8 @@ def _aliased_updates(fn_node):
                     base = base.value
             if isinstance(base, gast.Name) and base.id in locals_:
                 sources.setdefault(n.targets[0].id, set()).add(base.id)
+            if isinstance(value, gast.Name) and value.id in locals_:
+                same.setdefault(value.id, set()).add(n.targets[0].id)
     loads = {}
     for n in gast.walk(fn_node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
@@ -376,6 +379,10 @@ def _aliased_updates(fn_node):
             for x in sources.get(y, ()):
                 if x != y and loads.get(x, 0) > 1:
                     out.add(y)
+            # and the other way round: `seq = y; y += v; ... seq` (a loop over `zip(y, ...)`
+            # holds y the same way)
+            if any(other != y and loads.get(other, 0) > 0 for other in same.get(y, ())):
+                out.add(y)
     return out
 
 

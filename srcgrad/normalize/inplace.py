@@ -122,14 +122,17 @@ class CopyBeforeWrite:
         srcgrad does not track. Rejected where r is read after a write that follows it; an
         integer index (a number, or a row of a matrix) is checked when it runs."""
         checks = []
+        # Order is the order of statements in the (inlined, normalized) body, not line numbers:
+        # inlined helpers bring the line numbers of their own files.
+        position, reads = {}, {}
+        for k, (stmt, names) in enumerate(_in_order(fn_node.body)):
+            position[id(stmt)] = k
+            for n in names:
+                reads.setdefault(n, []).append(k)
         writes = {}
         for node in gast.walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node.value):
-                writes.setdefault(node.targets[0].id, []).append(node.lineno)
-        reads = {}
-        for node in gast.walk(fn_node):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                reads.setdefault(node.id, []).append(getattr(node, "lineno", None) or 0)
+                writes.setdefault(node.targets[0].id, []).append(position[id(node)])
         for node in gast.walk(fn_node):
             if not isinstance(node, gast.Assign):
                 continue
@@ -139,7 +142,7 @@ class CopyBeforeWrite:
                 continue
             if base.id not in self.item_written and isinstance(node.value, gast.Subscript):
                 continue  # an element of a list that only grows or shrinks stays what it was
-            r, made = node.targets[0].id, node.lineno
+            r, made = node.targets[0].id, position[id(node)]
             later = [w for w in writes[base.id] if w > made]
             if not (later and any(line > min(later) for line in reads.get(r, ()))):
                 continue
@@ -204,6 +207,23 @@ def _aliased(value):
     ):
         return [value.func.value]
     return [value]
+
+
+def _in_order(stmts):
+    """(statement, names it reads outside nested statements) in execution-text order."""
+    for stmt in stmts:
+        nested = []
+        for field in ("body", "orelse"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list):
+                nested += block
+        inner = {id(n) for s in nested for n in gast.walk(s)}
+        names = [
+            n.id for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inner
+        ]
+        yield stmt, names
+        yield from _in_order(nested)
 
 
 def _list_copy(value):

@@ -40,6 +40,10 @@ class DeadCode:
                 and self._pure(stmt.value)
             ):
                 continue
+            if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+                if stmt.target.id not in live and self._pure(stmt.value):
+                    continue  # `d += c` into a buffer only this name holds, never read again
+                live.add(stmt.target.id)  # and it reads the buffer it adds into
             if isinstance(stmt, gast.Assign):
                 live.difference_update(stored(stmt.targets[0]))
             live.update(
