@@ -443,6 +443,32 @@ def check_not_array(value, name):
     return value
 
 
+def extreme_index(items, largest=True):
+    """The position of the element ``max(items)`` (``min`` when not ``largest``) returns: the
+    first extreme one, found with the comparisons Python's builtins make."""
+    best, k = None, 0
+    for i, v in enumerate(items):
+        if i == 0 or ((v > best) if largest else (v < best)):
+            best, k = v, i
+    return k
+
+
+def max_of(items):
+    """``max(items)`` of one iterable (the two-argument form has its own rule)."""
+    return max(items)
+
+
+def min_of(items):
+    """``min(items)`` of one iterable."""
+    return min(items)
+
+
+def pick_extreme(d, items, largest=True):
+    """The tangent (or cotangent) in ``d`` at the element ``max``/``min`` of ``items`` chose."""
+    i = extreme_index(items, largest)
+    return elem(d, i, items[i])
+
+
 def fresh_copy(x):
     """A copy of an argument that the function writes into: the caller's value stays intact."""
     if isinstance(x, list):

@@ -267,3 +267,20 @@ def test_an_inlined_helper_parameter_read_before_a_write_is_not_an_alias_error()
     for k in (1, 2):
         want = numeric_grad(fresh, (x, 1.29, M), k)
         np.testing.assert_allclose(g[k - 1], want, rtol=1e-6, atol=1e-8)
+
+
+def _largest_square(x):
+    return max(v * v for v in x) + min(x) ** 3
+
+
+def test_max_and_min_of_an_iterable_at_every_order():
+    x = np.array([0.5, -1.5, 1.2])  # max of squares at index 1, min at index 1
+    g = grad(_largest_square)(x)
+    np.testing.assert_allclose(g, [0.0, 2 * -1.5 + 3 * 1.5**2, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(
+        hessian(_largest_square)(x), np.diag([0.0, 2.0 + 6 * -1.5, 0.0]), rtol=1e-12
+    )
+    _, t = jvp(_largest_square)(x, np.array([1.0, 2.0, 3.0]))
+    assert t == pytest.approx(g @ [1.0, 2.0, 3.0], rel=1e-12)
+    # a tie goes to the first of the extreme elements, the one Python's max returns
+    np.testing.assert_allclose(grad(lambda z: max(z))(np.array([1.0, 3.0, 3.0])), [0, 1, 0])

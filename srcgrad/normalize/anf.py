@@ -24,7 +24,7 @@ def in_place_helpers(ctx):
 
     return {
         name: ctx.global_name(getattr(runtime, name), name)
-        for name in ("list_append", "list_pop", "setitem", "check_not_array")
+        for name in ("list_append", "list_pop", "setitem", "check_not_array", "max_of", "min_of")
     }
 
 
@@ -51,6 +51,7 @@ class ANF:
         self.list_pop = helpers.get("list_pop", "list_pop")
         self.setitem = helpers.get("setitem", "setitem")
         self.alias_check = helpers.get("check_not_array")
+        self.helpers = helpers
         self.aliased = set()
         self.out = []
         self.lineno = None
@@ -268,6 +269,19 @@ class ANF:
             # max(a, b, c) is max(max(a, b), c): the two-argument form has the rule
             inner = gast.Call(node.func, node.args[:-1], [])
             return self._simple(gast.Call(node.func, [inner, node.args[-1]], []))
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id in ("max", "min")
+            and node.func.id not in self.locals
+            and len(node.args) == 1
+            and not isinstance(node.args[0], gast.Starred)
+            and not node.keywords
+            and f"{node.func.id}_of" in self.helpers
+        ):
+            # max(xs): the largest element of one iterable
+            helper = gast.Name(self.helpers[f"{node.func.id}_of"], gast.Load(), None, None)
+            return gast.Call(helper, [self.atom(node.args[0])], [])
         if isinstance(node, gast.Call):
             func = node.func
             if not self.is_static(func) and isinstance(func, gast.Attribute):

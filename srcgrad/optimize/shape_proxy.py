@@ -117,8 +117,11 @@ class ShapeProxies:
         for var in shape_at:
             if var in params or var in self.fixed or var not in defined:
                 continue
-            if not isinstance(body[defined[var]].value, (gast.BinOp, gast.UnaryOp, gast.Call)):
+            value = body[defined[var]].value
+            if not isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Call)):
                 continue  # an element or a view of another value: releasing it frees nothing
+            if isinstance(value, gast.Call) and self._runtime(value.func):
+                continue  # srcgrad's own helpers (max_of, ...): numbers or views
             if shape_at[var] <= other_at.get(var, defined[var]) + 1:
                 continue  # alive until (nearly) its shape reads anyway
             members = self.shape_sets.get(var)
@@ -144,6 +147,11 @@ class ShapeProxies:
                 out.extend(inserts.get(k, []))
             fn_node.body = out
         return fn_node
+
+    def _runtime(self, func):
+        if not isinstance(func, gast.Name) or func.id not in self.ctx.extras:
+            return False
+        return getattr(self.ctx.extras[func.id], "__module__", None) == runtime.__name__
 
     def _proxy(self, members):
         if not members:

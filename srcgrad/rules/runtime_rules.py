@@ -97,3 +97,25 @@ linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
 
 # Constant results: a zero gradient and the unit seed of `grad` carry no gradient of their own.
 nondiff(runtime.zeros_like, runtime.unit_seed)
+
+# `max(xs)` / `min(xs)` of one iterable: the gradient goes to the element chosen, the first
+# extreme one, as Python returns it.
+defrule(
+    runtime.max_of,
+    "items",
+    vjp="getitem_grad(dy, items, extreme_index(items, True))",
+    jvp="pick_extreme(ditems, items, True)",
+)
+defrule(
+    runtime.min_of,
+    "items",
+    vjp="getitem_grad(dy, items, extreme_index(items, False))",
+    jvp="pick_extreme(ditems, items, False)",
+)
+linear(
+    runtime.pick_extreme,
+    "d, items, largest=True",
+    vjp="getitem_grad(dy, d, extreme_index(items, largest))",
+    jvp="pick_extreme(dd, items, largest)",
+)
+nondiff(runtime.extreme_index)
