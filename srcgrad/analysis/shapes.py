@@ -16,7 +16,7 @@ symbol (``x@2``): the sets stay true and comparable (above, ``x - t`` is ``{x@1,
 reassigned, still the set of ``t``). Compound statements keep what holds on every path.
 
 An operand that is broadcast still needs its shape in the adjoint sweep, and any value of the
-same shape serves: the *shape reference* of an operand is its set's single member, or the first
+same shape serves: the *shape reference* of an operand is its set's single member, or another
 value still holding that set (``t = c * x`` above: ``{k, x}``), so the sweep reads values it keeps
 anyway instead of keeping more (``x ** 2`` needs no saving in a loop when ``x`` is saved).
 """
@@ -45,6 +45,7 @@ class BroadcastShapes:
         self.shape_tuples = set()  # id of `x.shape` nodes
         self.shape_names = set()  # variables holding a shape tuple
         self.versions = itertools.count(1)
+        self.loops = 0  # loops around the statement being analysed
 
     def run(self, body):
         self.final = self._block(body, {})  # the sets still valid at the end of the body
@@ -73,7 +74,9 @@ class BroadcastShapes:
                 inner = dict(avail)
                 if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
                     inner[s.target.id] = SCALAR  # range() yields ints
+                self.loops += 1
                 self._block(s.body, inner)
+                self.loops -= 1
         return avail
 
     def _assign(self, stmt, avail):
@@ -159,17 +162,22 @@ class BroadcastShapes:
         self.info[id(stmt)] = (operands, result)
         self.references[id(stmt)] = {
             p: ref for p, members in operands.items()
-            if (ref := _reference(members, avail)) is not None
+            if (ref := _reference(members, avail, latest=not self.loops)) is not None
         }
         return result
 
 
-def _reference(members, avail):
-    """A variable whose current value has the shape ``members`` denote, if one is known."""
+def _reference(members, avail, latest=True):
+    """A variable whose current value has the shape ``members`` denote, if one is known.
+
+    In straight-line code the latest such value, the one most likely still alive where the sweep
+    needs the shape; in a loop the earliest, which the sweep more likely reads anyway (a value
+    kept only for its shape would have to be saved every iteration)."""
     if len(members) <= 1:
         member = next(iter(members), None)  # a scalar is its own reference
         return None if member is None or _versioned(member) else member
-    return next((v for v, held in avail.items() if held == members), None)
+    order = reversed(avail.items()) if latest else avail.items()
+    return next((v for v, held in order if held == members), None)
 
 
 def _is_const(node, value):
