@@ -30,6 +30,15 @@ def _names(tree, ctx):
     return [n.id for n in _nodes(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
 
 
+def param_names(fn_node, packed=False):
+    """The names of a function's parameters; with ``packed``, ``*args`` and ``**kwargs`` too."""
+    args = fn_node.args
+    named = args.posonlyargs + args.args + args.kwonlyargs
+    if packed:
+        named = named + [a for a in (args.vararg, args.kwarg) if a is not None]
+    return {a.id for a in named}
+
+
 def stored(tree):
     """Names assigned anywhere in ``tree`` (a node or a list of statements)."""
     return set(_names(tree, gast.Store))

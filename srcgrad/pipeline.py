@@ -99,8 +99,8 @@ def derive(fn, mode, wrt, options=Options(), as_tuple=False):
     node = stage("inline", InlineCalls(ctx, locals_, local_functions, (fn,)).run(node))
     if options.optimize:
         node = stage("licm", HoistInvariants(namespace, local_names(node)).run(node))
-    in_place = (helpers["list_append"], helpers["list_pop"], helpers["setitem"])
     list_ops = (helpers["list_append"], helpers["list_pop"])
+    in_place = list_ops + (helpers["setitem"],)
     node = stage("copy", CopyBeforeWrite(ctx, helpers["setitem"], list_ops).run(node))
     node = stage("ssa", SSARename(namer, in_place).run(node))
     if options.optimize:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import loaded, stored
+from ..astutil import loaded, param_names, stored
 from ..errors import UnsupportedSyntaxError
 
 # What each rejected construct is called in the error message.
@@ -325,9 +325,7 @@ def _free_names(local_functions):
     it calls too."""
     own = {}
     for name, fn in local_functions.items():
-        args = fn.args
-        params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
-                  + [args.vararg, args.kwarg] if a is not None}
+        params = param_names(fn, packed=True)
         own[name] = loaded(fn.body) - params - stored(fn.body)
     free = {name: set(names) for name, names in own.items()}
     changed = True

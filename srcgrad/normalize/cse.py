@@ -20,7 +20,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from ..astutil import store_counts, walk
+from ..astutil import loaded, store_counts, stored, walk
 from ..frontend.resolve import MISSING
 
 # Attributes of an array that read it without computing anything new.
@@ -59,9 +59,9 @@ class CommonSubexpressions:
                     if hit is not None and self.counts[target.id] == 1:
                         self.renames[target.id] = hit[0]
                         continue
-                _forget(available, _stored(s))
+                _forget(available, stored(s))
                 if key is not None and self.counts[target.id] == 1:
-                    reads = {n.id for n in walk(s.value) if isinstance(n, gast.Name)}
+                    reads = loaded(s.value)
                     if target.id not in reads:
                         available[key] = (target.id, reads)
             else:
@@ -69,7 +69,7 @@ class CommonSubexpressions:
                     inner = getattr(s, field, None)
                     if isinstance(inner, list) and inner:
                         setattr(s, field, self._block(inner) or [gast.Pass()])
-                _forget(available, _stored(s))
+                _forget(available, stored(s))
             kept.append(s)
         return kept
 
@@ -100,12 +100,6 @@ class CommonSubexpressions:
             return False
         fn = self.namespace.resolve(func, self.local_names)
         return fn is not MISSING and isinstance(fn, np.ufunc)
-
-
-def _stored(stmt):
-    return {
-        n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
 
 
 def _forget(available, names):

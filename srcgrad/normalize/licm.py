@@ -15,7 +15,7 @@ from __future__ import annotations
 import gast
 
 from .. import rules
-from ..astutil import loaded, store_counts, stored
+from ..astutil import loaded, param_names, store_counts, stored
 from ..frontend.resolve import MISSING
 
 
@@ -26,9 +26,8 @@ class HoistInvariants:
 
     def run(self, fn_node):
         self.store_counts = store_counts(fn_node)
-        args = fn_node.args
         # a parameter is bound on entry: an assignment in the loop is its second
-        self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.params = param_names(fn_node)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
-from ..astutil import loaded, walk
+from ..astutil import loaded, param_names, walk
 from ..emit.unparse import is_comment
 
 SCALAR_ATTRIBUTES = ("shape", "ndim", "size", "dtype")
@@ -49,10 +49,7 @@ class ReleaseDead:
 
     def run(self, fn_node):
         *body, ret = fn_node.body
-        args = fn_node.args
-        keep = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
-        keep |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
-        keep |= loaded(ret)
+        keep = param_names(fn_node, packed=True) | loaded(ret)
         nodes = list(walk(fn_node))  # every later query scans this list, not the tree
         assignments = list(_assignments(nodes))
         keep |= _scalars(assignments) | _stacks(nodes, assignments) | self._outputs(nodes)

@@ -29,7 +29,7 @@ from collections import Counter
 import gast
 
 from .. import runtime
-from ..astutil import store_counts, walk
+from ..astutil import param_names, store_counts, walk
 
 # helper -> positions of arguments it reads only for their shape
 SHAPE_ONLY = {
@@ -44,22 +44,29 @@ class ShapeProxies:
         self.ctx = ctx
         self.shape_sets = shape_sets
         self.fixed = fixed
+        self.helpers = {  # generated name -> positions read only for their shape
+            ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
+        }
+        self.shape_like = ctx.global_name(runtime.shape_like, "shape_like")
+
+    def _shape_reads(self, tree, with_shape_like=False):
+        """``(call, position, name)`` for every variable ``tree`` passes to a helper that reads
+        it only for its shape (``shape_like`` itself too, with ``with_shape_like``)."""
+        for node in walk(tree):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+                every = with_shape_like and node.func.id == self.shape_like
+                positions = self.helpers.get(node.func.id, ())
+                for i, a in enumerate(node.args):
+                    if (every or i in positions) and isinstance(a, gast.Name):
+                        yield node, i, a
 
     def run(self, fn_node):
         self.replaced = 0  # shape references replaced by this run
-        args = fn_node.args
-        params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params = param_names(fn_node)
         counts = store_counts(fn_node)
-        helpers = {
-            self.ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
-        }
         shape_reads = {}
-        for node in walk(fn_node):
-            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-                positions = helpers.get(node.func.id, ())
-                for i, a in enumerate(node.args):
-                    if i in positions and isinstance(a, gast.Name):
-                        shape_reads.setdefault(a.id, []).append((node, i))
+        for call, i, a in self._shape_reads(fn_node):
+            shape_reads.setdefault(a.id, []).append((call, i))
         reads = Counter(
             n.id for n in walk(fn_node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
@@ -81,13 +88,8 @@ class ShapeProxies:
     def keep_shapes(self, fn_node):
         """``v_shape = shape_like(v)`` after ``v``'s assignment, for a top-level ``v`` whose
         last reads are shape references; those references then read ``v_shape``."""
-        args = fn_node.args
-        params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params = param_names(fn_node)
         counts = store_counts(fn_node)
-        helpers = {
-            self.ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
-        }
-        helpers[self.ctx.global_name(runtime.shape_like, "shape_like")] = range(64)
         body = fn_node.body
         defined, shape_at, other_at, refs = {}, {}, {}, {}
         for k, stmt in enumerate(body):
@@ -98,14 +100,10 @@ class ShapeProxies:
             ):
                 defined[stmt.targets[0].id] = k
             as_shape = set()
-            for node in walk(stmt):
-                if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-                    positions = helpers.get(node.func.id, ())
-                    for i, a in enumerate(node.args):
-                        if i in positions and isinstance(a, gast.Name):
-                            as_shape.add(id(a))
-                            shape_at[a.id] = k
-                            refs.setdefault(a.id, []).append((node, i))
+            for call, i, a in self._shape_reads(stmt, with_shape_like=True):
+                as_shape.add(id(a))
+                shape_at[a.id] = k
+                refs.setdefault(a.id, []).append((call, i))
             for node in walk(stmt):
                 if (
                     isinstance(node, gast.Name)
@@ -133,10 +131,7 @@ class ShapeProxies:
             proxy = self.ctx.namer.fresh(var + "_shape")
             for call, i in refs[var]:
                 call.args[i] = gast.Name(proxy, gast.Load(), None, None)
-            helper = gast.Name(
-                self.ctx.global_name(runtime.shape_like, "shape_like"), gast.Load(), None, None
-            )
-            view = gast.Call(helper, [gast.Name(var, gast.Load(), None, None)], [])
+            view = self._shape_like([var])
             inserts.setdefault(defined[var], []).append(
                 gast.Assign([gast.Name(proxy, gast.Store(), None, None)], view, None)
             )
@@ -158,8 +153,9 @@ class ShapeProxies:
             return gast.Constant(0.0, None)
         if len(members) == 1:
             return gast.Name(next(iter(members)), gast.Load(), None, None)
-        helper = gast.Name(
-            self.ctx.global_name(runtime.shape_like, "shape_like"), gast.Load(), None, None
-        )
-        names = [gast.Name(m, gast.Load(), None, None) for m in sorted(members)]
-        return gast.Call(helper, names, [])
+        return self._shape_like(sorted(members))
+
+    def _shape_like(self, names):
+        """``shape_like(a, b, ...)``."""
+        helper = gast.Name(self.shape_like, gast.Load(), None, None)
+        return gast.Call(helper, [gast.Name(n, gast.Load(), None, None) for n in names], [])

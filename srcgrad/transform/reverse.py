@@ -39,7 +39,7 @@ import gast
 
 from .. import runtime
 from ..analysis.shapes import BroadcastShapes
-from ..astutil import clone, loaded, store_counts, stored
+from ..astutil import clone, loaded, param_names, store_counts, stored
 from ..emit.unparse import comment
 from .templates import instantiate
 
@@ -154,13 +154,13 @@ class ReverseAD:
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
         out = ret.value
         args = fn_node.args
-        self.defined = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.params = param_names(fn_node)
+        self.defined = set(self.params)
         self.sure = set(self.defined)  # variables defined on every path so far
         seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
         self.store_counts = store_counts(fn_node)
-        self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.integers = self._integers(fn_node)
         self.shapes, self.shape_sets, self.shape_refs = {}, {}, {}
         if self.optimize:
@@ -401,12 +401,13 @@ class ReverseAD:
             prefix.append(_marker("save", loop.target.id, ident))
         if is_for:
             self.defined.add(loop.target.id)
-        temporaries = self._iteration_temporaries(loop)
-        self.per_iteration |= set(temporaries)
         suffix = []
         iteration = None
         if not _breaks(loop.body):
-            # one tuple per iteration: its temporaries, and the values it overwrites
+            # one tuple per iteration: its temporaries, and the values it overwrites (a loop
+            # that may break has no last-iteration end: it keeps the per-statement saves)
+            temporaries = self._iteration_temporaries(loop)
+            self.per_iteration |= set(temporaries)
             iteration = next(self.ids)
             self.iteration_vars[iteration] = temporaries
             self.iteration_ids[id(loop)] = iteration
@@ -418,10 +419,7 @@ class ReverseAD:
 
     def _iteration_temporaries(self, loop):
         """Variables assigned exactly once, at the top of the body, before any read: their
-        value at the end of an iteration is the one that iteration's adjoint reads. A loop that
-        may break has no last-iteration end, so it keeps the per-statement saves."""
-        if _breaks(loop.body):
-            return []
+        value at the end of an iteration is the one that iteration's adjoint reads."""
         counts = self.store_counts
         target = getattr(getattr(loop, "target", None), "id", None)
         read, out = set(), []
@@ -847,7 +845,7 @@ class ReverseAD:
         """``loop_saved.append((a, b))`` at the end of an iteration, ``a, b = loop_saved.pop()``
         at the start of its adjoint: only the temporaries the sweep reads."""
         kind, _, ident = args
-        kept = [v for v in self.iteration_vars[ident] if v in read]
+        kept = self._kept_temporaries(ident, read)
         kept += [old for save, old in self.before.items() if self.save_iteration[save] == ident]
         if not kept:
             return []
@@ -865,6 +863,10 @@ class ReverseAD:
         targets = [gast.Name(v, gast.Store(), None, None) for v in kept]
         target = targets[0] if len(targets) == 1 else gast.Tuple(targets, gast.Store())
         return [gast.Assign([target], pop, None)]
+
+    def _kept_temporaries(self, iteration, read):
+        """The iteration's temporaries the sweep reads: the ones its tuple carries."""
+        return [v for v in self.iteration_vars[iteration] if v in read]
 
     def _item_only(self, body):
         """The zeroed adjoints whose variables ``body`` reads, if at all, only as ``x[index]``."""
@@ -930,8 +932,7 @@ class ReverseAD:
                 members.setdefault(self.save_iteration[args[2]], []).append(args[2])
         tupled = set()
         for iteration, saves in members.items():
-            kept = [v for v in self.iteration_vars[iteration] if v in read]
-            if len(kept) + len(saves) > 1:
+            if len(self._kept_temporaries(iteration, read)) + len(saves) > 1:
                 tupled.update(saves)
 
         def rewrite(stmts):
