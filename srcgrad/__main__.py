@@ -34,7 +34,7 @@ def main(argv=None):
     try:
         text, fn = _derive(args)
         if args.command == "show":
-            from .api import highlight
+            from .emit.unparse import highlight
 
             sys.stdout.write(highlight(text))
             return 0

@@ -82,3 +82,15 @@ def clone(node):
             setattr(new, attr, getattr(node, attr))
     return new
 
+
+def local_names(fn_node):
+    """Parameters and every name the body assigns."""
+    names = {a.id for a in fn_node.args.args + fn_node.args.kwonlyargs}
+    for packed in (fn_node.args.vararg, fn_node.args.kwarg):
+        if packed is not None:
+            names.add(packed.id)
+    names.update(a.id for a in fn_node.args.posonlyargs)
+    for node in gast.walk(fn_node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            names.add(node.id)
+    return names

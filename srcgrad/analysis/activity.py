@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import gast
 
+from ..astutil import local_names
 from ..errors import NoRuleError
-from .ops import dotted
+from .ops import OpClassifier, dotted
 
 
 def assignments(body):
@@ -29,6 +30,20 @@ def assignments(body):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list):
                 yield from assignments(inner)
+
+
+def run(fn_node, ctx):
+    """The analysis: sets ``ctx.local_names``, ``ctx.ops`` (each assignment's operation, by
+    ``id`` of the statement) and ``ctx.active`` (the variables derivatives flow through, from
+    ``ctx.wrt`` to the returned name). The tree is returned unchanged."""
+    ctx.local_names = local_names(fn_node)
+    classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location)
+    out = fn_node.body[-1].value
+    outputs = {out.id} if isinstance(out, gast.Name) else set()
+    activity = Activity(classifier)
+    ctx.active = activity.run(fn_node, ctx.wrt, outputs)
+    ctx.ops = activity.ops
+    return fn_node
 
 
 class Activity:

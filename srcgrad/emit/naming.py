@@ -13,6 +13,14 @@ import keyword
 import gast
 
 MAX_LEN = 24
+# transform mode -> name of the derived function
+DERIVED = {
+    "grad": "d{}",
+    "value_and_grad": "{}_value_and_grad",
+    "vjp": "{}_vjp",
+    "jvp": "{}_jvp",
+    "tangent": "{}_tangent",
+}
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
 RESERVED = frozenset(dir(builtins))
 
@@ -72,6 +80,10 @@ class Namer:
 
     def adjoint(self, name):
         return self.fresh("d" + name)
+
+    def derived(self, name, mode):
+        """A fresh name for the ``mode`` derivative of function ``name`` (``f`` -> ``df``)."""
+        return self.fresh(DERIVED[mode].format(name))
 
     def version(self, name):
         """A fresh name for a new value of variable ``name`` (its next SSA version)."""

@@ -1,4 +1,4 @@
-"""Turn a gast function into source text, with comments.
+"""Turn a gast function into source text, with comments; highlight source for a terminal.
 
 ASTs have no comments, so a comment travels as a marker statement (a string constant with a
 sentinel prefix) and becomes ``# text`` after ``ast.unparse``.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 
 import gast
 
@@ -67,3 +68,16 @@ def unparse(node):
                 continue
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def highlight(text):
+    """``text`` colored for a terminal when stdout is one and Pygments is installed."""
+    if not sys.stdout.isatty():
+        return text
+    try:
+        from pygments import highlight as _hl
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return text
+    return _hl(text, PythonLexer(), TerminalFormatter())

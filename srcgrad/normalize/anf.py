@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import clone, index_value
+from ..astutil import clone, index_value, local_names
 
+
+def run(fn_node, ctx):
+    """The pass: one operation per statement. Sets ``ctx.helpers``, the generated names of the
+    runtime helpers it writes in-place updates with."""
+    ctx.helpers = in_place_helpers(ctx)
+    return ANF(ctx.namer, ctx.local_names, ctx.helpers).run(fn_node)
 
 def in_place_helpers(ctx):
     """The runtime helpers ANF writes in-place list and array updates with, by generated name."""
@@ -26,19 +32,6 @@ def in_place_helpers(ctx):
         name: ctx.global_name(getattr(runtime, name), name)
         for name in ("list_append", "list_pop", "setitem", "check_not_array", "max_of", "min_of")
     }
-
-
-def local_names(fn_node):
-    """Parameters and every name the body assigns."""
-    names = {a.id for a in fn_node.args.args + fn_node.args.kwonlyargs}
-    for packed in (fn_node.args.vararg, fn_node.args.kwarg):
-        if packed is not None:
-            names.add(packed.id)
-    names.update(a.id for a in fn_node.args.posonlyargs)
-    for node in gast.walk(fn_node):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            names.add(node.id)
-    return names
 
 
 class ANF:

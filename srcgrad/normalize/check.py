@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import loaded, param_names, stored
+from ..astutil import loaded, param_names, store_counts, stored
 from ..errors import UnsupportedSyntaxError
 
 # What each rejected construct is called in the error message.
@@ -49,6 +49,43 @@ UNSUPPORTED = {
     gast.Set: "a set",
 }
 
+
+def run(fn_node, ctx):
+    """The pass: refuse what srcgrad does not support, with its location; drop ``del name``;
+    take lambdas and nested functions out of the body into ``ctx.local_functions``."""
+    ctx.local_functions = extract_local_functions(fn_node, ctx.location)
+    return CheckSupported(ctx.location, local_functions=ctx.local_functions).run(fn_node)
+
+
+def extract_local_functions(fn_node, location):
+    """Take ``name = lambda ...`` and nested ``def`` statements out of the body.
+
+    Returns ``{name: (FunctionDef, location)}`` for ``InlineCalls``; each call of such a local
+    function is inlined where it happens, reading the caller's variables as a closure would.
+    """
+    stores = store_counts(fn_node)
+    found = {}
+    body = []
+    for s in fn_node.body:
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Lambda)
+            and stores[s.targets[0].id] == 1
+        ):
+            lam = s.value
+            ret = gast.copy_location(gast.Return(lam.body), lam.body)
+            node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
+            gast.copy_location(node, s)
+            found[node.name] = (CheckSupported(location).run(node), location)
+            continue
+        if isinstance(s, gast.FunctionDef) and not s.decorator_list and s.name not in stores:
+            found[s.name] = (CheckSupported(location).run(s), location)
+            continue
+        body.append(s)
+    fn_node.body = body
+    return found
 
 class CheckSupported(gast.NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""

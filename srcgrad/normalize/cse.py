@@ -20,12 +20,16 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from ..astutil import loaded, store_counts, stored, walk
+from ..astutil import loaded, local_names, store_counts, stored, walk
 from ..frontend.resolve import MISSING
 
 # Attributes of an array that read it without computing anything new.
 PURE_ATTRIBUTES = {"shape", "T", "ndim", "size", "real", "imag", "dtype", "mT"}
 
+
+def run(fn_node, ctx):
+    """The pass: a repeated pure expression is computed once."""
+    return CommonSubexpressions(ctx.namespace, local_names(fn_node)).run(fn_node)
 
 class CommonSubexpressions:
     def __init__(self, namespace, local_names):

@@ -1,7 +1,7 @@
 """Inline calls to the user's own Python functions, lambdas and nested functions.
 
 Requires: an A-normal-form body (every call is the whole right-hand side of an assignment) and a
-:class:`GenContext`. Guarantees: ``t = helper(a, b)`` where ``helper`` is a Python function of the
+context (``ctx``). Guarantees: ``t = helper(a, b)`` where ``helper`` is a Python function of the
 user's (module-level, imported from another module, a closure, a lambda or a ``def`` nested in the
 body) is replaced by ``helper``'s own normalized body, with its locals renamed apart, its
 parameters bound to the arguments (keywords and defaults included) and its globals bound to the
@@ -28,16 +28,20 @@ import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, store_counts
+from ..astutil import clone, local_names
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
-from .anf import ANF, in_place_helpers, local_names
+from .anf import ANF, in_place_helpers
 from .check import CheckSupported
 from .control import DesugarControl
 
 MAX_DEPTH = 20
 
+
+def run(fn_node, ctx):
+    """The pass: calls to the user's own functions are replaced by their normalized bodies."""
+    return InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,)).run(fn_node)
 
 class InlineCalls:
     def __init__(self, ctx, locals_, local_functions, stack=(), namespace=None):
@@ -233,34 +237,3 @@ def _copy(node):
 
 def _assign(name, value):
     return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
-
-
-def extract_local_functions(fn_node, location):
-    """Take ``name = lambda ...`` and nested ``def`` statements out of the body.
-
-    Returns ``{name: (FunctionDef, location)}`` for :class:`InlineCalls`; each call of such a local
-    function is inlined where it happens, reading the caller's variables as a closure would.
-    """
-    stores = store_counts(fn_node)
-    found = {}
-    body = []
-    for s in fn_node.body:
-        if (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Lambda)
-            and stores[s.targets[0].id] == 1
-        ):
-            lam = s.value
-            ret = gast.copy_location(gast.Return(lam.body), lam.body)
-            node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
-            gast.copy_location(node, s)
-            found[node.name] = (CheckSupported(location).run(node), location)
-            continue
-        if isinstance(s, gast.FunctionDef) and not s.decorator_list and s.name not in stores:
-            found[s.name] = (CheckSupported(location).run(s), location)
-            continue
-        body.append(s)
-    fn_node.body = body
-    return found

@@ -29,6 +29,12 @@ CREATORS = {
 }
 
 
+def run(fn_node, ctx):
+    """The pass: an array written in place is one the function owns (copied first if not)."""
+    helpers = ctx.helpers
+    list_ops = (helpers["list_append"], helpers["list_pop"])
+    return CopyBeforeWrite(ctx, helpers["setitem"], list_ops).run(fn_node)
+
 class CopyBeforeWrite:
     def __init__(self, ctx, setitem, list_ops=()):
         self.ctx = ctx

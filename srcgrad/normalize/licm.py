@@ -15,9 +15,13 @@ from __future__ import annotations
 import gast
 
 from .. import rules
-from ..astutil import loaded, param_names, store_counts, stored
+from ..astutil import loaded, local_names, param_names, store_counts, stored
 from ..frontend.resolve import MISSING
 
+
+def run(fn_node, ctx):
+    """The pass: loop-invariant statements move before their loop."""
+    return HoistInvariants(ctx.namespace, local_names(fn_node)).run(fn_node)
 
 class HoistInvariants:
     def __init__(self, namespace, local_names):

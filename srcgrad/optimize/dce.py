@@ -23,6 +23,10 @@ from ..emit.unparse import is_comment
 CHECKS = (runtime.unit_seed, runtime.check_seed)
 
 
+def run(fn_node, ctx):
+    """The pass: statements whose results nothing reads are dropped."""
+    return DeadCode(ctx).run(fn_node)
+
 class DeadCode:
     def __init__(self, ctx):
         self.ctx = ctx

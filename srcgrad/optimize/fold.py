@@ -35,6 +35,10 @@ def _is(node, value):
     return _num(node) and node.value == value
 
 
+def run(fn_node, ctx):
+    """The pass: arithmetic on constants and with 0 and 1 is folded."""
+    return ConstantFold().run(fn_node)
+
 class ConstantFold(gast.NodeTransformer):
     def run(self, fn_node):
         return self.visit(fn_node)

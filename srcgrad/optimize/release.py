@@ -36,6 +36,11 @@ SCALAR_ATTRIBUTES = ("shape", "ndim", "size", "dtype")
 SCALAR_BUILTINS = ("len", "int", "float", "bool", "range")
 
 
+def run(fn_node, ctx):
+    """The pass: ``del`` each value after its last read. Reads ``ctx.shape_sets`` and
+    ``ctx.adjoint_names`` (left empty by forward mode) for values of one element."""
+    return ReleaseDead(ctx, ctx.shape_sets, ctx.adjoint_names).run(fn_node)
+
 class ReleaseDead:
     """``shape_sets`` are the symbolic shapes of the primal's values (``analysis/shapes.py``)
     where known: an empty set is a scalar, such as the result of a full reduction, and so is

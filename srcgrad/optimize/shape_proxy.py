@@ -30,6 +30,7 @@ import gast
 
 from .. import runtime
 from ..astutil import param_names, store_counts, walk
+from . import dce
 
 # helper -> positions of arguments it reads only for their shape
 SHAPE_ONLY = {
@@ -38,6 +39,19 @@ SHAPE_ONLY = {
     runtime.mean_grad: (1,),
 }
 
+
+def run(fn_node, ctx):
+    """The pass: values read only for their shape are replaced by shape views, in rounds with
+    dead-code elimination (which frees values read only for their shape, which frees more dead
+    code); then shape views of values read for their shape after their last other read.
+    Reads ``ctx.shape_sets`` and ``ctx.assigned_in_control`` (set by the reverse transform)."""
+    proxies = ShapeProxies(ctx, ctx.shape_sets, ctx.assigned_in_control)
+    for _ in range(4):
+        fn_node = proxies.run(fn_node)
+        if not proxies.replaced:
+            break
+        fn_node = dce.run(fn_node, ctx)
+    return proxies.keep_shapes(fn_node)
 
 class ShapeProxies:
     def __init__(self, ctx, shape_sets, fixed):

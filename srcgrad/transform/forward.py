@@ -41,6 +41,21 @@ def assign(id_, value):
     return gast.Assign([gast.Name(id_, gast.Store(), None, None)], value, None)
 
 
+def run(fn_node, ctx):
+    """The pass: the forward-mode derivative (modes "jvp", with the value, and "tangent").
+
+    Reads ``ctx.ops`` and ``ctx.active``; sets ``ctx.out_name`` and ``ctx.defaults`` (dropped
+    when the tangent parameter is appended).
+    """
+    ctx.out_name = ctx.namer.derived(fn_node.name, ctx.mode)
+    ctx.defaults = list(fn_node.args.defaults)
+    forward = ForwardAD(
+        ctx, ctx.ops, ctx.active, ctx.source_lines, ctx.wrt, ctx.out_name, ctx.as_tuple,
+        with_value=ctx.mode == "jvp",
+    )
+    return forward.run(fn_node)
+
+
 class ForwardAD:
     """Builds the forward-mode (JVP) function of one normalized function.
 

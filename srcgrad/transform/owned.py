@@ -63,6 +63,10 @@ NUMPY_VIEWS_OF_ANY = (
 _VIEW = ("view",)
 
 
+def run(fn_node, ctx):
+    """The pass: returned gradients are arrays of the caller's own."""
+    return OwnedGradients(ctx, ctx.mode).run(fn_node)
+
 class OwnedGradients:
     """``mode`` is the transform's: "grad", "value_and_grad", "vjp", "jvp" or "tangent"."""
 

@@ -41,6 +41,7 @@ from .. import runtime
 from ..analysis.shapes import BroadcastShapes
 from ..astutil import clone, loaded, param_names, store_counts, stored
 from ..emit.unparse import comment
+from ..normalize.ssa import compound_assigned
 from .templates import instantiate
 
 _MARKER = "__srcgrad_marker__"
@@ -99,6 +100,26 @@ def _breaks(stmts):
         if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
             return True
     return False
+
+
+def run(fn_node, ctx):
+    """The pass: the reverse-mode derivative (modes "grad", "value_and_grad", "vjp").
+
+    Reads ``ctx.ops`` and ``ctx.active``; sets ``ctx.out_name``, ``ctx.defaults`` (dropped when
+    the seed parameter is appended), ``ctx.assigned_in_control`` and, for the passes after it,
+    ``ctx.shape_sets`` and ``ctx.adjoint_names``.
+    """
+    ctx.out_name = ctx.namer.derived(fn_node.name, ctx.mode)
+    ctx.defaults = list(fn_node.args.defaults)
+    ctx.assigned_in_control = compound_assigned(fn_node.body, ctx.in_place_calls)
+    reverse = ReverseAD(
+        ctx, ctx.ops, ctx.active, ctx.source_lines, ctx.mode, ctx.wrt, ctx.out_name,
+        ctx.as_tuple, ctx.assigned_in_control, optimize=ctx.optimize,
+    )
+    fn_node = reverse.run(fn_node)
+    ctx.shape_sets = reverse.shape_sets
+    ctx.adjoint_names = reverse.adj_names
+    return fn_node
 
 
 class ReverseAD:

@@ -1,0 +1,81 @@
+"""The context every pass receives: ``run(node, ctx) -> node`` (the order is ``pipeline.py``'s).
+
+Holds what the passes of one derivation share beyond the tree: the request (the user function,
+``mode``, ``wrt``, options), where errors point (``location``, ``source_lines``), the names
+(the user function's namespace, a namer, its local names) and the results of analyses that later
+passes read, each set by the stage that computes it:
+
+    helpers         anf        generated names of the runtime helpers for in-place updates
+    ops, active     activity   each statement's operation; the variables derivatives flow through
+    out_name        transform  the derived function's name
+    defaults        transform  the parameter defaults the transform dropped with a new parameter
+    assigned_in_control  reverse  variables assigned inside an ``if`` or loop (and trip counters)
+    shape_sets, adjoint_names  reverse  symbolic broadcast shapes; each variable's adjoint name
+
+It also gives one name per object that generated code refers to beyond the user's own names
+(runtime helpers, ``numpy`` when the user imported it under another name), the user's own name
+wherever it already denotes that object, and records the functions inlined, so a stale
+derivative is noticed.
+
+    ctx.global_name(runtime.unbroadcast, "unbroadcast")   ->  "unbroadcast"  (bound as a cell)
+    ctx.global_name(numpy, "np")  when the user wrote `import numpy as np`  ->  "np" (theirs)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Context:
+    # the request
+    fn: object  # the user function
+    mode: str  # "grad", "value_and_grad", "vjp", "jvp" or "tangent"
+    wrt: tuple  # parameter names
+    as_tuple: bool = False  # gradients as a tuple even when there is only one
+    optimize: bool = True
+    # the source, for errors and comments
+    location: object = None
+    source_lines: list = field(default_factory=list)
+    local_functions: dict = field(default_factory=dict)  # lambdas and nested defs, by name
+    # names
+    namespace: object = None  # the user function's Namespace
+    namer: object = None
+    local_names: set = field(default_factory=set)
+    _names: dict = field(default_factory=dict)  # id(object) -> generated name
+    # (namespace, callee expression, function) for every inlined call: the derivative is stale
+    # once the expression names another function (a helper redefined after the transform)
+    dependencies: list = field(default_factory=list)
+    # results of earlier stages, read by later ones (see the module docstring)
+    helpers: dict = field(default_factory=dict)
+    ops: dict = field(default_factory=dict)
+    active: set = field(default_factory=set)
+    out_name: str = None
+    defaults: list = field(default_factory=list)
+    assigned_in_control: set = field(default_factory=set)
+    shape_sets: dict = field(default_factory=dict)
+    adjoint_names: dict = field(default_factory=dict)
+
+    @property
+    def extras(self):
+        """Generated name -> object, for names generated code adds beyond the user's own."""
+        return self.namespace.extras
+
+    @property
+    def in_place_calls(self):
+        """Generated names of the helpers that update a list or array in place."""
+        return tuple(self.helpers[h] for h in ("list_append", "list_pop", "setitem"))
+
+    def global_name(self, obj, preferred):
+        """The name generated code uses for ``obj``; prefers the user's own name for it."""
+        key = id(obj)
+        if key in self._names:
+            return self._names[key]
+        if preferred not in self.local_names and self.namespace.lookup(preferred) is obj:
+            name = preferred
+            self.namer.reserve(name)
+        else:
+            name = self.namer.fresh(preferred)
+            self.extras[name] = obj
+        self._names[key] = name
+        return name
