@@ -29,8 +29,8 @@ import scipy.stats as stats  # noqa: E402
 
 import srcgrad  # noqa: E402
 from srcgrad.rules import RULES  # noqa: E402
-from srcgrad.rules import scipy_runtime as sr  # noqa: E402
 from srcgrad.rules.registry import _key  # noqa: E402
+from srcgrad.runtime import scipy_helpers as sr  # noqa: E402
 
 REAL = (-2.0, 2.0)
 POS = (0.5, 2.0)

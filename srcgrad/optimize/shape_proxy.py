@@ -160,7 +160,8 @@ class ShapeProxies:
     def _runtime(self, func):
         if not isinstance(func, gast.Name) or func.id not in self.ctx.extras:
             return False
-        return getattr(self.ctx.extras[func.id], "__module__", None) == runtime.__name__
+        helper = self.ctx.extras[func.id]
+        return getattr(runtime, getattr(helper, "__name__", ""), None) is helper
 
     def _proxy(self, members):
         if not members:

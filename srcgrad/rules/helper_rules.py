@@ -18,15 +18,16 @@ In the primal values they read, helpers are of three kinds:
 * piecewise constant (the choice of ``max``, a sort's permutation, the ranks of a quantile): the
   derivative is 0 almost everywhere, so those parameters are not differentiable either;
 * genuinely nonlinear (``prod_grad(g, a)`` depends on the products of ``a``): a template when
-  there is one (helpers in ``helper_runtime.py``), else the parameter is listed in ``unsupported``
-  and differentiating through it is a ``NoRuleError`` at transform time, never a dropped term.
+  there is one (helpers in ``runtime/higher_order.py``), else the parameter is listed in
+  ``unsupported`` and differentiating through it is a ``NoRuleError`` at transform time, never a
+  dropped term.
 
-The helpers ``helper_runtime.py`` adds get rules too where they are linear, so third order works
-wherever the third derivative of the NumPy function is not needed.
+The helpers ``runtime/higher_order.py`` adds get rules too where they are linear, so third order
+works wherever the third derivative of the NumPy function is not needed.
 """
 
 from .. import runtime
-from . import helper_runtime
+from ..runtime import higher_order as helper_runtime
 from .registry import defrule, nondiff
 
 NS = {

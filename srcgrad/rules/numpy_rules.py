@@ -4,7 +4,7 @@ Each entry names the kind of rule (``elementwise``, ``linear``, ``defrule`` for 
 ``nondiff``) and gives its templates: ``vjp`` (reverse mode) and ``jvp`` (forward mode). Elementwise
 rules reuse the primal result ``y`` wherever the derivative is expressed through it (exp, tanh,
 sqrt, ...), so generated code never recomputes the primal. Larger adjoints live in
-``srcgrad/runtime.py`` under names that say what they compute (``prod_grad``, ``einsum_vjp``).
+``srcgrad/runtime/`` under names that say what they compute (``prod_grad``, ``einsum_vjp``).
 
 Conventions where the derivative is not unique:
 

@@ -5,7 +5,7 @@ helpers of the same family: the adjoint of "spread a cotangent over x" is "gathe
 the tangent of a helper is the helper applied to the tangent. The set is closed: second-order code
 only calls helpers that have rules themselves, which is what makes any order work.
 
-The helpers' first parameter is named ``g`` in these signatures, not ``dy`` as in runtime.py:
+The helpers' first parameter is named ``g`` in these signatures, not ``dy`` as in ``runtime/``:
 ``dy`` is the template name of the cotangent of the helper's own result. Generated code passes it
 positionally, so the rename is invisible.
 """

@@ -2,7 +2,8 @@
 
 Imported by ``srcgrad/rules/__init__.py`` only when SciPy is importable: SciPy stays optional.
 Templates are written in the names of ``TEMPLATES`` below (SciPy's functions under their own names,
-``special``, the distribution objects such as ``norm``) plus the helpers of ``scipy_runtime.py``.
+``special``, the distribution objects such as ``norm``) plus the helpers of
+``runtime/scipy_helpers.py``.
 Wherever a derivative is itself a function with a rule (``gammaln`` -> ``digamma`` ->
 ``polygamma``, Bessel functions of neighbouring orders, a distribution's ``pdf`` in the rule of its
 ``cdf``), the template says so, so that second derivatives come for free.
@@ -37,7 +38,7 @@ import scipy.signal
 import scipy.special as special
 import scipy.stats as stats
 
-from . import scipy_runtime
+from ..runtime import scipy_helpers
 from .registry import defrule, elementwise, nondiff
 
 TEMPLATES = {
@@ -56,7 +57,7 @@ TEMPLATES = {
     "solve_sylvester": scipy.linalg.solve_sylvester,
     "convolve": scipy.signal.convolve,
     "correlate": scipy.signal.correlate,
-    **{k: v for k, v in vars(scipy_runtime).items() if callable(v) and not k.startswith("_")},
+    **{k: v for k, v in vars(scipy_helpers).items() if callable(v) and not k.startswith("_")},
 }
 
 UNARY = "x, out=None, *, dtype=None"

@@ -1,4 +1,4 @@
-"""Helpers that the rules of the runtime helpers call (``helper_rules.py`` passes them via
+"""Helpers that the rules of the runtime helpers call (``rules/helper_rules.py`` passes them via
 ``namespace=``), for derivatives of generated code: second order and beyond.
 
 A runtime helper such as ``prod_grad(dy, a)`` is linear in its cotangent ``dy``, so most of its own
@@ -17,28 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import (
+from .arrays import (
     PAD_MODES,
-    Cotangents,
-    _expand,
-    _last,
-    _like,
-    broadcast_like,
     column_stack_grad,
     concatenate_grad,
-    convolve_vjp,
-    correlate_vjp,
-    cross_vjp,
-    cumprod_jvp,
     dstack_grad,
-    einsum_vjp,
     hstack_grad,
-    kron_vjp,
     select_grad,
     stack_grad,
     vstack_grad,
-    zeros_like,
 )
+from .containers import Cotangents, zeros_like
+from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_vjp, kron_vjp
+from .reductions import cumprod_jvp
+from .shapes import _expand, _last, _like, broadcast_like
 
 # --- reductions -----------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Helpers that the SciPy rule templates call (``scipy_rules.py`` passes them via ``namespace=``).
+"""Helpers that the SciPy rule templates call (``rules/scipy_rules.py`` passes them via
+``namespace=``).
 
 Each helper computes one adjoint or tangent that does not fit in a one-line template: the
 structure of a matrix a solver reads, the weights of a ``logsumexp``, the block-matrix Fréchet
@@ -14,7 +15,8 @@ import scipy.linalg
 import scipy.signal
 
 from ..errors import NoRuleError
-from ..runtime import cholesky_vjp, mT, unbroadcast
+from .linalg import cholesky_jvp, cholesky_vjp, eigh_jvp, eigh_vjp
+from .shapes import mT, unbroadcast
 
 
 def no_gradient(function, param):
@@ -164,8 +166,7 @@ def cholesky_grad(dy, y, lower=False):
 
 
 def cholesky_tangent(y, da, lower=False):
-    from ..runtime import cholesky_jvp
-
+    """The tangent of ``scipy.linalg.cholesky``."""
     return cholesky_jvp(y, da, upper=not lower)
 
 
@@ -187,8 +188,6 @@ def cho_factor_vjp(dy, y, a, lower=False):
 
 def cho_factor_jvp(y, da, lower=False):
     """The tangent of ``c, lower = cho_factor(a)``: ``(dc, None)``."""
-    from ..runtime import cholesky_jvp
-
     pick, other = (np.tril, np.triu) if lower else (np.triu, np.tril)
     dfactor = cholesky_jvp(pick(y[0]), da, upper=not lower)
     return (pick(dfactor) + other(da, 1 if lower else -1), None)
@@ -255,8 +254,6 @@ def expm_vjp(dy, a):
 def eigh_grad(dy, y, a, lower=True, eigvals_only=False, subset_by_index=None,
               subset_by_value=None):
     """The adjoint of ``scipy.linalg.eigh`` (symmetric convention; distinct eigenvalues)."""
-    from ..runtime import eigh_vjp
-
     if eigvals_only:
         _, v = scipy.linalg.eigh(
             a, lower=lower, subset_by_index=subset_by_index, subset_by_value=subset_by_value
@@ -270,8 +267,6 @@ def eigh_grad(dy, y, a, lower=True, eigvals_only=False, subset_by_index=None,
 
 def eigh_tangent(y, a, da, lower=True, eigvals_only=False, subset_by_index=None,
                  subset_by_value=None):
-    from ..runtime import eigh_jvp
-
     if eigvals_only:
         _, v = scipy.linalg.eigh(
             a, lower=lower, subset_by_index=subset_by_index, subset_by_value=subset_by_value

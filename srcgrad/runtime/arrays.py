@@ -1,0 +1,209 @@
+"""Adjoints and tangents of NumPy functions that copy, join, split, pad or reorder elements
+(``take``, ``tile``, ``pad``, ``concatenate``, ``split``, ``diagonal``, ``sort``, ``diff``, ...),
+and a few elementwise helpers (``astype`` as a function, the mask of ``clip``, the derivative of
+``sinc``).
+
+An adjoint takes the cotangent ``dy`` first and returns a contribution shaped like the operand it
+is named after; functions that only copy elements share one scatter (``select_grad``), so repeated
+copies accumulate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .containers import Cotangents
+from .shapes import _like
+
+
+def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """``x.astype(dtype)``: as a function, so it can carry a rule."""
+    return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
+
+
+def between(a, lo, hi):
+    """1.0 where ``lo <= a <= hi`` (a bound of None is no bound), else 0.0: the mask of clip."""
+    inside = np.ones(np.shape(a), dtype=bool)
+    if lo is not None:
+        inside = inside & (a >= lo)
+    if hi is not None:
+        inside = inside & (a <= hi)
+    return inside.astype(float)
+
+
+def sinc_derivative(x, y):
+    """d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, which is 0 at x = 0."""
+    x = np.asarray(x, dtype=float)
+    zero = x == 0
+    safe = np.where(zero, 1.0, x)
+    return np.where(zero, 0.0, (np.cos(np.pi * safe) - y) / safe)
+
+
+def diagonal_grad(dy, a, offset=0, axis1=0, axis2=1):
+    """The adjoint of ``np.diagonal``: ``dy`` written onto that diagonal of zeros."""
+    g = np.zeros(np.shape(a), dtype=np.result_type(dy, float))
+    view = np.moveaxis(g, (axis1, axis2), (-2, -1))
+    n = np.shape(dy)[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    view[..., rows, cols] = dy
+    return g
+
+
+def trace_grad(dy, a, offset=0, axis1=0, axis2=1):
+    """The adjoint of ``np.trace``: ``dy`` on every element of the diagonal."""
+    n = np.diagonal(a, offset, axis1, axis2).shape[-1]
+    dy = np.asarray(dy)
+    return diagonal_grad(np.broadcast_to(dy[..., None], dy.shape + (n,)), a, offset, axis1, axis2)
+
+
+def diag_grad(dy, v, k=0):
+    """The adjoint of ``np.diag``: extract the diagonal, or place it, whichever ``diag`` did not."""
+    if np.ndim(v) == 1:
+        return np.diag(dy, k)
+    return diagonal_grad(dy, v, k)
+
+
+def _scatter(dy, x, positions):
+    """Sum ``dy`` into the positions of ``x``'s elements it was copied from (-1: from none)."""
+    positions = np.ravel(positions)
+    d = np.ravel(np.asarray(dy, dtype=float))
+    keep = positions >= 0
+    size = int(np.prod(np.shape(x)))
+    g = np.bincount(positions[keep], weights=d[keep], minlength=size)
+    return _like(g, x)
+
+
+def select_grad(dy, x, fn, *args, **kwargs):
+    """The adjoint of a function that only copies elements of ``x`` (take, tile, repeat, ...).
+
+    ``fn`` is applied to the positions of x's elements; each element of ``dy`` is then added back
+    to the position it was copied from, so repeated copies accumulate.
+    """
+    positions = np.arange(int(np.prod(np.shape(x)))).reshape(np.shape(x))
+    return _scatter(dy, x, fn(positions, *args, **kwargs))
+
+
+PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty")
+
+
+def pad_grad(dy, array, pad_width, mode="constant"):
+    """The adjoint of ``np.pad`` for the modes that copy elements."""
+    if mode not in PAD_MODES:
+        raise NotImplementedError(
+            f"srcgrad differentiates np.pad with mode in {PAD_MODES}; got mode={mode!r}"
+        )
+    positions = np.arange(int(np.prod(np.shape(array)))).reshape(np.shape(array))
+    if mode in ("constant", "empty"):
+        padded = np.pad(positions, pad_width, mode="constant", constant_values=-1)
+    else:
+        padded = np.pad(positions, pad_width, mode=mode)
+    return _scatter(dy, array, padded)
+
+
+def _split_back(dy, arrays, shapes, axis):
+    sizes = [s[axis] for s in shapes]
+    pieces = np.split(dy, np.cumsum(sizes)[:-1], axis=axis)
+    return Cotangents(_like(p, x) for p, x in zip(pieces, arrays))
+
+
+def concatenate_grad(dy, arrays, axis=0):
+    """The adjoint of ``np.concatenate``: ``dy`` cut into one piece per array."""
+    if axis is None:
+        return _split_back(np.ravel(dy), arrays, [(np.size(x),) for x in arrays], 0)
+    return _split_back(dy, arrays, [np.shape(x) for x in arrays], axis)
+
+
+def stack_grad(dy, arrays, axis=0):
+    """The adjoint of ``np.stack``: ``dy`` taken apart along the new axis."""
+    return Cotangents(_like(np.take(dy, i, axis=axis), x) for i, x in enumerate(arrays))
+
+
+def hstack_grad(dy, arrays):
+    """The adjoint of ``np.hstack``."""
+    shapes = [np.shape(np.atleast_1d(x)) for x in arrays]
+    return _split_back(dy, arrays, shapes, 0 if len(shapes[0]) == 1 else 1)
+
+
+def vstack_grad(dy, arrays):
+    """The adjoint of ``np.vstack``."""
+    return _split_back(dy, arrays, [np.shape(np.atleast_2d(x)) for x in arrays], 0)
+
+
+def dstack_grad(dy, arrays):
+    """The adjoint of ``np.dstack``."""
+    return _split_back(dy, arrays, [np.shape(np.atleast_3d(x)) for x in arrays], 2)
+
+
+def column_stack_grad(dy, arrays):
+    """The adjoint of ``np.column_stack``: 1-d arrays were columns."""
+    shapes = [np.shape(x) if np.ndim(x) > 1 else (np.size(x), 1) for x in arrays]
+    return _split_back(dy, arrays, shapes, 1)
+
+
+def split_grad(dy, ary, indices_or_sections, axis=0):
+    """The adjoint of ``np.split`` / ``np.array_split``: the pieces' cotangents put back together.
+
+    ``dy`` holds one cotangent per piece, None for a piece that carries no gradient.
+    """
+    positions = np.arange(int(np.prod(np.shape(ary)))).reshape(np.shape(ary))
+    pieces = np.array_split(positions, indices_or_sections, axis=axis)
+    g = np.zeros(np.shape(ary))
+    for piece, d in zip(pieces, dy):
+        if d is not None:
+            g.flat[np.ravel(piece)] += np.ravel(d)
+    return _like(g, ary)
+
+
+def hsplit_grad(dy, ary, indices_or_sections):
+    """The adjoint of ``np.hsplit``: split along axis 1, or 0 for a 1-d array."""
+    return split_grad(dy, ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0)
+
+
+def diff_grad(dy, a, n=1, axis=-1):
+    """The adjoint of ``np.diff``: ``-diff`` of ``dy`` padded with a zero at both ends, n times."""
+    pad = [(0, 0)] * np.ndim(dy)
+    pad[axis] = (1, 1)
+    for _ in range(n):
+        dy = -np.diff(np.pad(dy, pad), axis=axis)
+    return dy
+
+
+def permutation_grad(dy, a, y, axis=-1):
+    """The adjoint of a function that reorders ``a`` along ``axis`` into ``y`` (sort, partition).
+
+    The i-th smallest element of ``y`` came from the i-th smallest element of ``a``.
+    """
+    if axis is None:
+        return _like(permutation_grad(np.ravel(dy), np.ravel(a), np.ravel(y), 0), a)
+    source = np.argsort(a, axis=axis, kind="stable")
+    target = np.argsort(y, axis=axis, kind="stable")
+    g = np.zeros(np.shape(a), dtype=np.result_type(dy, float))
+    np.put_along_axis(g, source, np.take_along_axis(np.asarray(dy), target, axis=axis), axis)
+    return g
+
+
+def linspace_grad(dy, num=50, endpoint=True, axis=0, start=True):
+    """The adjoint of ``np.linspace`` for ``start`` (or ``stop`` with start=False)."""
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    w = 1.0 - t if start else t
+    shape = [1] * np.ndim(dy)
+    shape[axis] = num
+    return np.sum(dy * w.reshape(shape), axis=axis)
+
+
+def stack_cotangents(dy, x, axis=0):
+    """The adjoint of ``np.unstack``: the pieces' cotangents stacked again (None: zeros)."""
+    pieces = [np.zeros(np.shape(np.take(x, 0, axis=axis))) if d is None else d for d in dy]
+    return np.stack(pieces, axis=axis)
+
+
+def permute_like(da, a, y, axis=-1):
+    """The tangent of a reordering of ``a`` into ``y`` (sort, partition): ``da`` reordered alike."""
+    if axis is None:
+        return permute_like(np.ravel(da), np.ravel(a), np.ravel(y), 0)
+    source = np.argsort(a, axis=axis, kind="stable")
+    target = np.argsort(y, axis=axis, kind="stable")
+    t = np.zeros(np.shape(y), dtype=np.result_type(da, float))
+    np.put_along_axis(t, target, np.take_along_axis(np.asarray(da), source, axis=axis), axis)
+    return t

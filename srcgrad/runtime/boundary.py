@@ -1,0 +1,123 @@
+"""What a generated function does at its boundary with the caller: check the seed of a ``vjp``
+and the tangent of a ``jvp``, make the unit seed of ``grad``, bind optional parameters given before
+the seed, and build Jacobians from one gradient per row or one tangent per column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NonScalarOutputError, SeedShapeError, SrcgradError, TangentShapeError
+from .containers import Cotangents
+
+
+class _Unset:
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = _Unset()  # an optional parameter not passed by keyword
+
+
+def bind_optional(rest, given, defaults, name):
+    """Split ``*rest`` into optional parameters and the last positional argument.
+
+    ``given`` holds what came by keyword for each optional parameter (``UNSET`` if nothing).
+    """
+    if not rest:
+        raise TypeError(f"{name}() missing its last positional argument (the seed or tangent)")
+    *positional, last = rest
+    if len(positional) > len(defaults):
+        raise TypeError(f"{name}() takes at most {len(defaults)} optional positional arguments "
+                        f"before the last one, got {len(positional)}")
+    values = []
+    for i, default in enumerate(defaults):
+        if i < len(positional):
+            if given[i] is not UNSET:
+                raise TypeError(f"{name}() got multiple values for an optional argument")
+            values.append(positional[i])
+        else:
+            values.append(default if given[i] is UNSET else given[i])
+    return (*values, last)
+
+
+def single_output(value, name="f"):
+    """``value``, which must be one array or scalar for a Jacobian."""
+    if isinstance(value, (tuple, list, dict)):
+        raise SrcgradError(
+            f"jacobian needs {name} to return one array or scalar; it returned a "
+            f"{type(value).__name__}. Take the Jacobian of each output separately."
+        )
+    return value
+
+
+def unit_basis(like, i):
+    """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
+    if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
+        return 1.0
+    e = np.zeros(np.shape(like), dtype=np.result_type(like, float))
+    e.flat[i] = 1.0
+    return e
+
+
+def stack_rows(rows, value, x):
+    """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
+    if np.ndim(value) == 0 and len(rows) == 1:
+        return rows[0]
+    return np.reshape(np.stack([np.asarray(r) for r in rows]), np.shape(value) + np.shape(x))
+
+
+def stack_columns(columns, value, x):
+    """A Jacobian from one tangent per input element: shape ``value.shape + x.shape``."""
+    if np.ndim(x) == 0 and len(columns) == 1:
+        return columns[0]
+    stacked = np.stack([np.asarray(c) for c in columns], axis=-1)
+    return np.reshape(stacked, np.shape(value) + np.shape(x))
+
+
+def unstack_rows(d, value, x):
+    """The adjoint of ``stack_rows``: one cotangent per row."""
+    flat = np.reshape(d, (int(np.size(value)),) + np.shape(x))
+    return Cotangents(flat[i] for i in range(flat.shape[0]))
+
+
+def unstack_columns(d, value, x):
+    """The adjoint of ``stack_columns``: one cotangent per column."""
+    flat = np.reshape(d, np.shape(value) + (int(np.size(x)),))
+    return Cotangents(flat[..., j] for j in range(flat.shape[-1]))
+
+
+def unit_seed(out, name="the function"):
+    """The seed of ``grad``: 1 shaped like the output, which must have exactly one element."""
+    if isinstance(out, (float, int)) and not isinstance(out, bool):
+        return 1.0
+    shape = np.shape(out)
+    if int(np.prod(shape)) != 1:
+        raise NonScalarOutputError(shape, name)
+    if isinstance(out, np.ndarray):
+        return np.ones(shape, dtype=np.result_type(out, float))
+    return 1.0
+
+
+def check_seed(seed, out):
+    """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output."""
+    if isinstance(out, (tuple, list)):
+        if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
+            raise SeedShapeError(_structure(seed), _structure(out))
+        return Cotangents(check_seed(s, o) for s, o in zip(seed, out))
+    if np.shape(seed) != np.shape(out):
+        raise SeedShapeError(np.shape(seed), np.shape(out))
+    return seed
+
+
+def _structure(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(np.shape(v) for v in x)
+    return np.shape(x)
+
+
+def check_tangent(tangent, x, name="x"):
+    """A ``jvp`` tangent must have the shape of the argument it perturbs."""
+    if np.shape(tangent) != np.shape(x):
+        raise TangentShapeError(np.shape(tangent), np.shape(x), name)
+    return tangent

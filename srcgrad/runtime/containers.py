@@ -1,0 +1,208 @@
+"""Cotangents of tuples, lists and dicts, and the helpers generated code uses for Python containers.
+
+A container's cotangent is a ``Cotangents`` (one entry per element, ``None`` for zero) or a
+``DictCotangents``; both add elementwise with ``+``, so generated code accumulates them like arrays.
+Here too: the value form of ``list.append``/``list.pop`` and their adjoints, the builtin ``sum``,
+``max``/``min`` of an iterable, and the zeros and copies of gradients (``zeros_like``,
+``copy_grad``, ``copy_array``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shapes import unbroadcast
+
+
+class Cotangents(list):
+    """The adjoint of a tuple or list: one cotangent per element, ``None`` for a zero one.
+
+    ``+`` adds elementwise (Python's ``+`` on sequences would concatenate), so generated code
+    accumulates container adjoints exactly like array adjoints.
+    """
+
+    def __add__(self, other):
+        if other is None:
+            return self
+        if isinstance(other, dict):
+            raise TypeError("cannot add the cotangents of a sequence and of a dict")
+        if len(other) != len(self):
+            raise ValueError(
+                f"cotangents of sequences of different lengths: {len(self)} and {len(other)}"
+            )
+        return Cotangents(add(a, b) for a, b in zip(self, other))
+
+    __radd__ = __add__
+    __iadd__ = __add__  # `d += c` in generated code adds too (list's += would extend)
+
+
+class DictCotangents(dict):
+    """The adjoint of a dict: cotangents by key; a missing key has a zero cotangent."""
+
+    def __add__(self, other):
+        if other is None:
+            return self
+        out = DictCotangents(self)
+        for k, v in other.items():
+            out[k] = add(out.get(k), v)
+        return out
+
+    __radd__ = __add__
+
+
+def add(a, b):
+    """``a + b`` for cotangents, where ``None`` is zero and sequences add elementwise."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (tuple, list)) and not isinstance(a, Cotangents):
+        a = Cotangents(a)
+    return a + b
+
+
+def elem(dy, key, x):
+    """The cotangent of element ``key`` of a container from the container's cotangent ``dy``."""
+    if dy is None:
+        return zeros_like(x)
+    g = dy.get(key) if isinstance(dy, dict) else dy[key]
+    return zeros_like(x) if g is None else g
+
+
+def as_like(g, x):
+    """A gradient with the structure of ``x``: list for a list, tuple for a tuple, dict for a
+    dict, zeros where nothing flowed; arrays and numbers pass through, but an array that may
+    share memory with another element's (``sum(xs)`` gives each element the same cotangent) is
+    copied, so that updating one element's gradient in place leaves the others alone."""
+    return _as_like(g, x, {})
+
+
+def _as_like(g, x, held):
+    """``held``: id(base array) -> the elements' arrays on it so far."""
+    if isinstance(x, dict):
+        g = g or {}
+        return {k: _as_like(g.get(k), v, held) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        parts = [_as_like(None if g is None else g[i], v, held) for i, v in enumerate(x)]
+        return type(x)(parts) if type(x) in (tuple, list) else parts
+    if g is None:
+        return zeros_like(x)
+    if isinstance(g, np.ndarray):
+        base = g
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        others = held.setdefault(id(base), [])
+        if any(np.may_share_memory(g, other) for other in others):
+            return np.array(g)
+        others.append(g)
+    return g
+
+
+def list_append(items, value):
+    """``items.append(value)``, as a value: generated code writes ``hs = list_append(hs, h)``."""
+    items.append(value)
+    return items
+
+
+def append_tangent(ditems, dvalue, value):
+    """The tangent of ``list_append``: the tangent list grows in step with the list."""
+    ditems = [] if ditems is None else ditems
+    ditems.append(zeros_like(value) if dvalue is None else dvalue)
+    return ditems
+
+
+def list_pop(items):
+    """``items.pop()`` for its effect, as a value: ``stack = list_pop(stack)``."""
+    items.pop()
+    return items
+
+
+def append_none(dy):
+    """Cotangent of a list before a pop: the cotangent after it, plus a zero last element."""
+    return None if dy is None else Cotangents(list(dy) + [None])
+
+
+def append_grad_value(dy, value):
+    """Cotangent of the appended value: the last cotangent of the grown list."""
+    return elem(dy, -1, value) if dy is not None and len(dy) else zeros_like(value)
+
+
+def append_grad_items(dy):
+    """Cotangent of the list before the append: all but the last cotangent."""
+    return None if dy is None else Cotangents(dy[:-1])
+
+
+def sum_tangent(tangents):
+    """The tangent of the builtin ``sum``: the sum of the elements' tangents (``None`` is 0)."""
+    total = 0.0
+    for t in tangents:
+        if t is not None:
+            total = total + t
+    return total
+
+
+def sum_grad(dy, items):
+    """The adjoint of the builtin ``sum(items)``: ``dy`` for every element, unbroadcast."""
+    return Cotangents(unbroadcast(dy, x) for x in items)
+
+
+def extreme_index(items, largest=True):
+    """The position of the element ``max(items)`` (``min`` when not ``largest``) returns: the
+    first extreme one, found with the comparisons Python's builtins make."""
+    best, k = None, 0
+    for i, v in enumerate(items):
+        if i == 0 or ((v > best) if largest else (v < best)):
+            best, k = v, i
+    return k
+
+
+def max_of(items):
+    """``max(items)`` of one iterable (the two-argument form has its own rule)."""
+    return max(items)
+
+
+def min_of(items):
+    """``min(items)`` of one iterable."""
+    return min(items)
+
+
+def pick_extreme(d, items, largest=True):
+    """The tangent (or cotangent) in ``d`` at the element ``max``/``min`` of ``items`` chose."""
+    i = extreme_index(items, largest)
+    return elem(d, i, items[i])
+
+
+def copy_array(a):
+    """A private copy of an adjoint array (or of the cotangents of a list or dict)."""
+    if isinstance(a, dict):
+        return DictCotangents(a)
+    if isinstance(a, (list, tuple)):
+        return Cotangents(a)
+    return np.array(a, dtype=np.result_type(a, float), copy=True)
+
+
+def copy_grad(g):
+    """A returned gradient the caller owns: a writable copy of ``g`` (of each array in it, for a
+    tuple, list or dict). Generated code calls it only where ``g`` may be a read-only broadcast
+    view, an argument of the call, or an array another returned gradient holds."""
+    if isinstance(g, np.ndarray):
+        return np.array(g, copy=True)
+    if isinstance(g, dict):
+        return type(g)((k, copy_grad(v)) for k, v in g.items())
+    if isinstance(g, (tuple, list)):
+        return type(g)(copy_grad(v) for v in g)
+    return g
+
+
+def zeros_like(x):
+    """A zero gradient for ``x``: ``0.0`` for a Python scalar, a float array otherwise, and
+    zeros of the same structure for a tuple, list or dict."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=np.result_type(x, float))
+    if isinstance(x, dict):
+        return DictCotangents({k: zeros_like(v) for k, v in x.items()})
+    if isinstance(x, (tuple, list)):
+        return Cotangents(zeros_like(v) for v in x)
+    if np.ndim(x) == 0:
+        return 0.0
+    return np.zeros(np.shape(x))

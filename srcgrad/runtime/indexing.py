@@ -1,0 +1,147 @@
+"""Reading and writing array elements: the adjoint of ``x[index]`` and the helpers behind writes.
+
+``getitem_grad`` and ``add_at`` scatter a cotangent into an index (repeated indices accumulate);
+``setitem``, ``copy_item``, ``restore_item``, ``take_item`` and ``zero_item`` let generated code
+write into an array, save what a write overwrites and restore it on the backward sweep;
+``fresh_copy`` keeps the caller's argument intact; ``check_not_view`` and ``check_not_array`` refuse
+aliasing srcgrad does not follow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import SrcgradError
+from .containers import Cotangents, DictCotangents, add
+
+
+def getitem_grad(dy, x, index):
+    """The adjoint of ``x[index]``: zeros of x's shape with ``dy`` added at ``index``.
+
+    Repeated integer indices accumulate (``np.add.at``), as the chain rule requires. For a tuple,
+    list or dict ``x`` the result is sparse: ``None`` everywhere but at ``index``.
+    """
+    if isinstance(x, dict):
+        return DictCotangents({index: dy})
+    if isinstance(x, (tuple, list)):
+        g = Cotangents([None] * len(x))
+        if isinstance(index, slice):
+            for i, d in zip(range(*index.indices(len(x))), dy):
+                g[i] = d
+        else:
+            g[index] = dy
+        return g
+    g = np.zeros(np.shape(x), dtype=np.result_type(dy, float))
+    if _is_basic(index):
+        g[index] = dy
+    else:
+        np.add.at(g, index, dy)
+    return g
+
+
+def add_at(acc, index, dy):
+    """``acc`` plus the adjoint of ``x[index]``, added in place into ``acc``.
+
+    Generated code calls this only on an adjoint buffer it created itself, so the update touches
+    nothing else; it keeps ``x[i]`` inside a loop O(1) per iteration instead of O(len(x)). A
+    read-only ``acc`` (the broadcast view ``unreduce`` returns) is copied before the first update.
+    """
+    if type(acc) is np.ndarray and not acc.flags.writeable:
+        acc = np.array(acc)
+    if type(acc) is np.ndarray:
+        if type(index) is int or _is_basic(index):
+            acc[index] += dy
+        else:
+            np.add.at(acc, index, dy)
+        return acc
+    if isinstance(acc, (Cotangents, DictCotangents)):
+        if isinstance(index, slice):
+            for i, d in zip(range(*index.indices(len(acc))), dy):
+                acc[i] = add(acc[i], d)
+        else:
+            acc[index] = add(acc.get(index) if isinstance(acc, dict) else acc[index], dy)
+    elif _is_basic(index):
+        acc[index] += dy
+    else:
+        np.add.at(acc, index, dy)
+    return acc
+
+
+def check_not_view(value, base, name, base_name):
+    """Refuse a view of an array that the function writes into later (``r = M[0]; M[0, 1] = v``)."""
+    if isinstance(value, np.ndarray) and np.may_share_memory(value, base):
+        raise SrcgradError(
+            f"`{name}` is a view of `{base_name}`, which is written into afterwards, so it "
+            f"changes with the write: srcgrad does not follow that. Take a copy "
+            f"(`{name} = {base_name}[...].copy()`)."
+        )
+
+
+def check_not_array(value, name):
+    """Refuse ``y += v`` on an array that another variable shares (``y = x; y += v``)."""
+    if isinstance(value, np.ndarray):
+        raise SrcgradError(
+            f"`{name} += ...` updates an array in place that another variable of the function "
+            f"shares (it was assigned from it, or is a view of it); srcgrad does not follow "
+            f"such aliasing. Write `{name} = {name} + ...`, or make `{name}` a copy first."
+        )
+    return value
+
+
+def fresh_copy(x):
+    """A copy of an argument that the function writes into: the caller's value stays intact."""
+    if isinstance(x, list):
+        return list(x)
+    if isinstance(x, dict):
+        return dict(x)
+    return np.array(x, copy=True)
+
+
+def setitem(a, index, value):
+    """``a[index] = value``, as a value: generated code writes ``y = setitem(y, i, v)``."""
+    a[index] = value
+    return a
+
+
+def copy_item(a, index):
+    """A copy of ``a[index]``: the values a write is about to overwrite."""
+    return np.array(a[index], copy=True)
+
+
+def restore_item(a, index, saved):
+    """Put back values saved by ``copy_item``; returns ``a``."""
+    a[index] = saved
+    return a
+
+
+def take_item(d, index):
+    """A copy of ``d[index]`` (never a view: ``d`` is updated in place afterwards)."""
+    if isinstance(d, (list, dict)):
+        g = d.get(index) if isinstance(d, dict) else d[index]
+        return 0.0 if g is None else g
+    g = np.array(d[index], copy=True)
+    if not _is_basic(index):
+        # `y[[0, 0]] = v`: of repeated indices only the last write lands, so only it gets gradient
+        positions = np.arange(np.size(d)).reshape(np.shape(d))[index]
+        flat = positions.ravel()
+        _, last_from_end = np.unique(flat[::-1], return_index=True)
+        landed = np.zeros(flat.size, dtype=bool)
+        landed[flat.size - 1 - last_from_end] = True
+        g = np.where(landed.reshape(positions.shape), g, 0.0)
+    return g[()]
+
+
+def zero_item(d, index):
+    """``d`` with zeros at ``index``, in place: the adjoint of values a write overwrote.
+
+    A read-only ``d`` (the broadcast view ``unreduce`` returns) is copied first."""
+    if isinstance(d, np.ndarray) and not d.flags.writeable:
+        d = np.array(d)
+    d[index] = None if isinstance(d, (list, dict)) else 0.0
+    return d
+
+
+def _is_basic(index):
+    if isinstance(index, tuple):
+        return all(_is_basic(i) for i in index)
+    return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))

@@ -1,0 +1,247 @@
+"""Adjoints and tangents of NumPy products: ``matmul``/``@``, ``dot``, ``einsum``, ``tensordot``,
+``inner``, ``kron``, ``cross``, ``convolve`` and ``correlate``, for every combination of ranks
+these accept, summed back over broadcast axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shapes import _like, unbroadcast
+
+
+def _ndim(a):
+    return a.ndim if isinstance(a, np.ndarray) else np.ndim(a)
+
+
+def _swap(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def matmul_vjp_left(dy, a, b):
+    """Gradient of ``a @ b`` with respect to ``a``, for every combination of ranks."""
+    a_nd, b_nd = _ndim(a), _ndim(b)
+    if a_nd == 2 and b_nd == 2:
+        return dy @ b.T
+    if a_nd == 2 and b_nd == 1:
+        return np.outer(dy, b)
+    if b_nd == 1:
+        g = np.multiply.outer(dy, b) if a_nd > 1 else np.multiply(dy, b)
+    elif a_nd == 1:
+        g = np.matmul(b, np.expand_dims(dy, -1))[..., 0]
+    else:
+        g = np.matmul(dy, _swap(b))
+    return unbroadcast(g, a)
+
+
+def matmul_vjp_right(dy, a, b):
+    """Gradient of ``a @ b`` with respect to ``b``, for every combination of ranks."""
+    a_nd, b_nd = _ndim(a), _ndim(b)
+    if a_nd == 2 and b_nd == 2:
+        return a.T @ dy
+    if a_nd == 2 and b_nd == 1:
+        return a.T @ dy
+    if a_nd == 1 and b_nd == 2:
+        return np.outer(a, dy)
+    if a_nd == 1 and b_nd == 1:
+        g = np.multiply(dy, a)
+    elif a_nd == 1:
+        g = np.multiply(np.expand_dims(a, -1), np.expand_dims(dy, -2))
+    elif b_nd == 1:
+        g = np.matmul(_swap(a), np.expand_dims(dy, -1))[..., 0]
+    else:
+        g = np.matmul(_swap(a), dy)
+    return unbroadcast(g, b)
+
+
+def dot_vjp_left(dy, a, b):
+    """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(np.multiply(dy, b), a)
+    _check_dot(a, b)
+    return matmul_vjp_left(dy, a, b)
+
+
+def dot_vjp_right(dy, a, b):
+    """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(np.multiply(dy, a), b)
+    _check_dot(a, b)
+    return matmul_vjp_right(dy, a, b)
+
+
+def _check_dot(a, b):
+    if np.ndim(a) > 2 or np.ndim(b) > 2:
+        raise NotImplementedError(
+            f"srcgrad differentiates np.dot for arrays of up to 2 dimensions; got shapes "
+            f"{np.shape(a)} and {np.shape(b)}. Use np.matmul or np.tensordot for stacked arrays."
+        )
+
+
+def _einsum_labels(subscripts, shapes):
+    """Each operand's labels and the output's, with '...' spelled out as letters."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    inputs = inputs.split(",")
+    used = set(spec)
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    spans = [len(shape) - (len(s) - 3) for s, shape in zip(inputs, shapes) if "..." in s]
+    ellipsis = free[: max(spans, default=0)]
+    labels = []
+    for s, shape in zip(inputs, shapes):
+        if "..." in s:
+            span = len(shape) - (len(s) - 3)
+            s = s.replace("...", "".join(ellipsis[len(ellipsis) - span :]))
+        labels.append(s)
+    if arrow:
+        output = output.replace("...", "".join(ellipsis))
+    else:
+        letters = "".join(inputs).replace(".", "")
+        output = "".join(ellipsis) + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1)
+        )
+    return labels, output
+
+
+def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+    """The adjoint of ``np.einsum(subscripts, x0, x1, ...)`` with respect to operand ``k``.
+
+    Handles implicit output, '...', labels repeated within an operand (diagonals), labels summed
+    within one operand only, and operands broadcast along a size-1 axis.
+    """
+    operands = [x for x in (x0, x1, x2, x3, x4, x5) if x is not None]
+    shapes = [np.shape(x) for x in operands]
+    labels, output = _einsum_labels(subscripts, shapes)
+    target, shape = labels[k], shapes[k]
+    others = [j for j in range(len(operands)) if j != k]
+    known = set(output).union(*(labels[j] for j in others))
+    unique = list(dict.fromkeys(target))
+    computed = "".join(c for c in unique if c in known)
+    spec = ",".join([output] + [labels[j] for j in others]) + "->" + computed
+    g = np.einsum(spec, dy, *(operands[j] for j in others))
+    sizes = {c: n for c, n in zip(target, shape)}
+    for axis, c in enumerate(unique):
+        if c not in known:
+            g = np.expand_dims(g, axis)
+        if g.shape[axis] != sizes[c]:
+            g = np.sum(g, axis=axis, keepdims=True) if sizes[c] == 1 else g
+    g = np.broadcast_to(g, tuple(sizes[c] for c in unique))
+    if len(unique) == len(target):
+        return _like(g, operands[k])
+    out = np.zeros(shape, dtype=np.result_type(g, float))
+    index = []
+    for c in target:
+        axis = unique.index(c)
+        index.append(np.arange(sizes[c]).reshape([-1 if i == axis else 1 for i in range(g.ndim)]))
+    out[tuple(index)] = g
+    return out
+
+
+def einsum_jvp(subscripts, k, tangent, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+    """The tangent of ``np.einsum`` from operand ``k``: operand k replaced by its tangent."""
+    operands = [x for x in (x0, x1, x2, x3, x4, x5) if x is not None]
+    operands[k] = tangent
+    return np.einsum(subscripts, *operands)
+
+
+def _tensordot_subscripts(a, b, axes):
+    na, nb = np.ndim(a), np.ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        a_axes, b_axes = list(range(na - axes, na)), list(range(axes))
+    else:
+        a_axes, b_axes = axes
+        a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(a_axes)
+        b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(b_axes)
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    la = [next(letters) for _ in range(na)]
+    lb = [next(letters) for _ in range(nb)]
+    for i, j in zip(a_axes, b_axes):
+        lb[j % nb] = la[i % na]
+    contracted = {la[i % na] for i in a_axes}
+    out = [c for c in la if c not in contracted] + [c for c in lb if c not in contracted]
+    return "".join(la) + "," + "".join(lb) + "->" + "".join(out)
+
+
+def tensordot_vjp_left(dy, a, b, axes=2):
+    """The adjoint of ``np.tensordot(a, b, axes)`` with respect to ``a``."""
+    return einsum_vjp(dy, _tensordot_subscripts(a, b, axes), 0, a, b)
+
+
+def tensordot_vjp_right(dy, a, b, axes=2):
+    """The adjoint of ``np.tensordot(a, b, axes)`` with respect to ``b``."""
+    return einsum_vjp(dy, _tensordot_subscripts(a, b, axes), 1, a, b)
+
+
+def inner_vjp_left(dy, a, b):
+    """The adjoint of ``np.inner(a, b)`` with respect to ``a``."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(np.multiply(dy, b), a)
+    return tensordot_vjp_left(dy, a, b, (-1, -1))
+
+
+def inner_vjp_right(dy, a, b):
+    """The adjoint of ``np.inner(a, b)`` with respect to ``b``."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(np.multiply(dy, a), b)
+    return tensordot_vjp_right(dy, a, b, (-1, -1))
+
+
+def kron_vjp(dy, a, b, wrt=0):
+    """The adjoint of ``np.kron(a, b)`` with respect to ``a`` (wrt=0) or ``b`` (wrt=1)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+    blocks = np.reshape(dy, [n for pair in zip(sa, sb) for n in pair])
+    la, lb = list(range(0, 2 * nd, 2)), list(range(1, 2 * nd, 2))
+    interleaved = list(range(2 * nd))
+    if wrt == 0:
+        g = np.einsum(blocks, interleaved, np.reshape(b, sb), lb, la)
+        return _like(g, a)
+    g = np.einsum(blocks, interleaved, np.reshape(a, sa), la, lb)
+    return _like(g, b)
+
+
+def _as3(v, axis):
+    v = np.moveaxis(np.asarray(v, dtype=float), axis, -1)
+    if v.shape[-1] == 2:
+        v = np.concatenate([v, np.zeros(v.shape[:-1] + (1,))], axis=-1)
+    return v
+
+
+def cross_vjp(dy, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The adjoint of ``np.cross`` with respect to ``a`` (wrt=0) or ``b`` (wrt=1)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a3, b3 = _as3(a, axisa), _as3(b, axisb)
+    if np.shape(a)[axisa] == 2 and np.shape(b)[axisb] == 2:
+        d = np.asarray(dy, dtype=float)[..., None] * np.array([0.0, 0.0, 1.0])
+    else:
+        d = np.moveaxis(np.asarray(dy, dtype=float), axisc, -1)
+    if wrt == 0:
+        g, x, ax = np.cross(b3, d), a, axisa
+    else:
+        g, x, ax = np.cross(d, a3), b, axisb
+    g = np.moveaxis(g[..., : np.shape(x)[ax]], -1, ax)
+    return unbroadcast(g, x)
+
+
+def _full_cotangent(dy, n, m, mode):
+    """``dy`` of a convolution in ``mode`` placed inside a cotangent of the 'full' result."""
+    if mode == "full":
+        return dy
+    start = min(n, m) - 1 if mode == "valid" else (min(n, m) - 1) // 2
+    full = np.zeros(n + m - 1, dtype=np.result_type(dy, float))
+    full[start : start + len(dy)] = dy
+    return full
+
+
+def convolve_vjp(dy, a, v, mode="full", wrt=0):
+    """The adjoint of ``np.convolve(a, v, mode)`` with respect to ``a`` (wrt=0) or ``v``."""
+    full = _full_cotangent(dy, len(a), len(v), mode)
+    return np.correlate(full, v if wrt == 0 else a, "valid")
+
+
+def correlate_vjp(dy, a, v, mode="valid", wrt=0):
+    """The adjoint of ``np.correlate(a, v, mode)`` (``convolve(a, v[::-1])`` for real input)."""
+    g = convolve_vjp(dy, a, v[::-1], mode, wrt)
+    return g if wrt == 0 else g[::-1]

@@ -1,0 +1,185 @@
+"""Adjoints and tangents of NumPy reductions and scans: ``prod``, ``max``/``min`` and
+``ptp``, ``var``, ``cumsum``/``cumprod``, ``average``, ``quantile`` (``sum`` and ``mean`` are in
+``shapes``).
+
+Each adjoint takes the cotangent ``dy`` first and returns a contribution with the shape of the
+operand it is named after; a Python scalar operand gets a Python float back. Products and
+cumulative products are exact at zeros; ties of ``max``/``min`` split the gradient equally.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shapes import _axes, _count, _expand, _last, _like, mean_grad, unbroadcast
+
+
+def prod_grad(dy, a, axis=None, keepdims=False):
+    """The adjoint of a product: ``dy`` times the product of the other factors (exact at zeros)."""
+    if np.ndim(a) == 0:
+        return _like(dy, a)
+    merged, back = _last(np.asarray(a, dtype=float), axis)
+    ones = np.ones(merged.shape[:-1] + (1,))
+    before = np.cumprod(np.concatenate([ones, merged[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, merged[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return back(before * after) * _expand(dy, np.ndim(a), axis, keepdims)
+
+
+def chooser_grad(dy, a, y, axis=None, keepdims=False):
+    """The adjoint of max/min: ``dy`` split equally among the elements equal to the result ``y``."""
+    if np.ndim(a) == 0:
+        return _like(dy, a)
+    ndim = np.ndim(a)
+    yk = _expand(y, ndim, axis, keepdims)
+    chosen = a == yk
+    if np.isnan(yk).any():
+        chosen |= np.isnan(a) & np.isnan(yk)  # a NaN maximum chose the NaNs
+    dyk = _expand(dy, ndim, axis, keepdims)
+    # Every reduced slice holds its own maximum, so one chosen element per slice in all means
+    # no ties anywhere: nothing to split (a whole-array count is much cheaper than per slice).
+    if np.count_nonzero(chosen) * _count(np.shape(a), axis) == chosen.size:
+        return dyk * chosen
+    count = np.sum(chosen, axis=axis, keepdims=True)
+    return dyk * chosen / np.maximum(count, 1)
+
+
+def ptp_grad(dy, a, axis=None, keepdims=False):
+    """The adjoint of ``np.ptp``: ``dy`` to the maxima, ``-dy`` to the minima."""
+    hi = np.max(a, axis=axis, keepdims=keepdims)
+    lo = np.min(a, axis=axis, keepdims=keepdims)
+    return chooser_grad(dy, a, hi, axis, keepdims) - chooser_grad(dy, a, lo, axis, keepdims)
+
+
+def var_grad(dy, a, axis=None, ddof=0, keepdims=False):
+    """The adjoint of ``np.var``: ``2 dy (a - mean) / (N - ddof)``."""
+    if np.ndim(a) == 0:
+        return _like(0.0 * dy, a)
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    n = _count(np.shape(a), axis)
+    return _expand(dy, np.ndim(a), axis, keepdims) * 2.0 * centered / (n - ddof)
+
+
+def cumsum_grad(dy, a, axis=None):
+    """The adjoint of a cumulative sum: a cumulative sum from the other end."""
+    if axis is None:
+        flat = np.ravel(dy)
+        return _like(np.cumsum(flat[::-1])[::-1], a)
+    return np.flip(np.cumsum(np.flip(dy, axis), axis=axis), axis)
+
+
+def cumprod_grad(dy, a, axis=None):
+    """The adjoint of a cumulative product, exact when ``a`` has zeros.
+
+    With ``P_j`` the product of the elements before ``j``, ``grad_j = P_j * S_j`` where
+    ``S_j = dy_j + a_(j+1) * S_(j+1)`` runs backwards along the axis.
+    """
+    if axis is None:
+        return _like(cumprod_grad(np.ravel(dy), np.ravel(a), 0), a)
+    a0 = np.moveaxis(np.asarray(a, dtype=float), axis, 0)
+    d0 = np.moveaxis(np.asarray(dy, dtype=float), axis, 0)
+    s = np.empty_like(d0)
+    s[-1] = d0[-1]
+    for j in range(len(a0) - 2, -1, -1):
+        s[j] = d0[j] + a0[j + 1] * s[j + 1]
+    before = np.cumprod(np.concatenate([np.ones_like(a0[:1]), a0[:-1]]), axis=0)
+    return np.moveaxis(before * s, 0, axis)
+
+
+def _weights(a, axis, weights):
+    w = np.asarray(weights, dtype=float)
+    if w.shape == np.shape(a):
+        return w
+    shape = [1] * np.ndim(a)
+    shape[axis] = w.shape[0]
+    return w.reshape(shape)
+
+
+def average_grad(dy, a, axis=None, weights=None, keepdims=False):
+    """The adjoint of ``np.average`` with respect to ``a``."""
+    if weights is None:
+        return mean_grad(dy, a, axis, keepdims)
+    w = _weights(a, axis, weights)
+    total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True)
+    return _expand(dy, np.ndim(a), axis, keepdims) * w / total
+
+
+def average_weights_grad(dy, a, y, axis=None, weights=None, keepdims=False):
+    """The adjoint of ``np.average`` with respect to ``weights``: ``dy (a - y) / sum(w)``."""
+    w = _weights(a, axis, weights)
+    total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True)
+    ndim = np.ndim(a)
+    g = _expand(dy, ndim, axis, keepdims) * (a - _expand(y, ndim, axis, keepdims)) / total
+    return unbroadcast(g, w).reshape(np.shape(weights))
+
+
+def quantile_grad(dy, a, q, axis=None, keepdims=False):
+    """The adjoint of ``np.quantile`` (linear interpolation between the two nearest ranks)."""
+    merged, back = _last(a, axis)
+    n = merged.shape[-1]
+    order = np.argsort(merged, axis=-1, kind="stable")
+    q = np.asarray(q, dtype=float)
+    g = np.zeros(q.shape + merged.shape)
+    pos = q * (n - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = pos - lo
+    dq = np.asarray(dy)
+    if keepdims:
+        reduced = _axes(axis, np.ndim(a))
+        dq = np.squeeze(dq, axis=tuple(q.ndim + r for r in reduced))
+    for qi in np.ndindex(q.shape):
+        d = dq[qi]
+        for rank, weight in ((lo[qi], 1.0 - frac[qi]), (hi[qi], frac[qi])):
+            src = order[..., rank : rank + 1]
+            np.put_along_axis(
+                g[qi], src, np.take_along_axis(g[qi], src, -1) + (d * weight)[..., None], -1
+            )
+    return _like(np.sum([back(gq) for gq in g.reshape((-1,) + merged.shape)], axis=0), a)
+
+
+def reduce_jvp(partials, dx, axis=None, keepdims=False):
+    """The tangent of a reduction whose partial derivatives are ``partials``."""
+    return np.sum(partials * dx, axis=axis, keepdims=keepdims)
+
+
+def cumprod_jvp(a, da, axis=None):
+    """The tangent of a cumulative product, exact when ``a`` has zeros."""
+    if axis is None:
+        return cumprod_jvp(np.ravel(a), np.ravel(da), 0)
+    a0 = np.moveaxis(np.asarray(a, dtype=float), axis, 0)
+    d0 = np.moveaxis(np.asarray(da, dtype=float), axis, 0)
+    y = np.cumprod(a0, axis=0)
+    t = np.empty_like(d0)
+    t[0] = d0[0]
+    for i in range(1, len(a0)):
+        t[i] = t[i - 1] * a0[i] + y[i - 1] * d0[i]
+    return np.moveaxis(t, 0, axis)
+
+
+def quantile_jvp(a, da, q, axis=None, keepdims=False):
+    """The tangent of ``np.quantile``: the same interpolation of the tangents of the two ranks."""
+    merged, _ = _last(a, axis)
+    dmerged, _ = _last(da, axis)
+    n = merged.shape[-1]
+    order = np.argsort(merged, axis=-1, kind="stable")
+    ranked = np.take_along_axis(dmerged, order, axis=-1)
+    pos = np.asarray(q, dtype=float) * (n - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = pos - lo
+    t = np.moveaxis(ranked[..., lo] * (1 - frac) + ranked[..., hi] * frac, range(-np.ndim(q), 0),
+                    range(np.ndim(q)))
+    if keepdims:
+        reduced = _axes(axis, np.ndim(a))
+        t = np.expand_dims(t, tuple(np.ndim(q) + r for r in reduced))
+    return t
+
+
+def average_weights_jvp(a, y, dweights, axis=None, weights=None, keepdims=False):
+    """The tangent of ``np.average`` from its weights: ``sum((a - y) dw) / sum(w)``."""
+    w = _weights(a, axis, weights)
+    dw = _weights(a, axis, dweights)
+    total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=keepdims)
+    ndim = np.ndim(a)
+    centered = a - _expand(y, ndim, axis, keepdims)
+    return np.sum(centered * dw, axis=axis, keepdims=keepdims) / total

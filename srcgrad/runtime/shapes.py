@@ -1,0 +1,215 @@
+"""Broadcasting and shapes: summing a contribution back to its operand's shape and spreading one
+over the axes a reduction removed.
+
+``unbroadcast`` is the adjoint of NumPy broadcasting (``broadcast_like`` is its tangent),
+``unreduce`` and ``mean_grad`` the adjoints of ``sum`` and ``mean``, ``shape_like`` a memory-free
+shape reference for them; the private helpers (``_like``, ``_expand``, ``_axes``, ``_last``) are
+shared by the other families. These run on every backward pass, so each keeps a fast path for
+the common shapes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import SrcgradError
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
+    if isinstance(g, float):
+        # A contribution has the shape of the operation's result, and a scalar result means
+        # scalar operands: nothing was broadcast.
+        return g
+    if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
+        # `+` or `*` between Python sequences concatenates or repeats them: not arithmetic
+        raise SrcgradError(
+            "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
+            "by srcgrad; build the list with a literal, `append` or a comprehension instead"
+        )
+    gshape = getattr(g, "shape", None)
+    shape = getattr(x, "shape", None)
+    if gshape is not None and gshape == shape:
+        return g
+    if (
+        gshape is not None
+        and shape is not None
+        and len(gshape) > len(shape)
+        and gshape[len(gshape) - len(shape):] == shape
+    ):
+        # the usual case: leading batch axes broadcast in front of x
+        lead = len(gshape) - len(shape)
+        return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    if (
+        len(gshape) == len(shape)
+        and isinstance(g, np.ndarray)
+        and all(n == m or n == 1 for n, m in zip(shape, gshape))
+    ):
+        # the other common case: axes of length one in x (keepdims results, biases)
+        axes = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[i] != 1)
+        return np.add.reduce(g, axis=axes, keepdims=True)
+    g = np.asarray(g)
+    if g.ndim < len(shape) or any(n != 1 and m == 1 for n, m in zip(shape[::-1], gshape[::-1])):
+        g = np.broadcast_to(g, np.broadcast_shapes(g.shape, shape))
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if not shape and not isinstance(x, np.ndarray):
+        return g[()]
+    return g
+
+
+def _expand(dy, ndim, axis, keepdims):
+    if axis is None or keepdims:
+        return dy
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return np.expand_dims(dy, tuple(a % ndim for a in axes))
+
+
+_SHAPE_VIEWS: dict = {}
+
+
+def _broadcast_shape(shapes):
+    """``np.broadcast_shapes``, a few times faster for the handful of small shapes here."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != 1:
+                if out[i] != 1 and out[i] != n:
+                    return np.broadcast_shapes(*shapes)  # raises the usual error
+                out[i] = n
+    return tuple(out)
+
+
+def shape_like(*values):
+    """A zero-strided view with the broadcast shape of ``values``: a shape reference for the
+    helpers above that holds no memory (a value read only for its shape need not be kept)."""
+    if len(values) == 1 and isinstance(values[0], np.ndarray):
+        shape = values[0].shape
+    else:
+        shape = _broadcast_shape([np.shape(v) for v in values])
+    view = _SHAPE_VIEWS.get(shape)
+    if view is None:
+        if len(_SHAPE_VIEWS) > 256:
+            _SHAPE_VIEWS.clear()
+        view = _SHAPE_VIEWS[shape] = np.broadcast_to(np.empty(()), shape)
+    return view
+
+
+def unreduce(dy, x, axis=None, keepdims=False):
+    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x``.
+
+    The result is a read-only broadcast view of ``dy``: every element of a reduced axis gets the
+    same value, so nothing is copied. Generated code never updates it with ``+=``; ``zero_item``
+    and ``add_at`` copy it before updating it; and a gradient that may be such a view is returned
+    as a copy (``copy_grad``).
+    """
+    shape = np.shape(x)
+    if not shape and not isinstance(x, np.ndarray):
+        return dy
+    if isinstance(dy, float):
+        dy = np.array(dy)
+    else:
+        dy = np.asarray(_expand(dy, len(shape), axis, keepdims), np.result_type(dy, float))
+    return _broadcast_view(dy, shape)
+
+
+def _broadcast_view(a, shape):
+    """``np.broadcast_to(a, shape)`` (a read-only view), a few times faster for a scalar ``a``
+    or one with the axes of ``shape``."""
+    if a.ndim == 0:
+        strides = (0,) * len(shape)
+    elif (
+        a.ndim == len(shape)
+        and a.flags.c_contiguous
+        and all(n == m or n == 1 for n, m in zip(a.shape, shape))
+    ):
+        strides = tuple(0 if n == 1 else s for n, s in zip(a.shape, a.strides))
+    else:
+        return np.broadcast_to(a, shape)
+    view = np.ndarray(shape, a.dtype, a, 0, strides)
+    view.flags.writeable = False
+    return view
+
+
+def mean_grad(dy, x, axis=None, keepdims=False):
+    """The adjoint of a mean: ``dy`` divided by the count, spread over the reduced axes."""
+    shape = np.shape(x)
+    if axis is None:
+        count = int(np.prod(shape))
+    else:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        count = int(np.prod([shape[a] for a in axes]))
+    return unreduce(np.divide(dy, count), x, axis, keepdims)
+
+
+def broadcast_like(t, y):
+    """``t`` broadcast to the shape of ``y``: the tangent of an operand NumPy broadcast into ``y``.
+
+    The counterpart of ``unbroadcast``, which sums back down; each is the other's adjoint.
+    """
+    shape = np.shape(y)
+    if np.shape(t) == shape:
+        return t
+    return np.array(np.broadcast_to(t, shape), dtype=np.result_type(t, float))
+
+
+def _like(g, x):
+    """``g`` as a gradient for ``x``: a float for a Python scalar, an array of x's shape else."""
+    if not isinstance(x, np.ndarray) and np.ndim(x) == 0:
+        return float(np.reshape(g, ()))
+    return np.reshape(g, np.shape(x))
+
+
+def _axes(axis, ndim):
+    """``axis`` (None, an int or a tuple, possibly negative) as a sorted tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def _count(shape, axis):
+    return math.prod(shape[a] for a in _axes(axis, len(shape)))
+
+
+def mT(x):
+    """The transpose of the last two axes: every matrix of a stack transposed."""
+    return np.swapaxes(x, -1, -2)
+
+
+def inverse_permutation(axes):
+    """The axes that undo ``np.transpose(x, axes)`` (None undoes None: reversal)."""
+    return None if axes is None else tuple(int(i) for i in np.argsort(axes))
+
+
+def reshape_like(g, x, order="C"):
+    """The adjoint of a reshape: ``g`` with the shape of ``x`` (a float for a Python scalar)."""
+    if order != "C" and np.ndim(x):
+        return np.reshape(g, np.shape(x), order=order)
+    return _like(g, x)
+
+
+def _last(a, axis):
+    """``a`` with the axes in ``axis`` moved to the end and merged into one, and the way back."""
+    a = np.asarray(a)
+    reduced = _axes(axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in reduced]
+    order = kept + list(reduced)
+    moved = np.transpose(a, order)
+    merged = moved.reshape(moved.shape[: len(kept)] + (-1,))
+
+    def back(g):
+        return np.transpose(np.reshape(g, moved.shape), np.argsort(order))
+
+    return merged, back
