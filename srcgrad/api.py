@@ -17,7 +17,7 @@ import numpy as np
 
 from . import rules, runtime
 from .emit.compile import compile_function
-from .emit.naming import Namer
+from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
@@ -259,7 +259,7 @@ def _generate(f, name, template, extras, params):
     taken = set(params) | {name}
     namer = Namer(taken)
     bound = {key: namer.fresh(key) for key in extras}
-    local = {n: namer.fresh(n) for n in ("value", "parts", "i")}
+    local = {n: namer.fresh(n) for n in WRAPPER_LOCALS}
     text = template.format(
         name=name, args=", ".join(params), fname=getattr(f, "__name__", "f"), **bound, **local
     )
@@ -337,7 +337,7 @@ def _jacobian(f, mode, wrt, options):
         template = {"reverse": JACOBIAN_REVERSE, "forward": JACOBIAN_FORWARD,
                     "auto": JACOBIAN_AUTO}[method]
         template = template.replace("{x}", names[0])
-        return _generate(f, f"jacobian_{f.__name__}", template, extras, params)
+        return _generate(f, DERIVED["jacobian"].format(f.__name__), template, extras, params)
     forward = [_derived(f, "jvp", n, options) for n in names]
 
     def jac(*args, **kwargs):
@@ -367,7 +367,7 @@ def _jacobian(f, mode, wrt, options):
             ]
         return tuple(result) if as_tuple else result[0]
 
-    jac.__name__ = jac.__qualname__ = f"jacobian_{getattr(f, '__name__', 'f')}"
+    jac.__name__ = jac.__qualname__ = DERIVED["jacobian"].format(getattr(f, "__name__", "f"))
     jac.__doc__ = f"Jacobian of {getattr(f, '__name__', 'f')} with respect to {names}."
     return jac
 
@@ -381,8 +381,8 @@ def _hessian(f, mode, wrt, options):
         # generated code, so that a Hessian is itself input to every transform
         extras = {"np": np, "hvp": hv, "unit_basis": runtime.unit_basis,
                   "stack_columns": runtime.stack_columns}
-        return _generate(f, f"hessian_{f.__name__}", HESSIAN.replace("{x}", names[0]), extras,
-                         params)
+        template = HESSIAN.replace("{x}", names[0])
+        return _generate(f, DERIVED["hessian"].format(f.__name__), template, extras, params)
 
     def hess(*args, **kwargs):
         pos, kw, xs = split(args, kwargs)
@@ -401,7 +401,7 @@ def _hessian(f, mode, wrt, options):
                 blocks[i][j] = _assemble(parts, np.shape(xi), np.shape(xj), -1)
         return tuple(tuple(row) for row in blocks)
 
-    hess.__name__ = hess.__qualname__ = f"hessian_{getattr(f, '__name__', 'f')}"
+    hess.__name__ = hess.__qualname__ = DERIVED["hessian"].format(getattr(f, "__name__", "f"))
     hess.__doc__ = f"Hessian of {getattr(f, '__name__', 'f')} with respect to {names}."
     return hess
 

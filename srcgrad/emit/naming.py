@@ -2,7 +2,9 @@
 
 Temporaries are named after the expression they hold (``X @ W`` -> ``X_matmul_W``,
 ``np.tanh(a)`` -> ``tanh_a``), adjoints after their primal (``z`` -> ``dz``), and every name is
-unique within the generated function: a clash gets a numeric suffix (``dz_2``).
+unique within the generated function: a clash gets a numeric suffix (``dz_2``). The passes ask
+for a fresh name from one of the stems below (``namer.fresh(LOOP_SAVED)``,
+``namer.fresh(SAVED.format(var))``), so a reader finds every name generated code can hold here.
 """
 
 from __future__ import annotations
@@ -20,7 +22,37 @@ DERIVED = {
     "vjp": "{}_vjp",
     "jvp": "{}_jvp",
     "tangent": "{}_tangent",
+    "jacobian": "jacobian_{}",
+    "hessian": "hessian_{}",
 }
+
+# --- stems of the names passes introduce --------------------------------------------------------
+# parameters of derived functions
+SEED = "seed"  # the cotangent a vjp takes
+TANGENT = "tangent"  # the tangent a jvp takes
+REST = "rest"  # `*rest`: optional parameters passed before the seed or tangent
+WRAPPER_LOCALS = ("value", "parts", "i")  # locals of the Jacobian and Hessian wrappers
+# normalization (control flow, ANF)
+COND = "cond"  # a condition evaluated once
+PACKED = "packed"  # a tuple built once to be unpacked
+SELECT = "select"  # the value of `a if c else b`
+BOTH, EITHER = "both", "either"  # the value of `a and b`, `a or b`
+TOTAL, ITEMS = "total", "items"  # a comprehension summed, or built as a list
+SEQ = "seq"  # the sequence a `for` loop runs over
+INDEX = "i"  # the index of a `for` loop over a sequence
+RESULT, RETURNED = "result", "returned"  # the value and flag of an early return
+DISCARD = "_"  # a value computed for its effect only
+# the reverse sweep
+TRIPS = "trips"  # a loop's iteration count
+LOOP_SAVED = "loop_saved"  # the stack a loop pushes its values on
+# names derived from a variable's name ``x``
+SAVED = "{}_saved"  # the stack of the values ``x`` held
+OLD = "{}_old"  # the value ``x`` held before it is rebound (a swap, a loop's save)
+NEW = "{}_new"  # the value of ``x`` after a write, kept before the sweep undoes it
+VALUE = "{}_value"  # the output ``x``, kept before the sweep restores ``x``
+LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
+LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
+SHAPE = "{}_shape"  # a view holding only the shape of ``x``
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
 RESERVED = frozenset(dir(builtins))
 
@@ -140,7 +172,7 @@ def _describe(expr, full):
     if isinstance(expr, gast.Subscript):
         return f"{_part(expr.value)}_item" if full else "item"
     if isinstance(expr, gast.IfExp):
-        return "select"
+        return SELECT
     if isinstance(expr, (gast.Tuple, gast.List)):
         return "tup" if isinstance(expr, gast.Tuple) else "lst"
     if isinstance(expr, gast.Name):

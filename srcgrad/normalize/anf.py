@@ -16,6 +16,7 @@ from __future__ import annotations
 import gast
 
 from ..astutil import clone, index_value, local_names
+from ..emit import naming
 
 
 def run(fn_node, ctx):
@@ -131,7 +132,7 @@ class ANF:
         self.lineno = lineno
         if pre:
             # the test needs statements of its own: evaluate it before the loop and at the end
-            cond = self.namer.fresh("cond")
+            cond = self.namer.fresh(naming.COND)
             self.locals.add(cond)
             test = [*pre, _assign(cond, simple)]
             for s in test:
@@ -163,7 +164,7 @@ class ANF:
             # `a, b = f(x)`: name the value, then take it apart by index
             whole = self.atom(value)
             if not isinstance(whole, gast.Name):
-                whole = self._bind(whole, self.namer.fresh("packed"))
+                whole = self._bind(whole, self.namer.fresh(naming.PACKED))
             for i, t in enumerate(target.elts):
                 item = gast.Subscript(whole, gast.Constant(i, None), gast.Load())
                 self._emit(_assign(t.id, item))
@@ -174,7 +175,7 @@ class ANF:
             # `a, b = b, a`: read every right-hand value before any target is rebound
             for i, a in enumerate(atoms):
                 if isinstance(a, gast.Name) and a.id in names:
-                    atoms[i] = self._bind(a, self.namer.fresh(a.id + "_old"))
+                    atoms[i] = self._bind(a, self.namer.fresh(naming.OLD.format(a.id)))
             for t, a in zip(target.elts, atoms):
                 self._emit(_assign(t.id, a))
             return
@@ -217,7 +218,7 @@ class ANF:
     def atom(self, node):
         """An atom holding the value of ``node``, emitting statements as needed."""
         if _is_pop(node, self.locals):
-            return self._pop(self.namer.fresh(node.func.value.id + "_last"), node)
+            return self._pop(self.namer.fresh(naming.LAST.format(node.func.value.id)), node)
         if isinstance(node, gast.Name) or self.is_static(node):
             return node
         if (
@@ -308,7 +309,7 @@ class ANF:
     def _select(self, node):
         """``a if c else b`` as an if statement assigning a fresh name; only one side runs."""
         test = self.atom(node.test)
-        name = self.namer.fresh("select")
+        name = self.namer.fresh(naming.SELECT)
         self.locals.add(name)
         lineno = self.lineno
         body = self._branch(name, node.body)
@@ -326,7 +327,7 @@ class ANF:
 
     def _boolop(self, op, values):
         """``a and b``: ``t = a`` then, only if ``t`` is true (false for ``or``), ``t = b``."""
-        name = self.namer.fresh("both" if isinstance(op, gast.And) else "either")
+        name = self.namer.fresh(naming.BOTH if isinstance(op, gast.And) else naming.EITHER)
         self.locals.add(name)
         self._emit(_assign(name, self.simple(values[0])))
         if len(values) > 1:

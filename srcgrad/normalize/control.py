@@ -23,6 +23,7 @@ from __future__ import annotations
 import gast
 
 from ..astutil import clone, stored
+from ..emit import naming
 
 
 def _name(id_, ctx=None):
@@ -89,7 +90,7 @@ class DesugarControl:
 
     def _expand(self, comp, as_sum):
         """Statements computing ``comp`` into a fresh name, and that name."""
-        result = self.namer.fresh("total" if as_sum else "items")
+        result = self.namer.fresh(naming.TOTAL if as_sum else naming.ITEMS)
         self.locals.add(result)
         renames = {}
         for gen in comp.generators:
@@ -130,7 +131,7 @@ class DesugarControl:
                 out.extend(self._index_loop(s))
             elif isinstance(s, gast.For) and s.target.id in stored(s.body):
                 # `for i in ...: i = ...`: iterate a fresh name, so the loop index stays intact
-                index = self.namer.fresh(s.target.id + "_index")
+                index = self.namer.fresh(naming.LOOP_INDEX.format(s.target.id))
                 self.locals.add(index)
                 rebind = gast.Assign([s.target], _name(index), None)
                 s.body = _located([rebind], s) + s.body
@@ -163,7 +164,7 @@ class DesugarControl:
         is copied first: the loop goes on over the original sequence)."""
         if isinstance(expr, gast.Name) and expr.id not in stored(list(body)):
             return expr.id
-        seq = self.namer.fresh("seq")
+        seq = self.namer.fresh(naming.SEQ)
         pre.append(gast.copy_location(_assign(seq, expr), expr))
         self.locals.add(seq)
         return seq
@@ -171,7 +172,7 @@ class DesugarControl:
     def _index_loop(self, loop):
         pre = []
         target, it = loop.target, loop.iter
-        index = self.namer.fresh("i")
+        index = self.namer.fresh(naming.INDEX)
         self.locals.add(index)
         reads = []
         if _is_enumerate(it, self.locals) and isinstance(target, gast.Tuple):
@@ -217,8 +218,8 @@ class DesugarControl:
     # --- returns inside loops -----------------------------------------------------------------
     def _result_names(self):
         if self.retval is None:
-            self.retval = self.namer.fresh("result")
-            self.returned = self.namer.fresh("returned")
+            self.retval = self.namer.fresh(naming.RESULT)
+            self.returned = self.namer.fresh(naming.RETURNED)
             self.locals.update((self.retval, self.returned))
 
     def _returns_in_loops(self, stmts, depth):

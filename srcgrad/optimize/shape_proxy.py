@@ -30,6 +30,7 @@ import gast
 
 from .. import runtime
 from ..astutil import param_names, store_counts, walk
+from ..emit import naming
 from . import dce
 
 # helper -> positions of arguments it reads only for their shape
@@ -142,7 +143,7 @@ class ShapeProxies:
                 for call, i in refs[var]:
                     call.args[i] = self._proxy(members)
                 continue
-            proxy = self.ctx.namer.fresh(var + "_shape")
+            proxy = self.ctx.namer.fresh(naming.SHAPE.format(var))
             for call, i in refs[var]:
                 call.args[i] = gast.Name(proxy, gast.Load(), None, None)
             view = self._shape_like([var])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
+from ..emit import naming
 
 
 def run(node, ctx):
@@ -24,7 +25,7 @@ def run(node, ctx):
     cut = len(params) - len(defaults)
     required, optional = params[:cut], params[cut:]
     unset = gast.Name(ctx.global_name(runtime.UNSET, "UNSET"), gast.Load(), None, None)
-    rest = ctx.namer.fresh("rest")
+    rest = ctx.namer.fresh(naming.REST)
     args.args = required
     args.vararg = gast.Name(rest, gast.Param(), None, None)
     args.kwonlyargs = [gast.Name(p.id, gast.Param(), None, None) for p in optional] + list(

@@ -27,6 +27,7 @@ import gast
 
 from .. import runtime
 from ..astutil import clone
+from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
@@ -79,7 +80,7 @@ class ForwardAD:
 
     def run(self, fn_node):
         body, ret = fn_node.body[:-1], fn_node.body[-1]
-        tangent = self.ctx.namer.fresh("tangent")
+        tangent = self.ctx.namer.fresh(naming.TANGENT)
         self.fixed = compound_assigned(fn_node.body)
         seeds = self._seed_inputs(tangent)
         args = fn_node.args

@@ -40,6 +40,7 @@ import gast
 from .. import runtime
 from ..analysis.shapes import BroadcastShapes
 from ..astutil import clone, loaded, param_names, store_counts, stored
+from ..emit import naming
 from ..emit.unparse import comment
 from ..normalize.ssa import compound_assigned
 from .templates import instantiate
@@ -178,7 +179,7 @@ class ReverseAD:
         self.params = param_names(fn_node)
         self.defined = set(self.params)
         self.sure = set(self.defined)  # variables defined on every path so far
-        seed_param = self.ctx.namer.fresh("seed") if self.mode == "vjp" else None
+        seed_param = self.ctx.namer.fresh(naming.SEED) if self.mode == "vjp" else None
 
         self.containers = self._container_suspects(fn_node.body)
         self.store_counts = store_counts(fn_node)
@@ -200,7 +201,7 @@ class ReverseAD:
         if self.mode == "value_and_grad":
             if isinstance(out, gast.Name) and out.id in self.fixed:
                 # the sweep restores overwritten variables: keep the value before it starts
-                value = self.ctx.namer.fresh(out.id + "_value")
+                value = self.ctx.namer.fresh(naming.VALUE.format(out.id))
                 primal.append(assign(value, out))
                 out = name(value)
             result = gast.Tuple([out, result], gast.Load())
@@ -407,7 +408,7 @@ class ReverseAD:
         pre = []
         trips = None
         if not reversible:
-            trips = self.ctx.namer.fresh("trips")
+            trips = self.ctx.namer.fresh(naming.TRIPS)
             self.fixed.add(trips)
             init = assign(trips, gast.Constant(0, None))
             pre = self._save(trips, init) + [init]
@@ -521,7 +522,7 @@ class ReverseAD:
                 )
                 if reads_old:
                     if _uses_result(op.rule.vjp()):
-                        held = self.ctx.namer.fresh(target + "_new")
+                        held = self.ctx.namer.fresh(naming.NEW.format(target))
                         self.stmts.append(assign(held, name(target)))
                         result = name(held)
                     self.stmts.append(restore)
@@ -833,7 +834,7 @@ class ReverseAD:
         if isinstance(loop, gast.For):
             restore = [_marker("restore", loop.target.id, self.save_ids[id(loop.target)])]
         counter = gast.Call(self._helper(builtins.range), [name(trips)], [])
-        target = gast.Name(self.ctx.namer.fresh("_"), gast.Store(), None, None)
+        target = gast.Name(self.ctx.namer.fresh(naming.DISCARD), gast.Store(), None, None)
         new = gast.For(target, counter, restore + adjoint_body or [gast.Pass()], [], None)
         code = self._headed(head, loop.lineno, new)
         ident = self.save_ids.get(id(loop))
@@ -872,7 +873,7 @@ class ReverseAD:
             return []
         key = ("iteration", ident)
         if key not in stacks:
-            stacks[key] = self.ctx.namer.fresh("loop_saved")
+            stacks[key] = self.ctx.namer.fresh(naming.LOOP_SAVED)
         stack = stacks[key]
         if kind == "save_iteration":
             values = name(kept[0]) if len(kept) == 1 else gast.Tuple(
@@ -970,7 +971,7 @@ class ReverseAD:
                     if kind in ("save", "restore") and args[2] in tupled:
                         # the old value rides in the iteration's tuple
                         if args[2] not in self.before:
-                            self.before[args[2]] = self.ctx.namer.fresh(var + "_old")
+                            self.before[args[2]] = self.ctx.namer.fresh(naming.OLD.format(var))
                         old = self.before[args[2]]
                         pair = (old, var) if kind == "save" else (var, old)
                         out.append(assign(pair[0], name(pair[1])))
@@ -980,7 +981,7 @@ class ReverseAD:
                         out.append(assign(var, self._call(runtime.list_pop, name(var))))
                         continue
                     if var not in stacks:
-                        stacks[var] = self.ctx.namer.fresh(var + "_saved")
+                        stacks[var] = self.ctx.namer.fresh(naming.SAVED.format(var))
                     if kind == "save_last":
                         last = gast.Subscript(name(var), gast.Constant(-1, None), gast.Load())
                         push = gast.Attribute(name(stacks[var]), "append", gast.Load())
