@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from . import rules, runtime
+from . import rules, runtime, transforms
 from .emit.compile import compile_function
 from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
@@ -406,9 +406,12 @@ def _hessian(f, mode, wrt, options):
     return hess
 
 
-# Transforms that return generated functions: `grad(g)(x)` inside a differentiated body is
-# evaluated at transform time and differentiated through (see rules/derived.py).
-TRANSFORMS = (grad, value_and_grad, vjp, jvp, hvp, jacobian, hessian)
+# For the modules below the api: `grad(g)(x)` inside a differentiated body is evaluated at
+# transform time and differentiated through (see rules/derived.py), and so on.
+transforms.register(
+    _derived, _CACHE.clear, grad=grad, value_and_grad=value_and_grad, vjp=vjp, jvp=jvp, hvp=hvp,
+    jacobian=jacobian, hessian=hessian,
+)
 
 
 def source(fn) -> str:

@@ -1,4 +1,4 @@
-"""The context every pass receives: ``run(node, ctx) -> node`` (the order is ``pipeline.py``'s).
+"""The options of a transform, and the context every pass receives: ``run(node, ctx) -> node``.
 
 Holds what the passes of one derivation share beyond the tree: the request (the user function,
 ``mode``, ``wrt``, options), where errors point (``location``, ``source_lines``), the names
@@ -24,6 +24,15 @@ derivative is noticed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for beyond the transform: see ``grad``'s keyword arguments."""
+
+    optimize: bool = True
+    verbose: bool = False
+    dump: bool = False
 
 
 @dataclass

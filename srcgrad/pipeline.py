@@ -26,27 +26,20 @@ import gast
 
 from .analysis import activity
 from .astutil import local_names
-from .context import Context
+from .context import Context, Options
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
 from .errors import SrcgradError
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
-from .normalize import anf, check, control, cse, functional, inline, inplace, licm, ssa
-from .optimize import dce, fold, release, shape_proxy
-from .transform import defaults, forward, owned, reverse
+from .normalize import anf, check, control, functional, inline, inplace, ssa
+from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
+from .transform import defaults, forward, reverse
 
 MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent")
 FORWARD_MODES = ("jvp", "tangent")
 TRAILING_MODES = ("vjp", "jvp", "tangent")  # modes whose last positional parameter is added
-
-
-@dataclass(frozen=True)
-class Options:
-    optimize: bool = True
-    verbose: bool = False
-    dump: bool = False
 
 
 def _always(ctx):
@@ -115,12 +108,13 @@ def stages(mode):
     return NORMALIZE + (FORWARD if mode in FORWARD_MODES else REVERSE)
 
 
-def derive(fn, mode, wrt, options=Options(), as_tuple=False):
+def derive(fn, mode, wrt, options=None, as_tuple=False):
     """Generate, compile and return the ``mode`` derivative of ``fn`` with respect to ``wrt``.
 
     ``wrt`` is a tuple of parameter names; ``as_tuple`` returns the gradients as a tuple even
     when there is only one.
     """
+    options = options or Options()
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
     parsed = parse_function(fn)
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, parsed.location, parsed.source_lines)

@@ -3,7 +3,7 @@
 Generated code deletes each value after its last read (``optimize/release.py``), so ``del`` is
 valid input too, to any order; the adjoints of ``sum`` and ``mean`` are read-only broadcast
 views, so every returned gradient must still be an array of the caller's own
-(``transform/owned.py``); and together they keep the peak memory of a gradient call close to a
+(``optimize/owned.py``); and together they keep the peak memory of a gradient call close to a
 hand-written one.
 """
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from .. import rules, runtime
+from .. import rules, runtime, transforms
 from ..astutil import index_value
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -194,10 +194,8 @@ class OpClassifier:
 
         Only srcgrad's own transforms are evaluated at transform time, and only on static values.
         """
-        from ..api import TRANSFORMS  # the api imports the pipeline, which imports this module
-
         transform = self.namespace.resolve(node.func, self.locals)
-        if not any(transform is t for t in TRANSFORMS):
+        if not transforms.is_transform(transform):
             return MISSING
         args = [self._static_value(a) for a in node.args]
         kwargs = {k.arg: self._static_value(k.value) for k in node.keywords}

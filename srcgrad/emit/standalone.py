@@ -292,11 +292,7 @@ def _force_lazy(obj):
     cls = type(obj)
     if cls.__name__ != "_Lazy" or not cls.__module__.startswith("srcgrad."):
         return None
-    if getattr(obj, "made", None) is None:
-        from ..api import Options, _derived
-
-        obj.made = _derived(obj.fn, obj.mode, obj.wrt, Options())
-    return obj.made
+    return obj.generated()
 
 
 def _is_builtin(obj):

@@ -1,1 +1,2 @@
-"""Normalization: reject what is unsupported, desugar, and bring the body into A-normal form."""
+"""Normalization: reject what is unsupported, desugar, inline, bring the body into A-normal and
+SSA form, copy arrays before they are written."""

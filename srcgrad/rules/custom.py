@@ -25,6 +25,7 @@ import inspect
 
 import gast
 
+from .. import transforms
 from ..errors import SrcgradError
 from ..frontend.resolve import Namespace
 from ..frontend.source import parse_function
@@ -97,7 +98,7 @@ def stop_gradient(x):
 def nondifferentiable(fn):
     """Mark ``fn``'s output as carrying no gradient (argmax-like). Returns ``fn``."""
     nondiff(fn)
-    _forget_derivatives()
+    transforms.forget()
     return fn
 
 
@@ -109,7 +110,7 @@ def _rule_for(fn, sig):
     if rule is None or rule.kind != "custom":
         rule = Rule(fn, sig, kind="custom")
         RULES[_key(fn)] = rule
-    _forget_derivatives()
+    transforms.forget()
     return rule
 
 
@@ -155,8 +156,3 @@ def _param_roles(rule_params, sig, prefix):
 def _name(fn):
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
 
-
-def _forget_derivatives():
-    from .. import api  # the api imports the rules
-
-    api._CACHE.clear()

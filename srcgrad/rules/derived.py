@@ -18,6 +18,7 @@ import inspect
 
 import gast
 
+from .. import transforms
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
 from .registry import Rule, Template
@@ -59,11 +60,13 @@ class _Lazy:
         self.made = None
 
     def __call__(self, *args, **kwargs):
-        if self.made is None:
-            from ..api import Options, _derived
+        return self.generated()(*args, **kwargs)
 
-            self.made = _derived(self.fn, self.mode, self.wrt, Options())
-        return self.made(*args, **kwargs)
+    def generated(self):
+        """The generated function, made now if it was not yet."""
+        if self.made is None:
+            self.made = transforms.derived(self.fn, self.mode, self.wrt)
+        return self.made
 
 
 class _Derivatives:
@@ -77,8 +80,6 @@ class _Derivatives:
 
     def lookup(self, name):
         if name not in self.made:
-            from ..api import Options, _derived  # the api imports the pipeline, which needs rules
-
             base = self.fn.__name__
             for mode in ("vjp", "tangent"):
                 prefix = f"{base}_{mode}_"
@@ -87,7 +88,7 @@ class _Derivatives:
                     if self.lazy:
                         self.made[name] = _Lazy(self.fn, mode, wrt)
                     else:
-                        self.made[name] = _derived(self.fn, mode, wrt, Options())
+                        self.made[name] = transforms.derived(self.fn, mode, wrt)
                     break
             else:
                 return MISSING

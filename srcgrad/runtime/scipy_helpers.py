@@ -14,6 +14,7 @@ import scipy.integrate
 import scipy.linalg
 import scipy.signal
 
+from .. import transforms
 from ..errors import NoRuleError
 from .linalg import cholesky_jvp, cholesky_vjp, eigh_jvp, eigh_vjp
 from .shapes import mT, unbroadcast
@@ -425,11 +426,9 @@ def mvn_jvp(t, x, mean, cov, wrt="x"):
 
 def _rhs_vjp(func, nargs, tfirst):
     """The generated vjp of the user's right-hand side with respect to the state and ``args``."""
-    from ..api import vjp
-
     state = 1 if tfirst else 0
     wrt = (state, *range(2, 2 + nargs))
-    fn = vjp(func, wrt=wrt if nargs else state)
+    fn = transforms.get("vjp")(func, wrt=wrt if nargs else state)
     if nargs:
         return fn
     return lambda *a: (fn(*a),)
@@ -534,15 +533,13 @@ def odeint_jvp(y, func, y0, t, args=(), dy0=None, dt=None, dargs=None, rtol=None
                mxstep=0, hmax=0.0, tfirst=False):
     """The tangent of ``odeint`` by forward sensitivities: ``s' = df/dy s + df/dargs dargs``,
     with the tangent of the right-hand side from ``srcgrad.jvp(func)``."""
-    from ..api import jvp
-
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     ys = np.asarray(y, dtype=float)
     n = ys.shape[1]
     ts = np.asarray(t, dtype=float)
     state = 1 if tfirst else 0
     active = [state] + ([k + 2 for k in range(len(args))] if dargs is not None else [])
-    rhs_jvp = jvp(func, wrt=tuple(active) if len(active) > 1 else state)
+    rhs_jvp = transforms.get("jvp")(func, wrt=tuple(active) if len(active) > 1 else state)
     arg_tangents = (
         tuple(np.zeros(np.shape(a)) if d is None else d for a, d in zip(args, dargs))
         if dargs is not None else ()

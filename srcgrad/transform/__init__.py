@@ -1,1 +1,2 @@
-"""Transforms: reverse mode (primal sweep + adjoint sweep) and forward mode."""
+"""Transforms: reverse mode (primal sweep + adjoint sweep), forward mode, and the trailing
+parameter's defaults."""
