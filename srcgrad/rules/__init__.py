@@ -8,11 +8,24 @@ from . import (  # noqa: F401
     operators,
     runtime_rules,
 )
-from .registry import RULES, Rule, Template, defrule, elementwise, linear, lookup, nondiff
+from .registry import (
+    RULES,
+    Rule,
+    Template,
+    bilinear,
+    defrule,
+    elementwise,
+    linear,
+    lookup,
+    nondiff,
+)
 
 try:  # SciPy is optional: its rules exist only where it is installed
     from . import scipy_rules  # noqa: F401
 except ImportError:
     pass
 
-__all__ = ["RULES", "Rule", "Template", "defrule", "elementwise", "linear", "lookup", "nondiff"]
+__all__ = [
+    "RULES", "Rule", "Template", "bilinear", "defrule", "elementwise", "linear", "lookup",
+    "nondiff",
+]

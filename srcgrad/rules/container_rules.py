@@ -7,20 +7,18 @@ because generated code is differentiated again for higher order.
 from .. import runtime
 from .registry import defrule, linear, nondiff
 
-linear(runtime.as_like, "g, x", vjp={"g": "dy"}, jvp={"g": "as_like(dg, x)"})
+linear(runtime.as_like, "g, x", vjp={"g": "dy"})
 linear(
-    runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"}, jvp={"g": "elem(dg, key, x)"}
+    runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"}
 )
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
-linear(runtime.fresh_copy, "x", vjp="dy", jvp="fresh_copy(dx)")
+linear(runtime.fresh_copy, "x", vjp="dy")
 linear(
     runtime.astype,
     "x, dtype, order='K', casting='unsafe', subok=True, copy=True",
     vjp={"x": "astype(dy, np.result_type(x, np.float64))"},
-    jvp={"x": "astype(dx, dtype)"},
 )
-linear(runtime.take_item, "d, index", vjp={"d": "getitem_grad(dy, d, index)"},
-       jvp={"d": "take_item(dd, index)"})
+linear(runtime.take_item, "d, index", vjp={"d": "getitem_grad(dy, d, index)"})
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
 defrule(
@@ -35,10 +33,9 @@ defrule(
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
     jvp={"x": "zero_item(copy_array(dx), index)", "value": "getitem_grad(dvalue, x, index)"},
 )
-linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"},
-       jvp={"x": "copy_item(dx, index)"})
+linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})
 linear(
-    runtime.list_pop, "items", vjp={"items": "append_none(dy)"}, jvp={"items": "list_pop(ditems)"}
+    runtime.list_pop, "items", vjp={"items": "append_none(dy)"}
 )
 defrule(
     runtime.list_append,
@@ -55,19 +52,14 @@ nondiff(runtime.shape_like)
 
 # Jacobians and Hessians are generated code too: stacking their rows or columns is linear.
 nondiff(runtime.unit_basis)
-linear(runtime.stack_rows, "rows, value, x", vjp={"rows": "unstack_rows(dy, value, x)"},
-       jvp={"rows": "stack_rows(drows, value, x)"})
+linear(runtime.stack_rows, "rows, value, x", vjp={"rows": "unstack_rows(dy, value, x)"})
 linear(runtime.stack_columns, "columns, value, x",
-       vjp={"columns": "unstack_columns(dy, value, x)"},
-       jvp={"columns": "stack_columns(dcolumns, value, x)"})
-linear(runtime.unstack_rows, "d, value, x", vjp={"d": "stack_rows(dy, value, x)"},
-       jvp={"d": "unstack_rows(dd, value, x)"})
-linear(runtime.unstack_columns, "d, value, x", vjp={"d": "stack_columns(dy, value, x)"},
-       jvp={"d": "unstack_columns(dd, value, x)"})
+       vjp={"columns": "unstack_columns(dy, value, x)"})
+linear(runtime.unstack_rows, "d, value, x", vjp={"d": "stack_rows(dy, value, x)"})
+linear(runtime.unstack_columns, "d, value, x", vjp={"d": "stack_columns(dy, value, x)"})
 linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
        jvp={"value": "dvalue"})
 # Refuses an in-place update of an aliased array; gives no gradient of its own.
 nondiff(runtime.check_not_array)
 nondiff(runtime.check_not_view)
-linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"},
-       jvp={"tangents": "sum_tangent(dtangents)"})
+linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"})

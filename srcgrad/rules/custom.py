@@ -29,7 +29,9 @@ from .. import transforms
 from ..errors import SrcgradError
 from ..frontend.resolve import Namespace
 from ..frontend.source import parse_function
-from .registry import RULES, Rule, Template, _key, lookup, nondiff
+from .kinds import Kind
+from .registry import COTANGENT, RESULT, RULES, Rule, Template, _key, lookup, nondiff, param
+from .registry import tangent as tangent_of
 
 POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -51,7 +53,7 @@ def adjoint(fn):
             p: e for p, e in zip(positional, returned)
             if not (isinstance(e, gast.Constant) and e.value is None)
         }
-        names = {params[0]: "dy", params[1]: "y", **_param_roles(params[2:], sig, "p:")}
+        names = {params[0]: COTANGENT, params[1]: RESULT, **_param_roles(params[2:], sig)}
         template = Template(prelude, outputs, Namespace(rule_fn), names)
         _rule_for(fn, sig).vjp_template = template
         return rule_fn
@@ -63,8 +65,8 @@ def tangent(fn):
     """Register the decorated function as the forward-mode rule of ``fn``.
 
     The rule is stored as a template with one output ``"*"`` (the tangent of the result) and the
-    roles ``y`` (result), ``p:<param>`` (a parameter of ``fn``) and ``t:<param>`` (its tangent,
-    None when inactive).
+    roles ``RESULT``, ``PARAM`` (a parameter of ``fn``) and ``TANGENT`` (its tangent, None when
+    inactive).
     """
 
     def register(rule_fn):
@@ -81,8 +83,8 @@ def tangent(fn):
             )
         positional = [s.name for s in specs[:n]]
         primals, tangents = params[1 : 1 + n], params[1 + n :]
-        names = {params[0]: "y", **_param_roles(primals, sig, "p:")}
-        names.update({t: "t:" + p for t, p in zip(tangents, positional)})
+        names = {params[0]: RESULT, **_param_roles(primals, sig)}
+        names.update({t: tangent_of(p) for t, p in zip(tangents, positional)})
         template = Template(prelude, {"*": value}, Namespace(rule_fn), names)
         _rule_for(fn, sig).jvp_template = template
         return rule_fn
@@ -107,8 +109,8 @@ nondiff(stop_gradient, signature="x")
 
 def _rule_for(fn, sig):
     rule = lookup(fn)
-    if rule is None or rule.kind != "custom":
-        rule = Rule(fn, sig, kind="custom")
+    if rule is None or rule.kind is not Kind.CUSTOM:
+        rule = Rule(fn, sig, kind=Kind.CUSTOM)
         RULES[_key(fn)] = rule
     transforms.forget()
     return rule
@@ -141,15 +143,15 @@ def _parse(rule_fn, what, fn):
     return body[:-1], body[-1].value, params
 
 
-def _param_roles(rule_params, sig, prefix):
+def _param_roles(rule_params, sig):
     """Rule parameters matched to ``fn``'s: by name when they share one, else by position."""
     fn_params = list(sig.parameters)
     roles = {}
     for i, p in enumerate(rule_params):
         if p in sig.parameters:
-            roles[p] = prefix + p
+            roles[p] = param(p)
         elif i < len(fn_params):
-            roles[p] = prefix + fn_params[i]
+            roles[p] = param(fn_params[i])
     return roles
 
 

@@ -21,7 +21,8 @@ import gast
 from .. import transforms
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
-from .registry import Rule, Template
+from .kinds import Kind
+from .registry import COTANGENT, RESULT, Rule, Template, param, tangent
 
 _RULES: dict = {}
 
@@ -99,7 +100,7 @@ def _build(fn, lazy=False):
     signature = inspect.signature(fn)
     params = list(signature.parameters.values())
     aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
-    roles = {aliases[p.name]: "p:" + p.name for p in params}
+    roles = {aliases[p.name]: param(p.name) for p in params}
 
     def call(callee, last):
         args = [_name(aliases[p.name]) for p in params if p.kind != p.KEYWORD_ONLY]
@@ -111,11 +112,11 @@ def _build(fn, lazy=False):
     namespace = _Derivatives(fn, lazy)
     base = fn.__name__
     vjp_outputs = {p.name: call(f"{base}_vjp_{p.name}", "_dy") for p in params}
-    vjp = Template([], vjp_outputs, namespace, {**roles, "_y": "y", "_dy": "dy"})
+    vjp = Template([], vjp_outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
     jvp_outputs = {p.name: call(f"{base}_tangent_{p.name}", f"_t{i}") for i, p in enumerate(params)}
-    tangent_roles = {f"_t{i}": "t:" + p.name for i, p in enumerate(params)}
-    jvp = Template([], jvp_outputs, namespace, {**roles, "_y": "y", **tangent_roles})
-    return Rule(fn, signature, vjp_template=vjp, jvp_template=jvp, kind="derived",
+    tangent_roles = {f"_t{i}": tangent(p.name) for i, p in enumerate(params)}
+    jvp = Template([], jvp_outputs, namespace, {**roles, "_y": RESULT, **tangent_roles})
+    return Rule(fn, signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
                 namespace=namespace)
 
 

@@ -37,7 +37,7 @@ NS = {
 }
 
 
-def _rule(fn, signature, vjp, jvp, *, unsupported=None, kind="linear"):
+def _rule(fn, signature, vjp, jvp=None, *, unsupported=None, kind="linear"):
     return defrule(
         fn, signature, vjp=vjp, jvp=jvp, kind=kind, namespace=NS, unsupported=unsupported
     )
@@ -120,8 +120,6 @@ _rule(
     "g, a, result, axis=None, weights=None, keepdims=False",
     vjp={"g": "average_weights_jvp(a, result, dy, axis=axis, weights=weights, "
          "keepdims=keepdims)"},
-    jvp={"g": "average_weights_grad(dg, a, result, axis=axis, weights=weights, "
-         "keepdims=keepdims)"},
     unsupported={p: "the second derivative of np.average in its weights is not implemented"
                  for p in ("a", "result", "weights")},
 )
@@ -130,7 +128,6 @@ _rule(
     "a, result, t, axis=None, weights=None, keepdims=False",
     vjp={"t": "average_weights_grad(dy, a, result, axis=axis, weights=weights, "
          "keepdims=keepdims)"},
-    jvp={"t": "average_weights_jvp(a, result, dt, axis=axis, weights=weights, keepdims=keepdims)"},
     unsupported={p: "the second derivative of np.average in its weights is not implemented"
                  for p in ("a", "result", "weights")},
 )
@@ -142,17 +139,12 @@ _rule(
         "partials": "unbroadcast(unreduce(dy, t, axis=axis, keepdims=keepdims) * t, partials)",
         "t": "unreduce(dy, t, axis=axis, keepdims=keepdims) * partials",
     },
-    jvp={
-        "partials": "reduce_jvp(dpartials, t, axis=axis, keepdims=keepdims)",
-        "t": "reduce_jvp(partials, dt, axis=axis, keepdims=keepdims)",
-    },
     kind="bilinear",
 )
 _rule(
     runtime.cumsum_grad,
     "g, a, axis=None",
     vjp={"g": "np.cumsum(dy, axis=axis)"},
-    jvp={"g": "cumsum_grad(dg, a, axis=axis)"},
 )
 # cumprod_grad(g, a) = J(a)^T g and cumprod_jvp(a, t) = J(a) t, with J the Jacobian of cumprod.
 _rule(
@@ -173,7 +165,6 @@ _rule(
     helper_runtime.cumprod_hvp,
     "g, a, v, axis=None",
     vjp={"g": "cumprod_second(a, dy, v, axis=axis)", "v": "cumprod_hvp(g, a, dy, axis=axis)"},
-    jvp={"g": "cumprod_hvp(dg, a, v, axis=axis)", "v": "cumprod_hvp(g, a, dv, axis=axis)"},
     unsupported={"a": _THIRD.format("np.cumprod")},
     kind="bilinear",
 )
@@ -181,7 +172,6 @@ _rule(
     helper_runtime.cumprod_second,
     "a, t, v, axis=None",
     vjp={"t": "cumprod_hvp(dy, a, v, axis=axis)", "v": "cumprod_hvp(dy, a, t, axis=axis)"},
-    jvp={"t": "cumprod_second(a, dt, v, axis=axis)", "v": "cumprod_second(a, t, dv, axis=axis)"},
     unsupported={"a": _THIRD.format("np.cumprod")},
     kind="bilinear",
 )
@@ -189,27 +179,23 @@ _rule(
     runtime.quantile_grad,
     "g, a, q, axis=None, keepdims=False",
     vjp={"g": "quantile_jvp(a, dy, q, axis=axis, keepdims=keepdims)"},
-    jvp={"g": "quantile_grad(dg, a, q, axis=axis, keepdims=keepdims)"},
     unsupported={"q": "np.quantile/np.percentile are not differentiated in q"},
 )
 _rule(
     runtime.quantile_jvp,
     "a, t, q, axis=None, keepdims=False",
     vjp={"t": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims)"},
-    jvp={"t": "quantile_jvp(a, dt, q, axis=axis, keepdims=keepdims)"},
     unsupported={"q": "np.quantile/np.percentile are not differentiated in q"},
 )
 _rule(
     runtime.trace_grad,
     "g, a, offset=0, axis1=0, axis2=1",
     vjp={"g": "np.trace(dy, offset=offset, axis1=axis1, axis2=axis2)"},
-    jvp={"g": "trace_grad(dg, a, offset=offset, axis1=axis1, axis2=axis2)"},
 )
 _rule(
     runtime.diff_grad,
     "g, a, n=1, axis=-1",
     vjp={"g": "np.diff(dy, n=n, axis=axis)"},
-    jvp={"g": "diff_grad(dg, a, n=n, axis=axis)"},
 )
 
 # --- norms: g * phi(x, norm), phi elementwise in x -----------------------------------------------
@@ -252,21 +238,18 @@ _rule(
 )
 
 # --- shape ----------------------------------------------------------------------------------------
-_rule(runtime.mT, "x", vjp={"x": "mT(dy)"}, jvp={"x": "mT(dx)"})
+_rule(runtime.mT, "x", vjp={"x": "mT(dy)"})
 _rule(
     runtime.reshape_like,
     "g, x, order='C'",
     vjp={"g": "reshape_like(dy, g, order=order)"},
-    jvp={"g": "reshape_like(dg, x, order=order)"},
 )
 _rule(
     runtime.diagonal_grad,
     "g, a, offset=0, axis1=0, axis2=1",
     vjp={"g": "np.diagonal(dy, offset=offset, axis1=axis1, axis2=axis2)"},
-    jvp={"g": "diagonal_grad(dg, a, offset=offset, axis1=axis1, axis2=axis2)"},
 )
-_rule(runtime.diag_grad, "g, v, k=0", vjp={"g": "np.diag(dy, k=k)"},
-      jvp={"g": "diag_grad(dg, v, k=k)"})
+_rule(runtime.diag_grad, "g, v, k=0", vjp={"g": "np.diag(dy, k=k)"})
 # select_grad(g, x, fn, *args, **kwargs): every NumPy rule passes one argument after fn and at
 # most `axis` and `mode`; `...` marks a keyword not given (the helpers leave it out).
 _SELECT = "x, fn, arg, axis=..., mode=..."
@@ -282,43 +265,36 @@ _rule(
     helper_runtime.select_gather,
     "w, " + _SELECT,
     vjp={"w": f"select_scatter(dy, {_SELECTED})"},
-    jvp={"w": f"select_gather(dw, {_SELECTED})"},
 )
 _rule(
     runtime.pad_grad,
     "g, array, pad_width, mode='constant'",
     vjp={"g": "pad_gather(dy, pad_width, mode=mode)"},
-    jvp={"g": "pad_grad(dg, array, pad_width, mode=mode)"},
 )
 _rule(
     helper_runtime.pad_gather,
     "w, pad_width, mode='constant'",
     vjp={"w": "pad_grad(dy, w, pad_width, mode=mode)"},
-    jvp={"w": "pad_gather(dw, pad_width, mode=mode)"},
 )
 _rule(
     runtime.permutation_grad,
     "g, a, result, axis=-1",
     vjp={"g": "permute_like(dy, a, result, axis=axis)"},
-    jvp={"g": "permutation_grad(dg, a, result, axis=axis)"},
 )
 _rule(
     runtime.permute_like,
     "t, a, result, axis=-1",
     vjp={"t": "permutation_grad(dy, a, result, axis=axis)"},
-    jvp={"t": "permute_like(dt, a, result, axis=axis)"},
 )
 _rule(
     runtime.linspace_grad,
     "g, num=50, endpoint=True, axis=0, start=True",
     vjp={"g": "linspace_tangent(dy, num=num, endpoint=endpoint, axis=axis, start=start)"},
-    jvp={"g": "linspace_grad(dg, num=num, endpoint=endpoint, axis=axis, start=start)"},
 )
 _rule(
     helper_runtime.linspace_tangent,
     "t, num=50, endpoint=True, axis=0, start=True",
     vjp={"t": "linspace_grad(dy, num=num, endpoint=endpoint, axis=axis, start=start)"},
-    jvp={"t": "linspace_tangent(dt, num=num, endpoint=endpoint, axis=axis, start=start)"},
 )
 
 # --- sequences of arrays: cotangents are lists (Cotangents), None for a zero piece ---------------
@@ -335,49 +311,41 @@ for _fn, _how, _axis in (
         _fn,
         _sig,
         vjp={"g": f"join_cotangents(dy, arrays, {_how!r}{_kw})"},
-        jvp={"g": f"{_fn.__name__}(dg, arrays{_kw})"},
     )
 _rule(
     helper_runtime.join_cotangents,
     "pieces, arrays, how='concatenate', axis=0",
     vjp={"pieces": "split_cotangents(dy, arrays, how, axis=axis)"},
-    jvp={"pieces": "join_cotangents(dpieces, arrays, how, axis=axis)"},
 )
 _rule(
     helper_runtime.split_cotangents,
     "g, arrays, how='concatenate', axis=0",
     vjp={"g": "join_cotangents(dy, arrays, how, axis=axis)"},
-    jvp={"g": "split_cotangents(dg, arrays, how, axis=axis)"},
 )
 _rule(
     runtime.split_grad,
     "g, ary, indices_or_sections, axis=0",
     vjp={"g": "split_pieces(dy, indices_or_sections, axis=axis)"},
-    jvp={"g": "split_grad(dg, ary, indices_or_sections, axis=axis)"},
 )
 _rule(
     runtime.hsplit_grad,
     "g, ary, indices_or_sections",
     vjp={"g": "split_pieces(dy, indices_or_sections, axis=int(np.ndim(ary) > 1))"},
-    jvp={"g": "hsplit_grad(dg, ary, indices_or_sections)"},
 )
 _rule(
     helper_runtime.split_pieces,
     "w, indices_or_sections, axis=0",
     vjp={"w": "split_grad(dy, w, indices_or_sections, axis=axis)"},
-    jvp={"w": "split_pieces(dw, indices_or_sections, axis=axis)"},
 )
 _rule(
     runtime.stack_cotangents,
     "pieces, x, axis=0",
     vjp={"pieces": "unstack_pieces(dy, axis=axis)"},
-    jvp={"pieces": "stack_cotangents(dpieces, x, axis=axis)"},
 )
 _rule(
     helper_runtime.unstack_pieces,
     "w, axis=0",
     vjp={"w": "stack_cotangents(dy, w, axis=axis)"},
-    jvp={"w": "unstack_pieces(dw, axis=axis)"},
 )
 
 # --- containers -----------------------------------------------------------------------------
@@ -385,25 +353,21 @@ _rule(
     runtime.sum_grad,
     "g, items",
     vjp={"g": "sum_grad_adjoint(dy, g, items)"},
-    jvp={"g": "sum_grad(dg, items)"},
 )
 _rule(
     helper_runtime.sum_grad_adjoint,
     "w, g, items",
     vjp={"w": "sum_grad(dy, items)"},
-    jvp={"w": "sum_grad_adjoint(dw, g, items)"},
 )
 _rule(
     runtime.append_grad_value,
     "g, value",
     vjp={"g": "getitem_grad(dy, g, -1)"},
-    jvp={"g": "append_grad_value(dg, value)"},
 )
 _rule(
     runtime.append_grad_items,
     "g",
     vjp={"g": "getitem_grad(dy, g, slice(None, -1, None))"},
-    jvp={"g": "append_grad_items(dg)"},
 )
 
 # --- products -------------------------------------------------------------------------------------
@@ -417,14 +381,12 @@ for _op, _np, _sig, _kw in (
         getattr(runtime, f"{_op}_vjp_left"),
         _sig,
         vjp={"g": f"{_np}(dy, b{_kw})", "b": f"{_op}_vjp_right(g, dy, b{_kw})"},
-        jvp={"g": f"{_op}_vjp_left(dg, a, b{_kw})", "b": f"{_op}_vjp_left(g, a, db{_kw})"},
         kind="bilinear",
     )
     _rule(
         getattr(runtime, f"{_op}_vjp_right"),
         _sig,
         vjp={"g": f"{_np}(a, dy{_kw})", "a": f"{_op}_vjp_left(g, a, dy{_kw})"},
-        jvp={"g": f"{_op}_vjp_right(dg, a, b{_kw})", "a": f"{_op}_vjp_right(g, da, b{_kw})"},
         kind="bilinear",
     )
 
@@ -557,7 +519,6 @@ _rule(
         "m": "unbroadcast(vec_outer(dy, v, b), m)",
         "v": "unbroadcast(vec_matmul(mT(m), dy, b), v)",
     },
-    jvp={"m": "vec_matmul(dm, v, b)", "v": "vec_matmul(m, dv, b)"},
     kind="bilinear",
 )
 
@@ -588,14 +549,12 @@ for _vjp, _jvp, _vsig, _jsig, _jvp_args, _vjp_args, _primal, _name in (
         _vjp,
         _vsig,
         vjp={"g": f"{_jvp.__name__}({_jvp_args.format('dy')})"},
-        jvp={"g": f"{_vjp.__name__}({_vjp_args.format('dg')})"},
         unsupported=_why,
     )
     _rule(
         _jvp,
         _jsig,
         vjp={"t": f"{_vjp.__name__}({_vjp_args.format('dy')})"},
-        jvp={"t": f"{_jvp.__name__}({_jvp_args.format('dt')})"},
         unsupported=_why,
     )
 
@@ -607,7 +566,6 @@ _rule(
         "w": "unbroadcast(vec_matmul(dy, v, b), w)",
         "v": "unbroadcast(vec_matmul(mT(dy), w, b), v)",
     },
-    jvp={"w": "vec_outer(dw, v, b)", "v": "vec_outer(w, dv, b)"},
     kind="bilinear",
 )
 for _fn, _sig, _call, _axis in (
@@ -621,7 +579,6 @@ for _fn, _sig, _call, _axis in (
         _sig,
         vjp={"g": f"reduce_jvp({_fn.__name__}(np.ones_like(g), {_call}), dy, axis={_axis}, "
              "keepdims=keepdims)"},
-        jvp={"g": f"{_fn.__name__}(dg, {_call})"},
         unsupported={p: _THIRD.format("a norm") for p in ("x", "nrm")},
     )
 _rule(helper_runtime.sinc_derivative_dx, "x, s", vjp={}, jvp={},

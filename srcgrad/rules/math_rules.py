@@ -5,56 +5,51 @@ import math
 
 from .registry import defrule, elementwise, nondiff
 
-elementwise(math.sin, "x", vjp="dy * math.cos(x)", jvp="dx * math.cos(x)")
-elementwise(math.cos, "x", vjp="-dy * math.sin(x)", jvp="-dx * math.sin(x)")
-elementwise(math.tan, "x", vjp="dy * (1.0 + y * y)", jvp="dx * (1.0 + y * y)")
-elementwise(math.asin, "x", vjp="dy / math.sqrt(1.0 - x * x)", jvp="dx / math.sqrt(1.0 - x * x)")
-elementwise(math.acos, "x", vjp="-dy / math.sqrt(1.0 - x * x)", jvp="-dx / math.sqrt(1.0 - x * x)")
-elementwise(math.atan, "x", vjp="dy / (1.0 + x * x)", jvp="dx / (1.0 + x * x)")
-elementwise(math.sinh, "x", vjp="dy * math.cosh(x)", jvp="dx * math.cosh(x)")
-elementwise(math.cosh, "x", vjp="dy * math.sinh(x)", jvp="dx * math.sinh(x)")
-elementwise(math.tanh, "x", vjp="dy * (1.0 - y * y)", jvp="dx * (1.0 - y * y)")
-elementwise(math.exp, "x", vjp="dy * y", jvp="dx * y")
-elementwise(math.expm1, "x", vjp="dy * (y + 1.0)", jvp="dx * (y + 1.0)")
-elementwise(math.log, "x", vjp="dy / x", jvp="dx / x")
-elementwise(math.log2, "x", vjp="dy / (x * math.log(2.0))", jvp="dx / (x * math.log(2.0))")
-elementwise(math.log10, "x", vjp="dy / (x * math.log(10.0))", jvp="dx / (x * math.log(10.0))")
-elementwise(math.log1p, "x", vjp="dy / (1.0 + x)", jvp="dx / (1.0 + x)")
-elementwise(math.sqrt, "x", vjp="dy * 0.5 / y", jvp="dx * 0.5 / y")
-elementwise(math.fabs, "x", vjp="dy * math.copysign(1.0, x)", jvp="dx * math.copysign(1.0, x)")
+elementwise(math.sin, "x", vjp="dy * math.cos(x)")
+elementwise(math.cos, "x", vjp="-dy * math.sin(x)")
+elementwise(math.tan, "x", vjp="dy * (1.0 + y * y)")
+elementwise(math.asin, "x", vjp="dy / math.sqrt(1.0 - x * x)")
+elementwise(math.acos, "x", vjp="-dy / math.sqrt(1.0 - x * x)")
+elementwise(math.atan, "x", vjp="dy / (1.0 + x * x)")
+elementwise(math.sinh, "x", vjp="dy * math.cosh(x)")
+elementwise(math.cosh, "x", vjp="dy * math.sinh(x)")
+elementwise(math.tanh, "x", vjp="dy * (1.0 - y * y)")
+elementwise(math.exp, "x", vjp="dy * y")
+elementwise(math.expm1, "x", vjp="dy * (y + 1.0)")
+elementwise(math.log, "x", vjp="dy / x")
+elementwise(math.log2, "x", vjp="dy / (x * math.log(2.0))")
+elementwise(math.log10, "x", vjp="dy / (x * math.log(10.0))")
+elementwise(math.log1p, "x", vjp="dy / (1.0 + x)")
+elementwise(math.sqrt, "x", vjp="dy * 0.5 / y")
+elementwise(math.fabs, "x", vjp="dy * math.copysign(1.0, x)")
 elementwise(
     math.pow,
     "x1, x2",
     vjp=("dy * x2 * math.pow(x1, x2 - 1)", "dy * y * math.log(x1)"),
-    jvp=("dx1 * x2 * math.pow(x1, x2 - 1)", "dx2 * y * math.log(x1)"),
 )
 elementwise(
-    math.hypot, "x1, x2", vjp=("dy * x1 / y", "dy * x2 / y"), jvp=("dx1 * x1 / y", "dx2 * x2 / y")
+    math.hypot, "x1, x2", vjp=("dy * x1 / y", "dy * x2 / y")
 )
 elementwise(
     math.atan2,
     "x1, x2",
     vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
-    jvp=("dx1 * x2 / (x1 * x1 + x2 * x2)", "-dx2 * x1 / (x1 * x1 + x2 * x2)"),
 )
 elementwise(
     math.erf,
     "x",
     vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)",
-    jvp="dx * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)",
 )
 
 defrule(builtins.float, "x", vjp="dy", jvp="dx", kind="linear")
 # max(a, b) and min(a, b) of two numbers; ties go to the first argument, as Python returns it.
 elementwise(
     builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"),
-    jvp=("dx1 * (x1 >= x2)", "dx2 * (x1 < x2)"),
 )
 elementwise(
     builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"),
-    jvp=("dx1 * (x1 <= x2)", "dx2 * (x1 > x2)"),
 )
-elementwise(builtins.abs, "x", vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
+elementwise(builtins.abs, "x", vjp="dy * np.sign(x)")
 
 defrule(
     builtins.sum,

@@ -34,7 +34,7 @@ below declares ``out`` so the call is caught and the error names it.
 
 import numpy as np
 
-from .registry import defrule, elementwise, linear, nondiff
+from .registry import bilinear, defrule, elementwise, linear, nondiff
 
 UNARY = "x, out=None, *, dtype=None"
 BINARY = "x1, x2, out=None, *, dtype=None"
@@ -42,83 +42,79 @@ REDUCE = "a, axis=None, dtype=None, out=None, keepdims=False"
 CHOOSE = "a, axis=None, out=None, keepdims=False"
 
 # --- elementwise, one operand ---------------------------------------------------------------
-elementwise(np.negative, UNARY, vjp="-dy", jvp="-dx")
-elementwise(np.positive, UNARY, vjp="dy", jvp="dx")
-elementwise(np.exp, UNARY, vjp="dy * y", jvp="dx * y")
-elementwise(np.exp2, UNARY, vjp="dy * y * math.log(2.0)", jvp="dx * y * math.log(2.0)")
-elementwise(np.expm1, UNARY, vjp="dy * (y + 1)", jvp="dx * (y + 1)")
-elementwise(np.log, UNARY, vjp="dy / x", jvp="dx / x")
-elementwise(np.log2, UNARY, vjp="dy / (x * math.log(2.0))", jvp="dx / (x * math.log(2.0))")
-elementwise(np.log10, UNARY, vjp="dy / (x * math.log(10.0))", jvp="dx / (x * math.log(10.0))")
-elementwise(np.log1p, UNARY, vjp="dy / (1 + x)", jvp="dx / (1 + x)")
-elementwise(np.sqrt, UNARY, vjp="dy * 0.5 / y", jvp="dx * 0.5 / y")
-elementwise(np.cbrt, UNARY, vjp="dy / (3 * y * y)", jvp="dx / (3 * y * y)")
-elementwise(np.square, UNARY, vjp="dy * 2 * x", jvp="dx * 2 * x")
-elementwise(np.reciprocal, UNARY, vjp="-dy * y * y", jvp="-dx * y * y")
-elementwise(np.sin, UNARY, vjp="dy * np.cos(x)", jvp="dx * np.cos(x)")
-elementwise(np.cos, UNARY, vjp="-dy * np.sin(x)", jvp="-dx * np.sin(x)")
-elementwise(np.tan, UNARY, vjp="dy * (1 + y * y)", jvp="dx * (1 + y * y)")
+elementwise(np.negative, UNARY, vjp="-dy")
+elementwise(np.positive, UNARY, vjp="dy")
+elementwise(np.exp, UNARY, vjp="dy * y")
+elementwise(np.exp2, UNARY, vjp="dy * y * math.log(2.0)")
+elementwise(np.expm1, UNARY, vjp="dy * (y + 1)")
+elementwise(np.log, UNARY, vjp="dy / x")
+elementwise(np.log2, UNARY, vjp="dy / (x * math.log(2.0))")
+elementwise(np.log10, UNARY, vjp="dy / (x * math.log(10.0))")
+elementwise(np.log1p, UNARY, vjp="dy / (1 + x)")
+elementwise(np.sqrt, UNARY, vjp="dy * 0.5 / y")
+elementwise(np.cbrt, UNARY, vjp="dy / (3 * y * y)")
+elementwise(np.square, UNARY, vjp="dy * 2 * x")
+elementwise(np.reciprocal, UNARY, vjp="-dy * y * y")
+elementwise(np.sin, UNARY, vjp="dy * np.cos(x)")
+elementwise(np.cos, UNARY, vjp="-dy * np.sin(x)")
+elementwise(np.tan, UNARY, vjp="dy * (1 + y * y)")
 # np.asin is np.arcsin, and likewise for the other array-API spellings below.
-elementwise(np.arcsin, UNARY, vjp="dy / np.sqrt(1 - x * x)", jvp="dx / np.sqrt(1 - x * x)")
-elementwise(np.arccos, UNARY, vjp="-dy / np.sqrt(1 - x * x)", jvp="-dx / np.sqrt(1 - x * x)")
-elementwise(np.arctan, UNARY, vjp="dy / (1 + x * x)", jvp="dx / (1 + x * x)")
-elementwise(np.sinh, UNARY, vjp="dy * np.cosh(x)", jvp="dx * np.cosh(x)")
-elementwise(np.cosh, UNARY, vjp="dy * np.sinh(x)", jvp="dx * np.sinh(x)")
-elementwise(np.tanh, UNARY, vjp="dy * (1 - y * y)", jvp="dx * (1 - y * y)")
-elementwise(np.arcsinh, UNARY, vjp="dy / np.sqrt(x * x + 1)", jvp="dx / np.sqrt(x * x + 1)")
-elementwise(np.arccosh, UNARY, vjp="dy / np.sqrt(x * x - 1)", jvp="dx / np.sqrt(x * x - 1)")
-elementwise(np.arctanh, UNARY, vjp="dy / (1 - x * x)", jvp="dx / (1 - x * x)")
+elementwise(np.arcsin, UNARY, vjp="dy / np.sqrt(1 - x * x)")
+elementwise(np.arccos, UNARY, vjp="-dy / np.sqrt(1 - x * x)")
+elementwise(np.arctan, UNARY, vjp="dy / (1 + x * x)")
+elementwise(np.sinh, UNARY, vjp="dy * np.cosh(x)")
+elementwise(np.cosh, UNARY, vjp="dy * np.sinh(x)")
+elementwise(np.tanh, UNARY, vjp="dy * (1 - y * y)")
+elementwise(np.arcsinh, UNARY, vjp="dy / np.sqrt(x * x + 1)")
+elementwise(np.arccosh, UNARY, vjp="dy / np.sqrt(x * x - 1)")
+elementwise(np.arctanh, UNARY, vjp="dy / (1 - x * x)")
 # np.abs is np.absolute. At 0 the gradient is 0.
-elementwise(np.abs, UNARY, vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
-elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)", jvp="dx * np.sign(x)")
-elementwise(np.sinc, "x", vjp="dy * sinc_derivative(x, y)", jvp="dx * sinc_derivative(x, y)")
+elementwise(np.abs, UNARY, vjp="dy * np.sign(x)")
+elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)")
+elementwise(np.sinc, "x", vjp="dy * sinc_derivative(x, y)")
 for _to_rad in (np.deg2rad, np.radians):
-    elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)", jvp="dx * (np.pi / 180)")
+    elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)")
 for _to_deg in (np.rad2deg, np.degrees):
-    elementwise(_to_deg, UNARY, vjp="dy * (180 / np.pi)", jvp="dx * (180 / np.pi)")
+    elementwise(_to_deg, UNARY, vjp="dy * (180 / np.pi)")
 # np.conj is np.conjugate; on real input it is the identity.
-elementwise(np.conj, UNARY, vjp="dy", jvp="dx")
-linear(np.real, "val", vjp="dy", jvp="dval")
+elementwise(np.conj, UNARY, vjp="dy")
+linear(np.real, "val", vjp="dy")
 elementwise(
     np.nan_to_num,
     "x, copy=True, nan=0.0, posinf=None, neginf=None",
     vjp="dy * np.isfinite(x)",
-    jvp="dx * np.isfinite(x)",
 )
 
 # --- elementwise, two operands (broadcasting) ---------------------------------------------
-elementwise(np.add, BINARY, vjp=("dy", "dy"), jvp=("dx1", "dx2"))
-elementwise(np.subtract, BINARY, vjp=("dy", "-dy"), jvp=("dx1", "-dx2"))
-elementwise(np.multiply, BINARY, vjp=("dy * x2", "dy * x1"), jvp=("dx1 * x2", "x1 * dx2"))
+elementwise(np.add, BINARY, vjp=("dy", "dy"))
+elementwise(np.subtract, BINARY, vjp=("dy", "-dy"))
+bilinear(np.multiply, BINARY, vjp=("dy * x2", "dy * x1"), broadcast=True)
 # np.true_divide is np.divide.
 elementwise(
-    np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2"), jvp=("dx1 / x2", "-dx2 * y / x2")
+    np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2")
 )
 for _power in (np.power, np.float_power):  # np.pow is np.power
     elementwise(
         _power,
         BINARY,
         vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"),
-        jvp=("dx1 * x2 * x1 ** (x2 - 1)", "dx2 * y * np.log(x1)"),
     )
 # np.mod is np.remainder: x1 - floor(x1 / x2) * x2; fmod truncates instead.
 elementwise(
     np.remainder,
     BINARY,
     vjp=("dy", "-dy * np.floor_divide(x1, x2)"),
-    jvp=("dx1", "-dx2 * np.floor_divide(x1, x2)"),
 )
 elementwise(
-    np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)"), jvp=("dx1", "-dx2 * np.trunc(x1 / x2)")
+    np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)")
 )
 elementwise(
-    np.hypot, BINARY, vjp=("dy * x1 / y", "dy * x2 / y"), jvp=("dx1 * x1 / y", "dx2 * x2 / y")
+    np.hypot, BINARY, vjp=("dy * x1 / y", "dy * x2 / y")
 )
 elementwise(
     np.arctan2,
     BINARY,
     vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
-    jvp=("dx1 * x2 / (x1 * x1 + x2 * x2)", "-dx2 * x1 / (x1 * x1 + x2 * x2)"),
 )
 elementwise(
     np.logaddexp,
@@ -129,59 +125,47 @@ elementwise(
         "dy * (0.5 + 0.5 * np.tanh(0.5 * (x1 - x2)))",
         "dy * (0.5 - 0.5 * np.tanh(0.5 * (x1 - x2)))",
     ),
-    jvp=(
-        "dx1 * (0.5 + 0.5 * np.tanh(0.5 * (x1 - x2)))",
-        "dx2 * (0.5 - 0.5 * np.tanh(0.5 * (x1 - x2)))",
-    ),
 )
 elementwise(
     np.logaddexp2,
     BINARY,
     vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"),
-    jvp=("dx1 * np.exp2(x1 - y)", "dx2 * np.exp2(x2 - y)"),
 )
 elementwise(
     np.copysign, BINARY, vjp={"x1": "dy * np.sign(x1) * np.sign(y)"},
-    jvp={"x1": "dx1 * np.sign(x1) * np.sign(y)"},
 )
-elementwise(np.ldexp, BINARY, vjp={"x1": "dy * np.exp2(x2)"}, jvp={"x1": "dx1 * np.exp2(x2)"})
+elementwise(np.ldexp, BINARY, vjp={"x1": "dy * np.exp2(x2)"})
 # Ties go to the first operand, as in np.maximum's choice of which value to return.
 elementwise(
     np.maximum,
     BINARY,
     vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"),
-    jvp=("dx1 * (x1 >= x2)", "dx2 * (x1 < x2)"),
 )
 elementwise(
     np.minimum,
     BINARY,
     vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"),
-    jvp=("dx1 * (x1 <= x2)", "dx2 * (x1 > x2)"),
 )
 # fmax/fmin return the operand that is not NaN.
 elementwise(
     np.fmax,
     BINARY,
     vjp=("dy * ((x1 >= x2) | np.isnan(x2))", "dy * ((x1 < x2) | np.isnan(x1))"),
-    jvp=("dx1 * ((x1 >= x2) | np.isnan(x2))", "dx2 * ((x1 < x2) | np.isnan(x1))"),
 )
 elementwise(
     np.fmin,
     BINARY,
     vjp=("dy * ((x1 <= x2) | np.isnan(x2))", "dy * ((x1 > x2) | np.isnan(x1))"),
-    jvp=("dx1 * ((x1 <= x2) | np.isnan(x2))", "dx2 * ((x1 > x2) | np.isnan(x1))"),
 )
 elementwise(
     np.clip,
     "a, a_min=None, a_max=None, out=None",
     vjp=("dy * between(a, a_min, a_max)", "dy * (a < a_min)", "dy * (a > a_max)"),
-    jvp=("da * between(a, a_min, a_max)", "da_min * (a < a_min)", "da_max * (a > a_max)"),
 )
 elementwise(
     np.where,
     "condition, x1, x2",
     vjp={"x1": "np.where(condition, dy, 0.0)", "x2": "np.where(condition, 0.0, dy)"},
-    jvp={"x1": "np.where(condition, dx1, 0.0)", "x2": "np.where(condition, 0.0, dx2)"},
 )
 
 # --- reductions -------------------------------------------------------------------------------
@@ -189,21 +173,20 @@ linear(
     np.sum,
     REDUCE,
     vjp="unreduce(dy, a, axis=axis, keepdims=keepdims)",
-    jvp="np.sum(da, axis=axis, keepdims=keepdims)",
 )
 linear(
     np.mean,
     REDUCE,
     vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims)",
-    jvp="np.mean(da, axis=axis, keepdims=keepdims)",
 )
-linear(
+# nansum and nanmean skip NaN: linear in `a` only where it is not NaN, so their tangents mask.
+defrule(
     np.nansum,
     REDUCE,
     vjp="unreduce(dy, a, axis=axis, keepdims=keepdims) * ~np.isnan(a)",
     jvp="np.nansum(da * ~np.isnan(a), axis=axis, keepdims=keepdims)",
 )
-linear(
+defrule(
     np.nanmean,
     REDUCE,
     vjp="unreduce(dy / np.sum(~np.isnan(a), axis=axis, keepdims=keepdims), a, axis=axis, "
@@ -285,7 +268,6 @@ for _cumsum in (np.cumsum, np.cumulative_sum):
         _cumsum,
         "a, axis=None, dtype=None, out=None",
         vjp="cumsum_grad(dy, a, axis=axis)",
-        jvp="np.cumsum(da, axis=axis)",
     )
 for _cumprod in (np.cumprod, np.cumulative_prod):
     defrule(
@@ -298,10 +280,8 @@ linear(
     np.trace,
     "a, offset=0, axis1=0, axis2=1, dtype=None, out=None",
     vjp="trace_grad(dy, a, offset=offset, axis1=axis1, axis2=axis2)",
-    jvp="np.trace(da, offset=offset, axis1=axis1, axis2=axis2)",
 )
-linear(np.diff, "a, n=1, axis=-1", vjp="diff_grad(dy, a, n=n, axis=axis)",
-       jvp="np.diff(da, n=n, axis=axis)")
+linear(np.diff, "a, n=1, axis=-1", vjp="diff_grad(dy, a, n=n, axis=axis)")
 
 # --- shape ------------------------------------------------------------------------------------
 # np.permute_dims is np.transpose.
@@ -309,76 +289,60 @@ linear(
     np.transpose,
     "a, axes=None",
     vjp="np.transpose(dy, inverse_permutation(axes))",
-    jvp="np.transpose(da, axes)",
 )
-linear(np.matrix_transpose, "x", vjp="np.matrix_transpose(dy)", jvp="np.matrix_transpose(dx)")
-linear(np.swapaxes, "a, axis1, axis2", vjp="np.swapaxes(dy, axis1, axis2)",
-       jvp="np.swapaxes(da, axis1, axis2)")
-linear(np.moveaxis, "a, source, destination", vjp="np.moveaxis(dy, destination, source)",
-       jvp="np.moveaxis(da, source, destination)")
-linear(np.reshape, "a, shape=None, order='C'", vjp="reshape_like(dy, a, order=order)",
-       jvp="np.reshape(da, np.shape(y), order=order)")
+linear(np.matrix_transpose, "x", vjp="np.matrix_transpose(dy)")
+linear(np.swapaxes, "a, axis1, axis2", vjp="np.swapaxes(dy, axis1, axis2)")
+linear(np.moveaxis, "a, source, destination", vjp="np.moveaxis(dy, destination, source)")
+linear(np.reshape, "a, shape=None, order='C'", vjp="reshape_like(dy, a, order=order)")
 # The method `x.reshape((3, 4))`; its shape must be one argument (`x.reshape(3, 4)` is refused).
 linear(np.ndarray.reshape, "a, shape, *, order='C'", vjp="reshape_like(dy, a, order=order)",
        jvp="np.reshape(da, np.shape(y), order=order)")
-linear(np.ravel, "a, order='C'", vjp="reshape_like(dy, a, order=order)",
-       jvp="np.ravel(da, order=order)")
-linear(np.expand_dims, "a, axis", vjp="reshape_like(dy, a)", jvp="np.expand_dims(da, axis)")
-linear(np.squeeze, "a, axis=None", vjp="reshape_like(dy, a)", jvp="np.squeeze(da, axis=axis)")
+linear(np.ravel, "a, order='C'", vjp="reshape_like(dy, a, order=order)")
+linear(np.expand_dims, "a, axis", vjp="reshape_like(dy, a)")
+linear(np.squeeze, "a, axis=None", vjp="reshape_like(dy, a)")
 for _atleast in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    linear(_atleast, "a", vjp="reshape_like(dy, a)", jvp="np.reshape(da, np.shape(y))")
-linear(np.asarray, "a, dtype=None, order=None", vjp="reshape_like(dy, a)", jvp="np.asarray(da)")
-linear(np.array, "a, dtype=None", vjp="reshape_like(dy, a)", jvp="np.array(da)")
-linear(np.copy, "a, order='K'", vjp="dy", jvp="np.copy(da)")
-linear(np.ascontiguousarray, "a, dtype=None", vjp="reshape_like(dy, a)",
-       jvp="np.ascontiguousarray(da)")
-linear(np.broadcast_to, "array, shape", vjp="unbroadcast(dy, array)",
-       jvp="np.broadcast_to(darray, shape)")
-linear(np.flip, "m, axis=None", vjp="np.flip(dy, axis=axis)", jvp="np.flip(dm, axis=axis)")
-linear(np.fliplr, "m", vjp="np.fliplr(dy)", jvp="np.fliplr(dm)")
-linear(np.flipud, "m", vjp="np.flipud(dy)", jvp="np.flipud(dm)")
-linear(np.roll, "a, shift, axis=None", vjp="np.roll(dy, np.negative(shift), axis=axis)",
-       jvp="np.roll(da, shift, axis=axis)")
-linear(np.rot90, "m, k=1, axes=(0, 1)", vjp="np.rot90(dy, -k, axes=axes)",
-       jvp="np.rot90(dm, k=k, axes=axes)")
-linear(np.triu, "m, k=0", vjp="np.triu(dy, k=k)", jvp="np.triu(dm, k=k)")
-linear(np.tril, "m, k=0", vjp="np.tril(dy, k=k)", jvp="np.tril(dm, k=k)")
-linear(np.diag, "v, k=0", vjp="diag_grad(dy, v, k=k)", jvp="np.diag(dv, k=k)")
-linear(np.diagflat, "v, k=0", vjp="reshape_like(np.diag(dy, k=k), v)",
-       jvp="np.diagflat(dv, k=k)")
+    linear(_atleast, "a", vjp="reshape_like(dy, a)")
+linear(np.asarray, "a, dtype=None, order=None", vjp="reshape_like(dy, a)")
+linear(np.array, "a, dtype=None", vjp="reshape_like(dy, a)")
+linear(np.copy, "a, order='K'", vjp="dy")
+linear(np.ascontiguousarray, "a, dtype=None", vjp="reshape_like(dy, a)")
+linear(np.broadcast_to, "array, shape", vjp="unbroadcast(dy, array)")
+linear(np.flip, "m, axis=None", vjp="np.flip(dy, axis=axis)")
+linear(np.fliplr, "m", vjp="np.fliplr(dy)")
+linear(np.flipud, "m", vjp="np.flipud(dy)")
+linear(np.roll, "a, shift, axis=None", vjp="np.roll(dy, np.negative(shift), axis=axis)")
+linear(np.rot90, "m, k=1, axes=(0, 1)", vjp="np.rot90(dy, -k, axes=axes)")
+linear(np.triu, "m, k=0", vjp="np.triu(dy, k=k)")
+linear(np.tril, "m, k=0", vjp="np.tril(dy, k=k)")
+linear(np.diag, "v, k=0", vjp="diag_grad(dy, v, k=k)")
+linear(np.diagflat, "v, k=0", vjp="reshape_like(np.diag(dy, k=k), v)")
 linear(
     np.diagonal,
     "a, offset=0, axis1=0, axis2=1",
     vjp="diagonal_grad(dy, a, offset=offset, axis1=axis1, axis2=axis2)",
-    jvp="np.diagonal(da, offset=offset, axis1=axis1, axis2=axis2)",
 )
-linear(np.tile, "A, reps", vjp="select_grad(dy, A, np.tile, reps)", jvp="np.tile(dA, reps)")
+linear(np.tile, "A, reps", vjp="select_grad(dy, A, np.tile, reps)")
 linear(
     np.repeat,
     "a, repeats, axis=None",
     vjp="select_grad(dy, a, np.repeat, repeats, axis=axis)",
-    jvp="np.repeat(da, repeats, axis=axis)",
 )
 linear(
     np.take,
     "a, indices, axis=None, out=None, mode='raise'",
     vjp="select_grad(dy, a, np.take, indices, axis=axis, mode=mode)",
-    jvp="np.take(da, indices, axis=axis, mode=mode)",
 )
 linear(
     np.take_along_axis,
     "arr, indices, axis=-1",
     vjp="select_grad(dy, arr, np.take_along_axis, indices, axis=axis)",
-    jvp="np.take_along_axis(darr, indices, axis=axis)",
 )
 linear(
     np.delete,
     "arr, obj, axis=None",
     vjp="select_grad(dy, arr, np.delete, obj, axis=axis)",
-    jvp="np.delete(darr, obj, axis=axis)",
 )
-linear(np.resize, "a, new_shape", vjp="select_grad(dy, a, np.resize, new_shape)",
-       jvp="np.resize(da, new_shape)")
+linear(np.resize, "a, new_shape", vjp="select_grad(dy, a, np.resize, new_shape)")
 linear(
     np.pad,
     "array, pad_width, mode='constant', constant_values=0",
@@ -397,14 +361,12 @@ linear(  # np.concat is np.concatenate
     np.concatenate,
     "arrays, axis=0, out=None, *, dtype=None",
     vjp="concatenate_grad(dy, arrays, axis=axis)",
-    jvp="np.concatenate(darrays, axis=axis)",
 )
-linear(np.stack, "arrays, axis=0, out=None, *, dtype=None", vjp="stack_grad(dy, arrays, axis=axis)",
-       jvp="np.stack(darrays, axis=axis)")
-linear(np.hstack, "tup, *, dtype=None", vjp="hstack_grad(dy, tup)", jvp="np.hstack(dtup)")
-linear(np.vstack, "tup, *, dtype=None", vjp="vstack_grad(dy, tup)", jvp="np.vstack(dtup)")
-linear(np.dstack, "tup", vjp="dstack_grad(dy, tup)", jvp="np.dstack(dtup)")
-linear(np.column_stack, "tup", vjp="column_stack_grad(dy, tup)", jvp="np.column_stack(dtup)")
+linear(np.stack, "arrays, axis=0, out=None, *, dtype=None", vjp="stack_grad(dy, arrays, axis=axis)")
+linear(np.hstack, "tup, *, dtype=None", vjp="hstack_grad(dy, tup)")
+linear(np.vstack, "tup, *, dtype=None", vjp="vstack_grad(dy, tup)")
+linear(np.dstack, "tup", vjp="dstack_grad(dy, tup)")
+linear(np.column_stack, "tup", vjp="column_stack_grad(dy, tup)")
 linear(
     np.append,
     "arr, values, axis=None",
@@ -423,33 +385,27 @@ for _split in (np.split, np.array_split):
         _split,
         "ary, indices_or_sections, axis=0",
         vjp="split_grad(dy, ary, indices_or_sections, axis=axis)",
-        jvp="np.array_split(dary, indices_or_sections, axis=axis)",
     )
 linear(
     np.hsplit,
     "ary, indices_or_sections",
     vjp="hsplit_grad(dy, ary, indices_or_sections)",
-    jvp="np.hsplit(dary, indices_or_sections)",
 )
 linear(
     np.vsplit,
     "ary, indices_or_sections",
     vjp="split_grad(dy, ary, indices_or_sections, axis=0)",
-    jvp="np.vsplit(dary, indices_or_sections)",
 )
 linear(
     np.dsplit,
     "ary, indices_or_sections",
     vjp="split_grad(dy, ary, indices_or_sections, axis=2)",
-    jvp="np.dsplit(dary, indices_or_sections)",
 )
-linear(np.unstack, "x, *, axis=0", vjp="stack_cotangents(dy, x, axis=axis)",
-       jvp="np.unstack(dx, axis=axis)")
+linear(np.unstack, "x, *, axis=0", vjp="stack_cotangents(dy, x, axis=axis)")
 linear(
     np.full,
     "shape, fill_value, dtype=None",
     vjp={"fill_value": "unbroadcast(dy, fill_value)"},
-    jvp={"fill_value": "np.full(shape, dfill_value)"},
 )
 linear(
     np.full_like,
@@ -473,93 +429,61 @@ linear(
     np.bincount,
     "x, weights=None, minlength=0",
     vjp={"weights": "dy[x]"},
-    jvp={"weights": "np.bincount(x, dweights, minlength=minlength)"},
 )
 
 # --- products ---------------------------------------------------------------------------------
+# Bilinear: `vjp` gives the two transposes; the tangent is the product rule (`dx1 @ x2 + x1 @ dx2`).
 for _matmul in (np.matmul, np.linalg.matmul):
-    defrule(
-        _matmul,
-        "x1, x2, out=None",
+    bilinear(
+        _matmul, "x1, x2, out=None",
         vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)"),
-        jvp=("dx1 @ x2", "x1 @ dx2"),
-        kind="bilinear",
     )
-defrule(
-    np.dot,
-    "a, b, out=None",
-    vjp=("dot_vjp_left(dy, a, b)", "dot_vjp_right(dy, a, b)"),
-    jvp=("np.dot(da, b)", "np.dot(a, db)"),
-    kind="bilinear",
-)
-defrule(
-    np.vdot,
-    "a, b",
+bilinear(np.dot, "a, b, out=None", vjp=("dot_vjp_left(dy, a, b)", "dot_vjp_right(dy, a, b)"))
+bilinear(
+    np.vdot, "a, b",
     vjp=("reshape_like(dy * np.ravel(b), a)", "reshape_like(dy * np.ravel(a), b)"),
-    jvp=("np.vdot(da, b)", "np.vdot(a, db)"),
-    kind="bilinear",
 )
-defrule(
-    np.inner,
-    "a, b",
-    vjp=("inner_vjp_left(dy, a, b)", "inner_vjp_right(dy, a, b)"),
-    jvp=("np.inner(da, b)", "np.inner(a, db)"),
-    kind="bilinear",
-)
+bilinear(np.inner, "a, b", vjp=("inner_vjp_left(dy, a, b)", "inner_vjp_right(dy, a, b)"))
 for _outer in (np.outer, np.linalg.outer):
-    defrule(
-        _outer,
-        "a, b",
+    bilinear(
+        _outer, "a, b",
         vjp=(
             "np.reshape(dy @ np.ravel(b), np.shape(a))",
             "np.reshape(np.ravel(a) @ dy, np.shape(b))",
         ),
-        jvp=("np.outer(da, b)", "np.outer(a, db)"),
-        kind="bilinear",
     )
 for _tensordot in (np.tensordot, np.linalg.tensordot):
-    defrule(
-        _tensordot,
-        "a, b, axes=2",
+    bilinear(
+        _tensordot, "a, b, axes=2",
         vjp=(
             "tensordot_vjp_left(dy, a, b, axes=axes)",
             "tensordot_vjp_right(dy, a, b, axes=axes)",
         ),
-        jvp=("np.tensordot(da, b, axes=axes)", "np.tensordot(a, db, axes=axes)"),
-        kind="bilinear",
     )
 for _vecdot in (np.vecdot, np.linalg.vecdot):
-    defrule(
-        _vecdot,
-        "x1, x2, out=None, *, axis=-1",
+    bilinear(
+        _vecdot, "x1, x2, out=None, *, axis=-1",
         vjp=(
             "unbroadcast(np.expand_dims(dy, axis) * x2, x1)",
             "unbroadcast(np.expand_dims(dy, axis) * x1, x2)",
         ),
-        jvp=("np.vecdot(dx1, x2, axis=axis)", "np.vecdot(x1, dx2, axis=axis)"),
-        kind="bilinear",
     )
-defrule(
-    np.matvec,
-    "x1, x2, out=None",
+bilinear(
+    np.matvec, "x1, x2, out=None",
     vjp=(
         "unbroadcast(dy[..., :, None] * x2[..., None, :], x1)",
         "unbroadcast(np.matvec(mT(x1), dy), x2)",
     ),
-    jvp=("np.matvec(dx1, x2)", "np.matvec(x1, dx2)"),
-    kind="bilinear",
 )
-defrule(
-    np.vecmat,
-    "x1, x2, out=None",
+bilinear(
+    np.vecmat, "x1, x2, out=None",
     vjp=(
         "unbroadcast(np.matvec(x2, dy), x1)",
         "unbroadcast(x1[..., :, None] * dy[..., None, :], x2)",
     ),
-    jvp=("np.vecmat(dx1, x2)", "np.vecmat(x1, dx2)"),
-    kind="bilinear",
 )
-# np.einsum(subscripts, x0, x1, ...): up to six operands, each differentiable.
+# np.einsum(subscripts, x0, x1, ...): up to six operands, each differentiable. Multilinear, but
+# its operands are positional, so the tangent is written: einsum_jvp puts the tangent in place k.
 _EINSUM_OPERANDS = ("x0", "x1", "x2", "x3", "x4", "x5")
 _einsum_args = "x0, " + ", ".join(f"{x}={x}" for x in _EINSUM_OPERANDS[1:])
 defrule(
@@ -575,50 +499,36 @@ defrule(
     },
     kind="multilinear",
 )
-defrule(
-    np.kron,
-    "a, b",
-    vjp=("kron_vjp(dy, a, b)", "kron_vjp(dy, a, b, wrt=1)"),
-    jvp=("np.kron(da, b)", "np.kron(a, db)"),
-    kind="bilinear",
+bilinear(np.kron, "a, b", vjp=("kron_vjp(dy, a, b)", "kron_vjp(dy, a, b, wrt=1)"))
+_CROSS = "axisa=axisa, axisb=axisb, axisc=axisc, axis=axis"
+bilinear(
+    np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+    vjp=(f"cross_vjp(dy, a, b, 0, {_CROSS})", f"cross_vjp(dy, a, b, 1, {_CROSS})"),
 )
-for _cross in (np.cross, np.linalg.cross):
-    defrule(
-        _cross,
-        "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
-        vjp=(
-            "cross_vjp(dy, a, b, 0, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
-            "cross_vjp(dy, a, b, 1, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
-        ),
-        jvp=(
-            "np.cross(da, b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
-            "np.cross(a, db, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)",
-        ),
-        kind="bilinear",
-    )
-defrule(
-    np.convolve,
-    "a, v, mode='full'",
+# np.linalg.cross takes only `axis`: its tangent is written as np.cross.
+bilinear(
+    np.linalg.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+    vjp=(f"cross_vjp(dy, a, b, 0, {_CROSS})", f"cross_vjp(dy, a, b, 1, {_CROSS})"),
+    jvp=(f"np.cross(da, b, {_CROSS})", f"np.cross(a, db, {_CROSS})"),
+)
+bilinear(
+    np.convolve, "a, v, mode='full'",
     vjp=("convolve_vjp(dy, a, v, mode=mode)", "convolve_vjp(dy, a, v, mode=mode, wrt=1)"),
-    jvp=("np.convolve(da, v, mode=mode)", "np.convolve(a, dv, mode=mode)"),
-    kind="bilinear",
 )
-defrule(
-    np.correlate,
-    "a, v, mode='valid'",
+bilinear(
+    np.correlate, "a, v, mode='valid'",
     vjp=("correlate_vjp(dy, a, v, mode=mode)", "correlate_vjp(dy, a, v, mode=mode, wrt=1)"),
-    jvp=("np.correlate(da, v, mode=mode)", "np.correlate(a, dv, mode=mode)"),
-    kind="bilinear",
 )
 
 # --- sorting ------------------------------------------------------------------------------------
-linear(
+# Piecewise linear: the permutation depends on `a`, so the tangent is permuted like the result.
+defrule(
     np.sort,
     "a, axis=-1, kind=None, order=None",
     vjp="permutation_grad(dy, a, y, axis=axis)",
     jvp="permute_like(da, a, y, axis=axis)",
 )
-linear(
+defrule(
     np.partition,
     "a, kth, axis=-1, kind='introselect', order=None",
     vjp="permutation_grad(dy, a, y, axis=axis)",

@@ -1,42 +1,26 @@
 """Rules for Python's operators (``+ - * / ** @``, unary ``-``), by their ``operator`` function.
 
 The transform maps each operator node to the function here (``a * b`` -> ``operator.mul``).
+Forward templates follow from the kinds (``registry.py``): elementwise ones are the reverse
+templates with ``dy`` renamed, and the tangent of a product is ``dx1 * x2 + x1 * dx2``.
 """
 
 import operator
 
-from .registry import defrule, elementwise, nondiff
+from .registry import bilinear, elementwise, linear, nondiff
 
-elementwise(operator.add, "x1, x2", vjp=("dy", "dy"), jvp=("dx1", "dx2"))
-elementwise(operator.sub, "x1, x2", vjp=("dy", "-dy"), jvp=("dx1", "-dx2"))
-elementwise(operator.mul, "x1, x2", vjp=("dy * x2", "dy * x1"), jvp=("dx1 * x2", "x1 * dx2"))
-elementwise(
-    operator.truediv,
-    "x1, x2",
-    vjp=("dy / x2", "-dy * y / x2"),
-    jvp=("dx1 / x2", "-dx2 * y / x2"),
+elementwise(operator.add, "x1, x2", vjp=("dy", "dy"))
+elementwise(operator.sub, "x1, x2", vjp=("dy", "-dy"))
+bilinear(operator.mul, "x1, x2", vjp=("dy * x2", "dy * x1"), broadcast=True)
+elementwise(operator.truediv, "x1, x2", vjp=("dy / x2", "-dy * y / x2"))
+elementwise(operator.pow, "x1, x2", vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"))
+elementwise(operator.mod, "x1, x2", vjp=("dy", "-dy * np.floor_divide(x1, x2)"))
+bilinear(
+    operator.matmul, "x1, x2", vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)")
 )
-elementwise(
-    operator.pow,
-    "x1, x2",
-    vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"),
-    jvp=("dx1 * x2 * x1 ** (x2 - 1)", "dx2 * y * np.log(x1)"),
-)
-elementwise(
-    operator.mod,
-    "x1, x2",
-    vjp=("dy", "-dy * np.floor_divide(x1, x2)"),
-    jvp=("dx1", "-dx2 * np.floor_divide(x1, x2)"),
-)
-defrule(
-    operator.matmul,
-    "x1, x2",
-    vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)"),
-    jvp=("dx1 @ x2", "x1 @ dx2"),
-    kind="bilinear",
-)
-defrule(operator.neg, "x", vjp="-dy", jvp="-dx", kind="linear")
-defrule(operator.pos, "x", vjp="dy", jvp="dx", kind="linear")
+linear(operator.neg, "x", vjp="-dy")
+# `+x` is x itself; its tangent needs no copy (tangents are never written in place).
+linear(operator.pos, "x", vjp="dy", jvp="dx")
 
 nondiff(
     operator.floordiv,
@@ -54,10 +38,4 @@ nondiff(
 )
 
 # `x[index]`: the index arrives as a value (`a:b` becomes `slice(a, b, None)`).
-defrule(
-    operator.getitem,
-    "x, index",
-    vjp={"x": "getitem_grad(dy, x, index)"},
-    jvp={"x": "dx[index]"},
-    kind="linear",
-)
+linear(operator.getitem, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})

@@ -4,23 +4,56 @@ A rule says how a function's result changes with its inputs, as Python templates
 transform inlines into generated code. Templates are strings (in the tables) or function bodies
 (``srcgrad.adjoint`` / ``srcgrad.tangent``); both become a :class:`Template`.
 
-Names a template may use:
-  * the parameter names of the rule's signature (bound to the call's arguments),
-  * ``y`` the primal result and ``dy`` its cotangent (reverse mode),
-  * ``d<param>`` the tangent of a parameter (forward mode),
+Names a template may use (their :class:`Role` in :attr:`Template.names`):
+  * the parameter names of the rule's signature (``PARAM``, bound to the call's arguments),
+  * ``y`` the primal result (``RESULT``) and ``dy`` its cotangent (``COTANGENT``, reverse mode),
+  * ``d<param>`` the tangent of a parameter (``TANGENT``, forward mode),
   * any other name is a global of the rule's namespace (``np``, ``math``, runtime helpers).
+
+A rule's kind has behaviour (``kinds.py``): a forward template that the kind determines (a linear
+function applied to the tangent, the product rule of a bilinear one, an elementwise rule's reverse
+template with ``dy`` renamed) is derived when it is first needed, not written in the tables.
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import gast
 import numpy as np
 
 from .. import runtime
+from .kinds import Kind, tangent_expr
+
+
+class Role(enum.Enum):
+    """What a name in a template stands for."""
+
+    RESULT = "y"  # the primal result
+    COTANGENT = "dy"  # the cotangent of the result (reverse mode)
+    PARAM = "param"  # an argument of the call
+    TANGENT = "tangent"  # the tangent of an argument (forward mode), None when inactive
+
+
+class Binding(NamedTuple):
+    role: Role
+    param: str | None = None  # the parameter, for PARAM and TANGENT
+
+
+RESULT = Binding(Role.RESULT)
+COTANGENT = Binding(Role.COTANGENT)
+
+
+def param(name):
+    return Binding(Role.PARAM, name)
+
+
+def tangent(name):
+    return Binding(Role.TANGENT, name)
 
 
 @dataclass
@@ -30,7 +63,20 @@ class Template:
     prelude: list
     outputs: dict  # param name -> expression (gast), or "*" -> whole expression
     namespace: object  # lookup(name) for the template's global names
-    names: dict = field(default_factory=dict)  # rule-visible name -> role ("y", "dy", "p:x", "t:x")
+    names: dict = field(default_factory=dict)  # rule-visible name -> Binding
+
+    def reads(self, role, outputs=None):
+        """The bindings of ``role`` that the prelude and ``outputs`` (default: all) read."""
+        wanted = self.outputs if outputs is None else outputs
+        nodes = list(self.prelude) + [self.outputs[k] for k in wanted]
+        found = set()
+        for node in nodes:
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and n.id in self.names:
+                    binding = self.names[n.id]
+                    if binding.role is role:
+                        found.add(binding)
+        return found
 
 
 @dataclass
@@ -43,12 +89,15 @@ class Rule:
     nondiff: bool = False  # the output carries no gradient
     vjp_template: Template | None = None
     jvp_template: Template | None = None
-    kind: str = "general"
+    kind: Kind = Kind.GENERAL
     namespace: object = None  # where template globals resolve; None means TEMPLATE_NAMESPACE
     # Parameters the result depends on but whose derivative the rule does not give: param -> why.
     # They count as differentiable, so activity sees the dependence, and an active one is a
     # NoRuleError at transform time (analysis/activity.py), never a silently dropped gradient.
     unsupported: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.kind = Kind(self.kind)
 
     @property
     def name(self):
@@ -68,8 +117,20 @@ class Rule:
 
     def jvp(self):
         if self.jvp_template is None:
-            self.jvp_template = _string_template(self.jvp_src, self.signature, None, self.namespace)
+            template = _string_template(self.jvp_src, self.signature, None, self.namespace)
+            for p in self.differentiable_params():
+                if p not in template.outputs and p not in self.unsupported:
+                    expr = tangent_expr(self, p, template.namespace)
+                    if expr is not None:
+                        template.outputs[p] = expr
+            self.jvp_template = template
         return self.jvp_template
+
+    def derived_tangents(self):
+        """The parameters whose forward template the rule's kind determines (not written)."""
+        if self.kind in (Kind.CUSTOM, Kind.DERIVED):
+            return []
+        return [p for p in self.jvp().outputs if p != "*" and p not in self.jvp_src]
 
     def differentiable_params(self):
         if self.nondiff:
@@ -78,7 +139,7 @@ class Rule:
             params = tuple(p for p in self.vjp_template.outputs if p != "*")
         elif not self.vjp_src and self.jvp_template is not None:
             roles = self.jvp_template.names.values()
-            params = tuple(r[2:] for r in roles if r.startswith("t:"))
+            params = tuple(b.param for b in roles if b.role is Role.TANGENT)
         else:
             params = tuple(self.vjp_src)
         return params + tuple(p for p in self.unsupported if p not in params)
@@ -141,7 +202,7 @@ def _as_dict(templates, params):
 
 
 def defrule(
-    fn, signature, *, vjp=None, jvp=None, broadcast=False, kind="general", namespace=None,
+    fn, signature, *, vjp=None, jvp=None, broadcast=False, kind=Kind.GENERAL, namespace=None,
     unsupported=None,
 ):
     """Register the derivative of ``fn``.
@@ -176,24 +237,45 @@ def defrule(
 
 
 def elementwise(fn, signature, *, vjp, jvp=None, namespace=None):
-    """A ufunc-like rule: contributions are summed back to each operand's broadcast shape."""
+    """A ufunc-like rule: contributions are summed back to each operand's broadcast shape.
+
+    Without ``jvp``, a parameter's tangent is its ``vjp`` template with ``dy`` renamed.
+    """
     return defrule(
-        fn, signature, vjp=vjp, jvp=jvp, broadcast=True, kind="elementwise", namespace=namespace
+        fn, signature, vjp=vjp, jvp=jvp, broadcast=True, kind=Kind.ELEMENTWISE,
+        namespace=namespace,
     )
 
 
 def linear(fn, signature, *, vjp, jvp=None, namespace=None, unsupported=None):
-    """A rule for a function linear in its differentiable arguments."""
+    """A rule for a function linear in its differentiable arguments.
+
+    Without ``jvp``, the tangent of a function linear in one argument is the function applied to
+    that argument's tangent.
+    """
     return defrule(
-        fn, signature, vjp=vjp, jvp=jvp, kind="linear", namespace=namespace,
+        fn, signature, vjp=vjp, jvp=jvp, kind=Kind.LINEAR, namespace=namespace,
         unsupported=unsupported,
+    )
+
+
+def bilinear(fn, signature, *, vjp, jvp=None, broadcast=False, namespace=None, unsupported=None):
+    """A rule for a function linear in each differentiable argument separately (a product).
+
+    ``vjp`` gives the transposes, one per argument; without ``jvp``, the tangent is the product
+    rule: the sum over active arguments of the function with that argument replaced by its
+    tangent. ``broadcast`` as for :func:`elementwise` (``np.multiply``).
+    """
+    return defrule(
+        fn, signature, vjp=vjp, jvp=jvp, broadcast=broadcast, kind=Kind.BILINEAR,
+        namespace=namespace, unsupported=unsupported,
     )
 
 
 def nondiff(*fns, signature="*args, **kwargs"):
     """Functions whose output carries no gradient (argmax-like, shapes, comparisons)."""
     for fn in fns:
-        RULES[_key(fn)] = Rule(fn, _signature(signature), nondiff=True, kind="nondiff")
+        RULES[_key(fn)] = Rule(fn, _signature(signature), nondiff=True, kind=Kind.NONDIFF)
 
 
 def _parse_expr(text):
@@ -202,13 +284,12 @@ def _parse_expr(text):
 
 def _string_template(sources, signature, cotangent, namespace=None):
     outputs = {p: _parse_expr(src) for p, src in sources.items()}
-    names = {p: "p:" + p for p in signature.parameters}
+    names = {p: param(p) for p in signature.parameters}
+    names["y"] = RESULT
     if cotangent is not None:
-        names["y"] = "y"
-        names[cotangent] = "dy"
+        names[cotangent] = COTANGENT
     else:
-        names["y"] = "y"
-        names.update({"d" + p: "t:" + p for p in signature.parameters})
+        names.update({"d" + p: tangent(p) for p in signature.parameters})
     return Template([], outputs, namespace or TEMPLATE_NAMESPACE, names)
 
 

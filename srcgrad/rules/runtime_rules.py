@@ -16,23 +16,20 @@ from .registry import defrule, linear, nondiff
 # `unbroadcast(g, x)` sums a contribution g of a broadcast result back down to x's shape, and
 # `broadcast_like(t, y)` (forward mode) broadcasts the tangent of an operand up to y's shape: each
 # is the adjoint of the other.
-linear(runtime.unbroadcast, "g, x", vjp="broadcast_like(dy, g)", jvp="unbroadcast(dg, x)")
+linear(runtime.unbroadcast, "g, x", vjp="broadcast_like(dy, g)")
 # (`y` and `dy` name the helper's result and its cotangent in templates, hence `like` here.)
-linear(runtime.broadcast_like, "t, like", vjp="unbroadcast(dy, t)",
-       jvp="broadcast_like(dt, like)")
+linear(runtime.broadcast_like, "t, like", vjp="unbroadcast(dy, t)")
 
 # The adjoints of `sum` and `mean`; their own adjoints are `sum` and `mean` again.
 linear(
     runtime.unreduce,
     "g, x, axis=None, keepdims=False",
     vjp="np.sum(dy, axis=axis, keepdims=keepdims)",
-    jvp="unreduce(dg, x, axis=axis, keepdims=keepdims)",
 )
 linear(
     runtime.mean_grad,
     "g, x, axis=None, keepdims=False",
     vjp="np.mean(dy, axis=axis, keepdims=keepdims)",
-    jvp="mean_grad(dg, x, axis=axis, keepdims=keepdims)",
 )
 
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again.
@@ -40,7 +37,6 @@ linear(
     runtime.getitem_grad,
     "g, x, index",
     vjp="dy[index]",
-    jvp="getitem_grad(dg, x, index)",
 )
 
 # `add_at(acc, index, g)` is `acc` plus the adjoint of `acc[index]` applied to g, updated in place
@@ -55,7 +51,7 @@ defrule(
 )
 linear(runtime.copy_array, "a", vjp="dy", jvp="da")
 # `copy_grad(g)` copies a gradient before it is returned; so is its tangent (hvp returns it).
-linear(runtime.copy_grad, "g", vjp="dy", jvp="copy_grad(dg)")
+linear(runtime.copy_grad, "g", vjp="dy")
 # `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed.
 linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
 
@@ -65,28 +61,24 @@ defrule(
     runtime.matmul_vjp_left,
     "g, a, b",
     vjp={"g": "dy @ b", "b": "matmul_vjp_right(g, dy, b)"},
-    jvp={"g": "matmul_vjp_left(dg, a, b)", "b": "matmul_vjp_left(g, a, db)"},
     kind="bilinear",
 )
 defrule(
     runtime.matmul_vjp_right,
     "g, a, b",
     vjp={"g": "a @ dy", "a": "matmul_vjp_left(g, a, dy)"},
-    jvp={"g": "matmul_vjp_right(dg, a, b)", "a": "matmul_vjp_right(g, da, b)"},
     kind="bilinear",
 )
 defrule(
     runtime.dot_vjp_left,
     "g, a, b",
     vjp={"g": "np.dot(dy, b)", "b": "dot_vjp_right(g, dy, b)"},
-    jvp={"g": "dot_vjp_left(dg, a, b)", "b": "dot_vjp_left(g, a, db)"},
     kind="bilinear",
 )
 defrule(
     runtime.dot_vjp_right,
     "g, a, b",
     vjp={"g": "np.dot(a, dy)", "a": "dot_vjp_left(g, a, dy)"},
-    jvp={"g": "dot_vjp_right(dg, a, b)", "a": "dot_vjp_right(g, da, b)"},
     kind="bilinear",
 )
 
@@ -116,6 +108,5 @@ linear(
     runtime.pick_extreme,
     "d, items, largest=True",
     vjp="getitem_grad(dy, d, extreme_index(items, largest))",
-    jvp="pick_extreme(dd, items, largest)",
 )
 nondiff(runtime.extreme_index)

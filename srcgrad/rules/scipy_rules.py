@@ -66,35 +66,19 @@ ORDER = "v, x, out=None, *, dtype=None"
 
 def _unary(fn, derivative):
     """A one-argument ufunc whose derivative is ``derivative`` (an expression in x and y)."""
-    elementwise(
-        fn, UNARY, vjp=f"dy * {derivative}", jvp=f"dx * {derivative}", namespace=TEMPLATES
-    )
+    elementwise(fn, UNARY, vjp=f"dy * {derivative}", namespace=TEMPLATES)
 
 
 def _in_x(fn, signature, derivative, others):
     """A ufunc differentiated in ``x`` only; the parameters ``others`` have no derivative here."""
     name = f"scipy.special.{fn.__name__}"
     missing = {p: f"no_gradient({name!r}, {p!r})" for p in others}
-    elementwise(
-        fn,
-        signature,
-        vjp={"x": f"dy * {derivative}", **missing},
-        jvp={"x": f"dx * {derivative}", **missing},
-        namespace=TEMPLATES,
-    )
+    elementwise(fn, signature, vjp={"x": f"dy * {derivative}", **missing}, namespace=TEMPLATES)
 
 
 def _binary(fn, signature, first, second):
     """A two-operand ufunc: the partial derivatives ``first`` and ``second``."""
-    p1, p2 = signature.split(",")[:2]
-    p2 = p2.strip()
-    elementwise(
-        fn,
-        signature,
-        vjp=(f"dy * {first}", f"dy * {second}"),
-        jvp=(f"d{p1} * {first}", f"d{p2} * {second}"),
-        namespace=TEMPLATES,
-    )
+    elementwise(fn, signature, vjp=(f"dy * {first}", f"dy * {second}"), namespace=TEMPLATES)
 
 
 # --- scipy.special: gamma and friends -------------------------------------------------------------
@@ -102,13 +86,7 @@ _unary(special.gamma, "y * digamma(x)")
 _unary(special.gammaln, "digamma(x)")
 _unary(special.rgamma, "(-y * digamma(x))")
 _unary(special.digamma, "polygamma(1, x)")  # special.psi is special.digamma
-elementwise(
-    special.polygamma,
-    "n, x",
-    vjp={"x": "dy * polygamma(n + 1, x)"},
-    jvp={"x": "dx * polygamma(n + 1, x)"},
-    namespace=TEMPLATES,
-)
+elementwise(special.polygamma, "n, x", vjp={"x": "dy * polygamma(n + 1, x)"}, namespace=TEMPLATES)
 # log Gamma_d(a) = const + sum_j gammaln(a - j / 2), j = 0 .. d - 1
 defrule(
     special.multigammaln,
@@ -224,7 +202,6 @@ elementwise(
     special.yn,
     "n, x, out=None, *, dtype=None",
     vjp={"x": "dy * (yv(n - 1, x) - yv(n + 1, x)) / 2"},
-    jvp={"x": "dx * (yv(n - 1, x) - yv(n + 1, x)) / 2"},
     namespace=TEMPLATES,
 )
 
@@ -263,15 +240,15 @@ CONTINUOUS = {
 }
 
 
-def _broadcasting(fn, signature, vjp, jvp):
+def _broadcasting(fn, signature, vjp):
     """An elementwise rule whose templates sum every contribution back to its operand's shape.
 
     ``loc`` and ``scale`` have defaults, and the transform only expects broadcasting from
-    required operands; so these rules do it themselves, for every operand. Each tangent template
-    reads every operand that shapes the result (the standardized ``z`` does), so tangents have
-    the result's shape.
+    required operands; so these rules do it themselves, for every operand. The derived tangent
+    templates (``unbroadcast(dy * e, p)`` -> ``dp * e``) read every operand that shapes the result
+    (the standardized ``z`` does), so tangents have the result's shape.
     """
-    defrule(fn, signature, vjp=vjp, jvp=jvp, kind="elementwise", namespace=TEMPLATES)
+    defrule(fn, signature, vjp=vjp, kind="elementwise", namespace=TEMPLATES)
 
 
 def _logpdf_partials(score, shape_partials):
@@ -311,15 +288,14 @@ def _register_distribution(name, shapes, score, shape_partials):
         missing = {p: None for p in shapes}
         methods[kind] = {**{p: ("dy", e) for p, e in partials.items()}, **missing}
     for method, partials in methods.items():
-        vjp, jvp = {}, {}
+        vjp = {}
         for p, spec in partials.items():
             if spec is None:
-                vjp[p] = jvp[p] = f"no_gradient('scipy.stats.{name}.{method}', {p!r})"
+                vjp[p] = f"no_gradient('scipy.stats.{name}.{method}', {p!r})"
                 continue
             seed, e = spec
             vjp[p] = f"unbroadcast({seed} * {e}, {p})"
-            jvp[p] = f"d{p} * {e}" if seed == "dy" else f"d{p} * y * {e}"
-        _broadcasting(getattr(dist, method), params, vjp, jvp)
+        _broadcasting(getattr(dist, method), params, vjp)
 
 
 for _name, (_shapes, _score, _partials) in CONTINUOUS.items():
@@ -340,7 +316,6 @@ for _method, _derivative in (
         getattr(stats.poisson, _method),
         "k, mu, loc=0",
         vjp={"mu": f"unbroadcast(dy * {_derivative}, mu)"},
-        jvp={"mu": f"dmu * {_derivative}"},
     )
 
 for _method, _seed, _scale in (("logpdf", "dy", ""), ("pdf", "dy * y", "y * ")):
@@ -480,10 +455,6 @@ for _conv, _grad in ((scipy.signal.convolve, "convolve_grad"),
         vjp=(
             f"{_grad}(dy, in1, in2, mode=mode, method=method)",
             f"{_grad}(dy, in1, in2, mode=mode, method=method, wrt=1)",
-        ),
-        jvp=(
-            f"{_fn}(din1, in2, mode=mode, method=method)",
-            f"{_fn}(in1, din2, mode=mode, method=method)",
         ),
         kind="bilinear",
         namespace=TEMPLATES,

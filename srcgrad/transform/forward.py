@@ -31,7 +31,8 @@ from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
-from .templates import instantiate
+from ..rules.registry import Role
+from .templates import bind_template, instantiate
 
 
 def name(id_):
@@ -269,17 +270,8 @@ class ForwardAD:
                 NoRuleError, op.node, f"{rule.name} has a gradient rule but no tangent rule for "
                 f"{', '.join(missing)}; forward mode needs one (srcgrad.tangent)"
             )
-        env = {}
-        for tname, role in template.names.items():
-            if role == "y":
-                env[tname] = result
-            elif role.startswith("p:"):
-                env[tname] = op.args.get(role[2:], gast.Constant(None, None))
-            elif role.startswith("t:"):
-                atom = op.args.get(role[2:])
-                env[tname] = (
-                    self.tan[atom.id] if role[2:] in active else gast.Constant(None, None)
-                )
+        tangents = {p: self.tan[op.args[p].id] for p in active}
+        env = bind_template(template, op.args, result=result, tangents=tangents)
         if "*" in template.outputs:
             prelude, exprs = instantiate(template, env, self.ctx, ["*"])
             value = exprs["*"]
@@ -300,12 +292,7 @@ def _reads_result(op):
     """Whether the tangent template of ``op`` reads the primal result ``y``."""
     if op.kind != "rule":
         return False
-    template = op.rule.jvp()
-    results = {n for n, role in template.names.items() if role == "y"}
-    nodes = list(template.prelude) + list(template.outputs.values())
-    return any(
-        isinstance(n, gast.Name) and n.id in results for node in nodes for n in gast.walk(node)
-    )
+    return bool(op.rule.jvp().reads(Role.RESULT))
 
 
 def _plus(total, term):
@@ -333,15 +320,11 @@ def _has_output_shape(template, wanted, op):
     A contribution has the shape of everything it reads (tangents have their primal's shape), so
     the sum has the result's shape when it reads the result or every operand that may broadcast.
     """
-    read = set()
-    for p in wanted:
-        for node in gast.walk(template.outputs[p]):
-            if isinstance(node, gast.Name):
-                role = template.names.get(node.id, "")
-                if role == "y":
-                    return True
-                if role[:2] in ("p:", "t:"):
-                    read.add(role[2:])
+    if template.reads(Role.RESULT, wanted):
+        return True
+    read = {
+        b.param for role in (Role.PARAM, Role.TANGENT) for b in template.reads(role, wanted)
+    }
     params = op.rule.signature.parameters
     shaped = [
         p for p, spec in params.items()

@@ -43,7 +43,8 @@ from ..astutil import clone, loaded, param_names, store_counts, stored
 from ..emit import naming
 from ..emit.unparse import comment
 from ..normalize.ssa import compound_assigned
-from .templates import instantiate
+from ..rules.registry import Role
+from .templates import bind_template, instantiate
 
 _MARKER = "__srcgrad_marker__"
 
@@ -87,11 +88,7 @@ def _plus(a, b):
 
 def _uses_result(template):
     """Whether a rule template reads the primal result ``y``."""
-    result_names = {n for n, role in template.names.items() if role == "y"}
-    nodes = list(template.prelude) + list(template.outputs.values())
-    return any(
-        isinstance(n, gast.Name) and n.id in result_names for t in nodes for n in gast.walk(t)
-    )
+    return bool(template.reads(Role.RESULT))
 
 
 def _breaks(stmts):
@@ -665,14 +662,7 @@ class ReverseAD:
         ]
         if not wanted:
             return {}
-        env = {}
-        for tname, role in template.names.items():
-            if role == "y":
-                env[tname] = result
-            elif role == "dy":
-                env[tname] = dt
-            elif role.startswith("p:"):
-                env[tname] = op.args.get(role[2:], gast.Constant(None, None))
+        env = bind_template(template, op.args, result=result, cotangent=dt)
         prelude, exprs = instantiate(template, env, self.ctx, wanted)
         self.stmts.extend(prelude)
         contribs = {}

@@ -1,7 +1,8 @@
 """Inline a rule's template into generated code.
 
 Requires: a :class:`~srcgrad.rules.registry.Template` and an environment binding the template's
-names (``y``, ``dy``, parameters, tangents) to expressions of the generated function.
+names (``y``, ``dy``, parameters, tangents) to expressions of the generated function;
+:func:`bind_template` builds it from the call's arguments, for either mode.
 Guarantees: fresh copies of the template's statements and output expressions in which bound names
 are replaced by their expressions, the template's own locals get fresh names, and its globals are
 renamed to what the generated function calls them. Keyword arguments equal to a callee's default
@@ -21,6 +22,28 @@ from .. import rules
 from ..astutil import clone
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
+from ..rules.registry import Role
+
+
+def bind_template(template, args, *, result=None, cotangent=None, tangents=None):
+    """The environment of ``template`` at a call: each name bound by its role.
+
+    ``args`` maps the rule's parameters to the call's atoms (a parameter missing from it is None);
+    ``result`` and ``cotangent`` are the expressions of ``y`` and ``dy``; ``tangents`` maps the
+    active parameters to their tangents (an inactive one is None).
+    """
+    none = gast.Constant(None, None)
+    env = {}
+    for tname, (role, param) in template.names.items():
+        if role is Role.RESULT:
+            env[tname] = result
+        elif role is Role.COTANGENT:
+            env[tname] = cotangent
+        elif role is Role.PARAM:
+            env[tname] = args.get(param, none)
+        elif tangents is not None:
+            env[tname] = tangents.get(param, none)
+    return env
 
 
 def instantiate(template, env, ctx, outputs=None):
