@@ -13,6 +13,8 @@ adjoint blocks later quote the line they differentiate.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from ..astutil import clone, index_value, local_names
@@ -66,29 +68,40 @@ class ANF:
 
     def statement(self, node):
         self.lineno = getattr(node, "lineno", None) or self.lineno
-        if isinstance(node, gast.Assign):
-            self._assign(node.targets[0], node.value)
-        elif isinstance(node, gast.AnnAssign):
-            self._assign(node.target, node.value)
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+        handler = self._STATEMENTS.get(type(node))
+        if handler is None:
+            raise AssertionError(f"ANF got an unchecked statement {type(node).__name__}")
+        handler(self, node)
+
+    def _assign_stmt(self, node):
+        self._assign(node.targets[0], node.value)
+
+    def _ann_assign(self, node):
+        self._assign(node.target, node.value)
+
+    def _aug_assign(self, node):
+        if isinstance(node.target, gast.Subscript):
             current = gast.Subscript(node.target.value, node.target.slice, gast.Load())
             self._assign(node.target, gast.BinOp(current, node.op, node.value))
-        elif isinstance(node, gast.AugAssign):
-            target = gast.Name(node.target.id, gast.Load(), None, None)
-            if node.target.id in self.aliased and self.alias_check:
-                # `y = x; y += v; ... x`: in Python an array y is updated in place, x with it.
-                # srcgrad rebinds y instead, which is right only when y holds a number.
-                check = gast.Call(
-                    gast.Name(self.alias_check, gast.Load(), None, None),
-                    [target, gast.Constant(node.target.id, None)],
-                    [],
-                )
-                self._emit(gast.Expr(gast.copy_location(check, node.target)))
-            self._assign(node.target, gast.BinOp(target, node.op, node.value))
-        elif isinstance(node, gast.Return):
-            value = node.value if node.value is not None else gast.Constant(None, None)
-            self._emit(gast.Return(self.atom(value)))
-        elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals):
+            return
+        target = gast.Name(node.target.id, gast.Load(), None, None)
+        if node.target.id in self.aliased and self.alias_check:
+            # `y = x; y += v; ... x`: in Python an array y is updated in place, x with it.
+            # srcgrad rebinds y instead, which is right only when y holds a number.
+            check = gast.Call(
+                gast.Name(self.alias_check, gast.Load(), None, None),
+                [target, gast.Constant(node.target.id, None)],
+                [],
+            )
+            self._emit(gast.Expr(gast.copy_location(check, node.target)))
+        self._assign(node.target, gast.BinOp(target, node.op, node.value))
+
+    def _return(self, node):
+        value = node.value if node.value is not None else gast.Constant(None, None)
+        self._emit(gast.Return(self.atom(value)))
+
+    def _expr_stmt(self, node):
+        if _is_append(node.value, self.locals):
             # `hs.append(h)` as a value: `hs = list_append(hs, h)`, so the list's growth is an
             # assignment the transforms see like any other
             call = node.value
@@ -96,28 +109,26 @@ class ANF:
             helper = gast.Name(self.list_append, gast.Load(), None, None)
             value = gast.Call(helper, [items, self.atom(call.args[0])], [])
             self._emit(_assign(items.id, gast.copy_location(value, call)))
-        elif isinstance(node, gast.Expr):
-            if not isinstance(node.value, gast.Constant):  # docstrings and bare literals go
-                self._emit(gast.Expr(self.simple(node.value)))
-        elif isinstance(node, gast.If):
-            test = self.atom(node.test)
-            lineno = node.lineno
-            body, orelse = self.block(node.body), self.block(node.orelse)
-            self.lineno = lineno
-            self._emit(gast.If(test, body or [gast.Pass()], orelse))
-        elif isinstance(node, gast.For):
-            it = node.iter
-            header = gast.Call(it.func, [self.atom(a) for a in it.args], [])
-            lineno = node.lineno
-            body = self.block(node.body)
-            self.lineno = lineno
-            self._emit(gast.For(node.target, gast.copy_location(header, it), body, [], None))
-        elif isinstance(node, gast.While):
-            self._while(node)
-        elif isinstance(node, (gast.Break, gast.Pass)):
-            self._emit(type(node)())
-        else:
-            raise AssertionError(f"ANF got an unchecked statement {type(node).__name__}")
+        elif not isinstance(node.value, gast.Constant):  # docstrings and bare literals go
+            self._emit(gast.Expr(self.simple(node.value)))
+
+    def _if(self, node):
+        test = self.atom(node.test)
+        lineno = node.lineno
+        body, orelse = self.block(node.body), self.block(node.orelse)
+        self.lineno = lineno
+        self._emit(gast.If(test, body or [gast.Pass()], orelse))
+
+    def _for(self, node):
+        it = node.iter
+        header = gast.Call(it.func, [self.atom(a) for a in it.args], [])
+        lineno = node.lineno
+        body = self.block(node.body)
+        self.lineno = lineno
+        self._emit(gast.For(node.target, gast.copy_location(header, it), body, [], None))
+
+    def _jump(self, node):
+        self._emit(type(node)())
 
     def _while(self, node):
         lineno = node.lineno
@@ -236,75 +247,82 @@ class ANF:
         return gast.copy_location(self._simple(node), node)
 
     def _simple(self, node):
-        if isinstance(node, gast.BinOp):
-            return gast.BinOp(self.atom(node.left), node.op, self.atom(node.right))
-        if isinstance(node, gast.UnaryOp):
-            if isinstance(node.operand, gast.Constant) and isinstance(node.op, gast.USub):
-                return self.atom(node)
-            return gast.UnaryOp(node.op, self.atom(node.operand))
-        if isinstance(node, gast.Compare) and len(node.ops) > 1:
-            # a < b < c  ->  a < b and b < c, each operand evaluated once
-            atoms = [self.atom(node.left)] + [self.atom(c) for c in node.comparators]
-            pairs = [
-                gast.Compare(atoms[i], [op], [atoms[i + 1]]) for i, op in enumerate(node.ops)
-            ]
-            return self._boolop(gast.And(), pairs)
-        if isinstance(node, gast.Compare):
+        handler = self._EXPRESSIONS.get(type(node))
+        if handler is None:
+            raise AssertionError(f"ANF got an unchecked expression {type(node).__name__}")
+        return handler(self, node)
+
+    def _binop(self, node):
+        return gast.BinOp(self.atom(node.left), node.op, self.atom(node.right))
+
+    def _unaryop(self, node):
+        if isinstance(node.operand, gast.Constant) and isinstance(node.op, gast.USub):
+            return self.atom(node)
+        return gast.UnaryOp(node.op, self.atom(node.operand))
+
+    def _compare(self, node):
+        if len(node.ops) == 1:
             left = self.atom(node.left)
             return gast.Compare(left, node.ops, [self.atom(c) for c in node.comparators])
-        if (
-            isinstance(node, gast.Call)
-            and isinstance(node.func, gast.Name)
-            and node.func.id in ("max", "min")
-            and node.func.id not in self.locals
-            and len(node.args) > 2
+        # a < b < c  ->  a < b and b < c, each operand evaluated once
+        atoms = [self.atom(node.left)] + [self.atom(c) for c in node.comparators]
+        pairs = [gast.Compare(atoms[i], [op], [atoms[i + 1]]) for i, op in enumerate(node.ops)]
+        return self._boolop(gast.And(), pairs)
+
+    def _call(self, node):
+        extremum = self._extremum(node)
+        if extremum is not None:
+            return extremum
+        func = node.func
+        if not self.is_static(func) and isinstance(func, gast.Attribute):
+            method = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
+            func = gast.copy_location(method, func)
+        elif not self.is_static(func) and not self._static_call(func):
+            func = self.atom(func)
+        args = [self.atom(a) for a in node.args]
+        keywords = [gast.keyword(k.arg, self.atom(k.value)) for k in node.keywords]
+        return gast.Call(func, args, keywords)
+
+    def _extremum(self, node):
+        """Python's ``max`` and ``min`` in the forms that have rules, or None for any other call:
+        ``max(a, b, c)`` is ``max(max(a, b), c)``; ``max(xs)`` of one iterable is ``max_of(xs)``.
+        """
+        func = node.func
+        if not (
+            isinstance(func, gast.Name)
+            and func.id in ("max", "min")
+            and func.id not in self.locals
             and not node.keywords
         ):
-            # max(a, b, c) is max(max(a, b), c): the two-argument form has the rule
-            inner = gast.Call(node.func, node.args[:-1], [])
-            return self._simple(gast.Call(node.func, [inner, node.args[-1]], []))
-        if (
-            isinstance(node, gast.Call)
-            and isinstance(node.func, gast.Name)
-            and node.func.id in ("max", "min")
-            and node.func.id not in self.locals
-            and len(node.args) == 1
-            and not isinstance(node.args[0], gast.Starred)
-            and not node.keywords
-            and f"{node.func.id}_of" in self.helpers
-        ):
-            # max(xs): the largest element of one iterable
-            helper = gast.Name(self.helpers[f"{node.func.id}_of"], gast.Load(), None, None)
+            return None
+        if len(node.args) > 2:
+            inner = gast.Call(func, node.args[:-1], [])
+            return self._simple(gast.Call(func, [inner, node.args[-1]], []))
+        helper = self.helpers.get(f"{func.id}_of")
+        if len(node.args) == 1 and not isinstance(node.args[0], gast.Starred) and helper:
+            helper = gast.Name(helper, gast.Load(), None, None)
             return gast.Call(helper, [self.atom(node.args[0])], [])
-        if isinstance(node, gast.Call):
-            func = node.func
-            if not self.is_static(func) and isinstance(func, gast.Attribute):
-                method = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
-                func = gast.copy_location(method, func)
-            elif not self.is_static(func) and not self._static_call(func):
-                func = self.atom(func)
-            args = [self.atom(a) for a in node.args]
-            keywords = [gast.keyword(k.arg, self.atom(k.value)) for k in node.keywords]
-            return gast.Call(func, args, keywords)
-        if isinstance(node, gast.Attribute):
-            if self.is_static(node):
-                return node
-            return gast.Attribute(self.atom(node.value), node.attr, gast.Load())
-        if isinstance(node, gast.Subscript):
-            return gast.Subscript(self.atom(node.value), self._index(node.slice), gast.Load())
-        if isinstance(node, gast.Tuple):
-            return gast.Tuple([self.atom(e) for e in node.elts], gast.Load())
-        if isinstance(node, gast.List):
-            return gast.List([self.atom(e) for e in node.elts], gast.Load())
-        if isinstance(node, gast.Dict):
-            return gast.Dict(list(node.keys), [self.atom(v) for v in node.values])
-        if isinstance(node, (gast.Name, gast.Constant)):
+        return None
+
+    def _attribute(self, node):
+        if self.is_static(node):
             return node
-        if isinstance(node, gast.IfExp):
-            return self._select(node)
-        if isinstance(node, gast.BoolOp):
-            return self._boolop(node.op, node.values)
-        raise AssertionError(f"ANF got an unchecked expression {type(node).__name__}")
+        return gast.Attribute(self.atom(node.value), node.attr, gast.Load())
+
+    def _subscript(self, node):
+        return gast.Subscript(self.atom(node.value), self._index(node.slice), gast.Load())
+
+    def _sequence(self, node):
+        return type(node)([self.atom(e) for e in node.elts], gast.Load())
+
+    def _dict(self, node):
+        return gast.Dict(list(node.keys), [self.atom(v) for v in node.values])
+
+    def _itself(self, node):
+        return node
+
+    def _boolop_expr(self, node):
+        return self._boolop(node.op, node.values)
 
     def _select(self, node):
         """``a if c else b`` as an if statement assigning a fresh name; only one side runs."""
@@ -349,6 +367,34 @@ class ANF:
             return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
         return self.atom(node)
 
+    _STATEMENTS = {
+        gast.Assign: _assign_stmt,
+        gast.AnnAssign: _ann_assign,
+        gast.AugAssign: _aug_assign,
+        gast.Return: _return,
+        gast.Expr: _expr_stmt,
+        gast.If: _if,
+        gast.For: _for,
+        gast.While: _while,
+        gast.Break: _jump,
+        gast.Pass: _jump,
+    }
+    _EXPRESSIONS = {
+        gast.BinOp: _binop,
+        gast.UnaryOp: _unaryop,
+        gast.Compare: _compare,
+        gast.Call: _call,
+        gast.Attribute: _attribute,
+        gast.Subscript: _subscript,
+        gast.Tuple: _sequence,
+        gast.List: _sequence,
+        gast.Dict: _dict,
+        gast.Name: _itself,
+        gast.Constant: _itself,
+        gast.IfExp: _select,
+        gast.BoolOp: _boolop_expr,
+    }
+
 
 # Methods whose result may share memory with the array they are called on.
 VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
@@ -357,41 +403,49 @@ VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
 def _aliased_updates(fn_node):
     """Names updated with ``+=`` (and friends) that were bound to another variable's value
     (``y = x``, ``y = x[0]``, ``y = x.T``) while that other variable is read elsewhere too."""
-    sources = {}
+    sources = {}  # name -> variables whose memory its value may share
     same = {}  # name -> other names bound to its very value (`seq = x`)
     locals_ = local_names(fn_node)
     for n in gast.walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            value = n.value
-            base = value
-            while isinstance(base, (gast.Subscript, gast.Attribute)):
-                base = base.value
-            if isinstance(base, gast.Call) and isinstance(base.func, gast.Attribute):
-                if base.func.attr not in VIEW_METHODS:
-                    continue  # x.copy(), x.astype(...): a new array
-                base = base.func.value  # x.reshape(...), x.ravel()
-                while isinstance(base, (gast.Subscript, gast.Attribute)):
-                    base = base.value
-            if isinstance(base, gast.Name) and base.id in locals_:
-                sources.setdefault(n.targets[0].id, set()).add(base.id)
-            if isinstance(value, gast.Name) and value.id in locals_:
-                same.setdefault(value.id, set()).add(n.targets[0].id)
-    loads = {}
-    for n in gast.walk(fn_node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            loads[n.id] = loads.get(n.id, 0) + 1
+            base = _shared_base(n.value)
+            if base in locals_:
+                sources.setdefault(n.targets[0].id, set()).add(base)
+            if isinstance(n.value, gast.Name) and n.value.id in locals_:
+                same.setdefault(n.value.id, set()).add(n.targets[0].id)
+    loads = Counter(
+        n.id for n in gast.walk(fn_node)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    )
     out = set()
     for n in gast.walk(fn_node):
         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             y = n.target.id
-            for x in sources.get(y, ()):
-                if x != y and loads.get(x, 0) > 1:
-                    out.add(y)
             # and the other way round: `seq = y; y += v; ... seq` (a loop over `zip(y, ...)`
             # holds y the same way)
-            if any(other != y and loads.get(other, 0) > 0 for other in same.get(y, ())):
+            if any(x != y and loads[x] > 1 for x in sources.get(y, ())) or any(
+                other != y and loads[other] > 0 for other in same.get(y, ())
+            ):
                 out.add(y)
     return out
+
+
+def _shared_base(value):
+    """The variable whose memory ``value`` may share (``x`` in ``x``, ``x[0]``, ``x.T``,
+    ``x.reshape(n)``), or None (``x.copy()``, an arithmetic result, a constant)."""
+    base = _container(value)
+    if isinstance(base, gast.Call) and isinstance(base.func, gast.Attribute):
+        if base.func.attr not in VIEW_METHODS:
+            return None  # x.copy(), x.astype(...): a new array
+        base = _container(base.func.value)  # x.reshape(...), x.ravel()
+    return base.id if isinstance(base, gast.Name) else None
+
+
+def _container(node):
+    """``x`` for ``x[i].T[j]``: the value a chain of subscripts and attributes starts from."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node
 
 
 def _is_pop(call, locals_):
