@@ -128,51 +128,13 @@ class CopyBeforeWrite:
         srcgrad does not track. Rejected where r is read after a write that follows it; an
         integer index (a number, or a row of a matrix) is checked when it runs."""
         checks = []
-        # Order is the order of statements in the (inlined, normalized) body, not line numbers:
-        # inlined helpers bring the line numbers of their own files.
-        position, reads = {}, {}
-        for k, (stmt, names) in enumerate(_in_order(fn_node.body)):
-            position[id(stmt)] = k
-            for n in names:
-                reads.setdefault(n, []).append(k)
-        writes = {}
-        for node in gast.walk(fn_node):
-            if isinstance(node, gast.Assign) and self._writes(node.value):
-                writes.setdefault(node.targets[0].id, []).append(position[id(node)])
-        for node in gast.walk(fn_node):
-            if not isinstance(node, gast.Assign):
-                continue
-            bases = [b for b in _aliased(node.value) if isinstance(b, gast.Name)]
-            base = next((b for b in bases if b.id in written), None)
-            if base is None:
-                continue
-            if base.id not in self.item_written and isinstance(node.value, gast.Subscript):
-                continue  # an element of a list that only grows or shrinks stays what it was
-            r, made = node.targets[0].id, position[id(node)]
-            later = [w for w in writes[base.id] if w > made]
-            if not (later and any(line > min(later) for line in reads.get(r, ()))):
-                continue
-            if not isinstance(node.value, gast.Subscript):
-                raise self.ctx.location.error(
-                    UnsupportedSyntaxError,
-                    node.value,
-                    f"`{r}` refers to the array in `{base.id}`, which is written into "
-                    f"afterwards, so it changes with the write: a dependence srcgrad does not "
-                    f"follow. Use a copy there (`{base.id}.copy()`)",
-                )
-            if not _is_view_index(node.value.slice):
+        for stmt, r, base in self._views_read_after_writes(fn_node, written):
+            if isinstance(stmt.value, gast.Subscript) and not _is_view_index(stmt.value.slice):
                 # `a = x[0]` is a number for a vector but a view (a row) for a matrix:
                 # checked when it runs
-                checks.append((node, r, base.id))
-                continue
-            raise self.ctx.location.error(
-                UnsupportedSyntaxError,
-                node.value,
-                f"`{r}` is a view of `{base.id}`, which is written into afterwards, so it changes "
-                f"with the write: a dependence srcgrad does not follow. Take a copy "
-                f"(`{r} = {base.id}[...].copy()`)",
-            )
-
+                checks.append((stmt, r, base))
+            else:
+                raise self._view_error(stmt.value, r, base)
         helper = self.ctx.global_name(runtime.check_not_view, "check_not_view")
         for stmt, r, base in checks:
             call = gast.Call(
@@ -184,6 +146,54 @@ class CopyBeforeWrite:
             check = gast.Expr(gast.copy_location(call, stmt.value))
             check.lineno = stmt.lineno
             _insert_after(fn_node, stmt, check)
+
+    def _views_read_after_writes(self, fn_node, written):
+        """``(stmt, r, base)`` for each ``r = <what may share base's memory>`` (``base`` among
+        ``written``) where r is read after a write into base that follows the assignment."""
+        position, reads, writes = self._statement_order(fn_node)
+        for node in gast.walk(fn_node):
+            if not isinstance(node, gast.Assign):
+                continue
+            bases = [b for b in _aliased(node.value) if isinstance(b, gast.Name)]
+            base = next((b.id for b in bases if b.id in written), None)
+            if base is None:
+                continue
+            if base not in self.item_written and isinstance(node.value, gast.Subscript):
+                continue  # an element of a list that only grows or shrinks stays what it was
+            r, made = node.targets[0].id, position[id(node)]
+            later = [w for w in writes[base] if w > made]
+            if later and any(k > min(later) for k in reads.get(r, ())):
+                yield node, r, base
+
+    def _statement_order(self, fn_node):
+        """Each statement's position in the order of the (inlined, normalized) body, not by line
+        numbers (inlined helpers bring the line numbers of their own files); and for each
+        variable the positions where it is read and those where it is written into."""
+        position, reads = {}, {}
+        for k, (stmt, names) in enumerate(_in_order(fn_node.body)):
+            position[id(stmt)] = k
+            for n in names:
+                reads.setdefault(n, []).append(k)
+        writes = {}
+        for node in gast.walk(fn_node):
+            if isinstance(node, gast.Assign) and self._writes(node.value):
+                writes.setdefault(node.targets[0].id, []).append(position[id(node)])
+        return position, reads, writes
+
+    def _view_error(self, value, r, base):
+        if not isinstance(value, gast.Subscript):
+            what = (
+                f"`{r}` refers to the array in `{base}`, which is written into afterwards, so it "
+                f"changes with the write: a dependence srcgrad does not follow. Use a copy there "
+                f"(`{base}.copy()`)"
+            )
+        else:
+            what = (
+                f"`{r}` is a view of `{base}`, which is written into afterwards, so it changes "
+                f"with the write: a dependence srcgrad does not follow. Take a copy "
+                f"(`{r} = {base}[...].copy()`)"
+            )
+        return self.ctx.location.error(UnsupportedSyntaxError, value, what)
 
     def _owning(self, value):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple)):
