@@ -54,6 +54,7 @@ def run(fn_node, ctx):
         fn_node = dce.run(fn_node, ctx)
     return proxies.keep_shapes(fn_node)
 
+
 class ShapeProxies:
     def __init__(self, ctx, shape_sets, fixed):
         self.ctx = ctx
@@ -104,8 +105,36 @@ class ShapeProxies:
         """``v_shape = shape_like(v)`` after ``v``'s assignment, for a top-level ``v`` whose
         last reads are shape references; those references then read ``v_shape``."""
         params = param_names(fn_node)
-        counts = store_counts(fn_node)
         body = fn_node.body
+        defined, shape_at, other_at, refs = self._reads_by_statement(body, store_counts(fn_node))
+        inserts = {}
+        for var in shape_at:
+            if var in params or var in self.fixed or var not in defined:
+                continue
+            k = defined[var]
+            if not self._worth_a_view(body[k].value, k, shape_at[var], other_at.get(var, k)):
+                continue
+            members = self.shape_sets.get(var)
+            if members is not None and members <= params:
+                # the shape of arguments, which live on anyway: no view to keep
+                for call, i in refs[var]:
+                    call.args[i] = self._proxy(members)
+                continue
+            proxy = self.ctx.namer.fresh(naming.SHAPE.format(var))
+            for call, i in refs[var]:
+                call.args[i] = gast.Name(proxy, gast.Load(), None, None)
+            view = self._shape_like([var])
+            inserts.setdefault(k, []).append(
+                gast.Assign([gast.Name(proxy, gast.Store(), None, None)], view, None)
+            )
+        if inserts:
+            fn_node.body = [s for k, stmt in enumerate(body) for s in [stmt, *inserts.get(k, ())]]
+        return fn_node
+
+    def _reads_by_statement(self, body, counts):
+        """For the top-level statements ``body``: where each single-assignment variable is
+        assigned, where it is last read as a shape reference and last read otherwise (statement
+        indices), and its shape references ``(call, position)``."""
         defined, shape_at, other_at, refs = {}, {}, {}, {}
         for k, stmt in enumerate(body):
             if (
@@ -126,37 +155,17 @@ class ShapeProxies:
                     and id(node) not in as_shape
                 ):
                     other_at[node.id] = k
-        inserts = {}
-        for var in shape_at:
-            if var in params or var in self.fixed or var not in defined:
-                continue
-            value = body[defined[var]].value
-            if not isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Call)):
-                continue  # an element or a view of another value: releasing it frees nothing
-            if isinstance(value, gast.Call) and self._runtime(value.func):
-                continue  # srcgrad's own helpers (max_of, ...): numbers or views
-            if shape_at[var] <= other_at.get(var, defined[var]) + 1:
-                continue  # alive until (nearly) its shape reads anyway
-            members = self.shape_sets.get(var)
-            if members is not None and members <= params:
-                # the shape of arguments, which live on anyway: no view to keep
-                for call, i in refs[var]:
-                    call.args[i] = self._proxy(members)
-                continue
-            proxy = self.ctx.namer.fresh(naming.SHAPE.format(var))
-            for call, i in refs[var]:
-                call.args[i] = gast.Name(proxy, gast.Load(), None, None)
-            view = self._shape_like([var])
-            inserts.setdefault(defined[var], []).append(
-                gast.Assign([gast.Name(proxy, gast.Store(), None, None)], view, None)
-            )
-        if inserts:
-            out = []
-            for k, stmt in enumerate(body):
-                out.append(stmt)
-                out.extend(inserts.get(k, []))
-            fn_node.body = out
-        return fn_node
+        return defined, shape_at, other_at, refs
+
+    def _worth_a_view(self, value, defined_at, shape_read_at, other_read_at):
+        """Whether a value computed as ``value`` at statement ``defined_at``, last read for its
+        shape at ``shape_read_at`` and otherwise at ``other_read_at``, is better replaced by a
+        shape view from where it is computed."""
+        if not isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Call)):
+            return False  # an element or a view of another value: releasing it frees nothing
+        if isinstance(value, gast.Call) and self._runtime(value.func):
+            return False  # srcgrad's own helpers (max_of, ...): numbers or views
+        return shape_read_at > other_read_at + 1  # else alive until (nearly) then anyway
 
     def _runtime(self, func):
         if not isinstance(func, gast.Name) or func.id not in self.ctx.extras:
