@@ -141,27 +141,7 @@ class OwnedGradients:
         """variable -> the arrays it may be, hold or view: ("new", id) for an array made by one
         expression, ("view",), ("outer", name) for an argument or a global."""
         self.roots = {}
-        bindings = []  # (target names, expression whose roots they get)
-        for node in gast.walk(gast.Module(body, [])):
-            if isinstance(node, gast.Assign):
-                targets = [n.id for t in node.targets for n in gast.walk(t)
-                           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
-                bindings.append((targets, node.value))
-            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
-                # in place for arrays; `d += c` on container cotangents may keep c's arrays
-                bindings.append(([node.target.id], node.value))
-            elif isinstance(node, gast.For):
-                bindings.append(([n.id for n in gast.walk(node.target)
-                                  if isinstance(n, gast.Name)], node.iter))
-            elif (
-                isinstance(node, gast.Call)
-                and isinstance(node.func, gast.Attribute)
-                and isinstance(node.func.value, gast.Name)
-                and node.func.value.id in self.local
-                and node.func.attr in ("append", "extend", "insert")
-            ):
-                # `stack.append(v)`: the list now holds v
-                bindings.append(([node.func.value.id], gast.Tuple(node.args, gast.Load())))
+        bindings = list(self._bindings(body))
         changed = True
         while changed:
             changed = False
@@ -174,33 +154,69 @@ class OwnedGradients:
                         changed = True
         return self.roots
 
+    def _bindings(self, body):
+        """``(target names, expression whose roots they get)`` for every binding in ``body``."""
+        for node in gast.walk(gast.Module(body, [])):
+            if isinstance(node, gast.Assign):
+                targets = [n.id for t in node.targets for n in gast.walk(t)
+                           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+                yield targets, node.value
+            elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+                # in place for arrays; `d += c` on container cotangents may keep c's arrays
+                yield [node.target.id], node.value
+            elif isinstance(node, gast.For):
+                yield [n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)], node.iter
+            elif self._grows_local(node):
+                # `stack.append(v)`: the list now holds v
+                yield [node.func.value.id], gast.Tuple(node.args, gast.Load())
+
+    def _grows_local(self, node):
+        """Whether ``node`` is ``stack.append(v)`` (``extend``, ``insert``) on a local list."""
+        return (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and isinstance(node.func.value, gast.Name)
+            and node.func.value.id in self.local
+            and node.func.attr in ("append", "extend", "insert")
+        )
+
     def _expr(self, node):
-        if isinstance(node, gast.Constant):
-            return set()
-        if isinstance(node, gast.Name):
-            found = set(self.roots.get(node.id, ()))
-            if node.id in self.params or (
-                node.id not in self.local and self._global_may_be_array(node)
-            ):
-                found.add(("outer", node.id))
-            return found
-        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)):
-            return {("new", id(node))}
-        if isinstance(node, gast.Call):
-            return self._call(node)
-        if isinstance(node, gast.Attribute) and self._is_global(node):
+        """What the value of ``node`` may be, hold or view (as in ``_roots``)."""
+        return self._EXPRESSIONS.get(type(node), OwnedGradients._other)(self, node)
+
+    def _constant(self, node):
+        return set()
+
+    def _name(self, node):
+        found = set(self.roots.get(node.id, ()))
+        if node.id in self.params or (
+            node.id not in self.local and self._global_may_be_array(node)
+        ):
+            found.add(("outer", node.id))
+        return found
+
+    def _new(self, node):
+        return {("new", id(node))}
+
+    def _attribute(self, node):
+        if self._is_global(node):
             return {("outer", node.attr)} if self._global_may_be_array(node) else set()
-        if isinstance(node, (gast.Attribute, gast.Subscript, gast.Starred)):
-            return self._expr(node.value)
-        if isinstance(node, (gast.Tuple, gast.List)):
-            return set().union(*(self._expr(e) for e in node.elts))
-        if isinstance(node, gast.Dict):
-            return set().union(*(self._expr(v) for v in node.values))
-        if isinstance(node, gast.IfExp):
-            return self._expr(node.body) | self._expr(node.orelse)
-        if isinstance(node, gast.BoolOp):
-            return set().union(*(self._expr(v) for v in node.values))
-        # anything else (a comprehension, ...): whatever names it reads, or a new value
+        return self._expr(node.value)
+
+    def _part(self, node):
+        return self._expr(node.value)
+
+    def _elements(self, node):
+        return set().union(*(self._expr(e) for e in node.elts))
+
+    def _values(self, node):
+        return set().union(*(self._expr(v) for v in node.values))
+
+    def _either(self, node):
+        return self._expr(node.body) | self._expr(node.orelse)
+
+    def _other(self, node):
+        """Anything else (a comprehension, ...): whatever names it reads, or a new value."""
         found = {("new", id(node))}
         for n in gast.walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
@@ -248,6 +264,23 @@ class OwnedGradients:
         for a in args:
             found |= self._expr(a)
         return found
+
+    _EXPRESSIONS = {
+        gast.Constant: _constant,
+        gast.Name: _name,
+        gast.BinOp: _new,
+        gast.UnaryOp: _new,
+        gast.Compare: _new,
+        gast.Call: _call,
+        gast.Attribute: _attribute,
+        gast.Subscript: _part,
+        gast.Starred: _part,
+        gast.Tuple: _elements,
+        gast.List: _elements,
+        gast.Dict: _values,
+        gast.IfExp: _either,
+        gast.BoolOp: _values,
+    }
 
 
 def _last_assignments(body):
