@@ -131,10 +131,10 @@ def _clean(base):
 
 def describe(expr):
     """A short readable identifier for an expression; falls back to the operation's name."""
-    full = _describe(expr, full=True)
+    full = _full(expr)
     if len(full) <= MAX_LEN:
         return full
-    return _describe(expr, full=False)
+    return _operation(expr)
 
 
 def _part(expr):
@@ -147,39 +147,46 @@ def _part(expr):
         if isinstance(v, int) and 0 <= v < 1000:
             return str(v)
         return "c"
-    return _describe(expr, full=False)
+    return _operation(expr)
 
 
-def _describe(expr, full):
+def _full(expr):
+    """``expr`` described with its operands: ``X_matmul_W``, ``tanh_a``, ``x_item``."""
+    op = _operation(expr)
     if isinstance(expr, gast.BinOp):
-        op = OP_NAMES.get(type(expr.op), "op")
-        return f"{_part(expr.left)}_{op}_{_part(expr.right)}" if full else op
-    if isinstance(expr, gast.UnaryOp):
-        op = OP_NAMES.get(type(expr.op), "op")
-        return f"{op}_{_part(expr.operand)}" if full else op
+        return f"{_part(expr.left)}_{op}_{_part(expr.right)}"
     if isinstance(expr, gast.Compare):
-        op = OP_NAMES.get(type(expr.ops[0]), "cmp")
-        return f"{_part(expr.left)}_{op}_{_part(expr.comparators[0])}" if full else op
+        return f"{_part(expr.left)}_{op}_{_part(expr.comparators[0])}"
+    if isinstance(expr, gast.UnaryOp):
+        return f"{op}_{_part(expr.operand)}"
+    if isinstance(expr, gast.Call) and expr.args:
+        return "_".join([op] + [_part(a) for a in expr.args])
+    if isinstance(expr, (gast.Attribute, gast.Subscript)):
+        return f"{_part(expr.value)}_{op}"
+    return op
+
+
+# what an expression of these kinds is called, whatever its operands
+_KIND_NAMES = {gast.Subscript: "item", gast.Tuple: "tup", gast.List: "lst", gast.Constant: "c"}
+
+
+def _operation(expr):
+    """The name of ``expr``'s operation alone: ``matmul``, ``tanh``, ``item``."""
+    if isinstance(expr, (gast.BinOp, gast.UnaryOp)):
+        return OP_NAMES.get(type(expr.op), "op")
+    if isinstance(expr, gast.Compare):
+        return OP_NAMES.get(type(expr.ops[0]), "cmp")
     if isinstance(expr, gast.BoolOp):
         return OP_NAMES.get(type(expr.op), "cond")
     if isinstance(expr, gast.Call):
-        fname = _func_name(expr.func)
-        if full and expr.args:
-            return "_".join([fname] + [_part(a) for a in expr.args])
-        return fname
+        return _func_name(expr.func)
     if isinstance(expr, gast.Attribute):
-        return f"{_part(expr.value)}_{expr.attr}" if full else expr.attr
-    if isinstance(expr, gast.Subscript):
-        return f"{_part(expr.value)}_item" if full else "item"
-    if isinstance(expr, gast.IfExp):
-        return SELECT
-    if isinstance(expr, (gast.Tuple, gast.List)):
-        return "tup" if isinstance(expr, gast.Tuple) else "lst"
+        return expr.attr
     if isinstance(expr, gast.Name):
         return expr.id
-    if isinstance(expr, gast.Constant):
-        return "c"
-    return "t"
+    if isinstance(expr, gast.IfExp):
+        return SELECT
+    return _KIND_NAMES.get(type(expr), "t")
 
 
 def _func_name(func):
