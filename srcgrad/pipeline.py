@@ -1,6 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> control -> anf -> inline -> licm -> copy -> ssa -> cse
+    parse -> check -> functional -> control -> anf -> inline -> writes -> licm -> copy -> ssa
+    -> cse
     -> activity
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> emit -> compile
 
@@ -34,6 +35,7 @@ from .errors import SrcgradError
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
 from .normalize import anf, check, control, functional, inline, inplace, ssa
+from .normalize import inplace_calls as writes
 from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
 from .transform import defaults, forward, reverse
 
@@ -78,6 +80,7 @@ NORMALIZE = (
     Stage("control", control.run),
     Stage("anf", anf.run),
     Stage("inline", inline.run),
+    Stage("writes", writes.run),
     Stage("licm", licm.run, _optimizing),
     Stage("copy", inplace.run),
     Stage("ssa", ssa.run),

@@ -701,10 +701,16 @@ def add_out_positional(a, b):
     return np.sum(np.multiply(a, b, a))
 
 
-@pytest.mark.parametrize("f", [add_out, add_out_positional])
-def test_out_arguments_are_rejected(f):
-    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="`out=`"):
-        grad(f)(np.ones(2), np.ones(2))
+def test_out_arguments_write_into_a_copy_of_the_argument():
+    # more in-place forms in test_inplace_numpy.py (f itself writes into `a`, so no differences)
+    a, b = np.array([0.5, -2.0]), np.array([1.5, 0.25])
+    da, db = grad(add_out, wrt=(0, 1))(a, b)
+    np.testing.assert_allclose(da, [1.0, 1.0])
+    np.testing.assert_allclose(db, [1.0, 1.0])
+    da, db = grad(add_out_positional, wrt=(0, 1))(a, b)
+    np.testing.assert_allclose(da, b)
+    np.testing.assert_allclose(db, a)
+    np.testing.assert_array_equal(a, [0.5, -2.0])
 
 
 def test_reshape_method_with_spread_shape():

@@ -26,6 +26,10 @@ CREATORS = {
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.arange, np.linspace, np.eye, np.identity,
     runtime.fresh_copy, runtime.zeros_like, runtime.copy_array, list, dict,
+    # computed values, always a new array (a ufunc without `out=` is one too)
+    np.outer, np.sort, np.partition, np.cumsum, np.cumprod, np.dot, np.concatenate, np.stack,
+    np.hstack, np.vstack, np.tile, np.repeat, np.clip, np.where, np.diff, np.kron, np.pad,
+    np.take, np.delete, np.append, np.tensordot, np.inner, np.cross, np.convolve, np.diagflat,
 }
 
 
@@ -203,6 +207,8 @@ class CopyBeforeWrite:
             if isinstance(func, gast.Attribute) and func.attr == "copy":
                 return True
             fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
+            if isinstance(fn, np.ufunc):
+                return not any(k.arg == "out" for k in value.keywords)
             return any(fn is c for c in CREATORS)
         return False
 

@@ -40,8 +40,22 @@ def run(fn_node, ctx):
     return ConstantFold().run(fn_node)
 
 class ConstantFold(gast.NodeTransformer):
+    """``x * 1.0`` is a new array, ``x`` is not: in a statement that writes into its target in
+    place later (``a = x * 1.0; a = setitem(a, ...)``, ``a += v``) or reads an array that is
+    written into, folding it away would make two names share one array and the write reach the
+    other (the caller's argument, even). There only literal arithmetic is folded."""
+
     def run(self, fn_node):
+        self.mutated = _mutated(fn_node)
+        self.keep_operands = False
         return self.visit(fn_node)
+
+    def visit_Assign(self, node):
+        names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        self.keep_operands = bool(names & self.mutated)
+        self.generic_visit(node)
+        self.keep_operands = False
+        return node
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -53,6 +67,8 @@ class ConstantFold(gast.NodeTransformer):
                 return node
             if isinstance(value, (int, float)) and abs(value) < 1e15:
                 return gast.Constant(value, None)
+        if self.keep_operands:
+            return node
         if op is gast.Mult and _is(right, 1):
             return left
         if op is gast.Mult and _is(left, 1):
@@ -67,6 +83,8 @@ class ConstantFold(gast.NodeTransformer):
             if _num(node.operand):
                 return gast.Constant(-node.operand.value, None)
             inner = node.operand
+            if self.keep_operands:
+                return node
             if isinstance(inner, gast.UnaryOp) and isinstance(inner.op, gast.USub):
                 return inner.operand
         return node
@@ -89,3 +107,39 @@ class ConstantFold(gast.NodeTransformer):
         if isinstance(node.test, gast.Constant) and isinstance(node.test.value, bool):
             return node.body if node.test.value else node.orelse
         return node
+
+
+def _mutated(fn_node):
+    """Names whose array is changed in place: ``y = helper(y, ...)`` (``setitem``,
+    ``restore_item``, ``add_at``, ...) and augmented assignments ``y += v``, ``y[i] += v``."""
+    out = set()
+    for node in gast.walk(fn_node):
+        if isinstance(node, gast.AugAssign):
+            target = node.target
+            while isinstance(target, gast.Subscript):
+                target = target.value
+            if isinstance(target, gast.Name):
+                out.add(target.id)
+        elif (
+            isinstance(node, gast.Assign)
+            and isinstance(node.targets[0], gast.Name)
+            and isinstance(node.value, gast.Call)
+            and node.value.args
+            and isinstance(node.value.args[0], gast.Name)
+            and node.value.args[0].id == node.targets[0].id
+        ):
+            out.add(node.targets[0].id)
+    # `u = t; u += g` changes t's array too
+    copies = [
+        (node.targets[0].id, node.value.id) for node in gast.walk(fn_node)
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
+        and isinstance(node.value, gast.Name)
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for a, b in copies:
+            if (a in out) != (b in out):
+                out |= {a, b}
+                changed = True
+    return out

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     container_rules,
     helper_rules,
+    inplace_rules,
     math_rules,
     numpy_rules,
     operators,

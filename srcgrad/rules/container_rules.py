@@ -5,7 +5,10 @@ because generated code is differentiated again for higher order.
 """
 
 from .. import runtime
+from .inplace_runtime import scatter_last
 from .registry import defrule, linear, nondiff
+
+WRITES = {"scatter_last": scatter_last}
 
 linear(runtime.as_like, "g, x", vjp={"g": "dy"})
 linear(
@@ -18,20 +21,23 @@ linear(
     "x, dtype, order='K', casting='unsafe', subok=True, copy=True",
     vjp={"x": "astype(dy, np.result_type(x, np.float64))"},
 )
-linear(runtime.take_item, "d, index", vjp={"d": "getitem_grad(dy, d, index)"})
+# of repeated indices only the last write lands: `scatter_last` puts back what `take_item` read
+linear(runtime.take_item, "d, index", vjp={"d": "scatter_last(dy, d, index)"}, namespace=WRITES)
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
 defrule(
     runtime.setitem,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
-    jvp={"x": "zero_item(copy_array(dx), index)", "value": "getitem_grad(dvalue, x, index)"},
+    jvp={"x": "zero_item(copy_array(dx), index)", "value": "scatter_last(dvalue, x, index)"},
+    namespace=WRITES,
 )
 defrule(
     runtime.restore_item,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
-    jvp={"x": "zero_item(copy_array(dx), index)", "value": "getitem_grad(dvalue, x, index)"},
+    jvp={"x": "zero_item(copy_array(dx), index)", "value": "scatter_last(dvalue, x, index)"},
+    namespace=WRITES,
 )
 linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})
 linear(

@@ -28,8 +28,8 @@ Guard the argument of the branch that can blow up so it only sees safe values::
 
 This is the same advice JAX gives; srcgrad does not rewrite it for you.
 
-``out=`` and in-place calls (``np.add(a, b, out=a)``) are rejected at transform time: every rule
-below declares ``out`` so the call is caught and the error names it.
+``out=`` and in-place calls (``np.add(a, b, out=a)``) are element writes ``a[...] = np.add(a, b)``
+(``normalize/inplace_calls.py``): every rule below declares ``out`` so the call is recognized.
 """
 
 import numpy as np

@@ -1,0 +1,463 @@
+"""NumPy calls that write into an array become the element writes they are; any other call that
+may write into the function's values is refused.
+
+Requires: an A-normal-form body after inlining (``y[i] = v`` reads ``y = setitem(y, i, v)``).
+Guarantees: no statement changes an array except through ``setitem``, whose overwritten values
+the transforms save and restore and whose aliases the copy pass checks. In particular:
+
+* ``f(..., out=y)`` (a ufunc, a reduction, a scan, ``clip``, a method such as ``x.sum(out=y)``)
+  computes ``f(...)`` as a new value and writes it into ``y[...]``; the call's result is ``y``;
+* ``y.sort()``, ``y.partition(k)``, ``y.fill(v)``, ``y.put(i, v)``, ``np.copyto``, ``np.put``,
+  ``np.put_along_axis``, ``np.place``, ``np.putmask``, ``np.fill_diagonal`` write the values they
+  would write at the positions they would write them (index helpers in
+  ``rules/inplace_runtime.py``); their result is None;
+* ``ufunc.at(a, i, b)`` writes ``a[...] = a + scatter(b)`` (add, subtract) or
+  ``a[...] = ufunc_at(ufunc, a, i, b)`` (multiply, divide, maximum, minimum);
+* a call whose result is not used, or that reads the function's values and may change them in
+  place (a method of an array not known to be pure, a function with neither a rule nor source),
+  is an ``UnsupportedSyntaxError`` at the call: never silently ignored.
+
+Known pure: functions with a rule (unless given ``out=``), the array methods of
+``analysis.ops.METHODS``, and ``print``.
+
+    np.exp(x, out=y)        ->      exp_x = np.exp(x)
+                                    y = setitem(y, Ellipsis, exp_x)
+    y.sort()                ->      sort_y = np.sort(y)
+                                    y = setitem(y, Ellipsis, sort_y)
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+import numpy as np
+
+from .. import rules, runtime
+from ..analysis.ops import METHOD_KEYWORDS, METHODS
+from ..astutil import local_names
+from ..errors import UnsupportedSyntaxError
+from ..frontend.resolve import MISSING
+from ..rules import inplace_runtime as ir
+
+# Array methods that write into the array they are called on, and the NumPy function computing
+# the values they write (self becomes its first argument).
+SORTING_METHODS = {"sort": np.sort, "partition": np.partition}
+# Runtime helpers that change their first argument: never a pure call.
+IN_PLACE_HELPERS = (
+    runtime.setitem, runtime.add_at, runtime.zero_item, runtime.restore_item,
+    runtime.list_append, runtime.list_pop,
+)
+
+
+def _name(id_):
+    return gast.Name(id_, gast.Load(), None, None)
+
+
+def _assign(id_, value):
+    return gast.Assign([gast.Name(id_, gast.Store(), None, None)], value, None)
+
+
+def _is_none(atom):
+    return isinstance(atom, gast.Constant) and atom.value is None
+
+
+def _none():
+    return gast.Constant(None, None)
+
+
+def _ellipsis():
+    return gast.Constant(Ellipsis, None)
+
+
+def run(fn_node, ctx):
+    """The pass: in-place NumPy calls become element writes; unknown writes are refused."""
+    return InPlaceCalls(ctx, ctx.helpers["setitem"]).run(fn_node)
+
+
+class InPlaceCalls:
+    def __init__(self, ctx, setitem):
+        self.ctx = ctx
+        self.setitem = setitem  # the name generated code calls runtime.setitem by
+
+    def run(self, fn_node):
+        self.locals = self.ctx.local_names
+        self.locals |= local_names(fn_node)  # with the temporaries of ANF and inlining
+        self.tuples = {}  # name -> Tuple literal it was bound to (for `out=(y,)`)
+        for n in gast.walk(fn_node):
+            if (
+                isinstance(n, gast.Assign)
+                and isinstance(n.targets[0], gast.Name)
+                and isinstance(n.value, gast.Tuple)
+            ):
+                self.tuples.setdefault(n.targets[0].id, []).append(n.value)
+        fn_node.body = self._block(fn_node.body)
+        return fn_node
+
+    # --- statements -----------------------------------------------------------------------------
+    def _block(self, stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(s, field, self._block(inner) or [gast.Pass()])
+            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+                new = self._call(s.value, None, s)
+            elif (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Call)
+            ):
+                new = self._call(s.value, s.targets[0].id, s)
+            else:
+                new = None
+            if new is None:
+                out.append(s)
+                continue
+            for n in new:
+                n.lineno = s.lineno
+                n.col_offset = getattr(s, "col_offset", 0)
+                for e in gast.walk(n):
+                    if isinstance(e, gast.expr) and getattr(e, "lineno", None) is None:
+                        gast.copy_location(e, s.value)
+            out.extend(new)
+        return out
+
+    def _call(self, call, target, stmt):
+        """The statements replacing ``stmt`` (``target = call`` or the bare ``call``), or None
+        to keep it."""
+        func = call.func
+        if isinstance(func, gast.Attribute) and self._is_local(func.value):
+            return self._method(call, target)
+        fn = self.ctx.namespace.resolve(func, self.locals)
+        if fn is MISSING:
+            if target is None and self._reads_locals(call):
+                raise self._refuse(
+                    call, f"a call of `{_dotted(func)}` whose result is not used: srcgrad does "
+                    f"not know whether it changes its arguments in place"
+                )
+            return None
+        if _is_ufunc_at(fn):
+            return self._ufunc_at(fn.__self__, call, target)
+        writer = WRITERS.get(_key(fn))
+        if writer is not None:
+            return writer(self, call, target)
+        out = self._out_of(fn, call.args, call.keywords, call)
+        if out is not None:
+            return self._write_result(call, fn, out, target)
+        if target is None and not self._pure(fn) and self._reads_locals(call):
+            raise self._refuse(
+                call,
+                f"a call of `{_dotted(func)}` whose result is not used: srcgrad does not know "
+                f"whether it changes its arguments in place",
+            )
+        return None
+
+    def _method(self, call, target):
+        func = call.func
+        owner, attr = func.value, func.attr
+        if attr in SORTING_METHODS:
+            args = [owner] + list(call.args)
+            value = gast.Call(self._np(attr), args, list(call.keywords))
+            return self._write(owner.id, value, target, _none(), f"{owner.id}_{attr}ed")
+        if attr == "fill":
+            (value,) = self._bind(call, f"{owner.id}.fill", ("value",), 1)
+            return self._write_atom(owner.id, _ellipsis(), value, target, _none())
+        if attr == "put":
+            ind, v, mode = self._bind(call, f"{owner.id}.put", ("indices", "values", "mode"), 2)
+            return self._put(owner, ind, v, mode, target)
+        fn = METHODS.get(attr)
+        if fn is None:
+            if target is not None:
+                return None  # the classifier refuses a method it does not know
+            raise self._refuse(
+                call,
+                f"the method `.{attr}()` of `{owner.id}` here: srcgrad does not know whether it "
+                f"changes `{owner.id}` in place",
+            )
+        keywords = [
+            gast.keyword(METHOD_KEYWORDS.get((attr, k.arg), k.arg), k.value)
+            for k in call.keywords
+        ]
+        out = self._out_of(fn, [owner] + list(call.args), keywords, call)
+        if out is not None:
+            return self._write_result(call, fn, out, target, method=True)
+        return None
+
+    # --- out= -----------------------------------------------------------------------------------
+    def _out_of(self, fn, args, keywords, call):
+        """``(out atom, args, keywords)`` when the call writes its result into ``out=``, else
+        None; the returned args and keywords are the call's without ``out``."""
+        if isinstance(fn, np.ufunc):
+            outs = list(args[fn.nin:])
+            args = list(args[:fn.nin])
+            rest = []
+            for k in keywords:
+                if k.arg == "out":
+                    outs.append(k.value)
+                else:
+                    rest.append(k)
+            outs = [o for o in outs if not _is_none(o)]
+            if not outs:
+                return None
+            if len(outs) > 1 or fn.nout > 1:
+                raise self._refuse(call, f"several outputs (`out=`) of np.{fn.__name__}")
+            return self._out_target(outs[0], call), args, rest
+        if not (getattr(fn, "__module__", None) or "").startswith("numpy"):
+            return None  # `out` means NumPy's output buffer only for NumPy's functions
+        signature = _signature(fn)
+        if signature is None or "out" not in signature.parameters:
+            if any(k.arg == "out" and not _is_none(k.value) for k in keywords):
+                raise self._refuse(call, f"`out=` in a call of {_describe(fn)}")
+            return None
+        try:
+            bound = signature.bind_partial(*args, **{k.arg: k.value for k in keywords if k.arg})
+        except TypeError:
+            return None  # the classifier reports the mismatch
+        out = bound.arguments.get("out")
+        if out is None or _is_none(out):
+            return None
+        params = list(signature.parameters)
+        cut = params.index("out")
+        kept_args = list(args[:cut])
+        kept_keywords = [k for k in keywords if k.arg != "out"]
+        # positional arguments after `out` become keywords
+        moved = [gast.keyword(p, value) for p, value in zip(params[cut + 1:], args[cut + 1:])]
+        return self._out_target(out, call), kept_args, kept_keywords + moved
+
+    def _out_target(self, out, call):
+        if isinstance(out, gast.Name) and len(self.tuples.get(out.id, ())) == 1:
+            elts = self.tuples[out.id][0].elts
+            if len(elts) != 1:
+                raise self._refuse(call, "several outputs in `out=`")
+            out = elts[0]
+        if not self._is_local(out):
+            raise self._refuse(
+                call, f"`out=` into `{_dotted(out)}`, which is not an array of the function's own"
+            )
+        return out
+
+    def _write_result(self, call, fn, found, target, method=False):
+        out, args, keywords = found
+        if any(k.arg == "where" for k in keywords):
+            raise self._refuse(call, "`where=` together with `out=`")
+        if method:
+            # the method without `out`, its other arguments as the user spelled them
+            given = [k for k in call.keywords if k.arg != "out"]
+            moved = keywords[len(given):]
+            func = gast.Attribute(args[0], call.func.attr, gast.Load())
+            value = gast.Call(func, args[1:], given + moved)
+        else:
+            value = gast.Call(call.func, args, keywords)
+        return self._write(out.id, value, target, _name(out.id))
+
+    # --- the write ------------------------------------------------------------------------------
+    def _write(self, array, value, target, result, temp=None):
+        """``v = value; array[...] = v``, then ``target = result`` (the call's own result) when
+        the call's result is used."""
+        held = self._fresh(temp) if temp else self.ctx.namer.temp(value)
+        self.locals.add(held)
+        return [_assign(held, value)] + self._write_atom(array, _ellipsis(), _name(held), target,
+                                                          result)
+
+    def _write_atom(self, array, index, atom, target, result):
+        call = gast.Call(_name(self.setitem), [_name(array), index, atom], [])
+        out = [_assign(array, call)]
+        if target is not None:
+            out.append(_assign(target, result))
+        return out
+
+    def _fresh(self, base):
+        name = self.ctx.namer.fresh(base)
+        self.locals.add(name)
+        return name
+
+    def _helper(self, fn, args, base):
+        """``name = fn(*args)`` for a runtime helper; returns (statement, Name)."""
+        held = self._fresh(base)
+        return _assign(held, gast.Call(self._ref(fn, fn.__name__), list(args), [])), _name(held)
+
+    def _ref(self, obj, preferred):
+        return _name(self.ctx.global_name(obj, preferred))
+
+    def _np(self, attr):
+        return gast.Attribute(self._ref(np, "np"), attr, gast.Load())
+
+    def _indexed_write(self, array, index_stmt, values, sources_fn, source_args, target):
+        """``array[index] = np.take(values, sources)``: the values each position receives."""
+        index_stmt, index = index_stmt
+        sources_stmt, sources = self._helper(sources_fn, source_args, "sources")
+        taken = self._fresh(f"{_dotted(values)}_taken")
+        take = _assign(taken, gast.Call(self._np("take"), [values, sources], []))
+        return [index_stmt, sources_stmt, take] + self._write_atom(
+            array.id, index, _name(taken), target, _none()
+        )
+
+    def _put(self, array, ind, values, mode, target):
+        mode = mode if mode is not None else gast.Constant("raise", None)
+        index = self._helper(ir.put_index, [array, ind, mode], "put_index")
+        return self._indexed_write(array, index, values, ir.put_sources, [values, ind], target)
+
+    # --- np.copyto, np.put, ... -----------------------------------------------------------------
+    def _copyto(self, call, target):
+        dst, src, _, where = self._bind(call, "np.copyto", ("dst", "src", "casting", "where"), 2)
+        self._array_argument(dst, call, "np.copyto")
+        if where is None or (isinstance(where, gast.Constant) and where.value is True):
+            return self._write_atom(dst.id, _ellipsis(), src, target, _none())
+        # only where `where` holds: the old values elsewhere
+        chosen = gast.Call(self._np("where"), [where, src, dst], [])
+        return self._write(dst.id, chosen, target, _none(), f"{dst.id}_copied")
+
+    def _np_put(self, call, target):
+        array, ind, v, mode = self._bind(call, "np.put", ("a", "ind", "v", "mode"), 3)
+        self._array_argument(array, call, "np.put")
+        return self._put(array, ind, v, mode, target)
+
+    def _place(self, call, target):
+        arr, mask, vals = self._bind(call, "np.place", ("arr", "mask", "vals"), 3)
+        self._array_argument(arr, call, "np.place")
+        index = self._helper(ir.mask_index, [arr, mask], "place_index")
+        return self._indexed_write(arr, index, vals, ir.place_sources, [vals, mask], target)
+
+    def _putmask(self, call, target):
+        a, mask, values = self._bind(call, "np.putmask", ("a", "mask", "values"), 3)
+        self._array_argument(a, call, "np.putmask")
+        index = self._helper(ir.mask_index, [a, mask], "putmask_index")
+        return self._indexed_write(a, index, values, ir.putmask_sources, [values, mask], target)
+
+    def _fill_diagonal(self, call, target):
+        a, val, wrap = self._bind(call, "np.fill_diagonal", ("a", "val", "wrap"), 2)
+        self._array_argument(a, call, "np.fill_diagonal")
+        wrap = wrap or gast.Constant(False, None)
+        index = self._helper(ir.diagonal_index, [a, wrap], "diagonal_index")
+        return self._indexed_write(a, index, val, ir.diagonal_sources, [val, index[1]], target)
+
+    def _put_along_axis(self, call, target):
+        arr, indices, values, axis = self._bind(
+            call, "np.put_along_axis", ("arr", "indices", "values", "axis"), 4
+        )
+        self._array_argument(arr, call, "np.put_along_axis")
+        stmt, index = self._helper(ir.along_axis_index, [arr, indices, axis], "along_index")
+        return [stmt] + self._write_atom(arr.id, index, values, target, _none())
+
+    def _ufunc_at(self, ufunc, call, target):
+        name = f"np.{ufunc.__name__}.at"
+        if call.keywords or len(call.args) != 3:
+            raise self._refuse(call, f"`{name}` other than `{name}(a, indices, b)`")
+        a, indices, b = call.args
+        self._array_argument(a, call, name)
+        if ufunc is np.add or ufunc is np.subtract:
+            # a + scatter(b): repeated indices add up, as the adjoint of a read x[i] does
+            item = self._fresh(f"{a.id}_item")
+            read = _assign(item, gast.Subscript(a, indices, gast.Load()))
+            spread_stmt, spread = self._helper(runtime.broadcast_like, [b, _name(item)],
+                                               f"{_dotted(b)}_spread")
+            scatter_stmt, scatter = self._helper(runtime.getitem_grad, [spread, a, indices],
+                                                 "scattered")
+            op = gast.Add() if ufunc is np.add else gast.Sub()
+            value = gast.BinOp(a, op, scatter)
+            return [read, spread_stmt, scatter_stmt] + self._write(
+                a.id, value, target, _none(), f"{a.id}_at"
+            )
+        if not any(ufunc is u for u in ir.AT_UFUNCS):
+            raise self._refuse(
+                call, f"`{name}` (srcgrad differentiates the `.at` of add, subtract, multiply, "
+                f"divide, maximum and minimum)"
+            )
+        value = gast.Call(self._ref(ir.ufunc_at, "ufunc_at"),
+                          [self._np(ufunc.__name__), a, indices, b], [])
+        return self._write(a.id, value, target, _none(), f"{a.id}_at")
+
+    # --- checks ---------------------------------------------------------------------------------
+    def _pure(self, fn):
+        if any(fn is h for h in IN_PLACE_HELPERS):
+            return False
+        return rules.lookup(fn) is not None
+
+    def _is_local(self, atom):
+        return isinstance(atom, gast.Name) and atom.id in self.locals
+
+    def _reads_locals(self, call):
+        return any(
+            isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.locals
+            for n in gast.walk(call)
+        )
+
+    def _array_argument(self, atom, call, what):
+        if not self._is_local(atom):
+            raise self._refuse(
+                call, f"`{what}` into `{_dotted(atom)}`, which is not an array of the "
+                f"function's own"
+            )
+
+    def _bind(self, call, what, params, required):
+        """The call's arguments for ``params`` (None where not given), by position or keyword;
+        the first ``required`` must be given."""
+        if len(call.args) > len(params):
+            raise self._refuse(call, f"`{what}` with more than {len(params)} arguments")
+        values = list(call.args) + [None] * (len(params) - len(call.args))
+        for k in call.keywords:
+            if k.arg not in params or values[params.index(k.arg)] is not None:
+                raise self._refuse(call, f"`{what}` with the keyword `{k.arg}`")
+            values[params.index(k.arg)] = k.value
+        missing = [p for p, v in zip(params[:required], values) if v is None]
+        if missing:
+            raise self._refuse(call, f"`{what}` without its argument `{missing[0]}`")
+        return values
+
+    def _refuse(self, node, what):
+        return self.ctx.location.error(
+            UnsupportedSyntaxError,
+            node,
+            f"srcgrad does not support {what} here; write the new values as a new array "
+            f"(`y = f(x)`) or into `y[...] = ...`",
+        )
+
+
+def _is_ufunc_at(fn):
+    return getattr(fn, "__name__", None) == "at" and isinstance(
+        getattr(fn, "__self__", None), np.ufunc
+    )
+
+
+def _key(fn):
+    try:
+        hash(fn)
+    except TypeError:
+        return id(fn)
+    return fn
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        rule = rules.lookup(fn)
+        return rule.signature if rule is not None else None
+
+
+def _describe(fn):
+    name = getattr(fn, "__name__", None) or repr(fn)
+    module = getattr(fn, "__module__", "") or ""
+    return f"np.{name}" if module.startswith("numpy") else f"`{name}`"
+
+
+def _dotted(node):
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, gast.Constant):
+        return repr(node.value)
+    return type(node).__name__
+
+
+WRITERS = {
+    np.copyto: InPlaceCalls._copyto,
+    np.put: InPlaceCalls._np_put,
+    np.place: InPlaceCalls._place,
+    np.putmask: InPlaceCalls._putmask,
+    np.fill_diagonal: InPlaceCalls._fill_diagonal,
+    np.put_along_axis: InPlaceCalls._put_along_axis,
+}

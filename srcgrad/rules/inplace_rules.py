@@ -1,0 +1,40 @@
+"""Rules for the helpers NumPy's in-place functions are rewritten with (``inplace_runtime.py``).
+
+The index helpers only compute positions: no gradient. ``ufunc_at`` (``np.multiply.at`` and
+friends on a copy) has first-order rules; its adjoint helpers have none, so a second derivative
+through it stops with a ``NoRuleError`` at transform time.
+"""
+
+from . import inplace_runtime as ir
+from .registry import defrule, linear, nondiff
+
+NS = {k: v for k, v in vars(ir).items() if callable(v) and not k.startswith("_")}
+
+nondiff(
+    ir.put_index,
+    ir.put_sources,
+    ir.mask_index,
+    ir.place_sources,
+    ir.putmask_sources,
+    ir.diagonal_index,
+    ir.diagonal_sources,
+    ir.along_axis_index,
+)
+defrule(
+    ir.ufunc_at,
+    "ufunc, a, indices, b",
+    vjp={
+        "a": "ufunc_at_grad_a(dy, ufunc, a, indices, b, y)",
+        "b": "ufunc_at_grad_b(dy, ufunc, a, indices, b, y)",
+    },
+    jvp={
+        "a": "ufunc_at_tangent(ufunc, a, indices, b, y, da, None)",
+        "b": "ufunc_at_tangent(ufunc, a, indices, b, y, None, db)",
+    },
+    namespace=NS,
+)
+
+# `scatter_last` writes g at index (the last of repeated positions lands): the adjoint of
+# `take_item`, which reads back what landed, and the tangent of an element write in its value.
+linear(ir.scatter_last, "g, x, index", vjp={"g": "take_item(dy, index)"},
+       jvp={"g": "scatter_last(dg, x, index)"}, namespace=NS)

@@ -1,0 +1,395 @@
+"""NumPy's in-place APIs are differentiated as the element writes they are (issue 13, item 1).
+
+``out=``, ``ndarray.sort/partition/fill/put``, ``np.copyto/put/place/putmask/fill_diagonal/
+put_along_axis`` and ``ufunc.at``: each case is checked against central differences in reverse
+mode (with and without optimization) and forward mode, the caller's arguments are checked to be
+left alone, and a selection against the numerical derivative of the gradient (hessian). What
+cannot be modelled is refused at transform time, at the user's line.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+from gradcheck import assert_same, check_grad, numeric_grad
+
+import srcgrad
+from srcgrad import grad, hessian, jvp, value_and_grad
+
+X3 = np.array([0.5, -1.0, 2.0])
+X4 = np.array([0.3, -0.7, 1.1, 1.9])
+M33 = np.array([[0.5, -1.0, 2.0], [0.3, 0.8, -0.4], [1.5, -0.2, 0.9]])
+GLOBAL_BUFFER = np.zeros(3)
+
+
+def copyto_square(x):
+    y = np.zeros(3)
+    np.copyto(y, x**2)
+    return np.sum(y * x)
+
+
+def copyto_where(x):
+    y = x * 3.0
+    np.copyto(y, x**2, where=x > 0)
+    return np.sum(y * y)
+
+
+def add_out_into_copy(x):
+    a = x * 1.0  # not `x`: constant folding must not make the write reach the argument
+    np.add(a, x, out=a)
+    return np.sum(a * a)
+
+
+def multiply_out_positional(x):
+    a = x + 1.0
+    np.multiply(a, x, a)
+    return np.sum(a * x)
+
+
+def exp_out(x):
+    y = np.zeros(3)
+    np.exp(x, out=y)
+    return np.sum(y * y)
+
+
+def exp_out_result_used(x):
+    y = np.zeros(3)
+    z = np.exp(x, out=y)
+    return np.sum(z * y) + np.sum(np.sin(x, out=y) * x)
+
+
+def exp_out_tuple(x):
+    y = np.zeros(3)
+    np.exp(x, out=(y,))
+    return np.sum(y * x)
+
+
+def cumsum_out_itself(x):
+    y = x * 2.0
+    np.cumsum(y, out=y)
+    return np.sum(y * y)
+
+
+def clip_out(x):
+    y = x * 2.0
+    np.clip(y, -1.0, 1.5, out=y)
+    return np.sum(y * x)
+
+
+def sum_out_method(m):
+    s = np.zeros(3)
+    m.sum(0, None, s)
+    t = np.zeros(3)
+    (m * m).sum(axis=1, out=t)
+    return np.sum(s * t)
+
+
+def sin_out_into_argument(x):
+    np.sin(x, out=x)
+    return np.sum(x * x)
+
+
+def out_in_a_loop(x):
+    y = x * 1.0
+    for _ in range(3):
+        np.multiply(y, x, out=y)
+        np.add(y, 0.5, out=y)
+    return np.sum(y)
+
+
+def helper_with_out(v):
+    w = np.zeros(np.shape(v))
+    np.tanh(v, out=w)
+    return w
+
+
+def calls_helper_with_out(x):
+    return np.sum(helper_with_out(x) * x)
+
+
+def sort_method(x):
+    y = x * 2.0
+    y.sort()
+    return np.sum(y * np.arange(3.0))
+
+
+def sort_in_a_loop(x):
+    y = x * 1.0
+    total = 0.0
+    for k in range(2):
+        y = y * x + k
+        y.sort()
+        total = total + y[0] * y[2]
+    return total
+
+
+def partition_method(x):
+    y = x**3
+    y.partition(1)
+    return y[0] * 2.0 + y[1] * y[2]
+
+
+def fill_method(x):
+    y = x * 2.0
+    y.fill(x[0])
+    return np.sum(y * x)
+
+
+def put_method(x):
+    y = x * 2.0
+    y.put([0, 2], x[:2] ** 2)
+    return np.sum(y * x)
+
+
+def np_put_repeats_and_cycles(x):
+    y = np.outer(x, x)
+    np.put(y, [0, -1, 4, 0], x[1:] ** 2)  # index 0 twice: the last write lands; values cycle
+    return np.sum(y * y)
+
+
+def np_put_wrap(x):
+    y = x * 1.5
+    np.put(y, [4, -5], x[0] * x[1], mode="wrap")
+    return np.sum(y * x)
+
+
+def place_cycles(x):
+    y = x * 2.0
+    np.place(y, y > 0.5, x[:1] * 3.0)
+    return np.sum(y * x)
+
+
+def putmask_cycles(x):
+    y = x * 2.0
+    np.putmask(y, y > 0.5, x[:2] ** 2)
+    return np.sum(y * x)
+
+
+def fill_diagonal_vector(x):
+    a = np.outer(x, x)
+    np.fill_diagonal(a, x)
+    return np.sum(a * a)
+
+
+def fill_diagonal_wrap(x):
+    a = np.zeros((7, 3)) + x
+    np.fill_diagonal(a, x[1:] * 2.0, wrap=True)
+    return np.sum(a * a * x)
+
+
+def put_along_axis_rows(x):
+    y = np.outer(x, x)
+    np.put_along_axis(y, np.array([[0], [2], [1]]), x[:, None] ** 3, axis=1)
+    return np.sum(y * y)
+
+
+def add_at_repeats(x):
+    y = x * 2.0
+    np.add.at(y, [0, 0, 2], x)
+    return np.sum(y * y)
+
+
+def subtract_at_scalar(x):
+    y = x**2
+    np.subtract.at(y, [1, 1], x[0])
+    return np.sum(y * x)
+
+
+def add_at_rows(m):
+    y = m * 1.0
+    np.add.at(y, ([0, 2, 0], slice(None)), m[1])
+    return np.sum(y * y)
+
+
+def multiply_at_repeats(x):
+    y = x + 1.0
+    np.multiply.at(y, [0, 2, 0], x)
+    return np.sum(y * x)
+
+
+def divide_at_repeats(x):
+    y = x + 3.0
+    np.divide.at(y, [1, 1, 2], x + 2.5)
+    return np.sum(y * x)
+
+
+def maximum_at_repeats(x):
+    y = x * 0.5
+    np.maximum.at(y, [0, 2, 0], x * np.array([1.3, 2.0, -0.5]))
+    return np.sum(y * y)
+
+
+def minimum_at(x):
+    y = x * 1.0
+    np.minimum.at(y, [2, 2], x[1:] - 0.3)
+    return np.sum(y * x)
+
+
+CASES = [
+    (copyto_square, X3),
+    (copyto_where, X3),
+    (add_out_into_copy, X3),
+    (multiply_out_positional, X3),
+    (exp_out, X3),
+    (exp_out_result_used, X3),
+    (exp_out_tuple, X3),
+    (cumsum_out_itself, X3),
+    (clip_out, X3),
+    (sum_out_method, M33),
+    (sin_out_into_argument, X3),
+    (out_in_a_loop, X3),
+    (calls_helper_with_out, X3),
+    (sort_method, X3),
+    (sort_in_a_loop, X3),
+    (partition_method, X3),
+    (fill_method, X3),
+    (put_method, X3),
+    (np_put_repeats_and_cycles, X3),
+    (np_put_wrap, X4),
+    (place_cycles, X4),
+    (putmask_cycles, X4),
+    (fill_diagonal_vector, X3),
+    (fill_diagonal_wrap, X3),
+    (put_along_axis_rows, X3),
+    (add_at_repeats, X3),
+    (subtract_at_scalar, X3),
+    (add_at_rows, M33),
+    (multiply_at_repeats, X3),
+    (divide_at_repeats, X3),
+    (maximum_at_repeats, X3),
+    (minimum_at, X3),
+]
+IDS = [f.__name__ for f, _ in CASES]
+
+
+def _directional(f, x, t, step=1e-6):
+    return (f(x + step * t) - f(x - step * t)) / (2 * step)
+
+
+@pytest.mark.parametrize("f, x", CASES, ids=IDS)
+def test_reverse_mode(f, x):
+    check_grad(f, (x.copy(),))
+    before = x.copy()
+    value, g = value_and_grad(f)(x)
+    assert_same(before, x)
+    np.testing.assert_allclose(value, f(x.copy()), rtol=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(f, (x.copy(),), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f, x", CASES, ids=IDS)
+def test_reverse_mode_unoptimized(f, x):
+    g = grad(f, optimize=False)(x.copy())
+    np.testing.assert_allclose(g, numeric_grad(f, (x.copy(),), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f, x", CASES, ids=IDS)
+def test_forward_mode(f, x):
+    t = np.linspace(-0.7, 1.3, x.size).reshape(x.shape)
+    before = copy.deepcopy((x, t))
+    value, tangent = jvp(f)(x, t)
+    assert_same(before, (x, t))
+    np.testing.assert_allclose(value, f(x.copy()), rtol=1e-12)
+    expected = _directional(lambda z: f(z.copy()), x, t)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-7)
+
+
+SECOND_ORDER = [
+    copyto_square, copyto_where, add_out_into_copy, exp_out, cumsum_out_itself, clip_out,
+    out_in_a_loop, sort_method, fill_method, put_method, np_put_repeats_and_cycles,
+    place_cycles, putmask_cycles, fill_diagonal_vector, put_along_axis_rows, add_at_repeats,
+    subtract_at_scalar,
+]
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER, ids=lambda f: f.__name__)
+def test_hessian(f):
+    x = dict((c.__name__, a) for c, a in CASES)[f.__name__]
+    h = hessian(f)(x.copy())
+    df = grad(f)
+    step = 1e-5
+    expected = np.stack([
+        (df(x + step * e) - df(x - step * e)) / (2 * step) for e in np.eye(x.size)
+    ], axis=-1)
+    np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_argument_is_never_written():
+    """The issue's example: `a = x * 1.0` folded to `a = x` made the write reach the caller."""
+    x = X3.copy()
+    grad(add_out_into_copy)(x)
+    jvp(add_out_into_copy)(x, np.ones(3))
+    grad(add_out_into_copy, optimize=False)(x)
+    np.testing.assert_array_equal(x, X3)
+    assert "a = x * 1.0" in srcgrad.source(jvp(add_out_into_copy))
+
+
+def test_copyto_example_from_the_issue():
+    def f(x):
+        y = np.zeros(3)
+        np.copyto(y, x**2)
+        return np.sum(y)
+
+    np.testing.assert_allclose(grad(f)(X3), 2 * X3)
+
+
+# --- refused at transform time -----------------------------------------------------------------
+def shuffles(x):
+    y = x * 1.0
+    np.random.shuffle(y)
+    return np.sum(y * x)
+
+
+def unknown_method(x):
+    y = x * 1.0
+    y.resize((3,))
+    return np.sum(y * x)
+
+
+def power_at(x):
+    y = x * 1.0
+    np.power.at(y, [0], 2.0)
+    return np.sum(y)
+
+
+def out_with_where(x):
+    y = np.zeros(3)
+    np.exp(x, out=y, where=x > 0)
+    return np.sum(y)
+
+
+def out_into_a_global(x):
+    np.exp(x, out=GLOBAL_BUFFER)
+    return np.sum(GLOBAL_BUFFER * x)
+
+
+def two_outputs(x):
+    a = np.zeros(3)
+    b = np.zeros(3)
+    np.divmod(x, 1.0, out=(a, b))
+    return np.sum(a * x)
+
+
+def sort_a_view(x):
+    y = x * 1.0
+    v = y[1:]
+    v.sort()
+    return np.sum(y * x)
+
+
+REFUSED = [
+    (shuffles, "call of `np.random.shuffle` whose result is not used"),
+    (unknown_method, r"the method `.resize\(\)` of `y`"),
+    (power_at, r"`np.power.at` \(srcgrad differentiates the `.at` of add"),
+    (out_with_where, "`where=` together with `out=`"),
+    (out_into_a_global, "`out=` into `GLOBAL_BUFFER`, which is not an array of the function"),
+    (two_outputs, "several outputs"),
+    (sort_a_view, "writing into `v`"),
+]
+
+
+@pytest.mark.parametrize("f, message", REFUSED, ids=[f.__name__ for f, _ in REFUSED])
+def test_refused_at_transform_time(f, message):
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match=message) as info:
+        grad(f)
+    text = str(info.value)
+    assert "test_inplace_numpy.py" in text and "^" in text
