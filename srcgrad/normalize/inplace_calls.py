@@ -10,7 +10,7 @@ the transforms save and restore and whose aliases the copy pass checks. In parti
 * ``y.sort()``, ``y.partition(k)``, ``y.fill(v)``, ``y.put(i, v)``, ``np.copyto``, ``np.put``,
   ``np.put_along_axis``, ``np.place``, ``np.putmask``, ``np.fill_diagonal`` write the values they
   would write at the positions they would write them (index helpers in
-  ``rules/inplace_runtime.py``); their result is None;
+  ``runtime/writes.py``); their result is None;
 * ``ufunc.at(a, i, b)`` writes ``a[...] = a + scatter(b)`` (add, subtract) or
   ``a[...] = ufunc_at(ufunc, a, i, b)`` (multiply, divide, maximum, minimum);
 * a call whose result is not used, or that reads the function's values and may change them in
@@ -38,7 +38,7 @@ from ..analysis.ops import METHOD_KEYWORDS, METHODS
 from ..astutil import local_names
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
-from ..rules import inplace_runtime as ir
+from ..runtime import writes as ir
 
 # Array methods that write into the array they are called on, and the NumPy function computing
 # the values they write (self becomes its first argument).

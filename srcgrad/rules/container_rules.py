@@ -5,7 +5,7 @@ because generated code is differentiated again for higher order.
 """
 
 from .. import runtime
-from .inplace_runtime import scatter_last
+from ..runtime.writes import scatter_last
 from .registry import defrule, linear, nondiff
 
 WRITES = {"scatter_last": scatter_last}

@@ -1,11 +1,11 @@
-"""Rules for the helpers NumPy's in-place functions are rewritten with (``inplace_runtime.py``).
+"""Rules for the helpers NumPy's in-place functions are rewritten with (``runtime/writes.py``).
 
 The index helpers only compute positions: no gradient. ``ufunc_at`` (``np.multiply.at`` and
 friends on a copy) has first-order rules; its adjoint helpers have none, so a second derivative
 through it stops with a ``NoRuleError`` at transform time.
 """
 
-from . import inplace_runtime as ir
+from ..runtime import writes as ir
 from .registry import defrule, linear, nondiff
 
 NS = {k: v for k, v in vars(ir).items() if callable(v) and not k.startswith("_")}

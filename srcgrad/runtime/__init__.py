@@ -14,6 +14,7 @@ The families mirror ``rules/``:
 - ``boundary``: seeds, tangents, optional parameters and Jacobians of the generated function;
 - ``reductions``, ``arrays``, ``products``, ``linalg``: the NumPy rule library's adjoints;
 - ``higher_order``: what the rules of these helpers call (derivatives of generated code);
+- ``writes``: NumPy's in-place functions as element writes (``np.put``'s positions, ``ufunc.at``);
 - ``scipy_helpers``: the SciPy rule library's adjoints, imported only with SciPy (not from here).
 """
 

@@ -1,5 +1,5 @@
 """Helpers for NumPy's in-place functions, rewritten as element writes by
-``normalize/inplace_calls.py``.
+``normalize/inplace_calls.py`` (rules: ``rules/inplace_rules.py``).
 
 ``np.put(a, ind, v)`` writes ``v`` into ``a`` at flat positions; generated code spells it as the
 element write it is, ``a[put_index(a, ind, 'raise')] = np.take(v, put_sources(v, ind))``, so the
@@ -16,6 +16,8 @@ non-linearly, and their adjoints below follow the order NumPy applies them in.
 from __future__ import annotations
 
 import numpy as np
+
+from .shapes import unbroadcast
 
 # ufuncs whose ``.at`` is differentiated through ``ufunc_at``
 AT_UFUNCS = (np.multiply, np.divide, np.maximum, np.minimum)
@@ -192,8 +194,6 @@ def ufunc_at_grad_a(dy, ufunc, a, indices, b, y):
 
 def ufunc_at_grad_b(dy, ufunc, a, indices, b, y):
     """The adjoint of ``ufunc_at`` in ``b``, summed back to ``b``'s shape."""
-    from ..runtime import unbroadcast
-
     positions, values = _occurrences(a, indices, b)
     shape = _shape_of(a, indices)
     dy_flat = np.ravel(np.broadcast_to(dy, np.shape(a)))
