@@ -3,7 +3,8 @@
 
 Each transform returns the generated function itself (no wrapper between the caller and the
 generated code), compiled once and cached by the function's code object and closure, the
-transform, ``wrt`` and options.
+transform, ``wrt`` and options. The transforms and that cache are registered with
+``transforms.py`` for the modules below this one that run them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Small queries on gast trees that several passes share."""
+"""Small queries on gast trees that several passes share (names stored, loaded, assigned, the
+parameters, the local names of a function), and a fast clone."""
 
 from __future__ import annotations
 

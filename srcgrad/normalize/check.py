@@ -4,6 +4,9 @@ Requires: a parsed function. Guarantees: the body only contains constructs the l
 handle; anything else raises :class:`UnsupportedSyntaxError` pointing at the user's file and line.
 A construct that is not supported is never silently mis-differentiated.
 
+Lambdas assigned to a name and nested ``def`` statements are taken out of the body (each checked
+the same way) into ``ctx.local_functions``; ``inline`` inlines their calls.
+
 ``del name`` (generated code releases values with it) changes no value, so it is removed here,
 after checking that no path reads a name after a ``del`` of it without assigning it first: such a
 read (a ``NameError`` in Python) is an error, never a read of the value the name had.
