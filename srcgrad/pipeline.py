@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> control -> anf -> inline -> writes -> licm -> copy -> ssa
-    -> cse
+    parse -> check -> functional -> control -> anf -> inline -> einsum -> writes -> licm -> copy
+    -> ssa -> cse
     -> activity
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> emit -> compile
 
@@ -35,6 +35,7 @@ from .errors import SrcgradError
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
 from .normalize import anf, check, control, functional, inline, inplace, ssa
+from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
 from .transform import defaults, forward, reverse
@@ -80,6 +81,7 @@ NORMALIZE = (
     Stage("control", control.run),
     Stage("anf", anf.run),
     Stage("inline", inline.run),
+    Stage("einsum", einsum.run),
     Stage("writes", writes.run),
     Stage("licm", licm.run, _optimizing),
     Stage("copy", inplace.run),

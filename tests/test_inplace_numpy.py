@@ -339,6 +339,22 @@ def shuffles(x):
     return np.sum(y * x)
 
 
+def unknown_call_result_unused(x):
+    y = x * 1.0
+    unused = np.random.shuffle(y)
+    return np.sum(y * x) + (unused is None)
+
+
+def scale_in_place(v, s):
+    v *= s
+
+
+def helper_result_unused(x):
+    y = x * 1.0
+    scale_in_place(y, 3.0)
+    return np.sum(y * y)
+
+
 def unknown_method(x):
     y = x * 1.0
     y.resize((3,))
@@ -377,7 +393,9 @@ def sort_a_view(x):
 
 
 REFUSED = [
-    (shuffles, "call of `np.random.shuffle` whose result is not used"),
+    (shuffles, "`np.random.shuffle` given `y`, which carries gradient: it has neither a rule"),
+    (unknown_call_result_unused, "`np.random.shuffle` given `y`, which carries gradient"),
+    (helper_result_unused, "a call of `scale_in_place` whose result is not used"),
     (unknown_method, r"the method `.resize\(\)` of `y`"),
     (power_at, r"`np.power.at` \(srcgrad differentiates the `.at` of add"),
     (out_with_where, "`where=` together with `out=`"),
@@ -393,3 +411,14 @@ def test_refused_at_transform_time(f, message):
         grad(f)
     text = str(info.value)
     assert "test_inplace_numpy.py" in text and "^" in text
+
+
+def shuffles_an_index(x):
+    order = np.arange(3)
+    np.random.seed(0)
+    np.random.shuffle(order)  # given nothing that carries gradient: it runs, as in Python
+    return np.sum(x[order] * x**2)
+
+
+def test_an_opaque_call_on_values_without_gradient_runs():
+    check_grad(shuffles_an_index, (X3.copy(),))

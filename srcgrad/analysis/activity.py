@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..astutil import local_names
-from ..errors import NoRuleError
+from ..errors import NoRuleError, UnsupportedSyntaxError
 from .ops import OpClassifier, dotted
 
 
@@ -75,6 +75,12 @@ class Activity:
         for target, op, stmt in ops:
             if op.kind == "unknown" and target in active:
                 raise self._no_rule(op, stmt)
+            if op.kind == "unknown":
+                given = [_name(a) for a in op.operands() if _name(a) in varying]
+                if given:  # its result carries no gradient, but it may change what it is given
+                    raise self._may_write(op, given[0])
+            if op.kind == "rule" and target in active and op.refused:
+                raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
             if op.kind == "rule" and target in active and op.rule.unsupported:
                 for param in op.rule.unsupported:  # a dependence the rule cannot differentiate
                     if _name(op.args.get(param)) in active:
@@ -83,6 +89,16 @@ class Activity:
                         )
         self.ops = {id(s): op for _, op, s in ops}
         return active
+
+    def _may_write(self, op, var):
+        name = dotted(op.node.func) if isinstance(op.node, gast.Call) else repr(op.func)
+        return self.classifier.location.error(
+            UnsupportedSyntaxError,
+            op.node,
+            f"srcgrad does not support `{name}` given `{var}`, which carries gradient: it has "
+            f"neither a rule nor Python source, so srcgrad cannot tell whether it changes "
+            f"`{var}` in place. Register a rule for it (srcgrad.adjoint), or pass it a copy",
+        )
 
     def _no_rule(self, op, stmt):
         fn = op.func

@@ -25,6 +25,7 @@ from ..astutil import index_value
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.derived import derived_rule, recursive_rule
+from . import casts
 
 BINOPS = {
     gast.Add: operator.add,
@@ -100,6 +101,7 @@ class Op:
     args: dict = field(default_factory=dict)  # rule parameter -> atom expression
     func: object = None  # the resolved callee, for "unknown"
     node: object = None
+    refused: str = None  # why the rule cannot differentiate this call, if it is active
 
     def operands(self):
         """Atoms that can carry gradient into the result."""
@@ -235,6 +237,9 @@ class OpClassifier:
             ) from None
         if rule.nondiff:
             return Op("constant", rule=rule, node=node)
+        cast = casts.static_dtype(bound.arguments.get("dtype"), self.namespace, self.locals)
+        if cast == casts.DISCRETE:
+            return Op("constant", rule=rule, node=node)  # x.astype(int): no gradient
         out = bound.arguments.get("out")
         if out is not None and not (isinstance(out, gast.Constant) and out.value is None):
             raise self.location.error(
@@ -247,7 +252,14 @@ class OpClassifier:
                 bound_args[name] = bound.arguments[name]
             elif param.default is not inspect.Parameter.empty:
                 bound_args[name] = gast.Constant(param.default, None)
-        return Op("rule", rule=rule, args=bound_args, node=node)
+        refused = None
+        if cast == casts.DYNAMIC and not any(rule.fn is f for f in casts.run_time_casts()):
+            refused = (
+                f"{rule.name} with a dtype held in a variable: srcgrad cannot tell at transform "
+                f"time whether it is an integer type (no gradient) or a floating one; write the "
+                f"dtype itself, or cast with `.astype(...)`"
+            )
+        return Op("rule", rule=rule, args=bound_args, node=node, refused=refused)
 
 
 def dotted(node):

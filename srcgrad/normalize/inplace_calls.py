@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from .. import rules, runtime
-from ..analysis.ops import METHOD_KEYWORDS, METHODS
+from ..analysis.ops import METHOD_KEYWORDS, METHODS, OPAQUE_MODULES
 from ..astutil import local_names
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -134,8 +134,8 @@ class InPlaceCalls:
         if fn is MISSING:
             if target is None and self._reads_locals(call):
                 raise self._refuse(
-                    call, f"a call of `{_dotted(func)}` whose result is not used: srcgrad does "
-                    f"not know whether it changes its arguments in place"
+                    call, f"a call of `{_dotted(func)}` whose result is not used (srcgrad does "
+                    f"not know whether it changes its arguments in place)"
                 )
             return None
         if _is_ufunc_at(fn):
@@ -147,10 +147,13 @@ class InPlaceCalls:
         if out is not None:
             return self._write_result(call, fn, out, target)
         if target is None and not self._pure(fn) and self._reads_locals(call):
+            if _opaque(fn):
+                # activity analysis refuses it if it is given a value that carries gradient
+                return [_assign(self._fresh("unused"), call)]
             raise self._refuse(
                 call,
-                f"a call of `{_dotted(func)}` whose result is not used: srcgrad does not know "
-                f"whether it changes its arguments in place",
+                f"a call of `{_dotted(func)}` whose result is not used (srcgrad does not know "
+                f"whether it changes its arguments in place)",
             )
         return None
 
@@ -173,8 +176,8 @@ class InPlaceCalls:
                 return None  # the classifier refuses a method it does not know
             raise self._refuse(
                 call,
-                f"the method `.{attr}()` of `{owner.id}` here: srcgrad does not know whether it "
-                f"changes `{owner.id}` in place",
+                f"the method `.{attr}()` of `{owner.id}` (srcgrad does not know whether it "
+                f"changes `{owner.id}` in place)",
             )
         keywords = [
             gast.keyword(METHOD_KEYWORDS.get((attr, k.arg), k.arg), k.value)
@@ -413,6 +416,14 @@ class InPlaceCalls:
             f"srcgrad does not support {what} here; write the new values as a new array "
             f"(`y = f(x)`) or into `y[...] = ...`",
         )
+
+
+def _opaque(fn):
+    """A function srcgrad neither has a rule for nor looks into (compiled, or a library's)."""
+    if rules.lookup(fn) is not None:
+        return False
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    return not inspect.isfunction(fn) or module in OPAQUE_MODULES
 
 
 def _is_ufunc_at(fn):

@@ -16,11 +16,16 @@ linear(
 )
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
 linear(runtime.fresh_copy, "x", vjp="dy")
+# A cast to an integer or boolean dtype carries no gradient: a static dtype makes the call a
+# constant at transform time (analysis/casts.py), a dtype held in a variable is decided here.
 linear(
     runtime.astype,
     "x, dtype, order='K', casting='unsafe', subok=True, copy=True",
-    vjp={"x": "astype(dy, np.result_type(x, np.float64))"},
+    vjp={"x": "cast_grad(dy, x, dtype)"},
+    jvp={"x": "cast_tangent(dx, dtype)"},
 )
+linear(runtime.cast_grad, "g, x, dtype", vjp={"g": "cast_grad(dy, g, dtype)"})
+linear(runtime.cast_tangent, "t, dtype", vjp={"t": "cast_grad(dy, t, dtype)"})
 # of repeated indices only the last write lands: `scatter_last` puts back what `take_item` read
 linear(runtime.take_item, "d, index", vjp={"d": "scatter_last(dy, d, index)"}, namespace=WRITES)
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},

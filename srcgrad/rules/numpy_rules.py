@@ -619,4 +619,13 @@ nondiff(
     np.lcm,
 )
 
+# Casting by calling a scalar type: to an integer or boolean type no gradient (piecewise
+# constant), to a floating type the identity.
+nondiff(
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_,
+    np.longlong, np.ulonglong,
+)
+for _float in (np.float16, np.float32, np.float64, np.longdouble):
+    linear(_float, "x", vjp="cast_grad(dy, x, np.float64)")
+
 from . import linalg_rules  # noqa: E402,F401  (registers numpy.linalg)

@@ -24,6 +24,8 @@ from .arrays import (  # noqa: F401
     PAD_MODES,
     astype,
     between,
+    cast_grad,
+    cast_tangent,
     column_stack_grad,
     concatenate_grad,
     diag_grad,

@@ -21,6 +21,26 @@ def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
 
 
+def discrete(dtype):
+    """Whether values cast to ``dtype`` (an integer, a boolean) lose their gradient."""
+    return not np.issubdtype(np.dtype(dtype), np.inexact)
+
+
+def cast_grad(g, x, dtype):
+    """The adjoint of ``astype(x, dtype)`` applied to ``g``: zero through an integer or boolean
+    cast, else ``g`` in x's floating type."""
+    if discrete(dtype):
+        return np.zeros(np.shape(x), dtype=np.result_type(x, np.float64))
+    return astype(g, np.result_type(x, np.float64))
+
+
+def cast_tangent(t, dtype):
+    """The tangent of ``astype(x, dtype)`` along ``t``: zero through an integer or boolean cast."""
+    if discrete(dtype):
+        return np.zeros(np.shape(t), dtype=np.result_type(t, np.float64))
+    return astype(t, dtype)
+
+
 def between(a, lo, hi):
     """1.0 where ``lo <= a <= hi`` (a bound of None is no bound), else 0.0: the mask of clip."""
     inside = np.ones(np.shape(a), dtype=bool)
