@@ -5,6 +5,11 @@ carries no gradient: ``x.astype(int)``, ``np.array(x, dtype=bool)``, ``np.sum(x,
 are constants (``int()``, ``round``, ``np.floor``, ``np.int64(x)`` are rules without gradient). A
 cast to a floating dtype (``astype(np.float32)``) passes the gradient on.
 
+Requires: a ``dtype`` argument as an atom of A-normal form, and the function's namespace.
+Guarantees: a dtype that is a literal, a builtin type or a NumPy name is classified at transform
+time (the classifier then makes an integer cast a constant); one held in a variable is DYNAMIC,
+left to ``astype``'s rule at run time and refused by activity analysis elsewhere.
+
     static_dtype(gast "int")           -> DISCRETE
     static_dtype(gast "np.float32")    -> INEXACT
     static_dtype(gast "x_dtype")       -> DYNAMIC  (a variable: decided when it runs)
