@@ -101,3 +101,20 @@ def test_functions_and_modules_stay_small(path):
         length = node.end_lineno - node.lineno + 1
         if f"{name}:{qualname}" not in OVERSIZED:
             assert length <= MAX_FUNCTION_LINES, f"{name}:{qualname} has {length} lines"
+
+
+def _documented_stages(text):
+    """Stage labels in the order a text names them (``a -> b | c``, ``| a / b |`` rows)."""
+    return [w.strip(" `") for w in text.replace("|", " ").replace("->", " ").replace("/", " ")
+            .replace(",", " ").split()]
+
+
+def test_the_pass_order_is_documented_where_readers_look():
+    labels = {s.label for mode in pipeline.MODES for s in pipeline.stages(mode) if s.dump}
+    diagram = pipeline.__doc__.split("\n\n")[1]
+    assert labels <= set(_documented_stages(diagram)), labels - set(_documented_stages(diagram))
+    readme = (PACKAGE.parent / "README.md").read_text()
+    table = readme.split("## How it works")[1].split("\n\n")[1]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| ")]
+    named = set(_documented_stages(" ".join(rows)))
+    assert labels <= named, f"stages missing from the README's table: {labels - named}"
