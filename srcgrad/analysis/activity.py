@@ -3,8 +3,9 @@
 Requires: an A-normal-form body and an :class:`OpClassifier`. Guarantees: ``active`` holds every
 variable that both depends on a differentiated argument (varying) and influences the returned
 value (useful). Only active variables get adjoints. Comparisons, shapes, integers produced by
-non-differentiable functions and constants are never active. The analysis iterates to a fixed
-point, so it is also correct for bodies whose statements repeat (loops).
+non-differentiable functions and constants are never active. Both halves are flow-insensitive
+fixed points of the :mod:`dataflow` solver (the body run as if repeated), so they also hold for
+bodies whose statements repeat (loops), and an active value no rule differentiates is refused.
 
     def f(x, n):               varying: x, a, b        useful: b, a, x, n
         a = x * n              active:  x, a, b
@@ -18,6 +19,7 @@ import gast
 
 from ..astutil import local_names
 from ..errors import NoRuleError, UnsupportedSyntaxError
+from .dataflow import Dataflow
 from .ops import OpClassifier, dotted
 
 
@@ -51,44 +53,32 @@ class Activity:
         self.classifier = classifier
 
     def run(self, fn_node, wrt, outputs):
-        ops = [(t, self.classifier.classify(v), s) for t, v, s in assignments(fn_node.body)]
-        varying = set(wrt)
-        changed = True
-        while changed:
-            changed = False
-            for target, op, _ in ops:
-                if target not in varying and any(_name(a) in varying for a in op.operands()):
-                    varying.add(target)
-                    changed = True
-        useful = {o for o in outputs}
-        changed = True
-        while changed:
-            changed = False
-            for target, op, _ in reversed(ops):
-                if target in useful:
-                    for a in op.operands():
-                        n = _name(a)
-                        if n is not None and n not in useful:
-                            useful.add(n)
-                            changed = True
-        active = varying & useful
-        for target, op, stmt in ops:
-            if op.kind == "unknown" and target in active:
-                raise self._no_rule(op, stmt)
-            if op.kind == "unknown":
-                given = [_name(a) for a in op.operands() if _name(a) in varying]
-                if given:  # its result carries no gradient, but it may change what it is given
-                    raise self._may_write(op, given[0])
-            if op.kind == "rule" and target in active and op.refused:
-                raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
-            if op.kind == "rule" and target in active and op.rule.unsupported:
-                for param in op.rule.unsupported:  # a dependence the rule cannot differentiate
-                    if _name(op.args.get(param)) in active:
-                        raise self.classifier.location.error(
-                            NoRuleError, op.node, op.rule.unsupported_message(param)
-                        )
-        self.ops = {id(s): op for _, op, s in ops}
+        self.ops = {id(s): self.classifier.classify(v) for _, v, s in assignments(fn_node.body)}
+        varying = _Varying(self.ops).repeated(fn_node.body, frozenset(wrt))
+        useful = _Useful(self.ops).repeated(fn_node.body, frozenset(outputs))
+        active = set(varying & useful)
+        for target, _, stmt in assignments(fn_node.body):
+            self._check(self.ops[id(stmt)], stmt, target in active, varying, active)
         return active
+
+    def _check(self, op, stmt, is_active, varying, active):
+        """Refuse an active value that no rule can differentiate, and a call without rule or
+        source given a value that carries gradient (it may change it in place)."""
+        if op.kind == "unknown" and is_active:
+            raise self._no_rule(op, stmt)
+        if op.kind == "unknown":
+            given = [_name(a) for a in op.operands() if _name(a) in varying]
+            if given:  # its result carries no gradient, but it may change what it is given
+                raise self._may_write(op, given[0])
+        if op.kind != "rule" or not is_active:
+            return
+        if op.refused:
+            raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
+        for param in op.rule.unsupported or ():  # a dependence the rule cannot differentiate
+            if _name(op.args.get(param)) in active:
+                raise self.classifier.location.error(
+                    NoRuleError, op.node, op.rule.unsupported_message(param)
+                )
 
     def _may_write(self, op, var):
         name = dotted(op.node.func) if isinstance(op.node, gast.Call) else repr(op.func)
@@ -125,6 +115,37 @@ class Activity:
             f"    def {name.split('.')[-1]}_adjoint(dy, y, *args):\n"
             f"        return ...  # one gradient per positional argument",
         )
+
+
+class _Varying(Dataflow):
+    """Variables that depend on a differentiated argument."""
+
+    def __init__(self, ops):
+        super().__init__()
+        self.ops = ops
+
+    def transfer(self, stmt, facts):
+        if isinstance(stmt, gast.Assign) and any(
+            _name(a) in facts for a in self.ops[id(stmt)].operands()
+        ):
+            return facts | {stmt.targets[0].id}
+        return facts
+
+
+class _Useful(Dataflow):
+    """Variables the returned value depends on."""
+
+    backward = True
+
+    def __init__(self, ops):
+        super().__init__()
+        self.ops = ops
+
+    def transfer(self, stmt, facts):
+        if isinstance(stmt, gast.Assign) and stmt.targets[0].id in facts:
+            operands = {_name(a) for a in self.ops[id(stmt)].operands()}
+            return facts | (operands - {None})
+        return facts
 
 
 def _name(atom):

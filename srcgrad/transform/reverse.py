@@ -38,8 +38,18 @@ import operator
 import gast
 
 from .. import runtime
+from ..analysis.containers import container_suspects
+from ..analysis.definitions import Definitions
+from ..analysis.integers import Integers, integer_index
+from ..analysis.loops import (
+    breaks,
+    indexed_reads,
+    iteration_temporaries,
+    whole_reads,
+)
 from ..analysis.shapes import BroadcastShapes
-from ..astutil import clone, loaded, param_names, store_counts, stored
+from ..analysis.updates import in_place_updates, is_setitem, list_op
+from ..astutil import clone, param_names, store_counts, stored
 from ..emit import naming
 from ..emit.unparse import comment
 from ..normalize.ssa import compound_assigned
@@ -47,9 +57,6 @@ from ..rules.registry import Role
 from .templates import bind_template, instantiate
 
 _MARKER = "__srcgrad_marker__"
-
-# Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
-SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands"}
 
 # Helpers whose result is always a new array no other name holds.
 FRESH = (runtime.zeros_like, runtime.getitem_grad, runtime.unreduce, runtime.mean_grad)
@@ -89,15 +96,6 @@ def _plus(a, b):
 def _uses_result(template):
     """Whether a rule template reads the primal result ``y``."""
     return bool(template.reads(Role.RESULT))
-
-
-def _breaks(stmts):
-    for s in stmts:
-        if isinstance(s, gast.Break):
-            return True
-        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
-    return False
 
 
 def run(fn_node, ctx):
@@ -149,9 +147,6 @@ class ReverseAD:
         self.ids = itertools.count()
         self.save_ids = {}  # id(statement) -> marker id of the save before it
         self.loops = {}  # id(loop) -> (reversible, trip counter name)
-        self.defined = set()
-        self.sure = set()
-        self.sure_at = {}  # id(compound statement) -> variables surely defined before it
         self.none_init = []
         self.depth = 0
         self.owned = set()  # adjoints holding an array made here: safe to update in place
@@ -174,13 +169,13 @@ class ReverseAD:
         out = ret.value
         args = fn_node.args
         self.params = param_names(fn_node)
-        self.defined = set(self.params)
-        self.sure = set(self.defined)  # variables defined on every path so far
         seed_param = self.ctx.namer.fresh(naming.SEED) if self.mode == "vjp" else None
 
-        self.containers = self._container_suspects(fn_node.body)
+        self.containers = container_suspects(fn_node.body, self.ops)
         self.store_counts = store_counts(fn_node)
-        self.integers = self._integers(fn_node)
+        self.integers = Integers(self._resolves).run(fn_node, self.params)
+        updates = in_place_updates(self.ops, fn_node.body)
+        self.definitions = Definitions(fn_node.body, self.params, updates)
         self.shapes, self.shape_sets, self.shape_refs = {}, {}, {}
         if self.optimize:
             analysis = BroadcastShapes(self.ops)
@@ -340,7 +335,7 @@ class ReverseAD:
         old value then travels in that iteration's tuple instead of a list of its own."""
         if var not in self.fixed or var in self.per_iteration:
             return []
-        if var not in self.defined:
+        if var not in self.definitions.maybe(stmt):
             if self.depth == 0:
                 return []
             self.none_init.append(var)
@@ -353,38 +348,30 @@ class ReverseAD:
     def primal_block(self, stmts, iteration=None):
         out = []
         for s in stmts:
-            if isinstance(s, gast.Assign) and self._list_op(s) and s.targets[0].id in self.fixed:
+            if (
+                isinstance(s, gast.Assign)
+                and list_op(self.ops, s)
+                and s.targets[0].id in self.fixed
+            ):
                 # a list growing or shrinking in place: undone element by element in the sweep
                 ident = next(self.ids)
                 self.save_ids[id(s)] = ident
-                if self._list_op(s) is runtime.list_pop:
+                if list_op(self.ops, s) is runtime.list_pop:
                     out.append(_marker("save_last", s.targets[0].id, ident))
                 out.append(s)
-            elif isinstance(s, gast.Assign) and self._is_setitem(s):
+            elif isinstance(s, gast.Assign) and is_setitem(self.ops, s):
                 ident = next(self.ids)
                 self.save_ids[id(s)] = ident
                 self.item_index[ident] = self.ops[id(s)].args["index"]
                 out += [_marker("save_item", s.targets[0].id, ident), s]
             elif isinstance(s, gast.Assign):
-                target = s.targets[0].id
-                out += self._save(target, s, iteration) + [s]
-                self.defined.add(target)
-                self.sure.add(target)
+                out += self._save(s.targets[0].id, s, iteration) + [s]
             elif isinstance(s, gast.If):
-                self.sure_at[id(s)] = set(self.sure)
-                before, sure = set(self.defined), set(self.sure)
                 s.body = self.primal_block(s.body)
-                after_body, self.defined = self.defined, before
-                sure_body, self.sure = self.sure, set(sure)
                 s.orelse = self.primal_block(s.orelse)
-                self.defined |= after_body
-                self.sure &= sure_body
                 out.append(s)
             elif isinstance(s, (gast.For, gast.While)):
-                sure = set(self.sure)
-                self.sure_at[id(s)] = sure
                 out += self._primal_loop(s)
-                self.sure = sure  # the loop may run zero times
             else:
                 out.append(s)
         return out
@@ -399,7 +386,7 @@ class ReverseAD:
                 for a in loop.iter.args
             )
             and loop.target.id not in stored(loop.body)
-            and not _breaks(loop.body)
+            and not breaks(loop.body)
         )
         prefix = []
         pre = []
@@ -409,7 +396,6 @@ class ReverseAD:
             self.fixed.add(trips)
             init = assign(trips, gast.Constant(0, None))
             pre = self._save(trips, init) + [init]
-            self.defined.add(trips)
             step = gast.BinOp(name(trips), gast.Add(), gast.Constant(1, None))
             prefix.append(assign(trips, step))
             self.save_ids[id(loop)] = self.save_ids.pop(id(init), None)
@@ -418,14 +404,14 @@ class ReverseAD:
             ident = next(self.ids)
             self.save_ids[id(loop.target)] = ident
             prefix.append(_marker("save", loop.target.id, ident))
-        if is_for:
-            self.defined.add(loop.target.id)
         suffix = []
         iteration = None
-        if not _breaks(loop.body):
+        if not breaks(loop.body):
             # one tuple per iteration: its temporaries, and the values it overwrites (a loop
             # that may break has no last-iteration end: it keeps the per-statement saves)
-            temporaries = self._iteration_temporaries(loop)
+            temporaries = iteration_temporaries(
+                loop, self.ops, self.fixed, self.store_counts, self.params
+            )
             self.per_iteration |= set(temporaries)
             iteration = next(self.ids)
             self.iteration_vars[iteration] = temporaries
@@ -435,30 +421,6 @@ class ReverseAD:
         self.depth -= 1
         self.loops[id(loop)] = (reversible, trips)
         return pre + [loop]
-
-    def _iteration_temporaries(self, loop):
-        """Variables assigned exactly once, at the top of the body, before any read: their
-        value at the end of an iteration is the one that iteration's adjoint reads."""
-        counts = self.store_counts
-        target = getattr(getattr(loop, "target", None), "id", None)
-        read, out = set(), []
-        for s in loop.body:
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                read |= loaded(s.value)
-                var = s.targets[0].id
-                if (
-                    var in self.fixed
-                    and counts[var] == 1
-                    and var not in self.params
-                    and var not in read
-                    and var != target
-                    and not self._is_setitem(s)
-                    and not self._list_op(s)
-                ):
-                    out.append(var)
-            else:
-                read |= loaded(s)
-        return out
 
     # --- the adjoint sweep --------------------------------------------------------------------
     def adjoint_block(self, stmts):
@@ -473,13 +435,13 @@ class ReverseAD:
                 return []  # bookkeeping the transform added (trip counters)
             restore = None
             ident = self.save_ids.get(id(s))
-            if ident is not None and self._list_op(s):
+            if ident is not None and list_op(self.ops, s):
                 self._adjoint_assign(s, None)
                 code = self._flush(s.lineno)
-                kind = "restore_last" if self._list_op(s) is runtime.list_pop else "undo_append"
+                kind = "restore_last" if list_op(self.ops, s) is runtime.list_pop else "undo_append"
                 code.append(_marker(kind, s.targets[0].id, ident))
                 return code
-            if ident is not None and self._is_setitem(s):
+            if ident is not None and is_setitem(self.ops, s):
                 self._adjoint_setitem(s)
                 code = self._flush(s.lineno)
                 code.append(_marker("restore_item", s.targets[0].id, ident))
@@ -547,18 +509,6 @@ class ReverseAD:
             self._set_zero(target)
         return restore
 
-    def _list_op(self, stmt):
-        """``runtime.list_append`` or ``runtime.list_pop`` when ``stmt`` calls it, else None."""
-        op = self.ops.get(id(stmt))
-        if op is not None and op.kind == "rule":
-            if op.rule.fn is runtime.list_append or op.rule.fn is runtime.list_pop:
-                return op.rule.fn
-        return None
-
-    def _is_setitem(self, stmt):
-        op = self.ops.get(id(stmt))
-        return op is not None and op.kind == "rule" and op.rule.fn is runtime.setitem
-
     def _adjoint_setitem(self, stmt):
         """``y[index] = value``: the value gets ``dy[index]``, and ``dy[index]`` becomes zero,
         because the elements the write overwrote no longer reach the output."""
@@ -590,7 +540,7 @@ class ReverseAD:
             return False
         acc = name(self._adjoint_name(x.id))
         index = op.args["index"]
-        if x.id in self.zeroed and self._integer_index(index):
+        if x.id in self.zeroed and integer_index(index, self.integers):
             # a zeros_like buffer and an integer index: a plain in-place add
             item = gast.Subscript(acc, clone(index), gast.Store())
             self.stmts.append(gast.AugAssign(item, gast.Add(), dt))
@@ -599,59 +549,8 @@ class ReverseAD:
         self.stmts.append(assign(acc.id, call))
         return True
 
-    def _integers(self, fn_node):
-        """Variables that only ever hold a Python int: ``range`` loop indices, ``len(...)``,
-        int constants, and ``+ - * // %`` of those."""
-        stores, seen = {}, set()
-        for n in gast.walk(fn_node):
-            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-                stores.setdefault(n.targets[0].id, []).append(n.value)
-                seen.add(id(n.targets[0]))
-            elif isinstance(n, gast.For) and isinstance(n.target, gast.Name):
-                ranged = isinstance(n.iter, gast.Call) and self._resolves(n.iter.func, range)
-                stores.setdefault(n.target.id, []).append("int" if ranged else None)
-                seen.add(id(n.target))
-        for n in gast.walk(fn_node):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in seen:
-                stores.setdefault(n.id, []).append(None)  # any other binding
-        ints = set(stores) - self.params
-
-        def integer(value):
-            if value == "int":
-                return True
-            if isinstance(value, gast.Constant):
-                return type(value.value) is int
-            if isinstance(value, gast.Name):
-                return value.id in ints
-            if isinstance(value, gast.BinOp):
-                return isinstance(
-                    value.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
-                ) and integer(value.left) and integer(value.right)
-            return (
-                isinstance(value, gast.Call)
-                and self._resolves(value.func, len)
-                and len(value.args) == 1
-                and not value.keywords
-            )
-
-        changed = True
-        while changed:
-            changed = False
-            for var in sorted(ints):
-                if not all(integer(v) for v in stores[var]):
-                    ints.discard(var)
-                    changed = True
-        return ints
-
     def _resolves(self, func, fn):
         return self.ctx.namespace.resolve(func, self.ctx.local_names) is fn
-
-    def _integer_index(self, index):
-        if isinstance(index, gast.Tuple):
-            return all(self._integer_index(e) for e in index.elts)
-        if isinstance(index, gast.Constant):
-            return type(index.value) is int
-        return isinstance(index, gast.Name) and index.id in self.integers
 
     def _contributions(self, op, result, dt, stmt):
         rule = op.rule
@@ -734,7 +633,7 @@ class ReverseAD:
             v: entry[v] for v in joined
             if v in entry and after_body.get(v) is entry[v] and after_orelse.get(v) is entry[v]
         }
-        sure = self.sure_at.get(id(s))
+        sure = self.definitions.surely(s)
         for var in sorted(joined - set(after_body)):
             body.append(assign(self._adjoint_name(var), self._zero_of(var, sure)))
             owned_body.discard(var)
@@ -785,9 +684,9 @@ class ReverseAD:
         pre_init = entry - start
         killed = entry - exit_
         for var in sorted(pre_init):
-            self._set_zero(var, self.sure_at.get(id(loop)))
-        sure = self.sure_at.get(id(loop), set())
-        for var in sorted(self._indexed(body) - stored(body) - self.owned):
+            self._set_zero(var, self.definitions.surely(loop))
+        sure = self.definitions.surely(loop) or set()
+        for var in sorted(indexed_reads(body, self.ops, self.active) - stored(body) - self.owned):
             if var in self.adj and var in sure:
                 # a private copy, so that `x[i]` in the loop can accumulate in place
                 own = self._adjoint_name(var)
@@ -796,7 +695,7 @@ class ReverseAD:
         head = self._flush(loop.lineno)
         # every iteration runs the same code: a buffer stays zeroed only if the body updates it
         # element by element alone
-        self.zeroed &= self._item_only(body)
+        self.zeroed -= whole_reads(body)
 
         before = dict(self.adj)
         saved = self._enter()
@@ -832,27 +731,6 @@ class ReverseAD:
             code.append(_marker("restore", trips, ident))
         return code
 
-    def _container_suspects(self, body):
-        """Variables that may hold a tuple, list or dict: their adjoints add elementwise.
-
-        Built by a tuple or list literal, indexed or unpacked, or passed whole as a sequence
-        argument. Everything else is a number or an array, whose adjoints add with ``+``.
-        """
-        out = set()
-        for n in gast.walk(gast.Module(body, [])):
-            if not isinstance(n, gast.Assign) or id(n) not in self.ops:
-                continue
-            op, value = self.ops[id(n)], n.value
-            if op.kind in ("tuple", "dict"):
-                out.add(n.targets[0].id)
-            if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-                out.add(value.value.id)
-            if op.kind == "rule":
-                for p, a in op.args.items():
-                    if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
-                        out.add(a.id)
-        return out
-
     def _iteration_marker(self, args, read, stacks):
         """``loop_saved.append((a, b))`` at the end of an iteration, ``a, b = loop_saved.pop()``
         at the start of its adjoint: only the temporaries the sweep reads."""
@@ -879,30 +757,6 @@ class ReverseAD:
     def _kept_temporaries(self, iteration, read):
         """The iteration's temporaries the sweep reads: the ones its tuple carries."""
         return [v for v in self.iteration_vars[iteration] if v in read]
-
-    def _item_only(self, body):
-        """The zeroed adjoints whose variables ``body`` reads, if at all, only as ``x[index]``."""
-        tree = gast.Module(body, [])
-        as_item = {
-            id(n.value.value) for n in gast.walk(tree)
-            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript)
-        }
-        other = {
-            n.id for n in gast.walk(tree)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in as_item
-        }
-        return self.zeroed - other
-
-    def _indexed(self, body):
-        """Active variables read by ``x[...]`` in active statements of ``body``."""
-        out = set()
-        for n in gast.walk(gast.Module(body, [])):
-            if isinstance(n, gast.Assign) and id(n) in self.ops and n.targets[0].id in self.active:
-                value = n.value
-                if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-                    if value.value.id in self.active:
-                        out.add(value.value.id)
-        return out
 
     # --- seeding and finishing ----------------------------------------------------------------
     def _seed(self, out, seed_param):
