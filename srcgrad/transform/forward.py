@@ -6,8 +6,9 @@ that takes the tangents of the ``wrt`` arguments as an extra last parameter and 
 and its tangent (or the tangent alone). Tangents are the sum of the rule's per-operand
 contributions for the active operands only; an inactive operand contributes nothing and nothing is
 built for it. The tangents of one source line follow its primal statements under a
-``# tangent of:`` comment quoting that line. A tangent that is just a name is aliased, not copied.
-An output that does not depend on ``wrt`` has the tangent ``zeros_like(output)``.
+``# tangent of:`` comment quoting that line. Tangents are read and bound through one
+:class:`~.tangents.Tangents`: a tangent that is just a name is aliased, not copied. An output
+that does not depend on ``wrt`` has the tangent ``zeros_like(output)``.
 
     def f(x, w):                    def f_jvp(x, w, tangent):
         y = np.sin(x) * w               dx = check_tangent(tangent, x)
@@ -32,15 +33,9 @@ from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
 from ..rules.registry import Role
+from .nodes import assign, call, name
+from .tangents import Tangents
 from .templates import bind_template, instantiate
-
-
-def name(id_):
-    return gast.Name(id_, gast.Load(), None, None)
-
-
-def assign(id_, value):
-    return gast.Assign([gast.Name(id_, gast.Store(), None, None)], value, None)
 
 
 def run(fn_node, ctx):
@@ -51,53 +46,46 @@ def run(fn_node, ctx):
     """
     ctx.out_name = ctx.namer.derived(fn_node.name, ctx.mode)
     ctx.defaults = list(fn_node.args.defaults)
-    forward = ForwardAD(
-        ctx, ctx.ops, ctx.active, ctx.source_lines, ctx.wrt, ctx.out_name, ctx.as_tuple,
-        with_value=ctx.mode == "jvp",
-    )
+    forward = ForwardAD(ctx)
     return forward.run(fn_node)
 
 
 class ForwardAD:
     """Builds the forward-mode (JVP) function of one normalized function.
 
-    ``with_value`` returns ``(value, tangent)``; without it only the tangent is returned (a
-    Hessian-vector product is the tangent of a gradient).
+    Mode "jvp" returns ``(value, tangent)``; mode "tangent" only the tangent (a Hessian-vector
+    product is the tangent of a gradient).
     """
 
-    def __init__(self, ctx, ops, active, source_lines, wrt, out_name, as_tuple=False,
-                 with_value=True):
+    def __init__(self, ctx):
         self.ctx = ctx
-        self.ops = ops
-        self.active = active
-        self.source_lines = source_lines
-        self.wrt = wrt
-        self.out_name = out_name
-        self.as_tuple = as_tuple or len(wrt) > 1
-        self.with_value = with_value
-        self.tan = {}  # variable -> expression of its tangent (a name, after aliasing)
-        self.tan_names = {}  # variable -> the name its tangent is stored under
-        self.fixed = set()  # variables assigned in a branch or loop: one tangent name each
+        self.ops = ctx.ops
+        self.active = ctx.active
+        self.source_lines = ctx.source_lines
+        self.wrt = ctx.wrt
+        self.out_name = ctx.out_name
+        self.as_tuple = ctx.as_tuple or len(ctx.wrt) > 1
+        self.with_value = ctx.mode == "jvp"
+        self.tangents = None  # the Tangents of the function, made by run()
 
     def run(self, fn_node):
         body, ret = fn_node.body[:-1], fn_node.body[-1]
         tangent = self.ctx.namer.fresh(naming.TANGENT)
-        self.fixed = compound_assigned(fn_node.body)
+        self.tangents = Tangents(self.ctx, compound_assigned(fn_node.body))
         seeds = self._seed_inputs(tangent)
         args = fn_node.args
         for a in args.posonlyargs + args.args + args.kwonlyargs:
             if a.id in self.active and a.id not in self.wrt:
                 # an argument outside `wrt` that an active value flows into (`M[i] = a`) starts
                 # with a zero tangent
-                target = self._tangent_name(a.id)
-                seeds.append(assign(target, self._call(runtime.zeros_like, name(a.id))))
-                self.tan[a.id] = name(target)
+                self.tangents.name(a.id)  # (named before the helper is: a fixed order)
+                seeds.append(self.tangents.seed(a.id, self._call(runtime.zeros_like, name(a.id))))
         # Reads of such a variable inside a loop may textually precede its assignments.
-        for var in sorted(self.fixed & self.active):
-            self.tan.setdefault(var, name(self._tangent_name(var)))
+        for var in sorted(self.tangents.assigned_in_control & self.active):
+            self.tangents.declare(var)
         new_body = seeds + self._block(body)
         out = ret.value
-        dout = self._tangent_or_zeros(out)
+        dout = self.tangents.or_zeros(out)
         result = gast.Tuple([out, dout], gast.Load()) if self.with_value else dout
         fn_node.body = new_body + [gast.Return(result)]
         fn_node.name = self.out_name
@@ -108,13 +96,7 @@ class ForwardAD:
 
     # --- building blocks ------------------------------------------------------------------------
     def _call(self, fn, *args):
-        helper = name(self.ctx.global_name(fn, fn.__name__))
-        return gast.Call(helper, list(args), [])
-
-    def _tangent_name(self, var):
-        if var not in self.tan_names:
-            self.tan_names[var] = self.ctx.namer.adjoint(var)
-        return self.tan_names[var]
+        return call(self.ctx, fn, *args)
 
     def _line(self, lineno):
         return self.source_lines[lineno - 1].strip() if lineno else "?"
@@ -130,9 +112,7 @@ class ForwardAD:
             label = gast.Constant(param, None)
             check = self._call(runtime.check_tangent, given, name(param), label)
             if param in self.active:
-                target = self._tangent_name(param)
-                stmts.append(assign(target, check))
-                self.tan[param] = name(target)
+                stmts.append(self.tangents.seed(param, check))
             else:
                 stmts.append(gast.Expr(check))
         return stmts
@@ -215,15 +195,15 @@ class ForwardAD:
 
     def _tangent_stmts(self, op, target, result):
         if op.kind == "copy":
-            return self._set(target, self._tangent_or_zeros(op.args["x"]), [])
+            return self.tangents.bind(target, self.tangents.or_zeros(op.args["x"]), [])
         if op.kind == "dict":
-            values = [self._tangent_or_zeros(e) for e in op.args.values()]
+            values = [self.tangents.or_zeros(e) for e in op.args.values()]
             keys = [clone(k) for k in op.node.keys]
-            return self._set(target, gast.Dict(keys, values), [])
+            return self.tangents.bind(target, gast.Dict(keys, values), [])
         if op.kind == "tuple":
-            elts = [self._tangent_or_zeros(e) for e in op.args.values()]
+            elts = [self.tangents.or_zeros(e) for e in op.args.values()]
             kind = gast.List if isinstance(op.node, gast.List) else gast.Tuple
-            return self._set(target, kind(elts, gast.Load()), [])
+            return self.tangents.bind(target, kind(elts, gast.Load()), [])
         if op.kind == "rule":
             stmts = self._apply_rule(op, target, result)
             if stmts is not None:
@@ -231,28 +211,8 @@ class ForwardAD:
         # A variable assigned in a branch or loop is active as a whole; this assignment gives it
         # a value that does not depend on ``wrt``.
         if isinstance(op.node, gast.Constant) and isinstance(op.node.value, (int, float)):
-            return self._set(target, gast.Constant(0.0, None), [])
-        return self._set(target, self._call(runtime.zeros_like, name(target)), [])
-
-    def _tangent_or_zeros(self, atom):
-        if isinstance(atom, gast.Name) and atom.id in self.tan:
-            return self.tan[atom.id]
-        return self._call(runtime.zeros_like, atom)
-
-    def _set(self, target, value, prelude):
-        """Bind the tangent of ``target``; a name or constant is aliased unless ``target`` lives
-        in a branch or loop, where its tangent needs one stable name on every path."""
-        alias = isinstance(value, (gast.Name, gast.Constant)) and not prelude
-        if isinstance(value, gast.Name) and any(
-            self.tan_names.get(v) == value.id for v in self.fixed
-        ):
-            alias = False  # that tangent is reassigned later (`s = a; a = 0.5`): copy it now
-        if alias and target not in self.fixed:
-            self.tan[target] = value
-            return []
-        dname = self._tangent_name(target)
-        self.tan[target] = name(dname)
-        return prelude + [assign(dname, value)]
+            return self.tangents.bind(target, gast.Constant(0.0, None), [])
+        return self.tangents.bind(target, self._call(runtime.zeros_like, name(target)), [])
 
     def _apply_rule(self, op, target, result):
         """The tangent statements of a rule application, or None when no operand is active."""
@@ -260,7 +220,7 @@ class ForwardAD:
         template = rule.jvp()
         active = [
             p for p in rule.differentiable_params()
-            if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.tan
+            if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.tangents
         ]
         if not active:
             return None
@@ -270,7 +230,7 @@ class ForwardAD:
                 NoRuleError, op.node, f"{rule.name} has a gradient rule but no tangent rule for "
                 f"{', '.join(missing)}; forward mode needs one (srcgrad.tangent)"
             )
-        tangents = {p: self.tan[op.args[p].id] for p in active}
+        tangents = {p: self.tangents.get(op.args[p].id) for p in active}
         env = bind_template(template, op.args, result=result, tangents=tangents)
         if "*" in template.outputs:
             prelude, exprs = instantiate(template, env, self.ctx, ["*"])
@@ -285,7 +245,7 @@ class ForwardAD:
         value = _SliceSyntax(self.ctx.namespace).visit(value)
         if not covered:
             value = self._call(runtime.broadcast_like, value, result or name(target))
-        return self._set(target, value, prelude)
+        return self.tangents.bind(target, value, prelude)
 
 
 def _reads_result(op):

@@ -1,0 +1,67 @@
+"""The tangents of forward mode: the one place they are written and read.
+
+Requires: the variables assigned inside control flow (each of those keeps one tangent name on
+every path). Guarantees: ``get`` reads the tangent of a variable as an expression; ``bind`` makes
+the statements that give a variable its tangent -- a name or constant is aliased, not copied,
+unless the variable lives in a branch or loop, or the name is a tangent that is reassigned later;
+``or_zeros`` reads a tangent or builds ``zeros_like(x)`` for a value with none.
+
+    bind("y", dx)            (nothing: current["y"] is the name dx)
+    bind("z", dx * w)        dz = dx * w
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .. import runtime
+from .nodes import assign, call, name
+
+
+class Tangents:
+    def __init__(self, ctx, assigned_in_control):
+        self.ctx = ctx
+        self.assigned_in_control = assigned_in_control
+        self.current = {}  # variable -> expression of its tangent (a name, after aliasing)
+        self.names = {}  # variable -> the name its tangent is stored under
+
+    def __contains__(self, var):
+        return var in self.current
+
+    def get(self, var):
+        return self.current[var]
+
+    def name(self, var):
+        if var not in self.names:
+            self.names[var] = self.ctx.namer.adjoint(var)
+        return self.names[var]
+
+    def seed(self, var, value):
+        """``dvar = value`` as the first tangent of ``var``."""
+        target = self.name(var)
+        self.current[var] = name(target)
+        return assign(target, value)
+
+    def declare(self, var):
+        """``var`` has a tangent under its own name (read in a loop before it is assigned)."""
+        self.current.setdefault(var, name(self.name(var)))
+
+    def or_zeros(self, atom):
+        if isinstance(atom, gast.Name) and atom.id in self.current:
+            return self.current[atom.id]
+        return call(self.ctx, runtime.zeros_like, atom)
+
+    def bind(self, target, value, prelude):
+        """Bind the tangent of ``target``; a name or constant is aliased unless ``target`` lives
+        in a branch or loop, where its tangent needs one stable name on every path."""
+        alias = isinstance(value, (gast.Name, gast.Constant)) and not prelude
+        if isinstance(value, gast.Name) and any(
+            self.names.get(v) == value.id for v in self.assigned_in_control
+        ):
+            alias = False  # that tangent is reassigned later (`s = a; a = 0.5`): copy it now
+        if alias and target not in self.assigned_in_control:
+            self.current[target] = value
+            return []
+        dname = self.name(target)
+        self.current[target] = name(dname)
+        return prelude + [assign(dname, value)]
