@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> control -> anf -> inline -> einsum -> writes -> licm -> copy
-    -> ssa -> cse
+    parse -> check -> functional -> control -> anf -> inline -> einsum -> writes -> integer
+    -> licm -> copy -> ssa -> cse
     -> activity
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> emit -> compile
 
@@ -34,7 +34,7 @@ from .emit.unparse import highlight, unparse
 from .errors import SrcgradError
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
-from .normalize import anf, check, control, functional, inline, inplace, ssa
+from .normalize import anf, check, control, functional, inline, inplace, integer_writes, ssa
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
@@ -83,6 +83,7 @@ NORMALIZE = (
     Stage("inline", inline.run),
     Stage("einsum", einsum.run),
     Stage("writes", writes.run),
+    Stage("integer", integer_writes.run),
     Stage("licm", licm.run, _optimizing),
     Stage("copy", inplace.run),
     Stage("ssa", ssa.run),

@@ -70,7 +70,21 @@ def einsum_interleaved_scalar(x):
     return np.einsum(x, [0], x**2, [0], [])
 
 
+def write_into_integer_arrays(x):
+    k = np.zeros(3, dtype=int)
+    k[0] = x[0] * 3.0  # truncated: no gradient
+    b = np.zeros(3, bool)
+    b[2] = x[2]
+    c = np.full(3, 0, np.int32)
+    for i in range(3):
+        c[i] = x[i] * 2.0
+    m = np.array(x, dtype=int)
+    np.copyto(m, x * 2.0, where=x > 1.0, casting="unsafe")
+    return np.sum(k * x) + np.sum(b * x) + np.sum(c * x) + np.sum(m * x**2)
+
+
 CASES = [
+    write_into_integer_arrays,
     astype_int, astype_bool_and_int16, builtin_casts, numpy_scalar_casts, piecewise_constant,
     dtype_arguments, dtype_in_a_variable, einsum_interleaved, einsum_interleaved_output,
     einsum_interleaved_ellipsis, einsum_interleaved_scalar,
