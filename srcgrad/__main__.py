@@ -19,18 +19,18 @@ import os
 import sys
 import types
 
+from .errors import SrcgradError
+
 MODES = ("grad", "value_and_grad", "vjp", "jvp")
 
 
-class CLIError(Exception):
+class CLIError(SrcgradError):
     """A usage error reported as one line on stderr, without a traceback."""
 
 
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
-    from .errors import SrcgradError
-
     try:
         text, fn = _derive(args)
         if args.command == "show":

@@ -50,6 +50,22 @@ class SourceUnavailableError(SrcgradError):
     """The function's source cannot be read (defined at a bare REPL, built by ``exec``, ...)."""
 
 
+class UnsupportedCaseError(SrcgradError, NotImplementedError):
+    """A function srcgrad has rules for, called with arguments its derivative does not cover (a
+    mode, an ``ord``, an array rank), found when the generated code runs. It is also a
+    ``NotImplementedError``."""
+
+
+class DerivedCallError(SrcgradError, TypeError):
+    """A derived function called with arguments that do not fit its parameters. Like any call
+    with the wrong arguments, it is also a ``TypeError``."""
+
+
+class InternalError(SrcgradError, AssertionError):
+    """A bug in srcgrad: a pass got input that an earlier pass should have rewritten or refused.
+    Please report it with the function that triggers it."""
+
+
 class NonScalarOutputError(SrcgradError):
     """``grad`` of a function whose output has more than one element."""
 

@@ -239,3 +239,60 @@ def test_function_without_source_is_a_clear_error():
     with pytest.raises(SrcgradError) as info:
         grad(namespace["typed_in"])(2.0)
     assert "source" in str(info.value).lower()
+
+
+# ---- every error srcgrad raises is a SrcgradError ---------------------------------------------
+
+
+def _raised_builtin_exceptions():
+    """``(module, line, name)`` of each ``raise X(...)`` in srcgrad where X is a builtin
+    exception (re-raising a caught exception, ``raise exc``, is not a call and is left out), and
+    of each exception class deriving from a builtin one but not from ``SrcgradError``."""
+    import ast
+    import builtins
+    import pathlib
+
+    import srcgrad
+
+    root = pathlib.Path(srcgrad.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                func = node.exc.func
+                cls = getattr(builtins, func.id, None) if isinstance(func, ast.Name) else None
+                if isinstance(cls, type) and issubclass(cls, BaseException):
+                    found.append((str(path.relative_to(root)), node.lineno, func.id))
+            if isinstance(node, ast.ClassDef) and node.name != "SrcgradError":
+                bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                if "SrcgradError" not in bases and bases & {"Exception", "BaseException"}:
+                    found.append((str(path.relative_to(root)), node.lineno, node.name))
+    return found
+
+
+def test_srcgrad_raises_only_its_own_errors():
+    assert _raised_builtin_exceptions() == []
+
+
+def test_a_case_without_a_derivative_is_a_srcgrad_error_and_not_implemented():
+    from srcgrad.errors import UnsupportedCaseError
+
+    def f(a):
+        return np.sum(np.pad(a, 2, mode="linear_ramp") ** 2)
+
+    with pytest.raises(UnsupportedCaseError, match="mode='linear_ramp'") as info:
+        grad(f)(np.ones(3))
+    assert isinstance(info.value, SrcgradError) and isinstance(info.value, NotImplementedError)
+
+
+def test_a_derived_function_called_wrongly_is_a_srcgrad_error_and_a_type_error():
+    from srcgrad import vjp
+    from srcgrad.errors import DerivedCallError
+
+    def f(x, scale=2.0):
+        return scale * x
+
+    x = np.ones(3)
+    with pytest.raises(DerivedCallError, match="multiple values") as info:
+        vjp(f)(x, 5.0, x, scale=4.0)
+    assert isinstance(info.value, SrcgradError) and isinstance(info.value, TypeError)

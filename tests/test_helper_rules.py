@@ -441,7 +441,7 @@ def test_an_active_unsupported_parameter_is_a_transform_time_error():
 
 
 def test_unsupported_names_must_be_parameters():
-    with pytest.raises(ValueError, match="not parameters"):
+    with pytest.raises(srcgrad.SrcgradError, match="not parameters"):
         defrule(half_known, "a, b", vjp={"a": "dy"}, unsupported={"c": "no such parameter"})
     assert lookup(half_known) is None
 

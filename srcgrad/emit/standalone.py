@@ -242,49 +242,72 @@ def _is_literal(value):
 
 def _literal(value, np_name):
     """Python source evaluating to ``value``; ``np_name()`` names NumPy when it is needed."""
-    t = type(value)
-    if t is float:
-        if math.isnan(value):
-            return "float('nan')"
-        if math.isinf(value):
-            return "float('inf')" if value > 0 else "-float('inf')"
+    write = _LITERALS.get(type(value))
+    if write is not None:
+        return write(value, np_name)
+    if type(value) in _SCALARS:
         return repr(value)
-    if t is complex:
-        return f"complex({_literal(value.real, np_name)}, {_literal(value.imag, np_name)})"
-    if t in _SCALARS:
-        return repr(value)
-    if t is slice:
-        parts = (_literal(v, np_name) for v in (value.start, value.stop, value.step))
-        return f"slice({', '.join(parts)})"
-    if t is range:
-        return repr(value)
-    if t is tuple:
-        items = [_literal(v, np_name) for v in value]
-        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if t is list:
-        return "[" + ", ".join(_literal(v, np_name) for v in value) + "]"
-    if t in (set, frozenset):
-        inner = ", ".join(sorted(_literal(v, np_name) for v in value))
-        text = f"{{{inner}}}" if value else "set()"
-        return text if t is set else f"frozenset({text if value else ''})"
-    if t is dict:
-        items = (f"{_literal(k, np_name)}: {_literal(v, np_name)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
     if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biufcUS" or value.dtype.fields is not None:
-            raise StandaloneError(f"cannot write an array of dtype {value.dtype} as a literal")
-        data = _literal(value.tolist(), np_name)
-        dtype = value.dtype.name if value.dtype.kind in "biufc" else value.dtype.str
-        text = f"{np_name()}.array({data}, dtype={dtype!r})"
-        if value.size == 0:
-            text += f".reshape({value.shape!r})"
-        return text
+        return _array_literal(value, np_name)
     if isinstance(value, np.generic):
         kind = type(value).__name__
         if getattr(np, kind, None) is not type(value):
             raise StandaloneError(f"cannot write the NumPy scalar type {kind} as a literal")
         return f"{np_name()}.{kind}({_literal(value.item(), np_name)})"
     raise StandaloneError(f"cannot write {value!r} as a literal")
+
+
+def _float_literal(value, np_name):
+    if math.isnan(value):
+        return "float('nan')"
+    if math.isinf(value):
+        return "float('inf')" if value > 0 else "-float('inf')"
+    return repr(value)
+
+
+def _tuple_literal(value, np_name):
+    items = [_literal(v, np_name) for v in value]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _set_literal(value, np_name):
+    inner = ", ".join(sorted(_literal(v, np_name) for v in value))
+    text = f"{{{inner}}}" if value else "set()"
+    return text if type(value) is set else f"frozenset({text if value else ''})"
+
+
+def _dict_literal(value, np_name):
+    items = (f"{_literal(k, np_name)}: {_literal(v, np_name)}" for k, v in value.items())
+    return "{" + ", ".join(items) + "}"
+
+
+def _array_literal(value, np_name):
+    if value.dtype.kind not in "biufcUS" or value.dtype.fields is not None:
+        raise StandaloneError(f"cannot write an array of dtype {value.dtype} as a literal")
+    data = _literal(value.tolist(), np_name)
+    dtype = value.dtype.name if value.dtype.kind in "biufc" else value.dtype.str
+    text = f"{np_name()}.array({data}, dtype={dtype!r})"
+    if value.size == 0:
+        text += f".reshape({value.shape!r})"
+    return text
+
+
+# exact type -> its literal (other scalars are their repr)
+_LITERALS = {
+    float: _float_literal,
+    complex: lambda value, np_name: (
+        f"complex({_literal(value.real, np_name)}, {_literal(value.imag, np_name)})"
+    ),
+    slice: lambda value, np_name: "slice({})".format(
+        ", ".join(_literal(v, np_name) for v in (value.start, value.stop, value.step))
+    ),
+    range: lambda value, np_name: repr(value),
+    tuple: _tuple_literal,
+    list: lambda value, np_name: "[" + ", ".join(_literal(v, np_name) for v in value) + "]",
+    set: _set_literal,
+    frozenset: _set_literal,
+    dict: _dict_literal,
+}
 
 
 def _force_lazy(obj):

@@ -19,6 +19,7 @@ import gast
 
 from ..astutil import clone, index_value, local_names
 from ..emit import naming
+from ..errors import InternalError
 
 
 def run(fn_node, ctx):
@@ -70,7 +71,7 @@ class ANF:
         self.lineno = getattr(node, "lineno", None) or self.lineno
         handler = self._STATEMENTS.get(type(node))
         if handler is None:
-            raise AssertionError(f"ANF got an unchecked statement {type(node).__name__}")
+            raise InternalError(f"ANF got an unchecked statement {type(node).__name__}")
         handler(self, node)
 
     def _assign_stmt(self, node):
@@ -249,7 +250,7 @@ class ANF:
     def _simple(self, node):
         handler = self._EXPRESSIONS.get(type(node))
         if handler is None:
-            raise AssertionError(f"ANF got an unchecked expression {type(node).__name__}")
+            raise InternalError(f"ANF got an unchecked expression {type(node).__name__}")
         return handler(self, node)
 
     def _binop(self, node):

@@ -27,6 +27,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..errors import SrcgradError
 from .kinds import Kind, tangent_expr
 
 
@@ -219,7 +220,7 @@ def defrule(
     unsupported = dict(unsupported or {})
     unknown = [p for p in unsupported if p not in params]
     if unknown:
-        raise ValueError(f"unsupported names {unknown} that are not parameters of {signature!r}")
+        raise SrcgradError(f"unsupported names {unknown} that are not parameters of {signature!r}")
     rule = Rule(
         fn,
         sig,

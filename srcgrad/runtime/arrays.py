@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCaseError
 from .containers import Cotangents
 from .shapes import _like
 
@@ -110,7 +111,7 @@ PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty")
 def pad_grad(dy, array, pad_width, mode="constant"):
     """The adjoint of ``np.pad`` for the modes that copy elements."""
     if mode not in PAD_MODES:
-        raise NotImplementedError(
+        raise UnsupportedCaseError(
             f"srcgrad differentiates np.pad with mode in {PAD_MODES}; got mode={mode!r}"
         )
     positions = np.arange(int(np.prod(np.shape(array)))).reshape(np.shape(array))

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NonScalarOutputError, SeedShapeError, SrcgradError, TangentShapeError
+from ..errors import (
+    DerivedCallError,
+    NonScalarOutputError,
+    SeedShapeError,
+    SrcgradError,
+    TangentShapeError,
+)
 from .containers import Cotangents
 
 
@@ -25,16 +31,20 @@ def bind_optional(rest, given, defaults, name):
     ``given`` holds what came by keyword for each optional parameter (``UNSET`` if nothing).
     """
     if not rest:
-        raise TypeError(f"{name}() missing its last positional argument (the seed or tangent)")
+        raise DerivedCallError(
+            f"{name}() missing its last positional argument (the seed or tangent)"
+        )
     *positional, last = rest
     if len(positional) > len(defaults):
-        raise TypeError(f"{name}() takes at most {len(defaults)} optional positional arguments "
-                        f"before the last one, got {len(positional)}")
+        raise DerivedCallError(
+            f"{name}() takes at most {len(defaults)} optional positional arguments before the "
+            f"last one, got {len(positional)}"
+        )
     values = []
     for i, default in enumerate(defaults):
         if i < len(positional):
             if given[i] is not UNSET:
-                raise TypeError(f"{name}() got multiple values for an optional argument")
+                raise DerivedCallError(f"{name}() got multiple values for an optional argument")
             values.append(positional[i])
         else:
             values.append(default if given[i] is UNSET else given[i])

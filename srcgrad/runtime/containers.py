@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import SrcgradError
 from .shapes import unbroadcast
 
 
@@ -25,10 +26,15 @@ class Cotangents(list):
         if other is None:
             return self
         if isinstance(other, dict):
-            raise TypeError("cannot add the cotangents of a sequence and of a dict")
+            raise SrcgradError(
+                "cannot add the cotangents of a list or tuple and of a dict: srcgrad "
+                "differentiates a variable only while its value keeps one structure"
+            )
         if len(other) != len(self):
-            raise ValueError(
-                f"cotangents of sequences of different lengths: {len(self)} and {len(other)}"
+            raise SrcgradError(
+                f"cannot add the cotangents of sequences of different lengths ({len(self)} and "
+                f"{len(other)}): srcgrad differentiates a list or tuple only while its length "
+                f"is the same wherever its gradient contributions meet"
             )
         return Cotangents(add(a, b) for a, b in zip(self, other))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCaseError
 from .arrays import (
     PAD_MODES,
     column_stack_grad,
@@ -141,7 +142,7 @@ def _norm_partials(g, x, nrm, ord, axis, keepdims, kind):
         elif ord in (1, -1, np.inf, -np.inf):
             return zeros, zeros
         else:
-            raise NotImplementedError(
+            raise UnsupportedCaseError(
                 f"srcgrad has no second derivative of the matrix norm ord={ord!r} (it needs the "
                 f"derivative of the singular vectors)"
             )
@@ -221,7 +222,7 @@ def pad_gather(w, pad_width, mode="constant"):
     """The adjoint of ``pad_grad(., array, pad_width, mode)``: ``w`` padded as the array was, with
     zeros where the padding was a constant."""
     if mode not in PAD_MODES:
-        raise NotImplementedError(
+        raise UnsupportedCaseError(
             f"srcgrad differentiates np.pad with mode in {PAD_MODES}; got mode={mode!r}"
         )
     w = np.asarray(w, dtype=float)

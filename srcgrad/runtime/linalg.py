@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCaseError
 from .containers import Cotangents
 from .reductions import chooser_grad
 from .shapes import _expand, _like, mT, unbroadcast
@@ -121,7 +122,7 @@ def _svd_parts(y, a, full_matrices, compute_uv):
         u, s, vt = y
         m, n = np.shape(a)[-2:]
         if full_matrices and m != n:
-            raise NotImplementedError(
+            raise UnsupportedCaseError(
                 "srcgrad differentiates np.linalg.svd of a non-square matrix only with "
                 "full_matrices=False (the extra singular vectors are not unique)"
             )
@@ -170,11 +171,11 @@ def svd_jvp(y, a, da, full_matrices=True, compute_uv=True):
 
 def _qr_parts(y, a, mode):
     if mode not in ("reduced", "r"):
-        raise NotImplementedError(f"srcgrad differentiates np.linalg.qr with mode 'reduced' or "
+        raise UnsupportedCaseError(f"srcgrad differentiates np.linalg.qr with mode 'reduced' or "
                                   f"'r'; got mode={mode!r}")
     m, n = np.shape(a)[-2:]
     if m < n:
-        raise NotImplementedError(
+        raise UnsupportedCaseError(
             f"srcgrad differentiates np.linalg.qr of an m x n matrix with m >= n; got {m} x {n}"
         )
     return y if mode == "reduced" else (np.linalg.qr(a)[0], y)
@@ -329,7 +330,7 @@ def _matrix_norm_grad(dy, x, y, ord, axis, keepdims):
         chosen = sums == pick
         g = d * np.sign(xm) * chosen / np.sum(chosen, axis=(-2, -1), keepdims=True)
     else:
-        raise NotImplementedError(f"srcgrad does not differentiate the matrix norm ord={ord!r}")
+        raise UnsupportedCaseError(f"srcgrad does not differentiate the matrix norm ord={ord!r}")
     return np.moveaxis(g, (-2, -1), (rows, cols))
 
 

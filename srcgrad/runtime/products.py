@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCaseError
 from .shapes import _like, unbroadcast
 
 
@@ -72,7 +73,7 @@ def dot_vjp_right(dy, a, b):
 
 def _check_dot(a, b):
     if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise NotImplementedError(
+        raise UnsupportedCaseError(
             f"srcgrad differentiates np.dot for arrays of up to 2 dimensions; got shapes "
             f"{np.shape(a)} and {np.shape(b)}. Use np.matmul or np.tensordot for stacked arrays."
         )
@@ -112,22 +113,35 @@ def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=Non
     operands = [x for x in (x0, x1, x2, x3, x4, x5) if x is not None]
     shapes = [np.shape(x) for x in operands]
     labels, output = _einsum_labels(subscripts, shapes)
-    target, shape = labels[k], shapes[k]
+    target = labels[k]
     others = [j for j in range(len(operands)) if j != k]
     known = set(output).union(*(labels[j] for j in others))
     unique = list(dict.fromkeys(target))
     computed = "".join(c for c in unique if c in known)
     spec = ",".join([output] + [labels[j] for j in others]) + "->" + computed
     g = np.einsum(spec, dy, *(operands[j] for j in others))
-    sizes = {c: n for c, n in zip(target, shape)}
+    sizes = {c: n for c, n in zip(target, shapes[k])}
+    g = _one_axis_per_label(g, unique, known, sizes)
+    if len(unique) == len(target):
+        return _like(g, operands[k])
+    return _onto_diagonals(g, target, unique, sizes, shapes[k])
+
+
+def _one_axis_per_label(g, unique, known, sizes):
+    """``g`` with one axis per label in ``unique``, each of the operand's size: a label that
+    neither the output nor another operand carries gets a new axis (its cotangent is constant
+    along it), and an axis the operand had with size 1 (broadcast) is summed."""
     for axis, c in enumerate(unique):
         if c not in known:
             g = np.expand_dims(g, axis)
-        if g.shape[axis] != sizes[c]:
-            g = np.sum(g, axis=axis, keepdims=True) if sizes[c] == 1 else g
-    g = np.broadcast_to(g, tuple(sizes[c] for c in unique))
-    if len(unique) == len(target):
-        return _like(g, operands[k])
+        if sizes[c] == 1 and g.shape[axis] != 1:
+            g = np.sum(g, axis=axis, keepdims=True)
+    return np.broadcast_to(g, tuple(sizes[c] for c in unique))
+
+
+def _onto_diagonals(g, target, unique, sizes, shape):
+    """The cotangent of an operand whose labels repeat (``'ii->i'``): ``g``, which has one axis
+    per distinct label, written onto those diagonals of zeros of ``shape``."""
     out = np.zeros(shape, dtype=np.result_type(g, float))
     index = []
     for c in target:

@@ -31,17 +31,19 @@ def unbroadcast(g, x):
         )
     gshape = getattr(g, "shape", None)
     shape = getattr(x, "shape", None)
-    if gshape is not None and gshape == shape:
-        return g
-    if (
-        gshape is not None
-        and shape is not None
-        and len(gshape) > len(shape)
-        and gshape[len(gshape) - len(shape):] == shape
-    ):
-        # the usual case: leading batch axes broadcast in front of x
+    if gshape is not None and shape is not None:
+        if gshape == shape:
+            return g
         lead = len(gshape) - len(shape)
-        return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+        if lead > 0 and gshape[lead:] == shape:
+            # the usual case: leading batch axes broadcast in front of x
+            return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+    return _unbroadcast_shapes(g, x)
+
+
+def _unbroadcast_shapes(g, x):
+    """``unbroadcast`` where ``g`` or ``x`` is not an array, or axes of length one were
+    broadcast."""
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -54,8 +56,15 @@ def unbroadcast(g, x):
         # the other common case: axes of length one in x (keepdims results, biases)
         axes = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[i] != 1)
         return np.add.reduce(g, axis=axes, keepdims=True)
-    g = np.asarray(g)
-    if g.ndim < len(shape) or any(n != 1 and m == 1 for n, m in zip(shape[::-1], gshape[::-1])):
+    g = _sum_to(np.asarray(g), shape)
+    if not shape and not isinstance(x, np.ndarray):
+        return g[()]
+    return g
+
+
+def _sum_to(g, shape):
+    """The array ``g`` summed (or, where it is smaller, broadcast) to ``shape``."""
+    if g.ndim < len(shape) or any(n != 1 and m == 1 for n, m in zip(shape[::-1], g.shape[::-1])):
         g = np.broadcast_to(g, np.broadcast_shapes(g.shape, shape))
     lead = g.ndim - len(shape)
     if lead:
@@ -63,8 +72,6 @@ def unbroadcast(g, x):
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)
-    if not shape and not isinstance(x, np.ndarray):
-        return g[()]
     return g
 
 
