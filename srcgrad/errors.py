@@ -66,6 +66,16 @@ class InternalError(SrcgradError, AssertionError):
     Please report it with the function that triggers it."""
 
 
+class NumPyValueError(SrcgradError, ValueError):
+    """An argument NumPy itself refuses, found by a helper standing in for the NumPy function:
+    the message is NumPy's, and like NumPy's own error it is a ``ValueError``."""
+
+
+class NumPyIndexError(SrcgradError, IndexError):
+    """An index out of bounds, found by a helper standing in for a NumPy function: the message
+    is NumPy's, and like NumPy's own error it is an ``IndexError``."""
+
+
 class NonScalarOutputError(SrcgradError):
     """``grad`` of a function whose output has more than one element."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import NumPyIndexError, NumPyValueError
 from .shapes import unbroadcast
 
 # ufuncs whose ``.at`` is differentiated through ``ufunc_at``
@@ -40,7 +41,7 @@ def put_index(a, ind, mode="raise"):
     else:
         if np.any((flat < -size) | (flat >= size)):
             bad = flat[(flat < -size) | (flat >= size)].ravel()[0]
-            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {size}")
+            raise NumPyIndexError(f"index {bad} is out of bounds for axis 0 with size {size}")
         flat = np.where(flat < 0, flat + size, flat)
     return _unravel(flat, np.shape(a))
 
@@ -50,7 +51,7 @@ def _cycle(values, count, shape, what):
     if n == 0:
         if count == 0:
             return np.zeros(shape, dtype=np.intp)
-        raise ValueError(f"{what}: cannot place values from an empty array")
+        raise NumPyValueError(f"{what}: cannot place values from an empty array")
     return (np.arange(count, dtype=np.intp) % n).reshape(shape)
 
 
@@ -79,7 +80,7 @@ def putmask_sources(values, mask):
     if n == 0:
         if flat.size == 0:
             return flat
-        raise ValueError("putmask: values must not be empty")
+        raise NumPyValueError("putmask: values must not be empty")
     return flat % n
 
 
@@ -87,13 +88,13 @@ def diagonal_index(a, wrap=False):
     """The positions ``np.fill_diagonal(a, val, wrap)`` writes, as an index into ``a``."""
     shape = np.shape(a)
     if len(shape) < 2:
-        raise ValueError("array must be at least 2-d")
+        raise NumPyValueError("array must be at least 2-d")
     if len(shape) == 2:
         step = shape[1] + 1
         end = None if wrap else shape[1] * shape[1]
     else:
         if not all(n == shape[0] for n in shape):
-            raise ValueError("All dimensions of input must be of equal length")
+            raise NumPyValueError("All dimensions of input must be of equal length")
         step = 1 + np.cumprod(shape[:-1]).sum()
         end = None
     flat = np.arange(np.size(a), dtype=np.intp)[:end:step]
@@ -112,11 +113,11 @@ def along_axis_index(arr, indices, axis):
     indices = np.asarray(indices)
     if axis is None:
         if indices.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
+            raise NumPyValueError("when axis=None, `indices` must have a single dimension.")
         return _unravel(np.where(indices < 0, indices + np.size(arr), indices), shape)
     ndim = len(shape)
     if indices.ndim != ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+        raise NumPyValueError("`indices` and `arr` must have the same number of dimensions")
     axis = axis + ndim if axis < 0 else axis
     index = []
     for k, n in enumerate(shape):
