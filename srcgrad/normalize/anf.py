@@ -28,6 +28,7 @@ def run(fn_node, ctx):
     ctx.helpers = in_place_helpers(ctx)
     return ANF(ctx.namer, ctx.local_names, ctx.helpers).run(fn_node)
 
+
 def in_place_helpers(ctx):
     """The runtime helpers ANF writes in-place list and array updates with, by generated name."""
     from .. import runtime

@@ -90,6 +90,7 @@ def extract_local_functions(fn_node, location):
     fn_node.body = body
     return found
 
+
 class CheckSupported(gast.NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
 

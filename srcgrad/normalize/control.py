@@ -52,6 +52,7 @@ def run(fn_node, ctx):
     """The pass: loops, branches and early exits in the few forms the transforms know."""
     return DesugarControl(ctx.namer, ctx.local_names).run(fn_node)
 
+
 class DesugarControl:
     def __init__(self, namer, locals_):
         self.namer = namer

@@ -19,6 +19,7 @@ def run(fn_node, ctx):
     """The pass: in-place helper calls of generated code become functional ones."""
     return FunctionalHelpers(ctx).run(fn_node)
 
+
 class FunctionalHelpers(gast.NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx

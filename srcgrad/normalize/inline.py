@@ -43,6 +43,7 @@ def run(fn_node, ctx):
     """The pass: calls to the user's own functions are replaced by their normalized bodies."""
     return InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,)).run(fn_node)
 
+
 class InlineCalls:
     def __init__(self, ctx, locals_, local_functions, stack=(), namespace=None):
         self.ctx = ctx

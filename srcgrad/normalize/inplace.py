@@ -39,6 +39,7 @@ def run(fn_node, ctx):
     list_ops = (helpers["list_append"], helpers["list_pop"])
     return CopyBeforeWrite(ctx, helpers["setitem"], list_ops).run(fn_node)
 
+
 class CopyBeforeWrite:
     def __init__(self, ctx, setitem, list_ops=()):
         self.ctx = ctx

@@ -18,6 +18,7 @@ def run(fn_node, ctx):
     """The pass: straight-line redefinitions get fresh names."""
     return SSARename(ctx.namer, ctx.in_place_calls).run(fn_node)
 
+
 class SSARename(gast.NodeTransformer):
     def __init__(self, namer, in_place=()):
         self.namer = namer

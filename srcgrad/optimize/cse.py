@@ -31,6 +31,7 @@ def run(fn_node, ctx):
     """The pass: a repeated pure expression is computed once."""
     return CommonSubexpressions(ctx.namespace, local_names(fn_node)).run(fn_node)
 
+
 class CommonSubexpressions:
     def __init__(self, namespace, local_names):
         self.namespace = namespace

@@ -27,6 +27,7 @@ def run(fn_node, ctx):
     """The pass: statements whose results nothing reads are dropped."""
     return DeadCode(ctx).run(fn_node)
 
+
 class DeadCode:
     def __init__(self, ctx):
         self.ctx = ctx

@@ -39,6 +39,7 @@ def run(fn_node, ctx):
     """The pass: arithmetic on constants and with 0 and 1 is folded."""
     return ConstantFold().run(fn_node)
 
+
 class ConstantFold(gast.NodeTransformer):
     """``x * 1.0`` is a new array, ``x`` is not: in a statement that writes into its target in
     place later (``a = x * 1.0; a = setitem(a, ...)``, ``a += v``) or reads an array that is

@@ -23,6 +23,7 @@ def run(fn_node, ctx):
     """The pass: loop-invariant statements move before their loop."""
     return HoistInvariants(ctx.namespace, local_names(fn_node)).run(fn_node)
 
+
 class HoistInvariants:
     def __init__(self, namespace, local_names):
         self.namespace = namespace

@@ -65,14 +65,15 @@ _VIEW = ("view",)
 
 def run(fn_node, ctx):
     """The pass: returned gradients are arrays of the caller's own."""
-    return OwnedGradients(ctx, ctx.mode).run(fn_node)
+    return OwnedGradients(ctx).run(fn_node)
+
 
 class OwnedGradients:
-    """``mode`` is the transform's: "grad", "value_and_grad", "vjp", "jvp" or "tangent"."""
+    """``ctx.mode`` is the transform's: "grad", "value_and_grad", "vjp", "jvp" or "tangent"."""
 
-    def __init__(self, ctx, mode):
+    def __init__(self, ctx):
         self.ctx = ctx
-        self.mode = mode
+        self.mode = ctx.mode
         self.local = set()
         self.params = set()
         self.roots = {}

@@ -39,17 +39,18 @@ SCALAR_BUILTINS = ("len", "int", "float", "bool", "range")
 def run(fn_node, ctx):
     """The pass: ``del`` each value after its last read. Reads ``ctx.shape_sets`` and
     ``ctx.adjoint_names`` (left empty by forward mode) for values of one element."""
-    return ReleaseDead(ctx, ctx.shape_sets, ctx.adjoint_names).run(fn_node)
+    return ReleaseDead(ctx).run(fn_node)
+
 
 class ReleaseDead:
-    """``shape_sets`` are the symbolic shapes of the primal's values (``analysis/shapes.py``)
+    """``ctx.shape_sets`` are the symbolic shapes of the primal's values (``analysis/shapes.py``)
     where known: an empty set is a scalar, such as the result of a full reduction, and so is
-    its adjoint, named in ``adjoints``."""
+    its adjoint, named in ``ctx.adjoint_names``."""
 
-    def __init__(self, ctx, shape_sets=None, adjoints=None):
+    def __init__(self, ctx):
         self.ctx = ctx
-        scalars = {v for v, s in (shape_sets or {}).items() if s == frozenset()}
-        adjoints = adjoints or {}
+        scalars = {v for v, s in ctx.shape_sets.items() if s == frozenset()}
+        adjoints = ctx.adjoint_names
         self.one_element = scalars | {adjoints[v] for v in scalars if v in adjoints}
 
     def run(self, fn_node):

@@ -46,7 +46,7 @@ def run(fn_node, ctx):
     dead-code elimination (which frees values read only for their shape, which frees more dead
     code); then shape views of values read for their shape after their last other read.
     Reads ``ctx.shape_sets`` and ``ctx.assigned_in_control`` (set by the reverse transform)."""
-    proxies = ShapeProxies(ctx, ctx.shape_sets, ctx.assigned_in_control)
+    proxies = ShapeProxies(ctx)
     for _ in range(4):
         fn_node = proxies.run(fn_node)
         if not proxies.replaced:
@@ -56,10 +56,10 @@ def run(fn_node, ctx):
 
 
 class ShapeProxies:
-    def __init__(self, ctx, shape_sets, fixed):
+    def __init__(self, ctx):
         self.ctx = ctx
-        self.shape_sets = shape_sets
-        self.fixed = fixed
+        self.shape_sets = ctx.shape_sets
+        self.fixed = ctx.assigned_in_control  # assigned in control flow: more than one value
         self.helpers = {  # generated name -> positions read only for their shape
             ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
         }
