@@ -10,10 +10,10 @@ from .registry import defrule, linear, nondiff
 
 WRITES = {"scatter_last": scatter_last}
 
-linear(runtime.as_like, "g, x", vjp={"g": "dy"})
-linear(
-    runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"}
-)
+# (as_like's rule is in runtime_rules.py.) The tangents not written here are the helper applied to
+# the tangent (kinds.py).
+linear(runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"})
+# `add(a, b)` is linear in both jointly: its tangent is `da + db`, no one-argument call.
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
 linear(runtime.fresh_copy, "x", vjp="dy")
 # A cast to an integer or boolean dtype carries no gradient: a static dtype makes the call a
@@ -28,6 +28,7 @@ linear(runtime.cast_grad, "g, x, dtype", vjp={"g": "cast_grad(dy, g, dtype)"})
 linear(runtime.cast_tangent, "t, dtype", vjp={"t": "cast_grad(dy, t, dtype)"})
 # of repeated indices only the last write lands: `scatter_last` puts back what `take_item` read
 linear(runtime.take_item, "d, index", vjp={"d": "scatter_last(dy, d, index)"}, namespace=WRITES)
+# zero_item writes into its argument, and a tangent may be shared: the tangent copies first.
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
 defrule(
@@ -45,9 +46,7 @@ defrule(
     namespace=WRITES,
 )
 linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})
-linear(
-    runtime.list_pop, "items", vjp={"items": "append_none(dy)"}
-)
+linear(runtime.list_pop, "items", vjp={"items": "append_none(dy)"})
 defrule(
     runtime.list_append,
     "items, value",
@@ -68,6 +67,7 @@ linear(runtime.stack_columns, "columns, value, x",
        vjp={"columns": "unstack_columns(dy, value, x)"})
 linear(runtime.unstack_rows, "d, value, x", vjp={"d": "stack_rows(dy, value, x)"})
 linear(runtime.unstack_columns, "d, value, x", vjp={"d": "stack_columns(dy, value, x)"})
+# single_output checks the primal; its tangent passes through unchecked (no second check).
 linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
        jvp={"value": "dvalue"})
 # Refuses an in-place update of an aliased array; gives no gradient of its own.

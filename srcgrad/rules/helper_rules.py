@@ -141,11 +141,7 @@ _rule(
     },
     kind="bilinear",
 )
-_rule(
-    runtime.cumsum_grad,
-    "g, a, axis=None",
-    vjp={"g": "np.cumsum(dy, axis=axis)"},
-)
+_rule(runtime.cumsum_grad, "g, a, axis=None", vjp={"g": "np.cumsum(dy, axis=axis)"})
 # cumprod_grad(g, a) = J(a)^T g and cumprod_jvp(a, t) = J(a) t, with J the Jacobian of cumprod.
 _rule(
     runtime.cumprod_grad,
@@ -192,11 +188,7 @@ _rule(
     "g, a, offset=0, axis1=0, axis2=1",
     vjp={"g": "np.trace(dy, offset=offset, axis1=axis1, axis2=axis2)"},
 )
-_rule(
-    runtime.diff_grad,
-    "g, a, n=1, axis=-1",
-    vjp={"g": "np.diff(dy, n=n, axis=axis)"},
-)
+_rule(runtime.diff_grad, "g, a, n=1, axis=-1", vjp={"g": "np.diff(dy, n=n, axis=axis)"})
 
 # --- norms: g * phi(x, norm), phi elementwise in x -----------------------------------------------
 for _fn, _sig, _args, _axis, _kind in (
@@ -239,11 +231,7 @@ _rule(
 
 # --- shape ----------------------------------------------------------------------------------------
 _rule(runtime.mT, "x", vjp={"x": "mT(dy)"})
-_rule(
-    runtime.reshape_like,
-    "g, x, order='C'",
-    vjp={"g": "reshape_like(dy, g, order=order)"},
-)
+_rule(runtime.reshape_like, "g, x, order='C'", vjp={"g": "reshape_like(dy, g, order=order)"})
 _rule(
     runtime.diagonal_grad,
     "g, a, offset=0, axis1=0, axis2=1",
@@ -254,6 +242,7 @@ _rule(runtime.diag_grad, "g, v, k=0", vjp={"g": "np.diag(dy, k=k)"})
 # most `axis` and `mode`; `...` marks a keyword not given (the helpers leave it out).
 _SELECT = "x, fn, arg, axis=..., mode=..."
 _SELECTED = "x, fn, arg, axis=axis, mode=mode"
+# (select_grad passes `...` on to fn; select_scatter leaves it out, so tangents use the latter.)
 for _scatter in (runtime.select_grad, helper_runtime.select_scatter):
     _rule(
         _scatter,
@@ -261,11 +250,7 @@ for _scatter in (runtime.select_grad, helper_runtime.select_scatter):
         vjp={"g": f"select_gather(dy, {_SELECTED})"},
         jvp={"g": f"select_scatter(dg, {_SELECTED})"},
     )
-_rule(
-    helper_runtime.select_gather,
-    "w, " + _SELECT,
-    vjp={"w": f"select_scatter(dy, {_SELECTED})"},
-)
+_rule(helper_runtime.select_gather, "w, " + _SELECT, vjp={"w": f"select_scatter(dy, {_SELECTED})"})
 _rule(
     runtime.pad_grad,
     "g, array, pad_width, mode='constant'",
@@ -307,11 +292,7 @@ for _fn, _how, _axis in (
     (runtime.column_stack_grad, "column_stack", False),
 ):
     _sig, _kw = ("g, arrays, axis=0", ", axis=axis") if _axis else ("g, arrays", "")
-    _rule(
-        _fn,
-        _sig,
-        vjp={"g": f"join_cotangents(dy, arrays, {_how!r}{_kw})"},
-    )
+    _rule(_fn, _sig, vjp={"g": f"join_cotangents(dy, arrays, {_how!r}{_kw})"})
 _rule(
     helper_runtime.join_cotangents,
     "pieces, arrays, how='concatenate', axis=0",
@@ -342,33 +323,13 @@ _rule(
     "pieces, x, axis=0",
     vjp={"pieces": "unstack_pieces(dy, axis=axis)"},
 )
-_rule(
-    helper_runtime.unstack_pieces,
-    "w, axis=0",
-    vjp={"w": "stack_cotangents(dy, w, axis=axis)"},
-)
+_rule(helper_runtime.unstack_pieces, "w, axis=0", vjp={"w": "stack_cotangents(dy, w, axis=axis)"})
 
 # --- containers -----------------------------------------------------------------------------
-_rule(
-    runtime.sum_grad,
-    "g, items",
-    vjp={"g": "sum_grad_adjoint(dy, g, items)"},
-)
-_rule(
-    helper_runtime.sum_grad_adjoint,
-    "w, g, items",
-    vjp={"w": "sum_grad(dy, items)"},
-)
-_rule(
-    runtime.append_grad_value,
-    "g, value",
-    vjp={"g": "getitem_grad(dy, g, -1)"},
-)
-_rule(
-    runtime.append_grad_items,
-    "g",
-    vjp={"g": "getitem_grad(dy, g, slice(None, -1, None))"},
-)
+_rule(runtime.sum_grad, "g, items", vjp={"g": "sum_grad_adjoint(dy, g, items)"})
+_rule(helper_runtime.sum_grad_adjoint, "w, g, items", vjp={"w": "sum_grad(dy, items)"})
+_rule(runtime.append_grad_value, "g, value", vjp={"g": "getitem_grad(dy, g, -1)"})
+_rule(runtime.append_grad_items, "g", vjp={"g": "getitem_grad(dy, g, slice(None, -1, None))"})
 
 # --- products -------------------------------------------------------------------------------------
 # X_vjp_left(g, a, b) is the adjoint of A -> X(A, b) applied to g, so its adjoint in g is that map
@@ -390,6 +351,8 @@ for _op, _np, _sig, _kw in (
         kind="bilinear",
     )
 
+# einsum_vjp(g, subscripts, k, x...) is linear in g and in every operand but x_k, of which it
+# reads only the shape; the tangents are written out (einsum_vjp_tangent is 0 for j == k).
 _EINSUM = ("x0", "x1", "x2", "x3", "x4", "x5")
 _OPS = "x0, " + ", ".join(f"{x}={x}" for x in _EINSUM[1:])
 _rule(
@@ -405,7 +368,7 @@ _rule(
         **{x: f"einsum_vjp_tangent(g, subscripts, k, {j}, d{x}, {_OPS})"
            for j, x in enumerate(_EINSUM)},
     },
-    kind="multilinear",
+    kind="general",
 )
 _rule(
     runtime.einsum_jvp,
@@ -420,10 +383,12 @@ _rule(
         **{x: f"einsum_jvp_tangent(subscripts, k, t, {j}, d{x}, {_OPS})"
            for j, x in enumerate(_EINSUM)},
     },
-    kind="multilinear",
+    kind="general",
 )
-# Bilinear helpers with a `wrt` argument: the adjoint in g puts the cotangent in operand `wrt`;
-# in the other operand see helper_runtime._partner.
+# Helpers with a `wrt` argument: the adjoint in g puts the cotangent in operand `wrt`; in the
+# other operand see runtime.higher_order._partner. Linear in g and in the operand that is not
+# `wrt`, constant in operand `wrt` (its shape only): no kind says which operand that is at
+# transform time, so the tangents are written out (`_tangent` gives 0 for operand `wrt`).
 for _fn, _sig, _kw in (
     (runtime.kron_vjp, "g, a, b, wrt=0", "wrt=wrt"),
     (runtime.cross_vjp, "g, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None",
@@ -446,7 +411,7 @@ for _fn, _sig, _kw in (
             _a: f"{_name}_tangent(g, {_a}, {_b}, d{_a}, {_kw}, param=0)",
             _b: f"{_name}_tangent(g, {_a}, {_b}, d{_b}, {_kw}, param=1)",
         },
-        kind="bilinear",
+        kind="general",
     )
 
 # --- linear algebra -------------------------------------------------------------------------------
@@ -545,18 +510,8 @@ for _vjp, _jvp, _vsig, _jsig, _jvp_args, _vjp_args, _primal, _name in (
      "{}, a, n", ("a",), "matrix_power"),
 ):
     _why = {p: _FACTOR.format(_name) for p in _primal}
-    _rule(
-        _vjp,
-        _vsig,
-        vjp={"g": f"{_jvp.__name__}({_jvp_args.format('dy')})"},
-        unsupported=_why,
-    )
-    _rule(
-        _jvp,
-        _jsig,
-        vjp={"t": f"{_vjp.__name__}({_vjp_args.format('dy')})"},
-        unsupported=_why,
-    )
+    _rule(_vjp, _vsig, vjp={"g": f"{_jvp.__name__}({_jvp_args.format('dy')})"}, unsupported=_why)
+    _rule(_jvp, _jsig, vjp={"t": f"{_vjp.__name__}({_vjp_args.format('dy')})"}, unsupported=_why)
 
 # --- third order: the helpers above that helper_runtime adds -------------------------------------
 _rule(

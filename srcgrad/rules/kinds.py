@@ -102,13 +102,13 @@ def _applied(rule, param, namespace):
         return gast.UnaryOp(_UNARY[fn](), args[0])
     if fn is operator.getitem:
         return gast.Subscript(args[0], args[1], gast.Load())
-    callee = _spelling(fn, namespace)
+    callee = spelling(fn, namespace)
     if callee is None or not _accepts(fn, [k.arg for k in keywords]):
         return None
     return gast.Call(callee, args, keywords)
 
 
-def _spelling(fn, namespace):
+def spelling(fn, namespace):
     """An expression naming ``fn`` in the template ``namespace`` (``np.sum``, ``unreduce``)."""
     name = getattr(fn, "__name__", None)
     if name is None:

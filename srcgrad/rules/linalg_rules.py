@@ -104,11 +104,7 @@ linear(
     "x, *, offset=0, dtype=None",
     vjp="trace_grad(dy, x, offset=offset, axis1=-2, axis2=-1)",
 )
-linear(
-    la.diagonal,
-    "x, *, offset=0",
-    vjp="diagonal_grad(dy, x, offset=offset, axis1=-2, axis2=-1)",
-)
+linear(la.diagonal, "x, *, offset=0", vjp="diagonal_grad(dy, x, offset=offset, axis1=-2, axis2=-1)")
 linear(la.matrix_transpose, "x", vjp="mT(dy)")
 
 nondiff(la.matrix_rank)

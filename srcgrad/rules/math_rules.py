@@ -3,7 +3,7 @@
 import builtins
 import math
 
-from .registry import defrule, elementwise, nondiff
+from .registry import defrule, elementwise, linear, nondiff
 
 elementwise(math.sin, "x", vjp="dy * math.cos(x)")
 elementwise(math.cos, "x", vjp="-dy * math.sin(x)")
@@ -22,35 +22,27 @@ elementwise(math.log10, "x", vjp="dy / (x * math.log(10.0))")
 elementwise(math.log1p, "x", vjp="dy / (1.0 + x)")
 elementwise(math.sqrt, "x", vjp="dy * 0.5 / y")
 elementwise(math.fabs, "x", vjp="dy * math.copysign(1.0, x)")
+# |x1| with the sign of x2: piecewise constant in x2, so only x1 has a gradient.
 elementwise(
-    math.pow,
-    "x1, x2",
-    vjp=("dy * x2 * math.pow(x1, x2 - 1)", "dy * y * math.log(x1)"),
+    math.copysign, "x1, x2", vjp={"x1": "dy * math.copysign(1.0, x1) * math.copysign(1.0, y)"}
 )
-elementwise(
-    math.hypot, "x1, x2", vjp=("dy * x1 / y", "dy * x2 / y")
-)
+elementwise(math.pow, "x1, x2", vjp=("dy * x2 * math.pow(x1, x2 - 1)", "dy * y * math.log(x1)"))
+elementwise(math.hypot, "x1, x2", vjp=("dy * x1 / y", "dy * x2 / y"))
 elementwise(
     math.atan2,
     "x1, x2",
     vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
 )
-elementwise(
-    math.erf,
-    "x",
-    vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)",
-)
+elementwise(math.erf, "x", vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)")
 
-defrule(builtins.float, "x", vjp="dy", jvp="dx", kind="linear")
+# float(x) of a number is x: its tangent is dx, not float(dx) (dx may be a 0-d array).
+linear(builtins.float, "x", vjp="dy", jvp="dx")
 # max(a, b) and min(a, b) of two numbers; ties go to the first argument, as Python returns it.
-elementwise(
-    builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"),
-)
-elementwise(
-    builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"),
-)
+elementwise(builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"))
+elementwise(builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
 elementwise(builtins.abs, "x", vjp="dy * np.sign(x)")
 
+# sum(iterable, start) is linear in both jointly: its tangent is the sum of both tangents.
 defrule(
     builtins.sum,
     "iterable, start=0",

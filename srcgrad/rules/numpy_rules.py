@@ -90,27 +90,13 @@ elementwise(np.add, BINARY, vjp=("dy", "dy"))
 elementwise(np.subtract, BINARY, vjp=("dy", "-dy"))
 bilinear(np.multiply, BINARY, vjp=("dy * x2", "dy * x1"), broadcast=True)
 # np.true_divide is np.divide.
-elementwise(
-    np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2")
-)
+elementwise(np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2"))
 for _power in (np.power, np.float_power):  # np.pow is np.power
-    elementwise(
-        _power,
-        BINARY,
-        vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"),
-    )
+    elementwise(_power, BINARY, vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"))
 # np.mod is np.remainder: x1 - floor(x1 / x2) * x2; fmod truncates instead.
-elementwise(
-    np.remainder,
-    BINARY,
-    vjp=("dy", "-dy * np.floor_divide(x1, x2)"),
-)
-elementwise(
-    np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)")
-)
-elementwise(
-    np.hypot, BINARY, vjp=("dy * x1 / y", "dy * x2 / y")
-)
+elementwise(np.remainder, BINARY, vjp=("dy", "-dy * np.floor_divide(x1, x2)"))
+elementwise(np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)"))
+elementwise(np.hypot, BINARY, vjp=("dy * x1 / y", "dy * x2 / y"))
 elementwise(
     np.arctan2,
     BINARY,
@@ -126,26 +112,12 @@ elementwise(
         "dy * (0.5 - 0.5 * np.tanh(0.5 * (x1 - x2)))",
     ),
 )
-elementwise(
-    np.logaddexp2,
-    BINARY,
-    vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"),
-)
-elementwise(
-    np.copysign, BINARY, vjp={"x1": "dy * np.sign(x1) * np.sign(y)"},
-)
+elementwise(np.logaddexp2, BINARY, vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"))
+elementwise(np.copysign, BINARY, vjp={"x1": "dy * np.sign(x1) * np.sign(y)"})
 elementwise(np.ldexp, BINARY, vjp={"x1": "dy * np.exp2(x2)"})
 # Ties go to the first operand, as in np.maximum's choice of which value to return.
-elementwise(
-    np.maximum,
-    BINARY,
-    vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"),
-)
-elementwise(
-    np.minimum,
-    BINARY,
-    vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"),
-)
+elementwise(np.maximum, BINARY, vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"))
+elementwise(np.minimum, BINARY, vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
 # fmax/fmin return the operand that is not NaN.
 elementwise(
     np.fmax,
@@ -169,16 +141,8 @@ elementwise(
 )
 
 # --- reductions -------------------------------------------------------------------------------
-linear(
-    np.sum,
-    REDUCE,
-    vjp="unreduce(dy, a, axis=axis, keepdims=keepdims)",
-)
-linear(
-    np.mean,
-    REDUCE,
-    vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims)",
-)
+linear(np.sum, REDUCE, vjp="unreduce(dy, a, axis=axis, keepdims=keepdims)")
+linear(np.mean, REDUCE, vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims)")
 # nansum and nanmean skip NaN: linear in `a` only where it is not NaN, so their tangents mask.
 defrule(
     np.nansum,
@@ -264,11 +228,7 @@ defrule(
     unsupported={"q": "the derivative with respect to the percentile is not implemented"},
 )
 for _cumsum in (np.cumsum, np.cumulative_sum):
-    linear(
-        _cumsum,
-        "a, axis=None, dtype=None, out=None",
-        vjp="cumsum_grad(dy, a, axis=axis)",
-    )
+    linear(_cumsum, "a, axis=None, dtype=None, out=None", vjp="cumsum_grad(dy, a, axis=axis)")
 for _cumprod in (np.cumprod, np.cumulative_prod):
     defrule(
         _cumprod,
@@ -285,16 +245,13 @@ linear(np.diff, "a, n=1, axis=-1", vjp="diff_grad(dy, a, n=n, axis=axis)")
 
 # --- shape ------------------------------------------------------------------------------------
 # np.permute_dims is np.transpose.
-linear(
-    np.transpose,
-    "a, axes=None",
-    vjp="np.transpose(dy, inverse_permutation(axes))",
-)
+linear(np.transpose, "a, axes=None", vjp="np.transpose(dy, inverse_permutation(axes))")
 linear(np.matrix_transpose, "x", vjp="np.matrix_transpose(dy)")
 linear(np.swapaxes, "a, axis1, axis2", vjp="np.swapaxes(dy, axis1, axis2)")
 linear(np.moveaxis, "a, source, destination", vjp="np.moveaxis(dy, destination, source)")
 linear(np.reshape, "a, shape=None, order='C'", vjp="reshape_like(dy, a, order=order)")
 # The method `x.reshape((3, 4))`; its shape must be one argument (`x.reshape(3, 4)` is refused).
+# Its tangent is written with np.reshape: np.ndarray.reshape(dx, ...) needs dx to be an array.
 linear(np.ndarray.reshape, "a, shape, *, order='C'", vjp="reshape_like(dy, a, order=order)",
        jvp="np.reshape(da, np.shape(y), order=order)")
 linear(np.ravel, "a, order='C'", vjp="reshape_like(dy, a, order=order)")
@@ -322,11 +279,7 @@ linear(
     vjp="diagonal_grad(dy, a, offset=offset, axis1=axis1, axis2=axis2)",
 )
 linear(np.tile, "A, reps", vjp="select_grad(dy, A, np.tile, reps)")
-linear(
-    np.repeat,
-    "a, repeats, axis=None",
-    vjp="select_grad(dy, a, np.repeat, repeats, axis=axis)",
-)
+linear(np.repeat, "a, repeats, axis=None", vjp="select_grad(dy, a, np.repeat, repeats, axis=axis)")
 linear(
     np.take,
     "a, indices, axis=None, out=None, mode='raise'",
@@ -337,12 +290,10 @@ linear(
     "arr, indices, axis=-1",
     vjp="select_grad(dy, arr, np.take_along_axis, indices, axis=axis)",
 )
-linear(
-    np.delete,
-    "arr, obj, axis=None",
-    vjp="select_grad(dy, arr, np.delete, obj, axis=axis)",
-)
+linear(np.delete, "arr, obj, axis=None", vjp="select_grad(dy, arr, np.delete, obj, axis=axis)")
 linear(np.resize, "a, new_shape", vjp="select_grad(dy, a, np.resize, new_shape)")
+# pad, append and linspace are linear in two arguments jointly: each tangent is written with the
+# other argument zero.
 linear(
     np.pad,
     "array, pad_width, mode='constant', constant_values=0",
@@ -386,11 +337,7 @@ for _split in (np.split, np.array_split):
         "ary, indices_or_sections, axis=0",
         vjp="split_grad(dy, ary, indices_or_sections, axis=axis)",
     )
-linear(
-    np.hsplit,
-    "ary, indices_or_sections",
-    vjp="hsplit_grad(dy, ary, indices_or_sections)",
-)
+linear(np.hsplit, "ary, indices_or_sections", vjp="hsplit_grad(dy, ary, indices_or_sections)")
 linear(
     np.vsplit,
     "ary, indices_or_sections",
@@ -402,11 +349,8 @@ linear(
     vjp="split_grad(dy, ary, indices_or_sections, axis=2)",
 )
 linear(np.unstack, "x, *, axis=0", vjp="stack_cotangents(dy, x, axis=axis)")
-linear(
-    np.full,
-    "shape, fill_value, dtype=None",
-    vjp={"fill_value": "unbroadcast(dy, fill_value)"},
-)
+linear(np.full, "shape, fill_value, dtype=None", vjp={"fill_value": "unbroadcast(dy, fill_value)"})
+# np.full_like(a, dfill) would take a's dtype (an integer `a` would truncate the tangent).
 linear(
     np.full_like,
     "a, fill_value, dtype=None",
@@ -425,11 +369,7 @@ linear(
         "dstop * np.linspace(0.0, 1.0, num, endpoint=endpoint)",
     ),
 )
-linear(
-    np.bincount,
-    "x, weights=None, minlength=0",
-    vjp={"weights": "dy[x]"},
-)
+linear(np.bincount, "x, weights=None, minlength=0", vjp={"weights": "dy[x]"})
 
 # --- products ---------------------------------------------------------------------------------
 # Bilinear: `vjp` gives the two transposes; the tangent is the product rule (`dx1 @ x2 + x1 @ dx2`).

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import SrcgradError
-from .kinds import Kind, tangent_expr
+from .kinds import Kind, spelling, tangent_expr
 
 
 class Role(enum.Enum):
@@ -118,7 +118,15 @@ class Rule:
 
     def jvp(self):
         if self.jvp_template is None:
-            template = _string_template(self.jvp_src, self.signature, None, self.namespace)
+            namespace = self.namespace or TEMPLATE_NAMESPACE
+            name = getattr(self.fn, "__name__", None)
+            if (
+                self.kind in LINEAR_KINDS and name and name not in namespace.mapping
+                and spelling(self.fn, namespace) is None
+            ):
+                # a derived tangent calls the function itself (a user's function is no global)
+                namespace = DictNamespace({**namespace.mapping, name: self.fn})
+            template = _string_template(self.jvp_src, self.signature, None, namespace)
             for p in self.differentiable_params():
                 if p not in template.outputs and p not in self.unsupported:
                     expr = tangent_expr(self, p, template.namespace)
@@ -138,7 +146,7 @@ class Rule:
             return ()
         if self.vjp_template is not None:
             params = tuple(p for p in self.vjp_template.outputs if p != "*")
-        elif not self.vjp_src and self.jvp_template is not None:
+        elif self.kind is Kind.CUSTOM and not self.vjp_src and self.jvp_template is not None:
             roles = self.jvp_template.names.values()
             params = tuple(b.param for b in roles if b.role is Role.TANGENT)
         else:
@@ -151,6 +159,9 @@ class Rule:
             f"{self.name} has no derivative rule with respect to its parameter `{param}`: "
             f"{self.unsupported[param]}"
         )
+
+
+LINEAR_KINDS = (Kind.LINEAR, Kind.BILINEAR, Kind.MULTILINEAR)
 
 
 class DictNamespace:

@@ -33,11 +33,7 @@ linear(
 )
 
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again.
-linear(
-    runtime.getitem_grad,
-    "g, x, index",
-    vjp="dy[index]",
-)
+linear(runtime.getitem_grad, "g, x, index", vjp="dy[index]")
 
 # `add_at(acc, index, g)` is `acc` plus the adjoint of `acc[index]` applied to g, updated in place
 # in a buffer the generated code owns. Its tangent must not update anything in place: a tangent may
@@ -49,10 +45,12 @@ defrule(
     jvp={"acc": "dacc", "g": "getitem_grad(dg, acc, index)"},
     kind="linear",
 )
+# Tangents are never written in place, so the tangent of a copy needs no copy.
 linear(runtime.copy_array, "a", vjp="dy", jvp="da")
 # `copy_grad(g)` copies a gradient before it is returned; so is its tangent (hvp returns it).
 linear(runtime.copy_grad, "g", vjp="dy")
-# `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed.
+# `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed; a tangent has
+# that structure already.
 linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
 
 # `matmul_vjp_left(g, a, b)` is the adjoint of A -> A @ b applied to g, so its adjoint in g is
@@ -84,6 +82,7 @@ defrule(
 
 # Seeds and checks pass their first argument through; the others only contribute a shape. (The
 # output is not called `out`: for rules, `out=` means NumPy's output buffer.)
+# (The check ran on the primal: the tangents pass through without a second one.)
 linear(runtime.check_seed, "seed, output", vjp="dy", jvp="dseed")
 linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
 
