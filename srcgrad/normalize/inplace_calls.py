@@ -91,8 +91,26 @@ class InPlaceCalls:
                 and isinstance(n.value, gast.Tuple)
             ):
                 self.tuples.setdefault(n.targets[0].id, []).append(n.value)
+        self.lists = self._lists(fn_node)
         fn_node.body = self._block(fn_node.body)
         return fn_node
+
+    def _lists(self, fn_node):
+        """Names that hold a list somewhere: a list literal, ``list(...)``, grown or shrunk."""
+        helpers = {self.ctx.helpers.get(h) for h in ("list_append", "list_pop")} - {None}
+        out = set()
+        for n in gast.walk(fn_node):
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+                value = n.value
+                if isinstance(value, gast.List) or (
+                    isinstance(value, gast.Call)
+                    and (
+                        isinstance(value.func, gast.Name) and value.func.id in helpers
+                        or self.ctx.namespace.resolve(value.func, self.locals) is list
+                    )
+                ):
+                    out.add(n.targets[0].id)
+        return out
 
     # --- statements -----------------------------------------------------------------------------
     def _block(self, stmts):
@@ -160,6 +178,11 @@ class InPlaceCalls:
     def _method(self, call, target):
         func = call.func
         owner, attr = func.value, func.attr
+        if owner.id in self.lists:
+            if target is None and attr not in METHODS:
+                raise self._refuse(call, f"the list method `.{attr}()` of `{owner.id}`",
+                                   "build a new list instead")
+            return None  # the classifier decides about a list method whose result is used
         if attr in SORTING_METHODS:
             args = [owner] + list(call.args)
             value = gast.Call(self._np(attr), args, list(call.keywords))
@@ -409,12 +432,12 @@ class InPlaceCalls:
             raise self._refuse(call, f"`{what}` without its argument `{missing[0]}`")
         return values
 
-    def _refuse(self, node, what):
+    def _refuse(self, node, what, advice=None):
+        advice = advice or (
+            "write the new values as a new array (`y = f(x)`) or into `y[...] = ...`"
+        )
         return self.ctx.location.error(
-            UnsupportedSyntaxError,
-            node,
-            f"srcgrad does not support {what} here; write the new values as a new array "
-            f"(`y = f(x)`) or into `y[...] = ...`",
+            UnsupportedSyntaxError, node, f"srcgrad does not support {what} here; {advice}"
         )
 
 
