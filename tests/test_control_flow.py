@@ -812,3 +812,30 @@ def assert_same_arrays(before, after):
     np.testing.assert_array_equal(seed_a, seed_b)
     for a, b in zip(args_a, args_b):
         np.testing.assert_array_equal(a, b)
+
+
+def _bound_on_one_branch_then_overwritten(x, c):
+    if c > 0:
+        a = x * 2.0
+    a = np.sin(x)
+    return a * a
+
+
+def _bound_on_one_branch_then_overwritten_in_a_loop(x, c):
+    if c > 0:
+        a = x * 2.0
+    s = 0.0
+    for i in range(3):
+        a = np.sin(x * i)
+        s = s + a * a
+    return s
+
+
+@pytest.mark.parametrize(
+    "f", [_bound_on_one_branch_then_overwritten, _bound_on_one_branch_then_overwritten_in_a_loop]
+)
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_value_saved_where_it_may_be_unbound(f, c):
+    # the save of `a` before it is overwritten runs on the path that never bound it: `a` starts
+    # as None (was UnboundLocalError in the generated code)
+    check_grad(f, (1.5, c))

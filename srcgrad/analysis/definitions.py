@@ -6,8 +6,8 @@ every statement, ``surely`` is the set of variables bound on every path to it, a
 set bound on some path to it that runs no loop body twice -- that is, bound before the statement
 runs for the first time. A loop may run zero times, so what its body binds is never sure after
 it; a ``for`` target counts as maybe bound only (in the body too). The reverse sweep saves an old
-value only where one may exist, and zero-initialises an adjoint with ``zeros_like(x)`` only where
-``x`` surely exists.
+value only where one may exist (and binds ``x = None`` first where the save may find ``x``
+unbound), and zero-initialises an adjoint with ``zeros_like(x)`` only where ``x`` surely exists.
 
     def f(x, c):                before `if`:   surely {x, c}          maybe {x, c}
         if c:                   before `z = ...`: surely {x, c}       maybe {x, c, y}

@@ -107,9 +107,9 @@ class Tape:
         old value may then travel in that iteration's tuple instead of a list of its own."""
         if var not in self.assigned_in_control or var in self.per_iteration:
             return []
-        if var not in self.definitions.maybe(stmt):
-            if self.depth == 0:
-                return []
+        if var not in self.definitions.maybe(stmt) and self.depth == 0:
+            return []  # surely unbound: there is no old value
+        if var not in (self.definitions.surely(stmt) or ()):
             self.maybe_unbound.append(var)
         entry = Entry(Kind.VALUE, var, iteration=iteration)
         self.saves[id(stmt)] = entry
