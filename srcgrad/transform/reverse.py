@@ -8,10 +8,11 @@ assigns it, later ones add; a contribution that is just a name is aliased, not c
 is safe (straight-line code); each adjoint block starts with a ``# grad of:`` comment quoting the
 source line; broadcasting contributions are summed back with ``unbroadcast``.
 
-The sweep is three parts and this module: the primal is recorded on a :class:`~.tape.Tape`
-(which saves what control flow overwrites), the adjoints live in one :class:`~.adjoints.Adjoints`
-(the one place they are read and written), and the sweep here walks the statements backwards,
-asking each rule's template for its contributions. Control flow keeps its shape: an ``if`` is
+Three parts make the transform. The primal sweep is recorded on a :class:`~.tape.Tape`, which
+saves what control flow overwrites and lowers each save and its restore to a push and a pop; the
+adjoints live in one :class:`~.adjoints.Adjoints`, the one place they are read and written; and
+the adjoint sweep here walks the statements backwards, asking each rule's template for its
+contributions. Control flow keeps its shape: an ``if`` is
 replayed from its (saved) condition; a ``for`` over a ``range`` whose bounds never change runs
 backwards over ``reversed(range(...))``; any other loop counts its trips and the adjoint loop runs
 that many times. The adjoints a loop's iterations assign are found first by sweeping its body on
