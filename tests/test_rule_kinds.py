@@ -113,3 +113,75 @@ def test_every_rule_has_a_tangent_for_each_differentiable_parameter():
             if p not in outputs and p not in rule.unsupported and "*" not in outputs
         ]
         assert not missing, f"{rule.name}: no forward template for {missing}"
+
+
+# --- forward mode through helpers whose tangent is derived -------------------------------------
+# Generated code reaches most helpers only at second or third order; here each is called directly
+# and differentiated in forward mode in the argument it is linear in, against central differences.
+# (Decompositions: their helpers take a factor computed once, outside the differentiated code.)
+
+_R = np.random.default_rng(4)
+_M = _R.normal(size=(3, 3))
+_SPD = _M @ _M.T + 3 * np.eye(3)
+_RECT = _R.normal(size=(4, 3))
+_A34 = _R.uniform(0.5, 1.5, size=(3, 4))
+HELPER_GLOBALS = {
+    "rt": srcgrad.runtime, "hr": srcgrad.runtime.higher_order, "np": np, "SPD": _SPD,
+    "L": np.linalg.cholesky(_SPD), "EIG": np.linalg.eigh(_SPD), "RECT": _RECT,
+    "USV": np.linalg.svd(_RECT, full_matrices=False), "QR": np.linalg.qr(_RECT),
+    "PINV": np.linalg.pinv(_RECT), "A34": _A34, "V3": _R.normal(size=3),
+    "W34": _R.normal(size=(3, 4)), "W33": _R.normal(size=(3, 3)), "W43": _R.normal(size=(4, 3)),
+    "W3": _R.normal(size=3), "NRM": np.linalg.norm(_A34, axis=1, keepdims=True),
+    "IDX": np.array([2, 0, 2]), "SORTED": np.sort(_A34, axis=1),
+}
+
+# (expression of the argument g, shape of g)
+HELPER_CASES = [
+    ("np.sum(W33 * rt.cholesky_jvp(L, g))", (3, 3)),
+    ("np.sum(W33 * rt.cholesky_vjp(g, L))", (3, 3)),
+    ("np.sum(W3 * rt.eigh_jvp(EIG, g)[0]) + np.sum(W33 * rt.eigh_jvp(EIG, g)[1])", (3, 3)),
+    ("np.sum(W33 * rt.eigh_vjp((g, W33), EIG))", (3,)),
+    ("np.sum(W3 * rt.eigvalsh_jvp(SPD, g))", (3, 3)),
+    ("np.sum(W33 * rt.eigvalsh_vjp(g, SPD))", (3,)),
+    ("np.sum(W3 * rt.svd_jvp(USV, RECT, g, False)[1])", (4, 3)),
+    ("np.sum(W43 * rt.svd_vjp((W43, g, W33), USV, RECT, False))", (3,)),
+    ("np.sum(W43 * rt.qr_jvp(QR, RECT, g)[0])", (4, 3)),
+    ("np.sum(W43 * rt.qr_vjp((W43, g), QR, RECT))", (3, 3)),
+    ("np.sum(W43.T * rt.pinv_jvp(PINV, RECT, g))", (4, 3)),
+    ("np.sum(W43 * rt.pinv_vjp(g, PINV, RECT))", (3, 4)),
+    ("np.sum(W33 * rt.matrix_power_jvp(SPD, g, 3))", (3, 3)),
+    ("np.sum(W33 * rt.matrix_power_vjp(g, SPD, -2))", (3, 3)),
+    ("np.sum(W34 * hr.cumprod_hvp(g, A34, W34, axis=1))", (3, 4)),
+    ("np.sum(W34 * hr.cumprod_hvp(W34, A34, g, axis=1))", (3, 4)),
+    ("np.sum(W34 * hr.cumprod_second(A34, g, W34, axis=1))", (3, 4)),
+    ("np.sum(W34 * hr.cumprod_second(A34, W34, g, axis=1))", (3, 4)),
+    ("np.sum(W3 * hr.vec_matmul(g, V3, V3))", (3, 3)),
+    ("np.sum(W3 * hr.vec_matmul(SPD, g, V3))", (3,)),
+    ("np.sum(W33 * hr.vec_outer(g, V3, V3))", (3,)),
+    ("np.sum(W33 * hr.vec_outer(W3, g, V3))", (3,)),
+    ("np.sum(W34 * rt.broadcast_like(g, A34))", (4,)),
+    ("np.sum(W3 * rt.dot_vjp_left(g, RECT, V3))", (4,)),
+    ("np.sum(W3 * rt.dot_vjp_right(g, RECT, V3))", (4,)),
+    ("np.sum(W34 * rt.permute_like(g, A34, SORTED, axis=1))", (3, 4)),
+    ("np.sum(W33 * hr.select_gather(g, A34, np.take, IDX, axis=1))", (3, 4)),
+    ("np.sum(W34 * hr.pad_gather(g, 1))", (1, 2)),
+    ("np.sum(W34 * hr.norm_grad_dx(g, A34, NRM, axis=1, keepdims=True))", (3, 1)),
+    ("np.sum(W34 * hr.norm_grad_dnorm(g, A34, NRM, axis=1, keepdims=True))", (3, 1)),
+    ("np.sum(W3 * rt.pick_extreme(g, [1.0, 3.0, 2.0]))", (3,)),
+    ("np.sum(W34 * rt.cast_tangent(g, np.float64))", (3, 4)),
+    ("np.sum(W34 * rt.cast_grad(g, A34, np.float64))", (3, 4)),
+    ("np.float64(g) * 3.0 + np.longdouble(g) * 2.0", ()),
+]
+
+
+@pytest.mark.parametrize("expression, shape", HELPER_CASES, ids=[c[0][7:40] for c in HELPER_CASES])
+def test_forward_mode_through_linear_helpers(expression, shape):
+    from test_rules import define
+
+    f = define(["g"], [f"return {expression}"], HELPER_GLOBALS)
+    g = _R.normal(size=shape) if shape else 0.7
+    t = _R.normal(size=shape) if shape else 1.3
+    _, out = srcgrad.jvp(f)(g, t)
+    eps = 1e-6
+    want = (f(g + eps * t) - f(g - eps * t)) / (2 * eps)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-8)

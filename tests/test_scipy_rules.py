@@ -403,6 +403,8 @@ def bessel_in_order(v, x):
 def test_missing_derivatives_raise(f):
     with pytest.raises(srcgrad.NoRuleError, match="no derivative"):
         srcgrad.grad(f, wrt=0)(1.5, np.array([0.5, 1.0]))
+    with pytest.raises(srcgrad.NoRuleError, match="no derivative"):  # the same in forward mode
+        srcgrad.jvp(f, wrt=0)(1.5, np.array([0.5, 1.0]), 1.0)
     assert np.shape(srcgrad.grad(f, wrt=1)(1.5, np.array([0.5, 1.0]))) == (2,)
 
 
