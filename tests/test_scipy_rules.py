@@ -29,7 +29,7 @@ import scipy.stats as stats  # noqa: E402
 
 import srcgrad  # noqa: E402
 from srcgrad.rules import RULES  # noqa: E402
-from srcgrad.rules.registry import _key  # noqa: E402
+from srcgrad.rules.registry import _key, load_optional_rules  # noqa: E402
 from srcgrad.runtime import scipy_helpers as sr  # noqa: E402
 
 REAL = (-2.0, 2.0)
@@ -37,6 +37,7 @@ POS = (0.5, 2.0)
 UNIT = (-0.9, 0.9)
 PROB = (0.1, 0.9)
 odeint = scipy.integrate.odeint
+load_optional_rules()  # the tests below read RULES before any lookup would register them
 
 _counter = itertools.count()
 
@@ -496,3 +497,30 @@ def test_examples_ode_fit():
     result = runpy.run_path(str(path), run_name="example")["main"](quiet=True)
     assert result["converged"]
     np.testing.assert_allclose((result["rate"], result["amount"]), result["truth"], rtol=0.05)
+
+
+def test_scipy_is_imported_only_by_the_user_and_its_rules_then_register(tmp_path):
+    """``import srcgrad`` does not import SciPy; the first lookup after the user imports it
+    registers its rules, before a custom rule of the user's, which they never replace."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys
+        import srcgrad
+        from srcgrad.rules import lookup
+        assert "scipy" not in sys.modules, "import srcgrad imported SciPy"
+        import scipy.special
+        @srcgrad.adjoint(scipy.special.erf)
+        def erf_adjoint(dy, y, x):
+            return dy
+        assert lookup(scipy.special.erf).kind.value == "custom"
+        assert lookup(scipy.special.expit) is not None
+        """
+    )
+    script = tmp_path / "user.py"  # a custom rule needs its source in a file
+    script.write_text(code)
+    subprocess.run([sys.executable, str(script)], check=True)
+

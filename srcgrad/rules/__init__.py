@@ -1,4 +1,6 @@
-"""Rule tables. Importing this package registers every rule."""
+"""Rule tables. Importing this package registers every rule but those of SciPy, which are
+registered at the first lookup after the user imports SciPy (``import srcgrad`` never imports it).
+"""
 
 from . import (  # noqa: F401
     container_rules,
@@ -10,6 +12,7 @@ from . import (  # noqa: F401
     runtime_rules,
 )
 from .registry import (
+    OPTIONAL_RULES,
     RULES,
     Rule,
     Template,
@@ -21,10 +24,7 @@ from .registry import (
     nondiff,
 )
 
-try:  # SciPy is optional: its rules exist only where it is installed
-    from . import scipy_rules  # noqa: F401
-except ImportError:
-    pass
+OPTIONAL_RULES["scipy"] = __name__ + ".scipy_rules"
 
 __all__ = [
     "RULES", "Rule", "Template", "bilinear", "defrule", "elementwise", "linear", "lookup",

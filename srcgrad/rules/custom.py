@@ -30,7 +30,18 @@ from ..errors import SrcgradError
 from ..frontend.resolve import Namespace
 from ..frontend.source import parse_function
 from .kinds import Kind
-from .registry import COTANGENT, RESULT, RULES, Rule, Template, _key, lookup, nondiff, param
+from .registry import (
+    COTANGENT,
+    RESULT,
+    RULES,
+    Rule,
+    Template,
+    _key,
+    load_optional_rules,
+    lookup,
+    nondiff,
+    param,
+)
 from .registry import tangent as tangent_of
 
 POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -99,6 +110,7 @@ def stop_gradient(x):
 
 def nondifferentiable(fn):
     """Mark ``fn``'s output as carrying no gradient (argmax-like). Returns ``fn``."""
+    load_optional_rules()  # first, so that they do not replace this mark later
     nondiff(fn)
     transforms.forget()
     return fn

@@ -18,8 +18,10 @@ template with ``dy`` renamed) is derived when it is first needed, not written in
 from __future__ import annotations
 
 import enum
+import importlib
 import inspect
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -190,7 +192,24 @@ def _key(fn):
     return fn
 
 
+# library -> the module of its rules, imported at the first lookup after the user imported the
+# library (``rules/__init__.py`` fills it in), so that ``import srcgrad`` never imports SciPy
+OPTIONAL_RULES: dict = {}
+
+
+def load_optional_rules():
+    """Register the rules of every optional library the user has imported by now."""
+    for library in [name for name in OPTIONAL_RULES if name in sys.modules]:
+        module = OPTIONAL_RULES.pop(library)
+        try:
+            importlib.import_module(module)
+        except ImportError:  # a version without some function the rules name: no rules, as if
+            pass  # the library were not installed (a call is then a NoRuleError, never a guess)
+
+
 def lookup(fn):
+    if OPTIONAL_RULES:
+        load_optional_rules()
     try:
         return RULES.get(_key(fn))
     except TypeError:

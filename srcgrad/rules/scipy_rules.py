@@ -1,6 +1,7 @@
 """Rules for SciPy: ``special``, ``stats``, ``linalg``, ``signal`` and ``integrate.odeint``.
 
-Imported by ``srcgrad/rules/__init__.py`` only when SciPy is importable: SciPy stays optional.
+Imported at the first rule lookup after the user has imported SciPy (``registry.OPTIONAL_RULES``),
+so SciPy stays optional and ``import srcgrad`` never imports it.
 Templates are written in the names of ``TEMPLATES`` below (SciPy's functions under their own names,
 ``special``, the distribution objects such as ``norm``) plus the helpers of
 ``runtime/scipy_helpers.py``.
