@@ -37,7 +37,7 @@ POS = (0.5, 2.0)
 UNIT = (-0.9, 0.9)
 PROB = (0.1, 0.9)
 odeint = scipy.integrate.odeint
-load_optional_rules()  # the tests below read RULES before any lookup would register them
+load_optional_rules()  # the tests below read RULES, perhaps before a lookup registered SciPy's
 
 _counter = itertools.count()
 

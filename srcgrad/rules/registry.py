@@ -197,9 +197,12 @@ def _key(fn):
 OPTIONAL_RULES: dict = {}
 
 
-def load_optional_rules():
-    """Register the rules of every optional library the user has imported by now."""
-    for library in [name for name in OPTIONAL_RULES if name in sys.modules]:
+def load_optional_rules(installed=False):
+    """Register the rules of every optional library the user has imported by now; with
+    ``installed``, of every one that is installed (importing it: for tests that read every rule).
+    """
+    wanted = [name for name in OPTIONAL_RULES if installed or name in sys.modules]
+    for library in wanted:
         module = OPTIONAL_RULES.pop(library)
         try:
             importlib.import_module(module)
