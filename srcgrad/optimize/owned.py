@@ -257,12 +257,8 @@ class OwnedGradients:
         if isinstance(node.func, gast.Attribute) and not self._is_global(node.func):
             # a method: `x.reshape(...)` may be a view of x, `stack.pop()` an item of it
             return found | self._expr(node.func.value)
-        args = node.args + [k.value for k in node.keywords]
-        module = getattr(fn, "__module__", None) or ""
-        if module.split(".")[0] == "numpy" and not any(fn is f for f in NUMPY_VIEWS_OF_ANY):
-            args = node.args[:1]
-        # any other function may return (a view of) any argument, or a new array
-        for a in args:
+        # any other function may return (a view of) any argument it may return, or a new array
+        for a in _returnable_arguments(fn, node):
             found |= self._expr(a)
         return found
 
@@ -282,6 +278,15 @@ class OwnedGradients:
         gast.IfExp: _either,
         gast.BoolOp: _values,
     }
+
+
+def _returnable_arguments(fn, call):
+    """The arguments of ``call`` (a call of ``fn``) that its result may be or view: a NumPy
+    function's first one (unless it is one that may return a view of any), else all of them."""
+    module = getattr(fn, "__module__", None) or ""
+    if module.split(".")[0] == "numpy" and not any(fn is f for f in NUMPY_VIEWS_OF_ANY):
+        return call.args[:1]
+    return call.args + [k.value for k in call.keywords]
 
 
 def _last_assignments(body):
