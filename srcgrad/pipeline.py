@@ -34,7 +34,17 @@ from .emit.unparse import highlight, unparse
 from .errors import SrcgradError
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
-from .normalize import anf, check, control, functional, inline, inplace, integer_writes, ssa
+from .normalize import (
+    anf,
+    check,
+    containers,
+    control,
+    functional,
+    inline,
+    inplace,
+    integer_writes,
+    ssa,
+)
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
@@ -78,6 +88,7 @@ NORMALIZE = (
     Stage("check", check.run),
     Stage("names", _bind_names, dump=False),
     Stage("functional", functional.run),
+    Stage("containers", containers.run),
     Stage("control", control.run),
     Stage("anf", anf.run),
     Stage("inline", inline.run),

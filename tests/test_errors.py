@@ -88,7 +88,7 @@ def make_uses_nonlocal():
 
 def uses_del_item(x):
     y = x * 2.0
-    del y[0]
+    del y[1:]
     return x
 
 

@@ -105,17 +105,49 @@ def test_control_turns_a_for_over_a_list_into_an_index_loop():
     assert before == code("""
         def loop_over_list(xs):
             s = 0.0
-            for x in xs:
+            seq = xs
+            seq = iteration_sequence(seq)
+            for x in seq:
                 s = s + x
             return s
     """)
     assert after == code("""
         def loop_over_list(xs):
             s = 0.0
-            for i in range(len(xs)):
-                x = xs[i]
+            seq = xs
+            seq = iteration_sequence(seq)
+            for i in range(len(seq)):
+                x = seq[i]
                 s = s + x
             return s
+    """)
+
+
+def mutates_lists(x, d):
+    hs = [x]
+    hs.insert(0, x * 2.0)
+    a = hs.pop(1)
+    hs.sort()
+    d.update(k=a)
+    for k, v in d.items():
+        hs.append(v * len(k))
+    return sum(hs)
+
+
+def test_containers_turns_list_and_dict_methods_into_assignments():
+    before, after = around(mutates_lists, "containers")
+    assert after == code("""
+        def mutates_lists(x, d):
+            hs = [x]
+            hs = list_insert(hs, 0, x * 2.0)
+            a = hs[1]
+            hs = pop_item(hs, 1)
+            hs_order = sort_order(hs, False)
+            hs = list_permute(hs, hs_order)
+            d = dict_update(d, {'k': a})
+            for k, v in dict_items(d):
+                hs.append(v * len(k))
+            return sum(hs)
     """)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gast
 
 # Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
-SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands"}
+SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands", "mapping"}
 
 
 def container_suspects(body, ops):
@@ -32,4 +32,12 @@ def container_suspects(body, ops):
             for p, a in op.args.items():
                 if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
                     out.add(a.id)
-    return out
+    copies = [(n.targets[0].id, ops[id(n)].args["x"].id)
+              for n in gast.walk(gast.Module(body, []))
+              if isinstance(n, gast.Assign) and ops.get(id(n)) is not None
+              and ops[id(n)].kind == "copy"]
+    while True:  # `seq = xs` and seq holds a container: so does xs
+        more = {x for t, x in copies if t in out and x not in out}
+        if not more:
+            return out
+        out |= more

@@ -108,6 +108,7 @@ class CheckSupported(gast.NodeVisitor):
             raise self._error(args.kwarg, "`**kwargs` parameters")
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        fn_node.body = _del_items_as_pops(fn_node.body)
         for stmt in fn_node.body:
             self.visit(stmt)
         if any(isinstance(n, gast.Delete) for n in gast.walk(fn_node)):
@@ -155,7 +156,8 @@ class CheckSupported(gast.NodeVisitor):
         for target in node.targets:
             for t in target.elts if isinstance(target, (gast.Tuple, gast.List)) else [target]:
                 if isinstance(t, gast.Subscript):
-                    raise self._error(node, "`del` of an indexed element (`del x[i]`)")
+                    raise self._error(node, "`del` of an element of an element or of a slice "
+                                      "(`del x[i]` of a list or dict works)")
                 if isinstance(t, gast.Attribute):
                     raise self._error(node, "`del` of an attribute (`del x.a`)")
                 if not isinstance(t, gast.Name):
@@ -189,12 +191,6 @@ class CheckSupported(gast.NodeVisitor):
         names = target.elts if isinstance(target, gast.Tuple) else [target]
         if not all(isinstance(t, gast.Name) for t in names):
             raise self._error(target, "a loop target that is not a name or a tuple of names")
-        if isinstance(target, gast.Tuple) and not (
-            isinstance(node.iter, gast.Call)
-            and isinstance(node.iter.func, gast.Name)
-            and node.iter.func.id in ("enumerate", "zip")
-        ):
-            raise self._error(target, "unpacking a loop item other than from enumerate or zip")
         self.generic_visit(node)
 
     def visit_While(self, node):
@@ -378,6 +374,34 @@ def _free_names(local_functions):
                 names |= more
                 changed = True
     return free
+
+
+def _del_items_as_pops(stmts):
+    """``del xs[i]`` is ``xs.pop(i)`` for its effect, for a list and for a dict (on an array both
+    raise): written so, it is the container mutation ``normalize/containers.py`` models."""
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
+                setattr(s, field, _del_items_as_pops(inner))
+        if isinstance(s, gast.Delete) and all(_deletable_item(t) for t in s.targets):
+            for t in s.targets:
+                pop = gast.Attribute(gast.Name(t.value.id, gast.Load(), None, None), "pop",
+                                     gast.Load())
+                call = gast.Call(pop, [t.slice], [])
+                out.append(gast.copy_location(gast.Expr(gast.copy_location(call, t)), s))
+            continue
+        out.append(s)
+    return out
+
+
+def _deletable_item(t):
+    return (
+        isinstance(t, gast.Subscript)
+        and isinstance(t.value, gast.Name)
+        and not isinstance(t.slice, (gast.Slice, gast.Tuple))
+    )
 
 
 def _without_del(stmts):

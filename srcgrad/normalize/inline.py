@@ -34,6 +34,7 @@ from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from .anf import ANF, in_place_helpers
 from .check import CheckSupported
+from .containers import ContainerMethods
 from .control import DesugarControl
 
 MAX_DEPTH = 20
@@ -112,6 +113,7 @@ class InlineCalls:
         bindings = [_assign(renames[p], value) for p, value in bound]
         locals_ = {renames[n] for n in callee_locals}
         self.locals |= locals_
+        ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
         DesugarControl(self.ctx.namer, locals_).run(node)
         ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))

@@ -20,6 +20,7 @@ from .. import runtime
 from ..astutil import stored
 from ..errors import UnsupportedSyntaxError
 from .anf import VIEW_METHODS
+from .containers import mutator_names
 
 # Functions whose result is a new array.
 CREATORS = {
@@ -30,13 +31,16 @@ CREATORS = {
     np.outer, np.sort, np.partition, np.cumsum, np.cumprod, np.dot, np.concatenate, np.stack,
     np.hstack, np.vstack, np.tile, np.repeat, np.clip, np.where, np.diff, np.kron, np.pad,
     np.take, np.delete, np.append, np.tensordot, np.inner, np.cross, np.convolve, np.diagflat,
+    runtime.as_list, runtime.list_insert, runtime.pop_item, runtime.list_extend,
+    runtime.list_reverse, runtime.list_permute, runtime.clear_items, runtime.dict_update,
+    runtime.dict_keys, runtime.dict_values, runtime.dict_items,
 }
 
 
 def run(fn_node, ctx):
     """The pass: an array written in place is one the function owns (copied first if not)."""
     helpers = ctx.helpers
-    list_ops = (helpers["list_append"], helpers["list_pop"])
+    list_ops = (helpers["list_append"], helpers["list_pop"]) + mutator_names(ctx)
     return CopyBeforeWrite(ctx, helpers["setitem"], list_ops).run(fn_node)
 
 
@@ -48,14 +52,26 @@ class CopyBeforeWrite:
         # into too, and any other name for it would see the change
         self.list_ops = tuple(list_ops)
 
-    def _writes(self, value):
-        return _calls(value, self.setitem) or any(_calls(value, op) for op in self.list_ops)
+    def _writes(self, stmt):
+        """Whether ``stmt`` changes the container or array its target holds: ``y = setitem(y,
+        ...)``, ``xs = list_append(xs, v)``; ``ys = list_insert(xs, ...)`` into another name is
+        a new value (generated code), no write."""
+        value = stmt.value
+        if _calls(value, self.setitem):
+            return True
+        target = stmt.targets[0]
+        return any(_calls(value, op) for op in self.list_ops) and (
+            isinstance(target, gast.Name)
+            and bool(value.args)
+            and isinstance(value.args[0], gast.Name)
+            and value.args[0].id == target.id
+        )
 
     def run(self, fn_node):
         written = {}
         self.item_written = set()  # written by element (setitem), not only grown or shrunk
         for node in gast.walk(fn_node):
-            if isinstance(node, gast.Assign) and self._writes(node.value):
+            if isinstance(node, gast.Assign) and self._writes(node):
                 written.setdefault(node.targets[0].id, node.value)
                 if _calls(node.value, self.setitem):
                     self.item_written.add(node.targets[0].id)
@@ -89,7 +105,7 @@ class CopyBeforeWrite:
         for s in stmts:
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 var = s.targets[0].id
-                if self._writes(s.value):
+                if self._writes(s):
                     if var not in owned and report:
                         self._not_owned(var, s.value)
                     owned.add(var)
@@ -181,7 +197,7 @@ class CopyBeforeWrite:
                 reads.setdefault(n, []).append(k)
         writes = {}
         for node in gast.walk(fn_node):
-            if isinstance(node, gast.Assign) and self._writes(node.value):
+            if isinstance(node, gast.Assign) and self._writes(node):
                 writes.setdefault(node.targets[0].id, []).append(position[id(node)])
         return position, reads, writes
 
@@ -201,7 +217,7 @@ class CopyBeforeWrite:
         return self.ctx.location.error(UnsupportedSyntaxError, value, what)
 
     def _owning(self, value):
-        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple)):
+        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple, gast.Dict)):
             return True
         if isinstance(value, gast.Call):
             func = value.func

@@ -74,3 +74,82 @@ linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
 nondiff(runtime.check_not_array)
 nondiff(runtime.check_not_view)
 linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"})
+
+# List and dict mutation as values (normalize/containers.py): each returns a new container.
+linear(runtime.list_insert, "items, index, value",
+       vjp={"items": "insert_grad_items(dy, items, index)",
+            "value": "insert_grad_value(dy, items, index, value)"},
+       jvp={"*": "insert_tangent(ditems, dvalue, items, index, value)"})
+linear(runtime.pop_item, "items, index", vjp={"items": "pop_item_grad(dy, items, index)"},
+       jvp={"items": "pop_item_tangent(ditems, items, index)"})
+linear(runtime.list_extend, "items, iterable",
+       vjp={"items": "extend_grad_items(dy, items)",
+            "iterable": "extend_grad_values(dy, items, iterable)"},
+       jvp={"*": "extend_tangent(ditems, diterable, items, iterable)"})
+linear(runtime.list_reverse, "items", vjp={"items": "reverse_grad(dy)"},
+       jvp={"items": "reverse_grad(ditems)"})
+linear(runtime.list_permute, "items, order", vjp={"items": "permute_grad(dy, order)"},
+       jvp={"items": "permute_tangent(ditems, order)"})
+nondiff(runtime.sort_order, runtime.list_index, runtime.list_count, runtime.clear_items,
+        runtime.dict_keys)
+linear(runtime.dict_update, "mapping, other",
+       vjp={"mapping": "update_grad_target(dy, other)", "other": "update_grad_source(dy, other)"},
+       jvp={"*": "update_tangent(dmapping, dother, mapping, other)"})
+linear(runtime.dict_values, "mapping", vjp={"mapping": "values_grad(dy, mapping)"},
+       jvp={"mapping": "values_tangent(dmapping, mapping)"})
+linear(runtime.dict_items, "mapping", vjp={"mapping": "items_grad(dy, mapping)"},
+       jvp={"mapping": "items_tangent(dmapping, mapping)"})
+linear(runtime.dict_get, "mapping, key, default=None",
+       vjp={"mapping": "get_grad_dict(dy, mapping, key)",
+            "default": "get_grad_default(dy, mapping, key, default)"},
+       jvp={"*": "get_tangent(dmapping, ddefault, mapping, key, default)"})
+linear(runtime.iteration_sequence, "iterable", vjp={"iterable": "sequence_grad(dy, iterable)"},
+       jvp={"iterable": "sequence_tangent(diterable, iterable)"})
+linear(runtime.ndenumerate_items, "a", vjp={"a": "ndenumerate_grad(dy, a)"},
+       jvp={"a": "ndenumerate_tangent(da, a)"})
+linear(runtime.as_list, "iterable", vjp={"iterable": "as_list_grad(dy, iterable)"},
+       jvp={"iterable": "as_list_tangent(diterable, iterable)"})
+
+# The adjoint helpers above are linear in their cotangent ``g``: rules for higher order.
+_SELF_ADJOINT = {
+    "reverse_grad": ("g", "reverse_grad(dy)", "reverse_grad(dg)"),
+    "update_grad_target": ("g, other", "update_grad_target(dy, other)",
+                           "update_grad_target(dg, other)"),
+    "update_grad_source": ("g, other", "update_grad_source(dy, other)",
+                           "update_grad_source(dg, other)"),
+    "sequence_grad": ("g, iterable", "sequence_grad(dy, iterable)",
+                      "sequence_grad(dg, iterable)"),
+    "sequence_tangent": ("g, iterable", "sequence_tangent(dy, iterable)",
+                         "sequence_tangent(dg, iterable)"),
+    "pop_item_grad": ("g, items, index", "remove_position(dy, items, index)",
+                      "pop_item_grad(dg, items, index)"),
+    "remove_position": ("g, items, index", "pop_item_grad(dy, items, index)",
+                        "remove_position(dg, items, index)"),
+    "pop_item_tangent": ("g, items, index", "pop_item_grad(dy, items, index)",
+                         "pop_item_tangent(dg, items, index)"),
+    "insert_grad_items": ("g, items, index", "insert_zero(dy, items, index)",
+                          "insert_grad_items(dg, items, index)"),
+    "insert_zero": ("g, items, index", "insert_grad_items(dy, items, index)",
+                    "insert_zero(dg, items, index)"),
+    "insert_grad_value": ("g, items, index, value", "only_at(dy, items, index)",
+                          "insert_grad_value(dg, items, index, value)"),
+    "only_at": ("g, items, index", "insert_grad_value(dy, items, index, 0.0)",
+                "only_at(dg, items, index)"),
+    "extend_grad_items": ("g, items", "pad_cotangents(dy, g)", "extend_grad_items(dg, items)"),
+    "pad_cotangents": ("g, like", "extend_grad_items(dy, g)", "pad_cotangents(dg, like)"),
+    "extend_grad_values": ("g, items, iterable", "prefix_zeros(as_list(dy), items)",
+                           "extend_grad_values(dg, items, iterable)"),
+    "permute_grad": ("g, order", "permute_tangent(dy, order)", "permute_grad(dg, order)"),
+    "permute_tangent": ("g, order", "permute_grad(dy, order)", "permute_tangent(dg, order)"),
+    "values_grad": ("g, mapping", "dict_to_values(dy, mapping)", "values_grad(dg, mapping)"),
+    "items_grad": ("g, mapping", "dict_to_items(dy, mapping)", "items_grad(dg, mapping)"),
+    "get_grad_dict": ("g, mapping, key", "value_at_key(dy, mapping, key)",
+                      "get_grad_dict(dg, mapping, key)"),
+    "get_grad_default": ("g, mapping, key, default", "default_part(dy, mapping, key, default)",
+                         "get_grad_default(dg, mapping, key, default)"),
+    "ndenumerate_grad": ("g, a", "ndenumerate_items_of(dy, a)", "ndenumerate_grad(dg, a)"),
+    "as_list_grad": ("g, iterable", "as_list_tangent(dy, iterable)",
+                     "as_list_grad(dg, iterable)"),
+}
+for _name, (_signature, _vjp, _jvp) in _SELF_ADJOINT.items():
+    linear(getattr(runtime, _name), _signature, vjp={"g": _vjp}, jvp={"g": _jvp})

@@ -10,6 +10,8 @@ The families mirror ``rules/``:
 
 - ``shapes``: broadcasting and reductions' shapes (``unbroadcast``, ``unreduce``, ``mean_grad``);
 - ``containers``: cotangents of tuples, lists and dicts; ``list.append``/``pop``; zeros and copies;
+- ``lists``: list and dict methods as new values (``list_insert``, ``pop_item``, ``dict_update``)
+  and their adjoints, for ``normalize/containers.py``;
 - ``indexing``: ``x[i]`` and its adjoint, writes into arrays and what they overwrite;
 - ``boundary``: seeds, tangents, optional parameters and Jacobians of the generated function;
 - ``reductions``, ``arrays``, ``products``, ``linalg``: the NumPy rule library's adjoints;
@@ -117,6 +119,62 @@ from .linalg import (  # noqa: F401
     svd_jvp,
     svd_vjp,
     vector_norm_grad,
+)
+from .lists import (  # noqa: F401
+    as_list,
+    as_list_grad,
+    as_list_tangent,
+    clear_items,
+    default_part,
+    dict_get,
+    dict_items,
+    dict_keys,
+    dict_to_items,
+    dict_to_values,
+    dict_update,
+    dict_values,
+    extend_grad_items,
+    extend_grad_values,
+    extend_tangent,
+    get_grad_default,
+    get_grad_dict,
+    get_tangent,
+    insert_grad_items,
+    insert_grad_value,
+    insert_tangent,
+    insert_zero,
+    items_grad,
+    items_tangent,
+    iteration_sequence,
+    list_count,
+    list_extend,
+    list_index,
+    list_insert,
+    list_permute,
+    list_reverse,
+    ndenumerate_grad,
+    ndenumerate_items,
+    ndenumerate_items_of,
+    ndenumerate_tangent,
+    only_at,
+    pad_cotangents,
+    permute_grad,
+    permute_tangent,
+    pop_item,
+    pop_item_grad,
+    pop_item_tangent,
+    prefix_zeros,
+    remove_position,
+    reverse_grad,
+    sequence_grad,
+    sequence_tangent,
+    sort_order,
+    update_grad_source,
+    update_grad_target,
+    update_tangent,
+    value_at_key,
+    values_grad,
+    values_tangent,
 )
 from .products import (  # noqa: F401
     convolve_vjp,

@@ -103,14 +103,32 @@ def setitem(a, index, value):
     return a
 
 
+class _Absent:
+    """What ``copy_item`` saves for a key a dict does not have yet."""
+
+    def __repr__(self):
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+
+
 def copy_item(a, index):
-    """A copy of ``a[index]``: the values a write is about to overwrite."""
+    """A copy of ``a[index]``: the values a write is about to overwrite (``ABSENT`` for a new
+    key of a dict; an element of a list or dict is a reference, kept as it is)."""
+    if isinstance(a, dict):
+        return a.get(index, ABSENT)
+    if isinstance(a, list):
+        return a[index]
     return np.array(a[index], copy=True)
 
 
 def restore_item(a, index, saved):
     """Put back values saved by ``copy_item``; returns ``a``."""
-    a[index] = saved
+    if saved is ABSENT:
+        del a[index]
+    else:
+        a[index] = saved
     return a
 
 

@@ -1,0 +1,327 @@
+"""List and dict methods become assignments of new values.
+
+Requires: a function accepted by ``CheckSupported`` (before control flow is desugared, so loops
+still name what they iterate). Guarantees: every mutation of a local list or dict by a method is
+an assignment of the container's new value, computed by a helper of ``runtime_lists`` that has
+a gradient rule; the methods that read (``keys``, ``values``, ``items``, ``get``, ``index``,
+``count``) are helper calls too; a loop over something that may be a dict or an iterator
+(a parameter, ``np.ndindex(...)``) runs over ``iteration_sequence`` of it, which is indexable.
+
+    hs.insert(0, v)          ->   hs = list_insert(hs, 0, v)
+    a = hs.pop(i)            ->   a = hs[i]; hs = pop_item(hs, i)
+    hs.remove(v)             ->   k = list_index(hs, v); hs = pop_item(hs, k)
+    hs.sort()                ->   order = sort_order(hs, False); hs = list_permute(hs, order)
+    d.update(other)          ->   d = dict_update(d, other)
+    for k, v in d.items():   ->   for k, v in dict_items(d):
+    for k in params:         ->   seq = params; seq = iteration_sequence(seq); for k in seq:
+
+Another name for the container would not see these changes; ``CopyBeforeWrite`` refuses a write
+through a container that another name may hold (they count as list writes there).
+"""
+
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..astutil import clone, param_names, stored
+from ..errors import UnsupportedSyntaxError
+
+# The helpers that change a container; CopyBeforeWrite treats them as writes into it.
+MUTATORS = (
+    "list_insert", "pop_item", "list_extend", "list_reverse", "list_permute", "clear_items",
+    "dict_update",
+)
+READERS = {"keys": "dict_keys", "values": "dict_values", "items": "dict_items",
+           "get": "dict_get", "index": "list_index", "count": "list_count"}
+ITERATORS = (np.ndindex, np.nditer)
+
+
+def run(fn_node, ctx):
+    """The pass: list and dict methods of the function's locals become assignments."""
+    params = param_names(fn_node, packed=True)
+    return ContainerMethods(ctx, ctx.local_names, params).run(fn_node)
+
+
+def mutator_names(ctx):
+    """The generated names of the helpers in ``MUTATORS``."""
+    return tuple(ctx.global_name(getattr(runtime, n), n) for n in MUTATORS)
+
+
+class ContainerMethods:
+    def __init__(self, ctx, locals_, params, location=None):
+        self.ctx = ctx
+        self.locals = locals_
+        self.params = set(params)
+        self.location = location or ctx.location
+        self.dict_names = set()
+
+    def run(self, fn_node):
+        self.dict_names = _dict_assigned(fn_node)
+        fn_node.body = self.block(fn_node.body)
+        return fn_node
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _ref(self, helper):
+        return gast.Name(self.ctx.global_name(getattr(runtime, helper), helper), gast.Load(),
+                         None, None)
+
+    def _call(self, helper, *args):
+        return gast.Call(self._ref(helper), list(args), [])
+
+    def _assign(self, target, value, where):
+        stmt = gast.Assign([gast.Name(target, gast.Store(), None, None)], value, None)
+        return _located(stmt, where)
+
+    def _fresh(self, base):
+        name = self.ctx.namer.fresh(base)
+        self.locals.add(name)
+        return name
+
+    def _error(self, node, message):
+        return self.location.error(UnsupportedSyntaxError, node, message)
+
+    def _local_root(self, node):
+        while isinstance(node, (gast.Subscript, gast.Attribute)):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id in self.locals
+
+    # --- statements --------------------------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.If, gast.While)):
+                s.test = self.expr(s.test)
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out.append(s)
+            elif isinstance(s, gast.For):
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out += self._loop(s)
+            else:
+                out += self.statement(s)
+        return out
+
+    def statement(self, s):
+        if isinstance(s, gast.Expr) and self._method(s.value):
+            mutated = self._mutation(s.value, s)
+            if mutated is not None:
+                return mutated
+        if (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and self._method(s.value, "pop")
+            and s.value.args
+        ):
+            return self._pop(s.targets[0].id, s.value, s)
+        pre = []
+        _HoistPops(self, pre, s).visit(s)
+        for field in ("value", "test"):
+            if getattr(s, field, None) is not None:
+                setattr(s, field, self.expr(getattr(s, field)))
+        return pre + [s]
+
+    def _method(self, call, name=None):
+        return (
+            isinstance(call, gast.Call)
+            and isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name)
+            and call.func.value.id in self.locals
+            and (name is None or call.func.attr == name)
+        )
+
+    def _mutation(self, call, s):
+        """Statements for ``recv.method(...)`` as a statement, or None if it is no mutation."""
+        recv, method, args = call.func.value.id, call.func.attr, [self.expr(a) for a in
+                                                                  call.args]
+        keywords = {k.arg: k.value for k in call.keywords}
+        target = gast.Name(recv, gast.Load(), None, None)
+        if method == "insert" and len(args) == 2 and not keywords:
+            return [self._assign(recv, self._call("list_insert", target, *args), s)]
+        if method == "extend" and len(args) == 1 and not keywords:
+            return [self._assign(recv, self._call("list_extend", target, *args), s)]
+        if method == "pop" and len(args) <= 1 and not keywords:
+            index = args[0] if args else gast.Constant(-1, None)
+            return [self._assign(recv, self._call("pop_item", target, index), s)]
+        if method == "remove" and len(args) == 1 and not keywords:
+            k = self._fresh(recv + "_position")
+            return [
+                self._assign(k, self._call("list_index", target, args[0]), s),
+                self._assign(recv, self._call("pop_item", clone(target),
+                                              gast.Name(k, gast.Load(), None, None)), s),
+            ]
+        if method == "reverse" and not args and not keywords:
+            return [self._assign(recv, self._call("list_reverse", target), s)]
+        if method == "sort":
+            if args or set(keywords) - {"reverse"}:
+                raise self._error(call, "`sort()` with a `key=` (only `sort()` and "
+                                  "`sort(reverse=...)` of a list of numbers)")
+            order = self._fresh(recv + "_order")
+            descending = keywords.get("reverse", gast.Constant(False, None))
+            return [
+                self._assign(order, self._call("sort_order", target, self.expr(descending)), s),
+                self._assign(recv, self._call("list_permute", clone(target),
+                                              gast.Name(order, gast.Load(), None, None)), s),
+            ]
+        if method == "clear" and not args and not keywords:
+            return [self._assign(recv, self._call("clear_items", target), s)]
+        if method == "update" and len(args) <= 1:
+            if any(k is None for k in keywords):
+                raise self._error(call, "`update(**mapping)`; pass the mapping itself")
+            out = []
+            sources = list(args)
+            if keywords:
+                keys = [gast.Constant(k, None) for k in keywords]
+                sources.append(gast.Dict(keys, [self.expr(v) for v in keywords.values()]))
+            for other in sources:
+                update = self._call("dict_update", gast.Name(recv, gast.Load(), None, None), other)
+                out.append(self._assign(recv, update, s))
+            return out
+        return None
+
+    def _pop(self, target, call, s):
+        """``t = recv.pop(i)``: read the element, then remove it."""
+        recv = call.func.value.id
+        if len(call.args) != 1 or call.keywords:
+            raise self._error(call, "`pop()` with a default (`d.pop(k, default)`)")
+        index = self.expr(call.args[0])
+        pre = []
+        if not isinstance(index, (gast.Constant, gast.Name)) or (
+            isinstance(index, gast.Name) and index.id == target
+        ):
+            k = self._fresh(recv + "_index")
+            pre.append(self._assign(k, index, s))
+            index = gast.Name(k, gast.Load(), None, None)
+        item = gast.Subscript(gast.Name(recv, gast.Load(), None, None), index, gast.Load())
+        rest = self._call("pop_item", gast.Name(recv, gast.Load(), None, None), clone(index))
+        if target == recv:
+            held = self._fresh(recv + "_popped")
+            return pre + [self._assign(held, item, s), self._assign(recv, rest, s),
+                          self._assign(target, gast.Name(held, gast.Load(), None, None), s)]
+        return pre + [self._assign(target, item, s), self._assign(recv, rest, s)]
+
+    # --- expressions -------------------------------------------------------------------------
+    def expr(self, node):
+        return _Readers(self).visit(node)
+
+    def _loop(self, loop):
+        loop.iter = self.expr(loop.iter)
+        pre = []
+        it = loop.iter
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in (
+            "enumerate", "zip"
+        ) and it.func.id not in self.locals:
+            it.args = [self._sequence(a, pre, loop) for a in it.args]
+        elif not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+                  and it.func.id in ("range", "reversed") and it.func.id not in self.locals):
+            loop.iter = self._sequence(it, pre, loop)
+        return pre + [loop]
+
+    def _sequence(self, it, pre, loop):
+        """``it``, or a fresh name holding ``iteration_sequence`` of it when it may be a dict or
+        an iterator. ``seq = it`` comes first, so alias checks see that seq holds it."""
+        if not self._may_not_index(it):
+            return it
+        seq = self._fresh("seq")
+        pre.append(self._assign(seq, it, loop))
+        wrap = self._call("iteration_sequence", gast.Name(seq, gast.Load(), None, None))
+        pre.append(self._assign(seq, wrap, loop))
+        return gast.Name(seq, gast.Load(), None, None)
+
+    def _may_not_index(self, it):
+        if isinstance(it, gast.Name):
+            return it.id in self.params or it.id in self.dict_names
+        if isinstance(it, (gast.Subscript, gast.Attribute)):
+            return self._local_root(it)
+        if isinstance(it, gast.Call):
+            fn = self.ctx.namespace.resolve(it.func, self.locals)
+            return any(fn is f for f in ITERATORS)
+        return False
+
+
+class _Readers(gast.NodeTransformer):
+    """``d.keys()``, ``d.get(k)``, ``np.ndenumerate(a)``... as helper calls."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        owner = self.owner
+        func = node.func
+        if (
+            isinstance(func, gast.Attribute)
+            and func.attr in READERS
+            and owner._local_root(func.value)
+            and not node.keywords
+        ):
+            helper = READERS[func.attr]
+            arity = {"keys": 0, "values": 0, "items": 0, "get": (1, 2), "index": 1, "count": 1}
+            wanted = arity[func.attr]
+            wanted = wanted if isinstance(wanted, tuple) else (wanted,)
+            if len(node.args) in wanted:
+                return gast.copy_location(owner._call(helper, func.value, *node.args), node)
+        if isinstance(func, (gast.Attribute, gast.Name)) and len(node.args) == 1 and not (
+            node.keywords or isinstance(node.args[0], gast.Starred)
+        ):
+            fn = owner.ctx.namespace.resolve(func, owner.locals)
+            if fn is np.ndenumerate:
+                return gast.copy_location(owner._call("ndenumerate_items", node.args[0]), node)
+            if fn is list:
+                return gast.copy_location(owner._call("as_list", node.args[0]), node)
+        return node
+
+
+class _HoistPops(gast.NodeTransformer):
+    """``s = s + hs.pop(0)``: the pop runs first, into a fresh name (refused where the
+    statement reads the list elsewhere: Python would read it before the pop)."""
+
+    def __init__(self, owner, pre, stmt):
+        self.owner = owner
+        self.pre = pre
+        self.stmt = stmt
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        owner = self.owner
+        if owner._method(node, "pop") and node.args:
+            recv = node.func.value.id
+            reads = [n for n in gast.walk(self.stmt) if isinstance(n, gast.Name)
+                     and n.id == recv]
+            if len(reads) > 1 or recv in stored(self.stmt):
+                raise owner._error(node, f"`{recv}.pop(...)` inside an expression that also "
+                                   f"uses `{recv}`; pop into a name first")
+            held = owner._fresh(recv + "_popped")
+            self.pre.extend(owner._pop(held, node, self.stmt))
+            return gast.copy_location(gast.Name(held, gast.Load(), None, None), node)
+        return node
+
+
+def _dict_assigned(fn_node):
+    """Names some statement binds to a dict literal or ``dict(...)``."""
+    out = set()
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            v = n.value
+            if isinstance(v, gast.Dict) or (
+                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                and v.func.id == "dict"
+            ):
+                out.add(n.targets[0].id)
+    return out
+
+
+def _located(stmt, where):
+    gast.copy_location(stmt, where)
+    for n in gast.walk(stmt):
+        if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, where)
+    return stmt

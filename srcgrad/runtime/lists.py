@@ -1,0 +1,403 @@
+"""List and dict mutation as values, for generated code.
+
+``normalize/containers.py`` rewrites ``hs.insert(0, v)`` into ``hs = list_insert(hs, 0, v)``:
+each helper returns a *new* container, so a mutation is an ordinary assignment that the
+transforms save, restore and differentiate like any other (a list holds references: copying
+one is cheap next to the arrays it holds). Another name for the same list would not see the
+change; ``normalize/inplace.py`` refuses writes through a container another name may hold.
+
+Each helper's adjoint and tangent live next to it (rules in ``rules/container_rules.py``).
+Cotangents of lists are ``runtime.Cotangents`` with ``None`` for a zero element; of dicts,
+``runtime.DictCotangents`` where a missing key is zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .containers import Cotangents, DictCotangents, elem, zeros_like
+
+
+def _require(items, kinds, method):
+    """Python's error for a method the object does not have (an array has no ``insert``)."""
+    if not isinstance(items, kinds):
+        raise AttributeError(f"'{type(items).__name__}' object has no attribute '{method}'")
+
+
+def _position(n, index):
+    """Where ``list.insert(index, v)`` puts v in a list of length n."""
+    if index < 0:
+        index += n
+    return min(max(index, 0), n)
+
+
+def _cotangents(dy, n):
+    """``dy`` (None: all zero) as a list of n element cotangents."""
+    return [None] * n if dy is None else list(dy)
+
+
+def list_insert(items, index, value):
+    """``items.insert(index, value)`` as a value."""
+    _require(items, list, "insert")
+    out = list(items)
+    out.insert(index, value)
+    return out
+
+
+def insert_grad_items(dy, items, index):
+    if dy is None:
+        return None
+    p = _position(len(items), index)
+    return Cotangents(list(dy[:p]) + list(dy[p + 1 :]))
+
+
+def insert_grad_value(dy, items, index, value):
+    if dy is None:
+        return zeros_like(value)
+    return elem(dy, _position(len(items), index), value)
+
+
+def insert_tangent(ditems, dvalue, items, index, value):
+    out = _cotangents(ditems, len(items))
+    out.insert(_position(len(items), index), zeros_like(value) if dvalue is None else dvalue)
+    return out
+
+
+def _list_position(n, index):
+    k = index + n if index < 0 else index
+    if not 0 <= k < n:
+        raise IndexError("pop index out of range")
+    return k
+
+
+def pop_item(items, index):
+    """``del items[index]`` (``items.pop(index)`` for its effect) as a value."""
+    if not isinstance(items, (list, dict)):
+        raise TypeError(f"'{type(items).__name__}' object doesn't support item deletion")
+    out = dict(items) if isinstance(items, dict) else list(items)
+    del out[index]
+    return out
+
+
+def pop_item_grad(dy, items, index):
+    if dy is None:
+        return None
+    if isinstance(items, dict):
+        return DictCotangents({k: v for k, v in dy.items() if k != index})
+    k = _list_position(len(items), index)
+    return Cotangents(list(dy[:k]) + [None] + list(dy[k:]))
+
+
+def pop_item_tangent(ditems, items, index):
+    if ditems is None:
+        return None
+    if isinstance(items, dict):
+        return {k: v for k, v in ditems.items() if k != index}
+    out = list(ditems)
+    del out[_list_position(len(items), index)]
+    return out
+
+
+def list_extend(items, values):
+    """``items.extend(values)`` as a value."""
+    _require(items, list, "extend")
+    return list(items) + list(values)
+
+
+def extend_grad_items(dy, items):
+    return None if dy is None else Cotangents(list(dy[: len(items)]))
+
+
+def extend_grad_values(dy, items, values):
+    if dy is None:
+        return zeros_like(values)
+    parts = list(dy[len(items) :])
+    if isinstance(values, np.ndarray):
+        # extending by an array adds its rows
+        rows = [zeros_like(v) if d is None else d for d, v in zip(parts, values)]
+        return np.stack(rows) if rows else zeros_like(values)
+    if isinstance(values, (list, tuple)):
+        return Cotangents(parts)
+    raise TypeError(f"srcgrad differentiates extend() by a list, tuple or array, not "
+                    f"{type(values).__name__}")
+
+
+def extend_tangent(ditems, dvalues, items, values):
+    head = _cotangents(ditems, len(items))
+    if dvalues is None:
+        tail = [zeros_like(v) for v in values]
+    else:
+        tail = list(dvalues)
+    return head + tail
+
+
+def list_reverse(items):
+    """``items.reverse()`` as a value."""
+    _require(items, list, "reverse")
+    return list(items)[::-1]
+
+
+def reverse_grad(dy):
+    return None if dy is None else Cotangents(list(dy)[::-1])
+
+
+def sort_order(items, reverse=False):
+    """The permutation ``items.sort(reverse=...)`` applies (stable, like the sort itself)."""
+    _require(items, list, "sort")
+    return sorted(range(len(items)), key=items.__getitem__, reverse=reverse)
+
+
+def list_permute(items, order):
+    """``[items[k] for k in order]``: a list reordered."""
+    return [items[k] for k in order]
+
+
+def permute_grad(dy, order):
+    if dy is None:
+        return None
+    out = [None] * len(order)
+    for j, k in enumerate(order):
+        out[k] = dy[j]
+    return Cotangents(out)
+
+
+def permute_tangent(ditems, order):
+    return None if ditems is None else [ditems[k] for k in order]
+
+
+def list_index(items, value):
+    """``items.index(value)`` (no gradient: a position)."""
+    _require(items, (list, tuple), "index")
+    return items.index(value)
+
+
+def list_count(items, value):
+    _require(items, (list, tuple), "count")
+    return items.count(value)
+
+
+def clear_items(items):
+    """``items.clear()`` as a value: an empty container of the same kind."""
+    _require(items, (list, dict), "clear")
+    return type(items)()
+
+
+def dict_update(d, other):
+    """``d.update(other)`` as a value."""
+    _require(d, dict, "update")
+    out = dict(d)
+    out.update(other)
+    return out
+
+
+def update_grad_target(dy, other):
+    if dy is None:
+        return None
+    return DictCotangents({k: v for k, v in dy.items() if k not in other})
+
+
+def update_grad_source(dy, other):
+    if dy is None:
+        return None
+    return DictCotangents({k: dy.get(k) for k in other})
+
+
+def update_tangent(dd, dother, d, other):
+    out = dict(zeros_like(d) if dd is None else dd)
+    out.update(zeros_like(other) if dother is None else dother)
+    return out
+
+
+def dict_keys(d):
+    """``list(d.keys())``: the keys carry no gradient."""
+    _require(d, dict, "keys")
+    return list(d)
+
+
+def dict_values(d):
+    """``list(d.values())``."""
+    _require(d, dict, "values")
+    return list(d.values())
+
+
+def values_grad(dy, d):
+    if dy is None:
+        return None
+    return DictCotangents(zip(d, dy))
+
+
+def values_tangent(dd, d):
+    if dd is None:
+        return None
+    return [dd.get(k) if dd.get(k) is not None else zeros_like(v) for k, v in d.items()]
+
+
+def dict_items(d):
+    """``list(d.items())``."""
+    _require(d, dict, "items")
+    return list(d.items())
+
+
+def items_grad(dy, d):
+    if dy is None:
+        return None
+    return DictCotangents(
+        (k, None if pair is None else pair[1]) for k, pair in zip(d, dy)
+    )
+
+
+def items_tangent(dd, d):
+    if dd is None:
+        return None
+    return [(None, dd.get(k) if dd.get(k) is not None else zeros_like(v)) for k, v in d.items()]
+
+
+def dict_get(d, key, default=None):
+    """``d.get(key, default)``."""
+    _require(d, dict, "get")
+    return d.get(key, default)
+
+
+def get_grad_dict(dy, d, key):
+    if dy is None or key not in d:
+        return None
+    return DictCotangents({key: dy})
+
+
+def get_grad_default(dy, d, key, default):
+    if dy is None or key in d:
+        return zeros_like(default)
+    return dy
+
+
+def get_tangent(dd, ddefault, d, key, default):
+    if key in d:
+        g = None if dd is None else dd.get(key)
+        return zeros_like(d[key]) if g is None else g
+    return zeros_like(default) if ddefault is None else ddefault
+
+
+def iteration_sequence(seq):
+    """What a ``for`` loop runs over, indexable: a dict's keys, the items of an iterator
+    (``np.ndindex``); a list, tuple, array or range is itself."""
+    if isinstance(seq, (list, tuple, np.ndarray, range)):
+        return seq
+    return list(seq)
+
+
+def sequence_grad(dy, seq):
+    return dy if isinstance(seq, (list, tuple, np.ndarray)) else None
+
+
+def sequence_tangent(dseq, seq):
+    return dseq if isinstance(seq, (list, tuple, np.ndarray)) else None
+
+
+def ndenumerate_items(a):
+    """``list(np.ndenumerate(a))``: (index, element) pairs."""
+    return list(np.ndenumerate(a))
+
+
+def ndenumerate_grad(dy, a):
+    g = np.zeros(np.shape(a), dtype=np.result_type(a, float))
+    if dy is not None:
+        for (index, _), pair in zip(np.ndenumerate(a), dy):
+            if pair is not None and pair[1] is not None:
+                g[index] += pair[1]
+    return g
+
+
+def ndenumerate_tangent(da, a):
+    return [(index, (0.0 if da is None else da[index])) for index, _ in np.ndenumerate(a)]
+
+
+def as_list(iterable):
+    """``list(iterable)``: a new list (a dict's keys, an array's rows)."""
+    return list(iterable)
+
+
+def as_list_grad(dy, iterable):
+    if dy is None or isinstance(iterable, dict):
+        return None
+    if isinstance(iterable, np.ndarray):
+        rows = [zeros_like(v) if d is None else d for d, v in zip(dy, iterable)]
+        return np.stack(rows) if rows else zeros_like(iterable)
+    return Cotangents(dy)
+
+
+def as_list_tangent(diterable, iterable):
+    if diterable is None or isinstance(iterable, dict):
+        return None
+    return list(diterable)
+
+
+# --- adjoints of the adjoint helpers above (higher order): each is linear in its cotangent ---
+
+
+def remove_position(g, items, index):
+    """The adjoint of inserting a zero at ``index`` (``pop_item_grad``): drop that element."""
+    return pop_item_tangent(g, items, index)
+
+
+def insert_zero(dy, items, index):
+    """The adjoint of ``insert_grad_items``: a zero where the insert put the value."""
+    if dy is None:
+        return None
+    out = list(dy)
+    out.insert(_position(len(items), index), None)
+    return Cotangents(out)
+
+
+def only_at(dy, items, index):
+    """The adjoint of ``insert_grad_value``: ``dy`` at the inserted position, zero elsewhere."""
+    out = [None] * (len(items) + 1)
+    out[_position(len(items), index)] = dy
+    return Cotangents(out)
+
+
+def pad_cotangents(dy, g):
+    """The adjoint of a prefix ``g[:n]``: ``dy`` then zeros to ``g``'s length."""
+    if dy is None:
+        return None
+    return Cotangents(list(dy) + [None] * (len(g) - len(dy)))
+
+
+def prefix_zeros(dy, items):
+    """The adjoint of ``extend_grad_values``: zeros for the first ``len(items)`` elements."""
+    if dy is None:
+        return None
+    return Cotangents([None] * len(items) + list(dy))
+
+
+def dict_to_values(dy, mapping):
+    """The adjoint of ``values_grad``: the cotangents in the dict's order."""
+    if dy is None:
+        return None
+    return Cotangents(dy.get(k) for k in mapping)
+
+
+def dict_to_items(dy, mapping):
+    """The adjoint of ``items_grad``."""
+    if dy is None:
+        return None
+    return Cotangents(Cotangents([None, dy.get(k)]) for k in mapping)
+
+
+def value_at_key(dy, mapping, key):
+    """The adjoint of ``get_grad_dict``."""
+    if dy is None or key not in mapping:
+        return zeros_like(mapping.get(key, 0.0))
+    g = dy.get(key)
+    return zeros_like(mapping[key]) if g is None else g
+
+
+def default_part(dy, mapping, key, default):
+    """The adjoint of ``get_grad_default``."""
+    if dy is None or key in mapping:
+        return zeros_like(mapping.get(key, 0.0))
+    return dy
+
+
+def ndenumerate_items_of(dy, a):
+    """The adjoint of ``ndenumerate_grad``: (index, element of ``dy``) pairs."""
+    return [(index, dy[index]) for index, _ in np.ndenumerate(a)]
