@@ -150,6 +150,36 @@ _SELF_ADJOINT = {
     "ndenumerate_grad": ("g, a", "ndenumerate_items_of(dy, a)", "ndenumerate_grad(dg, a)"),
     "as_list_grad": ("g, iterable", "as_list_tangent(dy, iterable)",
                      "as_list_grad(dg, iterable)"),
+    "as_list_tangent": ("g, iterable", "as_list_grad(dy, iterable)",
+                        "as_list_tangent(dg, iterable)"),
+    "values_tangent": ("g, mapping", "values_grad(dy, mapping)", "values_tangent(dg, mapping)"),
+    "items_tangent": ("g, mapping", "items_grad(dy, mapping)", "items_tangent(dg, mapping)"),
+    "ndenumerate_tangent": ("g, a", "ndenumerate_grad(dy, a)", "ndenumerate_tangent(dg, a)"),
+    "ndenumerate_items_of": ("g, a", "ndenumerate_grad(dy, a)", "ndenumerate_items_of(dg, a)"),
+    "dict_to_items": ("g, mapping", "items_grad(dy, mapping)", "dict_to_items(dg, mapping)"),
+    "dict_to_values": ("g, mapping", "values_grad(dy, mapping)", "dict_to_values(dg, mapping)"),
+    "value_at_key": ("g, mapping, key", "get_grad_dict(dy, mapping, key)",
+                     "value_at_key(dg, mapping, key)"),
+    "default_part": ("g, mapping, key, default", "get_grad_default(dy, mapping, key, default)",
+                     "default_part(dg, mapping, key, default)"),
+    "prefix_zeros": ("g, items", "drop_prefix(dy, items)", "prefix_zeros(dg, items)"),
+    "drop_prefix": ("g, items", "prefix_zeros(dy, items)", "drop_prefix(dg, items)"),
 }
 for _name, (_signature, _vjp, _jvp) in _SELF_ADJOINT.items():
     linear(getattr(runtime, _name), _signature, vjp={"g": _vjp}, jvp={"g": _jvp})
+
+# The tangent helpers of forward mode are linear in their tangents.
+linear(runtime.insert_tangent, "ditems, dvalue, items, index, value",
+       vjp={"ditems": "insert_grad_items(dy, items, index)",
+            "dvalue": "insert_grad_value(dy, items, index, value)"},
+       jvp={"*": "insert_tangent(dditems, ddvalue, items, index, value)"})
+linear(runtime.extend_tangent, "ditems, dvalues, items, values",
+       vjp={"ditems": "extend_grad_items(dy, items)",
+            "dvalues": "extend_grad_values(dy, items, values)"},
+       jvp={"*": "extend_tangent(dditems, ddvalues, items, values)"})
+linear(runtime.update_tangent, "dd, dother, d, other",
+       vjp={"dd": "update_grad_target(dy, other)", "dother": "update_grad_source(dy, other)"},
+       jvp={"*": "update_tangent(ddd, ddother, d, other)"})
+linear(runtime.get_tangent, "dd, ddefault, d, key, default",
+       vjp={"dd": "get_grad_dict(dy, d, key)", "ddefault": "get_grad_default(dy, d, key, default)"},
+       jvp={"*": "get_tangent(ddd, dddefault, d, key, default)"})

@@ -133,6 +133,7 @@ from .lists import (  # noqa: F401
     dict_to_values,
     dict_update,
     dict_values,
+    drop_prefix,
     extend_grad_items,
     extend_grad_values,
     extend_tangent,

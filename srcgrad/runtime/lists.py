@@ -401,3 +401,10 @@ def default_part(dy, mapping, key, default):
 def ndenumerate_items_of(dy, a):
     """The adjoint of ``ndenumerate_grad``: (index, element of ``dy``) pairs."""
     return [(index, dy[index]) for index, _ in np.ndenumerate(a)]
+
+
+def drop_prefix(dy, items):
+    """The adjoint of ``prefix_zeros``: the elements after the first ``len(items)``."""
+    if dy is None:
+        return None
+    return Cotangents(list(dy)[len(items):])
