@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NumPyIndexError, NumPyValueError
+from .indexing import getitem_grad
 from .shapes import unbroadcast
 
 # ufuncs whose ``.at`` is differentiated through ``ufunc_at``
@@ -247,7 +248,10 @@ def _shape_of(a, indices):
 def scatter_last(g, x, index):
     """Zeros shaped like ``x`` with ``g`` written at ``index`` (``z[index] = g``): of repeated
     positions the last write lands. The tangent of the element write ``x[index] = value`` in
-    ``value``, and the adjoint of ``take_item``."""
+    ``value``, and the adjoint of ``take_item``. For a list or dict ``x``: ``g`` at that
+    element, nothing elsewhere."""
+    if isinstance(x, (list, tuple, dict)):
+        return getitem_grad(g, x, index)
     z = np.zeros(np.shape(x), dtype=np.result_type(g, float))
     z[index] = g
     return z
