@@ -43,6 +43,7 @@ from .normalize import (
     inline,
     inplace,
     integer_writes,
+    sharing,
     ssa,
 )
 from .normalize import einsum_form as einsum
@@ -92,6 +93,7 @@ NORMALIZE = (
     Stage("control", control.run),
     Stage("anf", anf.run),
     Stage("inline", inline.run),
+    Stage("sharing", sharing.run),
     Stage("einsum", einsum.run),
     Stage("writes", writes.run),
     Stage("integer", integer_writes.run),

@@ -13,11 +13,9 @@ adjoint blocks later quote the line they differentiate.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import gast
 
-from ..astutil import clone, index_value, local_names
+from ..astutil import clone, index_value
 from ..emit import naming
 from ..errors import InternalError
 
@@ -48,14 +46,11 @@ class ANF:
         self.list_append = helpers.get("list_append", "list_append")
         self.list_pop = helpers.get("list_pop", "list_pop")
         self.setitem = helpers.get("setitem", "setitem")
-        self.alias_check = helpers.get("check_not_array")
         self.helpers = helpers
-        self.aliased = set()
         self.out = []
         self.lineno = None
 
     def run(self, fn_node):
-        self.aliased = _aliased_updates(fn_node)
         fn_node.body = self.block(fn_node.body)
         return fn_node
 
@@ -86,17 +81,10 @@ class ANF:
             current = gast.Subscript(node.target.value, node.target.slice, gast.Load())
             self._assign(node.target, gast.BinOp(current, node.op, node.value))
             return
-        target = gast.Name(node.target.id, gast.Load(), None, None)
-        if node.target.id in self.aliased and self.alias_check:
-            # `y = x; y += v; ... x`: in Python an array y is updated in place, x with it.
-            # srcgrad rebinds y instead, which is right only when y holds a number.
-            check = gast.Call(
-                gast.Name(self.alias_check, gast.Load(), None, None),
-                [target, gast.Constant(node.target.id, None)],
-                [],
-            )
-            self._emit(gast.Expr(gast.copy_location(check, node.target)))
-        self._assign(node.target, gast.BinOp(target, node.op, node.value))
+        # `y += v` stays an update of y, with an atom operand: whether another variable sees it
+        # (`x = y`, `L = [y]`) is decided once helpers are inlined (normalize/sharing.py)
+        target = gast.Name(node.target.id, gast.Store(), None, None)
+        self._emit(gast.AugAssign(target, node.op, self.atom(node.value)))
 
     def _return(self, node):
         value = node.value if node.value is not None else gast.Constant(None, None)
@@ -400,54 +388,6 @@ class ANF:
 
 # Methods whose result may share memory with the array they are called on.
 VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
-
-
-def _aliased_updates(fn_node):
-    """Names updated with ``+=`` (and friends) that were bound to another variable's value
-    (``y = x``, ``y = x[0]``, ``y = x.T``) while that other variable is read elsewhere too."""
-    sources = {}  # name -> variables whose memory its value may share
-    same = {}  # name -> other names bound to its very value (`seq = x`)
-    locals_ = local_names(fn_node)
-    for n in gast.walk(fn_node):
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            base = _shared_base(n.value)
-            if base in locals_:
-                sources.setdefault(n.targets[0].id, set()).add(base)
-            if isinstance(n.value, gast.Name) and n.value.id in locals_:
-                same.setdefault(n.value.id, set()).add(n.targets[0].id)
-    loads = Counter(
-        n.id for n in gast.walk(fn_node)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    )
-    out = set()
-    for n in gast.walk(fn_node):
-        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            y = n.target.id
-            # and the other way round: `seq = y; y += v; ... seq` (a loop over `zip(y, ...)`
-            # holds y the same way)
-            if any(x != y and loads[x] > 1 for x in sources.get(y, ())) or any(
-                other != y and loads[other] > 0 for other in same.get(y, ())
-            ):
-                out.add(y)
-    return out
-
-
-def _shared_base(value):
-    """The variable whose memory ``value`` may share (``x`` in ``x``, ``x[0]``, ``x.T``,
-    ``x.reshape(n)``), or None (``x.copy()``, an arithmetic result, a constant)."""
-    base = _container(value)
-    if isinstance(base, gast.Call) and isinstance(base.func, gast.Attribute):
-        if base.func.attr not in VIEW_METHODS:
-            return None  # x.copy(), x.astype(...): a new array
-        base = _container(base.func.value)  # x.reshape(...), x.ravel()
-    return base.id if isinstance(base, gast.Name) else None
-
-
-def _container(node):
-    """``x`` for ``x[i].T[j]``: the value a chain of subscripts and attributes starts from."""
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    return node
 
 
 def _is_pop(call, locals_):

@@ -115,7 +115,11 @@ class CheckSupported(gast.NodeVisitor):
             ReadsAfterDel(self.location, fn_node, self.local_functions).run(fn_node.body)
             fn_node.body = _without_del(fn_node.body)
         body = fn_node.body
-        if not _always_returns(body):
+        if self.inlined and not _always_returns(body):
+            # a called helper that falls off its end returns None (`scale(v, s): v *= s`)
+            ret = gast.Return(gast.Constant(None, None))
+            fn_node.body = body + [gast.copy_location(ret, body[-1] if body else fn_node)]
+        elif not _always_returns(body):
             raise self._error(
                 body[-1] if body else fn_node,
                 "a function that can end without `return` (it returns None; nothing to "

@@ -59,6 +59,9 @@ class ContainerMethods:
 
     def run(self, fn_node):
         self.dict_names = _dict_assigned(fn_node)
+        # `y.sort()` of an array is NumPy's in-place sort (normalize/inplace_calls.py): only a
+        # name that surely holds a list is sorted here
+        self.list_names = _list_assigned(fn_node)
         fn_node.body = self.block(fn_node.body)
         return fn_node
 
@@ -154,7 +157,7 @@ class ContainerMethods:
             ]
         if method == "reverse" and not args and not keywords:
             return [self._assign(recv, self._call("list_reverse", target), s)]
-        if method == "sort":
+        if method == "sort" and recv in self.list_names:
             if args or set(keywords) - {"reverse"}:
                 raise self._error(call, "`sort()` with a `key=` (only `sort()` and "
                                   "`sort(reverse=...)` of a list of numbers)")
@@ -317,6 +320,25 @@ def _dict_assigned(fn_node):
             ):
                 out.add(n.targets[0].id)
     return out
+
+
+def _list_assigned(fn_node):
+    """Names every assignment of which binds a list (a literal, a comprehension, ``list()``)."""
+    kinds = {}
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            v = n.value
+            is_list = isinstance(v, (gast.List, gast.ListComp)) or (
+                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                and v.func.id in ("list", "sorted")
+            ) or (isinstance(v, gast.Subscript) and isinstance(v.slice, gast.Slice)
+                  and isinstance(v.value, gast.Name) and v.value.id == n.targets[0].id)
+            kinds.setdefault(n.targets[0].id, []).append(is_list)
+        elif isinstance(n, (gast.For, gast.AugAssign)):
+            for t in gast.walk(n.target):
+                if isinstance(t, gast.Name):
+                    kinds.setdefault(t.id, []).append(False)
+    return {name for name, flags in kinds.items() if all(flags)}
 
 
 def _located(stmt, where):

@@ -28,7 +28,7 @@ import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, local_names
+from ..astutil import clone, local_names, stored
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
@@ -67,6 +67,14 @@ class InlineCalls:
                 continue
             if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
                 inlined = self._inline(s)
+                if inlined is not None:
+                    out.extend(inlined)
+                    continue
+            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+                # `scale(y, 3.0)` for its effect on y: inlined like a call whose result is used
+                unused = self.ctx.namer.fresh("unused")
+                self.locals.add(unused)
+                inlined = self._inline(gast.copy_location(_assign(unused, s.value), s))
                 if inlined is not None:
                     out.extend(inlined)
                     continue
@@ -110,8 +118,16 @@ class InlineCalls:
         _Rename(renames, namespace, self.ctx).visit(node)
         # after renaming: the forwarded arguments are the caller's names, not the callee's
         _Forward({renames[p]: v for p, v in bound if p in forwarded}).visit(node)
-        bindings = [_assign(renames[p], value) for p, value in bound]
-        locals_ = {renames[n] for n in callee_locals}
+        # a parameter the helper changes in place (`out[0] = v`, `hs.insert(0, v)`) and never
+        # rebinds is the caller's variable itself: the caller sees the change, as in Python
+        same = {
+            renames[p]: value.id for p, value in bound
+            if isinstance(value, gast.Name) and value.id in self.locals and p not in forwarded
+            and _changed_in_place(node, renames[p])
+        }
+        _RenameNames(same).visit(node)
+        bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in same]
+        locals_ = {renames[n] for n in callee_locals} - set(same) | set(same.values())
         self.locals |= locals_
         ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
         DesugarControl(self.ctx.namer, locals_).run(node)
@@ -220,6 +236,42 @@ class _Rename(gast.NodeTransformer):
                     original = gast.Name(node.id, gast.Load(), None, None)
                     self.ctx.dependencies.append((self.namespace, original, obj))
                 node.id = self.ctx.global_name(obj, node.id)
+        return node
+
+
+# Methods that change the list or dict they are called on.
+MUTATING_METHODS = {
+    "append", "insert", "extend", "pop", "remove", "reverse", "sort", "clear", "update",
+}
+
+
+def _changed_in_place(fn_node, name):
+    """Whether the body writes into ``name``'s value (an element, a list method) and never
+    binds ``name`` itself (an assignment, ``name += ...``, a loop target)."""
+    if name in stored(fn_node.body):
+        return False
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            if isinstance(n.value, gast.Name) and n.value.id == name:
+                return True
+        if (
+            isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute)
+            and n.func.attr in MUTATING_METHODS
+            and isinstance(n.func.value, gast.Name)
+            and n.func.value.id == name
+        ):
+            return True
+    return False
+
+
+class _RenameNames(gast.NodeTransformer):
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
         return node
 
 

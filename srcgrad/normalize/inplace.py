@@ -113,6 +113,8 @@ class CopyBeforeWrite:
                     var not in self.item_written and _list_copy(s.value)
                 ):
                     owned.add(var)
+                elif self._updates_shared(s.value, var):
+                    pass  # r = put_shared(r, ...): r as it was, or with `x += v`'s new value
                 else:
                     owned.discard(var)
                     self.last_source[var] = s
@@ -215,6 +217,13 @@ class CopyBeforeWrite:
                 f"(`{r} = {base}[...].copy()`)"
             )
         return self.ctx.location.error(UnsupportedSyntaxError, value, what)
+
+    def _updates_shared(self, value, var):
+        if not (isinstance(value, gast.Call) and value.args):
+            return False
+        first = value.args[0]
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
+        return fn is runtime.put_shared and isinstance(first, gast.Name) and first.id == var
 
     def _owning(self, value):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple, gast.Dict)):

@@ -183,3 +183,23 @@ linear(runtime.update_tangent, "dd, dother, d, other",
 linear(runtime.get_tangent, "dd, ddefault, d, key, default",
        vjp={"dd": "get_grad_dict(dy, d, key)", "ddefault": "get_grad_default(dy, d, key, default)"},
        jvp={"*": "get_tangent(ddd, dddefault, d, key, default)"})
+
+# x += v seen by every other holder of x's object (normalize/sharing.py): where is found by
+# identity (no gradient); putting x there is linear in the holder and in x.
+nondiff(runtime.shared_positions)
+linear(runtime.put_shared, "holder, where, value",
+       vjp={"holder": "put_shared_grad_holder(dy, where)",
+            "value": "put_shared_grad_value(dy, holder, where, value)"},
+       jvp={"*": "put_shared_tangent(dholder, dvalue, holder, where, value)"})
+linear(runtime.put_shared_grad_holder, "g, where", vjp={"g": "put_shared_grad_holder(dy, where)"},
+       jvp={"g": "put_shared_grad_holder(dg, where)"})
+linear(runtime.put_shared_grad_value, "g, holder, where, value",
+       vjp={"g": "put_at_paths(dy, holder, where, value)"},
+       jvp={"g": "put_shared_grad_value(dg, holder, where, value)"})
+linear(runtime.put_at_paths, "g, holder, where, value",
+       vjp={"g": "put_shared_grad_value(dy, holder, where, value)"},
+       jvp={"g": "put_at_paths(dg, holder, where, value)"})
+linear(runtime.put_shared_tangent, "dholder, dvalue, holder, where, value",
+       vjp={"dholder": "put_shared_grad_holder(dy, where)",
+            "dvalue": "put_shared_grad_value(dy, holder, where, value)"},
+       jvp={"*": "put_shared_tangent(ddholder, ddvalue, holder, where, value)"})

@@ -218,3 +218,11 @@ from .shapes import (  # noqa: F401
     unbroadcast,
     unreduce,
 )
+from .sharing import (  # noqa: F401
+    put_at_paths,
+    put_shared,
+    put_shared_grad_holder,
+    put_shared_grad_value,
+    put_shared_tangent,
+    shared_positions,
+)

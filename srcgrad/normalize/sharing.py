@@ -1,0 +1,327 @@
+"""``x += v`` with Python's sharing semantics: every other holder of x's object sees the update.
+
+Requires: the inlined A-normal-form body, in which ``x op= v`` on a name is still an
+``AugAssign`` (ANF keeps it; inlined helpers' bodies too). Guarantees: no such ``AugAssign``
+is left. Each becomes ``x_old = x; x = x_old op v``, a new value; and where another variable
+``r`` may hold x's object at that point (it was bound from x, holds it in a list, dict or tuple,
+was appended it, is a helper's parameter bound to it...) and is read afterwards, ``r`` is
+updated as Python would update it in place:
+
+    L = [a]                        L = [a]
+    a += 1.0               ->      a_old = a
+    return np.sum(L[0])            a = a_old + 1.0
+                                   a_in_L = shared_positions(L, a_old, 'L', 'a')
+                                   L = put_shared(L, a_in_L, a)
+                                   return np.sum(L[0])
+
+``shared_positions`` decides at run time, by identity, where ``L`` holds that object: nowhere
+when it is a number (rebound, not updated), ``L[0]`` when it is the array ``a`` held; an array
+that is a view of it is an error there (``runtime/sharing.py``). Which variables may hold it is
+found here, conservatively: the variables connected to ``x`` through assignments that can pass
+an object on (``r = x``, ``r = x[i]``, ``r = [x]``, ``r = x.T``, ``r = list_append(r, x)``...).
+Values that need no check (``s = 0.0; s += v`` with nothing else holding s) keep the plain form.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..astutil import local_names
+from ..errors import UnsupportedSyntaxError
+from ..frontend.resolve import MISSING
+from .anf import VIEW_METHODS
+
+# NumPy functions whose result may be (or hold) their argument itself or a view of it.
+NUMPY_VIEWS = {
+    np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze, np.expand_dims,
+    np.swapaxes, np.moveaxis, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
+    np.diagonal, np.real, np.imag, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
+    np.flip, np.fliplr, np.flipud, np.rot90, np.asarray_chkfinite, np.squeeze,
+}
+# srcgrad helpers whose result holds (or is) an argument's object.
+HOLDING_HELPERS = (
+    "list_append", "list_pop", "setitem", "list_insert", "pop_item", "list_extend",
+    "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
+    "iteration_sequence", "as_list", "max_of", "min_of", "put_shared", "ndenumerate_items",
+)
+# Builtins whose result is a new number or never an argument's object.
+FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}
+INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+
+
+def run(fn_node, ctx):
+    """The pass: see the module docstring."""
+    if not any(_is_update(n) for n in gast.walk(fn_node)):
+        return fn_node
+    return SharedUpdates(ctx).run(fn_node)
+
+
+def _is_update(node):
+    return isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+
+
+class SharedUpdates:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.holding = {
+            id(getattr(runtime, h)) for h in HOLDING_HELPERS if hasattr(runtime, h)
+        }
+
+    def run(self, fn_node):
+        self.locals = local_names(fn_node)  # ANF's temporaries too
+        self.params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
+                       + fn_node.args.kwonlyargs}
+        for packed in (fn_node.args.vararg, fn_node.args.kwarg):
+            if packed is not None:
+                self.params.add(packed.id)
+        self.graph = {}
+        for n in gast.walk(fn_node):
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+                target = n.targets[0].id
+                for other in self._passed_on(n.value):
+                    if other != target:
+                        self.graph.setdefault(target, set()).add(other)
+                        self.graph.setdefault(other, set()).add(target)
+        self._positions(fn_node.body)
+        self.live_out = {}
+        self._live(fn_node.body, set(), None)
+        fn_node.body = self.block(fn_node.body, set(self.params))[0]
+        return fn_node
+
+    # --- which variables may hold x's object ---------------------------------------------------
+    def _passed_on(self, value):
+        """The variables whose objects ``value`` may be, hold or view."""
+        if isinstance(value, gast.Name):
+            return [value.id] if value.id in self.locals else []
+        if isinstance(value, gast.Attribute) and value.attr in INACTIVE_ATTRIBUTES:
+            return []
+        if isinstance(value, (gast.Subscript, gast.Attribute)):
+            return self._passed_on(_root(value))
+        if isinstance(value, (gast.List, gast.Tuple)):
+            return [n for e in value.elts for n in self._passed_on(e)]
+        if isinstance(value, gast.Dict):
+            return [n for e in value.values for n in self._passed_on(e)]
+        if isinstance(value, gast.Call):
+            func = value.func
+            if isinstance(func, gast.Attribute) and self._local_root(func.value):
+                if func.attr in VIEW_METHODS:
+                    return self._passed_on(func.value)
+                return []
+            fn = self.ctx.namespace.resolve(func, self.locals)
+            if fn is MISSING:
+                return self._arguments(value)  # a local callable: anything may come back
+            if id(fn) in self.holding or any(fn is v for v in NUMPY_VIEWS):
+                return self._arguments(value)
+            if any(fn is b for b in FRESH_BUILTINS):
+                return []
+            module = (getattr(fn, "__module__", "") or "").split(".")[0]
+            if module in ("numpy", "scipy", "math", "srcgrad"):
+                return []
+            if inspect.isbuiltin(fn) or inspect.isfunction(fn) or isinstance(fn, type):
+                return self._arguments(value)  # max(a, b), a recursive call: may return one
+            return []
+        return []
+
+    def _arguments(self, call):
+        names = [n for a in call.args for n in self._passed_on(_unstarred(a))]
+        return names + [n for k in call.keywords for n in self._passed_on(k.value)]
+
+    def _local_root(self, node):
+        root = _root(node)
+        return isinstance(root, gast.Name) and root.id in self.locals
+
+    def _connected(self, x):
+        seen, todo = {x}, [x]
+        while todo:
+            for other in self.graph.get(todo.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        return seen - {x}
+
+    # --- program order -------------------------------------------------------------------------
+    def _positions(self, body):
+        """Each statement's position, the positions where each variable is read, and each
+        loop's span, so that "read after this point" means what it does in a loop too."""
+        self.position, self.reads, self.writes, self.loops = {}, {}, {}, {}
+        counter = [0]
+
+        def walk(stmts, loops):
+            for s in stmts:
+                k = counter[0]
+                counter[0] += 1
+                self.position[id(s)] = (k, loops)
+                nested = []
+                for field in ("body", "orelse"):
+                    block = getattr(s, field, None)
+                    if isinstance(block, list):
+                        nested += block
+                inner = {id(n) for b in nested for n in gast.walk(b)}
+                for n in gast.walk(s):
+                    if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load) and (
+                        id(n) not in inner
+                    ):
+                        self.writes.setdefault(n.id, []).append(k)
+                for n in gast.walk(s):
+                    if (
+                        isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Load)
+                        and id(n) not in inner
+                    ):
+                        self.reads.setdefault(n.id, []).append(k)
+                if isinstance(s, (gast.For, gast.While)):
+                    walk(s.body, loops + (id(s),))
+                    self.loops[id(s)] = (k, counter[0])
+                else:
+                    walk(nested, loops)
+
+        walk(body, ())
+
+    def _live(self, stmts, live, head):
+        """The variables live before ``stmts`` given those live after; records the live set
+        after each update. ``head``: the live set at the head of the enclosing loop (where a
+        ``break`` goes, conservatively)."""
+        live = set(live)
+        for s in reversed(stmts):
+            if isinstance(s, gast.If):
+                live = (self._live(s.body, live, head) | self._live(s.orelse, live, head)
+                        | _uses(s.test))
+            elif isinstance(s, (gast.For, gast.While)):
+                after = set(live)
+                at_head = set(after)
+                while True:
+                    body = self._live(s.body, at_head, at_head)
+                    if isinstance(s, gast.For):
+                        body = body - _stores(s.target)
+                    new = after | body | _uses(s.iter if isinstance(s, gast.For) else s.test)
+                    if new == at_head:
+                        break
+                    at_head = new
+                live = at_head
+            elif isinstance(s, gast.Break):
+                live = set(head) if head is not None else set(live)
+            else:
+                if _is_update(s):
+                    self.live_out[id(s)] = set(live)
+                live = (live - _stores(s)) | _uses(s)
+        return live
+
+    def _maybe_assigned_before(self, var, stmt):
+        k, loops = self.position[id(stmt)]
+        for w in self.writes.get(var, ()):
+            if w < k:
+                return True
+            if any(self.loops[loop][0] <= w < self.loops[loop][1] for loop in loops):
+                return True
+        return False
+
+    # --- rewriting -----------------------------------------------------------------------------
+    def block(self, stmts, defined):
+        """``stmts`` rewritten, and the variables surely bound after them."""
+        out = []
+        defined = set(defined)
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body, after_body = self.block(s.body, defined)
+                s.orelse, after_else = self.block(s.orelse, defined)
+                out.append(s)
+                defined = after_body & after_else
+            elif isinstance(s, (gast.For, gast.While)):
+                inner = set(defined)
+                if isinstance(s, gast.For):
+                    inner |= {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)}
+                s.body, _ = self.block(s.body, inner)
+                out.append(s)
+            elif _is_update(s):
+                out += self._update(s, defined)
+                defined.add(s.target.id)
+            else:
+                out.append(s)
+                for n in gast.walk(s):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        defined.add(n.id)
+        return out, defined
+
+    def _update(self, s, defined):
+        x = s.target.id
+        live = self.live_out.get(id(s), set())
+        holders = sorted(r for r in self._connected(x) if r in live)
+        value = gast.BinOp(_load(x), s.op, s.value)
+        if not holders:
+            return [_located(_assign(x, value), s)]
+        # a variable first assigned after this point (and not in an earlier iteration of a loop
+        # around it) cannot hold the object yet
+        holders = [r for r in holders if r in defined or self._maybe_assigned_before(r, s)]
+        if not holders:
+            return [_located(_assign(x, value), s)]
+        unbound = [r for r in holders if r not in defined]
+        if unbound:
+            raise self.ctx.location.error(
+                UnsupportedSyntaxError,
+                s,
+                f"`{x} += ...` updates an array in place, and `{unbound[0]}` may hold the same "
+                f"array, but may not be assigned yet here: srcgrad cannot tell whether it sees "
+                f"the update. Write `{x} = {x} + ...`, or assign `{unbound[0]}` first",
+            )
+        old = self.ctx.namer.fresh(x + "_old")
+        self.locals.add(old)
+        self.ctx.local_names.add(old)
+        value.left = _load(old)
+        out = [_assign(old, _load(x)), _assign(x, value)]
+        for r in holders:
+            where = self.ctx.namer.fresh(f"{x}_in_{r}")
+            self.locals.add(where)
+            self.ctx.local_names.add(where)
+            find = self._call("shared_positions", _load(r), _load(old),
+                              gast.Constant(r, None), gast.Constant(x, None))
+            out.append(_assign(where, find))
+            out.append(_assign(r, self._call("put_shared", _load(r), _load(where), _load(x))))
+        return [_located(o, s) for o in out]
+
+    def _call(self, helper, *args):
+        fn = getattr(runtime, helper)
+        func = gast.Name(self.ctx.global_name(fn, helper), gast.Load(), None, None)
+        return gast.Call(func, list(args), [])
+
+
+def _stores(node):
+    return {n.id for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _uses(node):
+    uses = {n.id for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    if _is_update(node):
+        uses.add(node.target.id)
+    return uses
+
+
+def _root(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node
+
+
+def _unstarred(node):
+    return node.value if isinstance(node, gast.Starred) else node
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
+
+
+def _assign(name, value):
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _located(stmt, where):
+    gast.copy_location(stmt, where)
+    for n in gast.walk(stmt):
+        if isinstance(n, (gast.stmt, gast.expr)):
+            gast.copy_location(n, where)
+    return stmt

@@ -1,0 +1,144 @@
+"""Python's sharing semantics for ``x += v`` on an object other names hold.
+
+``normalize/sharing.py`` writes ``x += v``, where another variable ``r`` may hold the same
+object (``r = x``, ``r = [x]``, ``r = {"h": x}``, ``r.append(x)``, a helper's parameter), as
+
+    x_old = x
+    x = x_old + v                                  # a new value, differentiated as usual
+    x_in_r = shared_positions(r, x_old, 'r', 'x')  # where r holds x's old object (no gradient)
+    r = put_shared(r, x_in_r, x)                   # r sees the update, as in Python
+
+``shared_positions`` finds, by identity and at run time, the paths at which ``r`` holds the very
+object ``x`` held (``()`` for ``r`` itself, ``(0,)`` for ``r[0]``, deeper for nested containers);
+none when that object is immutable (a float is rebound, not updated: nothing else sees it).
+An array ``r`` that shares memory with it without being it (a view, ``r = x[1:]``) is refused
+with an error: the update would change part of ``r``, a dependence srcgrad does not model.
+``put_shared`` is linear in ``r`` and ``x``: its adjoint sends the cotangent at those paths to
+``x`` and zeros it in ``r``'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import SrcgradError
+from .containers import Cotangents, DictCotangents, add, zeros_like
+
+# What `x += v` updates in place (a number or a tuple is rebound instead).
+MUTABLE = (np.ndarray, list, dict)
+
+
+def shared_positions(holder, old, name="r", updated="x"):
+    """The paths at which ``holder`` holds the object ``old`` (see the module docstring)."""
+    if not isinstance(old, MUTABLE):
+        return []
+    out = []
+    _find(holder, old, (), out, set(), name, updated)
+    return out
+
+
+def _find(h, old, path, out, seen, name, updated):
+    if h is old:
+        out.append(path)
+        return
+    if isinstance(h, np.ndarray):
+        if isinstance(old, np.ndarray) and np.may_share_memory(h, old):
+            where = name + "".join(f"[{k!r}]" for k in path)
+            raise SrcgradError(
+                f"`{updated} += ...` updates an array in place, and `{where}` shares memory "
+                f"with it without being it (a view such as `{updated}[1:]` or `{updated}.T`): "
+                f"it would change too, a dependence srcgrad does not follow. Write "
+                f"`{updated} = {updated} + ...`, or take a copy (`.copy()`)."
+            )
+        return
+    if isinstance(h, (list, tuple, dict)):
+        if id(h) in seen:
+            return
+        seen.add(id(h))
+        items = h.items() if isinstance(h, dict) else enumerate(h)
+        for k, e in items:
+            _find(e, old, path + (k,), out, seen, name, updated)
+
+
+def put_shared(holder, where, value):
+    """``holder`` with ``value`` at each path of ``where`` (containers along them rebuilt)."""
+    if not where:
+        return holder
+    return _put(holder, where, lambda h: value)
+
+
+def _put(h, paths, leaf):
+    if () in paths:
+        return leaf(h)
+    heads = {}
+    for p in paths:
+        heads.setdefault(p[0], []).append(p[1:])
+    if isinstance(h, dict):
+        out = type(h)(h) if isinstance(h, DictCotangents) else dict(h)
+        for k, rest in heads.items():
+            out[k] = _put(h.get(k), rest, leaf)
+        return out
+    out = list(h)
+    for k, rest in heads.items():
+        out[k] = _put(h[k], rest, leaf)
+    if isinstance(h, Cotangents):
+        return Cotangents(out)
+    return tuple(out) if isinstance(h, tuple) else out
+
+
+def _at(g, path):
+    for k in path:
+        if g is None:
+            return None
+        g = g.get(k) if isinstance(g, dict) else g[k]
+    return g
+
+
+def _sparse(holder):
+    """A cotangent of ``holder``'s structure with nothing in it (``None`` elements)."""
+    if isinstance(holder, dict):
+        return DictCotangents({k: _sparse_leaf(v) for k, v in holder.items()})
+    if isinstance(holder, (list, tuple)):
+        return Cotangents(_sparse_leaf(v) for v in holder)
+    return None
+
+
+def _sparse_leaf(v):
+    return _sparse(v) if isinstance(v, (list, tuple, dict)) else None
+
+
+def put_shared_grad_holder(dy, where):
+    """The adjoint of ``put_shared`` for ``holder``: ``dy`` with zeros at the paths."""
+    if dy is None or not where:
+        return dy
+    if () in where:
+        return zeros_like(dy)  # the holder is replaced whole: nothing of it reaches the result
+    return _put(dy, where, lambda h: None)
+
+
+def put_shared_grad_value(dy, holder, where, value):
+    """The adjoint of ``put_shared`` for ``value``: the sum of ``dy`` at the paths."""
+    total = None
+    for p in where:
+        total = add(total, _at(dy, p))
+    return zeros_like(value) if total is None else total
+
+
+def put_at_paths(g, holder, where, value):
+    """The adjoint of ``put_shared_grad_value``: ``g`` at every path of a sparse cotangent."""
+    if not where:
+        return None
+    if () in where:
+        return g
+    return _put(_sparse(holder), where, lambda h: g)
+
+
+def put_shared_tangent(dholder, dvalue, holder, where, value):
+    """The tangent of ``put_shared``."""
+    if not where:
+        return dholder
+    dvalue = zeros_like(value) if dvalue is None else dvalue
+    if () in where:
+        return dvalue
+    base = zeros_like(holder) if dholder is None else dholder
+    return _put(base, where, lambda h: dvalue)

@@ -1,0 +1,239 @@
+"""Python's sharing semantics (issue 13, items 2 and 3): an update in place of an object that
+another variable, a container or a called helper's parameter also holds is seen through all of
+them, exactly as Python computes it on copies of the arguments; what srcgrad cannot follow (a
+view of the updated array) is an error, never the unshared answer."""
+
+import numpy as np
+import pytest
+from sharing_check import check_all
+
+from srcgrad import SrcgradError, grad, hessian
+from srcgrad.errors import UnsupportedSyntaxError
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+# --- helpers that change what they are given -------------------------------------------------
+
+def scale(v, s):
+    v *= s
+
+
+def scales_a_copy(x):
+    y = x.copy()
+    scale(y, 3.0)
+    return np.sum(y ** 2)
+
+
+def put_square(out, x):
+    out[0] = x[0] ** 2
+
+
+def helper_writes_an_element(x):
+    y = np.zeros(3)
+    put_square(y, x)
+    return np.sum(y * x)
+
+
+def push(items, v):
+    items.append(v)
+
+
+def helper_appends(x):
+    hs = [x]
+    push(hs, x ** 2)
+    return np.sum(hs[0] * hs[1])
+
+
+def bump(v):
+    v += 1.0
+    return v
+
+
+def helper_updates_a_number(x):
+    a = x[0] * 2.0  # a NumPy scalar: += rebinds the helper's name, the caller's stays
+    b = bump(a)
+    return a * b
+
+
+def helper_updates_an_array_and_returns_it(x):
+    a = x * 2.0
+    b = bump(a)  # the same array, updated: a sees it
+    return np.sum(a * b)
+
+
+def helper_rebinds_after_updating(x):
+    def twice_plus_one(v):
+        v += 1.0
+        v = v * 2.0
+        return v
+
+    a = x * 1.0
+    b = twice_plus_one(a)
+    return np.sum(a * b)
+
+
+def helper_mutates_its_argument_list(x):
+    def grow(items):
+        items.insert(0, items[-1] * 2.0)
+        items.reverse()
+        return len(items)
+
+    hs = [x, x ** 2]
+    n = grow(hs)
+    return np.sum(hs[0] + hs[2]) * n
+
+
+# --- arrays shared through variables, containers and tuple targets --------------------------
+
+def list_holds_the_array(x):
+    a = x * 2.0
+    L = [a]
+    a += 1.0
+    return np.sum(L[0] * x)
+
+
+def dict_holds_the_array(x):
+    h = x * 2.0
+    d = {"h": h}
+    h += 1.0
+    return np.sum(d["h"] * x)
+
+
+def tuple_targets_share(x):
+    a, b = x, x
+    a += 1.0
+    return np.sum(a * b)
+
+
+def history_of_an_accumulator(x):
+    acc = np.zeros(3)
+    hist = []
+    for _ in range(3):
+        acc += x
+        hist.append(acc)
+    return np.sum(hist[0] * x)
+
+
+def history_of_a_number(x):
+    acc = 0.0
+    hist = []
+    for i in range(3):
+        acc += x[i]
+        hist.append(acc)
+    return hist[0] * hist[1] + hist[2]
+
+
+def history_starting_from_a_number(x):
+    acc = 0.0
+    hist = []
+    for i in range(3):
+        acc += x * (i + 1.0)  # a new array the first time, then updated in place
+        hist.append(acc)
+    return np.sum(hist[0] * x)
+
+
+def nested_container(x):
+    a = x * 1.0
+    L = [[a, 1.0], {"k": a}]
+    a *= x
+    return np.sum(L[0][0] + L[1]["k"] * L[0][1])
+
+
+def tuple_holder(x):
+    a = np.sin(x)
+    t = (a, 2.0)
+    a -= x
+    return np.sum(t[0] * t[1])
+
+
+def alias_bound_in_a_branch(x):
+    a = x * 1.0
+    if x[0] > 0:
+        b = a
+    else:
+        b = a * 1.0
+    a += x
+    return np.sum(a * b)
+
+
+def element_taken_out_of_a_list(x):
+    L = [x * 2.0, x * 3.0]
+    e = L[1]
+    e += 1.0
+    return np.sum(L[1] * x)
+
+
+def alias_of_an_argument(x):
+    y = x
+    y /= 2.0
+    return np.sum(x * y)
+
+
+def loop_over_an_updated_array(x):
+    s = 0.0
+    for e in x:
+        x += 0.5 * e
+        s = s + e * e
+    return s + np.sum(x)
+
+
+CASES = [
+    scales_a_copy, helper_writes_an_element, helper_appends, helper_updates_a_number,
+    helper_updates_an_array_and_returns_it, helper_rebinds_after_updating,
+    helper_mutates_its_argument_list, list_holds_the_array, dict_holds_the_array,
+    tuple_targets_share, history_of_an_accumulator, history_of_a_number,
+    history_starting_from_a_number, nested_container, tuple_holder, alias_bound_in_a_branch,
+    element_taken_out_of_a_list, alias_of_an_argument, loop_over_an_updated_array,
+]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_sharing_matches_python_on_copies(f):
+    check_all(f, (X,))
+
+
+def test_hessian_through_a_shared_update():
+    h = hessian(list_holds_the_array)(X)
+    np.testing.assert_allclose(h, 4.0 * np.eye(3), atol=1e-12)  # f = sum((2x + 1) x)
+
+
+# --- what cannot be followed is refused -------------------------------------------------------
+
+def view_of_the_updated_array(x):
+    a = x * 1.0
+    v = a[1:]
+    a += 1.0
+    return np.sum(v * x[1:])
+
+
+def test_a_view_of_an_updated_array_is_an_error():
+    with pytest.raises(SrcgradError, match="shares memory"):
+        grad(view_of_the_updated_array)(X)
+
+
+def holder_maybe_unbound(x):
+    a = x * 1.0
+    for i in range(3):
+        a += 1.0
+        if i == 0:
+            b = a
+    return np.sum(b)
+
+
+def holder_rebound_before_it_is_read(x):
+    a = x * 1.0
+    for _ in range(3):
+        a += x
+        b = a  # b's old value is never read again: nothing to update
+    return np.sum(b * x)
+
+
+def test_a_holder_rebound_before_it_is_read_needs_nothing():
+    check_all(holder_rebound_before_it_is_read, (X,))
+
+
+def test_a_holder_that_may_be_unbound_is_refused_at_transform_time():
+    with pytest.raises(UnsupportedSyntaxError, match="may not be assigned yet") as info:
+        grad(holder_maybe_unbound)
+    assert "a += 1.0" in str(info.value)
