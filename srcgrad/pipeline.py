@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> control -> anf -> inline -> einsum -> writes -> integer
-    -> licm -> copy -> ssa -> cse
+    parse -> check -> functional -> containers -> control -> anf -> inline -> sharing -> einsum
+    -> writes -> integer -> licm -> copy -> ssa -> cse
     -> activity
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> emit -> compile
 
