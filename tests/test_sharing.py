@@ -237,3 +237,9 @@ def test_a_holder_that_may_be_unbound_is_refused_at_transform_time():
     with pytest.raises(UnsupportedSyntaxError, match="may not be assigned yet") as info:
         grad(holder_maybe_unbound)
     assert "a += 1.0" in str(info.value)
+
+
+def test_a_helper_called_for_its_effect_is_differentiated():
+    from test_inplace_numpy import helper_result_unused  # was refused there
+
+    check_all(helper_result_unused, (X,))
