@@ -135,54 +135,59 @@ class ContainerMethods:
             and (name is None or call.func.attr == name)
         )
 
+    # One helper call per method, as (helper, number of positional arguments): the container
+    # is the first argument, the method's arguments follow.
+    SIMPLE = {
+        "insert": ("list_insert", (2,)), "extend": ("list_extend", (1,)),
+        "pop": ("pop_item", (0, 1)), "reverse": ("list_reverse", (0,)),
+        "clear": ("clear_items", (0,)),
+    }
+
     def _mutation(self, call, s):
         """Statements for ``recv.method(...)`` as a statement, or None if it is no mutation."""
-        recv, method, args = call.func.value.id, call.func.attr, [self.expr(a) for a in
-                                                                  call.args]
+        recv, method = call.func.value.id, call.func.attr
+        args = [self.expr(a) for a in call.args]
         keywords = {k.arg: k.value for k in call.keywords}
-        target = gast.Name(recv, gast.Load(), None, None)
-        if method == "insert" and len(args) == 2 and not keywords:
-            return [self._assign(recv, self._call("list_insert", target, *args), s)]
-        if method == "extend" and len(args) == 1 and not keywords:
-            return [self._assign(recv, self._call("list_extend", target, *args), s)]
-        if method == "pop" and len(args) <= 1 and not keywords:
-            index = args[0] if args else gast.Constant(-1, None)
-            return [self._assign(recv, self._call("pop_item", target, index), s)]
+        if method in self.SIMPLE and not keywords:
+            helper, arities = self.SIMPLE[method]
+            if len(args) in arities:
+                if method == "pop" and not args:
+                    args = [gast.Constant(-1, None)]
+                return [self._assign(recv, self._call(helper, _load(recv), *args), s)]
         if method == "remove" and len(args) == 1 and not keywords:
             k = self._fresh(recv + "_position")
             return [
-                self._assign(k, self._call("list_index", target, args[0]), s),
-                self._assign(recv, self._call("pop_item", clone(target),
-                                              gast.Name(k, gast.Load(), None, None)), s),
+                self._assign(k, self._call("list_index", _load(recv), args[0]), s),
+                self._assign(recv, self._call("pop_item", _load(recv), _load(k)), s),
             ]
-        if method == "reverse" and not args and not keywords:
-            return [self._assign(recv, self._call("list_reverse", target), s)]
         if method == "sort" and recv in self.list_names:
-            if args or set(keywords) - {"reverse"}:
-                raise self._error(call, "`sort()` with a `key=` (only `sort()` and "
-                                  "`sort(reverse=...)` of a list of numbers)")
-            order = self._fresh(recv + "_order")
-            descending = keywords.get("reverse", gast.Constant(False, None))
-            return [
-                self._assign(order, self._call("sort_order", target, self.expr(descending)), s),
-                self._assign(recv, self._call("list_permute", clone(target),
-                                              gast.Name(order, gast.Load(), None, None)), s),
-            ]
-        if method == "clear" and not args and not keywords:
-            return [self._assign(recv, self._call("clear_items", target), s)]
+            return self._sort(recv, call, args, keywords, s)
         if method == "update" and len(args) <= 1:
-            if any(k is None for k in keywords):
-                raise self._error(call, "`update(**mapping)`; pass the mapping itself")
-            out = []
-            sources = list(args)
-            if keywords:
-                keys = [gast.Constant(k, None) for k in keywords]
-                sources.append(gast.Dict(keys, [self.expr(v) for v in keywords.values()]))
-            for other in sources:
-                update = self._call("dict_update", gast.Name(recv, gast.Load(), None, None), other)
-                out.append(self._assign(recv, update, s))
-            return out
+            return self._update(recv, call, args, keywords, s)
         return None
+
+    def _sort(self, recv, call, args, keywords, s):
+        if args or set(keywords) - {"reverse"}:
+            raise self._error(call, "`sort()` with a `key=` (only `sort()` and "
+                              "`sort(reverse=...)` of a list of numbers)")
+        order = self._fresh(recv + "_order")
+        descending = keywords.get("reverse", gast.Constant(False, None))
+        return [
+            self._assign(order, self._call("sort_order", _load(recv), self.expr(descending)), s),
+            self._assign(recv, self._call("list_permute", _load(recv), _load(order)), s),
+        ]
+
+    def _update(self, recv, call, args, keywords, s):
+        if any(k is None for k in keywords):
+            raise self._error(call, "`update(**mapping)`; pass the mapping itself")
+        sources = list(args)
+        if keywords:
+            keys = [gast.Constant(k, None) for k in keywords]
+            sources.append(gast.Dict(keys, [self.expr(v) for v in keywords.values()]))
+        return [
+            self._assign(recv, self._call("dict_update", _load(recv), other), s)
+            for other in sources
+        ]
 
     def _pop(self, target, call, s):
         """``t = recv.pop(i)``: read the element, then remove it."""
@@ -339,6 +344,10 @@ def _list_assigned(fn_node):
                 if isinstance(t, gast.Name):
                     kinds.setdefault(t.id, []).append(False)
     return {name for name, flags in kinds.items() if all(flags)}
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
 
 
 def _located(stmt, where):

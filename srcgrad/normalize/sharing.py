@@ -106,25 +106,28 @@ class SharedUpdates:
         if isinstance(value, gast.Dict):
             return [n for e in value.values for n in self._passed_on(e)]
         if isinstance(value, gast.Call):
-            func = value.func
-            if isinstance(func, gast.Attribute) and self._local_root(func.value):
-                if func.attr in VIEW_METHODS:
-                    return self._passed_on(func.value)
-                return []
-            fn = self.ctx.namespace.resolve(func, self.locals)
-            if fn is MISSING:
-                return self._arguments(value)  # a local callable: anything may come back
-            if id(fn) in self.holding or any(fn is v for v in NUMPY_VIEWS):
-                return self._arguments(value)
-            if any(fn is b for b in FRESH_BUILTINS):
-                return []
-            module = (getattr(fn, "__module__", "") or "").split(".")[0]
-            if module in ("numpy", "scipy", "math", "srcgrad"):
-                return []
-            if inspect.isbuiltin(fn) or inspect.isfunction(fn) or isinstance(fn, type):
-                return self._arguments(value)  # max(a, b), a recursive call: may return one
-            return []
+            return self._call_passes_on(value)
         return []
+
+    def _call_passes_on(self, value):
+        func = value.func
+        if isinstance(func, gast.Attribute) and self._local_root(func.value):
+            return self._passed_on(func.value) if func.attr in VIEW_METHODS else []
+        fn = self.ctx.namespace.resolve(func, self.locals)
+        if fn is MISSING or self._may_return_an_argument(fn):
+            return self._arguments(value)  # a local callable: anything may come back
+        return []
+
+    def _may_return_an_argument(self, fn):
+        if id(fn) in self.holding or any(fn is v for v in NUMPY_VIEWS):
+            return True
+        if any(fn is b for b in FRESH_BUILTINS):
+            return False
+        module = (getattr(fn, "__module__", "") or "").split(".")[0]
+        if module in ("numpy", "scipy", "math", "srcgrad"):
+            return False
+        # max(a, b), a recursive call: may return an argument
+        return inspect.isbuiltin(fn) or inspect.isfunction(fn) or isinstance(fn, type)
 
     def _arguments(self, call):
         names = [n for a in call.args for n in self._passed_on(_unstarred(a))]
