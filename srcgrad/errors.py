@@ -76,6 +76,21 @@ class NumPyIndexError(SrcgradError, IndexError):
     is NumPy's, and like NumPy's own error it is an ``IndexError``."""
 
 
+class PythonTypeError(SrcgradError, TypeError):
+    """What Python raises for a list or dict operation on a value that does not support it
+    (``del y[0]`` of an array), found by the helper standing in for it (``runtime/lists.py``)."""
+
+
+class PythonAttributeError(SrcgradError, AttributeError):
+    """A list or dict method called on a value that does not have it (``y.insert`` of an array),
+    found by the helper standing in for the method (``runtime/lists.py``)."""
+
+
+class PythonIndexError(SrcgradError, IndexError):
+    """A list position out of range (``xs.pop(5)`` of a shorter list), found by the helper
+    standing in for the method (``runtime/lists.py``)."""
+
+
 class NonScalarOutputError(SrcgradError):
     """``grad`` of a function whose output has more than one element."""
 

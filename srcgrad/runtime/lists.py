@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import PythonAttributeError, PythonIndexError, PythonTypeError
 from .containers import Cotangents, DictCotangents, elem, zeros_like
 
 
 def _require(items, kinds, method):
     """Python's error for a method the object does not have (an array has no ``insert``)."""
     if not isinstance(items, kinds):
-        raise AttributeError(f"'{type(items).__name__}' object has no attribute '{method}'")
+        kind = type(items).__name__
+        raise PythonAttributeError(f"'{kind}' object has no attribute '{method}'")
 
 
 def _position(n, index):
@@ -66,14 +68,15 @@ def insert_tangent(ditems, dvalue, items, index, value):
 def _list_position(n, index):
     k = index + n if index < 0 else index
     if not 0 <= k < n:
-        raise IndexError("pop index out of range")
+        raise PythonIndexError("pop index out of range")
     return k
 
 
 def pop_item(items, index):
     """``del items[index]`` (``items.pop(index)`` for its effect) as a value."""
     if not isinstance(items, (list, dict)):
-        raise TypeError(f"'{type(items).__name__}' object doesn't support item deletion")
+        kind = type(items).__name__
+        raise PythonTypeError(f"'{kind}' object doesn't support item deletion")
     out = dict(items) if isinstance(items, dict) else list(items)
     del out[index]
     return out
@@ -118,7 +121,7 @@ def extend_grad_values(dy, items, values):
         return np.stack(rows) if rows else zeros_like(values)
     if isinstance(values, (list, tuple)):
         return Cotangents(parts)
-    raise TypeError(f"srcgrad differentiates extend() by a list, tuple or array, not "
+    raise PythonTypeError(f"srcgrad differentiates extend() by a list, tuple or array, not "
                     f"{type(values).__name__}")
 
 
