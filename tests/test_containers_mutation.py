@@ -329,3 +329,9 @@ def test_hessian_matches_differences_of_the_gradient(f):
         columns.append((g(x + e) - g(x - e)) / (2 * step))
     expected = np.stack(columns, axis=-1).reshape(x.shape + x.shape)
     np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_sorting_a_list_of_numbers():
+    from test_inplace_numpy import sorts_a_list  # was refused there
+
+    check_all(sorts_a_list, (X,))

@@ -392,14 +392,13 @@ def sort_a_view(x):
     return np.sum(y * x)
 
 
-def sorts_a_list(x):
+def sorts_a_list(x):  # works now (test_containers_mutation.py)
     hs = [x[0] * 1.0, x[1] * 2.0, x[2]]
     hs.sort()
     return hs[0] * 3.0 + hs[1] * hs[2]
 
 
 REFUSED = [
-    (sorts_a_list, r"the list method `.sort\(\)` of `hs` here; build a new list instead"),
     (shuffles, "`np.random.shuffle` given `y`, which carries gradient: it has neither a rule"),
     (unknown_call_result_unused, "`np.random.shuffle` given `y`, which carries gradient"),
     (unknown_method, r"the method `.resize\(\)` of `y`"),
