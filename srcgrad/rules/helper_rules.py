@@ -332,24 +332,7 @@ _rule(runtime.append_grad_value, "g, value", vjp={"g": "getitem_grad(dy, g, -1)"
 _rule(runtime.append_grad_items, "g", vjp={"g": "getitem_grad(dy, g, slice(None, -1, None))"})
 
 # --- products -------------------------------------------------------------------------------------
-# X_vjp_left(g, a, b) is the adjoint of A -> X(A, b) applied to g, so its adjoint in g is that map
-# itself and in b it is X_vjp_right(g, dy, b); `a` only gives a shape. Likewise on the right.
-for _op, _np, _sig, _kw in (
-    ("tensordot", "np.tensordot", "g, a, b, axes=2", ", axes=axes"),
-    ("inner", "np.inner", "g, a, b", ""),
-):
-    _rule(
-        getattr(runtime, f"{_op}_vjp_left"),
-        _sig,
-        vjp={"g": f"{_np}(dy, b{_kw})", "b": f"{_op}_vjp_right(g, dy, b{_kw})"},
-        kind="bilinear",
-    )
-    _rule(
-        getattr(runtime, f"{_op}_vjp_right"),
-        _sig,
-        vjp={"g": f"{_np}(a, dy{_kw})", "a": f"{_op}_vjp_left(g, a, dy{_kw})"},
-        kind="bilinear",
-    )
+# (The transposes of tensordot and inner, like matmul's, are declared in runtime_rules.py.)
 
 # einsum_vjp(g, subscripts, k, x...) is linear in g and in every operand but x_k, of which it
 # reads only the shape; the tangents are written out (einsum_vjp_tangent is 0 for j == k).

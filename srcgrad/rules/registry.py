@@ -306,6 +306,27 @@ def bilinear(fn, signature, *, vjp, jvp=None, broadcast=False, namespace=None, u
     )
 
 
+def transposes(left, right, product, *, extra=""):
+    """The rules of the two transposes of a bilinear product, from the product alone.
+
+    ``left(g, a, b)`` is the adjoint of ``A -> product(A, b)`` applied to ``g`` and ``right(g, a,
+    b)`` that of ``B -> product(a, B)`` (``a``, resp. ``b``, gives only a shape). Each is bilinear
+    in ``g`` and its partner; its transposes are the product itself and the other transpose:
+    ``<left(g, a, b), W> = <g, product(W, b)> = <right(g, W, b), b>``. ``product`` formats the
+    product of two operands (``"{} @ {}"``); ``extra`` are keyword parameters passed along
+    (``", axes=2"``).
+    """
+    names = [e.split("=")[0].strip() for e in extra.split(",") if e.strip()]
+    kw = "".join(f", {n}={n}" for n in names)
+    lname, rname = left.__name__, right.__name__
+    bilinear(left, "g, a, b" + extra, vjp={
+        "g": product.format("dy", "b"), "b": f"{rname}(g, dy, b{kw})",
+    })
+    bilinear(right, "g, a, b" + extra, vjp={
+        "g": product.format("a", "dy"), "a": f"{lname}(g, a, dy{kw})",
+    })
+
+
 def nondiff(*fns, signature="*args, **kwargs"):
     """Functions whose output carries no gradient (argmax-like, shapes, comparisons)."""
     for fn in fns:

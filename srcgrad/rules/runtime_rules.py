@@ -11,7 +11,7 @@ positionally, so the rename is invisible.
 """
 
 from .. import runtime
-from .registry import defrule, linear, nondiff
+from .registry import defrule, linear, nondiff, transposes
 
 # `unbroadcast(g, x)` sums a contribution g of a broadcast result back down to x's shape, and
 # `broadcast_like(t, y)` (forward mode) broadcasts the tangent of an operand up to y's shape: each
@@ -53,31 +53,14 @@ linear(runtime.copy_grad, "g", vjp="dy")
 # that structure already.
 linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
 
-# `matmul_vjp_left(g, a, b)` is the adjoint of A -> A @ b applied to g, so its adjoint in g is
-# A -> A @ b itself; in b it is the adjoint of B -> dy @ B applied to g. `a` only gives the shape.
-defrule(
-    runtime.matmul_vjp_left,
-    "g, a, b",
-    vjp={"g": "dy @ b", "b": "matmul_vjp_right(g, dy, b)"},
-    kind="bilinear",
-)
-defrule(
-    runtime.matmul_vjp_right,
-    "g, a, b",
-    vjp={"g": "a @ dy", "a": "matmul_vjp_left(g, a, dy)"},
-    kind="bilinear",
-)
-defrule(
-    runtime.dot_vjp_left,
-    "g, a, b",
-    vjp={"g": "np.dot(dy, b)", "b": "dot_vjp_right(g, dy, b)"},
-    kind="bilinear",
-)
-defrule(
-    runtime.dot_vjp_right,
-    "g, a, b",
-    vjp={"g": "np.dot(a, dy)", "a": "dot_vjp_left(g, a, dy)"},
-    kind="bilinear",
+# The transposes of the products, `matmul_vjp_left(g, a, b)` (the adjoint of A -> A @ b applied
+# to g) and the others: each is a product again (registry.transposes).
+transposes(runtime.matmul_vjp_left, runtime.matmul_vjp_right, "{} @ {}")
+transposes(runtime.dot_vjp_left, runtime.dot_vjp_right, "np.dot({}, {})")
+transposes(runtime.inner_vjp_left, runtime.inner_vjp_right, "np.inner({}, {})")
+transposes(
+    runtime.tensordot_vjp_left, runtime.tensordot_vjp_right, "np.tensordot({}, {}, axes=axes)",
+    extra=", axes=2",
 )
 
 # Seeds and checks pass their first argument through; the others only contribute a shape. (The
