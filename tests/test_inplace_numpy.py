@@ -153,6 +153,12 @@ def np_put_wrap(x):
     return np.sum(y * x)
 
 
+def np_put_clip(x):
+    y = x * 1.5
+    np.put(y, [7, -2], x[2] ** 2, mode="clip")  # 7 -> the last element, -2 -> the first
+    return np.sum(y * x)
+
+
 def place_cycles(x):
     y = x * 2.0
     np.place(y, y > 0.5, x[:1] * 3.0)
@@ -246,6 +252,7 @@ CASES = [
     (put_method, X3),
     (np_put_repeats_and_cycles, X3),
     (np_put_wrap, X4),
+    (np_put_clip, X4),
     (place_cycles, X4),
     (putmask_cycles, X4),
     (fill_diagonal_vector, X3),
@@ -361,6 +368,12 @@ def unknown_method(x):
     return np.sum(y * x)
 
 
+def unknown_method_result_used(x):
+    y = x * 1.0
+    r = y.resize((3,))
+    return np.sum(y * x) + (r is None)
+
+
 def power_at(x):
     y = x * 1.0
     np.power.at(y, [0], 2.0)
@@ -402,6 +415,7 @@ REFUSED = [
     (shuffles, "`np.random.shuffle` given `y`, which carries gradient: it has neither a rule"),
     (unknown_call_result_unused, "`np.random.shuffle` given `y`, which carries gradient"),
     (unknown_method, r"the method `.resize\(\)` of `y`"),
+    (unknown_method_result_used, r"the method `.resize\(\)`"),
     (power_at, r"`np.power.at` \(srcgrad differentiates the `.at` of add"),
     (out_with_where, "`where=` together with `out=`"),
     (out_into_a_global, "`out=` into `GLOBAL_BUFFER`, which is not an array of the function"),
