@@ -44,34 +44,33 @@ def _rule(fn, signature, vjp, jvp=None, *, unsupported=None, kind="linear"):
 
 
 def _reduction(fn, call, more=None):
-    """Templates of a helper ``fn(g, a, ...)`` equal to ``g`` spread over the reduced axes of
-    ``a`` times weights that do not depend on ``g``: its adjoint in ``g`` sums ``weights * dy``
-    over those axes. ``call`` is the helper's argument list after ``g``; ``more`` adds
-    ``param: (vjp, jvp)`` templates for other parameters.
+    """Reverse templates of a helper ``fn(g, a, ...)`` equal to ``g`` spread over the reduced axes
+    of ``a`` times weights that do not depend on ``g``: its adjoint in ``g`` sums ``weights * dy``
+    over those axes. ``call`` is the helper's argument list after ``g``; ``more`` adds templates
+    for other parameters. (Linear in ``g``: the tangent is the helper applied to ``dg``.)
     """
     vjp = {
         "g": f"reduce_jvp({fn.__name__}(np.ones_like(g), {call}), dy, axis=axis, "
         "keepdims=keepdims)"
     }
-    jvp = {"g": f"{fn.__name__}(dg, {call})"}
-    for param, (v, j) in (more or {}).items():
-        vjp[param], jvp[param] = v, j
-    return vjp, jvp
+    return {**vjp, **(more or {})}
 
 
 _THIRD = "third derivatives through {} are not implemented"
 
 # --- reductions ---------------------------------------------------------------------------------
 _CALL = "a, axis=axis, keepdims=keepdims"
+# Linear in g, not in a: no kind covers both, so both tangents are written.
 _rule(
     runtime.prod_grad,
     "g, a, axis=None, keepdims=False",
-    *_reduction(runtime.prod_grad, _CALL, more={
-        "a": (
-            "prod_grad_tangent(g, a, dy, axis=axis, keepdims=keepdims)",
-            "prod_grad_tangent(g, a, da, axis=axis, keepdims=keepdims)",
-        ),
+    _reduction(runtime.prod_grad, _CALL, more={
+        "a": "prod_grad_tangent(g, a, dy, axis=axis, keepdims=keepdims)",
     }),
+    jvp={
+        "g": "prod_grad(dg, a, axis=axis, keepdims=keepdims)",
+        "a": "prod_grad_tangent(g, a, da, axis=axis, keepdims=keepdims)",
+    },
     kind="general",
 )
 _rule(
@@ -82,36 +81,30 @@ _rule(
         "dy, axis=axis, keepdims=keepdims)",
         "t": "prod_grad_tangent(g, a, dy, axis=axis, keepdims=keepdims)",
     },
-    jvp={
-        "g": "prod_grad_tangent(dg, a, t, axis=axis, keepdims=keepdims)",
-        "t": "prod_grad_tangent(g, a, dt, axis=axis, keepdims=keepdims)",
-    },
     unsupported={"a": _THIRD.format("np.prod")},
+    kind="bilinear",
 )
 # max/min/ptp: which elements are chosen is piecewise constant in `a` and the result.
 _rule(
     runtime.chooser_grad,
     "g, a, result, axis=None, keepdims=False",
-    *_reduction(runtime.chooser_grad, "a, result, axis=axis, keepdims=keepdims"),
+    _reduction(runtime.chooser_grad, "a, result, axis=axis, keepdims=keepdims"),
 )
-_rule(runtime.ptp_grad, "g, a, axis=None, keepdims=False", *_reduction(runtime.ptp_grad, _CALL))
+_rule(runtime.ptp_grad, "g, a, axis=None, keepdims=False", _reduction(runtime.ptp_grad, _CALL))
 # var_grad(g, a) = g * 2 (a - mean(a)) / (n - ddof): bilinear. Centering is self-adjoint and g is
 # constant along the reduced axes, so the adjoint in `a` is var_grad itself.
 _rule(
     runtime.var_grad,
     "g, a, axis=None, ddof=0, keepdims=False",
-    *_reduction(runtime.var_grad, "a, axis=axis, ddof=ddof, keepdims=keepdims", more={
-        "a": (
-            "var_grad(g, dy, axis=axis, ddof=ddof, keepdims=keepdims)",
-            "var_grad(g, da, axis=axis, ddof=ddof, keepdims=keepdims)",
-        ),
+    _reduction(runtime.var_grad, "a, axis=axis, ddof=ddof, keepdims=keepdims", more={
+        "a": "var_grad(g, dy, axis=axis, ddof=ddof, keepdims=keepdims)",
     }),
     kind="bilinear",
 )
 _rule(
     runtime.average_grad,
     "g, a, axis=None, weights=None, keepdims=False",
-    *_reduction(runtime.average_grad, "a, axis=axis, weights=weights, keepdims=keepdims"),
+    _reduction(runtime.average_grad, "a, axis=axis, weights=weights, keepdims=keepdims"),
     unsupported={"weights": "the second derivative of np.average in its weights is not "
                  "implemented"},
 )
@@ -225,8 +218,7 @@ _rule(
     runtime.sinc_derivative,
     "x, s",
     vjp={"x": "dy * sinc_derivative_dx(x, s)", "s": "dy * sinc_derivative_ds(x)"},
-    jvp={"x": "dx * sinc_derivative_dx(x, s)", "s": "ds * sinc_derivative_ds(x)"},
-    kind="general",
+    kind="elementwise",
 )
 
 # --- shape ----------------------------------------------------------------------------------------
@@ -519,9 +511,9 @@ for _fn, _sig, _call, _axis in (
              "keepdims=keepdims)"},
         unsupported={p: _THIRD.format("a norm") for p in ("x", "nrm")},
     )
-_rule(helper_runtime.sinc_derivative_dx, "x, s", vjp={}, jvp={},
+_rule(helper_runtime.sinc_derivative_dx, "x, s", vjp={},
       unsupported={p: _THIRD.format("np.sinc") for p in ("x", "s")})
-_rule(helper_runtime.sinc_derivative_ds, "x", vjp={}, jvp={},
+_rule(helper_runtime.sinc_derivative_ds, "x", vjp={},
       unsupported={"x": _THIRD.format("np.sinc")})
 # Third derivatives through bilinear products: second derivatives work, a third is an error.
 for _family, _sigs in (
@@ -541,7 +533,7 @@ for _family, _sigs in (
 ):
     for _what, _sig in _sigs.items():
         _params = [p for p in _sig.split(", ") if "=" not in p]
-        _rule(getattr(helper_runtime, f"{_family}_vjp_{_what}"), _sig, vjp={}, jvp={},
+        _rule(getattr(helper_runtime, f"{_family}_vjp_{_what}"), _sig, vjp={},
               unsupported={p: _THIRD.format("np." + _family) for p in _params})
 _EINSUM_SIG = "x0, x1=None, x2=None, x3=None, x4=None, x5=None"
 for _fn, _sig, _first in (
@@ -549,5 +541,5 @@ for _fn, _sig, _first in (
     (helper_runtime.einsum_vjp_tangent, "g, subscripts, k, j, t, " + _EINSUM_SIG, ("g", "t")),
     (helper_runtime.einsum_jvp_tangent, "subscripts, k, t, j, u, " + _EINSUM_SIG, ("t", "u")),
 ):
-    _rule(_fn, _sig, vjp={}, jvp={},
+    _rule(_fn, _sig, vjp={},
           unsupported={p: _THIRD.format("np.einsum") for p in _first + _EINSUM})
