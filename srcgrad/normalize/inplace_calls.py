@@ -216,20 +216,7 @@ class InPlaceCalls:
         """``(out atom, args, keywords)`` when the call writes its result into ``out=``, else
         None; the returned args and keywords are the call's without ``out``."""
         if isinstance(fn, np.ufunc):
-            outs = list(args[fn.nin:])
-            args = list(args[:fn.nin])
-            rest = []
-            for k in keywords:
-                if k.arg == "out":
-                    outs.append(k.value)
-                else:
-                    rest.append(k)
-            outs = [o for o in outs if not _is_none(o)]
-            if not outs:
-                return None
-            if len(outs) > 1 or fn.nout > 1:
-                raise self._refuse(call, f"several outputs (`out=`) of np.{fn.__name__}")
-            return self._out_target(outs[0], call), args, rest
+            return self._ufunc_out(fn, args, keywords, call)
         if not (getattr(fn, "__module__", None) or "").startswith("numpy"):
             return None  # `out` means NumPy's output buffer only for NumPy's functions
         signature = _signature(fn)
@@ -251,6 +238,24 @@ class InPlaceCalls:
         # positional arguments after `out` become keywords
         moved = [gast.keyword(p, value) for p, value in zip(params[cut + 1:], args[cut + 1:])]
         return self._out_target(out, call), kept_args, kept_keywords + moved
+
+    def _ufunc_out(self, fn, args, keywords, call):
+        """``_out_of`` for a ufunc, whose outputs may also come as positional arguments after
+        its inputs."""
+        outs = list(args[fn.nin:])
+        args = list(args[:fn.nin])
+        rest = []
+        for k in keywords:
+            if k.arg == "out":
+                outs.append(k.value)
+            else:
+                rest.append(k)
+        outs = [o for o in outs if not _is_none(o)]
+        if not outs:
+            return None
+        if len(outs) > 1 or fn.nout > 1:
+            raise self._refuse(call, f"several outputs (`out=`) of np.{fn.__name__}")
+        return self._out_target(outs[0], call), args, rest
 
     def _out_target(self, out, call):
         if isinstance(out, gast.Name) and len(self.tuples.get(out.id, ())) == 1:
