@@ -470,7 +470,7 @@ def test_reverse_saves_only_overwritten_values_the_adjoint_reads():
                 da = db * 3.0
                 # grad of: a = x + 1.0
                 dx = da
-            return dx
+            return cast_like(dx, x)
     """)
 
 
@@ -497,7 +497,7 @@ def test_reverse_needs_no_unbroadcast_where_shapes_provably_match():
             dy = unreduce(1.0, y)
             # grad of: y = x * x + x
             dx = dy + (dy * x + dy * x)
-            return dx
+            return cast_like(dx, x)
     """)
 
 
@@ -528,7 +528,7 @@ def test_reverse_accumulates_in_place_into_an_owned_buffer():
                 dx_times_i = unbroadcast(ds, x)
                 ds = unbroadcast(ds, s)
                 dx += dx_times_i * i
-            return dx
+            return cast_like(dx, x)
     """)
 
 
@@ -617,7 +617,7 @@ def test_fold_removes_power_of_one():
             # grad of: return x ** 2
             dx_pow_2 = unit_seed(x_pow_2)
             dx = dx_pow_2 * 2 * x
-            return dx
+            return cast_like(dx, x)
     """)
 
 
@@ -644,7 +644,7 @@ def test_dce_removes_an_unused_pure_temporary_and_keeps_a_print():
             # grad of: return np.sin(x)
             dsin_x = unit_seed(sin_x)
             dx = dsin_x * np.cos(x)
-            return dx
+            return cast_like(dx, x)
     """)
 
 
@@ -664,7 +664,7 @@ def test_owned_copies_returned_gradients_that_are_views_or_shared():
             dx_plus_y = unreduce(1.0, shape_like(x, y))
             dx = unbroadcast(dx_plus_y, x)
             dy = unbroadcast(dx_plus_y, y)
-            return (dx, dy)
+            return (cast_like(dx, x), cast_like(dy, y))
     """)
     assert after == code("""
         def dsummed(x, y):
@@ -672,13 +672,13 @@ def test_owned_copies_returned_gradients_that_are_views_or_shared():
             dx_plus_y = unreduce(1.0, shape_like(x, y))
             dx = unbroadcast(dx_plus_y, x)
             dy = unbroadcast(dx_plus_y, y)
-            return (copy_grad(dx), copy_grad(dy))
+            return (copy_grad(cast_like(dx, x)), copy_grad(cast_like(dy, y)))
     """)
 
 
 def test_owned_leaves_gradients_made_by_arithmetic_alone():
     before, after = around(layer, "owned", ("W",))
-    assert before.endswith("    return dW")
+    assert before.endswith("    return cast_like(dW, W)")
     assert after == before
 
 
@@ -704,7 +704,7 @@ def test_release_deletes_each_value_after_its_last_read():
             dz += dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
             # grad of: z = X @ w
             dw = matmul_vjp_right(dz, X, w)
-            return dw
+            return cast_like(dw, w)
     """)
     assert after == code("""
         def dlogistic(w, X, y):
@@ -719,7 +719,7 @@ def test_release_deletes_each_value_after_its_last_read():
             del z, dlogaddexp_c_z
             # grad of: z = X @ w
             dw = matmul_vjp_right(dz, X, w)
-            return dw
+            return cast_like(dw, w)
     """)
 
 
@@ -763,7 +763,7 @@ def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
             # grad of: s = s + np.sum(x * x) / (m + i)
             dx_times_x = unreduce(dsum_x_times_x, x)
             dx = dx_times_x * x + dx_times_x * x
-            return dx
+            return cast_like(dx, x)
     """)
 
 
@@ -790,7 +790,7 @@ def test_proxy_keeps_only_the_shape_of_a_product_read_for_its_shape():
             dx_matmul_W = unbroadcast(dz, x_matmul_W_shape)
             db = unbroadcast(dz, b)
             dW = matmul_vjp_right(dx_matmul_W, x, W)
-            return (dW, db)
+            return (cast_like(dW, W), cast_like(db, b))
     """)
     released = stages(affine_loss, ("W", "b"))["release"]
     assert "    z = x_matmul_W + b\n    del x_matmul_W\n" in released
@@ -811,7 +811,7 @@ def test_optimize_false_skips_fold_and_dce():
             # grad of: return x ** 2
             dx_pow_2 = unit_seed(x_pow_2)
             dx = dx_pow_2 * 2 * x
-            return dx
+            return cast_like(dx, x)
     """) + "\n"
     assert srcgrad.source(srcgrad.grad(tidy, optimize=False)) == code("""
         def dtidy(x):
@@ -820,7 +820,7 @@ def test_optimize_false_skips_fold_and_dce():
             # grad of: return x ** 2
             dx_pow_2 = unit_seed(x_pow_2)
             dx = dx_pow_2 * 2 * x ** (2 - 1)
-            return dx
+            return cast_like(dx, x)
     """) + "\n"
 
 

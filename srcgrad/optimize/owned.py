@@ -44,6 +44,7 @@ PASSES_ON = {
     runtime.check_seed: (0,),
     runtime.check_tangent: (0,),
     runtime.as_like: (0,),
+    runtime.cast_like: (0,),
     runtime.elem: (0,),
     runtime.take_item: (0,),
     runtime.zero_item: (0,),
@@ -128,8 +129,9 @@ class OwnedGradients:
         go through ``as_like``), so ``dx += c`` after that assignment adds into it; on the
         cotangents of a container it may keep c's arrays.
         """
-        if isinstance(g, gast.Call) and self._resolve(g.func) is runtime.as_like and g.args:
-            return self._returned(g.args[0], container=True)
+        helper = self._resolve(g.func) if isinstance(g, gast.Call) and g.args else None
+        if helper is runtime.as_like or helper is runtime.cast_like:
+            return self._returned(g.args[0], container=helper is runtime.as_like)
         if isinstance(g, gast.Name) and g.id in self.last and g.id not in self.params:
             value, updates = self.last[g.id]
             if not container and self.mode not in ("jvp", "tangent"):

@@ -52,6 +52,9 @@ linear(runtime.copy_grad, "g", vjp="dy")
 # `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed; a tangent has
 # that structure already.
 linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
+# `cast_like(g, x)`: g in the dtype of x's gradients; its tangent is the cast of the tangent
+linear(runtime.cast_like, "g, x", vjp="dy")
+nondiff(runtime.float_dtype)
 
 # The transposes of the products, `matmul_vjp_left(g, a, b)` (the adjoint of A -> A @ b applied
 # to g) and the others: each is a product again (registry.transposes).

@@ -70,6 +70,7 @@ from .containers import (  # noqa: F401
     append_none,
     append_tangent,
     as_like,
+    cast_like,
     copy_array,
     copy_grad,
     elem,
@@ -210,6 +211,7 @@ from .reductions import (  # noqa: F401
 )
 from .shapes import (  # noqa: F401
     broadcast_like,
+    float_dtype,
     inverse_permutation,
     mean_grad,
     mT,

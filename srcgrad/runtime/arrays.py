@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import UnsupportedCaseError
 from .containers import Cotangents
-from .shapes import _like
+from .shapes import _float_array, _like, float_dtype
 
 
 def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -31,14 +31,14 @@ def cast_grad(g, x, dtype):
     """The adjoint of ``astype(x, dtype)`` applied to ``g``: zero through an integer or boolean
     cast, else ``g`` in x's floating type."""
     if discrete(dtype):
-        return np.zeros(np.shape(x), dtype=np.result_type(x, np.float64))
-    return astype(g, np.result_type(x, np.float64))
+        return np.zeros(np.shape(x), dtype=float_dtype(x))
+    return astype(g, float_dtype(x))
 
 
 def cast_tangent(t, dtype):
     """The tangent of ``astype(x, dtype)`` along ``t``: zero through an integer or boolean cast."""
     if discrete(dtype):
-        return np.zeros(np.shape(t), dtype=np.result_type(t, np.float64))
+        return np.zeros(np.shape(t), dtype=float_dtype(t))
     return astype(t, dtype)
 
 
@@ -49,12 +49,12 @@ def between(a, lo, hi):
         inside = inside & (a >= lo)
     if hi is not None:
         inside = inside & (a <= hi)
-    return inside.astype(float)
+    return inside.astype(float_dtype(a))
 
 
 def sinc_derivative(x, y):
     """d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, which is 0 at x = 0."""
-    x = np.asarray(x, dtype=float)
+    x = _float_array(x)
     zero = x == 0
     safe = np.where(zero, 1.0, x)
     return np.where(zero, 0.0, (np.cos(np.pi * safe) - y) / safe)
@@ -62,7 +62,7 @@ def sinc_derivative(x, y):
 
 def diagonal_grad(dy, a, offset=0, axis1=0, axis2=1):
     """The adjoint of ``np.diagonal``: ``dy`` written onto that diagonal of zeros."""
-    g = np.zeros(np.shape(a), dtype=np.result_type(dy, float))
+    g = np.zeros(np.shape(a), dtype=float_dtype(dy))
     view = np.moveaxis(g, (axis1, axis2), (-2, -1))
     n = np.shape(dy)[-1]
     rows = np.arange(n) + max(-offset, 0)
@@ -88,7 +88,7 @@ def diag_grad(dy, v, k=0):
 def _scatter(dy, x, positions):
     """Sum ``dy`` into the positions of ``x``'s elements it was copied from (-1: from none)."""
     positions = np.ravel(positions)
-    d = np.ravel(np.asarray(dy, dtype=float))
+    d = np.ravel(_float_array(dy))
     keep = positions >= 0
     size = int(np.prod(np.shape(x)))
     g = np.bincount(positions[keep], weights=d[keep], minlength=size)
@@ -199,7 +199,7 @@ def permutation_grad(dy, a, y, axis=-1):
         return _like(permutation_grad(np.ravel(dy), np.ravel(a), np.ravel(y), 0), a)
     source = np.argsort(a, axis=axis, kind="stable")
     target = np.argsort(y, axis=axis, kind="stable")
-    g = np.zeros(np.shape(a), dtype=np.result_type(dy, float))
+    g = np.zeros(np.shape(a), dtype=float_dtype(dy))
     np.put_along_axis(g, source, np.take_along_axis(np.asarray(dy), target, axis=axis), axis)
     return g
 
@@ -225,6 +225,6 @@ def permute_like(da, a, y, axis=-1):
         return permute_like(np.ravel(da), np.ravel(a), np.ravel(y), 0)
     source = np.argsort(a, axis=axis, kind="stable")
     target = np.argsort(y, axis=axis, kind="stable")
-    t = np.zeros(np.shape(y), dtype=np.result_type(da, float))
+    t = np.zeros(np.shape(y), dtype=float_dtype(da))
     np.put_along_axis(t, target, np.take_along_axis(np.asarray(da), source, axis=axis), axis)
     return t

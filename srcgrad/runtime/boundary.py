@@ -15,6 +15,7 @@ from ..errors import (
     TangentShapeError,
 )
 from .containers import Cotangents
+from .shapes import float_dtype
 
 
 class _Unset:
@@ -65,7 +66,7 @@ def unit_basis(like, i):
     """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
     if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
         return 1.0
-    e = np.zeros(np.shape(like), dtype=np.result_type(like, float))
+    e = np.zeros(np.shape(like), dtype=float_dtype(like))
     e.flat[i] = 1.0
     return e
 
@@ -105,7 +106,7 @@ def unit_seed(out, name="the function"):
     if int(np.prod(shape)) != 1:
         raise NonScalarOutputError(shape, name)
     if isinstance(out, np.ndarray):
-        return np.ones(shape, dtype=np.result_type(out, float))
+        return np.ones(shape, dtype=float_dtype(out))
     return 1.0
 
 

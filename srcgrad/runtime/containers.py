@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SrcgradError
-from .shapes import unbroadcast
+from .shapes import float_dtype, unbroadcast
 
 
 class Cotangents(list):
@@ -76,10 +76,14 @@ def elem(dy, key, x):
 
 
 def as_like(g, x):
-    """A gradient with the structure of ``x``: list for a list, tuple for a tuple, dict for a
-    dict, zeros where nothing flowed; arrays and numbers pass through, but an array that may
-    share memory with another element's (``sum(xs)`` gives each element the same cotangent) is
-    copied, so that updating one element's gradient in place leaves the others alone."""
+    """A gradient with the structure and the dtype of ``x``: list for a list, tuple for a tuple,
+    dict for a dict, zeros where nothing flowed; arrays and numbers keep their shape, in x's
+    floating dtype (float32 in, float32 out; float64 for an integer or bool ``x``). An array
+    that may share memory with another element's (``sum(xs)`` gives each element the same
+    cotangent) is copied, so that updating one element's gradient in place leaves the others
+    alone."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype:
+        return g
     return _as_like(g, x, {})
 
 
@@ -93,6 +97,7 @@ def _as_like(g, x, held):
         return type(x)(parts) if type(x) in (tuple, list) else parts
     if g is None:
         return zeros_like(x)
+    g = _in_dtype_of(g, x)
     if isinstance(g, np.ndarray):
         base = g
         while isinstance(base.base, np.ndarray):
@@ -101,6 +106,37 @@ def _as_like(g, x, held):
         if any(np.may_share_memory(g, other) for other in others):
             return np.array(g)
         others.append(g)
+    return g
+
+
+def cast_like(g, x):
+    """The gradient ``g`` of the array or number ``x`` in the dtype of x's gradients (see
+    ``as_like``, which does the same for containers)."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype:
+        return g
+    return _in_dtype_of(g, x)
+
+
+def _in_dtype_of(g, x):
+    """The real gradient ``g`` in the dtype of ``x``'s gradients; other values unchanged.
+
+    A function may compute in another precision than its argument (``np.zeros(3)`` is float64
+    whatever ``x`` is); its gradient still has the argument's dtype, as in JAX and PyTorch.
+    """
+    if isinstance(x, (np.ndarray, np.generic)):
+        want = x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64)
+    elif isinstance(x, (bool, int, float)):
+        want = np.dtype(np.float64)
+    else:
+        return g
+    if isinstance(g, (np.ndarray, np.generic)):
+        if g.dtype == want or g.dtype.kind not in "biuf" or want.kind != "f":
+            return g
+        return g.astype(want) if isinstance(g, np.ndarray) else want.type(g)
+    if isinstance(g, (bool, int, float)) and want.kind == "f":
+        if isinstance(x, (np.ndarray, np.generic)):
+            return want.type(g)
+        return float(g)
     return g
 
 
@@ -184,7 +220,7 @@ def copy_array(a):
         return DictCotangents(a)
     if isinstance(a, (list, tuple)):
         return Cotangents(a)
-    return np.array(a, dtype=np.result_type(a, float), copy=True)
+    return np.array(a, dtype=float_dtype(a), copy=True)
 
 
 def copy_grad(g):
@@ -201,14 +237,14 @@ def copy_grad(g):
 
 
 def zeros_like(x):
-    """A zero gradient for ``x``: ``0.0`` for a Python scalar, a float array otherwise, and
-    zeros of the same structure for a tuple, list or dict."""
+    """A zero gradient for ``x``: ``0.0`` for a Python scalar, an array of x's floating dtype
+    otherwise (float64 for integers), and zeros of the same structure for a tuple, list or dict."""
     if isinstance(x, np.ndarray):
-        return np.zeros(x.shape, dtype=np.result_type(x, float))
+        return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
     if isinstance(x, dict):
         return DictCotangents({k: zeros_like(v) for k, v in x.items()})
     if isinstance(x, (tuple, list)):
         return Cotangents(zeros_like(v) for v in x)
     if np.ndim(x) == 0:
         return 0.0
-    return np.zeros(np.shape(x))
+    return np.zeros(np.shape(x), dtype=float_dtype(x))

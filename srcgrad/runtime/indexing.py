@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import SrcgradError
 from .containers import Cotangents, DictCotangents, add
+from .shapes import float_dtype
 
 
 def getitem_grad(dy, x, index):
@@ -31,7 +32,7 @@ def getitem_grad(dy, x, index):
         else:
             g[index] = dy
         return g
-    g = np.zeros(np.shape(x), dtype=np.result_type(dy, float))
+    g = np.zeros(np.shape(x), dtype=float_dtype(dy))
     if _is_basic(index):
         g[index] = dy
     else:

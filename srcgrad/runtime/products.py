@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedCaseError
-from .shapes import _like, unbroadcast
+from .shapes import _float_array, _like, float_dtype, unbroadcast
 
 
 def _ndim(a):
@@ -142,7 +142,7 @@ def _one_axis_per_label(g, unique, known, sizes):
 def _onto_diagonals(g, target, unique, sizes, shape):
     """The cotangent of an operand whose labels repeat (``'ii->i'``): ``g``, which has one axis
     per distinct label, written onto those diagonals of zeros of ``shape``."""
-    out = np.zeros(shape, dtype=np.result_type(g, float))
+    out = np.zeros(shape, dtype=float_dtype(g))
     index = []
     for c in target:
         axis = unique.index(c)
@@ -216,7 +216,7 @@ def kron_vjp(dy, a, b, wrt=0):
 
 
 def _as3(v, axis):
-    v = np.moveaxis(np.asarray(v, dtype=float), axis, -1)
+    v = np.moveaxis(_float_array(v), axis, -1)
     if v.shape[-1] == 2:
         v = np.concatenate([v, np.zeros(v.shape[:-1] + (1,))], axis=-1)
     return v
@@ -228,9 +228,9 @@ def cross_vjp(dy, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None):
         axisa = axisb = axisc = axis
     a3, b3 = _as3(a, axisa), _as3(b, axisb)
     if np.shape(a)[axisa] == 2 and np.shape(b)[axisb] == 2:
-        d = np.asarray(dy, dtype=float)[..., None] * np.array([0.0, 0.0, 1.0])
+        d = _float_array(dy)[..., None] * np.array([0.0, 0.0, 1.0])
     else:
-        d = np.moveaxis(np.asarray(dy, dtype=float), axisc, -1)
+        d = np.moveaxis(_float_array(dy), axisc, -1)
     if wrt == 0:
         g, x, ax = np.cross(b3, d), a, axisa
     else:
@@ -244,7 +244,7 @@ def _full_cotangent(dy, n, m, mode):
     if mode == "full":
         return dy
     start = min(n, m) - 1 if mode == "valid" else (min(n, m) - 1) // 2
-    full = np.zeros(n + m - 1, dtype=np.result_type(dy, float))
+    full = np.zeros(n + m - 1, dtype=float_dtype(dy))
     full[start : start + len(dy)] = dy
     return full
 

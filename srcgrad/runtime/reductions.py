@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .shapes import _axes, _count, _expand, _last, _like, mean_grad, unbroadcast
+from .shapes import (
+    _axes,
+    _count,
+    _expand,
+    _float_array,
+    _last,
+    _like,
+    mean_grad,
+    unbroadcast,
+)
 
 
 def prod_grad(dy, a, axis=None, keepdims=False):
     """The adjoint of a product: ``dy`` times the product of the other factors (exact at zeros)."""
     if np.ndim(a) == 0:
         return _like(dy, a)
-    merged, back = _last(np.asarray(a, dtype=float), axis)
+    merged, back = _last(_float_array(a), axis)
     ones = np.ones(merged.shape[:-1] + (1,))
     before = np.cumprod(np.concatenate([ones, merged[..., :-1]], axis=-1), axis=-1)
     after = np.cumprod(np.concatenate([ones, merged[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
@@ -75,8 +84,8 @@ def cumprod_grad(dy, a, axis=None):
     """
     if axis is None:
         return _like(cumprod_grad(np.ravel(dy), np.ravel(a), 0), a)
-    a0 = np.moveaxis(np.asarray(a, dtype=float), axis, 0)
-    d0 = np.moveaxis(np.asarray(dy, dtype=float), axis, 0)
+    a0 = np.moveaxis(_float_array(a), axis, 0)
+    d0 = np.moveaxis(_float_array(dy), axis, 0)
     s = np.empty_like(d0)
     s[-1] = d0[-1]
     for j in range(len(a0) - 2, -1, -1):
@@ -146,8 +155,8 @@ def cumprod_jvp(a, da, axis=None):
     """The tangent of a cumulative product, exact when ``a`` has zeros."""
     if axis is None:
         return cumprod_jvp(np.ravel(a), np.ravel(da), 0)
-    a0 = np.moveaxis(np.asarray(a, dtype=float), axis, 0)
-    d0 = np.moveaxis(np.asarray(da, dtype=float), axis, 0)
+    a0 = np.moveaxis(_float_array(a), axis, 0)
+    d0 = np.moveaxis(_float_array(da), axis, 0)
     y = np.cumprod(a0, axis=0)
     t = np.empty_like(d0)
     t[0] = d0[0]

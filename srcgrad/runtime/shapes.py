@@ -17,6 +17,27 @@ import numpy as np
 from ..errors import SrcgradError
 
 
+def float_dtype(*values):
+    """The dtype derivatives of ``values`` are computed in: their common floating (or complex)
+    dtype, so float32 stays float32; float64 for integers and bools, which have no derivative
+    dtype of their own."""
+    try:
+        dtype = np.result_type(*values)
+    except (TypeError, ValueError):  # a list or tuple of numbers is data, not a dtype
+        try:
+            dtype = np.result_type(*[np.asarray(v) for v in values])
+        except (TypeError, ValueError):
+            return np.dtype(np.float64)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _float_array(a):
+    """``a`` as an array of its floating dtype (float64 for integers): ``np.asarray(a, float)``
+    that keeps float32 and complex."""
+    a = np.asarray(a)
+    return a if a.dtype.kind in "fc" else a.astype(np.dtype(np.float64))
+
+
 def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
     if isinstance(g, float):
@@ -99,17 +120,21 @@ def _broadcast_shape(shapes):
 
 
 def shape_like(*values):
-    """A zero-strided view with the broadcast shape of ``values``: a shape reference for the
-    helpers above that holds no memory (a value read only for its shape need not be kept)."""
+    """A zero-strided view with the broadcast shape and the dtype of ``values``: a shape
+    reference for the helpers above that holds no memory (a value read only for its shape need
+    not be kept; its dtype is what a seed spread over it is made of)."""
     if len(values) == 1 and isinstance(values[0], np.ndarray):
         shape = values[0].shape
+        dtype = values[0].dtype
     else:
         shape = _broadcast_shape([np.shape(v) for v in values])
-    view = _SHAPE_VIEWS.get(shape)
+        dtype = float_dtype(*values)
+    key = (shape, dtype.str)
+    view = _SHAPE_VIEWS.get(key)
     if view is None:
         if len(_SHAPE_VIEWS) > 256:
             _SHAPE_VIEWS.clear()
-        view = _SHAPE_VIEWS[shape] = np.broadcast_to(np.empty(()), shape)
+        view = _SHAPE_VIEWS[key] = np.broadcast_to(np.empty((), dtype), shape)
     return view
 
 
@@ -124,10 +149,14 @@ def unreduce(dy, x, axis=None, keepdims=False):
     shape = np.shape(x)
     if not shape and not isinstance(x, np.ndarray):
         return dy
-    if isinstance(dy, float):
+    if type(dy) is float:
+        # the seed 1.0 (or a Python number): spread in the dtype of what was summed
+        dtype = getattr(x, "dtype", None)
+        dy = np.array(dy, dtype if dtype is not None and dtype.kind in "fc" else np.float64)
+    elif isinstance(dy, float):
         dy = np.array(dy)
     else:
-        dy = np.asarray(_expand(dy, len(shape), axis, keepdims), np.result_type(dy, float))
+        dy = _float_array(_expand(dy, len(shape), axis, keepdims))
     return _broadcast_view(dy, shape)
 
 
@@ -157,7 +186,7 @@ def mean_grad(dy, x, axis=None, keepdims=False):
     else:
         axes = axis if isinstance(axis, tuple) else (axis,)
         count = int(np.prod([shape[a] for a in axes]))
-    return unreduce(np.divide(dy, count), x, axis, keepdims)
+    return unreduce(dy / count if type(dy) is float else np.divide(dy, count), x, axis, keepdims)
 
 
 def broadcast_like(t, y):
@@ -168,7 +197,7 @@ def broadcast_like(t, y):
     shape = np.shape(y)
     if np.shape(t) == shape:
         return t
-    return np.array(np.broadcast_to(t, shape), dtype=np.result_type(t, float))
+    return np.array(np.broadcast_to(t, shape), dtype=float_dtype(t))
 
 
 def _like(g, x):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import NumPyIndexError, NumPyValueError
 from .indexing import getitem_grad
-from .shapes import unbroadcast
+from .shapes import float_dtype, unbroadcast
 
 # ufuncs whose ``.at`` is differentiated through ``ufunc_at``
 AT_UFUNCS = (np.multiply, np.divide, np.maximum, np.minimum)
@@ -149,7 +149,7 @@ def _occurrences(a, indices, b):
 
 def _others_product(positions, values):
     """For each occurrence, the product of the other values applied at the same position."""
-    out = np.ones(values.shape, dtype=np.result_type(values, float))
+    out = np.ones(values.shape, dtype=float_dtype(values))
     order = np.argsort(positions, kind="stable")
     sorted_pos = positions[order]
     starts = np.flatnonzero(np.r_[True, sorted_pos[1:] != sorted_pos[:-1]])
@@ -179,7 +179,7 @@ def _winners(a, y, positions, values):
 
 def _factor(ufunc, positions, values, size):
     """The product of the values applied at each position (divide: of their reciprocals)."""
-    factor = np.ones(size, dtype=np.result_type(values, float))
+    factor = np.ones(size, dtype=float_dtype(values))
     np.multiply.at(factor, positions, values if ufunc is np.multiply else 1.0 / values)
     return factor
 
@@ -216,7 +216,7 @@ def ufunc_at_tangent(ufunc, a, indices, b, y, da, db):
     """The tangent of ``ufunc_at`` along ``da`` and ``db`` (either may be None)."""
     positions, values = _occurrences(a, indices, b)
     size = np.size(a)
-    out = np.zeros(size, dtype=np.result_type(y, float))
+    out = np.zeros(size, dtype=float_dtype(y))
     if ufunc is np.multiply or ufunc is np.divide:
         if da is not None:
             factor = _factor(ufunc, positions, values, size)
@@ -252,6 +252,6 @@ def scatter_last(g, x, index):
     element, nothing elsewhere."""
     if isinstance(x, (list, tuple, dict)):
         return getitem_grad(g, x, index)
-    z = np.zeros(np.shape(x), dtype=np.result_type(g, float))
+    z = np.zeros(np.shape(x), dtype=float_dtype(g))
     z[index] = g
     return z

@@ -62,13 +62,13 @@ class Adjoints:
         return self.names[var]
 
     def final(self, param):
-        """The gradient returned for ``param``, with the structure of the argument."""
+        """The gradient returned for ``param``, with the structure and dtype of the argument."""
         g = self.current.get(param)
         if g is None:
             return self.zeros(param)
         if param in self.containers:
             return call(self.ctx, runtime.as_like, g, name(param))
-        return g
+        return call(self.ctx, runtime.cast_like, g, name(param))
 
     # --- writing ------------------------------------------------------------------------------
     def seed(self, var, value):

@@ -56,4 +56,4 @@ def dgolden_early_return(x, n):
         dx_times_i = unbroadcast(ds, x)
         ds = unbroadcast(ds, s)
         dx += dx_times_i * i
-    return dx
+    return cast_like(dx, x)

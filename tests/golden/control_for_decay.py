@@ -22,4 +22,4 @@ def ddecay(k, x0):
     del x, c_times_k, dx
     # grad of: x = x - 0.01 * k * x
     dk = dc_times_k * 0.01
-    return dk
+    return cast_like(dk, k)

@@ -22,4 +22,4 @@ def dgolden_if(x):
         else:
             # grad of: y = -x
             dx = -dy
-    return dx
+    return cast_like(dx, x)

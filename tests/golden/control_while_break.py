@@ -33,4 +33,4 @@ def dgolden_while_break(x):
     del x_div_y
     # grad of: y = x
     dx += dy
-    return dx
+    return cast_like(dx, x)

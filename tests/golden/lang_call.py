@@ -14,4 +14,4 @@ def dgolden_helper(x, w):
     del db_times_x_2
     dx_2 += dscaled_x_times_w * a
     dx = unbroadcast(dx_2 * w, x)
-    return dx
+    return cast_like(dx, x)
