@@ -40,6 +40,20 @@ def _transform(mode):
     return transform
 
 
+def _scalar_transform(mode):
+    """``grad`` and ``value_and_grad``, which also take ``has_aux``."""
+
+    def transform(f=None, wrt=0, *, has_aux=False, verbose=False, optimize=True, dump=False):
+        options = Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=bool(has_aux))
+        if f is None:
+            return functools.partial(transform, wrt=wrt, has_aux=has_aux, **_kw(options))
+        return _derived(f, mode, wrt, options)
+
+    transform.__name__ = mode
+    transform.__qualname__ = mode
+    return transform
+
+
 def _kw(options):
     return {"verbose": options.verbose, "optimize": options.optimize, "dump": options.dump}
 
@@ -145,10 +159,17 @@ class _Host:
     __module__ = "srcgrad"
 
 
-grad = _transform("grad")
-grad.__doc__ = """Gradient of a scalar-valued function: ``grad(f, wrt=0)(*args) -> g``."""
-value_and_grad = _transform("value_and_grad")
-value_and_grad.__doc__ = """``value_and_grad(f, wrt=0)(*args) -> (value, g)`` in one pass."""
+grad = _scalar_transform("grad")
+grad.__doc__ = """Gradient of a scalar-valued function: ``grad(f, wrt=0)(*args) -> g``.
+
+With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns ``(g, aux)``.
+"""
+value_and_grad = _scalar_transform("value_and_grad")
+value_and_grad.__doc__ = """``value_and_grad(f, wrt=0)(*args) -> (value, g)`` in one pass.
+
+With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns
+``((value, aux), g)``.
+"""
 vjp = _transform("vjp")
 vjp.__doc__ = """Vector-Jacobian product: ``vjp(f, wrt=0)(*args, seed) -> g``."""
 jvp = _transform("jvp")
@@ -209,7 +230,29 @@ def _cached(f, mode, wrt, options, build):
         return cached[0]
     fn = build(f, mode, wrt, options)
     _CACHE[key] = (fn, keep)
+    fn.__srcgrad_recipe__ = (f, mode, wrt, options, build)
     return fn
+
+
+def _fresh(fn):
+    """``fn`` if it is not a derivative; else the derivative the same transform gives now, of
+    the current version of what it was derived from (``grad(grad(f))`` renews the inner one)."""
+    recipe = getattr(fn, "__srcgrad_recipe__", None)
+    if recipe is None:
+        return fn
+    f, mode, wrt, options, build = recipe
+    return _cached(_fresh(f), mode, wrt, options, build)
+
+
+def refreshed(fn):
+    """The derivative to call instead of ``fn``, whose guard found a redefined helper."""
+    fresh = _fresh(fn)
+    if fresh is fn:
+        raise SrcgradError(
+            f"internal error: {fn.__name__} found a function it inlined redefined, but "
+            f"regenerating it gave the same derivative"
+        )
+    return fresh
 
 
 def _split_call(f, wrt):
@@ -410,8 +453,8 @@ def _hessian(f, mode, wrt, options):
 # For the modules below the api: `grad(g)(x)` inside a differentiated body is evaluated at
 # transform time and differentiated through (see rules/derived.py), and so on.
 transforms.register(
-    _derived, _CACHE.clear, grad=grad, value_and_grad=value_and_grad, vjp=vjp, jvp=jvp, hvp=hvp,
-    jacobian=jacobian, hessian=hessian,
+    _derived, _CACHE.clear, refreshed, grad=grad, value_and_grad=value_and_grad, vjp=vjp,
+    jvp=jvp, hvp=hvp, jacobian=jacobian, hessian=hessian,
 )
 
 

@@ -6,6 +6,8 @@ Holds what the passes of one derivation share beyond the tree: the request (the 
 passes read, each set by the stage that computes it:
 
     helpers         anf        generated names of the runtime helpers for in-place updates
+    aux             aux        the expression holding the auxiliary output (``has_aux``)
+    derivative      guard      where the staleness guard finds the compiled function
     ops, active     activity   each statement's operation; the variables derivatives flow through
     out_name        transform  the derived function's name
     defaults        transform  the parameter defaults the transform dropped with a new parameter
@@ -33,6 +35,7 @@ class Options:
     optimize: bool = True
     verbose: bool = False
     dump: bool = False
+    has_aux: bool = False  # f returns (output, aux): grad and value_and_grad
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Context:
     wrt: tuple  # parameter names
     as_tuple: bool = False  # gradients as a tuple even when there is only one
     optimize: bool = True
+    has_aux: bool = False  # f returns (output, aux)
     # the source, for errors and comments
     location: object = None
     source_lines: list = field(default_factory=list)
@@ -64,6 +68,8 @@ class Context:
     assigned_in_control: set = field(default_factory=set)
     shape_sets: dict = field(default_factory=dict)
     adjoint_names: dict = field(default_factory=dict)
+    aux: object = None  # the expression holding the auxiliary output (has_aux)
+    derivative: object = None  # emit/guard.py's Derivative, when the function has a guard
 
     @property
     def extras(self):

@@ -94,14 +94,24 @@ class PythonIndexError(SrcgradError, IndexError):
 class NonScalarOutputError(SrcgradError):
     """``grad`` of a function whose output has more than one element."""
 
-    def __init__(self, shape, name="the function"):
+    def __init__(self, shape, name="the function", container=None, where=""):
         self.shape = tuple(shape)
-        super().__init__(
-            f"grad requires a scalar output, but {name} returned an output of shape "
-            f"{self.shape} ({_size(self.shape)} elements). For a non-scalar output use "
-            f"srcgrad.vjp(f)(*args, seed) with a seed of shape {self.shape}, or "
-            f"srcgrad.jacobian(f) for the full Jacobian."
-        )
+        if container is not None:
+            # `return loss, aux`: most likely an auxiliary output
+            message = (
+                f"grad requires a scalar output, but {name} returned a {container}. If it "
+                f"returns (output, aux), say so: grad(f, has_aux=True) returns (gradient, aux) "
+                f"and value_and_grad(f, has_aux=True) returns ((value, aux), gradient). For "
+                f"several outputs use srcgrad.vjp(f)(*args, seed) with one seed per output."
+            )
+        else:
+            message = (
+                f"grad requires a scalar output, but {name} returned an output of shape "
+                f"{self.shape} ({_size(self.shape)} elements). For a non-scalar output use "
+                f"srcgrad.vjp(f)(*args, seed) with a seed of shape {self.shape}, or "
+                f"srcgrad.jacobian(f) for the full Jacobian."
+            )
+        super().__init__(message + where)
 
 
 class SeedShapeError(SrcgradError):

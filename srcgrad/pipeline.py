@@ -1,9 +1,10 @@
 """The pass order of srcgrad, in one place.
 
     parse -> check -> functional -> containers -> control -> anf -> inline -> sharing -> einsum
-    -> writes -> integer -> licm -> copy -> ssa -> cse
+    -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity
-    -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> emit -> compile
+    -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> guard
+    -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
 tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
@@ -28,6 +29,7 @@ import gast
 from .analysis import activity
 from .astutil import local_names
 from .context import Context, Options
+from .emit import guard
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
@@ -36,6 +38,7 @@ from .frontend.resolve import Namespace
 from .frontend.source import parse_function
 from .normalize import (
     anf,
+    aux,
     check,
     containers,
     control,
@@ -80,6 +83,10 @@ def _bind_names(node, ctx):
     """Not a tree pass: the namespace, the namer and the local names of the checked function."""
     ctx.local_names = local_names(node)
     taken = ctx.local_names | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    # the closure variables of the function are bound in the generated one under their names
+    # (a generated function's helpers, even those its parsed text no longer reads)
+    code = getattr(ctx.fn, "__code__", None)
+    taken |= set(code.co_freevars) if code is not None else set()
     ctx.namer = Namer(taken | {node.name})
     ctx.namespace = Namespace(ctx.fn)
     return node
@@ -101,6 +108,7 @@ NORMALIZE = (
     Stage("copy", inplace.run),
     Stage("ssa", ssa.run),
     Stage("cse", cse.run, _optimizing),
+    Stage("aux", aux.run),
     Stage("activity", activity.run, dump=False),
 )
 REVERSE = (
@@ -111,6 +119,7 @@ REVERSE = (
     Stage("proxy", shape_proxy.run, _optimizing),
     Stage("owned", owned.run),
     Stage("release", release.run, _optimizing),
+    Stage("guard", guard.run),
 )
 FORWARD = (
     Stage("forward", forward.run),
@@ -119,6 +128,7 @@ FORWARD = (
     Stage("dce", dce.run, _optimizing),
     Stage("owned", owned.run),
     Stage("release", release.run, _optimizing),
+    Stage("guard", guard.run),
 )
 
 
@@ -136,7 +146,10 @@ def derive(fn, mode, wrt, options=None, as_tuple=False):
     options = options or Options()
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
     parsed = parse_function(fn)
-    ctx = Context(fn, mode, wrt, as_tuple, options.optimize, parsed.location, parsed.source_lines)
+    ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, parsed.location,
+                  parsed.source_lines)
+    # a derivative of generated code is as current as the code it was generated from
+    ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node
     if dump:
         _print_stage("parse", node)
@@ -155,10 +168,9 @@ def derive(fn, mode, wrt, options=None, as_tuple=False):
         raise SrcgradError(
             f"internal error: generated code does not compile: {exc}\n{text}"
         ) from exc
-    # a derivative of generated code is as current as the code it was generated from
-    compiled.__srcgrad_depends__ = tuple(ctx.dependencies) + tuple(
-        getattr(fn, "__srcgrad_depends__", ())
-    )
+    compiled.__srcgrad_depends__ = tuple(ctx.dependencies)
+    if ctx.derivative is not None:
+        ctx.derivative.fn = compiled
     return compiled, text
 
 

@@ -12,6 +12,7 @@ no module below ``api`` imports it.
     transforms.get("jvp")(func, wrt=0)   # srcgrad.jvp
     transforms.is_transform(obj)         # whether obj is one of srcgrad's transforms
     transforms.forget()                  # drop every cached derivative
+    transforms.refreshed(fn)             # fn regenerated after a helper it inlined was redefined
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ _TRANSFORMS: dict = {}  # public name -> transform (grad, vjp, ...)
 _HOOKS: dict = {}  # "derived" and "forget", the api's cache of generated functions
 
 
-def register(derived, forget, **transforms):
+def register(derived, forget, refreshed, **transforms):
     """Called once by ``api``: ``derived(fn, mode, wrt, options)`` returns the cached generated
-    function, ``forget()`` empties that cache, ``transforms`` are the public transforms."""
-    _HOOKS.update(derived=derived, forget=forget)
+    function, ``forget()`` empties that cache, ``refreshed(fn)`` regenerates a derivative whose
+    inlined functions were redefined, ``transforms`` are the public transforms."""
+    _HOOKS.update(derived=derived, forget=forget, refreshed=refreshed)
     _TRANSFORMS.update(transforms)
 
 
@@ -37,6 +39,12 @@ def derived(fn, mode, wrt, options=None):
 def forget():
     """Drop every cached derivative, so the next transform generates it anew."""
     _HOOKS["forget"]()
+
+
+def refreshed(fn):
+    """The derivative to call instead of the generated ``fn``, whose staleness guard found a
+    function it inlined redefined: generated anew from the current definitions (cached)."""
+    return _HOOKS["refreshed"](fn)
 
 
 def get(name):

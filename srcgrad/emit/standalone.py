@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import SrcgradError
 from ..frontend.source import GENERATED_SOURCE
+from . import guard
 
 NUMPY_NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial")
 
@@ -153,6 +154,9 @@ class _Writer:
             self.imports.append(f"import {mod} as {name}")
 
     def _copy_function(self, fn, name, text, reader):
+        generated = fn.__code__ in GENERATED_SOURCE
+        if generated:
+            text = guard.without_guard(text, fn)
         tree = _parse_single(text, fn)
         if fn.__closure__ and fn.__code__ not in GENERATED_SOURCE:
             raise StandaloneError(
@@ -174,6 +178,9 @@ class _Writer:
                 reads[var] = globals_[var]
             elif hasattr(builtins, var):
                 reads[var] = getattr(builtins, var)
+        if generated:  # what the guard alone read is not needed
+            named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            reads = {var: value for var, value in reads.items() if var in named}
         self._emit(tree, text, fn, name, reads, _local_names(fn.__code__))
 
     def _copy_class(self, cls, name, text, reader):

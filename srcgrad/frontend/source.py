@@ -85,6 +85,10 @@ def _indent(text):
 def _parse(fn, text, filename, first_line, col_shift):
     module = gast.parse(text)
     node = module.body[0]
+    if getattr(fn, "__code__", None) in GENERATED_SOURCE:
+        from ..emit import guard
+
+        guard.strip(module, fn)  # what is differentiated is the computation
     lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and len(lambdas) == 1:
         # `helper = lambda v: ...` at module level: a function of one return statement

@@ -91,6 +91,9 @@ class OwnedGradients:
         if self.mode in ("value_and_grad", "jvp"):
             holder, index = value, 1  # (value, gradients)
             grads = value.elts[1]
+        elif self.ctx.aux is not None:
+            holder, index = value, 0  # (gradients, aux)
+            grads = value.elts[0]
         else:
             holder, index = ret, None
             grads = value

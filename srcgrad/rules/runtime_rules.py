@@ -70,6 +70,7 @@ transposes(
 # output is not called `out`: for rules, `out=` means NumPy's output buffer.)
 # (The check ran on the primal: the tangents pass through without a second one.)
 linear(runtime.check_seed, "seed, output", vjp="dy", jvp="dseed")
+linear(runtime.split_aux, "pair, name='the function'", vjp={"pair": "dy"}, jvp={"pair": "dpair"})
 linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
 
 # Constant results: a zero gradient and the unit seed of `grad` carry no gradient of their own.

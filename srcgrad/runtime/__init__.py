@@ -54,6 +54,7 @@ from .boundary import (  # noqa: F401
     check_seed,
     check_tangent,
     single_output,
+    split_aux,
     stack_columns,
     stack_rows,
     unit_basis,

@@ -102,12 +102,30 @@ def unit_seed(out, name="the function"):
     """The seed of ``grad``: 1 shaped like the output, which must have exactly one element."""
     if isinstance(out, (float, int)) and not isinstance(out, bool):
         return 1.0
+    if isinstance(out, (tuple, list, dict)):
+        raise NonScalarOutputError((), name, container=_described(out))
     shape = np.shape(out)
     if int(np.prod(shape)) != 1:
         raise NonScalarOutputError(shape, name)
     if isinstance(out, np.ndarray):
         return np.ones(shape, dtype=float_dtype(out))
     return 1.0
+
+
+def split_aux(pair, name="the function"):
+    """``pair``, which must be ``(output, aux)`` for ``has_aux=True``."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        what = _described(pair) if isinstance(pair, (tuple, list, dict)) else type(pair).__name__
+        raise SrcgradError(
+            f"has_aux=True needs {name} to return a pair (output, aux); it returned a {what}"
+        )
+    return pair
+
+
+def _described(value):
+    if isinstance(value, dict):
+        return f"dict with keys {list(value)}"
+    return f"{type(value).__name__} of {len(value)} values"
 
 
 def check_seed(seed, out):

@@ -146,14 +146,35 @@ class ReverseAD:
         """What the derived function returns: the gradients, after the value if asked for."""
         grads = [self.adjoints.final(p) for p in self.wrt]
         result = gast.Tuple(grads, gast.Load()) if self.as_tuple else grads[0]
-        if self.mode != "value_and_grad":
-            return result
-        if isinstance(out, gast.Name) and out.id in self.assigned_in_control:
-            # the sweep restores overwritten variables: keep the value before it starts
-            value = self.ctx.namer.fresh(naming.VALUE.format(out.id))
-            primal.append(assign(value, out))
-            out = name(value)
-        return gast.Tuple([out, result], gast.Load())
+        if self.mode == "value_and_grad":
+            out = self._as_returned(out, primal, naming.VALUE)
+            result = gast.Tuple([out, result], gast.Load())
+        if self.ctx.aux is not None:  # has_aux: ((value, aux), g) or (g, aux)
+            aux = self._as_returned(self.ctx.aux, primal, naming.AUX)
+            if self.mode == "value_and_grad":
+                result.elts[0] = gast.Tuple([result.elts[0], aux], gast.Load())
+            else:
+                result = gast.Tuple([result, aux], gast.Load())
+        return result
+
+    def _as_returned(self, value, primal, pattern):
+        """``value`` as the primal left it: the sweep restores overwritten variables and puts
+        back the elements a write overwrote, so a returned value they touch is kept (or, when
+        written into, copied) before the sweep starts."""
+        if not isinstance(value, gast.Name):
+            return value
+        in_place = self.ctx.in_place_calls
+        written = any(
+            isinstance(s, gast.Assign) and s.targets[0].id == value.id
+            and isinstance(s.value, gast.Call) and getattr(s.value.func, "id", None) in in_place
+            for s in gast.walk(gast.Module(primal, []))
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+        )
+        if not written and value.id not in self.assigned_in_control:
+            return value
+        kept = self.ctx.namer.fresh(pattern.format(value.id))
+        primal.append(assign(kept, self._call(runtime.fresh_copy, value) if written else value))
+        return name(kept)
 
     # --- helpers --------------------------------------------------------------------------------
     def _emit(self, stmt):

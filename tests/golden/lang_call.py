@@ -1,4 +1,6 @@
 def dgolden_helper(x, w):
+    if scaled is not inlined_scaled:
+        return rederived(derivative)(x, w)
     x_times_w = x * w
     x_2 = x_times_w
     a = 2.0
