@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import os
 import re
 
 import numpy as np
@@ -33,7 +34,10 @@ def _transform(mode):
         options = Options(optimize=optimize, verbose=verbose, dump=dump)
         if f is None:
             return functools.partial(transform, wrt=wrt, **_kw(options))
-        return _derived(f, mode, wrt, options)
+        try:
+            return _derived(f, mode, wrt, options)
+        except SrcgradError as error:
+            raise _trimmed(error) from error.__cause__
 
     transform.__name__ = mode
     transform.__qualname__ = mode
@@ -47,11 +51,22 @@ def _scalar_transform(mode):
         options = Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=bool(has_aux))
         if f is None:
             return functools.partial(transform, wrt=wrt, has_aux=has_aux, **_kw(options))
-        return _derived(f, mode, wrt, options)
+        try:
+            return _derived(f, mode, wrt, options)
+        except SrcgradError as error:
+            raise _trimmed(error) from error.__cause__
 
     transform.__name__ = mode
     transform.__qualname__ = mode
     return transform
+
+
+def _trimmed(error):
+    """A transform-time error as the user sees it: raised where they called the transform,
+    without the frames of the compiler under it (``SRCGRAD_TRACEBACK=full`` keeps them)."""
+    if os.environ.get("SRCGRAD_TRACEBACK") == "full":
+        return error
+    return error.with_traceback(None)
 
 
 def _kw(options):
@@ -188,7 +203,10 @@ def hvp(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
     options = Options(optimize=optimize, verbose=verbose, dump=dump)
     if f is None:
         return functools.partial(hvp, wrt=wrt, **_kw(options))
-    return _derived(_derived(f, "grad", wrt, options), "tangent", wrt, options)
+    try:
+        return _derived(_derived(f, "grad", wrt, options), "tangent", wrt, options)
+    except SrcgradError as error:
+        raise _trimmed(error) from error.__cause__
 
 
 def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump=False):
@@ -205,7 +223,10 @@ def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump
         raise SrcgradError(
             f"jacobian method must be 'auto', 'forward' or 'reverse'; got {method!r}"
         )
-    return _cached(f, ("jacobian", method), wrt, options, _jacobian)
+    try:
+        return _cached(f, ("jacobian", method), wrt, options, _jacobian)
+    except SrcgradError as error:
+        raise _trimmed(error) from error.__cause__
 
 
 def hessian(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
@@ -218,7 +239,10 @@ def hessian(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
     options = Options(optimize=optimize, verbose=verbose, dump=dump)
     if f is None:
         return functools.partial(hessian, wrt=wrt, **_kw(options))
-    return _cached(f, "hessian", wrt, options, _hessian)
+    try:
+        return _cached(f, "hessian", wrt, options, _hessian)
+    except SrcgradError as error:
+        raise _trimmed(error) from error.__cause__
 
 
 def _cached(f, mode, wrt, options, build):

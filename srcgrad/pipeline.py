@@ -29,7 +29,7 @@ import gast
 from .analysis import activity
 from .astutil import local_names
 from .context import Context, Options
-from .emit import guard
+from .emit import guard, notes
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
@@ -163,7 +163,8 @@ def derive(fn, mode, wrt, options=None, as_tuple=False):
     if options.verbose:
         print(highlight(text))
     try:
-        compiled = compile_function(text, ctx.out_name, fn, ctx.extras)
+        lines = notes.line_map(node, text, ctx.location, getattr(fn, "__name__", "f"))
+        compiled = compile_function(text, ctx.out_name, fn, ctx.extras, lines)
     except SyntaxError as exc:  # a bug in srcgrad, never the user's fault
         raise SrcgradError(
             f"internal error: generated code does not compile: {exc}\n{text}"

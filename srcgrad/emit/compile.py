@@ -8,20 +8,28 @@ values) are bound as closure cells, so nothing is added to the user's module.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import linecache
 import textwrap
 import types
 
 from ..frontend.source import GENERATED_SOURCE
+from . import notes
 
 _counter = itertools.count(1)
 
 FACTORY = "__srcgrad_factory__"
 
 
-def compile_function(text, name, fn, extras):
-    """Compile ``text`` (one ``def name``) with ``fn``'s globals and closure, plus ``extras``."""
+def compile_function(text, name, fn, extras, lines=None):
+    """Compile ``text`` (one ``def name``) with ``fn``'s globals and closure, plus ``extras``.
+
+    ``lines`` (``notes.line_map``) makes an exception raised inside name the user's line it
+    comes from (``notes.wrap``): the shown text stays as it is, and so do its line numbers.
+    """
+    if lines is not None:
+        extras = {**extras, notes.NOTE: notes.note}
     user_cells = _cells(fn)
     free = sorted(set(extras) | set(user_cells))
     filename = f"<srcgrad {name}#{next(_counter)}>"
@@ -30,7 +38,10 @@ def compile_function(text, name, fn, extras):
         + textwrap.indent(text, "    ")
         + f"    return {name}\n"
     )
-    code = compile(wrapped, filename, "exec")
+    if lines is None:
+        code = compile(wrapped, filename, "exec")
+    else:
+        code = compile(notes.wrap(ast.parse(wrapped), name), filename, "exec")
     scratch = dict(getattr(fn, "__globals__", {}))
     exec(code, scratch)
     placeholder = scratch[FACTORY](*[extras.get(n) for n in free])
@@ -46,6 +57,8 @@ def compile_function(text, name, fn, extras):
     result.__qualname__ = name
     linecache.cache[filename] = (len(wrapped), None, wrapped.splitlines(True), filename)
     GENERATED_SOURCE[inner] = (text, filename, 2, 4)
+    if lines is not None:
+        notes.register(inner, filename, lines)
     return result
 
 

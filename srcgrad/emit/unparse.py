@@ -16,9 +16,13 @@ _SENTINEL = "\x00srcgrad-comment:"
 _MARKER = re.compile(r"^(\s*)('.*'|\".*\")$")
 
 
-def comment(text):
-    """A statement that unparses as ``# text``."""
-    return gast.Expr(gast.Constant(_SENTINEL + text, None))
+def comment(text, lineno=None):
+    """A statement that unparses as ``# text``; ``lineno``, the line of the user's source it
+    is about, is what a failing statement under it is reported at (``emit/notes.py``)."""
+    stmt = gast.Expr(gast.Constant(_SENTINEL + text, None))
+    if lineno is not None:
+        stmt.lineno = lineno
+    return stmt
 
 
 def is_comment(stmt):

@@ -10,6 +10,7 @@ derived function is itself valid input (``grad(grad(f))``).
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import textwrap
@@ -58,6 +59,10 @@ def parse_function(fn) -> ParsedFunction:
     if code is not None and code in GENERATED_SOURCE:
         text, filename, first_line, col_shift = GENERATED_SOURCE[code]
         return _parse(fn, text, filename, first_line, col_shift)
+    if code is not None and code.co_name == "<lambda>":
+        parsed = _parse_lambda(fn, code)
+        if parsed is not None:
+            return parsed
     try:
         lines, first_line = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
@@ -73,6 +78,51 @@ def parse_function(fn) -> ParsedFunction:
     text = textwrap.dedent(raw)
     col_shift = _indent(raw) - _indent(text)
     return _parse(fn, text, filename, first_line, col_shift)
+
+
+def _parse_lambda(fn, code):
+    """A lambda found by its code object's position in its file, wherever it is written (on a
+    continuation line, in a ``for`` header, beside another lambda): the file is parsed and the
+    lambda whose body spans every source position of the code is taken; the innermost one when
+    lambdas nest. None when the file cannot be read or nothing matches."""
+    try:
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except TypeError:
+        return None
+    lines = linecache.getlines(filename, fn.__globals__) if filename else []
+    if not lines:
+        return None
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    spans = [
+        (a, b, c, d) for a, b, c, d in code.co_positions()
+        if None not in (a, b, c, d) and (a, c) != (b, d)  # instructions without a source span
+    ]
+    params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Lambda) or node.lineno != code.co_firstlineno:
+            continue
+        args = node.args
+        names = tuple(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        if names != params:
+            continue
+        body = node.body
+        start, end = (body.lineno, body.col_offset), (body.end_lineno, body.end_col_offset)
+        if all(start <= (a, c) and (b, d) <= end for a, b, c, d in spans):
+            found.append(node)
+    if not found:
+        return None
+    lam = min(found, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
+    lam = gast.ast_to_gast(lam)
+    name = getattr(fn, "__name__", "fn")
+    name = name if name.isidentifier() else "lambda_fn"
+    ret = gast.copy_location(gast.Return(lam.body), lam.body)
+    node = gast.copy_location(gast.FunctionDef(name, lam.args, [ret], [], None, None), lam)
+    location = Location(filename, 1, 0)
+    return ParsedFunction(fn, node, location, [line.rstrip("\n") for line in lines])
 
 
 def _indent(text):

@@ -160,7 +160,7 @@ class ForwardAD:
 
     def _comment(self, out, state):
         if state["commented"] != state["line"]:
-            out.append(comment("tangent of: " + self._line(state["line"])))
+            out.append(comment("tangent of: " + self._line(state["line"]), state["line"]))
             state["commented"] = state["line"]
 
     def _compound(self, stmt):

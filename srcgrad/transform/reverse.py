@@ -191,7 +191,7 @@ class ReverseAD:
         if lineno == self.commented_line:
             return stmts
         self.commented_line = lineno
-        return [comment("grad of: " + self._line(lineno))] + stmts
+        return [comment("grad of: " + self._line(lineno), lineno)] + stmts
 
     def _line(self, lineno):
         return self.source_lines[lineno - 1].strip() if lineno else "?"
@@ -385,7 +385,7 @@ class ReverseAD:
 
     def _headed(self, head, lineno, stmt):
         """``stmt`` under its ``# grad of:`` comment (which ``head`` may already carry)."""
-        line = [] if head else [comment("grad of: " + self._line(lineno))]
+        line = [] if head else [comment("grad of: " + self._line(lineno), lineno)]
         self.commented_line = None
         return head + line + [stmt]
 
