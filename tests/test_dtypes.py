@@ -231,3 +231,23 @@ def test_hessian_and_hvp():
 def test_second_order():
     g2 = grad(lambda x: np.sum(grad(loss)(x, 1.5) ** 2))(X)
     assert g2.dtype == F32
+
+
+def _rule_rows():
+    from test_rules import PARAMS
+
+    return [p for p in PARAMS if not p.marks]
+
+
+@pytest.mark.parametrize("r", _rule_rows())
+def test_every_rule_keeps_float32(r):
+    from test_rules import build
+
+    f, args = build(r, 7)
+    wrt = tuple(r.wrt) or tuple(args)
+    args32 = {k: to32(v) for k, v in args.items()}
+    g32 = grad(f, wrt=wrt)(*args32.values())
+    g64 = grad(f, wrt=wrt)(*args.values())
+    for g, name in zip(g32, wrt, strict=True):
+        assert_dtype_like(g, args32[name])
+    close(g32, g64, rtol=5e-2)
