@@ -251,3 +251,16 @@ def test_every_rule_keeps_float32(r):
     for g, name in zip(g32, wrt, strict=True):
         assert_dtype_like(g, args32[name])
     close(g32, g64, rtol=5e-2)
+
+
+def test_complex64_and_float16_keep_their_dtypes():
+    z = np.array([1 + 2j, 3 - 1j], np.complex64)
+    g = grad(abs_square)(z)
+    assert g.dtype == np.complex64
+    np.testing.assert_allclose(g, 2 * z, rtol=1e-6)
+    h = grad(abs_square)(np.ones(2, np.float16))
+    assert h.dtype == np.float16
+
+
+def abs_square(z):
+    return np.sum(np.abs(z) ** 2)

@@ -118,7 +118,8 @@ def cast_like(g, x):
 
 
 def _in_dtype_of(g, x):
-    """The real gradient ``g`` in the dtype of ``x``'s gradients; other values unchanged.
+    """The gradient ``g`` in the dtype of ``x``'s gradients (a complex one only for a complex
+    ``x``); other values unchanged.
 
     A function may compute in another precision than its argument (``np.zeros(3)`` is float64
     whatever ``x`` is); its gradient still has the argument's dtype, as in JAX and PyTorch.
@@ -129,11 +130,12 @@ def _in_dtype_of(g, x):
         want = np.dtype(np.float64)
     else:
         return g
+    castable = "biuf" if want.kind == "f" else "biufc"  # never drop an imaginary part
     if isinstance(g, (np.ndarray, np.generic)):
-        if g.dtype == want or g.dtype.kind not in "biuf" or want.kind != "f":
+        if g.dtype == want or g.dtype.kind not in castable:
             return g
         return g.astype(want) if isinstance(g, np.ndarray) else want.type(g)
-    if isinstance(g, (bool, int, float)) and want.kind == "f":
+    if isinstance(g, (bool, int, float, complex)) and np.dtype(type(g)).kind in castable:
         if isinstance(x, (np.ndarray, np.generic)):
             return want.type(g)
         return float(g)
