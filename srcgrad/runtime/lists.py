@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import PythonAttributeError, PythonIndexError, PythonTypeError
 from .containers import Cotangents, DictCotangents, elem, zeros_like
+from .shapes import float_dtype
 
 
 def _require(items, kinds, method):
@@ -302,7 +303,7 @@ def ndenumerate_items(a):
 
 
 def ndenumerate_grad(dy, a):
-    g = np.zeros(np.shape(a), dtype=np.result_type(a, float))
+    g = np.zeros(np.shape(a), dtype=float_dtype(a))
     if dy is not None:
         for (index, _), pair in zip(np.ndenumerate(a), dy):
             if pair is not None and pair[1] is not None:
