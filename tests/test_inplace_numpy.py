@@ -411,7 +411,15 @@ def sorts_a_list(x):  # works now (test_containers_mutation.py)
     return hs[0] * 3.0 + hs[1] * hs[2]
 
 
+def recursion_for_effect(x, n=2):
+    if n == 0:
+        return np.sum(x)
+    recursion_for_effect(x, n - 1)
+    return np.sum(x * x)
+
+
 REFUSED = [
+    (recursion_for_effect, "a call of `recursion_for_effect` whose result is not used"),
     (shuffles, "`np.random.shuffle` given `y`, which carries gradient: it has neither a rule"),
     (unknown_call_result_unused, "`np.random.shuffle` given `y`, which carries gradient"),
     (unknown_method, r"the method `.resize\(\)` of `y`"),
