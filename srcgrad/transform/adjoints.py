@@ -17,8 +17,8 @@ needs lives here and nowhere else:
 Inside a branch or a loop (``inside_control``) a contribution is never aliased, since another path
 may not make the same alias; leaving an ``if`` or a loop joins what its paths produced.
 
-    accumulate("x", dy)          dx = dy           (aliased: current["x"] is the name dy)
-    accumulate("x", dy * c)      dx = dy + dy * c  (dx now owned: a fresh array)
+    accumulate("x", dy, True)    (nothing: aliased, current["x"] is the name dy)
+    accumulate("x", dy * c)      dx = dy + dy * c  (dx is owned now: a fresh array)
     accumulate("x", g)           dx += g
 """
 

@@ -20,8 +20,8 @@ entry after the adjoint of that statement, so a save and its restore are linked 
 An ITERATION entry ends a loop body that saves several values once per iteration: its
 temporaries the sweep reads, and the old values of its VALUE saves when that makes one push out of
 several (those saves become ``x_old = x`` and ``x = x_old``). A lone value keeps its own list,
-which is as fast and reads better. Stacks start empty at the top of the function, and a variable
-saved before it may be bound starts as ``None``.
+which is as fast and reads better. Stacks start empty at the top of the function, and a variable a
+save may find unbound starts as ``None``.
 """
 
 from __future__ import annotations
