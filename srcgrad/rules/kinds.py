@@ -82,30 +82,48 @@ def tangent_expr(rule, param, namespace):
 
 def _applied(rule, param, namespace):
     """``fn(...)`` with ``param`` replaced by its tangent ``d<param>``, or None."""
-    args, keywords = [], []
-    for p, spec in rule.signature.parameters.items():
-        if p == "out" or p == "dtype" and spec.default is not spec.empty:
-            continue  # see _PASSED_ON
-        value = _name("d" + p if p == param else p)
-        if spec.kind in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD):
-            return None
-        if spec.kind is not spec.KEYWORD_ONLY and spec.default is spec.empty:
-            if keywords:
-                return None
-            args.append(value)
-        else:
-            keywords.append(gast.keyword(p, value))
+    passed = _arguments(rule.signature, param)
+    if passed is None:
+        return None
+    args, keywords = passed
     fn = rule.fn
-    if fn in _BINARY and len(args) == 2 and not keywords:
-        return gast.BinOp(args[0], _BINARY[fn](), args[1])
-    if fn in _UNARY and len(args) == 1 and not keywords:
-        return gast.UnaryOp(_UNARY[fn](), args[0])
-    if fn is operator.getitem:
-        return gast.Subscript(args[0], args[1], gast.Load())
+    written = _operator_form(fn, args, keywords)
+    if written is not None:
+        return written
     callee = spelling(fn, namespace)
     if callee is None or not _accepts(fn, [k.arg for k in keywords]):
         return None
     return gast.Call(callee, args, keywords)
+
+
+def _arguments(signature, param):
+    """The positional and keyword arguments of the call with ``param`` replaced by its tangent:
+    required parameters by position, the others by name; None for ``*args``/``**kwargs``."""
+    args, keywords = [], []
+    for p, spec in signature.parameters.items():
+        if p == "out" or p == "dtype" and spec.default is not spec.empty:
+            continue  # see _PASSED_ON
+        if spec.kind in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD):
+            return None
+        value = _name("d" + p if p == param else p)
+        if spec.kind is not spec.KEYWORD_ONLY and spec.default is spec.empty:
+            args.append(value)
+        else:
+            keywords.append(gast.keyword(p, value))
+    return args, keywords
+
+
+def _operator_form(fn, args, keywords):
+    """``dx1 @ x2``, ``-dx``, ``dx[index]`` for the functions operators call, else None."""
+    if keywords:
+        return None
+    if fn in _BINARY and len(args) == 2:
+        return gast.BinOp(args[0], _BINARY[fn](), args[1])
+    if fn in _UNARY and len(args) == 1:
+        return gast.UnaryOp(_UNARY[fn](), args[0])
+    if fn is operator.getitem and len(args) == 2:
+        return gast.Subscript(args[0], args[1], gast.Load())
+    return None
 
 
 def spelling(fn, namespace):

@@ -120,15 +120,9 @@ class Rule:
 
     def jvp(self):
         if self.jvp_template is None:
-            namespace = self.namespace or TEMPLATE_NAMESPACE
-            name = getattr(self.fn, "__name__", None)
-            if (
-                self.kind in LINEAR_KINDS and name and name not in namespace.mapping
-                and spelling(self.fn, namespace) is None
-            ):
-                # a derived tangent calls the function itself (a user's function is no global)
-                namespace = DictNamespace({**namespace.mapping, name: self.fn})
-            template = _string_template(self.jvp_src, self.signature, None, namespace)
+            template = _string_template(
+                self.jvp_src, self.signature, None, self._tangent_namespace()
+            )
             for p in self.differentiable_params():
                 if p not in template.outputs and p not in self.unsupported:
                     expr = tangent_expr(self, p, template.namespace)
@@ -136,6 +130,18 @@ class Rule:
                         template.outputs[p] = expr
             self.jvp_template = template
         return self.jvp_template
+
+    def _tangent_namespace(self):
+        """The rule's namespace; for a derived call of a function it has no name for (a user's
+        function), with the function under its own name."""
+        namespace = self.namespace or TEMPLATE_NAMESPACE
+        name = getattr(self.fn, "__name__", None)
+        if (
+            self.kind in LINEAR_KINDS and name and name not in namespace.mapping
+            and spelling(self.fn, namespace) is None
+        ):
+            namespace = DictNamespace({**namespace.mapping, name: self.fn})
+        return namespace
 
     def derived_tangents(self):
         """The parameters whose forward template the rule's kind determines (not written)."""
