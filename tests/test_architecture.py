@@ -128,3 +128,35 @@ def test_no_function_is_more_complex_than_grade_c():
                 if b.complexity > MAX_COMPLEXITY:
                     too_complex.add(f"{_relative(path)}:{b.fullname}")
     assert not too_complex, sorted(too_complex)
+
+
+def _spelled_name_stems(path):
+    """``(line, source)`` of each request for a fresh name spelled with a string literal
+    (``namer.fresh("trips")``, ``fresh(var + "_saved")``, ``fresh(f"{x}_cast")``)."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in ("fresh", "_fresh"):
+            stems = node.args
+        elif called == "_helper" and len(node.args) == 3:  # inplace_calls: the held value's stem
+            stems = node.args[2:]
+        else:
+            continue
+        for stem in stems:
+            if any(
+                isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(
+                    n.value, str))
+                for n in ast.walk(stem)
+            ):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_relative)
+def test_every_generated_name_stem_is_declared_in_naming(path):
+    if _relative(path) == "emit/naming.py":
+        return
+    assert _spelled_name_stems(path) == [], "declare the stem in emit/naming.py and use it"

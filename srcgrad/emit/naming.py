@@ -60,6 +60,18 @@ CELL_OF = "cell_of_{}"  # the closure cell of ``x`` in an inlined helper, read b
 LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
 LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
 SHAPE = "{}_shape"  # a view holding only the shape of ``x``
+# NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
+# into integer arrays (normalize/integer_writes.py)
+UNUSED = "unused"  # the result of a call made for its effect only
+SOURCES = "sources"  # which element of the values each written position receives
+SCATTERED = "scattered"  # the values of ``np.add.at`` added into zeros at their indices
+PUT_INDEX, PLACE_INDEX, PUTMASK_INDEX = "put_index", "place_index", "putmask_index"
+DIAGONAL_INDEX, ALONG_INDEX = "diagonal_index", "along_index"  # fill_diagonal, put_along_axis
+TAKEN = "{}_taken"  # the elements of ``x`` the written positions receive
+ITEM = "{}_item"  # the elements of ``x`` a ``ufunc.at`` reads
+SPREAD = "{}_spread"  # ``x`` broadcast to the elements it updates
+AT = "{}_at"  # ``x`` after a ``ufunc.at``
+CAST = "{}_cast"  # ``x`` cast to the dtype of the integer or boolean array it is written into
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
 RESERVED = frozenset(dir(builtins))
 

@@ -36,6 +36,7 @@ import numpy as np
 from .. import rules, runtime
 from ..analysis.ops import METHOD_KEYWORDS, METHODS, OPAQUE_MODULES
 from ..astutil import local_names
+from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..runtime import writes as ir
@@ -167,7 +168,7 @@ class InPlaceCalls:
         if target is None and not self._pure(fn) and self._reads_locals(call):
             if _opaque(fn):
                 # activity analysis refuses it if it is given a value that carries gradient
-                return [_assign(self._fresh("unused"), call)]
+                return [_assign(self._fresh(naming.UNUSED), call)]
             raise self._refuse(
                 call,
                 f"a call of `{_dotted(func)}` whose result is not used (srcgrad does not know "
@@ -318,8 +319,8 @@ class InPlaceCalls:
     def _indexed_write(self, array, index_stmt, values, sources_fn, source_args, target):
         """``array[index] = np.take(values, sources)``: the values each position receives."""
         index_stmt, index = index_stmt
-        sources_stmt, sources = self._helper(sources_fn, source_args, "sources")
-        taken = self._fresh(f"{_dotted(values)}_taken")
+        sources_stmt, sources = self._helper(sources_fn, source_args, naming.SOURCES)
+        taken = self._fresh(naming.TAKEN.format(_dotted(values)))
         take = _assign(taken, gast.Call(self._np("take"), [values, sources], []))
         return [index_stmt, sources_stmt, take] + self._write_atom(
             array.id, index, _name(taken), target, _none()
@@ -327,7 +328,7 @@ class InPlaceCalls:
 
     def _put(self, array, ind, values, mode, target):
         mode = mode if mode is not None else gast.Constant("raise", None)
-        index = self._helper(ir.put_index, [array, ind, mode], "put_index")
+        index = self._helper(ir.put_index, [array, ind, mode], naming.PUT_INDEX)
         return self._indexed_write(array, index, values, ir.put_sources, [values, ind], target)
 
     # --- np.copyto, np.put, ... -----------------------------------------------------------------
@@ -348,20 +349,20 @@ class InPlaceCalls:
     def _place(self, call, target):
         arr, mask, vals = self._bind(call, "np.place", ("arr", "mask", "vals"), 3)
         self._array_argument(arr, call, "np.place")
-        index = self._helper(ir.mask_index, [arr, mask], "place_index")
+        index = self._helper(ir.mask_index, [arr, mask], naming.PLACE_INDEX)
         return self._indexed_write(arr, index, vals, ir.place_sources, [vals, mask], target)
 
     def _putmask(self, call, target):
         a, mask, values = self._bind(call, "np.putmask", ("a", "mask", "values"), 3)
         self._array_argument(a, call, "np.putmask")
-        index = self._helper(ir.mask_index, [a, mask], "putmask_index")
+        index = self._helper(ir.mask_index, [a, mask], naming.PUTMASK_INDEX)
         return self._indexed_write(a, index, values, ir.putmask_sources, [values, mask], target)
 
     def _fill_diagonal(self, call, target):
         a, val, wrap = self._bind(call, "np.fill_diagonal", ("a", "val", "wrap"), 2)
         self._array_argument(a, call, "np.fill_diagonal")
         wrap = wrap or gast.Constant(False, None)
-        index = self._helper(ir.diagonal_index, [a, wrap], "diagonal_index")
+        index = self._helper(ir.diagonal_index, [a, wrap], naming.DIAGONAL_INDEX)
         return self._indexed_write(a, index, val, ir.diagonal_sources, [val, index[1]], target)
 
     def _put_along_axis(self, call, target):
@@ -369,7 +370,7 @@ class InPlaceCalls:
             call, "np.put_along_axis", ("arr", "indices", "values", "axis"), 4
         )
         self._array_argument(arr, call, "np.put_along_axis")
-        stmt, index = self._helper(ir.along_axis_index, [arr, indices, axis], "along_index")
+        stmt, index = self._helper(ir.along_axis_index, [arr, indices, axis], naming.ALONG_INDEX)
         return [stmt] + self._write_atom(arr.id, index, values, target, _none())
 
     def _ufunc_at(self, ufunc, call, target):
@@ -380,16 +381,16 @@ class InPlaceCalls:
         self._array_argument(a, call, name)
         if ufunc is np.add or ufunc is np.subtract:
             # a + scatter(b): repeated indices add up, as the adjoint of a read x[i] does
-            item = self._fresh(f"{a.id}_item")
+            item = self._fresh(naming.ITEM.format(a.id))
             read = _assign(item, gast.Subscript(a, indices, gast.Load()))
             spread_stmt, spread = self._helper(runtime.broadcast_like, [b, _name(item)],
-                                               f"{_dotted(b)}_spread")
+                                               naming.SPREAD.format(_dotted(b)))
             scatter_stmt, scatter = self._helper(runtime.getitem_grad, [spread, a, indices],
-                                                 "scattered")
+                                                 naming.SCATTERED)
             op = gast.Add() if ufunc is np.add else gast.Sub()
             value = gast.BinOp(a, op, scatter)
             return [read, spread_stmt, scatter_stmt] + self._write(
-                a.id, value, target, _none(), f"{a.id}_at"
+                a.id, value, target, _none(), naming.AT.format(a.id)
             )
         if not any(ufunc is u for u in ir.AT_UFUNCS):
             raise self._refuse(
@@ -398,7 +399,7 @@ class InPlaceCalls:
             )
         value = gast.Call(self._ref(ir.ufunc_at, "ufunc_at"),
                           [self._np(ufunc.__name__), a, indices, b], [])
-        return self._write(a.id, value, target, _none(), f"{a.id}_at")
+        return self._write(a.id, value, target, _none(), naming.AT.format(a.id))
 
     # --- checks ---------------------------------------------------------------------------------
     def _pure(self, fn):

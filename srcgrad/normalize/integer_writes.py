@@ -21,6 +21,7 @@ import numpy as np
 from .. import runtime
 from ..analysis import casts
 from ..astutil import clone
+from ..emit import naming
 
 # Functions that make a new array, and the position of their dtype parameter.
 CREATORS = {
@@ -115,7 +116,7 @@ class IntegerWrites:
                 and isinstance(s.value.args[2], gast.Name)
             ):
                 value = s.value.args[2]
-                held = self.ctx.namer.fresh(f"{value.id}_cast")
+                held = self.ctx.namer.fresh(naming.CAST.format(value.id))
                 self.ctx.local_names.add(held)
                 helper = gast.Name(self.ctx.global_name(runtime.astype, "astype"), gast.Load(),
                                    None, None)
