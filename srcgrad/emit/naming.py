@@ -72,6 +72,13 @@ ITEM = "{}_item"  # the elements of ``x`` a ``ufunc.at`` reads
 SPREAD = "{}_spread"  # ``x`` broadcast to the elements it updates
 AT = "{}_at"  # ``x`` after a ``ufunc.at``
 CAST = "{}_cast"  # ``x`` cast to the dtype of the integer or boolean array it is written into
+# list and dict methods written as values (normalize/containers.py), arrays shared by two names
+# (normalize/sharing.py)
+POSITION = "{}_position"  # where ``x.remove(v)`` finds ``v``
+ORDER = "{}_order"  # the permutation ``x.sort()`` applies
+POP_INDEX = "{}_index"  # the index ``x.pop(i)`` removes at, evaluated once
+POPPED = "{}_popped"  # the element ``x.pop(i)`` removed
+SHARED_IN = "{}_in_{}"  # the positions of array ``x`` inside the array ``r`` that shares it
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
 RESERVED = frozenset(dir(builtins))
 

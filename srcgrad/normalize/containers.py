@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import runtime
 from ..astutil import clone, param_names, stored
+from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 
 # The helpers that change a container; CopyBeforeWrite treats them as writes into it.
@@ -155,7 +156,7 @@ class ContainerMethods:
                     args = [gast.Constant(-1, None)]
                 return [self._assign(recv, self._call(helper, _load(recv), *args), s)]
         if method == "remove" and len(args) == 1 and not keywords:
-            k = self._fresh(recv + "_position")
+            k = self._fresh(naming.POSITION.format(recv))
             return [
                 self._assign(k, self._call("list_index", _load(recv), args[0]), s),
                 self._assign(recv, self._call("pop_item", _load(recv), _load(k)), s),
@@ -170,7 +171,7 @@ class ContainerMethods:
         if args or set(keywords) - {"reverse"}:
             raise self._error(call, "`sort()` with a `key=` (only `sort()` and "
                               "`sort(reverse=...)` of a list of numbers)")
-        order = self._fresh(recv + "_order")
+        order = self._fresh(naming.ORDER.format(recv))
         descending = keywords.get("reverse", gast.Constant(False, None))
         return [
             self._assign(order, self._call("sort_order", _load(recv), self.expr(descending)), s),
@@ -199,13 +200,13 @@ class ContainerMethods:
         if not isinstance(index, (gast.Constant, gast.Name)) or (
             isinstance(index, gast.Name) and index.id == target
         ):
-            k = self._fresh(recv + "_index")
+            k = self._fresh(naming.POP_INDEX.format(recv))
             pre.append(self._assign(k, index, s))
             index = gast.Name(k, gast.Load(), None, None)
         item = gast.Subscript(gast.Name(recv, gast.Load(), None, None), index, gast.Load())
         rest = self._call("pop_item", gast.Name(recv, gast.Load(), None, None), clone(index))
         if target == recv:
-            held = self._fresh(recv + "_popped")
+            held = self._fresh(naming.POPPED.format(recv))
             return pre + [self._assign(held, item, s), self._assign(recv, rest, s),
                           self._assign(target, gast.Name(held, gast.Load(), None, None), s)]
         return pre + [self._assign(target, item, s), self._assign(recv, rest, s)]
@@ -232,7 +233,7 @@ class ContainerMethods:
         an iterator. ``seq = it`` comes first, so alias checks see that seq holds it."""
         if not self._may_not_index(it):
             return it
-        seq = self._fresh("seq")
+        seq = self._fresh(naming.SEQ)
         pre.append(self._assign(seq, it, loop))
         wrap = self._call("iteration_sequence", gast.Name(seq, gast.Load(), None, None))
         pre.append(self._assign(seq, wrap, loop))
@@ -307,7 +308,7 @@ class _HoistPops(gast.NodeTransformer):
             if len(reads) > 1 or recv in stored(self.stmt):
                 raise owner._error(node, f"`{recv}.pop(...)` inside an expression that also "
                                    f"uses `{recv}`; pop into a name first")
-            held = owner._fresh(recv + "_popped")
+            held = owner._fresh(naming.POPPED.format(recv))
             self.pre.extend(owner._pop(held, node, self.stmt))
             return gast.copy_location(gast.Name(held, gast.Load(), None, None), node)
         return node

@@ -29,6 +29,7 @@ import gast
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, local_names, stored
+from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
@@ -72,7 +73,7 @@ class InlineCalls:
                     continue
             if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 # `scale(y, 3.0)` for its effect on y: inlined like a call whose result is used
-                unused = self.ctx.namer.fresh("unused")
+                unused = self.ctx.namer.fresh(naming.UNUSED)
                 self.locals.add(unused)
                 inlined = self._inline(gast.copy_location(_assign(unused, s.value), s))
                 if inlined is not None:

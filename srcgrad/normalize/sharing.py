@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import runtime
 from ..astutil import local_names
+from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from .anf import VIEW_METHODS
@@ -270,13 +271,13 @@ class SharedUpdates:
                 f"array, but may not be assigned yet here: srcgrad cannot tell whether it sees "
                 f"the update. Write `{x} = {x} + ...`, or assign `{unbound[0]}` first",
             )
-        old = self.ctx.namer.fresh(x + "_old")
+        old = self.ctx.namer.fresh(naming.OLD.format(x))
         self.locals.add(old)
         self.ctx.local_names.add(old)
         value.left = _load(old)
         out = [_assign(old, _load(x)), _assign(x, value)]
         for r in holders:
-            where = self.ctx.namer.fresh(f"{x}_in_{r}")
+            where = self.ctx.namer.fresh(naming.SHARED_IN.format(x, r))
             self.locals.add(where)
             self.ctx.local_names.add(where)
             find = self._call("shared_positions", _load(r), _load(old),
