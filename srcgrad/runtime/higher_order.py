@@ -31,7 +31,7 @@ from .arrays import (
 from .containers import Cotangents, zeros_like
 from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_vjp, kron_vjp
 from .reductions import cumprod_jvp
-from .shapes import _expand, _last, _like, broadcast_like
+from .shapes import _expand, _float_array, _last, _like, broadcast_like, float_dtype
 
 # --- reductions -----------------------------------------------------------------------------
 
@@ -44,10 +44,10 @@ def prod_grad_tangent(g, a, t, axis=None, keepdims=False):
     also the adjoint of that derivative applied to a cotangent ``t``.
     """
     if np.ndim(a) == 0:
-        return _like(0.0 * np.asarray(t, dtype=float), a)
-    merged, back = _last(np.asarray(a, dtype=float), axis)
-    dmerged, _ = _last(np.broadcast_to(np.asarray(t, dtype=float), np.shape(a)), axis)
-    ones = np.ones(merged.shape[:-1] + (1,))
+        return _like(0.0 * _float_array(t), a)
+    merged, back = _last(_float_array(a), axis)
+    dmerged, _ = _last(np.broadcast_to(_float_array(t), np.shape(a)), axis)
+    ones = np.ones(merged.shape[:-1] + (1,), merged.dtype)
     zeros = np.zeros_like(ones)
     lead = np.concatenate([ones, merged[..., :-1]], axis=-1)
     dlead = np.concatenate([zeros, dmerged[..., :-1]], axis=-1)
@@ -61,7 +61,7 @@ def prod_grad_tangent(g, a, t, axis=None, keepdims=False):
 
 
 def _front(x, axis):
-    return np.moveaxis(np.asarray(x, dtype=float), axis, 0)
+    return np.moveaxis(_float_array(x), axis, 0)
 
 
 def cumprod_second(a, t, v, axis=None):
@@ -94,8 +94,8 @@ def cumprod_hvp(g, a, v, axis=None):
     vv = cumprod_jvp(a0, v0, 0)
     shape = np.broadcast_shapes(g0.shape, a0.shape, v0.shape)
     sbar = np.array(np.broadcast_to(g0, shape))
-    tbar = np.zeros(shape)
-    out = np.zeros(shape)
+    tbar = np.zeros(shape, float_dtype(g0, a0, v0))
+    out = np.zeros(shape, tbar.dtype)
     for i in range(len(a0) - 1, 0, -1):
         out[i] = vv[i - 1] * sbar[i] + y[i - 1] * tbar[i]
         sbar[i - 1] += a0[i] * sbar[i]
@@ -132,7 +132,7 @@ def _norm_partials(g, x, nrm, ord, axis, keepdims, kind):
     both times ``g`` and shaped like ``x``; the norm is held fixed in the first, ``x`` in the
     second. Zero where the gradient is piecewise constant (1-, inf-, 0-norms)."""
     case, ord, axis = _norm_case(x, ord, axis, kind)
-    x = np.asarray(x, dtype=float)
+    x = _float_array(x)
     zeros = np.zeros(x.shape)
     if case == "scalar":
         return zeros, zeros
@@ -179,7 +179,7 @@ def sinc_derivative_dx(x, s):
     that the derivative along ``s = sinc(x)`` (the only way generated code calls the helper) is
     exact there too: ``sinc'(0) = 0`` makes the path through ``s`` vanish.
     """
-    x = np.asarray(x, dtype=float)
+    x = _float_array(x)
     zero = x == 0
     safe = np.where(zero, 1.0, x)
     first = (np.cos(np.pi * safe) - s) / safe
@@ -188,7 +188,7 @@ def sinc_derivative_dx(x, s):
 
 def sinc_derivative_ds(x):
     """d/ds of ``sinc_derivative(x, s)``: ``-1 / x`` (0 at ``x = 0``, where the helper is 0)."""
-    x = np.asarray(x, dtype=float)
+    x = _float_array(x)
     zero = x == 0
     return np.where(zero, 0.0, -1.0 / np.where(zero, 1.0, x))
 
@@ -209,7 +209,7 @@ def select_gather(w, x, fn, arg, axis=..., mode=...):
     """The adjoint of ``select_grad(., x, fn, arg, ...)``: ``fn`` applied to ``w`` (shaped like
     ``x``) copies the elements back where ``fn`` copied them. ``...`` marks an argument not given.
     """
-    w = np.reshape(np.asarray(w, dtype=float), np.shape(x))
+    w = np.reshape(_float_array(w), np.shape(x))
     return fn(w, arg, **_selection_kwargs(axis, mode))
 
 
@@ -225,7 +225,7 @@ def pad_gather(w, pad_width, mode="constant"):
         raise UnsupportedCaseError(
             f"srcgrad differentiates np.pad with mode in {PAD_MODES}; got mode={mode!r}"
         )
-    w = np.asarray(w, dtype=float)
+    w = _float_array(w)
     if mode in ("constant", "empty"):
         return np.pad(w, pad_width, mode="constant")
     return np.pad(w, pad_width, mode=mode)
@@ -243,7 +243,7 @@ def join_cotangents(pieces, arrays, how="concatenate", axis=0):
     """The adjoint of ``concatenate_grad`` / ``stack_grad`` / ``hstack_grad`` ... (``how``): the
     pieces' cotangents put together as ``np.<how>`` put the arrays together (None: zeros)."""
     filled = [
-        np.zeros(np.shape(x)) if p is None else np.asarray(p, dtype=float)
+        np.zeros(np.shape(x), float_dtype(x)) if p is None else _float_array(p)
         for p, x in zip(pieces, arrays)
     ]
     if how == "concatenate":
@@ -267,13 +267,13 @@ def split_cotangents(g, arrays, how="concatenate", axis=0):
 
 def split_pieces(w, indices_or_sections, axis=0):
     """The adjoint of ``split_grad``: ``w`` cut into the pieces ``np.array_split`` makes."""
-    pieces = np.array_split(np.asarray(w, dtype=float), indices_or_sections, axis=axis)
+    pieces = np.array_split(_float_array(w), indices_or_sections, axis=axis)
     return Cotangents(np.array(p) for p in pieces)
 
 
 def unstack_pieces(w, axis=0):
     """The adjoint of ``stack_cotangents``: ``w`` taken apart along ``axis``."""
-    return Cotangents(np.array(p) for p in np.moveaxis(np.asarray(w, dtype=float), axis, 0))
+    return Cotangents(np.array(p) for p in np.moveaxis(_float_array(w), axis, 0))
 
 
 def sum_grad_adjoint(w, g, items):
@@ -290,7 +290,7 @@ def linspace_tangent(t, num=50, endpoint=True, axis=0, start=True):
     ``linspace_grad``."""
     weights = np.linspace(0.0, 1.0, num, endpoint=endpoint)
     weights = 1.0 - weights if start else weights
-    t = np.asarray(t, dtype=float)
+    t = _float_array(t)
     ndim = t.ndim + 1
     shape = [num if i == axis % ndim else 1 for i in range(ndim)]
     return np.expand_dims(t, axis) * weights.reshape(shape)
