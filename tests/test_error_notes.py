@@ -174,3 +174,11 @@ def test_a_lambda_error_points_into_the_lambda():
     assert info.value.filename == HERE
     assert info.value.lineno == line_of(test_a_lambda_error_points_into_the_lambda, 'f"{z}"')
     assert info.value.line[info.value.offset - 1:].startswith('f"{z}"')
+
+
+def test_srcgrad_traceback_full_keeps_the_compiler_frames(monkeypatch):
+    monkeypatch.setenv("SRCGRAD_TRACEBACK", "full")
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(unsupported, wrt="x", optimize=False)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert len([f for f in frames if os.sep + "srcgrad" + os.sep in f.filename]) > 3
