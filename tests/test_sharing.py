@@ -243,3 +243,108 @@ def test_a_helper_called_for_its_effect_is_differentiated():
     from test_inplace_numpy import helper_result_unused  # was refused there
 
     check_all(helper_result_unused, (X,))
+
+
+# --- element writes into an array that a container holds --------------------------------------
+
+def write_into_listed_array(x):
+    a = x * 2.0
+    L = [a]
+    a[0] = 5.0 * x[1]
+    return np.sum(L[0] * x)
+
+
+def write_into_appended_array(x):
+    acc = np.zeros(3)
+    hist = []
+    for i in range(2):
+        hist.append(acc)
+        acc[i] = x[i] ** 2
+    return np.sum(hist[0] * x)
+
+
+def write_into_array_stored_under_a_key(x):
+    h = x * 2.0
+    d = {}
+    d["h"] = h
+    h[1] = x[0] ** 3
+    return np.sum(d["h"] * x)
+
+
+def write_into_inserted_array(x):
+    a = x * 2.0
+    L = []
+    L.insert(0, a)
+    a[2] = x[0] * 7.0
+    return np.sum(L[0] * x)
+
+
+def write_into_element_of_a_read_list(x):
+    L = [x * k for k in range(3)]
+    a = L[1]
+    a[0] = 1.0
+    return np.sum(L[1] * x)
+
+
+@pytest.mark.parametrize("f, name", [
+    (write_into_listed_array, "L"), (write_into_appended_array, "hist"),
+    (write_into_array_stored_under_a_key, "d"), (write_into_inserted_array, "L"),
+], ids=lambda v: getattr(v, "__name__", v))
+def test_element_writes_into_a_held_array_are_refused(f, name):
+    # were silently wrong gradients (the value was right: the write is in place)
+    with pytest.raises(UnsupportedSyntaxError, match=f"`{name}` refers to the array"):
+        grad(f)
+
+
+def test_an_element_of_a_list_that_is_read_again_is_not_private():
+    with pytest.raises(UnsupportedSyntaxError, match="writing into `a`"):
+        grad(write_into_element_of_a_read_list)
+
+
+# --- what is provably a copy may be written into ----------------------------------------------
+
+def write_into_flattened(M):
+    v = M.flatten()
+    v[0] = 3.0
+    return np.sum(v * M.ravel())
+
+
+def write_into_fancy_indexed(x):
+    v = x[[0, 1, 2]]
+    v[0] = 3.0 * x[2]
+    return np.sum(v * x)
+
+
+def write_into_astype_copy(x):
+    v = x.astype(float)
+    v[1] = x[0] ** 2
+    return np.sum(v * x)
+
+
+def write_into_comprehension_item(x):
+    L = [x * k for k in range(3)]
+    a = L[1]
+    b = L[2]
+    a[0] = 1.0
+    b[1] = x[2]
+    return np.sum(a * x + b)
+
+
+def nested_def_without_return(x):
+    def fill(items, v):
+        items[0] = v
+
+    L = [x, x * 2.0]
+    fill(L, x ** 2)
+    return np.sum(L[0] * L[1])
+
+
+@pytest.mark.parametrize("f", [write_into_fancy_indexed, write_into_astype_copy,
+                               write_into_comprehension_item, nested_def_without_return],
+                         ids=lambda f: f.__name__)
+def test_writes_into_copies_work(f):
+    check_all(f, (X,))
+
+
+def test_writes_into_a_flattened_copy_work():
+    check_all(write_into_flattened, (np.arange(6.0).reshape(2, 3) / 5,))

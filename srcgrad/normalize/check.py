@@ -84,7 +84,7 @@ def extract_local_functions(fn_node, location):
             found[node.name] = (CheckSupported(location).run(node), location)
             continue
         if isinstance(s, gast.FunctionDef) and not s.decorator_list and s.name not in stores:
-            found[s.name] = (CheckSupported(location).run(s), location)
+            found[s.name] = (CheckSupported(location, nested=True).run(s), location)
             continue
         body.append(s)
     fn_node.body = body
@@ -94,8 +94,9 @@ def extract_local_functions(fn_node, location):
 class CheckSupported(gast.NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
 
-    def __init__(self, location, inlined=False, local_functions=None):
+    def __init__(self, location, inlined=False, local_functions=None, nested=False):
         self.location = location
+        self.nested = nested  # a def in the body: inlined where called, like a called helper
         self.inlined = inlined  # a called function: may forward its own *args and **kwargs
         self.forwarded = set()
         self.local_functions = {
@@ -115,7 +116,7 @@ class CheckSupported(gast.NodeVisitor):
             ReadsAfterDel(self.location, fn_node, self.local_functions).run(fn_node.body)
             fn_node.body = _without_del(fn_node.body)
         body = fn_node.body
-        if self.inlined and not _always_returns(body):
+        if (self.inlined or self.nested) and not _always_returns(body):
             # a called helper that falls off its end returns None (`scale(v, s): v *= s`)
             ret = gast.Return(gast.Constant(None, None))
             fn_node.body = body + [gast.copy_location(ret, body[-1] if body else fn_node)]

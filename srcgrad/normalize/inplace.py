@@ -21,6 +21,7 @@ from ..astutil import stored
 from ..errors import UnsupportedSyntaxError
 from .anf import VIEW_METHODS
 from .containers import mutator_names
+from .private_elements import private_elements
 
 # Functions whose result is a new array.
 CREATORS = {
@@ -41,7 +42,12 @@ def run(fn_node, ctx):
     """The pass: an array written in place is one the function owns (copied first if not)."""
     helpers = ctx.helpers
     list_ops = (helpers["list_append"], helpers["list_pop"]) + mutator_names(ctx)
-    return CopyBeforeWrite(ctx, helpers["setitem"], list_ops).run(fn_node)
+    pass_ = CopyBeforeWrite(ctx, helpers["setitem"], list_ops)
+    # helpers that put a value into a list or dict: the container holds it afterwards
+    pass_.holding = set(list_ops) | {
+        helpers["setitem"], ctx.global_name(runtime.put_shared, "put_shared")
+    }
+    return pass_.run(fn_node)
 
 
 class CopyBeforeWrite:
@@ -51,6 +57,9 @@ class CopyBeforeWrite:
         # `xs = list_append(xs, v)`, `xs = list_pop(xs)`: a list changed in place is written
         # into too, and any other name for it would see the change
         self.list_ops = tuple(list_ops)
+        self.holding = set()  # helpers that put a value into a container (see run)
+        self.index_lists = set()
+        self.private_elements = set()
 
     def _writes(self, stmt):
         """Whether ``stmt`` changes the container or array its target holds: ``y = setitem(y,
@@ -77,6 +86,10 @@ class CopyBeforeWrite:
                     self.item_written.add(node.targets[0].id)
         if not written:
             return fn_node
+        self.index_lists = _integer_lists(fn_node)
+        self.private_elements = private_elements(
+            fn_node, self._owning, self.setitem, self.list_ops[0], self.item_written
+        )
         self._views_outlive_writes(fn_node, written)
         params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                   + fn_node.args.kwonlyargs}
@@ -111,7 +124,7 @@ class CopyBeforeWrite:
                     owned.add(var)
                 elif self._owning(s.value) or (
                     var not in self.item_written and _list_copy(s.value)
-                ):
+                ) or var in self.private_elements:
                     owned.add(var)
                 elif self._updates_shared(s.value, var):
                     pass  # r = put_shared(r, ...): r as it was, or with `x += v`'s new value
@@ -177,7 +190,7 @@ class CopyBeforeWrite:
         for node in gast.walk(fn_node):
             if not isinstance(node, gast.Assign):
                 continue
-            bases = [b for b in _aliased(node.value) if isinstance(b, gast.Name)]
+            bases = [b for b in _aliased(node.value, self.holding) if isinstance(b, gast.Name)]
             base = next((b.id for b in bases if b.id in written), None)
             if base is None:
                 continue
@@ -228,9 +241,17 @@ class CopyBeforeWrite:
     def _owning(self, value):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple, gast.Dict)):
             return True
+        if isinstance(value, gast.Subscript):
+            # x[[0, 1, 2]], M[[0, 1], :]: an integer-list index always copies
+            index = value.slice
+            parts = index.elts if isinstance(index, gast.Tuple) else [index]
+            return any(isinstance(p, gast.Name) and p.id in self.index_lists for p in parts)
         if isinstance(value, gast.Call):
             func = value.func
-            if isinstance(func, gast.Attribute) and func.attr == "copy":
+            if isinstance(func, gast.Attribute) and (
+                func.attr in ("copy", "flatten")
+                or func.attr == "astype" and not any(k.arg == "copy" for k in value.keywords)
+            ):
                 return True
             fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
             if isinstance(fn, np.ufunc):
@@ -239,11 +260,37 @@ class CopyBeforeWrite:
         return False
 
 
-def _aliased(value):
+def _integer_lists(fn_node):
+    """Names bound only to list literals of integers (``[0, 1, 2]``, an index that copies)."""
+    kinds = {}
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            v = n.value
+            ok = isinstance(v, gast.List) and bool(v.elts) and all(
+                isinstance(e, gast.Constant) and type(e.value) is int for e in v.elts
+            )
+            kinds.setdefault(n.targets[0].id, []).append(ok)
+        elif isinstance(n, (gast.For, gast.AugAssign)):
+            for t in gast.walk(n.target):
+                if isinstance(t, gast.Name):
+                    kinds.setdefault(t.id, []).append(False)
+    return {name for name, flags in kinds.items() if all(flags)}
+
+
+def _aliased(value, holding=()):
     """The variable whose array ``value`` may share memory with: ``x``, ``x[...]``, ``x.T``,
-    ``x.reshape(...)``, or ``[x, ...]`` / ``(x, ...)`` holding it."""
+    ``x.reshape(...)``, or ``[x, ...]`` / ``(x, ...)`` / ``{k: x}`` holding it, or a list or
+    dict that a helper of ``holding`` puts it in (``xs = list_append(xs, x)``)."""
     if isinstance(value, (gast.List, gast.Tuple)):
         return list(value.elts)
+    if isinstance(value, gast.Dict):
+        return list(value.values)
+    if (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Name)
+        and value.func.id in holding
+    ):
+        return list(value.args[1:])
     if isinstance(value, gast.Subscript):
         return [value.value]
     if isinstance(value, gast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
