@@ -348,3 +348,68 @@ def test_writes_into_copies_work(f):
 
 def test_writes_into_a_flattened_copy_work():
     check_all(write_into_flattened, (np.arange(6.0).reshape(2, 3) / 5,))
+
+
+# --- more holders: the same array twice, two names updated, while loops, arguments ------------
+
+def add_into(a, b):
+    a += b
+    return a
+
+
+def same_array_passed_twice(x):
+    y = x * 1.0
+    z = add_into(y, y)
+    return np.sum(z * y * x)
+
+
+def two_names_both_updated(x):
+    a = x * 1.0
+    b = a
+    a += 1.0
+    b *= x
+    return np.sum(a * b)
+
+
+def updated_in_a_while_loop(x):
+    a = x * 1.0
+    L = [a]
+    i = 0
+    while True:
+        a += x
+        i += 1
+        if i > 2:
+            break
+    return np.sum(L[0] * x)
+
+
+def loop_variable_updates_list_elements(x):
+    ws = [x * 1.0, x * 2.0]
+    for w in ws:
+        w += 1.0
+    return np.sum(ws[0] * ws[1] * x)
+
+
+@pytest.mark.parametrize("f", [same_array_passed_twice, two_names_both_updated,
+                               updated_in_a_while_loop, loop_variable_updates_list_elements],
+                         ids=lambda f: f.__name__)
+def test_more_holders(f):
+    check_all(f, (X,))
+
+
+def updates_arrays_of_a_list_argument(x, ws):
+    for w in ws:
+        w *= x
+    return np.sum(ws[0] + ws[1])
+
+
+def updates_an_array_of_a_dict_argument(x, p):
+    w = p["w"]
+    w += x
+    return np.sum(p["w"] * x)
+
+
+def test_updates_of_arrays_inside_arguments_stay_inside_the_call():
+    # Python would change the caller's arrays; srcgrad computes what f does on copies of them
+    check_all(updates_arrays_of_a_list_argument, (X, [X * 1.0, X * 3.0]))
+    check_all(updates_an_array_of_a_dict_argument, (X, {"w": X * 2.0}))
