@@ -295,8 +295,21 @@ def pop_twice_in_expression(x):
     return np.sum(hs[0] + hs.pop(1))
 
 
+def pop_with_default(x):
+    d = {"a": x}
+    t = d.pop("b", 1.0)
+    return np.sum(x * t)
+
+
+def bare_pop_with_default(x):
+    d = {"a": x}
+    d.pop("b", 1.0)
+    return np.sum(d["a"])
+
+
 @pytest.mark.parametrize("f, marker", [
     (sort_with_key, "hs.sort"), (del_slice, "del hs"), (pop_twice_in_expression, "hs.pop"),
+    (pop_with_default, "d.pop"), (bare_pop_with_default, "d.pop"),
 ])
 def test_refused_container_mutations_are_located(f, marker):
     with pytest.raises(UnsupportedSyntaxError) as info:
