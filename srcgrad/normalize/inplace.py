@@ -43,11 +43,20 @@ def run(fn_node, ctx):
     helpers = ctx.helpers
     list_ops = (helpers["list_append"], helpers["list_pop"]) + mutator_names(ctx)
     pass_ = CopyBeforeWrite(ctx, helpers["setitem"], list_ops)
-    # helpers that put a value into a list or dict: the container holds it afterwards
-    pass_.holding = set(list_ops) | {
-        helpers["setitem"], ctx.global_name(runtime.put_shared, "put_shared")
-    }
+    # helpers that put a value into a list or dict: the container holds it afterwards. Not in
+    # generated code (a derivative differentiated again): there the only such lists are its
+    # own stacks of saved values, and a list helper there returns a new list
+    if not _generated(ctx.fn):
+        pass_.holding = set(list_ops) | {
+            helpers["setitem"], ctx.global_name(runtime.put_shared, "put_shared")
+        }
     return pass_.run(fn_node)
+
+
+def _generated(fn):
+    from ..frontend.source import GENERATED_SOURCE
+
+    return getattr(fn, "__code__", None) in GENERATED_SOURCE
 
 
 class CopyBeforeWrite:
