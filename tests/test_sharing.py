@@ -413,3 +413,36 @@ def test_updates_of_arrays_inside_arguments_stay_inside_the_call():
     # Python would change the caller's arrays; srcgrad computes what f does on copies of them
     check_all(updates_arrays_of_a_list_argument, (X, [X * 1.0, X * 3.0]))
     check_all(updates_an_array_of_a_dict_argument, (X, {"w": X * 2.0}))
+
+
+def write_after_asarray(x):
+    a = x * 2.0
+    r = np.asarray(a)  # a itself
+    a[0] = x[1] ** 2
+    return np.sum(r * x)
+
+
+def write_after_reshape(x):
+    a = x * 2.0
+    r = np.reshape(a, (3, 1))  # a view of a
+    a[0] = x[1] ** 2
+    return np.sum(r[:, 0] * x)
+
+
+@pytest.mark.parametrize("f", [write_after_asarray, write_after_reshape],
+                         ids=lambda f: f.__name__)
+def test_writes_seen_through_a_numpy_function_view_are_refused(f):
+    # were silently wrong gradients: only the method forms (a.reshape) were recognised
+    with pytest.raises(UnsupportedSyntaxError, match="`r` refers to the array in `a`"):
+        grad(f)
+
+
+def update_after_asarray(x):
+    a = x * 2.0
+    r = np.asarray(a)
+    a += x
+    return np.sum(r * x)
+
+
+def test_an_update_seen_through_asarray_matches_python():
+    check_all(update_after_asarray, (X,))

@@ -199,7 +199,8 @@ class CopyBeforeWrite:
         for node in gast.walk(fn_node):
             if not isinstance(node, gast.Assign):
                 continue
-            bases = [b for b in _aliased(node.value, self.holding) if isinstance(b, gast.Name)]
+            bases = [b for b in _aliased(node.value, self.holding, self._returns_a_view)
+                     if isinstance(b, gast.Name)]
             base = next((b.id for b in bases if b.id in written), None)
             if base is None:
                 continue
@@ -239,6 +240,12 @@ class CopyBeforeWrite:
                 f"(`{r} = {base}[...].copy()`)"
             )
         return self.ctx.location.error(UnsupportedSyntaxError, value, what)
+
+    def _returns_a_view(self, func):
+        from .sharing import NUMPY_VIEWS
+
+        fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
+        return any(fn is v for v in NUMPY_VIEWS)
 
     def _updates_shared(self, value, var):
         if not (isinstance(value, gast.Call) and value.args):
@@ -286,7 +293,7 @@ def _integer_lists(fn_node):
     return {name for name, flags in kinds.items() if all(flags)}
 
 
-def _aliased(value, holding=()):
+def _aliased(value, holding=(), returns_a_view=lambda func: False):
     """The variable whose array ``value`` may share memory with: ``x``, ``x[...]``, ``x.T``,
     ``x.reshape(...)``, or ``[x, ...]`` / ``(x, ...)`` / ``{k: x}`` holding it, or a list or
     dict that a helper of ``holding`` puts it in (``xs = list_append(xs, x)``)."""
@@ -300,6 +307,8 @@ def _aliased(value, holding=()):
         and value.func.id in holding
     ):
         return list(value.args[1:])
+    if isinstance(value, gast.Call) and value.args and returns_a_view(value.func):
+        return [value.args[0]]  # np.asarray(x), np.reshape(x, s), np.transpose(x)
     if isinstance(value, gast.Subscript):
         return [value.value]
     if isinstance(value, gast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
