@@ -1,5 +1,9 @@
 """Elements of a list of new arrays that the list gives away: writable like copies.
 
+Requires: an A-normal-form body (``L = list_append(L, v)``, ``y = setitem(y, i, v)``).
+Guarantees: the names returned are bound to array elements no other value that is read
+shares; ``CopyBeforeWrite`` may treat them as owned.
+
 ``L = [x * k for k in range(3)]; a = L[1]; a[0] = 1.0``: ``a`` is L's element itself, so the
 write changes ``L[1]`` too; it is safe to accept when nothing reads L's elements again except
 by taking such private elements. ``private_elements`` finds the names bound so: the list is
