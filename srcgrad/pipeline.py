@@ -2,7 +2,7 @@
 
     parse -> check -> functional -> containers -> control -> anf -> inline -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
-    -> activity
+    -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> guard
     -> emit -> compile
 
@@ -12,7 +12,9 @@ gradient). Both share everything before the transform and everything after it bu
 
 Every stage is a pass ``run(node, ctx) -> node``: it takes the function's tree and the
 :class:`~srcgrad.context.Context`, returns the new tree, and leaves what later passes need on the
-context (``activity`` only analyses; its results are ``ctx.ops`` and ``ctx.active``).
+context (``activity`` only analyses; its results are ``ctx.ops`` and ``ctx.active``). ``dtypes``
+needs them: an active value written into an array whose dtype is known only at run time goes
+through ``written`` (``normalize/integer_writes.py``), and activity is analysed again.
 
 ``derive(fn, mode, wrt)`` runs it and returns the compiled function and its source.
 ``dump=True`` (or ``SRCGRAD_DUMP=1`` in the environment) prints the source after every stage.
@@ -110,6 +112,7 @@ NORMALIZE = (
     Stage("cse", cse.run, _optimizing),
     Stage("aux", aux.run),
     Stage("activity", activity.run, dump=False),
+    Stage("dtypes", integer_writes.run_dynamic),
 )
 REVERSE = (
     Stage("reverse", reverse.run),

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import runtime
 from ..frontend.resolve import MISSING
+from ..runtime import writes
 
 DISCRETE, INEXACT, DYNAMIC = "discrete", "inexact", "dynamic"
 
@@ -48,4 +49,7 @@ def static_dtype(atom, namespace, local_names):
 
 def run_time_casts():
     """Helpers whose rules decide a dtype held in a variable when they run."""
-    return (runtime.astype, runtime.cast_grad, runtime.cast_tangent)
+    return (
+        runtime.astype, runtime.cast_grad, runtime.cast_tangent, writes.written,
+        writes.written_grad,
+    )

@@ -266,14 +266,25 @@ class CopyBeforeWrite:
             func = value.func
             if isinstance(func, gast.Attribute) and (
                 func.attr in ("copy", "flatten")
-                or func.attr == "astype" and not any(k.arg == "copy" for k in value.keywords)
+                or func.attr == "astype" and _new_cast(value, 4)  # (dtype, order, ..., copy)
             ):
                 return True
             fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
+            if fn is runtime.astype:
+                return _new_cast(value, 5)
             if isinstance(fn, np.ufunc):
                 return not any(k.arg == "out" for k in value.keywords)
             return any(fn is c for c in CREATORS)
         return False
+
+
+def _new_cast(call, copy_position):
+    """Whether an ``astype`` call surely returns a new array: unless ``copy`` is given (NumPy
+    may then return the array itself when the dtype already matches)."""
+    copy = next((k.value for k in call.keywords if k.arg == "copy"), None)
+    if len(call.args) > copy_position:
+        copy = call.args[copy_position]
+    return copy is None or (isinstance(copy, gast.Constant) and copy.value is True)
 
 
 def _integer_lists(fn_node):

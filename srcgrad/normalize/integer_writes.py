@@ -19,9 +19,10 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..analysis import casts
+from ..analysis import activity, casts
 from ..astutil import clone
 from ..emit import naming
+from ..runtime import writes as run_writes
 
 # Functions that make a new array, and the position of their dtype parameter.
 CREATORS = {
@@ -132,3 +133,172 @@ class IntegerWrites:
 
 def _copy(atom):
     return clone(atom)
+
+
+# --- arrays whose dtype is known only at run time -----------------------------------------------
+# NumPy functions whose result is inexact whatever they are given (their loops all give floats).
+_FLOAT_CHARS = set("efdgFDG")
+# New arrays: the position of the dtype parameter, and of the argument whose dtype the result has
+# without one (None: float64).
+DTYPE_FROM = {
+    np.zeros: (1, None), np.ones: (1, None), np.empty: (1, None), np.full: (2, 1),
+    np.zeros_like: (1, 0), np.ones_like: (1, 0), np.empty_like: (1, 0), np.full_like: (2, 0),
+    np.array: (1, 0), np.asarray: (1, 0), np.copy: (99, 0), runtime.fresh_copy: (99, 0),
+    runtime.copy_array: (99, 0), runtime.zeros_like: (99, None), runtime.astype: (1, 0),
+}
+
+
+def run_dynamic(fn_node, ctx):
+    """After activity analysis: an active value written into an array whose dtype is not known
+    at transform time to be floating goes through ``written(v, write_dtype(y))``, whose rule
+    decides when it runs (zero derivative into an integer or boolean array). Generated code is
+    unchanged where every write target is known to be floating, or no written value is active.
+
+        k = fresh_copy(k)                 k = fresh_copy(k)
+        k = setitem(k, 0, x_pow_2)   ->   k_dtype = write_dtype(k)
+                                          x_pow_2_written = written(x_pow_2, k_dtype)
+                                          k = setitem(k, 0, x_pow_2_written)
+    """
+    return DynamicWrites(ctx).run(fn_node)
+
+
+class DynamicWrites:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.setitem = ctx.helpers.get("setitem")
+
+    def run(self, fn_node):
+        self.bindings = {}
+        for target, value, _ in activity.assignments(fn_node.body):
+            self.bindings.setdefault(target, []).append(value)
+        writes = [
+            v for _, v, _ in activity.assignments(fn_node.body)
+            if self._is_write(v) and v.args[2].id in self.ctx.active
+        ]
+        if not writes:
+            return fn_node
+        self.inexact = self._inexact_names(fn_node)
+        targets = {v.args[0].id for v in writes if v.args[0].id not in self.inexact}
+        if not targets:
+            return fn_node
+        fn_node.body = self._block(fn_node.body, targets)
+        return activity.run(fn_node, self.ctx)
+
+    def _is_write(self, value):
+        return (
+            self.setitem is not None
+            and isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and value.func.id == self.setitem
+            and len(value.args) == 3
+            and isinstance(value.args[0], gast.Name)
+            and isinstance(value.args[2], gast.Name)
+        )
+
+    def _inexact_names(self, fn_node):
+        """The names every binding of which is surely a floating (or complex) value: the greatest
+        set closed under ``_inexact``. A differentiated argument counts as real."""
+        plain = {id(n.targets[0]) for n in gast.walk(fn_node) if isinstance(n, gast.Assign)}
+        other = {
+            n.id for n in gast.walk(fn_node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in plain
+        }
+        params = {a.id for a in fn_node.args.args}
+        names = (set(self.bindings) | (params & set(self.ctx.wrt))) - other
+        names -= params - set(self.ctx.wrt)
+        changed = True
+        while changed:
+            changed = False
+            for name in list(names):
+                values = self.bindings.get(name, [])
+                if not all(self._is_write(v) or self._inexact(v, names) for v in values):
+                    names.discard(name)
+                    changed = True
+        return names
+
+    def _inexact(self, value, names):
+        if isinstance(value, gast.Name):
+            return value.id in names
+        if isinstance(value, gast.Constant):
+            return isinstance(value.value, (float, complex))
+        if isinstance(value, gast.Subscript):
+            return self._inexact(value.value, names)
+        if isinstance(value, gast.UnaryOp):
+            return self._inexact(value.operand, names)
+        if isinstance(value, gast.BinOp):
+            if isinstance(value.op, gast.Div):
+                return True
+            return self._inexact(value.left, names) or self._inexact(value.right, names)
+        if isinstance(value, gast.Call):
+            return self._inexact_call(value, names)
+        return False
+
+    def _dtype(self, value, position):
+        if len(value.args) > position:
+            return value.args[position]
+        return next((k.value for k in value.keywords if k.arg == "dtype"), None)
+
+    def _inexact_call(self, value, names):
+        func = value.func
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+            if func.attr == "astype" and value.args:
+                return self._static(value.args[0]) == casts.INEXACT
+            if func.attr == "copy" and func.value.id in self.ctx.local_names:
+                return func.value.id in names
+        fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
+        if isinstance(fn, np.ufunc):
+            outputs = [t.split("->")[1] for t in fn.types if "O" not in t]
+            return bool(outputs) and all(set(o) <= _FLOAT_CHARS for o in outputs)
+        position = next((p for c, p in DTYPE_FROM.items() if fn is c), None)
+        if position is None:
+            return False
+        dtype, like = self._dtype(value, position[0]), position[1]
+        if dtype is not None:
+            return self._static(dtype) == casts.INEXACT
+        if like is None:  # np.zeros(n): float64
+            return True
+        return len(value.args) > like and self._inexact(value.args[like], names)
+
+    def _static(self, atom):
+        return casts.static_dtype(atom, self.ctx.namespace, self.ctx.local_names)
+
+    def _block(self, stmts, targets):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(s, field, self._block(inner, targets))
+            if (
+                isinstance(s, gast.Assign)
+                and self._is_write(s.value)
+                and s.value.args[0].id in targets
+                and s.value.args[2].id in self.ctx.active
+            ):
+                out.extend(self._cast(s))
+            out.append(s)
+        return out
+
+    def _cast(self, stmt):
+        target, value = stmt.value.args[0].id, stmt.value.args[2].id
+        dtype = self._assign(
+            naming.WRITE_DTYPE.format(target), run_writes.write_dtype, "write_dtype",
+            [gast.Name(target, gast.Load(), None, None)], stmt,
+        )
+        cast = self._assign(
+            naming.WRITTEN.format(value), run_writes.written, "written",
+            [gast.Name(value, gast.Load(), None, None),
+             gast.Name(dtype.targets[0].id, gast.Load(), None, None)], stmt,
+        )
+        stmt.value.args[2] = gast.Name(cast.targets[0].id, gast.Load(), None, None)
+        return [dtype, cast]
+
+    def _assign(self, stem, fn, preferred, args, stmt):
+        held = self.ctx.namer.fresh(stem)
+        self.ctx.local_names.add(held)
+        helper = gast.Name(self.ctx.global_name(fn, preferred), gast.Load(), None, None)
+        call = gast.Call(helper, args, [])
+        assign = gast.Assign([gast.Name(held, gast.Store(), None, None)], call, None)
+        gast.copy_location(assign, stmt)
+        gast.copy_location(call, stmt.value)
+        return assign

@@ -19,6 +19,7 @@ nondiff(
     ir.diagonal_index,
     ir.diagonal_sources,
     ir.along_axis_index,
+    ir.write_dtype,
 )
 defrule(
     ir.ufunc_at,
@@ -37,3 +38,11 @@ defrule(
 # `scatter_last` writes g at index (the last of repeated positions lands): the adjoint of
 # `take_item`, which reads back what landed, and the tangent of an element write in its value.
 linear(ir.scatter_last, "g, x, index", vjp={"g": "take_item(dy, index)"}, namespace=NS)
+
+# A value written into an array whose dtype is known only at run time (normalize/integer_writes.py):
+# the write truncates it for an integer or boolean array, so its derivative is zero there.
+linear(
+    ir.written, "v, dtype", vjp={"v": "written_grad(dy, dtype)"},
+    jvp={"v": "written_grad(dv, dtype)"}, namespace=NS,
+)
+linear(ir.written_grad, "g, dtype", vjp={"g": "written_grad(dy, dtype)"}, namespace=NS)

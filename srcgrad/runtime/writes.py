@@ -255,3 +255,28 @@ def scatter_last(g, x, index):
     z = np.zeros(np.shape(x), dtype=float_dtype(g))
     z[index] = g
     return z
+
+
+# --- writes into arrays whose dtype is known only at run time ---------------------------------
+def write_dtype(y):
+    """The dtype a value written into ``y`` is cast to: ``y.dtype`` for an array, else None (a
+    list or dict keeps what it is given)."""
+    return y.dtype if isinstance(y, np.ndarray) else None
+
+
+def _truncates(dtype):
+    return dtype is not None and (np.issubdtype(dtype, np.integer) or dtype == np.bool_)
+
+
+def written(v, dtype):
+    """``v``, about to be written into an array of ``dtype``: the write casts it, so for an
+    integer or boolean ``dtype`` it carries no gradient (rule: ``written_grad``)."""
+    return v
+
+
+def written_grad(g, dtype):
+    """The cotangent (or tangent) ``g`` of a value written into an array of ``dtype``: zero when
+    the write truncates it to an integer or boolean, else ``g`` itself."""
+    if _truncates(dtype):
+        return np.zeros(np.shape(g), dtype=float_dtype(g))
+    return g

@@ -1,0 +1,138 @@
+"""A value written into an array whose integer or boolean dtype is known only at run time (an
+argument, a copy of one, ``zeros_like`` of one) is truncated by NumPy: its derivative through the
+write is zero, as at a cast. The array's dtype is read when the function runs
+(``normalize/integer_writes.py``, ``written``). Checked against central differences for integer,
+boolean, uint8 and float arrays, reverse, forward and second order; the caller's array is left
+alone.
+"""
+
+import numpy as np
+import pytest
+from gradcheck import assert_same, numeric_grad
+
+import srcgrad
+from srcgrad import grad, hessian, jvp, value_and_grad, vjp
+
+X = np.array([1.3, 2.6, 0.7])
+DTYPES = [np.int64, np.int32, np.uint8, np.bool_, np.float64]
+
+
+def written_directly(x, k):
+    k[0] = x[0] ** 2
+    return np.sum(k * x)
+
+
+def written_into_a_copy(x, k):
+    k = k.copy()
+    k[0] = x[0] ** 2
+    return np.sum(k * x)
+
+
+def written_into_a_slice(x, k):
+    k = np.copy(k)
+    k[1:] = x[1:] * 2.5
+    return np.sum(k * x**2)
+
+
+def written_in_a_loop(x, k):
+    for i in range(3):
+        k[i] = x[i] * x[i] + k[i]
+    return np.sum(k * x)
+
+
+def written_with_copyto(x, k):
+    np.copyto(k, x * 2.0, casting="unsafe")
+    return np.sum(k * x)
+
+
+def written_with_put(x, k):
+    np.put(k, [0, 2], x[:2] * 3.0)
+    return np.sum(k * x)
+
+
+def written_into_zeros_like(x, k):
+    z = np.zeros_like(k)
+    z[2] = x[2] * 4.0
+    z[0] = x[1] ** 2
+    return np.sum(z * x) + np.sum(k * x)
+
+
+CASES = [
+    written_directly, written_into_a_copy, written_into_a_slice, written_in_a_loop,
+    written_with_copyto, written_with_put, written_into_zeros_like,
+]
+PAIRS = [(f, d) for f in CASES for d in DTYPES]
+IDS = [f"{f.__name__}-{np.dtype(d).name}" for f, d in PAIRS]
+
+
+def k_of(dtype):
+    return np.array([1, 2, 3]).astype(dtype)
+
+
+def expected(f, k):
+    return numeric_grad(lambda x: f(x, k.copy()), (X.copy(),), 0)
+
+
+@pytest.mark.parametrize("f, dtype", PAIRS, ids=IDS)
+def test_reverse_mode(f, dtype):
+    k = k_of(dtype)
+    truth = expected(f, k)
+    for optimize in (True, False):
+        value, g = value_and_grad(f, optimize=optimize)(X.copy(), k)
+        np.testing.assert_allclose(value, f(X.copy(), k.copy()))
+        np.testing.assert_allclose(g, truth, rtol=1e-6, atol=1e-8)
+    assert_same(k_of(dtype), k)
+    np.testing.assert_allclose(vjp(f)(X.copy(), k, 1.0), truth, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f, dtype", PAIRS, ids=IDS)
+def test_forward_mode(f, dtype):
+    k = k_of(dtype)
+    t = np.array([0.4, -1.1, 0.7])
+    value, tangent = jvp(f)(X.copy(), k, t)
+    np.testing.assert_allclose(value, f(X.copy(), k.copy()))
+    np.testing.assert_allclose(tangent, expected(f, k) @ t, rtol=1e-6, atol=1e-8)
+    assert_same(k_of(dtype), k)
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_second_order(f, dtype):
+    k = k_of(dtype)
+    df = grad(f)
+    step = 1e-5
+    truth = np.stack(
+        [(df(X + step * e, k) - df(X - step * e, k)) / (2 * step) for e in np.eye(3)], axis=-1
+    )
+    np.testing.assert_allclose(hessian(f)(X.copy(), k), truth, rtol=1e-5, atol=1e-6)
+
+
+def cast_then_written(x):
+    k = x.astype(int)
+    k[0] = x[0] ** 2
+    return np.sum(k * x)
+
+
+def test_a_cast_copy_is_written_into():
+    truth = numeric_grad(cast_then_written, (X.copy(),), 0)
+    np.testing.assert_allclose(grad(cast_then_written)(X.copy()), truth, rtol=1e-6, atol=1e-8)
+    _, tangent = jvp(cast_then_written)(X.copy(), np.ones(3))
+    np.testing.assert_allclose(tangent, truth.sum(), rtol=1e-6, atol=1e-8)
+
+
+def floating_targets(x, k):
+    y = np.zeros(3)
+    y[0] = x[0] ** 2
+    z = np.zeros_like(x)
+    z[1] = x[1] * 3.0
+    w = k.astype(np.float64)
+    w[2] = x[2] / 2
+    return np.sum(y * x) + np.sum(z * x) + np.sum(w * x)
+
+
+@pytest.mark.parametrize("transform", [grad, jvp])
+def test_the_dtype_is_read_only_where_it_may_be_discrete(transform):
+    for f, read in [(floating_targets, False), (written_into_a_copy, True)]:
+        df = transform(f)
+        df(X.copy(), k_of(np.int64), *([np.ones(3)] if transform is jvp else []))
+        assert ("write_dtype(" in srcgrad.source(df)) == read, srcgrad.source(df)
