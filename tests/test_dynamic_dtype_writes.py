@@ -11,6 +11,7 @@ import pytest
 from gradcheck import assert_same, numeric_grad
 
 import srcgrad
+import srcgrad.errors
 from srcgrad import grad, hessian, jvp, value_and_grad, vjp
 
 X = np.array([1.3, 2.6, 0.7])
@@ -136,3 +137,19 @@ def test_the_dtype_is_read_only_where_it_may_be_discrete(transform):
         df = transform(f)
         df(X.copy(), k_of(np.int64), *([np.ones(3)] if transform is jvp else []))
         assert ("write_dtype(" in srcgrad.source(df)) == read, srcgrad.source(df)
+
+
+def sorted_in_place(xs):
+    xs.sort()
+    return xs[0] * xs[1]
+
+
+def test_a_list_argument_sorted_in_place_is_refused_at_its_line():
+    # srcgrad cannot tell a list argument from an array when it transforms `xs.sort()`
+    with pytest.raises(srcgrad.errors.UnsupportedCaseError, match=r"xs = np.sort\(xs\)") as info:
+        grad(sorted_in_place)([3.0, 1.0, 2.0])
+    assert "test_dynamic_dtype_writes.py" in info.value.__notes__[0]
+    assert "xs.sort()" in info.value.__notes__[0]
+    xs = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_allclose(grad(sorted_in_place)(xs), [0.0, 2.0, 1.0])
+    assert_same(np.array([3.0, 1.0, 2.0]), xs)

@@ -72,6 +72,7 @@ ITEM = "{}_item"  # the elements of ``x`` a ``ufunc.at`` reads
 SPREAD = "{}_spread"  # ``x`` broadcast to the elements it updates
 AT = "{}_at"  # ``x`` after a ``ufunc.at``
 CAST = "{}_cast"  # ``x`` cast to the dtype of the integer or boolean array it is written into
+ARRAY_ONLY = "{}_array"  # argument ``x``, checked to be an array before ``x.sort()`` sorts it
 WRITE_DTYPE = "{}_dtype"  # the dtype of array ``x``, known only at run time, a value is written in
 WRITTEN = "{}_written"  # ``x`` about to be written into an array of a run-time dtype
 # list and dict methods written as values (normalize/containers.py), arrays shared by two names

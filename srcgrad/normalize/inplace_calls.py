@@ -93,6 +93,7 @@ class InPlaceCalls:
             ):
                 self.tuples.setdefault(n.targets[0].id, []).append(n.value)
         self.lists = self._lists(fn_node)
+        self.params = {a.id for a in fn_node.args.args}
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -185,9 +186,17 @@ class InPlaceCalls:
                                    "build a new list instead")
             return None  # the classifier decides about a list method whose result is used
         if attr in SORTING_METHODS:
+            checked = []
+            if owner.id in self.params:  # a list argument is sorted as a list: refused when run
+                what = gast.Constant(f"{owner.id}.{attr}()", None)
+                check, owner = self._helper(
+                    ir.array_only, [owner, what], naming.ARRAY_ONLY.format(owner.id)
+                )
+                checked.append(check)
             args = [owner] + list(call.args)
             value = gast.Call(self._np(attr), args, list(call.keywords))
-            return self._write(owner.id, value, target, _none(), f"{owner.id}_{attr}ed")
+            name = func.value.id
+            return checked + self._write(name, value, target, _none(), f"{name}_{attr}ed")
         if attr == "fill":
             (value,) = self._bind(call, f"{owner.id}.fill", ("value",), 1)
             return self._write_atom(owner.id, _ellipsis(), value, target, _none())

@@ -46,3 +46,5 @@ linear(
     jvp={"v": "written_grad(dv, dtype)"}, namespace=NS,
 )
 linear(ir.written_grad, "g, dtype", vjp={"g": "written_grad(dy, dtype)"}, namespace=NS)
+# `array_only(a, what)` is `a` (or an error for a list): the identity
+linear(ir.array_only, "a, what", vjp={"a": "dy"}, jvp={"a": "da"}, namespace=NS)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NumPyIndexError, NumPyValueError
+from ..errors import NumPyIndexError, NumPyValueError, UnsupportedCaseError
 from .indexing import getitem_grad
 from .shapes import float_dtype, unbroadcast
 
@@ -280,3 +280,15 @@ def written_grad(g, dtype):
     if _truncates(dtype):
         return np.zeros(np.shape(g), dtype=float_dtype(g))
     return g
+
+
+def array_only(a, what):
+    """``a``, an array sorted in place by ``what`` (``xs.sort()``); a list or tuple there is
+    refused: srcgrad rewrote the call as an array's, not knowing the argument's type."""
+    if isinstance(a, (list, tuple)):
+        raise UnsupportedCaseError(
+            f"srcgrad differentiates `{what}` of an array, and it was given a "
+            f"{type(a).__name__}; write `{what.split('.')[0]} = np.{what.split('.')[1][:-2]}"
+            f"({what.split('.')[0]})` instead, or pass an array"
+        )
+    return a
