@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sharing_check import check_all
 
-from srcgrad import SrcgradError, grad, hessian
+from srcgrad import SrcgradError, grad, hessian, jvp
 from srcgrad.errors import UnsupportedSyntaxError
 
 X = np.array([0.5, -1.0, 2.0])
@@ -446,3 +446,28 @@ def update_after_asarray(x):
 
 def test_an_update_seen_through_asarray_matches_python():
     check_all(update_after_asarray, (X,))
+
+
+# Found by the random-program hunt: a holder that turns out not to hold the array (M here) still
+# has a tangent in forward mode (was None, then a TypeError).
+def update_that_no_holder_sees(x, M):
+    s3 = np.sum(np.stack([x, M[-2]]))
+    x += -(np.mean(M, axis=0))
+    return np.sum(M) - 0.3 * np.tanh(np.sum(np.array(M))) + 0.5 * np.tanh(s3) + np.sum(x)
+
+
+def test_an_update_that_no_holder_sees():
+    M = np.arange(10.0).reshape(2, 5) / 10
+    check_all(update_that_no_holder_sees, (np.arange(5.0) / 7, M))
+    check_all(update_that_no_holder_sees, (np.arange(5.0) / 7, M), wrt=1)
+
+
+def test_dict_argument_iterated_in_forward_and_reverse_mode():
+    from test_containers_mutation import iterate_dict_argument
+
+    p = {"w": X * 2.0, "v": X - 1.0}
+    _, tangent = jvp(iterate_dict_argument, wrt=1)(X, p, {"w": np.ones(3), "v": np.ones(3)})
+    assert tangent == pytest.approx(2 * np.sum(X))
+    g = grad(iterate_dict_argument, wrt=1)(X, p)
+    np.testing.assert_allclose(g["w"], X)
+    np.testing.assert_allclose(g["v"], X)

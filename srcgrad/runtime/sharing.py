@@ -136,7 +136,7 @@ def put_at_paths(g, holder, where, value):
 def put_shared_tangent(dholder, dvalue, holder, where, value):
     """The tangent of ``put_shared``."""
     if not where:
-        return dholder
+        return zeros_like(holder) if dholder is None else dholder
     dvalue = zeros_like(value) if dvalue is None else dvalue
     if () in where:
         return dvalue
