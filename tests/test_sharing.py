@@ -471,3 +471,18 @@ def test_dict_argument_iterated_in_forward_and_reverse_mode():
     g = grad(iterate_dict_argument, wrt=1)(X, p)
     np.testing.assert_allclose(g["w"], X)
     np.testing.assert_allclose(g["v"], X)
+
+
+# Found by the random-program hunt: a variable assigned only on the way out of a loop (a
+# `return` inside it) cannot hold the array when a later iteration updates it (was refused).
+def returns_from_a_loop_that_updates(x, a):
+    for i in range(3):
+        if a > 5.0:
+            return a
+        a *= np.tanh(x[i]) + 2.0
+    return a * np.sum(x)
+
+
+def test_a_value_returned_from_inside_the_loop_is_no_holder():
+    check_all(returns_from_a_loop_that_updates, (X, 0.7), wrt=1)
+    check_all(returns_from_a_loop_that_updates, (X, 0.7), wrt=0)

@@ -149,41 +149,34 @@ class SharedUpdates:
 
     # --- program order -------------------------------------------------------------------------
     def _positions(self, body):
-        """Each statement's position, the positions where each variable is read, and each
-        loop's span, so that "read after this point" means what it does in a loop too."""
-        self.position, self.reads, self.writes, self.loops = {}, {}, {}, {}
-        counter = [0]
+        """Each statement's position and enclosing loops, the positions where each variable is
+        assigned, each loop's span, and the statements that leave their loop (a block that ends
+        with ``break``): what they assign never reaches the loop's next iteration."""
+        self.position, self.writes, self.loops, self.leaves = {}, {}, {}, {}
+        self._counter = 0
+        self._walk(body, (), None)
 
-        def walk(stmts, loops):
-            for s in stmts:
-                k = counter[0]
-                counter[0] += 1
-                self.position[id(s)] = (k, loops)
-                nested = []
-                for field in ("body", "orelse"):
-                    block = getattr(s, field, None)
-                    if isinstance(block, list):
-                        nested += block
-                inner = {id(n) for b in nested for n in gast.walk(b)}
-                for n in gast.walk(s):
-                    if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load) and (
-                        id(n) not in inner
-                    ):
-                        self.writes.setdefault(n.id, []).append(k)
-                for n in gast.walk(s):
-                    if (
-                        isinstance(n, gast.Name)
-                        and isinstance(n.ctx, gast.Load)
-                        and id(n) not in inner
-                    ):
-                        self.reads.setdefault(n.id, []).append(k)
-                if isinstance(s, (gast.For, gast.While)):
-                    walk(s.body, loops + (id(s),))
-                    self.loops[id(s)] = (k, counter[0])
-                else:
-                    walk(nested, loops)
-
-        walk(body, ())
+    def _walk(self, stmts, loops, leaving):
+        if stmts and isinstance(stmts[-1], gast.Break) and loops:
+            leaving = loops[-1]
+        for s in stmts:
+            k = self._counter
+            self._counter += 1
+            self.position[id(s)] = (k, loops)
+            if leaving is not None:
+                self.leaves[k] = leaving
+            if isinstance(s, (gast.For, gast.While)):
+                self._walk(s.body, loops + (id(s),), None)
+                self.loops[id(s)] = (k, self._counter)
+            elif isinstance(s, gast.If):
+                self._walk(s.body, loops, leaving)
+                self._walk(s.orelse, loops, leaving)
+            else:
+                for n in _stores(s):
+                    self.writes.setdefault(n, []).append(k)
+            if isinstance(s, gast.For):
+                for n in _stores(s.target):
+                    self.writes.setdefault(n, []).append(k)
 
     def _live(self, stmts, live, head):
         """The variables live before ``stmts`` given those live after; records the live set
@@ -217,6 +210,8 @@ class SharedUpdates:
     def _maybe_assigned_before(self, var, stmt):
         k, loops = self.position[id(stmt)]
         for w in self.writes.get(var, ()):
+            if self.leaves.get(w) in loops:
+                continue  # assigned only on the way out of a loop this update is in
             if w < k:
                 return True
             if any(self.loops[loop][0] <= w < self.loops[loop][1] for loop in loops):
