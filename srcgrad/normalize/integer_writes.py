@@ -197,15 +197,16 @@ class DynamicWrites:
 
     def _inexact_names(self, fn_node):
         """The names every binding of which is surely a floating (or complex) value: the greatest
-        set closed under ``_inexact``. A differentiated argument counts as real."""
+        set closed under ``_inexact``. An argument is never known floating: a differentiated
+        one may be given as integers or booleans (API.md), and NumPy truncates a write into (a copy
+        of) it, so such a write gets the run-time check too."""
         plain = {id(n.targets[0]) for n in gast.walk(fn_node) if isinstance(n, gast.Assign)}
         other = {
             n.id for n in gast.walk(fn_node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in plain
         }
         params = {a.id for a in fn_node.args.args}
-        names = (set(self.bindings) | (params & set(self.ctx.wrt))) - other
-        names -= params - set(self.ctx.wrt)
+        names = set(self.bindings) - other - params
         changed = True
         while changed:
             changed = False
