@@ -27,6 +27,7 @@ def main():
     print(source(dloss))
 
     w, b = np.zeros(d), 0.0
+    first = loss(w, b, X, y)
     for step in range(201):
         dw, db = dloss(w, b, X, y)
         w -= 0.5 * dw
@@ -35,6 +36,9 @@ def main():
             print(f"step {step:3d}  loss {loss(w, b, X, y):.5f}")
     accuracy = np.mean(((X @ w + b) > 0) == (y > 0.5))
     print(f"training accuracy {accuracy:.3f}")
+    last = loss(w, b, X, y)
+    if not (last < 0.75 * first and accuracy > 0.85):
+        raise SystemExit(f"training failed: loss {first:.5f} -> {last:.5f}, accuracy {accuracy}")
 
 
 if __name__ == "__main__":

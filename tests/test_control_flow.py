@@ -701,7 +701,7 @@ def test_hundred_thousand_iterations_and_stack_memory():
     assert dk == pytest.approx(x0 * n * factor ** (n - 1) * -0.01, rel=1e-9)
     per_iteration = peak / n
     print(f"\nstack memory: {peak} bytes peak, {per_iteration:.1f} bytes per iteration")
-    assert per_iteration < 1024
+    assert per_iteration < 48  # 32 bytes measured (one float pushed per iteration)
 
 
 # --- no mutation, no state between calls -------------------------------------------------------

@@ -460,7 +460,6 @@ def test_rule_gradient(r):
 JVP_ROWS = [p for p in PARAMS if not p.marks]
 
 
-@pytest.mark.skipif(not hasattr(srcgrad, "jvp"), reason="forward mode is not available yet")
 @pytest.mark.parametrize("r", JVP_ROWS)
 def test_rule_tangent(r):
     f, args = build(r, 7)

@@ -151,10 +151,14 @@ class BroadcastShapes:
         params = rule.signature.parameters
         if not (rule.broadcast or fn in SHAPE_KEEPING):
             return None
+        # the operands that broadcast: the required parameters and the differentiable optional
+        # ones (np.clip's bounds); an optional one left at None takes no part
+        optional = set(rule.differentiable_params())
         operands = {
             p: self._sym(op.args[p], avail)
             for p, spec in params.items()
-            if spec.default is spec.empty and p in op.args
+            if p in op.args
+            and (spec.default is spec.empty or (p in optional and not _is_const(op.args[p], None)))
         }
         if any(v is None for v in operands.values()):
             return None

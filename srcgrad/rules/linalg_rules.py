@@ -26,7 +26,12 @@ defrule(
     la.solve,
     "a, b",
     vjp=("solve_vjp_a(dy, a, b, y)", "solve_vjp_b(dy, a, b)"),
-    jvp=("-np.linalg.solve(a, np.matmul(da, y))", "np.linalg.solve(a, db)"),
+    # a 1-D b is one vector for every matrix of a stack a (and so is y): da @ y per matrix
+    jvp=(
+        "-np.linalg.solve(a, np.matmul(da, y)) if np.ndim(b) > 1 else "
+        "-np.linalg.solve(a, np.matmul(da, np.expand_dims(y, -1)))[..., 0]",
+        "np.linalg.solve(a, db)",
+    ),
 )
 defrule(
     la.det,

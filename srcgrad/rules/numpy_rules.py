@@ -267,10 +267,15 @@ linear(np.broadcast_to, "array, shape", vjp="unbroadcast(dy, array)")
 linear(np.flip, "m, axis=None", vjp="np.flip(dy, axis=axis)")
 linear(np.fliplr, "m", vjp="np.fliplr(dy)")
 linear(np.flipud, "m", vjp="np.flipud(dy)")
-linear(np.roll, "a, shift, axis=None", vjp="np.roll(dy, np.negative(shift), axis=axis)")
+linear(
+    np.roll,
+    "a, shift, axis=None",
+    vjp="reshape_like(np.roll(dy, np.negative(shift), axis=axis), a)",
+)
 linear(np.rot90, "m, k=1, axes=(0, 1)", vjp="np.rot90(dy, -k, axes=axes)")
-linear(np.triu, "m, k=0", vjp="np.triu(dy, k=k)")
-linear(np.tril, "m, k=0", vjp="np.tril(dy, k=k)")
+# a 1-D m is broadcast to the rows of a square result: its gradient sums them
+linear(np.triu, "m, k=0", vjp="unbroadcast(np.triu(dy, k=k), m)")
+linear(np.tril, "m, k=0", vjp="unbroadcast(np.tril(dy, k=k), m)")
 linear(np.diag, "v, k=0", vjp="diag_grad(dy, v, k=k)")
 linear(np.diagflat, "v, k=0", vjp="reshape_like(np.diag(dy, k=k), v)")
 linear(
@@ -292,6 +297,20 @@ linear(
 )
 linear(np.delete, "arr, obj, axis=None", vjp="select_grad(dy, arr, np.delete, obj, axis=axis)")
 linear(np.resize, "a, new_shape", vjp="select_grad(dy, a, np.resize, new_shape)")
+def pad_constant_values_grad(dy, array, pad_width, constant_values):
+    """The adjoint of ``np.pad(array, pad_width, constant_values=c)`` with respect to ``c``: a
+    scalar fills every padded element; an array of (before, after) values per axis fills each
+    axis's padding (later axes over the corners of earlier ones, as np.pad does)."""
+    c = np.asarray(constant_values, dtype=float)
+    zeros = np.zeros(np.shape(array))
+    g = np.zeros(c.shape)
+    for idx in np.ndindex(c.shape):
+        unit = np.zeros(c.shape)
+        unit[idx] = 1.0
+        g[idx] = np.sum(dy * np.pad(zeros, pad_width, mode="constant", constant_values=unit))
+    return float(g) if np.ndim(constant_values) == 0 else g
+
+
 # pad, append and linspace are linear in two arguments jointly: each tangent is written with the
 # other argument zero.
 linear(
@@ -299,13 +318,14 @@ linear(
     "array, pad_width, mode='constant', constant_values=0",
     vjp={
         "array": "pad_grad(dy, array, pad_width, mode=mode)",
-        "constant_values": "np.sum(dy) - np.sum(pad_grad(dy, array, pad_width, mode=mode))",
+        "constant_values": "pad_constant_values_grad(dy, array, pad_width, constant_values)",
     },
     jvp={
         "array": "np.pad(darray, pad_width, mode=mode)",
         "constant_values": "np.pad(np.zeros_like(array), pad_width, mode=mode, "
         "constant_values=dconstant_values)",
     },
+    namespace={"pad_constant_values_grad": pad_constant_values_grad},
 )
 # Functions of a sequence of arrays: the cotangent of the sequence is a tuple of cotangents.
 linear(  # np.concat is np.concatenate
@@ -360,13 +380,14 @@ linear(
 linear(
     np.linspace,
     "start, stop, num=50, endpoint=True",
+    # array bounds broadcast against each other: the result is (num,) + their broadcast shape
     vjp=(
-        "linspace_grad(dy, num=num, endpoint=endpoint)",
-        "linspace_grad(dy, num=num, endpoint=endpoint, start=False)",
+        "unbroadcast(linspace_grad(dy, num=num, endpoint=endpoint), start)",
+        "unbroadcast(linspace_grad(dy, num=num, endpoint=endpoint, start=False), stop)",
     ),
     jvp=(
-        "dstart * np.linspace(1.0, 0.0, num, endpoint=endpoint)",
-        "dstop * np.linspace(0.0, 1.0, num, endpoint=endpoint)",
+        "np.linspace(dstart, np.zeros(np.shape(stop)), num, endpoint=endpoint)",
+        "np.linspace(np.zeros(np.shape(start)), dstop, num, endpoint=endpoint)",
     ),
 )
 linear(np.bincount, "x, weights=None, minlength=0", vjp={"weights": "dy[x]"})
@@ -388,8 +409,8 @@ for _outer in (np.outer, np.linalg.outer):
     bilinear(
         _outer, "a, b",
         vjp=(
-            "np.reshape(dy @ np.ravel(b), np.shape(a))",
-            "np.reshape(np.ravel(a) @ dy, np.shape(b))",
+            "reshape_like(dy @ np.ravel(b), a)",
+            "reshape_like(np.ravel(a) @ dy, b)",
         ),
     )
 for _tensordot in (np.tensordot, np.linalg.tensordot):
@@ -404,8 +425,11 @@ for _vecdot in (np.vecdot, np.linalg.vecdot):
     bilinear(
         _vecdot, "x1, x2, out=None, *, axis=-1",
         vjp=(
-            "unbroadcast(np.expand_dims(dy, axis) * x2, x1)",
-            "unbroadcast(np.expand_dims(dy, axis) * x1, x2)",
+            # `axis` counts in each operand's own axes, not in the broadcast shape
+            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.moveaxis(x2, axis, -1), "
+            "np.moveaxis(x1, axis, -1)), -1, axis)",
+            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.moveaxis(x1, axis, -1), "
+            "np.moveaxis(x2, axis, -1)), -1, axis)",
         ),
     )
 bilinear(
@@ -453,7 +477,11 @@ bilinear(
 )
 bilinear(
     np.convolve, "a, v, mode='full'",
-    vjp=("convolve_vjp(dy, a, v, mode=mode)", "convolve_vjp(dy, a, v, mode=mode, wrt=1)"),
+    # a number is convolved as an array of one element
+    vjp=(
+        "reshape_like(convolve_vjp(dy, np.atleast_1d(a), np.atleast_1d(v), mode=mode), a)",
+        "reshape_like(convolve_vjp(dy, np.atleast_1d(a), np.atleast_1d(v), mode=mode, wrt=1), v)",
+    ),
 )
 bilinear(
     np.correlate, "a, v, mode='valid'",

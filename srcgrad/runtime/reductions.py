@@ -73,7 +73,8 @@ def cumsum_grad(dy, a, axis=None):
     if axis is None:
         flat = np.ravel(dy)
         return _like(np.cumsum(flat[::-1])[::-1], a)
-    return np.flip(np.cumsum(np.flip(dy, axis), axis=axis), axis)
+    # a number's cumulative sum along an axis has one element: the gradient is a number again
+    return _like(np.flip(np.cumsum(np.flip(dy, axis), axis=axis), axis), a)
 
 
 def cumprod_grad(dy, a, axis=None):
