@@ -284,3 +284,44 @@ def test_max_and_min_of_an_iterable_at_every_order():
     assert t == pytest.approx(g @ [1.0, 2.0, 3.0], rel=1e-12)
     # a tie goes to the first of the extreme elements, the one Python's max returns
     np.testing.assert_allclose(grad(lambda z: max(z))(np.array([1.0, 3.0, 3.0])), [0, 1, 0])
+
+
+# --- second order of code the random-program hunt (issue 20) found refused ------------------
+
+
+def shift_write(x):
+    x[1:3] = x[0:2]
+    return np.sum(np.tanh(x))
+
+
+def write_then_rebind(k):
+    y = np.zeros(2)
+    y[0] = k[0]
+    y = y + k
+    return np.sum(y**2)
+
+
+def write_in_loop_then_rebind(x):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = x[i] * x[(i + 1) % 3]
+        y = y * 1.5
+    return np.sum(np.sin(y))
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        # the first-order code reads the view x[0:2] after the write, for its shape only
+        (shift_write, np.array([0.3, -0.5, 0.8, 1.1])),
+        # the first-order code restores an element of an array popped from its save stack
+        (write_then_rebind, np.array([0.3, -0.7])),
+        (write_in_loop_then_rebind, np.array([0.4, -0.6, 0.9])),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_second_order_of_writes_that_first_order_saves(f, x):
+    h = hessian(f)(x.copy())
+    want = np.stack([numeric_grad(lambda z, i=i: grad(f)(z.copy())[i], (x,), 0)
+                     for i in range(x.size)])
+    np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-6)

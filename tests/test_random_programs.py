@@ -26,9 +26,11 @@ the differentiated body. The bugs this test found are fixed; their reproducers a
 """
 
 import ast
+import collections
 import importlib.util
 import itertools
 import os
+import re
 import sys
 
 import numpy as np
@@ -38,6 +40,34 @@ from hypothesis import strategies as st
 import srcgrad
 
 EXAMPLES = int(os.environ.get("SRCGRAD_RANDOM_EXAMPLES", "120"))
+SECOND_ORDER_EVERY = 3  # one example in three also checks hvp
+
+# Features counted over the programs checked (printed by test_feature_frequencies, which also
+# asserts the minimum frequencies, so a narrowing generator fails instead of passing quietly).
+FEATURES = collections.Counter()
+FEATURE_PATTERNS = {
+    "for": re.compile(r"^\s*for ", re.M),
+    "while": re.compile(r"^\s*while ", re.M),
+    "if": re.compile(r"^\s*if ", re.M),
+    "break": re.compile(r"\bbreak\b"),
+    "continue": re.compile(r"\bcontinue\b"),
+    "return in a loop": re.compile(r"^\s{8,}return ", re.M),
+    "append": re.compile(r"\.append\("),
+    "element write": re.compile(r"^\s*\w+\[[^\]]+\] [-+*]?= ", re.M),
+    "augmented assignment": re.compile(r"^\s*\w+ [-+*]= ", re.M),
+    "helper call": re.compile(r"\bh\d+\("),
+    "lambda or nested def": re.compile(r"lambda |^\s+def ", re.M),
+    "comprehension": re.compile(r" for \w+ in .*[\])]"),
+    "boolean mask": re.compile(r"\[\w+ > "),
+    "integer-array index": re.compile(r"\[\[|\[np\.array\("),
+    "slice with step": re.compile(r"\[-?\d*:-?\d*:-?\d+\]|\[::"),
+    "size-1 axes": re.compile(r"None|keepdims|:1\]|\(1, "),
+    "batched matmul": re.compile(r"np\.stack\(\[.*@|@ np\.stack"),
+    "matrix-vector product": re.compile(r"\.T @"),
+}
+MINIMUM_SHARE = {"break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.1,
+                 "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
+                 "size-1 axes": 0.05, "batched matmul": 0.03}
 N = 5  # length of the vectors; loop counts stay below it, so loop indices are valid indices
 ROWS = 2  # matrices are ROWS x N
 MAX_TRIPS = 4
@@ -138,6 +168,11 @@ class Gen:
                     "msum",
                     "comprehension",
                     "lambda",
+                    "mask",
+                    "intindex",
+                    "step",
+                    "size1",
+                    "batched",
                 ]
             )
         d = depth - 1
@@ -198,6 +233,44 @@ class Gen:
             if not fns:
                 return self.const()
             return f"{self.pick(fns)}({self.scalar(scope, d)})"
+        if choice == "mask":
+            v, w = self.vector(scope, d), self.vvar(scope)
+            return f"np.sum(({v})[{w} > {self.pick(['0.2', '-0.4', '0.9'])}])"
+        if choice == "intindex":
+            v = self.vector(scope, d)
+            m = self.matrix(scope, d)
+            return self.pick(
+                [f"np.sum(({v})[[0, 2, 2, -1]])", f"np.sum(np.sin(({m})[[1, 0, 1]]))",
+                 f"np.sum(({v})[np.array([3, 1])] * ({v})[:2])"]
+            )
+        if choice == "step":
+            v = self.vector(scope, d)
+            return self.pick(
+                [f"np.sum(({v})[::2])", f"np.sum(({v})[1::2] * ({v})[4:0:-2])",
+                 f"np.sum(np.cos(({v})[-1::-3]))"]
+            )
+        if choice == "size1":
+            # operands with axes of length one, broadcast in both directions
+            v, m = self.vector(scope, d), self.matrix(scope, d)
+            return self.pick(
+                [
+                    f"np.sum(np.tanh(({v})[:, None] * ({v})[None, :]))",
+                    f"np.sum(({m}) * np.mean({m}, axis=0, keepdims=True))",
+                    f"np.sum(np.sin(({m})[:, :1] * ({m})))",
+                    f"np.sum(({m})[:1, :] * ({m})[:, None, 2:3])",
+                    f"np.sum(np.tanh(np.reshape({v}, (1, {N}, 1)) * np.reshape({v}, (1, 1, {N}))))",
+                ]
+            )
+        if choice == "batched":
+            # stacks of matrices: 3-D by 3-D and 1-D by 3-D products
+            m, v = self.matrix(scope, d), self.vector(scope, d)
+            return self.pick(
+                [
+                    f"np.sum(np.tanh(np.stack([{m}, ({m}) * 0.5]) @ np.stack([({m}).T, ({m}).T])))",
+                    f"np.sum(np.sin({v} @ np.stack([({m}).T, np.cos({m}).T])))",
+                    f"np.sum(np.stack([{m}, {m}]) @ {v})",
+                ]
+            )
         if choice == "listsum":
             lists = scope.of("l")
             if not lists:
@@ -604,6 +677,24 @@ class Gen:
         self.helpers.append((name, params, ret))
         return lines
 
+    def jump_and_append_loop(self, scope):
+        """A loop that appends to a list and leaves early (`break`) or skips (`continue`): in a
+        third of the programs, so these stay frequent whatever the statement weights."""
+        acc, i = self.fresh("acc"), self.fresh("i")
+        body = scope.child()
+        body.names[i] = "i"
+        body.readonly.add(i)
+        jump = self.pick(["break", "continue"])
+        lines = [
+            f"    {acc} = []",
+            f"    for {i} in range({self.integer(1, MAX_TRIPS)}):",
+            f"        if {self.cond(body, 1)}:",
+            f"            {jump}",
+            f"        {acc}.append({self.scalar(body, 2)})",
+        ]
+        scope.names[acc] = "l"
+        return lines
+
     def program(self):
         lines = ["import numpy as np", ""]
         for _ in range(self.integer(0, 2)):
@@ -615,6 +706,8 @@ class Gen:
         self.params = {p for p, _ in PARAMS}
         self.stmt_budget = self.integer(1, 10)
         lines += ["", "def f(x, a, M):"]
+        if self.coin(1, 3):
+            lines += self.jump_and_append_loop(scope)
         lines += self.block(scope, "    ", 2, frozenset({"return"}), 6)
         final = self.pick(
             [
@@ -792,6 +885,37 @@ def check_program(tmp_path, text, args, wrt, tangent_seed):
         assert close(float(np.reshape(jt, ())), want, tscale), (
             f"jvp tangent {jt!r}, central differences {want!r}"
         )
+        FEATURES["checked"] += 1
+        for feature, pattern in FEATURE_PATTERNS.items():
+            if pattern.search(text):
+                FEATURES[feature] += 1
+        if tangent_seed % SECOND_ORDER_EVERY == 0:
+            check_second_order(f, args, pos[0], tangents[0], scale)
+
+
+def check_second_order(f, args, p, v, scale):
+    """hvp along v against central differences of grad along v (two steps: a kink of the
+    gradient within the step shows as disagreement, and the example is discarded)."""
+    dg = srcgrad.grad(f, wrt=p)
+
+    def grad_at(t):
+        shifted = copies(args)
+        shifted[p] = args[p] + t * v
+        return np.asarray(dg(*shifted), dtype=np.float64)
+
+    diffs = [(grad_at(h) - grad_at(-h)) / (2 * h) for h in (1e-4, 5e-5)]
+    gscale = scale * (1.0 + float(np.sum(np.abs(v))))
+    assume(np.all(np.isfinite(diffs[0])) and np.all(np.isfinite(diffs[1])))
+    assume(np.all(np.abs(diffs[0] - diffs[1]) <= 1e-4 * (np.abs(diffs[1]) + 1e-2 * gscale)))
+    call_args = copies(args)
+    got = srcgrad.hvp(f, wrt=p)(*call_args, v)
+    for before, after in zip(args, call_args):
+        assert np.array_equal(before, after), "hvp modified an argument"
+    FEATURES["second order"] += 1
+    assert np.shape(got) == np.shape(args[p])
+    assert np.all(np.abs(np.asarray(got) - diffs[1]) <= 1e-4 * np.abs(diffs[1]) + 1e-4 * gscale), (
+        f"hvp {got!r}, central differences of grad {diffs[1]!r}"
+    )
 
 
 @settings(
@@ -807,3 +931,21 @@ def check_program(tmp_path, text, args, wrt, tangent_seed):
 @given(text=programs(), args=inputs, wrt=wrts, tangent_seed=st.integers(0, 2**32 - 1))
 def test_random_program(tmp_path, text, args, wrt, tangent_seed):
     check_program(tmp_path, text, list(args), wrt, tangent_seed)
+
+
+def test_feature_frequencies(capsys):
+    """The share of checked programs with each feature, printed; below its minimum it fails."""
+    total = FEATURES["checked"]
+    if total < 50:
+        import pytest
+
+        pytest.skip("too few programs were checked in this run to judge frequencies")
+    lines = [f"random programs checked: {total}, second order (hvp): {FEATURES['second order']}"]
+    for feature in FEATURE_PATTERNS:
+        lines.append(f"  {feature:24s} {FEATURES[feature]:6d}  {FEATURES[feature] / total:6.1%}")
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+    low = {f: FEATURES[f] / total for f, share in MINIMUM_SHARE.items()
+           if FEATURES[f] / total < share}
+    assert not low, f"features below their minimum share: {low}"
+    assert FEATURES["second order"] >= total / (2 * SECOND_ORDER_EVERY)

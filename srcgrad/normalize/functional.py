@@ -3,7 +3,8 @@
 Requires: a parsed function (generated code is input too). Guarantees: calls that update an
 adjoint buffer in place become functional, so a second transform never sees a value change under
 it: ``add_at(acc, i, g)`` becomes ``add(acc, getitem_grad(g, acc, i))``, ``zero_item(d, i)``
-zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(y, i, v)`` it is.
+zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(copy_array(y), i, v)``
+it is, into a copy.
 First-order code keeps the fast in-place forms; only code that is differentiated again pays.
 """
 
@@ -45,6 +46,14 @@ class FunctionalHelpers(gast.NodeTransformer):
                 copied = gast.Call(self._ref(runtime.copy_array), [buffer], [])
                 node.args = [copied, index]
             return node
+        if fn is runtime.restore_item and len(node.args) == 3:
+            # the restore writes into a copy: the array it restores may have come from a save
+            # stack (`y = y_saved.pop()`), which a second transform cannot prove unshared
+            buffer, index, saved = node.args
+            copied = gast.Call(self._ref(runtime.copy_array), [buffer], [])
+            return gast.copy_location(
+                gast.Call(self._ref(runtime.setitem), [copied, index, saved], []), node
+            )
         if fn is runtime.restore_item:
             node.func = self._ref(runtime.setitem)
         return node

@@ -23,6 +23,15 @@ from .anf import VIEW_METHODS
 from .containers import mutator_names
 from .private_elements import private_elements
 
+# srcgrad's helpers that read some arguments only for their shape (None: all of them): a write
+# into the array such an argument views cannot change what they compute. Generated code reads a
+# view this way (`unbroadcast(g, x_item)` after `x[1:3] = x_item`), and differentiating that code
+# again must not refuse it.
+SHAPE_READS = {
+    runtime.unbroadcast: (1,), runtime.unreduce: (1,), runtime.mean_grad: (1,),
+    runtime.shape_like: None, runtime.zeros_like: (0,), runtime.as_like: (1,),
+}
+
 # Functions whose result is a new array.
 CREATORS = {
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
@@ -128,8 +137,9 @@ class CopyBeforeWrite:
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 var = s.targets[0].id
                 if self._writes(s):
-                    if var not in owned and report:
-                        self._not_owned(var, s.value)
+                    into = self._written_array(s.value, var)
+                    if into not in owned and report and not self._into_new(s.value):
+                        self._not_owned(into, s.value)
                     owned.add(var)
                 elif self._owning(s.value) or (
                     var not in self.item_written and _list_copy(s.value)
@@ -216,7 +226,8 @@ class CopyBeforeWrite:
         numbers (inlined helpers bring the line numbers of their own files); and for each
         variable the positions where it is read and those where it is written into."""
         position, reads = {}, {}
-        for k, (stmt, names) in enumerate(_in_order(fn_node.body)):
+        shape_only = self._shape_reads(fn_node)
+        for k, (stmt, names) in enumerate(_in_order(fn_node.body, shape_only)):
             position[id(stmt)] = k
             for n in names:
                 reads.setdefault(n, []).append(k)
@@ -253,6 +264,33 @@ class CopyBeforeWrite:
         first = value.args[0]
         fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
         return fn is runtime.put_shared and isinstance(first, gast.Name) and first.id == var
+
+    def _written_array(self, value, var):
+        """The variable whose array a write changes: ``t`` in ``y = setitem(t, i, v)``."""
+        if _calls(value, self.setitem) and value.args and isinstance(value.args[0], gast.Name):
+            return value.args[0].id
+        return var
+
+    def _into_new(self, value):
+        """``setitem(<a new array>, i, v)``: the write goes into an array made right there."""
+        return (
+            _calls(value, self.setitem) and bool(value.args) and self._owning(value.args[0])
+        )
+
+    def _shape_reads(self, fn_node):
+        """ids of the names that srcgrad's helpers read only for their shape."""
+        out = set()
+        for node in gast.walk(fn_node):
+            if not isinstance(node, gast.Call):
+                continue
+            fn = self.ctx.namespace.resolve(node.func, self.ctx.local_names)
+            positions = next((p for h, p in SHAPE_READS.items() if fn is h), False)
+            if positions is False:
+                continue
+            for k, arg in enumerate(node.args):
+                if isinstance(arg, gast.Name) and (positions is None or k in positions):
+                    out.add(id(arg))
+        return out
 
     def _owning(self, value):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple, gast.Dict)):
@@ -333,8 +371,9 @@ def _aliased(value, holding=(), returns_a_view=lambda func: False):
     return [value]
 
 
-def _in_order(stmts):
-    """(statement, names it reads outside nested statements) in execution-text order."""
+def _in_order(stmts, skip=frozenset()):
+    """(statement, names it reads outside nested statements) in execution-text order; names
+    whose id is in ``skip`` are not reads."""
     for stmt in stmts:
         nested = []
         for field in ("body", "orelse"):
@@ -345,9 +384,10 @@ def _in_order(stmts):
         names = [
             n.id for n in gast.walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inner
+            and id(n) not in skip
         ]
         yield stmt, names
-        yield from _in_order(nested)
+        yield from _in_order(nested, skip)
 
 
 def _list_copy(value):

@@ -1,0 +1,100 @@
+"""The runtime helpers that generated code calls, checked directly against their definitions.
+
+Most helpers are checked through the transform (every rule row, at generated shapes); these
+tests pin the cases the mutation runs (``mutmut``, README "Development") found unchecked: each
+assertion here failed for at least one surviving mutant of the helper.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from srcgrad import runtime
+
+rng = np.random.default_rng(0)
+
+
+def _reference_unbroadcast(g, shape):
+    """Sum g over the axes broadcasting added or stretched: the adjoint of np.broadcast_to."""
+    g = np.asarray(g, dtype=float)
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+SHAPES = [(), (1,), (3,), (1, 1), (2, 1), (1, 3), (2, 3), (1, 1, 1), (2, 1, 3), (1, 2, 1)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("lead", [(), (4,), (4, 1), (2, 4)], ids=str)
+def test_unbroadcast_is_the_adjoint_of_broadcasting(shape, lead):
+    full = lead + tuple(n if n != 1 else 2 for n in shape)
+    for target in {shape, tuple(1 for _ in shape)}:
+        g = rng.normal(size=np.broadcast_shapes(full, target))
+        x = rng.normal(size=target)
+        got = runtime.unbroadcast(g, x)
+        want = _reference_unbroadcast(g, target)
+        assert np.shape(got) == target
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_unbroadcast_to_a_number_and_of_a_number():
+    g = rng.normal(size=(2, 3))
+    assert runtime.unbroadcast(g, 1.5) == pytest.approx(g.sum())
+    assert runtime.unbroadcast(2.5, 1.5) == 2.5
+    np.testing.assert_allclose(runtime.unbroadcast(g, np.float64(1.0)), g.sum())
+
+
+def test_unbroadcast_of_a_smaller_cotangent_broadcasts_it():
+    # a cotangent that was itself broadcast (a scalar seed against an array operand)
+    x = rng.normal(size=(2, 3))
+    np.testing.assert_array_equal(runtime.unbroadcast(np.float64(2.0), x), np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(
+        runtime.unbroadcast(np.ones((1, 3)), x), np.ones((2, 3))
+    )
+
+
+@pytest.mark.parametrize(
+    "sa, sb",
+    [
+        ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((3,), (2, 3, 4)),
+        ((2, 3, 4), (4,)), ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)),
+        ((2, 3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5)),
+    ],
+    ids=str,
+)
+def test_matmul_adjoints_are_the_transposed_products(sa, sb):
+    a, b = rng.normal(size=sa), rng.normal(size=sb)
+    dy = rng.normal(size=np.shape(a @ b))
+    ga, gb = runtime.matmul_vjp_left(dy, a, b), runtime.matmul_vjp_right(dy, a, b)
+    assert ga.shape == a.shape and gb.shape == b.shape
+    # <dy, da @ b + a @ db> == <ga, da> + <gb, db> for every da, db
+    for _ in range(2):
+        da, db = rng.normal(size=sa), rng.normal(size=sb)
+        lhs = np.sum(dy * (da @ b + a @ db))
+        np.testing.assert_allclose(np.sum(ga * da) + np.sum(gb * db), lhs, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "shape, axis, keepdims",
+    [(s, a, k) for s, a, k in itertools.product(
+        [(3,), (2, 3), (2, 1, 3)], [None, 0, -1, (0, -1)], [False, True]
+    ) if not (isinstance(a, tuple) and len(s) < 2)],
+    ids=str,
+)
+def test_unreduce_and_mean_grad_are_the_adjoints_of_sum_and_mean(shape, axis, keepdims):
+    x = rng.normal(size=shape)
+    dy = rng.normal(size=np.shape(np.sum(x, axis=axis, keepdims=keepdims)))
+    dx = rng.normal(size=shape)
+    got = runtime.unreduce(dy, x, axis=axis, keepdims=keepdims)
+    assert np.shape(got) == shape
+    np.testing.assert_allclose(
+        np.sum(got * dx), np.sum(dy * np.sum(dx, axis=axis, keepdims=keepdims)), rtol=1e-12
+    )
+    got = runtime.mean_grad(dy, x, axis=axis, keepdims=keepdims)
+    assert np.shape(got) == shape
+    np.testing.assert_allclose(
+        np.sum(got * dx), np.sum(dy * np.mean(dx, axis=axis, keepdims=keepdims)), rtol=1e-12
+    )
