@@ -34,6 +34,7 @@ import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import random  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -227,9 +228,16 @@ class Timing:
                 number *= 2
             numbers[key] = (timer, number)
         times = {key: [] for key in calls}
+        order = list(numbers)
+        shuffler = random.Random(0)
         for _ in range(rounds):
-            for key, (timer, number) in numbers.items():
+            # a new order of the systems each round: none always runs first (warm caches) or
+            # right after another (its garbage)
+            shuffler.shuffle(order)
+            for key in order:
+                timer, number = numbers[key]
                 times[key].append(timer.timeit(number) / number)
+        self.rounds_taken = rounds
         return times
 
 
@@ -538,6 +546,7 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
         together.update({t: calls[t] for t in ("hand", "srcgrad") if t in calls})
         times = timing.paired(together)
         rec["paired"] = {k: statistics.median(v) for k, v in times.items()}
+        rec["paired_rounds"] = timing.rounds_taken
         for t in together:
             if t != "forward":
                 ratio = paired_ratio(times, t, "forward")
@@ -548,7 +557,7 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
         if "hand" in together:
             rec["srcgrad_over_peer"]["hand"] = paired_ratio(times, "srcgrad", "hand")
         print(
-            "  interleaved: "
+            f"  interleaved ({timing.rounds_taken} rounds, order shuffled): "
             + ", ".join(
                 f"{LABELS[t]} {fmt_ratio(rec['tools'][t]['ratio_to_forward'])} forward"
                 for t in together if t != "forward"

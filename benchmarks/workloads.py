@@ -15,6 +15,7 @@ functions in ``torch_workloads.py``.
 from __future__ import annotations
 
 import inspect
+import math
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -134,20 +135,26 @@ def rnn(Wx, Wh, b, xs, h0):
 
 
 def rnn_grad(Wx, Wh, b, xs, h0):
-    hs = [h0]
-    for t in range(len(xs)):
-        hs.append(np.tanh(xs[t] @ Wx + hs[-1] @ Wh + b))
-    dWx = np.zeros_like(Wx)
-    dWh = np.zeros_like(Wh)
-    db = np.zeros_like(b)
+    # The strongest hand-written form: the recurrence runs step by step, but the input
+    # projection is one product for all steps, and the weight gradients are one product each
+    # over all steps after the loop (no per-step outer products).
+    steps = len(xs)
+    pre_x = xs @ Wx + b  # (steps, batch, hidden), all steps at once
+    hs = np.empty((steps + 1,) + h0.shape)
+    hs[0] = h0
+    for t in range(steps):
+        hs[t + 1] = np.tanh(pre_x[t] + hs[t] @ Wh)
+    dpres = np.empty((steps,) + h0.shape)
     dh = 2.0 * hs[-1]
-    for t in range(len(xs) - 1, -1, -1):
+    for t in range(steps - 1, -1, -1):
         h = hs[t + 1]
         dpre = dh * (1.0 - h * h)
-        dWx += xs[t].T @ dpre
-        dWh += hs[t].T @ dpre
-        db += dpre.sum(axis=0)
+        dpres[t] = dpre
         dh = dpre @ Wh.T
+    d_in, hidden = Wx.shape
+    dWx = xs.reshape(-1, d_in).T @ dpres.reshape(-1, hidden)
+    dWh = hs[:-1].reshape(-1, hidden).T @ dpres.reshape(-1, hidden)
+    db = dpres.sum(axis=(0, 1))
     return (dWx, dWh, db)
 
 
@@ -183,17 +190,23 @@ def pendulum(c, L, theta0, omega0):
 
 def pendulum_grad(c, L, theta0, omega0):
     # Forward sensitivities: carry d(theta)/dp and d(omega)/dp for p in (c, L) along the steps.
+    # Scalar arithmetic on Python floats with math.sin/math.cos: the fastest hand-written form
+    # (NumPy's functions on scalars cost a microsecond each).
     g = 9.81
     dt = 0.01
-    theta = theta0
-    omega = omega0
+    theta = float(theta0)
+    omega = float(omega0)
+    c = float(c)
+    L = float(L)
+    gL = g / L
+    gLL = g / (L * L)
     th_c = om_c = th_L = om_L = 0.0
     for _ in range(1000):
-        s = np.sin(theta)
-        k = np.cos(theta) * (g / L)
-        alpha = -(g / L) * s - c * omega
+        s = math.sin(theta)
+        k = math.cos(theta) * gL
+        alpha = -gL * s - c * omega
         alpha_c = -k * th_c - omega - c * om_c
-        alpha_L = -k * th_L + (g / (L * L)) * s - c * om_L
+        alpha_L = -k * th_L + gLL * s - c * om_L
         theta, th_c, th_L = theta + dt * omega, th_c + dt * om_c, th_L + dt * om_L
         omega, om_c, om_L = omega + dt * alpha, om_c + dt * alpha_c, om_L + dt * alpha_L
     return (2.0 * theta * th_c, 2.0 * theta * th_L)
