@@ -56,18 +56,19 @@ FEATURE_PATTERNS = {
     "element write": re.compile(r"^\s*\w+\[[^\]]+\] [-+*]?= ", re.M),
     "augmented assignment": re.compile(r"^\s*\w+ [-+*]= ", re.M),
     "helper call": re.compile(r"\bh\d+\("),
-    "lambda or nested def": re.compile(r"lambda |^\s+def ", re.M),
+    "lambda or nested def": re.compile(r"= lambda |^\s+def g", re.M),
     "comprehension": re.compile(r" for \w+ in .*[\])]"),
     "boolean mask": re.compile(r"\[\w+ > "),
     "integer-array index": re.compile(r"\[\[|\[np\.array\("),
     "slice with step": re.compile(r"\[-?\d*:-?\d*:-?\d+\]|\[::"),
     "size-1 axes": re.compile(r"None|keepdims|:1\]|\(1, "),
     "batched matmul": re.compile(r"np\.stack\(\[.*@|@ np\.stack"),
-    "matrix-vector product": re.compile(r"\.T @"),
+    "matrix-vector product": re.compile(r"\)\.T @ \(\("),
+    "in-place NumPy call": re.compile(r"np\.copyto|\.at\(|out=|\.sort\(\)|\.fill\("),
 }
 MINIMUM_SHARE = {"break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.1,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
-                 "size-1 axes": 0.05, "batched matmul": 0.03}
+                 "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1}
 N = 5  # length of the vectors; loop counts stay below it, so loop indices are valid indices
 ROWS = 2  # matrices are ROWS x N
 MAX_TRIPS = 4
@@ -460,7 +461,8 @@ class Gen:
 
     def statement(self, scope, ind, depth, jumps, ret_kind):
         in_loop = "continue" in jumps
-        kinds = ["assign", "assign", "reassign", "reassign", "aug", "zeros", "write", "unpack"]
+        kinds = ["assign", "assign", "reassign", "reassign", "aug", "zeros", "write", "unpack",
+                 "inplace"]
         if ind == "    " and not self.in_helper:
             # KNOWN LIMITATION 9: a lambda or nested def only at the top level of the body
             kinds += ["lambda", "def"]
@@ -532,6 +534,10 @@ class Gen:
             if op == "*=":
                 value = f"np.tanh({value})"
             return [f"{ind}{target}[{self.index(scope)}] {op} {value}"]
+        if kind == "inplace":
+            names = [n for n in scope.of("v", writable=True) if n in self.owned
+                     and n not in self.shared]
+            return self.inplace(self.pick(names), scope, ind, e) if names else []
         if kind == "unpack":
             t1, t2 = self.pick("sv"), self.pick("sv")
             calls = [h for h in self.helpers if h[2] == "t"]
@@ -636,6 +642,23 @@ class Gen:
             return lines
         raise AssertionError(kind)
 
+    def inplace(self, t, scope, ind, e):
+        """A NumPy call that writes into ``t``, an array of the function's own (issue 13)."""
+        i, j = self.integer(0, N - 1), self.integer(0, N - 1)
+        form = self.pick(["copyto", "add.at", "subtract.at", "sort", "out", "out-self", "fill"])
+        if form == "copyto":
+            return [f"{ind}np.copyto({t}, {self.vector(scope, e)})"]
+        if form in ("add.at", "subtract.at"):
+            return [f"{ind}np.{form}({t}, [{i}, {j}, {j}], {self.scalar(scope, e)})"]
+        if form == "sort":
+            return [f"{ind}{t}.sort()"]
+        if form == "out":
+            fn = self.pick(["np.tanh", "np.sin"])
+            return [f"{ind}{fn}({self.vector(scope, e)}, out={t})"]
+        if form == "out-self":
+            return [f"{ind}np.multiply({t}, np.tanh({self.scalar(scope, e)}), out={t})"]
+        return [f"{ind}{t}.fill({self.scalar(scope, e)})"]
+
     def iterable(self, scope, body):
         v = self.vector(scope, 1)
         if v.isidentifier():
@@ -708,6 +731,13 @@ class Gen:
         lines += ["", "def f(x, a, M):"]
         if self.coin(1, 3):
             lines += self.jump_and_append_loop(scope)
+        if self.coin(1, 4):
+            # an array of the function's own, changed by an in-place NumPy call
+            name = self.fresh("y")
+            lines.append(f"    {name} = ({self.vector(scope, 1)}).copy()")
+            scope.names[name] = "v"
+            self.owned.add(name)
+            lines += self.inplace(name, scope, "    ", 2)
         lines += self.block(scope, "    ", 2, frozenset({"return"}), 6)
         final = self.pick(
             [
