@@ -343,3 +343,35 @@ def test_second_order_after_an_adjoint_is_renamed():
     want = np.stack([numeric_grad(lambda z, i=i: grad(sort_then_write_out)(z.copy(), M)[i],
                                   (x,), 0) for i in range(x.size)])
     np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-6)
+
+
+def self_write(x):
+    y = x * 1.0
+    y[...] = y
+    return np.sum(y * y)
+
+
+def self_copyto(x):
+    y = x.copy()
+    np.copyto(y, y)
+    return np.sum(y * y * x)
+
+
+def self_reverse(x):
+    y = x * 1.0
+    y[::-1] = y
+    return np.sum(y * np.arange(3.0) * y)
+
+
+@pytest.mark.parametrize("f", [self_write, self_copyto, self_reverse], ids=lambda f: f.__name__)
+def test_an_array_written_with_itself(f):
+    # found by the random programs: `np.copyto(y, y)` gave the gradient of y as zero (its
+    # value's part was added before the written elements were zeroed)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(grad(f)(x.copy()), numeric_grad(f, (x,), 0), rtol=1e-6)
+    t = np.array([0.3, 1.0, -2.0])
+    _, jt = jvp(f)(x.copy(), t)
+    np.testing.assert_allclose(jt, numeric_grad(f, (x,), 0) @ t, rtol=1e-6)
+    want = np.stack([numeric_grad(lambda z, i=i: grad(f)(z.copy())[i], (x,), 0)
+                     for i in range(3)])
+    np.testing.assert_allclose(hessian(f)(x.copy()), want, rtol=1e-5, atol=1e-6)

@@ -66,7 +66,7 @@ FEATURE_PATTERNS = {
     "matrix-vector product": re.compile(r"\)\.T @ \(\("),
     "in-place NumPy call": re.compile(r"np\.copyto|\.at\(|out=|\.sort\(\)|\.fill\("),
 }
-MINIMUM_SHARE = {"break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.1,
+MINIMUM_SHARE = {"break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
                  "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1}
 N = 5  # length of the vectors; loop counts stay below it, so loop indices are valid indices

@@ -98,3 +98,41 @@ def test_unreduce_and_mean_grad_are_the_adjoints_of_sum_and_mean(shape, axis, ke
     np.testing.assert_allclose(
         np.sum(got * dx), np.sum(dy * np.mean(dx, axis=axis, keepdims=keepdims)), rtol=1e-12
     )
+
+
+def test_unbroadcast_to_a_list_operand():
+    # `x * [a, b]`: the list operand's gradient is summed to its length like an array's
+    np.testing.assert_array_equal(runtime.unbroadcast(np.ones((3, 2)), [1.0, 2.0]), [3.0, 3.0])
+
+
+def test_unreduce_of_numbers_and_integers():
+    # a Python number's gradient stays a Python number; integer cotangents become float ones
+    out = runtime.unreduce(1.5, 2.0)
+    assert type(out) is float and out == 1.5
+    for dy, x, axis in [(np.int64(2), np.ones(3), None), (np.array([2, 3]), np.ones((2, 3)), 1),
+                        (np.array(2), np.ones(1), None)]:
+        got = runtime.unreduce(dy, x, axis=axis)
+        assert got.dtype == np.float64 and got.shape == x.shape
+        np.testing.assert_array_equal(got, np.broadcast_to(np.expand_dims(dy, -1) if axis else dy,
+                                                           x.shape))
+
+
+def test_unbroadcast_of_a_cotangent_smaller_in_some_axes():
+    # g broadcast itself (a seed): (3, 1) against an operand (1, 4) is summed over the 3 rows
+    got = runtime.unbroadcast(np.ones((3, 1)), np.ones((1, 4)))
+    np.testing.assert_array_equal(got, np.full((1, 4), 3.0))
+
+
+@pytest.mark.parametrize("fn", [runtime.unreduce, runtime.mean_grad])
+def test_spread_of_a_non_contiguous_cotangent_is_a_read_only_view(fn):
+    dy = rng.normal(size=(3, 2)).T  # not C-contiguous: the general branch of the view
+    x = np.ones((2, 3, 4))
+    got = fn(dy, x, axis=2)
+    scale = 1.0 if fn is runtime.unreduce else 1 / 4
+    np.testing.assert_allclose(got, np.broadcast_to(dy[..., None] * scale, x.shape))
+    assert not got.flags.writeable
+    for shape, axis in [((2, 3), 0), ((4,), None), ((2, 1, 3), (0, 2))]:
+        x = np.ones(shape)
+        dy = np.asarray(np.sum(rng.normal(size=shape), axis=axis))
+        got = fn(dy, x, axis=axis)
+        assert got.shape == shape and not got.flags.writeable

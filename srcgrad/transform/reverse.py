@@ -297,6 +297,15 @@ class ReverseAD:
         if isinstance(value, gast.Name) and value.id in self.active:
             part = self._call(runtime.take_item, d, index)
             part = self._call(runtime.unbroadcast, part, name(value.id))
+            if value.id == target:
+                # `y[...] = y`, `np.copyto(y, y)`: the value is the array before the write, so
+                # its part is taken (a copy: zeroing may write into the buffer) before the
+                # written elements are zeroed, and added to what remains after
+                held = self.ctx.namer.fresh("d" + naming.OLD.format(target))
+                self.adjoints.emit(assign(held, self._call(runtime.copy_array, part)))
+                self.adjoints.zero_item(target, index)
+                self.adjoints.accumulate(target, name(held))
+                return
             self.adjoints.accumulate(value.id, part)
         self.adjoints.zero_item(target, index)
 
