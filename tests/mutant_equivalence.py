@@ -51,10 +51,18 @@ def cases_unbroadcast():
                 g = _array(np.broadcast_shapes(full, xs), dtype)
                 yield (g, _array(xs))
                 yield (g, _array(xs).tolist() if xs else float(_array(xs)))
+    for xs, gs in itertools.product(SHAPES, SHAPES):
+        # a cotangent that was broadcast itself: smaller than x in some axes
+        try:
+            np.broadcast_shapes(gs, xs)
+        except ValueError:
+            continue
+        yield (_array(gs), _array(xs))
     for n in _numbers():
         yield (n, 2.0)
         yield (n, np.ones((2, 3)))
     yield ([1.0], [2.0])
+    yield (np.ones((3, 2)), [1.0, 2.0])
 
 
 def _reductions():
@@ -75,6 +83,10 @@ def cases_unreduce():
             yield (np.asarray(dy).astype(dtype), x, axis, keep)
             if axis is None and not keep:
                 yield (float(dy), x, axis, keep)
+        x = _array(shape)
+        dy = np.asarray(np.sum(x, axis=axis, keepdims=keep))
+        if dy.ndim >= 2:
+            yield (np.asfortranarray(dy), x, axis, keep)  # not C-contiguous
     for n in _numbers():
         yield (n, 1.5, None, False)
         yield (n, np.float64(2.0), None, False)
@@ -119,7 +131,8 @@ def _outcome(fn, args, mutant):
     finally:
         os.environ["MUTANT_UNDER_TEST"] = ""
     arr = np.asarray(out)
-    return (type(out).__name__, arr.dtype.str, arr.shape), arr
+    writeable = arr.flags.writeable if isinstance(out, np.ndarray) else None
+    return (type(out).__name__, arr.dtype.str, arr.shape, writeable), arr
 
 
 def _same(one, other):

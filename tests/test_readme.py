@@ -306,9 +306,15 @@ def alias_read(x):
 
 def alias_augment(x):
     y = x * 1.0
-    for v in y:
-        y += v
-    return np.sum(y)
+    z = y
+    y += np.sin(x)
+    return np.sum(z * y)
+
+def view_augment(x):
+    y = x * 1.0
+    v = y[1:]
+    y += 1.0
+    return np.sum(v)
 
 def concatenation(x):
     a = [x[0]] + [x[1]]
@@ -347,13 +353,13 @@ WORKS = [
     ("lambdas", (V4,)), ("containers", ((V4, V4 * 2.0),)),
     ("dict_arg", ({"w": V4, "b": V4 + 1.0},)), ("lists", (V4,)), ("reads", (M22,)),
     ("writes", (V4,)), ("writes_argument", (V4,)), ("methods", (M22,)),
-    ("reshape_spread", (V4,)), ("builtins", (V4,)),
+    ("reshape_spread", (V4,)), ("builtins", (V4,)), ("alias_augment", (V4,)),
 ]
 
 REFUSED = [
     ("view_write", srcgrad.SrcgradError, "transform"),
     ("alias_read", srcgrad.SrcgradError, "transform"),
-    ("alias_augment", Exception, "run"),
+    ("view_augment", Exception, "run"),
     ("concatenation", srcgrad.SrcgradError, "run"),
     ("uses_with", srcgrad.UnsupportedSyntaxError, "transform"),
     ("uses_try", srcgrad.UnsupportedSyntaxError, "transform"),
