@@ -301,7 +301,7 @@ class ReverseAD:
                 # `y[...] = y`, `np.copyto(y, y)`: the value is the array before the write, so
                 # its part is taken (a copy: zeroing may write into the buffer) before the
                 # written elements are zeroed, and added to what remains after
-                held = self.ctx.namer.fresh("d" + naming.OLD.format(target))
+                held = self.ctx.namer.adjoint(naming.OLD.format(target))
                 self.adjoints.emit(assign(held, self._call(runtime.copy_array, part)))
                 self.adjoints.zero_item(target, index)
                 self.adjoints.accumulate(target, name(held))
