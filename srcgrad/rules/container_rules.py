@@ -76,6 +76,9 @@ nondiff(runtime.check_not_view)
 linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"})
 
 # List and dict mutation as values (normalize/containers.py): each returns a new container.
+# Their tangents stay written: `*` ones are jointly linear in two arguments (no one-argument
+# call), and the others' tangent may be None (nothing flowed) where the function would fail, or
+# needs the primal (a dict's keys, an iterator that is not a list), hence the `_tangent` helpers.
 linear(runtime.list_insert, "items, index, value",
        vjp={"items": "insert_grad_items(dy, items, index)",
             "value": "insert_grad_value(dy, items, index, value)"},
@@ -112,63 +115,45 @@ linear(runtime.as_list, "iterable", vjp={"iterable": "as_list_grad(dy, iterable)
 
 # The adjoint helpers above are linear in their cotangent ``g``: rules for higher order.
 _SELF_ADJOINT = {
-    "reverse_grad": ("g", "reverse_grad(dy)", "reverse_grad(dg)"),
-    "update_grad_target": ("g, other", "update_grad_target(dy, other)",
-                           "update_grad_target(dg, other)"),
-    "update_grad_source": ("g, other", "update_grad_source(dy, other)",
-                           "update_grad_source(dg, other)"),
-    "sequence_grad": ("g, iterable", "sequence_grad(dy, iterable)",
-                      "sequence_grad(dg, iterable)"),
-    "sequence_tangent": ("g, iterable", "sequence_tangent(dy, iterable)",
-                         "sequence_tangent(dg, iterable)"),
-    "pop_item_grad": ("g, items, index", "remove_position(dy, items, index)",
-                      "pop_item_grad(dg, items, index)"),
-    "remove_position": ("g, items, index", "pop_item_grad(dy, items, index)",
-                        "remove_position(dg, items, index)"),
-    "pop_item_tangent": ("g, items, index", "pop_item_grad(dy, items, index)",
-                         "pop_item_tangent(dg, items, index)"),
-    "insert_grad_items": ("g, items, index", "insert_zero(dy, items, index)",
-                          "insert_grad_items(dg, items, index)"),
-    "insert_zero": ("g, items, index", "insert_grad_items(dy, items, index)",
-                    "insert_zero(dg, items, index)"),
-    "insert_grad_value": ("g, items, index, value", "only_at(dy, items, index)",
-                          "insert_grad_value(dg, items, index, value)"),
-    "only_at": ("g, items, index", "insert_grad_value(dy, items, index, 0.0)",
-                "only_at(dg, items, index)"),
-    "extend_grad_items": ("g, items", "pad_cotangents(dy, g)", "extend_grad_items(dg, items)"),
-    "pad_cotangents": ("g, like", "extend_grad_items(dy, g)", "pad_cotangents(dg, like)"),
-    "extend_grad_values": ("g, items, iterable", "prefix_zeros(as_list(dy), items)",
-                           "extend_grad_values(dg, items, iterable)"),
-    "permute_grad": ("g, order", "permute_tangent(dy, order)", "permute_grad(dg, order)"),
-    "permute_tangent": ("g, order", "permute_grad(dy, order)", "permute_tangent(dg, order)"),
-    "values_grad": ("g, mapping", "dict_to_values(dy, mapping)", "values_grad(dg, mapping)"),
-    "items_grad": ("g, mapping", "dict_to_items(dy, mapping)", "items_grad(dg, mapping)"),
-    "get_grad_dict": ("g, mapping, key", "value_at_key(dy, mapping, key)",
-                      "get_grad_dict(dg, mapping, key)"),
-    "get_grad_default": ("g, mapping, key, default", "default_part(dy, mapping, key, default)",
-                         "get_grad_default(dg, mapping, key, default)"),
-    "ndenumerate_grad": ("g, a", "ndenumerate_items_of(dy, a)", "ndenumerate_grad(dg, a)"),
-    "as_list_grad": ("g, iterable", "as_list_tangent(dy, iterable)",
-                     "as_list_grad(dg, iterable)"),
-    "as_list_tangent": ("g, iterable", "as_list_grad(dy, iterable)",
-                        "as_list_tangent(dg, iterable)"),
-    "values_tangent": ("g, mapping", "values_grad(dy, mapping)", "values_tangent(dg, mapping)"),
-    "items_tangent": ("g, mapping", "items_grad(dy, mapping)", "items_tangent(dg, mapping)"),
-    "ndenumerate_tangent": ("g, a", "ndenumerate_grad(dy, a)", "ndenumerate_tangent(dg, a)"),
-    "ndenumerate_items_of": ("g, a", "ndenumerate_grad(dy, a)", "ndenumerate_items_of(dg, a)"),
-    "dict_to_items": ("g, mapping", "items_grad(dy, mapping)", "dict_to_items(dg, mapping)"),
-    "dict_to_values": ("g, mapping", "values_grad(dy, mapping)", "dict_to_values(dg, mapping)"),
-    "value_at_key": ("g, mapping, key", "get_grad_dict(dy, mapping, key)",
-                     "value_at_key(dg, mapping, key)"),
-    "default_part": ("g, mapping, key, default", "get_grad_default(dy, mapping, key, default)",
-                     "default_part(dg, mapping, key, default)"),
-    "prefix_zeros": ("g, items", "drop_prefix(dy, items)", "prefix_zeros(dg, items)"),
-    "drop_prefix": ("g, items", "prefix_zeros(dy, items)", "drop_prefix(dg, items)"),
+    "reverse_grad": ("g", "reverse_grad(dy)"),
+    "update_grad_target": ("g, other", "update_grad_target(dy, other)"),
+    "update_grad_source": ("g, other", "update_grad_source(dy, other)"),
+    "sequence_grad": ("g, iterable", "sequence_grad(dy, iterable)"),
+    "sequence_tangent": ("g, iterable", "sequence_tangent(dy, iterable)"),
+    "pop_item_grad": ("g, items, index", "remove_position(dy, items, index)"),
+    "remove_position": ("g, items, index", "pop_item_grad(dy, items, index)"),
+    "pop_item_tangent": ("g, items, index", "pop_item_grad(dy, items, index)"),
+    "insert_grad_items": ("g, items, index", "insert_zero(dy, items, index)"),
+    "insert_zero": ("g, items, index", "insert_grad_items(dy, items, index)"),
+    "insert_grad_value": ("g, items, index, value", "only_at(dy, items, index)"),
+    "only_at": ("g, items, index", "insert_grad_value(dy, items, index, 0.0)"),
+    "extend_grad_items": ("g, items", "pad_cotangents(dy, g)"),
+    "pad_cotangents": ("g, like", "extend_grad_items(dy, g)"),
+    "extend_grad_values": ("g, items, iterable", "prefix_zeros(as_list(dy), items)"),
+    "permute_grad": ("g, order", "permute_tangent(dy, order)"),
+    "permute_tangent": ("g, order", "permute_grad(dy, order)"),
+    "values_grad": ("g, mapping", "dict_to_values(dy, mapping)"),
+    "items_grad": ("g, mapping", "dict_to_items(dy, mapping)"),
+    "get_grad_dict": ("g, mapping, key", "value_at_key(dy, mapping, key)"),
+    "get_grad_default": ("g, mapping, key, default", "default_part(dy, mapping, key, default)"),
+    "ndenumerate_grad": ("g, a", "ndenumerate_items_of(dy, a)"),
+    "as_list_grad": ("g, iterable", "as_list_tangent(dy, iterable)"),
+    "as_list_tangent": ("g, iterable", "as_list_grad(dy, iterable)"),
+    "values_tangent": ("g, mapping", "values_grad(dy, mapping)"),
+    "items_tangent": ("g, mapping", "items_grad(dy, mapping)"),
+    "ndenumerate_tangent": ("g, a", "ndenumerate_grad(dy, a)"),
+    "ndenumerate_items_of": ("g, a", "ndenumerate_grad(dy, a)"),
+    "dict_to_items": ("g, mapping", "items_grad(dy, mapping)"),
+    "dict_to_values": ("g, mapping", "values_grad(dy, mapping)"),
+    "value_at_key": ("g, mapping, key", "get_grad_dict(dy, mapping, key)"),
+    "default_part": ("g, mapping, key, default", "get_grad_default(dy, mapping, key, default)"),
+    "prefix_zeros": ("g, items", "drop_prefix(dy, items)"),
+    "drop_prefix": ("g, items", "prefix_zeros(dy, items)"),
 }
-for _name, (_signature, _vjp, _jvp) in _SELF_ADJOINT.items():
-    linear(getattr(runtime, _name), _signature, vjp={"g": _vjp}, jvp={"g": _jvp})
+for _name, (_signature, _vjp) in _SELF_ADJOINT.items():
+    linear(getattr(runtime, _name), _signature, vjp={"g": _vjp})
 
-# The tangent helpers of forward mode are linear in their tangents.
+# The tangent helpers of forward mode are linear in their tangents (jointly: written, one call).
 linear(runtime.insert_tangent, "ditems, dvalue, items, index, value",
        vjp={"ditems": "insert_grad_items(dy, items, index)",
             "dvalue": "insert_grad_value(dy, items, index, value)"},
@@ -185,20 +170,18 @@ linear(runtime.get_tangent, "dd, ddefault, d, key, default",
        jvp={"*": "get_tangent(ddd, dddefault, d, key, default)"})
 
 # x += v seen by every other holder of x's object (normalize/sharing.py): where is found by
-# identity (no gradient); putting x there is linear in the holder and in x.
+# identity (no gradient); putting x there is linear in the holder and in x jointly (written: no
+# one-argument call); its adjoint helpers are linear in g (derived).
 nondiff(runtime.shared_positions)
 linear(runtime.put_shared, "holder, where, value",
        vjp={"holder": "put_shared_grad_holder(dy, where)",
             "value": "put_shared_grad_value(dy, holder, where, value)"},
        jvp={"*": "put_shared_tangent(dholder, dvalue, holder, where, value)"})
-linear(runtime.put_shared_grad_holder, "g, where", vjp={"g": "put_shared_grad_holder(dy, where)"},
-       jvp={"g": "put_shared_grad_holder(dg, where)"})
+linear(runtime.put_shared_grad_holder, "g, where", vjp={"g": "put_shared_grad_holder(dy, where)"})
 linear(runtime.put_shared_grad_value, "g, holder, where, value",
-       vjp={"g": "put_at_paths(dy, holder, where, value)"},
-       jvp={"g": "put_shared_grad_value(dg, holder, where, value)"})
+       vjp={"g": "put_at_paths(dy, holder, where, value)"})
 linear(runtime.put_at_paths, "g, holder, where, value",
-       vjp={"g": "put_shared_grad_value(dy, holder, where, value)"},
-       jvp={"g": "put_at_paths(dg, holder, where, value)"})
+       vjp={"g": "put_shared_grad_value(dy, holder, where, value)"})
 linear(runtime.put_shared_tangent, "dholder, dvalue, holder, where, value",
        vjp={"dholder": "put_shared_grad_holder(dy, where)",
             "dvalue": "put_shared_grad_value(dy, holder, where, value)"},

@@ -40,11 +40,13 @@ defrule(
 linear(ir.scatter_last, "g, x, index", vjp={"g": "take_item(dy, index)"}, namespace=NS)
 
 # A value written into an array whose dtype is known only at run time (normalize/integer_writes.py):
-# the write truncates it for an integer or boolean array, so its derivative is zero there.
-linear(
+# the write truncates it for an integer or boolean array, so its derivative is zero there. (Not
+# "linear": `written(dv, dtype)` is dv, the truncation's zero is not; the tangent is written.)
+defrule(
     ir.written, "v, dtype", vjp={"v": "written_grad(dy, dtype)"},
     jvp={"v": "written_grad(dv, dtype)"}, namespace=NS,
 )
 linear(ir.written_grad, "g, dtype", vjp={"g": "written_grad(dy, dtype)"}, namespace=NS)
-# `array_only(a, what)` is `a` (or an error for a list): the identity
+# `array_only(a, what)` is `a` (or an error for a list): the identity; its tangent passes
+# through unchecked (written: a derived call would check the tangent again).
 linear(ir.array_only, "a, what", vjp={"a": "dy"}, jvp={"a": "da"}, namespace=NS)
