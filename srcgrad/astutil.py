@@ -3,7 +3,7 @@ parameters, the local names of a function), and a fast clone."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 
 import gast
 
@@ -13,18 +13,40 @@ def _nodes(tree):
     walk, a few times faster than ``gast.walk`` on the large trees of generated code."""
     stack = list(tree) if isinstance(tree, list) else [tree]
     AST = gast.AST
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
         for field in node._fields:
             value = getattr(node, field, None)
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, AST))
+            if value.__class__ is list:
+                for v in value:
+                    if isinstance(v, AST):
+                        push(v)
             elif isinstance(value, AST):
-                stack.append(value)
+                push(value)
 
 
 walk = _nodes  # for queries that do not care about order
+
+
+def ordered_walk(tree):
+    """Every node of ``tree`` in ``gast.walk``'s order (breadth first, a node's children taken
+    before it is yielded, so a caller may replace them), about twice as fast."""
+    todo = deque([tree])
+    AST = gast.AST
+    pop, push = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST):
+                push(value)
+        yield node
 
 
 def _names(tree, ctx):
@@ -91,7 +113,7 @@ def local_names(fn_node):
         if packed is not None:
             names.add(packed.id)
     names.update(a.id for a in fn_node.args.posonlyargs)
-    for node in gast.walk(fn_node):
+    for node in _nodes(fn_node):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
     return names

@@ -29,7 +29,7 @@ from typing import Callable
 import gast
 
 from .analysis import activity
-from .astutil import local_names
+from .astutil import local_names, walk
 from .context import Context, Options
 from .emit import guard, notes
 from .emit.compile import compile_function
@@ -84,7 +84,7 @@ class Stage:
 def _bind_names(node, ctx):
     """Not a tree pass: the namespace, the namer and the local names of the checked function."""
     ctx.local_names = local_names(node)
-    taken = ctx.local_names | {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    taken = ctx.local_names | {n.id for n in walk(node) if isinstance(n, gast.Name)}
     # the closure variables of the function are bound in the generated one under their names
     # (a generated function's helpers, even those its parsed text no longer reads)
     code = getattr(ctx.fn, "__code__", None)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import gast
 
+from ..astutil import ordered_walk
+
 # Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
 SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands", "mapping"}
 
 
 def container_suspects(body, ops):
     out = set()
-    for n in gast.walk(gast.Module(body, [])):
+    for n in ordered_walk(gast.Module(body, [])):
         if not isinstance(n, gast.Assign) or id(n) not in ops:
             continue
         op, value = ops[id(n)], n.value
@@ -33,7 +35,7 @@ def container_suspects(body, ops):
                 if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
                     out.add(a.id)
     copies = [(n.targets[0].id, ops[id(n)].args["x"].id)
-              for n in gast.walk(gast.Module(body, []))
+              for n in ordered_walk(gast.Module(body, []))
               if isinstance(n, gast.Assign) and ops.get(id(n)) is not None
               and ops[id(n)].kind == "copy"]
     while True:  # `seq = xs` and seq holds a container: so does xs

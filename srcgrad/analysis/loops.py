@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import loaded
+from ..astutil import loaded, ordered_walk, walk
 from .updates import is_setitem, list_op
 
 
@@ -58,7 +58,7 @@ def iteration_temporaries(loop, ops, compound_assigned, counts, params):
 def indexed_reads(body, ops, active):
     """Active variables read by ``x[...]`` in active statements of ``body``."""
     out = set()
-    for n in gast.walk(gast.Module(body, [])):
+    for n in ordered_walk(gast.Module(body, [])):
         if isinstance(n, gast.Assign) and id(n) in ops and n.targets[0].id in active:
             value = n.value
             if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
@@ -71,10 +71,10 @@ def whole_reads(body):
     """Names ``body`` reads other than as the ``x`` of a statement ``y = x[index]``."""
     tree = gast.Module(body, [])
     as_item = {
-        id(n.value.value) for n in gast.walk(tree)
+        id(n.value.value) for n in walk(tree)
         if isinstance(n, gast.Assign) and isinstance(n.value, gast.Subscript)
     }
     return {
-        n.id for n in gast.walk(tree)
+        n.id for n in walk(tree)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in as_item
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
+from ..astutil import walk
 
 
 def list_op(ops, stmt):
@@ -30,6 +31,6 @@ def is_setitem(ops, stmt):
 def in_place_updates(ops, body):
     """The ids of the element writes and list updates in ``body``."""
     return {
-        id(n) for n in gast.walk(gast.Module(body, []))
+        id(n) for n in walk(gast.Module(body, []))
         if isinstance(n, gast.Assign) and (list_op(ops, n) or is_setitem(ops, n))
     }

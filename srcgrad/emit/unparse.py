@@ -12,6 +12,8 @@ import sys
 
 import gast
 
+from ..astutil import ordered_walk
+
 _SENTINEL = "\x00srcgrad-comment:"
 _MARKER = re.compile(r"^(\s*)('.*'|\".*\")$")
 
@@ -36,7 +38,7 @@ def is_comment(stmt):
 
 def _fill_empty_blocks(node):
     """A block left with nothing but comments gets a ``pass`` (comments are not statements)."""
-    for n in gast.walk(node):
+    for n in ordered_walk(node):
         if isinstance(n, (gast.If, gast.For, gast.While)):
             if all(is_comment(s) for s in n.body):
                 n.body = list(n.body) + [gast.Pass()]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
+from ..astutil import ordered_walk
 from ..errors import SourceUnavailableError, UnsupportedSyntaxError
 
 # (text, filename, first line, column shift) of every function srcgrad generated, by code object.
@@ -139,7 +140,7 @@ def _parse(fn, text, filename, first_line, col_shift):
         from ..emit import guard
 
         guard.strip(module, fn)  # what is differentiated is the computation
-    lambdas = [n for n in gast.walk(module) if isinstance(n, gast.Lambda)]
+    lambdas = [n for n in ordered_walk(module) if isinstance(n, gast.Lambda)]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and len(lambdas) == 1:
         # `helper = lambda v: ...` at module level: a function of one return statement
         lam = lambdas[0]

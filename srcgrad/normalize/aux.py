@@ -26,6 +26,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
+from ..astutil import ordered_walk
 from ..emit import naming
 from ..errors import NonScalarOutputError
 
@@ -79,7 +80,7 @@ def _built_pair(body, value):
         return None, value.elts
     if not isinstance(value, gast.Name):
         return None
-    stores = [s for s in gast.walk(gast.Module(body, []))
+    stores = [s for s in ordered_walk(gast.Module(body, []))
               if isinstance(s, gast.Assign)
               and any(isinstance(t, gast.Name) and t.id == value.id for t in s.targets)]
     if len(stores) == 1 and stores[0] in body and isinstance(stores[0].value, gast.Tuple):

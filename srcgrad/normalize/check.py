@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import loaded, param_names, store_counts, stored
+from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
 from ..errors import UnsupportedSyntaxError
 
 # What each rejected construct is called in the error message.
@@ -112,7 +112,7 @@ class CheckSupported(gast.NodeVisitor):
         fn_node.body = _del_items_as_pops(fn_node.body)
         for stmt in fn_node.body:
             self.visit(stmt)
-        if any(isinstance(n, gast.Delete) for n in gast.walk(fn_node)):
+        if any(isinstance(n, gast.Delete) for n in walk(fn_node)):
             ReadsAfterDel(self.location, fn_node, self.local_functions).run(fn_node.body)
             fn_node.body = _without_del(fn_node.body)
         body = fn_node.body
@@ -201,7 +201,7 @@ class CheckSupported(gast.NodeVisitor):
     def visit_While(self, node):
         if node.orelse:
             raise self._error(node.orelse[0], "`while ... else`")
-        for n in gast.walk(node.test):
+        for n in ordered_walk(node.test):
             if isinstance(n, (gast.ListComp, gast.GeneratorExp)):
                 raise self._error(n, "a comprehension in a `while` condition")
         self.generic_visit(node)
@@ -253,7 +253,7 @@ class ReadsAfterDel:
     def stmt(self, s, deleted):
         if isinstance(s, gast.Delete):
             deleted = dict(deleted)
-            for n in gast.walk(s):
+            for n in ordered_walk(s):
                 if isinstance(n, gast.Name):
                     if n.id not in self.locals:
                         raise self._error(n, f"`del {n.id}` of a name the function does not "
@@ -280,7 +280,7 @@ class ReadsAfterDel:
         if isinstance(s, gast.Return):
             return None
         targets = getattr(s, "targets", None) or [getattr(s, "target", None)]
-        bound = {n.id for t in targets if t is not None for n in gast.walk(t)
+        bound = {n.id for t in targets if t is not None for n in walk(t)
                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         return {k: v for k, v in deleted.items() if k not in bound}
 
@@ -288,7 +288,7 @@ class ReadsAfterDel:
         is_for = isinstance(s, gast.For)
         if is_for:
             self.reads(s.iter, deleted)
-        rebound = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)} if is_for else ()
+        rebound = {n.id for n in walk(s.target) if isinstance(n, gast.Name)} if is_for else ()
         entry = deleted
         while True:
             self.jumps.append(([], []))
@@ -348,7 +348,7 @@ def _free_loads(node, bound=frozenset()):
             yield node
         return
     if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
-        inner = bound | {n.id for g in node.generators for n in gast.walk(g.target)
+        inner = bound | {n.id for g in node.generators for n in walk(g.target)
                          if isinstance(n, gast.Name)}
         for i, g in enumerate(node.generators):
             yield from _free_loads(g.iter, bound if i == 0 else inner)

@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import clone, param_names, stored
+from ..astutil import clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 
@@ -303,7 +303,7 @@ class _HoistPops(gast.NodeTransformer):
         owner = self.owner
         if owner._method(node, "pop") and node.args:
             recv = node.func.value.id
-            reads = [n for n in gast.walk(self.stmt) if isinstance(n, gast.Name)
+            reads = [n for n in ordered_walk(self.stmt) if isinstance(n, gast.Name)
                      and n.id == recv]
             if len(reads) > 1 or recv in stored(self.stmt):
                 raise owner._error(node, f"`{recv}.pop(...)` inside an expression that also "
@@ -317,7 +317,7 @@ class _HoistPops(gast.NodeTransformer):
 def _dict_assigned(fn_node):
     """Names some statement binds to a dict literal or ``dict(...)``."""
     out = set()
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             v = n.value
             if isinstance(v, gast.Dict) or (
@@ -331,7 +331,7 @@ def _dict_assigned(fn_node):
 def _list_assigned(fn_node):
     """Names every assignment of which binds a list (a literal, a comprehension, ``list()``)."""
     kinds = {}
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             v = n.value
             is_list = isinstance(v, (gast.List, gast.ListComp)) or (
@@ -341,7 +341,7 @@ def _list_assigned(fn_node):
                   and isinstance(v.value, gast.Name) and v.value.id == n.targets[0].id)
             kinds.setdefault(n.targets[0].id, []).append(is_list)
         elif isinstance(n, (gast.For, gast.AugAssign)):
-            for t in gast.walk(n.target):
+            for t in ordered_walk(n.target):
                 if isinstance(t, gast.Name):
                     kinds.setdefault(t.id, []).append(False)
     return {name for name, flags in kinds.items() if all(flags)}
@@ -353,7 +353,7 @@ def _load(name):
 
 def _located(stmt, where):
     gast.copy_location(stmt, where)
-    for n in gast.walk(stmt):
+    for n in ordered_walk(stmt):
         if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, where)
     return stmt

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import clone, stored
+from ..astutil import clone, ordered_walk, stored
 from ..emit import naming
 
 
@@ -40,7 +40,7 @@ def _call(fn, *args):
 
 def _located(stmts, node):
     for s in stmts:
-        for n in gast.walk(s):
+        for n in ordered_walk(s):
             if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
                 gast.copy_location(n, node)
         if getattr(s, "lineno", None) is None:
@@ -95,7 +95,7 @@ class DesugarControl:
         self.locals.add(result)
         renames = {}
         for gen in comp.generators:
-            for n in gast.walk(gen.target):
+            for n in ordered_walk(gen.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(n.id)
                     self.locals.add(renames[n.id])
@@ -370,7 +370,7 @@ class _RenameNames(gast.NodeTransformer):
 
 
 def _set_store(target):
-    for n in gast.walk(target):
+    for n in ordered_walk(target):
         if isinstance(n, (gast.Name, gast.Tuple)):
             n.ctx = gast.Store()
 

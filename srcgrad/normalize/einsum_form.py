@@ -18,7 +18,7 @@ import string
 import gast
 import numpy as np
 
-from ..astutil import store_counts
+from ..astutil import ordered_walk, store_counts
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 
@@ -37,7 +37,7 @@ class EinsumSubscripts:
     def run(self, fn_node):
         counts = store_counts(fn_node)
         self.literals = {}  # name assigned once -> its List, Tuple or Constant value
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if (
                 isinstance(n, gast.Assign)
                 and isinstance(n.targets[0], gast.Name)
@@ -45,7 +45,7 @@ class EinsumSubscripts:
                 and isinstance(n.value, (gast.List, gast.Tuple, gast.Constant))
             ):
                 self.literals[n.targets[0].id] = n.value
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if isinstance(n, gast.Call) and self._is_einsum(n.func) and n.args:
                 self._rewrite(n)
         return fn_node

@@ -28,7 +28,7 @@ import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, local_names, stored
+from ..astutil import clone, local_names, ordered_walk, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, Namespace
@@ -139,7 +139,7 @@ class InlineCalls:
         ret = body[-1]
         out = bindings + body[:-1] + [_assign(target, ret.value)]
         for s in out:
-            for n in gast.walk(s):
+            for n in ordered_walk(s):
                 if isinstance(n, gast.stmt):
                     n.lineno = lineno
         return out
@@ -251,7 +251,7 @@ def _changed_in_place(fn_node, name):
     binds ``name`` itself (an assignment, ``name += ...``, a loop target)."""
     if name in stored(fn_node.body):
         return False
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)):
             if isinstance(n.value, gast.Name) and n.value.id == name:
                 return True

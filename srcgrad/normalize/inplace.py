@@ -17,7 +17,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import stored
+from ..astutil import ordered_walk, stored, walk
 from ..errors import UnsupportedSyntaxError
 from .anf import VIEW_METHODS
 from .containers import mutator_names
@@ -97,7 +97,7 @@ class CopyBeforeWrite:
     def run(self, fn_node):
         written = {}
         self.item_written = set()  # written by element (setitem), not only grown or shrunk
-        for node in gast.walk(fn_node):
+        for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node):
                 written.setdefault(node.targets[0].id, node.value)
                 if _calls(node.value, self.setitem):
@@ -206,7 +206,7 @@ class CopyBeforeWrite:
         """``(stmt, r, base)`` for each ``r = <what may share base's memory>`` (``base`` among
         ``written``) where r is read after a write into base that follows the assignment."""
         position, reads, writes = self._statement_order(fn_node)
-        for node in gast.walk(fn_node):
+        for node in ordered_walk(fn_node):
             if not isinstance(node, gast.Assign):
                 continue
             bases = [b for b in _aliased(node.value, self.holding, self._returns_a_view)
@@ -232,7 +232,7 @@ class CopyBeforeWrite:
             for n in names:
                 reads.setdefault(n, []).append(k)
         writes = {}
-        for node in gast.walk(fn_node):
+        for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node):
                 writes.setdefault(node.targets[0].id, []).append(position[id(node)])
         return position, reads, writes
@@ -380,9 +380,9 @@ def _in_order(stmts, skip=frozenset()):
             block = getattr(stmt, field, None)
             if isinstance(block, list):
                 nested += block
-        inner = {id(n) for s in nested for n in gast.walk(s)}
+        inner = {id(n) for s in nested for n in walk(s)}
         names = [
-            n.id for n in gast.walk(stmt)
+            n.id for n in ordered_walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inner
             and id(n) not in skip
         ]
@@ -407,7 +407,7 @@ def _is_view_index(index):
 
 
 def _insert_after(tree, stmt, new):
-    for node in gast.walk(tree):
+    for node in ordered_walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and any(s is stmt for s in block):

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import rules, runtime
 from ..analysis.ops import METHOD_KEYWORDS, METHODS, OPAQUE_MODULES
-from ..astutil import local_names
+from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -85,7 +85,7 @@ class InPlaceCalls:
         self.locals = self.ctx.local_names
         self.locals |= local_names(fn_node)  # with the temporaries of ANF and inlining
         self.tuples = {}  # name -> Tuple literal it was bound to (for `out=(y,)`)
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if (
                 isinstance(n, gast.Assign)
                 and isinstance(n.targets[0], gast.Name)
@@ -101,7 +101,7 @@ class InPlaceCalls:
         """Names that hold a list somewhere: a list literal, ``list(...)``, grown or shrunk."""
         helpers = {self.ctx.helpers.get(h) for h in ("list_append", "list_pop")} - {None}
         out = set()
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 value = n.value
                 if isinstance(value, gast.List) or (
@@ -138,7 +138,7 @@ class InPlaceCalls:
             for n in new:
                 n.lineno = s.lineno
                 n.col_offset = getattr(s, "col_offset", 0)
-                for e in gast.walk(n):
+                for e in ordered_walk(n):
                     if isinstance(e, gast.expr) and getattr(e, "lineno", None) is None:
                         gast.copy_location(e, s.value)
             out.extend(new)
@@ -422,7 +422,7 @@ class InPlaceCalls:
     def _reads_locals(self, call):
         return any(
             isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.locals
-            for n in gast.walk(call)
+            for n in walk(call)
         )
 
     def _array_argument(self, atom, call, what):

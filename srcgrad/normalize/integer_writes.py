@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis import activity, casts
-from ..astutil import clone
+from ..astutil import clone, ordered_walk
 from ..emit import naming
 from ..runtime import writes as run_writes
 
@@ -51,11 +51,11 @@ class IntegerWrites:
         """name -> the static dtype atom of every array it is assigned, when all are integer."""
         found, other = {}, set()
         assigns = [
-            n for n in gast.walk(fn_node)
+            n for n in ordered_walk(fn_node)
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
         ]
         plain = {id(n.targets[0]) for n in assigns}
-        for n in gast.walk(fn_node):  # loop targets and any other binding
+        for n in ordered_walk(fn_node):  # loop targets and any other binding
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in plain:
                 other.add(n.id)
         for n in assigns:

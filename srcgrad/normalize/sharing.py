@@ -30,7 +30,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import local_names
+from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -56,7 +56,7 @@ INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 def run(fn_node, ctx):
     """The pass: see the module docstring."""
-    if not any(_is_update(n) for n in gast.walk(fn_node)):
+    if not any(_is_update(n) for n in walk(fn_node)):
         return fn_node
     return SharedUpdates(ctx).run(fn_node)
 
@@ -80,7 +80,7 @@ class SharedUpdates:
             if packed is not None:
                 self.params.add(packed.id)
         self.graph = {}
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 target = n.targets[0].id
                 for other in self._passed_on(n.value):
@@ -232,7 +232,7 @@ class SharedUpdates:
             elif isinstance(s, (gast.For, gast.While)):
                 inner = set(defined)
                 if isinstance(s, gast.For):
-                    inner |= {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)}
+                    inner |= {n.id for n in walk(s.target) if isinstance(n, gast.Name)}
                 s.body, _ = self.block(s.body, inner)
                 out.append(s)
             elif _is_update(s):
@@ -240,7 +240,7 @@ class SharedUpdates:
                 defined.add(s.target.id)
             else:
                 out.append(s)
-                for n in gast.walk(s):
+                for n in ordered_walk(s):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                         defined.add(n.id)
         return out, defined
@@ -288,12 +288,12 @@ class SharedUpdates:
 
 
 def _stores(node):
-    return {n.id for n in gast.walk(node)
+    return {n.id for n in walk(node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _uses(node):
-    uses = {n.id for n in gast.walk(node)
+    uses = {n.id for n in walk(node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
     if _is_update(node):
         uses.add(node.target.id)
@@ -320,7 +320,7 @@ def _assign(name, value):
 
 def _located(stmt, where):
     gast.copy_location(stmt, where)
-    for n in gast.walk(stmt):
+    for n in ordered_walk(stmt):
         if isinstance(n, (gast.stmt, gast.expr)):
             gast.copy_location(n, where)
     return stmt

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import gast
 
+from ..astutil import ordered_walk
+
 
 def run(fn_node, ctx):
     """The pass: straight-line redefinitions get fresh names."""
@@ -58,10 +60,10 @@ def compound_assigned(body, in_place=()):
     names = set()
     for stmt in body:
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for node in gast.walk(stmt):
+            for node in ordered_walk(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     names.add(node.id)
-    for node in gast.walk(gast.Module(body, [])):
+    for node in ordered_walk(gast.Module(body, [])):
         if (
             isinstance(node, gast.Assign)
             and isinstance(node.value, gast.Call)

@@ -14,6 +14,8 @@ import operator
 
 import gast
 
+from ..astutil import ordered_walk, walk
+
 _FOLD = {
     gast.Add: operator.add,
     gast.Sub: operator.sub,
@@ -52,7 +54,7 @@ class ConstantFold(gast.NodeTransformer):
         return self.visit(fn_node)
 
     def visit_Assign(self, node):
-        names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+        names = {n.id for n in walk(node) if isinstance(n, gast.Name)}
         self.keep_operands = bool(names & self.mutated)
         self.generic_visit(node)
         self.keep_operands = False
@@ -114,7 +116,7 @@ def _mutated(fn_node):
     """Names whose array is changed in place: ``y = helper(y, ...)`` (``setitem``,
     ``restore_item``, ``add_at``, ...) and augmented assignments ``y += v``, ``y[i] += v``."""
     out = set()
-    for node in gast.walk(fn_node):
+    for node in ordered_walk(fn_node):
         if isinstance(node, gast.AugAssign):
             target = node.target
             while isinstance(target, gast.Subscript):
@@ -132,7 +134,7 @@ def _mutated(fn_node):
             out.add(node.targets[0].id)
     # `u = t; u += g` changes t's array too
     copies = [
-        (node.targets[0].id, node.value.id) for node in gast.walk(fn_node)
+        (node.targets[0].id, node.value.id) for node in ordered_walk(fn_node)
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
         and isinstance(node.value, gast.Name)
     ]

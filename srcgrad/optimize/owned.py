@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import stored
+from ..astutil import ordered_walk, stored
 from ..frontend.source import GENERATED_SOURCE
 
 # Helpers whose result is a new array (or an immutable number).
@@ -162,16 +162,17 @@ class OwnedGradients:
 
     def _bindings(self, body):
         """``(target names, expression whose roots they get)`` for every binding in ``body``."""
-        for node in gast.walk(gast.Module(body, [])):
+        for node in ordered_walk(gast.Module(body, [])):
             if isinstance(node, gast.Assign):
-                targets = [n.id for t in node.targets for n in gast.walk(t)
+                targets = [n.id for t in node.targets for n in ordered_walk(t)
                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
                 yield targets, node.value
             elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
                 # in place for arrays; `d += c` on container cotangents may keep c's arrays
                 yield [node.target.id], node.value
             elif isinstance(node, gast.For):
-                yield [n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)], node.iter
+                target = node.target
+                yield [n.id for n in ordered_walk(target) if isinstance(n, gast.Name)], node.iter
             elif self._grows_local(node):
                 # `stack.append(v)`: the list now holds v
                 yield [node.func.value.id], gast.Tuple(node.args, gast.Load())
@@ -224,7 +225,7 @@ class OwnedGradients:
     def _other(self, node):
         """Anything else (a comprehension, ...): whatever names it reads, or a new value."""
         found = {("new", id(node))}
-        for n in gast.walk(node):
+        for n in ordered_walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 found |= self._expr(n)
         return found

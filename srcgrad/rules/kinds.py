@@ -37,6 +37,8 @@ import types
 import gast
 import numpy as np
 
+from ..astutil import ordered_walk, walk
+
 
 class Kind(str, enum.Enum):
     """What a rule knows about its function; equal to its value as a string."""
@@ -180,7 +182,7 @@ def _elementwise(source, param, namespace):
         expr = expr.args[0]  # summing back to param's shape is the reverse half of broadcasting
     if not _linear_in(expr, "dy", namespace):
         return None
-    for node in gast.walk(expr):
+    for node in ordered_walk(expr):
         if _is_name(node, "dy"):
             node.id = "d" + param
     return expr
@@ -224,7 +226,7 @@ def _calls(node, namespace, name):
 
 
 def _reads(node, name):
-    return any(_is_name(n, name) for n in gast.walk(node))
+    return any(_is_name(n, name) for n in walk(node))
 
 
 def _is_zero(node):

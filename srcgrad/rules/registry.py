@@ -29,6 +29,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..astutil import ordered_walk
 from ..errors import SrcgradError
 from .kinds import Kind, spelling, tangent_expr
 
@@ -74,7 +75,7 @@ class Template:
         nodes = list(self.prelude) + [self.outputs[k] for k in wanted]
         found = set()
         for node in nodes:
-            for n in gast.walk(node):
+            for n in ordered_walk(node):
                 if isinstance(n, gast.Name) and n.id in self.names:
                     binding = self.names[n.id]
                     if binding.role is role:

@@ -27,7 +27,7 @@ import builtins
 import gast
 
 from .. import runtime
-from ..astutil import clone
+from ..astutil import clone, ordered_walk
 from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
@@ -299,7 +299,7 @@ def _rebinds(stmt, pending):
         return False
     target = stmt.targets[0].id
     return any(
-        isinstance(n, gast.Name) and n.id == target for s in pending for n in gast.walk(s)
+        isinstance(n, gast.Name) and n.id == target for s in pending for n in ordered_walk(s)
     )
 
 

@@ -47,7 +47,7 @@ from ..analysis.loops import (
 )
 from ..analysis.shapes import BroadcastShapes
 from ..analysis.updates import in_place_updates
-from ..astutil import clone, param_names, stored
+from ..astutil import clone, ordered_walk, param_names, stored, walk
 from ..emit import naming
 from ..emit.unparse import comment
 from ..normalize.ssa import compound_assigned
@@ -167,7 +167,7 @@ class ReverseAD:
         written = any(
             isinstance(s, gast.Assign) and s.targets[0].id == value.id
             and isinstance(s.value, gast.Call) and getattr(s.value.func, "id", None) in in_place
-            for s in gast.walk(gast.Module(primal, []))
+            for s in ordered_walk(gast.Module(primal, []))
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
         )
         if not written and value.id not in self.assigned_in_control:
@@ -365,7 +365,7 @@ class ReverseAD:
     # --- control flow -------------------------------------------------------------------------
     def _materialize(self, node):
         """Give every adjoint the compound statement touches a variable of its own."""
-        self.adjoints.materialize({n.id for n in gast.walk(node) if isinstance(n, gast.Name)})
+        self.adjoints.materialize({n.id for n in walk(node) if isinstance(n, gast.Name)})
 
     def _enter(self):
         saved = (self.adjoints.inside_control, self.commented_line)

@@ -34,7 +34,7 @@ import gast
 from .. import runtime
 from ..analysis.loops import breaks, iteration_temporaries
 from ..analysis.updates import is_setitem, list_op
-from ..astutil import clone, param_names, store_counts, stored
+from ..astutil import clone, ordered_walk, param_names, store_counts, stored, walk
 from ..emit import naming
 from .nodes import assign, call, name
 
@@ -292,20 +292,20 @@ class Tape:
 
 
 def _markers(stmts):
-    return [n for n in gast.walk(gast.Module(stmts, [])) if isinstance(n, Marker)]
+    return [n for n in ordered_walk(gast.Module(stmts, [])) if isinstance(n, Marker)]
 
 
 def _reads(sweep):
     """The names the adjoint sweep reads, with the indices of the element writes it undoes."""
     read = set()
     for s in sweep:
-        for n in gast.walk(s):
+        for n in ordered_walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 read.add(n.id)
     for marker in _markers(sweep):
         entry = marker.entry
         if marker.restore and entry.kind is Kind.ITEM and entry.var in read:
-            read |= {n.id for n in gast.walk(entry.index) if isinstance(n, gast.Name)}
+            read |= {n.id for n in walk(entry.index) if isinstance(n, gast.Name)}
     return read
 
 

@@ -19,7 +19,7 @@ import inspect
 import gast
 
 from .. import rules
-from ..astutil import clone
+from ..astutil import clone, ordered_walk
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 from ..rules.registry import Role
@@ -50,7 +50,7 @@ def instantiate(template, env, ctx, outputs=None):
     """Statements and ``{output: expression}`` for the requested outputs of ``template``."""
     locals_ = set()
     for stmt in template.prelude:
-        for node in gast.walk(stmt):
+        for node in ordered_walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 locals_.add(node.id)
     subst = _Substitute(template, env, ctx, {n: ctx.namer.fresh(n) for n in locals_})
