@@ -50,7 +50,29 @@ def ordered_walk(tree):
 
 
 def _names(tree, ctx):
-    return [n.id for n in _nodes(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)]
+    """The ids of the names in ``ctx`` in ``tree``, in the order ``_nodes`` meets them: its walk,
+    inlined, that does not descend into a name's context node."""
+    out = []
+    stack = list(tree) if isinstance(tree, list) else [tree]
+    AST, Name = gast.AST, gast.Name
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if node.__class__ is Name:
+            if isinstance(node.ctx, ctx):
+                out.append(node.id)
+            if node.annotation is not None:
+                push(node.annotation)
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for v in value:
+                    if isinstance(v, AST):
+                        push(v)
+            elif isinstance(value, AST):
+                push(value)
+    return out
 
 
 def param_names(fn_node, packed=False):
@@ -113,7 +135,5 @@ def local_names(fn_node):
         if packed is not None:
             names.add(packed.id)
     names.update(a.id for a in fn_node.args.posonlyargs)
-    for node in _nodes(fn_node):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            names.add(node.id)
+    names.update(_names(fn_node, (gast.Store, gast.Del)))
     return names
