@@ -14,7 +14,7 @@ import operator
 
 import gast
 
-from ..astutil import ordered_walk, walk
+from ..astutil import walk
 
 _FOLD = {
     gast.Add: operator.add,
@@ -116,7 +116,7 @@ def _mutated(fn_node):
     """Names whose array is changed in place: ``y = helper(y, ...)`` (``setitem``,
     ``restore_item``, ``add_at``, ...) and augmented assignments ``y += v``, ``y[i] += v``."""
     out = set()
-    for node in ordered_walk(fn_node):
+    for node in walk(fn_node):
         if isinstance(node, gast.AugAssign):
             target = node.target
             while isinstance(target, gast.Subscript):
@@ -134,7 +134,7 @@ def _mutated(fn_node):
             out.add(node.targets[0].id)
     # `u = t; u += g` changes t's array too
     copies = [
-        (node.targets[0].id, node.value.id) for node in ordered_walk(fn_node)
+        (node.targets[0].id, node.value.id) for node in walk(fn_node)
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
         and isinstance(node.value, gast.Name)
     ]
