@@ -328,7 +328,7 @@ def _new_cast(call, copy_position):
 def _integer_lists(fn_node):
     """Names bound only to list literals of integers (``[0, 1, 2]``, an index that copies)."""
     kinds = {}
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             v = n.value
             ok = isinstance(v, gast.List) and bool(v.elts) and all(
@@ -336,7 +336,7 @@ def _integer_lists(fn_node):
             )
             kinds.setdefault(n.targets[0].id, []).append(ok)
         elif isinstance(n, (gast.For, gast.AugAssign)):
-            for t in gast.walk(n.target):
+            for t in ordered_walk(n.target):
                 if isinstance(t, gast.Name):
                     kinds.setdefault(t.id, []).append(False)
     return {name for name, flags in kinds.items() if all(flags)}

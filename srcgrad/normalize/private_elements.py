@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import gast
 
+from ..astutil import ordered_walk
+
 
 def private_elements(fn_node, owning, setitem, append, item_written):
     return _PrivateElements(owning, setitem, append, item_written).run(fn_node)
@@ -31,12 +33,12 @@ class _PrivateElements:
 
     def run(self, fn_node):
         self.assigned = {}
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 self.assigned.setdefault(n.targets[0].id, []).append(n.value)
         self.lists = self._fresh_lists()
         allowed, taken, loads = set(), {}, {}
-        for n in gast.walk(fn_node):
+        for n in ordered_walk(fn_node):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 self._allow(n.value, n.targets[0].id, allowed, taken)
             elif _is_len(n):
