@@ -280,7 +280,7 @@ class CopyBeforeWrite:
     def _shape_reads(self, fn_node):
         """ids of the names that srcgrad's helpers read only for their shape."""
         out = set()
-        for node in gast.walk(fn_node):
+        for node in walk(fn_node):
             if not isinstance(node, gast.Call):
                 continue
             fn = self.ctx.namespace.resolve(node.func, self.ctx.local_names)

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis import activity, casts
-from ..astutil import clone, ordered_walk
+from ..astutil import clone, ordered_walk, walk
 from ..emit import naming
 from ..runtime import writes as run_writes
 
@@ -200,9 +200,9 @@ class DynamicWrites:
         set closed under ``_inexact``. An argument is never known floating: a differentiated
         one may be given as integers or booleans (API.md), and NumPy truncates a write into (a copy
         of) it, so such a write gets the run-time check too."""
-        plain = {id(n.targets[0]) for n in gast.walk(fn_node) if isinstance(n, gast.Assign)}
+        plain = {id(n.targets[0]) for n in walk(fn_node) if isinstance(n, gast.Assign)}
         other = {
-            n.id for n in gast.walk(fn_node)
+            n.id for n in walk(fn_node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in plain
         }
         params = {a.id for a in fn_node.args.args}
