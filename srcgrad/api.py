@@ -101,15 +101,21 @@ def _key(f, mode, wrt, options):
     """The cache key of a transform of ``f``, and the objects that keep its ids meaningful.
 
     Code objects compare equal across modules when their bodies match, so identity is used: the
-    code object, the globals it reads and its closure cells. Holding them in the cache entry keeps
-    their ids from being reused by other objects.
+    code object, the globals it reads, its closure cells and its default values. Holding them in
+    the cache entry keeps their ids from being reused by other objects.
     """
     code = getattr(f, "__code__", None)
     cells = tuple(getattr(f, "__closure__", None) or ())
     globals_ = getattr(f, "__globals__", None)
+    # defaults are values of this function object (lambdas made in a loop share their code)
+    defaults = tuple(getattr(f, "__defaults__", None) or ())
+    kwdefaults = tuple((getattr(f, "__kwdefaults__", None) or {}).items())
     ident = id(code) if code is not None else id(f)
-    key = (ident, id(globals_), tuple(id(c) for c in cells), mode, _hashable(wrt), options)
-    return key, (code if code is not None else f, globals_, cells)
+    key = (
+        ident, id(globals_), tuple(id(c) for c in cells), tuple(id(d) for d in defaults),
+        tuple((k, id(v)) for k, v in kwdefaults), mode, _hashable(wrt), options,
+    )
+    return key, (code if code is not None else f, globals_, cells, defaults, kwdefaults)
 
 
 def _hashable(wrt):

@@ -36,6 +36,7 @@ from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
 from .errors import SrcgradError
+from .frontend.default_values import bind_default_values
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
 from .normalize import (
@@ -82,7 +83,8 @@ class Stage:
 
 
 def _bind_names(node, ctx):
-    """Not a tree pass: the namespace, the namer and the local names of the checked function."""
+    """The namespace, the namer and the local names of the checked function; its defaults bound
+    to the values ``def`` computed (frontend/default_values.py)."""
     ctx.local_names = local_names(node)
     taken = ctx.local_names | {n.id for n in walk(node) if isinstance(n, gast.Name)}
     # the closure variables of the function are bound in the generated one under their names
@@ -91,7 +93,7 @@ def _bind_names(node, ctx):
     taken |= set(code.co_freevars) if code is not None else set()
     ctx.namer = Namer(taken | {node.name})
     ctx.namespace = Namespace(ctx.fn)
-    return node
+    return bind_default_values(node, ctx, ctx.fn, ctx.namespace)
 
 
 NORMALIZE = (

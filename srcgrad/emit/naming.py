@@ -60,6 +60,7 @@ CELL_OF = "cell_of_{}"  # the closure cell of ``x`` in an inlined helper, read b
 LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
 LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
 SHAPE = "{}_shape"  # a view holding only the shape of ``x``
+DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` computed it
 # NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only

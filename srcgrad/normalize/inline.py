@@ -31,6 +31,7 @@ from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, local_names, ordered_walk, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
+from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from .anf import ANF, in_place_helpers
@@ -109,6 +110,8 @@ class InlineCalls:
             return None
         node, namespace, location, fn = found
         node = _copy(node)
+        if fn is not None:
+            bind_default_values(node, self.ctx, fn)
         target = stmt.targets[0].id
         lineno = stmt.lineno
 
