@@ -449,3 +449,20 @@ def shuffles_an_index(x):
 
 def test_an_opaque_call_on_values_without_gradient_runs():
     check_grad(shuffles_an_index, (X3.copy(),))
+
+
+def _sorts_argument(x):
+    x.sort()
+    return np.sum(np.tanh(x) * np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+def test_hvp_of_sorting_an_argument_in_place_is_not_permuted():
+    # found by the random programs: the tangent of the pre-sort values aliased the argument's
+    # tangent, which the sort then wrote into, so the hvp came out permuted
+    x = np.array([0.3, -0.2, 0.9, 0.1])
+    gradient = srcgrad.grad(_sorts_argument)
+    for v in np.eye(4):
+        h = 1e-5
+        expected = (gradient(x + h * v) - gradient(x - h * v)) / (2 * h)
+        got = srcgrad.hvp(_sorts_argument)(x.copy(), v)
+        np.testing.assert_allclose(got, expected, atol=1e-6)

@@ -47,6 +47,7 @@ defrule(
     jvp={"v": "written_grad(dv, dtype)"}, namespace=NS,
 )
 linear(ir.written_grad, "g, dtype", vjp={"g": "written_grad(dy, dtype)"}, namespace=NS)
-# `array_only(a, what)` is `a` (or an error for a list): the identity; its tangent passes
-# through unchecked (written: a derived call would check the tangent again).
-linear(ir.array_only, "a, what", vjp={"a": "dy"}, jvp={"a": "da"}, namespace=NS)
+# `array_only(a, what)` is a copy of `a` (or an error for a list): linear; its tangent is the
+# derived `array_only(da, what)`, a copy too, so a later write into the tangent of `a` cannot
+# reach it (the tangent passed through as `da` made hvp of `x.sort()` on an argument permuted).
+linear(ir.array_only, "a, what", vjp={"a": "dy"}, namespace=NS)

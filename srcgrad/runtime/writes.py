@@ -283,12 +283,15 @@ def written_grad(g, dtype):
 
 
 def array_only(a, what):
-    """``a``, an array sorted in place by ``what`` (``xs.sort()``); a list or tuple there is
-    refused: srcgrad rewrote the call as an array's, not knowing the argument's type."""
+    """A copy of ``a``, an array sorted in place by ``what`` (``xs.sort()``); a list or tuple
+    there is refused: srcgrad rewrote the call as an array's, not knowing the argument's type.
+
+    A copy, not ``a`` itself: the sort then writes into ``a``, and the permutation (and, at
+    second order, its tangent) must be read from the values before the write."""
     if isinstance(a, (list, tuple)):
         raise UnsupportedCaseError(
             f"srcgrad differentiates `{what}` of an array, and it was given a "
             f"{type(a).__name__}; write `{what.split('.')[0]} = np.{what.split('.')[1][:-2]}"
             f"({what.split('.')[0]})` instead, or pass an array"
         )
-    return a
+    return np.array(a, copy=True)
