@@ -120,7 +120,7 @@ MAX_COMPLEXITY = 20  # radon's grade C at most
 
 
 def test_no_function_is_more_complex_than_grade_c():
-    radon = pytest.importorskip("radon.complexity")  # in the dev extra
+    radon = pytest.importorskip("radon.complexity")  # in the test extra
     too_complex = set()
     for path in MODULES:
         for block in radon.cc_visit(path.read_text()):
