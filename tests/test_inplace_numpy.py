@@ -420,8 +420,8 @@ def recursion_for_effect(x, n=2):
 
 REFUSED = [
     (recursion_for_effect, "a call of `recursion_for_effect` whose result is not used"),
-    (shuffles, "`np.random.shuffle` given `y`, which carries gradient: it has neither a rule"),
-    (unknown_call_result_unused, "`np.random.shuffle` given `y`, which carries gradient"),
+    (shuffles, r"`np.random.shuffle\(y\)` changes `y` in place; write `y = np.random.permutatio"),
+    (unknown_call_result_unused, r"`np.random.shuffle\(y\)` changes `y` in place"),
     (unknown_method, r"the method `.resize\(\)` of `y`"),
     (unknown_method_result_used, r"the method `.resize\(\)`"),
     (power_at, r"`np.power.at` \(srcgrad differentiates the `.at` of add"),

@@ -248,6 +248,10 @@ def _power(x, n):
 def recursion(x):
     return _power(x, 3)
 
+def draws(x):
+    rng = np.random.default_rng(0)
+    return np.sum((x + 0.5 * rng.normal(size=4)) ** 2 + x[rng.permutation(4)] * x)
+
 def lambdas(x):
     sq = lambda t: t * t
     def cube(t):
@@ -350,7 +354,7 @@ M22 = np.array([[0.3, -0.6], [0.9, 0.4]])
 WORKS = [
     ("assignments", (V4,)), ("deleted", (V4,)), ("operators", (V4,)), ("branches", (V4,)),
     ("loops", (V4,)), ("while_jumps", (V4,)), ("calls", (V4,)), ("recursion", (0.7,)),
-    ("lambdas", (V4,)), ("containers", ((V4, V4 * 2.0),)),
+    ("draws", (V4,)), ("lambdas", (V4,)), ("containers", ((V4, V4 * 2.0),)),
     ("dict_arg", ({"w": V4, "b": V4 + 1.0},)), ("lists", (V4,)), ("reads", (M22,)),
     ("writes", (V4,)), ("writes_argument", (V4,)), ("methods", (M22,)),
     ("reshape_spread", (V4,)), ("builtins", (V4,)), ("alias_augment", (V4,)),

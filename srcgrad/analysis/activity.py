@@ -68,6 +68,8 @@ class Activity:
             raise self._no_rule(op, stmt)
         if op.kind == "unknown":
             given = [_name(a) for a in op.operands() if _name(a) in varying]
+            if given and op.refused:  # a call srcgrad knows better than "unknown"
+                raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
             if given:  # its result carries no gradient, but it may change what it is given
                 raise self._may_write(op, given[0])
         if op.kind != "rule" or not is_active:
@@ -91,6 +93,8 @@ class Activity:
         )
 
     def _no_rule(self, op, stmt):
+        if op.refused:
+            return self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
         fn = op.func
         name = dotted(op.node.func) if isinstance(op.node, gast.Call) else repr(fn)
         location = self.classifier.location

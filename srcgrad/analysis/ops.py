@@ -24,6 +24,7 @@ from .. import rules, runtime, transforms
 from ..astutil import index_value
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
+from ..rules import random_draws
 from ..rules.derived import derived_rule, recursive_rule
 from . import casts
 
@@ -168,6 +169,8 @@ class OpClassifier:
         args = list(node.args)
         if isinstance(func, gast.Attribute) and self._is_local(func.value):
             fn = METHODS.get(func.attr)
+            if fn is None and func.attr in random_draws.METHODS:
+                return self._draw(node, func.value.id, func.attr, [func.value])
             if fn is None:
                 raise self.location.error(
                     UnsupportedSyntaxError, func, f"srcgrad does not support the method "
@@ -189,7 +192,21 @@ class OpClassifier:
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: "
                     f"the callee must be a global, a closure variable or a builtin"
                 )
+            if random_draws.is_draw(fn) and rules.lookup(fn) is None:
+                owner = dotted(func.value) if isinstance(func, gast.Attribute) else "rng"
+                return self._draw(node, owner, fn.__name__, [])
         return self._rule_op(fn, args, node.keywords, node)
+
+    def _draw(self, node, owner, method, receiver):
+        """A random draw (``rules/random_draws.py``): its values carry no gradient, and an
+        operand that carries gradient is refused with the spelling that differentiates."""
+        operands = receiver + list(node.args) + [k.value for k in node.keywords]
+        if method == "shuffle" and node.args:
+            refused = random_draws.shuffle_refusal(owner, dotted(node.args[0]))
+        else:
+            refused = random_draws.refusal(owner, method)
+        return Op("unknown", args={str(i): a for i, a in enumerate(operands)}, node=node,
+                  refused=refused)
 
     def _derived_callee(self, node):
         """``grad(g, wrt=1)`` called in place: the function it derives, generated now.

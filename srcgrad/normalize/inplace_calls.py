@@ -39,6 +39,7 @@ from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
+from ..rules import random_draws
 from ..runtime import writes as ir
 
 # Array methods that write into the array they are called on, and the NumPy function computing
@@ -204,6 +205,14 @@ class InPlaceCalls:
             ind, v, mode = self._bind(call, f"{owner.id}.put", ("indices", "values", "mode"), 2)
             return self._put(owner, ind, v, mode, target)
         fn = METHODS.get(attr)
+        if fn is None and attr in random_draws.METHODS:
+            if attr == "shuffle":
+                shuffled = _dotted(call.args[0]) if call.args else "x"
+                raise self.ctx.location.error(
+                    UnsupportedSyntaxError, call, random_draws.shuffle_refusal(owner.id, shuffled)
+                )
+            # a draw whose numbers are not used still advances the generator: it runs
+            return None if target is not None else [_assign(self._fresh(naming.UNUSED), call)]
         if fn is None:
             if target is not None:
                 return None  # the classifier refuses a method it does not know
