@@ -42,6 +42,8 @@ SEQ = "seq"  # the sequence a `for` loop runs over
 INDEX = "i"  # the index of a `for` loop over a sequence
 RESULT, RETURNED = "result", "returned"  # the value and flag of an early return
 DISCARD = "_"  # a value computed for its effect only
+BROKE = "broke"  # whether a loop with an `else` left by `break` (normalize/sugar.py)
+JOINED = "_".join  # the value a nested target `(a, b)` unpacks, named after its parts: `a_b`
 # the reverse sweep
 TRIPS = "trips"  # a loop's iteration count
 LOOP_SAVED = "loop_saved"  # the stack a loop pushes its values on

@@ -24,6 +24,7 @@ import gast
 
 from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
 from ..errors import UnsupportedSyntaxError
+from . import sugar
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
@@ -46,7 +47,9 @@ UNSUPPORTED = {
     gast.Lambda: "a lambda",
     gast.SetComp: "a set comprehension",
     gast.DictComp: "a dict comprehension",
-    gast.NamedExpr: "an assignment expression (`:=`)",
+    gast.NamedExpr: "an assignment expression (`:=`) that is evaluated only sometimes (inside "
+    "a lambda, a comprehension, or the right side of `and`/`or`/`if`-`else`); assign it on a line "
+    "of its own before",
     gast.Starred: "a starred expression",
     gast.JoinedStr: "an f-string",
     gast.Set: "a set",
@@ -104,6 +107,7 @@ class CheckSupported(gast.NodeVisitor):
         }
 
     def run(self, fn_node):
+        fn_node = sugar.run(fn_node)
         args = fn_node.args
         if args.kwarg is not None and not self.inlined:
             raise self._error(args.kwarg, "`**kwargs` parameters")
@@ -194,6 +198,8 @@ class CheckSupported(gast.NodeVisitor):
             raise self._error(node.orelse[0], "`for ... else`")
         target = node.target
         names = target.elts if isinstance(target, gast.Tuple) else [target]
+        if sugar.enumerate_zip(node):
+            names = [names[0], *names[1].elts]
         if not all(isinstance(t, gast.Name) for t in names):
             raise self._error(target, "a loop target that is not a name or a tuple of names")
         self.generic_visit(node)

@@ -21,6 +21,8 @@ through a container that another name may hold (they count as list writes there)
 
 from __future__ import annotations
 
+import itertools
+
 import gast
 import numpy as np
 
@@ -36,7 +38,10 @@ MUTATORS = (
 )
 READERS = {"keys": "dict_keys", "values": "dict_values", "items": "dict_items",
            "get": "dict_get", "index": "list_index", "count": "list_count"}
-ITERATORS = (np.ndindex, np.nditer)
+ITERATORS = (
+    np.ndindex, np.nditer, itertools.product, itertools.combinations, itertools.permutations,
+    itertools.combinations_with_replacement,
+)
 
 
 def run(fn_node, ctx):
@@ -222,7 +227,11 @@ class ContainerMethods:
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in (
             "enumerate", "zip"
         ) and it.func.id not in self.locals:
-            it.args = [self._sequence(a, pre, loop) for a in it.args]
+            if it.func.id == "enumerate" and it.args and _zip_call(it.args[0], self.locals):
+                zipped = it.args[0]
+                zipped.args = [self._sequence(a, pre, loop) for a in zipped.args]
+            else:
+                it.args = [self._sequence(a, pre, loop) for a in it.args]
         elif not (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
                   and it.func.id in ("range", "reversed") and it.func.id not in self.locals):
             loop.iter = self._sequence(it, pre, loop)
@@ -248,6 +257,11 @@ class ContainerMethods:
             fn = self.ctx.namespace.resolve(it.func, self.locals)
             return any(fn is f for f in ITERATORS)
         return False
+
+
+def _zip_call(node, locals_):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "zip" and "zip" not in locals_)
 
 
 class _Readers(gast.NodeTransformer):

@@ -179,25 +179,28 @@ class DesugarControl:
         if _is_enumerate(it, self.locals) and isinstance(target, gast.Tuple):
             if len(target.elts) != 2:
                 return [loop]
-            seq = self._sequence(it.args[0], pre, loop.body)
             counter, item = target.elts
             start = it.args[1] if len(it.args) > 1 else (
                 it.keywords[0].value if it.keywords else None
             )
             count = _name(index) if start is None else gast.BinOp(_name(index), gast.Add(), start)
             reads.append(gast.Assign([counter], count, None))
-            reads.append(gast.Assign([item], self._item(seq, index), None))
-            bound = _call("len", _name(seq))
+            if isinstance(item, gast.Tuple):  # for i, (a, b) in enumerate(zip(xs, ys))
+                seqs = [self._sequence(a, pre, loop.body) for a in it.args[0].args]
+                for t, seq in zip(item.elts, seqs):
+                    reads.append(gast.Assign([t], self._item(seq, index), None))
+                bound = self._shortest(seqs)
+            else:
+                seq = self._sequence(it.args[0], pre, loop.body)
+                reads.append(gast.Assign([item], self._item(seq, index), None))
+                bound = _call("len", _name(seq))
         elif self._builtin_call(it, "zip") and isinstance(target, gast.Tuple):
             if len(it.args) != len(target.elts):
                 return [loop]
             seqs = [self._sequence(a, pre, loop.body) for a in it.args]
             for t, seq in zip(target.elts, seqs):
                 reads.append(gast.Assign([t], self._item(seq, index), None))
-            lens = [_call("len", _name(s)) for s in seqs]
-            bound = lens[0]
-            for other in lens[1:]:
-                bound = _call("min", bound, other)
+            bound = self._shortest(seqs)
         else:
             if self._builtin_call(it, "reversed") and len(it.args) == 1:
                 # reversed(xs) is xs[::-1], which ranges, lists and arrays all index and measure
@@ -211,6 +214,15 @@ class DesugarControl:
         new = gast.For(_name(index, gast.Store()), header, reads + loop.body, loop.orelse, None)
         gast.copy_location(new, loop)
         return pre + [new]
+
+    @staticmethod
+    def _shortest(seqs):
+        """``len`` of the shortest of ``seqs`` (names), where ``zip`` stops."""
+        lens = [_call("len", _name(s)) for s in seqs]
+        bound = lens[0]
+        for other in lens[1:]:
+            bound = _call("min", bound, other)
+        return bound
 
     @staticmethod
     def _item(seq, index):

@@ -1,0 +1,384 @@
+"""Everyday syntax written in the few forms the later passes know; the first step of ``check``.
+
+Requires: a parsed function (the differentiated one, a helper to inline, a local function).
+Guarantees: every assignment has one target, a name, an indexed name or a tuple of names (a
+nested or indexed part of a tuple target is unpacked into a fresh name first, the right-hand
+side evaluated once, before any part is written); loop targets are names or tuples of names
+(comprehensions read a nested part by index); loops have no ``else``; ``:=`` is gone from every
+place it is evaluated unconditionally (the condition of a ``while`` too); after a branch that
+always ends in ``raise``, its ``else`` is no branch (it is the only way on). What stays
+(``:=`` inside a lambda, a comprehension or the right side of ``and``/``or``/``if``-``else``) is
+refused by ``CheckSupported``.
+
+    (c, d), e = v              ->   c_d, e = v
+                                    c, d = c_d
+    a = b = f(x)               ->   a = f(x)
+                                    b = a
+    for v in xs:                    broke = False
+        if v > m:                   for v in xs:
+            break              ->       if v > m:
+    else:                                   broke = True
+        s = 0.0                             break
+                                    if not broke:
+                                        s = 0.0
+    if (n := len(x)) > 2:      ->   n = len(x)
+                                    if n > 2:
+    if x.ndim != 1:                 if x.ndim != 1:
+        raise ValueError("1-D") ->      raise ValueError("1-D")
+    else:                           y = x * 2.0
+        y = x * 2.0
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..astutil import clone, walk
+from ..emit import naming
+from ..emit.naming import Namer
+
+_COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
+
+
+def run(fn_node):
+    """The step: ``fn_node`` with its everyday syntax in the supported forms (see above)."""
+    return Sugar(fn_node).run(fn_node)
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
+
+
+def _store(name):
+    return gast.Name(name, gast.Store(), None, None)
+
+
+def _located(stmt, where):
+    for n in walk(stmt):
+        if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, where)
+    return stmt
+
+
+class Sugar:
+    def __init__(self, fn_node):
+        self.namer = Namer({n.id for n in walk(fn_node) if isinstance(n, gast.Name)}
+                           | {fn_node.name})
+
+    def run(self, fn_node):
+        fn_node.body = self.block(fn_node.body)
+        for n in walk(fn_node):
+            if isinstance(n, _COMPREHENSIONS):
+                self._comprehension_targets(n)
+        return fn_node
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.statement(s))
+        return _raising_branches(out)
+
+    def statement(self, s):
+        if isinstance(s, gast.FunctionDef):
+            return [s]
+        pre = []
+        if isinstance(s, gast.While):
+            return self._while(s)
+        for field in ("value", "test", "iter"):
+            value = getattr(s, field, None)
+            if isinstance(value, gast.expr):
+                setattr(s, field, _Walrus(self, pre, s).hoist(value))
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                setattr(s, field, self.block(inner))
+        if isinstance(s, gast.Try):
+            for handler in s.handlers:
+                handler.body = self.block(handler.body)
+        if isinstance(s, gast.Assign):
+            return pre + self._assign(s)
+        if isinstance(s, gast.For):
+            return pre + self._for(s)
+        return pre + [s]
+
+    # --- assignments -----------------------------------------------------------------------
+    def _assign(self, s):
+        """One target per assignment, each a name, an indexed name or a tuple of names."""
+        if len(s.targets) == 1:
+            return self._split(s)
+        first, rest = s.targets[0], s.targets[1:]
+        if isinstance(first, gast.Name):
+            # `a = b = v` is `a = v; b = a`: both hold the one value, as in Python
+            s.targets = [first]
+            out = self._split(s)
+            source = first.id
+        else:
+            source = self.namer.fresh(naming.PACKED)
+            out = [_located(gast.Assign([_store(source)], s.value, None), s)]
+            out += self._split(_located(gast.Assign([first], _load(source), None), s))
+        for t in rest:
+            out += self._split(_located(gast.Assign([t], _load(source), None), s))
+        return out
+
+    def _split(self, s):
+        target = s.targets[0]
+        if isinstance(target, gast.List):
+            target = s.targets[0] = gast.copy_location(gast.Tuple(target.elts, gast.Store()),
+                                                       target)
+        if not isinstance(target, gast.Tuple) or any(
+            isinstance(e, gast.Starred) for e in target.elts
+        ):
+            return [s]
+        later = []
+        for i, e in enumerate(target.elts):
+            if isinstance(e, gast.Name):
+                continue
+            part = self.namer.fresh(naming.JOINED(_target_names(e)) or naming.PACKED)
+            target.elts[i] = gast.copy_location(_store(part), e)
+            later += self._split(_located(gast.Assign([e], _load(part), None), s))
+        return [s] + later
+
+    # --- loops -----------------------------------------------------------------------------
+    def _for(self, s):
+        target = s.target
+        if isinstance(target, gast.List):
+            target = s.target = gast.copy_location(gast.Tuple(target.elts, gast.Store()), target)
+        if isinstance(target, gast.Tuple) and not all(
+            isinstance(e, gast.Name) for e in target.elts
+        ) and not any(isinstance(e, gast.Starred) for e in target.elts) and not enumerate_zip(s):
+            part = self.namer.fresh(naming.JOINED(_target_names(target)) or naming.PACKED)
+            unpack = _located(gast.Assign([target], _load(part), None), s)
+            s.target = gast.copy_location(_store(part), target)
+            s.body = self._split(unpack) + s.body
+        return self._else(s)
+
+    def _while(self, s):
+        s.body = self.block(s.body)
+        s.orelse = self.block(s.orelse)
+        pre = []
+        test = _Walrus(self, pre, s).hoist(s.test)
+        stmts = self._else(s)  # the loop's own breaks set the flag; the one added below does not
+        if pre:
+            # `while (n := f()) > 0:` assigns before every test: `while True:` with the
+            # assignments and the test first in the body; failing the test is a plain `break`,
+            # so an `else` block runs then, as in Python
+            fail = _located(gast.If(gast.UnaryOp(gast.Not(), test), [gast.Break()], []), s)
+            s.body = pre + [fail] + s.body
+            test = gast.Constant(True, None)
+        s.test = test
+        return stmts
+
+    def _else(self, loop):
+        """``for``/``while`` ... ``else``: the ``else`` block after the loop, run unless the loop
+        left by one of its own ``break`` statements (a flag set just before each)."""
+        orelse, loop.orelse = loop.orelse, []
+        if not orelse:
+            return [loop]
+        if not _own_breaks(loop.body):
+            return [loop] + orelse
+        flag = self.namer.fresh(naming.BROKE)
+        loop.body = _flag_breaks(loop.body, flag, loop)
+        init = _located(gast.Assign([_store(flag)], gast.Constant(False, None), None), loop)
+        after = _located(gast.If(gast.UnaryOp(gast.Not(), _load(flag)), orelse, []), orelse[0])
+        return [init, loop, after]
+
+    # --- comprehensions --------------------------------------------------------------------
+    def _comprehension_targets(self, comp):
+        """``for i, (a, b) in ...`` in a comprehension: the pair is one name, ``a`` and ``b``
+        read it by index in the element, the conditions and the later generators."""
+        for k, gen in enumerate(comp.generators):
+            target = gen.target
+            if not isinstance(target, gast.Tuple) or all(
+                isinstance(e, gast.Name) for e in target.elts
+            ) or enumerate_zip(gen):
+                continue
+            reads = {}
+            if isinstance(target, gast.Tuple) and any(
+                isinstance(e, gast.Starred) for e in walk(target)
+            ):
+                continue
+            for i, e in enumerate(target.elts):
+                if isinstance(e, gast.Name):
+                    continue
+                part = self.namer.fresh(naming.JOINED(_target_names(e)) or naming.PACKED)
+                target.elts[i] = gast.copy_location(_store(part), e)
+                _index_reads(e, _load(part), reads)
+            later = comp.generators[k + 1:]
+            if any(n in reads for g in later for n in _target_names(g.target)):
+                continue
+            replace = _Substitute(reads)
+            gen.ifs = [replace.visit(t) for t in gen.ifs]
+            for g in later:
+                g.iter = replace.visit(g.iter)
+                g.ifs = [replace.visit(t) for t in g.ifs]
+            for part in ("elt", "key", "value"):
+                if hasattr(comp, part):
+                    setattr(comp, part, replace.visit(getattr(comp, part)))
+
+
+def enumerate_zip(loop):
+    """``for i, (a, b) in enumerate(zip(xs, ys))`` (a loop or a comprehension's generator):
+    ``normalize/control.py`` indexes each sequence itself."""
+    target, it = loop.target, loop.iter
+    return (
+        isinstance(target, gast.Tuple) and len(target.elts) == 2
+        and isinstance(target.elts[0], gast.Name) and isinstance(target.elts[1], gast.Tuple)
+        and all(isinstance(e, gast.Name) for e in target.elts[1].elts)
+        and _named_call(it, "enumerate") and len(it.args) == 1
+        and _named_call(it.args[0], "zip")
+        and len(it.args[0].args) == len(target.elts[1].elts)
+        and not any(isinstance(a, gast.Starred) for a in it.args[0].args)
+    )
+
+
+def _named_call(node, name):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == name and not node.keywords)
+
+
+def _target_names(target):
+    return [n.id for n in walk_in_order(target) if isinstance(n, gast.Name)]
+
+
+def walk_in_order(node):
+    """The nodes of ``node`` depth first, in source order."""
+    yield node
+    for child in gast.iter_child_nodes(node):
+        yield from walk_in_order(child)
+
+
+def _index_reads(target, whole, reads):
+    """``reads[name]``: the expression ``whole[i][j]...`` each name of ``target`` unpacks to."""
+    if isinstance(target, gast.Name):
+        reads[target.id] = whole
+        return
+    for i, e in enumerate(target.elts):
+        item = gast.Subscript(clone(whole), gast.Constant(i, None), gast.Load())
+        _index_reads(e, item, reads)
+
+
+class _Substitute(gast.NodeTransformer):
+    def __init__(self, reads):
+        self.reads = reads
+
+    def visit_Name(self, node):
+        if node.id in self.reads and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(clone(self.reads[node.id]), node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+
+def _own_breaks(stmts):
+    """Whether a loop body has a ``break`` of its own (not one of a nested loop's)."""
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, (gast.For, gast.While, gast.FunctionDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            if _own_breaks(getattr(s, field, None) or []):
+                return True
+        if isinstance(s, gast.Try) and any(_own_breaks(h.body) for h in s.handlers):
+            return True
+    return False
+
+
+def _flag_breaks(stmts, flag, loop):
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            out.append(_located(gast.Assign([_store(flag)], gast.Constant(True, None), None), s))
+            out.append(s)
+            continue
+        if not isinstance(s, (gast.For, gast.While, gast.FunctionDef)):
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list):
+                    setattr(s, field, _flag_breaks(inner, flag, loop))
+            if isinstance(s, gast.Try):
+                for h in s.handlers:
+                    h.body = _flag_breaks(h.body, flag, loop)
+        out.append(s)
+    return out
+
+
+def _always_raises(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Raise):
+        return True
+    return isinstance(last, gast.If) and _always_raises(last.body) and _always_raises(last.orelse)
+
+
+def _raising_branches(stmts):
+    """After an ``if`` whose one branch always raises, the other branch is no branch: its
+    statements follow the ``if`` (the test is negated when it is the first branch that goes on).
+    Statements after a ``raise`` never run and go."""
+    out = []
+    for s in stmts:
+        out.append(s)
+        if isinstance(s, gast.Raise):
+            break
+        if not isinstance(s, gast.If) or not s.orelse:
+            continue
+        if _always_raises(s.body):
+            rest, s.orelse = s.orelse, []
+            out.extend(rest)
+        elif _always_raises(s.orelse):
+            rest, s.body = s.body, s.orelse
+            s.orelse = []
+            s.test = gast.copy_location(gast.UnaryOp(gast.Not(), s.test), s.test)
+            out.extend(rest)
+    return out
+
+
+class _Walrus(gast.NodeTransformer):
+    """``(n := v)`` where it is evaluated unconditionally: ``n = v`` before the statement and
+    ``n`` in its place. Not when the statement reads ``n`` before the ``:=`` in source order."""
+
+    def __init__(self, owner, pre, stmt):
+        self.owner = owner
+        self.pre = pre
+        self.stmt = stmt
+
+    def hoist(self, expr):
+        if not any(isinstance(n, gast.NamedExpr) for n in walk(expr)):
+            return expr
+        self.expr = expr
+        return self.visit(expr)
+
+    def visit_NamedExpr(self, node):
+        node.value = self.visit(node.value)
+        name = node.target.id
+        if self._read_before(name, node):
+            return node
+        self.pre.append(_located(gast.Assign([_store(name)], node.value, None), node))
+        return gast.copy_location(_load(name), node)
+
+    def _read_before(self, name, node):
+        here = (node.lineno, node.col_offset)
+        return any(
+            isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+            and (n.lineno, n.col_offset) < here
+            for n in walk(self.expr)
+        )
+
+    def visit_BoolOp(self, node):
+        node.values[0] = self.visit(node.values[0])
+        return node
+
+    def visit_IfExp(self, node):
+        node.test = self.visit(node.test)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def _comprehension(self, node):
+        node.generators[0].iter = self.visit(node.generators[0].iter)
+        return node
+
+    visit_ListComp = visit_GeneratorExp = visit_SetComp = visit_DictComp = _comprehension
