@@ -10,6 +10,7 @@ passes read, each set by the stage that computes it:
     derivative      guard      where the staleness guard finds the compiled function
     ops, active     activity   each statement's operation; the variables derivatives flow through
     out_name        transform  the derived function's name
+    rest_layout     functional a derivative's ``*rest`` undone: optional, trailing parameters
     defaults        transform  the parameter defaults the transform dropped with a new parameter
     assigned_in_control  reverse  variables assigned inside an ``if`` or loop (and trip counters)
     shape_sets, adjoint_names  reverse  symbolic broadcast shapes; each variable's adjoint name
@@ -63,6 +64,7 @@ class Context:
     helpers: dict = field(default_factory=dict)
     ops: dict = field(default_factory=dict)
     active: set = field(default_factory=set)
+    rest_layout: object = None  # normalize/functional.py's RestLayout
     out_name: str = None
     defaults: list = field(default_factory=list)
     assigned_in_control: set = field(default_factory=set)

@@ -22,6 +22,7 @@ through ``written`` (``normalize/integer_writes.py``), and activity is analysed 
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -71,7 +72,11 @@ def _optimizing(ctx):
 
 
 def _trailing_defaults(ctx):
-    return ctx.mode in TRAILING_MODES and bool(ctx.defaults)
+    """A trailing parameter follows the optional ones, and a ``*args`` (transform/defaults.py)."""
+    code = getattr(ctx.fn, "__code__", None)
+    varargs = code is not None and bool(code.co_flags & inspect.CO_VARARGS)
+    layout = ctx.rest_layout is not None
+    return ctx.mode in TRAILING_MODES and (bool(ctx.defaults) or varargs or layout)
 
 
 @dataclass(frozen=True)

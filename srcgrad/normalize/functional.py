@@ -6,19 +6,82 @@ it: ``add_at(acc, i, g)`` becomes ``add(acc, getitem_grad(g, acc, i))``, ``zero_
 zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(copy_array(y), i, v)``
 it is, into a copy.
 First-order code keeps the fast in-place forms; only code that is differentiated again pays.
+A derivative's optional parameters, bound from ``*rest`` at its start, become plain parameters
+again (``plain_parameters``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import gast
 
 from .. import runtime
+from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 
 
 def run(fn_node, ctx):
-    """The pass: in-place helper calls of generated code become functional ones."""
+    """The pass: in-place helper calls of generated code become functional ones, and a
+    derivative's optional parameters plain ones (``plain_parameters``)."""
+    plain_parameters(fn_node, ctx)
     return FunctionalHelpers(ctx).run(fn_node)
+
+
+@dataclass
+class RestLayout:
+    """What a derivative's ``*rest`` held, undone by ``plain_parameters``: its optional
+    parameters, their defaults, and how many trailing parameters (seeds, tangents) follow."""
+
+    optional: list
+    defaults: list
+    trailing: int
+
+
+def plain_parameters(fn_node, ctx):
+    """A derivative with defaults takes its optional parameters and its seed or tangent in
+    ``*rest`` and binds them first (``a, seed = bind_optional(rest, (a,), (2.0,), 'f_vjp')``,
+    ``transform/defaults.py``). A transform of it differentiates the function those stand for,
+    ``f_vjp(x, a, seed)`` with plain parameters, so ``a`` carries its derivative; its own
+    ``defaults`` pass binds them again (``ctx.rest_layout``) with the new trailing parameter."""
+    args = fn_node.args
+    first = fn_node.body[0] if fn_node.body else None
+    if (
+        args.vararg is None
+        or not isinstance(first, gast.Assign)
+        or not isinstance(first.targets[0], gast.Tuple)
+        or not isinstance(first.value, gast.Call)
+        or ctx.namespace.resolve(first.value.func, ctx.local_names) is not runtime.bind_optional
+    ):
+        return
+    call = first.value
+    rest, given, defaults = call.args[:3]
+    options = {k.arg: k.value for k in call.keywords}
+    options.update(zip(("varargs", "trailing"), call.args[4:]))
+    varargs = options.get("varargs")
+    if not (isinstance(rest, gast.Name) and rest.id == args.vararg.id):
+        return
+    optional = [e.id for e in given.elts]
+    if varargs is not None and varargs.value:
+        # `f(x, a=1.0, *more)`: no plain signature has `more` before the seed
+        selected = [p for p in optional if p in ctx.wrt]
+        if selected:
+            raise SrcgradError(
+                f"a derivative of `{fn_node.name}` w.r.t. its optional parameter "
+                f"`{selected[0]}` is not supported: the function also takes `*args`, so the "
+                f"parameter arrives in them; differentiate a function without `*args`"
+            )
+        return
+    targets = [t.id for t in first.targets[0].elts]
+    trailing = targets[len(optional):]
+    kept = [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if p.id not in optional]
+    args.kwonlyargs = [p for p, _ in kept]
+    args.kw_defaults = [d for _, d in kept]
+    args.args = list(args.args) + [gast.Name(n, gast.Param(), None, None)
+                                   for n in optional + trailing]
+    args.vararg = None
+    fn_node.body = fn_node.body[1:]
+    ctx.rest_layout = RestLayout(optional, list(defaults.elts), len(trailing))
 
 
 class FunctionalHelpers(gast.NodeTransformer):

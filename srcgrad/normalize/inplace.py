@@ -17,7 +17,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import ordered_walk, stored, walk
+from ..astutil import index_value, ordered_walk, stored, walk
 from ..errors import UnsupportedSyntaxError
 from .anf import VIEW_METHODS
 from .containers import mutator_names
@@ -183,8 +183,11 @@ class CopyBeforeWrite:
         srcgrad does not track. Rejected where r is read after a write that follows it; an
         integer index (a number, or a row of a matrix) is checked when it runs."""
         checks = []
-        for stmt, r, base in self._views_read_after_writes(fn_node, written):
-            if isinstance(stmt.value, gast.Subscript) and not _is_view_index(stmt.value.slice):
+        generated = _generated(self.ctx.fn)
+        for stmt, r, base in list(self._views_read_after_writes(fn_node, written)):
+            if generated:
+                self._copy_at_definition(fn_node, stmt, r, base)
+            elif isinstance(stmt.value, gast.Subscript) and not _is_view_index(stmt.value.slice):
                 # `a = x[0]` is a number for a vector but a view (a row) for a matrix:
                 # checked when it runs
                 checks.append((stmt, r, base))
@@ -201,6 +204,41 @@ class CopyBeforeWrite:
             check = gast.Expr(gast.copy_location(call, stmt.value))
             check.lineno = stmt.lineno
             _insert_after(fn_node, stmt, check)
+
+    def _copy_at_definition(self, fn_node, stmt, r, base):
+        """In srcgrad's own generated code, ``r`` (a view of ``base``, or ``base`` itself)
+        stands for the value it had when it was made: the user's code read it only before the
+        write (or only for its shape), and the first-order sweep reads it where the in-place
+        ``restore_item`` has put those values back. A transform of that code sees values, not
+        memory, so ``r`` becomes a copy made right there (only code differentiated again pays)."""
+        value = stmt.value
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            helper = self.ctx.global_name(runtime.copy_item, "copy_item")
+            stmt.value = gast.copy_location(
+                gast.Call(gast.Name(helper, gast.Load(), None, None),
+                          [value.value, index_value(value.slice)], []),
+                value,
+            )
+            return
+        helper = self.ctx.global_name(runtime.fresh_copy, "fresh_copy")
+        if isinstance(value, (gast.List, gast.Tuple, gast.Dict)):
+            # `t = (x, y)`: the element that is `base` is copied first, under a name of its own
+            copy = self.ctx.namer.fresh(base)
+            elts = value.elts if not isinstance(value, gast.Dict) else value.values
+            for k, e in enumerate(elts):
+                if isinstance(e, gast.Name) and e.id == base:
+                    elts[k] = gast.Name(copy, gast.Load(), None, None)
+            new = gast.Assign([gast.Name(copy, gast.Store(), None, None)], gast.Call(
+                gast.Name(helper, gast.Load(), None, None),
+                [gast.Name(base, gast.Load(), None, None)], []), None)
+            gast.copy_location(new, stmt)
+            _insert_before(fn_node, stmt, new)
+            return
+        new = gast.Assign([gast.Name(r, gast.Store(), None, None)], gast.Call(
+            gast.Name(helper, gast.Load(), None, None),
+            [gast.Name(r, gast.Load(), None, None)], []), None)
+        gast.copy_location(new, stmt)
+        _insert_after(fn_node, stmt, new)
 
     def _views_read_after_writes(self, fn_node, written):
         """``(stmt, r, base)`` for each ``r = <what may share base's memory>`` (``base`` among
@@ -404,6 +442,16 @@ def _is_view_index(index):
     if isinstance(index, gast.Tuple):
         return any(_is_view_index(e) for e in index.elts)
     return False
+
+
+def _insert_before(tree, stmt, new):
+    for node in ordered_walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                i = next(k for k, s in enumerate(block) if s is stmt)
+                block.insert(i, new)
+                return
 
 
 def _insert_after(tree, stmt, new):

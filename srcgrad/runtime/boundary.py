@@ -26,20 +26,26 @@ class _Unset:
 UNSET = _Unset()  # an optional parameter not passed by keyword
 
 
-def bind_optional(rest, given, defaults, name):
-    """Split ``*rest`` into optional parameters and the last positional argument.
+def bind_optional(rest, given, defaults, name, varargs=False, trailing=1):
+    """Split ``*rest`` into optional parameters and the last ``trailing`` positional arguments
+    (the seed or tangent; a derivative of a derivative has one per transform).
 
     ``given`` holds what came by keyword for each optional parameter (``UNSET`` if nothing).
+    With ``varargs`` the function has a ``*args`` of its own: the positional arguments left after
+    the optional ones are its value, returned (a tuple) before the last ones.
     """
-    if not rest:
-        raise DerivedCallError(
-            f"{name}() missing its last positional argument (the seed or tangent)"
-        )
-    *positional, last = rest
+    if len(rest) < trailing:
+        what = "argument (the seed or tangent)" if trailing == 1 else f"{trailing} arguments"
+        raise DerivedCallError(f"{name}() missing its last positional {what}")
+    cut = len(rest) - trailing
+    positional, last = rest[:cut], tuple(rest[cut:])
+    extra = ()
+    if varargs:
+        positional, extra = positional[:len(defaults)], (tuple(positional[len(defaults):]),)
     if len(positional) > len(defaults):
         raise DerivedCallError(
             f"{name}() takes at most {len(defaults)} optional positional arguments before the "
-            f"last one, got {len(positional)}"
+            f"last {'one' if trailing == 1 else trailing}, got {len(positional)}"
         )
     values = []
     for i, default in enumerate(defaults):
@@ -49,7 +55,7 @@ def bind_optional(rest, given, defaults, name):
             values.append(positional[i])
         else:
             values.append(default if given[i] is UNSET else given[i])
-    return (*values, last)
+    return (*values, *extra, *last)
 
 
 def single_output(value, name="f"):

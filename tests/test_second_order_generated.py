@@ -1,0 +1,113 @@
+"""Second order of functions whose first-order code writes, views and saves arrays.
+
+A derivative of a derivative transforms srcgrad's own generated code. Its element writes go into
+buffers it made, its saved views stand for the values they had when made (the in-place restore
+of the first-order sweep puts those values back), and its helpers return fresh arrays: a second
+transform must model all of that rather than refuse it as aliasing in code the user never wrote.
+Each case is checked against central differences of the gradient (the order below), reverse over
+reverse and forward over reverse (`second_order_check.py`).
+"""
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+from second_order_check import check_second_order
+
+from srcgrad import jvp, vjp
+
+
+def assemble(A, M):
+    # finite-element assembly: overlapping blocks added into a global matrix
+    K = np.zeros((5, 5))
+    for e in range(4):
+        K[e:e + 2, e:e + 2] += A[e] * M
+    return np.sum(np.tanh(K) ** 2)
+
+
+def scale_blocks(A, M):
+    K = np.ones((5, 5))
+    for e in range(4):
+        K[e:e + 2, e:e + 2] *= A[e] * M
+    return np.sum(K ** 2)
+
+
+def row_recurrence(x, M):
+    c = 2.0
+    for _ in range(3):
+        M[1] = (M[-2] + x) / c
+    return np.sum(np.sin(M))
+
+
+ELEMENT = np.array([[1.0, -0.5], [-0.5, 1.0]])
+
+CASES = [
+    (assemble, (np.array([0.3, -0.2, 0.5, 0.4]), ELEMENT), 0),
+    (assemble, (np.array([0.3, -0.2, 0.5, 0.4]), ELEMENT), 1),
+    (scale_blocks, (np.array([1.1, 1.2, 0.9, 0.8]), ELEMENT), 0),
+    (row_recurrence, (np.array([0.3, 0.4]), np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])), 0),
+    (row_recurrence, (np.array([0.3, 0.4]), np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])), 1),
+]
+
+
+@pytest.mark.parametrize("f, args, k", CASES, ids=lambda v: getattr(v, "__name__", None))
+def test_second_order_of_writes_into_views(f, args, k):
+    check_second_order(f, args, k)
+
+
+# --- derivatives of derivatives of functions with defaults ----------------------------------
+
+
+def spaced(x, y, num=5):
+    return np.sum(np.sin(np.linspace(x, y, num)) ** 2)
+
+
+def scaled(x, a=2.0):
+    return np.sum(np.sin(a * x) ** 2)
+
+
+@pytest.mark.parametrize("f, args, k", [
+    (spaced, (0.4, 1.3), 0),
+    (spaced, (0.4, 1.3), 1),
+    (spaced, (0.4, 1.3, 7), 1),
+    (scaled, (np.array([0.3, -0.5]),), 0),
+    (scaled, (np.array([0.3, -0.5]), 1.5), 1),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_second_order_with_defaulted_parameters(f, args, k):
+    check_second_order(f, args, k)
+
+
+def linspaced(x, y, num=5):
+    return np.linspace(x, y, num) ** 2
+
+
+def test_vjp_of_vjp_and_jvp_of_vjp_with_a_default():
+    x, y, seed = 0.4, 1.3, np.array([0.5, -1.0, 2.0, 0.3, 1.1])
+    back = vjp(linspaced)
+    # d/dx of seed @ d(linspace**2)/dx = seed @ (2 * (1 - t) ** 2) with t = i / (num - 1)
+    t = np.linspace(0.0, 1.0, 5)
+    assert back(x, y, seed) == pytest.approx(seed @ (2 * (1 - t) * np.linspace(x, y, 5)))
+    for call in (lambda s: vjp(back)(x, y, seed, s), lambda s: vjp(back)(x, y, 5, seed, s),
+                 lambda s: vjp(back)(x, y, seed, s, num=5)):
+        assert call(1.0) == pytest.approx(seed @ (2 * (1 - t) ** 2), rel=1e-12)
+    _, tangent = jvp(back)(x, y, seed, 1.0)
+    assert tangent == pytest.approx(seed @ (2 * (1 - t) ** 2), rel=1e-12)
+    # the seed of the first vjp is differentiated too: its vjp is the Jacobian's column
+    third = vjp(vjp(back))(x, y, seed, 1.0, 1.0)
+    assert third == pytest.approx(0.0, abs=1e-12)  # linear in x: no third derivative
+    want = numeric_grad(lambda x: back(x, y, seed), (x,), 0)
+    assert vjp(back)(x, y, seed, 1.0) == pytest.approx(want, rel=1e-6)
+
+
+def test_second_order_in_an_optional_parameter_by_keyword_or_position():
+    x = np.array([0.3, -0.5])
+
+    def f(x, a=2.0):
+        return np.sin(a * x)
+
+    back = vjp(f, wrt="a")
+    seed = np.array([1.0, -2.0])
+    want = seed @ (-x * x * np.sin(2.0 * x))
+    assert vjp(back, wrt="a")(x, seed, 1.0) == pytest.approx(want, rel=1e-12)
+    assert vjp(back, wrt="a")(x, seed, 1.0, a=2.0) == pytest.approx(want, rel=1e-12)
+    assert vjp(back, wrt="a")(x, 2.0, seed, 1.0) == pytest.approx(want, rel=1e-12)
+    assert jvp(back, wrt="a")(x, seed, 1.0)[1] == pytest.approx(want, rel=1e-12)
