@@ -111,3 +111,13 @@ def test_second_order_in_an_optional_parameter_by_keyword_or_position():
     assert vjp(back, wrt="a")(x, seed, 1.0, a=2.0) == pytest.approx(want, rel=1e-12)
     assert vjp(back, wrt="a")(x, 2.0, seed, 1.0) == pytest.approx(want, rel=1e-12)
     assert jvp(back, wrt="a")(x, seed, 1.0)[1] == pytest.approx(want, rel=1e-12)
+
+
+def test_the_seed_and_the_tangent_come_after_star_args():
+    def f(x, *a):
+        return x * a[0] * a[1]
+
+    # the seed was bound before *a: vjp(f)(2.0, 3.0, 5.0, 7.0) took 3.0 as the seed
+    assert vjp(f)(2.0, 3.0, 5.0, 7.0) == pytest.approx(3.0 * 5.0 * 7.0, rel=1e-15)
+    assert jvp(f)(2.0, 3.0, 5.0, 7.0) == pytest.approx((30.0, 105.0), rel=1e-15)
+    assert vjp(vjp(f))(2.0, 3.0, 5.0, 7.0, 1.0) == pytest.approx(0.0, abs=1e-15)
