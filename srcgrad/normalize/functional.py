@@ -45,22 +45,14 @@ def plain_parameters(fn_node, ctx):
     ``f_vjp(x, a, seed)`` with plain parameters, so ``a`` carries its derivative; its own
     ``defaults`` pass binds them again (``ctx.rest_layout``) with the new trailing parameter."""
     args = fn_node.args
-    first = fn_node.body[0] if fn_node.body else None
-    if (
-        args.vararg is None
-        or not isinstance(first, gast.Assign)
-        or not isinstance(first.targets[0], gast.Tuple)
-        or not isinstance(first.value, gast.Call)
-        or ctx.namespace.resolve(first.value.func, ctx.local_names) is not runtime.bind_optional
-    ):
+    first = _binding(fn_node, ctx)
+    if first is None:
         return
     call = first.value
-    rest, given, defaults = call.args[:3]
+    _, given, defaults = call.args[:3]
     options = {k.arg: k.value for k in call.keywords}
     options.update(zip(("varargs", "trailing"), call.args[4:]))
     varargs = options.get("varargs")
-    if not (isinstance(rest, gast.Name) and rest.id == args.vararg.id):
-        return
     optional = [e.id for e in given.elts]
     if varargs is not None and varargs.value:
         # `f(x, a=1.0, *more)`: no plain signature has `more` before the seed
@@ -82,6 +74,22 @@ def plain_parameters(fn_node, ctx):
     args.vararg = None
     fn_node.body = fn_node.body[1:]
     ctx.rest_layout = RestLayout(optional, list(defaults.elts), len(trailing))
+
+
+def _binding(fn_node, ctx):
+    """The ``... = bind_optional(rest, ...)`` that starts a derivative with defaults, or None."""
+    args = fn_node.args
+    first = fn_node.body[0] if fn_node.body else None
+    if (
+        args.vararg is None
+        or not isinstance(first, gast.Assign)
+        or not isinstance(first.targets[0], gast.Tuple)
+        or not isinstance(first.value, gast.Call)
+        or ctx.namespace.resolve(first.value.func, ctx.local_names) is not runtime.bind_optional
+    ):
+        return None
+    rest = first.value.args[0]
+    return first if isinstance(rest, gast.Name) and rest.id == args.vararg.id else None
 
 
 class FunctionalHelpers(gast.NodeTransformer):
