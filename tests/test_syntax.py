@@ -226,3 +226,70 @@ def test_walrus_evaluated_only_sometimes_is_refused_with_advice(f, marker):
         grad(f)
     assert (info.value.lineno, info.value.offset) == (lineno, offset)
     assert "on a line of its own" in str(info.value)
+
+
+# --- text, checks and exceptions: kept in the primal, carry no gradient ------------------------
+
+
+def formats_text(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.sin(x * i))
+        print(f"step {i}: {s:.3f} {np.max(x)!r:>12}", "%.2f" % s, "{:.1f}".format(s))
+    label = f"{s:.2f}" + str(len(x)) + repr(i) + format(s, ".1f")
+    return s * len(label)
+
+
+def checks_and_raises(x):
+    assert x.ndim == 1, f"x must be a vector, got {x.ndim} dimensions"
+    if x.shape[0] < 2:
+        raise ValueError(f"need two values, got {x.shape[0]}")
+    s = np.sum(x * x)
+    if s > 1e6:
+        raise OverflowError("too large")
+    elif s > 0.0:
+        y = np.sqrt(s)
+    else:
+        raise ValueError("x is zero")
+    return y * x[0]
+
+
+def raises_after_returns(x):
+    for v in x:
+        if v > 100.0:
+            return v * v
+    if x[0] < 100.0:
+        return np.sum(x ** 3)
+    raise ValueError("unreachable for small x")
+
+
+def test_text_checks_and_raises_against_central_differences(capsys):
+    for f in (formats_text, checks_and_raises, raises_after_returns):
+        check_all(f, V4)
+    capsys.readouterr()
+
+
+def test_print_of_a_f_string_runs_once_per_call(capsys):
+    df = grad(formats_text)
+    capsys.readouterr()
+    df(V4)
+    out = capsys.readouterr().out
+    assert out.count("step ") == 3 and "step 2: " in out
+
+
+def test_assert_and_raise_stay_in_the_primal_once():
+    text = source(grad(checks_and_raises))
+    assert text.count("assert ") == 1
+    assert "f'x must be a vector, got {x.ndim} dimensions'" in text  # a f-string stays one
+    assert text.count("raise ValueError") == 2 and text.count("raise OverflowError") == 1
+    primal, sweep = text.split("# grad of:", 1)
+    assert "assert " in primal and "raise " not in sweep
+
+
+def test_a_failing_check_raises_in_the_derivative():
+    with pytest.raises(AssertionError, match="got 2 dimensions"):
+        grad(checks_and_raises)(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="need two values, got 1"):
+        grad(checks_and_raises)(np.ones(1))
+    with pytest.raises(ValueError, match="x is zero"):
+        jvp(checks_and_raises)(np.zeros(3), np.ones(3))

@@ -129,6 +129,8 @@ class OpClassifier:
             return Op("constant", node=value)
         if isinstance(value, gast.Constant):
             return Op("constant", node=value)
+        if isinstance(value, gast.JoinedStr) or _formats_a_string(value):
+            return Op("constant", node=value)  # text carries no gradient
         if isinstance(value, gast.BinOp):
             return self._rule_op(BINOPS[type(value.op)], [value.left, value.right], [], value)
         if isinstance(value, gast.UnaryOp):
@@ -277,6 +279,17 @@ class OpClassifier:
                 f"dtype itself, or cast with `.astype(...)`"
             )
         return Op("rule", rule=rule, args=bound_args, node=node, refused=refused)
+
+
+def _formats_a_string(value):
+    """``"%.3f" % y`` and ``"{:.3f}".format(y)``: a string made from values."""
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mod):
+        return isinstance(value.left, gast.Constant) and isinstance(value.left.value, str)
+    func = getattr(value, "func", None)
+    return (
+        isinstance(value, gast.Call) and isinstance(func, gast.Attribute)
+        and isinstance(func.value, gast.Constant) and isinstance(func.value.value, str)
+    )
 
 
 def dotted(node):

@@ -199,7 +199,10 @@ def _full(expr):
 
 
 # what an expression of these kinds is called, whatever its operands
-_KIND_NAMES = {gast.Subscript: "item", gast.Tuple: "tup", gast.List: "lst", gast.Constant: "c"}
+_KIND_NAMES = {
+    gast.Subscript: "item", gast.Tuple: "tup", gast.List: "lst", gast.Constant: "c",
+    gast.JoinedStr: "text",
+}
 
 
 def _operation(expr):

@@ -102,6 +102,14 @@ class ANF:
         elif not isinstance(node.value, gast.Constant):  # docstrings and bare literals go
             self._emit(gast.Expr(self.simple(node.value)))
 
+    def _assert(self, node):
+        # the message is evaluated only when the test fails, as in Python: it stays as written
+        self._emit(gast.Assert(self.atom(node.test), node.msg))
+
+    def _raise(self, node):
+        exc = None if node.exc is None else self.simple(node.exc)
+        self._emit(gast.Raise(exc, node.cause))
+
     def _if(self, node):
         test = self.atom(node.test)
         lineno = node.lineno
@@ -311,6 +319,18 @@ class ANF:
     def _itself(self, node):
         return node
 
+    def _joined(self, node):
+        """An f-string stays one: each ``{value}`` an atom, its format spec as written."""
+        values = []
+        for part in node.values:
+            if isinstance(part, gast.FormattedValue):
+                spec = part.format_spec
+                if spec is not None:
+                    spec = self._joined(spec)
+                part = gast.FormattedValue(self.atom(part.value), part.conversion, spec)
+            values.append(part)
+        return gast.JoinedStr(values)
+
     def _boolop_expr(self, node):
         return self._boolop(node.op, node.values)
 
@@ -368,6 +388,8 @@ class ANF:
         gast.While: _while,
         gast.Break: _jump,
         gast.Pass: _jump,
+        gast.Assert: _assert,
+        gast.Raise: _raise,
     }
     _EXPRESSIONS = {
         gast.BinOp: _binop,
@@ -381,6 +403,7 @@ class ANF:
         gast.Dict: _dict,
         gast.Name: _itself,
         gast.Constant: _itself,
+        gast.JoinedStr: _joined,
         gast.IfExp: _select,
         gast.BoolOp: _boolop_expr,
     }

@@ -32,8 +32,6 @@ UNSUPPORTED = {
     gast.With: "a `with` block",
     gast.AsyncWith: "an `async with` block",
     gast.Try: "a `try` statement",
-    gast.Raise: "a `raise` statement",
-    gast.Assert: "an `assert` statement",
     gast.ClassDef: "a class definition",
     gast.FunctionDef: "a nested function definition",
     gast.AsyncFunctionDef: "a nested async function definition",
@@ -51,7 +49,6 @@ UNSUPPORTED = {
     "a lambda, a comprehension, or the right side of `and`/`or`/`if`-`else`); assign it on a line "
     "of its own before",
     gast.Starred: "a starred expression",
-    gast.JoinedStr: "an f-string",
     gast.Set: "a set",
 }
 
@@ -434,7 +431,7 @@ def _always_returns(stmts):
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, gast.Return):
+    if isinstance(last, (gast.Return, gast.Raise)):
         return True
     if isinstance(last, gast.If):
         return _always_returns(last.body) and _always_returns(last.orelse)

@@ -66,4 +66,7 @@ nondiff(
     builtins.print,
     builtins.range,
     builtins.slice,  # an index (generated code spells `x[a:b]` as `slice(a, b, None)`)
+    builtins.str,
+    builtins.repr,
+    builtins.format,
 )
