@@ -330,6 +330,14 @@ def linalg_rows():
         row(la.matrix_power, "np.linalg.matrix_power(a, 0)", a=M),
         row(la.matrix_power, "np.linalg.matrix_power(a + 3 * np.eye(3), -2)", a=M),
         row(la.lstsq, "np.linalg.lstsq(a, b)[0]", a=x((5, 3)), b=x((5,))),
+        # the residuals and the singular values carry derivatives too (their tangents were
+        # dropped: found by mutating the lstsq templates)
+        row(la.lstsq, "np.linalg.lstsq(a, b)[1]", a=x((5, 3)), b=x((5,))),
+        row(la.lstsq, "np.linalg.lstsq(a, b)[1]", a=x((5, 3)), b=x((5, 2))),
+        row(la.lstsq, "np.linalg.lstsq(a, b)[3]", a=x((5, 3)), b=x((5,)), wrt=("a",)),
+        row(la.lstsq, "r = np.linalg.lstsq(a, b); r[0] * r[1]", a=x((5, 3)), b=x((5, 2))),
+        # only `a` active, b a matrix: the tangent's branch is chosen by b, not by its tangent
+        row(la.solve, "np.linalg.solve(a + 3 * np.eye(3), b)", a=M, b=x((3, 2)), wrt=("a",)),
         row(la.norm, "np.linalg.norm(a)", a=A),
         row(la.norm, "np.linalg.norm(a, axis=1)", a=A),
         row(la.norm, "np.linalg.norm(a, 1, axis=0, keepdims=True)", a=A),
@@ -345,10 +353,14 @@ def linalg_rows():
         row(la.norm, "np.linalg.norm(a, -1, axis=(2, 0))", a=x((3, 2, 4))),
         row(la.vector_norm, "np.linalg.vector_norm(a, axis=(0, 1))", a=x((2, 3, 4))),
         row(la.vector_norm, "np.linalg.vector_norm(a, ord=1)", a=A),
+        row(la.vector_norm, "np.linalg.vector_norm(a, axis=-1)", a=A),
+        row(la.vector_norm, "np.linalg.vector_norm(a, axis=1, keepdims=True)", a=A),
         row(la.matrix_norm, "np.linalg.matrix_norm(a)", a=x((2, 3, 4))),
+        row(la.matrix_norm, "np.linalg.matrix_norm(a, keepdims=True)", a=x((2, 3, 4))),
         row(la.matrix_norm, "np.linalg.matrix_norm(a, ord='nuc')", a=x((2, 3, 4))),
         row(la.trace, "np.linalg.trace(a, offset=1)", a=x((2, 3, 4))),
         row(la.diagonal, "np.linalg.diagonal(a)", a=x((2, 3, 4))),
+        row(la.diagonal, "np.linalg.diagonal(a, offset=1)", a=x((2, 3, 4))),
         row(la.matrix_transpose, "np.linalg.matrix_transpose(a)", a=x((2, 3, 4))),
     ]
 
@@ -430,6 +442,12 @@ def materialize(spec, seed):
 
 def build(r, seed):
     """The user function of a row, its arguments, and the weights W."""
+    f, args, _, _ = build_parts(r, seed)
+    return f, args
+
+
+def build_parts(r, seed):
+    """``build``, and also the row's call itself (the primal, unweighted) and the weights."""
     args = materialize(r.inputs, seed)
     consts = {k: v for k, v in r.inputs.items() if isinstance(v, np.ndarray)}
     *stmts, result = r.call.split(";")
@@ -438,7 +456,29 @@ def build(r, seed):
     weights = np.random.default_rng(seed + 1).normal(size=np.shape(out))
     body = stmts + [f"return np.sum(({result}) * W)"]
     f = define(list(args), body, {"W": weights, **consts})
-    return f, args
+    return f, args, primal, weights
+
+
+def check_tangent(r, grads=None, seed=7):
+    """``jvp`` of the row's call against its gradient: the tangent has the call's shape (a
+    tangent that only broadcasts to it, as a dropped ``keepdims`` gives, is wrong), and weighted
+    by W it is the directional derivative that the gradient of the weighted sum gives."""
+    f, args, primal, weights = build_parts(r, seed)
+    wrt = tuple(r.wrt) or tuple(args)
+    values = list(args.values())
+    if grads is None:
+        grads = srcgrad.grad(f, wrt=wrt)(*values)
+    rng = np.random.default_rng(3)
+    tangents = tuple(
+        rng.normal(size=np.shape(args[w])) if np.ndim(args[w]) else float(rng.normal())
+        for w in wrt
+    )
+    seed = tangents if len(wrt) > 1 else tangents[0]
+    y, out = srcgrad.jvp(primal, wrt=wrt if len(wrt) > 1 else wrt[0])(*values, seed)
+    assert np.shape(out) == np.shape(y), f"tangent of shape {np.shape(out)} for {np.shape(y)}"
+    expected = sum(np.sum(g * t) for g, t in zip(grads, tangents))
+    np.testing.assert_allclose(np.sum(out * weights), expected, rtol=1e-6, atol=1e-8)
+    return grads
 
 
 def _id(r):
@@ -462,19 +502,7 @@ JVP_ROWS = [p for p in PARAMS if not p.marks]
 
 @pytest.mark.parametrize("r", JVP_ROWS)
 def test_rule_tangent(r):
-    f, args = build(r, 7)
-    wrt = tuple(r.wrt) or tuple(args)
-    values = list(args.values())
-    grads = srcgrad.grad(f, wrt=wrt)(*values)
-    rng = np.random.default_rng(3)
-    tangents = tuple(
-        rng.normal(size=np.shape(args[w])) if np.ndim(args[w]) else float(rng.normal())
-        for w in wrt
-    )
-    seed = tangents if len(wrt) > 1 else tangents[0]
-    _, out = srcgrad.jvp(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*values, seed)
-    expected = sum(np.sum(g * t) for g, t in zip(grads, tangents))
-    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-8)
+    check_tangent(r)
 
 
 @pytest.mark.parametrize("fn", list(NONDIFF), ids=lambda fn: NONDIFF[fn][:40])
@@ -548,6 +576,22 @@ def test_eigh_adjoint():
     _check(loss, adjoint, a)
     only_values = runtime.eigh_vjp((w, None), np.linalg.eigh(_sym(a)))
     np.testing.assert_allclose(only_values, runtime.eigvalsh_vjp(w, _sym(a)))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigvalsh_reads_the_triangle_it_is_told(uplo):
+    """Of a matrix that is not symmetric, eigvalsh reads one triangle: the gradient of
+    sum(w * W) is the symmetric V diag(W) V^T of that triangle's eigenvectors, exactly, and
+    the tangent along da is diag(V^T da V)."""
+    rng = np.random.default_rng(5)
+    a, weights, da = rng.normal(size=(3, 4, 4)), rng.normal(size=(3, 4)), rng.normal(size=(4, 4))
+    w, v = np.linalg.eigh(a, UPLO=uplo)
+    f = define(["a"], [f"return np.sum(np.linalg.eigvalsh(a, UPLO={uplo!r}) * W)"], {"W": weights})
+    expected = v @ (weights[..., None] * np.swapaxes(v, -1, -2))
+    np.testing.assert_allclose(grad(f)(a), expected, rtol=1e-10, atol=1e-12)
+    tangent = srcgrad.jvp(f)(a, np.broadcast_to(da, a.shape).copy())[1]
+    want = np.sum(weights * np.diagonal(np.swapaxes(v, -1, -2) @ da @ v, axis1=-2, axis2=-1))
+    np.testing.assert_allclose(tangent, want, rtol=1e-10)
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])

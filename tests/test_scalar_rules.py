@@ -62,6 +62,11 @@ ROWS = [
     (operator.mod, "x % z", POS, (0.3, 0.4)),
     (operator.neg, "-x * z", REAL, REAL),
     (operator.pos, "+x * z", REAL, REAL),
+    # sign-dependent rules again where their argument is negative (the rows above may sample it
+    # positive only): mutation runs found `dy` for `dy * np.sign(x)` passing every row
+    (math.fabs, "math.fabs(x - 3.0) * z", REAL, REAL),
+    (math.copysign, "math.copysign(x - 3.0, z)", REAL, REAL),
+    (builtins.abs, "abs(x - 3.0) * z", REAL, REAL),
 ]
 
 
@@ -100,6 +105,27 @@ def test_scalar_rule_second_order(r):
     np.testing.assert_allclose(h, numeric_grad(g, args, 0, step=1e-5), rtol=1e-4, atol=1e-6)
     _, out = srcgrad.jvp(g, wrt=1)(*args, 1.0)  # forward over reverse, mixed
     np.testing.assert_allclose(out, numeric_grad(g, args, 1, step=1e-5), rtol=1e-4, atol=1e-6)
+
+
+# Kinks and ties, where central differences say nothing: the documented conventions, exactly.
+# (function, expression over x and z, arguments, gradient with respect to x and z)
+EXACT = [
+    (builtins.max, "max(x, z)", (1.5, 1.5), (1.0, 0.0)),  # a tie goes to the first argument,
+    (builtins.min, "min(x, z)", (1.5, 1.5), (1.0, 0.0)),  # the one Python returns
+    (builtins.max, "max(x, z)", (-0.5, 2.0), (0.0, 1.0)),
+    (builtins.min, "min(x, z)", (-0.5, 2.0), (1.0, 0.0)),
+    (builtins.abs, "abs(x) * z", (0.0, 2.0), (0.0, 0.0)),  # np.sign(0) is 0
+]
+EXACT_PARAMS = [pytest.param(r, id=f"{i}-{r[1]}-{r[2]}") for i, r in enumerate(EXACT)]
+
+
+@pytest.mark.parametrize("r", EXACT_PARAMS)
+def test_scalar_rule_convention(r):
+    _, expression, args, expected = r
+    f = define(["x", "z"], [f"return {expression}"], {"math": math})
+    assert srcgrad.grad(f, wrt=(0, 1))(*args) == expected
+    for wrt in (0, 1):
+        assert srcgrad.jvp(f, wrt=wrt)(*args, 1.0)[1] == expected[wrt]
 
 
 def test_every_scalar_rule_has_a_row():

@@ -279,15 +279,28 @@ def lstsq_vjp(dy, a, b, y, wrt=0):
 
 
 def lstsq_jvp(a, b, y, da, db):
-    """The tangent of the solution of ``np.linalg.lstsq`` (rank, residuals and s: none)."""
+    """The tangent of ``np.linalg.lstsq`` for full-rank ``a``: of the solution ``x``, of the
+    residuals ``sum((b - a x)**2)`` and of the singular values of ``a`` (the rank has none)."""
+    x, residuals = y[0], y[1]
     p = np.linalg.pinv(a)
     dx = 0.0
     if da is not None:
         dx = dx + pinv_jvp(p, a, da) @ b
     if db is not None:
         dx = dx + p @ db
+    dres = ds = None
+    if np.size(residuals):
+        change = -(a @ dx)
+        if da is not None:
+            change = change - da @ x
+        if db is not None:
+            change = change + db
+        dres = np.reshape(2.0 * np.sum((b - a @ x) * change, axis=0), np.shape(residuals))
+    if da is not None:
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        ds = np.diagonal(mT(u) @ da @ mT(vt), axis1=-2, axis2=-1)
     # Cotangents add elementwise, so the tangents from `a` and from `b` sum rather than concatenate
-    return Cotangents([dx, None, None, None])
+    return Cotangents([dx, dres, None, ds])
 
 
 def _vector_norm_grad(dy, x, y, ord, axis, keepdims):

@@ -1,0 +1,288 @@
+"""Mutation testing of the rule tables' templates (README, "Development").
+
+mutmut mutates function bodies; a rule table is module-level calls whose templates are strings
+that the transform inlines into generated code, so mutmut never sees them. This script mutates
+each template string of the named rule modules the way a mutation tool mutates code, and checks
+each mutant through the transform, with the rows that test that rule:
+
+- ``tests/test_rules.py``: the row's gradient against central differences, and ``jvp`` against
+  the gradient (``test_rule_gradient``, ``test_rule_tangent``);
+- ``tests/test_rule_shapes.py``: the same at every generated shape of the row
+  (``test_rule_at_generated_shapes``);
+- ``tests/test_scalar_rules.py``: gradient, tangent and hessian of the ``math``/builtin rows.
+
+A mutant is *killed* when one of those checks fails (or raises, or takes over 60 s); each runs in
+a forked child, so nothing a mutant changes leaks into the next. Operators: arithmetic operators
+swapped (``+ -``, ``* /``, ``** *``, ``@ *``), one operand of a binary operation dropped, a unary
+minus or ``not`` dropped, comparisons and ``and``/``or`` swapped, numbers changed by one,
+``True``/``False`` swapped, the branches of ``a if c else b`` swapped, a keyword argument dropped,
+a one-argument call replaced by its argument (``mT(y)`` -> ``y``), and a name of the rule
+(``y``, a parameter, a tangent) replaced by another of its names.
+
+    python tests/mutate_rules.py numpy_rules [linalg_rules ...] [--match np.sin] [--out FILE]
+
+It prints one line per mutant (``killed`` / ``survived`` with the rule, template and mutated
+text) and a score per module; run it from the repository root (``PYTHONPATH=.``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import importlib
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+from srcgrad.rules import registry  # noqa: E402
+
+SWAP = {
+    ast.Add: [ast.Sub], ast.Sub: [ast.Add], ast.Mult: [ast.Div], ast.Div: [ast.Mult],
+    ast.Pow: [ast.Mult], ast.MatMult: [ast.Mult], ast.FloorDiv: [ast.Div], ast.Mod: [ast.Div],
+}
+COMPARE = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+
+
+def _node_mutants(node, names):
+    """Replacements for one node: (description, new node)."""
+    if isinstance(node, ast.BinOp):
+        for op in SWAP.get(type(node.op), []):
+            yield "operator", ast.BinOp(node.left, op(), node.right)
+        yield "left operand only", node.left
+        yield "right operand only", node.right
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+        yield "unary dropped", node.operand
+    elif isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            if type(op) in COMPARE:
+                ops = list(node.ops)
+                ops[i] = COMPARE[type(op)]()
+                yield "comparison", ast.Compare(node.left, ops, node.comparators)
+    elif isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "boolean operator", ast.BoolOp(other, node.values)
+    elif isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            yield "constant", ast.Constant(not node.value)
+        elif isinstance(node.value, (int, float)):
+            yield "constant", ast.Constant(node.value + 1)
+    elif isinstance(node, ast.IfExp):
+        yield "branches swapped", ast.IfExp(node.test, node.orelse, node.body)
+    elif isinstance(node, ast.Call):
+        for i in range(len(node.keywords)):
+            keywords = node.keywords[:i] + node.keywords[i + 1:]
+            yield "keyword dropped", ast.Call(node.func, node.args, keywords)
+        if len(node.args) == 1 and not node.keywords:
+            yield "call dropped", node.args[0]
+    elif isinstance(node, ast.Name) and node.id in names:
+        for other in names:
+            if other != node.id:
+                yield "name replaced", ast.Name(other, ast.Load())
+
+
+def _swap_in(tree, target, new):
+    """A copy of ``tree`` with the node ``target`` (by identity) replaced by ``new``."""
+    memo = {id(target): new}
+    return copy.deepcopy(tree, memo)
+
+
+def mutants(text, names):
+    """The mutated texts of a template, each with a description, without duplicates."""
+    tree = ast.parse(text.strip(), mode="eval")
+    original = ast.unparse(tree)
+    seen = {original}
+    for node in ast.walk(tree):
+        for what, new in _node_mutants(node, names):
+            try:
+                mutated = ast.unparse(ast.fix_missing_locations(_swap_in(tree, node, new)))
+                compile(mutated, "<mutant>", "eval")
+            except (SyntaxError, ValueError, TypeError):
+                continue
+            if mutated not in seen:
+                seen.add(mutated)
+                yield what, mutated
+
+
+def rules_of(module_name):
+    """The rules a rule module registers, found by running it again into a recording table."""
+    module = importlib.import_module(f"srcgrad.rules.{module_name}")
+    recorded = {}
+    original = registry.RULES
+    registry.RULES = recorded
+    try:
+        importlib.reload(module)
+    finally:
+        registry.RULES = original
+    original.update(recorded)  # the fresh rules are the ones in force (same templates)
+    unique = {}
+    for rule in recorded.values():
+        if not rule.nondiff and (rule.vjp_src or rule.jvp_src):
+            unique[id(rule)] = rule
+    return list(unique.values())
+
+
+def _checks():
+    """fn -> list of zero-argument checks (the rows' test functions), cheapest first."""
+    import test_rule_shapes as shapes
+    import test_rules as table
+    import test_scalar_rules as scalar
+
+    checks = {}
+
+    def add(fn, check):
+        checks.setdefault(registry._key(fn), []).append(check)
+
+    for p in table.PARAMS:
+        if not p.marks:
+            add(p.values[0].fn, lambda r=p.values[0]: table.test_rule_gradient(r))
+    for p in table.JVP_ROWS:
+        add(p.values[0].fn, lambda r=p.values[0]: table.test_rule_tangent(r))
+    for p in scalar.PARAMS:
+        r = p.values[0]
+        for test in (scalar.test_scalar_rule_gradient, scalar.test_scalar_rule_tangent,
+                     scalar.test_scalar_rule_second_order):
+            add(r[0], lambda r=r, test=test: test(r))
+    for p in getattr(scalar, "EXACT_PARAMS", []):
+        add(p.values[0][0], lambda r=p.values[0]: scalar.test_scalar_rule_convention(r))
+    # the hand-written checks of rules whose rows cannot say everything
+    la = np.linalg
+    extra = [
+        (la.eigvalsh, "test_eigvalsh_reads_the_triangle_it_is_told", ["L", "U"]),
+        (la.eigh, "test_eigh_adjoint", [None]),
+        (la.qr, "test_qr_adjoint", [None]),
+        (la.svd, "test_svd_adjoint", [(4, 3), (3, 4), (3, 3)]),
+        (la.lstsq, "test_lstsq_adjoint", [(6,), (6, 2)]),
+    ]
+    for fn, name, values in extra:
+        test = getattr(table, name, None)  # (absent in older versions of the tests)
+        for v in values if test else []:
+            add(fn, (lambda t=test: t()) if v is None else (lambda t=test, v=v: t(v)))
+    for p in shapes.VARIANTS:
+        r, refused = p.values
+        add(r.fn, lambda r=r, refused=refused: shapes.test_rule_at_generated_shapes(r, refused))
+    return checks
+
+
+EQUIVALENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "equivalent_mutants.txt")
+
+
+def _equivalent(path):
+    """The mutants listed as equivalent (the part of each line before `` ## ``)."""
+    if not path or not os.path.exists(path):
+        return set()
+    return {line.split(" ## ")[0].strip() for line in open(path)
+            if line.strip() and not line.startswith("#")}
+
+
+def _names(rule, side):
+    """The names a template's names may be replaced by: the result, the differentiable
+    parameters and their cotangent or tangents."""
+    params = [p for p in rule.signature.parameters if p in rule.vjp_src or p in rule.jvp_src]
+    return params + ["y"] + (["dy"] if side == "vjp" else ["d" + p for p in params])
+
+
+def _keys_of(rule):
+    return [k for k, v in registry.RULES.items() if v is rule]
+
+
+def _run_child(rule, side, param, text, checks):
+    """Fork; in the child, put ``text`` in the rule and run the checks. True if one failed."""
+    pid = os.fork()
+    if pid == 0:
+        status = 0
+        try:
+            signal.alarm(60)
+            if text is not None:
+                getattr(rule, f"{side}_src")[param] = text
+            rule.vjp_template = rule.jvp_template = None
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for check in checks:
+                    check()
+        except BaseException:  # noqa: BLE001 - any failure kills the mutant
+            status = 1
+        os._exit(status)
+    _, code = os.waitpid(pid, 0)
+    return code != 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("modules", nargs="+")
+    ap.add_argument("--match", default="", help="only rules whose name contains this")
+    ap.add_argument("--rules", default=":", help="a slice of the module's rules (`0:40`)")
+    ap.add_argument("--skip", default="", help="rules to leave out, comma-separated names")
+    ap.add_argument("--out", default=None, help="also write the lines to this file")
+    ap.add_argument("--rerun", default=None,
+                    help="only the mutants a previous run's output (this file) lists as survived")
+    ap.add_argument("--equivalent", default=EQUIVALENT,
+                    help="the list of equivalent mutants (default tests/equivalent_mutants.txt)")
+    args = ap.parse_args(argv)
+    equivalent = _equivalent(args.equivalent)
+    wanted = None
+    if args.rerun:
+        wanted = {line.split(": ", 1)[1].strip() for line in open(args.rerun)
+                  if line.startswith("survived: ")}
+    checks = _checks()
+    out = open(args.out, "a") if args.out else None
+
+    def say(line):
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+
+    for module_name in args.modules:
+        killed = survived = untested = listed = 0
+        start = time.time()
+        lo, hi = (int(v) if v else None for v in args.rules.split(":"))
+        for rule in rules_of(module_name)[lo:hi]:
+            if args.match and args.match not in rule.name or rule.name in args.skip.split(","):
+                continue
+            rule_checks = [c for k in _keys_of(rule) for c in checks.get(k, [])]
+            if wanted is not None and not any(w.startswith(rule.name + " ") for w in wanted):
+                continue
+            if not rule_checks:
+                n = sum(1 for side in ("vjp", "jvp") for _ in getattr(rule, f"{side}_src"))
+                untested += n
+                say(f"NO CHECKS {rule.name} ({n} templates)")
+                continue
+            if _run_child(rule, "vjp", None, None, rule_checks):
+                say(f"BASELINE FAILS {rule.name}: skipped")
+                continue
+            for side in ("vjp", "jvp"):
+                names = _names(rule, side)
+                for param, text in list(getattr(rule, f"{side}_src").items()):
+                    for what, mutated in mutants(text, names):
+                        label = f"{rule.name} {side}[{param}] ({what}): {mutated}"
+                        if wanted is not None and label not in wanted:
+                            continue
+                        dead = _run_child(rule, side, param, mutated, rule_checks)
+                        killed += dead
+                        survived += not dead
+                        verdict = "killed" if dead else "survived"
+                        if not dead and label in equivalent:
+                            verdict, survived, listed = "equivalent", survived - 1, listed + 1
+                        say(f"{verdict}: {label}")
+        total = killed + survived + listed
+        score = f"{100 * killed / total:.1f}%" if total else "-"
+        say(f"== {module_name}: {total} mutants, {killed} killed ({score}), {listed} equivalent "
+            f"(listed), {survived} survived; rules without checks: {untested} templates; "
+            f"{time.time() - start:.0f} s")
+    np.seterr(all="warn")
+
+
+if __name__ == "__main__":
+    main()
