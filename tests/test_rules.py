@@ -83,6 +83,7 @@ def elementwise_rows():
         rows.append(row(fn, f"{name}(x)", x=x((3, 4), domain)))
         rows.append(row(fn, f"{name}(x)", x=x((), domain)))
     rows.append(row(np.absolute, "np.absolute(-x)", x=P))
+    rows.append(row(np.fabs, "np.fabs(-x)", x=P))
     binary = [
         (np.add, REAL, REAL), (np.subtract, REAL, REAL), (np.multiply, REAL, REAL),
         (np.divide, REAL, POS), (np.true_divide, REAL, POS), (np.power, POS, REAL),
@@ -681,6 +682,10 @@ def abs_sum(x):
     return np.sum(np.abs(x))
 
 
+def fabs_sum(x):
+    return np.sum(np.fabs(x))
+
+
 def maximum_sum(a, b):
     return np.sum(np.maximum(a, b))
 
@@ -704,11 +709,22 @@ def unguarded_log(x):
 
 def test_kinks_follow_the_documented_convention():
     np.testing.assert_array_equal(grad(abs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
+    np.testing.assert_array_equal(grad(fabs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
     ga, gb = grad(maximum_sum, wrt=(0, 1))(np.array([1.0, 2.0]), np.array([1.0, 3.0]))
     np.testing.assert_array_equal(ga, [1.0, 0.0])  # the tie goes to the first operand
     np.testing.assert_array_equal(gb, [0.0, 1.0])
     np.testing.assert_array_equal(grad(max_all)(np.array([1.0, 3.0, 3.0])), [0.0, 0.5, 0.5])
     np.testing.assert_array_equal(grad(clip_sum)(np.array([0.0, 0.5, 1.0, 2.0])), [1, 1, 1, 0])
+
+
+def nan_to_num_sum(x):
+    return np.sum(np.nan_to_num(x) * np.arange(1.0, 5.0))
+
+
+def test_nan_to_num_passes_no_gradient_through_what_it_replaces():
+    """NaN and the infinities become constants: their gradient is 0, the others' is dy."""
+    g = grad(nan_to_num_sum)(np.array([0.5, np.inf, np.nan, -np.inf]))
+    np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 0.0])
 
 
 def test_guarded_where_gives_no_nan():
