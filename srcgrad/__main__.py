@@ -2,13 +2,14 @@
 
     python -m srcgrad show FILE.py:FUNC [--wrt NAMES] [--mode MODE]
     python -m srcgrad emit FILE.py:FUNC [--wrt NAMES] [--mode MODE] [-o OUT.py]
+    python -m srcgrad cache info|clear
 
 ``show`` prints the generated source (highlighted on a terminal when Pygments is installed).
 ``emit`` writes a standalone module that imports only NumPy and the standard library (to stdout
 without ``-o``). ``--wrt`` takes comma-separated parameter names or positions (default: the first
 parameter); ``--mode`` is grad (default), value_and_grad, vjp or jvp. A FUNC that is already a
 derived function (decorated with ``@grad``, say) is used as it is unless ``--wrt`` or ``--mode``
-is given.
+is given. ``cache info`` says where the disk cache is and what it holds; ``cache clear`` empties it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class CLIError(SrcgradError):
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        return _cache(args.action)
     try:
         text, fn = _derive(args)
         if args.command == "show":
@@ -60,7 +63,7 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="srcgrad", description="Print or export the derivative code srcgrad generates."
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{show,emit}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{show,emit,cache}")
     show = commands.add_parser("show", help="print the generated source")
     emit = commands.add_parser(
         "emit", help="write a standalone module (NumPy and the standard library only)"
@@ -73,7 +76,24 @@ def _parser():
         )
         sub.add_argument("--mode", choices=MODES, default=None, help="default: grad")
     emit.add_argument("-o", "--output", metavar="OUT.py", help="output file (default: stdout)")
+    cache = commands.add_parser("cache", help="show or clear the disk cache of derivatives")
+    cache.add_argument("action", choices=("info", "clear"))
     return parser
+
+
+def _cache(action):
+    from .emit import diskcache
+
+    if action == "clear":
+        print(f"removed {diskcache.clear()} entries from {diskcache.directory()}")
+        return 0
+    paths = diskcache.entries()
+    size = sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+    state = "on" if diskcache.enabled() else "off (SRCGRAD_CACHE=0)"
+    print(f"srcgrad disk cache: {diskcache.directory()}\n"
+          f"  {state}; {len(paths)} entries, {size / 1024:.1f} KiB\n"
+          f"  SRCGRAD_CACHE=0 turns it off, SRCGRAD_CACHE_DIR moves it")
+    return 0
 
 
 def _derive(args):

@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from . import rules, runtime, transforms
+from .emit import diskcache
 from .emit.compile import compile_function
 from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
@@ -80,8 +81,8 @@ def _derived(f, mode, wrt, options):
 def _generated(f, mode, wrt, options):
     target = f if getattr(f, "__code__", None) is not None else _rule_wrapper(f)
     names = _wrt_names(target, wrt)
-    fn, _ = derive(target, mode, names, options, as_tuple=isinstance(wrt, (tuple, list)))
-    return fn
+    as_tuple = isinstance(wrt, (tuple, list))
+    return diskcache.derive_cached(f, target, mode, names, as_tuple, options, derive)
 
 
 def _current(fn, seen=None):

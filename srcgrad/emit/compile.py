@@ -30,21 +30,31 @@ def compile_function(text, name, fn, extras, lines=None):
     """
     if lines is not None:
         extras = {**extras, notes.NOTE: notes.note}
-    user_cells = _cells(fn)
-    free = sorted(set(extras) | set(user_cells))
+    free = sorted(set(extras) | set(_cells(fn)))
     filename = f"<srcgrad {name}#{next(_counter)}>"
-    wrapped = (
-        f"def {FACTORY}({', '.join(free)}):\n"
-        + textwrap.indent(text, "    ")
-        + f"    return {name}\n"
-    )
-    if lines is None:
-        code = compile(wrapped, filename, "exec")
-    else:
-        code = compile(notes.wrap(ast.parse(wrapped), name), filename, "exec")
+    code = factory_code(text, name, free, filename, lines is not None)
+    return instantiate(code, text, name, fn, extras, lines)
+
+
+def factory_code(text, name, free, filename, noted):
+    """The code of a module defining ``def __srcgrad_factory__(*free)``, which defines ``text``
+    (its body wrapped by ``notes.wrap`` when ``noted``) and returns it."""
+    wrapped = _wrapped(text, name, free)
+    if not noted:
+        return compile(wrapped, filename, "exec")
+    return compile(notes.wrap(ast.parse(wrapped), name), filename, "exec")
+
+
+def instantiate(code, text, name, fn, extras, lines=None):
+    """The function ``factory_code`` compiled, with ``fn``'s globals and closure cells and
+    ``extras`` bound to the other free names; its text registered for tracebacks, ``inspect``
+    and ``source()``."""
+    user_cells = _cells(fn)
     scratch = dict(getattr(fn, "__globals__", {}))
     exec(code, scratch)
-    placeholder = scratch[FACTORY](*[extras.get(n) for n in free])
+    factory = scratch[FACTORY]
+    placeholder = factory(*[extras.get(n) for n in factory.__code__.co_varnames[
+        : factory.__code__.co_argcount]])
     inner = placeholder.__code__
     closure = tuple(
         user_cells[v] if v in user_cells else types.CellType(extras[v]) for v in inner.co_freevars
@@ -55,11 +65,22 @@ def compile_function(text, name, fn, extras, lines=None):
     result.__kwdefaults__ = placeholder.__kwdefaults__
     result.__module__ = getattr(fn, "__module__", None)
     result.__qualname__ = name
+    result.__srcgrad_factory__ = code
+    filename = code.co_filename
+    wrapped = _wrapped(text, name, factory.__code__.co_varnames[: factory.__code__.co_argcount])
     linecache.cache[filename] = (len(wrapped), None, wrapped.splitlines(True), filename)
     GENERATED_SOURCE[inner] = (text, filename, 2, 4)
     if lines is not None:
         notes.register(inner, filename, lines)
     return result
+
+
+def _wrapped(text, name, free):
+    return (
+        f"def {FACTORY}({', '.join(free)}):\n"
+        + textwrap.indent(text, "    ")
+        + f"    return {name}\n"
+    )
 
 
 def _cells(fn):

@@ -4,6 +4,10 @@ Requires: the function object. Guarantees: ``Namespace.lookup(name)`` finds a na
 function's closure cells, then its globals, then builtins, exactly as Python would at call time;
 ``Namespace.resolve(expr, local_names)`` evaluates a dotted name such as ``np.linalg.norm`` to the
 object it denotes, so rules are found by identity (``numpy.exp``) whatever the user imported it as.
+
+While a :func:`recording` is active, every name looked up and every dotted name resolved, in any
+namespace, is appended to it as ``(namespace, path, object)``: what a derivation read of the
+user's world, which the disk cache (``emit/diskcache.py``) checks again before it reuses one.
 """
 
 from __future__ import annotations
@@ -13,6 +17,20 @@ import builtins
 import gast
 
 MISSING = object()
+_RECORDINGS: list = []  # the active recordings, innermost last
+
+
+class recording:
+    """``with recording() as reads:`` collects the resolutions made inside it (not those of a
+    nested recording: a derivation started inside is recorded by its own)."""
+
+    def __enter__(self):
+        self.reads = []
+        _RECORDINGS.append(self.reads)
+        return self.reads
+
+    def __exit__(self, *exc):
+        _RECORDINGS.pop()
 
 
 class Namespace:
@@ -26,8 +44,14 @@ class Namespace:
         self.extras = {}  # names generated code adds (helpers, inlined callees' globals)
 
     def lookup(self, name):
-        if name in self.extras:
+        if name in self.extras:  # srcgrad's own name: not a read of the user's world
             return self.extras[name]
+        found = self._lookup(name)
+        if _RECORDINGS:
+            _RECORDINGS[-1].append((self, (name,), found))
+        return found
+
+    def _lookup(self, name):
         cell = self.cells.get(name)
         if cell is not None:
             try:
@@ -48,5 +72,29 @@ class Namespace:
             base = self.resolve(expr.value, local_names)
             if base is MISSING:
                 return MISSING
-            return getattr(base, expr.attr, MISSING)
+            found = getattr(base, expr.attr, MISSING)
+            if _RECORDINGS:
+                path = _path(expr)
+                if path[0] not in self.extras:
+                    _RECORDINGS[-1].append((self, path, found))
+            return found
         return MISSING
+
+    def read(self, path):
+        """What the dotted name ``path`` (a tuple of names) denotes, without recording it."""
+        found = self._lookup(path[0])
+        for attr in path[1:]:
+            if found is MISSING:
+                return MISSING
+            found = getattr(found, attr, MISSING)
+        return found
+
+
+def _path(expr):
+    """``a.b.c`` as ``("a", "b", "c")``."""
+    parts = []
+    while isinstance(expr, gast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    parts.append(expr.id)
+    return tuple(reversed(parts))

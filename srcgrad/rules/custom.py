@@ -32,6 +32,7 @@ from ..frontend.source import parse_function
 from .kinds import Kind
 from .registry import (
     COTANGENT,
+    CUSTOM_RULES,
     RESULT,
     RULES,
     Rule,
@@ -67,6 +68,7 @@ def adjoint(fn):
         names = {params[0]: COTANGENT, params[1]: RESULT, **_param_roles(params[2:], sig)}
         template = Template(prelude, outputs, Namespace(rule_fn), names)
         _rule_for(fn, sig).vjp_template = template
+        CUSTOM_RULES.append(("adjoint", fn, rule_fn))
         return rule_fn
 
     return register
@@ -98,6 +100,7 @@ def tangent(fn):
         names.update({t: tangent_of(p) for t, p in zip(tangents, positional)})
         template = Template(prelude, {"*": value}, Namespace(rule_fn), names)
         _rule_for(fn, sig).jvp_template = template
+        CUSTOM_RULES.append(("tangent", fn, rule_fn))
         return rule_fn
 
     return register
@@ -112,6 +115,7 @@ def nondifferentiable(fn):
     """Mark ``fn``'s output as carrying no gradient (argmax-like). Returns ``fn``."""
     load_optional_rules()  # first, so that they do not replace this mark later
     nondiff(fn)
+    CUSTOM_RULES.append(("nondifferentiable", fn, None))
     transforms.forget()
     return fn
 

@@ -189,6 +189,9 @@ TEMPLATE_NAMESPACE = DictNamespace(
 )
 
 RULES: dict = {}
+# (kind, fn, rule function) of every rule the user registered (rules/custom.py), in order: part
+# of the key of every disk cache entry (emit/diskcache.py)
+CUSTOM_RULES: list = []
 
 
 def _key(fn):
