@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
-import textwrap
 import types
 
 from ..frontend.source import GENERATED_SOURCE
@@ -67,8 +66,9 @@ def instantiate(code, text, name, fn, extras, lines=None):
     result.__qualname__ = name
     result.__srcgrad_factory__ = code
     filename = code.co_filename
-    wrapped = _wrapped(text, name, factory.__code__.co_varnames[: factory.__code__.co_argcount])
-    linecache.cache[filename] = (len(wrapped), None, wrapped.splitlines(True), filename)
+    free = factory.__code__.co_varnames[: factory.__code__.co_argcount]
+    shown = _wrapped(text, name, free).splitlines(True)
+    linecache.cache[filename] = (sum(map(len, shown)), None, shown, filename)
     GENERATED_SOURCE[inner] = (text, filename, 2, 4)
     if lines is not None:
         notes.register(inner, filename, lines)
@@ -76,11 +76,9 @@ def instantiate(code, text, name, fn, extras, lines=None):
 
 
 def _wrapped(text, name, free):
-    return (
-        f"def {FACTORY}({', '.join(free)}):\n"
-        + textwrap.indent(text, "    ")
-        + f"    return {name}\n"
-    )
+    """The factory's text: ``text`` indented (as ``textwrap.indent``), then its return."""
+    body = "".join("    " + line if line.strip() else line for line in text.splitlines(True))
+    return f"def {FACTORY}({', '.join(free)}):\n{body}    return {name}\n"
 
 
 def _cells(fn):

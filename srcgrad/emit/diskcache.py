@@ -45,6 +45,7 @@ import numpy as np
 
 from ..frontend.resolve import MISSING, Namespace, recording
 from ..frontend.source import GENERATED_SOURCE
+from ..rules.registry import CUSTOM_RULES
 from . import notes
 from .compile import instantiate
 
@@ -112,8 +113,7 @@ def environment():
         import gast
 
         files = []
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        _stat_tree(root, root, files)
+        _stat_tree(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "", files)
         _ENVIRONMENT.append((
             FORMAT, sys.version, sys.implementation.cache_tag, np.__version__,
             getattr(gast, "__version__", ""), tuple(sorted(files)),
@@ -121,28 +121,25 @@ def environment():
     return _ENVIRONMENT[0]
 
 
-def _stat_tree(directory_, root, out):
-    for entry in os.scandir(directory_):
-        if entry.is_dir():
-            if entry.name != "__pycache__":
-                _stat_tree(entry.path, root, out)
-        elif entry.name.endswith(".py"):
-            st = entry.stat()
-            out.append((os.path.relpath(entry.path, root), st.st_size, st.st_mtime_ns))
+def _stat_tree(directory_, prefix, out):
+    with os.scandir(directory_) as found:
+        for entry in found:
+            if entry.name.endswith(".py"):
+                st = entry.stat()
+                out.append((prefix + entry.name, st.st_size, st.st_mtime_ns))
+            elif entry.name != "__pycache__" and entry.is_dir():
+                _stat_tree(entry.path, prefix + entry.name + "/", out)
 
 
 def entry_key(f, mode, wrt, as_tuple, options):
-    """The key of ``mode`` of ``f`` with respect to ``wrt``, or None when ``f`` or a registered
-    rule has no signature."""
-    from ..rules.registry import CUSTOM_RULES
-
+    """The key of ``mode`` of ``f`` with respect to ``wrt``, or None when ``f`` has no
+    signature."""
     choices = tuple(
         (field.name, getattr(options, field.name)) for field in dataclasses.fields(options)
         if field.name not in ("verbose", "dump")
     )
     try:
-        rules = tuple((kind, signature(fn), signature(rule)) for kind, fn, rule in CUSTOM_RULES)
-        ident = (environment(), signature(f), mode, tuple(wrt), as_tuple, choices, rules)
+        ident = (environment(), signature(f), mode, tuple(wrt), as_tuple, choices)
     except Unsignable:
         return None
     return hashlib.blake2b(repr(ident).encode(), digest_size=20).hexdigest()
@@ -152,7 +149,18 @@ def entry_key(f, mode, wrt, as_tuple, options):
 
 def signature(obj, depth=0):
     """A description of ``obj`` that is equal in another process exactly when the object there
-    is the same for a derivation (nested tuples of strings and numbers); Unsignable if none."""
+    is the same for a derivation (nested tuples of strings and numbers); Unsignable if none.
+    A function with a rule the user registered (``srcgrad.adjoint``, ...) includes the rule."""
+    own = _signature(obj, depth)
+    if CUSTOM_RULES and callable(obj):
+        rules = tuple((kind, signature(rule, depth + 1)) for kind, fn, rule in CUSTOM_RULES
+                      if fn is obj)
+        if rules:
+            return own + (("rules",) + rules,)
+    return own
+
+
+def _signature(obj, depth):
     if depth > 8:
         raise Unsignable("nested too deeply")
     kind = type(obj)
