@@ -99,13 +99,14 @@ def _cache(action):
 def _derive(args):
     """(generated source, generated function) for the command line's target."""
     from . import api
+    from .derived import unwrap
     from .frontend.source import GENERATED_SOURCE
 
-    fn = _load(args.target)
+    fn = unwrap(_load(args.target))
     generated = getattr(fn, "__code__", None) in GENERATED_SOURCE
     if not generated or args.mode is not None or args.wrt is not None:
         transform = getattr(api, args.mode or "grad")
-        fn = transform(fn, wrt=_wrt(args.wrt))
+        fn = unwrap(transform(fn, wrt=_wrt(args.wrt)))
     return api.source(fn), fn
 
 
@@ -138,7 +139,7 @@ def _load(target):
             )
             hint = f"; functions defined there: {', '.join(defined)}" if defined else ""
             raise CLIError(f"{path} has no function {func!r}{hint}") from None
-    if not isinstance(obj, types.FunctionType):
+    if not isinstance(obj, types.FunctionType) and not hasattr(obj, "__srcgrad_request__"):
         raise CLIError(
             f"{path}:{func} is a {type(obj).__name__}, not a Python function; srcgrad "
             f"differentiates functions defined with def"

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import rules, runtime, transforms
 from ..astutil import index_value
+from ..derived import unwrap
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
@@ -222,7 +223,7 @@ class OpClassifier:
         kwargs = {k.arg: self._static_value(k.value) for k in node.keywords}
         if any(v is MISSING for v in args + list(kwargs.values())):
             return MISSING
-        return transform(*args, **kwargs)
+        return unwrap(transform(*args, **kwargs))
 
     def _static_value(self, node):
         if isinstance(node, gast.Constant):

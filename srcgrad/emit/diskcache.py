@@ -43,6 +43,7 @@ import types
 
 import numpy as np
 
+from ..derived import PUBLIC, Derived
 from ..frontend.resolve import MISSING, Namespace, recording
 from ..frontend.source import GENERATED_SOURCE
 from ..rules.registry import CUSTOM_RULES
@@ -388,6 +389,8 @@ class _Scopes:
 
         if isinstance(obj, Derivative):
             return ("derivative",)
+        if type(obj) is Derived:
+            return ("public", self.describe(obj.func))
         if id(obj) in self.found:
             return self.found[id(obj)]
         if isinstance(obj, types.ModuleType):
@@ -476,6 +479,9 @@ def _find(description, functions, spaces):
             return MISSING
     if kind == "global":
         return find_global(*rest)
+    if kind == "public":
+        fn = _find(rest[0], functions, spaces)
+        return getattr(fn, "__dict__", {}).get(PUBLIC, MISSING)
     if kind == "derived":
         from .. import transforms
         from ..context import Options

@@ -25,6 +25,7 @@ import sys
 import gast
 
 from .. import transforms
+from ..derived import PUBLIC
 from ..frontend.resolve import Namespace
 from . import naming
 
@@ -55,7 +56,8 @@ def run(fn_node, ctx):
         seen.add(key)
         # a name of its own: the callee may already be bound under the user's name for it
         pinned = ctx.namer.fresh(naming.INLINED.format(_last_name(expr)))
-        ctx.extras[pinned] = callee
+        # what the name holds: a derived function is held as the Derived that wraps it
+        ctx.extras[pinned] = getattr(callee, "__dict__", {}).get(PUBLIC, callee)
         tests.append(gast.Compare(read, [gast.IsNot()], [_name(pinned)]))
     if not tests:
         return fn_node

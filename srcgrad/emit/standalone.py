@@ -34,6 +34,7 @@ import types
 
 import numpy as np
 
+from ..derived import unwrap
 from ..errors import SrcgradError
 from ..frontend.source import GENERATED_SOURCE
 from . import guard
@@ -83,6 +84,7 @@ class _Writer:
 
     def ref(self, obj, preferred, reader):
         """The module-level name the emitted code uses for ``obj``, defining it on first use."""
+        obj = unwrap(obj)  # a derived function is its generated code
         if _is_literal(obj):
             text = _literal(obj, lambda: self.ref(np, "np", reader))
             current = self.claimed.get(preferred)

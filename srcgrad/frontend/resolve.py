@@ -2,6 +2,7 @@
 
 Requires: the function object. Guarantees: ``Namespace.lookup(name)`` finds a name in the
 function's closure cells, then its globals, then builtins, exactly as Python would at call time;
+A derived function (``srcgrad.derived.Derived``) resolves to the generated function it wraps.
 ``Namespace.resolve(expr, local_names)`` evaluates a dotted name such as ``np.linalg.norm`` to the
 object it denotes, so rules are found by identity (``numpy.exp``) whatever the user imported it as.
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 import builtins
 
 import gast
+
+from ..derived import unwrap
 
 MISSING = object()
 _RECORDINGS: list = []  # the active recordings, innermost last
@@ -55,11 +58,11 @@ class Namespace:
         cell = self.cells.get(name)
         if cell is not None:
             try:
-                return cell.cell_contents
+                return unwrap(cell.cell_contents)
             except ValueError:
                 return MISSING
         if name in self.globals:
-            return self.globals[name]
+            return unwrap(self.globals[name])
         return getattr(builtins, name, MISSING)
 
     def resolve(self, expr, local_names=()):
@@ -72,7 +75,7 @@ class Namespace:
             base = self.resolve(expr.value, local_names)
             if base is MISSING:
                 return MISSING
-            found = getattr(base, expr.attr, MISSING)
+            found = unwrap(getattr(base, expr.attr, MISSING))
             if _RECORDINGS:
                 path = _path(expr)
                 if path[0] not in self.extras:
@@ -86,7 +89,7 @@ class Namespace:
         for attr in path[1:]:
             if found is MISSING:
                 return MISSING
-            found = getattr(found, attr, MISSING)
+            found = unwrap(getattr(found, attr, MISSING))
         return found
 
 
