@@ -15,25 +15,59 @@ import itertools
 import os
 import re
 import sys
+from typing import Any, Callable, Iterator, Protocol, Union, cast, overload
 
 import numpy as np
 
 from . import rules, runtime, transforms
-from .derived import unwrap, wrap
+from .context import Options
+from .derived import Derived, unwrap, wrap
 from .emit import diskcache
 from .emit.compile import compile_function
 from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
-from .pipeline import Options, derive
+from .pipeline import derive
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
 
-_CACHE: dict = {}
+_CACHE: dict[Any, Any] = {}
+_RUNTIME: Any = runtime  # the helpers generated code calls (untyped)
+
+Fn = Callable[..., Any]
+Selector = Union[int, str]
+#: ``wrt``: a parameter by position or name, or a tuple (or list) of them
+Wrt = Union[Selector, "tuple[Selector, ...]", "list[Selector]"]
 
 
-def _transform(mode):
-    def transform(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
+class Transform(Protocol):
+    """``vjp``, ``jvp``: applied to a function, or (without one) a decorator."""
+
+    @overload
+    def __call__(self, f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+                 dump: bool = False) -> Derived: ...
+
+    @overload
+    def __call__(self, f: None = None, wrt: Wrt = 0, *, verbose: bool = False,
+                 optimize: bool = True, dump: bool = False) -> Callable[[Fn], Derived]: ...
+
+
+class ScalarTransform(Protocol):
+    """``grad``, ``value_and_grad``: a transform that also takes ``has_aux``."""
+
+    @overload
+    def __call__(self, f: Fn, wrt: Wrt = 0, *, has_aux: bool = False, verbose: bool = False,
+                 optimize: bool = True, dump: bool = False) -> Derived: ...
+
+    @overload
+    def __call__(self, f: None = None, wrt: Wrt = 0, *, has_aux: bool = False,
+                 verbose: bool = False, optimize: bool = True,
+                 dump: bool = False) -> Callable[[Fn], Derived]: ...
+
+
+def _transform(mode: str) -> Transform:
+    def transform(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False,
+                  optimize: bool = True, dump: bool = False) -> Any:
         options = Options(optimize=optimize, verbose=verbose, dump=dump)
         if f is None:
             return functools.partial(transform, wrt=wrt, **_kw(options))
@@ -45,13 +79,14 @@ def _transform(mode):
 
     transform.__name__ = mode
     transform.__qualname__ = mode
-    return transform
+    return cast(Transform, transform)
 
 
-def _scalar_transform(mode):
+def _scalar_transform(mode: str) -> ScalarTransform:
     """``grad`` and ``value_and_grad``, which also take ``has_aux``."""
 
-    def transform(f=None, wrt=0, *, has_aux=False, verbose=False, optimize=True, dump=False):
+    def transform(f: Fn | None = None, wrt: Wrt = 0, *, has_aux: bool = False,
+                  verbose: bool = False, optimize: bool = True, dump: bool = False) -> Any:
         options = Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=bool(has_aux))
         if f is None:
             return functools.partial(transform, wrt=wrt, has_aux=has_aux, **_kw(options))
@@ -63,10 +98,10 @@ def _scalar_transform(mode):
 
     transform.__name__ = mode
     transform.__qualname__ = mode
-    return transform
+    return cast(ScalarTransform, transform)
 
 
-def _asked(options, **more):
+def _asked(options: Options, **more: Any) -> dict[str, Any]:
     """The options a transform was called with that another process needs to call it again."""
     asked = {"optimize": options.optimize}
     if options.has_aux:
@@ -75,7 +110,7 @@ def _asked(options, **more):
     return asked
 
 
-def _trimmed(error):
+def _trimmed(error: SrcgradError) -> SrcgradError:
     """A transform-time error as the user sees it: raised where they called the transform,
     without the frames of the compiler under it (``SRCGRAD_TRACEBACK=full`` keeps them)."""
     if os.environ.get("SRCGRAD_TRACEBACK") == "full":
@@ -83,22 +118,23 @@ def _trimmed(error):
     return error.with_traceback(None)
 
 
-def _kw(options):
+def _kw(options: Options) -> dict[str, Any]:
     return {"verbose": options.verbose, "optimize": options.optimize, "dump": options.dump}
 
 
-def _derived(f, mode, wrt, options):
+def _derived(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     return _cached(f, mode, wrt, options, _generated)
 
 
-def _generated(f, mode, wrt, options):
+def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     target = f if getattr(f, "__code__", None) is not None else _rule_wrapper(f)
     names = _wrt_names(target, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
-    return diskcache.derive_cached(f, target, mode, names, as_tuple, options, derive)
+    fn: Fn = diskcache.derive_cached(f, target, mode, names, as_tuple, options, derive)
+    return fn
 
 
-def _current(fn, seen=None):
+def _current(fn: Fn, seen: set[int] | None = None) -> bool:
     """Whether every function inlined into ``fn`` is still the one its name denotes, and so on
     through the derivatives ``fn`` was built on or calls (``hvp`` holds a ``grad``)."""
     seen = set() if seen is None else seen
@@ -111,7 +147,7 @@ def _current(fn, seen=None):
     )
 
 
-def _key(f, mode, wrt, options):
+def _key(f: Fn, mode: Any, wrt: Wrt, options: Options) -> tuple[Any, Any]:
     """The cache key of a transform of ``f``, and the objects that keep its ids meaningful.
 
     Code objects compare equal across modules when their bodies match, so identity is used: the
@@ -132,16 +168,16 @@ def _key(f, mode, wrt, options):
     return key, (code if code is not None else f, globals_, cells, defaults, kwdefaults)
 
 
-def _hashable(wrt):
+def _hashable(wrt: Wrt) -> Any:
     return tuple(wrt) if isinstance(wrt, list) else wrt
 
 
-def _params(fn):
+def _params(fn: Any) -> list[str]:
     code = fn.__code__
     return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
-def _wrt_names(fn, wrt):
+def _wrt_names(fn: Any, wrt: Wrt) -> tuple[str, ...]:
     """``wrt`` (an int, a str, or a tuple of them) as a tuple of parameter names."""
     params = _params(fn)
     selectors = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
@@ -169,7 +205,7 @@ def _wrt_names(fn, wrt):
     return tuple(names)
 
 
-def _rule_wrapper(f):
+def _rule_wrapper(f: Fn) -> Fn:
     """A Python function calling ``f``, for transforms of functions known only by their rule."""
     rule = rules.lookup(f)
     if rule is None:
@@ -182,7 +218,7 @@ def _rule_wrapper(f):
               if spec.default is spec.empty and spec.kind == spec.POSITIONAL_OR_KEYWORD]
     name = getattr(f, "__name__", "fn")
     text = f"def {name}({', '.join(params)}):\n    return fn({', '.join(params)})\n"
-    host = compile_function(text, name, _Host, {"fn": f})
+    host: Fn = compile_function(text, name, _Host, {"fn": f})
     return host
 
 
@@ -214,7 +250,18 @@ With a tuple ``wrt``, ``tangent`` is a tuple with one tangent per selected argum
 """
 
 
-def hvp(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
+@overload
+def hvp(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+        dump: bool = False) -> Derived: ...
+
+
+@overload
+def hvp(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+        dump: bool = False) -> Callable[[Fn], Derived]: ...
+
+
+def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+        dump: bool = False) -> Any:
     """Hessian-vector product: ``hvp(f, wrt=0)(*args, v) -> H v`` without forming ``H``.
 
     Generated as forward over reverse: the tangent of ``grad(f, wrt)`` along ``v``. With a tuple
@@ -231,7 +278,18 @@ def hvp(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
     return wrap(fn, "hvp", f, wrt, _asked(options))
 
 
-def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump=False):
+@overload
+def jacobian(f: Fn, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
+             optimize: bool = True, dump: bool = False) -> Derived: ...
+
+
+@overload
+def jacobian(f: None = None, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
+             optimize: bool = True, dump: bool = False) -> Callable[[Fn], Derived]: ...
+
+
+def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
+             optimize: bool = True, dump: bool = False) -> Any:
     """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
 
     ``method="auto"`` runs the generated ``jvp`` once per input element when the inputs are
@@ -252,7 +310,18 @@ def jacobian(f=None, wrt=0, *, method="auto", verbose=False, optimize=True, dump
     return wrap(fn, "jacobian", f, wrt, _asked(options, method=method))
 
 
-def hessian(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
+@overload
+def hessian(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+            dump: bool = False) -> Derived: ...
+
+
+@overload
+def hessian(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+            dump: bool = False) -> Callable[[Fn], Derived]: ...
+
+
+def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+            dump: bool = False) -> Any:
     """Hessian of a scalar-valued ``f``: ``hessian(f, wrt=0)(*args) -> H``.
 
     ``H.shape == arg.shape + arg.shape``; one generated Hessian-vector product (forward over
@@ -269,20 +338,22 @@ def hessian(f=None, wrt=0, *, verbose=False, optimize=True, dump=False):
     return wrap(fn, "hessian", f, wrt, _asked(options))
 
 
-def _cached(f, mode, wrt, options, build):
+def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
     key, keep = _key(f, mode, wrt, options)
     cached = _CACHE.get(key)
     if cached is not None and _current(cached[0]):
-        return cached[0]
-    fn = build(f, mode, wrt, options)
+        found: Fn = cached[0]
+        return found
+    fn: Any = build(f, mode, wrt, options)
     _CACHE[key] = (fn, keep)
     fn.__srcgrad_recipe__ = (f, mode, wrt, options, build)
-    return fn
+    built: Fn = fn
+    return built
 
 
-def _fresh(fn):
+def _fresh(fn: Fn) -> Fn:
     """``fn`` if it is not a derivative; else the derivative the same transform gives now, of
     the current version of what it was derived from (``grad(grad(f))`` renews the inner one)."""
     recipe = getattr(fn, "__srcgrad_recipe__", None)
@@ -292,7 +363,7 @@ def _fresh(fn):
     return _cached(_fresh(f), mode, wrt, options, build)
 
 
-def refreshed(fn):
+def refreshed(fn: Fn) -> Fn:
     """The derivative to call instead of ``fn``, whose guard found a redefined helper."""
     fresh = _fresh(fn)
     if fresh is fn:
@@ -303,7 +374,7 @@ def refreshed(fn):
     return fresh
 
 
-def _split_call(f, wrt):
+def _split_call(f: Fn, wrt: Wrt) -> tuple[tuple[str, ...], Fn]:
     """A function mapping a call's arguments to (positional, keywords, selected values).
 
     Derived functions with an extra last parameter take every positional parameter by position.
@@ -312,7 +383,7 @@ def _split_call(f, wrt):
     names = _wrt_names(target, wrt)
     signature = inspect.signature(target)
 
-    def split(args, kwargs):
+    def split(args: Any, kwargs: Any) -> tuple[Any, Any, list[Any]]:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return bound.args, bound.kwargs, [bound.arguments[n] for n in names]
@@ -320,13 +391,13 @@ def _split_call(f, wrt):
     return names, split
 
 
-def _basis(x):
+def _basis(x: Any) -> Iterator[Any]:
     """Unit tangents (or seeds) shaped like ``x``, one per element in C order."""
     for i in range(int(np.size(x))):
-        yield runtime.unit_basis(x, i)
+        yield _RUNTIME.unit_basis(x, i)
 
 
-def _assemble(parts, out_shape, in_shape, axis):
+def _assemble(parts: list[Any], out_shape: Any, in_shape: Any, axis: int) -> Any:
     """Stack per-element columns (axis=-1) or rows (axis=0) into ``out_shape + in_shape``."""
     if len(parts) == 1 and (in_shape == () if axis == -1 else out_shape == ()):
         return parts[0]
@@ -334,7 +405,7 @@ def _assemble(parts, out_shape, in_shape, axis):
     return stacked.reshape(tuple(out_shape) + tuple(in_shape))
 
 
-def _plain_params(f):
+def _plain_params(f: Fn) -> list[str] | None:
     """f's parameters when they are all positional without defaults, else None."""
     code = getattr(f, "__code__", None)
     if code is None or f.__defaults__ or code.co_kwonlyargcount:
@@ -344,7 +415,8 @@ def _plain_params(f):
     return list(code.co_varnames[: code.co_argcount])
 
 
-def _generate(f, name, template, extras, params):
+def _generate(f: Fn, name: str, template: str, extras: dict[str, Any],
+              params: list[str]) -> Fn:
     """Compile a generated wrapper (Jacobian, Hessian) whose text is ``template``."""
     if not name.isidentifier():  # hessian_<lambda>
         name = re.sub(r"\W", "", name.replace("<lambda>", "lambda")) or "derived"
@@ -355,22 +427,23 @@ def _generate(f, name, template, extras, params):
     text = template.format(
         name=name, args=", ".join(params), fname=getattr(f, "__name__", "f"), **bound, **local
     )
-    fn = compile_function(text, name, _Host, {bound[k]: v for k, v in extras.items()})
+    fn: Any = compile_function(text, name, _Host, {bound[k]: v for k, v in extras.items()})
     # as current as the derivatives it calls (checked through their own dependencies)
     fn.__srcgrad_depends__ = tuple(
         (_Pinned(v), None, v) for v in extras.values() if hasattr(v, "__srcgrad_depends__")
     )
-    return fn
+    made: Fn = fn
+    return made
 
 
 class _Pinned:
     """A namespace in which a dependency always resolves to the same object: what is checked
     is that object's own dependencies."""
 
-    def __init__(self, obj):
+    def __init__(self, obj: Any) -> None:
         self.obj = obj
 
-    def resolve(self, expr):
+    def resolve(self, expr: Any) -> Any:
         return self.obj
 
 
@@ -411,31 +484,31 @@ def {name}({args}):
 """
 
 
-def _jacobian(f, mode, wrt, options):
+def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     method = mode[1]
     names, split = _split_call(f, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
     params = _plain_params(f)
     if params is not None and not as_tuple:
         # generated code, so that a Jacobian is itself input to every transform
-        extras = {"f": f, "np": np, "unit_basis": runtime.unit_basis,
-                  "single_output": runtime.single_output}
+        extras = {"f": f, "np": np, "unit_basis": _RUNTIME.unit_basis,
+                  "single_output": _RUNTIME.single_output}
         if method != "forward":
             extras.update(vjp=_derived(f, "vjp", names[0], options),
-                          stack_rows=runtime.stack_rows)
+                          stack_rows=_RUNTIME.stack_rows)
         if method != "reverse":
             extras.update(jvp=_derived(f, "jvp", names[0], options),
-                          stack_columns=runtime.stack_columns)
+                          stack_columns=_RUNTIME.stack_columns)
         template = {"reverse": JACOBIAN_REVERSE, "forward": JACOBIAN_FORWARD,
                     "auto": JACOBIAN_AUTO}[method]
         template = template.replace("{x}", names[0])
         return _generate(f, DERIVED["jacobian"].format(f.__name__), template, extras, params)
     forward = [_derived(f, "jvp", n, options) for n in names]
 
-    def jac(*args, **kwargs):
+    def jac(*args: Any, **kwargs: Any) -> Any:
         pos, kw, xs = split(args, kwargs)
         n_in = sum(int(np.size(x)) for x in xs)
-        columns = [[] for _ in xs]
+        columns: list[list[Any]] = [[] for _ in xs]
         value = None
         if method != "reverse" and n_in:
             # The first column also yields the output's size, which decides the method.
@@ -443,7 +516,7 @@ def _jacobian(f, mode, wrt, options):
             columns[0].append(column)
         else:
             value = f(*args, **kwargs)
-        value = runtime.single_output(value, getattr(f, "__name__", "f"))
+        value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
         out_shape = np.shape(value)
         if method == "forward" or (method == "auto" and n_in < int(np.size(value))):
             for k, x in enumerate(xs):
@@ -464,25 +537,25 @@ def _jacobian(f, mode, wrt, options):
     return jac
 
 
-def _hessian(f, mode, wrt, options):
+def _hessian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     names, split = _split_call(f, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
     hv = unwrap(hvp(f, wrt, **_kw(options)))
     params = _plain_params(f)
     if params is not None and not as_tuple:
         # generated code, so that a Hessian is itself input to every transform
-        extras = {"np": np, "hvp": hv, "unit_basis": runtime.unit_basis,
-                  "stack_columns": runtime.stack_columns}
+        extras = {"np": np, "hvp": hv, "unit_basis": _RUNTIME.unit_basis,
+                  "stack_columns": _RUNTIME.stack_columns}
         template = HESSIAN.replace("{x}", names[0])
         return _generate(f, DERIVED["hessian"].format(f.__name__), template, extras, params)
 
-    def hess(*args, **kwargs):
+    def hess(*args: Any, **kwargs: Any) -> Any:
         pos, kw, xs = split(args, kwargs)
         if not as_tuple:
             x = xs[0]
             columns = [hv(*pos, e, **kw) for e in _basis(x)]
             return _assemble(columns, np.shape(x), np.shape(x), -1)
-        zeros = tuple(runtime.zeros_like(x) for x in xs)
+        zeros = tuple(_RUNTIME.zeros_like(x) for x in xs)
         blocks = [[None] * len(xs) for _ in xs]
         for j, xj in enumerate(xs):
             columns = []
@@ -506,15 +579,16 @@ transforms.register(
 )
 
 
-def source(fn) -> str:
+def source(fn: Fn) -> str:
     """The complete generated Python source behind a derived function."""
     entry = GENERATED_SOURCE.get(getattr(unwrap(fn), "__code__", None))
     if entry is None:
         raise SrcgradError(f"{fn!r} was not generated by srcgrad; source() shows derived functions")
-    return entry[0]
+    text: str = entry[0]
+    return text
 
 
-def show(fn) -> None:
+def show(fn: Fn) -> None:
     """Print the generated source of a derived function (highlighted on a terminal); in Jupyter
     or IPython, display it as highlighted HTML with line numbers, each ``# grad of:`` block
     beside the line of the user's source it differentiates."""
@@ -525,12 +599,12 @@ def show(fn) -> None:
 
         from .emit.display import GeneratedSource
 
-        display(GeneratedSource(unwrap(fn)))
+        cast(Any, display)(GeneratedSource(unwrap(fn)))
         return
     print(highlight(text), end="")
 
 
-def _ipython():
+def _ipython() -> Any:
     """The running IPython shell (never imports IPython: only one already running counts)."""
     module = sys.modules.get("IPython")
     get = getattr(module, "get_ipython", None)

@@ -20,14 +20,22 @@ from __future__ import annotations
 
 import functools
 import types
+from typing import TYPE_CHECKING, Any
 
 PUBLIC = "__srcgrad_public__"  # on a generated function: the Derived that wraps it
 
 
-class Derived(functools.partial):
+if TYPE_CHECKING:
+    _Partial = functools.partial[Any]
+else:
+    _Partial = functools.partial
+
+
+class Derived(_Partial):
     """A derived function: ``df(*args, **kwargs)`` calls the generated code directly."""
 
-    def __new__(cls, fn, transform, of, wrt, options):
+    def __new__(cls, fn: Any, transform: str, of: Any, wrt: Any,
+                options: dict[str, Any]) -> Derived:
         self = super().__new__(cls, fn)
         self.__dict__.update(
             __name__=fn.__name__, __qualname__=fn.__qualname__, __module__=fn.__module__,
@@ -36,36 +44,36 @@ class Derived(functools.partial):
         )
         return self
 
-    def __getattr__(self, name):  # what the generated function has (``__code__``, ...)
+    def __getattr__(self, name: str) -> Any:  # what the generated function has (``__code__``, ...)
         return getattr(self.func, name)
 
-    def __get__(self, obj, objtype=None):
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else types.MethodType(self, obj)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         transform, of, wrt, options = self.__srcgrad_request__
         extra = "".join(f", {k}={v!r}" for k, v in options.items() if k == "method")
         return f"<{transform} of {_name(of)} wrt {_selected(self.func, of, wrt)!r}{extra}>"
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         from .pickling import reduce_derived
 
         return reduce_derived(self)
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         from .emit.display import source_html
 
         return source_html(self.func)
 
 
-def _name(fn):
+def _name(fn: Any) -> str:
     if isinstance(fn, Derived):
         return repr(fn)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     return name.rpartition("<locals>.")[2]
 
 
-def _selected(generated, of, wrt):
+def _selected(generated: Any, of: Any, wrt: Any) -> Any:
     """``wrt`` as parameter names where they are known (``0`` -> ``'x'``)."""
     # a function known by its rule (np.sin): the generated one has its parameters first
     code = getattr(unwrap(of), "__code__", None) or getattr(generated, "__code__", None)
@@ -73,7 +81,7 @@ def _selected(generated, of, wrt):
         return wrt
     params = code.co_varnames[: code.co_argcount]
 
-    def name(sel):
+    def name(sel: Any) -> Any:
         if isinstance(sel, int) and not isinstance(sel, bool) and -len(params) <= sel < len(params):
             return params[sel]
         return sel
@@ -81,7 +89,7 @@ def _selected(generated, of, wrt):
     return tuple(name(s) for s in wrt) if isinstance(wrt, (tuple, list)) else name(wrt)
 
 
-def wrap(fn, transform, of, wrt, options):
+def wrap(fn: Any, transform: str, of: Any, wrt: Any, options: dict[str, Any]) -> Derived:
     """The one ``Derived`` of the generated ``fn`` (made once, kept on ``fn``)."""
     made = fn.__dict__.get(PUBLIC) if hasattr(fn, "__dict__") else None
     if made is None:
@@ -90,6 +98,6 @@ def wrap(fn, transform, of, wrt, options):
     return made
 
 
-def unwrap(obj):
+def unwrap(obj: Any) -> Any:
     """The generated function behind a ``Derived``; anything else as it is."""
     return obj.func if type(obj) is Derived else obj

@@ -17,13 +17,15 @@ no module below ``api`` imports it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .context import Options
 
 _TRANSFORMS: dict = {}  # public name -> transform (grad, vjp, ...)
 _HOOKS: dict = {}  # "derived" and "forget", the api's cache of generated functions
 
 
-def register(derived, forget, refreshed, **transforms):
+def register(derived: Any, forget: Any, refreshed: Any, **transforms: Any) -> None:
     """Called once by ``api``: ``derived(fn, mode, wrt, options)`` returns the cached generated
     function, ``forget()`` empties that cache, ``refreshed(fn)`` regenerates a derivative whose
     inlined functions were redefined, ``transforms`` are the public transforms."""

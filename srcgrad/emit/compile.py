@@ -12,6 +12,7 @@ import ast
 import itertools
 import linecache
 import types
+from typing import Any
 
 from ..frontend.source import GENERATED_SOURCE
 from . import notes
@@ -21,7 +22,8 @@ _counter = itertools.count(1)
 FACTORY = "__srcgrad_factory__"
 
 
-def compile_function(text, name, fn, extras, lines=None):
+def compile_function(text: str, name: str, fn: Any, extras: dict[str, Any],
+                     lines: Any = None) -> Any:
     """Compile ``text`` (one ``def name``) with ``fn``'s globals and closure, plus ``extras``.
 
     ``lines`` (``notes.line_map``) makes an exception raised inside name the user's line it

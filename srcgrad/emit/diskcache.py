@@ -40,10 +40,12 @@ import marshal
 import os
 import sys
 import types
+from typing import Any
 
 import numpy as np
 
 from ..derived import PUBLIC, Derived
+from ..errors import SrcgradError
 from ..frontend.resolve import MISSING, Namespace, recording
 from ..frontend.source import GENERATED_SOURCE
 from ..rules.registry import CUSTOM_RULES
@@ -60,8 +62,9 @@ _LIBRARIES = ("builtins", "numpy", "srcgrad", "math", "cmath", "scipy", "operato
 STATS = {"loaded": 0, "stored": 0, "uncacheable": 0}
 
 
-class Unsignable(Exception):
-    """An object whose equality across processes the cache cannot establish."""
+class Unsignable(SrcgradError):
+    """An object whose equality across processes the cache cannot establish (caught here:
+    the derivative is then not stored)."""
 
 
 def enabled():
@@ -83,7 +86,8 @@ def directory():
     return os.path.join(base, "srcgrad")
 
 
-def derive_cached(f, target, mode, wrt, as_tuple, options, derive):
+def derive_cached(f: Any, target: Any, mode: str, wrt: tuple[str, ...], as_tuple: bool,
+                  options: Any, derive: Any) -> Any:
     """``derive(target, mode, wrt, options, as_tuple)``'s function, from the disk cache when an
     entry for it is valid; else generated and, when everything it read has a signature, stored.
     ``f`` is what the user asked to differentiate (``target`` itself, or a function known only

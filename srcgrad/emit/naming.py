@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
+from collections.abc import Iterable
 
 import gast
 
@@ -119,13 +120,13 @@ OP_NAMES = {
 class Namer:
     """Hands out unique names; knows every name already taken in the function."""
 
-    def __init__(self, taken=()):
+    def __init__(self, taken: Iterable[str] = ()) -> None:
         self.taken = set(taken)
 
     def reserve(self, name):
         self.taken.add(name)
 
-    def fresh(self, base):
+    def fresh(self, base: str) -> str:
         base = base if base == "_" else _clean(base)
         if base not in self.taken and not keyword.iskeyword(base) and base not in RESERVED:
             self.taken.add(base)

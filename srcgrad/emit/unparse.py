@@ -101,7 +101,7 @@ def unparse(node):
     return "\n".join(lines) + "\n"
 
 
-def highlight(text):
+def highlight(text: str) -> str:
     """``text`` colored for a terminal when stdout is one and Pygments is installed."""
     if not sys.stdout.isatty():
         return text

@@ -220,7 +220,7 @@ def load_optional_rules(installed=False):
             pass  # the library were not installed (a call is then a NoRuleError, never a guess)
 
 
-def lookup(fn):
+def lookup(fn: object) -> Rule | None:
     if OPTIONAL_RULES:
         load_optional_rules()
     try:
