@@ -6,8 +6,10 @@ Each measurement is a new Python process that imports srcgrad and the module def
 function, then times ``srcgrad.grad(f, wrt=...)`` alone (the import is timed separately).
 "cold" runs with an empty cache directory (the derivative is generated and stored), "warm" with
 the directory the cold run filled, "off" with ``SRCGRAD_CACHE=0``. Medians over ``--runs``
-processes are printed. The function is ``model_loss`` below: 20 lines, a helper, a loop and a
-branch.
+processes are printed, wall time and the process's CPU time (on a loaded machine the second is
+the one to read). Bytecode may be written (``PYTHONDONTWRITEBYTECODE`` is unset for the
+processes), as it is for an installed package. The function is ``model_loss`` below: 20
+lines, a helper, a loop and a branch.
 """
 
 from __future__ import annotations
@@ -53,14 +55,15 @@ MODEL = textwrap.dedent('''\
 
 PROBE = textwrap.dedent('''\
     import json, sys, time
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     import srcgrad
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     import model
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     df = srcgrad.grad(model.model_loss, wrt=(0, 1, 2, 3))
-    t3 = time.perf_counter()
-    print(json.dumps({"import_s": t1 - t0, "grad_s": t3 - t2}))
+    t3, c3 = time.perf_counter(), time.process_time()
+    print(json.dumps({"import_s": t1 - t0, "grad_s": t3 - t2,
+                      "import_cpu_s": c1 - c0, "grad_cpu_s": c3 - c2}))
 ''')
 
 
@@ -84,7 +87,10 @@ def main():
         with open(os.path.join(work, "model.py"), "w") as handle:
             handle.write(MODEL)
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ, PYTHONPATH=root, SRCGRAD_CACHE_DIR=os.path.join(work, "cache"))
+        env = dict(os.environ, PYTHONPATH=root, SRCGRAD_CACHE_DIR=os.path.join(work, "cache"),
+                   PYTHONPYCACHEPREFIX=os.path.join(work, "pycache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        run(work, dict(env, SRCGRAD_CACHE="0"), 1)  # bytecode written once
         cold = []
         for _ in range(args.runs):
             shutil.rmtree(os.path.join(work, "cache"), ignore_errors=True)
@@ -93,11 +99,12 @@ def main():
         off = run(work, dict(env, SRCGRAD_CACHE="0"), args.runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"grad(model_loss) in a fresh process, median of {args.runs} processes")
+    print(f"grad(model_loss) in a fresh process, median of {args.runs} processes "
+          f"(wall time; CPU time of the process in parentheses)")
     for label, rows in (("cold cache", cold), ("warm cache", warm), ("cache off", off)):
-        grad_ms = statistics.median(r["grad_s"] for r in rows) * 1e3
-        import_ms = statistics.median(r["import_s"] for r in rows) * 1e3
-        print(f"  {label:10s}  grad() {grad_ms:8.2f} ms   (import srcgrad {import_ms:6.1f} ms)")
+        ms = {k: statistics.median(r[k] for r in rows) * 1e3 for k in rows[0]}
+        print(f"  {label:10s}  grad() {ms['grad_s']:8.2f} ms ({ms['grad_cpu_s']:7.2f})"
+              f"   import srcgrad {ms['import_s']:6.1f} ms ({ms['import_cpu_s']:6.1f})")
 
 
 if __name__ == "__main__":

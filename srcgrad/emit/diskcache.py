@@ -109,21 +109,29 @@ def derive_cached(f: Any, target: Any, mode: str, wrt: tuple[str, ...], as_tuple
 
 # --- the key -------------------------------------------------------------------------------------
 
+def _sources():
+    """Name, size and modification time of each of srcgrad's modules, as they were when srcgrad
+    was imported (a module edited later is not the code this process runs)."""
+    files: list = []
+    _stat_tree(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "", files)
+    return tuple(sorted(files))
+
+
 _ENVIRONMENT: list = []
 
 
 def environment():
-    """What every entry depends on beyond its function: srcgrad's modules, the versions."""
+    """What every entry depends on beyond its function: srcgrad's modules, the versions of
+    Python, NumPy, gast, and of SciPy once it is imported (its rules call it)."""
     if not _ENVIRONMENT:
         import gast
 
-        files = []
-        _stat_tree(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "", files)
         _ENVIRONMENT.append((
             FORMAT, sys.version, sys.implementation.cache_tag, np.__version__,
-            getattr(gast, "__version__", ""), tuple(sorted(files)),
+            getattr(gast, "__version__", ""), _SOURCES,
         ))
-    return _ENVIRONMENT[0]
+    scipy = sys.modules.get("scipy")
+    return _ENVIRONMENT[0] + (getattr(scipy, "__version__", None),)
 
 
 def _stat_tree(directory_, prefix, out):
@@ -134,6 +142,9 @@ def _stat_tree(directory_, prefix, out):
                 out.append((prefix + entry.name, st.st_size, st.st_mtime_ns))
             elif entry.name != "__pycache__" and entry.is_dir():
                 _stat_tree(entry.path, prefix + entry.name + "/", out)
+
+
+_SOURCES = _sources()
 
 
 def entry_key(f, mode, wrt, as_tuple, options):
