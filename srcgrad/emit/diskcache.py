@@ -121,14 +121,15 @@ _ENVIRONMENT: list = []
 
 
 def environment():
-    """What every entry depends on beyond its function: srcgrad's modules, the versions of
-    Python, NumPy, gast, and of SciPy once it is imported (its rules call it)."""
+    """What every entry depends on beyond its function: srcgrad's version and modules, the
+    versions of Python, NumPy, gast, and of SciPy once it is imported (its rules call it)."""
     if not _ENVIRONMENT:
         import gast
 
         _ENVIRONMENT.append((
-            FORMAT, sys.version, sys.implementation.cache_tag, np.__version__,
-            getattr(gast, "__version__", ""), _SOURCES,
+            FORMAT, getattr(sys.modules.get("srcgrad"), "__version__", ""), sys.version,
+            sys.implementation.cache_tag, np.__version__, getattr(gast, "__version__", ""),
+            _SOURCES,
         ))
     scipy = sys.modules.get("scipy")
     return _ENVIRONMENT[0] + (getattr(scipy, "__version__", None),)
