@@ -37,6 +37,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
+# a mutant changes srcgrad in memory, where the disk cache cannot see it: a derivative generated
+# with a mutated rule must never be stored, nor one generated without it loaded
+os.environ["SRCGRAD_CACHE"] = "0"
 
 import numpy as np  # noqa: E402
 

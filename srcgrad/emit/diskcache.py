@@ -27,6 +27,11 @@ content: a truncated, tampered or foreign file is ignored (never executed) and w
 Files are written to a temporary name and renamed (``os.replace``), so concurrent processes
 read either a whole entry or none.
 
+The key trusts that the srcgrad running is the srcgrad on disk: a tool that changes srcgrad in
+memory (a rule template mutated by ``tests/mutate_rules.py``, a pass patched by a test) runs with
+``SRCGRAD_CACHE=0``, or with a ``SRCGRAD_CACHE_DIR`` of its own that it removes (the test suite's
+``conftest.py``).
+
     python -m srcgrad cache info     # where the cache is, how many entries, their size
     python -m srcgrad cache clear    # delete every entry
 """
