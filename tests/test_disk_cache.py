@@ -339,3 +339,54 @@ def test_a_module_choosing_its_helper_at_import_gets_its_own_derivative(tmp_path
     finally:
         del os.environ["USE_SIN"]
     np.testing.assert_allclose(sin["gW"], _numeric(m.loss, _inputs(), 0), rtol=1e-6, atol=1e-8)
+
+
+LOOP = """\
+import numpy as np
+
+SCALES = [lambda x, c=c: c * np.sum(x * x) for c in (1.0, 3.0)]
+
+
+def outer(w):
+    return np.sum(inner_grad(w) ** 2)
+
+
+def inner(w, scale=2.0):
+    return scale * np.sum(np.tanh(w) ** 2)
+
+
+def inner_grad(w):
+    return grad_of_inner(w)
+"""
+
+
+def test_loaded_derivatives_bind_what_their_defaults_and_guards_read(cache, tmp_path):
+    """A vjp's optional parameters (``*rest, scale=UNSET``), a lambda's default bound by value,
+    second order through a guarded derivative: generated, then loaded, the same numbers."""
+    m = _module(tmp_path / "m_bound.py", LOOP, "m_bound")
+    m.grad_of_inner = srcgrad.grad(m.inner)
+    x = np.array([0.3, -0.7, 1.1])
+
+    def results():
+        return [
+            srcgrad.vjp(m.inner)(x, 1.5),
+            srcgrad.vjp(m.inner)(x, 3.0, 1.5),
+            srcgrad.grad(m.SCALES[0])(x), srcgrad.grad(m.SCALES[1])(x),
+            srcgrad.hvp(m.inner)(x, x),
+            srcgrad.grad(m.outer)(x),
+        ]
+
+    first = results()
+    transforms.forget()
+    m.grad_of_inner = srcgrad.grad(m.inner)
+    before = _counts()
+    again = results()
+    assert _delta(before)["loaded"] >= 5
+    for a, b in zip(first, again):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    t = np.tanh(x)
+    np.testing.assert_allclose(again[0], 1.5 * 2.0 * 2 * t * (1 - t * t), rtol=1e-12)
+    np.testing.assert_allclose(again[1], 1.5 * 3.0 * 2 * t * (1 - t * t), rtol=1e-12)
+    np.testing.assert_allclose(again[2], 2 * x, rtol=1e-12)
+    np.testing.assert_allclose(again[3], 6 * x, rtol=1e-12)
+    np.testing.assert_allclose(again[5], _numeric(m.outer, [x], 0), rtol=1e-6, atol=1e-8)

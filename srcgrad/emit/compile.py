@@ -54,8 +54,10 @@ def instantiate(code, text, name, fn, extras, lines=None):
     scratch = dict(getattr(fn, "__globals__", {}))
     exec(code, scratch)
     factory = scratch[FACTORY]
-    placeholder = factory(*[extras.get(n) for n in factory.__code__.co_varnames[
-        : factory.__code__.co_argcount]])
+    free = factory.__code__.co_varnames[: factory.__code__.co_argcount]
+    # what the text's default values read: an extra, else the user's closure variable
+    args = {n: extras[n] if n in extras else _contents(user_cells[n]) for n in free}
+    placeholder = factory(*args.values())
     inner = placeholder.__code__
     closure = tuple(
         user_cells[v] if v in user_cells else types.CellType(extras[v]) for v in inner.co_freevars
@@ -67,8 +69,8 @@ def instantiate(code, text, name, fn, extras, lines=None):
     result.__module__ = getattr(fn, "__module__", None)
     result.__qualname__ = name
     result.__srcgrad_factory__ = code
+    result.__srcgrad_bound__ = args  # for the disk cache
     filename = code.co_filename
-    free = factory.__code__.co_varnames[: factory.__code__.co_argcount]
     shown = _wrapped(text, name, free).splitlines(True)
     linecache.cache[filename] = (sum(map(len, shown)), None, shown, filename)
     GENERATED_SOURCE[inner] = (text, filename, 2, 4)
@@ -81,6 +83,13 @@ def _wrapped(text, name, free):
     """The factory's text: ``text`` indented (as ``textwrap.indent``), then its return."""
     body = "".join("    " + line if line.strip() else line for line in text.splitlines(True))
     return f"def {FACTORY}({', '.join(free)}):\n{body}    return {name}\n"
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a closure variable not assigned yet
+        return None
 
 
 def _cells(fn):

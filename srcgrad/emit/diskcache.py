@@ -55,7 +55,7 @@ from ..frontend.resolve import MISSING, Namespace, recording
 from ..frontend.source import GENERATED_SOURCE
 from ..rules.registry import CUSTOM_RULES
 from . import notes
-from .compile import instantiate
+from .compile import _contents, instantiate
 
 FORMAT = 1
 MAGIC = b"srcgrad-cache"
@@ -185,9 +185,9 @@ def signature(obj, depth=0):
 def _signature(obj, depth):
     if depth > 8:
         raise Unsignable("nested too deeply")
-    kind = type(obj)
     if obj is MISSING:
         return ("missing",)
+    kind = type(obj)
     if obj is None or obj is Ellipsis or kind in (bool, int, float, complex, str, bytes):
         return ("value", kind.__name__, repr(obj))
     if kind in (tuple, list):
@@ -196,21 +196,28 @@ def _signature(obj, depth):
         items = sorted((repr(signature(k, depth + 1)), signature(v, depth + 1))
                        for k, v in obj.items())
         return ("dict",) + tuple(items)
-    if isinstance(obj, types.ModuleType):
-        return ("module", obj.__name__)
     if isinstance(obj, (np.ndarray, np.generic)):
         return _array_signature(obj)
-    if isinstance(obj, types.FunctionType):
-        return _function_signature(obj, depth)
-    if isinstance(obj, type) and _in_library(obj):
-        return ("class",) + _importable(obj)
-    if isinstance(obj, type):
-        return _class_signature(obj, depth)
     if isinstance(obj, np.dtype):
         return ("dtype", obj.str, str(obj))
+    return _object_signature(obj, depth)
+
+
+def _object_signature(obj, depth):
+    """Modules, functions, classes, library callables and guards."""
+    if isinstance(obj, types.ModuleType):
+        return ("module", obj.__name__)
+    if isinstance(obj, types.FunctionType):
+        return _function_signature(obj, depth)
+    if isinstance(obj, type):
+        return ("class",) + _importable(obj) if _in_library(obj) else _class_signature(obj, depth)
+    if type(obj).__name__ == "Derivative" and type(obj).__module__ == __package__ + ".guard":
+        # the guard of a derivative being differentiated again: read, never bound (see
+        # _Scopes.describe), and any guard is the same to the passes
+        return ("guard",)
     if callable(obj) and _in_library(obj):
         return ("global",) + _importable(obj)
-    raise Unsignable(f"{kind.__module__}.{kind.__qualname__}")
+    raise Unsignable(f"{type(obj).__module__}.{type(obj).__qualname__}")
 
 
 def _array_signature(obj):
@@ -224,11 +231,15 @@ def _array_signature(obj):
 def _function_signature(fn, depth):
     code = fn.__code__
     if code in GENERATED_SOURCE:
-        recipe = getattr(fn, "__srcgrad_recipe__", None)
-        if recipe is None or recipe[4].__name__ != "_generated":
-            raise Unsignable(f"generated function {fn.__name__} without a recipe")
-        f, mode, wrt, options, _ = recipe
-        return ("derived", signature(f, depth + 1), mode, wrt, repr(options))
+        # what it computes is its text and what that text is bound to (not the request that
+        # made it: a derivative of the same function differs once a helper it inlined does)
+        text = GENERATED_SOURCE[code][0]
+        cells = tuple(_contents(c) for c in fn.__closure__ or ())
+        return (
+            "generated", hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
+            signature(cells, depth + 1), signature(fn.__defaults__, depth + 1),
+            signature(fn.__kwdefaults__ or {}, depth + 1),
+        )
     return (
         "function", fn.__module__, fn.__qualname__, code_digest(code),
         signature(fn.__defaults__, depth + 1),
@@ -290,6 +301,10 @@ def _in_library(obj):
 
 def _importable(obj):
     """``(module, qualified name)`` under which ``obj`` is found, or Unsignable."""
+    runtime = sys.modules.get(__package__.rpartition(".")[0] + ".runtime")
+    for name, value in vars(runtime).items():  # a sentinel of the runtime (UNSET)
+        if value is obj and not name.startswith("_"):
+            return (runtime.__name__, name)
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if not module or not qualname or find_global(module, qualname) is not obj:
@@ -333,7 +348,7 @@ def store(key, fn, compiled, reads):
 
 
 def _entry(key, fn, compiled, reads):
-    scopes = _Scopes(fn)
+    scopes = _Scopes(fn, compiled)
     checked = {}
     for namespace, path, obj in reads:
         if not isinstance(namespace, Namespace):
@@ -344,12 +359,12 @@ def _entry(key, fn, compiled, reads):
     digest = _reads_digest([signature(obj) for obj in checked.values()])
     inner = compiled.__code__
     text = GENERATED_SOURCE[inner][0]
-    own = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ())) if hasattr(fn, "__code__") \
-        else {}
+    code = getattr(fn, "__code__", None)
+    own = dict(zip(code.co_freevars, fn.__closure__ or ())) if code is not None else {}
     bound = {}
-    for name, cell in zip(inner.co_freevars, compiled.__closure__ or ()):
-        if own.get(name) is not cell:
-            bound[name] = scopes.describe(cell.cell_contents)
+    for name, value in compiled.__srcgrad_bound__.items():
+        if name not in own or value is not _contents(own[name]):
+            bound[name] = scopes.describe(value)
     depends = [
         (scopes.index(ns.fn), _expr_path(expr))
         for ns, expr, _ in getattr(compiled, "__srcgrad_depends__", ())
@@ -370,7 +385,8 @@ class _Scopes:
     """The namespaces a derivation read from, numbered (0: the function's own), and how to find
     each one's function, and each object generated code is bound to, in another process."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, compiled):
+        self.compiled = compiled
         self.functions = [fn]
         self.descriptions = [("root",)]
         self.found = {}  # id(object) -> description
@@ -409,6 +425,8 @@ class _Scopes:
         from .guard import Derivative
 
         if isinstance(obj, Derivative):
+            if obj.fn is not self.compiled:  # another derivative's guard: not made anew here
+                raise Unsignable("the guard of another derivative")
             return ("derivative",)
         if type(obj) is Derived:
             return ("public", self.describe(obj.func))
