@@ -152,7 +152,20 @@ def _structure(x):
 
 
 def check_tangent(tangent, x, name="x"):
-    """A ``jvp`` tangent must have the shape of the argument it perturbs."""
+    """A ``jvp`` tangent must have the shape of the argument it perturbs (for a tuple, list or
+    dict argument, the structure, and each element the shape of the argument's)."""
+    if isinstance(x, (tuple, list)) or isinstance(tangent, (tuple, list)):
+        if not (isinstance(x, (tuple, list)) and isinstance(tangent, (tuple, list))
+                and len(tangent) == len(x)):
+            raise TangentShapeError(_structure(tangent), _structure(x), name)
+        for i, (t, v) in enumerate(zip(tangent, x)):
+            check_tangent(t, v, f"{name}[{i}]")
+        return tangent
+    if isinstance(x, dict) and isinstance(tangent, dict):
+        for k, v in x.items():
+            if k in tangent:
+                check_tangent(tangent[k], v, f"{name}[{k!r}]")
+        return tangent
     if np.shape(tangent) != np.shape(x):
         raise TangentShapeError(np.shape(tangent), np.shape(x), name)
     return tangent

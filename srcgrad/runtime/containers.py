@@ -62,6 +62,10 @@ def add(a, b):
         return b
     if b is None:
         return a
+    if isinstance(a, np.ndarray) and isinstance(b, (tuple, list)) and len(b) == len(a):
+        # an array cotangent of a list (the adjoint of np.array(L) is one) meets the list's
+        # sparse cotangents: their None elements are zeros (NumPy would see None objects)
+        return a + np.array([np.zeros_like(a[i]) if d is None else d for i, d in enumerate(b)])
     if isinstance(a, (tuple, list)) and not isinstance(a, Cotangents):
         a = Cotangents(a)
     return a + b
@@ -96,7 +100,7 @@ def _as_like(g, x, held):
         parts = [_as_like(None if g is None else g[i], v, held) for i, v in enumerate(x)]
         return type(x)(parts) if type(x) in (tuple, list) else parts
     if g is None:
-        return zeros_like(x)
+        return _in_dtype_of(zeros_like(x), x)  # np.float32(0.0) for a NumPy float32 scalar
     g = _in_dtype_of(g, x)
     if isinstance(g, np.ndarray):
         base = g

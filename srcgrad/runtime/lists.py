@@ -60,8 +60,17 @@ def insert_grad_value(dy, items, index, value):
     return elem(dy, _position(len(items), index), value)
 
 
+def _tangents(ditems, items):
+    """The element tangents of ``items`` (``ditems`` None: all zero) with zeros in place of
+    None: a tangent list is read like the list (``np.array(dacc)``, ``sum(dacc)``), so unlike a
+    cotangent list it has no None elements."""
+    if ditems is None:
+        return [zeros_like(v) for v in items]
+    return [zeros_like(v) if d is None else d for d, v in zip(ditems, items)]
+
+
 def insert_tangent(ditems, dvalue, items, index, value):
-    out = _cotangents(ditems, len(items))
+    out = _tangents(ditems, items)
     out.insert(_position(len(items), index), zeros_like(value) if dvalue is None else dvalue)
     return out
 
@@ -127,12 +136,7 @@ def extend_grad_values(dy, items, values):
 
 
 def extend_tangent(ditems, dvalues, items, values):
-    head = _cotangents(ditems, len(items))
-    if dvalues is None:
-        tail = [zeros_like(v) for v in values]
-    else:
-        tail = list(dvalues)
-    return head + tail
+    return _tangents(ditems, items) + _tangents(dvalues, values)
 
 
 def list_reverse(items):

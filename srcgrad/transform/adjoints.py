@@ -65,7 +65,8 @@ class Adjoints:
         """The gradient returned for ``param``, with the structure and dtype of the argument."""
         g = self.current.get(param)
         if g is None:
-            return self.zeros(param)
+            # zeros with the argument's structure (a tuple stays a tuple) and dtype
+            return call(self.ctx, runtime.as_like, gast.Constant(None, None), name(param))
         if param in self.containers:
             return call(self.ctx, runtime.as_like, g, name(param))
         return call(self.ctx, runtime.cast_like, g, name(param))

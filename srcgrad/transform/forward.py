@@ -85,7 +85,11 @@ class ForwardAD:
             self.tangents.declare(var)
         new_body = seeds + self._block(body)
         out = ret.value
-        dout = self.tangents.or_zeros(out)
+        if isinstance(out, gast.Name) and out.id in self.tangents.current:
+            dout = self.tangents.current[out.id]
+        else:
+            # an output no tangent reached: zeros of its structure (a tuple stays a tuple)
+            dout = self._call(runtime.as_like, gast.Constant(None, None), out)
         result = gast.Tuple([out, dout], gast.Load()) if self.with_value else dout
         fn_node.body = new_body + [gast.Return(result)]
         fn_node.name = self.out_name

@@ -1,0 +1,125 @@
+"""Reproducers of the bugs the random-program hunt found (tests/test_random_programs.py with
+dict/tuple/list arguments, list and dict methods, aliasing through containers, float32 inputs
+and jvp against vjp transposed). Each was a crash or a wrong type/dtype from generated code;
+each test pins the fixed behaviour against central differences or the stated contract.
+"""
+
+import numpy as np
+import pytest
+from sharing_check import check_all
+
+from srcgrad import grad, hessian, hvp, jvp, value_and_grad, vjp
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def boxed_then_stacked(x):
+    y = x.copy()
+    hold = [y, x * 2.0]
+    first = hold[0][0]
+    return np.sum(np.array(hold)) + first
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_cotangent_of_np_array_of_a_list_meets_an_element_read(dtype):
+    # was: ValueError (inhomogeneous shape) from add(array cotangent, list cotangents)
+    x = X.astype(dtype)
+    g = grad(boxed_then_stacked)(x)
+    assert g.dtype == dtype
+    np.testing.assert_allclose(g, [4.0, 3.0, 3.0])
+    check_all(boxed_then_stacked, (X,))
+    np.testing.assert_allclose(hvp(boxed_then_stacked)(X, X), np.zeros(3))
+
+
+def unused_pair(x, pair):
+    return np.sum(x)
+
+
+def branch_on_pair(x, pair):
+    if pair[0][0] < 0.35:
+        return np.sum(x * x)
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [unused_pair, branch_on_pair])
+def test_a_zero_gradient_of_a_tuple_argument_is_a_tuple(f):
+    # was: a list (zeros_like's cotangent list) for a tuple, in grad and in hvp
+    pair = (X * 2.0, np.ones((2, 3)))
+    g = grad(f, wrt=1)(X, pair)
+    assert type(g) is tuple and len(g) == 2
+    assert g[0].shape == (3,) and g[1].shape == (2, 3) and not np.any(g[0]) and not np.any(g[1])
+    both = grad(f, wrt=(1, 0))(X, pair)
+    assert type(both[0]) is tuple
+    h = hvp(f, wrt=1)(X, pair, pair)
+    assert type(h) is tuple and h[1].shape == (2, 3)
+    listed = grad(f, wrt=1)(X, [X * 2.0, X])
+    assert type(listed) is list
+
+
+def rebinds(x, a):
+    a = 0.5
+    return np.sum(x) * a
+
+
+def test_a_zero_gradient_of_a_float32_number_is_float32():
+    # was: the Python float 0.0 for an np.float32 argument rebound before use
+    g = grad(rebinds, wrt=(0, 1))(X.astype(np.float32), np.float32(1.5))
+    assert g[0].dtype == np.float32
+    assert isinstance(g[1], np.float32) and g[1] == 0.0
+
+
+def pair_sum(x, pair):
+    first, second = pair
+    return np.sum(first * x) + np.sum(np.sin(second))
+
+
+def test_jvp_along_a_tuple_of_arrays_of_different_shapes():
+    # was: ValueError from np.shape of the tangent tuple (inhomogeneous) in check_tangent
+    pair = (X * 0.3, np.ones((2, 3)) * 0.2)
+    tangent = (np.array([1.0, 2.0, 3.0]), np.full((2, 3), 0.5))
+    value, t = jvp(pair_sum, wrt=1)(X, pair, tangent)
+    want = np.sum(tangent[0] * X) + np.sum(np.cos(pair[1]) * tangent[1])
+    np.testing.assert_allclose(value, pair_sum(X, pair))
+    np.testing.assert_allclose(t, want)
+    with pytest.raises(Exception, match="shape"):
+        jvp(pair_sum, wrt=1)(X, pair, (tangent[0], np.ones(3)))
+
+
+def inserted(x, p):
+    acc = [p, 1.5]
+    acc.insert(0, x[2])
+    return np.sum(np.array(acc) * np.array([1.0, 2.0, 3.0]))
+
+
+def extended(x, p):
+    acc = [p, 1.5]
+    acc.extend([x[0], p])
+    return np.sum(np.array(acc) * np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+def reordered(x, p):
+    acc = [p, 1.5]
+    acc.extend(x[:2])
+    acc.reverse()
+    v = acc.pop(1)
+    acc.sort()
+    return np.sum(np.array(acc) * np.array([1.0, 2.0, 3.0])) + v * 7.0
+
+
+@pytest.mark.parametrize("f", [inserted, extended, reordered])
+def test_list_methods_on_a_list_without_a_tangent_give_zeros_not_none(f):
+    # was: TypeError (float + None) in jvp: insert/extend left None in the tangent list
+    check_all(f, (X, 0.3))
+
+
+def vector_of_two(x, p):
+    return np.stack([inserted(x, p), extended(np.cos(x), p)])
+
+
+def test_jvp_against_vjp_transposed_of_a_vector_function_with_list_methods():
+    t, u = np.array([1.0, 10.0, 100.0]), np.array([0.5, -2.0])
+    value, jt = jvp(vector_of_two)(X, 0.3, t)
+    np.testing.assert_allclose(value, vector_of_two(X, 0.3))
+    np.testing.assert_allclose(np.dot(u, jt), np.dot(vjp(vector_of_two)(X, 0.3, u), t))
+    np.testing.assert_allclose(hessian(inserted)(X, 0.3), np.zeros((3, 3)))
+    assert value_and_grad(reordered)(X, 0.3)[0] == pytest.approx(reordered(X, 0.3))
