@@ -272,3 +272,22 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 def on_post_build(config, **kwargs):
     _state.pop("tmpdir").cleanup()
 
+
+
+def check_pages(paths) -> None:
+    """Render each page's source and print directives (example directives are left to the
+    build, which runs the examples); raise on the first that fails."""
+    with tempfile.TemporaryDirectory(prefix="srcgrad-docs-") as tmp:
+        _state["tmp"] = Path(tmp)
+        for path in map(Path, paths):
+            text = re.sub(r"<!-- example: .*? -->", "", path.read_text())
+            rendered = render(text, "docs_check_" + re.sub(r"\W", "_", path.stem), Path(tmp))
+            if DIRECTIVE.search(rendered):
+                raise DocsError(f"{path}: a directive was left unrendered")
+
+
+if __name__ == "__main__":
+    # python docs/hooks.py PAGE.md ...: what tests/test_docs.py runs, in a process of its own,
+    # since pages register rules and define functions that should not outlive them
+    sys.path.insert(0, str(ROOT))
+    check_pages(sys.argv[1:])
