@@ -66,7 +66,7 @@ def test_page_directives_render():
 
 def test_nav_names_every_page_and_only_pages_that_exist():
     config = (ROOT / "mkdocs.yml").read_text()
-    named = set(re.findall(r"^  - [^:]+: (\S+\.md)$", config, flags=re.M))
+    named = set(re.findall(r"^ +- [^:]+: (\S+\.md)$", config, flags=re.M))
     assert named == {p.name for p in PAGES}
 
 

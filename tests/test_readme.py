@@ -1,8 +1,10 @@
-"""The README is tested: its examples run, the source it prints is the source srcgrad generates,
-its figures are measured, and each row of its "What is supported" table is tried.
+"""The README and the documentation pages it links to (docs/) are tested: their examples run,
+the source they print is the source srcgrad generates, their figures are measured, and each row
+of the "What is supported" table (docs/supported.md) is tried.
 
-The code blocks are read from README.md itself, so an edit to an example or to what it prints
-fails here until the two agree again.
+The code blocks are read from README.md and docs/*.md themselves, so an edit to an example or to
+what it prints fails here until the two agree again. (Blocks that docs/hooks.py generates at
+build time are checked by tests/test_docs.py.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import srcgrad
 from srcgrad import grad, jvp, source
 from srcgrad.rules import RULES
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+PAGES = {p.stem: p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))}
+TEXT = "\n".join([README, *PAGES.values()])  # where the moved claims are looked for
 _counter = itertools.count()
 
 
@@ -31,10 +36,11 @@ def blocks(lang="python"):
     return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
 
 
-def block_after(marker, lang="python"):
-    """The first code block after the text ``marker``."""
-    start = README.index(marker)
-    return re.search(rf"```{lang}\n(.*?)```", README[start:], flags=re.S).group(1)
+def block_after(marker, page=None, lang="python"):
+    """The first code block after the text ``marker`` in the README or in ``docs/PAGE.md``."""
+    text = README if page is None else PAGES[page]
+    start = text.index(marker)
+    return re.search(rf"```{lang}\n(.*?)```", text[start:], flags=re.S).group(1)
 
 
 def module(tmp_path, text):
@@ -76,17 +82,23 @@ def test_pytorch_example_gives_the_stated_numbers(tmp_path):
 
 
 def test_jvp_example_generates_what_the_readme_shows(tmp_path):
-    code = "import numpy as np\n\n" + block_after("### Derivative modes and higher order")
-    shown = block_after("`jvp(f)` generates")
+    code = "import numpy as np\n\n" + block_after("# Derivative modes and higher order", "modes")
+    shown = block_after("`jvp(f)` generates", "modes")
     mod = module(tmp_path, code)
     assert source(jvp(mod.f)).strip() == shown.strip()
 
 
-def test_loop_example_generates_what_the_readme_shows(tmp_path):
-    code = "import numpy as np\n\n" + block_after("### Loops and what is saved")
-    shown = block_after("`grad(decay, wrt=(0, 1))` generates")
+def test_loop_example_of_the_tour(tmp_path):
+    """The tour shows the generated loop as the build generates it (docs/hooks.py); the prose
+    after it describes what is saved, which holds for this function."""
+    code = block_after("## A loop", "tour")
+    assert "`grad(decay, wrt=(0, 1))` generates\n\n<!-- source: grad(decay, wrt=(0, 1)) -->" in (
+        PAGES["tour"]
+    )
     mod = module(tmp_path, code)
-    assert source(grad(mod.decay, wrt=(0, 1))).strip() == shown.strip()
+    text = source(grad(mod.decay, wrt=(0, 1)))
+    assert "x_saved.append(x)" in text and "c_times_k = 0.01 * k" in text
+    assert text.index("c_times_k = 0.01 * k") < text.index("for i in range(100)")
     check_grad(mod.decay, (0.7, 1.3), wrt=(0, 1))
 
 
@@ -99,7 +111,7 @@ def long_decay(k, x0, n):
 
 def test_stated_stack_bytes_per_iteration():
     stated = int(re.search(r"its stack holds the saved values, (\d+) bytes per iteration",
-                           README).group(1))
+                           TEXT).group(1))
     n = 20_000
     dlong = grad(long_decay, wrt=(0, 1))
     dlong(1e-3, 1.5, 10)
@@ -116,7 +128,7 @@ def test_stated_stack_bytes_per_iteration():
 
 def test_stated_rule_counts():
     m = re.search(r"(\d+) NumPy functions \((\d+) names counting aliases such as `np.abs` /\n"
-                  r"`np.absolute`\): (\d+) differentiable, (\d+) without gradient", README)
+                  r"`np.absolute`\): (\d+) differentiable, (\d+) without gradient", TEXT)
     functions, names, diff, nondiff = (int(v) for v in m.groups())
     numpy_names = {}
     for mod in (np, np.linalg):
@@ -135,7 +147,7 @@ def test_stated_scipy_count():
     pytest.importorskip("scipy")
     import srcgrad.rules.scipy_rules  # noqa: F401
 
-    stated = int(re.search(r"derivatives of about (\d+) SciPy functions", README).group(1))
+    stated = int(re.search(r"derivatives of about (\d+) SciPy functions", TEXT).group(1))
     from test_scipy_rules import _is_scipy
 
     count = sum(1 for r in RULES.values() if _is_scipy(r.fn))
@@ -145,7 +157,7 @@ def test_stated_scipy_count():
 def test_stated_both_ways_modules():
     import test_unoptimized
 
-    m = re.search(r"every gradient\s+case of (.*?) runs both ways", README, flags=re.S)
+    m = re.search(r"every gradient\s+case of (.*?) runs both ways", TEXT, flags=re.S)
     named = set(re.findall(r"`tests/(test_\w+)\.py`", m.group(1)))
     assert named == {
         mod.__name__ for mod in (test_unoptimized.test_straightline,
@@ -156,12 +168,10 @@ def test_stated_both_ways_modules():
 
 def test_custom_rule_example(tmp_path):
     pytest.importorskip("scipy")
-    code = "import numpy as np\n" + block_after("## Custom rules")
-    code, _, shown = code.partition("srcgrad.show(srcgrad.grad(loss))")
+    code = block_after("## Reverse and forward rules", "custom-rules")
     mod = module(tmp_path, code)
     text = source(srcgrad.grad(mod.loss))
-    fragment = re.search(r"# \.\.\. (.*) \.\.\.", shown).group(1)
-    assert fragment in text
+    assert "dX_matmul_w = dp * p * (1 - p)" in text  # the rule's body, inlined
     rng = np.random.default_rng(1)
     w, X = rng.normal(size=3), rng.normal(size=(6, 3))
     t = (rng.random(6) > 0.5).astype(float)
@@ -169,7 +179,7 @@ def test_custom_rule_example(tmp_path):
 
 
 def test_where_guard_example(tmp_path):
-    code = block_after("Guard its argument:")
+    code = block_after("Guard its argument:", "numpy")
     mod = module(tmp_path, "import numpy as np\n\ndef f(x):\n" + textwrap.indent(code, "    ")
                  + "    return np.sum(y)\n")
     with np.errstate(all="raise"):
@@ -412,4 +422,4 @@ def test_print_statement_of_the_readme_holds(capsys, supported):
     mod = module(Path(supported.__file__).parent, "def p(x):\n    print('hi')\n    return x * x\n")
     grad(mod.p)(1.5)
     assert capsys.readouterr().out.count("hi") == 1
-    assert "`print` runs in the primal" in README
+    assert "`print` runs in the primal" in TEXT
