@@ -277,7 +277,25 @@ def on_files(files, config, **kwargs):
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     name = "docs_" + re.sub(r"\W", "_", page.file.src_uri.removesuffix(".md"))
-    return render(markdown, name, _state["tmp"], _state.get("examples"))
+    examples = _state.get("examples")
+    if "<!-- example: " in markdown:
+        markdown += more_examples(markdown, examples)
+    return render(markdown, name, _state["tmp"], examples)
+
+
+def more_examples(markdown: str, examples: dict) -> str:
+    """Sections for the examples a page of examples does not name, so that none is left out."""
+    named = set(re.findall(r"<!-- example: (.+?) -->", markdown))
+    extra = sorted(set(examples) - named)
+    if not extra:
+        return ""
+    parts = ["\n\n## More examples\n"]
+    for name in extra:
+        text = (ROOT / "examples" / name).read_text()
+        doc = re.match(r'\s*"""(.*?)(?:\n\n|""")', text, flags=re.S)
+        summary = " ".join(doc.group(1).split()) if doc else ""
+        parts.append(f"### `examples/{name}`\n\n{summary}\n\n<!-- example: {name} -->\n")
+    return "\n".join(parts)
 
 
 def on_post_build(config, **kwargs):
