@@ -1,6 +1,6 @@
 """Sort surviving mutants of the runtime helpers into equivalent ones and result-changing ones.
 
-Run inside mutmut's ``mutants/`` directory after ``mutmut run`` (README, "Development"):
+Run inside mutmut's ``mutants/`` directory after ``mutmut run`` (docs/development.md):
 
     cd mutants && python ../tests/mutant_equivalence.py SURVIVORS.txt
 

@@ -1,4 +1,4 @@
-"""Mutation testing of the rule tables' templates (README, "Development").
+"""Mutation testing of the rule tables' templates (docs/development.md).
 
 mutmut mutates function bodies; a rule table is module-level calls whose templates are strings
 that the transform inlines into generated code, so mutmut never sees them. This script mutates

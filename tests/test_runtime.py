@@ -1,7 +1,7 @@
 """The runtime helpers that generated code calls, checked directly against their definitions.
 
 Most helpers are checked through the transform (every rule row, at generated shapes); these
-tests pin the cases the mutation runs (``mutmut``, README "Development") found unchecked: each
+tests pin the cases the mutation runs (``mutmut``, docs/development.md) found unchecked: each
 assertion here failed for at least one surviving mutant of the helper.
 """
 
