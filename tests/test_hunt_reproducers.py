@@ -123,3 +123,68 @@ def test_jvp_against_vjp_transposed_of_a_vector_function_with_list_methods():
     np.testing.assert_allclose(np.dot(u, jt), np.dot(vjp(vector_of_two)(X, 0.3, u), t))
     np.testing.assert_allclose(hessian(inserted)(X, 0.3), np.zeros((3, 3)))
     assert value_and_grad(reordered)(X, 0.3)[0] == pytest.approx(reordered(X, 0.3))
+
+
+# An `if` whose branch rebinds its own test: the reverse sweep tested the value the branch left
+# (`if c:` with c = False by then skipped the branch's adjoint: silently wrong gradients, 2
+# instead of 6 and 1 instead of 5 below), or crashed (`if acc: acc.remove(...)` twice).
+
+
+def flag_cleared(x):
+    s = x[0] * 2.0
+    c = s > 0.0
+    if c:
+        s = s * 3.0
+        c = False
+    return s
+
+
+def count_cleared(x):
+    n = 2
+    s = x[0]
+    if n:
+        s = s * 5.0
+        n = 0
+    return s
+
+
+def emptied(x):
+    acc = [-0.7, np.sum(x * x)]
+    if acc:
+        acc.remove(acc[-1])
+    if acc:
+        acc.remove(acc[-1])
+    return np.sum(np.array(acc)) + np.sum(x)
+
+
+def popped(x):
+    acc = [x[0], x[1]]
+    if acc:
+        acc.pop()
+        acc.pop()
+    return np.sum(np.array(acc)) + x[2]
+
+
+def toggled_in_a_loop(x):
+    s = x[0]
+    c = True
+    for _ in range(3):
+        if c:
+            s = s * x[1]
+            c = s > 0.0
+        else:
+            s = s + x[2]
+            c = True
+    return s
+
+
+@pytest.mark.parametrize("f", [flag_cleared, count_cleared, emptied, popped, toggled_in_a_loop])
+@pytest.mark.parametrize("x", [X, np.array([0.5, 1.5, 2.0]), np.array([-0.5, 1.5, 2.0])])
+def test_a_branch_that_rebinds_its_test_is_replayed_on_the_test_it_had(f, x):
+    check_all(f, (x,))
+
+
+def test_the_second_order_of_a_branch_that_rebinds_its_test():
+    np.testing.assert_allclose(hessian(toggled_in_a_loop)(np.array([0.5, 1.5, 2.0])),
+                               [[0, 3 * 1.5**2, 0], [3 * 1.5**2, 6 * 0.5 * 1.5, 0], [0, 0, 0]])
+    np.testing.assert_allclose(hvp(flag_cleared)(X, X), np.zeros(3))
