@@ -33,17 +33,19 @@ def compile_function(text: str, name: str, fn: Any, extras: dict[str, Any],
         extras = {**extras, notes.NOTE: notes.note}
     free = sorted(set(extras) | set(_cells(fn)))
     filename = f"<srcgrad {name}#{next(_counter)}>"
-    code = factory_code(text, name, free, filename, lines is not None)
+    code = factory_code(text, name, free, filename, lines)
     return instantiate(code, text, name, fn, extras, lines)
 
 
-def factory_code(text, name, free, filename, noted):
+def factory_code(text, name, free, filename, lines):
     """The code of a module defining ``def __srcgrad_factory__(*free)``, which defines ``text``
-    (its body wrapped by ``notes.wrap`` when ``noted``) and returns it."""
+    and returns it; with ``lines`` (``notes.line_map``), its body wrapped by ``notes.wrap`` and
+    its derivative's ``+=`` by ``_foreign_accumulations``."""
     wrapped = _wrapped(text, name, free)
-    if not noted:
+    if lines is None:
         return compile(wrapped, filename, "exec")
-    return compile(notes.wrap(ast.parse(wrapped), name), filename, "exec")
+    tree = notes.wrap(_foreign_accumulations(ast.parse(wrapped), name, lines), name)
+    return compile(tree, filename, "exec")
 
 
 def instantiate(code, text, name, fn, extras, lines=None):
@@ -90,6 +92,54 @@ def _contents(cell):
         return cell.cell_contents
     except ValueError:  # a closure variable not assigned yet
         return None
+
+
+def _foreign_accumulations(tree, name, lines):
+    """Each ``dx += g`` of the derivative part of ``name`` compiled as ``dx = dx + g`` when the
+    in-place add raises ``NotImplementedError``.
+
+    A NumPy gradient buffer cannot take a contribution that is an array of another library in
+    place: ``np.add(dx, g, out=dx)`` with a Dask ``g`` raises (Dask returns only Dask arrays),
+    and a gradient with contributions from NumPy parameters and from a Dask data set (a loss
+    and its L2 penalty) has both. The fallback adds out of place, into a new (lazy) array.
+    The ``try`` costs nothing on the path that does not raise, and the shown text is unchanged:
+    every new node sits on the line of its ``+=``.
+    """
+    factory = tree.body[0]
+    inner = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == name)
+
+    def rewrite(body):
+        out = []
+        for s in body:
+            for field in ("body", "orelse", "finalbody"):
+                inside = getattr(s, field, None)
+                if isinstance(inside, list) and not isinstance(s, ast.FunctionDef):
+                    setattr(s, field, rewrite(inside))
+            derivative = lines.get(getattr(s, "lineno", None), ("computing",))[0] != "computing"
+            if (
+                derivative
+                and isinstance(s, ast.AugAssign)
+                and isinstance(s.op, ast.Add)
+                and isinstance(s.target, ast.Name)
+            ):
+                s = _with_fallback(s)
+            out.append(s)
+        return out
+
+    inner.body = rewrite(inner.body)
+    return tree
+
+
+def _with_fallback(aug):
+    """``try: x += g`` / ``except NotImplementedError: x = x + g``, on ``aug``'s line."""
+    at = {k: getattr(aug, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+    target = aug.target.id
+    total = ast.BinOp(ast.Name(target, ast.Load(), **at), ast.Add(), aug.value, **at)
+    fallback = ast.Assign([ast.Name(target, ast.Store(), **at)], total, **at)
+    handler = ast.ExceptHandler(
+        ast.Name("NotImplementedError", ast.Load(), **at), None, [fallback], **at
+    )
+    return ast.Try([aug], [handler], [], [], **at)
 
 
 def _cells(fn):

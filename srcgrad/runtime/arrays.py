@@ -10,15 +10,19 @@ copies accumulate.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedCaseError
 from .containers import Cotangents
-from .shapes import _float_array, _like, float_dtype
+from .shapes import _float_array, _like, as_array, float_dtype, is_duck
 
 
 def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     """``x.astype(dtype)``: as a function, so it can carry a rule."""
+    if is_duck(x):
+        return x.astype(dtype, casting=casting, copy=copy)
     return np.asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
 
 
@@ -74,7 +78,7 @@ def diagonal_grad(dy, a, offset=0, axis1=0, axis2=1):
 def trace_grad(dy, a, offset=0, axis1=0, axis2=1):
     """The adjoint of ``np.trace``: ``dy`` on every element of the diagonal."""
     n = np.diagonal(a, offset, axis1, axis2).shape[-1]
-    dy = np.asarray(dy)
+    dy = as_array(dy)
     return diagonal_grad(np.broadcast_to(dy[..., None], dy.shape + (n,)), a, offset, axis1, axis2)
 
 
@@ -131,7 +135,7 @@ def _split_back(dy, arrays, shapes, axis):
 def concatenate_grad(dy, arrays, axis=0):
     """The adjoint of ``np.concatenate``: ``dy`` cut into one piece per array."""
     if axis is None:
-        return _split_back(np.ravel(dy), arrays, [(np.size(x),) for x in arrays], 0)
+        return _split_back(np.ravel(dy), arrays, [(math.prod(np.shape(x)),) for x in arrays], 0)
     return _split_back(dy, arrays, [np.shape(x) for x in arrays], axis)
 
 
@@ -158,7 +162,7 @@ def dstack_grad(dy, arrays):
 
 def column_stack_grad(dy, arrays):
     """The adjoint of ``np.column_stack``: 1-d arrays were columns."""
-    shapes = [np.shape(x) if np.ndim(x) > 1 else (np.size(x), 1) for x in arrays]
+    shapes = [np.shape(x) if np.ndim(x) > 1 else (math.prod(np.shape(x)), 1) for x in arrays]
     return _split_back(dy, arrays, shapes, 1)
 
 
@@ -200,7 +204,7 @@ def permutation_grad(dy, a, y, axis=-1):
     source = np.argsort(a, axis=axis, kind="stable")
     target = np.argsort(y, axis=axis, kind="stable")
     g = np.zeros(np.shape(a), dtype=float_dtype(dy))
-    np.put_along_axis(g, source, np.take_along_axis(np.asarray(dy), target, axis=axis), axis)
+    np.put_along_axis(g, source, np.take_along_axis(as_array(dy), target, axis=axis), axis)
     return g
 
 
@@ -226,5 +230,5 @@ def permute_like(da, a, y, axis=-1):
     source = np.argsort(a, axis=axis, kind="stable")
     target = np.argsort(y, axis=axis, kind="stable")
     t = np.zeros(np.shape(y), dtype=float_dtype(da))
-    np.put_along_axis(t, target, np.take_along_axis(np.asarray(da), source, axis=axis), axis)
+    np.put_along_axis(t, target, np.take_along_axis(as_array(da), source, axis=axis), axis)
     return t

@@ -5,6 +5,8 @@ the seed, and build Jacobians from one gradient per row or one tangent per colum
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import (
@@ -15,7 +17,7 @@ from ..errors import (
     TangentShapeError,
 )
 from .containers import Cotangents
-from .shapes import float_dtype
+from .shapes import as_array, float_dtype
 
 
 class _Unset:
@@ -81,26 +83,26 @@ def stack_rows(rows, value, x):
     """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
     if np.ndim(value) == 0 and len(rows) == 1:
         return rows[0]
-    return np.reshape(np.stack([np.asarray(r) for r in rows]), np.shape(value) + np.shape(x))
+    return np.reshape(np.stack([as_array(r) for r in rows]), np.shape(value) + np.shape(x))
 
 
 def stack_columns(columns, value, x):
     """A Jacobian from one tangent per input element: shape ``value.shape + x.shape``."""
     if np.ndim(x) == 0 and len(columns) == 1:
         return columns[0]
-    stacked = np.stack([np.asarray(c) for c in columns], axis=-1)
+    stacked = np.stack([as_array(c) for c in columns], axis=-1)
     return np.reshape(stacked, np.shape(value) + np.shape(x))
 
 
 def unstack_rows(d, value, x):
     """The adjoint of ``stack_rows``: one cotangent per row."""
-    flat = np.reshape(d, (int(np.size(value)),) + np.shape(x))
+    flat = np.reshape(d, (math.prod(np.shape(value)),) + np.shape(x))
     return Cotangents(flat[i] for i in range(flat.shape[0]))
 
 
 def unstack_columns(d, value, x):
     """The adjoint of ``stack_columns``: one cotangent per column."""
-    flat = np.reshape(d, np.shape(value) + (int(np.size(x)),))
+    flat = np.reshape(d, np.shape(value) + (math.prod(np.shape(x)),))
     return Cotangents(flat[..., j] for j in range(flat.shape[-1]))
 
 

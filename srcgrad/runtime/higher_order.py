@@ -31,7 +31,15 @@ from .arrays import (
 from .containers import Cotangents, zeros_like
 from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_vjp, kron_vjp
 from .reductions import cumprod_jvp
-from .shapes import _expand, _float_array, _last, _like, broadcast_like, float_dtype
+from .shapes import (
+    _expand,
+    _float_array,
+    _last,
+    _like,
+    as_array,
+    broadcast_like,
+    float_dtype,
+)
 
 # --- reductions -----------------------------------------------------------------------------
 
@@ -425,19 +433,19 @@ def solve_like(a, w, b):
     """``np.linalg.solve(a, w)`` with ``w`` read as ``b`` is read: a (stack of) vector(s) when ``b``
     is 1-d, a (stack of) matrix(ces) otherwise."""
     if np.ndim(b) == 1:
-        return np.linalg.solve(a, np.asarray(w)[..., None])[..., 0]
+        return np.linalg.solve(a, as_array(w)[..., None])[..., 0]
     return np.linalg.solve(a, w)
 
 
 def vec_matmul(m, v, b):
     """``m @ v`` with ``v`` read as a vector when ``b`` is 1-d (see :func:`solve_like`)."""
     if np.ndim(b) == 1:
-        return (m @ np.asarray(v)[..., None])[..., 0]
+        return (m @ as_array(v)[..., None])[..., 0]
     return m @ v
 
 
 def vec_outer(w, v, b):
     """The adjoint of ``m -> vec_matmul(m, v, b)`` applied to ``w``: ``w v^T`` per matrix."""
     if np.ndim(b) == 1:
-        return np.asarray(w)[..., :, None] * np.asarray(v)[..., None, :]
+        return as_array(w)[..., :, None] * as_array(v)[..., None, :]
     return w @ np.swapaxes(v, -1, -2)

@@ -9,6 +9,8 @@ aliasing srcgrad does not follow.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import SrcgradError
@@ -141,7 +143,7 @@ def take_item(d, index):
     g = np.array(d[index], copy=True)
     if not _is_basic(index):
         # `y[[0, 0]] = v`: of repeated indices only the last write lands, so only it gets gradient
-        positions = np.arange(np.size(d)).reshape(np.shape(d))[index]
+        positions = np.arange(math.prod(np.shape(d))).reshape(np.shape(d))[index]
         flat = positions.ravel()
         _, last_from_end = np.unique(flat[::-1], return_index=True)
         landed = np.zeros(flat.size, dtype=bool)

@@ -10,12 +10,14 @@ non-square ``svd`` with ``full_matrices``, ``qr`` of a wide matrix) the helper r
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedCaseError
 from .containers import Cotangents
 from .reductions import chooser_grad
-from .shapes import _expand, _like, mT, unbroadcast
+from .shapes import _expand, _like, as_array, is_duck, mT, unbroadcast
 
 
 def _sym(x):
@@ -28,7 +30,7 @@ def _eye_like(x):
 
 def det_vjp(dy, y, a):
     """The adjoint of ``np.linalg.det``: ``dy * det(a) * inv(a)^T``."""
-    return (np.asarray(dy) * y)[..., None, None] * mT(np.linalg.inv(a))
+    return (as_array(dy) * y)[..., None, None] * mT(np.linalg.inv(a))
 
 
 def slogdet_vjp(dy, a):
@@ -36,13 +38,13 @@ def slogdet_vjp(dy, a):
     dlog = dy[1]
     if dlog is None:
         return np.zeros(np.shape(a))
-    return np.asarray(dlog)[..., None, None] * mT(np.linalg.inv(a))
+    return as_array(dlog)[..., None, None] * mT(np.linalg.inv(a))
 
 
 def solve_vjp_b(dy, a, b):
     """The adjoint of ``np.linalg.solve(a, b)`` with respect to ``b``: solve with ``a^T``."""
     if np.ndim(b) == 1:
-        g = np.linalg.solve(mT(a), np.asarray(dy)[..., None])[..., 0]
+        g = np.linalg.solve(mT(a), as_array(dy)[..., None])[..., 0]
     else:
         g = np.linalg.solve(mT(a), dy)
     return unbroadcast(g, b)
@@ -52,8 +54,8 @@ def solve_vjp_a(dy, a, b, y):
     """The adjoint of ``x = np.linalg.solve(a, b)`` with respect to ``a``: ``-solve(a^T, dy) x^T``.
     """
     if np.ndim(b) == 1:
-        gb = np.linalg.solve(mT(a), np.asarray(dy)[..., None])[..., 0]
-        g = -gb[..., :, None] * np.asarray(y)[..., None, :]
+        gb = np.linalg.solve(mT(a), as_array(dy)[..., None])[..., 0]
+        g = -gb[..., :, None] * as_array(y)[..., None, :]
     else:
         g = -np.linalg.solve(mT(a), dy) @ mT(y)
     return unbroadcast(g, a)
@@ -64,8 +66,21 @@ def _lower_half(x):
     return np.tril(x) - 0.5 * x * _eye_like(x)
 
 
+def _numpy_factor(y):
+    """Refuse a Cholesky factor computed by Dask: ``np.linalg.cholesky`` of a Dask array runs
+    ``dask.array.linalg.cholesky``, which returns the UPPER factor where NumPy returns the lower
+    one, so NumPy's derivative would not be the derivative of what was computed."""
+    if is_duck(y) and type(y).__module__.startswith("dask"):
+        raise UnsupportedCaseError(
+            "np.linalg.cholesky of a Dask array returns Dask's upper-triangular factor, not "
+            "NumPy's lower one; srcgrad does not differentiate it: compute the factorization "
+            "on a NumPy array (np.asarray(a)) or use a solve instead"
+        )
+
+
 def cholesky_vjp(dy, y, upper=False):
     """The adjoint of ``np.linalg.cholesky`` (symmetric convention: the gradient is symmetric)."""
+    _numpy_factor(y)
     low, dlow = (mT(y), mT(dy)) if upper else (y, dy)
     inv = np.linalg.inv(low)
     return _sym(mT(inv) @ _lower_half(mT(low) @ dlow) @ inv)
@@ -73,6 +88,7 @@ def cholesky_vjp(dy, y, upper=False):
 
 def cholesky_jvp(y, da, upper=False):
     """The tangent of ``np.linalg.cholesky``: ``L Phi(L^-1 dA L^-T)``."""
+    _numpy_factor(y)
     low = mT(y) if upper else y
     inv = np.linalg.inv(low)
     dlow = low @ _lower_half(inv @ _sym(da) @ mT(inv))
@@ -92,7 +108,7 @@ def eigh_vjp(dy, y):
     dw, dv = dy
     inner = np.zeros(np.shape(v))
     if dw is not None:
-        inner = inner + np.asarray(dw)[..., None] * _eye_like(v)
+        inner = inner + as_array(dw)[..., None] * _eye_like(v)
     if dv is not None:
         inner = inner + _gaps(w) * (mT(v) @ dv)
     return _sym(v @ inner @ mT(v))
@@ -108,7 +124,7 @@ def eigh_jvp(y, da):
 def eigvalsh_vjp(dy, a, UPLO="L"):
     """The adjoint of ``np.linalg.eigvalsh``: ``V diag(dy) V^T``."""
     _, v = np.linalg.eigh(a, UPLO)
-    return _sym(v @ (np.asarray(dy)[..., None] * mT(v)))
+    return _sym(v @ (as_array(dy)[..., None] * mT(v)))
 
 
 def eigvalsh_jvp(a, da, UPLO="L"):
@@ -138,7 +154,7 @@ def svd_vjp(dy, y, a, full_matrices=True, compute_uv=True):
     f = _gaps(s * s)
     core = np.zeros(np.shape(u)[:-2] + (s.shape[-1], s.shape[-1]))
     if ds is not None:
-        core = core + np.asarray(ds)[..., None] * _eye_like(core)
+        core = core + as_array(ds)[..., None] * _eye_like(core)
     g = 0.0
     if du is not None:
         ut_du = mT(u) @ du
@@ -267,14 +283,14 @@ def lstsq_vjp(dy, a, b, y, wrt=0):
         p = np.linalg.pinv(a)
         gb = gb + mT(p) @ dx2
         ga = ga + pinv_vjp(dx2 @ mT(b2), p, a)
-    if dres is not None and np.size(y[1]):
+    if dres is not None and math.prod(np.shape(y[1])):
         residual = b2 - a @ x2
         weighted = 2.0 * residual * np.reshape(dres, (1, -1))
         gb = gb + weighted
         ga = ga - weighted @ mT(x2)
     if ds is not None:
         u, _, vt = np.linalg.svd(a, full_matrices=False)
-        ga = ga + u @ (np.asarray(ds)[:, None] * vt)
+        ga = ga + u @ (as_array(ds)[:, None] * vt)
     return ga if wrt == 0 else _like(gb, b)
 
 
@@ -325,7 +341,7 @@ def _matrix_norm_grad(dy, x, y, ord, axis, keepdims):
     if ord in (None, "fro"):
         return _vector_norm_grad(dy, x, y, 2, (rows, cols), keepdims)
     xm = np.moveaxis(x, (rows, cols), (-2, -1))
-    d = np.asarray(_expand(dy, ndim, axis, keepdims))
+    d = as_array(_expand(dy, ndim, axis, keepdims))
     d = np.moveaxis(d, (rows, cols), (-2, -1)) if d.ndim == ndim else d
     if ord in ("nuc", 2, -2):
         u, s, vt = np.linalg.svd(xm, full_matrices=False)

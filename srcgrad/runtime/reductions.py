@@ -18,6 +18,8 @@ from .shapes import (
     _float_array,
     _last,
     _like,
+    as_array,
+    is_duck,
     mean_grad,
     unbroadcast,
 )
@@ -41,9 +43,13 @@ def chooser_grad(dy, a, y, axis=None, keepdims=False):
     ndim = np.ndim(a)
     yk = _expand(y, ndim, axis, keepdims)
     chosen = a == yk
+    dyk = _expand(dy, ndim, axis, keepdims)
+    if is_duck(chosen):
+        # a lazy array: no data-dependent test may force its computation
+        chosen = chosen | (np.isnan(a) & np.isnan(yk))
+        return dyk * chosen / np.maximum(np.sum(chosen, axis=axis, keepdims=True), 1)
     if np.isnan(yk).any():
         chosen |= np.isnan(a) & np.isnan(yk)  # a NaN maximum chose the NaNs
-    dyk = _expand(dy, ndim, axis, keepdims)
     # Every reduced slice holds its own maximum, so one chosen element per slice in all means
     # no ties anywhere: nothing to split (a whole-array count is much cheaper than per slice).
     if np.count_nonzero(chosen) * _count(np.shape(a), axis) == chosen.size:
@@ -87,16 +93,23 @@ def cumprod_grad(dy, a, axis=None):
         return _like(cumprod_grad(np.ravel(dy), np.ravel(a), 0), a)
     a0 = np.moveaxis(_float_array(a), axis, 0)
     d0 = np.moveaxis(_float_array(dy), axis, 0)
-    s = np.empty_like(d0)
-    s[-1] = d0[-1]
-    for j in range(len(a0) - 2, -1, -1):
-        s[j] = d0[j] + a0[j + 1] * s[j + 1]
+    if is_duck(d0) or is_duck(a0):
+        # an array that cannot be written into (a lazy Dask array): the same recurrence, stacked
+        rows = [d0[-1]]
+        for j in range(len(a0) - 2, -1, -1):
+            rows.append(d0[j] + a0[j + 1] * rows[-1])
+        s = np.stack(rows[::-1])
+    else:
+        s = np.empty_like(d0)
+        s[-1] = d0[-1]
+        for j in range(len(a0) - 2, -1, -1):
+            s[j] = d0[j] + a0[j + 1] * s[j + 1]
     before = np.cumprod(np.concatenate([np.ones_like(a0[:1]), a0[:-1]]), axis=0)
     return np.moveaxis(before * s, 0, axis)
 
 
 def _weights(a, axis, weights):
-    w = np.asarray(weights, dtype=float)
+    w = _float_array(weights)
     if w.shape == np.shape(a):
         return w
     shape = [1] * np.ndim(a)
@@ -133,7 +146,7 @@ def quantile_grad(dy, a, q, axis=None, keepdims=False):
     lo = np.floor(pos).astype(int)
     hi = np.minimum(lo + 1, n - 1)
     frac = pos - lo
-    dq = np.asarray(dy)
+    dq = as_array(dy)
     if keepdims:
         reduced = _axes(axis, np.ndim(a))
         dq = np.squeeze(dq, axis=tuple(q.ndim + r for r in reduced))

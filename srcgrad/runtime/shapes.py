@@ -31,10 +31,28 @@ def float_dtype(*values):
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
+def is_duck(x):
+    """Whether ``x`` is an array of another library that implements NumPy's protocols (a Dask
+    or CuPy array: NEP-18's ``__array_function__``): such an array is passed to NumPy functions
+    as it is, never converted, so a lazy or device array is not computed or copied to the host."""
+    return (
+        type(x) is not np.ndarray
+        and hasattr(type(x), "__array_function__")
+        and not isinstance(x, (np.ndarray, np.generic))
+    )
+
+
+def as_array(x):
+    """``np.asarray(x)``, except that an array of another library (``is_duck``) stays itself."""
+    if type(x) is np.ndarray or is_duck(x):
+        return x
+    return np.asarray(x)
+
+
 def _float_array(a):
     """``a`` as an array of its floating dtype (float64 for integers): ``np.asarray(a, float)``
-    that keeps float32 and complex."""
-    a = np.asarray(a)
+    that keeps float32 and complex (and an array of another library, ``is_duck``)."""
+    a = as_array(a)
     return a if a.dtype.kind in "fc" else a.astype(np.dtype(np.float64))
 
 
@@ -58,7 +76,8 @@ def unbroadcast(g, x):
         lead = len(gshape) - len(shape)
         if lead > 0 and gshape[lead:] == shape:
             # the usual case: leading batch axes broadcast in front of x
-            return np.add.reduce(g, axis=0 if lead == 1 else tuple(range(lead)))
+            axes = 0 if lead == 1 else tuple(range(lead))
+            return np.add.reduce(g, axes) if type(g) is np.ndarray else g.sum(axis=axes)
     return _unbroadcast_shapes(g, x)
 
 
@@ -77,7 +96,7 @@ def _unbroadcast_shapes(g, x):
         # the other common case: axes of length one in x (keepdims results, biases)
         axes = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[i] != 1)
         return np.add.reduce(g, axis=axes, keepdims=True)
-    g = _sum_to(np.asarray(g), shape)
+    g = _sum_to(as_array(g), shape)
     if not shape and not isinstance(x, np.ndarray):
         return g[()]
     return g
@@ -126,6 +145,8 @@ def shape_like(*values):
     if len(values) == 1 and isinstance(values[0], np.ndarray):
         shape = values[0].shape
         dtype = values[0].dtype
+    elif any(is_duck(v) for v in values):
+        return _duck_shape(values)
     else:
         shape = _broadcast_shape([np.shape(v) for v in values])
         dtype = float_dtype(*values)
@@ -136,6 +157,15 @@ def shape_like(*values):
             _SHAPE_VIEWS.clear()
         view = _SHAPE_VIEWS[key] = np.broadcast_to(np.empty((), dtype), shape)
     return view
+
+
+def _duck_shape(values):
+    """``shape_like`` of values among which an array of another library (a Dask array): a lazy
+    zero array of that library, chunked like it. A NumPy view of a data set's shape would be
+    copied into every task that used it."""
+    like = next(v for v in values if is_duck(v))
+    shape = _broadcast_shape([np.shape(v) for v in values])
+    return np.broadcast_to(np.zeros_like(like, dtype=float_dtype(*values)), shape)
 
 
 def unreduce(dy, x, axis=None, keepdims=False):
@@ -157,12 +187,17 @@ def unreduce(dy, x, axis=None, keepdims=False):
         dy = np.array(dy)
     else:
         dy = _float_array(_expand(dy, len(shape), axis, keepdims))
+    if is_duck(x) and not is_duck(dy):
+        # spread over a lazy (Dask) array: made lazily and in its chunks, not as a NumPy view
+        return np.zeros_like(x, dtype=float_dtype(dy, np.empty((), x.dtype))) + dy
     return _broadcast_view(dy, shape)
 
 
 def _broadcast_view(a, shape):
     """``np.broadcast_to(a, shape)`` (a read-only view), a few times faster for a scalar ``a``
     or one with the axes of ``shape``."""
+    if is_duck(a):
+        return np.broadcast_to(a, shape)
     if a.ndim == 0:
         strides = (0,) * len(shape)
     elif (
@@ -203,7 +238,8 @@ def broadcast_like(t, y):
 def _like(g, x):
     """``g`` as a gradient for ``x``: a float for a Python scalar, an array of x's shape else."""
     if not isinstance(x, np.ndarray) and np.ndim(x) == 0:
-        return float(np.reshape(g, ()))
+        # a lazy (Dask) or device array stays one: float() would compute or copy it
+        return np.reshape(g, ()) if is_duck(g) else float(np.reshape(g, ()))
     return np.reshape(g, np.shape(x))
 
 
@@ -238,7 +274,7 @@ def reshape_like(g, x, order="C"):
 
 def _last(a, axis):
     """``a`` with the axes in ``axis`` moved to the end and merged into one, and the way back."""
-    a = np.asarray(a)
+    a = as_array(a)
     reduced = _axes(axis, a.ndim)
     kept = [i for i in range(a.ndim) if i not in reduced]
     order = kept + list(reduced)
@@ -246,6 +282,6 @@ def _last(a, axis):
     merged = moved.reshape(moved.shape[: len(kept)] + (-1,))
 
     def back(g):
-        return np.transpose(np.reshape(g, moved.shape), np.argsort(order))
+        return np.transpose(np.reshape(g, moved.shape), tuple(np.argsort(order).tolist()))
 
     return merged, back
