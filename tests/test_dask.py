@@ -147,11 +147,22 @@ DASK_EAGER = {
 }
 
 # Rules whose gradient computes its input although the primal is lazy: the adjoint of a
-# quantile ranks the elements (`np.argsort`), which Dask does not implement.
+# quantile ranks the elements (`np.argsort`); those of the functions that copy elements to
+# several places sum them back with `np.bincount`; that of an einsum with a repeated label
+# writes onto a diagonal. Dask implements none of these lazily.
 MATERIALIZING = {
     "np.median(a, axis=0) a(4, 3)",
     "np.quantile(a, 0.3, axis=1) a(3, 4)",
     "np.quantile(a, Q, axis=0, keepdims=True) a(3, 4)",
+    "np.tile(a, (2, 1, 2)) a(3, 4)",
+    "np.delete(a, 1, axis=1) a(3, 4)",
+    "np.pad(a, ((1, 2), (0, 1))) a(3, 4)",
+    "np.pad(a, 2, 'reflect') a(3, 4)",
+    "np.pad(a, 1, 'edge') a(3, 4)",
+    "np.pad(a, 1, 'wrap') a(3, 4)",
+    "np.pad(a, 1, 'constant', constant_values=c) a(3, 4) c()",
+    "np.einsum('ii->i', a) a(3, 3)",
+    "np.einsum('iij->j', a) a(3, 3, 2)",
 }
 
 # Rules srcgrad refuses on Dask arrays rather than differentiate another function than NumPy's:

@@ -66,11 +66,19 @@ def sinc_derivative(x, y):
 
 def diagonal_grad(dy, a, offset=0, axis1=0, axis2=1):
     """The adjoint of ``np.diagonal``: ``dy`` written onto that diagonal of zeros."""
-    g = np.zeros(np.shape(a), dtype=float_dtype(dy))
-    view = np.moveaxis(g, (axis1, axis2), (-2, -1))
     n = np.shape(dy)[-1]
     rows = np.arange(n) + max(-offset, 0)
     cols = np.arange(n) + max(offset, 0)
+    if is_duck(dy):
+        # an array that is not written into (a lazy Dask array): a product with the one-hot
+        # matrices of the diagonal's positions
+        shape = np.shape(a)
+        onehot = np.zeros((n, shape[axis1], shape[axis2]), dtype=float_dtype(dy))
+        onehot[np.arange(n), rows, cols] = 1.0
+        product = np.tensordot(dy, onehot, axes=([np.ndim(dy) - 1], [0]))
+        return np.moveaxis(product, (-2, -1), (axis1 % len(shape), axis2 % len(shape)))
+    g = np.zeros(np.shape(a), dtype=float_dtype(dy))
+    view = np.moveaxis(g, (axis1, axis2), (-2, -1))
     view[..., rows, cols] = dy
     return g
 
@@ -92,7 +100,8 @@ def diag_grad(dy, v, k=0):
 def _scatter(dy, x, positions):
     """Sum ``dy`` into the positions of ``x``'s elements it was copied from (-1: from none)."""
     positions = np.ravel(positions)
-    d = np.ravel(_float_array(dy))
+    # an array of another library is computed here: np.bincount has no lazy (Dask) form
+    d = np.ravel(_float_array(np.asarray(dy) if is_duck(dy) else dy))
     keep = positions >= 0
     size = int(np.prod(np.shape(x)))
     g = np.bincount(positions[keep], weights=d[keep], minlength=size)
@@ -127,8 +136,10 @@ def pad_grad(dy, array, pad_width, mode="constant"):
 
 
 def _split_back(dy, arrays, shapes, axis):
-    sizes = [s[axis] for s in shapes]
-    pieces = np.split(dy, np.cumsum(sizes)[:-1], axis=axis)
+    ends = np.cumsum([s[axis] for s in shapes]).tolist()
+    lead = (slice(None),) * (axis % np.ndim(dy))
+    # slices, not np.split (which Dask does not implement): views of dy, as np.split's are
+    pieces = [dy[lead + (slice(a, b),)] for a, b in zip([0] + ends[:-1], ends)]
     return Cotangents(_like(p, x) for p, x in zip(pieces, arrays))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import SrcgradError
 from .containers import Cotangents, DictCotangents, add
-from .shapes import float_dtype
+from .shapes import float_dtype, is_duck
 
 
 def getitem_grad(dy, x, index):
@@ -33,6 +33,11 @@ def getitem_grad(dy, x, index):
                 g[i] = d
         else:
             g[index] = dy
+        return g
+    if is_duck(dy) and _is_basic(index):
+        # a lazy (Dask) zero array of x's shape, the slice assigned lazily
+        g = np.zeros_like(dy, shape=np.shape(x), dtype=float_dtype(dy))
+        g[index] = dy
         return g
     g = np.zeros(np.shape(x), dtype=float_dtype(dy))
     if _is_basic(index):
