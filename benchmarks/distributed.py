@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 import dask
-import dask.array as da
 import numpy as np
 from dask.distributed import Client, LocalCluster
 
@@ -82,7 +81,8 @@ def main():
     parser.add_argument("--limit", default="300MB", help="memory limit of each worker")
     args = parser.parse_args()
     print(f"worker memory limit {args.limit}; median of {args.repeat} gradients each")
-    print("| rows | data MB | workers | srcgrad s | hand s | srcgrad/hand | peak RSS per worker MB |")
+    print("| rows | data MB | workers | srcgrad s | hand s | srcgrad/hand "
+          "| peak RSS per worker MB |")
     print("|---:|---:|---:|---:|---:|---:|---|")
     for rows in (int(r) for r in args.rows.split(",")):
         for workers in (1, 2):
