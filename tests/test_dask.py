@@ -172,6 +172,28 @@ def test_rule_tangent_on_dask(r):
     np.testing.assert_allclose(got_out, out, rtol=1e-10, atol=1e-12)
 
 
+def test_the_documentation_lists_the_same_functions():
+    """docs/distributed.md names exactly the functions listed here, in the same groups."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "distributed.md").read_text()
+    items = re.split(r"\n- ", page.split("## What stays lazy", 1)[1])[1:]
+
+    def named(item):
+        return set(re.findall(r"`(np\.[\w.]+)`", item))
+
+    def spelled(functions):
+        return {
+            f"np.linalg.{f.__name__}" if getattr(np, f.__name__, None) is not f else
+            f"np.{f.__name__}" for f in functions
+        }
+
+    assert named(items[0]) == spelled(DASK_UNIMPLEMENTED)
+    assert named(items[1]) == spelled(DASK_PARTIAL)
+    assert named(items[2]) == spelled(MATERIALIZING) | {"np.einsum"}
+
+
 # --- a cluster of two worker processes --------------------------------------------------------
 
 
