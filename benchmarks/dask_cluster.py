@@ -13,7 +13,7 @@ the ratio srcgrad / hand, and the peak resident memory of each worker process (i
 at the end, which includes the ~100 MB of an idle worker) against the data size and the memory
 limit. Both gradients are checked equal first.
 
-Run: python benchmarks/distributed.py [--rows 500000,2000000] [--repeat 3]
+Run: python benchmarks/dask_cluster.py [--rows 500000,2000000] [--repeat 3]
 """
 
 from __future__ import annotations
