@@ -167,6 +167,7 @@ def _checks():
         (la.lstsq, "test_lstsq_adjoint", [(6,), (6, 2)]),
         (np.absolute, "test_kinks_follow_the_documented_convention", [None]),
         (np.fabs, "test_kinks_follow_the_documented_convention", [None]),
+        (np.copysign, "test_kinks_follow_the_documented_convention", [None]),
         (np.maximum, "test_kinks_follow_the_documented_convention", [None]),
         (np.max, "test_kinks_follow_the_documented_convention", [None]),
         (np.clip, "test_kinks_follow_the_documented_convention", [None]),

@@ -686,6 +686,10 @@ def fabs_sum(x):
     return np.sum(np.fabs(x))
 
 
+def copysign_sum(a, b):
+    return np.sum(np.copysign(a, b))
+
+
 def maximum_sum(a, b):
     return np.sum(np.maximum(a, b))
 
@@ -710,6 +714,8 @@ def unguarded_log(x):
 def test_kinks_follow_the_documented_convention():
     np.testing.assert_array_equal(grad(abs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
     np.testing.assert_array_equal(grad(fabs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
+    g = grad(copysign_sum)(np.array([0.0, -2.0, 3.0]), np.array([1.0, 1.0, -1.0]))
+    np.testing.assert_array_equal(g, [0.0, -1.0, -1.0])  # |a| sign(b), and np.sign(0) is 0
     ga, gb = grad(maximum_sum, wrt=(0, 1))(np.array([1.0, 2.0]), np.array([1.0, 3.0]))
     np.testing.assert_array_equal(ga, [1.0, 0.0])  # the tie goes to the first operand
     np.testing.assert_array_equal(gb, [0.0, 1.0])
