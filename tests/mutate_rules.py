@@ -158,6 +158,8 @@ def _checks():
     for p in getattr(scalar, "EXACT_PARAMS", []):
         add(p.values[0][0], lambda r=p.values[0]: scalar.test_scalar_rule_convention(r))
     # the hand-written checks of rules whose rows cannot say everything
+    EXTREMA = "test_extrema_ties_and_nans_follow_the_documented_convention"
+    NANS = "test_nan_reductions_skip_the_nans"
     la = np.linalg
     extra = [
         (la.eigvalsh, "test_eigvalsh_reads_the_triangle_it_is_told", ["L", "U"]),
@@ -171,6 +173,13 @@ def _checks():
         (np.maximum, "test_kinks_follow_the_documented_convention", [None]),
         (np.max, "test_kinks_follow_the_documented_convention", [None]),
         (np.clip, "test_kinks_follow_the_documented_convention", [None]),
+        (np.minimum, EXTREMA, [table.minimum_sum] if hasattr(table, EXTREMA) else []),
+        (np.fmax, EXTREMA, [table.fmax_sum] if hasattr(table, EXTREMA) else []),
+        (np.fmin, EXTREMA, [table.fmin_sum] if hasattr(table, EXTREMA) else []),
+        (np.nansum, NANS, ["nansum"] if hasattr(table, NANS) else []),
+        (np.nanmean, NANS, ["nanmean"] if hasattr(table, NANS) else []),
+        (np.nanmax, NANS, ["nanmax"] if hasattr(table, NANS) else []),
+        (np.nanmin, NANS, ["nanmin"] if hasattr(table, NANS) else []),
         (np.nan_to_num, "test_nan_to_num_passes_no_gradient_through_what_it_replaces", [None]),
     ]
     for fn, name, values in extra:

@@ -142,11 +142,16 @@ def reduction_rows():
         row(np.average, "np.average(a)", a=A),
         row(np.average, "np.average(a, axis=1, weights=w)", a=A, w=x((4,), POS)),
         row(np.average, "np.average(a, axis=0, weights=w, keepdims=True)", a=A, w=P),
+        # keepdims over a trailing axis: over the leading one, a dropped keepdims only broadcasts
+        row(np.average, "np.average(a, axis=1, weights=w, keepdims=True)", a=A, w=x((4,), POS)),
         row(np.median, "np.median(a)", a=x((5,))),
         row(np.median, "np.median(a, axis=0)", a=x((4, 3))),
+        row(np.median, "np.median(a, axis=1, keepdims=True)", a=x((4, 3))),
         row(np.quantile, "np.quantile(a, 0.3, axis=1)", a=A),
         row(np.quantile, "np.quantile(a, Q, axis=0, keepdims=True)", a=A, Q=np.array([0.2, 0.9])),
+        row(np.quantile, "np.quantile(a, 0.3, axis=1, keepdims=True)", a=A),
         row(np.percentile, "np.percentile(a, 70.0)", a=A),
+        row(np.percentile, "np.percentile(a, 70.0, axis=1, keepdims=True)", a=A),
         row(np.cumsum, "np.cumsum(a)", a=A),
         row(np.cumsum, "np.cumsum(a, axis=-1)", a=a3),
         row(np.cumulative_sum, "np.cumulative_sum(a, axis=0)", a=A),
@@ -686,6 +691,10 @@ def fabs_sum(x):
     return np.sum(np.fabs(x))
 
 
+def clip_bounds_sum(a, lo, hi):
+    return np.sum(np.clip(a, lo, hi))
+
+
 def copysign_sum(a, b):
     return np.sum(np.copysign(a, b))
 
@@ -721,6 +730,11 @@ def test_kinks_follow_the_documented_convention():
     np.testing.assert_array_equal(gb, [0.0, 1.0])
     np.testing.assert_array_equal(grad(max_all)(np.array([1.0, 3.0, 3.0])), [0.0, 0.5, 0.5])
     np.testing.assert_array_equal(grad(clip_sum)(np.array([0.0, 0.5, 1.0, 2.0])), [1, 1, 1, 0])
+    # at a bound, the value is a's (clip's bounds are inclusive), and the bound gets nothing
+    ga, glo, ghi = grad(clip_bounds_sum, wrt=(0, 1, 2))(np.array([0.0, 0.5, 1.0, 2.0, -1.0]),
+                                                          0.0, 1.0)
+    np.testing.assert_array_equal(ga, [1, 1, 1, 0, 0])
+    assert (glo, ghi) == (1.0, 1.0)
 
 
 def nan_to_num_sum(x):
@@ -731,6 +745,58 @@ def test_nan_to_num_passes_no_gradient_through_what_it_replaces():
     """NaN and the infinities become constants: their gradient is 0, the others' is dy."""
     g = grad(nan_to_num_sum)(np.array([0.5, np.inf, np.nan, -np.inf]))
     np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 0.0])
+
+
+def minimum_sum(a, b):
+    return np.sum(np.minimum(a, b))
+
+
+def fmax_sum(a, b):
+    return np.sum(np.fmax(a, b) * np.arange(1.0, 5.0))
+
+
+def fmin_sum(a, b):
+    return np.sum(np.fmin(a, b) * np.arange(1.0, 5.0))
+
+
+@pytest.mark.parametrize("f", [minimum_sum, fmax_sum, fmin_sum], ids=lambda f: f.__name__)
+def test_extrema_ties_and_nans_follow_the_documented_convention(f):
+    """A tie goes to the first operand; fmax/fmin return the operand that is not NaN, and the
+    gradient goes where the value came from, in both modes."""
+    a, b = np.array([1.0, 2.0, np.nan, 3.0]), np.array([1.0, 3.0, 4.0, np.nan])
+    if f is minimum_sum:
+        a, b = a[:2], b[:2]
+    weights = np.ones(2) if f is minimum_sum else np.arange(1.0, 5.0)
+    first = {minimum_sum: [1.0, 1.0], fmax_sum: [1.0, 0.0, 0.0, 1.0],
+             fmin_sum: [1.0, 1.0, 0.0, 1.0]}[f]
+    ga, gb = grad(f, wrt=(0, 1))(a, b)
+    np.testing.assert_array_equal(ga, weights * first)
+    np.testing.assert_array_equal(gb, weights * (1.0 - np.array(first)))
+    for wrt, g in ((0, ga), (1, gb)):
+        assert srcgrad.jvp(f, wrt=wrt)(a, b, np.ones_like(a))[1] == np.sum(g)
+
+
+NAN_INPUT = np.array([[1.0, np.nan, 2.0, 0.5], [np.nan, 3.0, -4.0, np.nan]])
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanmean", "nanmax", "nanmin"])
+def test_nan_reductions_skip_the_nans(name):
+    """The NaN-ignoring reductions on an input with NaNs (the rows have none): the NaNs get no
+    gradient and no tangent, exactly; the rest as in the reduction of the numbers alone."""
+    reduce = getattr(np, name)
+    weights = np.array([0.5, -2.0])
+    f = define(["a"], [f"return np.sum(np.{name}(a, axis=1) * W)"], {"W": weights})
+    finite = ~np.isnan(NAN_INPUT)
+    if name == "nansum":
+        partial = finite * 1.0
+    elif name == "nanmean":
+        partial = finite / finite.sum(axis=1, keepdims=True)
+    else:
+        partial = NAN_INPUT == reduce(NAN_INPUT, axis=1, keepdims=True)
+    expected = weights[:, None] * partial
+    np.testing.assert_array_equal(grad(f)(NAN_INPUT), expected)
+    da = np.arange(1.0, 9.0).reshape(2, 4)
+    np.testing.assert_allclose(srcgrad.jvp(f)(NAN_INPUT, da)[1], np.sum(expected * da))
 
 
 def test_guarded_where_gives_no_nan():
