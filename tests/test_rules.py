@@ -205,6 +205,7 @@ def shape_rows():
         row(np.rot90, "np.rot90(a, 3, (1, 2))", a=b),
         row(np.triu, "np.triu(a, 1)", a=A),
         row(np.tril, "np.tril(a)", a=A),
+        row(np.tril, "np.tril(a, 1)", a=A),
         row(np.diag, "np.diag(a)", a=V),
         row(np.diag, "np.diag(a, -1)", a=A),
         row(np.diagflat, "np.diagflat(a, 1)", a=x((2, 2))),
@@ -215,6 +216,9 @@ def shape_rows():
         row(np.repeat, "np.repeat(a, K, axis=0)", a=A, K=np.array([1, 0, 3])),
         row(np.take, "np.take(a, K)", a=A, K=np.array([0, 2, 2, 7])),
         row(np.take, "np.take(a, K, axis=1)", a=A, K=np.array([[1, 1], [3, 0]])),
+        row(np.take, "np.take(a, K, mode='wrap')", a=A, K=np.array([1, 13, 5, -11])),
+        row(np.take_along_axis, "np.take_along_axis(a, K, 0)", a=A,
+            K=np.array([[0, 2, 1, 1], [2, 2, 0, 1]])),
         row(np.take_along_axis, "np.take_along_axis(a, K, 1)", a=A,
             K=np.array([[0, 0], [3, 1], [2, 2]])),
         row(np.delete, "np.delete(a, 1, axis=1)", a=A),
@@ -224,8 +228,12 @@ def shape_rows():
         row(np.pad, "np.pad(a, 1, 'edge')", a=A),
         row(np.pad, "np.pad(a, 1, 'wrap')", a=A),
         row(np.pad, "np.pad(a, 1, 'constant', constant_values=c)", a=A, c=S),
+        # one operand active: the other's tangent is None, its zeros come from its value
+        row(np.pad, "np.pad(a, 1, 'constant', constant_values=c)", a=A, c=S, wrt=("c",)),
         row(np.append, "np.append(a, b)", a=A, b=V),
         row(np.append, "np.append(a, b, axis=0)", a=A, b=x((2, 4))),
+        row(np.append, "np.append(a, b, axis=0)", a=A, b=x((2, 4)), wrt=("a",)),
+        row(np.append, "np.append(a, b, axis=0)", a=A, b=x((2, 4)), wrt=("b",)),
         row(np.full, "np.full((2, 3), c)", c=S),
         row(np.full, "np.full((2, 3), c)", c=x((3,))),
         row(np.full_like, "np.full_like(a, c)", a=A, c=S, wrt=("c",)),
@@ -241,10 +249,12 @@ def shape_rows():
         row(np.column_stack, "np.column_stack((a, b))", a=x((3,)), b=A),
         row(np.split, "np.split(a, 2, axis=1)[1]", a=A),
         row(np.array_split, "np.array_split(a, 3)[0]", a=V),
+        row(np.array_split, "np.array_split(a, 3, axis=1)[2]", a=A),
         row(np.hsplit, "np.hsplit(a, 2)[0]", a=A),
         row(np.vsplit, "np.vsplit(a, 3)[2]", a=A),
         row(np.dsplit, "np.dsplit(a, 2)[1]", a=b),
         row(np.unstack, "np.unstack(a)[1]", a=A),
+        row(np.unstack, "np.unstack(a, axis=1)[1]", a=A),
     ]
 
 
