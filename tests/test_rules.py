@@ -239,6 +239,10 @@ def shape_rows():
         row(np.full_like, "np.full_like(a, c)", a=A, c=S, wrt=("c",)),
         row(np.linspace, "np.linspace(a, b, 7)", a=S, b=S),
         row(np.linspace, "np.linspace(a, b, 5, endpoint=False)", a=S, b=S),
+        # a number against an array bound, only the number active: the tangent has the
+        # broadcast shape of both bounds
+        row(np.linspace, "np.linspace(a, b, 5)", a=S, b=x((3,)), wrt=("a",)),
+        row(np.linspace, "np.linspace(a, b, 5)", a=x((3,)), b=S, wrt=("b",)),
         row(np.bincount, "np.bincount(K, w)", w=V, K=np.array([0, 1, 1, 3])),
         row(np.concatenate, "np.concatenate((a, b), axis=1)", a=A, b=x((3, 2))),
         row(np.concat, "np.concat((a, b))", a=A, b=x((1, 4))),
@@ -352,6 +356,9 @@ def linalg_rows():
         row(la.lstsq, "np.linalg.lstsq(a, b)[1]", a=x((5, 3)), b=x((5, 2))),
         row(la.lstsq, "np.linalg.lstsq(a, b)[3]", a=x((5, 3)), b=x((5,)), wrt=("a",)),
         row(la.lstsq, "r = np.linalg.lstsq(a, b); r[0] * r[1]", a=x((5, 3)), b=x((5, 2))),
+        # a square system has no residuals (an empty array, whose sum is read here)
+        row(la.lstsq, "r = np.linalg.lstsq(a + 3 * np.eye(3), b); r[0] + np.sum(r[1])", a=M,
+            b=x((3,))),
         # only `a` active, b a matrix: the tangent's branch is chosen by b, not by its tangent
         row(la.solve, "np.linalg.solve(a + 3 * np.eye(3), b)", a=M, b=x((3, 2)), wrt=("a",)),
         row(la.norm, "np.linalg.norm(a)", a=A),
