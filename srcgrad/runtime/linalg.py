@@ -304,7 +304,7 @@ def lstsq_jvp(a, b, y, da, db):
         dx = dx + pinv_jvp(p, a, da) @ b
     if db is not None:
         dx = dx + p @ db
-    dres = ds = None
+    dres, ds = np.zeros(np.shape(residuals)), None  # empty when there are no residuals
     if np.size(residuals):
         change = -(a @ dx)
         if da is not None:
