@@ -390,3 +390,43 @@ def test_loaded_derivatives_bind_what_their_defaults_and_guards_read(cache, tmp_
     np.testing.assert_allclose(again[2], 2 * x, rtol=1e-12)
     np.testing.assert_allclose(again[3], 6 * x, rtol=1e-12)
     np.testing.assert_allclose(again[5], _numeric(m.outer, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+WRAPPED = """\
+import functools
+
+import numpy as np
+
+
+def traced(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+@traced
+def act(z):
+    return np.tanh(z)
+
+
+def loss(x):
+    return np.sum(act(x) ** 2)
+"""
+
+
+def test_a_decorated_helper_is_known_by_what_it_wraps(cache, tmp_path):
+    """The wrapper's own code is the same for every function it wraps: what srcgrad reads is
+    the wrapped function's source, so that is part of what an entry is checked against."""
+    path = tmp_path / "m_wrapped.py"
+    m = _module(path, WRAPPED, "m_wrapped")
+    x = np.array([0.2, -0.4])
+    srcgrad.grad(m.loss)(x)
+    transforms.forget()
+    m2 = _module(path, WRAPPED.replace("np.tanh(z)", "np.sin(z)"), "m_wrapped")
+    assert m2.act.__code__.co_code == m.act.__code__.co_code  # the same wrapper
+    m.act = m2.act
+    before = _counts()
+    got = srcgrad.grad(m.loss)(x)
+    assert _delta(before)["loaded"] == 0
+    np.testing.assert_allclose(got, 2 * np.sin(x) * np.cos(x), rtol=1e-12)

@@ -240,10 +240,16 @@ def _function_signature(fn, depth):
             signature(cells, depth + 1), signature(fn.__defaults__, depth + 1),
             signature(fn.__kwdefaults__ or {}, depth + 1),
         )
+    # a closure's values, and the function a decorator wraps (whose source inspect reads for
+    # the wrapper), decide what it computes as much as its own code
+    cells = tuple(_contents(c) for c in fn.__closure__ or ())
+    wrapped = fn.__dict__.get("__wrapped__")
     return (
         "function", fn.__module__, fn.__qualname__, code_digest(code),
         signature(fn.__defaults__, depth + 1),
         signature(fn.__kwdefaults__ or {}, depth + 1),
+        signature(cells, depth + 1),
+        () if wrapped is None else signature(wrapped, depth + 1),
     )
 
 
