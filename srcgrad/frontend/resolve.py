@@ -14,26 +14,36 @@ user's world, which the disk cache (``emit/diskcache.py``) checks again before i
 from __future__ import annotations
 
 import builtins
+import threading
 
 import gast
 
 from ..derived import unwrap
 
 MISSING = object()
-_RECORDINGS: list = []  # the active recordings, innermost last
+
+
+class _Recordings(threading.local):
+    """The active recordings of this thread, innermost last."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_RECORDINGS = _Recordings()
 
 
 class recording:
-    """``with recording() as reads:`` collects the resolutions made inside it (not those of a
-    nested recording: a derivation started inside is recorded by its own)."""
+    """``with recording() as reads:`` collects the resolutions this thread makes inside it (not
+    those of a nested recording: a derivation started inside is recorded by its own)."""
 
     def __enter__(self):
         self.reads = []
-        _RECORDINGS.append(self.reads)
+        _RECORDINGS.stack.append(self.reads)
         return self.reads
 
     def __exit__(self, *exc):
-        _RECORDINGS.pop()
+        _RECORDINGS.stack.pop()
 
 
 class Namespace:
@@ -50,8 +60,9 @@ class Namespace:
         if name in self.extras:  # srcgrad's own name: not a read of the user's world
             return self.extras[name]
         found = self._lookup(name)
-        if _RECORDINGS:
-            _RECORDINGS[-1].append((self, (name,), found))
+        stack = _RECORDINGS.stack
+        if stack:
+            stack[-1].append((self, (name,), found))
         return found
 
     def _lookup(self, name):
@@ -76,10 +87,11 @@ class Namespace:
             if base is MISSING:
                 return MISSING
             found = unwrap(getattr(base, expr.attr, MISSING))
-            if _RECORDINGS:
+            stack = _RECORDINGS.stack
+            if stack:
                 path = _path(expr)
                 if path[0] not in self.extras:
-                    _RECORDINGS[-1].append((self, path, found))
+                    stack[-1].append((self, path, found))
             return found
         return MISSING
 
