@@ -39,7 +39,6 @@ memory (a rule template mutated by ``tests/mutate_rules.py``, a pass patched by 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import marshal
 import os
@@ -48,6 +47,11 @@ import types
 from typing import Any
 
 import numpy as np
+
+try:  # hashlib.blake2b itself, without importing OpenSSL at `import srcgrad`
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - another Python implementation
+    from hashlib import blake2b
 
 from ..derived import PUBLIC, Derived
 from ..errors import SrcgradError
@@ -164,7 +168,7 @@ def entry_key(f, mode, wrt, as_tuple, options):
         ident = (environment(), signature(f), mode, tuple(wrt), as_tuple, choices)
     except Unsignable:
         return None
-    return hashlib.blake2b(repr(ident).encode(), digest_size=20).hexdigest()
+    return blake2b(repr(ident).encode(), digest_size=20).hexdigest()
 
 
 # --- signatures ----------------------------------------------------------------------------------
@@ -224,7 +228,7 @@ def _array_signature(obj):
     arr = np.asarray(obj)
     if arr.dtype.hasobject:
         raise Unsignable("an object array")
-    digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()
+    digest = blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()
     return (type(obj).__name__, arr.dtype.str, arr.shape, digest)
 
 
@@ -236,7 +240,7 @@ def _function_signature(fn, depth):
         text = GENERATED_SOURCE[code][0]
         cells = tuple(_contents(c) for c in fn.__closure__ or ())
         return (
-            "generated", hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
+            "generated", blake2b(text.encode(), digest_size=16).hexdigest(),
             signature(cells, depth + 1), signature(fn.__defaults__, depth + 1),
             signature(fn.__kwdefaults__ or {}, depth + 1),
         )
@@ -273,7 +277,7 @@ def _class_signature(cls, depth):
 def code_digest(code):
     """A digest of a code object that is the same in every process (``marshal`` output is not:
     it depends on reference counts)."""
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     _digest_code(code, h)
     return h.hexdigest()
 
@@ -450,7 +454,7 @@ class _Scopes:
 
 
 def _reads_digest(signatures):
-    return hashlib.blake2b(repr(signatures).encode(), digest_size=20).hexdigest()
+    return blake2b(repr(signatures).encode(), digest_size=20).hexdigest()
 
 
 def _expr_path(expr):
@@ -570,7 +574,7 @@ def _path(key):
 
 
 def _header(key, payload):
-    digest = hashlib.blake2b(payload, digest_size=32, person=b"srcgrad-entry").hexdigest()
+    digest = blake2b(payload, digest_size=32, person=b"srcgrad-entry").hexdigest()
     return b"%s %d %s %s\n" % (MAGIC, FORMAT, key.encode(), digest.encode())
 
 

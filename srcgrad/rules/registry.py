@@ -18,6 +18,7 @@ template with ``dy`` renamed) is derived when it is first needed, not written in
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 import inspect
 import math
@@ -229,6 +230,7 @@ def lookup(fn: object) -> Rule | None:
         return None
 
 
+@functools.lru_cache(maxsize=None)  # 558 rules share 220 parameter lists (Signature is immutable)
 def _signature(spec):
     scope: dict = {}
     exec(f"def _rule_signature({spec}): pass", {"np": np, "math": math}, scope)
