@@ -44,14 +44,10 @@ import marshal
 import os
 import sys
 import types
+from hashlib import blake2b
 from typing import Any
 
 import numpy as np
-
-try:  # hashlib.blake2b itself, without importing OpenSSL at `import srcgrad`
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - another Python implementation
-    from hashlib import blake2b
 
 from ..derived import PUBLIC, Derived
 from ..errors import SrcgradError
