@@ -430,3 +430,26 @@ def test_a_decorated_helper_is_known_by_what_it_wraps(cache, tmp_path):
     got = srcgrad.grad(m.loss)(x)
     assert _delta(before)["loaded"] == 0
     np.testing.assert_allclose(got, 2 * np.sin(x) * np.cos(x), rtol=1e-12)
+
+
+def test_a_failure_inside_the_cache_is_never_a_failure_of_the_transform(cache, tmp_path,
+                                                                         monkeypatch):
+    m = _module(tmp_path / "m_failing.py", MODEL, "m_failing")
+    args = _inputs()
+
+    def broken(*_):
+        raise RuntimeError("a bug in the cache")
+
+    monkeypatch.setattr(diskcache, "_entry", broken)
+    before = _counts()
+    want = srcgrad.grad(m.loss)(*args)
+    assert _delta(before) == {"loaded": 0, "stored": 0, "uncacheable": 1}
+    monkeypatch.undo()
+    monkeypatch.setenv("SRCGRAD_CACHE_DIR", str(cache))
+    transforms.forget()
+    srcgrad.grad(m.loss)  # stored now
+    transforms.forget()
+    monkeypatch.setattr(diskcache, "_functions", broken)
+    before = _counts()
+    np.testing.assert_allclose(srcgrad.grad(m.loss)(*args), want, rtol=1e-12)
+    assert _delta(before)["loaded"] == 0

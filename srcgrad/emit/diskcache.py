@@ -101,15 +101,24 @@ def derive_cached(f: Any, target: Any, mode: str, wrt: tuple[str, ...], as_tuple
     if enabled() and not (options.dump or options.verbose or os.environ.get("SRCGRAD_DUMP")):
         key = entry_key(f, mode, wrt, as_tuple, options)
     if key is not None:
-        fn = load(key, target)
-        if fn is not None:
+        fn = _safely(load, key, target)
+        if fn:
             STATS["loaded"] += 1
             return fn
     with recording() as reads:
         fn, _ = derive(target, mode, wrt, options, as_tuple=as_tuple)
-    if key is not None:
-        store(key, target, fn, reads)
+    if key is not None and _safely(store, key, target, fn, reads) is False:
+        STATS["uncacheable"] += 1
     return fn
+
+
+def _safely(step, *args):
+    """``step(*args)``, or False if it raised: the cache is never why a transform fails (an
+    entry that cannot be read is a miss; one that cannot be written is not kept)."""
+    try:
+        return step(*args)
+    except Exception:  # an unforeseen object or file: no entry, never an error
+        return False
 
 
 # --- the key -------------------------------------------------------------------------------------
