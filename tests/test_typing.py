@@ -2,6 +2,7 @@
 ``srcgrad/__init__.py`` (errors of the modules under them are not reported here), and the
 package ships a ``py.typed`` marker, so a user's mypy reads these annotations."""
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -14,7 +15,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_mypy_strict_is_clean_on_the_public_api():
     pytest.importorskip("mypy")  # in the test extra
-    cache = os.path.join(tempfile.gettempdir(), "srcgrad-mypy-cache")
+    # a cache of this checkout's own (mypy's files are not safe to share between checkouts)
+    tag = hashlib.sha1(ROOT.encode()).hexdigest()[:12]
+    cache = os.path.join(tempfile.gettempdir(), f"srcgrad-mypy-cache-{tag}")
     out = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
          "--cache-dir", cache, "srcgrad/api.py", "srcgrad/__init__.py"],
