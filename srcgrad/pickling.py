@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
 import importlib
 import linecache
 import pickle
@@ -158,7 +159,10 @@ def _from_source(source, names, where, defaults):
     """The function defined by ``source``, in a namespace of its own; ``names`` are its name
     there, and the name and qualified name it had."""
     name, fn_name, qualname = names
-    filename = f"<srcgrad pickled {where}>"
+    # named after its text: two functions of one name (two scripts' `loss` in a reused worker)
+    # never share a file name, so neither is read with the other's source
+    digest = hashlib.blake2b(source.encode(), digest_size=6).hexdigest()
+    filename = f"<srcgrad pickled {where} {digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": "__srcgrad_pickled__", "__builtins__": builtins, **defaults}
     exec(compile(source, filename, "exec"), namespace)
