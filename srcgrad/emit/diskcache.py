@@ -495,7 +495,7 @@ def load(key, fn):
 
     holders = [v for v in extras.values() if isinstance(v, Derivative)]
     lines = entry["lines"]
-    code = _renamed(code, f"<srcgrad {entry['name']}#{key[:8]}>")
+    code = _renamed(code, f"<srcgrad {entry['name']}#cached-{key[:12]}>")
     compiled = instantiate(code, entry["text"], entry["name"], fn, extras, lines)
     compiled.__srcgrad_depends__ = tuple(
         (spaces[i], _expr(path), spaces[i].read(path)) for i, path in entry["depends"]
