@@ -15,6 +15,7 @@ import itertools
 import os
 import re
 import sys
+import types
 from typing import Any, Callable, Iterator, Protocol, Union, cast, overload
 
 import numpy as np
@@ -28,8 +29,10 @@ from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
+from .normalize.methods import bound_instance, bound_key, bound_to
 from .pipeline import derive
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
+from .runtime.pytrees import register_pytree
 
 _CACHE: dict[Any, Any] = {}
 _RUNTIME: Any = runtime  # the helpers generated code calls (untyped)
@@ -163,9 +166,19 @@ def _key(f: Fn, mode: Any, wrt: Wrt, options: Options) -> tuple[Any, Any]:
     ident = id(code) if code is not None else id(f)
     key = (
         ident, id(globals_), tuple(id(c) for c in cells), tuple(id(d) for d in defaults),
-        tuple((k, id(v)) for k, v in kwdefaults), mode, _hashable(wrt), options,
+        tuple((k, id(v)) for k, v in kwdefaults), mode, _hashable(wrt), options, bound_key(f),
     )
-    return key, (code if code is not None else f, globals_, cells, defaults, kwdefaults)
+    instance = bound_instance(f)
+    return key, (code if code is not None else f, globals_, cells, defaults, kwdefaults, instance)
+
+
+def _after_self(wrt):
+    """``wrt`` of a bound method as ``wrt`` of its function: positions count after ``self``."""
+    if isinstance(wrt, (tuple, list)):
+        return tuple(_after_self(w) for w in wrt)
+    if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0:
+        return wrt + 1
+    return wrt
 
 
 def _hashable(wrt: Wrt) -> Any:
@@ -341,6 +354,12 @@ def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimiz
 def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
+    if inspect.ismethod(f) and getattr(f.__func__, "__code__", None) is not None:
+        # `grad(model.loss)`: the derivative of the function with `self` its first parameter,
+        # specialized for the instance's classes, bound to the instance
+        with bound_to(f.__func__, f.__self__):
+            inner = _cached(f.__func__, mode, _after_self(wrt), options, build)
+        return types.MethodType(inner, f.__self__)
     key, keep = _key(f, mode, wrt, options)
     cached = _CACHE.get(key)
     if cached is not None and _current(cached[0]):
@@ -613,5 +632,5 @@ def _ipython() -> Any:
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "hvp", "jacobian", "hessian", "source", "show",
-    "inspect", "adjoint", "tangent", "stop_gradient", "nondifferentiable",
+    "inspect", "adjoint", "tangent", "stop_gradient", "nondifferentiable", "register_pytree",
 ]

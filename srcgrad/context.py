@@ -7,6 +7,7 @@ passes read, each set by the stage that computes it:
 
     helpers         anf        generated names of the runtime helpers for in-place updates
     aux             aux        the expression holding the auxiliary output (``has_aux``)
+    receivers       inline     the classes of locals whose methods are inlined
     derivative      guard      where the staleness guard finds the compiled function
     ops, active     activity   each statement's operation; the variables derivatives flow through
     out_name        transform  the derived function's name
@@ -72,6 +73,7 @@ class Context:
     adjoint_names: dict = field(default_factory=dict)
     aux: object = None  # the expression holding the auxiliary output (has_aux)
     derivative: object = None  # emit/guard.py's Derivative, when the function has a guard
+    receivers: object = None  # inline: what is known of the classes of locals (methods.py)
 
     @property
     def extras(self):

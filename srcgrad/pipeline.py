@@ -180,6 +180,8 @@ def derive(fn, mode, wrt, options=None, as_tuple=False):
             f"internal error: generated code does not compile: {exc}\n{text}"
         ) from exc
     compiled.__srcgrad_depends__ = tuple(ctx.dependencies)
+    if ctx.receivers is not None and ctx.receivers.specialized:
+        compiled.__srcgrad_specialized__ = True  # methods inlined for inferred classes
     if ctx.derivative is not None:
         ctx.derivative.fn = compiled
     return compiled, text

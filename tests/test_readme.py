@@ -356,6 +356,34 @@ def uses_yield(x):
 
 def uses_max_key(x):
     return max(x[0], x[1], key=abs)
+
+from dataclasses import dataclass
+
+@dataclass
+class _Pair:
+    a: object
+    b: float = 2.0
+
+class _Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, v):
+        return v * self.k
+
+    @property
+    def double(self):
+        return 2.0 * self.k
+
+_scaled = _Scaled(1.5)
+
+def objects(x):
+    p = _Pair(x * 2.0)
+    p.b = p.b * _scaled.double
+    return np.sum(_scaled(p.a) * p.b)
+
+def method_of_unknown(m):
+    return m.forward(m)
 '''
 
 V4 = np.array([0.7, -0.4, 1.3, 0.2])
@@ -368,6 +396,7 @@ WORKS = [
     ("dict_arg", ({"w": V4, "b": V4 + 1.0},)), ("lists", (V4,)), ("reads", (M22,)),
     ("writes", (V4,)), ("writes_argument", (V4,)), ("methods", (M22,)),
     ("reshape_spread", (V4,)), ("builtins", (V4,)), ("alias_augment", (V4,)),
+    ("objects", (V4,)),
 ]
 
 REFUSED = [
@@ -380,6 +409,7 @@ REFUSED = [
     ("uses_class", srcgrad.UnsupportedSyntaxError, "transform"),
     ("uses_yield", srcgrad.UnsupportedSyntaxError, "transform"),
     ("uses_max_key", srcgrad.SrcgradError, "transform"),
+    ("method_of_unknown", srcgrad.UnsupportedSyntaxError, "transform"),
 ]
 
 

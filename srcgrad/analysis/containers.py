@@ -1,7 +1,8 @@
-"""Container suspects: the variables that may hold a tuple, list or dict.
+"""Container suspects: the variables that may hold a tuple, list, dict or a structured object.
 
 Requires: the :class:`Op` of every assignment. Guarantees: every variable built by a tuple, list
-or dict literal, indexed or unpacked (``x[...]``), or passed whole as a sequence argument
+or dict literal, indexed or unpacked (``x[...]``), whose attributes are differentiated (``p.W``),
+or passed whole as a sequence argument
 (``np.concatenate(xs)``) is a suspect. Everything else is a number or an array. The reverse sweep
 adds the adjoints of suspects elementwise (``add(dxs, g)``) instead of with ``+``, and returns
 them with the structure of the argument.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import gast
 
+from .. import runtime
 from ..astutil import ordered_walk
 
 # Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
@@ -28,18 +30,46 @@ def container_suspects(body, ops):
         op, value = ops[id(n)], n.value
         if op.kind in ("tuple", "dict"):
             out.add(n.targets[0].id)
-        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-            out.add(value.value.id)
+        out |= _taken_apart(op, value)
         if op.kind == "rule":
             for p, a in op.args.items():
                 if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
                     out.add(a.id)
-    copies = [(n.targets[0].id, ops[id(n)].args["x"].id)
-              for n in ordered_walk(gast.Module(body, []))
-              if isinstance(n, gast.Assign) and ops.get(id(n)) is not None
-              and ops[id(n)].kind == "copy"]
+    assigns = [n for n in ordered_walk(gast.Module(body, []))
+               if isinstance(n, gast.Assign) and ops.get(id(n)) is not None]
+    copies = [(n.targets[0].id, ops[id(n)].args["x"].id) for n in assigns
+              if ops[id(n)].kind == "copy"]
+    # an object whose attributes are read is one as the copy of an argument it writes into too
+    objects = {a.id for n in assigns for a in [_object_read(ops[id(n)])] if a is not None}
+    copies_of_objects = copies + [(n.targets[0].id, ops[id(n)].args["x"].id) for n in assigns
+                                  if _fresh_copy(ops[id(n)])]
+    return _closed(out, copies) | _closed(objects, copies_of_objects)
+
+
+def _closed(out, copies):
     while True:  # `seq = xs` and seq holds a container: so does xs
         more = {x for t, x in copies if t in out and x not in out}
         if not more:
             return out
         out |= more
+
+
+def _taken_apart(op, value):
+    """The variable whose element (``x[i]``) or attribute (``p.W``, a structure's) ``value``
+    reads, as a set."""
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        return {value.value.id}
+    read = _object_read(op)
+    return set() if read is None else {read.id}
+
+
+def _fresh_copy(op):
+    return (op.kind == "rule" and op.rule.fn is runtime.fresh_copy
+            and isinstance(op.args.get("x"), gast.Name))
+
+
+def _object_read(op):
+    """The variable whose attribute (of a structure) ``op`` reads, or None."""
+    if op.kind == "rule" and op.rule.fn is getattr and isinstance(op.args["obj"], gast.Name):
+        return op.args["obj"]
+    return None

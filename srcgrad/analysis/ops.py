@@ -27,6 +27,7 @@ from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
 from ..rules.derived import derived_rule, recursive_rule
+from ..rules.structures import structure_rule
 from . import casts
 
 BINOPS = {
@@ -88,6 +89,11 @@ OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
 # Keywords a method spells differently from its function: x.clip(min=0) is np.clip(x, a_min=0).
 METHOD_KEYWORDS = {("clip", "min"): "a_min", ("clip", "max"): "a_max"}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+CLASS_ADVICE = (
+    "The class is known for `self` of a transformed method (grad(model.loss)), a parameter or "
+    "field annotated with it (`model: MLP`, `layers: list[Dense]`), a global object, and an "
+    "object built in the function"
+)
 
 
 @dataclass
@@ -160,9 +166,8 @@ class OpClassifier:
             return self._rule_op(np.transpose, [node.value], [], node)
         if node.attr in INACTIVE_ATTRIBUTES:
             return Op("constant", node=node)
-        raise self.location.error(
-            UnsupportedSyntaxError, node, f"srcgrad does not support the attribute `.{node.attr}`"
-        )
+        # an attribute of a structure (runtime/pytrees.py), differentiated like `d["name"]`
+        return self._rule_op(getattr, [node.value, gast.Constant(node.attr, None)], [], node)
 
     def _is_local(self, node):
         return isinstance(node, gast.Name) and node.id in self.locals
@@ -177,7 +182,8 @@ class OpClassifier:
             if fn is None:
                 raise self.location.error(
                     UnsupportedSyntaxError, func, f"srcgrad does not support the method "
-                    f"`.{func.attr}()` here"
+                    f"`.{func.attr}()` here: it knows the array methods, and inlines the methods "
+                    f"of objects whose class it knows at transform time. {CLASS_ADVICE}"
                 )
             if func.attr in ("reshape", "transpose") and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]  # x.reshape(2, 3) is x.reshape((2, 3))
@@ -190,6 +196,13 @@ class OpClassifier:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING and isinstance(func, gast.Call):
                 fn = self._derived_callee(func)
+            if fn is MISSING and self._is_local(func):
+                raise self.location.error(
+                    NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "
+                    f"called variable must hold an object whose class srcgrad knows (its "
+                    f"`__call__` is inlined), or a function given as a static argument. "
+                    f"{CLASS_ADVICE}"
+                )
             if fn is MISSING:
                 raise self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: "
@@ -242,7 +255,7 @@ class OpClassifier:
         return recursive_rule(fn)
 
     def _rule_op(self, fn, args, keywords, node):
-        rule = rules.lookup(fn) or derived_rule(fn) or self._recursive(fn)
+        rule = rules.lookup(fn) or derived_rule(fn) or structure_rule(fn) or self._recursive(fn)
         if rule is None:
             bound = {str(i): a for i, a in enumerate(args)}
             bound.update({k.arg: k.value for k in keywords})

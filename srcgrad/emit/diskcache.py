@@ -363,6 +363,10 @@ def store(key, fn, compiled, reads):
 
 
 def _entry(key, fn, compiled, reads):
+    if getattr(compiled, "__srcgrad_specialized__", False):
+        # methods inlined for the classes of objects (normalize/methods.py): the key sees
+        # neither those objects nor the methods found through them
+        raise Unsignable("methods inlined for the classes of objects")
     scopes = _Scopes(fn, compiled)
     checked = {}
     for namespace, path, obj in reads:

@@ -67,6 +67,7 @@ DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` compu
 # NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only
+METHOD = "{}"  # the function a method, property or `__call__` is (its qualified name)
 SOURCES = "sources"  # which element of the values each written position receives
 SCATTERED = "scattered"  # the values of ``np.add.at`` added into zeros at their indices
 PUT_INDEX, PLACE_INDEX, PUTMASK_INDEX = "put_index", "place_index", "putmask_index"

@@ -152,6 +152,10 @@ class CheckSupported(gast.NodeVisitor):
         elif isinstance(target, gast.Subscript):
             if not isinstance(target.value, gast.Name):
                 raise self._error(target, "assignment into an element of an element")
+        elif isinstance(target, gast.Attribute):
+            if not isinstance(target.value, gast.Name):
+                raise self._error(target, "assignment to an attribute of an attribute or an "
+                                  "element (`a.b.c = ...`); rebind the inner object first")
         elif not isinstance(target, gast.Name):
             raise self._error(target, f"assignment to {_target_kind(target)}")
         self.generic_visit(node.value)
@@ -180,7 +184,8 @@ class CheckSupported(gast.NodeVisitor):
         target = node.target
         if not (
             isinstance(target, gast.Name)
-            or isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+            or isinstance(target, (gast.Subscript, gast.Attribute))
+            and isinstance(target.value, gast.Name)
         ):
             raise self._error(target, f"augmented assignment to {_target_kind(target)}")
         self.generic_visit(node)

@@ -34,7 +34,7 @@ from ..errors import UnsupportedSyntaxError
 # The helpers that change a container; CopyBeforeWrite treats them as writes into it.
 MUTATORS = (
     "list_insert", "pop_item", "list_extend", "list_reverse", "list_permute", "clear_items",
-    "dict_update",
+    "dict_update", "set_field",
 )
 READERS = {"keys": "dict_keys", "values": "dict_values", "items": "dict_items",
            "get": "dict_get", "index": "list_index", "count": "list_count"}
@@ -125,12 +125,31 @@ class ContainerMethods:
             and s.value.args
         ):
             return self._pop(s.targets[0].id, s.value, s)
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
+                _target(s), gast.Attribute):
+            return self._set_field(s)
         pre = []
         _HoistPops(self, pre, s).visit(s)
         for field in ("value", "test"):
             if getattr(s, field, None) is not None:
                 setattr(s, field, self.expr(getattr(s, field)))
         return pre + [s]
+
+    def _set_field(self, s):
+        """``obj.name = v`` (``+=``): ``obj`` becomes a copy of itself with the field replaced,
+        so the caller's object is never modified (as for arrays written in place)."""
+        target = _target(s)
+        obj = target.value.id
+        value = s.value
+        if isinstance(s, gast.AugAssign):
+            read = gast.Attribute(_load(obj), target.attr, gast.Load())
+            value = gast.copy_location(gast.BinOp(read, s.op, value), s.value)
+        pre = []
+        stmt = self._assign(obj, self._call("set_field", _load(obj),
+                                            gast.Constant(target.attr, None), value), s)
+        _HoistPops(self, pre, stmt).visit(stmt)
+        stmt.value = self.expr(stmt.value)
+        return pre + [stmt]
 
     def _method(self, call, name=None):
         return (
@@ -371,3 +390,7 @@ def _located(stmt, where):
         if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, where)
     return stmt
+
+
+def _target(s):
+    return s.targets[0] if isinstance(s, gast.Assign) else s.target

@@ -38,12 +38,15 @@ from .anf import ANF, in_place_helpers
 from .check import CheckSupported
 from .containers import ContainerMethods
 from .control import DesugarControl
+from .methods import Receivers, bound_instance
 
 MAX_DEPTH = 20
 
 
 def run(fn_node, ctx):
     """The pass: calls to the user's own functions are replaced by their normalized bodies."""
+    ctx.receivers = Receivers(ctx)
+    ctx.receivers.seed(ctx.fn, fn_node, bound_instance(ctx.fn))
     return InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,)).run(fn_node)
 
 
@@ -67,20 +70,24 @@ class InlineCalls:
                 s.orelse = self.block(s.orelse)
                 out.append(s)
                 continue
+            original = s
+            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+                # `scale(y, 3.0)` for its effect on y: inlined like a call whose result is used
+                unused = self.ctx.namer.fresh(naming.UNUSED)
+                self.locals.add(unused)
+                s = gast.copy_location(_assign(unused, s.value), s)
+            if isinstance(s, gast.Assign):
+                rewritten = self.ctx.receivers.rewrite(s)
+                if rewritten is not None:
+                    out.extend(rewritten[0])
+                    s = original = rewritten[1]
             if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
                 inlined = self._inline(s)
                 if inlined is not None:
                     out.extend(inlined)
                     continue
-            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
-                # `scale(y, 3.0)` for its effect on y: inlined like a call whose result is used
-                unused = self.ctx.namer.fresh(naming.UNUSED)
-                self.locals.add(unused)
-                inlined = self._inline(gast.copy_location(_assign(unused, s.value), s))
-                if inlined is not None:
-                    out.extend(inlined)
-                    continue
-            out.append(s)
+            self.ctx.receivers.note(original)
+            out.append(original)
         return out
 
     def _callee(self, func):
@@ -129,18 +136,22 @@ class InlineCalls:
             if isinstance(value, gast.Name) and value.id in self.locals and p not in forwarded
             and _changed_in_place(node, renames[p])
         }
+        _refuse_hidden_writes(node, bound, renames, same, location)
         _RenameNames(same).visit(node)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in same]
+        self.ctx.receivers.note_all(bindings)
         locals_ = {renames[n] for n in callee_locals} - set(same) | set(same.values())
         self.locals |= locals_
         ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
         DesugarControl(self.ctx.namer, locals_).run(node)
         ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
+        self.locals |= locals_  # with the names desugaring and ANF made
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))
         body = inner.block(node.body)
 
         ret = body[-1]
         out = bindings + body[:-1] + [_assign(target, ret.value)]
+        self.ctx.receivers.note(out[-1])
         for s in out:
             for n in ordered_walk(s):
                 if isinstance(n, gast.stmt):
@@ -255,7 +266,8 @@ def _changed_in_place(fn_node, name):
     if name in stored(fn_node.body):
         return False
     for n in ordered_walk(fn_node):
-        if isinstance(n, gast.Subscript) and isinstance(n.ctx, (gast.Store, gast.Del)):
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+                n.ctx, (gast.Store, gast.Del)):
             if isinstance(n.value, gast.Name) and n.value.id == name:
                 return True
         if (
@@ -296,3 +308,22 @@ def _copy(node):
 
 def _assign(name, value):
     return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _refuse_hidden_writes(node, bound, renames, same, location):
+    """An attribute write into a parameter bound to something that is not a local of the
+    caller (a global object, ``self.layer``): the copy it writes would not be seen where Python
+    would see the change."""
+    for p, _ in bound:
+        name = renames[p]
+        if name in same:
+            continue
+        for n in ordered_walk(node):
+            if (isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Store)
+                    and isinstance(n.value, gast.Name) and n.value.id == name):
+                raise location.error(
+                    UnsupportedSyntaxError, n, f"this writes `.{n.attr}` of an object the "
+                    f"caller passed as an expression, not as one of its variables: srcgrad "
+                    f"differentiates attribute writes only on the caller's own variables (write "
+                    f"`obj = ...` in the caller, then call the method on `obj`)"
+                )

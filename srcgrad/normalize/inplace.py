@@ -13,6 +13,8 @@ with a clear error instead of silently changing another value.
 
 from __future__ import annotations
 
+import types
+
 import gast
 import numpy as np
 
@@ -21,6 +23,7 @@ from ..astutil import index_value, ordered_walk, stored, walk
 from ..errors import UnsupportedSyntaxError
 from .anf import VIEW_METHODS
 from .containers import mutator_names
+from .methods import user_class
 from .private_elements import private_elements
 
 # srcgrad's helpers that read some arguments only for their shape (None: all of them): a write
@@ -350,6 +353,8 @@ class CopyBeforeWrite:
                 return _new_cast(value, 5)
             if isinstance(fn, np.ufunc):
                 return not any(k.arg == "out" for k in value.keywords)
+            if user_class(fn) or fn is types.SimpleNamespace or fn is runtime.new_instance:
+                return True  # an object built here: no other name holds it yet
             return any(fn is c for c in CREATORS)
         return False
 

@@ -20,7 +20,7 @@ from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
 
 # Helpers that validate at run time: never removed, even when their result is unused.
-CHECKS = (runtime.unit_seed, runtime.check_seed)
+CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class)
 
 
 def run(fn_node, ctx):

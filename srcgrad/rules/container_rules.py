@@ -16,6 +16,25 @@ linear(runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"})
 # `add(a, b)` is linear in both jointly: its tangent is `da + db`, no one-argument call.
 linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
 linear(runtime.fresh_copy, "x", vjp="dy")
+# `obj.name` of a structure (runtime/pytrees.py) is linear in obj; its tangent is the same
+# attribute of obj's tangent, checked to be data of obj and not a property computed from it.
+linear(getattr, "obj, name", vjp={"obj": "attr_grad(dy, obj, name)"},
+       jvp={"obj": "attr_of(dobj, obj, name)"})
+linear(runtime.attr_grad, "g, obj, name", vjp={"g": "attr_of(dy, obj, name)"})
+linear(runtime.attr_of, "g, obj, name", vjp={"g": "attr_grad(dy, obj, name)"})
+nondiff(runtime.check_class, runtime.new_instance)
+linear(runtime.structure_tangent, "y, parts", vjp={"parts": "attr_parts(dy, y)"},
+       jvp={"parts": "structure_tangent(y, dparts)"})
+linear(runtime.attr_parts, "g, y", vjp={"g": "structure_tangent(y, dy)"})
+# `obj.name = value` as a value (normalize/containers.py): linear in obj and value jointly
+linear(runtime.set_field, "obj, name, value",
+       vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
+       jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
+linear(runtime.field_cleared, "g, obj, name", vjp={"g": "field_cleared(dy, obj, name)"})
+linear(runtime.set_field_tangent, "dobj, dvalue, obj, name",
+       vjp={"dobj": "field_cleared(dy, obj, name)",
+            "dvalue": "attr_of(dy, set_field(obj, name, dvalue), name)"},
+       jvp={"*": "set_field_tangent(ddobj, ddvalue, obj, name)"})
 # A cast to an integer or boolean dtype carries no gradient: a static dtype makes the call a
 # constant at transform time (analysis/casts.py), a dtype held in a variable is decided here.
 linear(

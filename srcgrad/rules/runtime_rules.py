@@ -49,9 +49,9 @@ defrule(
 linear(runtime.copy_array, "a", vjp="dy", jvp="da")
 # `copy_grad(g)` copies a gradient before it is returned; so is its tangent (hvp returns it).
 linear(runtime.copy_grad, "g", vjp="dy")
-# `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed; a tangent has
-# that structure already.
-linear(runtime.as_like, "g, x", vjp="dy", jvp="dg")
+# `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed; so does its
+# tangent (the tangent of the cotangent of a dataclass is a dict by field until then).
+linear(runtime.as_like, "g, x", vjp="dy")
 # `cast_like(g, x)`: g in the dtype of x's gradients; its tangent is the cast of the tangent
 linear(runtime.cast_like, "g, x", vjp="dy")
 nondiff(runtime.float_dtype)

@@ -17,6 +17,7 @@ from ..errors import (
     TangentShapeError,
 )
 from .containers import Cotangents
+from .pytrees import kind_of
 from .shapes import as_array, float_dtype
 
 
@@ -110,7 +111,7 @@ def unit_seed(out, name="the function"):
     """The seed of ``grad``: 1 shaped like the output, which must have exactly one element."""
     if isinstance(out, (float, int)) and not isinstance(out, bool):
         return 1.0
-    if isinstance(out, (tuple, list, dict)):
+    if isinstance(out, (tuple, list, dict)) or kind_of(out) is not None:
         raise NonScalarOutputError((), name, container=_described(out))
     shape = np.shape(out)
     if int(np.prod(shape)) != 1:
@@ -131,6 +132,8 @@ def split_aux(pair, name="the function"):
 
 
 def _described(value):
+    if kind_of(value) is not None:
+        return f"{type(value).__name__} object"
     if isinstance(value, dict):
         return f"dict with keys {list(value)}"
     return f"{type(value).__name__} of {len(value)} values"
@@ -138,6 +141,13 @@ def _described(value):
 
 def check_seed(seed, out):
     """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output."""
+    if kind_of(out) is not None:
+        if type(seed) is not type(out):
+            raise SrcgradError(
+                f"the vjp seed is a {type(seed).__name__}, but the output is a "
+                f"{type(out).__name__}: the seed of a structure has its structure"
+            )
+        return seed
     if isinstance(out, (tuple, list)):
         if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
             raise SeedShapeError(_structure(seed), _structure(out))
@@ -155,7 +165,15 @@ def _structure(x):
 
 def check_tangent(tangent, x, name="x"):
     """A ``jvp`` tangent must have the shape of the argument it perturbs (for a tuple, list or
-    dict argument, the structure, and each element the shape of the argument's)."""
+    dict argument, the structure, and each element the shape of the argument's; for a structured
+    object, an instance of the same class)."""
+    if kind_of(x) is not None:
+        if type(tangent) is not type(x):
+            raise SrcgradError(
+                f"jvp tangent for {name!r} is a {type(tangent).__name__}, but the argument is a "
+                f"{type(x).__name__}: the tangent of a structure has its structure"
+            )
+        return tangent
     if isinstance(x, (tuple, list)) or isinstance(tangent, (tuple, list)):
         if not (isinstance(x, (tuple, list)) and isinstance(tangent, (tuple, list))
                 and len(tangent) == len(x)):

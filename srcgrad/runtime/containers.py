@@ -9,9 +9,12 @@ Here too: the value form of ``list.append``/``list.pop`` and their adjoints, the
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..errors import SrcgradError
+from .pytrees import checked_attribute, fields, kind_of, parts_of, rebuild
 from .shapes import float_dtype, unbroadcast
 
 
@@ -48,6 +51,8 @@ class DictCotangents(dict):
     def __add__(self, other):
         if other is None:
             return self
+        if not isinstance(other, dict):
+            return add_objects(self, other)
         out = DictCotangents(self)
         for k, v in other.items():
             out[k] = add(out.get(k), v)
@@ -68,6 +73,9 @@ def add(a, b):
         return a + np.array([np.zeros_like(a[i]) if d is None else d for i, d in enumerate(b)])
     if isinstance(a, (tuple, list)) and not isinstance(a, Cotangents):
         a = Cotangents(a)
+    if kind_of(a) not in (None, "namedtuple") or kind_of(b) not in (
+            None, "namedtuple"):
+        return add_objects(a, b)
     return a + b
 
 
@@ -93,6 +101,8 @@ def as_like(g, x):
 
 def _as_like(g, x, held):
     """``held``: id(base array) -> the elements' arrays on it so far."""
+    if kind_of(x) is not None:
+        return rebuild(g, x, lambda part, value: _as_like(part, value, held))
     if isinstance(x, dict):
         g = g or {}
         return {k: _as_like(g.get(k), v, held) for k, v in x.items()}
@@ -237,6 +247,8 @@ def copy_grad(g):
         return np.array(g, copy=True)
     if isinstance(g, dict):
         return type(g)((k, copy_grad(v)) for k, v in g.items())
+    if kind_of(g) is not None:
+        return rebuild(g, g, lambda part, value: copy_grad(value))
     if isinstance(g, (tuple, list)):
         return type(g)(copy_grad(v) for v in g)
     return g
@@ -247,6 +259,8 @@ def zeros_like(x):
     otherwise (float64 for integers), and zeros of the same structure for a tuple, list or dict."""
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
+    if kind_of(x) is not None:
+        return rebuild(None, x, lambda part, value: zeros_like(value))
     if isinstance(x, dict):
         return DictCotangents({k: zeros_like(v) for k, v in x.items()})
     if isinstance(x, (tuple, list)):
@@ -254,3 +268,85 @@ def zeros_like(x):
     if np.ndim(x) == 0:
         return 0.0
     return np.zeros(np.shape(x), dtype=float_dtype(x))
+
+
+# --- attributes of structures (runtime/pytrees.py) ------------------------------------------
+def attr_grad(dy, obj, name):
+    """The adjoint of ``obj.name``: a cotangent of ``obj`` holding ``dy`` at ``name``."""
+    if not checked_attribute(obj, name, "gradient"):
+        return None
+    if kind_of(obj) == "namedtuple":
+        g = Cotangents([None] * len(obj))
+        g[type(obj)._fields.index(name)] = dy
+        return g
+    return DictCotangents({name: dy})
+
+
+def attr_of(d, obj, name):
+    """The part at ``name`` of a tangent or cotangent ``d`` of ``obj`` (zeros where ``d`` has
+    none): the tangent of ``obj.name``."""
+    if not checked_attribute(obj, name, "tangent") or d is None:
+        return zeros_like(getattr(obj, name))
+    if isinstance(d, dict):
+        part = d.get(name)
+    elif isinstance(d, list):
+        part = d[type(obj)._fields.index(name)]
+    else:
+        part = getattr(d, name)
+    return zeros_like(getattr(obj, name)) if part is None else part
+
+
+def add_objects(a, b):
+    """``a + b`` where one is a cotangent of an object given as the object itself (a zero made
+    by ``zeros_like``, a seed): both as dicts by attribute name."""
+    a = a if isinstance(a, dict) else fields(a)
+    b = b if isinstance(b, dict) else fields(b)
+    out = DictCotangents(a)
+    for k, v in b.items():
+        out[k] = add(out.get(k), v)
+    return out
+
+
+def structure_tangent(y, parts):
+    """The tangent of a structure ``y`` built from fields whose tangents are ``parts`` (a dict by
+    field name, ``None`` where a field is inactive): an instance of y's class."""
+    return rebuild(parts, y, lambda part, value: zeros_like(value) if part is None else part)
+
+
+def attr_parts(g, y):
+    """The cotangent ``g`` of structure ``y`` (a dict by field, or an instance given as a seed)
+    as a dict by field name: the cotangents of the fields ``structure_tangent`` was given."""
+    from_fields = parts_of(g, y)
+    return DictCotangents(from_fields or {})
+
+
+def set_field(obj, name, value):
+    """``obj.name = value`` as a value: a shallow copy of ``obj`` with the field replaced
+    (normalize/containers.py), so an object the caller passed is never modified."""
+    kind = kind_of(obj)
+    if kind in (None, "namedtuple", "registered"):
+        what = "an immutable namedtuple" if kind == "namedtuple" else f"a {type(obj).__name__}"
+        raise SrcgradError(
+            f"srcgrad cannot differentiate writing `.{name}` of {what}: it differentiates "
+            f"attribute writes on dataclasses, SimpleNamespaces and objects of your classes"
+        )
+    new = copy.copy(obj)
+    setattr(new, name, value)  # a frozen dataclass refuses, as it does in Python
+    return new
+
+
+def field_cleared(g, obj, name):
+    """The cotangent of the object ``set_field`` replaced a field of: ``g`` without ``name``."""
+    parts = parts_of(g, obj)
+    if parts is None:
+        return None
+    return DictCotangents({k: v for k, v in parts.items() if k != name})
+
+
+def set_field_tangent(dobj, dvalue, obj, name):
+    """The tangent of ``set_field(obj, name, value)``: obj's tangent with the field's tangent
+    replaced (zeros where a tangent is None)."""
+    parts = dict(parts_of(dobj, obj) or {})
+    parts[name] = dvalue
+    new = set_field(obj, name, zeros_like(getattr(obj, name, 0.0)) if dvalue is None else dvalue)
+    return rebuild(parts, new, lambda part, value: zeros_like(value) if part is None else part)

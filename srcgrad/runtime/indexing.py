@@ -9,12 +9,14 @@ aliasing srcgrad does not follow.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 
 from ..errors import SrcgradError
 from .containers import Cotangents, DictCotangents, add
+from .pytrees import kind_of
 from .shapes import float_dtype, is_duck
 
 
@@ -102,6 +104,8 @@ def fresh_copy(x):
         return list(x)
     if isinstance(x, dict):
         return dict(x)
+    if kind_of(x) is not None:
+        return copy.copy(x)  # an object: its fields are replaced, never written into
     return np.array(x, copy=True)
 
 

@@ -1,0 +1,359 @@
+"""Methods, ``__call__``, properties, staticmethods and classmethods of the user's classes, as
+calls of plain functions the inliner can inline.
+
+Requires: an A-normal-form body and what is known of the classes of its locals (``Receivers``):
+``self`` of a transformed method (its class, and the instance itself for a bound method such as
+``grad(model.loss)``), parameters annotated with a class, objects built by calling a class, and
+what is read from those (an instance attribute of a known instance, a field annotated with a
+class, the elements of a list whose elements share one class). Guarantees: a call of a method
+becomes a call of the function the class defines, with the receiver as first argument, and a
+property read a call of its getter; where the class was inferred rather than constructed, a
+run-time check (``check_class``) that the receiver is of that class comes first, so a derivative
+specialized for one class never runs on an instance of another.
+
+    h = self.layer1(x)     ->   layer1 = self.layer1
+                                unused = check_class(layer1, Dense)
+                                h = Dense_call(layer1, x)          (then inlined)
+    s = self.scale         ->   unused = check_class(self, Model)
+                                s = Model_scale(self)              (the property's getter)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import inspect
+import sys
+import types
+import typing
+from dataclasses import dataclass, field
+
+import gast
+
+from .. import runtime
+from ..astutil import clone
+from ..emit import naming
+from ..frontend.resolve import MISSING
+from ..rules.structures import structure_rule
+from ..runtime.pytrees import kind_of
+
+# (function, instance) while a bound method ``instance.function`` is transformed
+_BOUND = contextvars.ContextVar("bound", default=None)
+
+
+@contextlib.contextmanager
+def bound_to(fn, instance):
+    """Transform ``fn`` (and what is derived from it meanwhile) as a method of ``instance``."""
+    token = _BOUND.set((fn, instance))
+    try:
+        yield
+    finally:
+        _BOUND.reset(token)
+
+
+def bound_instance(fn):
+    """The instance ``fn`` is being transformed as a method of, or MISSING."""
+    current = _BOUND.get()
+    return current[1] if current is not None and current[0] is fn else MISSING
+
+
+def bound_key(fn):
+    """What the cache key of a transform of ``fn`` adds: the id of that instance, or None."""
+    current = _BOUND.get()
+    return id(current[1]) if current is not None and current[0] is fn else None
+
+
+@dataclass(frozen=True)
+class Known:
+    """What is known of a local: its class, an instance to read attributes from (the bound
+    instance of a transformed method, or None), and whether the class is certain (the object
+    was built here) or must be checked at run time."""
+
+    cls: type
+    example: object = field(default=None, compare=False)
+    exact: bool = False
+    element: object = None  # Known of the elements of a list or tuple, when they share a class
+
+
+def user_class(cls):
+    """Whether ``cls`` is a class whose methods srcgrad inlines (not NumPy's, not a builtin)."""
+    if not isinstance(cls, type):
+        return False
+    module = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return module not in ("numpy", "builtins", "scipy", "srcgrad", "math", "typing")
+
+
+def of_value(value, exact=False):
+    """What an example value tells of a local holding it."""
+    if isinstance(value, (list, tuple)) and not kind_of(value) and value:
+        classes = {type(v) for v in value}
+        element = of_value(value[0]) if len(classes) == 1 else None
+        return Known(type(value), value, exact, element)
+    return Known(type(value), value, exact)
+
+
+def of_annotation(annotation, scope):
+    """What an annotation (a class, ``list[Dense]``, or their text) tells, or None."""
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, dict(scope))  # noqa: S307 - the user's own annotation
+        except Exception:  # an annotation naming something not importable here: no knowledge
+            return None
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
+        element = of_annotation(args[0], scope) if len(set(args)) == 1 else None
+        return Known(origin, None, False, element)
+    if user_class(annotation):
+        return Known(annotation)
+    return None
+
+
+def _module_scope(cls):
+    module = sys.modules.get(getattr(cls, "__module__", ""), None)
+    return vars(module) if module is not None else {}
+
+
+def attribute(known, attr):
+    """What is known of ``obj.attr`` from what is known of ``obj``."""
+    if known.example is not None:
+        try:
+            value = inspect.getattr_static(known.example, attr)
+        except AttributeError:
+            return None
+        if isinstance(value, (property, types.FunctionType, staticmethod, classmethod)):
+            return None
+        return of_value(value)
+    for klass in known.cls.__mro__:
+        annotation = vars(klass).get("__annotations__", {}).get(attr)
+        if annotation is not None:
+            return of_annotation(annotation, _module_scope(klass))
+    return None
+
+
+def owner_class(fn):
+    """The class a function is defined in, found by its qualified name, or None."""
+    parts = (getattr(fn, "__qualname__", "") or "").split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    obj = getattr(fn, "__globals__", {}).get(parts[0], MISSING)
+    for part in parts[1:-1]:
+        obj = getattr(obj, part, MISSING)
+    if not user_class(obj) or inspect.getattr_static(obj, parts[-1], None) is not fn:
+        return None
+    return obj
+
+
+class Receivers:
+    """The classes of locals, noted statement by statement, and the rewriting of method calls."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.known = {}
+        # whether a method was inlined for a class inferred here (from an instance, an
+        # annotation): such a derivative is not stored in the disk cache (emit/diskcache.py),
+        # whose key sees neither the instance nor the methods found through it
+        self.specialized = False
+
+    def seed(self, fn, node, example=MISSING):
+        """What the parameters of the transformed function tell: ``self`` of a method and
+        annotated parameters."""
+        params = [a.id for a in node.args.posonlyargs + node.args.args]
+        annotations = getattr(fn, "__annotations__", {}) or {}
+        scope = getattr(fn, "__globals__", {})
+        for p in params + [a.id for a in node.args.kwonlyargs]:
+            if p in annotations:
+                found = of_annotation(annotations[p], scope)
+                if found is not None:
+                    self.known[p] = found
+        if not params:
+            return
+        if example is not MISSING:
+            self.known[params[0]] = of_value(example)
+            return
+        cls = owner_class(fn)
+        if cls is not None and params[0] not in self.known:
+            self.known[params[0]] = Known(cls)
+
+    # --- noting what assignments tell ------------------------------------------------------
+    def note_all(self, stmts):
+        for s in stmts:
+            self.note(s)
+
+    def note(self, stmt):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            return
+        target = stmt.targets[0].id
+        found = self._of(stmt.value)
+        if found is None:
+            self.known.pop(target, None)
+        else:
+            self.known[target] = found
+
+    def _of(self, value):
+        if isinstance(value, gast.Name) and value.id not in self.ctx.local_names:
+            obj = self.ctx.namespace.lookup(value.id)
+            return of_value(obj) if user_class(type(obj)) else None
+        if isinstance(value, gast.Name):
+            return self.known.get(value.id)
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            base = self.known.get(value.value.id)
+            return None if base is None else attribute(base, value.attr)
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            base = self.known.get(value.value.id)
+            return None if base is None else base.element
+        if isinstance(value, gast.Call):
+            fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
+            if value.args and any(fn is h for h in (
+                    runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy)):
+                return self._of(value.args[0])  # the same object, or one of its class
+            if user_class(fn) and fn is not type:
+                return Known(fn, None, True)
+        return None
+
+    # --- rewriting ---------------------------------------------------------------------------
+    def rewrite(self, stmt):
+        """``stmt`` with a method call or property read made a call of a plain function, and
+        the statements to put before it; None when it is neither."""
+        value = stmt.value
+        self._stmt = stmt
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            return self._property(stmt, value)
+        if not isinstance(value, gast.Call):
+            return None
+        func = value.func
+        if isinstance(func, gast.Name) and func.id in self.known:
+            return self._called_object(stmt, value, func, [], self.known[func.id])
+        built = self._constructor(stmt, value)
+        if built is not None:
+            return built
+        static = self._static(func)
+        if static is not None:
+            return static
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+            return None
+        known = self.known.get(func.value.id)
+        if known is None or not user_class(known.cls):
+            return None
+        static = inspect.getattr_static(known.cls, func.attr, MISSING)
+        receiver = func.value
+        if isinstance(static, staticmethod):
+            return [], self._call(stmt, static.__func__, value.args)
+        if isinstance(static, classmethod):
+            cls = gast.Name(self.ctx.global_name(known.cls, known.cls.__name__), gast.Load(),
+                            None, None)
+            return [], self._call(stmt, static.__func__, [cls] + value.args)
+        if isinstance(static, types.FunctionType):
+            return self._check(receiver, known), self._call(stmt, static, [receiver] + value.args)
+        if static is MISSING and attribute(known, func.attr) is not None:
+            # `self.layer1(x)`: the object held in an attribute, called
+            held = self.ctx.namer.fresh(func.attr)
+            self.ctx.local_names.add(held)
+            read = gast.Assign([gast.Name(held, gast.Store(), None, None)],
+                               gast.Attribute(receiver, func.attr, gast.Load()), None)
+            read = gast.copy_location(read, stmt)
+            self.note(read)
+            holder = gast.Name(held, gast.Load(), None, None)
+            return self._called_object(stmt, value, holder, [read], self.known[held])
+        return None
+
+    def _constructor(self, stmt, call):
+        """``a = Acc(0.0)`` of a class with an ``__init__`` of its own: an empty instance, then
+        ``__init__`` called on it (and inlined: its attribute writes are writes into ``a``)."""
+        cls = self.ctx.namespace.resolve(call.func, self.ctx.local_names)
+        if cls is types.SimpleNamespace:
+            return self._namespace(stmt, call)
+        if not user_class(cls) or structure_rule(cls) is not None:
+            return None
+        init = inspect.getattr_static(cls, "__init__", None)
+        if not (isinstance(init, types.FunctionType) and isinstance(stmt.targets[0], gast.Name)):
+            return None
+        target = stmt.targets[0].id
+        helper = self.ctx.global_name(runtime.new_instance, "new_instance")
+        name = self.ctx.global_name(cls, cls.__name__)
+        make = gast.Call(gast.Name(helper, gast.Load(), None, None),
+                         [gast.Name(name, gast.Load(), None, None)], [])
+        empty = gast.copy_location(
+            gast.Assign([gast.Name(target, gast.Store(), None, None)], make, None), stmt)
+        self.known[target] = Known(cls, None, True)
+        unused = self.ctx.namer.fresh(naming.UNUSED)
+        self.ctx.local_names.add(unused)
+        holder = gast.Assign([gast.Name(unused, gast.Store(), None, None)], call, None)
+        receiver = gast.Name(target, gast.Load(), None, None)
+        return [empty], self._call(gast.copy_location(holder, stmt), init,
+                                   [receiver] + call.args)
+
+    def _namespace(self, stmt, call):
+        """``s = SimpleNamespace(h=h, c=c)``: an empty one, then its fields written."""
+        if call.args or any(k.arg is None for k in call.keywords) or not isinstance(
+                stmt.targets[0], gast.Name):
+            return None
+        target = stmt.targets[0].id
+        empty = gast.Assign([gast.Name(target, gast.Store(), None, None)],
+                            gast.Call(call.func, [], []), None)
+        helper = self.ctx.global_name(runtime.set_field, "set_field")
+        writes = [
+            gast.Assign([gast.Name(target, gast.Store(), None, None)], gast.Call(
+                gast.Name(helper, gast.Load(), None, None),
+                [gast.Name(target, gast.Load(), None, None), gast.Constant(k.arg, None),
+                 k.value], []), None)
+            for k in call.keywords
+        ]
+        out = [gast.copy_location(w, stmt) for w in [empty] + writes]
+        self.known[target] = Known(types.SimpleNamespace, None, True)
+        return out[:-1], out[-1]
+
+    def _static(self, func):
+        """A call of a global or closure object of the user's classes (``model(x)``) or of a
+        method of one (``model.forward(x)``), read where the user's code reads it."""
+        if any(isinstance(n, gast.Name) and n.id in self.ctx.local_names
+               for n in gast.walk(func)):
+            return None
+        obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
+        if obj is MISSING or isinstance(obj, type):
+            return None
+        if user_class(type(obj)) and not inspect.isroutine(obj):
+            return self._called_object(self._stmt, self._stmt.value, func, [], of_value(obj))
+        if inspect.ismethod(obj) and user_class(type(obj.__self__)) and isinstance(
+                obj.__func__, types.FunctionType) and isinstance(func, gast.Attribute):
+            known = of_value(obj.__self__)
+            return self._check(func.value, known), self._call(
+                self._stmt, obj.__func__, [func.value] + self._stmt.value.args)
+        return None
+
+    def _called_object(self, stmt, call, holder, before, known):
+        method = inspect.getattr_static(known.cls, "__call__", MISSING)
+        if not (user_class(known.cls) and isinstance(method, types.FunctionType)):
+            return None
+        checks = self._check(holder, known)
+        return before + checks, self._call(stmt, method, [holder] + call.args)
+
+    def _property(self, stmt, value):
+        known = self.known.get(value.value.id)
+        if known is None or not user_class(known.cls):
+            return None
+        static = inspect.getattr_static(known.cls, value.attr, MISSING)
+        if not isinstance(static, property) or static.fget is None:
+            return None
+        return self._check(value.value, known), self._call(stmt, static.fget, [value.value])
+
+    def _call(self, stmt, fn, args):
+        self.specialized = True
+        name = self.ctx.global_name(fn, naming.METHOD.format(fn.__qualname__.replace(".", "_")))
+        keywords = stmt.value.keywords if isinstance(stmt.value, gast.Call) else []
+        call = gast.Call(gast.Name(name, gast.Load(), None, None), list(args), list(keywords))
+        new = gast.Assign(stmt.targets, gast.copy_location(call, stmt.value), None)
+        return gast.copy_location(new, stmt)
+
+    def _check(self, receiver, known):
+        """``check_class(receiver, cls)`` first, unless the object was built here."""
+        if known.exact:
+            return []
+        unused = self.ctx.namer.fresh(naming.UNUSED)
+        self.ctx.local_names.add(unused)
+        helper = self.ctx.global_name(runtime.check_class, "check_class")
+        cls = self.ctx.global_name(known.cls, known.cls.__name__)
+        call = gast.Call(gast.Name(helper, gast.Load(), None, None),
+                         [clone(receiver), gast.Name(cls, gast.Load(), None, None)], [])
+        stmt = gast.Assign([gast.Name(unused, gast.Store(), None, None)], call, None)
+        return [gast.copy_location(stmt, receiver)]

@@ -1,0 +1,213 @@
+"""Objects as structures of arrays (pytrees): dataclasses, namedtuples, ``SimpleNamespace``,
+instances of the user's classes, and classes registered with ``register_pytree``.
+
+An attribute read ``p.W`` of such an object is differentiated like an element read ``d["W"]``:
+its cotangent is a ``DictCotangents`` keyed by attribute name (``attr_grad``), its tangent the
+same attribute of the object's tangent, which has the object's structure (``attr_of``). At the
+boundary, ``rebuild`` gives a gradient the structure of its argument: a dataclass gradient is an
+instance of the same dataclass, with zeros where nothing flowed into a float or array field and
+``None`` for fields that cannot carry a gradient (ints, strings, ``None``).
+
+Only attributes that hold the object's own data have a gradient: a dataclass field, a namedtuple
+field, an entry of the instance ``__dict__``, or one of the children of a registered class. Any
+other attribute (a property computed from the fields, ``x.real`` of an array) is refused when
+its gradient or tangent would be needed, never differentiated as if it were data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+
+import numpy as np
+
+from ..errors import SrcgradError
+
+
+def register_pytree(cls, flatten, unflatten):
+    """Make instances of ``cls`` structures srcgrad differentiates through, as in JAX.
+
+    ``flatten(obj) -> (children, aux)`` gives the parts that carry gradients (arrays, numbers or
+    structures again) and static data; ``unflatten(aux, children) -> obj`` builds an instance
+    back. A gradient, seed or tangent of an instance is an instance built by ``unflatten``.
+    """
+    if not isinstance(cls, type):
+        raise SrcgradError(f"register_pytree expects a class, got {cls!r}")
+    if not callable(flatten) or not callable(unflatten):
+        raise SrcgradError("register_pytree(cls, flatten, unflatten): both must be callables")
+    # kept on the class itself (not inherited: a subclass registers itself, as in JAX), so a
+    # standalone module (emit/standalone.py) that copies these helpers finds it too
+    type.__setattr__(cls, "__srcgrad_pytree__", (cls, flatten, unflatten))
+    return cls
+
+
+def _registered(cls):
+    """``(flatten, unflatten)`` of a class registered itself, or None."""
+    entry = getattr(cls, "__srcgrad_pytree__", None)
+    return entry[1:] if entry is not None and entry[0] is cls else None
+
+
+def kind_of(x):
+    """``"registered"``, ``"namedtuple"``, ``"dataclass"``, ``"namespace"``, ``"object"`` (an
+    instance of a user class with a ``__dict__``), or None for anything else (arrays, numbers,
+    plain dicts/lists/tuples, modules, functions, classes)."""
+    cls = type(x)
+    if _registered(cls) is not None:
+        return "registered"
+    if isinstance(x, tuple) and hasattr(cls, "_fields"):
+        return "namedtuple"
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return "dataclass"
+    if cls is types.SimpleNamespace:
+        return "namespace"
+    if (
+        isinstance(x, (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list, dict))
+        or isinstance(x, (type, types.ModuleType, types.FunctionType, types.MethodType))
+        or x is None
+    ):
+        return None
+    module = getattr(cls, "__module__", "") or ""
+    if module.split(".")[0] in ("numpy", "builtins", "srcgrad") or not hasattr(x, "__dict__"):
+        return None
+    return "object"
+
+
+def fields(x):
+    """The data of object ``x`` by attribute name, in order (None when ``x`` is no object)."""
+    kind = kind_of(x)
+    if kind == "namedtuple":
+        return dict(zip(type(x)._fields, x))
+    if kind == "dataclass":
+        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+    if kind in ("namespace", "object"):
+        return dict(vars(x))
+    if kind == "registered":
+        children, _ = _registered(type(x))[0](x)
+        return {name: v for name, v in _attribute_names(x, children).items()}
+    return None
+
+
+def _attribute_names(x, children):
+    """Attribute name -> child, for the children of a registered ``x`` that are attributes."""
+    out = {}
+    for name, value in (getattr(x, "__dict__", None) or {}).items():
+        if any(value is c for c in children):
+            out[name] = value
+    for name in getattr(type(x), "__slots__", ()):
+        value = getattr(x, name, None)
+        if any(value is c for c in children):
+            out[name] = value
+    return out
+
+
+def checked_attribute(obj, name, what):
+    """Whether ``obj.name`` is data of ``obj`` (True) or a plain attribute of its class, shared
+    by all instances, which carries no gradient (False); refused when it is computed."""
+    kind = kind_of(obj)
+    if kind == "registered":
+        children, _ = _registered(type(obj))[0](obj)
+        value = getattr(obj, name)
+        if any(value is c for c in children):
+            return True
+    elif kind is not None and name in fields(obj):
+        return True
+    static = inspect.getattr_static(type(obj), name, checked_attribute)
+    if kind is not None and static is not checked_attribute and not hasattr(static, "__get__"):
+        return False
+    cls = type(obj).__name__
+    if kind is None:
+        raise SrcgradError(
+            f"srcgrad has no {what} for the attribute `.{name}` of a {cls}: differentiable "
+            f"attributes are the fields of dataclasses, namedtuples, SimpleNamespaces, objects "
+            f"of the user's classes and classes registered with srcgrad.register_pytree"
+        )
+    raise SrcgradError(
+        f"srcgrad has no {what} for `.{name}` of a {cls}: it is not data the object holds (a "
+        f"field, an instance attribute, a child of a registered class) but computed when read "
+        f"(a property?). Differentiate with the object's class known (grad(obj.method), or a "
+        f"parameter annotated with the class) so the property is inlined, or read the fields "
+        f"it is computed from"
+    )
+
+
+def parts_of(g, x):
+    """The cotangent ``g`` of object ``x`` as a dict by attribute name (None stays None)."""
+    if g is None or isinstance(g, dict):
+        return g
+    if isinstance(g, list):  # a namedtuple's, by position
+        return dict(zip(type(x)._fields, g))
+    found = fields(g)
+    if found is None:
+        raise SrcgradError(
+            f"a gradient or tangent of a {type(x).__name__} must have its structure; got a "
+            f"{type(g).__name__}"
+        )
+    return found
+
+
+def _differentiable(value):
+    """Whether a field that received no gradient gets zeros (float data) rather than None."""
+    if isinstance(value, (bool, int, str, bytes)) or value is None:
+        return False
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind in "fc"
+    return isinstance(value, (float, complex)) or kind_of(value) is not None or isinstance(
+        value, (tuple, list, dict))
+
+
+def rebuild(g, x, leaf):
+    """A gradient of object ``x`` with ``x``'s structure, from its cotangent ``g``;
+    ``leaf(g_part, value)`` converts each field."""
+    kind = kind_of(x)
+    parts = parts_of(g, x) or {}
+
+    def convert(name, value):
+        part = parts.get(name)
+        if part is None and not _differentiable(value):
+            return None
+        return leaf(part, value)
+
+    if kind == "registered":
+        flatten, unflatten = _registered(type(x))
+        children, aux = flatten(x)
+        named = _attribute_names(x, children)
+        unknown = set(parts) - set(named)
+        if unknown:
+            raise SrcgradError(f"internal error: gradient of {sorted(unknown)} of a "
+                               f"{type(x).__name__}, which are not its children")
+        by_id = {id(v): parts.get(n) for n, v in named.items()}
+        new = [leaf(by_id.get(id(c)), c) for c in children]
+        return unflatten(aux, new)
+    data = fields(x)
+    unknown = set(parts) - set(data)
+    if unknown:
+        raise SrcgradError(f"internal error: gradient of {sorted(unknown)} of a "
+                           f"{type(x).__name__}, which are not its fields")
+    values = {n: convert(n, v) for n, v in data.items()}
+    if kind == "namedtuple":
+        return type(x)(**values)
+    if kind == "namespace":
+        return types.SimpleNamespace(**values)
+    new = object.__new__(type(x))
+    for n, v in values.items():
+        object.__setattr__(new, n, v)
+    return new
+
+
+def check_class(obj, cls):
+    """Refuse to run a derivative that inlined ``cls``'s methods on an object of another class
+    (the class was inferred at transform time: from the instance a bound method was transformed
+    with, an annotation, a field)."""
+    if type(obj) is not cls:
+        raise SrcgradError(
+            f"this derivative inlined the methods of {cls.__qualname__} for an object that is now "
+            f"a {type(obj).__qualname__}: transform again with an object of that class (a bound "
+            f"method of the instance you call it with), or annotate the class"
+        )
+    return None
+
+
+def new_instance(cls):
+    """An instance of ``cls`` before its ``__init__`` (which is inlined after it)."""
+    return object.__new__(cls)
