@@ -9,9 +9,11 @@ and at second order where the construct allows it.
 from __future__ import annotations
 
 import copy
+import runpy
 import types
 from collections import namedtuple
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -510,3 +512,23 @@ def test_writes_another_name_would_see_are_refused_with_the_line(f, line):
 def test_generated_code_of_a_bound_method_is_readable():
     model = make_mlp()
     assert_golden("objects_bound_method.py", srcgrad.source(srcgrad.grad(model.loss)))
+
+
+def test_example_mlp_class_trains_with_the_gradient_of_its_model():
+    path = Path(__file__).parent.parent / "examples" / "mlp_class.py"
+    example = runpy.run_path(str(path), run_name="example")
+    result = example["main"](quiet=True, steps=40)
+    assert result["last"] < result["first"]
+    model, x, onehot = result["model"], result["x"][:40], result["onehot"][:40]
+    g = result["dloss"](x, onehot)
+    layer, g_layer = model.layers[1], g.layers[1]
+    assert type(g_layer.params) is type(layer.params) and g_layer.activation is None
+    W = layer.params.W
+    for idx in [(0, 0), (3, 7), (31, 31)]:
+        old = W[idx]
+        W[idx] = old + STEP
+        up = model.loss(x, onehot)
+        W[idx] = old - STEP
+        down = model.loss(x, onehot)
+        W[idx] = old
+        assert g_layer.params.W[idx] == pytest.approx((up - down) / (2 * STEP), rel=1e-5, abs=1e-8)
