@@ -166,6 +166,12 @@ def test_dataclass_forward_mode_takes_a_structured_tangent():
     assert tangent == pytest.approx(directional(dataclass_loss, (p, X), 0, t), rel=1e-6)
 
 
+def test_jacobian_and_hessian_of_a_structure_are_refused():
+    p = make_params()
+    with pytest.raises(SrcgradError, match="not a Params"):
+        srcgrad.hessian(dataclass_loss)(p, X)
+
+
 def test_dataclass_second_order():
     p = make_params()
     h = srcgrad.hessian(dataclass_loss, wrt=1)(p, X)
@@ -532,3 +538,40 @@ def test_example_mlp_class_trains_with_the_gradient_of_its_model():
         down = model.loss(x, onehot)
         W[idx] = old
         assert g_layer.params.W[idx] == pytest.approx((up - down) / (2 * STEP), rel=1e-5, abs=1e-8)
+
+
+@dataclass
+class Sized:
+    size: float
+    w: np.ndarray
+
+
+def sized_argument(c, x):
+    return np.sum(c.w * x) * c.size
+
+
+def sized_built(x):
+    c = Sized(x[0] * 2.0, x)
+    return np.sum(c.w) * c.size
+
+
+def test_a_field_named_like_an_array_attribute_is_refused_not_dropped():
+    c, x = Sized(2.0, np.ones(2)), np.ones(2)
+    with pytest.raises(SrcgradError, match="field `size`"):
+        srcgrad.grad(sized_argument)(c, x)
+    with pytest.raises(SrcgradError, match="field `size`"):
+        srcgrad.jvp(sized_argument)(c, x, Sized(1.0, np.ones(2)))
+    with pytest.raises(srcgrad.NoRuleError, match="`size`"):
+        srcgrad.grad(sized_built)
+
+
+def built_box(lo, hi):
+    box = Box(lo * 2.0, hi)
+    return box.hi * box.lo
+
+
+def test_a_registered_class_built_in_the_function():
+    g = srcgrad.grad(built_box, wrt=(0, 1))(0.3, 1.7)
+    assert g[0] == pytest.approx(2.0 * 1.7) and g[1] == pytest.approx(0.6)
+    _, t = srcgrad.jvp(built_box)(0.3, 1.7, 1.0)
+    assert t == pytest.approx(3.4)

@@ -18,6 +18,7 @@ import inspect
 
 import gast
 
+from ..runtime.pytrees import ARRAY_ATTRIBUTES
 from .kinds import Kind
 from .registry import COTANGENT, RESULT, TEMPLATE_NAMESPACE, Rule, Template, param, tangent
 
@@ -61,7 +62,15 @@ def _build(cls):
     jvp_outputs = {"*": _call("structure_tangent", _name("_y"), parts)}
     tangent_roles = {f"_t{i}": tangent(p.name) for i, p in enumerate(params)}
     jvp = Template([], jvp_outputs, TEMPLATE_NAMESPACE, {**roles, "_y": RESULT, **tangent_roles})
-    return Rule(cls, signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.GENERAL)
+    # `.size` of a variable is read as the array attribute: such a field is refused, not dropped
+    unsupported = {
+        p.name: f"srcgrad reads `.{p.name}` as the array attribute; rename the field"
+        for p in params if p.name in ARRAY_ATTRIBUTES
+    }
+    for name in unsupported:
+        del vjp_outputs[name]
+    return Rule(cls, signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.GENERAL,
+                unsupported=unsupported)
 
 
 def _call(helper, *args):

@@ -17,7 +17,7 @@ from ..errors import (
     TangentShapeError,
 )
 from .containers import Cotangents
-from .pytrees import kind_of
+from .pytrees import check_structure, kind_of
 from .shapes import as_array, float_dtype
 
 
@@ -73,6 +73,7 @@ def single_output(value, name="f"):
 
 def unit_basis(like, i):
     """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
+    _not_structure(like)
     if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
         return 1.0
     e = np.zeros(np.shape(like), dtype=float_dtype(like))
@@ -84,7 +85,18 @@ def stack_rows(rows, value, x):
     """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
     if np.ndim(value) == 0 and len(rows) == 1:
         return rows[0]
+    _not_structure(x)
     return np.reshape(np.stack([as_array(r) for r in rows]), np.shape(value) + np.shape(x))
+
+
+def _not_structure(x):
+    """Jacobians and Hessians are arrays: refuse one with respect to a structured object."""
+    if kind_of(x) is not None:
+        raise SrcgradError(
+            f"jacobian and hessian take arguments that are arrays or numbers, not a "
+            f"{type(x).__name__}: pass its arrays as arguments of their own, or use grad, vjp, "
+            f"jvp or hvp, whose gradients, seeds and tangents have its structure"
+        )
 
 
 def stack_columns(columns, value, x):
@@ -168,6 +180,7 @@ def check_tangent(tangent, x, name="x"):
     dict argument, the structure, and each element the shape of the argument's; for a structured
     object, an instance of the same class)."""
     if kind_of(x) is not None:
+        check_structure(x)
         if type(tangent) is not type(x):
             raise SrcgradError(
                 f"jvp tangent for {name!r} is a {type(tangent).__name__}, but the argument is a "

@@ -14,7 +14,7 @@ import copy
 import numpy as np
 
 from ..errors import SrcgradError
-from .pytrees import checked_attribute, fields, kind_of, parts_of, rebuild
+from .pytrees import check_field_names, checked_attribute, fields, kind_of, parts_of, rebuild
 from .shapes import float_dtype, unbroadcast
 
 
@@ -324,7 +324,7 @@ def set_field(obj, name, value):
     """``obj.name = value`` as a value: a shallow copy of ``obj`` with the field replaced
     (normalize/containers.py), so an object the caller passed is never modified."""
     kind = kind_of(obj)
-    if kind in (None, "namedtuple", "registered"):
+    if kind in (None, "namedtuple"):
         what = "an immutable namedtuple" if kind == "namedtuple" else f"a {type(obj).__name__}"
         raise SrcgradError(
             f"srcgrad cannot differentiate writing `.{name}` of {what}: it differentiates "
@@ -332,6 +332,7 @@ def set_field(obj, name, value):
         )
     new = copy.copy(obj)
     setattr(new, name, value)  # a frozen dataclass refuses, as it does in Python
+    check_field_names(new, {name: value})
     return new
 
 
@@ -346,7 +347,26 @@ def field_cleared(g, obj, name):
 def set_field_tangent(dobj, dvalue, obj, name):
     """The tangent of ``set_field(obj, name, value)``: obj's tangent with the field's tangent
     replaced (zeros where a tangent is None)."""
-    parts = dict(parts_of(dobj, obj) or {})
+    parts = dict(parts_of_any(dobj, obj))
     parts[name] = dvalue
     new = set_field(obj, name, zeros_like(getattr(obj, name, 0.0)) if dvalue is None else dvalue)
-    return rebuild(parts, new, lambda part, value: zeros_like(value) if part is None else part)
+    # field by field (an object being built by its __init__ may not flatten yet)
+    data = vars(new) if kind_of(new) == "registered" else fields(new)
+    for k, v in data.items():
+        part = parts.get(k)
+        object.__setattr__(new, k, zeros_like(v) if part is None and _has_tangent(v) else part)
+    return new
+
+
+def parts_of_any(d, obj):
+    """A tangent or cotangent of ``obj`` as a dict by attribute (registered ones included)."""
+    if d is None:
+        return {}
+    if isinstance(d, dict):
+        return d
+    return vars(d) if kind_of(d) == "registered" else parts_of(d, obj)
+
+
+def _has_tangent(value):
+    return isinstance(value, (float, complex, np.ndarray, np.generic)) and np.asarray(
+        value).dtype.kind in "fc" or kind_of(value) is not None

@@ -106,6 +106,8 @@ def checked_attribute(obj, name, what):
     by all instances, which carries no gradient (False); refused when it is computed."""
     kind = kind_of(obj)
     if kind == "registered":
+        if name in (getattr(obj, "__dict__", None) or {}):
+            return True  # (whether it is a child is checked where the gradient is returned)
         children, _ = _registered(type(obj))[0](obj)
         value = getattr(obj, name)
         if any(value is c for c in children):
@@ -156,11 +158,46 @@ def _differentiable(value):
         value, (tuple, list, dict))
 
 
+# Read from a variable, these are taken for the array attributes without gradient
+# (analysis/ops.py), whatever the variable holds: a field of one of these names holding data
+# that carries gradient is refused wherever srcgrad meets it, never read without its gradient.
+ARRAY_ATTRIBUTES = ("shape", "ndim", "size", "dtype", "itemsize", "nbytes", "T")
+
+
+def check_field_names(x, data):
+    """Refuse a structure with a differentiable field named like an array attribute."""
+    for name in ARRAY_ATTRIBUTES:
+        if name in data and _differentiable(data[name]):
+            raise SrcgradError(
+                f"the {type(x).__name__} has a field `{name}` holding a "
+                f"{type(data[name]).__name__}: srcgrad reads `.{name}` as the array attribute "
+                f"(no gradient, or a transpose for `.T`) when it cannot tell the class at "
+                f"transform time; rename the field"
+            )
+
+
+def check_structure(x):
+    """``check_field_names`` through a whole structure (objects in lists, dicts, objects)."""
+    if kind_of(x) is not None:
+        data = fields(x)
+        check_field_names(x, data)
+        values = data.values()
+    elif isinstance(x, dict):
+        values = x.values()
+    elif isinstance(x, (list, tuple)):
+        values = x
+    else:
+        return
+    for v in values:
+        check_structure(v)
+
+
 def rebuild(g, x, leaf):
     """A gradient of object ``x`` with ``x``'s structure, from its cotangent ``g``;
     ``leaf(g_part, value)`` converts each field."""
     kind = kind_of(x)
     parts = parts_of(g, x) or {}
+    check_field_names(x, fields(x))
 
     def convert(name, value):
         part = parts.get(name)
@@ -172,10 +209,13 @@ def rebuild(g, x, leaf):
         flatten, unflatten = _registered(type(x))
         children, aux = flatten(x)
         named = _attribute_names(x, children)
-        unknown = set(parts) - set(named)
+        unknown = {n for n, v in parts.items() if v is not None} - set(named)
         if unknown:
-            raise SrcgradError(f"internal error: gradient of {sorted(unknown)} of a "
-                               f"{type(x).__name__}, which are not its children")
+            raise SrcgradError(
+                f"a gradient reached the attributes {sorted(unknown)} of a {type(x).__name__}, "
+                f"which are not among the children its registered flatten returns: srcgrad "
+                f"cannot give them back through unflatten"
+            )
         by_id = {id(v): parts.get(n) for n, v in named.items()}
         new = [leaf(by_id.get(id(c)), c) for c in children]
         return unflatten(aux, new)
