@@ -23,9 +23,9 @@ linear(getattr, "obj, name", vjp={"obj": "attr_grad(dy, obj, name)"},
 linear(runtime.attr_grad, "g, obj, name", vjp={"g": "attr_of(dy, obj, name)"})
 linear(runtime.attr_of, "g, obj, name", vjp={"g": "attr_grad(dy, obj, name)"})
 nondiff(runtime.check_class, runtime.new_instance)
-linear(runtime.structure_tangent, "y, parts", vjp={"parts": "attr_parts(dy, y)"},
-       jvp={"parts": "structure_tangent(y, dparts)"})
-linear(runtime.attr_parts, "g, y", vjp={"g": "structure_tangent(y, dy)"})
+linear(runtime.structure_tangent, "like, parts", vjp={"parts": "attr_parts(dy, like)"},
+       jvp={"parts": "structure_tangent(like, dparts)"})
+linear(runtime.attr_parts, "g, like", vjp={"g": "structure_tangent(like, dy)"})
 # `obj.name = value` as a value (normalize/containers.py): linear in obj and value jointly
 linear(runtime.set_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},

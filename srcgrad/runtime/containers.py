@@ -307,17 +307,16 @@ def add_objects(a, b):
     return out
 
 
-def structure_tangent(y, parts):
-    """The tangent of a structure ``y`` built from fields whose tangents are ``parts`` (a dict by
-    field name, ``None`` where a field is inactive): an instance of y's class."""
-    return rebuild(parts, y, lambda part, value: zeros_like(value) if part is None else part)
+def structure_tangent(like, parts):
+    """The tangent of a structure ``like`` built from fields whose tangents are ``parts`` (a dict
+    by field name, ``None`` where a field is inactive): an instance of its class."""
+    return rebuild(parts, like, lambda part, value: zeros_like(value) if part is None else part)
 
 
-def attr_parts(g, y):
-    """The cotangent ``g`` of structure ``y`` (a dict by field, or an instance given as a seed)
-    as a dict by field name: the cotangents of the fields ``structure_tangent`` was given."""
-    from_fields = parts_of(g, y)
-    return DictCotangents(from_fields or {})
+def attr_parts(g, like):
+    """The cotangent ``g`` of structure ``like`` (a dict by field, or an instance given as a
+    seed) as a dict by field name: the cotangents of the fields ``structure_tangent`` got."""
+    return DictCotangents(parts_of(g, like) or {})
 
 
 def set_field(obj, name, value):
