@@ -575,3 +575,14 @@ def test_a_registered_class_built_in_the_function():
     assert g[0] == pytest.approx(2.0 * 1.7) and g[1] == pytest.approx(0.6)
     _, t = srcgrad.jvp(built_box)(0.3, 1.7, 1.0)
     assert t == pytest.approx(3.4)
+
+
+def update_array_field(x):
+    s = State(x * 1.0, 2.0)
+    s.h += x  # Python updates the array in place: every holder of it would see the change
+    return np.sum(s.h) * s.c
+
+
+def test_augmented_assignment_of_an_array_field_is_refused_when_it_runs():
+    with pytest.raises(SrcgradError, match="`s.h \\+= ...` on an array"):
+        srcgrad.grad(update_array_field)(np.ones(2))

@@ -141,10 +141,13 @@ class ContainerMethods:
         target = _target(s)
         obj = target.value.id
         value = s.value
+        pre = []
         if isinstance(s, gast.AugAssign):
             read = gast.Attribute(_load(obj), target.attr, gast.Load())
             value = gast.copy_location(gast.BinOp(read, s.op, value), s.value)
-        pre = []
+            check = self._call("check_field_update", gast.Attribute(
+                _load(obj), target.attr, gast.Load()), gast.Constant(f"{obj}.{target.attr}", None))
+            pre.append(self._assign(self._fresh(naming.UNUSED), check, s))
         stmt = self._assign(obj, self._call("set_field", _load(obj),
                                             gast.Constant(target.attr, None), value), s)
         _HoistPops(self, pre, stmt).visit(stmt)

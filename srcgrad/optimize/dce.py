@@ -20,7 +20,8 @@ from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
 
 # Helpers that validate at run time: never removed, even when their result is unused.
-CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class)
+CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class,
+          runtime.check_field_update)
 
 
 def run(fn_node, ctx):

@@ -202,7 +202,7 @@ from .products import (  # noqa: F401
     tensordot_vjp_left,
     tensordot_vjp_right,
 )
-from .pytrees import check_class, new_instance  # noqa: F401
+from .pytrees import check_class, check_field_update, new_instance  # noqa: F401
 from .reductions import (  # noqa: F401
     average_grad,
     average_weights_grad,
