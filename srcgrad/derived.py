@@ -80,6 +80,8 @@ def _selected(generated: Any, of: Any, wrt: Any) -> Any:
     if code is None:
         return wrt
     params = code.co_varnames[: code.co_argcount]
+    if isinstance(unwrap(of), types.MethodType):  # a bound method: positions after `self`
+        params = params[1:]
 
     def name(sel: Any) -> Any:
         if isinstance(sel, int) and not isinstance(sel, bool) and -len(params) <= sel < len(params):

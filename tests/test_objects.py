@@ -586,3 +586,23 @@ def update_array_field(x):
 def test_augmented_assignment_of_an_array_field_is_refused_when_it_runs():
     with pytest.raises(SrcgradError, match="`s.h \\+= ...` on an array"):
         srcgrad.grad(update_array_field)(np.ones(2))
+
+
+def test_a_derivative_specialized_for_classes_is_not_stored_on_disk():
+    from srcgrad.emit import diskcache
+
+    before = dict(diskcache.STATS)
+    model = make_mlp(7)
+    srcgrad.grad(model.loss, wrt=1)  # inlines Dense.__call__ found through the instance
+    assert diskcache.STATS["stored"] == before["stored"]
+    assert diskcache.STATS["loaded"] == before["loaded"]
+
+
+def test_a_bound_method_derivative_says_what_it_is_and_pickles():
+    import pickle
+
+    model = make_mlp()
+    g = srcgrad.grad(model.loss)
+    assert repr(g) == "<grad of MLP.loss wrt 'x'>"
+    again = pickle.loads(pickle.dumps(g))
+    np.testing.assert_allclose(again(X, Y), g(X, Y))
