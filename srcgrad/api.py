@@ -172,13 +172,14 @@ def _key(f: Fn, mode: Any, wrt: Wrt, options: Options) -> tuple[Any, Any]:
     return key, (code if code is not None else f, globals_, cells, defaults, kwdefaults, instance)
 
 
-def _after_self(wrt):
+def _after_self(wrt: Wrt) -> Wrt:
     """``wrt`` of a bound method as ``wrt`` of its function: positions count after ``self``."""
+    def one(sel: Selector) -> Selector:
+        return sel + 1 if isinstance(sel, int) and not isinstance(sel, bool) and sel >= 0 else sel
+
     if isinstance(wrt, (tuple, list)):
-        return tuple(_after_self(w) for w in wrt)
-    if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0:
-        return wrt + 1
-    return wrt
+        return tuple(one(w) for w in wrt)
+    return one(wrt)
 
 
 def _hashable(wrt: Wrt) -> Any:

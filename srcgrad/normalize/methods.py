@@ -27,6 +27,7 @@ import sys
 import types
 import typing
 from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 import gast
 
@@ -42,7 +43,7 @@ _BOUND = contextvars.ContextVar("bound", default=None)
 
 
 @contextlib.contextmanager
-def bound_to(fn, instance):
+def bound_to(fn: Any, instance: Any) -> Iterator[None]:
     """Transform ``fn`` (and what is derived from it meanwhile) as a method of ``instance``."""
     token = _BOUND.set((fn, instance))
     try:
@@ -51,13 +52,13 @@ def bound_to(fn, instance):
         _BOUND.reset(token)
 
 
-def bound_instance(fn):
+def bound_instance(fn: Any) -> Any:
     """The instance ``fn`` is being transformed as a method of, or MISSING."""
     current = _BOUND.get()
     return current[1] if current is not None and current[0] is fn else MISSING
 
 
-def bound_key(fn):
+def bound_key(fn: Any) -> int | None:
     """What the cache key of a transform of ``fn`` adds: the id of that instance, or None."""
     current = _BOUND.get()
     return id(current[1]) if current is not None and current[0] is fn else None
