@@ -188,3 +188,36 @@ def test_the_second_order_of_a_branch_that_rebinds_its_test():
     np.testing.assert_allclose(hessian(toggled_in_a_loop)(np.array([0.5, 1.5, 2.0])),
                                [[0, 3 * 1.5**2, 0], [3 * 1.5**2, 6 * 0.5 * 1.5, 0], [0, 0, 0]])
     np.testing.assert_allclose(hvp(flag_cleared)(X, X), np.zeros(3))
+
+
+def drop_two(lst, u):
+    lst.pop()
+    lst.pop()
+
+
+def scale_to_zero(w, u):
+    w *= 0.0
+
+
+def emptied_by_a_helper(x):
+    acc = [x[0], x[1]]
+    if acc:
+        drop_two(acc, 1.0)
+    return np.sum(np.array(acc)) + x[2]
+
+
+def zeroed_by_a_helper(x):
+    y = x[:1].copy()
+    s = x[1]
+    if y:
+        s = s * 4.0
+        scale_to_zero(y, 1.0)
+    return s + np.sum(y)
+
+
+@pytest.mark.parametrize("f", [emptied_by_a_helper, zeroed_by_a_helper])
+def test_a_test_changed_by_an_inlined_helper_in_its_branch(f):
+    # the same class through a helper inlined after the branch was normalized: the gradient of
+    # zeroed_by_a_helper was [1, 1, 0] (truth [0, 4, 0]) and emptied_by_a_helper crashed
+    check_all(f, (X,))
+    check_all(f, (np.array([0.5, 1.5, 2.0]),))

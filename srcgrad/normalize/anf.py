@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import clone, index_value, stored
+from ..astutil import clone, index_value
 from ..emit import naming
 from ..errors import InternalError
 
@@ -115,10 +115,11 @@ class ANF:
         lineno = node.lineno
         body, orelse = self.block(node.body), self.block(node.orelse)
         self.lineno = lineno
-        if isinstance(test, gast.Name) and test.id in stored(body + orelse):
-            # the branch rebinds its own test (`if acc: acc.pop()`, `if c: c = False`): the
-            # reverse sweep replays the branch on the truth the test had when it ran, not on the
-            # value the branch left
+        if isinstance(node.test, gast.Name) and node.test.id in self.locals:
+            # a variable as the test: the branch may rebind or change it (`if c: c = False`,
+            # `if acc: acc.pop()`, or a helper inlined later that empties acc); the reverse
+            # sweep must replay the branch on the truth the test had when it ran, not on the
+            # value the branch left, so that truth is taken first
             truth = gast.Call(gast.Name("bool", gast.Load(), None, None), [test], [])
             test = self._bind(gast.copy_location(truth, node.test), self.namer.temp(truth))
         self._emit(gast.If(test, body or [gast.Pass()], orelse))

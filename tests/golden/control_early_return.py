@@ -5,7 +5,6 @@ def dgolden_early_return(x, n):
     s_saved = []
     s_gt_c_saved = []
     result_saved = []
-    returned_saved = []
     s = 0.0
     returned = False
     trips = 0
@@ -20,10 +19,10 @@ def dgolden_early_return(x, n):
         if s_gt_c:
             result_saved.append(result)
             result = s * x
-            returned_saved.append(returned)
             returned = True
             break
-    if returned:
+    bool_returned = bool(returned)
+    if bool_returned:
         pass
     else:
         result_saved.append(result)
@@ -31,7 +30,7 @@ def dgolden_early_return(x, n):
     # grad of: return s
     dresult = unit_seed(result)
     # grad of: for i in range(n):
-    if returned:
+    if bool_returned:
         ds = zeros_like(s)
     else:
         # grad of: return s
@@ -44,7 +43,6 @@ def dgolden_early_return(x, n):
         i = i_saved.pop()
         # grad of: if s > 10.0:
         if s_gt_c:
-            returned = returned_saved.pop()
             # grad of: return s * x
             ds = ds + dresult * x
             dx += unbroadcast(dresult * s, x)
