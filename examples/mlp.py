@@ -3,8 +3,8 @@
 The network is a plain function of its weights; ``value_and_grad`` gives the loss and the
 gradients of all four weight arrays in one generated function, and Adam updates them. The
 example checks that the loss fell and that the network separates the spirals. With matplotlib
-installed it saves ``mlp.png``: the loss curve and the learned decision regions. (For the same
-network written as a class, see ``mlp_class.py`` when present.)
+installed it saves ``mlp.png``: the loss curve and the learned decision regions. (For a network
+written as classes, see ``mlp_class.py``.)
 
     python examples/mlp.py
 """
