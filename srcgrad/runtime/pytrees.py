@@ -70,6 +70,8 @@ def kind_of(x):
     module = getattr(cls, "__module__", "") or ""
     if module.split(".")[0] in ("numpy", "builtins", "srcgrad") or not hasattr(x, "__dict__"):
         return None
+    if hasattr(cls, "__array_function__") or hasattr(cls, "__array__"):
+        return None  # an array of another library (Dask, CuPy): an array, not a structure
     return "object"
 
 
