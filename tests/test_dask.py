@@ -70,8 +70,8 @@ DASK_UNIMPLEMENTED = {
 # The NumPy functions Dask implements for some arguments only (it raises for the others: an
 # axis it needs, a stack of matrices, chunks along both axes, a keyword it lacks).
 DASK_PARTIAL = {
-    np.ptp, np.median, np.percentile, np.reshape, np.repeat, np.take, np.bincount, np.dot,
-    np.vecdot, np.matvec, np.vecmat, np.linalg.inv, np.linalg.solve, np.linalg.cholesky,
+    np.ptp, np.median, np.percentile, np.linspace, np.reshape, np.repeat, np.take, np.bincount,
+    np.dot, np.vecdot, np.matvec, np.vecmat, np.linalg.inv, np.linalg.solve, np.linalg.cholesky,
     np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.linalg.norm,
 }
 

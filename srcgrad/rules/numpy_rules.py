@@ -303,12 +303,15 @@ def pad_constant_values_grad(dy, array, pad_width, constant_values):
     axis's padding (later axes over the corners of earlier ones, as np.pad does)."""
     c = np.asarray(constant_values, dtype=float)
     zeros = np.zeros(np.shape(array))
-    g = np.zeros(c.shape)
+    parts = []
     for idx in np.ndindex(c.shape):
         unit = np.zeros(c.shape)
         unit[idx] = 1.0
-        g[idx] = np.sum(dy * np.pad(zeros, pad_width, mode="constant", constant_values=unit))
-    return float(g) if np.ndim(constant_values) == 0 else g
+        parts.append(np.sum(dy * np.pad(zeros, pad_width, mode="constant", constant_values=unit)))
+    if np.ndim(constant_values) == 0:
+        # a Dask cotangent gives a lazy number: float() would compute it
+        return parts[0] if hasattr(parts[0], "__dask_graph__") else float(parts[0])
+    return np.reshape(np.stack(parts), c.shape)
 
 
 # pad, append and linspace are linear in two arguments jointly: each tangent is written with the
