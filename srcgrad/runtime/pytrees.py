@@ -67,8 +67,6 @@ def kind_of(x):
         or x is None
     ):
         return None
-    if hasattr(cls, "__array_function__") or hasattr(cls, "__array_ufunc__"):
-        return None  # an array of another library (Dask, CuPy): an array, not an object
     module = getattr(cls, "__module__", "") or ""
     if module.split(".")[0] in ("numpy", "builtins", "srcgrad") or not hasattr(x, "__dict__"):
         return None
