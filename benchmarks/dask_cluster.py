@@ -54,7 +54,7 @@ def measure(rows, workers, repeat, limit):
                            dashboard_address=None)
     client = Client(cluster)
     try:
-        X, y, _ = dataset(rows)
+        X, y, _ = dataset(rows, chunk=250_000)
         w, b = np.linspace(-0.2, 0.2, X.shape[1]), 0.1
         dloss = grad(loss, wrt=("w", "b"))
         ours = dask.compute(*dloss(w, b, X, y))
