@@ -336,9 +336,13 @@ def linalg_rows():
         row(la.det, "np.linalg.det(a)", a=M),
         row(la.det, "np.linalg.det(a)", a=b3),
         row(la.slogdet, "np.linalg.slogdet(a)[1]", a=M),
+        row(la.slogdet, "np.linalg.slogdet(a)[0] * np.sum(a)", a=M),  # the sign alone
         row(la.cholesky, f"np.linalg.cholesky({_spd('a')})", a=M),
         row(la.cholesky, f"np.linalg.cholesky({_spd('a')}, upper=True)", a=M),
         row(la.eigh, "e = np.linalg.eigh(a + np.transpose(a)); e[0] + e[1][0] ** 2", a=M),
+        row(la.eigh, "np.linalg.eigh(a + np.transpose(a))[0]", a=M),  # the eigenvalues alone
+        row(la.eigh, "e = np.linalg.eigh(a + np.swapaxes(a, -1, -2)); e[0] + e[1][..., 0, :] ** 2",
+            a=x((2, 3, 3))),
         row(la.eigvalsh, "np.linalg.eigvalsh(a + np.transpose(a))", a=M),
         row(la.svd, "r = np.linalg.svd(a, full_matrices=False); "
             "np.sum(r[1]) + np.sum(r[0] ** 2 * r[1]) + r[0] @ r[2]", a=A),
@@ -346,6 +350,8 @@ def linalg_rows():
         row(la.svdvals, "np.linalg.svdvals(a)", a=x((4, 3))),
         row(la.qr, "r = np.linalg.qr(a); r[0] @ r[1] + r[0] ** 2 * np.diag(r[1])", a=x((4, 3))),
         row(la.qr, "np.abs(np.linalg.qr(a, mode='r'))", a=x((4, 3))),
+        row(la.qr, "np.linalg.qr(a)[0]", a=x((4, 3))),  # q alone
+        row(la.qr, "r = np.linalg.qr(a + 3 * np.eye(3)); r[0] * np.diag(r[1])", a=M),  # square
         row(la.pinv, "np.linalg.pinv(a)", a=A),
         row(la.pinv, "np.linalg.pinv(a)", a=x((4, 2))),
         row(la.matrix_power, "np.linalg.matrix_power(a, 3)", a=M),

@@ -43,7 +43,8 @@ defrule(
     la.slogdet,
     "a",
     vjp="slogdet_vjp(dy, a)",
-    jvp="(None, np.trace(np.linalg.solve(a, da), axis1=-2, axis2=-1))",
+    # the sign is piecewise constant: its tangent is zeros (None would reach arithmetic on it)
+    jvp="(np.zeros(np.shape(y[0])), np.trace(np.linalg.solve(a, da), axis1=-2, axis2=-1))",
 )
 defrule(
     la.cholesky,
