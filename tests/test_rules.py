@@ -824,6 +824,15 @@ def test_nan_reductions_skip_the_nans(name):
     np.testing.assert_allclose(srcgrad.jvp(f)(NAN_INPUT, da)[1], np.sum(expected * da))
 
 
+def slogdet_sign(a):
+    return np.linalg.slogdet(a)[0]
+
+
+def test_slogdet_sign_alone_has_a_zero_gradient_of_the_matrix_shape():
+    g = grad(slogdet_sign)(np.eye(3) * 2.0)
+    assert isinstance(g, np.ndarray) and g.shape == (3, 3) and not g.any()
+
+
 def test_guarded_where_gives_no_nan():
     x = np.array([-1.0, 0.0, 2.0])
     with np.errstate(divide="ignore", invalid="ignore"):
