@@ -182,6 +182,7 @@ def shape_rows():
         row(np.reshape, "np.reshape(a, (4, 3))", a=A),
         row(np.reshape, "np.reshape(a, -1, order='F')", a=A),
         row(np.ravel, "np.ravel(a)", a=b),
+        row(np.ravel, "np.ravel(a, order='F')", a=b),
         row(np.expand_dims, "np.expand_dims(a, (0, -1))", a=A),
         row(np.squeeze, "np.squeeze(a)", a=x((3, 1, 4, 1))),
         row(np.squeeze, "np.squeeze(a, axis=1)", a=x((3, 1, 4, 1))),
