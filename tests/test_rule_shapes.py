@@ -130,8 +130,11 @@ def _refusal(r, shapes):
     ndims = [len(s) for s in shapes.values()]
     if r.fn is np.dot and min(ndims) > 0 and max(ndims) > 2:
         return "np.dot for arrays of up to 2 dimensions"
-    if r.fn is np.linalg.qr and shapes["a"][-2] < shapes["a"][-1]:
+    if r.fn is np.linalg.qr and len(shapes["a"]) >= 2 and shapes["a"][-2] < shapes["a"][-1]:
         return "with m >= n"
+    square = len(shapes["a"]) >= 2 and shapes["a"][-2] == shapes["a"][-1] if "a" in shapes else True
+    if r.fn is np.linalg.svd and "=False" not in r.call and not square:
+        return "only with full_matrices=False"
     return None
 
 

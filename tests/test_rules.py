@@ -141,6 +141,7 @@ def reduction_rows():
         row(np.prod, "np.prod(a * Z)", a=V, Z=np.array([0.0, 0.0, 1.0, 1.0])),
         row(np.average, "np.average(a)", a=A),
         row(np.average, "np.average(a, axis=1, weights=w)", a=A, w=x((4,), POS)),
+        row(np.average, "np.average(a, axis=0, weights=w)", a=A, w=x((3,), POS)),
         row(np.average, "np.average(a, axis=0, weights=w, keepdims=True)", a=A, w=P),
         # keepdims over a trailing axis: over the leading one, a dropped keepdims only broadcasts
         row(np.average, "np.average(a, axis=1, weights=w, keepdims=True)", a=A, w=x((4,), POS)),
@@ -349,6 +350,7 @@ def linalg_rows():
             "np.sum(r[1]) + np.sum(r[0] ** 2 * r[1]) + r[0] @ r[2]", a=A),
         row(la.svd, "np.linalg.svd(a, compute_uv=False)", a=A),
         row(la.svdvals, "np.linalg.svdvals(a)", a=x((4, 3))),
+        row(la.svd, "np.linalg.svd(a)[1]", a=M),  # square: full_matrices=True is fine
         row(la.qr, "r = np.linalg.qr(a); r[0] @ r[1] + r[0] ** 2 * np.diag(r[1])", a=x((4, 3))),
         row(la.qr, "np.abs(np.linalg.qr(a, mode='r'))", a=x((4, 3))),
         row(la.qr, "np.linalg.qr(a)[0]", a=x((4, 3))),  # q alone
@@ -357,6 +359,7 @@ def linalg_rows():
         row(la.pinv, "np.linalg.pinv(a)", a=x((4, 2))),
         row(la.matrix_power, "np.linalg.matrix_power(a, 3)", a=M),
         row(la.matrix_power, "np.linalg.matrix_power(a, 0)", a=M),
+        row(la.matrix_power, "np.linalg.matrix_power(a, 1)", a=M),
         row(la.matrix_power, "np.linalg.matrix_power(a + 3 * np.eye(3), -2)", a=M),
         row(la.lstsq, "np.linalg.lstsq(a, b)[0]", a=x((5, 3)), b=x((5,))),
         # the residuals and the singular values carry derivatives too (their tangents were
