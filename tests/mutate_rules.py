@@ -11,13 +11,13 @@ each mutant through the transform, with the rows that test that rule:
   (``test_rule_at_generated_shapes``);
 - ``tests/test_scalar_rules.py``: gradient, tangent and hessian of the ``math``/builtin rows.
 
-A mutant is *killed* when one of those checks fails (or raises, or takes over 60 s); each runs in
-a forked child, so nothing a mutant changes leaks into the next. Operators: arithmetic operators
-swapped (``+ -``, ``* /``, ``** *``, ``@ *``), one operand of a binary operation dropped, a unary
-minus or ``not`` dropped, comparisons and ``and``/``or`` swapped, numbers changed by one,
-``True``/``False`` swapped, the branches of ``a if c else b`` swapped, a keyword argument dropped,
-a one-argument call replaced by its argument (``mT(y)`` -> ``y``), and a name of the rule
-(``y``, a parameter, a tangent) replaced by another of its names.
+A mutant is *killed* when one of those checks fails (or raises, or takes longer than
+``--timeout``); each runs in a forked child, so nothing a mutant changes leaks into the next.
+Operators: arithmetic operators swapped (``+ -``, ``* /``, ``** *``, ``@ *``), one operand of a
+binary operation dropped, a unary minus or ``not`` dropped, comparisons and ``and``/``or``
+swapped, numbers changed by one, ``True``/``False`` swapped, the branches of ``a if c else b``
+swapped, a keyword argument dropped, a one-argument call replaced by its argument (``mT(y)`` ->
+``y``), and a name of the rule (``y``, a parameter, a tangent) replaced by another of its names.
 
     python tests/mutate_rules.py numpy_rules [linalg_rules ...] [--match np.sin] [--out FILE]
 
@@ -215,13 +215,13 @@ def _keys_of(rule):
     return [k for k, v in registry.RULES.items() if v is rule]
 
 
-def _run_child(rule, side, param, text, checks):
+def _run_child(rule, side, param, text, checks, timeout=120):
     """Fork; in the child, put ``text`` in the rule and run the checks. True if one failed."""
     pid = os.fork()
     if pid == 0:
         status = 0
         try:
-            signal.alarm(60)
+            signal.alarm(timeout)
             if text is not None:
                 getattr(rule, f"{side}_src")[param] = text
             rule.vjp_template = rule.jvp_template = None
@@ -248,6 +248,9 @@ def main(argv=None):
                     help="also append the lines to this file; mutants it lists are not run again")
     ap.add_argument("--rerun", default=None,
                     help="only the mutants a previous run's output (this file) lists as survived")
+    ap.add_argument("--timeout", type=int, default=120,
+                    help="seconds a mutant may take (its baseline ten times that) before it counts "
+                    "as killed (the baseline as failing)")
     ap.add_argument("--equivalent", default=EQUIVALENT,
                     help="the list of equivalent mutants (default tests/equivalent_mutants.txt)")
     args = ap.parse_args(argv)
@@ -284,7 +287,7 @@ def main(argv=None):
                 untested += n
                 say(f"NO CHECKS {rule.name} ({n} templates)")
                 continue
-            if _run_child(rule, "vjp", None, None, rule_checks):
+            if _run_child(rule, "vjp", None, None, rule_checks, timeout=10 * args.timeout):
                 say(f"BASELINE FAILS {rule.name}: skipped")
                 continue
             for side in ("vjp", "jvp"):
@@ -294,7 +297,7 @@ def main(argv=None):
                         label = f"{rule.name} {side}[{param}] ({what}): {mutated}"
                         if wanted is not None and label not in wanted or label in done:
                             continue
-                        dead = _run_child(rule, side, param, mutated, rule_checks)
+                        dead = _run_child(rule, side, param, mutated, rule_checks, args.timeout)
                         killed += dead
                         survived += not dead
                         verdict = "killed" if dead else "survived"

@@ -300,7 +300,7 @@ def product_rows():
         row(np.kron, "np.kron(a, b)", a=x((3,)), b=x((2, 2))),
         row(np.cross, "np.cross(a, b)", a=x((4, 3)), b=x((3,))),
         row(np.cross, "np.cross(a, b, axis=0)", a=x((3, 4)), b=x((3, 4))),
-        row(np.cross, "np.cross(a, b, axisa=0, axisb=1, axisc=0)", a=x((3, 4)), b=x((4, 3))),
+        row(np.cross, "np.cross(a, b, axisa=0, axisb=0, axisc=0)", a=x((3, 4)), b=x((3, 4))),
         row(np.linalg.cross, "np.linalg.cross(a, b, axis=0)", a=x((3, 4)), b=x((3, 4))),
         row(np.linalg.cross, "np.linalg.cross(a, b)", a=x((3,)), b=x((3,))),
         row(np.convolve, "np.convolve(a, b)", a=x((5,)), b=x((3,))),
