@@ -156,7 +156,7 @@ def _checks():
                      scalar.test_scalar_rule_second_order):
             add(r[0], lambda r=r, test=test: test(r))
     for r in getattr(table, "ONE_ACTIVE", []):
-        add(r.fn, lambda r=r: table.test_rule_with_one_operand_active(r))
+        add(r.fn, lambda r=r: table.test_rule_rows_not_run_on_dask(r))
     for p in getattr(scalar, "EXACT_PARAMS", []):
         add(p.values[0][0], lambda r=p.values[0]: scalar.test_scalar_rule_convention(r))
     # the hand-written checks of rules whose rows cannot say everything

@@ -80,8 +80,7 @@ DASK_PARTIAL = {
 # several places sum them back with `np.bincount`; that of an einsum with a repeated label
 # writes onto a diagonal. Dask implements none of these lazily.
 MATERIALIZING = {np.median, np.quantile, np.percentile, np.tile, np.delete, np.pad}
-MATERIALIZING_ROWS = {"np.einsum('ii->i', a) a(3, 3)", "np.einsum('iij->j', a) a(3, 3, 2)",
-                      "np.ravel(a, order='F') a(2, 3, 4)"}
+MATERIALIZING_ROWS = {"np.einsum('ii->i', a) a(3, 3)", "np.einsum('iij->j', a) a(3, 3, 2)"}
 
 # Rules srcgrad refuses on Dask arrays rather than differentiate another function than NumPy's:
 # `np.linalg.cholesky` of a Dask array returns the upper factor.
