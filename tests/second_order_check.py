@@ -5,8 +5,8 @@
   (`grad(grad(f))` for a scalar argument);
 - forward over reverse: each column as `jvp(grad(f))` of a unit tangent, and `hessian(f)`
   (the tangent of the gradient, `hvp`);
-with central differences of `grad(f)` (the order below), and checks that no call changed an
-argument.
+with central differences of `grad(f)` (the order below; `grad(f)` itself against central
+differences of `f` first), and checks that no call changed an argument.
 """
 
 import numpy as np
@@ -55,6 +55,9 @@ def check_second_order(f, args, k=0, rtol=RTOL, atol=ATOL):
     """Reverse-over-reverse and forward-over-reverse second derivatives of f in argument k
     against central differences of its gradient; returns the Hessian."""
     args = list(args)
+    fresh = lambda *a: f(*_copies(a))  # noqa: E731
+    np.testing.assert_allclose(_call(grad(f, wrt=k), args), numeric_grad(fresh, args, k),
+                               rtol=1e-6, atol=1e-8, err_msg="first order (grad)")
     want = hessian_by_differences(f, args, k)
     x = args[k]
     n = int(np.size(x))

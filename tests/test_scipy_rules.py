@@ -448,6 +448,30 @@ def test_odeint_tfirst():
     check_grad(f, (0.6,), rtol=1e-5)
 
 
+def exchange(z, t, a):
+    return [-a * z[0], a * z[0]]  # a list, as SciPy's documentation writes right-hand sides
+
+
+def test_odeint_right_hand_side_returning_a_list():
+    # the vjp of the right-hand side was seeded with a flat array: SeedShapeError about a vjp
+    # the user never called
+    times = np.linspace(0.0, 1.0, 5)
+
+    def loss(y0, a):
+        return np.sum(odeint(exchange, y0, times, args=(a,), rtol=1e-10, atol=1e-10) ** 3)
+
+    f = define(["y0", "a"], ["return np.sum(odeint(exchange, y0, TIMES, args=(a,), "
+                             "rtol=1e-10, atol=1e-10) ** 3)"],
+               {"exchange": exchange, "TIMES": times})
+    args = (np.array([1.0, 0.3]), 0.7)
+    got = srcgrad.grad(f, wrt=(0, 1))(*args)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(loss, args, i), rtol=1e-5, atol=1e-7)
+    tangent = (np.array([0.5, -1.0]), 2.0)
+    _, jt = srcgrad.jvp(f, wrt=(0, 1))(*args, tangent)
+    assert jt == pytest.approx(got[0] @ tangent[0] + got[1] * tangent[1], rel=1e-5)
+
+
 def decay0(y, t, k):
     return -k * y
 

@@ -13,7 +13,7 @@ import pytest
 from gradcheck import numeric_grad
 from second_order_check import check_second_order
 
-from srcgrad import jvp, vjp
+from srcgrad import TangentShapeError, jvp, vjp
 
 
 def assemble(A, M):
@@ -38,6 +38,19 @@ def row_recurrence(x, M):
     return np.sum(np.sin(M))
 
 
+def strided_view(x):
+    v = x[-1::-3]
+    x[1] *= np.tanh(np.sum(np.cos(v)))  # writes into an element v views
+    return np.sum(np.tanh(x))
+
+
+def strided_in_branch(x):
+    # found by the random programs (issue 20), shrunk
+    if np.sum(np.cos(x[-1::-3])) > -0.25:
+        x[-4] *= np.tanh(np.sum(np.cos(x[-1::-3])))
+    return np.sum(np.tanh(x))
+
+
 ELEMENT = np.array([[1.0, -0.5], [-0.5, 1.0]])
 
 CASES = [
@@ -46,6 +59,10 @@ CASES = [
     (scale_blocks, (np.array([1.1, 1.2, 0.9, 0.8]), ELEMENT), 0),
     (row_recurrence, (np.array([0.3, 0.4]), np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])), 0),
     (row_recurrence, (np.array([0.3, 0.4]), np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])), 1),
+    # the first-order sweep read np.sin(v) after the write changed v (a wrong gradient): the
+    # write is now undone before the sweep reads the view
+    (strided_view, (np.array([0.5, 0.3, 0.2, 0.7, 0.4]),), 0),
+    (strided_in_branch, (np.array([0.5, 0.3, 0.2, 0.7, 0.4]),), 0),
 ]
 
 
@@ -121,3 +138,22 @@ def test_the_seed_and_the_tangent_come_after_star_args():
     assert vjp(f)(2.0, 3.0, 5.0, 7.0) == pytest.approx(3.0 * 5.0 * 7.0, rel=1e-15)
     assert jvp(f)(2.0, 3.0, 5.0, 7.0) == pytest.approx((30.0, 105.0), rel=1e-15)
     assert vjp(vjp(f))(2.0, 3.0, 5.0, 7.0, 1.0) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_jvp_of_a_tuple_of_arrays_of_different_shapes():
+    # check_tangent took np.shape of the tuple: ValueError (inhomogeneous shape)
+    def f(p):
+        a, B = p
+        return np.sum(np.sin(a)) * np.sum(B ** 2) + a @ B[0]
+
+    p = (np.array([0.3, -0.2]), np.array([[0.5, 1.0], [-0.4, 0.2], [0.1, 0.7]]))
+    t = (np.array([1.0, 2.0]), np.array([[0.3, -1.0], [0.5, 0.2], [-0.6, 0.4]]))
+    value, tangent = jvp(f)(p, t)
+    assert value == pytest.approx(f(p), rel=1e-15)
+    h = 1e-6
+    shifted = [tuple(x + s * h * d for x, d in zip(p, t)) for s in (1, -1)]
+    assert tangent == pytest.approx((f(shifted[0]) - f(shifted[1])) / (2 * h), rel=1e-7)
+    with pytest.raises(TangentShapeError, match=r"\[1\]"):
+        jvp(f)(p, (t[0], t[1].T))
+    with pytest.raises(TangentShapeError):
+        jvp(f)(p, (t[0],))

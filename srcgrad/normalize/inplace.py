@@ -359,6 +359,28 @@ class CopyBeforeWrite:
         return False
 
 
+def aliases(stmts, ctx):
+    """``{r: names of the arrays r may share memory with}`` for the assignments in ``stmts``
+    (``r = x[1:]``, ``r = x.T``, ``r = np.reshape(x, s)``, ``r = x``, ``t = (x, y)``): reading
+    ``r`` reads those arrays. The reverse sweep uses it to restore what a later write changed
+    under a view it reads (``transform/tape.py``)."""
+    from .sharing import NUMPY_VIEWS
+
+    def returns_a_view(func):
+        fn = ctx.namespace.resolve(func, ctx.local_names)
+        return any(fn is v for v in NUMPY_VIEWS)
+
+    out = {}
+    for node in ordered_walk(gast.Module(list(stmts), [])):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            r = node.targets[0].id
+            bases = {b.id for b in _aliased(node.value, (), returns_a_view)
+                     if isinstance(b, gast.Name) and b.id != r}
+            if bases:
+                out.setdefault(r, set()).update(bases)
+    return out
+
+
 def _new_cast(call, copy_position):
     """Whether an ``astype`` call surely returns a new array: unless ``copy`` is given (NumPy
     may then return the array itself when the dtype already matches)."""

@@ -202,3 +202,4 @@ def check_tangent(tangent, x, name="x"):
     if np.shape(tangent) != np.shape(x):
         raise TangentShapeError(np.shape(tangent), np.shape(x), name)
     return tangent
+

@@ -434,6 +434,28 @@ def _rhs_vjp(func, nargs, tfirst):
     return lambda *a: (fn(*a),)
 
 
+def _flat(out):
+    """What ``odeint`` makes of a right-hand side's value: a flat float array (SciPy's examples
+    return a list, ``[-a * z[0], a * z[0]]``)."""
+    if isinstance(out, (list, tuple)):
+        return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in out])
+    return np.ravel(np.asarray(out, dtype=float))
+
+
+def _seed_like(out, flat):
+    """The seed of the right-hand side's vjp, ``flat`` in the structure of its value ``out``: a
+    list of scalars for a list of scalars."""
+    if not isinstance(out, (list, tuple)):
+        return np.reshape(flat, np.shape(out))
+    parts, start = [], 0
+    for v in out:
+        k = int(np.size(v))
+        part = np.reshape(flat[start:start + k], np.shape(v))
+        parts.append(part if isinstance(v, np.ndarray) else float(part))
+        start += k
+    return type(out)(parts)
+
+
 def _call(func, y, t, args, tfirst):
     return func(t, y, *args) if tfirst else func(y, t, *args)
 
@@ -499,9 +521,10 @@ def _odeint_adjoint(dy, y, func, y0, t, args, rtol, atol, mxstep, hmax, tfirst):
 
     def augmented(z, s):
         state, adj = unpack(z)
-        f = np.asarray(_call(func, state, s, args, tfirst), dtype=float)
+        out = _call(func, state, s, args, tfirst)
+        f = _flat(out)
         call = (s, state) if tfirst else (state, s)
-        grads = rhs_vjp(*call, *args, -adj)
+        grads = rhs_vjp(*call, *args, _seed_like(out, -adj))
         parts = [
             np.ravel(np.broadcast_to(np.asarray(0.0 if g is None else g, dtype=float), shape))
             for g, shape in zip(grads, [(n,), *shapes])
@@ -550,7 +573,7 @@ def odeint_jvp(y, func, y0, t, args=(), dy0=None, dt=None, dargs=None, rtol=None
         call = (s, state_) if tfirst else (state_, s)
         seed = (sens, *arg_tangents) if len(active) > 1 else sens
         f, df = rhs_jvp(*call, *args, seed)
-        return np.concatenate([np.ravel(f), np.ravel(df)])
+        return np.concatenate([_flat(f), _flat(df)])
 
     s0 = np.zeros(n) if dy0 is None else np.ravel(np.asarray(dy0, dtype=float)).copy()
     if dt is not None:

@@ -36,6 +36,7 @@ from ..analysis.loops import breaks, iteration_temporaries
 from ..analysis.updates import is_setitem, list_op
 from ..astutil import clone, ordered_walk, param_names, store_counts, stored, walk
 from ..emit import naming
+from ..normalize.inplace import aliases
 from .nodes import assign, call, name
 
 
@@ -202,7 +203,7 @@ class Tape:
     # --- lowering ----------------------------------------------------------------------------
     def lower(self, primal, sweep):
         """``primal`` and ``sweep`` with their markers lowered, after the stacks they use."""
-        self.read = _reads(sweep)
+        self.read = _with_bases(_reads(sweep), aliases(primal, self.ctx))
         self.tupled = self._tupled(primal)
         primal = self._rewrite(primal)
         sweep = self._rewrite(sweep)
@@ -306,6 +307,20 @@ def _reads(sweep):
         entry = marker.entry
         if marker.restore and entry.kind is Kind.ITEM and entry.var in read:
             read |= {n.id for n in walk(entry.index) if isinstance(n, gast.Name)}
+    return read
+
+
+def _with_bases(read, views):
+    """``read`` with the arrays its views share memory with: the sweep reads a view ``r = x[1:]``
+    for the values it had when made, so a later write into ``x`` is undone before (its ITEM
+    restore), and the sweep reads ``x`` through ``r``."""
+    pending = list(read)
+    read = set(read)
+    while pending:
+        for base in views.get(pending.pop(), ()):
+            if base not in read:
+                read.add(base)
+                pending.append(base)
     return read
 
 
