@@ -472,6 +472,18 @@ def test_odeint_right_hand_side_returning_a_list():
     assert jt == pytest.approx(got[0] @ tangent[0] + got[1] * tangent[1], rel=1e-5)
 
 
+def test_second_order_of_odeint_is_refused_at_the_users_line():
+    def loss(a):
+        z = odeint(exchange, np.array([1.0, 0.0]), np.linspace(0.0, 1.0, 5), args=(a,))
+        return np.sum(z[-1] ** 2)
+
+    with pytest.raises(srcgrad.NoRuleError, match="odeint_vjp") as info:
+        srcgrad.grad(srcgrad.grad(loss))(0.7)
+    # the user's line, not the generated code the second transform read
+    assert info.value.filename == __file__
+    assert "z = odeint(exchange" in info.value.line
+
+
 def decay0(y, t, k):
     return -k * y
 

@@ -100,11 +100,14 @@ class Activity:
         location = self.classifier.location
         module = getattr(fn, "__module__", "") or ""
         if module.startswith("srcgrad"):
-            why = (
-                f"`{name}` is a srcgrad helper without a rule of its own yet, so derivatives "
-                f"of code calling it (higher order) are not supported."
+            return location.error(
+                NoRuleError,
+                op.node,
+                f"a derivative of this derivative (higher order) is not supported here: the "
+                f"code srcgrad generates for it calls its helper `{name}`, which has no rule "
+                f"of its own yet.",
             )
-        elif hasattr(fn, "__code__"):
+        if hasattr(fn, "__code__"):
             why = (
                 f"`{name}` is a Python function from `{module}`, whose source srcgrad does not "
                 f"look into."

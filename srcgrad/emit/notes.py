@@ -58,7 +58,7 @@ def line_map(node, text, location, fn_name):
         if line is None or type(g).__name__ != type(s).__name__:
             continue
         filename, file_line, _, _ = location.of(_At(line))
-        filename, file_line = _behind(filename, file_line)
+        filename, file_line = behind(filename, file_line)
         out[g.lineno + SHIFT] = (kind if under is not None else "computing", filename, file_line,
                                  fn_name)
     return out
@@ -73,7 +73,7 @@ class _At:
         self.lineno = lineno
 
 
-def _behind(filename, line):
+def behind(filename, line):
     """The user's file and line behind a line of generated code (itself, for user code)."""
     seen = 0
     while filename in BY_FILENAME and seen < 20:

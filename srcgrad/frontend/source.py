@@ -43,8 +43,31 @@ class Location:
         return self.filename, file_line, offset, text
 
     def error(self, cls, node, message):
+        """``cls(message)`` located at ``node``; in generated code (a derivative differentiated
+        again) at the user's line that code was generated from."""
         filename, lineno, offset, line = self.of(node)
+        behind = _users_line(filename, lineno)
+        if behind is not None:
+            filename, lineno = behind
+            line = linecache.getline(filename, lineno) or None
+            offset = len(line) - len(line.lstrip()) + 1 if line else None
+            message += (
+                "\n(met while differentiating again the code srcgrad generated for this line)"
+            )
         return cls(message, filename=filename, lineno=lineno, offset=offset, line=line)
+
+
+def _users_line(filename, lineno):
+    """The user's file and line behind a line of generated code (the nearest mapped line at or
+    above it), or None for code that srcgrad did not generate."""
+    from ..emit.notes import BY_FILENAME, behind
+
+    lines = BY_FILENAME.get(filename)
+    if not lines or lineno is None:
+        return None
+    above = [k for k in lines if k <= lineno]
+    entry = lines[max(above)] if above else lines[min(lines)]
+    return behind(entry[1], entry[2])
 
 
 @dataclass
