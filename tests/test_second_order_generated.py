@@ -51,6 +51,44 @@ def strided_in_branch(x):
     return np.sum(np.tanh(x))
 
 
+def history(x):
+    # found by the random programs (/work/notes/found.md S1): the first-order sweep rebinds L
+    # from its save (`L = L_old`) and pops the append from it in place
+    z = np.zeros(3)
+    L = []
+    for _ in range(2):
+        z -= x
+        L.append(z)
+    return np.sum(np.array(L) ** 2)
+
+
+def popper(x):
+    L = []
+    for i in range(3):
+        L.append(x * (i + 1.0))
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(np.sin(L.pop()) ** 2)
+    return s + np.sum(L[0] ** 3)
+
+
+def copied_history(x):
+    z = np.zeros(3)
+    L = [z]
+    for _ in range(3):
+        z += np.sin(x) * L[-1] + x
+        L.append(z * 1.0)
+    return np.sum(np.array(L) ** 2)
+
+
+def copyto_then_strided(x, M):
+    # found by the random programs (/work/notes/found.md S2)
+    if np.sum(np.cos(x[-1::-3])) > -0.25:
+        np.copyto(x, -(M[0, 1] * x))
+        x[-4] *= np.tanh(np.sum(np.cos(x[-1::-3])))
+    return np.sum(x ** 2)
+
+
 ELEMENT = np.array([[1.0, -0.5], [-0.5, 1.0]])
 
 CASES = [
@@ -63,6 +101,10 @@ CASES = [
     # write is now undone before the sweep reads the view
     (strided_view, (np.array([0.5, 0.3, 0.2, 0.7, 0.4]),), 0),
     (strided_in_branch, (np.array([0.5, 0.3, 0.2, 0.7, 0.4]),), 0),
+    (copyto_then_strided, (np.array([0.5, -1, 2, 0.3, -0.2]), 0.7 * np.ones((2, 5))), 0),
+    (history, (np.array([0.5, -1.0, 2.0]),), 0),
+    (popper, (np.array([0.5, -1.0, 0.3]),), 0),
+    (copied_history, (np.array([0.5, -1.0, 0.3]),), 0),
 ]
 
 

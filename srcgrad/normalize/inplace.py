@@ -46,7 +46,7 @@ CREATORS = {
     np.take, np.delete, np.append, np.tensordot, np.inner, np.cross, np.convolve, np.diagflat,
     runtime.as_list, runtime.list_insert, runtime.pop_item, runtime.list_extend,
     runtime.list_reverse, runtime.list_permute, runtime.clear_items, runtime.dict_update,
-    runtime.dict_keys, runtime.dict_values, runtime.dict_items,
+    runtime.dict_keys, runtime.dict_values, runtime.dict_items, runtime.popped,
 }
 
 

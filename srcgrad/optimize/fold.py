@@ -39,23 +39,62 @@ def _is(node, value):
 
 def run(fn_node, ctx):
     """The pass: arithmetic on constants and with 0 and 1 is folded."""
-    return ConstantFold().run(fn_node)
+    return ConstantFold(ctx).run(fn_node)
+
+
+# srcgrad's helpers that put their arguments after the first into a list, dict or array
+def _holding():
+    from .. import runtime
+
+    return (runtime.list_append, runtime.put_shared, runtime.list_insert, runtime.list_extend,
+            runtime.dict_update, runtime.setitem)
 
 
 class ConstantFold(gast.NodeTransformer):
     """``x * 1.0`` is a new array, ``x`` is not: in a statement that writes into its target in
     place later (``a = x * 1.0; a = setitem(a, ...)``, ``a += v``) or reads an array that is
     written into, folding it away would make two names share one array and the write reach the
-    other (the caller's argument, even). There only literal arithmetic is folded."""
+    other (the caller's argument, even). There only literal arithmetic is folded. Nor where the
+    target is put into a list, dict or tuple (``c = z * 1.0; L = list_append(L, c)``): which
+    elements hold ``z``'s array is found by identity when ``z += v`` updates them."""
+
+    def __init__(self, ctx=None):
+        self.ctx = ctx
 
     def run(self, fn_node):
         self.mutated = _mutated(fn_node)
+        self.held = self._held(fn_node) if self.ctx is not None else set()
         self.keep_operands = False
         return self.visit(fn_node)
 
+    def _held(self, fn_node):
+        """Names an assignment puts into a list, dict or tuple."""
+        holding = _holding()
+        out = set()
+        for node in walk(fn_node):
+            if not isinstance(node, gast.Assign):
+                continue
+            value = node.value
+            if isinstance(value, (gast.List, gast.Tuple)):
+                items = value.elts
+            elif isinstance(value, gast.Dict):
+                items = value.values
+            elif isinstance(value, gast.Call) and any(
+                self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
+                for h in holding
+            ):
+                items = value.args[1:]
+            else:
+                continue
+            out |= {e.id for e in items if isinstance(e, gast.Name)}
+        return out
+
     def visit_Assign(self, node):
         names = {n.id for n in walk(node) if isinstance(n, gast.Name)}
-        self.keep_operands = bool(names & self.mutated)
+        target = node.targets[0]
+        self.keep_operands = bool(names & self.mutated) or (
+            isinstance(target, gast.Name) and target.id in self.held
+        )
         self.generic_visit(node)
         self.keep_operands = False
         return node

@@ -66,6 +66,7 @@ defrule(
 )
 linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})
 linear(runtime.list_pop, "items", vjp={"items": "append_none(dy)"})
+linear(runtime.popped, "items", vjp={"items": "append_none(dy)"})
 defrule(
     runtime.list_append,
     "items, value",

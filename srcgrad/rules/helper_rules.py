@@ -322,6 +322,7 @@ _rule(runtime.sum_grad, "g, items", vjp={"g": "sum_grad_adjoint(dy, g, items)"})
 _rule(helper_runtime.sum_grad_adjoint, "w, g, items", vjp={"w": "sum_grad(dy, items)"})
 _rule(runtime.append_grad_value, "g, value", vjp={"g": "getitem_grad(dy, g, -1)"})
 _rule(runtime.append_grad_items, "g", vjp={"g": "getitem_grad(dy, g, slice(None, -1, None))"})
+_rule(runtime.append_none, "g", vjp={"g": "append_grad_items(dy)"})
 
 # --- products -------------------------------------------------------------------------------------
 # (The transposes of tensordot and inner, like matmul's, are declared in runtime_rules.py.)

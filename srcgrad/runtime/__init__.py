@@ -85,6 +85,7 @@ from .containers import (  # noqa: F401
     max_of,
     min_of,
     pick_extreme,
+    popped,
     set_field,
     set_field_tangent,
     structure_tangent,

@@ -175,6 +175,12 @@ def list_pop(items):
     return items
 
 
+def popped(items):
+    """``items`` without its last element, as a new list: ``list_pop`` in generated code that is
+    differentiated again, where the list may be one a save holds (``normalize/functional.py``)."""
+    return items[:-1]
+
+
 def append_none(dy):
     """Cotangent of a list before a pop: the cotangent after it, plus a zero last element."""
     return None if dy is None else Cotangents(list(dy) + [None])
