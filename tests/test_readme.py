@@ -453,3 +453,20 @@ def test_print_statement_of_the_readme_holds(capsys, supported):
     grad(mod.p)(1.5)
     assert capsys.readouterr().out.count("hi") == 1
     assert "`print` runs in the primal" in TEXT
+
+
+def test_higher_order_examples(tmp_path):
+    # docs/modes.md: second order works on these, both ways, against central differences
+    from second_order_check import check_second_order
+
+    code = "import numpy as np\n\n" + block_after("and parameters with", page="modes")
+    mod = module(tmp_path, code)
+    M = np.array([[1.0, -0.5], [-0.5, 1.0]])
+    for k in (0, 1):
+        check_second_order(mod.assemble, (np.array([0.3, -0.2, 0.5, 0.4]), M), k)
+    for args, k in (((0.4, 1.3), 0), ((0.4, 1.3, 7), 1)):
+        check_second_order(mod.spaced, args, k)
+    seed = 1.0
+    want = numeric_grad(lambda x: srcgrad.vjp(mod.spaced)(x, 1.3, seed), (0.4,), 0)
+    assert srcgrad.vjp(srcgrad.vjp(mod.spaced))(0.4, 1.3, seed, 1.0) == pytest.approx(want,
+                                                                                    rel=1e-6)
