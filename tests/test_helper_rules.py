@@ -451,7 +451,6 @@ def test_unsupported_names_must_be_parameters():
 # Helpers of srcgrad/runtime/ that generated code may call and that have no rule yet: a second
 # derivative through them stops with NoRuleError. Remove a name when it gets a rule; never add one.
 WITHOUT_RULES = {
-    "append_none",  # containers: reverse mode over list pops
     "append_tangent",  # containers: forward mode over list appends
     "lstsq_vjp",  # np.linalg.lstsq
     "lstsq_jvp",
