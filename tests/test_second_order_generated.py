@@ -199,3 +199,31 @@ def test_jvp_of_a_tuple_of_arrays_of_different_shapes():
         jvp(f)(p, (t[0], t[1].T))
     with pytest.raises(TangentShapeError):
         jvp(f)(p, (t[0],))
+
+
+def appends_states(x):
+    z = np.zeros(3)
+    L = []
+    for _ in range(2):
+        z = z - x * z - x
+        L.append(z)
+    return np.sum(np.array(L) ** 2)
+
+
+def pops_states(x):
+    L = [x * 1.0, np.sin(x)]
+    for _ in range(2):
+        L.append(L[-1] * x)
+    return np.sum(L.pop() * L.pop())
+
+
+@pytest.mark.parametrize("f", [appends_states, pops_states], ids=lambda f: f.__name__)
+def test_reverse_over_forward_of_lists(f):
+    # the tangent code's append_tangent changed its list in place: no rule (NoRuleError)
+    x, t = np.array([0.5, -1.0, 0.3]), np.array([1.0, 0.5, -0.2])
+    forward = jvp(f)
+    value_part = vjp(forward)(x.copy(), t, (1.0, 0.0))
+    np.testing.assert_allclose(value_part, numeric_grad(f, (x,), 0), rtol=1e-6, atol=1e-8)
+    tangent_part = vjp(forward)(x.copy(), t, (0.0, 1.0))
+    want = numeric_grad(lambda z: forward(z.copy(), t)[1], (x,), 0)  # (H t), H symmetric
+    np.testing.assert_allclose(tangent_part, want, rtol=1e-6, atol=1e-8)

@@ -4,7 +4,8 @@ Requires: a parsed function (generated code is input too). Guarantees: calls tha
 adjoint buffer in place become functional, so a second transform never sees a value change under
 it: ``add_at(acc, i, g)`` becomes ``add(acc, getitem_grad(g, acc, i))``, ``zero_item(d, i)``
 zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(copy_array(y), i, v)``
-it is, into a copy; ``list_pop(L)`` is ``popped(L)``, a new list.
+it is, into a copy; ``list_pop(L)`` is ``popped(L)``, a new list (and
+``append_tangent`` is ``appended_tangent``).
 First-order code keeps the fast in-place forms; only code that is differentiated again pays.
 A derivative's optional parameters, bound from ``*rest`` at its start, become plain parameters
 again (``plain_parameters``).
@@ -131,6 +132,8 @@ class FunctionalHelpers(gast.NodeTransformer):
             # the sweep's `L = list_pop(L)` undoes an append on a list it may have rebound from
             # a save (`L = L_old`): a new list, which that save does not share
             node.func = self._ref(runtime.popped)
+        if fn is runtime.append_tangent:
+            node.func = self._ref(runtime.appended_tangent)  # a new list, as list_pop's
         return node
 
     def _is(self, func, fn):

@@ -174,6 +174,9 @@ for _name, (_signature, _vjp) in _SELF_ADJOINT.items():
     linear(getattr(runtime, _name), _signature, vjp={"g": _vjp})
 
 # The tangent helpers of forward mode are linear in their tangents (jointly: written, one call).
+linear(runtime.appended_tangent, "ditems, dvalue, value",
+       vjp={"ditems": "append_grad_items(dy)", "dvalue": "append_grad_value(dy, value)"},
+       jvp={"*": "appended_tangent(dditems, ddvalue, value)"})
 linear(runtime.insert_tangent, "ditems, dvalue, items, index, value",
        vjp={"ditems": "insert_grad_items(dy, items, index)",
             "dvalue": "insert_grad_value(dy, items, index, value)"},

@@ -70,6 +70,7 @@ from .containers import (  # noqa: F401
     append_grad_value,
     append_none,
     append_tangent,
+    appended_tangent,
     as_like,
     attr_grad,
     attr_of,

@@ -169,6 +169,14 @@ def append_tangent(ditems, dvalue, value):
     return ditems
 
 
+def appended_tangent(ditems, dvalue, value):
+    """``append_tangent`` as a new list, for generated code that is differentiated again
+    (``normalize/functional.py``): the tangent list there may be one a save holds."""
+    out = [] if ditems is None else list(ditems)
+    out.append(zeros_like(value) if dvalue is None else dvalue)
+    return out
+
+
 def list_pop(items):
     """``items.pop()`` for its effect, as a value: ``stack = list_pop(stack)``."""
     items.pop()
