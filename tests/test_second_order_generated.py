@@ -89,6 +89,17 @@ def copyto_then_strided(x, M):
     return np.sum(x ** 2)
 
 
+def dict_loop(x, a):
+    # found by the random programs: at second order the key travels in the first-order code's
+    # saved tuple, and its tangent was read from None
+    d = {"h": x}
+    d["t"] = a + x
+    s = 0.0
+    for k in d:
+        s = s + np.sum(np.tanh(d[k]))
+    return s
+
+
 ELEMENT = np.array([[1.0, -0.5], [-0.5, 1.0]])
 
 CASES = [
@@ -105,6 +116,8 @@ CASES = [
     (history, (np.array([0.5, -1.0, 2.0]),), 0),
     (popper, (np.array([0.5, -1.0, 0.3]),), 0),
     (copied_history, (np.array([0.5, -1.0, 0.3]),), 0),
+    (dict_loop, (np.array([0.5, -1.0, 0.3]), 0.3), 0),
+    (dict_loop, (np.array([0.5, -1.0, 0.3]), 0.3), 1),
 ]
 
 

@@ -298,7 +298,12 @@ def sequence_grad(dy, seq):
 
 
 def sequence_tangent(dseq, seq):
-    return dseq if isinstance(seq, (list, tuple, np.ndarray)) else None
+    """The tangent of ``iteration_sequence(seq)``: ``dseq`` for a sequence; for a dict, whose
+    keys carry no tangent, None at each position (a key read as ``k = keys[i]`` at second order,
+    where the key travels in a saved tuple with values that have tangents)."""
+    if isinstance(seq, (list, tuple, np.ndarray)):
+        return dseq
+    return [None] * len(seq) if isinstance(seq, dict) else None
 
 
 def ndenumerate_items(a):
