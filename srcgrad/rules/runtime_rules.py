@@ -32,8 +32,9 @@ linear(
     vjp="np.mean(dy, axis=axis, keepdims=keepdims)",
 )
 
-# The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again.
-linear(runtime.getitem_grad, "g, x, index", vjp="dy[index]")
+# The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again (a dict
+# or list cotangent may have nothing at index: zeros shaped like g, `elem`).
+linear(runtime.getitem_grad, "g, x, index", vjp="elem(dy, index, g)")
 
 # `add_at(acc, index, g)` is `acc` plus the adjoint of `acc[index]` applied to g, updated in place
 # in a buffer the generated code owns. Its tangent must not update anything in place: a tangent may
