@@ -98,6 +98,7 @@ class Tape:
         self.stacks = {}  # variable (or ITERATION entry) -> the name of its stack
         self.in_tuples = set()
         self.read = set()
+        self.viewed = set()  # what the sweep reads, with the arrays its views share memory with
         self.tupled = set()
 
     # --- recording: the primal sweep ---------------------------------------------------------
@@ -203,7 +204,7 @@ class Tape:
     # --- lowering ----------------------------------------------------------------------------
     def lower(self, primal, sweep):
         """``primal`` and ``sweep`` with their markers lowered, after the stacks they use."""
-        self.read = _with_bases(_reads(sweep), aliases(primal, self.ctx))
+        self.read, self.viewed = _reads(sweep, aliases(primal, self.ctx))
         self.tupled = self._tupled(primal)
         primal = self._rewrite(primal)
         sweep = self._rewrite(sweep)
@@ -249,7 +250,7 @@ class Tape:
         entry = marker.entry
         if entry.kind is Kind.ITERATION:
             return self._iteration(marker)
-        if entry.var not in self.read:
+        if entry.var not in (self.viewed if entry.kind is Kind.ITEM else self.read):
             return []
         if entry in self.tupled:
             return [self._swap(entry, marker.restore)]
@@ -296,18 +297,21 @@ def _markers(stmts):
     return [n for n in ordered_walk(gast.Module(stmts, [])) if isinstance(n, Marker)]
 
 
-def _reads(sweep):
-    """The names the adjoint sweep reads, with the indices of the element writes it undoes."""
+def _reads(sweep, views):
+    """The names the adjoint sweep reads, with the indices of the element writes it undoes; and
+    those names with the arrays their views share memory with (``_with_bases``): an element
+    write into such an array is undone too, a rebinding of a name need not be."""
     read = set()
     for s in sweep:
         for n in ordered_walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 read.add(n.id)
+    viewed = _with_bases(read, views)
     for marker in _markers(sweep):
         entry = marker.entry
-        if marker.restore and entry.kind is Kind.ITEM and entry.var in read:
+        if marker.restore and entry.kind is Kind.ITEM and entry.var in viewed:
             read |= {n.id for n in walk(entry.index) if isinstance(n, gast.Name)}
-    return read
+    return read, viewed | read
 
 
 def _with_bases(read, views):
