@@ -49,6 +49,9 @@ class Context:
     as_tuple: bool = False  # gradients as a tuple even when there is only one
     optimize: bool = True
     has_aux: bool = False  # f returns (output, aux)
+    # parameter -> the callable the call passes, for a derivative specialized per function
+    # passed (normalize/callables.py)
+    static: dict = field(default_factory=dict)
     # the source, for errors and comments
     location: object = None
     source_lines: list = field(default_factory=list)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import os
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import gast
 
@@ -147,17 +147,19 @@ def stages(mode):
     return NORMALIZE + (FORWARD if mode in FORWARD_MODES else REVERSE)
 
 
-def derive(fn, mode, wrt, options=None, as_tuple=False):
+def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tuple: bool = False,
+           static: dict[str, Any] | None = None) -> tuple[Any, str]:
     """Generate, compile and return the ``mode`` derivative of ``fn`` with respect to ``wrt``.
 
     ``wrt`` is a tuple of parameter names; ``as_tuple`` returns the gradients as a tuple even
-    when there is only one.
+    when there is only one; ``static`` maps parameters to the callables a call passes them (the
+    derivative is specialized to them).
     """
     options = options or Options()
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
     parsed = parse_function(fn)
-    ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, parsed.location,
-                  parsed.source_lines)
+    ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, dict(static or {}),
+                  parsed.location, parsed.source_lines)
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node

@@ -121,7 +121,8 @@ def check_grad(f, args, wrt=0, *, rtol=RTOL, atol=ATOL, **kwargs):
         x = _get(args, kwargs, _slot(f, args, sel))
         assert_grad_like(gi, x, f"gradient wrt {sel!r}")
         expected = numeric_grad(f, args, sel, kwargs)
+        name = getattr(f, "__name__", f)
         np.testing.assert_allclose(
-            gi, expected, rtol=rtol, atol=atol, err_msg=f"gradient wrt {sel!r} of {f.__name__}"
+            gi, expected, rtol=rtol, atol=atol, err_msg=f"gradient wrt {sel!r} of {name}"
         )
     return g

@@ -190,6 +190,8 @@ def test_where_guard_example(tmp_path):
 # --- the "What is supported" table, row by row ------------------------------------------------
 
 SUPPORTED = '''
+import functools
+
 import numpy as np
 
 def assignments(x):
@@ -257,6 +259,16 @@ def _power(x, n):
 
 def recursion(x):
     return _power(x, 3)
+
+def _step(f, y, h, *args):
+    return y + h * f(y, *args)
+
+def _rhs(y, k):
+    return -k * y ** 3
+
+def passes_functions(x):
+    scale = functools.partial(np.multiply, 0.5)
+    return np.sum(scale(_step(_rhs, x, 0.1, 2.0)) ** 2)
 
 def draws(x):
     rng = np.random.default_rng(0)
@@ -392,7 +404,8 @@ M22 = np.array([[0.3, -0.6], [0.9, 0.4]])
 WORKS = [
     ("assignments", (V4,)), ("deleted", (V4,)), ("operators", (V4,)), ("branches", (V4,)),
     ("loops", (V4,)), ("while_jumps", (V4,)), ("calls", (V4,)), ("recursion", (0.7,)),
-    ("draws", (V4,)), ("lambdas", (V4,)), ("containers", ((V4, V4 * 2.0),)),
+    ("passes_functions", (V4,)), ("draws", (V4,)), ("lambdas", (V4,)),
+    ("containers", ((V4, V4 * 2.0),)),
     ("dict_arg", ({"w": V4, "b": V4 + 1.0},)), ("lists", (V4,)), ("reads", (M22,)),
     ("writes", (V4,)), ("writes_argument", (V4,)), ("methods", (M22,)),
     ("reshape_spread", (V4,)), ("builtins", (V4,)), ("alias_augment", (V4,)),

@@ -64,6 +64,11 @@ LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
 LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
 SHAPE = "{}_shape"  # a view holding only the shape of ``x``
 DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` computed it
+# callables resolved at transform time (normalize/callables.py)
+BOUND = "{}_bound"  # argument ``x`` of a ``functools.partial`` made in the body, as it was made
+PARTIAL_ARG = "partial_arg"  # a positional argument a ``functools.partial`` object binds
+CALLED = "called"  # the callable a transform input that is not a plain function stands for
+SELF = "{}_self"  # the object a bound method or a callable object of class ``x`` is called on
 # NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only

@@ -88,7 +88,9 @@ def parse_function(fn) -> ParsedFunction:
         if parsed is not None:
             return parsed
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        # by its code: inspect would follow a `functools.wraps` wrapper's `__wrapped__` to the
+        # source of the function it wraps, which is not what the wrapper computes
+        lines, first_line = inspect.getsourcelines(code if code is not None else fn)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError) as exc:
         name = getattr(fn, "__qualname__", repr(fn))

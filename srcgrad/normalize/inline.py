@@ -23,18 +23,21 @@ differentiated through the callee's own generated vjp (see ``rules/derived.py``)
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 
 import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, local_names, ordered_walk, stored
+from ..astutil import clone, loaded, local_names, ordered_walk, param_names, store_counts, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
+from . import callables
 from .anf import ANF, in_place_helpers
+from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported
 from .containers import ContainerMethods
 from .control import DesugarControl
@@ -47,16 +50,22 @@ def run(fn_node, ctx):
     """The pass: calls to the user's own functions are replaced by their normalized bodies."""
     ctx.receivers = Receivers(ctx)
     ctx.receivers.seed(ctx.fn, fn_node, bound_instance(ctx.fn))
-    return InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,)).run(fn_node)
+    values = StaticValues(ctx.namespace, ctx.static, param_names(fn_node, packed=True),
+                          store_counts(fn_node))
+    inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
+    fn_node = inline.run(fn_node)
+    fn_node.body = _without_unread(fn_node.body, set(values.values))
+    return fn_node
 
 
 class InlineCalls:
-    def __init__(self, ctx, locals_, local_functions, stack=(), namespace=None):
+    def __init__(self, ctx, locals_, local_functions, stack=(), values=None):
         self.ctx = ctx
-        self.namespace = namespace or ctx.namespace  # where this body's callees resolve
+        self.namespace = ctx.namespace  # where the callees of every inlined body resolve
         self.locals = locals_
         self.local_functions = local_functions  # name -> (FunctionDef, lineno) defined in the body
         self.stack = stack
+        self.values = values  # the callables names hold (callables.py)
 
     def run(self, fn_node):
         fn_node.body = self.block(fn_node.body)
@@ -82,40 +91,123 @@ class InlineCalls:
                     out.extend(rewritten[0])
                     s = original = rewritten[1]
             if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
+                made = self._partial(s)
+                if made is not None:
+                    out.extend(made)
+                    continue
                 inlined = self._inline(s)
                 if inlined is not None:
                     out.extend(inlined)
                     continue
+                if original is not s:
+                    original.value = s.value  # the call as resolved
+            elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                self.values.record(s.targets[0].id, s.value, self.locals)
             self.ctx.receivers.note(original)
             out.append(original)
         return out
 
-    def _callee(self, func):
-        """(FunctionDef, namespace, location, python function or None) of an inlinable callee."""
+    def _callee(self, stmt):
+        """``(FunctionDef, namespace, location, python function or None, call)`` of the callee
+        of ``stmt = call(...)`` if it is inlinable, else None. The call is rewritten (in
+        ``stmt``) when the callee binds arguments of its own (a partial, a bound method, a
+        callable object: ``callables.target``) or is known only statically."""
+        call = stmt.value
+        func = call.func
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             node, location = self.local_functions[func.id]
-            return node, None, location, None
-        fn = self.namespace.resolve(func, self.locals)
-        if fn is MISSING or not inspect.isfunction(fn):
+            return node, None, location, None, call
+        obj = self.values.value(func, self.locals)
+        if obj is MISSING:
+            self._needs_static(func)
             return None
-        if rules.lookup(fn) is not None or _generated(fn):
+        fn = obj
+        if isinstance(obj, callables.Bound) or rules.lookup(obj) is None and not _library(obj):
+            fn, call = callables.target(obj, call, self._constant)
+        if fn is not obj or self._static_local(func):
+            # what a static local, a partial or an object stands for, under a name of its own,
+            # so later stages resolve the call as they would a global's
+            name = self.ctx.global_name(fn, _short_name(fn))
+            call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
+        stmt.value = call
+        if not inspect.isfunction(fn) or rules.lookup(fn) is not None or _generated(fn):
             return None
         module = getattr(fn, "__module__", "") or ""
         if module.split(".")[0] in OPAQUE_MODULES:
             return None
         if fn in self.stack or len(self.stack) >= MAX_DEPTH:
             return None  # recursion: stays a call, differentiated through its generated vjp
-        self.ctx.dependencies.append((self.namespace, func, fn))
+        if fn is obj and isinstance(func, (gast.Name, gast.Attribute)) and self._global(func):
+            self.ctx.dependencies.append((self.namespace, func, fn))
         parsed = parse_function(fn)
         node = CheckSupported(parsed.location, inlined=True).run(parsed.node)
-        return node, Namespace(fn), parsed.location, fn
+        return node, Namespace(fn), parsed.location, fn, call
+
+    def _static_local(self, func):
+        """Whether ``func`` reads a local whose value is known statically (``fs[0]``, ``f``
+        given a function)."""
+        while isinstance(func, (gast.Attribute, gast.Subscript)):
+            func = func.value
+        return isinstance(func, gast.Name) and func.id in self.values.values
+
+    def _global(self, func):
+        """Whether ``func`` is read from the namespace (not a static local)."""
+        while isinstance(func, gast.Attribute):
+            func = func.value
+        return isinstance(func, gast.Name) and func.id not in self.values.values and (
+            func.id not in self.locals)
+
+    def _constant(self, value, preferred):
+        """An expression for a value a callable binds: the constant, or a name bound to it."""
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return gast.Constant(value, None)
+        return gast.Name(self.ctx.global_name(value, preferred), gast.Load(), None, None)
+
+    def _needs_static(self, func):
+        """A callee that is a parameter of the transformed function (or taken from one):
+        raise ``StaticArgumentNeeded`` so the derivative is specialized per function passed."""
+        param = self.values.origin(func) if isinstance(func, gast.Name) else None
+        if param is None:
+            return
+        filename, lineno, offset, line = self.ctx.location.of(func)
+        raise StaticArgumentNeeded(
+            param, f"`{param}` is called as a function here: srcgrad specializes the "
+            f"derivative per function passed as `{param}`, so call the derivative with a "
+            f"function (or a tuple or dict of functions) there",
+            filename=filename, lineno=lineno, offset=offset, line=line,
+        )
+
+    def _partial(self, stmt):
+        """``p = functools.partial(fn, a, k=b)``: its arguments copied where it is made, and
+        ``p`` known as that binding (``callables.Bound``); None for any other statement."""
+        if not isinstance(stmt.targets[0], gast.Name):
+            return None
+        parts = callables.partial_parts(stmt.value, self.values, self.locals)
+        if parts is None:
+            return None
+        fn, args, keywords = parts
+        copies = []
+
+        def atom(value, stem):
+            if isinstance(value, gast.Name) and value.id in self.locals:
+                held = self.ctx.namer.fresh(naming.BOUND.format(stem))
+                self.locals.add(held)
+                copies.append(gast.copy_location(_assign(held, clone(value)), stmt))
+                return gast.Name(held, gast.Load(), None, None)
+            return clone(value)
+
+        bound = callables.Bound(
+            fn, [atom(a, getattr(a, "id", "arg")) for a in args],
+            {k: atom(v, k) for k, v in keywords.items()},
+        )
+        self.values.bind(stmt.targets[0].id, bound)
+        return copies + [stmt]
 
     def _inline(self, stmt):
-        call = stmt.value
-        found = self._callee(call.func)
+        found = self._callee(stmt)
         if found is None:
             return None
-        node, namespace, location, fn = found
+        node, namespace, location, fn, call = found
         node = _copy(node)
         if fn is not None:
             bind_default_values(node, self.ctx, fn)
@@ -137,16 +229,22 @@ class InlineCalls:
             and _changed_in_place(node, renames[p])
         }
         _refuse_hidden_writes(node, bound, renames, same, location)
-        _RenameNames(same).visit(node)
-        bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in same]
+        # a parameter given a callable the transform knows is the caller's name for it: its
+        # calls in the body resolve (and are inlined) as the caller's would
+        passed = self._passed(bound, renames, forwarded | set(same), stored(node.body))
+        _RenameNames({**same, **passed}).visit(node)
+        aliased = set(same) | set(passed)
+        bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
-        locals_ = {renames[n] for n in callee_locals} - set(same) | set(same.values())
+        locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values())
         self.locals |= locals_
         ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
         DesugarControl(self.ctx.namer, locals_).run(node)
         ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
         self.locals |= locals_  # with the names desugaring and ANF made
-        inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,))
+        self._note(node, bindings)
+        inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,),
+                            self.values)
         body = inner.block(node.body)
 
         ret = body[-1]
@@ -157,6 +255,36 @@ class InlineCalls:
                 if isinstance(n, gast.stmt):
                     n.lineno = lineno
         return out
+
+    def _note(self, node, bindings):
+        """The stores of an inlined body and the callables its parameters are bound to."""
+        self.values.add_body(store_counts(node) + Counter(b.targets[0].id for b in bindings))
+        for b in bindings:
+            self.values.record(b.targets[0].id, b.value, self.locals)
+
+    def _passed(self, bound, renames, excluded, rebound):
+        """Parameter (renamed) -> the caller's name for the callable it is given, for every
+        parameter given a callable known at transform time that the body never rebinds."""
+        passed = {}
+        for p, value in bound:
+            if p in excluded or renames[p] in excluded or renames[p] in rebound:
+                continue
+            name = self._callable_name(value)
+            if name is not None:
+                passed[renames[p]] = name
+        return passed
+
+    def _callable_name(self, atom):
+        """The name under which the caller's ``atom`` holds a callable known at transform time
+        (a function, a local function, a partial, a tuple or dict of them), or None."""
+        if isinstance(atom, gast.Name) and atom.id in self.local_functions:
+            return atom.id
+        value = self.values.value(atom, self.locals)
+        if not callables.is_callable_value(value):
+            return None
+        if isinstance(atom, gast.Name):
+            return atom.id
+        return self.ctx.global_name(value, _short_name(value))
 
     def _bind(self, node, call):
         """``(parameter, argument)`` for every parameter of the callee, from the call."""
@@ -289,6 +417,47 @@ class _RenameNames(gast.NodeTransformer):
         if node.id in self.renames:
             node.id = self.renames[node.id]
         return node
+
+
+def _without_unread(body, names):
+    """``body`` without the assignments of the statically known names nothing reads any more
+    (the partials and callables whose calls were all inlined)."""
+    while True:
+        read = loaded(body)
+        dropped = []
+        body = _drop_assignments(body, {n for n in names if n not in read}, dropped)
+        if not dropped:
+            return body
+
+
+def _drop_assignments(body, names, dropped):
+    out = []
+    for s in body:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and (
+            s.targets[0].id in names
+        ):
+            dropped.append(s)
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                setattr(s, field, _drop_assignments(inner, names, dropped) or [gast.Pass()])
+        out.append(s)
+    return out
+
+
+def _library(obj):
+    """Whether ``obj`` (a function, method or object) comes from a library whose functions
+    need rules (NumPy, SciPy, ...): never looked into."""
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str):
+        module = getattr(type(obj), "__module__", "") or ""
+    return module.split(".")[0] in OPAQUE_MODULES
+
+
+def _short_name(fn):
+    name = getattr(fn, "__name__", "fn")
+    return name if name.isidentifier() else "fn"
 
 
 def _generated(fn):

@@ -1,0 +1,230 @@
+"""Callables known at transform time: functions passed as arguments, held in tuples and dicts,
+``functools.partial``, ``lru_cache``d functions, bound methods and callable objects.
+
+Requires: an A-normal-form body (``inline`` runs this as it goes). Guarantees: ``StaticValues``
+follows, statement by statement, the names that hold a callable the transform can know: a
+parameter given one at the call (``ctx.static``, from a derivative specialized when it is
+called), a name assigned once from a static expression (a global function, ``fs[0]`` of a
+static tuple, ``{"f": g}``, ``functools.partial(g, a=a)``); ``target`` turns a call of any such
+callable into a call of a plain Python function, with what the callable binds spelled out as
+arguments, so the inliner sees only functions:
+
+    p = functools.partial(sq, a=a)     p_a = a
+    y = p(x)                     ->    y = sq(x, a=p_a)             (then inlined)
+    y = model(x)                       y = Model.__call__(model, x) (model: a global object)
+
+A partial's arguments are copied into names of their own where it is made, so a later change of
+``a`` does not reach it, as in Python. A name of the body that is called but cannot be known is
+traced to the parameters it came from: a parameter the caller must give as a function raises
+:class:`StaticArgumentNeeded`, and the transform makes a derivative specialized per function
+passed (``api.Specializing``) instead of refusing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections import Counter
+from dataclasses import dataclass
+
+import gast
+
+from ..astutil import clone
+from ..emit import naming
+from ..errors import NoRuleError
+from ..frontend.resolve import MISSING
+
+# Objects that can stand where Python would call a function, and how many layers of them a
+# call may go through (a partial of a bound method of ...).
+MAX_LAYERS = 8
+
+
+class StaticArgumentNeeded(NoRuleError):
+    """A parameter of the transformed function is called as a function: the derivative must be
+    specialized per function passed (``param``), which the api does at call time."""
+
+    def __init__(self, param, message, **where):
+        self.param = param
+        super().__init__(message, **where)
+
+
+@dataclass
+class Bound:
+    """``functools.partial(fn, *args, **keywords)`` made in the body: its arguments are atoms
+    (names of their own, or constants) of the generated code."""
+
+    fn: object
+    args: list
+    keywords: dict
+
+
+def is_callable_value(value):
+    """Whether a value is one the transform resolves statically when it is passed along: a
+    callable that is not an array, a partial made in the body, or a tuple/list/dict holding
+    one."""
+    if isinstance(value, Bound):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(is_callable_value(v) for v in value)
+    if isinstance(value, dict):
+        return any(is_callable_value(v) for v in value.values())
+    return callable(value) and not hasattr(value, "__array__")
+
+
+class StaticValues:
+    """The statically known values of a body's names, shared by every inlined body (their
+    locals are renamed apart, so one table serves all)."""
+
+    def __init__(self, namespace, static, params, stores):
+        self.namespace = namespace
+        self.values = {}  # name -> object or Bound
+        self.defs = {}  # name assigned once -> its value expression (to trace a parameter)
+        self.stores = Counter(stores)
+        self.params = set(params) - set(stores)  # the transformed function's, never rebound
+        for name, value in (static or {}).items():
+            if name in self.params:
+                self.values[name] = value
+
+    def add_body(self, stores):
+        """The store counts of an inlined body (its names are fresh)."""
+        self.stores.update(stores)
+
+    def value(self, expr, locals_):
+        """The object ``expr`` denotes at transform time, or MISSING."""
+        if isinstance(expr, gast.Name):
+            if expr.id in self.values:
+                return self.values[expr.id]
+            return MISSING if expr.id in locals_ else self.namespace.lookup(expr.id)
+        if isinstance(expr, gast.Attribute):
+            base = self.value(expr.value, locals_)
+            if base is MISSING or isinstance(base, Bound):
+                return MISSING
+            return getattr(base, expr.attr, MISSING)
+        if isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant):
+            return _item(self.value(expr.value, locals_), expr.slice.value)
+        if isinstance(expr, gast.Constant):
+            return expr.value
+        return self._literal(expr, locals_)
+
+    def _literal(self, expr, locals_):
+        """A tuple, list or dict (constant keys) of values known at transform time."""
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            elts = [self.value(e, locals_) for e in expr.elts]
+            if any(e is MISSING for e in elts):
+                return MISSING
+            return tuple(elts) if isinstance(expr, gast.Tuple) else elts
+        if isinstance(expr, gast.Dict) and all(isinstance(k, gast.Constant) for k in expr.keys):
+            values = [self.value(v, locals_) for v in expr.values]
+            if any(v is MISSING for v in values):
+                return MISSING
+            return {k.value: v for k, v in zip(expr.keys, values)}
+        return MISSING
+
+    def record(self, target, value, locals_):
+        """Note ``target = value`` (assigned once): its static value, if it has one, and its
+        definition, to trace a parameter through."""
+        if self.stores[target] != 1:
+            return
+        self.defs[target] = value
+        known = self.value(value, locals_)
+        if known is not MISSING and is_callable_value(known):
+            self.values[target] = known
+
+    def bind(self, target, bound):
+        """``target = functools.partial(...)``, its arguments already copied to atoms."""
+        if self.stores[target] == 1:
+            self.values[target] = bound
+
+    def origin(self, expr, seen=None):
+        """A parameter of the transformed function that ``expr`` was taken from (``f``,
+        ``fs[0]``, ``g = f``, a helper's parameter bound to it), or None."""
+        seen = set() if seen is None else seen
+        if isinstance(expr, gast.Name):
+            if expr.id in self.params:
+                return expr.id
+            if expr.id in seen or expr.id not in self.defs:
+                return None
+            seen.add(expr.id)
+            return self.origin(self.defs[expr.id], seen)
+        if isinstance(expr, (gast.Subscript, gast.Attribute)):
+            return self.origin(expr.value, seen)
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            found = [self.origin(e, seen) for e in expr.elts]
+        elif isinstance(expr, gast.Dict):
+            found = [self.origin(v, seen) for v in expr.values]
+        else:
+            return None
+        return next((f for f in found if f is not None), None)
+
+
+def _item(container, key):
+    if not isinstance(container, (tuple, list, dict)):
+        return MISSING
+    try:
+        return container[key]
+    except (KeyError, IndexError, TypeError):
+        return MISSING
+
+
+def is_partial(value):
+    return isinstance(value, functools.partial)
+
+
+def _plain_call_method(obj):
+    """``type(obj).__call__`` when it is a Python function (a callable object), else None."""
+    if isinstance(obj, type) or inspect.isfunction(obj) or inspect.ismethod(obj):
+        return None
+    method = inspect.getattr_static(type(obj), "__call__", None)
+    return method if inspect.isfunction(method) else None
+
+
+def target(obj, call, constant):
+    """``(function, call)``: the plain Python function a call of ``obj`` ends up in, and the
+    call with what ``obj`` binds spelled out as its leading arguments and keywords. ``constant``
+    makes an expression for a bound value (a constant, or a name bound to it). ``obj`` itself
+    when it is none of the callables unwrapped here."""
+    for _ in range(MAX_LAYERS):
+        if isinstance(obj, Bound):
+            call = _prepend(call, [clone(a) for a in obj.args],
+                            {k: clone(v) for k, v in obj.keywords.items()})
+            obj = obj.fn
+        elif is_partial(obj):
+            call = _prepend(call, [constant(a, naming.PARTIAL_ARG) for a in obj.args],
+                            {k: constant(v, k) for k, v in obj.keywords.items()})
+            obj = obj.func
+        elif isinstance(obj, functools._lru_cache_wrapper):
+            obj = obj.__wrapped__  # the cache returns what the function computes
+        elif inspect.ismethod(obj) and inspect.isfunction(obj.__func__):
+            owner = naming.SELF.format(type(obj.__self__).__name__.lower())
+            call = _prepend(call, [constant(obj.__self__, owner)], {})
+            obj = obj.__func__
+        elif _plain_call_method(obj) is not None:
+            owner = naming.SELF.format(type(obj).__name__.lower())
+            call = _prepend(call, [constant(obj, owner)], {})
+            obj = _plain_call_method(obj)
+        else:
+            return obj, call
+    return obj, call
+
+
+def _prepend(call, args, keywords):
+    given = {k.arg for k in call.keywords}
+    kept = [gast.keyword(k, v) for k, v in keywords.items() if k not in given]
+    new = gast.Call(call.func, args + list(call.args), kept + list(call.keywords))
+    return gast.copy_location(new, call)
+
+
+def partial_parts(call, values, locals_):
+    """``(function, positional atoms, keyword atoms)`` of ``functools.partial(fn, ...)`` whose
+    ``fn`` is static, or None for any other call."""
+    if values.value(call.func, locals_) is not functools.partial or not call.args:
+        return None
+    fn = values.value(call.args[0], locals_)
+    if fn is MISSING or not callable(fn) and not isinstance(fn, Bound):
+        return None
+    if any(isinstance(a, gast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    return fn, list(call.args[1:]), {k.arg: k.value for k in call.keywords}
+
