@@ -221,3 +221,18 @@ def test_a_test_changed_by_an_inlined_helper_in_its_branch(f):
     # zeroed_by_a_helper was [1, 1, 0] (truth [0, 4, 0]) and emptied_by_a_helper crashed
     check_all(f, (X,))
     check_all(f, (np.array([0.5, 1.5, 2.0]),))
+
+
+def aliases_updated_in_a_loop(x, n):
+    v6, v7 = x, x
+    for _ in range(1, n):
+        v7 += v6 + x
+    return np.sum(np.array(x)) + np.sum(v6)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_an_adjoint_made_private_in_a_loop_that_may_not_run(n):
+    # the reverse loop made dx a buffer of its own, and the sweep after it added into dx in
+    # place; with no iteration dx was still the read-only view of the seed: "output array is
+    # read-only" from inside generated code
+    check_all(aliases_updated_in_a_loop, (X, n))

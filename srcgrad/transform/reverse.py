@@ -439,13 +439,14 @@ class ReverseAD:
         self.adjoints.zeroed -= whole_reads(body)
 
         before = dict(self.adjoints.current)
+        owned_before = set(self.adjoints.owned)
         saved = self._enter()
         outer_rezero = self.rezero
         self.rezero = self.rezero | killed
         adjoint_body = self.adjoint_block(body)
         self.rezero = outer_rezero
         self._leave(saved)
-        self.adjoints.leave_loop(entry, before)
+        self.adjoints.leave_loop(entry, before, owned_before)
         if id(loop) in self.tape.iterations:
             adjoint_body = [tape.restore(self.tape.iterations[id(loop)])] + adjoint_body
         return self._reversed_loop(loop, reversible, trips, head, adjoint_body)
