@@ -443,12 +443,40 @@ def test_refused_at_transform_time(f, message):
 def shuffles_an_index(x):
     order = np.arange(3)
     np.random.seed(0)
-    np.random.shuffle(order)  # given nothing that carries gradient: it runs, as in Python
+    np.random.shuffle(order)
     return np.sum(x[order] * x**2)
 
 
-def test_an_opaque_call_on_values_without_gradient_runs():
-    check_grad(shuffles_an_index, (X3.copy(),))
+def shuffles_a_read_index(x):
+    order = np.arange(3)
+    y = x[order] * x
+    np.random.seed(1)
+    np.random.shuffle(order)
+    return np.sum(y * x[order])
+
+
+def permutes_an_index(x):
+    order = np.arange(3)
+    np.random.seed(0)
+    order = np.random.permutation(order)  # draws the same numbers, differentiates
+    return np.sum(x[order] * x**2)
+
+
+@pytest.mark.parametrize("f", [shuffles_an_index, shuffles_a_read_index])
+def test_a_shuffle_is_refused_even_of_values_without_gradient(f):
+    # an index read before the shuffle and after it is two values, which the derivative read as
+    # one: shuffles_a_read_index got [19, 12, 11] instead of [15, 12, 7]
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="permutation"):
+        srcgrad.grad(f)(X3.copy())
+
+
+def test_the_spelling_the_shuffle_refusal_names_differentiates():
+    check_grad(permutes_an_index, (X3.copy(),))
+    np.random.seed(0)
+    a = np.arange(3)
+    np.random.shuffle(a)
+    np.random.seed(0)
+    np.testing.assert_array_equal(np.random.permutation(np.arange(3)), a)
 
 
 def _sorts_argument(x):

@@ -218,7 +218,12 @@ class OpClassifier:
         operand that carries gradient is refused with the spelling that differentiates."""
         operands = receiver + list(node.args) + [k.value for k in node.keywords]
         if method == "shuffle" and node.args:
-            refused = random_draws.shuffle_refusal(owner, dotted(node.args[0]))
+            # refused whatever it shuffles: an array without gradient (an index) read before
+            # the shuffle and after it is two values, which the derivative would read as one
+            raise self.location.error(
+                UnsupportedSyntaxError, node,
+                random_draws.shuffle_refusal(owner, dotted(node.args[0])),
+            )
         else:
             refused = random_draws.refusal(owner, method)
         return Op("unknown", args={str(i): a for i, a in enumerate(operands)}, node=node,
