@@ -34,6 +34,7 @@ This is the same advice JAX gives; srcgrad does not rewrite it for you.
 
 import numpy as np
 
+from ..runtime.shapes import is_duck
 from .registry import bilinear, defrule, elementwise, linear, nondiff
 
 UNARY = "x, out=None, *, dtype=None"
@@ -310,7 +311,7 @@ def pad_constant_values_grad(dy, array, pad_width, constant_values):
         parts.append(np.sum(dy * np.pad(zeros, pad_width, mode="constant", constant_values=unit)))
     if np.ndim(constant_values) == 0:
         # a Dask cotangent gives a lazy number: float() would compute it
-        return parts[0] if hasattr(parts[0], "__dask_graph__") else float(parts[0])
+        return parts[0] if is_duck(parts[0]) else float(parts[0])
     return np.reshape(np.stack(parts), c.shape)
 
 

@@ -93,17 +93,11 @@ def cumprod_grad(dy, a, axis=None):
         return _like(cumprod_grad(np.ravel(dy), np.ravel(a), 0), a)
     a0 = np.moveaxis(_float_array(a), axis, 0)
     d0 = np.moveaxis(_float_array(dy), axis, 0)
-    if is_duck(d0) or is_duck(a0):
-        # an array that cannot be written into (a lazy Dask array): the same recurrence, stacked
-        rows = [d0[-1]]
-        for j in range(len(a0) - 2, -1, -1):
-            rows.append(d0[j] + a0[j + 1] * rows[-1])
-        s = np.stack(rows[::-1])
-    else:
-        s = np.empty_like(d0)
-        s[-1] = d0[-1]
-        for j in range(len(a0) - 2, -1, -1):
-            s[j] = d0[j] + a0[j + 1] * s[j + 1]
+    # the rows stacked, not written into a buffer: a lazy (Dask) array cannot be written into
+    rows = [d0[-1]]
+    for j in range(len(a0) - 2, -1, -1):
+        rows.append(d0[j] + a0[j + 1] * rows[-1])
+    s = np.stack(rows[::-1])
     before = np.cumprod(np.concatenate([np.ones_like(a0[:1]), a0[:-1]]), axis=0)
     return np.moveaxis(before * s, 0, axis)
 
