@@ -32,6 +32,7 @@ import ast
 import copy
 import importlib
 import os
+import random
 import signal
 import sys
 import time
@@ -189,6 +190,12 @@ def _checks():
         test = getattr(table, name, None)  # (absent in older versions of the tests)
         for v in values if test else []:
             add(fn, (lambda t=test: t()) if v is None else (lambda t=test, v=v: t(v)))
+    import test_dtypes as dtypes
+
+    for fn, f in [(np.array, "mean_of_array"), (np.asarray, "mean_of_asarray")]:
+        if hasattr(dtypes, f):  # the argument's type (float) is the gradient's
+            f = getattr(dtypes, f)
+            add(fn, lambda f=f: dtypes.test_a_float_made_a_0d_array_gets_a_float_gradient(f))
     for p in shapes.VARIANTS:
         r, refused = p.values
         add(r.fn, lambda r=r, refused=refused: shapes.test_rule_at_generated_shapes(r, refused))
@@ -240,6 +247,20 @@ def _run_child(rule, side, param, text, checks, timeout=120):
     return code != 0
 
 
+def _enumerate(rules, wanted):
+    """Every mutant of the rules' templates: (rule, side, param, mutated text, label)."""
+    todo = []
+    for rule in rules:
+        for side in ("vjp", "jvp"):
+            names = _names(rule, side)
+            for param, text in list(getattr(rule, f"{side}_src").items()):
+                for what, mutated in mutants(text, names):
+                    label = f"{rule.name} {side}[{param}] ({what}): {mutated}"
+                    if wanted is None or label in wanted:
+                        todo.append((rule, side, param, mutated, label))
+    return todo
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modules", nargs="+")
@@ -255,6 +276,9 @@ def main(argv=None):
                     "as killed (the baseline as failing)")
     ap.add_argument("--equivalent", default=EQUIVALENT,
                     help="the list of equivalent mutants (default tests/equivalent_mutants.txt)")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="run only a random sample of this many of each module's mutants")
+    ap.add_argument("--seed", type=int, default=0, help="the seed of --sample")
     args = ap.parse_args(argv)
     equivalent = _equivalent(args.equivalent)
     done = set()  # with --out, the mutants an interrupted run already reported are skipped
@@ -278,38 +302,50 @@ def main(argv=None):
         killed = survived = untested = listed = 0
         start = time.time()
         lo, hi = (int(v) if v else None for v in args.rules.split(":"))
+        rules = []
         for rule in rules_of(module_name)[lo:hi]:
             if args.match and args.match not in rule.name or rule.name in args.skip.split(","):
                 continue
-            rule_checks = [c for k in _keys_of(rule) for c in checks.get(k, [])]
             if wanted is not None and not any(w.startswith(rule.name + " ") for w in wanted):
                 continue
+            rules.append(rule)
+        todo = _enumerate(rules, wanted)
+        population = len(todo)
+        if args.sample:
+            picked = set(random.Random(args.seed).sample(range(population),
+                                                         min(args.sample, population)))
+            todo = [m for i, m in enumerate(todo) if i in picked]
+            say(f"== {module_name}: a sample of {len(todo)} of {population} mutants "
+                f"(seed {args.seed})")
+        by_rule = {}
+        for m in todo:
+            by_rule.setdefault(id(m[0]), []).append(m)
+        for group in by_rule.values():
+            rule = group[0][0]
+            rule_checks = [c for k in _keys_of(rule) for c in checks.get(k, [])]
             if not rule_checks:
-                n = sum(1 for side in ("vjp", "jvp") for _ in getattr(rule, f"{side}_src"))
-                untested += n
-                say(f"NO CHECKS {rule.name} ({n} templates)")
+                untested += len(group)
+                say(f"NO CHECKS {rule.name} ({len(group)} mutants)")
+                continue
+            if all(m[-1] in done for m in group):
                 continue
             if _run_child(rule, "vjp", None, None, rule_checks, timeout=10 * args.timeout):
-                say(f"BASELINE FAILS {rule.name}: skipped")
+                say(f"BASELINE FAILS {rule.name}: skipped ({len(group)} mutants)")
                 continue
-            for side in ("vjp", "jvp"):
-                names = _names(rule, side)
-                for param, text in list(getattr(rule, f"{side}_src").items()):
-                    for what, mutated in mutants(text, names):
-                        label = f"{rule.name} {side}[{param}] ({what}): {mutated}"
-                        if wanted is not None and label not in wanted or label in done:
-                            continue
-                        dead = _run_child(rule, side, param, mutated, rule_checks, args.timeout)
-                        killed += dead
-                        survived += not dead
-                        verdict = "killed" if dead else "survived"
-                        if not dead and label in equivalent:
-                            verdict, survived, listed = "equivalent", survived - 1, listed + 1
-                        say(f"{verdict}: {label}")
+            for rule, side, param, mutated, label in group:
+                if label in done:
+                    continue
+                dead = _run_child(rule, side, param, mutated, rule_checks, args.timeout)
+                killed += dead
+                survived += not dead
+                verdict = "killed" if dead else "survived"
+                if not dead and label in equivalent:
+                    verdict, survived, listed = "equivalent", survived - 1, listed + 1
+                say(f"{verdict}: {label}")
         total = killed + survived + listed
         score = f"{100 * killed / total:.1f}%" if total else "-"
         say(f"== {module_name}: {total} mutants, {killed} killed ({score}), {listed} equivalent "
-            f"(listed), {survived} survived; rules without checks: {untested} templates; "
+            f"(listed), {survived} survived; without checks: {untested} mutants; "
             f"{time.time() - start:.0f} s")
     np.seterr(all="warn")
 

@@ -264,3 +264,21 @@ def test_complex64_and_float16_keep_their_dtypes():
 
 def abs_square(z):
     return np.sum(np.abs(z) ** 2)
+
+
+def mean_of_array(x):
+    return np.mean(np.array(x)) + np.sum(np.array(x) * np.ones(3))
+
+
+def mean_of_asarray(x):
+    return np.mean(np.asarray(x)) + np.sum(np.asarray(x) * np.ones(3))
+
+
+@pytest.mark.parametrize("f", [mean_of_array, mean_of_asarray], ids=lambda f: f.__name__)
+def test_a_float_made_a_0d_array_gets_a_float_gradient(f):
+    # the gradient of np.array(x) / np.asarray(x) takes the argument's type from the argument,
+    # not from the 0-d array made of it nor from its cotangent (mutants of the templates)
+    g = grad(f)(1.5)
+    assert type(g) is float and g == 4.0
+    g = grad(f)([1.5, 2.0, 0.5])
+    assert np.allclose(g, 4 / 3) and np.shape(g) == (3,)

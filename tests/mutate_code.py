@@ -1,0 +1,294 @@
+"""Mutation testing of srcgrad's code (emitters, rule kinds, helpers) against any test selection.
+
+mutmut runs pytest from scratch for every mutant (collection alone takes seconds here) and
+cannot mutate the template strings of the rule tables. This script collects a pytest selection
+once, then for each mutant forks: the child puts the mutant in place and runs the collected
+tests (stopping at the first failure); a mutant is *killed* when a test fails, errors, or the
+child takes longer than ``--timeout``. Nothing a mutant changes leaks into the next.
+
+Targets:
+
+- ``--code srcgrad.transform.adjoints`` mutates the bodies of the module's functions and methods
+  (operators swapped, one operand of a binary operation kept, comparisons, ``and``/``or``,
+  ``not`` dropped, an ``if``'s test negated, numbers +1, ``True``/``False``, ``a if c else b``
+  swapped, a keyword argument dropped, a one-argument call replaced by its argument). The
+  mutated function is compiled alone and its code object put into the original function, so
+  every module that imported the function sees the mutant.
+- ``--templates inplace_rules`` mutates the template strings of a rule module with the operators
+  of ``tests/mutate_rules.py`` (for rules whose checks are ordinary tests, not rule-table rows).
+
+The tests are given after ``--`` as pytest arguments. They first run unmutated; a test that
+fails then is left out (and reported). The disk cache is off in the children (a derivative made
+by a mutant must not be read by the next one).
+
+    python tests/mutate_code.py --code srcgrad.transform.templates --sample 200 --seed 1 \\
+        --out templates.log -- tests/test_rules.py -k "sin or matmul"
+
+One line per mutant (``killed`` / ``survived`` / ``equivalent`` with the location and the mutated
+line), then the score. Mutants listed in ``tests/equivalent_mutants.txt`` count as equivalent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import inspect
+import os
+import random
+import signal
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import mutate_rules  # noqa: E402  (its operators and its list of equivalent mutants)
+
+
+def _extra_mutants(node):
+    """Operators of code that templates do not have: an ``if``/``while`` test negated."""
+    if isinstance(node, (ast.If, ast.While)):
+        yield "condition negated", node, type(node)(
+            ast.UnaryOp(ast.Not(), node.test), node.body, node.orelse)
+
+
+def _functions(tree):
+    """(qualified name, class name or None, FunctionDef) of the module's functions and methods."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, None, node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield f"{node.name}.{item.name}", node.name, item
+
+
+def _skip(node, fn):
+    """Nodes not worth mutating: docstrings, annotations, messages of errors."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return True
+    return node is fn.returns
+
+
+def code_mutants(module_name):
+    """Every mutant of a module's functions: (label, qualified name, class, mutated FunctionDef)."""
+    module = importlib.import_module(module_name)
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    out = []
+    for qualname, cls, fn in _functions(tree):
+        annotations = {id(n) for a in ast.walk(fn.args) for n in ast.walk(a)
+                       if getattr(a, "annotation", None) is not None and n is a.annotation}
+        body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+        seen = set()
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if _skip(node, fn) or id(node) in annotations:
+                    continue
+                candidates = [(what, node, new) for what, new in
+                              mutate_rules._node_mutants(node, [])]
+                candidates += list(_extra_mutants(node))
+                for what, target, new in candidates:
+                    mutated = mutate_rules._swap_in(fn, target, new)
+                    mutated.decorator_list = []
+                    text = ast.unparse(new) if isinstance(new, ast.expr) else what
+                    where = getattr(target, "lineno", fn.lineno)
+                    line = lines[where - 1].strip() if where <= len(lines) else ""
+                    label = (f"{module_name}:{where} {qualname} ({what}): {line} -> "
+                             f"{text.splitlines()[0] if text else text}")
+                    if label in seen:
+                        continue
+                    seen.add(label)
+                    out.append((label, qualname, cls, mutated))
+    return out
+
+
+def _original(module, qualname):
+    """The function object whose code a mutant replaces."""
+    obj = module
+    for part in qualname.split("."):
+        obj = obj.__dict__[part] if isinstance(obj, type) else getattr(obj, part)
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        obj = obj.fget
+    while hasattr(obj, "__wrapped__"):
+        obj = obj.__wrapped__
+    return obj
+
+
+def apply_code(module_name, qualname, cls, fn_node):
+    """Put the mutated function's code into the original function object."""
+    module = importlib.import_module(module_name)
+    node = fn_node
+    if cls is not None:  # compiled inside a class, so a ``super()`` cell is where it was
+        node = ast.ClassDef(cls, [], [], [fn_node], [], type_params=[]) \
+            if sys.version_info >= (3, 12) else ast.ClassDef(cls, [], [], [fn_node], [])
+    tree = ast.fix_missing_locations(ast.Module([node], []))
+    namespace = dict(module.__dict__)
+    exec(compile(tree, inspect.getsourcefile(module), "exec"), namespace)
+    new = namespace[cls].__dict__[fn_node.name] if cls else namespace[fn_node.name]
+    if isinstance(new, (staticmethod, classmethod)):
+        new = new.__func__
+    _original(module, qualname).__code__ = new.__code__
+
+
+def template_mutants(module_name):
+    """Every mutant of a rule module's templates: (label, rule, side, param, mutated text)."""
+    rules = mutate_rules.rules_of(module_name)
+    return [(label, rule, side, param, text)
+            for rule, side, param, text, label in mutate_rules._enumerate(rules, None)]
+
+
+def apply_template(rule, side, param, text):
+    getattr(rule, f"{side}_src")[param] = text
+    rule.vjp_template = rule.jvp_template = None
+
+
+def _items_of(items, rule):
+    """The tests of a rule: those with a row of its function among their parameters (rows have
+    an ``fn``), or every test if none has."""
+    if rule is None:
+        return items
+    from srcgrad.rules import registry
+
+    keys = mutate_rules._keys_of(rule)
+    mine = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        for value in callspec.params.values() if callspec else ():
+            fn = getattr(value, "fn", None)
+            try:
+                if fn is not None and registry._key(fn) in keys:
+                    mine.append(item)
+                    break
+            except TypeError:
+                continue
+    return mine or items
+
+
+class Mutator:
+    """The pytest plugin: replaces the test loop by the mutation loop."""
+
+    def __init__(self, args):
+        self.args = args
+        self.equivalent = mutate_rules._equivalent(args.equivalent)
+        self.out = open(args.out, "a") if args.out else None
+        self.done = set()
+        if args.out and os.path.exists(args.out):
+            verdicts = ("killed", "killed (timeout)", "survived", "equivalent")
+            self.done = {line.split(": ", 1)[1].strip() for line in open(args.out)
+                         if line.split(": ", 1)[0] in verdicts}
+
+    def say(self, line):
+        print(line, flush=True)
+        if self.out:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def _child(self, items, apply, timeout, failed=None):
+        """Fork; run the items with the mutant applied. Exit status 1 if one failed."""
+        from _pytest.runner import runtestprotocol
+
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            status = 0
+            try:
+                os.environ["SRCGRAD_CACHE"] = "0"
+                signal.alarm(timeout)
+                if apply is not None:
+                    apply()
+                for i, item in enumerate(items):
+                    nxt = items[i + 1] if i + 1 < len(items) else None
+                    reports = runtestprotocol(item, nextitem=nxt, log=False)
+                    if any(r.failed for r in reports):
+                        status = 1
+                        os.write(write, (item.nodeid + "\n").encode())
+                        if failed is None:
+                            break
+            except BaseException:  # noqa: BLE001 - anything a mutant raises kills it
+                status = 1
+            os._exit(status)
+        os.close(write)
+        chunks = []
+        while True:
+            chunk = os.read(read, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(read)
+        _, code = os.waitpid(pid, 0)
+        if failed is not None:
+            failed.update(b"".join(chunks).decode().split())
+        if os.WIFSIGNALED(code) and os.WTERMSIG(code) == signal.SIGALRM:
+            return "timeout"
+        return code != 0
+
+    def pytest_runtestloop(self, session):
+        args = self.args
+        todo = []
+        for name in args.code:
+            todo += [(label, lambda m=name, q=q, c=c, f=f: apply_code(m, q, c, f), None)
+                     for label, q, c, f in code_mutants(name)]
+        for name in args.templates:
+            todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r)
+                     for label, r, s, p, t in template_mutants(name)]
+        population = len(todo)
+        if args.sample and args.sample < population:
+            picked = sorted(random.Random(args.seed).sample(range(population), args.sample))
+            todo = [todo[i] for i in picked]
+        self.say(f"== {' '.join(args.code + args.templates)}: {len(todo)} of {population} "
+                 f"mutants (seed {args.seed}); {len(session.items)} tests")
+        start = time.time()
+        failed = set()
+        self._child(session.items, None, 20 * args.timeout, failed)
+        items = [i for i in session.items if i.nodeid not in failed]
+        for nodeid in sorted(failed):
+            self.say(f"BASELINE FAILS (left out): {nodeid}")
+        self.say(f"baseline: {len(items)} tests, {time.time() - start:.0f} s")
+        killed = survived = listed = 0
+        for label, apply, rule in todo:
+            if label in self.done:
+                continue
+            dead = self._child(_items_of(items, rule), apply, args.timeout)
+            verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
+            dead = bool(dead)
+            killed += dead
+            if not dead and label in self.equivalent:
+                verdict, listed = "equivalent", listed + 1
+            elif not dead:
+                survived += 1
+            self.say(f"{verdict}: {label}")
+        total = killed + survived + listed
+        score = f"{100 * killed / total:.1f}%" if total else "-"
+        self.say(f"== {total} mutants run, {killed} killed ({score}), {listed} equivalent "
+                 f"(listed), {survived} survived; {time.time() - start:.0f} s")
+        return True
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    split = argv.index("--") if "--" in argv else len(argv)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--code", action="append", default=[], help="a module whose code to mutate")
+    ap.add_argument("--templates", action="append", default=[],
+                    help="a rule module (srcgrad.rules.X) whose templates to mutate")
+    ap.add_argument("--sample", type=int, default=0, help="run a random sample of the mutants")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=int, default=120, help="seconds a mutant may take")
+    ap.add_argument("--out", default=None,
+                    help="also append the lines to this file; mutants it lists are not run again")
+    ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)
+    args = ap.parse_args(argv[:split])
+    import pytest
+
+    return pytest.main(argv[split + 1:] + ["-p", "no:cacheprovider", "-q"],
+                       plugins=[Mutator(args)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
