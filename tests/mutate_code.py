@@ -237,6 +237,10 @@ class Mutator:
         for name in args.templates:
             todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r)
                      for label, r, s, p, t in template_mutants(name)]
+        if args.rerun:
+            wanted = {line.split(": ", 1)[1].strip() for line in open(args.rerun)
+                      if line.startswith("survived: ")}
+            todo = [t for t in todo if t[0] in wanted]
         population = len(todo)
         if args.sample and args.sample < population:
             picked = sorted(random.Random(args.seed).sample(range(population), args.sample))
@@ -282,6 +286,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=120, help="seconds a mutant may take")
     ap.add_argument("--out", default=None,
                     help="also append the lines to this file; mutants it lists are not run again")
+    ap.add_argument("--rerun", default=None,
+                    help="only the mutants a previous run's output (this file) lists as survived")
     ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)
     args = ap.parse_args(argv[:split])
     import pytest

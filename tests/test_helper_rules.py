@@ -26,6 +26,7 @@ V = RNG.normal(size=5)
 _B = RNG.normal(size=(3, 3))
 SPD = _B @ _B.T + 3 * np.eye(3)
 W4 = np.arange(1.0, 5.0)
+W5 = np.arange(1.0, 6.0)
 
 
 def f_prod(x):
@@ -230,6 +231,28 @@ def f_vector_norm(x):
     return np.linalg.vector_norm(x, axis=0) @ np.arange(4.0)
 
 
+def f_element_write(v):
+    y = v * 1.0
+    y[1] = v[0] * v[2]
+    y[3] = np.sin(v[4])
+    return np.sum(np.sin(y) * v)
+
+
+def f_sort_method(v):
+    v.sort()  # the argument sorted in place (on srcgrad's copy): `array_only` copies it first
+    return np.sum(np.tanh(v) * W5)
+
+
+K3 = np.array([1.0, 2.0, 3.0])  # a float array: its dtype is read when the function runs
+
+
+def f_written(v):
+    k = np.zeros_like(K3)
+    k[0] = v[0] ** 2
+    k[2] = v[1] * v[3]
+    return np.sum(np.sin(k * v[:3]))
+
+
 CASES = [
     (f_prod, X), (f_prod_all, X[:2]), (f_prod_keepdims, X), (f_var_std, X), (f_max_min, X),
     (f_ptp, X), (f_mean, X), (f_cumsum, X), (f_cumsum_flat, X), (f_cumprod, X),
@@ -241,7 +264,8 @@ CASES = [
     (f_tensordot, X), (f_inner, X), (f_kron, V[:3]), (f_cross, X[:2, :3]), (f_convolve, V),
     (f_correlate, V), (f_det, SPD), (f_slogdet, SPD), (f_solve_vector, SPD),
     (f_solve_matrix, SPD), (f_inv, SPD), (f_norm, V), (f_norm_ord3, V), (f_norm_axis, X),
-    (f_norm_fro, X), (f_vector_norm, X),
+    (f_norm_fro, X), (f_vector_norm, X), (f_element_write, V), (f_sort_method, V),
+    (f_written, V),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in
@@ -251,6 +275,7 @@ NONLINEAR = {
     f_sort, f_tile, f_pad_reflect, f_concatenate, f_stack, f_split, f_einsum_matrix,
     f_tensordot, f_kron, f_cross, f_convolve, f_det, f_slogdet, f_solve_vector,
     f_solve_matrix, f_norm, f_norm_ord3, f_norm_axis, f_median, f_linspace, f_average,
+    f_element_write, f_sort_method, f_written,
 }
 COMPOSED = [(f, x) for f, x in CASES if f in NONLINEAR]
 COMPOSED_IDS = [f.__name__[2:] for f, _ in COMPOSED]
