@@ -243,8 +243,8 @@ class Mutator:
             todo = [t for t in todo if t[0] in wanted]
         population = len(todo)
         if args.sample and args.sample < population:
-            picked = sorted(random.Random(args.seed).sample(range(population), args.sample))
-            todo = [todo[i] for i in picked]
+            picked = random.Random(args.seed).sample(range(population), args.sample)
+            todo = [todo[i] for i in picked]  # in random order: a run cut by --budget is a sample
         self.say(f"== {' '.join(args.code + args.templates)}: {len(todo)} of {population} "
                  f"mutants (seed {args.seed}); {len(session.items)} tests")
         start = time.time()
@@ -258,6 +258,9 @@ class Mutator:
         for label, apply, rule in todo:
             if label in self.done:
                 continue
+            if args.budget and time.time() - start > args.budget:
+                self.say(f"budget of {args.budget} s spent: stopped")
+                break
             dead = self._child(_items_of(items, rule), apply, args.timeout)
             verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
             dead = bool(dead)
@@ -284,6 +287,9 @@ def main(argv=None):
     ap.add_argument("--sample", type=int, default=0, help="run a random sample of the mutants")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=120, help="seconds a mutant may take")
+    ap.add_argument("--budget", type=int, default=0,
+                    help="start no mutant after this many seconds (the ones run are a random "
+                    "sample of the --sample)")
     ap.add_argument("--out", default=None,
                     help="also append the lines to this file; mutants it lists are not run again")
     ap.add_argument("--rerun", default=None,

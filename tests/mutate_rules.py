@@ -279,6 +279,8 @@ def main(argv=None):
     ap.add_argument("--sample", type=int, default=0,
                     help="run only a random sample of this many of each module's mutants")
     ap.add_argument("--seed", type=int, default=0, help="the seed of --sample")
+    ap.add_argument("--budget", type=int, default=0,
+                    help="start no mutant after this many seconds")
     args = ap.parse_args(argv)
     equivalent = _equivalent(args.equivalent)
     done = set()  # with --out, the mutants an interrupted run already reported are skipped
@@ -312,9 +314,9 @@ def main(argv=None):
         todo = _enumerate(rules, wanted)
         population = len(todo)
         if args.sample:
-            picked = set(random.Random(args.seed).sample(range(population),
-                                                         min(args.sample, population)))
-            todo = [m for i, m in enumerate(todo) if i in picked]
+            picked = random.Random(args.seed).sample(range(population),
+                                                     min(args.sample, population))
+            todo = [todo[i] for i in picked]  # in random order: a run cut by --budget is a sample
             say(f"== {module_name}: a sample of {len(todo)} of {population} mutants "
                 f"(seed {args.seed})")
         by_rule = {}
@@ -335,6 +337,8 @@ def main(argv=None):
             for rule, side, param, mutated, label in group:
                 if label in done:
                     continue
+                if args.budget and time.time() - start > args.budget:
+                    break
                 dead = _run_child(rule, side, param, mutated, rule_checks, args.timeout)
                 killed += dead
                 survived += not dead

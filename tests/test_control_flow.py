@@ -839,3 +839,16 @@ def test_a_value_saved_where_it_may_be_unbound(f, c):
     # the save of `a` before it is overwritten runs on the path that never bound it: `a` starts
     # as None (was UnboundLocalError in the generated code)
     check_grad(f, (1.5, c))
+
+
+def loop_rebinds_to_a_new_shape(x):
+    y = x * 2.0
+    s = y[0] * y[1]
+    for i in range(2):
+        y = np.sin(x[:2]) * y[i]  # (3,) before the loop, (2,) after its first iteration
+    return np.sum(y * y) + s
+
+
+def test_loop_rebinding_a_read_variable_to_a_new_shape():
+    # the adjoint of y before its rebinding in the loop is not the buffer of the y after it
+    check_grad(loop_rebinds_to_a_new_shape, (np.array([1.0, 2.0, 3.0]),))

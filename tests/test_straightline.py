@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from golden_source import assert_golden
 from gradcheck import check_grad
 
-from srcgrad import grad, value_and_grad, vjp
+from srcgrad import grad, source, value_and_grad, vjp
 
 rng = np.random.default_rng(0)
 
@@ -529,3 +530,27 @@ def mean_by_first_dim(x):
 
 def test_shape_subscript_as_normaliser():
     check_grad(mean_by_first_dim, (A34,))
+
+
+def accumulates_and_copies(x, w):
+    a = x * w
+    b = np.sin(x)
+    z = a
+    return np.sum(z * b + x * 3.0) + np.sum(np.tanh(x))
+
+
+def accumulates_after_a_read_only_seed(x):
+    a = np.sin(x)
+    b = np.cos(x)
+    return np.sum(x) + np.sum(a * b)
+
+
+@pytest.mark.parametrize("f", [accumulates_and_copies, accumulates_after_a_read_only_seed],
+                         ids=lambda f: f.__name__)
+def test_accumulation_source_is_golden(f):
+    # the adjoint of a copy (`z = a`) is the same name, with no statement; an adjoint that holds
+    # an array made here accumulates in place (`dx += ...`), one that holds the read-only view
+    # `unreduce` returns adds into a new array first (`dx = dx + ...`)
+    args = (A34[0, :3], A34[1, :3])[: f.__code__.co_argcount]
+    check_grad(f, args)
+    assert_golden(f"straight_{f.__name__}.py", source(grad(f)))
