@@ -643,8 +643,16 @@ def golden_early_return(x, n):
     return s
 
 
+def golden_indexed_reads(x):
+    s = 0.0
+    for i in range(3):
+        s = s + x[i] * x[i]
+    return s
+
+
 GOLDENS = [
     ("control_if", golden_if, (0,)),
+    ("control_for_indexed_reads", golden_indexed_reads, (0,)),
     ("control_for_decay", decay, (0,)),
     ("control_while_break", golden_while_break, (0,)),
     ("control_early_return", golden_early_return, (0,)),
@@ -663,6 +671,8 @@ def test_golden_functions_are_correct():
     check_grad(golden_while_break, (0.01,))
     for x in (0.2, 1.5):
         check_grad(golden_early_return, (x, 10))
+    # (its golden source: x[i] read in a loop adds into a zeros buffer in place, `dx[i] += ...`)
+    check_grad(golden_indexed_reads, (np.array([0.5, -1.0, 2.0]),))
 
 
 def test_loops_stay_loops():
