@@ -477,3 +477,31 @@ def test_jacobian_of_tuple_output_is_a_clear_error():
 
 def test_forward_mode_source_is_golden():
     assert_golden("tanh_loss_jvp.py", source(jvp(tanh_loss, wrt=("W", "b"))))
+
+
+def loop_reads_before_it_assigns(x):
+    total = 0.0
+    for i in range(3):
+        if i > 0:
+            total = total + prev * x  # noqa: F821 - `prev` of the previous iteration
+        prev = np.sin(x) * i  # noqa: F841
+    return total
+
+
+def loop_branch_reads_before_the_other_assigns(x):
+    for i in range(3):
+        if i > 0:
+            s = s * x  # noqa: F821 - `s` of the previous iteration
+        else:
+            s = x * 1.0
+    return s
+
+
+@pytest.mark.parametrize("f", [loop_reads_before_it_assigns,
+                               loop_branch_reads_before_the_other_assigns],
+                         ids=lambda f: f.__name__)
+def test_jvp_of_a_loop_reading_a_variable_textually_before_its_assignment(f):
+    value, tangent = jvp(f)(1.5, 1.0)
+    h = 1e-6
+    assert value == pytest.approx(f(1.5))
+    assert tangent == pytest.approx((f(1.5 + h) - f(1.5 - h)) / (2 * h), rel=1e-6)

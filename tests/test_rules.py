@@ -287,6 +287,9 @@ def product_rows():
         row(np.einsum, "np.einsum('...ij,...jk->...ik', a, b)", a=b, b=x((4, 2))),
         row(np.einsum, "np.einsum('b...,b', a, b)", a=b, b=x((2,))),
         row(np.einsum, "np.einsum('ij,jk,kl', a, b, c)", a=A, b=x((4, 2)), c=x((2, 3))),
+        # six operands (the most einsum's rule takes), each of its own shape
+        row(np.einsum, "np.einsum('i,ij,j,jk,k,k->i', a, b, c, d, e, f)", a=x((2,)),
+            b=x((2, 3)), c=x((3,)), d=x((3, 4)), e=x((4,)), f=x((4,))),
         row(np.einsum, "np.einsum('i,i->i', a, b)", a=x((1,)), b=V),
         row(np.einsum, "np.einsum('iij->j', a)", a=x((3, 3, 2))),
         row(np.kron, "np.kron(a, b)", a=x((2, 3)), b=x((2, 2))),
