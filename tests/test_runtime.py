@@ -136,3 +136,12 @@ def test_spread_of_a_non_contiguous_cotangent_is_a_read_only_view(fn):
         dy = np.asarray(np.sum(rng.normal(size=shape), axis=axis))
         got = fn(dy, x, axis=axis)
         assert got.shape == shape and not got.flags.writeable
+
+
+def test_getitem_grad_adds_repeated_indices_and_fills_a_stepped_list_slice():
+    g = runtime.getitem_grad(np.array([1.0, 2.0, 3.0]), np.zeros(4), np.array([0, 0, 2]))
+    assert g.tolist() == [3.0, 0.0, 3.0, 0.0]
+    g = runtime.getitem_grad(np.array([1.0, 2.0]), np.zeros((3, 1)), ([1, 1], [0, 0]))
+    assert g.tolist() == [[0.0], [3.0], [0.0]]
+    g = runtime.getitem_grad([7.0, 8.0], [1.0] * 5, slice(1, 4, 2))
+    assert list(g) == [None, 7.0, None, 8.0, None]
