@@ -248,3 +248,17 @@ def test_sweep_with_client_map(client):
         ref_dw, ref_db = dloss(w, b, X, y)
         np.testing.assert_allclose(dw, ref_dw, rtol=1e-12)
         np.testing.assert_allclose(db, ref_db, rtol=1e-12)
+
+
+def test_chooser_grad_of_a_lazy_array_splits_ties_and_chooses_nans():
+    # the lazy branch of max/min's adjoint (no data-dependent test): ties share the cotangent,
+    # a NaN maximum chose the NaNs
+    from srcgrad import runtime
+
+    a = np.array([[1.0, 3.0, 3.0], [np.nan, 2.0, 0.0], [4.0, 1.0, 0.0]])
+    y = np.max(a, axis=1)
+    want = [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    got = runtime.chooser_grad(da.from_array(np.ones(3)), da.from_array(a), da.from_array(y),
+                               axis=1)
+    assert got.compute().tolist() == want
+    assert runtime.chooser_grad(np.ones(3), a, y, axis=1).tolist() == want

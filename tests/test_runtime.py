@@ -145,3 +145,14 @@ def test_getitem_grad_adds_repeated_indices_and_fills_a_stepped_list_slice():
     assert g.tolist() == [[0.0], [3.0], [0.0]]
     g = runtime.getitem_grad([7.0, 8.0], [1.0] * 5, slice(1, 4, 2))
     assert list(g) == [None, 7.0, None, 8.0, None]
+
+
+def test_chooser_grad_of_a_vector_splits_ties():
+    g = runtime.chooser_grad(1.0, np.array([1.0, 3.0, 2.0, 3.0]), 3.0)
+    assert g.tolist() == [0.0, 0.5, 0.0, 0.5]
+
+
+def test_prod_grad_of_an_integer_array_is_computed_in_floats():
+    # the product of the other factors overflows int64 (2**70)
+    g = runtime.prod_grad(1.0, np.array([2**40, 2**30, 3]))
+    assert g.tolist() == [3.0 * 2**30, 3.0 * 2**40, 2.0**70]
