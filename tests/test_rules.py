@@ -611,6 +611,32 @@ def test_eigh_adjoint():
     np.testing.assert_allclose(only_values, runtime.eigvalsh_vjp(w, _sym(a)))
 
 
+_SPD_W = _rng.normal(size=(3, 3))
+
+
+def _cholesky_weighted(a):
+    return np.sum(np.linalg.cholesky(a) * _SPD_W)
+
+
+def _eigh_weighted(a):
+    e, v = np.linalg.eigh(a)
+    return np.sum(e * _SPD_W[0]) + np.sum(v**2 * _SPD_W)
+
+
+@pytest.mark.parametrize("f", [_cholesky_weighted, _eigh_weighted], ids=lambda f: f.__name__)
+def test_symmetric_factorizations_follow_the_symmetric_convention(f):
+    """Of a symmetric argument, cholesky's and eigh's gradients are symmetric matrices, and
+    their tangent along any direction (symmetric or not) is the gradient's inner product with
+    it: the direction's symmetric part is what moves the factors."""
+    b = _rng.normal(size=(3, 3))
+    a = b @ b.T + 3 * np.eye(3)
+    g = grad(f)(a)
+    np.testing.assert_allclose(g, g.T, rtol=1e-12, atol=1e-12)
+    v = _rng.normal(size=(3, 3))  # not symmetric
+    tangent = srcgrad.jvp(f)(a, v)[1]
+    assert tangent == pytest.approx(np.sum(g * v), rel=1e-9)
+
+
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigvalsh_reads_the_triangle_it_is_told(uplo):
     """Of a matrix that is not symmetric, eigvalsh reads one triangle: the gradient of

@@ -156,3 +156,13 @@ def test_prod_grad_of_an_integer_array_is_computed_in_floats():
     # the product of the other factors overflows int64 (2**70)
     g = runtime.prod_grad(1.0, np.array([2**40, 2**30, 3]))
     assert g.tolist() == [3.0 * 2**30, 3.0 * 2**40, 2.0**70]
+
+
+def test_eigh_vjp_of_a_4d_batch_is_the_vjp_of_each_matrix():
+    b = rng.normal(size=(2, 3, 4, 4))
+    a = b + np.swapaxes(b, -1, -2)
+    dw = rng.normal(size=(2, 3, 4))
+    g = runtime.eigh_vjp((dw, None), np.linalg.eigh(a))
+    for i, j in np.ndindex(2, 3):
+        one = runtime.eigh_vjp((dw[i, j], None), np.linalg.eigh(a[i, j]))
+        np.testing.assert_allclose(g[i, j], one, rtol=1e-10, atol=1e-12)
