@@ -861,6 +861,16 @@ def test_slogdet_sign_alone_has_a_zero_gradient_of_the_matrix_shape():
     assert isinstance(g, np.ndarray) and g.shape == (3, 3) and not g.any()
 
 
+def slogdet_logdet(a):
+    return np.linalg.slogdet(a)[1]
+
+
+def test_slogdet_logdet_returned_alone():
+    # its cotangent is the Python float seed, not an array
+    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+    np.testing.assert_allclose(grad(slogdet_logdet)(a), np.linalg.inv(a).T, rtol=1e-12)
+
+
 # Rows kept out of ROWS because Dask arrays cannot run them lazily (tests/test_dask.py runs ROWS):
 # one operand active where the other's tangent is None (np.pad's constant_values alone: its zeros
 # come from the array's value; np.linspace's number bound against an array bound: the tangent has
