@@ -253,6 +253,9 @@ def odeint_rows():
             k=x((), POS), T=np.linspace(0.0, 1.0, 3)),
         row(odeint, f"odeint(decay, y0, T, args=(k,), {opts})", rtol=1e-4, y0=x((), POS),
             k=x((), POS), T=np.array([0.0, 0.5, 1.5])),
+        # args alone active: its adjoint runs first, not answered from y0's cached adjoint
+        row(odeint, f"odeint(decay, y0, T, args=(k,), {opts})", rtol=1e-4, wrt=("k",),
+            y0=x((2,)), k=x((), POS), T=np.linspace(0.0, 1.0, 3)),
         row(odeint, f"odeint(decay, Y0, np.cumsum(t), args=(0.7,), {opts})", rtol=1e-4,
             t=x((3,), (0.2, 1.0)), Y0=np.array([1.0, -0.5])),
     ]
