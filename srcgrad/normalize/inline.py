@@ -35,6 +35,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
+from ..runtime.shapes import BY_SOURCE
 from . import callables
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
@@ -133,7 +134,7 @@ class InlineCalls:
         if not inspect.isfunction(fn) or rules.lookup(fn) is not None or _generated(fn):
             return None
         module = getattr(fn, "__module__", "") or ""
-        if module.split(".")[0] in OPAQUE_MODULES:
+        if module.split(".")[0] in OPAQUE_MODULES and fn not in BY_SOURCE:
             return None
         if fn in self.stack or len(self.stack) >= MAX_DEPTH:
             return None  # recursion: stays a call, differentiated through its generated vjp

@@ -28,7 +28,7 @@ works wherever the third derivative of the NumPy function is not needed.
 
 from .. import runtime
 from ..runtime import higher_order as helper_runtime
-from .registry import defrule, nondiff
+from .registry import defrule, linear, nondiff
 
 NS = {
     "slice": slice,
@@ -214,6 +214,9 @@ for _fn, _sig, _args, _axis, _kind in (
 
 # --- elementwise helpers ------------------------------------------------------------------------
 nondiff(runtime.between, runtime.inverse_permutation)
+# the Dask check of the decompositions' helpers, and as_array, which they read arrays through
+nondiff(runtime.linalg._numpy_factor)
+linear(runtime.shapes.as_array, "x", vjp="dy", jvp="dx")
 _rule(
     runtime.sinc_derivative,
     "x, s",
@@ -463,31 +466,9 @@ _rule(
     kind="bilinear",
 )
 
-# Decompositions: linear in the cotangent (the adjoint is the tangent helper, and back); their
-# derivative in the factors they read is a third-order object srcgrad does not implement.
-_FACTOR = "the second derivative of np.linalg.{} is not implemented"
-# The vjp helper is called as vjp(g, *vjp_args) and the jvp helper as jvp(*jvp_args with t).
-for _vjp, _jvp, _vsig, _jsig, _jvp_args, _vjp_args, _primal, _name in (
-    (runtime.cholesky_vjp, runtime.cholesky_jvp, "g, factor, upper=False",
-     "factor, t, upper=False", "factor, {}, upper=upper", "{}, factor, upper=upper",
-     ("factor",), "cholesky"),
-    (runtime.eigh_vjp, runtime.eigh_jvp, "g, wv", "wv, t", "wv, {}", "{}, wv", ("wv",), "eigh"),
-    (runtime.eigvalsh_vjp, runtime.eigvalsh_jvp, "g, a, UPLO='L'", "a, t, UPLO='L'",
-     "a, {}, UPLO=UPLO", "{}, a, UPLO=UPLO", ("a",), "eigvalsh"),
-    (runtime.svd_vjp, runtime.svd_jvp, "g, usv, a, full_matrices=True, compute_uv=True",
-     "usv, a, t, full_matrices=True, compute_uv=True",
-     "usv, a, {}, full_matrices=full_matrices, compute_uv=compute_uv",
-     "{}, usv, a, full_matrices=full_matrices, compute_uv=compute_uv", ("usv", "a"), "svd"),
-    (runtime.qr_vjp, runtime.qr_jvp, "g, qr, a, mode='reduced'", "qr, a, t, mode='reduced'",
-     "qr, a, {}, mode=mode", "{}, qr, a, mode=mode", ("qr", "a"), "qr"),
-    (runtime.pinv_vjp, runtime.pinv_jvp, "g, p, a", "p, a, t", "p, a, {}", "{}, p, a",
-     ("p", "a"), "pinv"),
-    (runtime.matrix_power_vjp, runtime.matrix_power_jvp, "g, a, n", "a, t, n", "a, {}, n",
-     "{}, a, n", ("a",), "matrix_power"),
-):
-    _why = {p: _FACTOR.format(_name) for p in _primal}
-    _rule(_vjp, _vsig, vjp={"g": f"{_jvp.__name__}({_jvp_args.format('dy')})"}, unsupported=_why)
-    _rule(_jvp, _jsig, vjp={"t": f"{_vjp.__name__}({_vjp_args.format('dy')})"}, unsupported=_why)
+# Decompositions (cholesky, eigh, eigvalsh, svd, qr, pinv, matrix_power): their helpers in
+# runtime/linalg.py are plain NumPy code marked ``by_source``, differentiated by their source at
+# every order (no rule here).
 
 # --- third order: the helpers above that helper_runtime adds -------------------------------------
 _rule(

@@ -17,13 +17,15 @@ import numpy as np
 from ..errors import UnsupportedCaseError
 from .containers import Cotangents
 from .reductions import chooser_grad
-from .shapes import _expand, _like, as_array, is_duck, mT, unbroadcast
+from .shapes import _expand, _like, as_array, by_source, is_duck, mT, unbroadcast
 
 
+@by_source
 def _sym(x):
     return 0.5 * (x + mT(x))
 
 
+@by_source
 def _eye_like(x):
     return np.eye(np.shape(x)[-1])
 
@@ -61,6 +63,7 @@ def solve_vjp_a(dy, a, b, y):
     return unbroadcast(g, a)
 
 
+@by_source
 def _lower_half(x):
     """The lower triangle with the diagonal halved."""
     return np.tril(x) - 0.5 * x * _eye_like(x)
@@ -78,6 +81,7 @@ def _numpy_factor(y):
         )
 
 
+@by_source
 def cholesky_vjp(dy, y, upper=False):
     """The adjoint of ``np.linalg.cholesky`` (symmetric convention: the gradient is symmetric)."""
     _numpy_factor(y)
@@ -86,6 +90,7 @@ def cholesky_vjp(dy, y, upper=False):
     return _sym(mT(inv) @ _lower_half(mT(low) @ dlow) @ inv)
 
 
+@by_source
 def cholesky_jvp(y, da, upper=False):
     """The tangent of ``np.linalg.cholesky``: ``L Phi(L^-1 dA L^-T)``."""
     _numpy_factor(y)
@@ -95,6 +100,7 @@ def cholesky_jvp(y, da, upper=False):
     return mT(dlow) if upper else dlow
 
 
+@by_source
 def _gaps(w):
     """``1 / (w_j - w_i)`` off the diagonal, 0 on it."""
     diff = w[..., None, :] - w[..., :, None]
@@ -102,6 +108,7 @@ def _gaps(w):
     return np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
 
 
+@by_source
 def eigh_vjp(dy, y):
     """The adjoint of ``np.linalg.eigh`` for symmetric input with distinct eigenvalues."""
     w, v = y
@@ -114,6 +121,7 @@ def eigh_vjp(dy, y):
     return _sym(v @ inner @ mT(v))
 
 
+@by_source
 def eigh_jvp(y, da):
     """The tangent of ``np.linalg.eigh``: ``(diag(V^T dA V), V (F * V^T dA V))``."""
     w, v = y
@@ -121,18 +129,21 @@ def eigh_jvp(y, da):
     return np.diagonal(m, axis1=-2, axis2=-1), v @ (_gaps(w) * m)
 
 
+@by_source
 def eigvalsh_vjp(dy, a, UPLO="L"):
     """The adjoint of ``np.linalg.eigvalsh``: ``V diag(dy) V^T``."""
     _, v = np.linalg.eigh(a, UPLO)
     return _sym(v @ (as_array(dy)[..., None] * mT(v)))
 
 
+@by_source
 def eigvalsh_jvp(a, da, UPLO="L"):
     """The tangent of ``np.linalg.eigvalsh``: ``diag(V^T dA V)``."""
     _, v = np.linalg.eigh(a, UPLO)
     return np.diagonal(mT(v) @ _sym(da) @ v, axis1=-2, axis2=-1)
 
 
+@by_source
 def _svd_parts(y, a, full_matrices, compute_uv):
     if compute_uv:
         u, s, vt = y
@@ -146,6 +157,7 @@ def _svd_parts(y, a, full_matrices, compute_uv):
     return np.linalg.svd(a, full_matrices=False)
 
 
+@by_source
 def svd_vjp(dy, y, a, full_matrices=True, compute_uv=True):
     """The adjoint of ``np.linalg.svd`` for distinct nonzero singular values (Townsend 2016)."""
     u, s, vt = _svd_parts(y, a, full_matrices, compute_uv)
@@ -168,6 +180,7 @@ def svd_vjp(dy, y, a, full_matrices=True, compute_uv=True):
     return u @ core @ vt + g
 
 
+@by_source
 def svd_jvp(y, a, da, full_matrices=True, compute_uv=True):
     """The tangent of ``np.linalg.svd`` (reduced, distinct nonzero singular values)."""
     u, s, vt = _svd_parts(y, a, full_matrices, compute_uv)
@@ -185,6 +198,7 @@ def svd_jvp(y, a, da, full_matrices=True, compute_uv=True):
     return du, ds, mT(dv)
 
 
+@by_source
 def _qr_parts(y, a, mode):
     if mode not in ("reduced", "r"):
         raise UnsupportedCaseError(f"srcgrad differentiates np.linalg.qr with mode 'reduced' or "
@@ -197,6 +211,7 @@ def _qr_parts(y, a, mode):
     return y if mode == "reduced" else (np.linalg.qr(a)[0], y)
 
 
+@by_source
 def qr_vjp(dy, y, a, mode="reduced"):
     """The adjoint of ``np.linalg.qr`` for m >= n and full column rank."""
     q, r = _qr_parts(y, a, mode)
@@ -208,6 +223,7 @@ def qr_vjp(dy, y, a, mode="reduced"):
     return mT(np.linalg.solve(r, mT(dq + q @ copyltu)))
 
 
+@by_source
 def qr_jvp(y, a, da, mode="reduced"):
     """The tangent of ``np.linalg.qr`` for m >= n and full column rank."""
     q, r = _qr_parts(y, a, mode)
@@ -221,6 +237,7 @@ def qr_jvp(y, a, da, mode="reduced"):
     return dq, dr
 
 
+@by_source
 def pinv_vjp(dy, y, a):
     """The adjoint of ``np.linalg.pinv`` for a matrix of constant rank (Golub and Pereyra)."""
     eye_m, eye_n = np.eye(np.shape(a)[-2]), np.eye(np.shape(a)[-1])
@@ -231,6 +248,7 @@ def pinv_vjp(dy, y, a):
     )
 
 
+@by_source
 def pinv_jvp(y, a, da):
     """The tangent of ``np.linalg.pinv`` for a matrix of constant rank."""
     eye_m, eye_n = np.eye(np.shape(a)[-2]), np.eye(np.shape(a)[-1])
@@ -241,31 +259,38 @@ def pinv_jvp(y, a, da):
     )
 
 
+@by_source
+def _power_sum(base, d, k):
+    """``sum_j base^j d base^(k-1-j)`` over ``j < k`` (k >= 1), by the recurrence
+    ``S_(m+1) = base S_m + d base^m``: the derivative of ``base^k`` along ``d``."""
+    total = d
+    power = np.zeros(np.shape(base)) + _eye_like(base)
+    for _ in range(k - 1):
+        power = power @ base
+        total = base @ total + d @ power
+    return total
+
+
+@by_source
 def matrix_power_vjp(dy, a, n):
     """The adjoint of ``np.linalg.matrix_power(a, n)``: ``sum_k (a^T)^k dy (a^T)^(n-1-k)``."""
     if n == 0:
         return np.zeros(np.shape(a))
     if n < 0:
         inv = np.linalg.inv(a)
-        g = matrix_power_vjp(dy, inv, -n)
-        return -mT(inv) @ g @ mT(inv)
-    powers = [np.broadcast_to(_eye_like(a), np.shape(a))]
-    for _ in range(n - 1):
-        powers.append(powers[-1] @ mT(a))
-    return sum(powers[k] @ dy @ powers[n - 1 - k] for k in range(n))
+        return -mT(inv) @ _power_sum(mT(inv), dy, -n) @ mT(inv)
+    return _power_sum(mT(a), dy, n)
 
 
+@by_source
 def matrix_power_jvp(a, da, n):
     """The tangent of ``np.linalg.matrix_power(a, n)``."""
     if n == 0:
         return np.zeros(np.shape(a))
     if n < 0:
         inv = np.linalg.inv(a)
-        return matrix_power_jvp(inv, -inv @ da @ inv, -n)
-    powers = [np.broadcast_to(_eye_like(a), np.shape(a))]
-    for _ in range(n - 1):
-        powers.append(powers[-1] @ a)
-    return sum(powers[k] @ da @ powers[n - 1 - k] for k in range(n))
+        return _power_sum(inv, -inv @ da @ inv, -n)
+    return _power_sum(a, da, n)
 
 
 def lstsq_vjp(dy, a, b, y, wrt=0):

@@ -256,7 +256,10 @@ def _count(shape, axis):
 
 
 def mT(x):
-    """The transpose of the last two axes: every matrix of a stack transposed."""
+    """The transpose of the last two axes: every matrix of a stack transposed. (A number is
+    itself: derivative code passes the scalar 0 an adjoint starts from where nothing flowed.)"""
+    if np.ndim(x) == 0:
+        return x
     return np.swapaxes(x, -1, -2)
 
 
@@ -285,3 +288,15 @@ def _last(a, axis):
         return np.transpose(np.reshape(g, moved.shape), tuple(np.argsort(order).tolist()))
 
     return merged, back
+
+
+# Helpers differentiated by their source: where generated code that calls one is differentiated
+# again, srcgrad inlines the helper's body (plain NumPy code whose calls all have rules or are in
+# this set themselves) instead of looking for a rule, so every order works without a rule for it.
+BY_SOURCE: set = set()
+
+
+def by_source(fn):
+    """Mark ``fn`` as a helper that derivatives of generated code look into (``BY_SOURCE``)."""
+    BY_SOURCE.add(fn)
+    return fn
