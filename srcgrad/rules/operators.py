@@ -38,4 +38,9 @@ nondiff(
 )
 
 # `x[index]`: the index arrives as a value (`a:b` becomes `slice(a, b, None)`).
-linear(operator.getitem, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})
+# Its tangent reads the element's tangent with `elem`: an element of a tuple of tangents may be
+# None (zero) where its value is not (the cotangent tuples of derivative code differentiated again).
+linear(
+    operator.getitem, "x, index", vjp={"x": "getitem_grad(dy, x, index)"},
+    jvp={"x": "elem(dx, index, y)"},
+)

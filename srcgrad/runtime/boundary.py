@@ -163,7 +163,9 @@ def check_seed(seed, out):
     if isinstance(out, (tuple, list)):
         if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
             raise SeedShapeError(_structure(seed), _structure(out))
-        return Cotangents(check_seed(s, o) for s, o in zip(seed, out))
+        # None in a structured seed is a zero cotangent (the part of a derived function's tuple
+        # output that nothing read)
+        return Cotangents(None if s is None else check_seed(s, o) for s, o in zip(seed, out))
     if np.shape(seed) != np.shape(out):
         raise SeedShapeError(np.shape(seed), np.shape(out))
     return seed

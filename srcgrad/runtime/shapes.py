@@ -62,6 +62,11 @@ def unbroadcast(g, x):
         # A contribution has the shape of the operation's result, and a scalar result means
         # scalar operands: nothing was broadcast.
         return g
+    if _adds_elementwise(x) and isinstance(g, (list, tuple)):
+        # the tangents (cotangents) of tuples added in derivative code: element by element
+        return type(x)(
+            None if gi is None or xi is None else unbroadcast(gi, xi) for gi, xi in zip(g, x)
+        )
     if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
         # `+` or `*` between Python sequences concatenates or repeats them: not arithmetic
         raise SrcgradError(
@@ -79,6 +84,12 @@ def unbroadcast(g, x):
             axes = 0 if lead == 1 else tuple(range(lead))
             return np.add.reduce(g, axes) if type(g) is np.ndarray else g.sum(axis=axes)
     return _unbroadcast_shapes(g, x)
+
+
+def _adds_elementwise(x):
+    """Whether ``x`` is a sequence whose ``+`` adds element by element (``Cotangents``, the
+    tangent or cotangent of a tuple or list in derivative code), not one that concatenates."""
+    return isinstance(x, list) and type(x).__add__ is not list.__add__
 
 
 def _unbroadcast_shapes(g, x):
@@ -142,6 +153,9 @@ def shape_like(*values):
     """A zero-strided view with the broadcast shape and the dtype of ``values``: a shape
     reference for the helpers above that holds no memory (a value read only for its shape need
     not be kept; its dtype is what a seed spread over it is made of)."""
+    if len(values) == 1 and _adds_elementwise(values[0]):
+        # the tangent of a tuple (derivative code differentiated again): one per element
+        return type(values[0])(None if v is None else shape_like(v) for v in values[0])
     if len(values) == 1 and isinstance(values[0], np.ndarray):
         shape = values[0].shape
         dtype = values[0].dtype

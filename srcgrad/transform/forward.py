@@ -32,6 +32,7 @@ from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
+from ..rules.kinds import Kind
 from ..rules.registry import Role
 from .nodes import assign, call, name
 from .tangents import Tangents
@@ -244,7 +245,11 @@ class ForwardAD:
             prelude, exprs = instantiate(template, env, self.ctx, active)
             value = exprs[active[0]]
             for p in active[1:]:
-                value = _plus(value, exprs[p])
+                if rule.kind is Kind.DERIVED:
+                    # a derived function may return a tuple, whose tangents `+` would concatenate
+                    value = self._call(runtime.add, value, exprs[p])
+                else:
+                    value = _plus(value, exprs[p])
             covered = not rule.broadcast or _has_output_shape(template, active, op)
         value = _SliceSyntax(self.ctx.namespace).visit(value)
         if not covered:
@@ -316,6 +321,20 @@ class _SliceSyntax(gast.NodeTransformer):
     def visit_Subscript(self, node):
         self.generic_visit(node)
         node.slice = self._index(node.slice)
+        return node
+
+    def visit_Call(self, node):
+        """``elem(dx, index, y)``, the tangent of ``x[index]``, is ``dx[index]`` where the index
+        is a slice or several indices (an array's, whose tangent is never None)."""
+        self.generic_visit(node)
+        if (
+            isinstance(node.func, gast.Name) and node.func.id == "elem"
+            and self.namespace.lookup("elem") is runtime.elem and len(node.args) == 3
+            and not isinstance(node.args[1], (gast.Constant, gast.Name))
+        ):
+            index = self._index(node.args[1])
+            if isinstance(index, (gast.Slice, gast.Tuple)):
+                return gast.Subscript(node.args[0], index, gast.Load())
         return node
 
     def _index(self, index):

@@ -1,0 +1,90 @@
+"""Every rule to third order (issue 15): the walk of ``tests/third_order.py`` over the rule tables.
+
+By default one row per rule (its shortest in ``tests/test_rules.py``, ``tests/test_scipy_rules.py``)
+is walked to third order, one input at a time, in one composition per order (``grad``,
+``jvp(grad(f))``, ``jvp(jvp(grad(f)))``). ``SRCGRAD_THIRD_ORDER=all`` walks every row, all inputs
+at once, in every composition the walk knows.
+
+A rule that does not reach third order is listed in ``LIMITS`` with the order it reaches and why
+not further; the test checks both (the orders up to the limit, and that the next one is refused
+with that reason), so a limit that no longer holds fails until it is removed.
+``python tests/third_order_count.py`` counts the rules by the highest order verified.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+import test_rules as numpy_table
+from third_order import walk
+
+FULL = os.environ.get("SRCGRAD_THIRD_ORDER") == "all"
+
+# fn -> (highest order it is differentiable to, what the refusal of the next order says)
+LIMITS = {
+    np.sinc: (2, "third derivatives through np.sinc are not implemented"),
+    np.prod: (2, "third derivatives through np.prod are not implemented"),
+    np.cumprod: (2, "third derivatives through np.cumprod are not implemented"),
+    np.cumulative_prod: (2, "third derivatives through np.cumprod are not implemented"),
+    np.einsum: (2, "third derivatives through np.einsum are not implemented"),
+    np.kron: (2, "third derivatives through np.kron are not implemented"),
+    np.cross: (2, "third derivatives through np.cross are not implemented"),
+    np.linalg.cross: (2, "third derivatives through np.cross are not implemented"),
+    np.convolve: (2, "third derivatives through np.convolve are not implemented"),
+    np.correlate: (2, "third derivatives through np.correlate are not implemented"),
+    np.linalg.lstsq: (1, "calls its helper `lstsq_vjp`, which has no rule"),
+    np.linalg.norm: (2, "third derivatives through a norm are not implemented"),
+    np.linalg.vector_norm: (2, "third derivatives through a norm are not implemented"),
+    np.linalg.matrix_norm: (2, "third derivatives through a norm are not implemented"),
+}
+# rows whose limit is lower than their rule's (a case of the rule the others do not reach)
+ROW_LIMITS = {
+    "np.linalg.norm(a, 'nuc')": (1, "no second derivative of the matrix norm ord='nuc'"),
+    "np.linalg.norm(a, 2)": (1, "no second derivative of the matrix norm ord=2"),
+    "np.linalg.norm(a, -2)": (1, "no second derivative of the matrix norm ord=-2"),
+    "np.linalg.matrix_norm(a, ord='nuc')": (1, "no second derivative of the matrix norm"),
+}
+
+
+def _rows(table):
+    rows = [r for r in table.ROWS if not getattr(r, "marks", ())]
+    rows += list(getattr(table, "ONE_ACTIVE", []))
+    if FULL:
+        return rows
+    shortest = {}  # per rule, the row with the shortest call: the cheapest to differentiate
+    for r in rows:
+        best = shortest.setdefault(id(r.fn), r)
+        if len(r.call) < len(best.call):
+            shortest[id(r.fn)] = r
+    return list(shortest.values())
+
+
+def limit(r):
+    """``(order, reason)``: how far the row's rule is differentiable, and why not further."""
+    call = r.call.split(";")[-1].strip()
+    return ROW_LIMITS.get(call) or LIMITS.get(r.fn) or (3, None)
+
+
+def check_row(r, build):
+    """The walk over every differentiated input of the row at once (full sweep) or over each
+    input alone (by default: a tuple ``wrt`` makes the generated code several times longer)."""
+    f, args = build(r, 7)
+    order, why = limit(r)
+    wrt = tuple(r.wrt) or tuple(args)
+    selections = [wrt] if FULL else [(w,) for w in wrt]
+    for selected in selections:
+        assert walk(f, args, selected, order, "all" if FULL else "one") == order
+    if why is not None:
+        with pytest.raises(Exception, match=re.escape(why)):
+            walk(f, args, wrt[:1], order + 1)
+
+
+NUMPY_ROWS = _rows(numpy_table)
+
+
+@pytest.mark.parametrize("r", NUMPY_ROWS, ids=lambda r: f"{r.call[:50]}-{r.wrt}")
+def test_numpy_rule_to_third_order(r):
+    check_row(r, numpy_table.build)
