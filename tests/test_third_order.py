@@ -88,3 +88,45 @@ NUMPY_ROWS = _rows(numpy_table)
 @pytest.mark.parametrize("r", NUMPY_ROWS, ids=lambda r: f"{r.call[:50]}-{r.wrt}")
 def test_numpy_rule_to_third_order(r):
     check_row(r, numpy_table.build)
+
+
+def _scipy_table():
+    pytest.importorskip("scipy")
+    import test_scipy_rules
+
+    return test_scipy_rules
+
+
+# The SciPy table is walked in the full sweep only (its ~60 rules would double the default's
+# time); its rules' second order is checked by test_scipy_rules.py's SECOND rows.
+SCIPY_ROWS = _rows(_scipy_table()) if FULL else []
+
+
+@pytest.mark.parametrize("r", SCIPY_ROWS, ids=lambda r: f"{r.call[:50]}-{r.wrt}")
+def test_scipy_rule_to_third_order(r):
+    check_row(r, _scipy_table().build)
+
+
+def _scipy_limits():
+    """The SciPy rules whose helpers have no rule yet: first order only (the refusal names the
+    helper); odeint's adjoint would need the adjoint of its adjoint ODE."""
+    import scipy.integrate
+    import scipy.linalg as linalg
+    import scipy.stats as stats
+
+    no_rule = "calls its helper `{}`, which has no rule"
+    helpers = {
+        stats.dirichlet.logpdf: "dirichlet_vjp", stats.dirichlet.pdf: "dirichlet_vjp",
+        stats.multivariate_normal.logpdf: "mvn_vjp", stats.multivariate_normal.pdf: "mvn_vjp",
+        linalg.solve_triangular: "solve_triangular_vjp", linalg.cholesky: "cholesky_grad",
+        linalg.cho_factor: "cho_factor_vjp", linalg.cho_solve: "cho_solve_vjp_c",
+        linalg.expm: "expm_vjp", linalg.solve: "linalg_solve_vjp", linalg.inv: "structure",
+        linalg.eigh: "eigh_grad", scipy.integrate.odeint: "odeint_vjp",
+    }
+    limits = {fn: (1, no_rule.format(helper)) for fn, helper in helpers.items()}
+    limits[linalg.sqrtm] = (1, "`solve_sylvester` is a Python function from `scipy.linalg")
+    return limits
+
+
+if FULL:
+    LIMITS.update(_scipy_limits())

@@ -190,8 +190,11 @@ defrule(
 defrule(
     np.std,
     "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-    vjp="var_grad(dy / (2 * y), a, axis=axis, ddof=ddof, keepdims=keepdims)",
-    jvp="reduce_jvp(var_grad(0.5 / y, a, axis=axis, ddof=ddof, keepdims=keepdims), da, "
+    # at a zero std (one element, or all equal) the gradient is 0, as a norm's at zero: the
+    # centered values var_grad multiplies by are all 0 there, so dividing by 1 keeps it finite
+    vjp="var_grad(dy / (2 * y + (y == 0)), a, axis=axis, ddof=ddof, keepdims=keepdims)",
+    jvp="reduce_jvp(var_grad(0.5 / (y + (y == 0)), a, axis=axis, ddof=ddof, keepdims=keepdims), "
+    "da, "
     "axis=axis, keepdims=keepdims)",
 )
 defrule(

@@ -128,6 +128,8 @@ _in_x(
     ("a", "b"),
 )
 nondiff(special.gammasgn)
+# integers the helpers differentiated by their source (logsumexp_vjp, ...) compute
+nondiff(scipy_helpers._positive_axes)
 
 # --- scipy.special: error function, logistic, normal distribution ---------------------------------
 _unary(special.erf, "(2 / math.sqrt(math.pi)) * np.exp(-x * x)")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedCaseError
 from .shapes import _float_array, _like, float_dtype, unbroadcast
 
 
@@ -59,7 +58,8 @@ def dot_vjp_left(dy, a, b):
     """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(np.multiply(dy, b), a)
-    _check_dot(a, b)
+    if np.ndim(a) > 2 or np.ndim(b) > 2:
+        return tensordot_vjp_left(dy, a, b, _dot_axes(b))
     return matmul_vjp_left(dy, a, b)
 
 
@@ -67,16 +67,15 @@ def dot_vjp_right(dy, a, b):
     """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(np.multiply(dy, a), b)
-    _check_dot(a, b)
+    if np.ndim(a) > 2 or np.ndim(b) > 2:
+        return tensordot_vjp_right(dy, a, b, _dot_axes(b))
     return matmul_vjp_right(dy, a, b)
 
 
-def _check_dot(a, b):
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise UnsupportedCaseError(
-            f"srcgrad differentiates np.dot for arrays of up to 2 dimensions; got shapes "
-            f"{np.shape(a)} and {np.shape(b)}. Use np.matmul or np.tensordot for stacked arrays."
-        )
+def _dot_axes(b):
+    """``np.dot(a, b)`` of N-d arrays as ``np.tensordot``: the last axis of ``a`` against the
+    second-to-last of ``b`` (its only one for a vector)."""
+    return ((-1,), (max(np.ndim(b) - 2, 0),))
 
 
 def _einsum_labels(subscripts, shapes):

@@ -17,7 +17,7 @@ import scipy.signal
 from .. import transforms
 from ..errors import NoRuleError
 from .linalg import cholesky_jvp, cholesky_vjp, eigh_jvp, eigh_vjp
-from .shapes import mT, unbroadcast
+from .shapes import by_source, mT, unbroadcast
 
 
 def no_gradient(function, param):
@@ -31,6 +31,7 @@ def no_gradient(function, param):
 # --- scipy.special ------------------------------------------------------------------------------
 
 
+@by_source
 def _expand_reduced(v, ndim, axis, keepdims):
     """``v`` (the result of a reduction over ``axis``) with the reduced axes restored as size 1."""
     v = np.asarray(v)
@@ -38,16 +39,22 @@ def _expand_reduced(v, ndim, axis, keepdims):
         return np.reshape(v, (1,) * ndim)
     if keepdims:
         return v
+    return np.expand_dims(v, _positive_axes(axis, ndim))
+
+
+def _positive_axes(axis, ndim):
     axes = axis if isinstance(axis, tuple) else (axis,)
-    return np.expand_dims(v, tuple(a % ndim for a in axes))
+    return tuple(a % ndim for a in axes)
 
 
+@by_source
 def _logsumexp_weights(a, y, axis, b, keepdims):
     """``exp(a - logsumexp(a))`` over the broadcast shape of ``a`` and ``b``."""
     ndim = np.ndim(a) if b is None else max(np.ndim(a), np.ndim(b))
     return np.exp(np.asarray(a) - _expand_reduced(y, ndim, axis, keepdims)), ndim
 
 
+@by_source
 def logsumexp_vjp(dy, a, y, axis=None, b=None, keepdims=False, return_sign=False, wrt="a"):
     """The adjoint of ``logsumexp(a, axis, b, keepdims)`` with respect to ``a`` or ``b``:
     ``dy * b * exp(a - y)`` and ``dy * exp(a - y)``, summed back to each operand's shape."""
@@ -60,6 +67,7 @@ def logsumexp_vjp(dy, a, y, axis=None, b=None, keepdims=False, return_sign=False
     return unbroadcast(g if b is None else g * b, a)
 
 
+@by_source
 def logsumexp_jvp(t, a, y, axis=None, b=None, keepdims=False, return_sign=False, wrt="a"):
     """The tangent of ``logsumexp`` along the tangent ``t`` of ``a`` (or of ``b``)."""
     if return_sign:
@@ -282,6 +290,7 @@ def eigh_tangent(y, a, da, lower=True, eigvals_only=False, subset_by_index=None,
 # --- scipy.signal -------------------------------------------------------------------------------
 
 
+@by_source
 def _full_cotangent(dy, shape1, shape2):
     """``dy`` of a convolution placed, centered, in a cotangent of the ``'full'`` result (the
     ``'same'`` and ``'valid'`` results are centered crops of the full one)."""
@@ -289,12 +298,11 @@ def _full_cotangent(dy, shape1, shape2):
     dy = np.asarray(dy)
     if dy.shape == full:
         return dy
-    out = np.zeros(full, dtype=np.result_type(dy, float))
-    start = [(f - d) // 2 for f, d in zip(full, dy.shape)]
-    out[tuple(slice(s, s + d) for s, d in zip(start, dy.shape))] = dy
-    return out
+    starts = [(f - d) // 2 for f, d in zip(full, dy.shape)]
+    return np.pad(dy, [(s, f - d - s) for s, f, d in zip(starts, full, dy.shape)])
 
 
+@by_source
 def convolve_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
     """The adjoint of ``scipy.signal.convolve(in1, in2, mode)`` w.r.t. ``in1`` (0) or ``in2``."""
     g = _full_cotangent(dy, np.shape(in1), np.shape(in2))
@@ -302,10 +310,12 @@ def convolve_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
     return scipy.signal.correlate(g, other, mode="valid", method=method)
 
 
+@by_source
 def _flip(a):
     return np.flip(a, axis=tuple(range(np.ndim(a))))
 
 
+@by_source
 def correlate_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
     """The adjoint of ``scipy.signal.correlate``: ``correlate(a, v) = convolve(a, flip(v))``."""
     g = convolve_grad(dy, in1, _flip(in2), mode, method, wrt)

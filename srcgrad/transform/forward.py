@@ -245,8 +245,9 @@ class ForwardAD:
             prelude, exprs = instantiate(template, env, self.ctx, active)
             value = exprs[active[0]]
             for p in active[1:]:
-                if rule.kind is Kind.DERIVED:
-                    # a derived function may return a tuple, whose tangents `+` would concatenate
+                if rule.kind is Kind.DERIVED or rule.fn in (runtime.add, runtime.add_at):
+                    # a derived function may return a tuple (and `add` add its tangents), whose
+                    # tangents `+` would concatenate: they add element by element
                     value = self._call(runtime.add, value, exprs[p])
                 else:
                     value = _plus(value, exprs[p])
