@@ -254,6 +254,21 @@ def f_written(v):
     return np.sum(np.sin(k * v[:3]))
 
 
+def f_vector_norm_sin(x):
+    return np.sum(np.sin(np.linalg.vector_norm(x, axis=0)))
+
+
+def f_einsum_six(v):
+    return np.einsum("i,i,i,i,i,i->", v, v**2, np.sin(v), np.cos(v), v + 1.0, np.tanh(v))
+
+
+SPD2 = np.stack([SPD[:2, :2], SPD[1:, 1:]])  # a stack of two 2 x 2 symmetric positive definite
+
+
+def f_det_stack(a):
+    return np.sum(np.linalg.det(a) ** 2)
+
+
 CASES = [
     (f_prod, X), (f_prod_all, X[:2]), (f_prod_keepdims, X), (f_var_std, X), (f_max_min, X),
     (f_ptp, X), (f_mean, X), (f_cumsum, X), (f_cumsum_flat, X), (f_cumprod, X),
@@ -266,7 +281,7 @@ CASES = [
     (f_correlate, V), (f_det, SPD), (f_slogdet, SPD), (f_solve_vector, SPD),
     (f_solve_matrix, SPD), (f_inv, SPD), (f_norm, V), (f_norm_ord3, V), (f_norm_axis, X),
     (f_norm_fro, X), (f_vector_norm, X), (f_element_write, V), (f_sort_method, V),
-    (f_written, V),
+    (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in
@@ -276,7 +291,7 @@ NONLINEAR = {
     f_sort, f_tile, f_pad_reflect, f_concatenate, f_stack, f_split, f_einsum_matrix,
     f_tensordot, f_kron, f_cross, f_convolve, f_det, f_slogdet, f_solve_vector,
     f_solve_matrix, f_norm, f_norm_ord3, f_norm_axis, f_median, f_linspace, f_average,
-    f_element_write, f_sort_method, f_written,
+    f_element_write, f_sort_method, f_written, f_det_stack,
 }
 COMPOSED = [(f, x) for f, x in CASES if f in NONLINEAR]
 COMPOSED_IDS = [f.__name__[2:] for f, _ in COMPOSED]
@@ -314,6 +329,12 @@ def test_grad_of_grad(f, x):
 
     want = np.tensordot(numeric_hessian(f, x), w, axes=x.ndim)
     assert_close(grad(h)(x), want)
+
+
+def test_grad_of_grad_of_einsum_with_six_operands():
+    # reverse over reverse reads the partner adjoints of operands 4 and 5 (hessian, forward over
+    # reverse, their tangents: CASES)
+    test_grad_of_grad(f_einsum_six, V[:2])
 
 
 @pytest.mark.parametrize("f, x", COMPOSED, ids=COMPOSED_IDS)
