@@ -191,6 +191,14 @@ def f_correlate(v):
     return np.sum(np.correlate(v, v[:3] ** 2, mode="same") ** 2)
 
 
+def f_cross_axes(x):
+    return np.sum(np.cross(x, np.sin(x), axisa=0, axisb=0, axisc=0) ** 2)
+
+
+def f_convolve_valid(v):
+    return np.sum(np.convolve(v, np.sin(v[:3]), mode="valid") ** 2)
+
+
 def f_det(a):
     return np.linalg.det(a) ** 2
 
@@ -282,6 +290,7 @@ CASES = [
     (f_solve_matrix, SPD), (f_inv, SPD), (f_norm, V), (f_norm_ord3, V), (f_norm_axis, X),
     (f_norm_fro, X), (f_vector_norm, X), (f_element_write, V), (f_sort_method, V),
     (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
+    (f_cross_axes, X[:, :2]), (f_convolve_valid, V),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in
@@ -291,7 +300,7 @@ NONLINEAR = {
     f_sort, f_tile, f_pad_reflect, f_concatenate, f_stack, f_split, f_einsum_matrix,
     f_tensordot, f_kron, f_cross, f_convolve, f_det, f_slogdet, f_solve_vector,
     f_solve_matrix, f_norm, f_norm_ord3, f_norm_axis, f_median, f_linspace, f_average,
-    f_element_write, f_sort_method, f_written, f_det_stack,
+    f_element_write, f_sort_method, f_written, f_det_stack, f_cross_axes, f_convolve_valid,
 }
 COMPOSED = [(f, x) for f, x in CASES if f in NONLINEAR]
 COMPOSED_IDS = [f.__name__[2:] for f, _ in COMPOSED]
@@ -335,6 +344,7 @@ def test_grad_of_grad_of_einsum_with_six_operands():
     # reverse over reverse reads the partner adjoints of operands 4 and 5 (hessian, forward over
     # reverse, their tangents: CASES)
     test_grad_of_grad(f_einsum_six, V[:2])
+    test_jvp_of_jvp(f_einsum_six, V[:2])
 
 
 @pytest.mark.parametrize("f, x", COMPOSED, ids=COMPOSED_IDS)
