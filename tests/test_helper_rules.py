@@ -199,6 +199,12 @@ def f_convolve_valid(v):
     return np.sum(np.convolve(v, np.sin(v[:3]), mode="valid") ** 2)
 
 
+def f_tuple_elements(v):
+    t = (v * 2.0, np.sin(v))
+    a, b = t
+    return np.sum(a * b * t[1])
+
+
 def f_det(a):
     return np.linalg.det(a) ** 2
 
@@ -345,6 +351,11 @@ def test_grad_of_grad_of_einsum_with_six_operands():
     # reverse, their tangents: CASES)
     test_grad_of_grad(f_einsum_six, V[:2])
     test_jvp_of_jvp(f_einsum_six, V[:2])
+
+
+def test_grad_of_grad_through_tuple_elements():
+    # the first gradient reads the tuple's cotangent element by element (`elem`)
+    test_grad_of_grad(f_tuple_elements, V)
 
 
 @pytest.mark.parametrize("f, x", COMPOSED, ids=COMPOSED_IDS)
