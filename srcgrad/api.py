@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import types
+from dataclasses import replace
 from typing import Any, Callable, Iterator, Protocol, Union, cast, overload
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from . import rules, runtime, transforms
 from .context import Options
 from .derived import Derived, unwrap, wrap
-from .emit import diskcache
+from .emit import diskcache, numba_backend
 from .emit.compile import compile_function
 from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
@@ -50,11 +51,12 @@ class Transform(Protocol):
 
     @overload
     def __call__(self, f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-                 dump: bool = False) -> Derived: ...
+                 dump: bool = False, backend: str = "python") -> Derived: ...
 
     @overload
     def __call__(self, f: None = None, wrt: Wrt = 0, *, verbose: bool = False,
-                 optimize: bool = True, dump: bool = False) -> Callable[[Fn], Derived]: ...
+                 optimize: bool = True, dump: bool = False,
+                 backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
 class ScalarTransform(Protocol):
@@ -62,18 +64,20 @@ class ScalarTransform(Protocol):
 
     @overload
     def __call__(self, f: Fn, wrt: Wrt = 0, *, has_aux: bool = False, verbose: bool = False,
-                 optimize: bool = True, dump: bool = False) -> Derived: ...
+                 optimize: bool = True, dump: bool = False,
+                 backend: str = "python") -> Derived: ...
 
     @overload
     def __call__(self, f: None = None, wrt: Wrt = 0, *, has_aux: bool = False,
                  verbose: bool = False, optimize: bool = True,
-                 dump: bool = False) -> Callable[[Fn], Derived]: ...
+                 dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
 def _transform(mode: str) -> Transform:
     def transform(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False,
-                  optimize: bool = True, dump: bool = False) -> Any:
-        options = Options(optimize=optimize, verbose=verbose, dump=dump)
+                  optimize: bool = True, dump: bool = False, backend: str = "python") -> Any:
+        options = Options(optimize=optimize, verbose=verbose, dump=dump,
+                          backend=numba_backend.check(backend))
         if f is None:
             return functools.partial(transform, wrt=wrt, **_kw(options))
         try:
@@ -91,8 +95,10 @@ def _scalar_transform(mode: str) -> ScalarTransform:
     """``grad`` and ``value_and_grad``, which also take ``has_aux``."""
 
     def transform(f: Fn | None = None, wrt: Wrt = 0, *, has_aux: bool = False,
-                  verbose: bool = False, optimize: bool = True, dump: bool = False) -> Any:
-        options = Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=bool(has_aux))
+                  verbose: bool = False, optimize: bool = True, dump: bool = False,
+                  backend: str = "python") -> Any:
+        options = Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=bool(has_aux),
+                          backend=numba_backend.check(backend))
         if f is None:
             return functools.partial(transform, wrt=wrt, has_aux=has_aux, **_kw(options))
         try:
@@ -111,6 +117,8 @@ def _asked(options: Options, **more: Any) -> dict[str, Any]:
     asked = {"optimize": options.optimize}
     if options.has_aux:
         asked["has_aux"] = True
+    if options.backend != "python":
+        asked["backend"] = options.backend
     asked.update(more)
     return asked
 
@@ -124,7 +132,8 @@ def _trimmed(error: SrcgradError) -> SrcgradError:
 
 
 def _kw(options: Options) -> dict[str, Any]:
-    return {"verbose": options.verbose, "optimize": options.optimize, "dump": options.dump}
+    return {"verbose": options.verbose, "optimize": options.optimize, "dump": options.dump,
+            "backend": options.backend}
 
 
 def _derived(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
@@ -134,6 +143,9 @@ def _derived(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
 def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     if isinstance(f, Specializing):  # grad(grad(f)) of an f called with functions
         return f.transformed(lambda inner: _derived(inner, mode, wrt, options), mode)
+    if options.backend != "python":
+        python = _derived(f, mode, wrt, replace(options, backend="python"))
+        return cast(Fn, numba_backend.compiled(python, options.backend))
     target = _target(f)
     names = _wrt_names(target, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
@@ -302,27 +314,29 @@ With a tuple ``wrt``, ``tangent`` is a tuple with one tangent per selected argum
 
 @overload
 def hvp(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-        dump: bool = False) -> Derived: ...
+        dump: bool = False, backend: str = "python") -> Derived: ...
 
 
 @overload
 def hvp(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-        dump: bool = False) -> Callable[[Fn], Derived]: ...
+        dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
 def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-        dump: bool = False) -> Any:
+        dump: bool = False, backend: str = "python") -> Any:
     """Hessian-vector product: ``hvp(f, wrt=0)(*args, v) -> H v`` without forming ``H``.
 
     Generated as forward over reverse: the tangent of ``grad(f, wrt)`` along ``v``. With a tuple
     ``wrt``, ``v`` and the result are tuples.
     """
-    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    options = Options(optimize=optimize, verbose=verbose, dump=dump,
+                      backend=numba_backend.check(backend))
     if f is None:
         return functools.partial(hvp, wrt=wrt, **_kw(options))
     try:
         plain = unwrap(f)
-        fn = _derived(_derived(plain, "grad", wrt, options), "tangent", wrt, options)
+        inner = _derived(plain, "grad", wrt, replace(options, backend="python"))
+        fn = _derived(inner, "tangent", wrt, options)
     except SrcgradError as error:
         raise _trimmed(error) from error.__cause__
     return wrap(fn, "hvp", f, wrt, _asked(options))
@@ -330,23 +344,25 @@ def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: b
 
 @overload
 def jacobian(f: Fn, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
-             optimize: bool = True, dump: bool = False) -> Derived: ...
+             optimize: bool = True, dump: bool = False, backend: str = "python") -> Derived: ...
 
 
 @overload
 def jacobian(f: None = None, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
-             optimize: bool = True, dump: bool = False) -> Callable[[Fn], Derived]: ...
+             optimize: bool = True, dump: bool = False,
+             backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
 def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
-             optimize: bool = True, dump: bool = False) -> Any:
+             optimize: bool = True, dump: bool = False, backend: str = "python") -> Any:
     """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
 
     ``method="auto"`` runs the generated ``jvp`` once per input element when the inputs are
     smaller than the output, and the generated ``vjp`` once per output element otherwise;
     ``"forward"`` and ``"reverse"`` force one. A tuple ``wrt`` gives a tuple of Jacobians.
     """
-    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    options = Options(optimize=optimize, verbose=verbose, dump=dump,
+                      backend=numba_backend.check(backend))
     if f is None:
         return functools.partial(jacobian, wrt=wrt, method=method, **_kw(options))
     if method not in ("auto", "forward", "reverse"):
@@ -362,23 +378,24 @@ def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose
 
 @overload
 def hessian(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-            dump: bool = False) -> Derived: ...
+            dump: bool = False, backend: str = "python") -> Derived: ...
 
 
 @overload
 def hessian(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-            dump: bool = False) -> Callable[[Fn], Derived]: ...
+            dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
 def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-            dump: bool = False) -> Any:
+            dump: bool = False, backend: str = "python") -> Any:
     """Hessian of a scalar-valued ``f``: ``hessian(f, wrt=0)(*args) -> H``.
 
     ``H.shape == arg.shape + arg.shape``; one generated Hessian-vector product (forward over
     reverse) per element of the argument. A tuple ``wrt`` gives nested tuples ``H[i][j]`` of
     shape ``arg_i.shape + arg_j.shape``.
     """
-    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    options = Options(optimize=optimize, verbose=verbose, dump=dump,
+                      backend=numba_backend.check(backend))
     if f is None:
         return functools.partial(hessian, wrt=wrt, **_kw(options))
     try:
@@ -389,6 +406,7 @@ def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimiz
 
 
 def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
+    f = getattr(f, numba_backend.PYTHON, f)  # a compiled derivative: the code it compiles
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
     if inspect.ismethod(f) and getattr(f.__func__, "__code__", None) is not None:
@@ -639,6 +657,9 @@ def source(fn: Fn) -> str:
     """The complete generated Python source behind a derived function (for a derivative
     specialized per function passed, the specialization made last)."""
     fn = unwrap(fn)
+    shown = GENERATED_SOURCE.get(getattr(fn, "__code__", None))
+    if shown is not None and hasattr(fn, numba_backend.PYTHON):
+        return str(shown[0])
     if isinstance(fn, Specializing):
         fn = fn.last()
     entry = GENERATED_SOURCE.get(getattr(fn, "__code__", None))

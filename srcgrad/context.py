@@ -38,6 +38,7 @@ class Options:
     verbose: bool = False
     dump: bool = False
     has_aux: bool = False  # f returns (output, aux): grad and value_and_grad
+    backend: str = "python"  # "python", "numba" or "auto" (emit/numba_backend.py)
 
 
 @dataclass

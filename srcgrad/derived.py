@@ -23,6 +23,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 PUBLIC = "__srcgrad_public__"  # on a generated function: the Derived that wraps it
+PYTHON_BEHIND = "__srcgrad_python__"  # on a numba-compiled derivative: its Python derivative
 
 
 if TYPE_CHECKING:
@@ -103,3 +104,10 @@ def wrap(fn: Any, transform: str, of: Any, wrt: Any, options: dict[str, Any]) ->
 def unwrap(obj: Any) -> Any:
     """The generated function behind a ``Derived``; anything else as it is."""
     return obj.func if type(obj) is Derived else obj
+
+
+def plain(obj: Any) -> Any:
+    """``unwrap(obj)``, and for a derivative compiled by numba the Python derivative it
+    compiles: what other transforms read and inline."""
+    fn = unwrap(obj)
+    return getattr(fn, PYTHON_BEHIND, fn)

@@ -92,7 +92,7 @@ def test_not_yet_available_is_still_true():
     for name in ("pullback", "linearize", "holomorphic_grad"):
         assert f"`{name}" in text
         assert not hasattr(srcgrad, name), f"srcgrad.{name} exists: update docs/api.md"
-    for option in ("backend", "checkpoint"):
+    for option in ("checkpoint",):
         assert f"`{option}=`" in text
         with pytest.raises(TypeError):
             srcgrad.grad(np.sin, **{option: None})

@@ -18,7 +18,7 @@ import threading
 
 import gast
 
-from ..derived import unwrap
+from ..derived import plain
 
 MISSING = object()
 
@@ -69,11 +69,11 @@ class Namespace:
         cell = self.cells.get(name)
         if cell is not None:
             try:
-                return unwrap(cell.cell_contents)
+                return plain(cell.cell_contents)
             except ValueError:
                 return MISSING
         if name in self.globals:
-            return unwrap(self.globals[name])
+            return plain(self.globals[name])
         return getattr(builtins, name, MISSING)
 
     def resolve(self, expr, local_names=()):
@@ -86,7 +86,7 @@ class Namespace:
             base = self.resolve(expr.value, local_names)
             if base is MISSING:
                 return MISSING
-            found = unwrap(getattr(base, expr.attr, MISSING))
+            found = plain(getattr(base, expr.attr, MISSING))
             stack = _RECORDINGS.stack
             if stack:
                 path = _path(expr)
@@ -101,7 +101,7 @@ class Namespace:
         for attr in path[1:]:
             if found is MISSING:
                 return MISSING
-            found = unwrap(getattr(found, attr, MISSING))
+            found = plain(getattr(found, attr, MISSING))
         return found
 
 

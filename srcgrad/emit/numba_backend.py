@@ -1,0 +1,496 @@
+"""``backend="numba"`` and ``backend="auto"``: the generated Python derivative, compiled by numba.
+
+Requires: a derivative generated for the Python backend (its text in ``GENERATED_SOURCE``, its
+line map in ``notes.LINES``). Guarantees: :func:`compiled` returns a function with the same
+parameters that runs the same statements compiled with ``numba.njit(cache=True)``, or, for
+``"auto"``, the Python derivative where numba cannot compile it; ``source()`` of it shows the
+module numba compiled (or says why Python was chosen). Nothing here imports numba before a
+transform asks for it.
+
+Lowering keeps the generated code as it is, line for line, except where numba needs another
+spelling: ``reversed(range(...))`` becomes a range counting down, ``del`` statements go (numba
+frees what is dead itself), the parameters lose their defaults (the wrapper passes every
+argument), and every name the code reads from outside becomes an import or a constant at the top
+of a module written to the disk cache (so numba's own cache finds it again in a later process):
+NumPy and ``math``, numbers, and srcgrad's runtime helpers as their numba implementations
+(``runtime/numba_helpers.py``). The per-iteration saves stay lists of tuples, which numba
+compiles as typed lists.
+
+What numba cannot compile is refused with the user's line behind the generated one: at transform
+time where the text shows it (:data:`REFUSED` statements and expressions, names bound to other
+objects, NumPy functions numba lacks, attributes of values other than arrays), else when numba's
+type inference fails on the first call with new argument kinds (a helper without an
+implementation for them, a ``None`` saved beside numbers, ...). ``"auto"`` runs the Python
+derivative instead, for those argument kinds only.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import importlib
+import importlib.util
+import linecache
+import math
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..derived import PYTHON_BEHIND
+from ..errors import SrcgradError, UnsupportedSyntaxError
+from ..frontend.source import GENERATED_SOURCE
+from . import diskcache, notes
+
+BACKENDS = ("python", "numba", "auto")
+PYTHON = PYTHON_BEHIND  # on a compiled derivative: the Python derivative it compiles
+EXTRA = "pip install 'srcgrad[numba]'"
+
+REFUSED = {
+    ast.Dict: "a dict", ast.DictComp: "a dict comprehension", ast.Set: "a set",
+    ast.SetComp: "a set comprehension", ast.GeneratorExp: "a generator expression",
+    ast.Lambda: "a lambda", ast.Try: "try/except", ast.With: "a with statement",
+    ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await",
+    ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement",
+    ast.ClassDef: "a class definition", ast.FunctionDef: "a nested function",
+    ast.AsyncFunctionDef: "a nested function", ast.JoinedStr: "an f-string",
+    ast.Starred: "* unpacking", ast.Match: "a match statement",
+}
+BUILTINS = {"len", "range", "float", "int", "abs", "min", "max", "bool", "round", "zip",
+            "enumerate", "complex", "reversed", "ValueError", "IndexError", "ZeroDivisionError"}
+NUMPY = set("""
+sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh exp expm1 exp2
+log log1p log2 log10 sqrt cbrt square abs absolute fabs sign maximum minimum fmax fmin sum mean
+prod dot matmul outer zeros ones empty zeros_like ones_like empty_like full full_like array
+asarray ascontiguousarray arange linspace where clip power multiply add subtract divide
+true_divide negative positive reciprocal floor ceil trunc rint max min amax amin argmax argmin
+cumsum cumprod transpose reshape ravel concatenate stack vstack hstack var std pi e inf nan
+float64 float32 int64 int32 bool_ isnan isfinite isinf logaddexp hypot copy diag trace eye
+identity heaviside deg2rad rad2deg sinc
+""".split())
+ATTRIBUTES = set("""
+append pop T shape size ndim dtype real imag sum copy reshape astype mean max min dot transpose
+ravel flatten item prod argmax argmin cumsum
+""".split())
+
+
+@dataclass
+class Lowered:
+    """A generated derivative as the module numba compiles."""
+
+    name: str
+    text: str  # the module's text (what ``source()`` shows)
+    generated_line: dict = field(default_factory=dict)  # module line -> generated text line
+
+
+class Refused(Exception):
+    """A construct numba cannot compile, at a line of the generated text."""
+
+    def __init__(self, construct: str, line: int | None, why: str = "") -> None:
+        super().__init__(construct)
+        self.construct, self.line, self.why = construct, line, why
+
+
+def check(backend: Any) -> str:
+    """``backend`` if it names one, else a ``SrcgradError`` listing them."""
+    if backend not in BACKENDS:
+        raise SrcgradError(f"backend must be one of {BACKENDS}; got {backend!r}")
+    return str(backend)
+
+
+def compiled(py_fn: Any, backend: str) -> Any:
+    """The derivative ``py_fn`` (generated for Python) run by ``backend``."""
+    if backend == "python":
+        return py_fn
+    try:
+        numba = importlib.import_module("numba")
+    except ImportError:
+        if backend == "numba":
+            raise SrcgradError(
+                f"backend='numba' needs numba, an optional extra of srcgrad: {EXTRA}"
+            ) from None
+        return _python_choice(py_fn, f"numba is not installed ({EXTRA})")
+    try:
+        lowered = lower(py_fn)
+    except Refused as refused:
+        if backend == "numba":
+            raise located(py_fn, refused) from None
+        return _python_choice(py_fn, f"numba cannot compile {refused.construct}")
+    jitted, path = _jit(numba, lowered)
+    return _wrapper(py_fn, jitted, lowered, path, backend)
+
+
+# --- lowering -----------------------------------------------------------------------------------
+def lower(py_fn: Any) -> Lowered:
+    """The module numba compiles for the generated ``py_fn``; :class:`Refused` where it cannot."""
+    text = GENERATED_SOURCE[py_fn.__code__][0]
+    fdef = ast.parse(text).body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise Refused("a derivative that is not one function", None)
+    args = fdef.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise Refused("a parameter list with *args, **kwargs or keyword-only parameters",
+                      fdef.lineno)
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
+            node.iter._lowered = True  # type: ignore[attr-defined]
+    refusals = []
+    try:
+        header = _header(py_fn, fdef)
+    except Refused as refused:
+        refusals.append(refused)
+    try:
+        for node in _in_order(fdef):
+            _check(node)
+    except Refused as refused:
+        refusals.append(refused)
+    if refusals:  # the first in the text
+        raise min(refusals, key=lambda r: r.line or 0)
+    lines = text.splitlines()
+    params = ", ".join(a.arg for a in args.args)
+    lines[fdef.lineno - 1] = f"def {fdef.name}({params}):"
+    dropped = _rewrite(fdef, lines)
+    out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True)", *header, "", ""]
+    generated_line = {}
+    for number, line in enumerate(lines, start=1):
+        if number in dropped:
+            continue
+        out.append(line)
+        generated_line[len(out)] = number
+    return Lowered(fdef.name, "\n".join(out) + "\n", generated_line)
+
+
+def _in_order(fdef: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes inside ``fdef`` in the order of the text."""
+    nodes = [n for n in ast.walk(fdef) if n is not fdef and hasattr(n, "lineno")]
+    return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _rewrite(fdef: ast.FunctionDef, lines: list[str]) -> set[int]:
+    """Rewrite ``lines`` in place where numba needs another spelling; the lines to drop."""
+    dropped: set[int] = set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
+            old = ast.unparse(node.iter)
+            lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, _countdown(node), 1)
+        for body in _bodies(node):
+            kept = [s for s in body if not isinstance(s, ast.Delete)]
+            for s in body:
+                if isinstance(s, ast.Delete):
+                    dropped.update(range(s.lineno, (s.end_lineno or s.lineno) + 1))
+            if not kept and body:  # a block of `del` only
+                first = body[0]
+                indent = lines[first.lineno - 1][: first.col_offset]
+                lines[first.lineno - 1] = indent + "pass"
+                dropped.discard(first.lineno)
+    return dropped
+
+
+def _bodies(node: ast.AST) -> list[list[ast.stmt]]:
+    return [getattr(node, f) for f in ("body", "orelse", "finalbody")
+            if isinstance(getattr(node, f, None), list)]
+
+
+def _is_call(node: ast.AST, name: str) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == name)
+
+
+def _countdown(loop: ast.For) -> str:
+    """``range(...)`` counting down for ``reversed(range(...))``."""
+    inner = loop.iter.args[0] if len(loop.iter.args) == 1 else None
+    if inner is None or not _is_call(inner, "range") or not 1 <= len(inner.args) <= 2:
+        raise Refused(f"`{ast.unparse(loop.iter)}`", loop.lineno,
+                      "only reversed(range(stop)) and reversed(range(start, stop)) are lowered")
+    parts = [ast.unparse(a) for a in inner.args]
+    start, stop = ("0", parts[0]) if len(parts) == 1 else parts
+    low = "-1" if start == "0" else f"({start}) - 1"
+    return f"range(({stop}) - 1, {low}, -1)"
+
+
+def _check(node: ast.AST) -> None:
+    line = getattr(node, "lineno", None)
+    for kind, what in REFUSED.items():
+        if isinstance(node, kind):
+            raise Refused(what, line)
+    if isinstance(node, ast.Call):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            raise Refused(f"the call `{ast.unparse(node)}` with * or ** arguments", line)
+        if _is_call(node, "reversed") and not getattr(node, "_lowered", False):
+            raise Refused(f"`{ast.unparse(node)}` outside a for loop over a range", line)
+    if isinstance(node, ast.Attribute) and not _module_attribute(node):
+        if node.attr not in ATTRIBUTES:
+            raise Refused(f"the attribute `.{node.attr}`", line,
+                          f"numba compiles only these attributes: {', '.join(sorted(ATTRIBUTES))}")
+
+
+def _module_attribute(node: ast.Attribute) -> bool:
+    """Whether ``node`` is ``module.name`` (checked with the module, in ``_header``)."""
+    return isinstance(node.value, ast.Name) and getattr(node.value, "_module", False)
+
+
+def _free_names(fdef: ast.FunctionDef) -> dict[str, ast.Name]:
+    """Names ``fdef`` reads but never binds, each with its first use."""
+    bound = {a.arg for a in fdef.args.args}
+    used: dict[str, ast.Name] = {}
+    for node in _in_order(fdef):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound.add(node.id)
+            else:
+                used.setdefault(node.id, node)
+        elif isinstance(node, (ast.comprehension,)):
+            bound.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return {n: node for n, node in used.items() if n not in bound}
+
+
+def _value(py_fn: Any, name: str) -> Any:
+    code = py_fn.__code__
+    if name in code.co_freevars:
+        return py_fn.__closure__[code.co_freevars.index(name)].cell_contents
+    if name in py_fn.__globals__:
+        return py_fn.__globals__[name]
+    return getattr(builtins, name, _MISSING)
+
+
+_MISSING = object()
+
+
+def _header(py_fn: Any, fdef: ast.FunctionDef) -> list[str]:
+    """The module's imports and constants, one per name the code reads from outside."""
+    from ..runtime import numba_helpers
+
+    lines = []
+    helpers = {id(k): v for k, v in numba_helpers.HELPERS.items()}
+    modules = {id(np): ("numpy", NUMPY), id(math): ("math", None)}
+    free = _free_names(fdef)
+    for name, use in sorted(free.items(), key=lambda item: (item[1].lineno, item[1].col_offset)):
+        value = _value(py_fn, name)
+        if id(value) in modules:
+            module, allowed = modules[id(value)]
+            _check_module_uses(fdef, name, module, allowed)
+            lines.append(f"import {module} as {name}" if name != module else f"import {module}")
+        elif id(value) in helpers:
+            helper = helpers[id(value)].__name__
+            alias = "" if name == helper else f" as {name}"
+            lines.append(f"from srcgrad.runtime.numba_helpers import {helper}{alias}")
+        elif name in BUILTINS and value is getattr(builtins, name, None):
+            continue
+        elif type(value) in (int, float, bool, complex) and abs(value) < 2**63:
+            shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else (
+                f"float({str(value)!r})")
+            lines.append(f"{name} = {shown}")
+        else:
+            raise Refused(f"`{name}` ({_describe(value)})", use.lineno,
+                          "numba-compiled code reads NumPy, math, numbers and srcgrad's array "
+                          "helpers from outside")
+    return lines
+
+
+def _check_module_uses(fdef: ast.FunctionDef, name: str, module: str, allowed: Any) -> None:
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+            node.value.id == name
+        ):
+            node.value._module = True  # type: ignore[attr-defined]
+            if allowed is not None and node.attr not in allowed:
+                raise Refused(f"`{module}.{node.attr}`", node.lineno,
+                              "it is not among the NumPy functions numba compiles here")
+            if allowed is None and not hasattr(math, node.attr):
+                raise Refused(f"`{module}.{node.attr}`", node.lineno)
+
+
+def _describe(value: Any) -> str:
+    if value is _MISSING:
+        return "an undefined name"
+    if callable(value):
+        return f"the {type(value).__name__} {getattr(value, '__qualname__', value)!s}"
+    return f"a {type(value).__name__}"
+
+
+# --- errors ------------------------------------------------------------------------------------
+def located(py_fn: Any, refused: Refused) -> SrcgradError:
+    """The error for ``refused``, at the user's line behind the generated one."""
+    text = GENERATED_SOURCE[py_fn.__code__][0].splitlines()
+    line = refused.line
+    shown = text[line - 1].strip() if line and line <= len(text) else ""
+    where = f" (generated {py_fn.__name__}, line {line}: `{shown}`)" if line else ""
+    why = f": {refused.why}" if refused.why else ""
+    message = (f"backend='numba' cannot compile {refused.construct}{where}{why}; use "
+               f"backend='python', or backend='auto', which runs Python where numba cannot")
+    entry = notes.LINES.get(py_fn.__code__, {}).get((line or 0) + notes.SHIFT)
+    if entry is None:
+        return UnsupportedSyntaxError(message)
+    _, filename, user_line, _ = entry
+    source_line = linecache.getline(filename, user_line) or None
+    offset = len(source_line) - len(source_line.lstrip()) + 1 if source_line else None
+    return UnsupportedSyntaxError(message, filename, user_line, offset, source_line)
+
+
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def typing_failure(py_fn: Any, lowered: Lowered, path: str, error: Exception,
+                   args: tuple) -> SrcgradError:
+    """The error for numba's failure to compile ``lowered`` for ``args``."""
+    message = _ANSI.sub("", str(error))
+    line = None
+    for filename, number in _FILE_LINE.findall(message):
+        if os.path.abspath(filename) == path:
+            line = lowered.generated_line.get(int(number))
+            break
+    reasons = [m.strip() for m in message.splitlines()
+               if m.strip() and not m.startswith(("Failed in", "During:", "File", " "))]
+    kinds = ", ".join(_kind(a) for a in args)
+    why = f"for arguments ({kinds}): {reasons[0] if reasons else type(error).__name__}"
+    construct = "this statement" if line else f"{py_fn.__name__}"
+    return located(py_fn, Refused(construct, line, why))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.ndim}-d {value.dtype} array"
+    return type(value).__name__
+
+
+# --- compiling and calling -----------------------------------------------------------------------
+_TEMP: list[str] = []
+
+
+def _directory() -> tuple[str, bool]:
+    """Where the modules numba compiles are written, and whether numba caches them."""
+    if diskcache.enabled():
+        return os.path.join(diskcache.directory(), "numba"), True
+    if not _TEMP:
+        _TEMP.append(tempfile.mkdtemp(prefix="srcgrad-numba-"))
+    return _TEMP[0], False
+
+
+def _jit(numba: Any, lowered: Lowered) -> tuple[Any, str]:
+    """``lowered`` written to a module file, imported, and wrapped by ``numba.njit``."""
+    directory, cache = _directory()
+    digest = hashlib.sha1(lowered.text.encode()).hexdigest()[:16]
+    module_name = f"srcgrad_numba_{lowered.name}_{digest}"
+    path = os.path.abspath(os.path.join(directory, module_name + ".py"))
+    if not os.path.exists(path):  # never rewritten: numba's cache is keyed by its time stamp
+        os.makedirs(directory, exist_ok=True)
+        scratch = f"{path}.{os.getpid()}.tmp"
+        with open(scratch, "w") as handle:
+            handle.write(lowered.text)
+        os.replace(scratch, path)
+    jitted = _DISPATCHERS.get(path)
+    if jitted is None:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        jitted = _DISPATCHERS[path] = numba.njit(cache=cache)(getattr(module, lowered.name))
+    return jitted, path
+
+
+_DISPATCHERS: dict[str, Any] = {}  # module file -> numba's dispatcher of its function
+# (module file, argument kinds) -> numba's error compiling it for them (numba does not remember)
+_FAILED: dict[tuple, Exception] = {}
+
+
+class _Calls:
+    """How a compiled derivative is called: numba, and on a failure to compile for some
+    argument kinds, the error (``"numba"``) or the Python derivative for them (``"auto"``)."""
+
+    def __init__(self, py_fn: Any, jitted: Any, lowered: Lowered, path: str,
+                 backend: str) -> None:
+        self.py_fn, self.jitted, self.lowered, self.path = py_fn, jitted, lowered, path
+        self.backend = backend
+        # some argument kinds failed to compile: look at the kinds first
+        self.route = any(key[0] == path for key in _FAILED)
+        from numba.core.errors import NumbaError
+
+        self.errors = (NumbaError,)
+
+    def call(self, *args):
+        known = _FAILED.get((self.path, _kinds(args)))
+        if known is not None:
+            return self.failed(known, args)
+        try:
+            return self.jitted(*args)
+        except self.errors as error:
+            return self.failed(error, args)
+
+    def failed(self, error, args):
+        _FAILED[self.path, _kinds(args)] = error
+        self.route = True  # later calls look at the kinds first
+        if self.backend == "numba":
+            raise typing_failure(self.py_fn, self.lowered, self.path, error, args) from None
+        return self.py_fn(*args)
+
+
+def _kinds(args: tuple) -> tuple:
+    return tuple((type(a), getattr(a, "ndim", None), getattr(a, "dtype", None)) for a in args)
+
+
+WRAPPER = """\
+def {name}({params}):
+    if __srcgrad_calls__.route:
+        return __srcgrad_calls__.call({params})
+    try:
+        return __srcgrad_jit__({params})
+    except __srcgrad_errors__ as __srcgrad_error__:
+        return __srcgrad_calls__.failed(__srcgrad_error__, ({params},))
+"""
+CHOSEN_PYTHON = """\
+def {name}({params}):
+    return __srcgrad_python__({params})
+"""
+
+
+def _params(py_fn: Any) -> list[str]:
+    code = py_fn.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _made(py_fn: Any, template: str, bound: dict[str, Any], shown: str, filename: str) -> Any:
+    params = ", ".join(_params(py_fn))
+    text = template.format(name=py_fn.__name__, params=params)
+    scope: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), dict(bound), scope)  # noqa: S102
+    fn = scope[py_fn.__name__]
+    fn.__defaults__ = py_fn.__defaults__
+    fn.__qualname__ = py_fn.__qualname__
+    fn.__module__ = py_fn.__module__
+    fn.__doc__ = py_fn.__doc__
+    setattr(fn, PYTHON, py_fn)
+    for attr in ("__srcgrad_depends__",):
+        if hasattr(py_fn, attr):
+            setattr(fn, attr, getattr(py_fn, attr))
+    GENERATED_SOURCE[fn.__code__] = (shown, filename, 1, 0)
+    return fn
+
+
+def _wrapper(py_fn, jitted, lowered, path, backend):
+    calls = _Calls(py_fn, jitted, lowered, path, backend)
+    bound = {"__srcgrad_calls__": calls, "__srcgrad_jit__": jitted,
+             "__srcgrad_errors__": calls.errors}
+    shown = lowered.text
+    if backend == "auto":
+        shown = "# backend='auto' chose numba\n" + shown
+    fn = _made(py_fn, WRAPPER, bound, shown, f"<srcgrad {backend} {py_fn.__name__}>")
+    fn.__srcgrad_numba__ = jitted
+    return fn
+
+
+def _python_choice(py_fn: Any, reason: str) -> Any:
+    text = GENERATED_SOURCE[py_fn.__code__][0]
+    shown = f"# backend='auto' chose Python: {reason}\n{text}"
+    return _made(py_fn, CHOSEN_PYTHON, {PYTHON: py_fn}, shown,
+                 f"<srcgrad auto {py_fn.__name__}>")
+
+
+__all__ = ["BACKENDS", "PYTHON", "check", "compiled", "lower", "Refused"]

@@ -1,0 +1,347 @@
+"""The runtime helpers generated code calls, for code compiled by numba (``backend="numba"``).
+
+Imported only by ``emit/numba_backend.py`` when a transform asks for numba: ``import srcgrad``
+never imports numba. Each helper here is the Python helper of the same name in ``runtime/``
+(called from Python, it is that helper), and, through ``numba.extending.overload``, an
+implementation numba compiles for the kinds of arguments it is given: Python numbers and NumPy
+arrays. A combination of kinds that is not implemented has no overload, so numba's type
+inference fails, and the backend reports the generated line (and the user's line behind it) that
+needs it, never a wrong number.
+
+Supported kinds, per helper (anything else is refused when numba compiles the derivative):
+
+- ``unbroadcast(g, x)``: a number ``g``; an array ``g`` onto a number, onto an array of fewer
+  dimensions (leading axes summed), or onto an array of as many dimensions (axes of length 1
+  summed, up to two dimensions);
+- ``unit_seed(out)``, ``zeros_like(x)``, ``cast_like(g, x)``, ``as_like(g, x)``: numbers and
+  arrays (``as_like`` of a missing gradient, ``None``, gives zeros), ``copy_grad(g)``;
+- ``unreduce(dy, x)`` without ``axis`` (the adjoint of a full sum), ``shape_like(x)`` of one value;
+- ``check_tangent(t, x)``, ``check_seed(seed, out)``: numbers and arrays of the same shape;
+- ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.core import types
+from numba.extending import overload
+
+from . import boundary, containers, products, shapes
+
+_NUMBER = (types.Number, types.Boolean)
+
+
+def _number(t):
+    return isinstance(t, _NUMBER)
+
+
+def _float_dtype(t):
+    """The floating dtype of the gradient of an array of dtype ``t`` (float64 for integers)."""
+    return t if isinstance(t, (types.Float, types.Complex)) else types.float64
+
+
+def _absent(t):
+    return t is None or isinstance(t, (types.NoneType, types.Omitted)) or t == types.none
+
+
+# --- the helpers, as Python functions (numba compiles their overloads) --------------------------
+def unbroadcast(g, x):
+    """``runtime.unbroadcast``."""
+    return shapes.unbroadcast(g, x)
+
+
+def unit_seed(out, name="the function"):
+    """``runtime.unit_seed``."""
+    return boundary.unit_seed(out, name)
+
+
+def zeros_like(x):
+    """``runtime.zeros_like``."""
+    return containers.zeros_like(x)
+
+
+def cast_like(g, x):
+    """``runtime.cast_like``."""
+    return containers.cast_like(g, x)
+
+
+def as_like(g, x):
+    """``runtime.as_like``."""
+    return containers.as_like(g, x)
+
+
+def unreduce(dy, x, axis=None, keepdims=False):
+    """``runtime.unreduce``."""
+    return shapes.unreduce(dy, x, axis, keepdims)
+
+
+def shape_like(x):
+    """``runtime.shape_like`` of one value."""
+    return shapes.shape_like(x)
+
+
+def check_tangent(tangent, x, name="x"):
+    """``runtime.check_tangent``."""
+    return boundary.check_tangent(tangent, x, name)
+
+
+def copy_grad(g):
+    """``runtime.copy_grad`` of a number or an array."""
+    return containers.copy_grad(g)
+
+
+def check_seed(seed, out):
+    """``runtime.check_seed``."""
+    return boundary.check_seed(seed, out)
+
+
+def matmul_vjp_left(dy, a, b):
+    """``runtime.matmul_vjp_left``."""
+    return products.matmul_vjp_left(dy, a, b)
+
+
+def matmul_vjp_right(dy, a, b):
+    """``runtime.matmul_vjp_right``."""
+    return products.matmul_vjp_right(dy, a, b)
+
+
+#: the Python helper -> the helper numba compiles
+HELPERS = {
+    shapes.unbroadcast: unbroadcast,
+    boundary.unit_seed: unit_seed,
+    containers.zeros_like: zeros_like,
+    containers.cast_like: cast_like,
+    containers.as_like: as_like,
+    shapes.unreduce: unreduce,
+    shapes.shape_like: shape_like,
+    boundary.check_tangent: check_tangent,
+    boundary.check_seed: check_seed,
+    containers.copy_grad: copy_grad,
+    products.matmul_vjp_left: matmul_vjp_left,
+    products.matmul_vjp_right: matmul_vjp_right,
+}
+
+
+# --- their implementations in numba ------------------------------------------------------------
+# Sums over an axis are loops: numba takes seconds to compile `np.sum(a, axis=0)`.
+@njit
+def _column_sums(a):
+    """The sums over the first axis of the 2-d ``a``."""
+    out = np.zeros(a.shape[1], a.dtype)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[j] += a[i, j]
+    return out
+
+
+@njit
+def _row_sums(a):
+    """The sums over the second axis of the 2-d ``a``."""
+    out = np.zeros(a.shape[0], a.dtype)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i] += a[i, j]
+    return out
+
+
+def _same_ndim_sum(ndim):
+    """``g`` summed over the axes where ``shape`` has length 1 (``g`` and ``shape`` of ``ndim``
+    dimensions)."""
+    if ndim == 1:
+        def one(g, shape):
+            if g.shape[0] == shape[0]:
+                return g.copy()
+            return np.full(1, g.sum(), g.dtype)
+        return njit(one)
+    if ndim == 2:
+        def two(g, shape):
+            if shape[0] != g.shape[0] and shape[1] != g.shape[1]:
+                return np.full((1, 1), g.sum(), g.dtype)
+            if shape[0] != g.shape[0]:
+                return _column_sums(g).reshape((1, g.shape[1]))
+            if shape[1] != g.shape[1]:
+                return _row_sums(g).reshape((g.shape[0], 1))
+            return g.copy()
+        return njit(two)
+
+    def more(g, shape):
+        raise NotImplementedError(
+            "srcgrad backend='numba': unbroadcast over axes of length 1 of an array of more "
+            "than two dimensions"
+        )
+    return njit(more)
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, x):
+    if _number(g):
+        return lambda g, x: g
+    if not isinstance(g, types.Array):
+        return None
+    if _number(x):
+        return lambda g, x: g.sum()
+    if not isinstance(x, types.Array) or g.ndim < x.ndim:
+        return None
+    summed = _same_ndim_sum(x.ndim)
+    if g.ndim == x.ndim:
+        def same(g, x):
+            if g.shape == x.shape:
+                return g
+            return summed(g, x.shape)
+        return same
+    lead = g.ndim - x.ndim
+
+    def leading(g, x):
+        inner = g.shape[lead:]
+        size = 1
+        for n in inner:
+            size *= n
+        flat = np.ascontiguousarray(g).reshape((-1, size))
+        s = _column_sums(flat).reshape(inner)
+        if s.shape == x.shape:
+            return s
+        return summed(s, x.shape)
+    return leading
+
+
+@overload(unit_seed)
+def _unit_seed(out, name="the function"):
+    if _number(out):
+        return lambda out, name="the function": 1.0
+    if isinstance(out, types.Array):
+        dtype = _float_dtype(out.dtype)
+
+        def seed(out, name="the function"):
+            if out.size != 1:
+                raise ValueError("srcgrad: grad needs a scalar output (exactly one element); "
+                                 "use vjp for a non-scalar output")
+            return np.ones(out.shape, dtype)
+        return seed
+    return None
+
+
+@overload(zeros_like)
+def _zeros_like(x):
+    if _number(x):
+        return lambda x: 0.0
+    if isinstance(x, types.Array):
+        dtype = _float_dtype(x.dtype)
+        return lambda x: np.zeros(x.shape, dtype)
+    return None
+
+
+def _cast(g, x):
+    if _absent(g):
+        return lambda g, x: zeros_like(x)
+    if isinstance(x, types.Array) and isinstance(g, types.Array) and g.ndim == x.ndim:
+        dtype = _float_dtype(x.dtype)
+        if g.dtype == dtype:
+            return lambda g, x: g
+        return lambda g, x: g.astype(dtype)
+    if _number(x) and not isinstance(x, types.Complex) and _number(g):
+        if isinstance(g, types.Complex):
+            return None
+        return lambda g, x: float(g)
+    if isinstance(x, types.Complex) and _number(g):
+        return lambda g, x: complex(g)
+    return None
+
+
+@overload(cast_like)
+def _cast_like(g, x):
+    return _cast(g, x)
+
+
+@overload(as_like)
+def _as_like(g, x):
+    return _cast(g, x)
+
+
+@overload(unreduce)
+def _unreduce(dy, x, axis=None, keepdims=False):
+    if not (_absent(axis) and _number(dy)):
+        return None
+    if _number(x):
+        return lambda dy, x, axis=None, keepdims=False: dy
+    if isinstance(x, types.Array):
+        dtype = _float_dtype(x.dtype)
+        return lambda dy, x, axis=None, keepdims=False: np.full(x.shape, dy, dtype)
+    return None
+
+
+@overload(shape_like)
+def _shape_like(x):
+    if _number(x) or isinstance(x, types.Array):
+        return lambda x: x
+    return None
+
+
+@overload(check_tangent)
+def _check_tangent(tangent, x, name="x"):
+    if _number(tangent) and _number(x):
+        return lambda tangent, x, name="x": tangent
+    if isinstance(tangent, types.Array) and isinstance(x, types.Array):
+        if tangent.ndim != x.ndim:
+            return None
+
+        def check(tangent, x, name="x"):
+            if tangent.shape != x.shape:
+                raise ValueError("srcgrad: the jvp tangent must have the shape of its argument")
+            return tangent
+        return check
+    return None
+
+
+@overload(copy_grad)
+def _copy_grad(g):
+    if _number(g):
+        return lambda g: g
+    if isinstance(g, types.Array):
+        return lambda g: g.copy()
+    return None
+
+
+@overload(check_seed)
+def _check_seed(seed, out):
+    if _number(seed) and _number(out):
+        return lambda seed, out: seed
+    if isinstance(seed, types.Array) and isinstance(out, types.Array) and seed.ndim == out.ndim:
+        def check(seed, out):
+            if seed.shape != out.shape:
+                raise ValueError("srcgrad: the vjp seed must have the shape of the output")
+            return seed
+        return check
+    return None
+
+
+def _ndims(*ts):
+    if not all(isinstance(t, types.Array) and t.ndim in (1, 2) for t in ts):
+        return None
+    return tuple(t.ndim for t in ts)
+
+
+@overload(matmul_vjp_left)
+def _matmul_vjp_left(dy, a, b):
+    ranks = _ndims(a, b)
+    if ranks == (2, 2):
+        return lambda dy, a, b: dy @ b.T
+    if ranks == (2, 1):
+        return lambda dy, a, b: np.outer(dy, b)
+    if ranks == (1, 2):
+        return lambda dy, a, b: b @ dy
+    if ranks == (1, 1) and _number(dy):
+        return lambda dy, a, b: dy * b
+    return None
+
+
+@overload(matmul_vjp_right)
+def _matmul_vjp_right(dy, a, b):
+    ranks = _ndims(a, b)
+    if ranks in ((2, 2), (2, 1)):
+        return lambda dy, a, b: a.T @ dy
+    if ranks == (1, 2):
+        return lambda dy, a, b: np.outer(a, dy)
+    if ranks == (1, 1) and _number(dy):
+        return lambda dy, a, b: dy * a
+    return None

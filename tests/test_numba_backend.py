@@ -1,0 +1,188 @@
+"""``backend="numba"`` and ``backend="auto"`` (srcgrad/emit/numba_backend.py).
+
+numba compiles each derivative in about a second, so these tests use a handful of functions;
+``SRCGRAD_NUMBA_SWEEP=1`` adds the benchmark's workloads (an RNN, a pendulum, Rosenbrock). The
+derivatives numba compiles are cached in the suite's own cache directory (tests/conftest.py).
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from golden_source import assert_golden
+from gradcheck import numeric_grad
+
+import srcgrad
+from srcgrad import SrcgradError, UnsupportedSyntaxError
+
+numba = pytest.importorskip("numba")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def rosen(x, k):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s = s + k * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+    return s
+
+
+def pendulum(c, L, theta0):
+    theta = theta0
+    omega = 0.0
+    for _ in range(200):
+        alpha = -(9.81 / L) * np.sin(theta) - c * omega
+        theta = theta + 0.01 * omega
+        omega = omega + 0.01 * alpha
+    return theta * theta
+
+
+def wave(a, b):
+    y = a * b + np.cos(a)
+    return y * np.tanh(y)
+
+
+def with_dict(x):
+    d = {"a": x}
+    return d["a"] * 2.0
+
+
+def summed_rows(x):
+    s = np.sum(x, axis=0)
+    return np.sum(s * s)
+
+
+X = np.array([0.3, -0.7, 1.1, 0.5, -0.2])
+
+
+def test_grad_of_a_loop_over_an_array_equals_python_and_central_differences():
+    dn = srcgrad.grad(rosen, wrt=(0, 1), backend="numba")
+    gx, gk = dn(X, 100.0)
+    px, pk = srcgrad.grad(rosen, wrt=(0, 1))(X, 100.0)
+    np.testing.assert_allclose(gx, px, rtol=1e-13)
+    np.testing.assert_allclose(gk, pk, rtol=1e-13)
+    np.testing.assert_allclose(gx, numeric_grad(rosen, (X, 100.0), 0), rtol=1e-6)
+    np.testing.assert_allclose(gk, numeric_grad(rosen, (X, 100.0), 1), rtol=1e-6)
+    assert type(gx) is np.ndarray and gx.shape == X.shape and type(gk) is float
+    x = X.copy()
+    assert np.array_equal(dn(x, 100.0)[0], gx) and np.array_equal(x, X)  # same result, x kept
+
+
+def test_forward_mode_and_vjp_equal_python():
+    t = np.linspace(-1.0, 1.0, 5)
+    value, tangent = srcgrad.jvp(rosen, backend="numba")(X, 100.0, t)
+    pv, pt = srcgrad.jvp(rosen)(X, 100.0, t)
+    assert value == pytest.approx(pv, rel=1e-14) and tangent == pytest.approx(pt, rel=1e-12)
+    assert tangent == pytest.approx(float(numeric_grad(rosen, (X, 100.0), 0) @ t), rel=1e-6)
+    g = srcgrad.vjp(rosen, backend="numba")(X, 100.0, 2.0)
+    np.testing.assert_allclose(g, 2.0 * srcgrad.grad(rosen)(X, 100.0), rtol=1e-13)
+
+
+def test_scalar_arguments_value_and_grad_and_hessian():
+    vg = srcgrad.value_and_grad(pendulum, wrt=("c", "L"), backend="numba")
+    value, (gc, gL) = vg(0.3, 1.5, 1.0)
+    pvalue, (pc, pL) = srcgrad.value_and_grad(pendulum, wrt=("c", "L"))(0.3, 1.5, 1.0)
+    assert value == pytest.approx(pvalue, rel=1e-14)
+    assert (gc, gL) == (pytest.approx(pc, rel=1e-12), pytest.approx(pL, rel=1e-12))
+    assert gc == pytest.approx(numeric_grad(pendulum, (0.3, 1.5, 1.0), 0), rel=1e-6)
+    assert gL == pytest.approx(numeric_grad(pendulum, (0.3, 1.5, 1.0), 1), rel=1e-6)
+
+
+def test_hessian_of_straight_line_code():
+    h = srcgrad.hessian(wave, backend="numba")(0.7, 1.1)
+    step = 1e-4
+    da = srcgrad.grad(wave)
+    assert h == pytest.approx((da(0.7 + step, 1.1) - da(0.7 - step, 1.1)) / (2 * step), rel=1e-6)
+    assert h == pytest.approx(srcgrad.hessian(wave)(0.7, 1.1), rel=1e-12)
+
+
+def test_source_shows_the_module_numba_compiled():
+    text = srcgrad.source(srcgrad.grad(rosen, backend="numba"))
+    assert_golden("numba_rosen.py", text)
+    auto = srcgrad.source(srcgrad.grad(rosen, backend="auto"))
+    assert auto.startswith("# backend='auto' chose numba\n") and auto.endswith(text)
+
+
+def test_code_numba_cannot_compile_is_refused_at_transform_time_at_the_users_line():
+    with pytest.raises(UnsupportedSyntaxError) as raised:
+        srcgrad.grad(with_dict, backend="numba")
+    error = raised.value
+    assert "backend='numba' cannot compile a dict" in str(error)
+    assert error.filename == __file__ and error.line.strip() == 'd = {"a": x}'
+    auto = srcgrad.grad(with_dict, backend="auto")
+    assert auto(1.5) == 2.0
+    assert srcgrad.source(auto).startswith("# backend='auto' chose Python: numba cannot compile "
+                                           "a dict")
+
+
+def test_a_typing_failure_on_the_first_call_is_located_and_auto_runs_python():
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(UnsupportedSyntaxError) as raised:
+        srcgrad.grad(summed_rows, backend="numba")(x)
+    message = str(raised.value)
+    assert "`dx = unreduce(ds, x, axis=0)`" in message and "2-d float64 array" in message
+    assert raised.value.line.strip() == "s = np.sum(x, axis=0)"
+    auto = srcgrad.grad(summed_rows, backend="auto")
+    expected = srcgrad.grad(summed_rows)(x)
+    np.testing.assert_array_equal(auto(x), expected)
+    np.testing.assert_array_equal(auto(x), expected)  # the kinds now go to Python directly
+
+
+def test_without_numba_the_option_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+    with pytest.raises(SrcgradError, match=r"pip install 'srcgrad\[numba\]'"):
+        srcgrad.grad(pendulum, wrt="L", backend="numba")
+    auto = srcgrad.grad(pendulum, wrt="L", backend="auto")
+    assert "numba is not installed" in srcgrad.source(auto).splitlines()[0]
+    assert auto(0.3, 1.5, 1.0) == srcgrad.grad(pendulum, wrt="L")(0.3, 1.5, 1.0)
+
+
+def test_an_unknown_backend_is_an_error():
+    with pytest.raises(SrcgradError, match="backend must be one of"):
+        srcgrad.grad(rosen, backend="jax")
+
+
+def test_transforms_of_a_numba_derivative_read_its_python_code():
+    dn = srcgrad.grad(pendulum, backend="numba")
+    second = srcgrad.grad(dn)(0.3, 1.5, 1.0)
+    assert second == pytest.approx(srcgrad.grad(srcgrad.grad(pendulum))(0.3, 1.5, 1.0), rel=1e-12)
+
+
+SWEEP = os.environ.get("SRCGRAD_NUMBA_SWEEP") == "1"
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (compiles for minutes)")
+@pytest.mark.parametrize("name", ["rosenbrock", "pendulum", "rnn"])
+def test_sweep_over_the_benchmark_workloads(name):
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import workloads
+
+    wl = next(w for w in workloads.WORKLOADS if w.name == name)
+    args = list(wl.make_inputs().values())
+    got = srcgrad.grad(wl.forward, wrt=wl.wrt, backend="numba")(*args)
+    expected = srcgrad.grad(wl.forward, wrt=wl.wrt)(*args)
+    if len(wl.wrt) == 1:
+        got, expected = (got,), (expected,)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (two processes importing numba)")
+def test_a_second_process_loads_the_compiled_derivative_from_numbas_cache(tmp_path):
+    script = (
+        "import time, numpy as np, srcgrad\n"
+        "from test_numba_backend import pendulum\n"
+        "t = time.perf_counter()\n"
+        "g = srcgrad.grad(pendulum, backend='numba')(0.3, 1.5, 1.0)\n"
+        "print(time.perf_counter() - t, g)\n"
+        "import numba\n"
+        "d = srcgrad.grad(pendulum, backend='numba').__wrapped__.__srcgrad_numba__\n"
+        "print(d.stats.cache_hits)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "tests")]),
+               SRCGRAD_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           env=env, check=True).stdout.split("\n") for _ in range(2)]
+    assert runs[0][0].split()[1] == runs[1][0].split()[1]  # the same gradient
+    assert runs[0][1] == "Counter()" and "1" in runs[1][1]  # compiled, then loaded
