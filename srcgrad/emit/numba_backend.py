@@ -350,9 +350,23 @@ def typing_failure(py_fn: Any, lowered: Lowered, path: str, error: Exception,
     reasons = [m.strip() for m in message.splitlines()
                if m.strip() and not m.startswith(("Failed in", "During:", "File", " "))]
     kinds = ", ".join(_kind(a) for a in args)
-    why = f"for arguments ({kinds}): {reasons[0] if reasons else type(error).__name__}"
+    why = f"for arguments ({kinds}): {_reason(reasons[0] if reasons else type(error).__name__)}"
     construct = "this statement" if line else f"{py_fn.__name__}"
     return located(py_fn, Refused(construct, line, why))
+
+
+_HELPER = re.compile(r"No implementation of function Function\(<function (\w+) at")
+
+
+def _reason(line: str) -> str:
+    """numba's reason, said of what the user wrote (its own objects' reprs left out)."""
+    helper = _HELPER.match(line)
+    if helper:
+        return (f"srcgrad's numba implementation of {helper.group(1)} does not take these "
+                f"argument kinds")
+    if line.startswith("No implementation of function"):
+        return "numba has no implementation of an operation here for these argument kinds"
+    return line
 
 
 def _kind(value: Any) -> str:
