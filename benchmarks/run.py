@@ -58,11 +58,16 @@ RTOL = 1e-6
 ATOL = 1e-8
 
 # Column order of every table. "forward" is the plain NumPy function, not a gradient.
-TOOLS = ("hand", "srcgrad", "autograd", "jax_eager", "jax_jit", "torch", "tangent")
+TOOLS = ("hand", "srcgrad", "srcgrad_numba", "numba_fwd", "autograd", "jax_eager", "jax_jit",
+         "torch", "tangent")
+# Systems that are not a gradient: timed, their value checked against the forward's.
+FORWARD_TOOLS = ("numba_fwd",)
 LABELS = {
     "forward": "forward",
     "hand": "hand",
     "srcgrad": "srcgrad",
+    "srcgrad_numba": "srcgrad[numba]",
+    "numba_fwd": "numba fwd",
     "autograd": "autograd",
     "jax_eager": "jax eager",
     "jax_jit": "jax jit",
@@ -336,6 +341,17 @@ class Peers:
 
             self.versions["torch"] = torch.__version__
             return (torch, torch_workloads)
+        if tool == "srcgrad_numba":
+            import numba
+
+            mod = self.get("srcgrad")
+            self.versions["numba"] = numba.__version__
+            return mod
+        if tool == "numba_fwd":
+            import numba
+
+            self.versions["numba"] = numba.__version__
+            return numba
         if tool == "tangent":
             import tangent
 
@@ -369,6 +385,23 @@ def prepare(tool, wl, args, peers):
         df = sg.grad(wl.forward, wrt=wrt)
         extra["prepare_s"] = time.perf_counter() - t0
         return (lambda: df(*args)), (lambda r: to_numpy(as_grad_tuple(r, n))), extra
+
+    if tool == "srcgrad_numba":
+        sg = peers.get("srcgrad_numba")
+        wrt = wl.wrt[0] if n == 1 else wl.wrt
+        t0 = time.perf_counter()
+        df = sg.grad(wl.forward, wrt=wrt, backend="numba")
+        df(*args)  # numba compiles on the first call (or loads its on-disk cache)
+        extra["prepare_s"] = time.perf_counter() - t0
+        return (lambda: df(*args)), (lambda r: to_numpy(as_grad_tuple(r, n))), extra
+
+    if tool == "numba_fwd":
+        numba = peers.get("numba_fwd")
+        t0 = time.perf_counter()
+        fwd = numba.njit(wl.forward)
+        fwd(*args)
+        extra["compile_s"] = time.perf_counter() - t0
+        return (lambda: fwd(*args)), float, extra
 
     if tool == "autograd":
         autograd, anp = peers.get("autograd")
@@ -467,6 +500,47 @@ def srcgrad_transform_times(wl, args, peers, fresh):
     return out
 
 
+NUMBA_SECOND_PROCESS = """\
+import importlib.util, sys, time
+spec = importlib.util.spec_from_file_location({module!r}, {path!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+sys.path.insert(0, {repo!r})
+import srcgrad, numba
+sys.path.insert(0, {here!r})
+import workloads
+args = list(workloads.{inputs}().values())
+fn = getattr(module, {name!r})
+t0 = time.perf_counter()
+df = srcgrad.grad(fn, wrt={wrt!r}, backend="numba")
+df(*args)
+print(time.perf_counter() - t0)
+"""
+
+
+def srcgrad_numba_first_calls(wl, args, peers, fresh):
+    """grad(f, backend="numba") + its first call for a never-seen function (transform and
+    numba compile), then the same in a second process (srcgrad's and numba's disk caches warm;
+    the imports of srcgrad and numba are not counted)."""
+    sg = peers.get("srcgrad_numba")
+    fn = fresh.make(wl.forward)
+    wrt = wl.wrt[0] if len(wl.wrt) == 1 else wl.wrt
+    t0 = time.perf_counter()
+    sg.grad(fn, wrt=wrt, backend="numba")(*args)
+    out = {"cold_total_s": time.perf_counter() - t0}
+    module = sys.modules[fn.__module__]
+    script = NUMBA_SECOND_PROCESS.format(
+        module=module.__name__, path=module.__file__, repo=str(REPO), here=str(HERE),
+        inputs=wl.make_inputs.__name__, name=fn.__name__, wrt=wrt,
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    out["warm_second_process_s"] = float(done.stdout.split()[-1])
+    return out
+
+
 # ------------------------------------------------------------------------------------------
 # main loop
 # ------------------------------------------------------------------------------------------
@@ -509,7 +583,10 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
             print(f"  {LABELS[tool]:<10} failed: {first_line(exc)}", flush=True)
             notes.append(f"{tool} on {wl.name}: failed: {first_line(exc)}")
             continue
-        mismatch = compare(got, ref)
+        if tool in FORWARD_TOOLS:
+            mismatch = compare((np.asarray(got),), (np.asarray(float(value)),))
+        else:
+            mismatch = compare(got, ref)
         if mismatch:
             entry["status"] = f"WRONG: {mismatch}"
             print(f"  {LABELS[tool]:<10} WRONG GRADIENT: {mismatch}  (not timed)", flush=True)
@@ -527,6 +604,8 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
         more = ""
         if "compile_s" in entry:
             more = f"   (compile {fmt_time(entry['compile_s'])})"
+        if tool == "srcgrad_numba":
+            more = f"   (grad() + first call {fmt_time(entry['prepare_s'])})"
         print(
             f"  {LABELS[tool]:<10} {fmt_time(entry['median_s'])}"
             f"   {fmt_ratio(entry['ratio_to_forward'])} forward{more}",
@@ -543,7 +622,8 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
         # The ratios the targets are stated in, measured again in interleaved rounds (forward,
         # hand, srcgrad, forward, ...) so that a shared machine's drifting load cancels out.
         together = {"forward": lambda: wl.forward(*args)}
-        together.update({t: calls[t] for t in ("hand", "srcgrad") if t in calls})
+        together.update({t: calls[t] for t in ("hand", "srcgrad", "srcgrad_numba", "numba_fwd")
+                         if t in calls})
         times = timing.paired(together)
         rec["paired"] = {k: statistics.median(v) for k, v in times.items()}
         rec["paired_rounds"] = timing.rounds_taken
@@ -556,6 +636,11 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
                 )
         if "hand" in together:
             rec["srcgrad_over_peer"]["hand"] = paired_ratio(times, "srcgrad", "hand")
+        if "numba_fwd" in together and "srcgrad_numba" in together:
+            rec["srcgrad_numba_over_numba_fwd"] = paired_ratio(times, "srcgrad_numba",
+                                                               "numba_fwd")
+            print(f"  interleaved: srcgrad[numba] / numba fwd "
+                  f"{fmt_ratio(rec['srcgrad_numba_over_numba_fwd'])}", flush=True)
         print(
             f"  interleaved ({timing.rounds_taken} rounds, order shuffled): "
             + ", ".join(
@@ -581,6 +666,18 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
             rec["srcgrad_transform"] = f"failed: {exc}"
         except Exception as exc:  # noqa: BLE001
             rec["srcgrad_transform"] = f"failed: {first_line(exc)}"
+
+    if "srcgrad_numba" in calls:
+        try:
+            rec["srcgrad_numba_first_call"] = srcgrad_numba_first_calls(wl, args, peers, fresh)
+            st = rec["srcgrad_numba_first_call"]
+            print(
+                f"  srcgrad[numba] first call: cold {fmt_time(st['cold_total_s'])}, second "
+                f"process (warm caches) {fmt_time(st['warm_second_process_s'])}",
+                flush=True,
+            )
+        except Exception as exc:  # noqa: BLE001
+            rec["srcgrad_numba_first_call"] = f"failed: {first_line(exc)}"
 
     if wl.vectorized:
         mem = {"forward": peak_extra_bytes(lambda: wl.forward(*args))}
@@ -658,6 +755,24 @@ def print_summary(results, tools):
             rows,
         )
 
+    if "srcgrad_numba" in tools:
+        rows = []
+        for name in names:
+            rec = wls[name]
+            nb = rec["tools"]["srcgrad_numba"]
+            row = [name, cell(nb) or fmt_time(nb["median_s"])]
+            paired = rec.get("srcgrad_numba_over_numba_fwd")
+            row.append(cell(nb) or (fmt_ratio(paired) if paired else "-"))
+            for t in ("srcgrad", "jax_jit", "hand"):
+                e = rec["tools"].get(t, {})
+                row.append(cell(nb) or cell(e) or fmt_ratio(nb["median_s"] / e["median_s"]))
+            rows.append(row)
+        print_table(
+            "srcgrad[numba]: time, and ratios (numba fwd: interleaved)",
+            ["workload", "srcgrad[numba]", "/ numba fwd", "/ srcgrad", "/ jax jit", "/ hand"],
+            rows,
+        )
+
     rows = []
     for name in names:
         rec = wls[name]
@@ -671,6 +786,12 @@ def print_summary(results, tools):
             )
         jit = rec["tools"].get("jax_jit", {})
         tan = rec["tools"].get("tangent", {})
+        nb = rec.get("srcgrad_numba_first_call")
+        nb_cold = nb_warm = cell(rec["tools"].get("srcgrad_numba", {})) or "-"
+        if isinstance(nb, dict):
+            nb_cold = fmt_time(nb["cold_total_s"])
+            nb_warm = fmt_time(nb["warm_second_process_s"])
+        nbf = rec["tools"].get("numba_fwd", {})
         rows.append(
             [
                 name,
@@ -680,6 +801,9 @@ def print_summary(results, tools):
                 cached_grad,
                 fmt_time(jit["compile_s"]) if "compile_s" in jit else cell(jit) or "-",
                 fmt_time(tan["prepare_s"]) if "prepare_s" in tan else cell(tan) or "-",
+                nb_cold,
+                nb_warm,
+                fmt_time(nbf["compile_s"]) if "compile_s" in nbf else cell(nbf) or "-",
             ]
         )
     print_table(
@@ -692,6 +816,9 @@ def print_summary(results, tools):
             "grad() only",
             "jax jit compile",
             "tangent transform",
+            "srcgrad[numba] cold",
+            "[numba] 2nd process",
+            "numba fwd compile",
         ],
         rows,
     )

@@ -185,3 +185,24 @@ def test_a_second_process_loads_the_compiled_derivative_from_numbas_cache(tmp_pa
                            env=env, check=True).stdout.split("\n") for _ in range(2)]
     assert runs[0][0].split()[1] == runs[1][0].split()[1]  # the same gradient
     assert runs[0][1] == "Counter()" and "1" in runs[1][1]  # compiled, then loaded
+
+
+SCALE = 2.0
+
+
+def scaled(v):
+    return v * v * SCALE
+
+
+def uses_a_helper_and_a_global(x):
+    return scaled(x) + SCALE * x
+
+
+def test_a_redefined_helper_or_a_rebound_global_runs_what_python_would(monkeypatch):
+    dn = srcgrad.grad(uses_a_helper_and_a_global, backend="numba")
+    assert "SCALE = 2.0" in srcgrad.source(dn) and "inlined_scaled" not in srcgrad.source(dn)
+    assert dn(1.5) == pytest.approx(2 * 1.5 * 2.0 + 2.0, rel=1e-15)
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)  # numba compiled 2.0 in
+    assert dn(1.5) == pytest.approx(2 * 1.5 * 3.0 + 3.0, rel=1e-15)
+    monkeypatch.setattr(sys.modules[__name__], "scaled", lambda v: v * v * v)
+    assert dn(1.5) == pytest.approx(3 * 1.5**2 + 3.0, rel=1e-15)

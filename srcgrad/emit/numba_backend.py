@@ -45,7 +45,8 @@ import numpy as np
 from ..derived import PYTHON_BEHIND
 from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.source import GENERATED_SOURCE
-from . import diskcache, notes
+from . import diskcache, guard, notes
+from .compile import compile_function
 
 BACKENDS = ("python", "numba", "auto")
 PYTHON = PYTHON_BEHIND  # on a compiled derivative: the Python derivative it compiles
@@ -86,6 +87,8 @@ class Lowered:
     name: str
     text: str  # the module's text (what ``source()`` shows)
     generated_line: dict = field(default_factory=dict)  # module line -> generated text line
+    guard: str | None = None  # the staleness test (emit/guard.py), run in Python before numba
+    constants: dict = field(default_factory=dict)  # name -> the number numba compiled it as
 
 
 class Refused(Exception):
@@ -136,12 +139,18 @@ def lower(py_fn: Any) -> Lowered:
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
         raise Refused("a parameter list with *args, **kwargs or keyword-only parameters",
                       fdef.lineno)
+    first = fdef.body[0]
+    guard_test = None
+    if guard.is_guard(first, py_fn):  # the wrapper runs it: it reads names live, in Python
+        guard_test = ast.unparse(first.test)
+        fdef.body = fdef.body[1:]
     for node in ast.walk(fdef):
         if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
             node.iter._lowered = True  # type: ignore[attr-defined]
     refusals = []
+    constants: dict[str, Any] = {}
     try:
-        header = _header(py_fn, fdef)
+        header = _header(py_fn, fdef, constants)
     except Refused as refused:
         refusals.append(refused)
     try:
@@ -155,6 +164,8 @@ def lower(py_fn: Any) -> Lowered:
     params = ", ".join(a.arg for a in args.args)
     lines[fdef.lineno - 1] = f"def {fdef.name}({params}):"
     dropped = _rewrite(fdef, lines)
+    if guard_test is not None:
+        dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True)", *header, "", ""]
     generated_line = {}
     for number, line in enumerate(lines, start=1):
@@ -162,7 +173,7 @@ def lower(py_fn: Any) -> Lowered:
             continue
         out.append(line)
         generated_line[len(out)] = number
-    return Lowered(fdef.name, "\n".join(out) + "\n", generated_line)
+    return Lowered(fdef.name, "\n".join(out) + "\n", generated_line, guard_test, constants)
 
 
 def _in_order(fdef: ast.FunctionDef) -> list[ast.AST]:
@@ -263,8 +274,9 @@ def _value(py_fn: Any, name: str) -> Any:
 _MISSING = object()
 
 
-def _header(py_fn: Any, fdef: ast.FunctionDef) -> list[str]:
-    """The module's imports and constants, one per name the code reads from outside."""
+def _header(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> list[str]:
+    """The module's imports and constants, one per name the code reads from outside (the
+    constants, numbers numba compiles in, also into ``constants``)."""
     from ..runtime import numba_helpers
 
     lines = []
@@ -287,6 +299,7 @@ def _header(py_fn: Any, fdef: ast.FunctionDef) -> list[str]:
             shown = repr(value) if not isinstance(value, float) or math.isfinite(value) else (
                 f"float({str(value)!r})")
             lines.append(f"{name} = {shown}")
+            constants[name] = value
         else:
             raise Refused(f"`{name}` ({_describe(value)})", use.lineno,
                           "numba-compiled code reads NumPy, math, numbers and srcgrad's array "
@@ -450,8 +463,9 @@ def _kinds(args: tuple) -> tuple:
     return tuple((type(a), getattr(a, "ndim", None), getattr(a, "dtype", None)) for a in args)
 
 
+STALE = "__srcgrad_stale__"
 WRAPPER = """\
-def {name}({params}):
+def {name}({params}):{guard}
     if __srcgrad_calls__.route:
         return __srcgrad_calls__.call({params})
     try:
@@ -470,9 +484,17 @@ def _params(py_fn: Any) -> list[str]:
     return list(code.co_varnames[: code.co_argcount])
 
 
-def _made(py_fn: Any, template: str, bound: dict[str, Any], shown: str, filename: str) -> Any:
+GUARD = """
+    if __srcgrad_stale__():  # a function it inlined was redefined: Python regenerates
+        return __srcgrad_python__({params})"""
+
+
+def _made(py_fn: Any, template: str, bound: dict[str, Any], shown: str, filename: str,
+          stale: Any = None) -> Any:
     params = ", ".join(_params(py_fn))
-    text = template.format(name=py_fn.__name__, params=params)
+    test = "" if stale is None else GUARD.format(params=params)
+    bound = {**bound, STALE: stale, PYTHON: py_fn}
+    text = template.format(name=py_fn.__name__, params=params, guard=test)
     scope: dict[str, Any] = {}
     exec(compile(text, filename, "exec"), dict(bound), scope)  # noqa: S102
     fn = scope[py_fn.__name__]
@@ -495,9 +517,25 @@ def _wrapper(py_fn, jitted, lowered, path, backend):
     shown = lowered.text
     if backend == "auto":
         shown = "# backend='auto' chose numba\n" + shown
-    fn = _made(py_fn, WRAPPER, bound, shown, f"<srcgrad {backend} {py_fn.__name__}>")
+    stale = _stale(py_fn, lowered)
+    fn = _made(py_fn, WRAPPER, bound, shown, f"<srcgrad {backend} {py_fn.__name__}>", stale)
     fn.__srcgrad_numba__ = jitted
     return fn
+
+
+def _stale(py_fn: Any, lowered: Lowered) -> Any:
+    """A function telling whether the compiled code no longer computes what the Python
+    derivative would: a function it inlined redefined (the guard's test), or a number it
+    compiled in (a global or closure variable of the user's) rebound. None when neither can."""
+    tests = [] if lowered.guard is None else [f"({lowered.guard})"]
+    pinned = {}
+    for i, (name, value) in enumerate(lowered.constants.items()):
+        pinned[f"__srcgrad_pinned_{i}__"] = value
+        tests.append(f"{name} is not __srcgrad_pinned_{i}__")
+    if not tests:
+        return None
+    text = f"def {STALE}():\n    return " + " or ".join(tests) + "\n"
+    return compile_function(text, STALE, py_fn, pinned)
 
 
 def _python_choice(py_fn: Any, reason: str) -> Any:
