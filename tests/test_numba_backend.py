@@ -38,6 +38,22 @@ def pendulum(c, L, theta0):
     return theta * theta
 
 
+def iterated(x):
+    y = x
+    for _ in range(3):
+        y = np.sin(y) * x  # saves y, an array: a list of arrays (numbers go to arrays)
+    return np.sum(y)
+
+
+def square_root(x):
+    y = x
+    while True:  # no trip count: the saves stay a list
+        y = 0.5 * (y + x / y)
+        if abs(y * y - x) < 1e-12:
+            break
+    return y
+
+
 def wave(a, b):
     y = a * b + np.cos(a)
     return y * np.tanh(y)
@@ -76,6 +92,13 @@ def test_forward_mode_and_vjp_equal_python():
     assert tangent == pytest.approx(float(numeric_grad(rosen, (X, 100.0), 0) @ t), rel=1e-6)
     g = srcgrad.vjp(rosen, backend="numba")(X, 100.0, 2.0)
     np.testing.assert_allclose(g, 2.0 * srcgrad.grad(rosen)(X, 100.0), rtol=1e-13)
+
+
+def test_saves_of_arrays_and_of_a_loop_without_a_trip_count():
+    g = srcgrad.grad(iterated, backend="numba")(X)
+    np.testing.assert_allclose(g, srcgrad.grad(iterated)(X), rtol=1e-13)
+    np.testing.assert_allclose(g, numeric_grad(iterated, (X,), 0), rtol=1e-6)
+    assert srcgrad.grad(square_root, backend="numba")(2.0) == pytest.approx(0.5 / 2**0.5)
 
 
 def test_scalar_arguments_value_and_grad_and_hessian():

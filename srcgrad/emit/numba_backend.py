@@ -164,6 +164,9 @@ def lower(py_fn: Any) -> Lowered:
     params = ", ".join(a.arg for a in args.args)
     lines[fdef.lineno - 1] = f"def {fdef.name}({params}):"
     dropped = _rewrite(fdef, lines)
+    preallocated = _preallocate(fdef, lines)
+    if preallocated:
+        header.append(f"from srcgrad.runtime.numba_helpers import {', '.join(SAVES)}")
     if guard_test is not None:
         dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True)", *header, "", ""]
@@ -171,8 +174,9 @@ def lower(py_fn: Any) -> Lowered:
     for number, line in enumerate(lines, start=1):
         if number in dropped:
             continue
-        out.append(line)
-        generated_line[len(out)] = number
+        for part in line.split("\n"):  # a line preallocation rewrote may have become several
+            out.append(part)
+            generated_line[len(out)] = number
     return Lowered(fdef.name, "\n".join(out) + "\n", generated_line, guard_test, constants)
 
 
@@ -200,6 +204,98 @@ def _rewrite(fdef: ast.FunctionDef, lines: list[str]) -> set[int]:
                 lines[first.lineno - 1] = indent + "pass"
                 dropped.discard(first.lineno)
     return dropped
+
+
+SAVES = ("srcgrad_new_saves", "srcgrad_save", "srcgrad_restore")
+
+
+def _preallocate(fdef: ast.FunctionDef, lines: list[str]) -> list[str]:
+    """Rewrite ``lines`` so that each list of per-iteration saves a loop over a range fills
+    (``saved = []``, one ``saved.append(values)`` in that loop, one ``... = saved.pop()``) is
+    one preallocated array per number saved, sized from the trip count (``runtime/
+    numba_helpers.py``: a list still, for values that are not numbers); the lists rewritten."""
+    taken = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)}
+    if taken & set(SAVES):
+        return []
+    done = []
+    for loop, init, append, pop in _save_lists(fdef):
+        name = init.targets[0].id
+        top, cap = f"{name}_top", f"{name}_cap"
+        if {top, cap} & taken:
+            continue
+        value = ast.unparse(append.value.args[0])
+        _replace(lines, init, f"{top} = 0")
+        _replace(lines, loop, f"{cap} = len({ast.unparse(loop.iter)})", keep=True)
+        _replace(lines, append, f"if {top} == 0:\n    {name} = {SAVES[0]}({cap}, {value})\n"
+                                f"{top} = {SAVES[1]}({name}, {top}, {value})")
+        targets = " = ".join(ast.unparse(t) for t in pop.targets)
+        _replace(lines, pop, f"{top} -= 1\n{targets} = {SAVES[2]}({name}, {top})")
+        done.append(name)
+    return done
+
+
+def _replace(lines: list[str], stmt: ast.stmt, text: str, keep: bool = False) -> None:
+    """``stmt``'s (one) line replaced by ``text`` (lines at its indentation); with ``keep``,
+    ``text`` goes before it."""
+    line = lines[stmt.lineno - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    new = "\n".join(indent + part for part in text.split("\n"))
+    lines[stmt.lineno - 1] = f"{new}\n{line}" if keep else new
+
+
+def _save_lists(fdef: ast.FunctionDef) -> list[tuple]:
+    """``(loop, init, append, pop)`` for each list of saves :func:`_preallocate` rewrites: made
+    empty at the top level, appended to once, of a name or a tuple of names, in a top-level loop
+    over a range (outside any inner loop), and popped once."""
+    found = []
+    for init in fdef.body:
+        if not (isinstance(init, ast.Assign) and len(init.targets) == 1
+                and isinstance(init.targets[0], ast.Name) and isinstance(init.value, ast.List)
+                and not init.value.elts and init.lineno == init.end_lineno):
+            continue
+        name = init.targets[0].id
+        uses = [n for n in ast.walk(fdef) if isinstance(n, ast.Name) and n.id == name]
+        appends = [s for s in ast.walk(fdef) if _method_statement(s, name, "append")]
+        pops = [s for s in ast.walk(fdef) if _method_statement(s, name, "pop")]
+        if len(uses) != 3 or len(appends) != 1 or len(pops) != 1:
+            continue
+        append, pop = appends[0], pops[0]
+        value = append.value.args[0]
+        if not (isinstance(value, ast.Name) or isinstance(value, ast.Tuple) and all(
+            isinstance(e, ast.Name) for e in value.elts
+        )):
+            continue
+        loop = next((s for s in fdef.body if isinstance(s, ast.For) and _inside(append, s.body)),
+                    None)
+        if loop is not None and _is_call(loop.iter, "range") and loop.lineno == (
+            loop.iter.end_lineno
+        ) and append.lineno == append.end_lineno and pop.lineno == pop.end_lineno:
+            found.append((loop, init, append, pop))
+    return found
+
+
+def _method_statement(stmt: ast.AST, name: str, method: str) -> bool:
+    """``name.append(v)`` (an expression statement) or ``... = name.pop()``."""
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if method == "append" and not isinstance(stmt, ast.Expr):
+        return False
+    if method == "pop" and not isinstance(stmt, ast.Assign):
+        return False
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == method and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == name and not call.keywords
+            and len(call.args) == (1 if method == "append" else 0))
+
+
+def _inside(stmt: ast.stmt, body: list[ast.stmt]) -> bool:
+    """Whether ``stmt`` is in ``body``, directly or in the branches of ``if`` statements (not
+    in an inner loop: one execution per iteration at most)."""
+    for s in body:
+        if s is stmt:
+            return True
+        if isinstance(s, ast.If) and (_inside(stmt, s.body) or _inside(stmt, s.orelse)):
+            return True
+    return False
 
 
 def _bodies(node: ast.AST) -> list[list[ast.stmt]]:

@@ -345,3 +345,81 @@ def _matmul_vjp_right(dy, a, b):
     if ranks == (1, 1) and _number(dy):
         return lambda dy, a, b: dy * a
     return None
+
+
+# --- per-iteration saves: preallocated arrays of numbers, else a list -------------------------
+def srcgrad_new_saves(capacity, value):
+    """Where a loop of at most ``capacity`` iterations saves ``value`` (a number, or a tuple of
+    them: one preallocated array each; anything else: a list)."""
+    return []
+
+
+def srcgrad_save(saves, top, value):
+    """``value`` saved at ``top``; the new top."""
+    saves.append(value)
+    return top + 1
+
+
+def srcgrad_restore(saves, top):
+    """The value saved at ``top`` (the saves' top after the pop)."""
+    return saves.pop()
+
+
+def _numbers(value):
+    """The types of ``value``'s numbers (one for a number), or None if it holds anything else."""
+    if isinstance(value, (types.Float, types.Integer, types.Boolean)):
+        return (value,)
+    if isinstance(value, types.BaseTuple) and value.types and all(
+        isinstance(t, (types.Float, types.Integer, types.Boolean)) for t in value.types
+    ):
+        return tuple(value.types)
+    return None
+
+
+def _generated(text, name, scope):
+    exec(text, scope)  # noqa: S102 - one implementation per tuple length
+    return scope[name]
+
+
+@overload(srcgrad_new_saves)
+def _new_saves(capacity, value):
+    numbers = _numbers(value)
+    if numbers is None:
+        def listed(capacity, value):
+            saves = [value]
+            saves.pop()
+            return saves
+        return listed
+    if not isinstance(value, types.BaseTuple):
+        dtype = numbers[0]
+        return lambda capacity, value: np.empty(capacity, dtype)
+    scope = {"np": np, **{f"d{i}": t for i, t in enumerate(numbers)}}
+    arrays = ", ".join(f"np.empty(capacity, d{i})" for i in range(len(numbers)))
+    return _generated(f"def arrays(capacity, value):\n    return ({arrays},)\n", "arrays", scope)
+
+
+@overload(srcgrad_save)
+def _save(saves, top, value):
+    if isinstance(saves, types.List):
+        def listed(saves, top, value):
+            saves.append(value)
+            return top + 1
+        return listed
+    if isinstance(saves, types.Array):
+        def array(saves, top, value):
+            saves[top] = value
+            return top + 1
+        return array
+    writes = "".join(f"    saves[{i}][top] = value[{i}]\n" for i in range(len(saves)))
+    return _generated(f"def arrays(saves, top, value):\n{writes}    return top + 1\n", "arrays",
+                      {})
+
+
+@overload(srcgrad_restore)
+def _restore(saves, top):
+    if isinstance(saves, types.List):
+        return lambda saves, top: saves.pop()
+    if isinstance(saves, types.Array):
+        return lambda saves, top: saves[top]
+    reads = ", ".join(f"saves[{i}][top]" for i in range(len(saves)))
+    return _generated(f"def arrays(saves, top):\n    return ({reads},)\n", "arrays", {})
