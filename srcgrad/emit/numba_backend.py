@@ -144,28 +144,12 @@ def lower(py_fn: Any) -> Lowered:
     if guard.is_guard(first, py_fn):  # the wrapper runs it: it reads names live, in Python
         guard_test = ast.unparse(first.test)
         fdef.body = fdef.body[1:]
-    for node in ast.walk(fdef):
-        if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
-            node.iter._lowered = True  # type: ignore[attr-defined]
-    refusals = []
     constants: dict[str, Any] = {}
-    try:
-        header = _header(py_fn, fdef, constants)
-    except Refused as refused:
-        refusals.append(refused)
-    try:
-        for node in _in_order(fdef):
-            _check(node)
-    except Refused as refused:
-        refusals.append(refused)
-    if refusals:  # the first in the text
-        raise min(refusals, key=lambda r: r.line or 0)
+    header = _checked(py_fn, fdef, constants)
     lines = text.splitlines()
-    params = ", ".join(a.arg for a in args.args)
-    lines[fdef.lineno - 1] = f"def {fdef.name}({params}):"
+    lines[fdef.lineno - 1] = f"def {fdef.name}({', '.join(a.arg for a in args.args)}):"
     dropped = _rewrite(fdef, lines)
-    preallocated = _preallocate(fdef, lines)
-    if preallocated:
+    if _preallocate(fdef, lines):
         header.append(f"from srcgrad.runtime.numba_helpers import {', '.join(SAVES)}")
     if guard_test is not None:
         dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
@@ -178,6 +162,28 @@ def lower(py_fn: Any) -> Lowered:
             out.append(part)
             generated_line[len(out)] = number
     return Lowered(fdef.name, "\n".join(out) + "\n", generated_line, guard_test, constants)
+
+
+def _checked(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> list[str]:
+    """The module's header (``_header``) once every node of ``fdef`` is one numba compiles;
+    else the first refusal in the text."""
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
+            node.iter._lowered = True  # type: ignore[attr-defined]
+    refusals = []
+    header: list[str] = []
+    try:
+        header = _header(py_fn, fdef, constants)
+    except Refused as refused:
+        refusals.append(refused)
+    try:
+        for node in _in_order(fdef):
+            _check(node)
+    except Refused as refused:
+        refusals.append(refused)
+    if refusals:
+        raise min(refusals, key=lambda r: r.line or 0)
+    return header
 
 
 def _in_order(fdef: ast.FunctionDef) -> list[ast.AST]:
@@ -249,29 +255,41 @@ def _save_lists(fdef: ast.FunctionDef) -> list[tuple]:
     over a range (outside any inner loop), and popped once."""
     found = []
     for init in fdef.body:
-        if not (isinstance(init, ast.Assign) and len(init.targets) == 1
+        if (isinstance(init, ast.Assign) and len(init.targets) == 1
                 and isinstance(init.targets[0], ast.Name) and isinstance(init.value, ast.List)
                 and not init.value.elts and init.lineno == init.end_lineno):
-            continue
-        name = init.targets[0].id
-        uses = [n for n in ast.walk(fdef) if isinstance(n, ast.Name) and n.id == name]
-        appends = [s for s in ast.walk(fdef) if _method_statement(s, name, "append")]
-        pops = [s for s in ast.walk(fdef) if _method_statement(s, name, "pop")]
-        if len(uses) != 3 or len(appends) != 1 or len(pops) != 1:
-            continue
-        append, pop = appends[0], pops[0]
-        value = append.value.args[0]
-        if not (isinstance(value, ast.Name) or isinstance(value, ast.Tuple) and all(
-            isinstance(e, ast.Name) for e in value.elts
-        )):
-            continue
-        loop = next((s for s in fdef.body if isinstance(s, ast.For) and _inside(append, s.body)),
-                    None)
-        if loop is not None and _is_call(loop.iter, "range") and loop.lineno == (
-            loop.iter.end_lineno
-        ) and append.lineno == append.end_lineno and pop.lineno == pop.end_lineno:
-            found.append((loop, init, append, pop))
+            parts = _save_list(fdef, init, init.targets[0].id)
+            if parts is not None:
+                found.append((parts[0], init, parts[1], parts[2]))
     return found
+
+
+def _save_list(fdef: ast.FunctionDef, init: ast.Assign, name: str) -> tuple | None:
+    """``(loop, append, pop)`` of the list ``name`` made empty by ``init``, if it qualifies."""
+    uses = [n for n in ast.walk(fdef) if isinstance(n, ast.Name) and n.id == name]
+    appends = [s for s in ast.walk(fdef) if _method_statement(s, name, "append")]
+    pops = [s for s in ast.walk(fdef) if _method_statement(s, name, "pop")]
+    if len(uses) != 3 or len(appends) != 1 or len(pops) != 1:
+        return None
+    append, pop = appends[0], pops[0]
+    value = append.value.args[0]
+    names = value.elts if isinstance(value, ast.Tuple) else [value]
+    if not all(isinstance(e, ast.Name) for e in names):
+        return None
+    if not all(s.lineno == s.end_lineno for s in (append, pop)):
+        return None
+    loop = _range_loop(fdef, append)
+    return None if loop is None else (loop, append, pop)
+
+
+def _range_loop(fdef: ast.FunctionDef, stmt: ast.stmt) -> ast.For | None:
+    """The top-level loop over a range (its header on one line) that runs ``stmt`` at most once
+    an iteration."""
+    for s in fdef.body:
+        if isinstance(s, ast.For) and _inside(stmt, s.body):
+            one_line = s.lineno == s.iter.end_lineno
+            return s if _is_call(s.iter, "range") and one_line else None
+    return None
 
 
 def _method_statement(stmt: ast.AST, name: str, method: str) -> bool:
