@@ -229,3 +229,14 @@ def test_a_redefined_helper_or_a_rebound_global_runs_what_python_would(monkeypat
     assert dn(1.5) == pytest.approx(2 * 1.5 * 3.0 + 3.0, rel=1e-15)
     monkeypatch.setattr(sys.modules[__name__], "scaled", lambda v: v * v * v)
     assert dn(1.5) == pytest.approx(3 * 1.5**2 + 3.0, rel=1e-15)
+
+
+def powers(x, n):
+    return x ** n + x ** -1
+
+
+def test_integer_powers_are_pythons():
+    # numba's 2 ** -1 is the integer 0; generated code calls srcgrad_power instead
+    dn = srcgrad.grad(powers, backend="numba")
+    assert dn(2, -2) == srcgrad.grad(powers)(2, -2) == -2 * 2.0**-3 - 2.0**-2
+    assert "srcgrad_power(x, -1)" in srcgrad.source(dn)

@@ -144,6 +144,10 @@ def lower(py_fn: Any) -> Lowered:
     if guard.is_guard(first, py_fn):  # the wrapper runs it: it reads names live, in Python
         guard_test = ast.unparse(first.test)
         fdef.body = fdef.body[1:]
+    reserved = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} & {*SAVES, POWER}
+    if reserved:
+        raise Refused(f"a variable named {sorted(reserved)[0]}", fdef.lineno,
+                      "the numba backend's helpers have that name")
     constants: dict[str, Any] = {}
     header = _checked(py_fn, fdef, constants)
     lines = text.splitlines()
@@ -151,6 +155,8 @@ def lower(py_fn: Any) -> Lowered:
     dropped = _rewrite(fdef, lines)
     if _preallocate(fdef, lines):
         header.append(f"from srcgrad.runtime.numba_helpers import {', '.join(SAVES)}")
+    if any(POWER in line for line in lines):
+        header.append(f"from srcgrad.runtime.numba_helpers import {POWER}")
     if guard_test is not None:
         dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True)", *header, "", ""]
@@ -196,6 +202,13 @@ def _rewrite(fdef: ast.FunctionDef, lines: list[str]) -> set[int]:
     """Rewrite ``lines`` in place where numba needs another spelling; the lines to drop."""
     dropped: set[int] = set()
     for node in ast.walk(fdef):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not _plain_power(
+            node.right
+        ):
+            # numba's int ** int is an int, 0 for a negative power; Python's is a float
+            old = ast.unparse(node)
+            call = f"{POWER}({ast.unparse(node.left)}, {ast.unparse(node.right)})"
+            lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, call, 1)
         if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
             old = ast.unparse(node.iter)
             lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, _countdown(node), 1)
@@ -221,8 +234,6 @@ def _preallocate(fdef: ast.FunctionDef, lines: list[str]) -> list[str]:
     one preallocated array per number saved, sized from the trip count (``runtime/
     numba_helpers.py``: a list still, for values that are not numbers); the lists rewritten."""
     taken = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)}
-    if taken & set(SAVES):
-        return []
     done = []
     for loop, init, append, pop in _save_lists(fdef):
         name = init.targets[0].id
@@ -316,6 +327,17 @@ def _inside(stmt: ast.stmt, body: list[ast.stmt]) -> bool:
     return False
 
 
+POWER = "srcgrad_power"
+
+
+def _plain_power(exponent: ast.expr) -> bool:
+    """Whether ``** exponent`` means the same in numba as in Python: a float or a non-negative
+    integer literal."""
+    return isinstance(exponent, ast.Constant) and (
+        isinstance(exponent.value, float) or type(exponent.value) is int and exponent.value >= 0
+    )
+
+
 def _bodies(node: ast.AST) -> list[list[ast.stmt]]:
     return [getattr(node, f) for f in ("body", "orelse", "finalbody")
             if isinstance(getattr(node, f, None), list)]
@@ -343,6 +365,11 @@ def _check(node: ast.AST) -> None:
     for kind, what in REFUSED.items():
         if isinstance(node, kind):
             raise Refused(what, line)
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Pow) and not _plain_power(
+        node.value
+    ):
+        raise Refused("`**=` with a power that is not a literal", line,
+                      "write x = x ** p (numba's int ** int differs from Python's)")
     if isinstance(node, ast.Call):
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords

@@ -423,3 +423,17 @@ def _restore(saves, top):
         return lambda saves, top: saves[top]
     reads = ", ".join(f"saves[{i}][top]" for i in range(len(saves)))
     return _generated(f"def arrays(saves, top):\n    return ({reads},)\n", "arrays", {})
+
+
+def srcgrad_power(a, b):
+    """``a ** b`` as Python computes it."""
+    return a ** b
+
+
+@overload(srcgrad_power)
+def _srcgrad_power(a, b):
+    integers = (types.Integer, types.Boolean)
+    if isinstance(a, integers) and isinstance(b, integers):
+        # Python: a float for a negative power (numba: an integer, 0); never wraps around
+        return lambda a, b: float(a) ** b
+    return lambda a, b: a ** b
