@@ -71,6 +71,13 @@ class NumPyValueError(SrcgradError, ValueError):
     the message is NumPy's, and like NumPy's own error it is a ``ValueError``."""
 
 
+class CompiledValueError(SrcgradError, ValueError):
+    """A seed, tangent or output of the wrong shape, found while a derivative compiled by numba
+    (``backend="numba"``) runs; the Python backend raises ``SeedShapeError``,
+    ``TangentShapeError`` or ``NonScalarOutputError`` for the same case (numba can only raise
+    an error made of constants). It is also a ``ValueError``."""
+
+
 class NumPyIndexError(SrcgradError, IndexError):
     """An index out of bounds, found by a helper standing in for a NumPy function: the message
     is NumPy's, and like NumPy's own error it is an ``IndexError``."""

@@ -16,6 +16,7 @@ from gradcheck import numeric_grad
 
 import srcgrad
 from srcgrad import SrcgradError, UnsupportedSyntaxError
+from srcgrad.errors import CompiledValueError
 
 numba = pytest.importorskip("numba")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -92,6 +93,8 @@ def test_forward_mode_and_vjp_equal_python():
     assert tangent == pytest.approx(float(numeric_grad(rosen, (X, 100.0), 0) @ t), rel=1e-6)
     g = srcgrad.vjp(rosen, backend="numba")(X, 100.0, 2.0)
     np.testing.assert_allclose(g, 2.0 * srcgrad.grad(rosen)(X, 100.0), rtol=1e-13)
+    with pytest.raises(CompiledValueError, match="seed must have the shape"):
+        srcgrad.vjp(rosen, backend="numba")(X, 100.0, np.ones(2))
 
 
 def test_saves_of_arrays_and_of_a_loop_without_a_trip_count():

@@ -91,7 +91,7 @@ class Lowered:
     constants: dict = field(default_factory=dict)  # name -> the number numba compiled it as
 
 
-class Refused(Exception):
+class Refused(SrcgradError):
     """A construct numba cannot compile, at a line of the generated text."""
 
     def __init__(self, construct: str, line: int | None, why: str = "") -> None:

@@ -27,6 +27,7 @@ from numba import njit
 from numba.core import types
 from numba.extending import overload
 
+from ..errors import CompiledValueError, UnsupportedCaseError
 from . import boundary, containers, products, shapes
 
 _NUMBER = (types.Number, types.Boolean)
@@ -166,7 +167,7 @@ def _same_ndim_sum(ndim):
         return njit(two)
 
     def more(g, shape):
-        raise NotImplementedError(
+        raise UnsupportedCaseError(
             "srcgrad backend='numba': unbroadcast over axes of length 1 of an array of more "
             "than two dimensions"
         )
@@ -214,8 +215,8 @@ def _unit_seed(out, name="the function"):
 
         def seed(out, name="the function"):
             if out.size != 1:
-                raise ValueError("srcgrad: grad needs a scalar output (exactly one element); "
-                                 "use vjp for a non-scalar output")
+                raise CompiledValueError("srcgrad: grad needs a scalar output (exactly one "
+                                         "element); use vjp for a non-scalar output")
             return np.ones(out.shape, dtype)
         return seed
     return None
@@ -277,6 +278,16 @@ def _shape_like(x):
     return None
 
 
+@njit
+def _tangent_error():
+    raise CompiledValueError("srcgrad: the jvp tangent must have the shape of its argument")
+
+
+@njit
+def _seed_error():
+    raise CompiledValueError("srcgrad: the vjp seed must have the shape of the output")
+
+
 @overload(check_tangent)
 def _check_tangent(tangent, x, name="x"):
     if _number(tangent) and _number(x):
@@ -287,9 +298,14 @@ def _check_tangent(tangent, x, name="x"):
 
         def check(tangent, x, name="x"):
             if tangent.shape != x.shape:
-                raise ValueError("srcgrad: the jvp tangent must have the shape of its argument")
+                _tangent_error()
             return tangent
         return check
+    if _number(tangent) or isinstance(tangent, types.Array):
+        def mismatch(tangent, x, name="x"):
+            _tangent_error()
+            return x  # typed as the argument, for the code after it (never reached)
+        return mismatch
     return None
 
 
@@ -309,9 +325,14 @@ def _check_seed(seed, out):
     if isinstance(seed, types.Array) and isinstance(out, types.Array) and seed.ndim == out.ndim:
         def check(seed, out):
             if seed.shape != out.shape:
-                raise ValueError("srcgrad: the vjp seed must have the shape of the output")
+                _seed_error()
             return seed
         return check
+    if _number(seed) or isinstance(seed, types.Array):
+        def mismatch(seed, out):
+            _seed_error()
+            return out  # typed as the output, for the code after it (never reached)
+        return mismatch
     return None
 
 
