@@ -114,7 +114,7 @@ def _scalar_transform(mode: str) -> ScalarTransform:
 
 def _asked(options: Options, **more: Any) -> dict[str, Any]:
     """The options a transform was called with that another process needs to call it again."""
-    asked = {"optimize": options.optimize}
+    asked: dict[str, Any] = {"optimize": options.optimize}
     if options.has_aux:
         asked["has_aux"] = True
     if options.backend != "python":
