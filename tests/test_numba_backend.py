@@ -178,7 +178,7 @@ SWEEP = os.environ.get("SRCGRAD_NUMBA_SWEEP") == "1"
 
 
 @pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (compiles for minutes)")
-@pytest.mark.parametrize("name", ["rosenbrock", "pendulum", "rnn"])
+@pytest.mark.parametrize("name", ["rosenbrock", "pendulum", "rnn", "logreg"])
 def test_sweep_over_the_benchmark_workloads(name):
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import workloads
@@ -243,3 +243,15 @@ def test_integer_powers_are_pythons():
     dn = srcgrad.grad(powers, backend="numba")
     assert dn(2, -2) == srcgrad.grad(powers)(2, -2) == -2 * 2.0**-3 - 2.0**-2
     assert "srcgrad_power(x, -1)" in srcgrad.source(dn)
+
+
+def means(x, y):
+    return np.mean(x * y) + np.mean(x)
+
+
+def test_means_and_broadcast_shapes():
+    x, y = np.linspace(0.0, 1.0, 4), np.linspace(1.0, 2.0, 12).reshape(3, 4)
+    got = srcgrad.grad(means, wrt=(0, 1), backend="numba")(x, y)
+    for g, e, i in zip(got, srcgrad.grad(means, wrt=(0, 1))(x, y), (0, 1)):
+        np.testing.assert_allclose(g, e, rtol=1e-14)
+        np.testing.assert_allclose(g, numeric_grad(means, (x, y), i), rtol=1e-6)

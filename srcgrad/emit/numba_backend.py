@@ -159,7 +159,8 @@ def lower(py_fn: Any) -> Lowered:
         header.append(f"from srcgrad.runtime.numba_helpers import {POWER}")
     if guard_test is not None:
         dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True)", *header, "", ""]
+    out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True, "
+           f"boundscheck=True)", *header, "", ""]
     generated_line = {}
     for number, line in enumerate(lines, start=1):
         if number in dropped:
@@ -560,7 +561,9 @@ def _jit(numba: Any, lowered: Lowered) -> tuple[Any, str]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
-        jitted = _DISPATCHERS[path] = numba.njit(cache=cache)(getattr(module, lowered.name))
+        # bounds checked: an index out of range is Python's IndexError, never a stray read
+        jitted = numba.njit(cache=cache, boundscheck=True)(getattr(module, lowered.name))
+        _DISPATCHERS[path] = jitted
     return jitted, path
 
 

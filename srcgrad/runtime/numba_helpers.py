@@ -15,8 +15,10 @@ Supported kinds, per helper (anything else is refused when numba compiles the de
   summed, up to two dimensions);
 - ``unit_seed(out)``, ``zeros_like(x)``, ``cast_like(g, x)``, ``as_like(g, x)``: numbers and
   arrays (``as_like`` of a missing gradient, ``None``, gives zeros), ``copy_grad(g)``;
-- ``unreduce(dy, x)`` without ``axis`` (the adjoint of a full sum), ``shape_like(x)`` of one value;
+- ``unreduce(dy, x)``, ``mean_grad(dy, x)`` without ``axis`` (the adjoints of a full sum and
+  mean), ``shape_like(*values)``;
 - ``check_tangent(t, x)``, ``check_seed(seed, out)``: numbers and arrays of the same shape;
+- ``elem(dt, i, x)``: an element of an array's tangent (``None``: zeros);
 - ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions.
 """
 
@@ -77,9 +79,19 @@ def unreduce(dy, x, axis=None, keepdims=False):
     return shapes.unreduce(dy, x, axis, keepdims)
 
 
-def shape_like(x):
-    """``runtime.shape_like`` of one value."""
-    return shapes.shape_like(x)
+def shape_like(*values):
+    """``runtime.shape_like``."""
+    return shapes.shape_like(*values)
+
+
+def elem(dy, key, x):
+    """``runtime.elem`` of an array's tangent or cotangent."""
+    return containers.elem(dy, key, x)
+
+
+def mean_grad(dy, x, axis=None, keepdims=False):
+    """``runtime.mean_grad``."""
+    return shapes.mean_grad(dy, x, axis, keepdims)
 
 
 def check_tangent(tangent, x, name="x"):
@@ -116,6 +128,8 @@ HELPERS = {
     containers.as_like: as_like,
     shapes.unreduce: unreduce,
     shapes.shape_like: shape_like,
+    shapes.mean_grad: mean_grad,
+    containers.elem: elem,
     boundary.check_tangent: check_tangent,
     boundary.check_seed: check_seed,
     containers.copy_grad: copy_grad,
@@ -272,9 +286,40 @@ def _unreduce(dy, x, axis=None, keepdims=False):
 
 
 @overload(shape_like)
-def _shape_like(x):
-    if _number(x) or isinstance(x, types.Array):
-        return lambda x: x
+def _shape_like(*values):
+    if len(values) == 1 and (_number(values[0]) or isinstance(values[0], types.Array)):
+        return lambda *values: values[0]
+    if not all(_number(v) or isinstance(v, types.Array) for v in values):
+        return None
+    arrays = [v for v in values if isinstance(v, types.Array)]
+    if not arrays:
+        return lambda *values: 0.0
+    floats = {_float_dtype(v.dtype) for v in arrays}
+    dtype = floats.pop() if len(floats) == 1 else types.float64
+    shapes_ = ", ".join(f"values[{i}].shape" if isinstance(v, types.Array) else "()"
+                        for i, v in enumerate(values))
+    text = f"def broadcast(*values):\n    return np.empty(np.broadcast_shapes({shapes_}), dtype)\n"
+    return _generated(text, "broadcast", {"np": np, "dtype": dtype})
+
+
+@overload(elem)
+def _elem(dy, key, x):
+    if _absent(dy):
+        return lambda dy, key, x: zeros_like(x)
+    if isinstance(dy, types.Array) and isinstance(key, (types.Integer, types.BaseTuple)):
+        return lambda dy, key, x: dy[key]
+    return None
+
+
+@overload(mean_grad)
+def _mean_grad(dy, x, axis=None, keepdims=False):
+    if not (_absent(axis) and _number(dy)):
+        return None
+    if _number(x):
+        return lambda dy, x, axis=None, keepdims=False: dy
+    if isinstance(x, types.Array):
+        dtype = _float_dtype(x.dtype)
+        return lambda dy, x, axis=None, keepdims=False: np.full(x.shape, dy / x.size, dtype)
     return None
 
 

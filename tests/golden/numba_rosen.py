@@ -1,4 +1,4 @@
-# backend='numba': drosen, compiled by numba.njit(cache=True)
+# backend='numba': drosen, compiled by numba.njit(cache=True, boundscheck=True)
 from srcgrad.runtime.numba_helpers import unit_seed
 from srcgrad.runtime.numba_helpers import zeros_like
 from srcgrad.runtime.numba_helpers import unbroadcast
