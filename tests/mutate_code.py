@@ -36,6 +36,7 @@ import importlib
 import inspect
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -169,12 +170,17 @@ def _items_of(items, rule):
     return mine or items
 
 
+def _unlined(label):
+    """A mutant's label without its line number."""
+    return re.sub(r"^([\w.]+):\d+ ", r"\1 ", label)
+
+
 class Mutator:
     """The pytest plugin: replaces the test loop by the mutation loop."""
 
     def __init__(self, args):
         self.args = args
-        self.equivalent = mutate_rules._equivalent(args.equivalent)
+        self.equivalent = {_unlined(e) for e in mutate_rules._equivalent(args.equivalent)}
         self.out = open(args.out, "a") if args.out else None
         self.done = set()
         if args.out and os.path.exists(args.out):
@@ -237,10 +243,10 @@ class Mutator:
         for name in args.templates:
             todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r)
                      for label, r, s, p, t in template_mutants(name)]
-        if args.rerun:
-            wanted = {line.split(": ", 1)[1].strip() for line in open(args.rerun)
+        if args.rerun:  # (matched without line numbers: the source may have moved since)
+            wanted = {_unlined(line.split(": ", 1)[1].strip()) for line in open(args.rerun)
                       if line.startswith("survived: ")}
-            todo = [t for t in todo if t[0] in wanted]
+            todo = [t for t in todo if _unlined(t[0]) in wanted]
         population = len(todo)
         if args.sample and args.sample < population:
             picked = random.Random(args.seed).sample(range(population), args.sample)
@@ -265,7 +271,7 @@ class Mutator:
             verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
             dead = bool(dead)
             killed += dead
-            if not dead and label in self.equivalent:
+            if not dead and _unlined(label) in self.equivalent:
                 verdict, listed = "equivalent", listed + 1
             elif not dead:
                 survived += 1
