@@ -306,7 +306,7 @@ NONLINEAR = {
     f_sort, f_tile, f_pad_reflect, f_concatenate, f_stack, f_split, f_einsum_matrix,
     f_tensordot, f_kron, f_cross, f_convolve, f_det, f_slogdet, f_solve_vector,
     f_solve_matrix, f_norm, f_norm_ord3, f_norm_axis, f_median, f_linspace, f_average,
-    f_element_write, f_sort_method, f_written, f_det_stack, f_cross_axes, f_convolve_valid,
+    f_det_stack, f_cross_axes, f_convolve_valid,
 }
 COMPOSED = [(f, x) for f, x in CASES if f in NONLINEAR]
 COMPOSED_IDS = [f.__name__[2:] for f, _ in COMPOSED]
@@ -351,6 +351,13 @@ def test_grad_of_grad_of_einsum_with_six_operands():
     # reverse, their tangents: CASES)
     test_grad_of_grad(f_einsum_six, V[:2])
     test_jvp_of_jvp(f_einsum_six, V[:2])
+
+
+def test_compositions_that_reach_the_in_place_helpers_rules():
+    # (only the composition that reads each rule, to keep the suite fast)
+    test_grad_of_jvp(f_element_write, V)  # scatter_last's adjoint
+    test_grad_of_grad(f_sort_method, V)  # array_only's adjoint
+    test_grad_of_grad(f_written, V)  # written_grad's adjoint
 
 
 def test_grad_of_grad_through_tuple_elements():
