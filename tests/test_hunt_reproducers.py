@@ -236,3 +236,66 @@ def test_an_adjoint_made_private_in_a_loop_that_may_not_run(n):
     # place; with no iteration dx was still the read-only view of the seed: "output array is
     # read-only" from inside generated code
     check_all(aliases_updated_in_a_loop, (X, n))
+
+
+# Second order w.r.t. a tuple argument (the previous hunt's last failures, found.md S4 and S5).
+
+
+def reads_first_through_a_loop_that_breaks(x, P):
+    acc = []
+    for _ in range(1):
+        if 2.0 >= -0.7 + -0.2:
+            break
+        acc.append(P[0][-1])
+    return P[0][4] * x[1] + -0.3 * np.tanh(np.sum(np.array(acc)))
+
+
+def test_hvp_wrt_a_tuple_whose_second_element_gets_no_gradient_keeps_its_shape():
+    # was: a number () for the matrix leaf: the gradient is linear in P, so its tangent is
+    # zeros_like of the sparse cotangent (None at position 1), which put 0.0 there, and as_like
+    # kept it as a number
+    x = np.array([0.5, -1.0, 2.0, 0.3, 0.1])
+    P = (x * 0.3, np.ones((2, 5)))
+    v = (np.arange(5.0), np.full((2, 5), 2.0))
+    h = hvp(reads_first_through_a_loop_that_breaks, wrt=1)(x, P, v)
+    assert type(h) is tuple and h[0].shape == (5,) and h[1].shape == (2, 5)
+    assert not np.any(h[0]) and not np.any(h[1])
+    assert np.shape(hessian(reads_first_through_a_loop_that_breaks)(x, P)) == (5, 5)
+
+
+def tuple_products(x, P):
+    return np.sum(P[0] * P[1][0]) + np.sum(np.sin(P[1]))
+
+
+def list_products(x, P):
+    return np.sum(P[0] * P[1]) + np.sum(np.sin(P[-1]))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("f, P", [(tuple_products, (X * 0.3, np.ones((2, 3)))),
+                                  (list_products, [X * 0.3, X * 0.7])])
+def test_hvp_wrt_a_tuple_or_list_has_its_structure_and_dtype(f, P, dtype):
+    # found.md S4: a `Cotangents` list where grad gives a tuple (or a plain list)
+    P = type(P)(p.astype(dtype) for p in P)
+    h = hvp(f, wrt=1)(X.astype(dtype), P, P)
+    assert type(h) is type(P) and all(a.shape == b.shape for a, b in zip(h, P))
+    assert all(a.dtype == dtype for a in h)
+    P64 = type(P)(p.astype(np.float64) for p in P)
+    for a, b in zip(h, hvp(f, wrt=1)(X, P64, P64)):
+        np.testing.assert_allclose(a, b, rtol=1e-5)
+
+
+def computes_in_float64(x):
+    y = np.zeros(3)
+    y[0] = x[0] * 2.0
+    return np.sum(y * x)
+
+
+def test_hvp_and_hessian_of_float32_inputs_are_float32():
+    # found.md S5: f computes in float64 inside (np.zeros(3)); the second derivatives came back
+    # float64 where grad and jacobian gave float32
+    x = X.astype(np.float32)
+    assert hvp(computes_in_float64)(x, x).dtype == np.float32
+    H = hessian(computes_in_float64)(x)
+    assert H.dtype == np.float32
+    np.testing.assert_allclose(H, [[4, 0, 0], [0, 0, 0], [0, 0, 0]])

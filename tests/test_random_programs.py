@@ -1257,6 +1257,10 @@ KNOWN_REFUSALS = {
         r"does not support a (nested function definition|lambda) here"
     ),
 }
+# refusals about the user's own views and aliases: the program's first order works, so at second
+# order (where srcgrad's generated code is differentiated again) one of them is a bug
+FIRST_ORDER_ONLY = ("array read after a write into one it refers to",
+                    "view read after a write into its base")
 LOG = os.environ.get("SRCGRAD_RANDOM_LOG")  # hunting: log every srcgrad error, don't fail
 
 
@@ -1365,6 +1369,8 @@ def refused(error, case, what):
     fails the test (with SRCGRAD_RANDOM_LOG, every one is logged and counted)."""
     message = str(error).splitlines()[0] if str(error) else type(error).__name__
     for name, pattern in KNOWN_REFUSALS.items():
+        if what == "second order" and name in FIRST_ORDER_ONLY:
+            continue  # srcgrad's own generated code copies such views: a refusal is a bug
         if re.search(pattern, message):
             REFUSALS[f"{what}: {name}"] += 1
             REFUSAL_EXAMPLES.setdefault(f"{what}: {name}", (message, case.text))

@@ -109,7 +109,8 @@ def _as_like(g, x, held):
     if isinstance(x, (tuple, list)):
         parts = [_as_like(None if g is None else g[i], v, held) for i, v in enumerate(x)]
         return type(x)(parts) if type(x) in (tuple, list) else parts
-    if g is None:
+    if g is None or (np.ndim(g) == 0 < np.ndim(x) and not np.any(g)):
+        # nothing flowed (a zero number stands for zeros of any shape)
         return _in_dtype_of(zeros_like(x), x)  # np.float32(0.0) for a NumPy float32 scalar
     g = _in_dtype_of(g, x)
     if isinstance(g, np.ndarray):
@@ -276,12 +277,21 @@ def zeros_like(x):
     if kind_of(x) is not None:
         return rebuild(None, x, lambda part, value: zeros_like(value))
     if isinstance(x, dict):
-        return DictCotangents({k: zeros_like(v) for k, v in x.items()})
+        return DictCotangents({k: _zero_entry(v, x) for k, v in x.items()})
     if isinstance(x, (tuple, list)):
-        return Cotangents(zeros_like(v) for v in x)
+        return Cotangents(_zero_entry(v, x) for v in x)
     if np.ndim(x) == 0:
         return 0.0
     return np.zeros(np.shape(x), dtype=float_dtype(x))
+
+
+def _zero_entry(v, x):
+    """The zero of an entry ``v`` of the container ``x``: an entry ``None`` of a (tangent or)
+    cotangent of a container is a zero of the element's shape, which ``None`` already stands
+    for; a number ``0.0`` there would become a number where the element is an array."""
+    if v is None and isinstance(x, (Cotangents, DictCotangents)):
+        return None
+    return zeros_like(v)
 
 
 # --- attributes of structures (runtime/pytrees.py) ------------------------------------------
