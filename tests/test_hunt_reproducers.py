@@ -4,11 +4,16 @@ and jvp against vjp transposed). Each was a crash or a wrong type/dtype from gen
 each test pins the fixed behaviour against central differences or the stated contract.
 """
 
+import heapq
+import operator
+import re
+
 import numpy as np
 import pytest
+import scipy.linalg
 from sharing_check import check_all
 
-from srcgrad import grad, hessian, hvp, jvp, value_and_grad, vjp
+from srcgrad import UnsupportedSyntaxError, grad, hessian, hvp, jvp, value_and_grad, vjp
 
 X = np.array([0.5, -1.0, 2.0])
 
@@ -299,3 +304,109 @@ def test_hvp_and_hessian_of_float32_inputs_are_float32():
     H = hessian(computes_in_float64)(x)
     assert H.dtype == np.float32
     np.testing.assert_allclose(H, [[4, 0, 0], [0, 0, 0], [0, 0, 0]])
+
+
+# Writes into arrays WITHOUT gradient (an index, a mask, a buffer of random numbers) that nothing
+# treated as writes: the derivative read the value after the write where the function had read
+# the value before it (the class of last session's shuffle bug). Each one gave a silently wrong
+# gradient; now modelled (a draw given `out=`) or refused at the call.
+
+W = np.array([1.0, 2.0, 3.0, 4.0])
+X4 = np.array([0.5, -1.0, 2.0, 0.7])
+
+
+def random_into_a_buffer(x):
+    rng = np.random.default_rng(0)
+    buf = np.empty(4)
+    rng.random(out=buf)
+    a = x * buf
+    rng.random(out=buf)
+    return np.sum(a * a * buf)
+
+
+def normal_into_a_buffer(x):
+    rng = np.random.default_rng(3)
+    buf = np.empty(4)
+    rng.standard_normal(out=buf)
+    a = x * buf
+    rng.standard_normal(out=buf)
+    return np.sum(a * a * buf)
+
+
+def index_permuted_into_itself(x):
+    idx = np.arange(4)
+    a = x[idx] * W
+    rng = np.random.default_rng(3)
+    rng.permuted(idx, out=idx)
+    return np.sum(a * a) + np.sum(x[idx] * W)
+
+
+@pytest.mark.parametrize("f", [random_into_a_buffer, normal_into_a_buffer,
+                               index_permuted_into_itself])
+def test_a_draw_into_an_array_is_an_element_write(f):
+    # were [1.7e-4, -0.36, 0.14] for [0.0067, -0.12, 0.0061] and alike: the sweep read the
+    # buffer's (the index's) second numbers where the primal had read the first
+    check_all(f, (X4,))
+
+
+def heapified(x):
+    idx = [3, 1, 2, 0]
+    a = x[idx] * W
+    heapq.heapify(idx)
+    return np.sum(a * a) + np.sum(x[idx] * W)
+
+
+def popped_from_a_heap(x):
+    idx = [3, 1, 2, 0]
+    a = x[idx] * W
+    k = heapq.heappop(idx)
+    return np.sum(a * a) + x[k]
+
+
+def set_by_operator(x):
+    idx = np.array([3, 1, 2, 0])
+    a = x[idx] * W
+    operator.setitem(idx, 0, 1)
+    return np.sum(a * a) + np.sum(x[idx] * W)
+
+
+def sorted_unbound(x):
+    idx = np.array([3, 1, 2, 0])
+    a = x[idx] * W
+    np.ndarray.sort(idx)
+    return np.sum(a * a) + np.sum(x[idx] * W)
+
+
+def list_sorted_unbound(x):
+    idx = [3, 1, 2, 0]
+    a = x[idx] * W
+    list.sort(idx)
+    return np.sum(a * a) + np.sum(x[idx] * W)
+
+
+def factor_overwritten(x):
+    A = np.array([[4.0, 1.0], [1.0, 3.0]])
+    s = np.sum(A @ x[:2])
+    scipy.linalg.lu_factor(A, overwrite_a=True)
+    return s * np.sum(A @ x[:2])
+
+
+def bytes_of_an_index(x):
+    idx = np.array([3, 1, 2, 0])
+    a = x[idx] * W
+    np.ndarray.fill(idx, 0)
+    return np.sum(a * a) + np.sum(x[idx] * W)
+
+
+@pytest.mark.parametrize("f, what", [
+    (heapified, "heapq.heapify"), (popped_from_a_heap, "heapq.heappop"),
+    (set_by_operator, "operator.setitem"), (sorted_unbound, "np.ndarray.sort"),
+    (list_sorted_unbound, "list.sort"), (bytes_of_an_index, "np.ndarray.fill"),
+    (factor_overwritten, "overwrite_a="),
+])
+def test_a_call_that_changes_an_array_without_gradient_is_refused_at_its_line(f, what):
+    # heapified gave [2.4, -6, 39, 20] for [17, -6, 39, 5.4]; popped_from_a_heap crashed in
+    # generated code; the others gave wrong numbers too
+    with pytest.raises(UnsupportedSyntaxError, match=re.escape(what)) as info:
+        grad(f)(X4)
+    assert "test_hunt_reproducers.py" in str(info.value)

@@ -81,6 +81,8 @@ TAKEN = "{}_taken"  # the elements of ``x`` the written positions receive
 ITEM = "{}_item"  # the elements of ``x`` a ``ufunc.at`` reads
 SPREAD = "{}_spread"  # ``x`` broadcast to the elements it updates
 AT = "{}_at"  # ``x`` after a ``ufunc.at``
+DRAW_BUFFER = "{}_buffer"  # a new array a draw given ``out=x`` fills, then copied into ``x``
+DRAWN = "{}_drawn"  # the numbers a draw given ``out=x`` writes into ``x``
 CAST = "{}_cast"  # ``x`` cast to the dtype of the integer or boolean array it is written into
 ARRAY_ONLY = "{}_array"  # argument ``x``, checked to be an array before ``x.sort()`` sorts it
 WRITE_DTYPE = "{}_dtype"  # the dtype of array ``x``, known only at run time, a value is written in

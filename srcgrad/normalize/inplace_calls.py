@@ -28,7 +28,10 @@ Known pure: functions with a rule (unless given ``out=``), the array methods of
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import inspect
+import operator
 
 import gast
 import numpy as np
@@ -159,6 +162,14 @@ class InPlaceCalls:
                     f"not know whether it changes its arguments in place)"
                 )
             return None
+        mutates = _mutator(fn, call)
+        if mutates is not None:
+            raise self._refuse(call, mutates, "call a method of the array or list, or build a "
+                               "new value (`y = f(x)`)")
+        if random_draws.is_draw(fn):
+            drawn = self._draw_into(call, target)
+            if drawn is not None:
+                return drawn
         if _is_ufunc_at(fn):
             return self._ufunc_at(fn.__self__, call, target)
         writer = WRITERS.get(_key(fn))
@@ -168,9 +179,12 @@ class InPlaceCalls:
         if out is not None:
             return self._write_result(call, fn, out, target)
         if target is None and not self._pure(fn) and self._reads_locals(call):
-            if _opaque(fn):
-                # activity analysis refuses it if it is given a value that carries gradient
+            if random_draws.is_draw(fn):
+                # a draw whose numbers are not used still advances the generator: it runs
+                # (activity analysis refuses it if it is given a value that carries gradient)
                 return [_assign(self._fresh(naming.UNUSED), call)]
+            # any other call made for its effect may change what it is given in place, an
+            # array without gradient too (an index, a mask), which the derivative reads
             raise self._refuse(
                 call,
                 f"a call of `{_dotted(func)}` whose result is not used (srcgrad does not know "
@@ -206,6 +220,9 @@ class InPlaceCalls:
             return self._put(owner, ind, v, mode, target)
         fn = METHODS.get(attr)
         if fn is None and attr in random_draws.METHODS:
+            drawn = self._draw_into(call, target)
+            if drawn is not None:
+                return drawn
             if attr == "shuffle":
                 shuffled = _dotted(call.args[0]) if call.args else "x"
                 raise self.ctx.location.error(
@@ -229,6 +246,22 @@ class InPlaceCalls:
         if out is not None:
             return self._write_result(call, fn, out, target, method=True)
         return None
+
+    def _draw_into(self, call, target):
+        """A draw given ``out=y`` (``rng.random(out=y)``, ``rng.permuted(x, out=y)``): it fills
+        a new array of y's shape and dtype, copied into ``y`` as an element write (the same
+        numbers); None for a draw without ``out``."""
+        outs = [k.value for k in call.keywords if k.arg == "out" and not _is_none(k.value)]
+        if not outs:
+            return None
+        out = self._out_target(outs[0], call)
+        buffer = self._fresh(naming.DRAW_BUFFER.format(out.id))
+        empty = _assign(buffer, gast.Call(self._np("empty_like"), [_name(out.id)], []))
+        keywords = [gast.keyword("out", _name(buffer)) if k.arg == "out" else k
+                    for k in call.keywords]
+        draw = gast.Call(call.func, list(call.args), keywords)
+        return [empty] + self._write(out.id, draw, target, _name(out.id),
+                                     naming.DRAWN.format(out.id))
 
     # --- out= -----------------------------------------------------------------------------------
     def _out_of(self, fn, args, keywords, call):
@@ -463,6 +496,40 @@ class InPlaceCalls:
         return self.ctx.location.error(
             UnsupportedSyntaxError, node, f"srcgrad does not support {what} here; {advice}"
         )
+
+
+# Functions that change an argument in place (no rule, no source srcgrad reads): refused whether
+# or not their result is used, since what they change may be an index or a mask the derivative
+# reads again.
+MUTATORS = frozenset(
+    [heapq.heapify, heapq.heappush, heapq.heappop, heapq.heappushpop, heapq.heapreplace,
+     bisect.insort, bisect.insort_left, bisect.insort_right, operator.setitem, operator.delitem]
+    + [getattr(operator, f"i{op}") for op in (
+        "add", "and", "concat", "floordiv", "lshift", "mod", "mul", "matmul", "or", "pow",
+        "rshift", "sub", "truediv", "xor")]
+)
+# Types whose methods, called as functions (`list.sort(xs)`, `np.ndarray.fill(a, 0)`), may
+# change their first argument; `METHODS` lists the array methods known not to.
+MUTABLE_TYPES = (list, dict, set, bytearray, np.ndarray)
+
+
+def _mutator(fn, call):
+    """What the call changes in place, said for a refusal, or None."""
+    try:
+        if fn in MUTATORS:
+            return f"`{_dotted(call.func)}` (it changes its argument in place)"
+    except TypeError:  # unhashable
+        pass
+    owner = getattr(fn, "__objclass__", None)
+    if owner in MUTABLE_TYPES and not (owner is np.ndarray and fn.__name__ in METHODS):
+        return (f"`{_dotted(call.func)}` called as a function (srcgrad does not know whether it "
+                f"changes its argument in place)")
+    for k in call.keywords:
+        if (k.arg or "").startswith("overwrite_") and not (
+            isinstance(k.value, gast.Constant) and k.value.value is False
+        ):
+            return f"`{k.arg}=` (the call may overwrite its argument)"
+    return None
 
 
 def _opaque(fn):
