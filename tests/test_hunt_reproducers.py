@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 import scipy.linalg
+from second_order_check import check_second_order
 from sharing_check import check_all
 
 from srcgrad import UnsupportedSyntaxError, grad, hessian, hvp, jvp, value_and_grad, vjp
@@ -410,3 +411,46 @@ def test_a_call_that_changes_an_array_without_gradient_is_refused_at_its_line(f,
     with pytest.raises(UnsupportedSyntaxError, match=re.escape(what)) as info:
         grad(f)(X4)
     assert "test_hunt_reproducers.py" in str(info.value)
+
+
+# A list or dict element overwritten by a value without tangent, then read in forward mode: the
+# tangent container held None there (zero_item's cotangent form), and `dd[k] * ...` raised
+# TypeError in jvp and hvp (found.md S3, found again by the random programs' dict writes).
+
+
+def dict_overwritten_then_iterated(x, p):
+    d = {"p": x * 2.0, "q": np.array(x)}
+    d["q"] = np.array(p)
+    s = 0.0
+    for k in d:
+        s = s + np.sum(np.tanh(d[k]))
+    return s + np.sum(d.get("q") * x)
+
+
+def list_overwritten_then_iterated(x, p):
+    L = [x * 2.0, np.sin(x)]
+    L[1] = p * 1.0
+    s = 0.0
+    for e in L:
+        s = s + np.sum(np.tanh(e) * x)
+    return s
+
+
+@pytest.mark.parametrize("f", [dict_overwritten_then_iterated, list_overwritten_then_iterated])
+def test_a_container_element_overwritten_without_tangent_is_a_zero_tangent(f):
+    p = np.array([0.3, -0.2, 0.9])
+    check_all(f, (X, p))
+    check_second_order(f, [X, p], 0)
+
+
+def mask_changed(x):
+    mask = x > 0.0
+    a = x[mask] ** 2
+    mask[0] = True
+    return np.sum(a * a) + np.sum(np.where(mask, x, 0.0))
+
+
+def test_a_comparison_is_an_array_of_its_own():
+    # was refused: "writing into `mask`, which may share memory with another array" (x > 0.0
+    # is a new array)
+    check_all(mask_changed, (X,))

@@ -83,12 +83,15 @@ GENERATOR_FEATURES = (
     "container argument read", "container argument iteration", "container argument unpack",
     "dict read", "dict mutation", "dict iteration", "list of arrays read", "list method",
     "container aliasing", "name aliasing", "append of an updated array", "np.ndindex",
-    "mutating helper",
+    "mutating helper", "array without gradient changed in place", "view read before a write",
+    "append of a copy, then an update",
 )
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
                  "list method": 0.06, "container aliasing": 0.06, "name aliasing": 0.04,
                  "append of an updated array": 0.04, "np.ndindex": 0.04, "mutating helper": 0.04,
+                 "array without gradient changed in place": 0.04,
+                 "view read before a write": 0.03, "append of a copy, then an update": 0.03,
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
@@ -104,7 +107,7 @@ P_READS = {
     "list": {"v": ["P[0]", "P[1]", "P[-1]"]},
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
-                        "mutcall", "ploop")
+                        "mutcall", "ploop", "inactive", "viewread", "appendcopy")
 
 _counter = itertools.count()
 
@@ -159,6 +162,7 @@ class Gen:
         self.params = set()  # parameters of the function being generated
         self.features = set()  # features the generator wrote (counted when the program is checked)
         self.mut_helpers = []  # (name, kind of the mutated parameter "v" or "l", returns a value)
+        self.late_defs = []  # helpers written after f (those that change an integer array)
         self.pkind = self.pick(["dict", "tuple", "list"])  # the structure of the argument P
 
     # -- drawing ----------------------------------------------------------------------------
@@ -587,11 +591,13 @@ class Gen:
         scope.names[acc] = "s"
         return [f"{ind}{acc} = 0.0", f"{ind}{header}", f"{ind}    {acc} = {acc} + {body}"]
 
-    def container(self, scope, ind, depth):
+    def container(self, scope, ind, depth, forms=("newdict", "boxdict", "newlist", "boxlist")):
         """A new dict or list of vectors: fresh arrays, or an existing array boxed (the
         container and the name then share it)."""
         y = self.vector_name(scope)
-        form = self.pick(["newdict", "boxdict", "newlist", "boxlist"])
+        form = self.pick(list(forms))
+        if y is None and form == "boxdict":
+            form = "newdict"
         if form in ("boxdict", "boxlist") and y is not None:
             self.features.add("container aliasing")
             self.owned.discard(y)  # element writes into an array a container holds: refused
@@ -640,9 +646,120 @@ class Gen:
         if update == "*=":
             value = f"np.tanh({value})"
         scope.names[acc], scope.names[hist] = "v", "lv"
+        appended = self.pick([acc, acc, f"{acc} * 1.0", f"{acc}.copy()"])
         return [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
                 f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
-                f"{ind}    {acc} {update} {value}", f"{ind}    {hist}.append({acc})"]
+                f"{ind}    {acc} {update} {value}", f"{ind}    {hist}.append({appended})"]
+
+    def appendcopy(self, scope, ind, depth):
+        """`L.append(z * 1.0)` (a copy), then `z += v`: the list keeps the old values."""
+        names = [n for n in scope.of("v", writable=True) if n in self.owned
+                 and n not in self.shared]
+        if not names:
+            return []
+        self.features.add("append of a copy, then an update")
+        z, hist = self.pick(names), self.fresh("L")
+        copy = self.pick([f"{z} * 1.0", f"{z}.copy()", f"1.0 * {z}", f"np.array({z})"])
+        update = self.pick(["+=", "-=", "*="])
+        value = self.vector(scope, 1)
+        if update == "*=":
+            value = f"np.tanh({value})"
+        scope.names[hist] = "lv"
+        return [f"{ind}{hist} = []", f"{ind}{hist}.append({copy})", f"{ind}{z} {update} {value}"]
+
+    def viewread(self, scope, ind, depth):
+        """A view of an array of the function's own read, then a write into the array (the
+        sweep reads the view for the values it had when it was read); once in five the view is
+        read again after the write too (a located refusal: srcgrad does not follow it)."""
+        vs = [n for n in scope.of("v", writable=True) if n in self.owned and n not in self.shared]
+        ms = [n for n in scope.of("m", writable=True) if n in self.owned and n not in self.shared]
+        if not vs and not ms:
+            return []
+        self.features.add("view read before a write")
+        y = self.pick(vs + ms)
+        w, s1 = self.fresh("w"), self.fresh("s")
+        i = self.integer(0, N - 1)
+        if y in vs:
+            view = self.pick([f"{y}[1:4]", f"{y}[::2]", f"{y}[-1::-2]", f"{y}[:]", f"{y}[2:]"])
+            write = self.pick([f"{y}[{i}] = {self.scalar(scope, 1)}",
+                               f"{y}[{i}] *= np.tanh({self.scalar(scope, 1)})",
+                               f"{y} += {self.vector(scope, 1)}",
+                               f"{y}[1:3] = ({self.vector(scope, 1)})[0:2]",
+                               f"np.copyto({y}, {self.vector(scope, 1)})"])
+        else:
+            r = self.integer(0, ROWS - 1)
+            view = self.pick([f"{y}[{r}]", f"{y}[:, 1:3]", f"{y}.T", f"{y}[{r}, ::2]"])
+            write = self.pick([f"{y}[{r}, {i}] = {self.scalar(scope, 1)}",
+                               f"{y}[{r}] = {self.vector(scope, 1)}",
+                               f"{y} *= np.tanh({self.scalar(scope, 1)})"])
+        lines = [f"{ind}{w} = {view}", f"{ind}{s1} = np.sum(np.sin({w})) * {self.scalar(scope, 1)}",
+                 f"{ind}{write}"]
+        scope.names[s1] = "s"
+        if self.coin(1, 5):
+            s2 = self.fresh("s")
+            scope.names[s2] = "s"
+            lines.append(f"{ind}{s2} = np.sum({w} ** 2)")
+        return lines
+
+    def inactive(self, scope, ind, depth):
+        """An array without gradient (an index, a mask, a buffer of random numbers) read,
+        changed in place, read again: the derivative must read each value where f did."""
+        self.features.add("array without gradient changed in place")
+        form = self.pick(["index", "index", "mask", "draw"])
+        s1, s2 = self.fresh("s"), self.fresh("s")
+        v1, w1 = self.vector(scope, 1), self.vector(scope, 1)
+        v2, w2 = self.vector(scope, 1), self.vector(scope, 1)
+        i, j = self.integer(0, N - 1), self.integer(0, N - 1)
+        if form == "index":
+            a = self.fresh("idx")
+            perm = list(range(N))
+            perm = [perm[(k * 2 + self.integer(0, N - 1)) % N] for k in range(N)]
+            start = self.pick([f"np.array({perm})", f"np.argsort({self.vector(scope, 1)})",
+                               f"np.arange({N})[::-1].copy()"])
+            change = self.pick([
+                [f"{a}.sort()"], [f"{a}[{i}] = {j}"], [f"{a} += {j}", f"{a} %= {N}"],
+                [f"np.copyto({a}, np.array({perm[::-1]}))"], [f"{a}.partition({i})"],
+                [f"np.put({a}, [{i}], [{j}])"],
+                [f"rng{a} = np.random.default_rng({i})", f"rng{a}.permuted({a}, out={a})"],
+                ["helper"],
+            ])
+            if change == ["helper"]:
+                change = [f"{self.int_helper()}({a}, {i})"]
+            read1 = f"np.sum(({v1})[{a}] * {w1})"
+            read2 = f"np.sum(np.sin(({v2})[{a}]) * {w2})"
+        elif form == "mask":
+            a = self.fresh("mask")
+            start = f"{self.vector(scope, 1)} > {self.pick(['0.2', '-0.4', '0.0'])}"
+            change = self.pick([
+                [f"{a}[{i}] = {self.pick(['True', 'False'])}"],
+                [f"np.logical_not({a}, out={a})"],
+                [f"np.copyto({a}, {self.vector(scope, 1)} < 0.3)"],
+                [f"{a}.fill({self.pick(['True', 'False'])})"],
+            ])
+            read1 = f"np.sum(np.where({a}, {v1}, {w1}))"
+            read2 = f"np.sum(np.where({a}, np.sin({v2}), {w2}))"
+        else:
+            a, rng = self.fresh("buf"), self.fresh("rng")
+            draw = self.pick(["random", "standard_normal"])
+            start = f"np.empty({N})"
+            change = [f"{rng}.{draw}(out={a})"]
+            read1 = f"np.sum(({v1}) * {a})"
+            read2 = f"np.sum(np.tanh({v2} * {a}) * {w2})"
+            scope.names[s1] = scope.names[s2] = "s"
+            return [f"{ind}{rng} = np.random.default_rng({i})", f"{ind}{a} = {start}",
+                    f"{ind}{rng}.{draw}(out={a})", f"{ind}{s1} = {read1}",
+                    *[f"{ind}{c}" for c in change], f"{ind}{s2} = {read2}"]
+        scope.names[s1] = scope.names[s2] = "s"
+        return [f"{ind}{a} = {start}", f"{ind}{s1} = {read1}", *[f"{ind}{c}" for c in change],
+                f"{ind}{s2} = {read2}"]
+
+    def int_helper(self):
+        """A helper (written after f) that changes the integer array it is given."""
+        name = self.fresh("hi")
+        body = self.pick([f"    w[k] = (w[k] + 1) % {N}", "    w.sort()",
+                          "    w[:] = w[::-1]", f"    w += k\n    w %= {N}"])
+        self.late_defs += ["", "", f"def {name}(w, k):", *body.split("\n")]
+        return name
 
     def ndloop(self, scope, ind, depth):
         """A loop over the indices of a matrix: np.ndindex or np.ndenumerate."""
@@ -701,12 +818,13 @@ class Gen:
     def container_feature(self, scope):
         """One of the container, aliasing and mutation statements at the top of f (in half the
         programs, so each stays frequent whatever the statement weights)."""
-        kinds = ["ploop", "dict", "histloop", "ndloop", "alias", "list"]
+        kinds = ["ploop", "dict", "dict", "histloop", "ndloop", "alias", "list", "inactive",
+                 "viewread", "appendcopy"]
         if self.mut_helpers:
             kinds += ["mutcall", "mutcall"]
         kind = self.pick(kinds)
         if kind == "dict":
-            lines = self.container(scope, "    ", 1)
+            lines = self.container(scope, "    ", 1, forms=("newdict", "boxdict"))
             for d in scope.of("d"):
                 self.features.add("dict iteration")
                 lines += self.dictop(scope, "    ", 1)
@@ -800,6 +918,9 @@ class Gen:
                 kinds += ["mutcall", "mutcall"]
             if depth > 0:
                 kinds += ["ndloop", "histloop"]
+            kinds += ["inactive", "viewread", "appendcopy"]
+            if scope.of("d"):
+                kinds += ["dictop"]
             if ind == "    ":
                 kinds += ["ploop"]
         if scope.of("l"):
@@ -1090,6 +1211,7 @@ class Gen:
                 )
                 final += f" + {self.pick(['0.5', '-0.3', '1.1'])} * np.tanh({term})"
         lines.append(f"    return {final}")
+        lines += self.late_defs
         # a vector-valued function of f (two calls: what the first writes into its arguments,
         # the second sees, as in Python) for the check of jvp against vjp transposed
         lines += ["", "", "def fv(x, a, M, P):",
@@ -1253,6 +1375,9 @@ KNOWN_REFUSALS = {
         r"^`\w+` refers to the array in `\w+`, which is written into afterwards"
     ),
     "view read after a write into its base": r"^`\w+` is a view of `\w+`, which is written into",
+    "view read after an update of its base": (
+        r"^`\w+ [-+*/]= \.\.\.` updates an array in place, and `\w+` shares memory with it"
+    ),
     "lambda or nested def in an inlined function": (
         r"does not support a (nested function definition|lambda) here"
     ),
@@ -1260,7 +1385,8 @@ KNOWN_REFUSALS = {
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug
 FIRST_ORDER_ONLY = ("array read after a write into one it refers to",
-                    "view read after a write into its base")
+                    "view read after a write into its base",
+                    "view read after an update of its base")
 LOG = os.environ.get("SRCGRAD_RANDOM_LOG")  # hunting: log every srcgrad error, don't fail
 
 

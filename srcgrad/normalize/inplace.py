@@ -44,6 +44,7 @@ CREATORS = {
     np.outer, np.sort, np.partition, np.cumsum, np.cumprod, np.dot, np.concatenate, np.stack,
     np.hstack, np.vstack, np.tile, np.repeat, np.clip, np.where, np.diff, np.kron, np.pad,
     np.take, np.delete, np.append, np.tensordot, np.inner, np.cross, np.convolve, np.diagflat,
+    np.argsort, np.flatnonzero, np.searchsorted, np.unique,  # indices, a new array
     runtime.as_list, runtime.list_insert, runtime.pop_item, runtime.list_extend,
     runtime.list_reverse, runtime.list_permute, runtime.clear_items, runtime.dict_update,
     runtime.dict_keys, runtime.dict_values, runtime.dict_items, runtime.popped,
@@ -334,8 +335,9 @@ class CopyBeforeWrite:
         return out
 
     def _owning(self, value):
-        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Tuple, gast.Dict)):
-            return True
+        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.List, gast.Tuple,
+                              gast.Dict)):
+            return True  # a comparison of arrays is a new (boolean) array: a mask of its own
         if isinstance(value, gast.Subscript):
             # x[[0, 1, 2]], M[[0, 1], :]: an integer-list index always copies
             index = value.slice

@@ -50,18 +50,24 @@ linear(runtime.take_item, "d, index", vjp={"d": "scatter_last(dy, d, index)"}, n
 # zero_item writes into its argument, and a tangent may be shared: the tangent copies first.
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
+# the tangent of a write's target: zeros of the written value's shape in a list or dict tangent
+linear(runtime.zero_tangent_item, "d, index, value",
+       vjp={"d": "zero_item(copy_array(dy), index)"},
+       jvp={"d": "zero_tangent_item(copy_array(dd), index, value)"})
 defrule(
     runtime.setitem,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
-    jvp={"x": "zero_item(copy_array(dx), index)", "value": "scatter_last(dvalue, x, index)"},
+    jvp={"x": "zero_tangent_item(copy_array(dx), index, value)",
+         "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
 )
 defrule(
     runtime.restore_item,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
-    jvp={"x": "zero_item(copy_array(dx), index)", "value": "scatter_last(dvalue, x, index)"},
+    jvp={"x": "zero_tangent_item(copy_array(dx), index, value)",
+         "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
 )
 linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})

@@ -105,6 +105,7 @@ from .indexing import (  # noqa: F401
     setitem,
     take_item,
     zero_item,
+    zero_tangent_item,
 )
 from .linalg import (  # noqa: F401
     cholesky_jvp,

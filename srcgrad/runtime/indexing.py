@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..errors import SrcgradError
-from .containers import Cotangents, DictCotangents, add
+from .containers import Cotangents, DictCotangents, add, zeros_like
 from .pytrees import kind_of
 from .shapes import float_dtype, is_duck
 
@@ -169,6 +169,16 @@ def zero_item(d, index):
         d = np.array(d)
     d[index] = None if isinstance(d, (list, dict)) else 0.0
     return d
+
+
+def zero_tangent_item(d, index, value):
+    """``zero_item`` of a tangent: an element of a list or dict tangent becomes zeros shaped as
+    ``value`` (the value written there), not ``None``: forward code reads the element of a
+    tangent container as it is (``dd[k]``), and would compute with ``None``."""
+    if isinstance(d, (list, dict)):
+        d[index] = zeros_like(value)
+        return d
+    return zero_item(d, index)
 
 
 def _is_basic(index):
