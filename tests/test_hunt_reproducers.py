@@ -454,3 +454,18 @@ def test_a_comparison_is_an_array_of_its_own():
     # was refused: "writing into `mask`, which may share memory with another array" (x > 0.0
     # is a new array)
     check_all(mask_changed, (X,))
+
+
+def new_key_then_iterated(x):
+    d = {"h": x}
+    d["q"] = x * 2.0
+    s = 0.0
+    for k in d.keys():
+        s = s + np.sum(d.get(k) ** 2) * 0.5
+    return s
+
+
+def test_a_new_key_restored_away_at_second_order():
+    # the sweep deletes the new key again (its saved value ABSENT); the tangent of that restore
+    # put zeros_like(ABSENT) there: TypeError float + _Absent in hvp (random programs)
+    check_second_order(new_key_then_iterated, [X], 0)

@@ -176,7 +176,8 @@ def zero_tangent_item(d, index, value):
     ``value`` (the value written there), not ``None``: forward code reads the element of a
     tangent container as it is (``dd[k]``), and would compute with ``None``."""
     if isinstance(d, (list, dict)):
-        d[index] = zeros_like(value)
+        # a key a restore deletes (its saved value ABSENT) has no tangent: None, as zero_item
+        d[index] = None if value is ABSENT else zeros_like(value)
         return d
     return zero_item(d, index)
 
