@@ -14,7 +14,16 @@ import scipy.linalg
 from second_order_check import check_second_order
 from sharing_check import check_all
 
-from srcgrad import UnsupportedSyntaxError, grad, hessian, hvp, jvp, value_and_grad, vjp
+from srcgrad import (
+    SrcgradError,
+    UnsupportedSyntaxError,
+    grad,
+    hessian,
+    hvp,
+    jvp,
+    value_and_grad,
+    vjp,
+)
 
 X = np.array([0.5, -1.0, 2.0])
 
@@ -469,3 +478,77 @@ def test_a_new_key_restored_away_at_second_order():
     # the sweep deletes the new key again (its saved value ABSENT); the tangent of that restore
     # put zeros_like(ABSENT) there: TypeError float + _Absent in hvp (random programs)
     check_second_order(new_key_then_iterated, [X], 0)
+
+
+# An array held by a list, tuple or dict, read out of it under another name (`z = L[0]`, `for z
+# in L`, `z, w = L`, a helper returning L[0]) and then written into by element under its own
+# name: Python's z changes with the write; the gradient did not follow ([5.5, -2, 4] for
+# [5, -2, 4], the value right). Found while listing the refusals: `L` itself read after the
+# write was refused, a name for its element was not.
+
+
+def element_then_written(x):
+    y = x * 1.0
+    L = [y]
+    z = L[0]
+    y[0] = 5.0
+    return np.sum(z * x)
+
+
+def dict_value_then_written(x):
+    y = x * 1.0
+    d = {"a": y}
+    z = d["a"]
+    y[0] = 5.0
+    return np.sum(z * x)
+
+
+def unpacked_then_written(x):
+    y = x * 1.0
+    z, w = [y, y * 2.0]
+    y[0] = 5.0
+    return np.sum(z * x) + np.sum(w)
+
+
+def looped_then_written(x):
+    y = x * 1.0
+    s = 0.0
+    for z in [y]:
+        y[0] = 5.0
+        s = s + np.sum(z * x)
+    return s
+
+
+def other_element_then_written(x):
+    y = x * 1.0
+    L = [y, x * 2.0]
+    z = L[1]
+    y[0] = 5.0
+    return np.sum(z * x) + np.sum(y * x)
+
+
+@pytest.mark.parametrize("f", [element_then_written, dict_value_then_written,
+                               unpacked_then_written, looped_then_written])
+def test_an_element_read_out_of_a_container_then_written_by_its_own_name_is_refused(f):
+    with pytest.raises(SrcgradError, match=r"`z` refers to the array in `y`") as info:
+        grad(f)(X)
+    assert "test_hunt_reproducers.py" in "".join(getattr(info.value, "__notes__", [])) + str(
+        info.value)
+
+
+def test_another_element_of_the_container_is_not_refused():
+    check_all(other_element_then_written, (X,))
+
+
+def stacked_and_read(x, M):
+    L = [x, np.sum(M, axis=0) * x]
+    a = L[-1][2]
+    return np.sum(L[0] ** 2) + np.tanh(np.sum(np.array(L))) + np.tanh(a)
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_second_order_where_np_array_of_a_list_meets_an_element_read(k):
+    # found.md S6, found again: the tangent of `add(dL, getitem_grad(...))` was `ddL + ...`, an
+    # array plus the list's sparse cotangents (ValueError: inhomogeneous shape) in hvp
+    M = np.array([[0.5, 1.0, -0.3], [0.2, 0.1, 0.7]])
+    check_second_order(stacked_and_read, [X, M], k)

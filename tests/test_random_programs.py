@@ -600,7 +600,10 @@ class Gen:
             form = "newdict"
         if form in ("boxdict", "boxlist") and y is not None:
             self.features.add("container aliasing")
-            self.owned.discard(y)  # element writes into an array a container holds: refused
+            if self.coin():
+                # element writes into an array a container holds, then a read of the element:
+                # refused where the element read holds it (`L[0]` is y's array)
+                self.owned.discard(y)
             if form == "boxdict":
                 name = self.fresh("d")
                 scope.names[name], scope.keys[name] = "d", ["h"]
@@ -1372,7 +1375,8 @@ REFUSAL_EXAMPLES = {}  # name -> (message, program) of the first one met
 KNOWN_REFUSALS = {
     "write into an array that may share memory": r"^writing into `\w+`, which may share memory",
     "array read after a write into one it refers to": (
-        r"^`\w+` refers to the array in `\w+`, which is written into afterwards"
+        r"^`\w+` refers to the array in `\w+`( \(through a list, tuple or dict\))?, which is "
+        r"written into afterwards"
     ),
     "view read after a write into its base": r"^`\w+` is a view of `\w+`, which is written into",
     "view read after an update of its base": (

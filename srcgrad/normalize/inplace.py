@@ -188,17 +188,21 @@ class CopyBeforeWrite:
         integer index (a number, or a row of a matrix) is checked when it runs."""
         checks = []
         generated = _generated(self.ctx.fn)
-        for stmt, r, base in list(self._views_read_after_writes(fn_node, written)):
-            if generated:
+        for stmt, r, base, held in list(self._views_read_after_writes(fn_node, written)):
+            if held:
+                # `z = L[0]` of `L = [y]`, then `y[0] = v`: z may be y's array (or a view of
+                # it); whether it is, the check says when it runs
+                checks.append((stmt, r, base, runtime.check_not_holding))
+            elif generated:
                 self._copy_at_definition(fn_node, stmt, r, base)
             elif isinstance(stmt.value, gast.Subscript) and not _is_view_index(stmt.value.slice):
                 # `a = x[0]` is a number for a vector but a view (a row) for a matrix:
                 # checked when it runs
-                checks.append((stmt, r, base))
+                checks.append((stmt, r, base, runtime.check_not_view))
             else:
                 raise self._view_error(stmt.value, r, base)
-        helper = self.ctx.global_name(runtime.check_not_view, "check_not_view")
-        for stmt, r, base in checks:
+        for stmt, r, base, check in checks:
+            helper = self.ctx.global_name(check, check.__name__)
             call = gast.Call(
                 gast.Name(helper, gast.Load(), None, None),
                 [gast.Name(r, gast.Load(), None, None), gast.Name(base, gast.Load(), None, None),
@@ -248,20 +252,34 @@ class CopyBeforeWrite:
         """``(stmt, r, base)`` for each ``r = <what may share base's memory>`` (``base`` among
         ``written``) where r is read after a write into base that follows the assignment."""
         position, reads, writes = self._statement_order(fn_node)
+        generated = _generated(self.ctx.fn)  # its first order passed the check below
+        holders = _holders(fn_node, position, self.holding, self._returns_a_view)
+        bound = _bound_from(fn_node, position)
         for node in ordered_walk(fn_node):
             if not isinstance(node, gast.Assign):
                 continue
             bases = [b for b in _aliased(node.value, self.holding, self._returns_a_view)
                      if isinstance(b, gast.Name)]
             base = next((b.id for b in bases if b.id in written), None)
+            r, made = node.targets[0].id, position[id(node)]
+            if base is None and not generated and isinstance(node.value, (gast.Subscript,
+                                                                         gast.Name)):
+                # through containers: `z = L[0]` with `L = [y]` made before (`for z in L`
+                # too); y's elements written afterwards, z read after that
+                for held in sorted(_reached(bases, holders, made) & set(self.item_written)):
+                    later = [w for w in writes[held] if w > made]
+                    if later and any(k > min(later) for k in reads.get(r, ())):
+                        if bound.get(held, made) >= made:
+                            raise self._view_error(node.value, r, held)
+                        yield node, r, held, True
+                continue
             if base is None:
                 continue
             if base not in self.item_written and isinstance(node.value, gast.Subscript):
                 continue  # an element of a list that only grows or shrinks stays what it was
-            r, made = node.targets[0].id, position[id(node)]
             later = [w for w in writes[base] if w > made]
             if later and any(k > min(later) for k in reads.get(r, ())):
-                yield node, r, base
+                yield node, r, base, False
 
     def _statement_order(self, fn_node):
         """Each statement's position in the order of the (inlined, normalized) body, not by line
@@ -471,6 +489,58 @@ def _is_view_index(index):
     if isinstance(index, gast.Tuple):
         return any(_is_view_index(e) for e in index.elts)
     return False
+
+
+# calls whose result holds the same elements as their argument (a loop's sequence, a list of it)
+SAME_ELEMENTS = (runtime.iteration_sequence, runtime.as_list, list, tuple, reversed)
+
+
+def _holders(fn_node, position, holding, returns_a_view):
+    """``{name: [(position, names its value may hold or share memory with)]}`` from each
+    assignment: ``L = [y]``, ``t = (y, w)``, ``z = L``, ``z = L[0]``, ``s = iteration_sequence(L)``,
+    ``xs = list_append(xs, y)``."""
+    out = {}
+    for node in ordered_walk(fn_node):
+        if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
+            continue
+        value = node.value
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and any(
+            getattr(runtime, value.func.id, None) is h or value.func.id == h.__name__
+            for h in SAME_ELEMENTS
+        ):
+            parts = list(value.args)
+        else:
+            parts = _aliased(value, holding, returns_a_view)
+        names = {p.id for p in parts if isinstance(p, gast.Name)}
+        if names and id(node) in position:
+            out.setdefault(node.targets[0].id, []).append((position[id(node)], names))
+    return out
+
+
+def _reached(names, holders, before):
+    """The names whose arrays the values of ``names`` may hold, through assignments made before
+    position ``before`` (transitively), not counting ``names`` themselves."""
+    seen, stack = set(), [n.id for n in names]
+    while stack:
+        name = stack.pop()
+        for pos, held in holders.get(name, ()):
+            for h in held - seen:
+                if pos < before:
+                    seen.add(h)
+                    stack.append(h)
+    return seen - {n.id for n in names}
+
+
+def _bound_from(fn_node, position):
+    """``{name: the first position from which it is bound on every path}``: parameters from the
+    start, a name assigned by a statement of the function's own block from there."""
+    args = fn_node.args
+    out = {a.id: -1 for a in args.posonlyargs + args.args + args.kwonlyargs}
+    for stmt in fn_node.body:
+        if isinstance(stmt, gast.Assign) and id(stmt) in position:
+            for t in stored(stmt):
+                out.setdefault(t, position[id(stmt)])
+    return out
 
 
 def _insert_before(tree, stmt, new):

@@ -13,8 +13,10 @@ WRITES = {"scatter_last": scatter_last}
 # (as_like's rule is in runtime_rules.py.) The tangents not written here are the helper applied to
 # the tangent (kinds.py).
 linear(runtime.elem, "g, key, x", vjp={"g": "getitem_grad(dy, g, key)"})
-# `add(a, b)` is linear in both jointly: its tangent is `da + db`, no one-argument call.
-linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp=("da", "db"))
+# `add(a, b)` is linear in both jointly: its tangent is `add(da, db)` (an inactive one None), not
+# `da + db`: an array cotangent of a list (np.array(L)'s) meets the list's sparse cotangents
+# there, which NumPy's `+` would make an array of None objects (ValueError at second order).
+linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp={"*": "add(da, db)"})
 linear(runtime.fresh_copy, "x", vjp="dy")
 # `obj.name` of a structure (runtime/pytrees.py) is linear in obj; its tangent is the same
 # attribute of obj's tangent, checked to be data of obj and not a property computed from it.

@@ -97,6 +97,7 @@ from .containers import (  # noqa: F401
 from .indexing import (  # noqa: F401
     add_at,
     check_not_array,
+    check_not_holding,
     check_not_view,
     copy_item,
     fresh_copy,

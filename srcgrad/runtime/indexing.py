@@ -87,6 +87,29 @@ def check_not_view(value, base, name, base_name):
         )
 
 
+def check_not_holding(value, base, name, base_name):
+    """Refuse a value that holds ``base``'s array (or a view of it) through a list, tuple or
+    dict (``L = [y]; z = L[0]; y[0] = v; ... z``): it would change with a write into ``base``
+    that srcgrad does not follow."""
+    if isinstance(value, (list, tuple)):
+        parts = value
+    elif isinstance(value, dict):
+        parts = value.values()
+    else:
+        parts = (value,)
+    for part in parts:
+        if isinstance(part, (list, tuple, dict)):
+            check_not_holding(part, base, name, base_name)
+        elif isinstance(part, np.ndarray) and isinstance(base, np.ndarray) and (
+            np.may_share_memory(part, base)
+        ):
+            raise SrcgradError(
+                f"`{name}` refers to the array in `{base_name}` (through a list, tuple or "
+                f"dict), which is written into afterwards, so it changes with the write: a "
+                f"dependence srcgrad does not follow. Use a copy there (`{base_name}.copy()`)"
+            )
+
+
 def check_not_array(value, name):
     """Refuse ``y += v`` on an array that another variable shares (``y = x; y += v``)."""
     if isinstance(value, np.ndarray):
