@@ -552,3 +552,19 @@ def test_second_order_where_np_array_of_a_list_meets_an_element_read(k):
     # array plus the list's sparse cotangents (ValueError: inhomogeneous shape) in hvp
     M = np.array([[0.5, 1.0, -0.3], [0.2, 0.1, 0.7]])
     check_second_order(stacked_and_read, [X, M], k)
+
+
+def index_put_between_reads(x, M):
+    x = x - M[0]
+    idx = np.argsort(-x)
+    s = np.sum(np.where(M[1] > 0.0, M[1], x)[idx] * np.cumsum(x))
+    np.put(idx, [2], [0])
+    return s + np.sum(np.sin(x[idx]))
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_second_order_restores_an_integer_index_as_integers(k):
+    # the sweep's restore of the index, made functional for a second transform, copied it with
+    # copy_array (an adjoint's copy: float64), and x[idx] raised IndexError in hvp
+    M = np.array([[0.5, 1.0, -0.3], [0.2, -0.1, 0.7]])
+    check_second_order(index_put_between_reads, [X, M], k)

@@ -3,7 +3,7 @@
 Requires: a parsed function (generated code is input too). Guarantees: calls that update an
 adjoint buffer in place become functional, so a second transform never sees a value change under
 it: ``add_at(acc, i, g)`` becomes ``add(acc, getitem_grad(g, acc, i))``, ``zero_item(d, i)``
-zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(copy_array(y), i, v)``
+zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(fresh_copy(y), i, v)``
 it is, into a copy; ``list_pop(L)`` is ``popped(L)``, a new list (and
 ``append_tangent`` is ``appended_tangent``).
 First-order code keeps the fast in-place forms; only code that is differentiated again pays.
@@ -120,9 +120,10 @@ class FunctionalHelpers(gast.NodeTransformer):
             return node
         if fn is runtime.restore_item and len(node.args) == 3:
             # the restore writes into a copy: the array it restores may have come from a save
-            # stack (`y = y_saved.pop()`), which a second transform cannot prove unshared
+            # stack (`y = y_saved.pop()`), which a second transform cannot prove unshared; a
+            # copy of its own dtype (an integer index stays one: copy_array makes adjoints)
             buffer, index, saved = node.args
-            copied = gast.Call(self._ref(runtime.copy_array), [buffer], [])
+            copied = gast.Call(self._ref(runtime.fresh_copy), [buffer], [])
             return gast.copy_location(
                 gast.Call(self._ref(runtime.setitem), [copied, index, saved], []), node
             )
