@@ -568,3 +568,17 @@ def test_second_order_restores_an_integer_index_as_integers(k):
     # copy_array (an adjoint's copy: float64), and x[idx] raised IndexError in hvp
     M = np.array([[0.5, 1.0, -0.3], [0.2, -0.1, 0.7]])
     check_second_order(index_put_between_reads, [X, M], k)
+
+
+def dict_rewritten_in_a_loop(x):
+    d = {"p": np.sin(x), "t": x * 2.0}
+    for _ in range(2):
+        d["t"] = np.array(d["p"])
+    return np.sum(d["p"] ** 3) + np.sum(d["t"])
+
+
+def test_a_dict_key_written_twice_in_a_loop():
+    # the second reversed iteration took the key's cotangent, None after the first zeroed it,
+    # as the number 0.0, and reshape_like raised "cannot reshape array of size 1 into shape"
+    check_all(dict_rewritten_in_a_loop, (X,))
+    check_second_order(dict_rewritten_in_a_loop, [X], 0)

@@ -254,6 +254,9 @@ def _like(g, x):
     if not isinstance(x, np.ndarray) and np.ndim(x) == 0:
         # a lazy (Dask) or device array stays one: float() would compute or copy it
         return np.reshape(g, ()) if is_duck(g) else float(np.reshape(g, ()))
+    if isinstance(g, (int, float)) and g == 0 and np.size(x) != 1:
+        # nothing flowed (`take_item` of an element whose cotangent is None): zeros of x's shape
+        return np.zeros(np.shape(x), dtype=float_dtype(x))
     return np.reshape(g, np.shape(x))
 
 
