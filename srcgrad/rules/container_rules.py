@@ -48,7 +48,8 @@ linear(
 linear(runtime.cast_grad, "g, x, dtype", vjp={"g": "cast_grad(dy, g, dtype)"})
 linear(runtime.cast_tangent, "t, dtype", vjp={"t": "cast_grad(dy, t, dtype)"})
 # of repeated indices only the last write lands: `scatter_last` puts back what `take_item` read
-linear(runtime.take_item, "d, index", vjp={"d": "scatter_last(dy, d, index)"}, namespace=WRITES)
+linear(runtime.take_item, "d, index, like", vjp={"d": "scatter_last(dy, d, index)"},
+       namespace=WRITES)
 # zero_item writes into its argument, and a tangent may be shared: the tangent copies first.
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
@@ -59,7 +60,7 @@ linear(runtime.zero_tangent_item, "d, index, value",
 defrule(
     runtime.setitem,
     "x, index, value",
-    vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
+    vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index, value)"},
     jvp={"x": "zero_tangent_item(copy_array(dx), index, value)",
          "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
@@ -67,7 +68,7 @@ defrule(
 defrule(
     runtime.restore_item,
     "x, index, value",
-    vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
+    vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index, value)"},
     jvp={"x": "zero_tangent_item(copy_array(dx), index, value)",
          "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,

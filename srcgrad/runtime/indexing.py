@@ -167,11 +167,14 @@ def restore_item(a, index, saved):
     return a
 
 
-def take_item(d, index):
-    """A copy of ``d[index]`` (never a view: ``d`` is updated in place afterwards)."""
+def take_item(d, index, like=ABSENT):
+    """A copy of ``d[index]`` (never a view: ``d`` is updated in place afterwards); for a list or
+    dict ``d`` with nothing there, zeros shaped as ``like`` (the value written there)."""
     if isinstance(d, (list, dict)):
         g = d.get(index) if isinstance(d, dict) else d[index]
-        return 0.0 if g is None else g
+        if g is None:
+            return 0.0 if like is ABSENT else zeros_like(like)
+        return g
     g = np.array(d[index], copy=True)
     if not _is_basic(index):
         # `y[[0, 0]] = v`: of repeated indices only the last write lands, so only it gets gradient

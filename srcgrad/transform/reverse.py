@@ -295,7 +295,8 @@ class ReverseAD:
         if d is None or target not in self.active:
             return
         if isinstance(value, gast.Name) and value.id in self.active:
-            part = self._call(runtime.take_item, d, index)
+            # (`value` shapes the zeros where a list or dict cotangent holds nothing)
+            part = self._call(runtime.take_item, d, index, name(value.id))
             part = self._call(runtime.unbroadcast, part, name(value.id))
             if value.id == target:
                 # `y[...] = y`, `np.copyto(y, y)`: the value is the array before the write, so

@@ -15,7 +15,7 @@ def dgolden_indexed_write(x):
     for i in reversed(range(3)):
         x_item, x_item_times_x_item_2 = loop_saved.pop()
         # grad of: y[i] = x[i] * x[i]
-        dx_item_times_x_item_2 = unbroadcast(take_item(dy, i), x_item_times_x_item_2)
+        dx_item_times_x_item_2 = unbroadcast(take_item(dy, i, x_item_times_x_item_2), x_item_times_x_item_2)
         dy = zero_item(dy, i)
         y = restore_item(y, i, y_saved.pop())
         dx_item = dx_item_times_x_item_2 * x_item + dx_item_times_x_item_2 * x_item
