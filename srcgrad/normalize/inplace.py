@@ -251,10 +251,13 @@ class CopyBeforeWrite:
     def _views_read_after_writes(self, fn_node, written):
         """``(stmt, r, base)`` for each ``r = <what may share base's memory>`` (``base`` among
         ``written``) where r is read after a write into base that follows the assignment."""
-        position, reads, writes = self._statement_order(fn_node)
-        generated = _generated(self.ctx.fn)  # its first order passed the check below
-        holders = _holders(fn_node, position, self.holding, self._returns_a_view)
-        bound = _bound_from(fn_node, position)
+        order = self._statement_order(fn_node)
+        position, reads, writes = order
+        # through containers (not in generated code, whose first order passed this check)
+        held = None if _generated(self.ctx.fn) else (
+            _holders(fn_node, position, self.holding, self._returns_a_view),
+            _bound_from(fn_node, position),
+        )
         for node in ordered_walk(fn_node):
             if not isinstance(node, gast.Assign):
                 continue
@@ -262,24 +265,29 @@ class CopyBeforeWrite:
                      if isinstance(b, gast.Name)]
             base = next((b.id for b in bases if b.id in written), None)
             r, made = node.targets[0].id, position[id(node)]
-            if base is None and not generated and isinstance(node.value, (gast.Subscript,
-                                                                         gast.Name)):
-                # through containers: `z = L[0]` with `L = [y]` made before (`for z in L`
-                # too); y's elements written afterwards, z read after that
-                for held in sorted(_reached(bases, holders, made) & set(self.item_written)):
-                    later = [w for w in writes[held] if w > made]
-                    if later and any(k > min(later) for k in reads.get(r, ())):
-                        if bound.get(held, made) >= made:
-                            raise self._view_error(node.value, r, held)
-                        yield node, r, held, True
-                continue
             if base is None:
+                if held is not None and isinstance(node.value, (gast.Subscript, gast.Name)):
+                    yield from self._held_read_after_writes(node, bases, order, held)
                 continue
             if base not in self.item_written and isinstance(node.value, gast.Subscript):
                 continue  # an element of a list that only grows or shrinks stays what it was
             later = [w for w in writes[base] if w > made]
             if later and any(k > min(later) for k in reads.get(r, ())):
                 yield node, r, base, False
+
+    def _held_read_after_writes(self, node, bases, order, held):
+        """``z = L[0]`` with ``L = [y]`` made before (``for z in L`` too), y's elements written
+        afterwards and z read after that: ``(node, z, y, True)``, checked when it runs (an error
+        now if y may not be bound there yet)."""
+        position, reads, writes = order
+        holders, bound = held
+        r, made = node.targets[0].id, position[id(node)]
+        for base in sorted(_reached(bases, holders, made) & set(self.item_written)):
+            later = [w for w in writes[base] if w > made]
+            if later and any(k > min(later) for k in reads.get(r, ())):
+                if bound.get(base, made) >= made:
+                    raise self._view_error(node.value, r, base)
+                yield node, r, base, True
 
     def _statement_order(self, fn_node):
         """Each statement's position in the order of the (inlined, normalized) body, not by line
