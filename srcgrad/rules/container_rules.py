@@ -102,6 +102,7 @@ linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
 # Refuses an in-place update of an aliased array; gives no gradient of its own.
 nondiff(runtime.check_not_array)
 nondiff(runtime.check_not_view)
+nondiff(runtime.check_not_holding)
 linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"})
 
 # List and dict mutation as values (normalize/containers.py): each returns a new container.

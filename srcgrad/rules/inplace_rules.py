@@ -37,7 +37,7 @@ defrule(
 
 # `scatter_last` writes g at index (the last of repeated positions lands): the adjoint of
 # `take_item`, which reads back what landed, and the tangent of an element write in its value.
-linear(ir.scatter_last, "g, x, index", vjp={"g": "take_item(dy, index)"}, namespace=NS)
+linear(ir.scatter_last, "g, x, index", vjp={"g": "take_item(dy, index, g)"}, namespace=NS)
 
 # A value written into an array whose dtype is known only at run time (normalize/integer_writes.py):
 # the write truncates it for an integer or boolean array, so its derivative is zero there. (Not

@@ -167,13 +167,13 @@ def restore_item(a, index, saved):
     return a
 
 
-def take_item(d, index, like=ABSENT):
+def take_item(d, index, like):
     """A copy of ``d[index]`` (never a view: ``d`` is updated in place afterwards); for a list or
     dict ``d`` with nothing there, zeros shaped as ``like`` (the value written there)."""
     if isinstance(d, (list, dict)):
         g = d.get(index) if isinstance(d, dict) else d[index]
         if g is None:
-            return 0.0 if like is ABSENT else zeros_like(like)
+            return 0.0 if like is ABSENT else zeros_like(like)  # ABSENT: a key restored away
         return g
     g = np.array(d[index], copy=True)
     if not _is_basic(index):
