@@ -3,7 +3,8 @@
 Requires: the variables assigned inside control flow (each of those keeps one tangent name on
 every path). Guarantees: ``get`` reads the tangent of a variable as an expression; ``bind`` makes
 the statements that give a variable its tangent -- a name or constant is aliased, not copied,
-unless the variable lives in a branch or loop, or the name is a tangent that is reassigned later;
+unless the variable lives in a branch or loop, or the name is a tangent that is reassigned later
+(a tangent name about to be reassigned is copied first for the variables aliased to it);
 ``or_zeros`` reads a tangent or builds ``zeros_like(x)`` for a value with none.
 
     bind("y", dx)            (nothing: current["y"] is the name dx)
@@ -63,5 +64,19 @@ class Tangents:
             self.current[target] = value
             return []
         dname = self.name(target)
+        kept = self._unalias(target, dname)
         self.current[target] = name(dname)
-        return prelude + [assign(dname, value)]
+        return kept + prelude + [assign(dname, value)]
+
+    def _unalias(self, target, dname):
+        """Before ``dname`` is reassigned: the variables aliased to it (``v = y`` gave v the
+        tangent name dy; ``y`` is not renamed when its array is written in place) get a copy of
+        the name under their own, or they would read y's new tangent."""
+        kept = []
+        for var, expr in list(self.current.items()):
+            if var != target and isinstance(expr, gast.Name) and expr.id == dname:
+                own = self.name(var)
+                if own != dname:
+                    self.current[var] = name(own)
+                    kept.append(assign(own, name(dname)))
+        return kept
