@@ -51,7 +51,7 @@ from hypothesis import strategies as st
 
 import srcgrad
 
-EXAMPLES = int(os.environ.get("SRCGRAD_RANDOM_EXAMPLES", "120"))
+EXAMPLES = int(os.environ.get("SRCGRAD_RANDOM_EXAMPLES", "90"))
 SECOND_ORDER_EVERY = 3  # one example in three also checks hvp
 
 # Features counted over the programs checked (printed by test_feature_frequencies, which also
