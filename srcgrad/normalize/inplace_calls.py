@@ -37,7 +37,7 @@ import gast
 import numpy as np
 
 from .. import rules, runtime
-from ..analysis.ops import METHOD_KEYWORDS, METHODS, OPAQUE_MODULES
+from ..analysis.ops import METHOD_KEYWORDS, METHODS
 from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
@@ -179,9 +179,10 @@ class InPlaceCalls:
         if out is not None:
             return self._write_result(call, fn, out, target)
         if target is None and not self._pure(fn) and self._reads_locals(call):
-            if random_draws.is_draw(fn):
+            if random_draws.is_draw(fn) or _own_helper(fn):
                 # a draw whose numbers are not used still advances the generator: it runs
-                # (activity analysis refuses it if it is given a value that carries gradient)
+                # (activity analysis refuses it if it is given a value that carries gradient);
+                # srcgrad's own helpers (`no_gradient` raising) change none of their arguments
                 return [_assign(self._fresh(naming.UNUSED), call)]
             # any other call made for its effect may change what it is given in place, an
             # array without gradient too (an index, a mask), which the derivative reads
@@ -532,12 +533,11 @@ def _mutator(fn, call):
     return None
 
 
-def _opaque(fn):
-    """A function srcgrad neither has a rule for nor looks into (compiled, or a library's)."""
-    if rules.lookup(fn) is not None:
-        return False
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    return not inspect.isfunction(fn) or module in OPAQUE_MODULES
+def _own_helper(fn):
+    """A runtime helper of srcgrad's (in generated code differentiated again), not one that
+    writes into its first argument (``IN_PLACE_HELPERS``, modelled where they are met)."""
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith("srcgrad.runtime") and not any(fn is h for h in IN_PLACE_HELPERS)
 
 
 def _is_ufunc_at(fn):
