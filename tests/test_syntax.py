@@ -3,7 +3,7 @@ differences in float64, in reverse mode, forward mode and at second order; what 
 gradient is refused with the user's file, line and caret, saying what to write instead.
 """
 
-# ruff: noqa: B007, F841
+# ruff: noqa: B007, B023, B033, F841
 
 import itertools
 
@@ -12,7 +12,7 @@ import pytest
 from gradcheck import check_grad, numeric_grad
 from test_errors import where_is
 
-from srcgrad import UnsupportedSyntaxError, grad, hessian, jvp, source
+from srcgrad import SrcgradError, UnsupportedSyntaxError, grad, hessian, jvp, source
 
 rng = np.random.default_rng(14)
 V4 = rng.normal(size=4)
@@ -293,3 +293,87 @@ def test_a_failing_check_raises_in_the_derivative():
         grad(checks_and_raises)(np.ones(1))
     with pytest.raises(ValueError, match="x is zero"):
         jvp(checks_and_raises)(np.zeros(3), np.ones(3))
+
+
+# --- local functions anywhere, dict and set comprehensions -------------------------------------
+
+
+def lambda_in_loop(x):
+    s = 0.0
+    for k in range(3):
+        f = lambda t: np.sin(t * k)  # reads k when called, as a closure would
+        s = s + np.sum(f(x) ** 2)
+    return s
+
+
+def def_in_branch(x):
+    if x[0] > 0:
+        def g(t):
+            return t * t * x[1]
+        y = g(x)
+    else:
+        y = x
+    return np.sum(y)
+
+
+def _with_local_functions(x, c):
+    def inner(t):
+        return np.sin(t * c)
+
+    sq = lambda u: u * u
+    return np.sum(sq(inner(x)))
+
+
+def local_functions_in_a_helper(x):
+    return _with_local_functions(x, 2.0) + _with_local_functions(x * 2.0, 3.0)
+
+
+def dict_comprehension(x):
+    d = {k: x[k] * k for k in range(3)}
+    e = {name: np.sin(v) for name, v in zip(["a", "b"], x) if v > -10.0}
+    return d[0] + d[1] * d[2] + e["a"] * e["b"]
+
+
+def set_comprehension(x):
+    signs = {int(v > 0) for v in x}
+    labels = {"a", "b", "a"}
+    return np.sum(x * x) * len(signs) + len(labels) * x[0]
+
+
+LOCAL = [lambda_in_loop, def_in_branch, local_functions_in_a_helper, dict_comprehension,
+         set_comprehension]
+
+
+@pytest.mark.parametrize("f", LOCAL, ids=[f.__name__ for f in LOCAL])
+def test_local_functions_and_comprehensions(f):
+    check_all(f, V4)
+
+
+def test_def_in_the_branch_not_taken():
+    check_all(def_in_branch, -V4)
+
+
+def defined_twice(x):
+    if x[0] > 0:
+        def g(t):
+            return t * t
+    else:
+        def g(t):
+            return -t
+    return np.sum(g(x))
+
+
+def set_of_active_values(x):
+    return sum({x[0], x[1]})
+
+
+def test_a_local_function_defined_twice_is_refused():
+    lineno, offset, _ = where_is(defined_twice, "def g")
+    with pytest.raises(UnsupportedSyntaxError, match="give each definition its own name") as info:
+        grad(defined_twice)
+    assert (info.value.lineno, info.value.offset) == (lineno, offset)
+
+
+def test_a_set_of_values_with_gradient_is_refused():
+    with pytest.raises(SrcgradError, match="`set`"):
+        grad(set_of_active_values)(V4)

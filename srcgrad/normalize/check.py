@@ -20,6 +20,8 @@ read (a ``NameError`` in Python) is an error, never a read of the value the name
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
@@ -42,14 +44,12 @@ UNSUPPORTED = {
     gast.Yield: "`yield`",
     gast.YieldFrom: "`yield from`",
     gast.Await: "`await`",
-    gast.Lambda: "a lambda",
-    gast.SetComp: "a set comprehension",
-    gast.DictComp: "a dict comprehension",
+    gast.Lambda: "a lambda that is not assigned to a name of its own once (assign it, then call "
+    "the name)",
     gast.NamedExpr: "an assignment expression (`:=`) that is evaluated only sometimes (inside "
     "a lambda, a comprehension, or the right side of `and`/`or`/`if`-`else`); assign it on a line "
     "of its own before",
     gast.Starred: "a starred expression",
-    gast.Set: "a set",
 }
 
 
@@ -61,34 +61,72 @@ def run(fn_node, ctx):
 
 
 def extract_local_functions(fn_node, location):
-    """Take ``name = lambda ...`` and nested ``def`` statements out of the body.
+    """Take ``name = lambda ...`` and nested ``def`` statements out of the body, wherever they
+    are (in a loop, a branch, ...).
 
     Returns ``{name: (FunctionDef, location)}`` for ``InlineCalls``; each call of such a local
-    function is inlined where it happens, reading the caller's variables as a closure would.
+    function is inlined where it happens, reading the caller's variables as a closure would
+    (the values they hold at the call, as Python's late binding reads them). A name defined
+    twice stays in the body and is refused: which definition a call means is known only when
+    it runs.
     """
     stores = store_counts(fn_node)
+    defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}
-    body = []
-    for s in fn_node.body:
-        if (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Lambda)
-            and stores[s.targets[0].id] == 1
-        ):
-            lam = s.value
-            ret = gast.copy_location(gast.Return(lam.body), lam.body)
-            node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
-            gast.copy_location(node, s)
-            found[node.name] = (CheckSupported(location).run(node), location)
-            continue
-        if isinstance(s, gast.FunctionDef) and not s.decorator_list and s.name not in stores:
-            found[s.name] = (CheckSupported(location, nested=True).run(s), location)
-            continue
-        body.append(s)
-    fn_node.body = body
+
+    def take(stmts):
+        body = []
+        for s in stmts:
+            if (
+                isinstance(s, gast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Lambda)
+                and stores[s.targets[0].id] == 1
+                and s.targets[0].id not in defs
+            ):
+                lam = s.value
+                ret = gast.copy_location(gast.Return(lam.body), lam.body)
+                node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
+                gast.copy_location(node, s)
+                found[node.name] = (CheckSupported(location).run(node), location)
+                continue
+            if (
+                isinstance(s, gast.FunctionDef) and not s.decorator_list
+                and s.name not in stores and defs[s.name] == 1
+            ):
+                found[s.name] = (CheckSupported(location, nested=True).run(s), location)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
+                    setattr(s, field, take(inner) or ([gast.Pass()] if field == "body" else []))
+            body.append(s)
+        return body
+
+    fn_node.body = take(fn_node.body)
     return found
+
+
+def _why_not_local(node):
+    """What is refused about a nested ``def`` left in the body, for ``srcgrad does not support
+    {what} here``."""
+    if node.decorator_list:
+        return "a decorated nested function (define it at module level, or undecorated)"
+    return (f"a second definition of `{node.name}` or `{node.name}` assigned otherwise (a local "
+            f"function is inlined by its name: give each definition its own name)")
+
+
+def refuse_leftover_functions(fn_node, location):
+    """A nested ``def`` or assigned lambda ``extract_local_functions`` left in the body (defined
+    twice, decorated) is an error at its line."""
+    for n in walk(fn_node.body):
+        if isinstance(n, gast.FunctionDef):
+            raise location.error(UnsupportedSyntaxError, n, f"srcgrad does not support "
+                                 f"{_why_not_local(n)} here")
+        if isinstance(n, gast.Lambda):
+            raise location.error(UnsupportedSyntaxError, n, f"srcgrad does not support "
+                                 f"{UNSUPPORTED[gast.Lambda]} here")
 
 
 class CheckSupported(gast.NodeVisitor):
@@ -134,6 +172,11 @@ class CheckSupported(gast.NodeVisitor):
             UnsupportedSyntaxError, node, f"srcgrad does not support {what} here"
         )
 
+    def visit_FunctionDef(self, node):
+        if self.inlined and not node.decorator_list:
+            return  # taken out once the helper's names are its own (normalize/inline.py)
+        raise self._error(node, _why_not_local(node))
+
     def generic_visit(self, node):
         what = UNSUPPORTED.get(type(node))
         if what is not None:
@@ -158,6 +201,8 @@ class CheckSupported(gast.NodeVisitor):
                                   "element (`a.b.c = ...`); rebind the inner object first")
         elif not isinstance(target, gast.Name):
             raise self._error(target, f"assignment to {_target_kind(target)}")
+        if self.inlined and isinstance(node.value, gast.Lambda):
+            return  # a local function of the helper, taken out like a nested def
         self.generic_visit(node.value)
         for t in node.targets:
             self.generic_visit(t)

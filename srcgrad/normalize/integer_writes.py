@@ -222,6 +222,8 @@ class DynamicWrites:
             return value.id in names
         if isinstance(value, gast.Constant):
             return isinstance(value.value, (float, complex))
+        if isinstance(value, (gast.Dict, gast.List)):
+            return True  # a dict or list literal: a write into it keeps the value as it is
         if isinstance(value, gast.Subscript):
             return self._inexact(value.value, names)
         if isinstance(value, gast.UnaryOp):

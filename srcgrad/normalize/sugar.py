@@ -4,7 +4,8 @@ Requires: a parsed function (the differentiated one, a helper to inline, a local
 Guarantees: every assignment has one target, a name, an indexed name or a tuple of names (a
 nested or indexed part of a tuple target is unpacked into a fresh name first, the right-hand
 side evaluated once, before any part is written); loop targets are names or tuples of names
-(comprehensions read a nested part by index); loops have no ``else``; ``:=`` is gone from every
+(comprehensions read a nested part by index); loops have no ``else``; sets are made by
+``set(...)``; ``:=`` is gone from every
 place it is evaluated unconditionally (the condition of a ``while`` too); after a branch that
 always ends in ``raise``, its ``else`` is no branch (it is the only way on). What stays
 (``:=`` inside a lambda, a comprehension or the right side of ``and``/``or``/``if``-``else``) is
@@ -70,7 +71,7 @@ class Sugar:
         for n in walk(fn_node):
             if isinstance(n, _COMPREHENSIONS):
                 self._comprehension_targets(n)
-        return fn_node
+        return _Sets().visit(fn_node)
 
     def block(self, stmts):
         out = []
@@ -333,6 +334,25 @@ def _raising_branches(stmts):
             s.test = gast.copy_location(gast.UnaryOp(gast.Not(), s.test), s.test)
             out.extend(rest)
     return out
+
+
+class _Sets(gast.NodeTransformer):
+    """``{a, b}`` is ``set([a, b])`` and ``{f(v) for v in xs}`` is ``set([f(v) for v in xs])``:
+    a set is made by the builtin, which has no gradient rule, so a set of values that carry
+    gradient is refused by activity analysis, and a set of indices or labels just works."""
+
+    def visit_Set(self, node):
+        self.generic_visit(node)
+        return self._set(gast.List(node.elts, gast.Load()), node)
+
+    def visit_SetComp(self, node):
+        self.generic_visit(node)
+        return self._set(gast.ListComp(node.elt, node.generators), node)
+
+    @staticmethod
+    def _set(items, node):
+        call = gast.Call(_load("set"), [gast.copy_location(items, node)], [])
+        return _located(gast.copy_location(call, node), node)
 
 
 class _Walrus(gast.NodeTransformer):
