@@ -135,11 +135,6 @@ async def uses_async(x):
     return x * 2.0
 
 
-def uses_dict_comprehension(x):
-    d = {k: x * k for k in (1.0, 2.0)}
-    return d[1.0]
-
-
 # (function, text that starts the offending construct in its source)
 UNSUPPORTED = [
     (uses_with, "with np"),
@@ -151,7 +146,6 @@ UNSUPPORTED = [
     (uses_del_attribute, "del y"),
     (uses_yield, "yield x"),
     (uses_async, "async def"),
-    (uses_dict_comprehension, "{k:"),
 ]
 
 
