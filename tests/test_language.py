@@ -747,11 +747,6 @@ def test_golden_functions_are_correct():
 # --- unsupported constructs ------------------------------------------------------------------
 
 
-def uses_set_literal(x):
-    s = {1.0, 2.0}
-    return x * len(s)
-
-
 def uses_starred_call(x):
     xs = [x, x * 2.0]
     return np.add(*xs)
@@ -798,7 +793,6 @@ def calls_helper_with_try(x):
 
 # (function, text that starts the offending construct in its source, function it is in)
 UNSUPPORTED = [
-    pytest.param(uses_set_literal, "{1.0", None, id="set_literal"),
     pytest.param(uses_starred_call, "*xs", None, id="starred_call"),
     pytest.param(calls_helper_with_try, "try:", helper_with_try, id="in_a_helper"),
     pytest.param(writes_into_view, "v[0]", None, id="view"),
