@@ -48,12 +48,6 @@ def test_non_scalar_matrix_output():
 # ---- unsupported syntax: one function per construct ----------------------------------------
 
 
-def uses_with(x):
-    with np.errstate(all="ignore"):
-        y = np.log(x)
-    return y
-
-
 def uses_try(x):
     try:
         y = x * 2.0
@@ -137,7 +131,6 @@ async def uses_async(x):
 
 # (function, text that starts the offending construct in its source)
 UNSUPPORTED = [
-    (uses_with, "with np"),
     (uses_try, "try:"),
     (uses_class, "class Box"),
     (uses_global, "global COUNTER"),

@@ -83,9 +83,14 @@ METHODS = {
     "nonzero": np.nonzero,
     "all": np.all,
     "any": np.any,
+    "item": runtime.item,
 }
 # Libraries whose functions need rules: never inlined nor differentiated through their source.
-OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
+# (warnings, logging and contextlib work on state, not values: called as they are, with values
+# that carry no gradient)
+OPAQUE_MODULES = (
+    "numpy", "scipy", "srcgrad", "math", "builtins", "warnings", "logging", "contextlib",
+)
 # Keywords a method spells differently from its function: x.clip(min=0) is np.clip(x, a_min=0).
 METHOD_KEYWORDS = {("clip", "min"): "a_min", ("clip", "max"): "a_max"}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}

@@ -40,6 +40,8 @@ SELECT = "select"  # the value of `a if c else b`
 BOTH, EITHER = "both", "either"  # the value of `a and b`, `a or b`
 TOTAL, ITEMS = "total", "items"  # a comprehension summed, or built as a list
 MAPPING = "mapping"  # a dict comprehension, built key by key
+MANAGER = "manager"  # the context manager of a `with` block
+ELEMENT = "element"  # an item `map(f, xs)` or `sorted(xs, key=f)` applies `f` to
 SEQ = "seq"  # the sequence a `for` loop runs over
 INDEX = "i"  # the index of a `for` loop over a sequence
 RESULT, RETURNED = "result", "returned"  # the value and flag of an early return

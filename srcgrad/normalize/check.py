@@ -31,9 +31,7 @@ from . import sugar
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
     gast.AsyncFor: "an `async for` loop",
-    gast.With: "a `with` block",
     gast.AsyncWith: "an `async with` block",
-    gast.Try: "a `try` statement",
     gast.ClassDef: "a class definition",
     gast.FunctionDef: "a nested function definition",
     gast.AsyncFunctionDef: "a nested async function definition",
@@ -144,8 +142,6 @@ class CheckSupported(gast.NodeVisitor):
     def run(self, fn_node):
         fn_node = sugar.run(fn_node)
         args = fn_node.args
-        if args.kwarg is not None and not self.inlined:
-            raise self._error(args.kwarg, "`**kwargs` parameters")
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
         fn_node.body = _del_items_as_pops(fn_node.body)
@@ -172,10 +168,46 @@ class CheckSupported(gast.NodeVisitor):
             UnsupportedSyntaxError, node, f"srcgrad does not support {what} here"
         )
 
+    def visit_With(self, node):
+        for item in node.items:
+            if item.optional_vars is not None and not isinstance(item.optional_vars, gast.Name):
+                raise self._error(item.optional_vars, "`with ... as` a target that is not a "
+                                  "name")
+        self._no_jump_out(node.body, "a `with` block", "`__exit__` would not run")
+        self.generic_visit(node)
+
+    def visit_Try(self, node):
+        if node.handlers:
+            raise self._error(node, "a `try` with `except` (which path runs, and so the "
+                              "gradient, is known only when it raises); test the condition "
+                              "with `if` (e.g. `np.linalg.cond(A) < 1e12`), or catch the "
+                              "error around the call of the derivative")
+        if node.orelse:
+            raise self._error(node.orelse[0], "`try ... else`")
+        self._no_jump_out(node.body, "a `try` block", "the `finally` block would not run")
+        self.generic_visit(node)
+
+    def _no_jump_out(self, stmts, where, why):
+        """A ``return`` (or a ``break``/``continue`` of an enclosing loop) inside ``where``."""
+        for s in stmts:
+            if isinstance(s, (gast.Return, gast.Break, gast.Continue)):
+                raise self._error(s, f"`{type(s).__name__.lower()}` inside {where} ({why}); "
+                                  f"assign the result and leave after the block")
+            if isinstance(s, (gast.For, gast.While)):
+                self._no_jump_out([n for n in walk(s.body) if isinstance(n, gast.Return)],
+                                  where, why)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                self._no_jump_out(getattr(s, field, None) or [], where, why)
+
     def visit_FunctionDef(self, node):
         if self.inlined and not node.decorator_list:
             return  # taken out once the helper's names are its own (normalize/inline.py)
         raise self._error(node, _why_not_local(node))
+
+    def visit_Lambda(self, node):
+        if not getattr(node, "checked", False):
+            raise self._error(node, UNSUPPORTED[gast.Lambda])
 
     def generic_visit(self, node):
         what = UNSUPPORTED.get(type(node))
@@ -203,7 +235,7 @@ class CheckSupported(gast.NodeVisitor):
             raise self._error(target, f"assignment to {_target_kind(target)}")
         if self.inlined and isinstance(node.value, gast.Lambda):
             return  # a local function of the helper, taken out like a nested def
-        self.generic_visit(node.value)
+        self.visit(node.value)
         for t in node.targets:
             self.generic_visit(t)
 
@@ -260,6 +292,13 @@ class CheckSupported(gast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node):
+        func = node.func
+        if isinstance(func, gast.Name) and func.id in ("map", "filter", "sorted"):
+            # a lambda given to these builtins becomes a comprehension (normalize/containers.py)
+            for lam in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]:
+                if isinstance(lam, gast.Lambda):
+                    self.visit(lam.body)
+                    lam.checked = True
         for kw in node.keywords:
             if kw.arg is None and not self._forwarding(kw.value):
                 raise self._error(kw.value, "`**kwargs` in a call")

@@ -80,11 +80,12 @@ class DesugarControl:
                 if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
                     setattr(s, field, self._comprehensions(inner))
             hoisted = []
-            parts = [s] if not isinstance(s, (gast.For, gast.While, gast.If)) else (
-                [s.iter] if isinstance(s, gast.For) else [s.test]
-            )
-            for part in parts:
-                _HoistComprehensions(self, hoisted).visit(part)
+            if isinstance(s, (gast.For, gast.While, gast.If)):
+                # `for v in map(f, xs)` is a loop over a comprehension: the iterable is replaced
+                field = "iter" if isinstance(s, gast.For) else "test"
+                setattr(s, field, _HoistComprehensions(self, hoisted).visit(getattr(s, field)))
+            else:
+                _HoistComprehensions(self, hoisted).visit(s)
             out.extend(hoisted)
             out.append(s)
         return out

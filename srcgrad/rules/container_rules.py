@@ -113,7 +113,8 @@ linear(runtime.list_reverse, "items", vjp={"items": "reverse_grad(dy)"},
        jvp={"items": "reverse_grad(ditems)"})
 linear(runtime.list_permute, "items, order", vjp={"items": "permute_grad(dy, order)"},
        jvp={"items": "permute_tangent(ditems, order)"})
-nondiff(runtime.sort_order, runtime.list_index, runtime.list_count, runtime.clear_items,
+nondiff(runtime.enter_context, runtime.exit_context, runtime.sort_keys, runtime.sort_order,
+        runtime.list_index, runtime.list_count, runtime.clear_items,
         runtime.dict_keys)
 linear(runtime.dict_update, "mapping, other",
        vjp={"mapping": "update_grad_target(dy, other)", "other": "update_grad_source(dy, other)"},
@@ -132,6 +133,10 @@ linear(runtime.ndenumerate_items, "a", vjp={"a": "ndenumerate_grad(dy, a)"},
        jvp={"a": "ndenumerate_tangent(da, a)"})
 linear(runtime.as_list, "iterable", vjp={"iterable": "as_list_grad(dy, iterable)"},
        jvp={"iterable": "as_list_tangent(diterable, iterable)"})
+linear(runtime.as_tuple, "iterable", vjp={"iterable": "as_list_grad(dy, iterable)"},
+       jvp={"iterable": "as_tuple_tangent(diterable, iterable)"})
+# x.item(): the one element, linear in x
+linear(runtime.item, "x", vjp={"x": "item_grad(dy, x)"}, jvp={"x": "item(dx)"})
 
 # The adjoint helpers above are linear in their cotangent ``g``: rules for higher order.
 _SELF_ADJOINT = {
@@ -159,6 +164,8 @@ _SELF_ADJOINT = {
     "ndenumerate_grad": ("g, a", "ndenumerate_items_of(dy, a)"),
     "as_list_grad": ("g, iterable", "as_list_tangent(dy, iterable)"),
     "as_list_tangent": ("g, iterable", "as_list_grad(dy, iterable)"),
+    "as_tuple_tangent": ("g, iterable", "as_list_grad(dy, iterable)"),
+    "item_grad": ("g, x", "item(dy)"),
     "values_tangent": ("g, mapping", "values_grad(dy, mapping)"),
     "items_tangent": ("g, mapping", "items_grad(dy, mapping)"),
     "ndenumerate_tangent": ("g, a", "ndenumerate_grad(dy, a)"),

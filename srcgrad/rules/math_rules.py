@@ -3,6 +3,7 @@
 import builtins
 import math
 
+from .. import runtime
 from .registry import defrule, elementwise, linear, nondiff
 
 elementwise(math.sin, "x", vjp="dy * math.cos(x)")
@@ -33,6 +34,11 @@ elementwise(
     "x1, x2",
     vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
 )
+elementwise(math.lgamma, "x", vjp="dy * digamma(x)")
+elementwise(math.gamma, "x", vjp="dy * y * digamma(x)")
+elementwise(runtime.digamma, "x", vjp="dy * trigamma(x)")
+elementwise(builtins.pow, "base, exp", vjp=("dy * exp * base ** (exp - 1)",
+                                             "dy * y * np.log(base)"))
 elementwise(math.erf, "x", vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)")
 
 # float(x) of a number is x: its tangent is dx, not float(dx) (dx may be a 0-d array).
@@ -41,6 +47,15 @@ linear(builtins.float, "x", vjp="dy", jvp="dx")
 elementwise(builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"))
 elementwise(builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
 elementwise(builtins.abs, "x", vjp="dy * np.sign(x)")
+
+# math.fsum(iterable) is sum(iterable), rounded once
+defrule(
+    math.fsum,
+    "iterable",
+    vjp={"iterable": "sum_grad(dy, iterable)"},
+    jvp={"iterable": "sum_tangent(diterable)"},
+    kind="linear",
+)
 
 # sum(iterable, start) is linear in both jointly: its tangent is the sum of both tangents.
 defrule(

@@ -16,6 +16,7 @@ The families mirror ``rules/``:
 - ``boundary``: seeds, tangents, optional parameters and Jacobians of the generated function;
 - ``reductions``, ``arrays``, ``products``, ``linalg``: the NumPy rule library's adjoints;
 - ``higher_order``: what the rules of these helpers call (derivatives of generated code);
+- ``special``: ``digamma`` and ``trigamma``, the derivatives of ``math.lgamma``, in NumPy;
 - ``writes``: NumPy's in-place functions as element writes (``np.put``'s positions, ``ufunc.at``);
 - ``scipy_helpers``: the SciPy rule library's adjoints, imported only with SciPy (not from here).
 """
@@ -135,6 +136,8 @@ from .lists import (  # noqa: F401
     as_list,
     as_list_grad,
     as_list_tangent,
+    as_tuple,
+    as_tuple_tangent,
     clear_items,
     default_part,
     dict_get,
@@ -145,6 +148,8 @@ from .lists import (  # noqa: F401
     dict_update,
     dict_values,
     drop_prefix,
+    enter_context,
+    exit_context,
     extend_grad_items,
     extend_grad_values,
     extend_tangent,
@@ -155,6 +160,8 @@ from .lists import (  # noqa: F401
     insert_grad_value,
     insert_tangent,
     insert_zero,
+    item,
+    item_grad,
     items_grad,
     items_tangent,
     iteration_sequence,
@@ -180,6 +187,7 @@ from .lists import (  # noqa: F401
     reverse_grad,
     sequence_grad,
     sequence_tangent,
+    sort_keys,
     sort_order,
     update_grad_source,
     update_grad_target,
@@ -239,3 +247,4 @@ from .sharing import (  # noqa: F401
     put_shared_tangent,
     shared_positions,
 )
+from .special import digamma, trigamma  # noqa: F401
