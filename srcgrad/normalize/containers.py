@@ -316,6 +316,9 @@ class _Readers(gast.NodeTransformer):
     def visit_Lambda(self, node):
         return node
 
+    def _builtin(self, node):
+        return _builtin_call(self, node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         owner = self.owner
@@ -332,21 +335,9 @@ class _Readers(gast.NodeTransformer):
             wanted = wanted if isinstance(wanted, tuple) else (wanted,)
             if len(node.args) in wanted:
                 return gast.copy_location(owner._call(helper, func.value, *node.args), node)
-        if isinstance(func, gast.Name) and not any(
-            isinstance(a, gast.Starred) for a in node.args
-        ) and all(k.arg is not None for k in node.keywords):
-            fn = owner.ctx.namespace.resolve(func, owner.locals)
-            rewritten = _Builtins(owner).call(fn, node)
-            if rewritten is not None:
-                for n in ordered_walk(rewritten):
-                    if isinstance(n, gast.expr) and getattr(n, "lineno", None) is None:
-                        gast.copy_location(n, node)
-                return rewritten
-        for lam in [*node.args, *(k.value for k in node.keywords)]:
-            if isinstance(lam, gast.Lambda):
-                raise owner._error(lam, "srcgrad does not support a lambda here (passed to "
-                                   "anything but the builtins map, filter and sorted's key=); "
-                                   "assign it to a name of its own, once, and call that")
+        rewritten = self._builtin(node)
+        if rewritten is not None:
+            return rewritten
         if isinstance(func, (gast.Attribute, gast.Name)) and len(node.args) == 1 and not (
             node.keywords or isinstance(node.args[0], gast.Starred)
         ):
@@ -369,23 +360,33 @@ class _Builtins:
 
     def call(self, fn, node):
         args, kw = node.args, {k.arg: k.value for k in node.keywords}
-        one = len(args) == 1 and not kw
-        if fn is tuple and one:
-            return self.owner._call("as_tuple", args[0])
-        if fn is reversed and one:
-            backwards = gast.Slice(None, None, gast.Constant(-1, None))
-            return gast.Subscript(args[0], backwards, gast.Load())
-        if fn is sorted and len(args) == 1 and set(kw) <= {"key", "reverse"}:
-            return self._sorted(args[0], kw)
-        if fn is map and len(args) >= 2 and not kw:
-            return self._mapped(args[0], args[1:])
-        if fn is filter and len(args) == 2 and not kw:
-            return self._filtered(args[0], args[1])
-        if fn is divmod and len(args) == 2 and not kw and all(_atom(a) for a in args):
-            a, b = args
-            return gast.Tuple([gast.BinOp(a, gast.FloorDiv(), b),
-                               gast.BinOp(clone(a), gast.Mod(), clone(b))], gast.Load())
+        for builtin, accepts, write in self.FORMS:
+            if fn is builtin and accepts(args, kw):
+                return write(self, args, kw)
         return None
+
+    def _tuple(self, args, kw):
+        return self.owner._call("as_tuple", args[0])
+
+    def _reversed(self, args, kw):
+        backwards = gast.Slice(None, None, gast.Constant(-1, None))
+        return gast.Subscript(args[0], backwards, gast.Load())
+
+    def _divmod(self, args, kw):
+        a, b = args
+        return gast.Tuple([gast.BinOp(a, gast.FloorDiv(), b),
+                           gast.BinOp(clone(a), gast.Mod(), clone(b))], gast.Load())
+
+    FORMS = (  # (builtin, whether the call's arguments fit, how it is written)
+        (tuple, lambda a, k: len(a) == 1 and not k, _tuple),
+        (reversed, lambda a, k: len(a) == 1 and not k, _reversed),
+        (sorted, lambda a, k: len(a) == 1 and set(k) <= {"key", "reverse"},
+         lambda self, a, k: self._sorted(a[0], k)),
+        (map, lambda a, k: len(a) >= 2 and not k, lambda self, a, k: self._mapped(a[0], a[1:])),
+        (filter, lambda a, k: len(a) == 2 and not k,
+         lambda self, a, k: self._filtered(a[0], a[1])),
+        (divmod, lambda a, k: len(a) == 2 and not k and all(_atom(v) for v in a), _divmod),
+    )
 
     def _sorted(self, items, kw):
         if not isinstance(items, gast.Name):
@@ -438,6 +439,28 @@ class _Builtins:
 
 def _atom(node):
     return isinstance(node, (gast.Name, gast.Constant))
+
+
+def _builtin_call(readers, node):
+    """``node`` written by ``_Builtins`` if it is a call of one of its builtins, else None; a
+    lambda left among the arguments is refused."""
+    owner, func = readers.owner, node.func
+    if isinstance(func, gast.Name) and not any(
+        isinstance(a, gast.Starred) for a in node.args
+    ) and all(k.arg is not None for k in node.keywords):
+        fn = owner.ctx.namespace.resolve(func, owner.locals)
+        rewritten = _Builtins(owner).call(fn, node)
+        if rewritten is not None:
+            for n in ordered_walk(rewritten):
+                if isinstance(n, gast.expr) and getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, node)
+            return rewritten
+    for lam in [*node.args, *(k.value for k in node.keywords)]:
+        if isinstance(lam, gast.Lambda):
+            raise owner._error(lam, "srcgrad does not support a lambda here (passed to "
+                               "anything but the builtins map, filter and sorted's key=); "
+                               "assign it to a name of its own, once, and call that")
+    return None
 
 
 class _HoistPops(gast.NodeTransformer):
