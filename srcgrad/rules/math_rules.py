@@ -37,6 +37,9 @@ elementwise(
 elementwise(math.lgamma, "x", vjp="dy * digamma(x)")
 elementwise(math.gamma, "x", vjp="dy * y * digamma(x)")
 elementwise(runtime.digamma, "x", vjp="dy * trigamma(x)")
+# the third derivative of lgamma (tetragamma) is not implemented: refused, never a wrong number
+defrule(runtime.trigamma, "x", vjp={"x": None}, unsupported={"x": "the third derivative of "
+        "math.lgamma (srcgrad differentiates it twice)"})
 elementwise(builtins.pow, "base, exp", vjp=("dy * exp * base ** (exp - 1)",
                                              "dy * y * np.log(base)"))
 elementwise(math.erf, "x", vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)")
