@@ -50,18 +50,21 @@ linear(runtime.take_item, "d, index", vjp={"d": "scatter_last(dy, d, index)"}, n
 # zero_item writes into its argument, and a tangent may be shared: the tangent copies first.
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
+# the tangent of a container after a write: zeros (not None) where the written value has none
+linear(runtime.zero_written, "d, index, value", vjp={"d": "zero_item(copy_array(dy), index)"},
+       jvp={"d": "zero_written(dd, index, value)"})
 defrule(
     runtime.setitem,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
-    jvp={"x": "zero_item(copy_array(dx), index)", "value": "scatter_last(dvalue, x, index)"},
+    jvp={"x": "zero_written(dx, index, value)", "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
 )
 defrule(
     runtime.restore_item,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index)"},
-    jvp={"x": "zero_item(copy_array(dx), index)", "value": "scatter_last(dvalue, x, index)"},
+    jvp={"x": "zero_written(dx, index, value)", "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
 )
 linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})

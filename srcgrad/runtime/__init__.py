@@ -106,6 +106,7 @@ from .indexing import (  # noqa: F401
     setitem,
     take_item,
     zero_item,
+    zero_written,
 )
 from .linalg import (  # noqa: F401
     cholesky_jvp,
