@@ -5,7 +5,8 @@ the supported subset (scalars, 1-D and 2-D arrays, elementwise math, reductions,
 and writes, augmented assignment, `if`, `for`, `while`, `break`, `continue`, early `return`,
 helper calls, lists, tuple unpacking, masks, integer-array indices, slice steps, size-1 axes,
 batched products, in-place NumPy calls) and, for issue 13: a container argument `P` (a dict
-`{"w", "u", "c"}`, a tuple `(vector, matrix)` or a list of vectors) read, iterated and unpacked;
+`{"w", "u", "c"}`, a tuple `(vector, matrix)`, a list of vectors, or (issue 14) an object, a
+dataclass `Fields(w, u, c)` whose fields are read as attributes) read, iterated and unpacked;
 dicts of arrays written (new keys, `update`) and iterated (`for k in d`, `.keys()`, `.values()`,
 `.items()`, `.get`); list methods (`insert`, `extend`, `pop(i)`, `remove`, `reverse`, `sort`,
 `del lst[i]`, `lst[i] = v`); helpers that change the array or list they are given; aliasing
@@ -37,6 +38,7 @@ are pinned in `tests/test_higher_order_loops.py` and `tests/test_hunt_reproducer
 
 import ast
 import collections
+import dataclasses
 import importlib.util
 import itertools
 import math
@@ -102,6 +104,7 @@ P_READS = {
     "dict": {"v": ['P["w"]', 'P.get("w")'], "m": ['P["u"]'], "s": ['P["c"]']},
     "tuple": {"v": ["P[0]"], "m": ["P[1]", "P[-1]"]},
     "list": {"v": ["P[0]", "P[1]", "P[-1]"]},
+    "object": {"v": ["P.w"], "m": ["P.u"], "s": ["P.c"]},
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop")
@@ -159,7 +162,8 @@ class Gen:
         self.params = set()  # parameters of the function being generated
         self.features = set()  # features the generator wrote (counted when the program is checked)
         self.mut_helpers = []  # (name, kind of the mutated parameter "v" or "l", returns a value)
-        self.pkind = self.pick(["dict", "tuple", "list"])  # the structure of the argument P
+        # the structure of the argument P
+        self.pkind = self.pick(["dict", "tuple", "list", "object"])
 
     # -- drawing ----------------------------------------------------------------------------
     def pick(self, options):
@@ -679,7 +683,12 @@ class Gen:
         return [f"{ind}{call}"]
 
     def ploop(self, scope, ind, depth):
-        """A loop over the container argument P, or P unpacked."""
+        """A loop over the container argument P, or P unpacked (an object: its fields read)."""
+        if self.pkind == "object":
+            self.features.add("container argument read")
+            s = self.fresh("s")
+            scope.names[s] = "s"
+            return [f"{ind}{s} = np.sum(np.sin(P.w)) + P.c * np.sum(P.u)"]
         if self.pkind == "dict":
             self.features.add("container argument iteration")
             return self.dict_loop("P", scope, ind, ())
@@ -1131,6 +1140,10 @@ def container_values(pkind):
         ).map(lambda t: {"w": t[0], "u": t[1], "c": t[2][0]})
     if pkind == "tuple":
         return st.tuples(vectors(first), matrices(first + N))
+    if pkind == "object":
+        return st.tuples(
+            vectors(first), matrices(first + N), values(1, first + N + ROWS * N)
+        ).map(lambda t: Fields(t[0], t[1], t[2][0]))
     return st.tuples(vectors(first), vectors(first + N)).map(list)
 
 
@@ -1172,7 +1185,18 @@ def cases(draw):
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class Fields:
+    """The argument P as an object (issue 14): its gradient is a ``Fields`` too."""
+
+    w: np.ndarray
+    u: np.ndarray
+    c: float
+
+
 def leaves(tree):
+    if isinstance(tree, Fields):
+        return [tree.w, tree.u, tree.c]
     if isinstance(tree, dict):
         return [leaf for v in tree.values() for leaf in leaves(v)]
     if isinstance(tree, (tuple, list)):
@@ -1182,6 +1206,8 @@ def leaves(tree):
 
 def rebuild(tree, new):
     """`tree`'s structure with its leaves taken, in order, from the iterator `new`."""
+    if isinstance(tree, Fields):
+        return Fields(next(new), next(new), next(new))
     if isinstance(tree, dict):
         return {k: rebuild(v, new) for k, v in tree.items()}
     if isinstance(tree, (tuple, list)):
@@ -1194,6 +1220,8 @@ def tree_map(fn, tree):
 
 
 def structure(tree):
+    if isinstance(tree, Fields):
+        return ("Fields", tuple(np.shape(v) for v in (tree.w, tree.u, tree.c)))
     if isinstance(tree, dict):
         return ("dict", tuple((k, structure(v)) for k, v in tree.items()))
     if isinstance(tree, (tuple, list)):
