@@ -1077,7 +1077,6 @@ def test_gradient_of_a_recursive_function_that_prints():
     assert grad(calls_printing_power)(1.5) == pytest.approx(3 * 1.5**2)
 
 
-@pytest.mark.xfail(strict=True, reason="the callee's vjp reruns its primal: prints 10, not 4")
 def test_print_in_a_recursive_function_runs_once_per_primal_call(capsys):
     df = grad(calls_printing_power)
     df(1.5)

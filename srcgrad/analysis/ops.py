@@ -26,7 +26,7 @@ from ..derived import unwrap
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
-from ..rules.derived import derived_rule, recursive_rule
+from ..rules.derived import derived_rule, lazy_rule, recursive_rule, split_rule
 from ..rules.structures import structure_rule
 from . import casts
 
@@ -122,10 +122,36 @@ class Op:
             return [self.args["x"]]
         if self.kind == "rule":
             params = self.rule.differentiable_params()
-            return [self.args[p] for p in params if p in self.args]
+            return [a for p in params if p in self.args for a in _atoms(self.args[p])]
         if self.kind in ("unknown", "tuple", "dict"):
             return list(self.args.values())
         return []
+
+
+def _bound_args(rule, bound):
+    """Rule parameter -> the call's atom (a ``*args`` one packs a Tuple, a ``**kwargs`` one a
+    Dict); a parameter not given, its default."""
+    out = {}
+    for name, param in rule.signature.parameters.items():
+        if name in bound.arguments and param.kind == param.VAR_POSITIONAL:
+            out[name] = gast.Tuple(list(bound.arguments[name]), gast.Load())
+        elif name in bound.arguments and param.kind == param.VAR_KEYWORD:
+            keys = [gast.Constant(k, None) for k in bound.arguments[name]]
+            out[name] = gast.Dict(keys, list(bound.arguments[name].values()))
+        elif name in bound.arguments:
+            out[name] = bound.arguments[name]
+        elif param.default is not inspect.Parameter.empty:
+            out[name] = gast.Constant(param.default, None)
+    return out
+
+
+def _atoms(arg):
+    """The atoms of a rule's argument: those a ``*args`` / ``**kwargs`` parameter packs."""
+    if isinstance(arg, gast.Tuple):
+        return list(arg.elts)
+    if isinstance(arg, gast.Dict):
+        return list(arg.values)
+    return [arg]
 
 
 class OpClassifier:
@@ -265,7 +291,8 @@ class OpClassifier:
         return recursive_rule(fn)
 
     def _rule_op(self, fn, args, keywords, node):
-        rule = rules.lookup(fn) or derived_rule(fn) or structure_rule(fn) or self._recursive(fn)
+        rule = (rules.lookup(fn) or derived_rule(fn) or split_rule(fn) or lazy_rule(fn)
+                or structure_rule(fn) or self._recursive(fn))
         if rule is None:
             bound = {str(i): a for i, a in enumerate(args)}
             bound.update({k.arg: k.value for k in keywords})
@@ -289,12 +316,7 @@ class OpClassifier:
                 UnsupportedSyntaxError, out, f"`out=` in a call to {rule.name}: srcgrad needs "
                 f"every result as a new value; write `y = {rule.name}(...)` instead"
             )
-        bound_args = {}
-        for name, param in rule.signature.parameters.items():
-            if name in bound.arguments:
-                bound_args[name] = bound.arguments[name]
-            elif param.default is not inspect.Parameter.empty:
-                bound_args[name] = gast.Constant(param.default, None)
+        bound_args = _bound_args(rule, bound)
         refused = None
         if cast == casts.DYNAMIC and not any(rule.fn is f for f in casts.run_time_casts()):
             refused = (

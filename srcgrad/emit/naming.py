@@ -23,6 +23,7 @@ DERIVED = {
     "vjp": "{}_vjp",
     "jvp": "{}_jvp",
     "tangent": "{}_tangent",
+    "split": "{}_split",
     "jacobian": "jacobian_{}",
     "hessian": "hessian_{}",
 }
@@ -75,6 +76,7 @@ SELF = "{}_self"  # the object a bound method or a callable object of class ``x`
 # NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only
+SPLIT = "{}_call"  # a recursive call started in reverse-mode code (normalize/recursion.py)
 METHOD = "{}"  # the function a method, property or `__call__` is (its qualified name)
 SOURCES = "sources"  # which element of the values each written position receives
 SCATTERED = "scattered"  # the values of ``np.add.at`` added into zeros at their indices

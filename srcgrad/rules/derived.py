@@ -8,21 +8,28 @@ lazily, the first time a template asks for them, and the generated code calls th
 (``dg_vjp_x``), so ``source()`` shows exactly what runs. The callee's primal is recomputed inside
 its vjp: the price of not inlining, paid only where a derived function is itself differentiated.
 
+In reverse-mode code a recursive call goes through a :class:`Splitter` instead
+(``normalize/recursion.py``): the callee's primal runs once per call and its adjoint once, in a
+generator (``runtime/recursion.py``), so a recursion is linear in its depth. Code that is
+differentiated again is generated anew without splitting (``pipeline.derive``).
+
 Template names are private aliases (``_a0``, ``_dy``), not the callee's parameter names, because a
 parameter may well be called ``y`` or ``dy``.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 
 import gast
 
-from .. import transforms
+from .. import runtime, transforms
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
 from .kinds import Kind
-from .registry import COTANGENT, RESULT, Rule, Template, param, tangent
+from .registry import COTANGENT, RESULT, DictNamespace, Rule, Template, param, tangent
 
 _RULES: dict = {}
 
@@ -50,6 +57,15 @@ def recursive_rule(fn):
     if key not in _RULES:
         _RULES[key] = _build(fn, lazy=True)
     return _RULES[key]
+
+
+def lazy_rule(obj):
+    """The rule of a recursive function's derivative called by name in generated code
+    (``power_vjp_x``, a :class:`_Lazy`): that of the function it generates, so the derivative
+    of a derivative goes through recursion too (``grad(grad(f))`` of a recursive ``f``)."""
+    if not isinstance(obj, _Lazy):
+        return None
+    return recursive_rule(obj.generated())
 
 
 class _Lazy:
@@ -101,24 +117,120 @@ def _build(fn, lazy=False):
     params = list(signature.parameters.values())
     aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
     roles = {aliases[p.name]: param(p.name) for p in params}
+    # `*rest` of a derivative of a function with optional parameters (transform/defaults.py)
+    # holds the optional values and the seed: no template differentiates what it holds, so a
+    # value carrying gradient there is refused at transform time (never silently dropped)
+    packed = [p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    plain = [p for p in params if p not in packed]
 
     def call(callee, last):
-        args = [_name(aliases[p.name]) for p in params if p.kind != p.KEYWORD_ONLY]
+        args = []
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                args.append(gast.Starred(_name(aliases[p.name]), gast.Load()))
+            elif p.kind != p.KEYWORD_ONLY and p.kind != p.VAR_KEYWORD:
+                args.append(_name(aliases[p.name]))
         keywords = [
             gast.keyword(p.name, _name(aliases[p.name])) for p in params if p.kind == p.KEYWORD_ONLY
         ]
+        keywords += [gast.keyword(None, _name(aliases[p.name])) for p in params
+                     if p.kind == p.VAR_KEYWORD]
         return gast.Call(_name(callee), args + [_name(last)], keywords)
 
     namespace = _Derivatives(fn, lazy)
     base = fn.__name__
-    vjp_outputs = {p.name: call(f"{base}_vjp_{p.name}", "_dy") for p in params}
+    vjp_outputs = {p.name: call(f"{base}_vjp_{p.name}", "_dy") for p in plain}
     vjp = Template([], vjp_outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
-    jvp_outputs = {p.name: call(f"{base}_tangent_{p.name}", f"_t{i}") for i, p in enumerate(params)}
+    jvp_outputs = {p.name: call(f"{base}_tangent_{p.name}", f"_t{i}")
+                   for i, p in enumerate(params) if p in plain}
     tangent_roles = {f"_t{i}": tangent(p.name) for i, p in enumerate(params)}
     jvp = Template([], jvp_outputs, namespace, {**roles, "_y": RESULT, **tangent_roles})
+    unsupported = {p.name: (
+        f"what `{fn.__name__}` takes in `{'*' if p.kind == p.VAR_POSITIONAL else '**'}"
+        f"{p.name}` (the optional arguments and the seed of a derivative of a function with "
+        f"default values) is not differentiated again; define the function differentiated "
+        f"without default values (pass every argument), or differentiate it once"
+    ) for p in packed}
     return Rule(fn, signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
-                namespace=namespace)
+                namespace=namespace, unsupported=unsupported)
 
 
 def _name(id_):
     return gast.Name(id_, gast.Load(), None, None)
+
+
+# --- recursive calls in reverse-mode code, each level run once ----------------------------------
+_SPLITTERS: dict = {}
+# values that never carry a gradient: the split derivative is not asked for theirs
+_NO_GRADIENT = (str, bytes, bool, type(None), type, types.ModuleType, types.FunctionType,
+                types.BuiltinFunctionType, types.MethodType, functools.partial)
+
+
+class Splitter:
+    """``f_split(a, b)``: starts ``f``'s split derivative (mode "split", a generator) with
+    respect to ``wrt`` on the arguments, runs it to its yield (``f``'s primal, once) and returns
+    the started :class:`runtime.Split`; the caller's sweep sends it the cotangent later.
+    ``wrt`` is set by the reverse transform to the parameters given values that carry gradient
+    (``with_wrt``); None (not yet known) takes every argument that can carry one."""
+
+    def __init__(self, fn, wrt=None):
+        self.fn = fn
+        self.wrt = wrt
+        self.signature = inspect.signature(fn)
+        self.__name__ = f"{fn.__name__}_split"
+
+    def __call__(self, *args, **kwargs):
+        wrt = self.wrt
+        if wrt is None:
+            bound = self.signature.bind(*args, **kwargs)
+            wrt = tuple(n for n, v in bound.arguments.items() if not isinstance(v, _NO_GRADIENT))
+        if not wrt:
+            return runtime.Split(None, self.fn(*args, **kwargs), wrt)
+        gen = transforms.derived(self.fn, "split", wrt)(*args, **kwargs)
+        return runtime.Split(gen, next(gen), wrt)
+
+    def with_wrt(self, wrt):
+        """The splitter of the same function with respect to ``wrt`` (a tuple of names)."""
+        key = (self.fn, tuple(wrt))
+        if key not in _SPLITTERS:
+            _SPLITTERS[key] = Splitter(self.fn, tuple(wrt))
+        return _SPLITTERS[key]
+
+    def __repr__(self):
+        return f"<split derivative of {self.fn.__qualname__}>"
+
+
+def splitter(fn):
+    """The :class:`Splitter` of ``fn`` (one per function), or None for a function it cannot
+    split: only a plain parameter list (no ``*args``, ``**kwargs`` or keyword-only ones)."""
+    if fn not in _SPLITTERS:
+        kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
+        plain = kinds <= {inspect.Parameter.POSITIONAL_OR_KEYWORD}
+        _SPLITTERS[fn] = Splitter(fn) if plain else None
+    return _SPLITTERS[fn]
+
+
+def split_rule(obj):
+    """The rule of a :class:`Splitter` call ``s = f_split(a, b)``: the cotangent of ``s`` is
+    what ``recursion_send`` returned, each argument's gradient taken from it by name."""
+    if not isinstance(obj, Splitter):
+        return None
+    key = ("split", obj)
+    if key not in _RULES:
+        params = list(obj.signature.parameters.values())
+        aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
+        roles = {aliases[p.name]: param(p.name) for p in params}
+        outputs = {
+            p.name: gast.Call(_name("recursion_grad"), [
+                _name("_dy"), gast.Constant(p.name, None), _name(aliases[p.name])], [])
+            for p in params
+        }
+        namespace = DictNamespace({"recursion_grad": runtime.recursion_grad,
+                                   "recursion_no_tangent": runtime.recursion_no_tangent})
+        vjp = Template([], outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
+        refused = {p.name: gast.Call(_name("recursion_no_tangent"), [], []) for p in params}
+        jvp = Template([], refused, namespace, roles)
+        _RULES[key] = Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp,
+                           kind=Kind.DERIVED, namespace=namespace)
+    return _RULES[key]
+

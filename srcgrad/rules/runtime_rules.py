@@ -97,3 +97,9 @@ linear(
     vjp="getitem_grad(dy, d, extreme_index(items, largest))",
 )
 nondiff(runtime.extreme_index)
+
+# A recursive call's value in reverse-mode code (runtime/recursion.py): its adjoint runs the
+# callee's own adjoint sweep, once, and gives the gradients of the call's arguments by name.
+defrule(runtime.recursion_value, "s", vjp={"s": "recursion_send(s, dy)"},
+        jvp={"s": "recursion_no_tangent(ds)"})
+

@@ -16,6 +16,7 @@ The families mirror ``rules/``:
 - ``boundary``: seeds, tangents, optional parameters and Jacobians of the generated function;
 - ``reductions``, ``arrays``, ``products``, ``linalg``: the NumPy rule library's adjoints;
 - ``higher_order``: what the rules of these helpers call (derivatives of generated code);
+- ``recursion``: a recursive call in reverse-mode code, its primal run once (the split derivative);
 - ``special``: ``digamma`` and ``trigamma``, the derivatives of ``math.lgamma``, in NumPy;
 - ``writes``: NumPy's in-place functions as element writes (``np.put``'s positions, ``ufunc.at``);
 - ``scipy_helpers``: the SciPy rule library's adjoints, imported only with SciPy (not from here).
@@ -214,6 +215,13 @@ from .products import (  # noqa: F401
     tensordot_vjp_right,
 )
 from .pytrees import check_class, check_field_update, new_instance  # noqa: F401
+from .recursion import (  # noqa: F401
+    Split,
+    recursion_grad,
+    recursion_no_tangent,
+    recursion_send,
+    recursion_value,
+)
 from .reductions import (  # noqa: F401
     average_grad,
     average_weights_grad,
