@@ -748,7 +748,8 @@ def test_golden_functions_are_correct():
 
 
 def uses_starred_call(x):
-    xs = [x, x * 2.0]
+    xs = [x]
+    xs.append(x * 2.0)  # its length is not known where it is unpacked (a literal would be)
     return np.add(*xs)
 
 

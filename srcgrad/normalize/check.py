@@ -26,7 +26,8 @@ import gast
 
 from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
 from ..errors import UnsupportedSyntaxError
-from . import sugar
+from ..frontend.resolve import Namespace
+from . import sugar, unpacking
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
@@ -55,7 +56,10 @@ def run(fn_node, ctx):
     """The pass: refuse what srcgrad does not support, with its location; drop ``del name``;
     take lambdas and nested functions out of the body into ``ctx.local_functions``."""
     ctx.local_functions = extract_local_functions(fn_node, ctx.location)
-    return CheckSupported(ctx.location, local_functions=ctx.local_functions).run(fn_node)
+    fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions).run(fn_node)
+    namespace = Namespace(ctx.fn)
+    return unpacking.unroll_function_loops(
+        fn_node, lambda name: unpacking.functions_held(namespace.lookup(name)))
 
 
 def extract_local_functions(fn_node, location):
@@ -144,6 +148,8 @@ class CheckSupported(gast.NodeVisitor):
         args = fn_node.args
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        fn_node = unpacking.spread(fn_node, self.forwarded)
+        fn_node = unpacking.unroll_function_loops(fn_node)
         fn_node.body = _del_items_as_pops(fn_node.body)
         for stmt in fn_node.body:
             self.visit(stmt)
@@ -301,11 +307,18 @@ class CheckSupported(gast.NodeVisitor):
                     lam.checked = True
         for kw in node.keywords:
             if kw.arg is None and not self._forwarding(kw.value):
-                raise self._error(kw.value, "`**kwargs` in a call")
+                raise self.location.error(UnsupportedSyntaxError, kw.value, (
+                    "srcgrad does not support `**` here: the keys it passes are not known at "
+                    "transform time (a dict literal, or a name assigned one once and then only "
+                    "indexed, is spelled out); pass the values by name: "
+                    "`f(a=kw[\"a\"], b=kw[\"b\"])`"))
         for a in node.args:
             if isinstance(a, gast.Starred) and not self._forwarding(a.value):
-                raise self._error(a, "`*args` in a call (other than forwarding a called "
-                                  "function's own `*args`)")
+                raise self.location.error(UnsupportedSyntaxError, a, (
+                    "srcgrad does not support `*` here: the number of arguments it passes is "
+                    "not known at transform time (a tuple or list literal, or a name assigned "
+                    "one once and then only indexed, is spelled out, as is a called function's "
+                    "own `*args`); pass the elements: `f(xs[0], xs[1])`"))
         self.generic_visit(node)
 
     def _forwarding(self, node):

@@ -36,7 +36,7 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables
+from . import callables, stdlib_forms, unpacking
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
@@ -134,6 +134,7 @@ class InlineCalls:
         if not inspect.isfunction(fn) or rules.lookup(fn) is not None or _generated(fn):
             return None
         module = getattr(fn, "__module__", "") or ""
+        fn = stdlib_forms.FORMS.get(fn, fn)  # statistics.fmean: a form without its `try`
         if module.split(".")[0] in OPAQUE_MODULES and fn not in BY_SOURCE:
             return None
         if fn in self.stack or len(self.stack) >= MAX_DEPTH:
@@ -235,6 +236,8 @@ class InlineCalls:
         passed = self._passed(bound, renames, forwarded | set(same), stored(node.body))
         _RenameNames({**same, **passed}).visit(node)
         self._local_functions(node, location)
+        unpacking.unroll_function_loops(node, lambda name: unpacking.functions_held(
+            self.values.value(gast.Name(name, gast.Load(), None, None), self.locals)))
         aliased = set(same) | set(passed)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
