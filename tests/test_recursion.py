@@ -181,3 +181,25 @@ def test_value_and_grad_and_vjp_split_too():
     v, g = srcgrad.value_and_grad(deep)(1.01)
     assert v == pytest.approx(1.01**30) and g == pytest.approx(30 * 1.01**29)
     assert srcgrad.vjp(deep)(1.01, 2.0) == pytest.approx(60 * 1.01**29)
+
+
+def doubles_in_place(v, n):
+    if n == 0:
+        return 0.0
+    v[0] = v[0] * 2.0
+    return doubles_in_place(v, n - 1)
+
+
+def calls_a_writer(x):
+    y = x * 1.0
+    doubles_in_place(y, 2)  # Python: y[0] *= 4, seen here
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("transform", [grad, jvp])
+def test_a_recursive_function_writing_into_its_argument_is_refused(transform):
+    # its derivatives write into a copy: the caller read y unchanged ([8, 3] for [16, 3])
+    with pytest.raises(srcgrad.NoRuleError, match=r"changes its argument `v` in place") as info:
+        transform(calls_a_writer)(np.array([0.5, 1.5]), *([np.ones(2)] if transform is jvp
+                                                          else []))
+    assert "v[0] = v[0] * 2.0" in str(info.value)

@@ -26,7 +26,13 @@ from ..derived import unwrap
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
-from ..rules.derived import derived_rule, lazy_rule, recursive_rule, split_rule
+from ..rules.derived import (
+    derived_rule,
+    lazy_rule,
+    recursive_rule,
+    refuse_writes_into_arguments,
+    split_rule,
+)
 from ..rules.structures import structure_rule
 from . import casts
 
@@ -288,7 +294,10 @@ class OpClassifier:
         module = (getattr(fn, "__module__", "") or "").split(".")[0]
         if module in OPAQUE_MODULES:
             return None
-        return recursive_rule(fn)
+        rule = recursive_rule(fn)
+        if rule is not None:
+            refuse_writes_into_arguments(fn)
+        return rule
 
     def _rule_op(self, fn, args, keywords, node):
         rule = (rules.lookup(fn) or derived_rule(fn) or split_rule(fn) or lazy_rule(fn)

@@ -27,7 +27,7 @@ from ..astutil import walk
 from ..emit import naming
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
-from ..rules.derived import Splitter, splitter
+from ..rules.derived import Splitter, refuse_writes_into_arguments, splitter
 from ..rules.structures import structure_rule
 
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
@@ -70,6 +70,7 @@ def _split(s, ctx):
     made = splitter(fn)
     if made is None:
         return None
+    refuse_writes_into_arguments(fn)
     held = ctx.namer.fresh(naming.SPLIT.format(fn.__name__))
     ctx.local_names.add(held)
     func = gast.Name(ctx.global_name(made, made.__name__), gast.Load(), None, None)

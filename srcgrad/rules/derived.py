@@ -26,8 +26,10 @@ import types
 import gast
 
 from .. import runtime, transforms
+from ..astutil import walk
+from ..errors import NoRuleError
 from ..frontend.resolve import MISSING
-from ..frontend.source import GENERATED_SOURCE
+from ..frontend.source import GENERATED_SOURCE, parse_function
 from .kinds import Kind
 from .registry import COTANGENT, RESULT, DictNamespace, Rule, Template, param, tangent
 
@@ -42,6 +44,51 @@ def derived_rule(fn):
     if fn not in _RULES:
         _RULES[fn] = _build(fn)
     return _RULES[fn]
+
+
+# methods that change the list, dict or array they are called on
+_MUTATING = {"append", "insert", "extend", "pop", "remove", "reverse", "sort", "clear", "update",
+             "fill", "resize", "setdefault", "popitem", "put", "itemset", "partition"}
+_CHECKED: dict = {}
+
+
+def refuse_writes_into_arguments(fn):
+    """A recursive function is called, not inlined, and its derivatives write into copies of
+    their arguments: a write into an argument in place (``v[0] = ...``, ``v += ...``,
+    ``v.append(...)``, ``v.attr = ...``) would be seen by the caller in Python but not by the
+    derivative. Refused at the line of the write (checked once per function)."""
+    if fn in _CHECKED:
+        return
+    parsed = parse_function(fn)
+    node = parsed.node
+    args = node.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    for n in walk(node):
+        written = _written_param(n)
+        if written in params:
+            raise parsed.location.error(NoRuleError, n, (
+                f"`{fn.__name__}` calls itself (it is not inlined) and changes its argument "
+                f"`{written}` in place here: its derivative would change a copy, and the caller "
+                f"would not see the change; write a new value (`{written} = {written} + ...`, "
+                f"`{written} = np.concatenate(...)`) and return it"))
+    _CHECKED[fn] = True
+
+
+def _written_param(n):
+    """The name a statement or call changes in place, if it is a plain name."""
+    target = None
+    if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store,
+                                                                              gast.Del)):
+        target = n.value
+    elif isinstance(n, gast.AugAssign):
+        target = n.target
+    elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
+            n.func.attr in _MUTATING):
+        target = n.func.value
+    elif isinstance(n, gast.Call):
+        outs = [k.value for k in n.keywords if k.arg == "out"]
+        target = outs[0] if outs else None
+    return target.id if isinstance(target, gast.Name) else None
 
 
 def recursive_rule(fn):
