@@ -203,3 +203,23 @@ def test_a_recursive_function_writing_into_its_argument_is_refused(transform):
         transform(calls_a_writer)(np.array([0.5, 1.5]), *([np.ones(2)] if transform is jvp
                                                           else []))
     assert "v[0] = v[0] * 2.0" in str(info.value)
+
+
+def test_forward_mode_runs_each_level_once():
+    # one call of the callee's jvp gives a level's value and tangent
+    jf = jvp(deep)
+    jf(1.01, 1.0)
+    CALLS.clear()
+    value, tangent = jf(1.01, 1.0)
+    assert sorted(CALLS) == list(range(31))
+    assert (value, tangent) == pytest.approx((1.01**30, 30 * 1.01**29), rel=1e-12)
+
+
+def doubled_cube(x):
+    return counted_power(x, 3) * 2.0
+
+
+def test_reverse_over_forward_through_recursion():
+    # d/dx of (2 x**3 + 6 x**2 t) for t = 1: 6 x**2 + 12 x
+    got = srcgrad.vjp(jvp(doubled_cube))(1.5, 1.0, (1.0, 1.0))
+    assert got == pytest.approx(6 * 1.5**2 + 12 * 1.5, rel=1e-12)

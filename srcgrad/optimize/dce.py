@@ -18,7 +18,7 @@ import gast
 from .. import rules, runtime
 from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
-from ..rules.derived import Splitter
+from ..rules.derived import JvpPair, Splitter
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class,
@@ -91,7 +91,7 @@ class DeadCode:
         if isinstance(func, gast.Name) and func.id in self.ctx.extras:
             held = self.ctx.extras[func.id]
             # a split recursive call runs the user's function (its prints, its draws)
-            return held not in CHECKS and not isinstance(held, Splitter)
+            return held not in CHECKS and not isinstance(held, (Splitter, JvpPair))
         obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
         if isinstance(func, gast.Name) and func.id == "slice":
             return True

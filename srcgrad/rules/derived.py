@@ -103,6 +103,7 @@ def recursive_rule(fn):
     key = ("recursive", fn)
     if key not in _RULES:
         _RULES[key] = _build(fn, lazy=True)
+        _RULES[key].recursive = fn  # forward mode calls its jvp once (JvpPair)
     return _RULES[key]
 
 
@@ -280,4 +281,32 @@ def split_rule(obj):
         _RULES[key] = Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp,
                            kind=Kind.DERIVED, namespace=namespace)
     return _RULES[key]
+
+
+class JvpPair:
+    """``f_jvp_pair((da, db), a, b)``: ``f``'s value and tangent from one call of its jvp with
+    respect to ``wrt``. Forward-mode code calls it in place of a recursive call and its tangent,
+    so each level of a recursion runs its primal once (a call and a separate tangent function
+    would each run it, and every level below)."""
+
+    def __init__(self, fn, wrt):
+        self.fn, self.wrt = fn, wrt
+        self.signature = inspect.signature(fn)
+        self.__name__ = f"{fn.__name__}_jvp_pair"
+
+    def __call__(self, tangents, *args, **kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return transforms.derived(self.fn, "jvp", self.wrt)(*bound.args, tangents)
+
+    def __repr__(self):
+        return f"<value and tangent of {self.fn.__qualname__} wrt {self.wrt}>"
+
+
+def jvp_pair(fn, wrt):
+    """The :class:`JvpPair` of ``fn`` with respect to ``wrt`` (a tuple of names)."""
+    key = ("pair", fn, wrt)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = JvpPair(fn, wrt)
+    return _SPLITTERS[key]
 
