@@ -102,4 +102,12 @@ nondiff(runtime.extreme_index)
 # callee's own adjoint sweep, once, and gives the gradients of the call's arguments by name.
 defrule(runtime.recursion_value, "s", vjp={"s": "recursion_send(s, dy)"},
         jvp={"s": "recursion_no_tangent(ds)"})
+linear(runtime.recursion_grad, "grads, name, x", vjp={"grads": "getitem_grad(dy, grads, name)"},
+       jvp={"grads": "recursion_grad(dgrads, name, x)"})
+# the callee's adjoint sweep, resumed in a generator: code with split calls is never
+# differentiated again (pipeline.derive takes its plain version), so a derivative through it is
+# refused rather than computed
+_RESUMED = "a split recursive call's adjoint runs in a generator, which is not differentiated"
+defrule(runtime.recursion_send, "s, seed", unsupported={"s": _RESUMED, "seed": _RESUMED})
+nondiff(runtime.recursion_no_tangent)
 

@@ -34,14 +34,14 @@ def recursion_value(s):
     return s.value
 
 
-def recursion_send(s, dy):
-    """The gradients (by parameter name) of the recursive call ``s`` for the cotangent ``dy``
-    of its value: the callee's adjoint sweep runs now, once. None when ``dy`` is None."""
-    if dy is None or s.gen is None:
+def recursion_send(s, seed):
+    """The gradients (by parameter name) of the recursive call ``s`` for the cotangent ``seed``
+    of its value: the callee's adjoint sweep runs now, once. None when ``seed`` is None."""
+    if seed is None or s.gen is None:
         return None
     gen, s.gen = s.gen, None
     try:
-        gen.send(dy)
+        gen.send(seed)
     except StopIteration as stop:
         return dict(zip(s.wrt, stop.value))
     raise SrcgradError("internal error: a split derivative yielded twice")
