@@ -167,7 +167,8 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     parsed = parse_function(fn)
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, dict(static or {}),
                   parsed.location, parsed.source_lines)
-    ctx.split_recursion = options.split_recursion
+    # a split call runs a generator: only in Python (the numba backend compiles the plain form)
+    ctx.split_recursion = options.split_recursion and options.backend == "python"
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node
