@@ -13,6 +13,7 @@ NumPy function in the registry has a row in one table or the other.
 from __future__ import annotations
 
 import itertools
+import operator
 import linecache
 from dataclasses import dataclass, field
 
@@ -30,6 +31,9 @@ REAL = (-2.0, 2.0)
 POS = (0.5, 2.0)
 UNIT = (-0.9, 0.9)
 ABOVE1 = (1.2, 3.0)
+# Complex values: real and imaginary parts each drawn from the interval.
+CX = (-1.5, 1.5, "complex")
+CPOS = (0.5, 1.5, "complex")
 
 _counter = itertools.count()
 
@@ -398,8 +402,141 @@ def linalg_rows():
     ]
 
 
+def complex_rows():
+    """Complex inputs (docs/complex.md): the gradient is ``df/dx + 1j*df/dy``, and a complex
+    result is weighted by complex W (``build_parts``), which checks the vjp's convention too."""
+    c, cv, cs, cm = x((2, 3), CX), x((3,), CX), x((), CX), x((3, 3), CX)
+    pos = x((2, 3), CPOS)
+    rows = []
+    unary = [
+        (np.negative, CX), (np.exp, CX), (np.exp2, CX), (np.expm1, CX), (np.log, CPOS),
+        (np.log2, CPOS), (np.log10, CPOS), (np.log1p, CPOS), (np.sqrt, CPOS), (np.square, CX),
+        (np.reciprocal, CPOS), (np.sin, CX), (np.cos, CX), (np.tan, CX), (np.arcsin, CPOS),
+        (np.arccos, CPOS), (np.arctan, CPOS), (np.sinh, CX), (np.cosh, CX), (np.tanh, CX),
+        (np.arcsinh, CPOS), (np.arccosh, CPOS), (np.arctanh, CPOS), (np.abs, CX),
+        (np.conj, CX), (np.real, CX), (np.imag, CX), (np.angle, CPOS),
+    ]
+    for fn, domain in unary:
+        rows.append(row(fn, f"np.{fn.__name__}(z)", z=x((2, 3), domain)))
+    rows += [
+        row(np.abs, "np.abs(z)", z=cs),
+        row(np.angle, "np.angle(z, deg=True)", z=x((3,), CPOS)),
+        # a real input meeting complex intermediates gets a real gradient
+        row(np.abs, "np.abs(h * (1 + 2j))", h=A),
+        row(np.real, "np.real(np.exp(1j * h))", h=A),
+        row(np.imag, "np.imag(h * z)", h=x((2, 1)), z=c),
+        row(np.multiply, "np.multiply(a, z)", a=x((2, 1)), z=cv),
+        row(np.add, "np.add(z, w)", z=c, w=cv),
+        row(np.subtract, "z - h", z=c, h=x((2, 3))),
+        row(np.divide, "np.divide(z, w)", z=c, w=x((3,), CPOS)),
+        row(np.power, "np.power(w, z)", w=x((3,), CPOS), z=x((2, 1), CX)),
+        row(np.power, "z ** 3", z=c),
+        row(np.where, "np.where(h > 0, z, w)", h=A, z=x((3, 4), CX), w=x((4,), CX),
+            wrt=("z", "w")),
+        row(np.sum, "np.sum(z, axis=0)", z=c),
+        row(np.mean, "np.mean(z, axis=1, keepdims=True)", z=c),
+        row(np.prod, "np.prod(z, axis=1)", z=c),
+        row(np.cumsum, "np.cumsum(z, axis=1)", z=c),
+        row(np.cumprod, "np.cumprod(z)", z=c),
+        row(np.diff, "np.diff(z, axis=1)", z=c),
+        row(np.trace, "np.trace(z)", z=cm),
+        row(np.nansum, "np.nansum(z)", z=c),
+        row(np.average, "np.average(z, axis=1, weights=w)", z=c, w=cv),
+        row(np.transpose, "np.transpose(z)", z=c),
+        row(np.reshape, "np.reshape(z, (3, 2))", z=c),
+        row(np.flip, "np.flip(z, 1)", z=c),
+        row(np.roll, "np.roll(z, 1)", z=c),
+        row(np.tile, "np.tile(z, 2)", z=cv),
+        row(np.concatenate, "np.concatenate([z, h])", z=c, h=x((1, 3))),
+        row(np.stack, "np.stack([z, w])", z=cv, w=cv),
+        row(np.take, "np.take(z, [0, 2, 2], axis=1)", z=c),
+        row(np.pad, "np.pad(z, 1)", z=c),
+        row(np.diag, "np.diag(z)", z=cv),
+        row(operator.getitem, "z[1, ::2]", z=c),
+        row(operator.getitem, "z[[0, 1, 1]]", z=c),
+        row(np.matmul, "z @ w", z=c, w=x((3, 2), CX)),
+        row(np.dot, "np.dot(z, w)", z=c, w=cv),
+        row(np.vdot, "np.vdot(z, w)", z=c, w=x((2, 3), CX)),
+        row(np.inner, "np.inner(z, w)", z=c, w=cv),
+        row(np.outer, "np.outer(z, w)", z=cv, w=cv),
+        row(np.tensordot, "np.tensordot(z, w, 1)", z=c, w=x((3, 2), CX)),
+        row(np.einsum, "np.einsum('ij,j->i', z, w)", z=c, w=cv),
+        row(np.kron, "np.kron(z, w)", z=cv, w=x((2,), CX)),
+        row(np.cross, "np.cross(z, w)", z=cv, w=cv),
+        row(np.convolve, "np.convolve(z, w)", z=cv, w=x((2,), CX)),
+        row(np.linalg.inv, "np.linalg.inv(z + 3 * np.eye(3))", z=cm),
+        row(np.linalg.solve, "np.linalg.solve(z + 3 * np.eye(3), w)", z=cm, w=cv),
+        row(np.linalg.det, "np.linalg.det(z)", z=cm),
+        row(np.linalg.matrix_power, "np.linalg.matrix_power(z, 3)", z=cm),
+        row(np.linalg.norm, "np.linalg.norm(z)", z=c),
+        row(np.linalg.norm, "np.linalg.norm(z, 1, axis=1)", z=c),
+        row(np.linalg.norm, "np.linalg.norm(z, np.inf)", z=cv),
+        row(np.linalg.norm, "np.linalg.norm(z, 'nuc')", z=c),
+        row(np.linalg.vector_norm, "np.linalg.vector_norm(z, ord=3)", z=c),
+        row(np.linalg.matrix_norm, "np.linalg.matrix_norm(z)", z=c),
+    ]
+    return rows
+
+
+def fft_rows():
+    """numpy.fft: every transform with n/s, axis/axes and each norm, odd and even lengths (a
+    real inverse transform's weights differ: hermitian_weights), on real and complex input."""
+    fft = np.fft
+    r35, c35 = x((3, 5)), x((3, 5), CX)
+    rows = []
+    for fn in (fft.fft, fft.ifft):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, 7, axis=0, norm='ortho')", a=r35),
+            row(fn, f"{n}(a, n=3, norm='forward')", a=c35),
+        ]
+    for fn in (fft.fft2, fft.ifft2, fft.fftn, fft.ifftn):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, s=(4, 3), norm='ortho')", a=r35),
+            row(fn, f"{n}(a, axes=(0,), norm='forward')", a=x((2, 3, 2), CX)),
+        ]
+    for fn in (fft.rfft, fft.ihfft):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=r35),
+            row(fn, f"{n}(a, 6, axis=0, norm='ortho')", a=r35),
+            row(fn, f"{n}(a, n=4, norm='forward')", a=r35),
+        ]
+    for fn in (fft.rfft2, fft.rfftn):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=r35),
+            row(fn, f"{n}(a, s=(4, 6), axes=(1, 0), norm='ortho')", a=r35),
+        ]
+    for fn in (fft.irfft, fft.hfft):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, 7)", a=c35),  # odd length: no Nyquist frequency
+            row(fn, f"{n}(a, 4, axis=0, norm='ortho')", a=c35),
+            row(fn, f"{n}(a, n=11, norm='forward')", a=r35),
+        ]
+    for fn in (fft.irfft2, fft.irfftn):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, s=(3, 7), axes=(0, 1), norm='ortho')", a=c35),
+            row(fn, f"{n}(a, s=(2, 5), axes=(1, 0))", a=x((3, 4), CX)),
+        ]
+    rows += [
+        row(fft.fftshift, "np.fft.fftshift(a)", a=c35),
+        row(fft.fftshift, "np.fft.fftshift(a, axes=1)", a=r35),
+        row(fft.ifftshift, "np.fft.ifftshift(a, axes=(0,))", a=c35),
+        row(fft.ifftshift, "np.fft.ifftshift(a)", a=r35),
+    ]
+    return rows
+
+
 ROWS = elementwise_rows() + reduction_rows() + shape_rows() + product_rows() + sorting_rows()
-ROWS += linalg_rows()
+ROWS += linalg_rows() + complex_rows() + fft_rows()
 
 # Calls whose result carries no gradient: `x` is added to make the function depend on it.
 NONDIFF = {
@@ -408,7 +545,7 @@ NONDIFF = {
     np.floor: "np.floor(a)", np.ceil: "np.ceil(a)", np.round: "np.round(a, 1)",
     np.around: "np.around(a)", np.rint: "np.rint(a)", np.trunc: "np.trunc(a)",
     np.fix: "np.fix(a)", np.spacing: "np.spacing(a)", np.floor_divide: "np.floor_divide(a, 0.3)",
-    np.imag: "np.imag(a)", np.angle: "np.angle(a)", np.argmax: "np.argmax(a)",
+    np.argmax: "np.argmax(a)",
     np.argmin: "np.argmin(a, axis=0)", np.nanargmax: "np.nanargmax(a)",
     np.nanargmin: "np.nanargmin(a)", np.argsort: "np.argsort(a)",
     np.argpartition: "np.argpartition(a, 1)", np.lexsort: "np.lexsort(a)",
@@ -467,8 +604,12 @@ def materialize(spec, seed):
     for name, value in spec.items():
         if isinstance(value, np.ndarray):
             continue  # a constant: a global of the function
-        shape, (lo, hi) = value
+        shape, (lo, hi, *kind) = value
         sample = rng.uniform(lo, hi, size=shape)
+        if kind:
+            sample = sample + 1j * rng.uniform(lo, hi, size=shape)
+            out[name] = complex(sample) if shape == () else sample
+            continue
         out[name] = float(sample) if shape == () else sample
     return out
 
@@ -486,8 +627,14 @@ def build_parts(r, seed):
     *stmts, result = r.call.split(";")
     primal = define(list(args), stmts + [f"return {result}"], consts)
     out = primal(*args.values())
-    weights = np.random.default_rng(seed + 1).normal(size=np.shape(out))
+    rng = np.random.default_rng(seed + 1)
+    weights = rng.normal(size=np.shape(out))
     body = stmts + [f"return np.sum(({result}) * W)"]
+    if np.iscomplexobj(out):
+        # a complex result: the real part of its weighted sum tests both of its parts, and its
+        # gradient is the vjp of the call seeded with conj(W) (srcgrad's convention)
+        weights = weights + 1j * rng.normal(size=np.shape(out))
+        body = stmts + [f"return np.real(np.sum(({result}) * W))"]
     f = define(list(args), body, {"W": weights, **consts})
     return f, args, primal, weights
 
@@ -502,16 +649,23 @@ def check_tangent(r, grads=None, seed=7):
     if grads is None:
         grads = srcgrad.grad(f, wrt=wrt)(*values)
     rng = np.random.default_rng(3)
-    tangents = tuple(
-        rng.normal(size=np.shape(args[w])) if np.ndim(args[w]) else float(rng.normal())
-        for w in wrt
-    )
+    tangents = tuple(_tangent_like(args[w], rng) for w in wrt)
     seed = tangents if len(wrt) > 1 else tangents[0]
     y, out = srcgrad.jvp(primal, wrt=wrt if len(wrt) > 1 else wrt[0])(*values, seed)
     assert np.shape(out) == np.shape(y), f"tangent of shape {np.shape(out)} for {np.shape(y)}"
-    expected = sum(np.sum(g * t) for g, t in zip(grads, tangents))
-    np.testing.assert_allclose(np.sum(out * weights), expected, rtol=1e-6, atol=1e-8)
+    # the directional derivative along t is Re(sum(conj(g) * t)) (g real for a real input)
+    expected = sum(np.real(np.sum(np.conj(g) * t)) for g, t in zip(grads, tangents))
+    np.testing.assert_allclose(np.real(np.sum(out * weights)), expected, rtol=1e-6, atol=1e-8)
     return grads
+
+
+def _tangent_like(value, rng):
+    """A random tangent for ``value``: complex for a complex value."""
+    t = rng.normal(size=np.shape(value))
+    if np.iscomplexobj(value):
+        t = t + 1j * rng.normal(size=np.shape(value))
+        return t if np.ndim(value) else complex(t)
+    return t if np.ndim(value) else float(t)
 
 
 def _id(r):
@@ -548,7 +702,7 @@ def test_nondiff_output_carries_no_gradient(fn):
 
 def _numpy_functions():
     named = {}
-    for module in (np, np.linalg):
+    for module in (np, np.linalg, np.fft):
         for name in dir(module):
             obj = getattr(module, name)
             if callable(obj) and not isinstance(obj, type):

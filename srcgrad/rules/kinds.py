@@ -141,7 +141,7 @@ def spelling(fn, namespace):
             continue
         if getattr(module, name, None) is fn:
             return gast.Attribute(_name(key), name, gast.Load())
-        for sub in ("linalg",):
+        for sub in ("linalg", "fft"):
             if getattr(getattr(module, sub, None), name, None) is fn:
                 path = gast.Attribute(_name(key), sub, gast.Load())
                 return gast.Attribute(path, name, gast.Load())

@@ -13,6 +13,10 @@ Conventions:
 * Functions returning several arrays (``slogdet eigh svd qr lstsq``) receive ``dy`` as a tuple of
   cotangents, None for an output that carries no gradient; their tangents are tuples alike.
 * Norms: the 2-norm of a zero vector has gradient 0; inf-norm ties split the gradient equally.
+  Of a complex matrix or vector, the norm's gradient is that of its conjugate (it depends on
+  ``|x|`` only). ``inv solve det matrix_power`` are holomorphic, their rules hold for complex
+  matrices as written; ``slogdet cholesky eigh eigvalsh svd svdvals qr pinv lstsq`` refuse complex
+  ones (``real_only``).
 """
 
 import numpy as np
@@ -42,35 +46,41 @@ defrule(
 defrule(
     la.slogdet,
     "a",
-    vjp="slogdet_vjp(dy, a)",
+    vjp="slogdet_vjp(dy, real_only(a, 'np.linalg.slogdet'))",
     # the sign is piecewise constant: its tangent is zeros (None would reach arithmetic on it)
-    jvp="(np.zeros(np.shape(y[0])), np.trace(np.linalg.solve(a, da), axis1=-2, axis2=-1))",
+    jvp="(np.zeros(np.shape(y[0])), np.trace(np.linalg.solve(real_only(a, 'np.linalg.slogdet'), "
+    "da), axis1=-2, axis2=-1))",
 )
 defrule(
     la.cholesky,
     "a, *, upper=False",
-    vjp="cholesky_vjp(dy, y, upper=upper)",
-    jvp="cholesky_jvp(y, da, upper=upper)",
+    vjp="cholesky_vjp(dy, real_only(y, 'np.linalg.cholesky'), upper=upper)",
+    jvp="cholesky_jvp(real_only(y, 'np.linalg.cholesky'), da, upper=upper)",
 )
-defrule(la.eigh, "a, UPLO='L'", vjp="eigh_vjp(dy, y)", jvp="eigh_jvp(y, da)")
-defrule(la.eigvalsh, "a, UPLO='L'", vjp="eigvalsh_vjp(dy, a, UPLO=UPLO)",
-        jvp="eigvalsh_jvp(a, da, UPLO=UPLO)")
+defrule(la.eigh, "a, UPLO='L'", vjp="eigh_vjp(dy, real_only(y, 'np.linalg.eigh'))",
+        jvp="eigh_jvp(real_only(y, 'np.linalg.eigh'), da)")
+defrule(la.eigvalsh, "a, UPLO='L'",
+        vjp="eigvalsh_vjp(dy, real_only(a, 'np.linalg.eigvalsh'), UPLO=UPLO)",
+        jvp="eigvalsh_jvp(real_only(a, 'np.linalg.eigvalsh'), da, UPLO=UPLO)")
 defrule(
     la.svd,
     "a, full_matrices=True, compute_uv=True, hermitian=False",
-    vjp="svd_vjp(dy, y, a, full_matrices=full_matrices, compute_uv=compute_uv)",
-    jvp="svd_jvp(y, a, da, full_matrices=full_matrices, compute_uv=compute_uv)",
+    vjp="svd_vjp(dy, y, real_only(a, 'np.linalg.svd'), full_matrices=full_matrices, "
+    "compute_uv=compute_uv)",
+    jvp="svd_jvp(y, real_only(a, 'np.linalg.svd'), da, full_matrices=full_matrices, "
+    "compute_uv=compute_uv)",
 )
 defrule(
     la.svdvals,
     "x",
-    vjp="svd_vjp(dy, y, x, full_matrices=False, compute_uv=False)",
-    jvp="svd_jvp(y, x, dx, full_matrices=False, compute_uv=False)",
+    vjp="svd_vjp(dy, y, real_only(x, 'np.linalg.svdvals'), full_matrices=False, compute_uv=False)",
+    jvp="svd_jvp(y, real_only(x, 'np.linalg.svdvals'), dx, full_matrices=False, compute_uv=False)",
 )
-defrule(la.qr, "a, mode='reduced'", vjp="qr_vjp(dy, y, a, mode=mode)",
-        jvp="qr_jvp(y, a, da, mode=mode)")
+defrule(la.qr, "a, mode='reduced'", vjp="qr_vjp(dy, y, real_only(a, 'np.linalg.qr'), mode=mode)",
+        jvp="qr_jvp(y, real_only(a, 'np.linalg.qr'), da, mode=mode)")
 defrule(
-    la.pinv, "a, rcond=None, hermitian=False", vjp="pinv_vjp(dy, y, a)", jvp="pinv_jvp(y, a, da)"
+    la.pinv, "a, rcond=None, hermitian=False", vjp="pinv_vjp(dy, y, real_only(a, 'np.linalg.pinv'))",
+    jvp="pinv_jvp(y, real_only(a, 'np.linalg.pinv'), da)"
 )
 defrule(
     la.matrix_power,
@@ -81,29 +91,44 @@ defrule(
 defrule(
     la.lstsq,
     "a, b, rcond=None",
-    vjp=("lstsq_vjp(dy, a, b, y)", "lstsq_vjp(dy, a, b, y, wrt=1)"),
-    jvp=("lstsq_jvp(a, b, y, da, None)", "lstsq_jvp(a, b, y, None, db)"),
+    vjp=("lstsq_vjp(dy, real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y)",
+         "lstsq_vjp(dy, real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, "
+         "wrt=1)"),
+    jvp=("lstsq_jvp(real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, da, "
+         "None)",
+         "lstsq_jvp(real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, None, "
+         "db)"),
 )
 defrule(
     la.norm,
     "x, ord=None, axis=None, keepdims=False",
-    vjp="norm_grad(dy, x, y, ord=ord, axis=axis, keepdims=keepdims)",
+    vjp="norm_grad(dy, x, y, ord=ord, axis=axis, keepdims=keepdims) if not np.iscomplexobj(x) "
+    "else norm_grad(np.real(dy), np.conj(x), y, ord=ord, axis=axis, keepdims=keepdims)",
     jvp="reduce_jvp(norm_grad(np.ones_like(y), x, y, ord=ord, axis=axis, keepdims=keepdims), dx, "
-    "axis=axis, keepdims=keepdims)",
+    "axis=axis, keepdims=keepdims) if not np.iscomplexobj(x) else np.real(reduce_jvp(norm_grad("
+    "np.ones_like(y), np.conj(x), y, ord=ord, axis=axis, keepdims=keepdims), dx, axis=axis, "
+    "keepdims=keepdims))",
 )
 defrule(
     la.vector_norm,
     "x, *, axis=None, keepdims=False, ord=2",
-    vjp="vector_norm_grad(dy, x, y, axis=axis, keepdims=keepdims, ord=ord)",
+    vjp="vector_norm_grad(dy, x, y, axis=axis, keepdims=keepdims, ord=ord) if not "
+    "np.iscomplexobj(x) else vector_norm_grad(np.real(dy), np.conj(x), y, axis=axis, "
+    "keepdims=keepdims, ord=ord)",
     jvp="reduce_jvp(vector_norm_grad(np.ones_like(y), x, y, axis=axis, keepdims=keepdims, "
-    "ord=ord), dx, axis=axis, keepdims=keepdims)",
+    "ord=ord), dx, axis=axis, keepdims=keepdims) if not np.iscomplexobj(x) else np.real("
+    "reduce_jvp(vector_norm_grad(np.ones_like(y), np.conj(x), y, axis=axis, keepdims=keepdims, "
+    "ord=ord), dx, axis=axis, keepdims=keepdims))",
 )
 defrule(
     la.matrix_norm,
     "x, *, keepdims=False, ord='fro'",
-    vjp="matrix_norm_grad(dy, x, y, keepdims=keepdims, ord=ord)",
+    vjp="matrix_norm_grad(dy, x, y, keepdims=keepdims, ord=ord) if not np.iscomplexobj(x) else "
+    "matrix_norm_grad(np.real(dy), np.conj(x), y, keepdims=keepdims, ord=ord)",
     jvp="reduce_jvp(matrix_norm_grad(np.ones_like(y), x, y, keepdims=keepdims, ord=ord), dx, "
-    "axis=(-2, -1), keepdims=keepdims)",
+    "axis=(-2, -1), keepdims=keepdims) if not np.iscomplexobj(x) else np.real(reduce_jvp("
+    "matrix_norm_grad(np.ones_like(y), np.conj(x), y, keepdims=keepdims, ord=ord), dx, "
+    "axis=(-2, -1), keepdims=keepdims))",
 )
 linear(
     la.trace,

@@ -52,9 +52,17 @@ linear(runtime.copy_array, "a", vjp="dy", jvp="da")
 linear(runtime.copy_grad, "g", vjp="dy")
 # `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed; so does its
 # tangent (the tangent of the cotangent of a dataclass is a dict by field until then).
-linear(runtime.as_like, "g, x", vjp="dy")
+# conj_like is its own adjoint: the conjugate for a complex x, the real part for a real one.
+linear(runtime.as_like, "g, x", vjp="conj_like(dy, x)")
 # `cast_like(g, x)`: g in the dtype of x's gradients; its tangent is the cast of the tangent
-linear(runtime.cast_like, "g, x", vjp="dy")
+linear(runtime.cast_like, "g, x", vjp="conj_like(dy, x)")
+linear(runtime.conj_like, "g, x", vjp="conj_like(dy, x)")
+linear(runtime.real_only, "x, function", vjp={"x": "dy"})
+nondiff(runtime.holomorphic_seed)
+# numpy.fft's helpers (runtime/fft.py): cropping and zero padding are each other's adjoints
+linear(runtime.fit_axes, "g, sizes, axes", vjp={"g": "fit_axes(dy, axis_sizes(g, axes), axes)"})
+nondiff(runtime.fft_axes, runtime.fft_sizes, runtime.axis_sizes, runtime.hermitian_weights)
+linear(runtime.holomorphic_result, "g", vjp="np.conj(dy)", jvp="np.conj(dg)")
 nondiff(runtime.float_dtype)
 
 # The transposes of the products, `matmul_vjp_left(g, a, b)` (the adjoint of A -> A @ b applied
@@ -70,7 +78,9 @@ transposes(
 # Seeds and checks pass their first argument through; the others only contribute a shape. (The
 # output is not called `out`: for rules, `out=` means NumPy's output buffer.)
 # (The check ran on the primal: the tangents pass through without a second one.)
-linear(runtime.check_seed, "seed, output", vjp="dy", jvp="dseed")
+# (A complex seed is conjugated: runtime/complex_values.py.)
+linear(runtime.check_seed, "seed, output", vjp="conj_like(dy, seed)",
+       jvp="conj_like(dseed, seed)")
 linear(runtime.split_aux, "pair, name='the function'", vjp={"pair": "dy"}, jvp={"pair": "dpair"})
 linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
 

@@ -64,6 +64,13 @@ from .boundary import (  # noqa: F401
     unstack_columns,
     unstack_rows,
 )
+from .complex_values import (  # noqa: F401
+    conj_like,
+    holomorphic_result,
+    holomorphic_seed,
+    real_only,
+)
+from .fft import axis_sizes, fft_axes, fft_sizes, fit_axes, hermitian_weights  # noqa: F401
 from .containers import (  # noqa: F401
     Cotangents,
     DictCotangents,

@@ -104,7 +104,9 @@ def _scatter(dy, x, positions):
     d = np.ravel(_float_array(np.asarray(dy) if is_duck(dy) else dy))
     keep = positions >= 0
     size = int(np.prod(np.shape(x)))
-    g = np.bincount(positions[keep], weights=d[keep], minlength=size)
+    g = np.bincount(positions[keep], weights=np.real(d[keep]), minlength=size)
+    if np.iscomplexobj(d):  # np.bincount sums real weights only
+        g = g + 1j * np.bincount(positions[keep], weights=np.imag(d[keep]), minlength=size)
     return _like(g, x)
 
 

@@ -16,6 +16,7 @@ from ..errors import (
     SrcgradError,
     TangentShapeError,
 )
+from .complex_values import complex_output_error, conj_like, conj_seed, is_complex
 from .containers import Cotangents
 from .pytrees import check_structure, kind_of
 from .shapes import as_array, float_dtype
@@ -128,6 +129,8 @@ def unit_seed(out, name="the function"):
     shape = np.shape(out)
     if int(np.prod(shape)) != 1:
         raise NonScalarOutputError(shape, name)
+    if is_complex(out):
+        raise complex_output_error(name)
     if isinstance(out, np.ndarray):
         return np.ones(shape, dtype=float_dtype(out))
     return 1.0
@@ -152,14 +155,17 @@ def _described(value):
 
 
 def check_seed(seed, out):
-    """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output."""
+    """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output.
+
+    A complex seed is returned conjugated: generated code works in the conjugate of the public
+    convention (``runtime/complex_values.py``)."""
     if kind_of(out) is not None:
         if type(seed) is not type(out):
             raise SrcgradError(
                 f"the vjp seed is a {type(seed).__name__}, but the output is a "
                 f"{type(out).__name__}: the seed of a structure has its structure"
             )
-        return seed
+        return conj_like(seed, seed)
     if isinstance(out, (tuple, list)):
         if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
             raise SeedShapeError(_structure(seed), _structure(out))
@@ -168,7 +174,7 @@ def check_seed(seed, out):
         return Cotangents(None if s is None else check_seed(s, o) for s, o in zip(seed, out))
     if np.shape(seed) != np.shape(out):
         raise SeedShapeError(np.shape(seed), np.shape(out))
-    return seed
+    return conj_seed(seed)
 
 
 def _structure(x):
