@@ -26,6 +26,7 @@ DERIVED = {
     "split": "{}_split",
     "jacobian": "jacobian_{}",
     "hessian": "hessian_{}",
+    "holomorphic_grad": "holomorphic_grad_{}",
 }
 
 # --- stems of the names passes introduce --------------------------------------------------------

@@ -13,6 +13,11 @@ In reverse-mode code a recursive call goes through a :class:`Splitter` instead
 generator (``runtime/recursion.py``), so a recursion is linear in its depth. Code that is
 differentiated again is generated anew without splitting (``pipeline.derive``).
 
+A generated vjp takes and returns cotangents in srcgrad's public convention (``df/dx + 1j*df/dy``),
+the conjugate of the one inside generated code (``runtime/complex_values.py``): the rule
+conjugates the cotangent it passes and the gradient it gets (``conj_like``; nothing for real
+values).
+
 Template names are private aliases (``_a0``, ``_dy``), not the callee's parameter names, because a
 parameter may well be called ``y`` or ``dy``.
 """
@@ -144,6 +149,8 @@ class _Derivatives:
         self.made = {}
 
     def lookup(self, name):
+        if name == "conj_like":
+            return runtime.conj_like
         if name not in self.made:
             base = self.fn.__name__
             for mode in ("vjp", "tangent"):
@@ -172,6 +179,7 @@ def _build(fn, lazy=False):
     plain = [p for p in params if p not in packed]
 
     def call(callee, last):
+        last = _name(last) if isinstance(last, str) else last
         args = []
         for p in params:
             if p.kind == p.VAR_POSITIONAL:
@@ -183,11 +191,17 @@ def _build(fn, lazy=False):
         ]
         keywords += [gast.keyword(None, _name(aliases[p.name])) for p in params
                      if p.kind == p.VAR_KEYWORD]
-        return gast.Call(_name(callee), args + [_name(last)], keywords)
+        return gast.Call(_name(callee), args + [last], keywords)
 
     namespace = _Derivatives(fn, lazy)
     base = fn.__name__
-    vjp_outputs = {p.name: call(f"{base}_vjp_{p.name}", "_dy") for p in plain}
+    seed = gast.Call(_name("conj_like"), [_name("_dy"), _name("_dy")], [])
+    vjp_outputs = {
+        p.name: gast.Call(
+            _name("conj_like"), [call(f"{base}_vjp_{p.name}", seed), _name(aliases[p.name])], []
+        )
+        for p in plain
+    }
     vjp = Template([], vjp_outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
     jvp_outputs = {p.name: call(f"{base}_tangent_{p.name}", f"_t{i}")
                    for i, p in enumerate(params) if p in plain}

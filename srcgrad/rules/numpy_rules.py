@@ -585,6 +585,8 @@ nondiff(
     np.isneginf,
     np.isreal,
     np.iscomplex,
+    np.isrealobj,
+    np.iscomplexobj,
     np.isclose,
     np.allclose,
     np.array_equal,

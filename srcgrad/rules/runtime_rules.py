@@ -58,7 +58,7 @@ linear(runtime.as_like, "g, x", vjp="conj_like(dy, x)")
 linear(runtime.cast_like, "g, x", vjp="conj_like(dy, x)")
 linear(runtime.conj_like, "g, x", vjp="conj_like(dy, x)")
 linear(runtime.real_only, "x, function", vjp={"x": "dy"})
-nondiff(runtime.holomorphic_seed)
+nondiff(runtime.holomorphic_seed, runtime.check_real_output)
 # numpy.fft's helpers (runtime/fft.py): cropping and zero padding are each other's adjoints
 linear(runtime.fit_axes, "g, sizes, axes", vjp={"g": "fit_axes(dy, axis_sizes(g, axes), axes)"})
 nondiff(runtime.fft_axes, runtime.fft_sizes, runtime.axis_sizes, runtime.hermitian_weights)

@@ -186,7 +186,7 @@ def split_grad(dy, ary, indices_or_sections, axis=0):
     """
     positions = np.arange(int(np.prod(np.shape(ary)))).reshape(np.shape(ary))
     pieces = np.array_split(positions, indices_or_sections, axis=axis)
-    g = np.zeros(np.shape(ary))
+    g = np.zeros(np.shape(ary), dtype=float_dtype(*[d for d in dy if d is not None] or [0.0]))
     for piece, d in zip(pieces, dy):
         if d is not None:
             g.flat[np.ravel(piece)] += np.ravel(d)

@@ -253,7 +253,11 @@ def _like(g, x):
     """``g`` as a gradient for ``x``: a float for a Python scalar, an array of x's shape else."""
     if not isinstance(x, np.ndarray) and np.ndim(x) == 0:
         # a lazy (Dask) or device array stays one: float() would compute or copy it
-        return np.reshape(g, ()) if is_duck(g) else float(np.reshape(g, ()))
+        if is_duck(g):
+            return np.reshape(g, ())
+        if np.iscomplexobj(g):  # a complex number's is complex; a real one's is the real part
+            return complex(np.reshape(g, ())) if np.iscomplexobj(x) else float(np.real(g))
+        return float(np.reshape(g, ()))
     return np.reshape(g, np.shape(x))
 
 
