@@ -11,7 +11,8 @@ dicts of arrays written (new keys, `update`) and iterated (`for k in d`, `.keys(
 `.items()`, `.get`); list methods (`insert`, `extend`, `pop(i)`, `remove`, `reverse`, `sort`,
 `del lst[i]`, `lst[i] = v`); helpers that change the array or list they are given; aliasing
 (`a, b = y, y`, `L = [y]`, `d = {"h": y}`, `acc += v; hist.append(acc)` in a loop) followed by
-augmented assignments; `np.ndindex` / `np.ndenumerate`. Each program is written to a module file
+augmented assignments; `np.ndindex` / `np.ndenumerate`; for issue 15, real arguments through
+complex intermediates and `np.fft` (whose gradient must be real). Each program is written to a module file
 and imported, since srcgrad reads source with `inspect`. For every program:
 
 - `grad(f, wrt=...)` matches central differences in float64 (wrt may select P: the gradient has
@@ -79,6 +80,7 @@ FEATURE_PATTERNS = {
     "batched matmul": re.compile(r"np\.stack\(\[.*@|@ np\.stack"),
     "matrix-vector product": re.compile(r"\)\.T @ \(\("),
     "in-place NumPy call": re.compile(r"np\.copyto|\.at\(|out=|\.sort\(\)|\.fill\("),
+    "complex intermediate": re.compile(r"\dj\b|np\.fft\."),
 }
 # features the generator records as it writes them (Gen.features)
 GENERATOR_FEATURES = (
@@ -94,7 +96,8 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
-                 "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1}
+                 "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1,
+                 "complex intermediate": 0.03}
 N = 5  # length of the vectors; loop counts stay below it, so loop indices are valid indices
 ROWS = 2  # matrices are ROWS x N
 MAX_TRIPS = 4
@@ -230,6 +233,7 @@ class Gen:
                     "step",
                     "size1",
                     "batched",
+                    "complex",
                 ]
             )
         d = depth - 1
@@ -319,6 +323,19 @@ class Gen:
                     f"np.sum(np.sin(({m})[:, :1] * ({m})))",
                     f"np.sum(({m})[:1, :] * ({m})[:, None, 2:3])",
                     f"np.sum(np.tanh(np.reshape({v}, (1, {N}, 1)) * np.reshape({v}, (1, 1, {N}))))",
+                ]
+            )
+        if choice == "complex":
+            # real arguments through complex intermediates (issue 15): a real gradient
+            v = self.vector(scope, d)
+            return self.pick(
+                [
+                    f"np.sum(np.abs(({v}) * (1 + 2j) + np.exp(1j * ({v}))))",
+                    f"np.sum(np.real(np.exp(-1j * ({v})) * np.conj(({v}) + 0.5j)))",
+                    f"np.sum(np.angle(({v}) + 2j) * np.imag(({v}) * (0.5 - 1j)))",
+                    f"np.sum(np.abs(np.fft.rfft({v})) ** 2)",
+                    f"np.sum(np.real(np.fft.ifft(np.fft.fft({v}) * np.cos({v}))))",
+                    f"np.abs(np.vdot(({v}) + 1j, np.sin({v}) - 0.5j))",
                 ]
             )
         if choice == "batched":

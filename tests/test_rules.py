@@ -13,8 +13,8 @@ NumPy function in the registry has a row in one table or the other.
 from __future__ import annotations
 
 import itertools
-import operator
 import linecache
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -406,7 +406,6 @@ def complex_rows():
     """Complex inputs (docs/complex.md): the gradient is ``df/dx + 1j*df/dy``, and a complex
     result is weighted by complex W (``build_parts``), which checks the vjp's convention too."""
     c, cv, cs, cm = x((2, 3), CX), x((3,), CX), x((), CX), x((3, 3), CX)
-    pos = x((2, 3), CPOS)
     rows = []
     unary = [
         (np.negative, CX), (np.exp, CX), (np.exp2, CX), (np.expm1, CX), (np.log, CPOS),

@@ -201,6 +201,8 @@ class OpClassifier:
             return Op("constant", node=node)
         if node.attr == "T":
             return self._rule_op(np.transpose, [node.value], [], node)
+        if node.attr in ("real", "imag"):  # z.real, z.imag of an array or number
+            return self._rule_op(getattr(np, node.attr), [node.value], [], node)
         if node.attr in INACTIVE_ATTRIBUTES:
             return Op("constant", node=node)
         # an attribute of a structure (runtime/pytrees.py), differentiated like `d["name"]`

@@ -79,7 +79,8 @@ defrule(
 defrule(la.qr, "a, mode='reduced'", vjp="qr_vjp(dy, y, real_only(a, 'np.linalg.qr'), mode=mode)",
         jvp="qr_jvp(y, real_only(a, 'np.linalg.qr'), da, mode=mode)")
 defrule(
-    la.pinv, "a, rcond=None, hermitian=False", vjp="pinv_vjp(dy, y, real_only(a, 'np.linalg.pinv'))",
+    la.pinv, "a, rcond=None, hermitian=False",
+    vjp="pinv_vjp(dy, y, real_only(a, 'np.linalg.pinv'))",
     jvp="pinv_jvp(y, real_only(a, 'np.linalg.pinv'), da)"
 )
 defrule(

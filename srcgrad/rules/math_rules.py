@@ -49,7 +49,15 @@ linear(builtins.float, "x", vjp="dy", jvp="dx")
 # max(a, b) and min(a, b) of two numbers; ties go to the first argument, as Python returns it.
 elementwise(builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"))
 elementwise(builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
-elementwise(builtins.abs, "x", vjp="dy * np.sign(x)")
+# abs(z) of a complex number: as np.abs (numpy_rules.py)
+defrule(
+    builtins.abs,
+    "x",
+    vjp="dy * np.sign(x) if not np.iscomplexobj(x) else "
+    "np.real(dy) * np.conj(x) / np.where(x == 0, 1.0, np.abs(x))",
+    jvp="dx * np.sign(x) if not np.iscomplexobj(x) else "
+    "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))",
+)
 
 # math.fsum(iterable) is sum(iterable), rounded once
 defrule(

@@ -444,7 +444,10 @@ bilinear(np.dot, "a, b, out=None", vjp=("dot_vjp_left(dy, a, b)", "dot_vjp_right
 bilinear(
     np.vdot, "a, b",
     # np.vdot conjugates its first operand: vdot(a, b) = sum(conj(a) * b)
-    vjp=("reshape_like(np.conj(dy * np.ravel(b)), a)", "reshape_like(dy * np.conj(np.ravel(a)), b)"),
+    vjp=(
+        "reshape_like(np.conj(dy * np.ravel(b)), a)",
+        "reshape_like(dy * np.conj(np.ravel(a)), b)",
+    ),
 )
 bilinear(np.inner, "a, b", vjp=("inner_vjp_left(dy, a, b)", "inner_vjp_right(dy, a, b)"))
 for _outer in (np.outer, np.linalg.outer):

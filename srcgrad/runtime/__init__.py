@@ -71,7 +71,6 @@ from .complex_values import (  # noqa: F401
     holomorphic_seed,
     real_only,
 )
-from .fft import axis_sizes, fft_axes, fft_sizes, fit_axes, hermitian_weights  # noqa: F401
 from .containers import (  # noqa: F401
     Cotangents,
     DictCotangents,
@@ -104,6 +103,7 @@ from .containers import (  # noqa: F401
     sum_tangent,
     zeros_like,
 )
+from .fft import axis_sizes, fft_axes, fft_sizes, fit_axes, hermitian_weights  # noqa: F401
 from .indexing import (  # noqa: F401
     add_at,
     check_not_array,

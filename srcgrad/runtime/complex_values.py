@@ -75,8 +75,8 @@ def real_only(x, function):
     if any(is_complex(part) for part in parts):
         raise UnsupportedCaseError(
             f"srcgrad differentiates {function} for real values only; it got a complex "
-            f"{'number' if np.ndim(parts[-1]) == 0 else 'array'} (write the function of the real and "
-            f"imaginary parts, np.real(z) and np.imag(z), that you mean)"
+            f"{'number' if np.ndim(parts[-1]) == 0 else 'array'} (write the function of the real "
+            f"and imaginary parts, np.real(z) and np.imag(z), that you mean)"
         )
     return x
 
