@@ -646,6 +646,8 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
 
     def jac(*args: Any, **kwargs: Any) -> Any:
         pos, kw, xs = split(args, kwargs)
+        for x in xs:
+            _RUNTIME.real_for_jacobian(x)
         n_in = sum(int(np.size(x)) for x in xs)
         columns: list[list[Any]] = [[] for _ in xs]
         value = None

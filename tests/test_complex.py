@@ -130,18 +130,19 @@ REFUSED = [
     "np.maximum(z, 0.5)", "np.minimum(z, w)", "np.fmax(z, w)", "np.fmin(w, z)",
     "np.clip(z, 0, 1)", "np.max(z)", "np.min(z, axis=0)", "np.ptp(z)", "np.sort(z)",
     "np.partition(z, 1)", "np.median(z)",
-    "np.var(z)", "np.std(z)", "np.sinc(z)", "np.correlate(z[0], w[0])",
+    "np.var(z)", "np.std(z)", "np.sinc(z)", "np.sign(z)", "np.correlate(z[0], w[0])",
     "np.linalg.slogdet(z[:, :2])[1]", "np.linalg.cholesky(z[:, :2])", "np.linalg.eigh(z[:, :2])[0]",
     "np.linalg.eigvalsh(z[:, :2])", "np.linalg.svd(z, full_matrices=False)[1]",
     "np.linalg.svdvals(z)", "np.linalg.qr(z.T)[1]", "np.linalg.pinv(z)",
-    "np.linalg.lstsq(z.T, w[0])[0]",
+    "np.linalg.lstsq(z.T, w[0])[0]", "np.linalg.norm(z, 'nuc')", "np.linalg.norm(z, 2)",
+    "np.linalg.matrix_norm(z, ord=-2)",
 ]
 
 
 @pytest.mark.parametrize("call", REFUSED)
 def test_rules_for_real_values_refuse_complex_ones(call):
     f = _f(f"return np.sum(np.abs({call}))", ("z", "w"))
-    with pytest.raises(UnsupportedCaseError, match="for real values only") as info:
+    with pytest.raises(UnsupportedCaseError, match="for real (values|matrices) only") as info:
         grad(f)(Z, Z[::-1])
     assert "while differentiating" in "".join(getattr(info.value, "__notes__", []))
 
@@ -168,7 +169,8 @@ def _check_second(f, z):
         "return np.sum(np.abs(np.exp(z) * z) + np.angle(z) * np.real(z))",
         "return np.sum(np.real(np.conj(z) * np.log(z)) + np.imag(np.sqrt(z)) ** 2)",
         "return np.linalg.norm(np.linalg.inv(z[:, :2] + 2 * np.eye(2)) @ z)",
-        "return np.abs(np.vdot(z, np.sin(z))) + np.abs(np.prod(z))",
+        "return np.abs(np.vdot(z, np.sin(z))) + np.abs(np.prod(z)) + np.linalg.norm(z, np.inf)",
+        "return np.linalg.vector_norm(z, ord=3) * np.linalg.norm(z[0], 1)",
     ],
 )
 def test_second_order_of_real_functions_of_complex_values(body):
@@ -206,3 +208,17 @@ def test_differentiated_derivatives_keep_the_convention():
 
     z = Z[0]
     np.testing.assert_allclose(srcgrad.grad(outer)(z), numeric_grad(outer, (z,), 0), rtol=1e-6)
+
+
+def test_jacobian_and_hessian_refuse_complex_arrays():
+    """Their rows (vjp) and columns (jvp) would be different matrices of a complex argument."""
+    f = _f("return np.exp(z)")
+    for method in ("reverse", "forward", "auto"):
+        with pytest.raises(SrcgradError, match="real arrays"):
+            srcgrad.jacobian(f, method=method)(Z[0])
+    with pytest.raises(SrcgradError, match="real arrays"):
+        srcgrad.jacobian(_f("return np.exp(1j * x)", ("x",)), method="reverse")(H[0])
+    with pytest.raises(SrcgradError, match="real arrays"):
+        srcgrad.hessian(_f("return np.sum(np.abs(z) ** 2)"))(Z[0])
+    J = srcgrad.jacobian(_f("return np.sin(x) * 2", ("x",)))(H[0])  # real arrays: unchanged
+    np.testing.assert_allclose(J, np.diag(2 * np.cos(H[0])))

@@ -12,8 +12,8 @@ dicts of arrays written (new keys, `update`) and iterated (`for k in d`, `.keys(
 `del lst[i]`, `lst[i] = v`); helpers that change the array or list they are given; aliasing
 (`a, b = y, y`, `L = [y]`, `d = {"h": y}`, `acc += v; hist.append(acc)` in a loop) followed by
 augmented assignments; `np.ndindex` / `np.ndenumerate`; for issue 15, real arguments through
-complex intermediates and `np.fft` (whose gradient must be real). Each program is written to a module file
-and imported, since srcgrad reads source with `inspect`. For every program:
+complex intermediates and `np.fft` (whose gradient must be real). Each program is written to a
+module file and imported, since srcgrad reads source with `inspect`. For every program:
 
 - `grad(f, wrt=...)` matches central differences in float64 (wrt may select P: the gradient has
   P's structure),

@@ -87,6 +87,7 @@ def elementwise_rows():
         rows.append(row(fn, f"{name}(x)", x=x((3, 4), domain)))
         rows.append(row(fn, f"{name}(x)", x=x((), domain)))
     rows.append(row(np.absolute, "np.absolute(-x)", x=P))
+    rows.append(row(np.sign, "np.sign(x) * x", x=A))  # piecewise constant: the gradient of x
     rows.append(row(np.fabs, "np.fabs(-x)", x=P))
     binary = [
         (np.add, REAL, REAL), (np.subtract, REAL, REAL), (np.multiply, REAL, REAL),
@@ -470,7 +471,7 @@ def complex_rows():
         row(np.linalg.matrix_power, "np.linalg.matrix_power(z, 3)", z=cm),
         row(np.linalg.norm, "np.linalg.norm(z)", z=c),
         row(np.linalg.norm, "np.linalg.norm(z, 1, axis=1)", z=c),
-        row(np.linalg.norm, "np.linalg.norm(z, 'nuc')", z=c),
+        row(np.linalg.norm, "np.linalg.norm(z, np.inf)", z=c),
         row(np.linalg.vector_norm, "np.linalg.vector_norm(z, ord=3)", z=c),
         row(np.linalg.matrix_norm, "np.linalg.matrix_norm(z)", z=c),
     ]
@@ -542,7 +543,7 @@ ROWS += linalg_rows() + complex_rows() + fft_rows()
 # Calls whose result carries no gradient: `x` is added to make the function depend on it.
 NONDIFF = {
     np.shape: "np.shape(a)", np.size: "np.size(a)", np.ndim: "np.ndim(a)",
-    np.sign: "np.sign(a)", np.signbit: "np.signbit(a)", np.heaviside: "np.heaviside(a, 0.5)",
+    np.signbit: "np.signbit(a)", np.heaviside: "np.heaviside(a, 0.5)",
     np.floor: "np.floor(a)", np.ceil: "np.ceil(a)", np.round: "np.round(a, 1)",
     np.around: "np.around(a)", np.rint: "np.rint(a)", np.trunc: "np.trunc(a)",
     np.fix: "np.fix(a)", np.spacing: "np.spacing(a)", np.floor_divide: "np.floor_divide(a, 0.3)",

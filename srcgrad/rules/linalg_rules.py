@@ -13,10 +13,10 @@ Conventions:
 * Functions returning several arrays (``slogdet eigh svd qr lstsq``) receive ``dy`` as a tuple of
   cotangents, None for an output that carries no gradient; their tangents are tuples alike.
 * Norms: the 2-norm of a zero vector has gradient 0; inf-norm ties split the gradient equally.
-  Of a complex matrix or vector, the norm's gradient is that of its conjugate (it depends on
-  ``|x|`` only). ``inv solve det matrix_power`` are holomorphic, their rules hold for complex
-  matrices as written; ``slogdet cholesky eigh eigvalsh svd svdvals qr pinv lstsq`` refuse complex
-  ones (``real_only``).
+  Of a complex vector or matrix, a norm is differentiated as the same norm of ``|x|`` (all but
+  the matrix norms of singular values, ord 2, -2 and 'nuc', which refuse complex input).
+* Complex matrices: ``inv solve det matrix_power`` are holomorphic, their rules hold as written;
+  ``slogdet cholesky eigh eigvalsh svd svdvals qr pinv lstsq`` refuse them (``real_only``).
 """
 
 import numpy as np
@@ -100,37 +100,32 @@ defrule(
          "lstsq_jvp(real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, None, "
          "db)"),
 )
-defrule(
-    la.norm,
-    "x, ord=None, axis=None, keepdims=False",
-    vjp="norm_grad(dy, x, y, ord=ord, axis=axis, keepdims=keepdims) if not np.iscomplexobj(x) "
-    "else norm_grad(np.real(dy), np.conj(x), y, ord=ord, axis=axis, keepdims=keepdims)",
-    jvp="reduce_jvp(norm_grad(np.ones_like(y), x, y, ord=ord, axis=axis, keepdims=keepdims), dx, "
-    "axis=axis, keepdims=keepdims) if not np.iscomplexobj(x) else np.real(reduce_jvp(norm_grad("
-    "np.ones_like(y), np.conj(x), y, ord=ord, axis=axis, keepdims=keepdims), dx, axis=axis, "
-    "keepdims=keepdims))",
-)
-defrule(
-    la.vector_norm,
-    "x, *, axis=None, keepdims=False, ord=2",
-    vjp="vector_norm_grad(dy, x, y, axis=axis, keepdims=keepdims, ord=ord) if not "
-    "np.iscomplexobj(x) else vector_norm_grad(np.real(dy), np.conj(x), y, axis=axis, "
-    "keepdims=keepdims, ord=ord)",
-    jvp="reduce_jvp(vector_norm_grad(np.ones_like(y), x, y, axis=axis, keepdims=keepdims, "
-    "ord=ord), dx, axis=axis, keepdims=keepdims) if not np.iscomplexobj(x) else np.real("
-    "reduce_jvp(vector_norm_grad(np.ones_like(y), np.conj(x), y, axis=axis, keepdims=keepdims, "
-    "ord=ord), dx, axis=axis, keepdims=keepdims))",
-)
-defrule(
-    la.matrix_norm,
-    "x, *, keepdims=False, ord='fro'",
-    vjp="matrix_norm_grad(dy, x, y, keepdims=keepdims, ord=ord) if not np.iscomplexobj(x) else "
-    "matrix_norm_grad(np.real(dy), np.conj(x), y, keepdims=keepdims, ord=ord)",
-    jvp="reduce_jvp(matrix_norm_grad(np.ones_like(y), x, y, keepdims=keepdims, ord=ord), dx, "
-    "axis=(-2, -1), keepdims=keepdims) if not np.iscomplexobj(x) else np.real(reduce_jvp("
-    "matrix_norm_grad(np.ones_like(y), np.conj(x), y, keepdims=keepdims, ord=ord), dx, "
-    "axis=(-2, -1), keepdims=keepdims))",
-)
+# Of a complex x, a norm is the same norm of |x| (norm_input refuses the ones of singular values):
+# its gradient is the real one at |x| times abs's, which second order differentiates correctly.
+_ABS_GRAD = "np.conj(x) / np.where(x == 0, 1.0, np.abs(x))"
+_D_ABS = "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))"
+
+
+def _norm(fn, signature, helper, args, axis, matrix):
+    """The rule of a norm whose adjoint is ``helper(dy, x, y, <args>)``, for real and complex x."""
+    at_abs = f"np.abs(norm_input(x, ord, {axis}, {matrix}))"
+    defrule(
+        fn,
+        signature,
+        vjp=f"{helper}(dy, x, y, {args}) if not np.iscomplexobj(x) else "
+        f"{helper}(np.real(dy), {at_abs}, y, {args}) * {_ABS_GRAD}",
+        jvp=f"reduce_jvp({helper}(np.ones_like(y), x, y, {args}), dx, axis={axis}, "
+        f"keepdims=keepdims) if not np.iscomplexobj(x) else reduce_jvp({helper}(np.ones_like(y), "
+        f"{at_abs}, y, {args}), {_D_ABS}, axis={axis}, keepdims=keepdims)",
+    )
+
+
+_norm(la.norm, "x, ord=None, axis=None, keepdims=False", "norm_grad",
+      "ord=ord, axis=axis, keepdims=keepdims", "axis", None)
+_norm(la.vector_norm, "x, *, axis=None, keepdims=False, ord=2", "vector_norm_grad",
+      "axis=axis, keepdims=keepdims, ord=ord", "axis", False)
+_norm(la.matrix_norm, "x, *, keepdims=False, ord='fro'", "matrix_norm_grad",
+      "keepdims=keepdims, ord=ord", "(-2, -1)", True)
 linear(
     la.trace,
     "x, *, offset=0, dtype=None",

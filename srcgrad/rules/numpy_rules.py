@@ -87,6 +87,8 @@ defrule(
     "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))",
 )
 elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)")
+# Piecewise constant for real x; of a complex x it is x / |x|, refused (sign_grad).
+elementwise(np.sign, UNARY, vjp="dy * sign_grad(x)")
 elementwise(np.sinc, "x", vjp="dy * sinc_derivative(real_only(x, 'np.sinc'), y)")
 for _to_rad in (np.deg2rad, np.radians):
     elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)")
@@ -556,7 +558,6 @@ nondiff(
     np.shape,
     np.size,
     np.ndim,
-    np.sign,
     np.signbit,
     np.heaviside,
     np.floor,

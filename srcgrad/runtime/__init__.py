@@ -55,6 +55,7 @@ from .boundary import (  # noqa: F401
     bind_optional,
     check_seed,
     check_tangent,
+    real_for_jacobian,
     single_output,
     split_aux,
     stack_columns,
@@ -69,7 +70,9 @@ from .complex_values import (  # noqa: F401
     conj_like,
     holomorphic_result,
     holomorphic_seed,
+    norm_input,
     real_only,
+    sign_grad,
 )
 from .containers import (  # noqa: F401
     Cotangents,

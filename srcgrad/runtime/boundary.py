@@ -75,6 +75,7 @@ def single_output(value, name="f"):
 def unit_basis(like, i):
     """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
     _not_structure(like)
+    real_for_jacobian(like)
     if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
         return 1.0
     e = np.zeros(np.shape(like), dtype=float_dtype(like))
@@ -82,8 +83,20 @@ def unit_basis(like, i):
     return e
 
 
+def real_for_jacobian(x):
+    """Jacobians and Hessians are of real arrays: the rows a vjp gives of a complex argument and
+    the columns a jvp gives would be different matrices (the conjugate and the derivative)."""
+    if is_complex(x):
+        raise SrcgradError(
+            "jacobian and hessian take real arrays and numbers; this one is complex. Use jvp "
+            "(the directional derivative), vjp, or holomorphic_grad (docs/complex.md)"
+        )
+    return x
+
+
 def stack_rows(rows, value, x):
     """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
+    real_for_jacobian(x)
     if np.ndim(value) == 0 and len(rows) == 1:
         return rows[0]
     _not_structure(x)

@@ -81,6 +81,31 @@ def real_only(x, function):
     return x
 
 
+def sign_grad(x):
+    """The derivative of ``np.sign`` of a real ``x``: 0 (it is piecewise constant). Of a complex
+    ``x``, ``np.sign`` is ``x / |x|``, which is not constant: refused."""
+    real_only(x, "np.sign (of a complex value, x / |x|: write that instead)")
+    return 0.0
+
+
+def norm_input(x, ord=None, axis=None, matrix=False):
+    """``x``, whose norm is differentiated as a norm of ``|x|`` when ``x`` is complex: true of
+    every vector norm and of the Frobenius and 1/inf matrix norms; the 2-norm, -2-norm and
+    nuclear norm of a complex matrix (its singular values) are refused."""
+    if not is_complex(x):
+        return x
+    if matrix is None:  # np.linalg.norm: a matrix norm over two axes, or of a 2-D x with an ord
+        matrix = (axis is not None and np.ndim(axis) == 1 and len(axis) == 2) or (
+            axis is None and ord is not None and np.ndim(x) == 2
+        )
+    if matrix and ord in (2, -2, "nuc"):
+        raise UnsupportedCaseError(
+            f"srcgrad differentiates the matrix norm ord={ord!r} (of the singular values) for "
+            f"real matrices only; it got a complex one"
+        )
+    return x
+
+
 def complex_output_error(name):
     """The error of ``grad`` of a function whose output is complex."""
     return SrcgradError(
