@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SrcgradError, UnsupportedCaseError
+from .pytrees import kind_of, rebuild
 
 
 def is_complex(x):
@@ -39,8 +40,6 @@ def conj_leaf(g, x):
 
 def conj_like(g, x):
     """``conj_leaf`` at every leaf of the structure ``x`` (tuples, lists, dicts, objects)."""
-    from .pytrees import kind_of, rebuild
-
     if g is None:
         return None
     if kind_of(x) is not None:
