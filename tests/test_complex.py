@@ -71,6 +71,14 @@ def test_descent_along_minus_the_gradient_lowers_a_real_function():
     assert f(Z - step) < f(Z) < f(Z + step)
 
 
+def test_indexing_with_repeated_indices_sums_complex_gradients():
+    g = grad(_f("return np.sum(np.abs(z[[0, 1, 1], ::2] - 1j) ** 2)"))(Z)
+    want = np.zeros_like(Z)
+    want[:, ::2] = 2 * (Z[:, ::2] - 1j)
+    want[1] *= 2
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
 def test_a_complex_scalar_argument_gets_a_complex_number():
     for body in ("return np.abs(z) ** 2 + np.real(z)", "return abs(z) ** 2 + z.real"):
         g = grad(_f(body))(1.0 + 2.0j)

@@ -454,7 +454,6 @@ def complex_rows():
         row(np.diagonal, "np.diagonal(z)", z=cm),
         row(np.diag, "np.diag(z)", z=cv),
         row(operator.getitem, "z[1, ::2]", z=c),
-        row(operator.getitem, "z[[0, 1, 1]]", z=c),
         row(np.matmul, "z @ w", z=c, w=x((3, 2), CX)),
         row(np.dot, "np.dot(z, w)", z=c, w=cv),
         row(np.vdot, "np.vdot(z, w)", z=c, w=x((2, 3), CX)),
