@@ -472,10 +472,11 @@ for _vecdot in (np.vecdot, np.linalg.vecdot):
     bilinear(
         _vecdot, "x1, x2, out=None, *, axis=-1",
         vjp=(
-            # `axis` counts in each operand's own axes, not in the broadcast shape
-            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.moveaxis(x2, axis, -1), "
+            # `axis` counts in each operand's own axes, not in the broadcast shape; vecdot
+            # conjugates x1: sum(conj(x1) * x2)
+            "np.moveaxis(unbroadcast(np.conj(np.expand_dims(dy, -1) * np.moveaxis(x2, axis, -1)), "
             "np.moveaxis(x1, axis, -1)), -1, axis)",
-            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.moveaxis(x1, axis, -1), "
+            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.conj(np.moveaxis(x1, axis, -1)), "
             "np.moveaxis(x2, axis, -1)), -1, axis)",
         ),
     )
@@ -488,9 +489,10 @@ bilinear(
 )
 bilinear(
     np.vecmat, "x1, x2, out=None",
+    # np.vecmat conjugates x1: conj(x1) @ x2
     vjp=(
-        "unbroadcast(np.matvec(x2, dy), x1)",
-        "unbroadcast(x1[..., :, None] * dy[..., None, :], x2)",
+        "unbroadcast(np.conj(np.matvec(x2, dy)), x1)",
+        "unbroadcast(np.conj(x1)[..., :, None] * dy[..., None, :], x2)",
     ),
 )
 # np.einsum(subscripts, x0, x1, ...): up to six operands, each differentiable. Multilinear, but
