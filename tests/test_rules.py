@@ -496,8 +496,7 @@ def fft_rows():
     for fn in (fft.fft2, fft.ifft2, fft.fftn, fft.ifftn):
         n = f"np.fft.{fn.__name__}"
         rows.append(row(fn, f"{n}(a)", a=c35))
-        if fn.__name__.endswith("n"):  # fft2 and ifft2 are fftn and ifftn over (-2, -1)
-            rows.append(row(fn, f"{n}(a, s=(4, 3), norm='ortho')", a=r35))
+        rows.append(row(fn, f"{n}(a, s=(4, 3), norm='ortho')", a=r35))
     rows += [
         row(fft.fftn, "np.fft.fftn(a, axes=(0, 2), norm='forward')", a=x((2, 3, 2), CX)),
         row(fft.ifftn, "np.fft.ifftn(a, s=(3,), axes=(1,), norm='forward')", a=x((2, 2, 2), CX)),
@@ -531,6 +530,13 @@ def fft_rows():
             row(fn, f"{n}(a, s=(2, 5), axes=(1, 0))", a=x((3, 4), CX)),
         ]
     rows += [
+        # a complex use of a real inverse transform's result: its cotangent is complex there,
+        # of which the real part counts (np.real in the adjoints)
+        row(fft.irfft, "np.fft.irfft(a) * (1 + 2j)", a=c35),
+        row(fft.hfft, "np.fft.hfft(a, 5) * (1 - 1j)", a=c35),
+        row(fft.irfftn, "np.fft.irfftn(a, axes=(0, 2)) * (2 - 1j)", a=x((2, 2, 3), CX)),
+        row(fft.irfft2, "np.fft.irfft2(a, axes=(0, 1, 2)) * 1j", a=x((2, 2, 3), CX)),
+        row(fft.rfftn, "np.fft.rfftn(a, axes=(0, 2))", a=x((2, 3, 2))),
         row(fft.fftshift, "np.fft.fftshift(a)", a=c35),
         row(fft.fftshift, "np.fft.fftshift(a, axes=1)", a=r35),
         row(fft.ifftshift, "np.fft.ifftshift(a, axes=(0,))", a=c35),
