@@ -22,7 +22,7 @@ from ..rules.derived import JvpPair, Splitter
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class,
-          runtime.check_field_update, runtime.check_real_output)
+          runtime.check_field_update)
 
 
 def run(fn_node, ctx):

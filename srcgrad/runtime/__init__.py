@@ -66,7 +66,6 @@ from .boundary import (  # noqa: F401
     unstack_rows,
 )
 from .complex_values import (  # noqa: F401
-    check_real_output,
     conj_like,
     holomorphic_result,
     holomorphic_seed,

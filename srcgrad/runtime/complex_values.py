@@ -115,13 +115,6 @@ def complex_output_error(name):
     )
 
 
-def check_real_output(out, name="the function"):
-    """``grad``'s check of an output that is one number by construction (a full reduction):
-    it must be real."""
-    if is_complex(out):
-        raise complex_output_error(name)
-
-
 def holomorphic_seed(out, x, name="the function"):
     """The seed of ``holomorphic_grad``: 1 shaped like the output, which must have one element;
     the argument ``x`` must be complex (a real one has no complex derivative to return)."""
