@@ -229,3 +229,21 @@ def test_jacobian_and_hessian_refuse_complex_arrays():
         srcgrad.hessian(_f("return np.sum(np.abs(z) ** 2)"))(Z[0])
     J = srcgrad.jacobian(_f("return np.sin(x) * 2", ("x",)))(H[0])  # real arrays: unchanged
     np.testing.assert_allclose(J, np.diag(2 * np.cos(H[0])))
+
+
+def _power_chain(z, n):
+    if n == 0:
+        return z
+    return _power_chain(z * (0.5 + 0.5j), n - 1) + z
+
+
+def _recursive_loss(z):
+    return np.sum(np.abs(_power_chain(z, 3)) ** 2)
+
+
+def test_a_recursive_function_of_complex_values():
+    """A recursive call runs its split derivative (runtime/recursion.py), which takes and gives
+    public-convention cotangents: conjugated across, like a generated vjp."""
+    z = Z[0]
+    np.testing.assert_allclose(grad(_recursive_loss)(z), numeric_grad(_recursive_loss, (z,), 0),
+                               rtol=1e-6)

@@ -13,6 +13,7 @@ primal, and the primal of every level below) was quadratic.
 from __future__ import annotations
 
 from ..errors import SrcgradError
+from .complex_values import conj_like
 from .containers import zeros_like
 
 
@@ -41,7 +42,9 @@ def recursion_send(s, seed):
         return None
     gen, s.gen = s.gen, None
     try:
-        gen.send(seed)
+        # the split derivative takes and gives cotangents in the public convention, the
+        # conjugate of generated code's (runtime/complex_values.py); real values are unchanged
+        gen.send(conj_like(seed, seed))
     except StopIteration as stop:
         return dict(zip(s.wrt, stop.value))
     raise SrcgradError("internal error: a split derivative yielded twice")
@@ -50,7 +53,7 @@ def recursion_send(s, seed):
 def recursion_grad(grads, name, x):
     """The gradient of parameter ``name`` (given ``x``) from ``recursion_send``'s result."""
     g = None if grads is None else grads.get(name)
-    return zeros_like(x) if g is None else g
+    return zeros_like(x) if g is None else conj_like(g, x)
 
 
 def recursion_no_tangent(*args):
