@@ -548,6 +548,98 @@ def fft_rows():
 ROWS = elementwise_rows() + reduction_rows() + shape_rows() + product_rows() + sorting_rows()
 ROWS += linalg_rows() + complex_rows() + fft_rows()
 
+# Constants of the rows of numerical methods.
+XS = np.array([0.0, 0.3, 1.0, 1.4, 2.5])
+XS4 = np.array([-1.0, -0.2, 0.5, 2.0])
+XP = np.array([0.0, 1.0, 1.5, 3.0])
+MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, True, False]])
+MASK4 = np.array([True, False, True, True])
+AW = np.array([0.5, 2.0, 1.0, 1.5])
+FW = np.array([1, 3, 2, 1])
+
+
+def numeric_rows():
+    """NumPy's numerical methods, ``where=``/``initial=`` of the reductions, ufunc methods and
+    the calling forms of the products (issue 15 item 5). Kept out of ROWS: test_dask.py runs
+    those lazily, and these helpers compute their Dask inputs (not claimed lazy)."""
+    b = x((2, 3, 4))
+    return [
+        row(np.gradient, "np.gradient(a)", a=V),
+        row(np.gradient, "np.gradient(a, 0.5, edge_order=2)", a=x((5,))),
+        row(np.gradient, "np.gradient(a, XS)", a=x((5,))),
+        row(np.gradient, "np.gradient(a, XS, edge_order=2)", a=x((5,))),
+        row(np.gradient, "np.gradient(a, axis=0)", a=A),
+        row(np.gradient, "g = np.gradient(a, 2.0, XS4); g[0] + 2 * g[1]", a=A),
+        row(np.gradient, "np.gradient(a, axis=(2, 0))[1]", a=b),  # one component inactive
+        row(np.gradient, "np.gradient(a)", a=x((2,))),
+        row(np.trapezoid, "np.trapezoid(a)", a=A),
+        row(np.trapezoid, "np.trapezoid(a, dx=h, axis=0)", a=A, h=S),
+        row(np.trapezoid, "np.trapezoid(a, t, axis=0)", a=A, t=x((3,))),
+        row(np.trapezoid, "np.trapezoid(a, t)", a=A, t=A),
+        row(np.trapezoid, "np.trapezoid(a, t, axis=1)", a=b, t=x((1, 3, 1))),
+        row(np.interp, "np.interp(t, XP, f)", t=x((5,), (-0.5, 3.5)), f=V),
+        row(np.interp, "np.interp(t, XP, f, left=lo, right=hi)", t=x((3, 2), (-1.0, 4.0)), f=V,
+            lo=S, hi=S),
+        row(np.interp, "np.interp(s, XP, f)", s=x((), (0.1, 2.9)), f=V),
+        row(np.polyval, "np.polyval(p, t)", p=V, t=x((3, 2))),
+        row(np.polyval, "np.polyval(p, s)", p=x((3,)), s=S),
+        row(np.polyval, "np.polyval(p, t)", p=x((1,)), t=x((3,))),
+        row(np.polyfit, "np.polyfit(XS, b, 2)", b=x((5,))),
+        row(np.polyfit, "np.polyfit(XS, b, 1, w=XS + 1)", b=x((5, 2))),
+        row(np.unwrap, "np.unwrap(a * 3)", a=A),
+        row(np.unwrap, "np.unwrap(a * 3, axis=0, period=q)", a=A, q=x((), (2.0, 4.0))),
+        row(np.cov, "np.cov(a)", a=A),
+        row(np.cov, "np.cov(a, rowvar=False, bias=True)", a=A),
+        row(np.cov, "np.cov(a, b)", a=V, b=V),
+        row(np.cov, "np.cov(a)", a=V),
+        row(np.cov, "np.cov(a, aweights=AW)", a=A),
+        row(np.cov, "np.cov(a, fweights=FW, aweights=AW, ddof=0)", a=A),
+        row(np.cov, "np.cov(a, fweights=FW)", a=A),
+        row(np.corrcoef, "np.corrcoef(a)", a=A),
+        row(np.corrcoef, "np.corrcoef(a, b, rowvar=False)", a=x((5, 2)), b=x((5,))),
+        row(np.select, "np.select([a > 0, a < -1], [a * 2, b], c)", a=A, b=V, c=S),
+        row(np.select, "np.select([a > 0], [b])", a=A, b=A),
+        row(np.rollaxis, "np.rollaxis(a, 2)", a=b),
+        row(np.rollaxis, "np.rollaxis(a, 0, 3)", a=b),
+        row(np.rollaxis, "np.rollaxis(a, -1, 1)", a=b),
+        row(np.real_if_close, "np.real_if_close(a)", a=A),
+        row(np.where, "a[np.where(a > 0)] ** 2", a=x((5,))),
+        row(np.sum, "np.sum(a, where=MASK)", a=A),
+        row(np.sum, "np.sum(a, axis=1, keepdims=True, where=MASK4)", a=A),
+        row(np.sum, "np.sum(a, axis=0, initial=c)", a=A, c=S),
+        row(np.mean, "np.mean(a, axis=1, where=MASK)", a=A),
+        row(np.mean, "np.mean(a, where=MASK4)", a=A),
+        row(np.prod, "np.prod(a, axis=1, where=MASK)", a=A),
+        row(np.prod, "np.prod(a, initial=c, where=MASK4)", a=A, c=S),
+        row(np.prod, "np.prod(a, axis=0, initial=c)", a=A, c=S),
+        row(np.add.reduce, "np.add.reduce(a)", a=A),
+        row(np.add.reduce, "np.add.reduce(a, axis=None, initial=c, where=MASK)", a=A, c=S),
+        row(np.multiply.reduce, "np.multiply.reduce(a, axis=1, keepdims=True)", a=A),
+        row(np.maximum.reduce, "np.maximum.reduce(a)", a=A),
+        row(np.minimum.reduce, "np.minimum.reduce(a, axis=(0, 1))", a=A),
+        row(np.add.accumulate, "np.add.accumulate(a, axis=1)", a=A),
+        row(np.multiply.accumulate, "np.multiply.accumulate(a)", a=A),
+        row(np.maximum.accumulate, "np.maximum.accumulate(a)", a=A),
+        row(np.minimum.accumulate, "np.minimum.accumulate(a, axis=-1)", a=b),
+        row(np.tensordot, "np.tensordot(a, b, axes=([1], [0]))", a=A, b=x((4, 2))),
+        row(np.tensordot, "np.tensordot(a, b, axes=(1, 0))", a=A, b=x((4, 2))),
+        row(np.tensordot, "np.tensordot(a, b, axes=[[0, 1], [1, 0]])", a=A, b=x((4, 3))),
+        row(np.tensordot, "np.tensordot(a, b, axes=0)", a=x((2,)), b=x((3,))),
+        row(np.einsum, "np.einsum(a, [0, 1], b, [1, 2])", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum(a, [0, 1], b, [1, 2], [2, 0])", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum(a, [Ellipsis, 1], b, [1])", a=b, b=V),
+        row(np.einsum, "np.einsum('ij,jk,kl->il', a, b, c, optimize=True)", a=A, b=x((4, 2)),
+            c=x((2, 3))),
+        row(np.einsum, "np.einsum('ij,jk', a, b, optimize='greedy')", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum('ij,jk->ki', a, b, optimize='optimal')", a=A, b=x((4, 2))),
+    ]
+
+
+_CONSTANTS = {"XS": XS, "XS4": XS4, "XP": XP, "MASK": MASK, "MASK4": MASK4, "AW": AW, "FW": FW}
+NUMERIC_ROWS = numeric_rows()
+for _r in NUMERIC_ROWS:  # the constants a row's call names are globals of its function
+    _r.inputs.update({k: v for k, v in _CONSTANTS.items() if k in _r.call})
+
 # Calls whose result carries no gradient: `x` is added to make the function depend on it.
 NONDIFF = {
     np.shape: "np.shape(a)", np.size: "np.size(a)", np.ndim: "np.ndim(a)",
@@ -721,9 +813,20 @@ def _numpy_functions():
     return named
 
 
+NUMERIC_PARAMS = [pytest.param(r, id=f"{i}-{_id(r)}") for i, r in enumerate(NUMERIC_ROWS)]
+
+
+@pytest.mark.parametrize("r", NUMERIC_PARAMS)
+def test_numeric_rule(r):
+    f, args = build(r, 7)
+    wrt = tuple(r.wrt) or tuple(args)
+    grads = check_grad(f, list(args.values()), wrt=wrt, rtol=r.rtol, atol=1e-6)
+    check_tangent(r, grads if isinstance(grads, tuple) else (grads,))
+
+
 def test_every_numpy_rule_has_a_row():
     numpy_fns = _numpy_functions()
-    covered = {id(r.fn) for r in ROWS} | {id(fn) for fn in NONDIFF}
+    covered = {id(r.fn) for r in ROWS + NUMERIC_ROWS} | {id(fn) for fn in NONDIFF}
     registered = [rule for rule in RULES.values() if id(rule.fn) in numpy_fns]
     missing = sorted(rule.name for rule in registered if id(rule.fn) not in covered)
     assert not missing, f"rules without a row in tests/test_rules.py: {missing}"

@@ -168,15 +168,32 @@ elementwise(
     vjp=("dy * between(real_only(a, 'np.clip'), a_min, a_max)", "dy * (a < a_min)",
          "dy * (a > a_max)"),
 )
+# One argument, np.where(condition) is np.nonzero(condition): indices, no gradient.
 elementwise(
     np.where,
-    "condition, x1, x2",
+    "condition, x1=None, x2=None",
     vjp={"x1": "np.where(condition, dy, 0.0)", "x2": "np.where(condition, 0.0, dy)"},
 )
 
 # --- reductions -------------------------------------------------------------------------------
-linear(np.sum, REDUCE, vjp="unreduce(dy, a, axis=axis, keepdims=keepdims)")
-linear(np.mean, REDUCE, vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims)")
+# `where` masks the reduced elements; a sum's `initial` is added to it, a product's multiplies it.
+linear(
+    np.sum,
+    REDUCE + ", initial=0, where=True",
+    vjp={
+        "a": "unreduce(dy, a, axis=axis, keepdims=keepdims, where=where)",
+        "initial": "np.sum(dy)",
+    },
+    jvp={
+        "a": "np.sum(da, axis=axis, keepdims=keepdims, where=where)",
+        "initial": "dinitial + np.zeros(np.shape(y))",
+    },
+)
+linear(
+    np.mean,
+    REDUCE + ", *, where=True",
+    vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims, where=where)",
+)
 # nansum and nanmean skip NaN: linear in `a` only where it is not NaN, so their tangents mask.
 defrule(
     np.nansum,
@@ -191,12 +208,26 @@ defrule(
     "keepdims=keepdims) * ~np.isnan(a)",
     jvp="np.nanmean(np.where(np.isnan(a), np.nan, da), axis=axis, keepdims=keepdims)",
 )
+
+def _masked_product(g):
+    """The partials of np.prod, ``g`` times the product of the other factors; with `where`, of
+    the selected ones (the others are 1), and 0 for the others. ``where=True`` folds away."""
+    full = f"prod_grad({g} * initial, a, axis=axis, keepdims=keepdims)"
+    masked = f"prod_grad({g} * initial, np.where(where, a, 1.0), axis=axis, keepdims=keepdims)"
+    return f"{full} if where is True else np.where(where, {masked}, 0.0)"
+
+
 defrule(
     np.prod,
-    REDUCE,
-    vjp="prod_grad(dy, a, axis=axis, keepdims=keepdims)",
-    jvp="reduce_jvp(prod_grad(np.ones_like(y), a, axis=axis, keepdims=keepdims), da, axis=axis, "
-    "keepdims=keepdims)",
+    REDUCE + ", initial=1, where=True",
+    vjp={
+        "a": _masked_product("dy"),
+        "initial": "np.sum(dy * np.prod(a, axis=axis, keepdims=keepdims, where=where))",
+    },
+    jvp={
+        "a": f"reduce_jvp({_masked_product('np.ones_like(y)')}, da, axis=axis, keepdims=keepdims)",
+        "initial": "dinitial * np.prod(a, axis=axis, keepdims=keepdims, where=where)",
+    },
 )
 for _chooser in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
     defrule(
@@ -646,4 +677,4 @@ nondiff(
 for _float in (np.float16, np.float32, np.float64, np.longdouble):
     linear(_float, "x", vjp="cast_grad(dy, x, np.float64)")
 
-from . import linalg_rules  # noqa: E402,F401  (registers numpy.linalg)
+from . import linalg_rules, numeric_rules  # noqa: E402,F401  (numpy.linalg, numerical methods)

@@ -23,13 +23,13 @@ linear(runtime.broadcast_like, "t, like", vjp="unbroadcast(dy, t)")
 # The adjoints of `sum` and `mean`; their own adjoints are `sum` and `mean` again.
 linear(
     runtime.unreduce,
-    "g, x, axis=None, keepdims=False",
-    vjp="np.sum(dy, axis=axis, keepdims=keepdims)",
+    "g, x, axis=None, keepdims=False, where=True",
+    vjp="np.sum(dy, axis=axis, keepdims=keepdims, where=where)",
 )
 linear(
     runtime.mean_grad,
-    "g, x, axis=None, keepdims=False",
-    vjp="np.mean(dy, axis=axis, keepdims=keepdims)",
+    "g, x, axis=None, keepdims=False, where=True",
+    vjp="np.mean(dy, axis=axis, keepdims=keepdims, where=where)",
 )
 
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again (a dict
@@ -66,6 +66,11 @@ linear(runtime.fit_axes, "g, sizes, axes", vjp={"g": "fit_axes(dy, axis_sizes(g,
 nondiff(runtime.fft_axes, runtime.fft_sizes, runtime.axis_sizes, runtime.hermitian_weights)
 linear(runtime.holomorphic_result, "g", vjp="np.conj(dy)", jvp="np.conj(dg)")
 nondiff(runtime.float_dtype)
+# np.interp's knots, np.select's masks, running extremes' sources, rollaxis's axis: no gradient
+nondiff(
+    runtime.interp_index, runtime.interp_keep, runtime.interp_outside, runtime.poly_length,
+    runtime.select_default_mask, runtime.rollaxis_destination, runtime.accumulate_source,
+)
 
 # The transposes of the products, `matmul_vjp_left(g, a, b)` (the adjoint of A -> A @ b applied
 # to g) and the others: each is a product again (registry.transposes).

@@ -15,6 +15,7 @@ The families mirror ``rules/``:
 - ``indexing``: ``x[i]`` and its adjoint, writes into arrays and what they overwrite;
 - ``boundary``: seeds, tangents, optional parameters and Jacobians of the generated function;
 - ``reductions``, ``arrays``, ``products``, ``linalg``: the NumPy rule library's adjoints;
+- ``numerics``: those of NumPy's numerical methods (``np.gradient``, ``np.interp``, ``np.cov``);
 - ``higher_order``: what the rules of these helpers call (derivatives of generated code);
 - ``recursion``: a recursive call in reverse-mode code, its primal run once (the split derivative);
 - ``special``: ``digamma`` and ``trigamma``, the derivatives of ``math.lgamma``, in NumPy;
@@ -207,6 +208,27 @@ from .lists import (  # noqa: F401
     value_at_key,
     values_grad,
     values_tangent,
+)
+from .numerics import (  # noqa: F401
+    accumulate_source,
+    corrcoef_jvp,
+    corrcoef_vjp,
+    cov_jvp,
+    cov_vjp,
+    gradient_jvp,
+    gradient_vjp,
+    interp_index,
+    interp_keep,
+    interp_outside,
+    poly_length,
+    polyfit_grad,
+    polyfit_tangent,
+    rollaxis_destination,
+    select_choice_grad,
+    select_default_mask,
+    select_tangent,
+    trapezoid_grad,
+    trapezoid_grad_x,
 )
 from .products import (  # noqa: F401
     convolve_vjp,

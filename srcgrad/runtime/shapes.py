@@ -182,8 +182,9 @@ def _duck_shape(values):
     return np.broadcast_to(np.zeros_like(like, dtype=float_dtype(*values)), shape)
 
 
-def unreduce(dy, x, axis=None, keepdims=False):
-    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x``.
+def unreduce(dy, x, axis=None, keepdims=False, where=True):
+    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x`` (zeros where ``where``,
+    the sum's mask, is false).
 
     The result is a read-only broadcast view of ``dy``: every element of a reduced axis gets the
     same value, so nothing is copied. Generated code never updates it with ``+=``; ``zero_item``
@@ -191,6 +192,9 @@ def unreduce(dy, x, axis=None, keepdims=False):
     as a copy (``copy_grad``).
     """
     shape = np.shape(x)
+    if where is not True:
+        spread = unreduce(dy, x, axis, keepdims)
+        return np.where(where, spread, np.zeros((), dtype=np.result_type(spread)))
     if not shape and not isinstance(x, np.ndarray):
         return dy
     if type(dy) is float:
@@ -227,9 +231,14 @@ def _broadcast_view(a, shape):
     return view
 
 
-def mean_grad(dy, x, axis=None, keepdims=False):
-    """The adjoint of a mean: ``dy`` divided by the count, spread over the reduced axes."""
+def mean_grad(dy, x, axis=None, keepdims=False, where=True):
+    """The adjoint of a mean: ``dy`` divided by the count, spread over the reduced axes (over the
+    elements ``where`` selects: the count is theirs)."""
     shape = np.shape(x)
+    if where is not True:
+        mask = np.broadcast_to(where, shape)
+        count = np.sum(mask, axis=axis, keepdims=True)
+        return unreduce(dy, x, axis, keepdims, where=mask) / count
     if axis is None:
         count = int(np.prod(shape))
     else:

@@ -1,0 +1,152 @@
+"""The conventions, refusals and mixed second derivatives of the rules of NumPy's numerical
+methods (``srcgrad/rules/numeric_rules.py``); their rows against central differences are
+``NUMERIC_ROWS`` in ``tests/test_rules.py``."""
+
+import numpy as np
+import pytest
+from second_order_check import check_second_order
+
+import srcgrad
+from srcgrad import grad, jvp
+from srcgrad.errors import NoRuleError, SrcgradError, UnsupportedCaseError
+
+XP = np.array([0.0, 1.0, 1.5, 3.0])
+FP = np.array([0.0, 2.0, 2.5, 1.0])
+
+
+def interp_at(t):
+    return np.sum(np.interp(t, XP, FP))
+
+
+def test_interp_slope_at_knots_and_outside():
+    """At a knot the slope of the segment to its right, at the last knot the one to its left,
+    outside the range 0 (as JAX), in both modes."""
+    t = np.array([0.0, 1.0, 1.5, 3.0, -1.0, 4.0])
+    expected = [2.0, 1.0, -1.0, -1.0, 0.0, 0.0]
+    np.testing.assert_array_equal(grad(interp_at)(t), expected)
+    for i, want in enumerate(expected):
+        e = np.zeros(6)
+        e[i] = 1.0
+        assert jvp(interp_at)(t, e)[1] == want
+
+
+def running_max(a, w):
+    return np.sum(np.maximum.accumulate(a) * w)
+
+
+def running_min(a, w):
+    return np.sum(np.minimum.accumulate(a) * w)
+
+
+def test_running_extremes_give_a_tie_to_the_earlier_element():
+    w = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    a = np.array([1.0, 3.0, 3.0, 2.0, 5.0])  # running max 1, 3, 3, 3, 5: all three 3s are a[1]
+    np.testing.assert_array_equal(grad(running_max)(a, w), [1.0, 14.0, 0.0, 0.0, 16.0])
+    assert jvp(running_max)(a, w, np.arange(5.0))[1] == np.sum(w * [0, 1, 1, 1, 4])
+    b = np.array([2.0, np.nan, 1.0])  # a NaN propagates: it is the minimum from where it is
+    np.testing.assert_array_equal(grad(running_min)(b, w[:3]), [1.0, 6.0, 0.0])
+
+
+def unwrapped(p):
+    return np.sum(np.unwrap(p) * np.arange(1.0, 6.0))
+
+
+def where_indices(x):
+    return np.sum(x[np.where(x > 0)] ** 2)
+
+
+def test_unwrap_passes_the_gradient_and_one_argument_where_has_none():
+    p = np.array([0.0, 3.0, 6.5, -0.5, 2.0])  # jumps of more than pi are unwrapped
+    assert not np.allclose(np.unwrap(p), p)
+    np.testing.assert_array_equal(grad(unwrapped)(p), np.arange(1.0, 6.0))
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_array_equal(grad(where_indices)(x), [2.0, 0.0, 6.0])
+
+
+def interp_period(t):
+    return np.sum(np.interp(t, XP, FP, period=3.0))
+
+
+def interp_knots(xp):
+    return np.sum(np.interp(np.array([0.5, 2.0]), xp, FP))
+
+
+def gradient_spacing(h):
+    return np.sum(np.gradient(np.array([1.0, 4.0, 9.0]), h))
+
+
+def polyfit_full(y):
+    return np.sum(np.polyfit(np.arange(4.0), y, 1, full=True)[0])
+
+
+def polyval_matrix(p):
+    return np.sum(np.polyval(p, np.array([1.0, 2.0])))
+
+
+def cov_matrix(a):
+    return np.sum(np.cov(a) ** 2)
+
+
+def max_reduce_where(a):
+    return np.maximum.reduce(a, where=a > 0, initial=0.0)
+
+
+def test_refusals():
+    with pytest.raises(UnsupportedCaseError, match="period"):
+        grad(interp_period)(np.array([0.5, 2.0]))
+    with pytest.raises(NoRuleError, match="knots"):
+        grad(interp_knots)(XP)
+    with pytest.raises(NoRuleError, match="spacings"):
+        grad(gradient_spacing)(0.5)
+    with pytest.raises(UnsupportedCaseError, match="full=False"):
+        grad(polyfit_full)(np.array([1.0, 2.0, 0.5, 3.0]))
+    with pytest.raises(UnsupportedCaseError, match="1-D coefficients"):
+        grad(polyval_matrix)(np.ones((2, 2)))
+    a = np.arange(8.0).reshape(2, 4) ** 1.5
+    with pytest.raises(NoRuleError, match="cov_vjp"):
+        srcgrad.hessian(cov_matrix)(a)
+    with pytest.raises(UnsupportedCaseError, match="real data"):
+        grad(cov_matrix)(a * (1 + 1j))
+    with pytest.raises(SrcgradError, match="signature"):
+        grad(max_reduce_where)(np.array([1.0, -2.0, 3.0]))
+
+
+# Second derivatives where one vector feeds several parameters (mixed partials included).
+XS = np.array([0.0, 0.3, 1.0, 1.4, 2.5])
+MASK = np.array([True, False, True, True, False, True])
+
+
+def mixed_polyval(z):
+    return np.sum(np.polyval(z[:3], z[3:]) ** 2)
+
+
+def mixed_interp(z):
+    return np.sum(np.interp(z[:2], XP, z[2:]) ** 2)
+
+
+def mixed_trapezoid(z):
+    return np.trapezoid(z[:3] ** 2, np.cumsum(z[3:] ** 2))
+
+
+def mixed_select(z):
+    return np.sum(np.select([z[:3] > 0], [z[:3] * z[3:]], z[3:] ** 2) ** 2)
+
+
+def masked_reductions(z):
+    return (np.sum(z**3, where=MASK) + np.mean(z**2, where=MASK) * np.prod(z, where=MASK)
+            + np.add.reduce(z**2, initial=1.0) * np.sum(np.gradient(z**2, 0.5)))
+
+
+@pytest.mark.parametrize(
+    "f, z",
+    [
+        (mixed_polyval, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_interp, np.array([0.4, 2.2, 1.0, -0.5, 2.0, 0.7])),
+        (mixed_trapezoid, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_select, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (masked_reductions, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_mixed_second_order(f, z):
+    check_second_order(f, [z])
