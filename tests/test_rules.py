@@ -556,6 +556,7 @@ MASK = np.array([[True, False, True, True], [False, False, True, False], [True, 
 MASK4 = np.array([True, False, True, True])
 AW = np.array([0.5, 2.0, 1.0, 1.5])
 FW = np.array([1, 3, 2, 1])
+D3 = np.diag([1.0, 2.0, 4.0])
 
 
 def numeric_rows():
@@ -632,10 +633,21 @@ def numeric_rows():
             c=x((2, 3))),
         row(np.einsum, "np.einsum('ij,jk', a, b, optimize='greedy')", a=A, b=x((4, 2))),
         row(np.einsum, "np.einsum('ij,jk->ki', a, b, optimize='optimal')", a=A, b=x((4, 2))),
+        row(np.linalg.eigvals, "np.linalg.eigvals(D3 + 0.2 * a)", a=M),  # a real spectrum
+        row(np.linalg.eigvals, "np.real(np.linalg.eigvals(a))", a=x((2, 3, 3))),
+        row(np.linalg.eigvals, "np.real(np.linalg.eigvals(a) ** 2)", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a)", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a, -2)", a=x((4, 3))),
+        row(np.linalg.cond, "np.linalg.cond(a, 'fro')", a=x((2, 3, 3))),
+        row(np.linalg.cond, "np.linalg.cond(a, 'nuc')", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a, 1)", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a, -np.inf)", a=M),
     ]
 
 
-_CONSTANTS = {"XS": XS, "XS4": XS4, "XP": XP, "MASK": MASK, "MASK4": MASK4, "AW": AW, "FW": FW}
+_CONSTANTS = {
+    "XS": XS, "XS4": XS4, "XP": XP, "MASK": MASK, "MASK4": MASK4, "AW": AW, "FW": FW, "D3": D3,
+}
 NUMERIC_ROWS = numeric_rows()
 for _r in NUMERIC_ROWS:  # the constants a row's call names are globals of its function
     _r.inputs.update({k: v for k, v in _CONSTANTS.items() if k in _r.call})

@@ -6,7 +6,9 @@ Conventions:
   the symmetric ones (as in JAX and autograd), which is the gradient of a function of a symmetric
   matrix. Differentiate a function that builds the symmetric matrix (``(a + a.T) / 2``,
   ``a @ a.T``) to get the gradient with respect to its parts.
-* ``eigh`` needs distinct eigenvalues, ``svd`` distinct nonzero singular values (and
+* ``eigh`` and ``eigvals`` need distinct eigenvalues (``eigvals`` a diagonalizable matrix),
+  ``cond`` with ``p`` None/2/-2 simple extreme singular values, ``svd`` distinct nonzero
+  singular values (and
   ``full_matrices=False`` for a non-square matrix), ``qr`` an m x n matrix with m >= n and full
   column rank, ``pinv`` and ``lstsq`` a matrix whose rank does not change: where the
   decomposition is not unique the derivative does not exist.
@@ -62,6 +64,9 @@ defrule(la.eigh, "a, UPLO='L'", vjp="eigh_vjp(dy, real_only(y, 'np.linalg.eigh')
 defrule(la.eigvalsh, "a, UPLO='L'",
         vjp="eigvalsh_vjp(dy, real_only(a, 'np.linalg.eigvalsh'), UPLO=UPLO)",
         jvp="eigvalsh_jvp(real_only(a, 'np.linalg.eigvalsh'), da, UPLO=UPLO)")
+# The holomorphic transpose; a real matrix gets the real part (see runtime/numerics.py).
+defrule(la.eigvals, "a", vjp="eigvals_vjp(dy, a, y)", jvp="eigvals_jvp(a, y, da)")
+defrule(la.cond, "x, p=None", vjp="cond_vjp(dy, x, p=p)", jvp="cond_jvp(x, dx, p=p)")
 defrule(
     la.svd,
     "a, full_matrices=True, compute_uv=True, hermitian=False",

@@ -224,8 +224,9 @@ defrule(
 # --- the helpers' own rules (derivatives of derivatives) ------------------------------------------
 # Each linear helper's adjoint is its partner: gradient_vjp <-> gradient_jvp, polyfit_grad <->
 # polyfit_tangent, select_choice_grad <-> select_tangent; trapezoid_grad is linear in g and in the
-# sample points, trapezoid_grad_x bilinear in g and the integrand. The cov/corrcoef adjoints have
-# none: their second derivatives are a NoRuleError at transform time.
+# sample points, trapezoid_grad_x bilinear in g and the integrand. cov's helpers are bilinear
+# in the cotangent (or tangent) and the data, and each one's rules are the other one with the
+# data replaced by a cotangent or tangent (zeros for the part that has none). corrcoef's: none.
 _GRADIENT = f"{_SPACINGS}, axis=axis, edge_order=edge_order"
 _GRADIENT_SIG = f"{_SPACINGS.replace(',', '=None,')}=None, *, axis=None, edge_order=1"
 linear(
@@ -295,3 +296,60 @@ linear(
     vjp={"tangents": "select_choice_grad(dy, condlist, tangents)"},
     jvp={"tangents": "select_tangent(condlist, dtangents, like)"},
 )
+_Y0 = "None if other is None else np.zeros(np.shape(other))"
+_M0 = "np.zeros(np.shape(m))"
+_UNWEIGHTED = {"aweights": "the derivative with respect to the weights is not implemented"}
+defrule(
+    runtime.cov_vjp,
+    "g, m, other=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, wrt=0",
+    vjp={
+        "g": f"cov_jvp(m, other, dy, None, {_COV}) if wrt == 0 else "
+        f"cov_jvp(m, other, None, dy, {_COV})",
+        "m": f"cov_vjp(g, dy, {_Y0}, {_COV}) if wrt == 0 else cov_vjp(g, {_M0}, dy, {_COV})",
+        "other": f"cov_vjp(g, dy, {_Y0}, {_COV}, wrt=1) if wrt == 0 else "
+        f"cov_vjp(g, {_M0}, dy, {_COV}, wrt=1)",
+    },
+    jvp={
+        "g": f"cov_vjp(dg, m, other, {_COV}, wrt=wrt)",
+        "m": f"cov_vjp(g, dm, {_Y0}, {_COV}, wrt=wrt)",
+        "other": f"cov_vjp(g, {_M0}, dother, {_COV}, wrt=wrt)",
+    },
+    unsupported=_UNWEIGHTED,
+)
+_DM = "(np.zeros(np.shape(m)) if dm is None else dm)"
+_DY = "(None if other is None else np.zeros(np.shape(other)) if dother is None else dother)"
+defrule(
+    runtime.cov_jvp,
+    "m, other, dm, dother, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None",
+    vjp={
+        "m": f"cov_vjp(dy, {_DM}, {_DY}, {_COV})",
+        "other": f"cov_vjp(dy, {_DM}, {_DY}, {_COV}, wrt=1)",
+        "dm": f"cov_vjp(dy, m, other, {_COV})",
+        "dother": f"cov_vjp(dy, m, other, {_COV}, wrt=1)",
+    },
+    jvp={
+        "m": f"cov_jvp(d_m, {_Y0}, dm, dother, {_COV})",
+        "other": f"cov_jvp({_M0}, d_other, dm, dother, {_COV})",
+        "dm": f"cov_jvp(m, other, ddm, None, {_COV})",
+        "dother": f"cov_jvp(m, other, None, ddother, {_COV})",
+    },
+    unsupported=_UNWEIGHTED,
+)
+_SECOND = "second derivatives of np.corrcoef are not implemented"
+for _helper, _params in (
+    (runtime.corrcoef_vjp, ("g", "x", "other=None", "rowvar=True", "wrt=0")),
+    (runtime.corrcoef_jvp, ("x", "other", "dx", "dother", "rowvar=True")),
+):
+    defrule(_helper, ", ".join(_params), vjp={}, unsupported={
+        p.split("=")[0]: _SECOND for p in _params if p[0] != "r" and p[0] != "w"
+    })
+_SECOND_LINALG = "second derivatives of np.linalg.{} are not implemented"
+for _name, _helper, _params in (
+    ("eigvals", runtime.eigvals_vjp, ("g", "a", "values")),
+    ("eigvals", runtime.eigvals_jvp, ("a", "values", "da")),
+    ("cond", runtime.cond_vjp, ("g", "x", "p=None")),
+    ("cond", runtime.cond_jvp, ("x", "dx", "p=None")),
+):
+    defrule(_helper, ", ".join(_params), vjp={}, unsupported={
+        p: _SECOND_LINALG.format(_name) for p in _params if "=" not in p and p != "values"
+    })

@@ -211,10 +211,14 @@ from .lists import (  # noqa: F401
 )
 from .numerics import (  # noqa: F401
     accumulate_source,
+    cond_jvp,
+    cond_vjp,
     corrcoef_jvp,
     corrcoef_vjp,
     cov_jvp,
     cov_vjp,
+    eigvals_jvp,
+    eigvals_vjp,
     gradient_jvp,
     gradient_vjp,
     interp_index,

@@ -1,6 +1,7 @@
 """Adjoints and tangents of NumPy's numerical methods: ``np.gradient``, ``np.trapezoid``,
 ``np.interp``, ``np.polyval``/``np.polyfit``, ``np.cov``/``np.corrcoef``, ``np.select``,
-``np.rollaxis`` and the running extremes of ``np.maximum.accumulate``.
+``np.rollaxis``, the running extremes of ``np.maximum.accumulate``, ``np.linalg.eigvals`` and
+``np.linalg.cond``.
 
 Linear functions come in transposed pairs (``gradient_vjp`` / ``gradient_jvp``, ``polyfit_grad`` /
 ``polyfit_tangent``): the rule of each helper is the other one, so derivatives of any order stay
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedCaseError
+from .linalg import norm_grad
 from .shapes import unbroadcast
 
 # --- np.gradient --------------------------------------------------------------------------------
@@ -242,48 +244,48 @@ def _centered(X, w):
     return X - np.average(X, axis=1, weights=w)[:, None]
 
 
-def _unstack(G, m, y, rowvar, count, wrt):
+def _unstack(G, m, other, rowvar, count, wrt):
     part = G[:count] if wrt == 0 else G[count:]
-    v = m if wrt == 0 else y
+    v = m if wrt == 0 else other
     if not rowvar and np.array(v, ndmin=2).shape[0] != 1:
         part = part.T
     return np.reshape(part, np.shape(v))
 
 
-def cov_vjp(g, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+def cov_vjp(g, m, other=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
             wrt=0):
-    """The adjoint of ``np.cov`` with respect to ``m`` (``wrt`` 0) or ``y`` (1):
+    """The adjoint of ``np.cov(m, other)`` with respect to ``m`` (``wrt`` 0) or ``other`` (1):
     ``(G + G^T) Xc W / fact`` for the centered variables Xc (the centering drops out)."""
-    X, w, fact, count = _cov_parts(m, y, rowvar, bias, ddof, fweights, aweights)
+    X, w, fact, count = _cov_parts(m, other, rowvar, bias, ddof, fweights, aweights)
     k = X.shape[0]
     G = np.reshape(np.asarray(g, dtype=float), (k, k))
     Xc = _centered(X, w)
     full = (G + G.T) @ (Xc if w is None else Xc * w) / fact
-    return _unstack(full, m, y, rowvar, count, wrt)
+    return _unstack(full, m, other, rowvar, count, wrt)
 
 
-def cov_jvp(m, y, dm, d_y, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """The tangent of ``np.cov`` along the tangents ``dm`` and ``d_y`` (None: inactive)."""
-    X, w, fact, count = _cov_parts(m, y, rowvar, bias, ddof, fweights, aweights)
+def cov_jvp(m, other, dm, dother, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """The tangent of ``np.cov(m, other)`` along ``dm`` and ``dother`` (None: inactive)."""
+    X, w, fact, count = _cov_parts(m, other, rowvar, bias, ddof, fweights, aweights)
     dm = np.zeros(np.shape(m)) if dm is None else dm
-    d_y = None if y is None else np.zeros(np.shape(y)) if d_y is None else d_y
-    dX, _, _, _ = _cov_parts(dm, d_y, rowvar, bias, ddof, None, None)
+    dother = None if other is None else np.zeros(np.shape(other)) if dother is None else dother
+    dX, _, _, _ = _cov_parts(dm, dother, rowvar, bias, ddof, None, None)
     Xc, dXc = _centered(X, w), _centered(dX, w)
     half = dXc @ (Xc if w is None else Xc * w).T / fact
     return np.squeeze(half + half.T)
 
 
-def _corr_parts(x, y, rowvar):
-    c = np.cov(x, y, rowvar)
+def _corr_parts(x, other, rowvar):
+    c = np.cov(x, other, rowvar)
     s = np.sqrt(np.diag(c)) if np.ndim(c) else None
     return c, s
 
 
-def corrcoef_vjp(g, x, y=None, rowvar=True, wrt=0):
+def corrcoef_vjp(g, x, other=None, rowvar=True, wrt=0):
     """The adjoint of ``np.corrcoef``, through that of ``np.cov``: ``R = C / (s s^T)`` with ``s``
     the standard deviations, the square roots of C's diagonal."""
-    c, s = _corr_parts(x, y, rowvar)
-    v = x if wrt == 0 else y
+    c, s = _corr_parts(x, other, rowvar)
+    v = x if wrt == 0 else other
     if s is None:  # one variable: R = C / C = 1
         return np.zeros(np.shape(v))
     g = np.asarray(g, dtype=float)
@@ -292,15 +294,15 @@ def corrcoef_vjp(g, x, y=None, rowvar=True, wrt=0):
     gc = g / outer
     gs = -(np.sum(g * r, axis=1) + np.sum(g * r, axis=0)) / s
     gc = gc + np.diag(gs / (2 * s))
-    return cov_vjp(gc, x, y, rowvar, wrt=wrt)
+    return cov_vjp(gc, x, other, rowvar, wrt=wrt)
 
 
-def corrcoef_jvp(x, y, dx, d_y, rowvar=True):
-    """The tangent of ``np.corrcoef`` along ``dx`` and ``d_y`` (None: inactive)."""
-    c, s = _corr_parts(x, y, rowvar)
+def corrcoef_jvp(x, other, dx, dother, rowvar=True):
+    """The tangent of ``np.corrcoef(x, other)`` along ``dx`` and ``dother`` (None: inactive)."""
+    c, s = _corr_parts(x, other, rowvar)
     if s is None:
         return 0.0 * c
-    dc = cov_jvp(x, y, dx, d_y, rowvar)
+    dc = cov_jvp(x, other, dx, dother, rowvar)
     ds = np.diag(dc) / (2 * s)
     outer = s[:, None] * s[None, :]
     scaled = ds / s
@@ -370,3 +372,84 @@ def accumulate_source(a, y, axis, greater):
     start = np.zeros(a.shape[:-1] + (1,), dtype=int)
     source = np.maximum.accumulate(np.concatenate([start, index], axis=-1), axis=-1)
     return np.moveaxis(source, -1, axis)
+
+
+# --- np.linalg.eigvals / np.linalg.cond ---------------------------------------------------------
+
+
+def _eig_matching(a, values):
+    """The eigenvectors of ``a`` in the order of the eigenvalues ``values`` NumPy returned (for
+    distinct eigenvalues: where they repeat, a derivative does not exist)."""
+    w, v = np.linalg.eig(a)
+    if not np.allclose(w, values):
+        order = np.argmin(np.abs(np.asarray(values)[..., :, None] - w[..., None, :]), axis=-1)
+        v = np.take_along_axis(v, order[..., None, :], axis=-1)
+    return v
+
+
+def eigvals_vjp(g, a, values):
+    """The adjoint of ``np.linalg.eigvals``: ``V^-T diag(g) V^T`` with ``a = V diag(values) V^-1``,
+    the holomorphic transpose; for a real ``a``, its real part (the gradient of the real and
+    imaginary parts of the eigenvalues alike)."""
+    v = _eig_matching(a, values)
+    vt = np.swapaxes(v, -1, -2)
+    out = np.swapaxes(np.linalg.inv(v), -1, -2) @ (np.asarray(g)[..., :, None] * vt)
+    return out if np.iscomplexobj(a) else np.real(out)
+
+
+def eigvals_jvp(a, values, da):
+    """The tangent of ``np.linalg.eigvals``: the diagonal of ``V^-1 da V``."""
+    v = _eig_matching(a, values)
+    t = np.diagonal(np.linalg.inv(v) @ da @ v, axis1=-2, axis2=-1)
+    return t if np.iscomplexobj(values) else np.real(t)
+
+
+def _cond_parts(x, p):
+    if np.iscomplexobj(x):
+        raise UnsupportedCaseError("srcgrad differentiates np.linalg.cond of real matrices only")
+    x = np.asarray(x, dtype=float)
+    inverse = np.linalg.inv(x)
+    n1 = np.linalg.norm(x, p, axis=(-2, -1))
+    n2 = np.linalg.norm(inverse, p, axis=(-2, -1))
+    return x, inverse, n1, n2
+
+
+def _cond_svd_weights(s, p):
+    """d(cond)/ds for the 2-norm condition number s_max / s_min (``p=-2``: its inverse)."""
+    hi, lo = s[..., 0], s[..., -1]
+    w = np.zeros(s.shape)
+    if p == -2:
+        w[..., -1], w[..., 0] = 1.0 / hi, -lo / hi**2
+    else:
+        w[..., 0], w[..., -1] = 1.0 / lo, -hi / lo**2
+    return w
+
+
+def cond_vjp(g, x, p=None):
+    """The adjoint of ``np.linalg.cond``: through the extreme singular values for ``p`` None, 2,
+    -2 (they must be simple), else through ``norm(x, p) * norm(inv(x), p)``."""
+    g = np.asarray(g)
+    if p is None or p in (2, -2):
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        ws = g[..., None] * _cond_svd_weights(s, p)
+        return (u * ws[..., None, :]) @ vt
+    x, inverse, n1, n2 = _cond_parts(x, p)
+    axes = (-2, -1)
+    direct = norm_grad(g * n2, x, n1, ord=p, axis=axes)
+    through = norm_grad(g * n1, inverse, n2, ord=p, axis=axes)
+    return direct - np.swapaxes(inverse, -1, -2) @ through @ np.swapaxes(inverse, -1, -2)
+
+
+def cond_jvp(x, dx, p=None):
+    """The tangent of ``np.linalg.cond`` along ``dx``."""
+    if p is None or p in (2, -2):
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        ds = np.einsum("...ji,...jk,...ik->...i", u, dx, vt)
+        return np.sum(_cond_svd_weights(s, p) * ds, axis=-1)
+    x, inverse, n1, n2 = _cond_parts(x, p)
+    axes = (-2, -1)
+    one = np.ones(np.shape(n1))
+    dn1 = np.sum(norm_grad(one, x, n1, ord=p, axis=axes) * dx, axis=axes)
+    dinverse = -inverse @ dx @ inverse
+    dn2 = np.sum(norm_grad(one, inverse, n2, ord=p, axis=axes) * dinverse, axis=axes)
+    return dn1 * n2 + n1 * dn2
