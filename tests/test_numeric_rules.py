@@ -24,10 +24,9 @@ def test_interp_slope_at_knots_and_outside():
     t = np.array([0.0, 1.0, 1.5, 3.0, -1.0, 4.0])
     expected = [2.0, 1.0, -1.0, -1.0, 0.0, 0.0]
     np.testing.assert_array_equal(grad(interp_at)(t), expected)
+    tangent = jvp(interp_at)
     for i, want in enumerate(expected):
-        e = np.zeros(6)
-        e[i] = 1.0
-        assert jvp(interp_at)(t, e)[1] == want
+        assert tangent(t, np.eye(6)[i])[1] == want
 
 
 def running_max(a, w):
@@ -79,6 +78,10 @@ def polyfit_full(y):
     return np.sum(np.polyfit(np.arange(4.0), y, 1, full=True)[0])
 
 
+def polyfit_cov(y):
+    return np.sum(np.polyfit(np.arange(4.0), y, 1, cov=True)[0])
+
+
 def polyval_matrix(p):
     return np.sum(np.polyval(p, np.array([1.0, 2.0])))
 
@@ -104,6 +107,8 @@ def test_refusals():
         grad(gradient_spacing)(0.5)
     with pytest.raises(UnsupportedCaseError, match="full=False"):
         grad(polyfit_full)(np.array([1.0, 2.0, 0.5, 3.0]))
+    with pytest.raises(UnsupportedCaseError, match="full=False"):
+        jvp(polyfit_cov)(np.array([1.0, 2.0, 0.5, 3.0]), np.ones(4))
     with pytest.raises(UnsupportedCaseError, match="1-D coefficients"):
         grad(polyval_matrix)(np.ones((2, 2)))
     a = np.arange(8.0).reshape(2, 4) ** 1.5
@@ -136,6 +141,10 @@ def mixed_select(z):
     return np.sum(np.select([z[:3] > 0], [z[:3] * z[3:]], z[3:] ** 2) ** 2)
 
 
+def mixed_polyfit(z):
+    return np.sum(np.polyfit(XS, z[:5] ** 2, 2, w=XS + 1.0) ** 2)
+
+
 def mixed_cov(z):
     return np.sum(np.cov(z[:3], z[3:], aweights=np.array([1.0, 2.0, 0.5])) ** 2)
 
@@ -153,9 +162,40 @@ def masked_reductions(z):
         (mixed_trapezoid, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
         (mixed_select, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
         (mixed_cov, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_polyfit, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
         (masked_reductions, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_mixed_second_order(f, z):
     check_second_order(f, [z])
+
+
+# For tests/mutate_rules.py: the checks of these rules beyond their rows in tests/test_rules.py
+# (the helpers' rules are checked by the second derivatives alone).
+_Z = np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])
+_Z_INTERP = np.array([0.4, 2.2, 1.0, -0.5, 2.0, 0.7])
+_rt = srcgrad.runtime
+MUTATION_CHECKS = {
+    np.interp: [test_interp_slope_at_knots_and_outside,
+                lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
+    np.maximum.accumulate: [test_running_extremes_give_a_tie_to_the_earlier_element],
+    np.minimum.accumulate: [test_running_extremes_give_a_tie_to_the_earlier_element],
+    np.unwrap: [test_unwrap_passes_the_gradient_and_one_argument_where_has_none],
+    np.polyfit: [test_refusals],
+    np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
+    np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
+    _rt.trapezoid_grad: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
+    _rt.trapezoid_grad_x: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
+    _rt.select_choice_grad: [lambda: test_mixed_second_order(mixed_select, _Z)],
+    _rt.select_tangent: [lambda: test_mixed_second_order(mixed_select, _Z)],
+    _rt.cov_vjp: [lambda: test_mixed_second_order(mixed_cov, _Z)],
+    _rt.cov_jvp: [lambda: test_mixed_second_order(mixed_cov, _Z)],
+    _rt.polyfit_grad: [lambda: test_mixed_second_order(mixed_polyfit, _Z)],
+    _rt.polyfit_tangent: [lambda: test_mixed_second_order(mixed_polyfit, _Z)],
+    _rt.gradient_vjp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    _rt.gradient_jvp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.sum: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.prod: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.add.reduce: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+}

@@ -578,6 +578,7 @@ def numeric_rows():
         row(np.trapezoid, "np.trapezoid(a, t, axis=0)", a=A, t=x((3,))),
         row(np.trapezoid, "np.trapezoid(a, t)", a=A, t=A),
         row(np.trapezoid, "np.trapezoid(a, t, axis=1)", a=b, t=x((1, 3, 1))),
+        row(np.trapezoid, "np.trapezoid(a, t, dx=h)", a=A, t=V, h=S),  # dx unused: no gradient
         row(np.interp, "np.interp(t, XP, f)", t=x((5,), (-0.5, 3.5)), f=V),
         row(np.interp, "np.interp(t, XP, f, left=lo, right=hi)", t=x((3, 2), (-1.0, 4.0)), f=V,
             lo=S, hi=S),
@@ -585,8 +586,10 @@ def numeric_rows():
         row(np.polyval, "np.polyval(p, t)", p=V, t=x((3, 2))),
         row(np.polyval, "np.polyval(p, s)", p=x((3,)), s=S),
         row(np.polyval, "np.polyval(p, t)", p=x((1,)), t=x((3,))),
+        row(np.polyval, "np.polyval(p, t)", p=x((3,)), t=x((2,)), wrt=("t",)),
         row(np.polyfit, "np.polyfit(XS, b, 2)", b=x((5,))),
         row(np.polyfit, "np.polyfit(XS, b, 1, w=XS + 1)", b=x((5, 2))),
+        row(np.polyfit, "np.polyfit(XS, b, 3, rcond=0.05)", b=x((5,))),  # a value cut off
         row(np.unwrap, "np.unwrap(a * 3)", a=A),
         row(np.unwrap, "np.unwrap(a * 3, axis=0, period=q)", a=A, q=x((), (2.0, 4.0))),
         row(np.cov, "np.cov(a)", a=A),
@@ -600,6 +603,8 @@ def numeric_rows():
         row(np.corrcoef, "np.corrcoef(a, b, rowvar=False)", a=x((5, 2)), b=x((5,))),
         row(np.select, "np.select([a > 0, a < -1], [a * 2, b], c)", a=A, b=V, c=S),
         row(np.select, "np.select([a > 0], [b])", a=A, b=A),
+        # the result's shape comes from a choice without gradient alone
+        row(np.select, "np.select([MASK4, ~MASK4], [b, MASK * 2.0])", b=V),
         row(np.rollaxis, "np.rollaxis(a, 2)", a=b),
         row(np.rollaxis, "np.rollaxis(a, 0, 3)", a=b),
         row(np.rollaxis, "np.rollaxis(a, -1, 1)", a=b),
