@@ -46,6 +46,25 @@ def test_running_extremes_give_a_tie_to_the_earlier_element():
     np.testing.assert_array_equal(grad(running_min)(b, w[:3]), [1.0, 6.0, 0.0])
 
 
+def close_to_real(z):
+    return np.real_if_close(z)
+
+
+def test_real_if_close_of_complex_input():
+    """A negligible imaginary part is dropped: the tangent is the real part of the tangent and
+    the gradient has the complex dtype of the input; otherwise both pass unchanged."""
+    dz = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+    near = np.array([1.0 + 1e-20j, 2.0 + 0j])
+    value, tangent = jvp(close_to_real)(near, dz)
+    assert not np.iscomplexobj(value) and not np.iscomplexobj(tangent)
+    np.testing.assert_array_equal(tangent, [1.0, 3.0])
+    g = srcgrad.vjp(close_to_real)(near, np.array([1.0, 2.0]))
+    assert g.dtype == np.complex128
+    np.testing.assert_array_equal(g, [1.0, 2.0])
+    far = np.array([1.0 + 1.0j, 2.0 + 0j])
+    np.testing.assert_array_equal(jvp(close_to_real)(far, dz)[1], dz)
+
+
 def unwrapped(p):
     return np.sum(np.unwrap(p) * np.arange(1.0, 6.0))
 
@@ -134,7 +153,10 @@ def mixed_interp(z):
 
 
 def mixed_trapezoid(z):
-    return np.trapezoid(z[:3] ** 2, np.cumsum(z[3:] ** 2))
+    """The integral is not the last operation, so its adjoint's own cotangent carries gradient."""
+    a = np.reshape(z**2, (2, 3))
+    return (np.sum(np.trapezoid(a, np.cumsum(z[3:] ** 2), axis=1) ** 2)
+            + np.sum(np.trapezoid(np.reshape(z, (3, 2)), dx=z[0] ** 2, axis=0) ** 2))
 
 
 def mixed_select(z):
@@ -151,7 +173,9 @@ def mixed_cov(z):
 
 def masked_reductions(z):
     return (np.sum(z**3, where=MASK) + np.mean(z**2, where=MASK) * np.prod(z, where=MASK)
-            + np.add.reduce(z**2, initial=1.0) * np.sum(np.gradient(z**2, 0.5)))
+            + np.add.reduce(z**2, initial=1.0) * np.sum(np.gradient(z**2, 0.5))
+            + np.sum(np.gradient(np.reshape(z**2, (2, 3)), XS[:3], axis=1, edge_order=2) ** 2)
+            + np.sum(np.prod(np.gradient(np.reshape(z, (2, 3)), 1.0, XS[:3]), axis=0)))
 
 
 @pytest.mark.parametrize(
@@ -168,7 +192,15 @@ def masked_reductions(z):
     ids=lambda v: getattr(v, "__name__", ""),
 )
 def test_mixed_second_order(f, z):
-    check_second_order(f, [z])
+    """Reverse over reverse, forward over reverse, forward over forward (``jvp(jvp(f))``, which
+    runs the tangent helpers' own tangents) and reverse over forward (their adjoints) against
+    differences of the gradient."""
+    hessian = check_second_order(f, [z])
+    u = np.linspace(-1.0, 1.0, np.size(z))
+    (_, _), (_, second) = jvp(jvp(f))(z, u, u)
+    np.testing.assert_allclose(second, u @ hessian @ u, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(srcgrad.vjp(jvp(f))(z, u, (0.0, 1.0)), hessian @ u, rtol=1e-5,
+                               atol=1e-6)
 
 
 # For tests/mutate_rules.py: the checks of these rules beyond their rows in tests/test_rules.py
@@ -183,6 +215,7 @@ MUTATION_CHECKS = {
     np.minimum.accumulate: [test_running_extremes_give_a_tie_to_the_earlier_element],
     np.unwrap: [test_unwrap_passes_the_gradient_and_one_argument_where_has_none],
     np.polyfit: [test_refusals],
+    np.real_if_close: [test_real_if_close_of_complex_input],
     np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
     np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
     _rt.trapezoid_grad: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
