@@ -578,7 +578,7 @@ def numeric_rows():
         row(np.trapezoid, "np.trapezoid(a, t, axis=0)", a=A, t=x((3,))),
         row(np.trapezoid, "np.trapezoid(a, t)", a=A, t=A),
         row(np.trapezoid, "np.trapezoid(a, t, axis=1)", a=b, t=x((1, 3, 1))),
-        row(np.trapezoid, "np.trapezoid(a, t, dx=h)", a=A, t=V, h=S),  # dx unused: no gradient
+        row(np.trapezoid, "np.trapezoid(a, t, dx=h)", a=A, t=V, h=S, wrt=("h",)),  # dx unused
         row(np.interp, "np.interp(t, XP, f)", t=x((5,), (-0.5, 3.5)), f=V),
         row(np.interp, "np.interp(t, XP, f, left=lo, right=hi)", t=x((3, 2), (-1.0, 4.0)), f=V,
             lo=S, hi=S),
@@ -606,6 +606,7 @@ def numeric_rows():
         # the result's shape comes from a choice without gradient alone
         row(np.select, "np.select([MASK4, ~MASK4], [b, MASK * 2.0])", b=V),
         row(np.select, "np.select([MASK4], [b], c)", b=A, c=S),
+        row(np.select, "np.select([MASK4], [b], c)", b=A, c=S, wrt=("c",)),
         row(np.rollaxis, "np.rollaxis(a, 2)", a=b),
         row(np.rollaxis, "np.rollaxis(a, 0, 3)", a=b),
         row(np.rollaxis, "np.rollaxis(a, -1, 1)", a=b),
@@ -622,9 +623,13 @@ def numeric_rows():
         row(np.add.reduce, "np.add.reduce(a)", a=A),
         row(np.add.reduce, "np.add.reduce(a, axis=None, initial=c, where=MASK)", a=A, c=S),
         row(np.add.reduce, "np.add.reduce(a, axis=1, keepdims=True, initial=c)", a=A, c=S),
+        row(np.add.reduce, "np.add.reduce(a, axis=1)", a=A),
+        row(np.add.reduce, "np.add.reduce(a, axis=1, keepdims=True, initial=c)", a=A, c=S,
+            wrt=("c",)),
         row(np.multiply.reduce, "np.multiply.reduce(a, axis=1, keepdims=True)", a=A),
         row(np.maximum.reduce, "np.maximum.reduce(a)", a=A),
         row(np.maximum.reduce, "np.maximum.reduce(a, axis=1, keepdims=True)", a=A),
+        row(np.maximum.reduce, "np.maximum.reduce(a, axis=1)", a=A),
         row(np.minimum.reduce, "np.minimum.reduce(a, axis=(0, 1))", a=A),
         row(np.add.accumulate, "np.add.accumulate(a, axis=1)", a=A),
         row(np.multiply.accumulate, "np.multiply.accumulate(a)", a=A),
