@@ -1,5 +1,5 @@
 """The transforms: ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``hvp``, ``jacobian``,
-``hessian``; and ``source`` / ``show``.
+``hessian``, ``holomorphic_grad``; and ``source`` / ``show``.
 
 Each transform returns the generated function itself (no wrapper between the caller and the
 generated code), compiled once and cached by the function's code object and closure, the
@@ -405,6 +405,36 @@ def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimiz
     return wrap(fn, "hessian", f, wrt, _asked(options))
 
 
+@overload
+def holomorphic_grad(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
+                     dump: bool = False) -> Derived: ...
+
+
+@overload
+def holomorphic_grad(f: None = None, wrt: Wrt = 0, *, verbose: bool = False,
+                     optimize: bool = True, dump: bool = False) -> Callable[[Fn], Derived]: ...
+
+
+def holomorphic_grad(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False,
+                     optimize: bool = True, dump: bool = False) -> Any:
+    """The complex derivative of a holomorphic function with one complex output:
+    ``holomorphic_grad(f, wrt=0)(*args) -> f'(z)`` (an array of partial derivatives for an
+    array ``z``), as JAX's ``grad(f, holomorphic=True)``. The argument must be complex.
+
+    Generated as the conjugate of ``vjp(f, wrt)`` seeded with 1 (srcgrad's gradient of a complex
+    argument is ``conj(f'(z))`` times the seed, docs/complex.md). It does not check that ``f`` is
+    holomorphic: of a function that is not, it is the vjp's conjugate, not a derivative.
+    """
+    options = Options(optimize=optimize, verbose=verbose, dump=dump)
+    if f is None:
+        return functools.partial(holomorphic_grad, wrt=wrt, **_kw(options))
+    try:
+        fn = _cached(unwrap(f), "holomorphic_grad", wrt, options, _holomorphic)
+    except SrcgradError as error:
+        raise _trimmed(error) from error.__cause__
+    return wrap(fn, "holomorphic_grad", f, wrt, _asked(options))
+
+
 def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
     f = getattr(f, numba_backend.PYTHON, f)  # a compiled derivative: the code it compiles
     if not callable(f):
@@ -558,6 +588,41 @@ def {name}({args}):
 """
 
 
+HOLOMORPHIC = """\
+def {name}({args}):
+    {value} = {holomorphic_seed}({f}({args}), {x}, {fname!r})
+    return {holomorphic_result}({vjp}({args}, {value}))
+"""
+
+
+def _holomorphic(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
+    names, split = _split_call(f, wrt)
+    as_tuple = isinstance(wrt, (tuple, list))
+    back = _derived(f, "vjp", tuple(names) if as_tuple else names[0], options)
+    params = _plain_params(f)
+    name = DERIVED["holomorphic_grad"].format(getattr(f, "__name__", "f"))
+    if params is not None and not as_tuple:
+        # generated code, so that it is itself input to every transform
+        extras = {"f": f, "vjp": back, "holomorphic_seed": _RUNTIME.holomorphic_seed,
+                  "holomorphic_result": _RUNTIME.holomorphic_result}
+        return _generate(f, name, HOLOMORPHIC.replace("{x}", names[0]), extras, params)
+
+    def holomorphic(*args: Any, **kwargs: Any) -> Any:
+        pos, kw, xs = split(args, kwargs)
+        out = f(*args, **kwargs)
+        seed = None
+        for x in xs:
+            seed = _RUNTIME.holomorphic_seed(out, x, getattr(f, "__name__", "f"))
+        g = back(*pos, seed, **kw)
+        if as_tuple:
+            return tuple(_RUNTIME.holomorphic_result(part) for part in g)
+        return _RUNTIME.holomorphic_result(g)
+
+    holomorphic.__name__ = holomorphic.__qualname__ = name
+    holomorphic.__doc__ = f"Complex derivative of {getattr(f, '__name__', 'f')} ({names})."
+    return holomorphic
+
+
 def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     method = mode[1]
     names, split = _split_call(f, wrt)
@@ -581,6 +646,8 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
 
     def jac(*args: Any, **kwargs: Any) -> Any:
         pos, kw, xs = split(args, kwargs)
+        for x in xs:
+            _RUNTIME.real_for_jacobian(x)
         n_in = sum(int(np.size(x)) for x in xs)
         columns: list[list[Any]] = [[] for _ in xs]
         value = None
@@ -649,7 +716,7 @@ def _hessian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
 # transform time and differentiated through (see rules/derived.py), and so on.
 transforms.register(
     _derived, _CACHE.clear, refreshed, grad=grad, value_and_grad=value_and_grad, vjp=vjp,
-    jvp=jvp, hvp=hvp, jacobian=jacobian, hessian=hessian,
+    jvp=jvp, hvp=hvp, jacobian=jacobian, hessian=hessian, holomorphic_grad=holomorphic_grad,
 )
 
 
@@ -693,6 +760,7 @@ def _ipython() -> Any:
 
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "hvp", "jacobian", "hessian", "source", "show",
+    "grad", "value_and_grad", "vjp", "jvp", "hvp", "jacobian", "hessian", "holomorphic_grad",
+    "source", "show",
     "inspect", "adjoint", "tangent", "stop_gradient", "nondifferentiable", "register_pytree",
 ]

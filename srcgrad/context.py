@@ -39,13 +39,16 @@ class Options:
     dump: bool = False
     has_aux: bool = False  # f returns (output, aux): grad and value_and_grad
     backend: str = "python"  # "python", "numba" or "auto" (emit/numba_backend.py)
+    # recursive calls in reverse-mode code run each level once (normalize/recursion.py); False
+    # for code that is differentiated again
+    split_recursion: bool = True
 
 
 @dataclass
 class Context:
     # the request
     fn: object  # the user function
-    mode: str  # "grad", "value_and_grad", "vjp", "jvp" or "tangent"
+    mode: str  # "grad", "value_and_grad", "vjp", "jvp", "tangent" or "split"
     wrt: tuple  # parameter names
     as_tuple: bool = False  # gradients as a tuple even when there is only one
     optimize: bool = True
@@ -78,6 +81,8 @@ class Context:
     aux: object = None  # the expression holding the auxiliary output (has_aux)
     derivative: object = None  # emit/guard.py's Derivative, when the function has a guard
     receivers: object = None  # inline: what is known of the classes of locals (methods.py)
+    split_recursion: bool = True  # Options.split_recursion
+    split_used: bool = False  # normalize/recursion.py split a recursive call
 
     @property
     def extras(self):

@@ -1,14 +1,17 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> containers -> control -> anf -> inline -> sharing -> einsum
+    parse -> check -> functional -> containers -> control -> anf -> inline -> recursion -> sharing
+    -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> guard
     -> emit -> compile
 
-Reverse mode serves "grad", "value_and_grad" and "vjp"; forward mode serves "jvp" (value and
-tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product as the tangent of a
-gradient). Both share everything before the transform and everything after it but ``proxy``.
+Reverse mode serves "grad", "value_and_grad", "vjp" and "split" (a generator: the primal, a
+yield of the value for the cotangent, then the gradients; normalize/recursion.py); forward mode
+serves "jvp" (value and tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product
+as the tangent of a gradient). Both share everything before the transform and everything after
+it but ``proxy``.
 
 Every stage is a pass ``run(node, ctx) -> node``: it takes the function's tree and the
 :class:`~srcgrad.context.Context`, returns the new tree, and leaves what later passes need on the
@@ -22,6 +25,7 @@ through ``written`` (``normalize/integer_writes.py``), and activity is analysed 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from dataclasses import dataclass
@@ -50,6 +54,7 @@ from .normalize import (
     inline,
     inplace,
     integer_writes,
+    recursion,
     sharing,
     ssa,
 )
@@ -58,7 +63,7 @@ from .normalize import inplace_calls as writes
 from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
 from .transform import defaults, forward, reverse
 
-MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent")
+MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent", "split")
 FORWARD_MODES = ("jvp", "tangent")
 TRAILING_MODES = ("vjp", "jvp", "tangent")  # modes whose last positional parameter is added
 
@@ -109,6 +114,7 @@ NORMALIZE = (
     Stage("control", control.run),
     Stage("anf", anf.run),
     Stage("inline", inline.run),
+    Stage("recursion", recursion.run, recursion.wanted),
     Stage("sharing", sharing.run),
     Stage("einsum", einsum.run),
     Stage("writes", writes.run),
@@ -156,10 +162,13 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     derivative is specialized to them).
     """
     options = options or Options()
+    fn = _differentiable(fn)
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
     parsed = parse_function(fn)
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, dict(static or {}),
                   parsed.location, parsed.source_lines)
+    # a split call runs a generator: only in Python (the numba backend compiles the plain form)
+    ctx.split_recursion = options.split_recursion and options.backend == "python"
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node
@@ -186,7 +195,32 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
         compiled.__srcgrad_specialized__ = True  # methods inlined for inferred classes
     if ctx.derivative is not None:
         ctx.derivative.fn = compiled
+    if ctx.split_used:
+        plain = dataclasses.replace(options, split_recursion=False, verbose=False, dump=False)
+        compiled.__srcgrad_plain__ = _Plain(fn, mode, wrt, plain, as_tuple, static)
     return compiled, text
+
+
+class _Plain:
+    """The same derivative generated without splitting recursive calls (made when first
+    asked for): the code a transform of the derivative differentiates, since a split call
+    runs a generator no rule differentiates."""
+
+    def __init__(self, *request):
+        self.request = request
+        self.made = None
+
+    def __call__(self):
+        if self.made is None:
+            fn, mode, wrt, options, as_tuple, static = self.request
+            self.made = derive(fn, mode, wrt, options, as_tuple, static)[0]
+        return self.made
+
+
+def _differentiable(fn):
+    """``fn``, or for a derivative whose recursive calls are split, its plain version."""
+    plain = getattr(fn, "__srcgrad_plain__", None)
+    return fn if plain is None else plain()
 
 
 def _print_stage(label, node):

@@ -48,10 +48,13 @@ def _call_with(f, args, kwargs, slot, value):
 
 
 def numeric_grad(f, args, i, kwargs=None, step=STEP):
-    """Central-difference gradient of scalar-valued f with respect to argument i (index or name)."""
+    """Central-difference gradient of scalar-valued f with respect to argument i (index or name);
+    of a complex argument ``z = x + 1j*y``, ``df/dx + 1j*df/dy`` (srcgrad's convention)."""
     kwargs = kwargs or {}
     slot = _slot(f, args, i)
     x = _get(args, kwargs, slot)
+    if np.iscomplexobj(x):
+        return _complex_numeric_grad(f, args, kwargs, slot, x, step)
     if isinstance(x, np.ndarray):
         x = x.astype(np.float64)
         g = np.zeros_like(x)
@@ -71,6 +74,26 @@ def numeric_grad(f, args, i, kwargs=None, step=STEP):
     return (_call_with(f, args, kwargs, slot, xp) - _call_with(f, args, kwargs, slot, xm)) / (
         xp - xm
     )
+
+
+def _complex_numeric_grad(f, args, kwargs, slot, z, step):
+    """``df/dx + 1j*df/dy`` by central differences along the real and the imaginary axis."""
+    z = np.asarray(z, dtype=np.complex128)
+    g = np.zeros(z.shape, dtype=np.complex128)
+    for idx in np.ndindex(z.shape):
+        for direction in (1.0, 1j):
+            h = step * max(1.0, abs(z[idx]))
+            zp, zm = z.copy(), z.copy()
+            zp[idx] += h * direction
+            zm[idx] -= h * direction
+            value = (_call_with(f, args, kwargs, slot, _shaped(zp))
+                     - _call_with(f, args, kwargs, slot, _shaped(zm))) / (2 * h)
+            g[idx] += value * direction
+    return g if g.shape else complex(g)
+
+
+def _shaped(z):
+    return z if z.shape else complex(z)
 
 
 def assert_same(before, after, what="argument"):
@@ -96,7 +119,10 @@ def assert_grad_like(g, x, what="gradient"):
     if isinstance(x, np.ndarray):
         assert isinstance(g, np.ndarray), f"{what} should be an ndarray, got {type(g).__name__}"
         assert g.shape == x.shape, f"{what} has shape {g.shape}, argument has {x.shape}"
-        assert np.issubdtype(g.dtype, np.floating), f"{what} has dtype {g.dtype}"
+        kind = np.complexfloating if np.iscomplexobj(x) else np.floating
+        assert np.issubdtype(g.dtype, kind), f"{what} has dtype {g.dtype} for {x.dtype}"
+    elif isinstance(x, complex):
+        assert isinstance(g, (complex, np.complexfloating)), f"{what} of a complex: {g!r}"
     else:
         assert isinstance(g, (float, np.floating)), (
             f"{what} of a float argument should be a float, got {type(g).__name__} {g!r}"

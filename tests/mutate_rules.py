@@ -196,6 +196,15 @@ def _checks():
         if hasattr(dtypes, f):  # the argument's type (float) is the gradient's
             f = getattr(dtypes, f)
             add(fn, lambda f=f: dtypes.test_a_float_made_a_0d_array_gets_a_float_gradient(f))
+    for p in getattr(table, "NUMERIC_PARAMS", []):
+        add(p.values[0].fn, lambda r=p.values[0]: table.test_numeric_rule(r))
+    try:
+        import test_numeric_rules as numeric
+    except ImportError:  # (absent in older versions of the tests)
+        numeric = None
+    for fn, tests in getattr(numeric, "MUTATION_CHECKS", {}).items():
+        for test in tests:
+            add(fn, test)
     for p in shapes.VARIANTS:
         r, refused = p.values
         add(r.fn, lambda r=r, refused=refused: shapes.test_rule_at_generated_shapes(r, refused))

@@ -73,6 +73,10 @@ DASK_PARTIAL = {
     np.ptp, np.median, np.percentile, np.linspace, np.reshape, np.repeat, np.take, np.bincount,
     np.dot, np.vecdot, np.matvec, np.vecmat, np.linalg.inv, np.linalg.solve, np.linalg.cholesky,
     np.linalg.svd, np.linalg.qr, np.linalg.lstsq, np.linalg.norm,
+    # numpy.fft: Dask transforms along an axis in one chunk only
+    np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft,
+    np.fft.irfft, np.fft.rfft2, np.fft.irfft2, np.fft.rfftn, np.fft.irfftn, np.fft.hfft,
+    np.fft.ihfft, np.fft.fftshift, np.fft.ifftshift,
 }
 
 # The rules whose gradient computes its cotangent although the primal is lazy: the adjoint of
@@ -80,7 +84,8 @@ DASK_PARTIAL = {
 # several places sum them back with `np.bincount`; that of an einsum with a repeated label
 # writes onto a diagonal. Dask implements none of these lazily.
 MATERIALIZING = {np.median, np.quantile, np.percentile, np.tile, np.delete, np.pad}
-MATERIALIZING_ROWS = {"np.einsum('ii->i', a) a(3, 3)", "np.einsum('iij->j', a) a(3, 3, 2)"}
+MATERIALIZING_ROWS = {"np.einsum('ii->i', a) a(3, 3)", "np.einsum('iij->j', a) a(3, 3, 2)",
+                      "np.take(z, [0, 2, 2], axis=1) z(2, 3)", "np.repeat(z, 2, axis=0) z(2, 3)"}
 
 # Rules srcgrad refuses on Dask arrays rather than differentiate another function than NumPy's:
 # `np.linalg.cholesky` of a Dask array returns the upper factor.
@@ -185,8 +190,9 @@ def test_the_documentation_lists_the_same_functions():
 
     def spelled(functions):
         return {
-            f"np.linalg.{f.__name__}" if getattr(np, f.__name__, None) is not f else
-            f"np.{f.__name__}" for f in functions
+            f"np.{f.__name__}" if getattr(np, f.__name__, None) is f else
+            f"np.fft.{f.__name__}" if getattr(np.fft, f.__name__, None) is f else
+            f"np.linalg.{f.__name__}" for f in functions
         }
 
     assert named(items[0]) == spelled(DASK_UNIMPLEMENTED)

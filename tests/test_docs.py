@@ -89,7 +89,7 @@ def test_not_yet_available_is_still_true():
     """docs/api.md lists what the contract names but srcgrad lacks; each must still be absent
     (when one lands, this fails until the page says it exists)."""
     text = (DOCS / "api.md").read_text().split("## Not yet available")[1]
-    for name in ("pullback", "linearize", "holomorphic_grad"):
+    for name in ("pullback", "linearize"):
         assert f"`{name}" in text
         assert not hasattr(srcgrad, name), f"srcgrad.{name} exists: update docs/api.md"
     for option in ("checkpoint",):

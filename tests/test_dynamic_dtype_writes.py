@@ -252,3 +252,27 @@ def test_a_discrete_differentiated_argument_written_into(f, held, dtype):
     np.testing.assert_allclose(value, f(x.copy(), 0.0))
     np.testing.assert_allclose(tangent, truth @ t, rtol=1e-6, atol=1e-8)
     assert_same(x_of(dtype), x)
+
+
+def from_a_list_literal(x):
+    # an element read out of a list literal may be an integer array: a write into an array
+    # computed from it is truncated (no dtype check here gave [4.1, 2] for [2, 2])
+    held = [np.array([1, 2])]
+    y = held[0] * 1
+    y[0] = x[0] * 3.0
+    return np.sum(y * x)
+
+
+def from_a_dict_literal(x):
+    held = {"a": np.array([1, 2])}
+    y = -held["a"]
+    y[0] = x[0] * 3.0
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f", [from_a_list_literal, from_a_dict_literal])
+def test_an_element_of_a_literal_container_may_be_integer(f):
+    x = np.array([0.7, 1.3])
+    np.testing.assert_allclose(grad(f)(x), numeric_grad(f, (x,), 0), rtol=1e-7)
+    t = np.array([1.0, -2.0])
+    assert jvp(f)(x, t)[1] == pytest.approx(numeric_grad(f, (x,), 0) @ t, rel=1e-7)

@@ -5,13 +5,15 @@ the supported subset (scalars, 1-D and 2-D arrays, elementwise math, reductions,
 and writes, augmented assignment, `if`, `for`, `while`, `break`, `continue`, early `return`,
 helper calls, lists, tuple unpacking, masks, integer-array indices, slice steps, size-1 axes,
 batched products, in-place NumPy calls) and, for issue 13: a container argument `P` (a dict
-`{"w", "u", "c"}`, a tuple `(vector, matrix)` or a list of vectors) read, iterated and unpacked;
+`{"w", "u", "c"}`, a tuple `(vector, matrix)`, a list of vectors, or (issue 14) an object, a
+dataclass `Fields(w, u, c)` whose fields are read as attributes) read, iterated and unpacked;
 dicts of arrays written (new keys, `update`) and iterated (`for k in d`, `.keys()`, `.values()`,
 `.items()`, `.get`); list methods (`insert`, `extend`, `pop(i)`, `remove`, `reverse`, `sort`,
 `del lst[i]`, `lst[i] = v`); helpers that change the array or list they are given; aliasing
 (`a, b = y, y`, `L = [y]`, `d = {"h": y}`, `acc += v; hist.append(acc)` in a loop) followed by
-augmented assignments; `np.ndindex` / `np.ndenumerate`. Each program is written to a module file
-and imported, since srcgrad reads source with `inspect`. For every program:
+augmented assignments; `np.ndindex` / `np.ndenumerate`; for issue 15, real arguments through
+complex intermediates and `np.fft` (whose gradient must be real). Each program is written to a
+module file and imported, since srcgrad reads source with `inspect`. For every program:
 
 - `grad(f, wrt=...)` matches central differences in float64 (wrt may select P: the gradient has
   P's structure),
@@ -37,6 +39,7 @@ are pinned in `tests/test_higher_order_loops.py` and `tests/test_hunt_reproducer
 
 import ast
 import collections
+import dataclasses
 import importlib.util
 import itertools
 import math
@@ -77,6 +80,7 @@ FEATURE_PATTERNS = {
     "batched matmul": re.compile(r"np\.stack\(\[.*@|@ np\.stack"),
     "matrix-vector product": re.compile(r"\)\.T @ \(\("),
     "in-place NumPy call": re.compile(r"np\.copyto|\.at\(|out=|\.sort\(\)|\.fill\("),
+    "complex intermediate": re.compile(r"\dj\b|np\.fft\."),
 }
 # features the generator records as it writes them (Gen.features)
 GENERATOR_FEATURES = (
@@ -95,7 +99,8 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
-                 "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1}
+                 "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1,
+                 "complex intermediate": 0.03}
 N = 5  # length of the vectors; loop counts stay below it, so loop indices are valid indices
 ROWS = 2  # matrices are ROWS x N
 MAX_TRIPS = 4
@@ -105,6 +110,7 @@ P_READS = {
     "dict": {"v": ['P["w"]', 'P.get("w")'], "m": ['P["u"]'], "s": ['P["c"]']},
     "tuple": {"v": ["P[0]"], "m": ["P[1]", "P[-1]"]},
     "list": {"v": ["P[0]", "P[1]", "P[-1]"]},
+    "object": {"v": ["P.w"], "m": ["P.u"], "s": ["P.c"]},
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy")
@@ -163,7 +169,8 @@ class Gen:
         self.features = set()  # features the generator wrote (counted when the program is checked)
         self.mut_helpers = []  # (name, kind of the mutated parameter "v" or "l", returns a value)
         self.late_defs = []  # helpers written after f (those that change an integer array)
-        self.pkind = self.pick(["dict", "tuple", "list"])  # the structure of the argument P
+        # the structure of the argument P
+        self.pkind = self.pick(["dict", "tuple", "list", "object"])
 
     # -- drawing ----------------------------------------------------------------------------
     def pick(self, options):
@@ -230,6 +237,7 @@ class Gen:
                     "step",
                     "size1",
                     "batched",
+                    "complex",
                 ]
             )
         d = depth - 1
@@ -319,6 +327,19 @@ class Gen:
                     f"np.sum(np.sin(({m})[:, :1] * ({m})))",
                     f"np.sum(({m})[:1, :] * ({m})[:, None, 2:3])",
                     f"np.sum(np.tanh(np.reshape({v}, (1, {N}, 1)) * np.reshape({v}, (1, 1, {N}))))",
+                ]
+            )
+        if choice == "complex":
+            # real arguments through complex intermediates (issue 15): a real gradient
+            v = self.vector(scope, d)
+            return self.pick(
+                [
+                    f"np.sum(np.abs(({v}) * (1 + 2j) + np.exp(1j * ({v}))))",
+                    f"np.sum(np.real(np.exp(-1j * ({v})) * np.conj(({v}) + 0.5j)))",
+                    f"np.sum(np.angle(({v}) + 2j) * np.imag(({v}) * (0.5 - 1j)))",
+                    f"np.sum(np.abs(np.fft.rfft({v})) ** 2)",
+                    f"np.sum(np.real(np.fft.ifft(np.fft.fft({v}) * np.cos({v}))))",
+                    f"np.abs(np.vdot(({v}) + 1j, np.sin({v}) - 0.5j))",
                 ]
             )
         if choice == "batched":
@@ -799,7 +820,12 @@ class Gen:
         return [f"{ind}{call}"]
 
     def ploop(self, scope, ind, depth):
-        """A loop over the container argument P, or P unpacked."""
+        """A loop over the container argument P, or P unpacked (an object: its fields read)."""
+        if self.pkind == "object":
+            self.features.add("container argument read")
+            s = self.fresh("s")
+            scope.names[s] = "s"
+            return [f"{ind}{s} = np.sum(np.sin(P.w)) + P.c * np.sum(P.u)"]
         if self.pkind == "dict":
             self.features.add("container argument iteration")
             return self.dict_loop("P", scope, ind, ())
@@ -1256,6 +1282,10 @@ def container_values(pkind):
         ).map(lambda t: {"w": t[0], "u": t[1], "c": t[2][0]})
     if pkind == "tuple":
         return st.tuples(vectors(first), matrices(first + N))
+    if pkind == "object":
+        return st.tuples(
+            vectors(first), matrices(first + N), values(1, first + N + ROWS * N)
+        ).map(lambda t: Fields(t[0], t[1], t[2][0]))
     return st.tuples(vectors(first), vectors(first + N)).map(list)
 
 
@@ -1297,7 +1327,18 @@ def cases(draw):
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class Fields:
+    """The argument P as an object (issue 14): its gradient is a ``Fields`` too."""
+
+    w: np.ndarray
+    u: np.ndarray
+    c: float
+
+
 def leaves(tree):
+    if isinstance(tree, Fields):
+        return [tree.w, tree.u, tree.c]
     if isinstance(tree, dict):
         return [leaf for v in tree.values() for leaf in leaves(v)]
     if isinstance(tree, (tuple, list)):
@@ -1307,6 +1348,8 @@ def leaves(tree):
 
 def rebuild(tree, new):
     """`tree`'s structure with its leaves taken, in order, from the iterator `new`."""
+    if isinstance(tree, Fields):
+        return Fields(next(new), next(new), next(new))
     if isinstance(tree, dict):
         return {k: rebuild(v, new) for k, v in tree.items()}
     if isinstance(tree, (tuple, list)):
@@ -1319,6 +1362,8 @@ def tree_map(fn, tree):
 
 
 def structure(tree):
+    if isinstance(tree, Fields):
+        return ("Fields", tuple(np.shape(v) for v in (tree.w, tree.u, tree.c)))
     if isinstance(tree, dict):
         return ("dict", tuple((k, structure(v)) for k, v in tree.items()))
     if isinstance(tree, (tuple, list)):

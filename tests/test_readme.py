@@ -404,7 +404,7 @@ M22 = np.array([[0.3, -0.6], [0.9, 0.4]])
 WORKS = [
     ("assignments", (V4,)), ("deleted", (V4,)), ("operators", (V4,)), ("branches", (V4,)),
     ("loops", (V4,)), ("while_jumps", (V4,)), ("calls", (V4,)), ("recursion", (0.7,)),
-    ("passes_functions", (V4,)), ("draws", (V4,)), ("lambdas", (V4,)),
+    ("passes_functions", (V4,)), ("draws", (V4,)), ("lambdas", (V4,)), ("uses_with", (V4,)),
     ("containers", ((V4, V4 * 2.0),)),
     ("dict_arg", ({"w": V4, "b": V4 + 1.0},)), ("lists", (V4,)), ("reads", (M22,)),
     ("writes", (V4,)), ("writes_argument", (V4,)), ("methods", (M22,)),
@@ -417,7 +417,6 @@ REFUSED = [
     ("alias_read", srcgrad.SrcgradError, "transform"),
     ("view_augment", Exception, "run"),
     ("concatenation", srcgrad.SrcgradError, "run"),
-    ("uses_with", srcgrad.UnsupportedSyntaxError, "transform"),
     ("uses_try", srcgrad.UnsupportedSyntaxError, "transform"),
     ("uses_class", srcgrad.UnsupportedSyntaxError, "transform"),
     ("uses_yield", srcgrad.UnsupportedSyntaxError, "transform"),

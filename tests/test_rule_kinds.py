@@ -42,10 +42,10 @@ def scratch():
     (np.where, "x2", "np.where(condition, 0.0, dx2)"),
     (np.multiply, "x2", "x1 * dx2"),  # bilinear: the product rule, in the operands' order
     (np.matmul, "x1", "dx1 @ x2"),
-    (np.sum, "a", "np.sum(da, axis=axis, keepdims=keepdims)"),
+    (np.mean, "a", "np.mean(da, axis=axis, keepdims=keepdims, where=where)"),
     (np.transpose, "a", "np.transpose(da, axes=axes)"),
     (np.tensordot, "b", "np.tensordot(a, db, axes=axes)"),
-    (srcgrad.runtime.unreduce, "g", "unreduce(dg, x, axis=axis, keepdims=keepdims)"),
+    (srcgrad.runtime.unreduce, "g", "unreduce(dg, x, axis=axis, keepdims=keepdims, where=where)"),
 ])
 def test_derived_text(fn, param, text):
     rule = lookup(fn)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,9 @@ REAL = (-2.0, 2.0)
 POS = (0.5, 2.0)
 UNIT = (-0.9, 0.9)
 ABOVE1 = (1.2, 3.0)
+# Complex values: real and imaginary parts each drawn from the interval.
+CX = (-1.5, 1.5, "complex")
+CPOS = (0.5, 1.5, "complex")
 
 _counter = itertools.count()
 
@@ -83,6 +87,7 @@ def elementwise_rows():
         rows.append(row(fn, f"{name}(x)", x=x((3, 4), domain)))
         rows.append(row(fn, f"{name}(x)", x=x((), domain)))
     rows.append(row(np.absolute, "np.absolute(-x)", x=P))
+    rows.append(row(np.sign, "np.sign(x) * x", x=A))  # piecewise constant: the gradient of x
     rows.append(row(np.fabs, "np.fabs(-x)", x=P))
     binary = [
         (np.add, REAL, REAL), (np.subtract, REAL, REAL), (np.multiply, REAL, REAL),
@@ -398,17 +403,277 @@ def linalg_rows():
     ]
 
 
+def complex_rows():
+    """Complex inputs (docs/complex.md): the gradient is ``df/dx + 1j*df/dy``, and a complex
+    result is weighted by complex W (``build_parts``), which checks the vjp's convention too."""
+    c, cv, cs, cm = x((2, 3), CX), x((3,), CX), x((), CX), x((3, 3), CX)
+    rows = []
+    unary = [
+        (np.negative, CX), (np.exp, CX), (np.exp2, CX), (np.expm1, CX), (np.log, CPOS),
+        (np.log2, CPOS), (np.log10, CPOS), (np.log1p, CPOS), (np.sqrt, CPOS), (np.square, CX),
+        (np.reciprocal, CPOS), (np.sin, CX), (np.cos, CX), (np.tan, CX), (np.arcsin, CPOS),
+        (np.arccos, CPOS), (np.arctan, CPOS), (np.sinh, CX), (np.cosh, CX), (np.tanh, CX),
+        (np.arcsinh, CPOS), (np.arccosh, CPOS), (np.arctanh, CPOS), (np.abs, CX),
+        (np.conj, CX), (np.real, CX), (np.imag, CX), (np.angle, CPOS),
+    ]
+    # three functions per row (each also has rows of its own on real input), to keep it quick
+    for domain in (CX, CPOS):
+        fns = [fn for fn, d in unary if d is domain]
+        for k in range(0, len(fns), 3):
+            call = " + ".join(f"np.{fn.__name__}(z)" for fn in fns[k:k + 3])
+            rows.append(row(fns[k], call, z=x((3,), domain)))
+    rows += [
+        row(np.abs, "np.abs(z)", z=cs),
+        row(np.angle, "np.angle(z, deg=True)", z=x((3,), CPOS)),
+        # a real input meeting complex intermediates gets a real gradient
+        row(np.abs, "np.abs(h * (1 + 2j))", h=A),
+        row(np.real, "np.real(np.exp(1j * h))", h=A),
+        row(np.imag, "np.imag(h * z)", h=x((2, 1)), z=c),
+        row(np.multiply, "np.multiply(a, z)", a=x((2, 1)), z=cv),
+        row(np.add, "np.add(z, w)", z=c, w=cv),
+        row(np.divide, "np.divide(z, w)", z=c, w=x((3,), CPOS)),
+        row(np.power, "np.power(w, z)", w=x((3,), CPOS), z=x((2, 1), CX)),
+        row(np.power, "z ** 3", z=c),
+        row(np.where, "np.where(h > 0, z, w)", h=A, z=x((3, 4), CX), w=x((4,), CX),
+            wrt=("z", "w")),
+        row(np.sum, "np.sum(z, axis=0)", z=c),
+        row(np.mean, "np.mean(z, axis=1, keepdims=True)", z=c),
+        row(np.prod, "np.prod(z, axis=1)", z=c),
+        row(np.cumsum, "np.cumsum(z, axis=1)", z=c),
+        row(np.cumprod, "np.cumprod(z)", z=c),
+        row(np.diff, "np.diff(z, axis=1)", z=c),
+        row(np.trace, "np.trace(z)", z=cm),
+        row(np.average, "np.average(z, axis=1, weights=w)", z=c, w=cv),
+        row(np.roll, "np.roll(z.T, 1)", z=c),
+        row(np.tile, "np.tile(z, 2)", z=cv),
+        row(np.concatenate, "np.concatenate([z, h])", z=c, h=x((1, 3))),
+        row(np.take, "np.take(z, [0, 2, 2], axis=1)", z=c),
+        row(np.pad, "np.pad(z, 1)", z=c),
+        row(np.split, "np.split(z, 3, axis=1)[1]", z=c),
+        row(np.repeat, "np.repeat(z, 2, axis=0)", z=c),
+        row(np.diagonal, "np.diagonal(z)", z=cm),
+        row(np.diag, "np.diag(z)", z=cv),
+        row(operator.getitem, "z[1, ::2]", z=c),
+        row(np.matmul, "z @ w", z=c, w=x((3, 2), CX)),
+        row(np.dot, "np.dot(z, w)", z=c, w=cv),
+        row(np.vdot, "np.vdot(z, w)", z=c, w=x((2, 3), CX)),
+        row(np.vecdot, "np.vecdot(z, w, axis=0)", z=c, w=x((2, 1), CX)),
+        row(np.vecmat, "np.vecmat(w, z)", z=c, w=x((2,), CX)),
+        row(np.matvec, "np.matvec(z, w)", z=c, w=cv),
+        row(np.inner, "np.inner(z, w)", z=c, w=cv),
+        row(np.outer, "np.outer(z, w)", z=cv, w=cv),
+        row(np.tensordot, "np.tensordot(z, w, 1)", z=c, w=x((3, 2), CX)),
+        row(np.einsum, "np.einsum('ij,j->i', z, w)", z=c, w=cv),
+        row(np.kron, "np.kron(z, w)", z=cv, w=x((2,), CX)),
+        row(np.cross, "np.cross(z, w)", z=cv, w=cv),
+        row(np.convolve, "np.convolve(z, w)", z=cv, w=x((2,), CX)),
+        row(np.linalg.inv, "np.linalg.inv(z + 3 * np.eye(3))", z=cm),
+        row(np.linalg.solve, "np.linalg.solve(z + 3 * np.eye(3), w)", z=cm, w=cv),
+        row(np.linalg.det, "np.linalg.det(z)", z=cm),
+        row(np.linalg.matrix_power, "np.linalg.matrix_power(z, 3)", z=cm),
+        row(np.linalg.norm, "np.linalg.norm(z)", z=c),
+        row(np.linalg.norm, "np.linalg.norm(z, 1, axis=1)", z=c),
+        row(np.linalg.norm, "np.linalg.norm(z, np.inf)", z=c),
+        row(np.linalg.vector_norm, "np.linalg.vector_norm(z, ord=3)", z=c),
+        row(np.linalg.matrix_norm, "np.linalg.matrix_norm(z)", z=c),
+    ]
+    return rows
+
+
+def fft_rows():
+    """numpy.fft: every transform with n/s, axis/axes and each norm, odd and even lengths (a
+    real inverse transform's weights differ: hermitian_weights), on real and complex input."""
+    fft = np.fft
+    r35, c35 = x((3, 5)), x((3, 5), CX)
+    rows = []
+    for fn in (fft.fft, fft.ifft):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, 7, axis=0, norm='ortho')", a=r35),
+            row(fn, f"{n}(a, n=3, norm='forward')", a=c35),
+        ]
+    for fn in (fft.fft2, fft.ifft2, fft.fftn, fft.ifftn):
+        n = f"np.fft.{fn.__name__}"
+        rows.append(row(fn, f"{n}(a)", a=c35))
+        rows.append(row(fn, f"{n}(a, s=(4, 3), norm='ortho')", a=r35))
+    rows += [
+        row(fft.fftn, "np.fft.fftn(a, axes=(0, 2), norm='forward')", a=x((2, 3, 2), CX)),
+        row(fft.ifftn, "np.fft.ifftn(a, s=(3,), axes=(1,), norm='forward')", a=x((2, 2, 2), CX)),
+    ]
+    for fn in (fft.rfft, fft.ihfft):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=r35),
+            row(fn, f"{n}(a, 6, axis=0, norm='ortho')", a=r35),
+            row(fn, f"{n}(a, n=4, norm='forward')", a=r35),
+        ]
+    for fn in (fft.rfft2, fft.rfftn):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=r35),
+            row(fn, f"{n}(a, s=(4, 6), axes=(1, 0), norm='ortho')", a=r35),
+        ]
+    for fn in (fft.irfft, fft.hfft):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, 7)", a=c35),  # odd length: no Nyquist frequency
+            row(fn, f"{n}(a, 4, axis=0, norm='ortho')", a=c35),
+            row(fn, f"{n}(a, n=11, norm='forward')", a=r35),
+        ]
+    for fn in (fft.irfft2, fft.irfftn):
+        n = f"np.fft.{fn.__name__}"
+        rows += [
+            row(fn, f"{n}(a)", a=c35),
+            row(fn, f"{n}(a, s=(3, 7), axes=(0, 1), norm='ortho')", a=c35),
+            row(fn, f"{n}(a, s=(2, 5), axes=(1, 0))", a=x((3, 4), CX)),
+        ]
+    rows += [
+        # a complex use of a real inverse transform's result: its cotangent is complex there,
+        # of which the real part counts (np.real in the adjoints)
+        row(fft.irfft, "np.fft.irfft(a) * (1 + 2j)", a=c35),
+        row(fft.hfft, "np.fft.hfft(a, 5) * (1 - 1j)", a=c35),
+        row(fft.irfftn, "np.fft.irfftn(a, axes=(0, 2)) * (2 - 1j)", a=x((2, 2, 3), CX)),
+        row(fft.irfft2, "np.fft.irfft2(a, axes=(0, 1, 2)) * 1j", a=x((2, 2, 3), CX)),
+        row(fft.rfftn, "np.fft.rfftn(a, axes=(0, 2))", a=x((2, 3, 2))),
+        row(fft.fftshift, "np.fft.fftshift(a)", a=c35),
+        row(fft.fftshift, "np.fft.fftshift(a, axes=1)", a=r35),
+        row(fft.ifftshift, "np.fft.ifftshift(a, axes=(0,))", a=c35),
+        row(fft.ifftshift, "np.fft.ifftshift(a)", a=r35),
+    ]
+    return rows
+
+
 ROWS = elementwise_rows() + reduction_rows() + shape_rows() + product_rows() + sorting_rows()
-ROWS += linalg_rows()
+ROWS += linalg_rows() + complex_rows() + fft_rows()
+
+# Constants of the rows of numerical methods.
+XS = np.array([0.0, 0.3, 1.0, 1.4, 2.5])
+XS4 = np.array([-1.0, -0.2, 0.5, 2.0])
+XP = np.array([0.0, 1.0, 1.5, 3.0])
+MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, True, False]])
+MASK4 = np.array([True, False, True, True])
+AW = np.array([0.5, 2.0, 1.0, 1.5])
+FW = np.array([1, 3, 2, 1])
+D3 = np.diag([1.0, 2.0, 4.0])
+
+
+def numeric_rows():
+    """NumPy's numerical methods, ``where=``/``initial=`` of the reductions, ufunc methods and
+    the calling forms of the products (issue 15 item 5). Kept out of ROWS: test_dask.py runs
+    those lazily, and these helpers compute their Dask inputs (not claimed lazy)."""
+    b = x((2, 3, 4))
+    return [
+        row(np.gradient, "np.gradient(a)", a=V),
+        row(np.gradient, "np.gradient(a, 0.5, edge_order=2)", a=x((5,))),
+        row(np.gradient, "np.gradient(a, XS)", a=x((5,))),
+        row(np.gradient, "np.gradient(a, XS, edge_order=2)", a=x((5,))),
+        row(np.gradient, "np.gradient(a, axis=0)", a=A),
+        row(np.gradient, "g = np.gradient(a, 2.0, XS4); g[0] + 2 * g[1]", a=A),
+        row(np.gradient, "np.gradient(a, axis=(2, 0))[1]", a=b),  # one component inactive
+        row(np.gradient, "np.gradient(a)", a=x((2,))),
+        row(np.trapezoid, "np.trapezoid(a)", a=A),
+        row(np.trapezoid, "np.trapezoid(a, dx=h, axis=0)", a=A, h=S),
+        row(np.trapezoid, "np.trapezoid(a, t, axis=0)", a=A, t=x((3,))),
+        row(np.trapezoid, "np.trapezoid(a, t)", a=A, t=A),
+        row(np.trapezoid, "np.trapezoid(a, t, axis=1)", a=b, t=x((1, 3, 1))),
+        row(np.trapezoid, "np.trapezoid(a, t, dx=h)", a=A, t=V, h=S, wrt=("h",)),  # dx unused
+        row(np.interp, "np.interp(t, XP, f)", t=x((5,), (-0.5, 3.5)), f=V),
+        row(np.interp, "np.interp(t, XP, f, left=lo, right=hi)", t=x((3, 2), (-1.0, 4.0)), f=V,
+            lo=S, hi=S),
+        row(np.interp, "np.interp(s, XP, f)", s=x((), (0.1, 2.9)), f=V),
+        row(np.polyval, "np.polyval(p, t)", p=V, t=x((3, 2))),
+        row(np.polyval, "np.polyval(p, s)", p=x((3,)), s=S),
+        row(np.polyval, "np.polyval(p, t)", p=x((1,)), t=x((3,))),
+        row(np.polyval, "np.polyval(p, t)", p=x((3,)), t=x((2,)), wrt=("t",)),
+        row(np.polyfit, "np.polyfit(XS, b, 2)", b=x((5,))),
+        row(np.polyfit, "np.polyfit(XS, b, 1, w=XS + 1)", b=x((5, 2))),
+        row(np.polyfit, "np.polyfit(XS, b, 3, rcond=0.05)", b=x((5,))),  # a value cut off
+        row(np.unwrap, "np.unwrap(a * 3)", a=A),
+        row(np.unwrap, "np.unwrap(a * 3, axis=0, period=q)", a=A, q=x((), (2.0, 4.0))),
+        row(np.cov, "np.cov(a)", a=A),
+        row(np.cov, "np.cov(a, rowvar=False, bias=True)", a=A),
+        row(np.cov, "np.cov(a, b)", a=V, b=V),
+        row(np.cov, "np.cov(a)", a=V),
+        row(np.cov, "np.cov(a, aweights=AW)", a=A),
+        row(np.cov, "np.cov(a, fweights=FW, aweights=AW, ddof=0)", a=A),
+        row(np.cov, "np.cov(a, fweights=FW)", a=A),
+        row(np.corrcoef, "np.corrcoef(a)", a=A),
+        row(np.corrcoef, "np.corrcoef(a, b, rowvar=False)", a=x((5, 2)), b=x((5,))),
+        row(np.select, "np.select([a > 0, a < -1], [a * 2, b], c)", a=A, b=V, c=S),
+        row(np.select, "np.select([a > 0], [b])", a=A, b=A),
+        # the result's shape comes from a choice without gradient alone
+        row(np.select, "np.select([MASK4, ~MASK4], [b, MASK * 2.0])", b=V),
+        row(np.select, "np.select([MASK4], [b], c)", b=A, c=S),
+        row(np.select, "np.select([MASK4], [b], c)", b=A, c=S, wrt=("c",)),
+        row(np.rollaxis, "np.rollaxis(a, 2)", a=b),
+        row(np.rollaxis, "np.rollaxis(a, 0, 3)", a=b),
+        row(np.rollaxis, "np.rollaxis(a, -1, 1)", a=b),
+        row(np.real_if_close, "np.real_if_close(a)", a=A),
+        row(np.where, "a[np.where(a > 0)] ** 2", a=x((5,))),
+        row(np.sum, "np.sum(a, where=MASK)", a=A),
+        row(np.sum, "np.sum(a, axis=1, keepdims=True, where=MASK4)", a=A),
+        row(np.sum, "np.sum(a, axis=0, initial=c)", a=A, c=S),
+        row(np.mean, "np.mean(a, axis=1, where=MASK)", a=A),
+        row(np.mean, "np.mean(a, where=MASK4)", a=A),
+        row(np.prod, "np.prod(a, axis=1, where=MASK)", a=A),
+        row(np.prod, "np.prod(a, initial=c, where=MASK4)", a=A, c=S),
+        row(np.prod, "np.prod(a, axis=0, initial=c)", a=A, c=S),
+        row(np.add.reduce, "np.add.reduce(a)", a=A),
+        row(np.add.reduce, "np.add.reduce(a, axis=None, initial=c, where=MASK)", a=A, c=S),
+        row(np.add.reduce, "np.add.reduce(a, axis=1, keepdims=True, initial=c)", a=A, c=S),
+        row(np.add.reduce, "np.add.reduce(a, axis=1)", a=A),
+        row(np.add.reduce, "np.add.reduce(a, axis=1, keepdims=True, initial=c)", a=A, c=S,
+            wrt=("c",)),
+        row(np.multiply.reduce, "np.multiply.reduce(a, axis=1, keepdims=True)", a=A),
+        row(np.maximum.reduce, "np.maximum.reduce(a)", a=A),
+        row(np.maximum.reduce, "np.maximum.reduce(a, axis=1, keepdims=True)", a=A),
+        row(np.maximum.reduce, "np.maximum.reduce(a, axis=1)", a=A),
+        row(np.minimum.reduce, "np.minimum.reduce(a, axis=(0, 1))", a=A),
+        row(np.add.accumulate, "np.add.accumulate(a, axis=1)", a=A),
+        row(np.multiply.accumulate, "np.multiply.accumulate(a)", a=A),
+        row(np.maximum.accumulate, "np.maximum.accumulate(a)", a=A),
+        row(np.minimum.accumulate, "np.minimum.accumulate(a, axis=-1)", a=b),
+        row(np.minimum.accumulate, "np.minimum.accumulate(a)", a=A),
+        row(np.tensordot, "np.tensordot(a, b, axes=([1], [0]))", a=A, b=x((4, 2))),
+        row(np.tensordot, "np.tensordot(a, b, axes=(1, 0))", a=A, b=x((4, 2))),
+        row(np.tensordot, "np.tensordot(a, b, axes=[[0, 1], [1, 0]])", a=A, b=x((4, 3))),
+        row(np.tensordot, "np.tensordot(a, b, axes=0)", a=x((2,)), b=x((3,))),
+        row(np.einsum, "np.einsum(a, [0, 1], b, [1, 2])", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum(a, [0, 1], b, [1, 2], [2, 0])", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum(a, [Ellipsis, 1], b, [1])", a=b, b=V),
+        row(np.einsum, "np.einsum('ij,jk,kl->il', a, b, c, optimize=True)", a=A, b=x((4, 2)),
+            c=x((2, 3))),
+        row(np.einsum, "np.einsum('ij,jk', a, b, optimize='greedy')", a=A, b=x((4, 2))),
+        row(np.einsum, "np.einsum('ij,jk->ki', a, b, optimize='optimal')", a=A, b=x((4, 2))),
+        row(np.linalg.eigvals, "np.linalg.eigvals(D3 + 0.2 * a)", a=M),  # a real spectrum
+        row(np.linalg.eigvals, "np.real(np.linalg.eigvals(a))", a=x((2, 3, 3))),
+        row(np.linalg.eigvals, "np.real(np.linalg.eigvals(a) ** 2)", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a)", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a, -2)", a=x((4, 3))),
+        row(np.linalg.cond, "np.linalg.cond(a, 'fro')", a=x((2, 3, 3))),
+        row(np.linalg.cond, "np.linalg.cond(a, 'nuc')", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a, 1)", a=M),
+        row(np.linalg.cond, "np.linalg.cond(a, -np.inf)", a=M),
+    ]
+
+
+_CONSTANTS = {
+    "XS": XS, "XS4": XS4, "XP": XP, "MASK": MASK, "MASK4": MASK4, "AW": AW, "FW": FW, "D3": D3,
+}
+NUMERIC_ROWS = numeric_rows()
+for _r in NUMERIC_ROWS:  # the constants a row's call names are globals of its function
+    _r.inputs.update({k: v for k, v in _CONSTANTS.items() if k in _r.call})
 
 # Calls whose result carries no gradient: `x` is added to make the function depend on it.
 NONDIFF = {
     np.shape: "np.shape(a)", np.size: "np.size(a)", np.ndim: "np.ndim(a)",
-    np.sign: "np.sign(a)", np.signbit: "np.signbit(a)", np.heaviside: "np.heaviside(a, 0.5)",
+    np.signbit: "np.signbit(a)", np.heaviside: "np.heaviside(a, 0.5)",
     np.floor: "np.floor(a)", np.ceil: "np.ceil(a)", np.round: "np.round(a, 1)",
     np.around: "np.around(a)", np.rint: "np.rint(a)", np.trunc: "np.trunc(a)",
     np.fix: "np.fix(a)", np.spacing: "np.spacing(a)", np.floor_divide: "np.floor_divide(a, 0.3)",
-    np.imag: "np.imag(a)", np.angle: "np.angle(a)", np.argmax: "np.argmax(a)",
+    np.argmax: "np.argmax(a)",
     np.argmin: "np.argmin(a, axis=0)", np.nanargmax: "np.nanargmax(a)",
     np.nanargmin: "np.nanargmin(a)", np.argsort: "np.argsort(a)",
     np.argpartition: "np.argpartition(a, 1)", np.lexsort: "np.lexsort(a)",
@@ -418,6 +683,7 @@ NONDIFF = {
     np.count_nonzero: "np.count_nonzero(a > 0)", np.isnan: "np.isnan(a)",
     np.isfinite: "np.isfinite(a)", np.isinf: "np.isinf(a)", np.isposinf: "np.isposinf(a)",
     np.isneginf: "np.isneginf(a)", np.isreal: "np.isreal(a)", np.iscomplex: "np.iscomplex(a)",
+    np.isrealobj: "np.isrealobj(a)", np.iscomplexobj: "np.iscomplexobj(a)",
     np.isclose: "np.isclose(a, 0.5)", np.allclose: "np.allclose(a, 0.5)",
     np.array_equal: "np.array_equal(a, a)", np.array_equiv: "np.array_equiv(a, a)",
     np.isin: "np.isin(a, a)", np.all: "np.all(a > 0)", np.any: "np.any(a > 0)",
@@ -467,8 +733,12 @@ def materialize(spec, seed):
     for name, value in spec.items():
         if isinstance(value, np.ndarray):
             continue  # a constant: a global of the function
-        shape, (lo, hi) = value
+        shape, (lo, hi, *kind) = value
         sample = rng.uniform(lo, hi, size=shape)
+        if kind:
+            sample = sample + 1j * rng.uniform(lo, hi, size=shape)
+            out[name] = complex(sample) if shape == () else sample
+            continue
         out[name] = float(sample) if shape == () else sample
     return out
 
@@ -486,8 +756,14 @@ def build_parts(r, seed):
     *stmts, result = r.call.split(";")
     primal = define(list(args), stmts + [f"return {result}"], consts)
     out = primal(*args.values())
-    weights = np.random.default_rng(seed + 1).normal(size=np.shape(out))
+    rng = np.random.default_rng(seed + 1)
+    weights = rng.normal(size=np.shape(out))
     body = stmts + [f"return np.sum(({result}) * W)"]
+    if np.iscomplexobj(out):
+        # a complex result: the real part of its weighted sum tests both of its parts, and its
+        # gradient is the vjp of the call seeded with conj(W) (srcgrad's convention)
+        weights = weights + 1j * rng.normal(size=np.shape(out))
+        body = stmts + [f"return np.real(np.sum(({result}) * W))"]
     f = define(list(args), body, {"W": weights, **consts})
     return f, args, primal, weights
 
@@ -502,16 +778,23 @@ def check_tangent(r, grads=None, seed=7):
     if grads is None:
         grads = srcgrad.grad(f, wrt=wrt)(*values)
     rng = np.random.default_rng(3)
-    tangents = tuple(
-        rng.normal(size=np.shape(args[w])) if np.ndim(args[w]) else float(rng.normal())
-        for w in wrt
-    )
+    tangents = tuple(_tangent_like(args[w], rng) for w in wrt)
     seed = tangents if len(wrt) > 1 else tangents[0]
     y, out = srcgrad.jvp(primal, wrt=wrt if len(wrt) > 1 else wrt[0])(*values, seed)
     assert np.shape(out) == np.shape(y), f"tangent of shape {np.shape(out)} for {np.shape(y)}"
-    expected = sum(np.sum(g * t) for g, t in zip(grads, tangents))
-    np.testing.assert_allclose(np.sum(out * weights), expected, rtol=1e-6, atol=1e-8)
+    # the directional derivative along t is Re(sum(conj(g) * t)) (g real for a real input)
+    expected = sum(np.real(np.sum(np.conj(g) * t)) for g, t in zip(grads, tangents))
+    np.testing.assert_allclose(np.real(np.sum(out * weights)), expected, rtol=1e-6, atol=1e-8)
     return grads
+
+
+def _tangent_like(value, rng):
+    """A random tangent for ``value``: complex for a complex value."""
+    t = rng.normal(size=np.shape(value))
+    if np.iscomplexobj(value):
+        t = t + 1j * rng.normal(size=np.shape(value))
+        return t if np.ndim(value) else complex(t)
+    return t if np.ndim(value) else float(t)
 
 
 def _id(r):
@@ -548,7 +831,7 @@ def test_nondiff_output_carries_no_gradient(fn):
 
 def _numpy_functions():
     named = {}
-    for module in (np, np.linalg):
+    for module in (np, np.linalg, np.fft):
         for name in dir(module):
             obj = getattr(module, name)
             if callable(obj) and not isinstance(obj, type):
@@ -556,9 +839,20 @@ def _numpy_functions():
     return named
 
 
+NUMERIC_PARAMS = [pytest.param(r, id=f"{i}-{_id(r)}") for i, r in enumerate(NUMERIC_ROWS)]
+
+
+@pytest.mark.parametrize("r", NUMERIC_PARAMS)
+def test_numeric_rule(r):
+    f, args = build(r, 7)
+    wrt = tuple(r.wrt) or tuple(args)
+    grads = check_grad(f, list(args.values()), wrt=wrt, rtol=r.rtol, atol=1e-6)
+    check_tangent(r, grads if isinstance(grads, tuple) else (grads,))
+
+
 def test_every_numpy_rule_has_a_row():
     numpy_fns = _numpy_functions()
-    covered = {id(r.fn) for r in ROWS} | {id(fn) for fn in NONDIFF}
+    covered = {id(r.fn) for r in ROWS + NUMERIC_ROWS} | {id(fn) for fn in NONDIFF}
     registered = [rule for rule in RULES.values() if id(rule.fn) in numpy_fns]
     missing = sorted(rule.name for rule in registered if id(rule.fn) not in covered)
     assert not missing, f"rules without a row in tests/test_rules.py: {missing}"

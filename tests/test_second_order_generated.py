@@ -100,6 +100,26 @@ def dict_loop(x, a):
     return s
 
 
+def dict_inactive_write(x, c):
+    # found by the random programs: the tangent of a dict after a write of a value without
+    # tangent held None at that key, and the loop's tangent computed with it (TypeError, jvp)
+    d = {"h": x}
+    d["t"] = np.array(c)
+    s = 0.0
+    for k in d:
+        s = s + np.sum(np.tanh(d[k]) * x[0])
+    return s
+
+
+def list_inactive_write(x, c):
+    L = [x, x]
+    L[1] = np.array(c)
+    s = 0.0
+    for v in L:
+        s = s + np.sum(np.tanh(v) * x[0])
+    return s
+
+
 ELEMENT = np.array([[1.0, -0.5], [-0.5, 1.0]])
 
 CASES = [
@@ -118,12 +138,22 @@ CASES = [
     (copied_history, (np.array([0.5, -1.0, 0.3]),), 0),
     (dict_loop, (np.array([0.5, -1.0, 0.3]), 0.3), 0),
     (dict_loop, (np.array([0.5, -1.0, 0.3]), 0.3), 1),
+    (dict_inactive_write, (np.array([0.5, -1.0, 0.3]), np.array([0.2, 0.4, 0.1])), 0),
+    (list_inactive_write, (np.array([0.5, -1.0, 0.3]), np.array([0.2, 0.4, 0.1])), 0),
 ]
 
 
 @pytest.mark.parametrize("f, args, k", CASES, ids=lambda v: getattr(v, "__name__", None))
 def test_second_order_of_writes_into_views(f, args, k):
     check_second_order(f, args, k)
+
+
+@pytest.mark.parametrize("f", [dict_inactive_write, list_inactive_write])
+def test_jvp_after_writing_a_value_without_tangent_into_a_container(f):
+    x, c, t = np.array([0.5, -1.0, 0.3]), np.array([0.2, 0.4, 0.1]), np.array([1.0, -2.0, 0.5])
+    value, tangent = jvp(f)(x, c, t)
+    assert value == pytest.approx(f(x, c), rel=1e-15)
+    assert tangent == pytest.approx(numeric_grad(f, (x, c), 0) @ t, rel=1e-7)
 
 
 # --- derivatives of derivatives of functions with defaults ----------------------------------

@@ -3,16 +3,21 @@ differences in float64, in reverse mode, forward mode and at second order; what 
 gradient is refused with the user's file, line and caret, saying what to write instead.
 """
 
-# ruff: noqa: B007, F841
+# ruff: noqa: B007, B023, B033, F841
 
 import itertools
+import math
+import operator
+import statistics
+import time
+import warnings
 
 import numpy as np
 import pytest
 from gradcheck import check_grad, numeric_grad
 from test_errors import where_is
 
-from srcgrad import UnsupportedSyntaxError, grad, hessian, jvp, source
+from srcgrad import SrcgradError, UnsupportedSyntaxError, grad, hessian, jvp, source
 
 rng = np.random.default_rng(14)
 V4 = rng.normal(size=4)
@@ -293,3 +298,263 @@ def test_a_failing_check_raises_in_the_derivative():
         grad(checks_and_raises)(np.ones(1))
     with pytest.raises(ValueError, match="x is zero"):
         jvp(checks_and_raises)(np.zeros(3), np.ones(3))
+
+
+# --- local functions anywhere, dict and set comprehensions -------------------------------------
+
+
+def lambda_in_loop(x):
+    s = 0.0
+    for k in range(3):
+        f = lambda t: np.sin(t * k)  # reads k when called, as a closure would
+        s = s + np.sum(f(x) ** 2)
+    return s
+
+
+def def_in_branch(x):
+    if x[0] > 0:
+        def g(t):
+            return t * t * x[1]
+        y = g(x)
+    else:
+        y = x
+    return np.sum(y)
+
+
+def _with_local_functions(x, c):
+    def inner(t):
+        return np.sin(t * c)
+
+    sq = lambda u: u * u
+    return np.sum(sq(inner(x)))
+
+
+def local_functions_in_a_helper(x):
+    return _with_local_functions(x, 2.0) + _with_local_functions(x * 2.0, 3.0)
+
+
+def dict_comprehension(x):
+    d = {k: x[k] * k for k in range(3)}
+    e = {name: np.sin(v) for name, v in zip(["a", "b"], x) if v > -10.0}
+    return d[0] + d[1] * d[2] + e["a"] * e["b"]
+
+
+def set_comprehension(x):
+    signs = {int(v > 0) for v in x}
+    labels = {"a", "b", "a"}
+    return np.sum(x * x) * len(signs) + len(labels) * x[0]
+
+
+LOCAL = [lambda_in_loop, def_in_branch, local_functions_in_a_helper, dict_comprehension,
+         set_comprehension]
+
+
+@pytest.mark.parametrize("f", LOCAL, ids=[f.__name__ for f in LOCAL])
+def test_local_functions_and_comprehensions(f):
+    check_all(f, V4)
+
+
+def test_def_in_the_branch_not_taken():
+    check_all(def_in_branch, -V4)
+
+
+def defined_twice(x):
+    if x[0] > 0:
+        def g(t):
+            return t * t
+    else:
+        def g(t):
+            return -t
+    return np.sum(g(x))
+
+
+def set_of_active_values(x):
+    return sum({x[0], x[1]})
+
+
+def test_a_local_function_defined_twice_is_refused():
+    lineno, offset, _ = where_is(defined_twice, "def g")
+    with pytest.raises(UnsupportedSyntaxError, match="give each definition its own name") as info:
+        grad(defined_twice)
+    assert (info.value.lineno, info.value.offset) == (lineno, offset)
+
+
+def test_a_set_of_values_with_gradient_is_refused():
+    with pytest.raises(SrcgradError, match="`set`"):
+        grad(set_of_active_values)(V4)
+
+
+# --- builtins, math, operator, methods ---------------------------------------------------------
+
+
+def builtins_on_sequences(x):
+    a = list(x)
+    b = tuple(x * 2.0)
+    up = sorted(x)
+    down = sorted([x[0], x[1] * 3.0, x[2]], reverse=True)
+    by_key = sorted([x[0], x[1], x[2], x[3]], key=lambda t: (t - 0.1) ** 2)
+    by_abs = sorted(x * 1.5, key=abs)
+    back = list(reversed([x[0], x[1] * 2.0]))
+    return (a[0] * b[1] + a[2] + up[0] * 2.0 + up[-1] * down[0] - down[2] + by_key[0] * 3.0
+            + by_key[-1] + by_abs[0] * by_abs[3] + back[0] * 5.0 + back[1])
+
+
+def builtins_on_numbers(x):
+    q, r = divmod(x[2] * 5.0, 1.5)
+    return pow(x[0], 3) + pow(x[1], 2.0) + pow(2.0, x[3]) + r * x[0] + q + abs(x[1])
+
+
+def math_functions(x):
+    a = math.lgamma(x[2] * x[2] + 0.5) + math.gamma(x[0] + 2.0) + math.hypot(x[0], x[1])
+    return a + math.fsum([x[0], x[1] * x[2], x[3]]) + math.fsum(x * x)
+
+
+def operator_functions(x):
+    return (operator.mul(x[0], x[1]) + operator.add(x[2], x[3]) + operator.neg(x[0])
+            + operator.truediv(x[1], 2.0) + operator.sub(x[3], x[0]) + operator.pow(x[2], 2))
+
+
+def item_method(x):
+    s = np.sum(x * x).item()
+    return s * 2.0 + x[1:2].item() ** 3
+
+
+def map_and_filter(x):
+    squares = list(map(lambda t: t * t, x))
+    pairs = sum(map(lambda a, b: a * b, x, x[::-1]))
+    sines = tuple(map(np.sin, x))
+    positive = list(filter(lambda t: t > 0, x))
+    total = sum(filter(lambda t: abs(t) < 10.0, map(np.cos, x)))
+    return squares[0] + pairs + sines[1] * sines[2] + sum(positive) + total
+
+
+BUILTINS = [builtins_on_sequences, builtins_on_numbers, math_functions, operator_functions,
+            item_method, map_and_filter]
+
+
+@pytest.mark.parametrize("f", BUILTINS, ids=[f.__name__ for f in BUILTINS])
+def test_builtins(f):
+    check_all(f, V4, second=f is not map_and_filter)
+
+
+def map_and_filter_forwards(x):
+    return sum(map(lambda t: t * t, x)) + sum(filter(lambda t: t > 0, map(np.sin, x)))
+
+
+def test_map_and_filter_at_second_order():
+    check_hessian(map_and_filter_forwards, V4)
+
+
+def _list_then_reversed_zip(x):
+    squares = [t * t for t in x]
+    return squares[0] + sum(a * b for a, b in zip(x, x[::-1]))
+
+
+@pytest.mark.xfail(strict=True, raises=UnsupportedSyntaxError, reason="second order of a "
+                   "comprehension over x and a loop over x[::-1]: the gradient's write into dx "
+                   "is refused as a write into shared memory (on main before this work)")
+def test_hessian_of_a_comprehension_and_a_reversed_zip():
+    check_hessian(_list_then_reversed_zip, V4)
+
+
+def test_digamma_and_trigamma_against_differences():
+    from srcgrad.runtime import digamma, trigamma
+
+    xs = np.array([0.1, 0.3, 0.7, 1.0, 2.5, 5.9, 13.0, 40.0, -0.5, -1.3])
+    h = 1e-6
+    lg = np.vectorize(math.lgamma)
+    np.testing.assert_allclose(digamma(xs), (lg(xs + h) - lg(xs - h)) / (2 * h), rtol=1e-6)
+    np.testing.assert_allclose(trigamma(xs), (digamma(xs + h) - digamma(xs - h)) / (2 * h),
+                               rtol=1e-6)
+    assert abs(digamma(1.0) + 0.5772156649015329) < 1e-14  # -Euler's constant
+    assert abs(trigamma(1.0) - math.pi ** 2 / 6) < 1e-13
+
+
+# --- with, try ... finally, **kwargs, stdlib helpers ------------------------------------------
+
+
+class Timer:
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        Timer.elapsed = time.perf_counter() - self.start
+
+
+def context_managers(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(x > 0, x * x, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = np.sin(y) * x
+    with Timer(), np.errstate(over="ignore") as state:
+        w = z * 2.0
+    return np.sum(w) + np.sum(y) * (state is not None)
+
+
+def try_finally(x):
+    t0 = time.perf_counter()
+    try:
+        y = np.sum(x * x)
+    finally:
+        elapsed = time.perf_counter() - t0
+    return y * (1.0 + 0.0 * elapsed)
+
+
+def keyword_parameters(x, **options):
+    return np.sum(x * x) * options["scale"] + options.get("shift", 0.0) * np.sum(x)
+
+
+def test_with_and_finally():
+    check_all(context_managers, V4)
+    check_all(try_finally, V4)
+    assert np.geterr()["divide"] == "warn"  # every errstate was left
+
+
+def test_keyword_parameters():
+    for options in ({"scale": 3.0}, {"scale": -1.0, "shift": 2.0}):
+        g = grad(keyword_parameters)(V4, **options)
+        np.testing.assert_allclose(g, numeric_grad(keyword_parameters, (V4,), 0, options),
+                                   rtol=1e-6)
+        value, tangent = jvp(keyword_parameters)(V4, T4, **options)
+        np.testing.assert_allclose(tangent, g @ T4, rtol=1e-9)
+    np.testing.assert_allclose(hessian(keyword_parameters)(V4, scale=3.0), 6.0 * np.eye(4))
+
+
+def uses_try_except(x):
+    try:
+        y = np.linalg.inv(np.outer(x, x) + np.eye(x.size))
+    except np.linalg.LinAlgError:
+        y = np.eye(x.size)
+    return np.sum(y)
+
+
+def returns_inside_with(x):
+    with np.errstate(all="ignore"):
+        return np.sum(np.log(x))
+
+
+def uses_mean(x):
+    return statistics.mean([x[0], x[1]])
+
+
+@pytest.mark.parametrize("f, marker, advice", [
+    (uses_try_except, "try:", "test the condition with `if`"),
+    (returns_inside_with, "return np.sum", "assign the result and leave after the block"),
+])
+def test_refused_with_a_located_advice(f, marker, advice):
+    lineno, offset, _ = where_is(f, marker)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(f)
+    assert (info.value.lineno, info.value.offset) == (lineno, offset)
+    assert advice in str(info.value)
+
+
+def test_a_stdlib_helper_is_inlined_or_refused_at_its_own_line():
+    # statistics.mean is plain Python, but its exact sum catches errors (statistics.fmean,
+    # which only tries len(data), is inlined in a form without its try: test_static_calls.py)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(uses_mean)
+    assert info.value.filename == statistics.__file__
+    assert "try" in info.value.line

@@ -77,7 +77,10 @@ class Activity:
         if op.refused:
             raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
         for param in op.rule.unsupported or ():  # a dependence the rule cannot differentiate
-            if _name(op.args.get(param)) in active:
+            value = op.args.get(param)
+            parts = value.elts if isinstance(value, gast.Tuple) else (
+                value.values if isinstance(value, gast.Dict) else [value])
+            if any(_name(v) in active for v in parts):
                 raise self.classifier.location.error(
                     NoRuleError, op.node, op.rule.unsupported_message(param)
                 )

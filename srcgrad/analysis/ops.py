@@ -26,7 +26,13 @@ from ..derived import unwrap
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
-from ..rules.derived import derived_rule, recursive_rule
+from ..rules.derived import (
+    derived_rule,
+    lazy_rule,
+    recursive_rule,
+    refuse_writes_into_arguments,
+    split_rule,
+)
 from ..rules.structures import structure_rule
 from . import casts
 
@@ -83,9 +89,14 @@ METHODS = {
     "nonzero": np.nonzero,
     "all": np.all,
     "any": np.any,
+    "item": runtime.item,
 }
 # Libraries whose functions need rules: never inlined nor differentiated through their source.
-OPAQUE_MODULES = ("numpy", "scipy", "srcgrad", "math", "builtins")
+# (warnings, logging and contextlib work on state, not values: called as they are, with values
+# that carry no gradient)
+OPAQUE_MODULES = (
+    "numpy", "scipy", "srcgrad", "math", "builtins", "warnings", "logging", "contextlib",
+)
 # Keywords a method spells differently from its function: x.clip(min=0) is np.clip(x, a_min=0).
 METHOD_KEYWORDS = {("clip", "min"): "a_min", ("clip", "max"): "a_max"}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
@@ -117,10 +128,36 @@ class Op:
             return [self.args["x"]]
         if self.kind == "rule":
             params = self.rule.differentiable_params()
-            return [self.args[p] for p in params if p in self.args]
+            return [a for p in params if p in self.args for a in _atoms(self.args[p])]
         if self.kind in ("unknown", "tuple", "dict"):
             return list(self.args.values())
         return []
+
+
+def _bound_args(rule, bound):
+    """Rule parameter -> the call's atom (a ``*args`` one packs a Tuple, a ``**kwargs`` one a
+    Dict); a parameter not given, its default."""
+    out = {}
+    for name, param in rule.signature.parameters.items():
+        if name in bound.arguments and param.kind == param.VAR_POSITIONAL:
+            out[name] = gast.Tuple(list(bound.arguments[name]), gast.Load())
+        elif name in bound.arguments and param.kind == param.VAR_KEYWORD:
+            keys = [gast.Constant(k, None) for k in bound.arguments[name]]
+            out[name] = gast.Dict(keys, list(bound.arguments[name].values()))
+        elif name in bound.arguments:
+            out[name] = bound.arguments[name]
+        elif param.default is not inspect.Parameter.empty:
+            out[name] = gast.Constant(param.default, None)
+    return out
+
+
+def _atoms(arg):
+    """The atoms of a rule's argument: those a ``*args`` / ``**kwargs`` parameter packs."""
+    if isinstance(arg, gast.Tuple):
+        return list(arg.elts)
+    if isinstance(arg, gast.Dict):
+        return list(arg.values)
+    return [arg]
 
 
 class OpClassifier:
@@ -164,6 +201,8 @@ class OpClassifier:
             return Op("constant", node=node)
         if node.attr == "T":
             return self._rule_op(np.transpose, [node.value], [], node)
+        if node.attr in ("real", "imag"):  # z.real, z.imag of an array or number
+            return self._rule_op(getattr(np, node.attr), [node.value], [], node)
         if node.attr in INACTIVE_ATTRIBUTES:
             return Op("constant", node=node)
         # an attribute of a structure (runtime/pytrees.py), differentiated like `d["name"]`
@@ -257,10 +296,14 @@ class OpClassifier:
         module = (getattr(fn, "__module__", "") or "").split(".")[0]
         if module in OPAQUE_MODULES:
             return None
-        return recursive_rule(fn)
+        rule = recursive_rule(fn)
+        if rule is not None:
+            refuse_writes_into_arguments(fn)
+        return rule
 
     def _rule_op(self, fn, args, keywords, node):
-        rule = rules.lookup(fn) or derived_rule(fn) or structure_rule(fn) or self._recursive(fn)
+        rule = (rules.lookup(fn) or derived_rule(fn) or split_rule(fn) or lazy_rule(fn)
+                or structure_rule(fn) or self._recursive(fn))
         if rule is None:
             bound = {str(i): a for i, a in enumerate(args)}
             bound.update({k.arg: k.value for k in keywords})
@@ -284,12 +327,7 @@ class OpClassifier:
                 UnsupportedSyntaxError, out, f"`out=` in a call to {rule.name}: srcgrad needs "
                 f"every result as a new value; write `y = {rule.name}(...)` instead"
             )
-        bound_args = {}
-        for name, param in rule.signature.parameters.items():
-            if name in bound.arguments:
-                bound_args[name] = bound.arguments[name]
-            elif param.default is not inspect.Parameter.empty:
-                bound_args[name] = gast.Constant(param.default, None)
+        bound_args = _bound_args(rule, bound)
         refused = None
         if cast == casts.DYNAMIC and not any(rule.fn is f for f in casts.run_time_casts()):
             refused = (

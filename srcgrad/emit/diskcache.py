@@ -363,6 +363,10 @@ def store(key, fn, compiled, reads):
 
 
 def _entry(key, fn, compiled, reads):
+    if getattr(compiled, "__srcgrad_plain__", None) is not None:
+        # split recursive calls (normalize/recursion.py): a derivative of it is generated from
+        # its plain version, which a loaded function would not have
+        raise Unsignable("recursive calls split")
     if getattr(compiled, "__srcgrad_specialized__", False):
         # methods inlined for the classes of objects (normalize/methods.py): the key sees
         # neither those objects nor the methods found through them

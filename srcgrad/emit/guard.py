@@ -73,6 +73,8 @@ def run(fn_node, ctx):
         keywords.append(gast.keyword(None, _name(args.kwarg.id)))
     current = gast.Call(gast.Call(_name(helper), [_name(holder)], []), positional, keywords)
     test = tests[0] if len(tests) == 1 else gast.BoolOp(gast.Or(), tests)
+    if ctx.mode == "split":
+        current = gast.YieldFrom(current)  # a generator hands over to the regenerated one
     guard = gast.If(test, [gast.Return(current)], [])
     fn_node.body.insert(0, guard)
     return fn_node

@@ -23,8 +23,10 @@ DERIVED = {
     "vjp": "{}_vjp",
     "jvp": "{}_jvp",
     "tangent": "{}_tangent",
+    "split": "{}_split",
     "jacobian": "jacobian_{}",
     "hessian": "hessian_{}",
+    "holomorphic_grad": "holomorphic_grad_{}",
 }
 
 # --- stems of the names passes introduce --------------------------------------------------------
@@ -39,6 +41,9 @@ PACKED = "packed"  # a tuple built once to be unpacked
 SELECT = "select"  # the value of `a if c else b`
 BOTH, EITHER = "both", "either"  # the value of `a and b`, `a or b`
 TOTAL, ITEMS = "total", "items"  # a comprehension summed, or built as a list
+MAPPING = "mapping"  # a dict comprehension, built key by key
+MANAGER = "manager"  # the context manager of a `with` block
+ELEMENT = "element"  # an item `map(f, xs)` or `sorted(xs, key=f)` applies `f` to
 SEQ = "seq"  # the sequence a `for` loop runs over
 INDEX = "i"  # the index of a `for` loop over a sequence
 RESULT, RETURNED = "result", "returned"  # the value and flag of an early return
@@ -72,6 +77,7 @@ SELF = "{}_self"  # the object a bound method or a callable object of class ``x`
 # NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only
+SPLIT = "{}_call"  # a recursive call started in reverse-mode code (normalize/recursion.py)
 METHOD = "{}"  # the function a method, property or `__call__` is (its qualified name)
 SOURCES = "sources"  # which element of the values each written position receives
 SCATTERED = "scattered"  # the values of ``np.add.at`` added into zeros at their indices

@@ -240,8 +240,7 @@ class ANF:
         if (
             isinstance(node, gast.UnaryOp)
             and isinstance(node.op, gast.USub)
-            and isinstance(node.operand, gast.Constant)
-            and isinstance(node.operand.value, (int, float))
+            and _is_number(node.operand)
         ):
             return gast.Constant(-node.operand.value, None)
         simple = self.simple(node)
@@ -261,8 +260,8 @@ class ANF:
         return gast.BinOp(self.atom(node.left), node.op, self.atom(node.right))
 
     def _unaryop(self, node):
-        if isinstance(node.operand, gast.Constant) and isinstance(node.op, gast.USub):
-            return self.atom(node)
+        if _is_number(node.operand) and isinstance(node.op, gast.USub):
+            return self.atom(node)  # folded: -1j is a number too
         return gast.UnaryOp(node.op, self.atom(node.operand))
 
     def _compare(self, node):
@@ -462,3 +461,8 @@ def _copy(stmts):
 
 def _assign(name, value):
     return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _is_number(node):
+    """Whether ``node`` is a numeric literal (``-`` of one is folded into one constant)."""
+    return isinstance(node, gast.Constant) and isinstance(node.value, (int, float, complex))

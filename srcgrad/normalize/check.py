@@ -20,18 +20,19 @@ read (a ``NameError`` in Python) is an error, never a read of the value the name
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
 from ..errors import UnsupportedSyntaxError
-from . import sugar
+from ..frontend.resolve import Namespace
+from . import sugar, unpacking
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
     gast.AsyncFor: "an `async for` loop",
-    gast.With: "a `with` block",
     gast.AsyncWith: "an `async with` block",
-    gast.Try: "a `try` statement",
     gast.ClassDef: "a class definition",
     gast.FunctionDef: "a nested function definition",
     gast.AsyncFunctionDef: "a nested async function definition",
@@ -42,14 +43,12 @@ UNSUPPORTED = {
     gast.Yield: "`yield`",
     gast.YieldFrom: "`yield from`",
     gast.Await: "`await`",
-    gast.Lambda: "a lambda",
-    gast.SetComp: "a set comprehension",
-    gast.DictComp: "a dict comprehension",
+    gast.Lambda: "a lambda that is not assigned to a name of its own once (assign it, then call "
+    "the name)",
     gast.NamedExpr: "an assignment expression (`:=`) that is evaluated only sometimes (inside "
     "a lambda, a comprehension, or the right side of `and`/`or`/`if`-`else`); assign it on a line "
     "of its own before",
     gast.Starred: "a starred expression",
-    gast.Set: "a set",
 }
 
 
@@ -57,38 +56,79 @@ def run(fn_node, ctx):
     """The pass: refuse what srcgrad does not support, with its location; drop ``del name``;
     take lambdas and nested functions out of the body into ``ctx.local_functions``."""
     ctx.local_functions = extract_local_functions(fn_node, ctx.location)
-    return CheckSupported(ctx.location, local_functions=ctx.local_functions).run(fn_node)
+    fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions).run(fn_node)
+    namespace = Namespace(ctx.fn)
+    return unpacking.unroll_function_loops(
+        fn_node, lambda name: unpacking.functions_held(namespace.lookup(name)))
 
 
 def extract_local_functions(fn_node, location):
-    """Take ``name = lambda ...`` and nested ``def`` statements out of the body.
+    """Take ``name = lambda ...`` and nested ``def`` statements out of the body, wherever they
+    are (in a loop, a branch, ...).
 
     Returns ``{name: (FunctionDef, location)}`` for ``InlineCalls``; each call of such a local
-    function is inlined where it happens, reading the caller's variables as a closure would.
+    function is inlined where it happens, reading the caller's variables as a closure would
+    (the values they hold at the call, as Python's late binding reads them). A name defined
+    twice stays in the body and is refused: which definition a call means is known only when
+    it runs.
     """
     stores = store_counts(fn_node)
+    defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}
-    body = []
-    for s in fn_node.body:
-        if (
-            isinstance(s, gast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Lambda)
-            and stores[s.targets[0].id] == 1
-        ):
-            lam = s.value
-            ret = gast.copy_location(gast.Return(lam.body), lam.body)
-            node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
-            gast.copy_location(node, s)
-            found[node.name] = (CheckSupported(location).run(node), location)
-            continue
-        if isinstance(s, gast.FunctionDef) and not s.decorator_list and s.name not in stores:
-            found[s.name] = (CheckSupported(location, nested=True).run(s), location)
-            continue
-        body.append(s)
-    fn_node.body = body
+
+    def take(stmts):
+        body = []
+        for s in stmts:
+            if (
+                isinstance(s, gast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Lambda)
+                and stores[s.targets[0].id] == 1
+                and s.targets[0].id not in defs
+            ):
+                lam = s.value
+                ret = gast.copy_location(gast.Return(lam.body), lam.body)
+                node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
+                gast.copy_location(node, s)
+                found[node.name] = (CheckSupported(location).run(node), location)
+                continue
+            if (
+                isinstance(s, gast.FunctionDef) and not s.decorator_list
+                and s.name not in stores and defs[s.name] == 1
+            ):
+                found[s.name] = (CheckSupported(location, nested=True).run(s), location)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
+                    setattr(s, field, take(inner) or ([gast.Pass()] if field == "body" else []))
+            body.append(s)
+        return body
+
+    fn_node.body = take(fn_node.body)
     return found
+
+
+def _why_not_local(node):
+    """What is refused about a nested ``def`` left in the body, for ``srcgrad does not support
+    {what} here``."""
+    if node.decorator_list:
+        return "a decorated nested function (define it at module level, or undecorated)"
+    return (f"a second definition of `{node.name}` or `{node.name}` assigned otherwise (a local "
+            f"function is inlined by its name: give each definition its own name)")
+
+
+def refuse_leftover_functions(fn_node, location):
+    """A nested ``def`` or assigned lambda ``extract_local_functions`` left in the body (defined
+    twice, decorated) is an error at its line."""
+    for n in walk(fn_node.body):
+        if isinstance(n, gast.FunctionDef):
+            raise location.error(UnsupportedSyntaxError, n, f"srcgrad does not support "
+                                 f"{_why_not_local(n)} here")
+        if isinstance(n, gast.Lambda):
+            raise location.error(UnsupportedSyntaxError, n, f"srcgrad does not support "
+                                 f"{UNSUPPORTED[gast.Lambda]} here")
 
 
 class CheckSupported(gast.NodeVisitor):
@@ -106,10 +146,10 @@ class CheckSupported(gast.NodeVisitor):
     def run(self, fn_node):
         fn_node = sugar.run(fn_node)
         args = fn_node.args
-        if args.kwarg is not None and not self.inlined:
-            raise self._error(args.kwarg, "`**kwargs` parameters")
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        fn_node = unpacking.spread(fn_node, self.forwarded)
+        fn_node = unpacking.unroll_function_loops(fn_node)
         fn_node.body = _del_items_as_pops(fn_node.body)
         for stmt in fn_node.body:
             self.visit(stmt)
@@ -133,6 +173,47 @@ class CheckSupported(gast.NodeVisitor):
         return self.location.error(
             UnsupportedSyntaxError, node, f"srcgrad does not support {what} here"
         )
+
+    def visit_With(self, node):
+        for item in node.items:
+            if item.optional_vars is not None and not isinstance(item.optional_vars, gast.Name):
+                raise self._error(item.optional_vars, "`with ... as` a target that is not a "
+                                  "name")
+        self._no_jump_out(node.body, "a `with` block", "`__exit__` would not run")
+        self.generic_visit(node)
+
+    def visit_Try(self, node):
+        if node.handlers:
+            raise self._error(node, "a `try` with `except` (which path runs, and so the "
+                              "gradient, is known only when it raises); test the condition "
+                              "with `if` (e.g. `np.linalg.cond(A) < 1e12`), or catch the "
+                              "error around the call of the derivative")
+        if node.orelse:
+            raise self._error(node.orelse[0], "`try ... else`")
+        self._no_jump_out(node.body, "a `try` block", "the `finally` block would not run")
+        self.generic_visit(node)
+
+    def _no_jump_out(self, stmts, where, why):
+        """A ``return`` (or a ``break``/``continue`` of an enclosing loop) inside ``where``."""
+        for s in stmts:
+            if isinstance(s, (gast.Return, gast.Break, gast.Continue)):
+                raise self._error(s, f"`{type(s).__name__.lower()}` inside {where} ({why}); "
+                                  f"assign the result and leave after the block")
+            if isinstance(s, (gast.For, gast.While)):
+                self._no_jump_out([n for n in walk(s.body) if isinstance(n, gast.Return)],
+                                  where, why)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                self._no_jump_out(getattr(s, field, None) or [], where, why)
+
+    def visit_FunctionDef(self, node):
+        if self.inlined and not node.decorator_list:
+            return  # taken out once the helper's names are its own (normalize/inline.py)
+        raise self._error(node, _why_not_local(node))
+
+    def visit_Lambda(self, node):
+        if not getattr(node, "checked", False):
+            raise self._error(node, UNSUPPORTED[gast.Lambda])
 
     def generic_visit(self, node):
         what = UNSUPPORTED.get(type(node))
@@ -158,7 +239,9 @@ class CheckSupported(gast.NodeVisitor):
                                   "element (`a.b.c = ...`); rebind the inner object first")
         elif not isinstance(target, gast.Name):
             raise self._error(target, f"assignment to {_target_kind(target)}")
-        self.generic_visit(node.value)
+        if self.inlined and isinstance(node.value, gast.Lambda):
+            return  # a local function of the helper, taken out like a nested def
+        self.visit(node.value)
         for t in node.targets:
             self.generic_visit(t)
 
@@ -215,13 +298,27 @@ class CheckSupported(gast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node):
+        func = node.func
+        if isinstance(func, gast.Name) and func.id in ("map", "filter", "sorted"):
+            # a lambda given to these builtins becomes a comprehension (normalize/containers.py)
+            for lam in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]:
+                if isinstance(lam, gast.Lambda):
+                    self.visit(lam.body)
+                    lam.checked = True
         for kw in node.keywords:
             if kw.arg is None and not self._forwarding(kw.value):
-                raise self._error(kw.value, "`**kwargs` in a call")
+                raise self.location.error(UnsupportedSyntaxError, kw.value, (
+                    "srcgrad does not support `**` here: the keys it passes are not known at "
+                    "transform time (a dict literal, or a name assigned one once and then only "
+                    "indexed, is spelled out); pass the values by name: "
+                    "`f(a=kw[\"a\"], b=kw[\"b\"])`"))
         for a in node.args:
             if isinstance(a, gast.Starred) and not self._forwarding(a.value):
-                raise self._error(a, "`*args` in a call (other than forwarding a called "
-                                  "function's own `*args`)")
+                raise self.location.error(UnsupportedSyntaxError, a, (
+                    "srcgrad does not support `*` here: the number of arguments it passes is "
+                    "not known at transform time (a tuple or list literal, or a name assigned "
+                    "one once and then only indexed, is spelled out, as is a called function's "
+                    "own `*args`); pass the elements: `f(xs[0], xs[1])`"))
         self.generic_visit(node)
 
     def _forwarding(self, node):

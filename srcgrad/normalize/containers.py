@@ -109,6 +109,8 @@ class ContainerMethods:
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
                 out += self._loop(s)
+            elif isinstance(s, gast.With):
+                out += self._with(s)
             else:
                 out += self.statement(s)
         return out
@@ -153,6 +155,25 @@ class ContainerMethods:
         _HoistPops(self, pre, stmt).visit(stmt)
         stmt.value = self.expr(stmt.value)
         return pre + [stmt]
+
+    def _with(self, s):
+        """``with m as v: body``: the manager entered before the body and left after it, in
+        the primal (``np.errstate``, ``warnings.catch_warnings``, timers: values go through
+        untouched). When the body raises, the error goes on without ``__exit__``."""
+        out, managers = [], []
+        for item in s.items:
+            manager = self._fresh(naming.MANAGER)
+            managers.append(manager)
+            out.append(self._assign(manager, self.expr(item.context_expr), s))
+            entered = self._call("enter_context", _load(manager))
+            if item.optional_vars is None:
+                out.append(_located(gast.Expr(entered), s))
+            else:
+                out.append(self._assign(item.optional_vars.id, entered, s))
+        out += self.block(s.body)
+        for manager in reversed(managers):
+            out.append(_located(gast.Expr(self._call("exit_context", _load(manager))), s))
+        return out
 
     def _method(self, call, name=None):
         return (
@@ -295,6 +316,9 @@ class _Readers(gast.NodeTransformer):
     def visit_Lambda(self, node):
         return node
 
+    def _builtin(self, node):
+        return _builtin_call(self, node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         owner = self.owner
@@ -311,6 +335,9 @@ class _Readers(gast.NodeTransformer):
             wanted = wanted if isinstance(wanted, tuple) else (wanted,)
             if len(node.args) in wanted:
                 return gast.copy_location(owner._call(helper, func.value, *node.args), node)
+        rewritten = self._builtin(node)
+        if rewritten is not None:
+            return rewritten
         if isinstance(func, (gast.Attribute, gast.Name)) and len(node.args) == 1 and not (
             node.keywords or isinstance(node.args[0], gast.Starred)
         ):
@@ -320,6 +347,120 @@ class _Readers(gast.NodeTransformer):
             if fn is list:
                 return gast.copy_location(owner._call("as_list", node.args[0]), node)
         return node
+
+
+class _Builtins:
+    """Builtins written with what has rules: ``tuple(xs)`` is ``as_tuple(xs)``, ``reversed(xs)``
+    is ``xs[::-1]``, ``sorted(xs, key=k, reverse=r)`` a permutation of ``xs`` computed from
+    its keys, ``map(f, xs)`` and ``filter(f, xs)`` generator expressions (a lambda's body
+    becomes the element), ``divmod(a, b)`` is ``(a // b, a % b)``."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def call(self, fn, node):
+        args, kw = node.args, {k.arg: k.value for k in node.keywords}
+        for builtin, accepts, write in self.FORMS:
+            if fn is builtin and accepts(args, kw):
+                return write(self, args, kw)
+        return None
+
+    def _tuple(self, args, kw):
+        return self.owner._call("as_tuple", args[0])
+
+    def _reversed(self, args, kw):
+        backwards = gast.Slice(None, None, gast.Constant(-1, None))
+        return gast.Subscript(args[0], backwards, gast.Load())
+
+    def _divmod(self, args, kw):
+        a, b = args
+        return gast.Tuple([gast.BinOp(a, gast.FloorDiv(), b),
+                           gast.BinOp(clone(a), gast.Mod(), clone(b))], gast.Load())
+
+    FORMS = (  # (builtin, whether the call's arguments fit, how it is written)
+        (tuple, lambda a, k: len(a) == 1 and not k, _tuple),
+        (reversed, lambda a, k: len(a) == 1 and not k, _reversed),
+        (sorted, lambda a, k: len(a) == 1 and set(k) <= {"key", "reverse"},
+         lambda self, a, k: self._sorted(a[0], k)),
+        (map, lambda a, k: len(a) >= 2 and not k, lambda self, a, k: self._mapped(a[0], a[1:])),
+        (filter, lambda a, k: len(a) == 2 and not k,
+         lambda self, a, k: self._filtered(a[0], a[1])),
+        (divmod, lambda a, k: len(a) == 2 and not k and all(_atom(v) for v in a), _divmod),
+    )
+
+    def _sorted(self, items, kw):
+        if not isinstance(items, gast.Name):
+            return None  # normalize/sugar.py names it first; anything else is left alone
+        key = kw.get("key")
+        keys = gast.Constant(None, None)
+        if key is not None and not (isinstance(key, gast.Constant) and key.value is None):
+            keys = self._mapped(key, [items], gast.ListComp)
+            if keys is None:
+                return None
+        reverse = kw.get("reverse", gast.Constant(False, None))
+        order = self.owner._call("sort_keys", items, keys, reverse)
+        return self.owner._call("list_permute", self.owner._call("as_list", clone(items)), order)
+
+    def _element(self, f, count):
+        """(comprehension target, element) applying ``f`` to ``count`` items, or None."""
+        if isinstance(f, gast.Lambda):
+            a = f.args
+            simple = not (a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults)
+            if not simple or len(a.args) != count:
+                return None
+            names = [p.id for p in a.args]
+            return names, f.body
+        if not isinstance(f, (gast.Name, gast.Attribute)):
+            return None  # evaluated once per item would not be `map`'s one evaluation
+        names = [self.owner._fresh(naming.ELEMENT) for _ in range(count)]
+        call = gast.Call(f, [gast.Name(n, gast.Load(), None, None) for n in names], [])
+        return names, call
+
+    def _mapped(self, f, iterables, kind=gast.GeneratorExp):
+        found = self._element(f, len(iterables))
+        if found is None:
+            return None
+        names, elt = found
+        targets = [gast.Name(n, gast.Store(), None, None) for n in names]
+        target = targets[0] if len(targets) == 1 else gast.Tuple(targets, gast.Store())
+        it = iterables[0] if len(iterables) == 1 else gast.Call(
+            gast.Name("zip", gast.Load(), None, None), list(iterables), [])
+        return kind(elt, [gast.comprehension(target, it, [], 0)])
+
+    def _filtered(self, f, iterable):
+        found = self._element(f, 1)
+        if found is None:
+            return None
+        (name,), test = found
+        target = gast.Name(name, gast.Store(), None, None)
+        elt = gast.Name(name, gast.Load(), None, None)
+        return gast.GeneratorExp(elt, [gast.comprehension(target, iterable, [test], 0)])
+
+
+def _atom(node):
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def _builtin_call(readers, node):
+    """``node`` written by ``_Builtins`` if it is a call of one of its builtins, else None; a
+    lambda left among the arguments is refused."""
+    owner, func = readers.owner, node.func
+    if isinstance(func, gast.Name) and not any(
+        isinstance(a, gast.Starred) for a in node.args
+    ) and all(k.arg is not None for k in node.keywords):
+        fn = owner.ctx.namespace.resolve(func, owner.locals)
+        rewritten = _Builtins(owner).call(fn, node)
+        if rewritten is not None:
+            for n in ordered_walk(rewritten):
+                if isinstance(n, gast.expr) and getattr(n, "lineno", None) is None:
+                    gast.copy_location(n, node)
+            return rewritten
+    for lam in [*node.args, *(k.value for k in node.keywords)]:
+        if isinstance(lam, gast.Lambda):
+            raise owner._error(lam, "srcgrad does not support a lambda here (passed to "
+                               "anything but the builtins map, filter and sorted's key=); "
+                               "assign it to a name of its own, once, and call that")
+    return None
 
 
 class _HoistPops(gast.NodeTransformer):

@@ -80,18 +80,20 @@ class DesugarControl:
                 if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
                     setattr(s, field, self._comprehensions(inner))
             hoisted = []
-            parts = [s] if not isinstance(s, (gast.For, gast.While, gast.If)) else (
-                [s.iter] if isinstance(s, gast.For) else [s.test]
-            )
-            for part in parts:
-                _HoistComprehensions(self, hoisted).visit(part)
+            if isinstance(s, (gast.For, gast.While, gast.If)):
+                # `for v in map(f, xs)` is a loop over a comprehension: the iterable is replaced
+                field = "iter" if isinstance(s, gast.For) else "test"
+                setattr(s, field, _HoistComprehensions(self, hoisted).visit(getattr(s, field)))
+            else:
+                _HoistComprehensions(self, hoisted).visit(s)
             out.extend(hoisted)
             out.append(s)
         return out
 
     def _expand(self, comp, as_sum):
         """Statements computing ``comp`` into a fresh name, and that name."""
-        result = self.namer.fresh(naming.TOTAL if as_sum else naming.ITEMS)
+        stem = naming.TOTAL if as_sum else naming.ITEMS
+        result = self.namer.fresh(naming.MAPPING if isinstance(comp, gast.DictComp) else stem)
         self.locals.add(result)
         renames = {}
         for gen in comp.generators:
@@ -100,12 +102,18 @@ class DesugarControl:
                     renames[n.id] = self.namer.fresh(n.id)
                     self.locals.add(renames[n.id])
         rename = _RenameNames(renames)
-        elt = rename.visit(clone(comp.elt))
-        if as_sum:
+        if isinstance(comp, gast.DictComp):  # {k: v for ...}: d = {}; d[k] = v in the loop
+            key, value = rename.visit(clone(comp.key)), rename.visit(clone(comp.value))
+            item = gast.Subscript(_name(result), key, gast.Store())
+            inner = [gast.Assign([item], value, None)]
+            init = _assign(result, gast.Dict([], []))
+        elif as_sum:
+            elt = rename.visit(clone(comp.elt))
             total = gast.BinOp(_name(result), gast.Add(), elt)
             inner = [_assign(result, total)]
             init = _assign(result, gast.Constant(0, None))
         else:
+            elt = rename.visit(clone(comp.elt))
             append = gast.Attribute(_name(result), "append", gast.Load())
             inner = [gast.Expr(gast.Call(append, [elt], []))]
             init = _assign(result, gast.List([], gast.Load()))
@@ -369,6 +377,7 @@ class _HoistComprehensions(gast.NodeTransformer):
 
     visit_ListComp = _list
     visit_GeneratorExp = _list
+    visit_DictComp = _list
 
 
 class _RenameNames(gast.NodeTransformer):

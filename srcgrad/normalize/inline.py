@@ -36,10 +36,10 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables
+from . import callables, stdlib_forms, unpacking
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
-from .check import CheckSupported
+from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
 from .containers import ContainerMethods
 from .control import DesugarControl
 from .methods import Receivers, bound_instance
@@ -134,6 +134,7 @@ class InlineCalls:
         if not inspect.isfunction(fn) or rules.lookup(fn) is not None or _generated(fn):
             return None
         module = getattr(fn, "__module__", "") or ""
+        fn = stdlib_forms.FORMS.get(fn, fn)  # statistics.fmean: a form without its `try`
         if module.split(".")[0] in OPAQUE_MODULES and fn not in BY_SOURCE:
             return None
         if fn in self.stack or len(self.stack) >= MAX_DEPTH:
@@ -234,6 +235,9 @@ class InlineCalls:
         # calls in the body resolve (and are inlined) as the caller's would
         passed = self._passed(bound, renames, forwarded | set(same), stored(node.body))
         _RenameNames({**same, **passed}).visit(node)
+        self._local_functions(node, location)
+        unpacking.unroll_function_loops(node, lambda name: unpacking.functions_held(
+            self.values.value(gast.Name(name, gast.Load(), None, None), self.locals)))
         aliased = set(same) | set(passed)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
@@ -286,6 +290,18 @@ class InlineCalls:
         if isinstance(atom, gast.Name):
             return atom.id
         return self.ctx.global_name(value, _short_name(value))
+
+    def _local_functions(self, node, location):
+        """The helper's own lambdas and nested defs (their names and the names they read
+        already the helper's renamed ones): local functions of the caller, by a fresh name."""
+        found = extract_local_functions(node, location)
+        refuse_leftover_functions(node, location)
+        fresh = {name: self.ctx.namer.fresh(name) for name in found}
+        _RenameNames(fresh).visit(node)
+        for name, (fn_node, where) in found.items():
+            _RenameNames(fresh).visit(fn_node)
+            fn_node.name = fresh[name]
+            self.local_functions[fresh[name]] = (fn_node, where)
 
     def _bind(self, node, call):
         """``(parameter, argument)`` for every parameter of the callee, from the call."""

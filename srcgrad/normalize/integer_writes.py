@@ -178,7 +178,8 @@ class DynamicWrites:
         if not writes:
             return fn_node
         self.inexact = self._inexact_names(fn_node)
-        targets = {v.args[0].id for v in writes if v.args[0].id not in self.inexact}
+        kept = self.inexact | self._literal_containers()
+        targets = {v.args[0].id for v in writes if v.args[0].id not in kept}
         if not targets:
             return fn_node
         fn_node.body = self._block(fn_node.body, targets)
@@ -216,6 +217,16 @@ class DynamicWrites:
                     names.discard(name)
                     changed = True
         return names
+
+    def _literal_containers(self):
+        """The names every binding of which is a dict or list literal or a write into one: a
+        write into a dict or list keeps the value as it is (no dtype to cast to). Not floating
+        themselves: an element read out of one (``L[0] * 1``) may be an integer array."""
+        return {
+            name for name, values in self.bindings.items()
+            if any(isinstance(v, (gast.Dict, gast.List)) for v in values)
+            and all(isinstance(v, (gast.Dict, gast.List)) or self._is_write(v) for v in values)
+        }
 
     def _inexact(self, value, names):
         if isinstance(value, gast.Name):

@@ -77,11 +77,12 @@ class Known:
 
 
 def user_class(cls):
-    """Whether ``cls`` is a class whose methods srcgrad inlines (not NumPy's, not a builtin)."""
+    """Whether ``cls`` is a class whose methods srcgrad inlines (not NumPy's, not a builtin, not
+    the standard library's: ``warnings.catch_warnings()`` is called, never taken apart)."""
     if not isinstance(cls, type):
         return False
     module = (getattr(cls, "__module__", "") or "").split(".")[0]
-    return module not in ("numpy", "builtins", "scipy", "srcgrad", "math", "typing")
+    return module not in ("numpy", "scipy", "srcgrad") and module not in sys.stdlib_module_names
 
 
 def of_value(value, exact=False):

@@ -4,9 +4,11 @@ Requires: a parsed function (the differentiated one, a helper to inline, a local
 Guarantees: every assignment has one target, a name, an indexed name or a tuple of names (a
 nested or indexed part of a tuple target is unpacked into a fresh name first, the right-hand
 side evaluated once, before any part is written); loop targets are names or tuples of names
-(comprehensions read a nested part by index); loops have no ``else``; ``:=`` is gone from every
+(comprehensions read a nested part by index); loops have no ``else``; sets are made by
+``set(...)``; ``:=`` is gone from every
 place it is evaluated unconditionally (the condition of a ``while`` too); after a branch that
-always ends in ``raise``, its ``else`` is no branch (it is the only way on). What stays
+always ends in ``raise``, its ``else`` is no branch (it is the only way on); ``try`` ... ``finally``
+is its body, then its ``finally`` block. What stays
 (``:=`` inside a lambda, a comprehension or the right side of ``and``/``or``/``if``-``else``) is
 refused by ``CheckSupported``.
 
@@ -70,7 +72,7 @@ class Sugar:
         for n in walk(fn_node):
             if isinstance(n, _COMPREHENSIONS):
                 self._comprehension_targets(n)
-        return fn_node
+        return _Sets().visit(fn_node)
 
     def block(self, stmts):
         out = []
@@ -87,7 +89,8 @@ class Sugar:
         for field in ("value", "test", "iter"):
             value = getattr(s, field, None)
             if isinstance(value, gast.expr):
-                setattr(s, field, _Walrus(self, pre, s).hoist(value))
+                value = _Walrus(self, pre, s).hoist(value)
+                setattr(s, field, _NamedArguments(self, pre, s).visit(value))
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list):
@@ -95,6 +98,10 @@ class Sugar:
         if isinstance(s, gast.Try):
             for handler in s.handlers:
                 handler.body = self.block(handler.body)
+        if isinstance(s, gast.Try) and not s.handlers and not s.orelse:
+            # `try: B finally: F` runs B then F (when B raises, F is skipped: the error goes on
+            # to the caller of the derivative, which differentiates nothing further)
+            return pre + s.body + s.finalbody
         if isinstance(s, gast.Assign):
             return pre + self._assign(s)
         if isinstance(s, gast.For):
@@ -333,6 +340,59 @@ def _raising_branches(stmts):
             s.test = gast.copy_location(gast.UnaryOp(gast.Not(), s.test), s.test)
             out.extend(rest)
     return out
+
+
+class _NamedArguments(gast.NodeTransformer):
+    """``sorted(f(x), key=k)`` and ``divmod(a * b, c)``: each argument they read twice once they
+    are written with what has rules (``normalize/containers.py``) is first given a name."""
+
+    READ_TWICE = {"sorted": 1, "divmod": 2}
+
+    def __init__(self, owner, pre, stmt):
+        self.owner = owner
+        self.pre = pre
+        self.stmt = stmt
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        count = self.READ_TWICE.get(func.id) if isinstance(func, gast.Name) else None
+        if count is None or any(isinstance(a, gast.Starred) for a in node.args):
+            return node
+        for i, a in enumerate(node.args[:count]):
+            if not isinstance(a, (gast.Name, gast.Constant)):
+                name = self.owner.namer.fresh(naming.describe(a))
+                self.pre.append(_located(gast.Assign([_store(name)], a, None), self.stmt))
+                node.args[i] = gast.copy_location(_load(name), a)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def _comprehension(self, node):
+        return node  # evaluated once per item: not hoisted out
+
+    visit_ListComp = visit_GeneratorExp = visit_SetComp = visit_DictComp = _comprehension
+    visit_BoolOp = visit_IfExp = _comprehension
+
+
+class _Sets(gast.NodeTransformer):
+    """``{a, b}`` is ``set([a, b])`` and ``{f(v) for v in xs}`` is ``set([f(v) for v in xs])``:
+    a set is made by the builtin, which has no gradient rule, so a set of values that carry
+    gradient is refused by activity analysis, and a set of indices or labels just works."""
+
+    def visit_Set(self, node):
+        self.generic_visit(node)
+        return self._set(gast.List(node.elts, gast.Load()), node)
+
+    def visit_SetComp(self, node):
+        self.generic_visit(node)
+        return self._set(gast.ListComp(node.elt, node.generators), node)
+
+    @staticmethod
+    def _set(items, node):
+        call = gast.Call(_load("set"), [gast.copy_location(items, node)], [])
+        return _located(gast.copy_location(call, node), node)
 
 
 class _Walrus(gast.NodeTransformer):

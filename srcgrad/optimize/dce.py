@@ -18,6 +18,7 @@ import gast
 from .. import rules, runtime
 from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
+from ..rules.derived import JvpPair, Splitter
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class,
@@ -88,7 +89,9 @@ class DeadCode:
 
     def _pure_callee(self, func):
         if isinstance(func, gast.Name) and func.id in self.ctx.extras:
-            return self.ctx.extras[func.id] not in CHECKS
+            held = self.ctx.extras[func.id]
+            # a split recursive call runs the user's function (its prints, its draws)
+            return held not in CHECKS and not isinstance(held, (Splitter, JvpPair))
         obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
         if isinstance(func, gast.Name) and func.id == "slice":
             return True

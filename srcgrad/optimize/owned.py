@@ -48,6 +48,7 @@ PASSES_ON = {
     runtime.elem: (0,),
     runtime.take_item: (0,),
     runtime.zero_item: (0,),
+    runtime.zero_written: (0,),
     runtime.restore_item: (0,),
     runtime.list_pop: (0,),
     runtime.add_at: (0, 2),

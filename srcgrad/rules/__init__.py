@@ -4,6 +4,7 @@ registered at the first lookup after the user imports SciPy (``import srcgrad`` 
 
 from . import (  # noqa: F401
     container_rules,
+    fft_rules,
     helper_rules,
     inplace_rules,
     math_rules,

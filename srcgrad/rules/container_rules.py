@@ -53,24 +53,21 @@ linear(runtime.take_item, "d, index, like", vjp={"d": "scatter_last(dy, d, index
 # zero_item writes into its argument, and a tangent may be shared: the tangent copies first.
 linear(runtime.zero_item, "d, index", vjp={"d": "zero_item(copy_array(dy), index)"},
        jvp={"d": "zero_item(copy_array(dd), index)"})
-# the tangent of a write's target: zeros of the written value's shape in a list or dict tangent
-linear(runtime.zero_tangent_item, "d, index, value",
-       vjp={"d": "zero_item(copy_array(dy), index)"},
-       jvp={"d": "zero_tangent_item(copy_array(dd), index, value)"})
+# the tangent of a container after a write: zeros (not None) where the written value has none
+linear(runtime.zero_written, "d, index, value", vjp={"d": "zero_item(copy_array(dy), index)"},
+       jvp={"d": "zero_written(dd, index, value)"})
 defrule(
     runtime.setitem,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index, value)"},
-    jvp={"x": "zero_tangent_item(copy_array(dx), index, value)",
-         "value": "scatter_last(dvalue, x, index)"},
+    jvp={"x": "zero_written(dx, index, value)", "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
 )
 defrule(
     runtime.restore_item,
     "x, index, value",
     vjp={"x": "zero_item(copy_array(dy), index)", "value": "take_item(dy, index, value)"},
-    jvp={"x": "zero_tangent_item(copy_array(dx), index, value)",
-         "value": "scatter_last(dvalue, x, index)"},
+    jvp={"x": "zero_written(dx, index, value)", "value": "scatter_last(dvalue, x, index)"},
     namespace=WRITES,
 )
 linear(runtime.copy_item, "x, index", vjp={"x": "getitem_grad(dy, x, index)"})
@@ -123,7 +120,8 @@ linear(runtime.list_reverse, "items", vjp={"items": "reverse_grad(dy)"},
        jvp={"items": "reverse_grad(ditems)"})
 linear(runtime.list_permute, "items, order", vjp={"items": "permute_grad(dy, order)"},
        jvp={"items": "permute_tangent(ditems, order)"})
-nondiff(runtime.sort_order, runtime.list_index, runtime.list_count, runtime.clear_items,
+nondiff(runtime.enter_context, runtime.exit_context, runtime.sort_keys, runtime.sort_order,
+        runtime.list_index, runtime.list_count, runtime.clear_items,
         runtime.dict_keys)
 linear(runtime.dict_update, "mapping, other",
        vjp={"mapping": "update_grad_target(dy, other)", "other": "update_grad_source(dy, other)"},
@@ -142,6 +140,10 @@ linear(runtime.ndenumerate_items, "a", vjp={"a": "ndenumerate_grad(dy, a)"},
        jvp={"a": "ndenumerate_tangent(da, a)"})
 linear(runtime.as_list, "iterable", vjp={"iterable": "as_list_grad(dy, iterable)"},
        jvp={"iterable": "as_list_tangent(diterable, iterable)"})
+linear(runtime.as_tuple, "iterable", vjp={"iterable": "as_list_grad(dy, iterable)"},
+       jvp={"iterable": "as_tuple_tangent(diterable, iterable)"})
+# x.item(): the one element, linear in x
+linear(runtime.item, "x", vjp={"x": "item_grad(dy, x)"}, jvp={"x": "item(dx)"})
 
 # The adjoint helpers above are linear in their cotangent ``g``: rules for higher order.
 _SELF_ADJOINT = {
@@ -169,6 +171,8 @@ _SELF_ADJOINT = {
     "ndenumerate_grad": ("g, a", "ndenumerate_items_of(dy, a)"),
     "as_list_grad": ("g, iterable", "as_list_tangent(dy, iterable)"),
     "as_list_tangent": ("g, iterable", "as_list_grad(dy, iterable)"),
+    "as_tuple_tangent": ("g, iterable", "as_list_grad(dy, iterable)"),
+    "item_grad": ("g, x", "item(dy)"),
     "values_tangent": ("g, mapping", "values_grad(dy, mapping)"),
     "items_tangent": ("g, mapping", "items_grad(dy, mapping)"),
     "ndenumerate_tangent": ("g, a", "ndenumerate_grad(dy, a)"),

@@ -8,21 +8,35 @@ lazily, the first time a template asks for them, and the generated code calls th
 (``dg_vjp_x``), so ``source()`` shows exactly what runs. The callee's primal is recomputed inside
 its vjp: the price of not inlining, paid only where a derived function is itself differentiated.
 
+In reverse-mode code a recursive call goes through a :class:`Splitter` instead
+(``normalize/recursion.py``): the callee's primal runs once per call and its adjoint once, in a
+generator (``runtime/recursion.py``), so a recursion is linear in its depth. Code that is
+differentiated again is generated anew without splitting (``pipeline.derive``).
+
+A generated vjp takes and returns cotangents in srcgrad's public convention (``df/dx + 1j*df/dy``),
+the conjugate of the one inside generated code (``runtime/complex_values.py``): the rule
+conjugates the cotangent it passes and the gradient it gets (``conj_like``; nothing for real
+values).
+
 Template names are private aliases (``_a0``, ``_dy``), not the callee's parameter names, because a
 parameter may well be called ``y`` or ``dy``.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 
 import gast
 
-from .. import transforms
+from .. import runtime, transforms
+from ..astutil import walk
+from ..errors import NoRuleError
 from ..frontend.resolve import MISSING
-from ..frontend.source import GENERATED_SOURCE
+from ..frontend.source import GENERATED_SOURCE, parse_function
 from .kinds import Kind
-from .registry import COTANGENT, RESULT, Rule, Template, param, tangent
+from .registry import COTANGENT, RESULT, DictNamespace, Rule, Template, param, tangent
 
 _RULES: dict = {}
 
@@ -37,6 +51,51 @@ def derived_rule(fn):
     return _RULES[fn]
 
 
+# methods that change the list, dict or array they are called on
+_MUTATING = {"append", "insert", "extend", "pop", "remove", "reverse", "sort", "clear", "update",
+             "fill", "resize", "setdefault", "popitem", "put", "itemset", "partition"}
+_CHECKED: dict = {}
+
+
+def refuse_writes_into_arguments(fn):
+    """A recursive function is called, not inlined, and its derivatives write into copies of
+    their arguments: a write into an argument in place (``v[0] = ...``, ``v += ...``,
+    ``v.append(...)``, ``v.attr = ...``) would be seen by the caller in Python but not by the
+    derivative. Refused at the line of the write (checked once per function)."""
+    if fn in _CHECKED:
+        return
+    parsed = parse_function(fn)
+    node = parsed.node
+    args = node.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    for n in walk(node):
+        written = _written_param(n)
+        if written in params:
+            raise parsed.location.error(NoRuleError, n, (
+                f"`{fn.__name__}` calls itself (it is not inlined) and changes its argument "
+                f"`{written}` in place here: its derivative would change a copy, and the caller "
+                f"would not see the change; write a new value (`{written} = {written} + ...`, "
+                f"`{written} = np.concatenate(...)`) and return it"))
+    _CHECKED[fn] = True
+
+
+def _written_param(n):
+    """The name a statement or call changes in place, if it is a plain name."""
+    target = None
+    if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store,
+                                                                              gast.Del)):
+        target = n.value
+    elif isinstance(n, gast.AugAssign):
+        target = n.target
+    elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
+            n.func.attr in _MUTATING):
+        target = n.func.value
+    elif isinstance(n, gast.Call):
+        outs = [k.value for k in n.keywords if k.arg == "out"]
+        target = outs[0] if outs else None
+    return target.id if isinstance(target, gast.Name) else None
+
+
 def recursive_rule(fn):
     """The rule of a user function called recursively, which cannot be inlined into itself.
 
@@ -49,7 +108,17 @@ def recursive_rule(fn):
     key = ("recursive", fn)
     if key not in _RULES:
         _RULES[key] = _build(fn, lazy=True)
+        _RULES[key].recursive = fn  # forward mode calls its jvp once (JvpPair)
     return _RULES[key]
+
+
+def lazy_rule(obj):
+    """The rule of a recursive function's derivative called by name in generated code
+    (``power_vjp_x``, a :class:`_Lazy`): that of the function it generates, so the derivative
+    of a derivative goes through recursion too (``grad(grad(f))`` of a recursive ``f``)."""
+    if not isinstance(obj, _Lazy):
+        return None
+    return recursive_rule(obj.generated())
 
 
 class _Lazy:
@@ -80,6 +149,8 @@ class _Derivatives:
         self.made = {}
 
     def lookup(self, name):
+        if name == "conj_like":
+            return runtime.conj_like
         if name not in self.made:
             base = self.fn.__name__
             for mode in ("vjp", "tangent"):
@@ -101,24 +172,155 @@ def _build(fn, lazy=False):
     params = list(signature.parameters.values())
     aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
     roles = {aliases[p.name]: param(p.name) for p in params}
+    # `*rest` of a derivative of a function with optional parameters (transform/defaults.py)
+    # holds the optional values and the seed: no template differentiates what it holds, so a
+    # value carrying gradient there is refused at transform time (never silently dropped)
+    packed = [p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    plain = [p for p in params if p not in packed]
 
     def call(callee, last):
-        args = [_name(aliases[p.name]) for p in params if p.kind != p.KEYWORD_ONLY]
+        last = _name(last) if isinstance(last, str) else last
+        args = []
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                args.append(gast.Starred(_name(aliases[p.name]), gast.Load()))
+            elif p.kind != p.KEYWORD_ONLY and p.kind != p.VAR_KEYWORD:
+                args.append(_name(aliases[p.name]))
         keywords = [
             gast.keyword(p.name, _name(aliases[p.name])) for p in params if p.kind == p.KEYWORD_ONLY
         ]
-        return gast.Call(_name(callee), args + [_name(last)], keywords)
+        keywords += [gast.keyword(None, _name(aliases[p.name])) for p in params
+                     if p.kind == p.VAR_KEYWORD]
+        return gast.Call(_name(callee), args + [last], keywords)
 
     namespace = _Derivatives(fn, lazy)
     base = fn.__name__
-    vjp_outputs = {p.name: call(f"{base}_vjp_{p.name}", "_dy") for p in params}
+    seed = gast.Call(_name("conj_like"), [_name("_dy"), _name("_dy")], [])
+    vjp_outputs = {
+        p.name: gast.Call(
+            _name("conj_like"), [call(f"{base}_vjp_{p.name}", seed), _name(aliases[p.name])], []
+        )
+        for p in plain
+    }
     vjp = Template([], vjp_outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
-    jvp_outputs = {p.name: call(f"{base}_tangent_{p.name}", f"_t{i}") for i, p in enumerate(params)}
+    jvp_outputs = {p.name: call(f"{base}_tangent_{p.name}", f"_t{i}")
+                   for i, p in enumerate(params) if p in plain}
     tangent_roles = {f"_t{i}": tangent(p.name) for i, p in enumerate(params)}
     jvp = Template([], jvp_outputs, namespace, {**roles, "_y": RESULT, **tangent_roles})
+    unsupported = {p.name: (
+        f"what `{fn.__name__}` takes in `{'*' if p.kind == p.VAR_POSITIONAL else '**'}"
+        f"{p.name}` (the optional arguments and the seed of a derivative of a function with "
+        f"default values) is not differentiated again; define the function differentiated "
+        f"without default values (pass every argument), or differentiate it once"
+    ) for p in packed}
     return Rule(fn, signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
-                namespace=namespace)
+                namespace=namespace, unsupported=unsupported)
 
 
 def _name(id_):
     return gast.Name(id_, gast.Load(), None, None)
+
+
+# --- recursive calls in reverse-mode code, each level run once ----------------------------------
+_SPLITTERS: dict = {}
+# values that never carry a gradient: the split derivative is not asked for theirs
+_NO_GRADIENT = (str, bytes, bool, type(None), type, types.ModuleType, types.FunctionType,
+                types.BuiltinFunctionType, types.MethodType, functools.partial)
+
+
+class Splitter:
+    """``f_split(a, b)``: starts ``f``'s split derivative (mode "split", a generator) with
+    respect to ``wrt`` on the arguments, runs it to its yield (``f``'s primal, once) and returns
+    the started :class:`runtime.Split`; the caller's sweep sends it the cotangent later.
+    ``wrt`` is set by the reverse transform to the parameters given values that carry gradient
+    (``with_wrt``); None (not yet known) takes every argument that can carry one."""
+
+    def __init__(self, fn, wrt=None):
+        self.fn = fn
+        self.wrt = wrt
+        self.signature = inspect.signature(fn)
+        self.__name__ = f"{fn.__name__}_split"
+
+    def __call__(self, *args, **kwargs):
+        wrt = self.wrt
+        if wrt is None:
+            bound = self.signature.bind(*args, **kwargs)
+            wrt = tuple(n for n, v in bound.arguments.items() if not isinstance(v, _NO_GRADIENT))
+        if not wrt:
+            return runtime.Split(None, self.fn(*args, **kwargs), wrt)
+        gen = transforms.derived(self.fn, "split", wrt)(*args, **kwargs)
+        return runtime.Split(gen, next(gen), wrt)
+
+    def with_wrt(self, wrt):
+        """The splitter of the same function with respect to ``wrt`` (a tuple of names)."""
+        key = (self.fn, tuple(wrt))
+        if key not in _SPLITTERS:
+            _SPLITTERS[key] = Splitter(self.fn, tuple(wrt))
+        return _SPLITTERS[key]
+
+    def __repr__(self):
+        return f"<split derivative of {self.fn.__qualname__}>"
+
+
+def splitter(fn):
+    """The :class:`Splitter` of ``fn`` (one per function), or None for a function it cannot
+    split: only a plain parameter list (no ``*args``, ``**kwargs`` or keyword-only ones)."""
+    if fn not in _SPLITTERS:
+        kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
+        plain = kinds <= {inspect.Parameter.POSITIONAL_OR_KEYWORD}
+        _SPLITTERS[fn] = Splitter(fn) if plain else None
+    return _SPLITTERS[fn]
+
+
+def split_rule(obj):
+    """The rule of a :class:`Splitter` call ``s = f_split(a, b)``: the cotangent of ``s`` is
+    what ``recursion_send`` returned, each argument's gradient taken from it by name."""
+    if not isinstance(obj, Splitter):
+        return None
+    key = ("split", obj)
+    if key not in _RULES:
+        params = list(obj.signature.parameters.values())
+        aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
+        roles = {aliases[p.name]: param(p.name) for p in params}
+        outputs = {
+            p.name: gast.Call(_name("recursion_grad"), [
+                _name("_dy"), gast.Constant(p.name, None), _name(aliases[p.name])], [])
+            for p in params
+        }
+        namespace = DictNamespace({"recursion_grad": runtime.recursion_grad,
+                                   "recursion_no_tangent": runtime.recursion_no_tangent})
+        vjp = Template([], outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
+        refused = {p.name: gast.Call(_name("recursion_no_tangent"), [], []) for p in params}
+        jvp = Template([], refused, namespace, roles)
+        _RULES[key] = Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp,
+                           kind=Kind.DERIVED, namespace=namespace)
+    return _RULES[key]
+
+
+class JvpPair:
+    """``f_jvp_pair((da, db), a, b)``: ``f``'s value and tangent from one call of its jvp with
+    respect to ``wrt``. Forward-mode code calls it in place of a recursive call and its tangent,
+    so each level of a recursion runs its primal once (a call and a separate tangent function
+    would each run it, and every level below)."""
+
+    def __init__(self, fn, wrt):
+        self.fn, self.wrt = fn, wrt
+        self.signature = inspect.signature(fn)
+        self.__name__ = f"{fn.__name__}_jvp_pair"
+
+    def __call__(self, tangents, *args, **kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return transforms.derived(self.fn, "jvp", self.wrt)(*bound.args, tangents)
+
+    def __repr__(self):
+        return f"<value and tangent of {self.fn.__qualname__} wrt {self.wrt}>"
+
+
+def jvp_pair(fn, wrt):
+    """The :class:`JvpPair` of ``fn`` with respect to ``wrt`` (a tuple of names)."""
+    key = ("pair", fn, wrt)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = JvpPair(fn, wrt)
+    return _SPLITTERS[key]
+

@@ -107,12 +107,19 @@ def _arguments(signature, param):
             continue  # see _PASSED_ON
         if spec.kind in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD):
             return None
-        value = _name("d" + p if p == param else p)
+        value = _name(tangent_name(p, signature) if p == param else p)
         if spec.kind is not spec.KEYWORD_ONLY and spec.default is spec.empty:
             args.append(value)
         else:
             keywords.append(gast.keyword(p, value))
     return args, keywords
+
+
+def tangent_name(param, signature):
+    """``registry.tangent_name`` (imported here late: registry imports this module)."""
+    from .registry import tangent_name as name
+
+    return name(param, signature)
 
 
 def _operator_form(fn, args, keywords):
@@ -141,7 +148,7 @@ def spelling(fn, namespace):
             continue
         if getattr(module, name, None) is fn:
             return gast.Attribute(_name(key), name, gast.Load())
-        for sub in ("linalg",):
+        for sub in ("linalg", "fft"):
             if getattr(getattr(module, sub, None), name, None) is fn:
                 path = gast.Attribute(_name(key), sub, gast.Load())
                 return gast.Attribute(path, name, gast.Load())

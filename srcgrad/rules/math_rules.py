@@ -3,6 +3,7 @@
 import builtins
 import math
 
+from .. import runtime
 from .registry import defrule, elementwise, linear, nondiff
 
 elementwise(math.sin, "x", vjp="dy * math.cos(x)")
@@ -33,6 +34,14 @@ elementwise(
     "x1, x2",
     vjp=("dy * x2 / (x1 * x1 + x2 * x2)", "-dy * x1 / (x1 * x1 + x2 * x2)"),
 )
+elementwise(math.lgamma, "x", vjp="dy * digamma(x)")
+elementwise(math.gamma, "x", vjp="dy * y * digamma(x)")
+elementwise(runtime.digamma, "x", vjp="dy * trigamma(x)")
+# the third derivative of lgamma (tetragamma) is not implemented: refused, never a wrong number
+defrule(runtime.trigamma, "x", vjp={"x": None}, unsupported={"x": "the third derivative of "
+        "math.lgamma (srcgrad differentiates it twice)"})
+elementwise(builtins.pow, "base, exp", vjp=("dy * exp * base ** (exp - 1)",
+                                             "dy * y * np.log(base)"))
 elementwise(math.erf, "x", vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)")
 
 # float(x) of a number is x: its tangent is dx, not float(dx) (dx may be a 0-d array).
@@ -40,7 +49,24 @@ linear(builtins.float, "x", vjp="dy", jvp="dx")
 # max(a, b) and min(a, b) of two numbers; ties go to the first argument, as Python returns it.
 elementwise(builtins.max, "x1, x2", vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"))
 elementwise(builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
-elementwise(builtins.abs, "x", vjp="dy * np.sign(x)")
+# abs(z) of a complex number: as np.abs (numpy_rules.py)
+defrule(
+    builtins.abs,
+    "x",
+    vjp="dy * np.sign(x) if not np.iscomplexobj(x) else "
+    "np.real(dy) * np.conj(x) / np.where(x == 0, 1.0, np.abs(x))",
+    jvp="dx * np.sign(x) if not np.iscomplexobj(x) else "
+    "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))",
+)
+
+# math.fsum(iterable) is sum(iterable), rounded once
+defrule(
+    math.fsum,
+    "iterable",
+    vjp={"iterable": "sum_grad(dy, iterable)"},
+    jvp={"iterable": "sum_tangent(diterable)"},
+    kind="linear",
+)
 
 # sum(iterable, start) is linear in both jointly: its tangent is the sum of both tangents.
 defrule(

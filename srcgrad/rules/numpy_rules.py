@@ -17,7 +17,12 @@ Conventions where the derivative is not unique:
 * ``sort``/``partition`` route each output's gradient to the input element it came from; tied
   values are interchangeable.
 * ``floor ceil round rint trunc sign`` and comparisons are piecewise constant: no gradient.
-* Inputs are real: ``real``/``conj`` pass the gradient through, ``imag``/``angle`` have none.
+* Complex values (docs/complex.md): inside generated code a cotangent ``g`` of ``w`` stands for
+  ``dw -> Re(g * dw)``, so the holomorphic functions' templates (``dy * f'(x)``) hold for complex
+  ``x`` as written; the others are written for both (``abs real imag conj angle vdot``), and the
+  rules that order their arguments or are defined for real values only refuse complex ones with
+  ``real_only`` (``maximum minimum fmax fmin clip max min ptp sort partition median quantile
+  percentile var std sinc correlate``).
 
 Guarding ``np.where``: ``np.where(c, f(x), g(x))`` evaluates both branches everywhere, and the
 gradient of the untaken branch is multiplied by 0, but ``0 * inf`` or ``0 * nan`` is still NaN.
@@ -67,19 +72,41 @@ elementwise(np.sinh, UNARY, vjp="dy * np.cosh(x)")
 elementwise(np.cosh, UNARY, vjp="dy * np.sinh(x)")
 elementwise(np.tanh, UNARY, vjp="dy * (1 - y * y)")
 elementwise(np.arcsinh, UNARY, vjp="dy / np.sqrt(x * x + 1)")
-elementwise(np.arccosh, UNARY, vjp="dy / np.sqrt(x * x - 1)")
+# sqrt(x - 1) * sqrt(x + 1), not sqrt(x * x - 1): the same for real x, and the derivative of the
+# principal branch for complex x
+elementwise(np.arccosh, UNARY, vjp="dy / (np.sqrt(x - 1) * np.sqrt(x + 1))")
 elementwise(np.arctanh, UNARY, vjp="dy / (1 - x * x)")
-# np.abs is np.absolute. At 0 the gradient is 0.
-elementwise(np.abs, UNARY, vjp="dy * np.sign(x)")
+# np.abs is np.absolute. At 0 the gradient is 0. Of a complex x, Re(dy) * conj(x) / |x|, written
+# with functions that have rules (second order differentiates it).
+defrule(
+    np.abs,
+    UNARY,
+    vjp="dy * np.sign(x) if not np.iscomplexobj(x) else "
+    "np.real(dy) * np.conj(x) / np.where(x == 0, 1.0, np.abs(x))",
+    jvp="dx * np.sign(x) if not np.iscomplexobj(x) else "
+    "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))",
+)
 elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)")
-elementwise(np.sinc, "x", vjp="dy * sinc_derivative(x, y)")
+# Piecewise constant for real x; of a complex x it is x / |x|, refused (sign_grad).
+elementwise(np.sign, UNARY, vjp="dy * sign_grad(x)")
+elementwise(np.sinc, "x", vjp="dy * sinc_derivative(real_only(x, 'np.sinc'), y)")
 for _to_rad in (np.deg2rad, np.radians):
     elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)")
 for _to_deg in (np.rad2deg, np.degrees):
     elementwise(_to_deg, UNARY, vjp="dy * (180 / np.pi)")
-# np.conj is np.conjugate; on real input it is the identity.
-elementwise(np.conj, UNARY, vjp="dy")
-linear(np.real, "val", vjp="dy")
+# Complex parts (runtime/complex_values.py: a cotangent g stands for dw -> Re(g * dw)). The real
+# part's cotangent is Re(dy), complex when val is (so that later contributions add to it).
+# np.conj is np.conjugate.
+linear(np.conj, UNARY, vjp="np.conj(dy)")
+linear(np.real, "val", vjp="dy if not np.iscomplexobj(val) else np.real(dy) + 0j")
+linear(np.imag, "val", vjp="-1j * np.real(dy)")
+# angle(z) = Im(log z); at 0 (and for a real z, where it is piecewise constant) no gradient.
+defrule(
+    np.angle,
+    "z, deg=False",
+    vjp="np.real(dy) * (-1j / np.where(z == 0, 1.0, z)) * (z != 0) * (180 / np.pi if deg else 1.0)",
+    jvp="np.imag(dz / np.where(z == 0, 1.0, z)) * (z != 0) * (180 / np.pi if deg else 1.0)",
+)
 elementwise(
     np.nan_to_num,
     "x, copy=True, nan=0.0, posinf=None, neginf=None",
@@ -117,33 +144,56 @@ elementwise(np.logaddexp2, BINARY, vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2
 elementwise(np.copysign, BINARY, vjp={"x1": "dy * np.sign(x1) * np.sign(y)"})
 elementwise(np.ldexp, BINARY, vjp={"x1": "dy * np.exp2(x2)"})
 # Ties go to the first operand, as in np.maximum's choice of which value to return.
-elementwise(np.maximum, BINARY, vjp=("dy * (x1 >= x2)", "dy * (x1 < x2)"))
-elementwise(np.minimum, BINARY, vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
+# Complex numbers are not ordered: the rules that compare refuse them (real_only).
+for _extremum, _first, _second in ((np.maximum, ">=", "<"), (np.minimum, "<=", ">")):
+    _x1, _x2 = (f"real_only({x}, 'np.{_extremum.__name__}')" for x in ("x1", "x2"))
+    elementwise(_extremum, BINARY,
+                vjp=(f"dy * ({_x1} {_first} {_x2})", f"dy * ({_x1} {_second} {_x2})"))
 # fmax/fmin return the operand that is not NaN.
 elementwise(
     np.fmax,
     BINARY,
-    vjp=("dy * ((x1 >= x2) | np.isnan(x2))", "dy * ((x1 < x2) | np.isnan(x1))"),
+    vjp=("dy * ((real_only(x1, 'np.fmax') >= real_only(x2, 'np.fmax')) | np.isnan(x2))",
+         "dy * ((real_only(x1, 'np.fmax') < real_only(x2, 'np.fmax')) | np.isnan(x1))"),
 )
 elementwise(
     np.fmin,
     BINARY,
-    vjp=("dy * ((x1 <= x2) | np.isnan(x2))", "dy * ((x1 > x2) | np.isnan(x1))"),
+    vjp=("dy * ((real_only(x1, 'np.fmin') <= real_only(x2, 'np.fmin')) | np.isnan(x2))",
+         "dy * ((real_only(x1, 'np.fmin') > real_only(x2, 'np.fmin')) | np.isnan(x1))"),
 )
 elementwise(
     np.clip,
     "a, a_min=None, a_max=None, out=None",
-    vjp=("dy * between(a, a_min, a_max)", "dy * (a < a_min)", "dy * (a > a_max)"),
+    vjp=("dy * between(real_only(a, 'np.clip'), a_min, a_max)", "dy * (a < a_min)",
+         "dy * (a > a_max)"),
 )
+# One argument, np.where(condition) is np.nonzero(condition): indices, no gradient.
 elementwise(
     np.where,
-    "condition, x1, x2",
+    "condition, x1=None, x2=None",
     vjp={"x1": "np.where(condition, dy, 0.0)", "x2": "np.where(condition, 0.0, dy)"},
 )
 
 # --- reductions -------------------------------------------------------------------------------
-linear(np.sum, REDUCE, vjp="unreduce(dy, a, axis=axis, keepdims=keepdims)")
-linear(np.mean, REDUCE, vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims)")
+# `where` masks the reduced elements; a sum's `initial` is added to it, a product's multiplies it.
+linear(
+    np.sum,
+    REDUCE + ", initial=0, where=True",
+    vjp={
+        "a": "unreduce(dy, a, axis=axis, keepdims=keepdims, where=where)",
+        "initial": "np.sum(dy)",
+    },
+    jvp={
+        "a": "np.sum(da, axis=axis, keepdims=keepdims, where=where)",
+        "initial": "dinitial + np.zeros(np.shape(y))",
+    },
+)
+linear(
+    np.mean,
+    REDUCE + ", *, where=True",
+    vjp="mean_grad(dy, a, axis=axis, keepdims=keepdims, where=where)",
+)
 # nansum and nanmean skip NaN: linear in `a` only where it is not NaN, so their tangents mask.
 defrule(
     np.nansum,
@@ -158,44 +208,59 @@ defrule(
     "keepdims=keepdims) * ~np.isnan(a)",
     jvp="np.nanmean(np.where(np.isnan(a), np.nan, da), axis=axis, keepdims=keepdims)",
 )
+
+def _masked_product(g):
+    """The partials of np.prod, ``g`` times the product of the other factors; with `where`, of
+    the selected ones (the others are 1), and 0 for the others. ``where=True`` folds away."""
+    full = f"prod_grad({g} * initial, a, axis=axis, keepdims=keepdims)"
+    masked = f"prod_grad({g} * initial, np.where(where, a, 1.0), axis=axis, keepdims=keepdims)"
+    return f"{full} if where is True else np.where(where, {masked}, 0.0)"
+
+
 defrule(
     np.prod,
-    REDUCE,
-    vjp="prod_grad(dy, a, axis=axis, keepdims=keepdims)",
-    jvp="reduce_jvp(prod_grad(np.ones_like(y), a, axis=axis, keepdims=keepdims), da, axis=axis, "
-    "keepdims=keepdims)",
+    REDUCE + ", initial=1, where=True",
+    vjp={
+        "a": _masked_product("dy"),
+        "initial": "np.sum(dy * np.prod(a, axis=axis, keepdims=keepdims, where=where))",
+    },
+    jvp={
+        "a": f"reduce_jvp({_masked_product('np.ones_like(y)')}, da, axis=axis, keepdims=keepdims)",
+        "initial": "dinitial * np.prod(a, axis=axis, keepdims=keepdims, where=where)",
+    },
 )
 for _chooser in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
     defrule(
         _chooser,
         CHOOSE,
-        vjp="chooser_grad(dy, a, y, axis=axis, keepdims=keepdims)",
-        jvp="reduce_jvp(chooser_grad(np.ones_like(y), a, y, axis=axis, keepdims=keepdims), da, "
-        "axis=axis, keepdims=keepdims)",
+        vjp=f"chooser_grad(dy, real_only(a, 'np.{_chooser.__name__}'), y, axis=axis, "
+        "keepdims=keepdims)",
+        jvp=f"reduce_jvp(chooser_grad(np.ones_like(y), real_only(a, 'np.{_chooser.__name__}'), y, "
+        "axis=axis, keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
     )
 defrule(
     np.ptp,
     CHOOSE,
-    vjp="ptp_grad(dy, a, axis=axis, keepdims=keepdims)",
-    jvp="reduce_jvp(ptp_grad(np.ones_like(y), a, axis=axis, keepdims=keepdims), da, axis=axis, "
-    "keepdims=keepdims)",
+    vjp="ptp_grad(dy, real_only(a, 'np.ptp'), axis=axis, keepdims=keepdims)",
+    jvp="reduce_jvp(ptp_grad(np.ones_like(y), real_only(a, 'np.ptp'), axis=axis, "
+    "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
 )
 defrule(
     np.var,
     "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-    vjp="var_grad(dy, a, axis=axis, ddof=ddof, keepdims=keepdims)",
-    jvp="reduce_jvp(var_grad(np.ones_like(y), a, axis=axis, ddof=ddof, keepdims=keepdims), da, "
-    "axis=axis, keepdims=keepdims)",
+    vjp="var_grad(dy, real_only(a, 'np.var'), axis=axis, ddof=ddof, keepdims=keepdims)",
+    jvp="reduce_jvp(var_grad(np.ones_like(y), real_only(a, 'np.var'), axis=axis, ddof=ddof, "
+    "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
 )
 defrule(
     np.std,
     "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
     # at a zero std (one element, or all equal) the gradient is 0, as a norm's at zero: the
     # centered values var_grad multiplies by are all 0 there, so dividing by 1 keeps it finite
-    vjp="var_grad(dy / (2 * y + (y == 0)), a, axis=axis, ddof=ddof, keepdims=keepdims)",
-    jvp="reduce_jvp(var_grad(0.5 / (y + (y == 0)), a, axis=axis, ddof=ddof, keepdims=keepdims), "
-    "da, "
-    "axis=axis, keepdims=keepdims)",
+    vjp="var_grad(dy / (2 * y + (y == 0)), real_only(a, 'np.std'), axis=axis, ddof=ddof, "
+    "keepdims=keepdims)",
+    jvp="reduce_jvp(var_grad(0.5 / (y + (y == 0)), real_only(a, 'np.std'), axis=axis, ddof=ddof, "
+    "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
 )
 defrule(
     np.average,
@@ -214,21 +279,23 @@ defrule(
 defrule(
     np.median,
     "a, axis=None, out=None, overwrite_input=False, keepdims=False",
-    vjp="quantile_grad(dy, a, 0.5, axis=axis, keepdims=keepdims)",
-    jvp="quantile_jvp(a, da, 0.5, axis=axis, keepdims=keepdims)",
+    vjp="quantile_grad(dy, real_only(a, 'np.median'), 0.5, axis=axis, keepdims=keepdims)",
+    jvp="quantile_jvp(real_only(a, 'np.median'), da, 0.5, axis=axis, keepdims=keepdims)",
 )
 defrule(
     np.quantile,
     "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
-    vjp={"a": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims)"},
-    jvp={"a": "quantile_jvp(a, da, q, axis=axis, keepdims=keepdims)"},
+    vjp={"a": "quantile_grad(dy, real_only(a, 'np.quantile'), q, axis=axis, keepdims=keepdims)"},
+    jvp={"a": "quantile_jvp(real_only(a, 'np.quantile'), da, q, axis=axis, keepdims=keepdims)"},
     unsupported={"q": "the derivative with respect to the quantile level is not implemented"},
 )
 defrule(
     np.percentile,
     "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
-    vjp={"a": "quantile_grad(dy, a, np.divide(q, 100), axis=axis, keepdims=keepdims)"},
-    jvp={"a": "quantile_jvp(a, da, np.divide(q, 100), axis=axis, keepdims=keepdims)"},
+    vjp={"a": "quantile_grad(dy, real_only(a, 'np.percentile'), np.divide(q, 100), axis=axis, "
+         "keepdims=keepdims)"},
+    jvp={"a": "quantile_jvp(real_only(a, 'np.percentile'), da, np.divide(q, 100), axis=axis, "
+         "keepdims=keepdims)"},
     unsupported={"q": "the derivative with respect to the percentile is not implemented"},
 )
 for _cumsum in (np.cumsum, np.cumulative_sum):
@@ -409,7 +476,11 @@ for _matmul in (np.matmul, np.linalg.matmul):
 bilinear(np.dot, "a, b, out=None", vjp=("dot_vjp_left(dy, a, b)", "dot_vjp_right(dy, a, b)"))
 bilinear(
     np.vdot, "a, b",
-    vjp=("reshape_like(dy * np.ravel(b), a)", "reshape_like(dy * np.ravel(a), b)"),
+    # np.vdot conjugates its first operand: vdot(a, b) = sum(conj(a) * b)
+    vjp=(
+        "reshape_like(np.conj(dy * np.ravel(b)), a)",
+        "reshape_like(dy * np.conj(np.ravel(a)), b)",
+    ),
 )
 bilinear(np.inner, "a, b", vjp=("inner_vjp_left(dy, a, b)", "inner_vjp_right(dy, a, b)"))
 for _outer in (np.outer, np.linalg.outer):
@@ -432,10 +503,11 @@ for _vecdot in (np.vecdot, np.linalg.vecdot):
     bilinear(
         _vecdot, "x1, x2, out=None, *, axis=-1",
         vjp=(
-            # `axis` counts in each operand's own axes, not in the broadcast shape
-            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.moveaxis(x2, axis, -1), "
+            # `axis` counts in each operand's own axes, not in the broadcast shape; vecdot
+            # conjugates x1: sum(conj(x1) * x2)
+            "np.moveaxis(unbroadcast(np.conj(np.expand_dims(dy, -1) * np.moveaxis(x2, axis, -1)), "
             "np.moveaxis(x1, axis, -1)), -1, axis)",
-            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.moveaxis(x1, axis, -1), "
+            "np.moveaxis(unbroadcast(np.expand_dims(dy, -1) * np.conj(np.moveaxis(x1, axis, -1)), "
             "np.moveaxis(x2, axis, -1)), -1, axis)",
         ),
     )
@@ -448,9 +520,10 @@ bilinear(
 )
 bilinear(
     np.vecmat, "x1, x2, out=None",
+    # np.vecmat conjugates x1: conj(x1) @ x2
     vjp=(
-        "unbroadcast(np.matvec(x2, dy), x1)",
-        "unbroadcast(x1[..., :, None] * dy[..., None, :], x2)",
+        "unbroadcast(np.conj(np.matvec(x2, dy)), x1)",
+        "unbroadcast(np.conj(x1)[..., :, None] * dy[..., None, :], x2)",
     ),
 )
 # np.einsum(subscripts, x0, x1, ...): up to six operands, each differentiable. Multilinear, but
@@ -492,7 +565,9 @@ bilinear(
 )
 bilinear(
     np.correlate, "a, v, mode='valid'",
-    vjp=("correlate_vjp(dy, a, v, mode=mode)", "correlate_vjp(dy, a, v, mode=mode, wrt=1)"),
+    # np.correlate conjugates v: srcgrad's adjoint is written for real values
+    vjp=("correlate_vjp(dy, a, real_only(v, 'np.correlate'), mode=mode)",
+         "correlate_vjp(dy, a, real_only(v, 'np.correlate'), mode=mode, wrt=1)"),
 )
 
 # --- sorting ------------------------------------------------------------------------------------
@@ -500,14 +575,14 @@ bilinear(
 defrule(
     np.sort,
     "a, axis=-1, kind=None, order=None",
-    vjp="permutation_grad(dy, a, y, axis=axis)",
-    jvp="permute_like(da, a, y, axis=axis)",
+    vjp="permutation_grad(dy, real_only(a, 'np.sort'), y, axis=axis)",
+    jvp="permute_like(da, real_only(a, 'np.sort'), y, axis=axis)",
 )
 defrule(
     np.partition,
     "a, kth, axis=-1, kind='introselect', order=None",
-    vjp="permutation_grad(dy, a, y, axis=axis)",
-    jvp="permute_like(da, a, y, axis=axis)",
+    vjp="permutation_grad(dy, real_only(a, 'np.partition'), y, axis=axis)",
+    jvp="permute_like(da, real_only(a, 'np.partition'), y, axis=axis)",
 )
 
 # --- no gradient ------------------------------------------------------------------------------
@@ -516,7 +591,6 @@ nondiff(
     np.shape,
     np.size,
     np.ndim,
-    np.sign,
     np.signbit,
     np.heaviside,
     np.floor,
@@ -528,8 +602,6 @@ nondiff(
     np.fix,
     np.spacing,
     np.floor_divide,
-    np.imag,
-    np.angle,
     np.argmax,
     np.argmin,
     np.nanargmax,
@@ -550,6 +622,8 @@ nondiff(
     np.isneginf,
     np.isreal,
     np.iscomplex,
+    np.isrealobj,
+    np.iscomplexobj,
     np.isclose,
     np.allclose,
     np.array_equal,
@@ -603,4 +677,4 @@ nondiff(
 for _float in (np.float16, np.float32, np.float64, np.longdouble):
     linear(_float, "x", vjp="cast_grad(dy, x, np.float64)")
 
-from . import linalg_rules  # noqa: E402,F401  (registers numpy.linalg)
+from . import linalg_rules, numeric_rules  # noqa: E402,F401  (numpy.linalg, numerical methods)

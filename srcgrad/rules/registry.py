@@ -352,12 +352,22 @@ def _parse_expr(text):
 def _string_template(sources, signature, cotangent, namespace=None):
     outputs = {p: _parse_expr(src) for p, src in sources.items()}
     names = {p: param(p) for p in signature.parameters}
+    # a parameter called like the result or its cotangent is read as `y_` / `dy_`
+    names.update({p + "_": param(p) for p in ("y", "dy") if p in signature.parameters})
     names["y"] = RESULT
     if cotangent is not None:
         names[cotangent] = COTANGENT
     else:
-        names.update({"d" + p: tangent(p) for p in signature.parameters})
+        names.update({tangent_name(p, signature): tangent(p) for p in signature.parameters})
     return Template([], outputs, namespace or TEMPLATE_NAMESPACE, names)
+
+
+def tangent_name(param, signature):
+    """The template name of ``param``'s tangent: ``d<param>``, or ``d_<param>`` where that is the
+    name of another parameter (``np.trapezoid(y, x, dx)``: ``dx`` is the spacing, ``d_x`` the
+    tangent of ``x``)."""
+    name = "d" + param
+    return "d_" + param if name in signature.parameters else name
 
 
 def _qualname(fn):

@@ -23,13 +23,13 @@ linear(runtime.broadcast_like, "t, like", vjp="unbroadcast(dy, t)")
 # The adjoints of `sum` and `mean`; their own adjoints are `sum` and `mean` again.
 linear(
     runtime.unreduce,
-    "g, x, axis=None, keepdims=False",
-    vjp="np.sum(dy, axis=axis, keepdims=keepdims)",
+    "g, x, axis=None, keepdims=False, where=True",
+    vjp="np.sum(dy, axis=axis, keepdims=keepdims, where=where)",
 )
 linear(
     runtime.mean_grad,
-    "g, x, axis=None, keepdims=False",
-    vjp="np.mean(dy, axis=axis, keepdims=keepdims)",
+    "g, x, axis=None, keepdims=False, where=True",
+    vjp="np.mean(dy, axis=axis, keepdims=keepdims, where=where)",
 )
 
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again (a dict
@@ -52,10 +52,25 @@ linear(runtime.copy_array, "a", vjp="dy", jvp="da")
 linear(runtime.copy_grad, "g", vjp="dy")
 # `as_like(g, x)` gives a gradient x's structure, filling zeros where none flowed; so does its
 # tangent (the tangent of the cotangent of a dataclass is a dict by field until then).
-linear(runtime.as_like, "g, x", vjp="dy")
+# conj_like is its own adjoint: the conjugate for a complex x, the real part for a real one.
+linear(runtime.as_like, "g, x", vjp="conj_like(dy, x)")
 # `cast_like(g, x)`: g in the dtype of x's gradients; its tangent is the cast of the tangent
-linear(runtime.cast_like, "g, x", vjp="dy")
+linear(runtime.cast_like, "g, x", vjp="conj_like(dy, x)")
+linear(runtime.conj_like, "g, x", vjp="conj_like(dy, x)")
+linear(runtime.real_only, "x, function", vjp={"x": "dy"})
+linear(runtime.norm_input, "x, ord=None, axis=None, matrix=False", vjp={"x": "dy"})
+linear(runtime.real_for_jacobian, "x", vjp="dy")
+nondiff(runtime.holomorphic_seed, runtime.sign_grad)
+# numpy.fft's helpers (runtime/fft.py): cropping and zero padding are each other's adjoints
+linear(runtime.fit_axes, "g, sizes, axes", vjp={"g": "fit_axes(dy, axis_sizes(g, axes), axes)"})
+nondiff(runtime.fft_axes, runtime.fft_sizes, runtime.axis_sizes, runtime.hermitian_weights)
+linear(runtime.holomorphic_result, "g", vjp="np.conj(dy)", jvp="np.conj(dg)")
 nondiff(runtime.float_dtype)
+# np.interp's knots, np.select's masks, running extremes' sources, rollaxis's axis: no gradient
+nondiff(
+    runtime.interp_index, runtime.interp_keep, runtime.interp_outside, runtime.poly_length,
+    runtime.select_default_mask, runtime.rollaxis_destination, runtime.accumulate_source,
+)
 
 # The transposes of the products, `matmul_vjp_left(g, a, b)` (the adjoint of A -> A @ b applied
 # to g) and the others: each is a product again (registry.transposes).
@@ -70,7 +85,9 @@ transposes(
 # Seeds and checks pass their first argument through; the others only contribute a shape. (The
 # output is not called `out`: for rules, `out=` means NumPy's output buffer.)
 # (The check ran on the primal: the tangents pass through without a second one.)
-linear(runtime.check_seed, "seed, output", vjp="dy", jvp="dseed")
+# (A complex seed is conjugated: runtime/complex_values.py.)
+linear(runtime.check_seed, "seed, output", vjp="conj_like(dy, seed)",
+       jvp="conj_like(dseed, seed)")
 linear(runtime.split_aux, "pair, name='the function'", vjp={"pair": "dy"}, jvp={"pair": "dpair"})
 linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
 
@@ -97,3 +114,17 @@ linear(
     vjp="getitem_grad(dy, d, extreme_index(items, largest))",
 )
 nondiff(runtime.extreme_index)
+
+# A recursive call's value in reverse-mode code (runtime/recursion.py): its adjoint runs the
+# callee's own adjoint sweep, once, and gives the gradients of the call's arguments by name.
+defrule(runtime.recursion_value, "s", vjp={"s": "recursion_send(s, dy)"},
+        jvp={"s": "recursion_no_tangent(ds)"})
+linear(runtime.recursion_grad, "grads, name, x", vjp={"grads": "getitem_grad(dy, grads, name)"},
+       jvp={"grads": "recursion_grad(dgrads, name, x)"})
+# the callee's adjoint sweep, resumed in a generator: code with split calls is never
+# differentiated again (pipeline.derive takes its plain version), so a derivative through it is
+# refused rather than computed
+_RESUMED = "a split recursive call's adjoint runs in a generator, which is not differentiated"
+defrule(runtime.recursion_send, "s, seed", unsupported={"s": _RESUMED, "seed": _RESUMED})
+nondiff(runtime.recursion_no_tangent)
+

@@ -15,7 +15,10 @@ The families mirror ``rules/``:
 - ``indexing``: ``x[i]`` and its adjoint, writes into arrays and what they overwrite;
 - ``boundary``: seeds, tangents, optional parameters and Jacobians of the generated function;
 - ``reductions``, ``arrays``, ``products``, ``linalg``: the NumPy rule library's adjoints;
+- ``numerics``: those of NumPy's numerical methods (``np.gradient``, ``np.interp``, ``np.cov``);
 - ``higher_order``: what the rules of these helpers call (derivatives of generated code);
+- ``recursion``: a recursive call in reverse-mode code, its primal run once (the split derivative);
+- ``special``: ``digamma`` and ``trigamma``, the derivatives of ``math.lgamma``, in NumPy;
 - ``writes``: NumPy's in-place functions as element writes (``np.put``'s positions, ``ufunc.at``);
 - ``scipy_helpers``: the SciPy rule library's adjoints, imported only with SciPy (not from here).
 """
@@ -53,6 +56,7 @@ from .boundary import (  # noqa: F401
     bind_optional,
     check_seed,
     check_tangent,
+    real_for_jacobian,
     single_output,
     split_aux,
     stack_columns,
@@ -61,6 +65,14 @@ from .boundary import (  # noqa: F401
     unit_seed,
     unstack_columns,
     unstack_rows,
+)
+from .complex_values import (  # noqa: F401
+    conj_like,
+    holomorphic_result,
+    holomorphic_seed,
+    norm_input,
+    real_only,
+    sign_grad,
 )
 from .containers import (  # noqa: F401
     Cotangents,
@@ -94,6 +106,7 @@ from .containers import (  # noqa: F401
     sum_tangent,
     zeros_like,
 )
+from .fft import axis_sizes, fft_axes, fft_sizes, fit_axes, hermitian_weights  # noqa: F401
 from .indexing import (  # noqa: F401
     add_at,
     check_not_array,
@@ -106,7 +119,7 @@ from .indexing import (  # noqa: F401
     setitem,
     take_item,
     zero_item,
-    zero_tangent_item,
+    zero_written,
 )
 from .linalg import (  # noqa: F401
     cholesky_jvp,
@@ -137,6 +150,8 @@ from .lists import (  # noqa: F401
     as_list,
     as_list_grad,
     as_list_tangent,
+    as_tuple,
+    as_tuple_tangent,
     clear_items,
     default_part,
     dict_get,
@@ -147,6 +162,8 @@ from .lists import (  # noqa: F401
     dict_update,
     dict_values,
     drop_prefix,
+    enter_context,
+    exit_context,
     extend_grad_items,
     extend_grad_values,
     extend_tangent,
@@ -157,6 +174,8 @@ from .lists import (  # noqa: F401
     insert_grad_value,
     insert_tangent,
     insert_zero,
+    item,
+    item_grad,
     items_grad,
     items_tangent,
     iteration_sequence,
@@ -182,6 +201,7 @@ from .lists import (  # noqa: F401
     reverse_grad,
     sequence_grad,
     sequence_tangent,
+    sort_keys,
     sort_order,
     update_grad_source,
     update_grad_target,
@@ -189,6 +209,31 @@ from .lists import (  # noqa: F401
     value_at_key,
     values_grad,
     values_tangent,
+)
+from .numerics import (  # noqa: F401
+    accumulate_source,
+    cond_jvp,
+    cond_vjp,
+    corrcoef_jvp,
+    corrcoef_vjp,
+    cov_jvp,
+    cov_vjp,
+    eigvals_jvp,
+    eigvals_vjp,
+    gradient_jvp,
+    gradient_vjp,
+    interp_index,
+    interp_keep,
+    interp_outside,
+    poly_length,
+    polyfit_grad,
+    polyfit_tangent,
+    rollaxis_destination,
+    select_choice_grad,
+    select_default_mask,
+    select_tangent,
+    trapezoid_grad,
+    trapezoid_grad_x,
 )
 from .products import (  # noqa: F401
     convolve_vjp,
@@ -207,6 +252,13 @@ from .products import (  # noqa: F401
     tensordot_vjp_right,
 )
 from .pytrees import check_class, check_field_update, new_instance  # noqa: F401
+from .recursion import (  # noqa: F401
+    Split,
+    recursion_grad,
+    recursion_no_tangent,
+    recursion_send,
+    recursion_value,
+)
 from .reductions import (  # noqa: F401
     average_grad,
     average_weights_grad,
@@ -241,3 +293,4 @@ from .sharing import (  # noqa: F401
     put_shared_tangent,
     shared_positions,
 )
+from .special import digamma, trigamma  # noqa: F401

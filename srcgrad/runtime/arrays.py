@@ -104,7 +104,9 @@ def _scatter(dy, x, positions):
     d = np.ravel(_float_array(np.asarray(dy) if is_duck(dy) else dy))
     keep = positions >= 0
     size = int(np.prod(np.shape(x)))
-    g = np.bincount(positions[keep], weights=d[keep], minlength=size)
+    g = np.bincount(positions[keep], weights=np.real(d[keep]), minlength=size)
+    if np.iscomplexobj(d):  # np.bincount sums real weights only
+        g = g + 1j * np.bincount(positions[keep], weights=np.imag(d[keep]), minlength=size)
     return _like(g, x)
 
 
@@ -184,7 +186,7 @@ def split_grad(dy, ary, indices_or_sections, axis=0):
     """
     positions = np.arange(int(np.prod(np.shape(ary)))).reshape(np.shape(ary))
     pieces = np.array_split(positions, indices_or_sections, axis=axis)
-    g = np.zeros(np.shape(ary))
+    g = np.zeros(np.shape(ary), dtype=float_dtype(*[d for d in dy if d is not None] or [0.0]))
     for piece, d in zip(pieces, dy):
         if d is not None:
             g.flat[np.ravel(piece)] += np.ravel(d)

@@ -16,6 +16,7 @@ from ..errors import (
     SrcgradError,
     TangentShapeError,
 )
+from .complex_values import complex_output_error, conj_like, conj_seed, is_complex
 from .containers import Cotangents
 from .pytrees import check_structure, kind_of
 from .shapes import as_array, float_dtype
@@ -74,6 +75,7 @@ def single_output(value, name="f"):
 def unit_basis(like, i):
     """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
     _not_structure(like)
+    real_for_jacobian(like)
     if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
         return 1.0
     e = np.zeros(np.shape(like), dtype=float_dtype(like))
@@ -81,8 +83,20 @@ def unit_basis(like, i):
     return e
 
 
+def real_for_jacobian(x):
+    """Jacobians and Hessians are of real arrays: the rows a vjp gives of a complex argument and
+    the columns a jvp gives would be different matrices (the conjugate and the derivative)."""
+    if is_complex(x):
+        raise SrcgradError(
+            "jacobian and hessian take real arrays and numbers; this one is complex. Use jvp "
+            "(the directional derivative), vjp, or holomorphic_grad (docs/complex.md)"
+        )
+    return x
+
+
 def stack_rows(rows, value, x):
     """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
+    real_for_jacobian(x)
     if np.ndim(value) == 0 and len(rows) == 1:
         return rows[0]
     _not_structure(x)
@@ -128,6 +142,8 @@ def unit_seed(out, name="the function"):
     shape = np.shape(out)
     if int(np.prod(shape)) != 1:
         raise NonScalarOutputError(shape, name)
+    if is_complex(out):
+        raise complex_output_error(name)
     if isinstance(out, np.ndarray):
         return np.ones(shape, dtype=float_dtype(out))
     return 1.0
@@ -152,14 +168,17 @@ def _described(value):
 
 
 def check_seed(seed, out):
-    """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output."""
+    """A ``vjp`` seed must have the shape (and for a tuple output, the structure) of the output.
+
+    A complex seed is returned conjugated: generated code works in the conjugate of the public
+    convention (``runtime/complex_values.py``)."""
     if kind_of(out) is not None:
         if type(seed) is not type(out):
             raise SrcgradError(
                 f"the vjp seed is a {type(seed).__name__}, but the output is a "
                 f"{type(out).__name__}: the seed of a structure has its structure"
             )
-        return seed
+        return conj_like(seed, seed)
     if isinstance(out, (tuple, list)):
         if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
             raise SeedShapeError(_structure(seed), _structure(out))
@@ -168,7 +187,7 @@ def check_seed(seed, out):
         return Cotangents(None if s is None else check_seed(s, o) for s, o in zip(seed, out))
     if np.shape(seed) != np.shape(out):
         raise SeedShapeError(np.shape(seed), np.shape(out))
-    return seed
+    return conj_seed(seed)
 
 
 def _structure(x):

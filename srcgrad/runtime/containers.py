@@ -14,6 +14,7 @@ import copy
 import numpy as np
 
 from ..errors import SrcgradError
+from .complex_values import conj_leaf
 from .pytrees import check_field_names, checked_attribute, fields, kind_of, parts_of, rebuild
 from .shapes import float_dtype, unbroadcast
 
@@ -95,7 +96,8 @@ def as_like(g, x):
     cotangent) is copied, so that updating one element's gradient in place leaves the others
     alone."""
     if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype:
-        return g
+        if g.dtype.kind != "c":  # a complex gradient is conjugated (_in_dtype_of)
+            return g
     return _as_like(g, x, {})
 
 
@@ -128,7 +130,8 @@ def cast_like(g, x):
     """The gradient ``g`` of the array or number ``x`` in the dtype of x's gradients (see
     ``as_like``, which does the same for containers)."""
     if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype:
-        return g
+        if g.dtype.kind != "c":  # a complex gradient is conjugated (_in_dtype_of)
+            return g
     return _in_dtype_of(g, x)
 
 
@@ -138,7 +141,10 @@ def _in_dtype_of(g, x):
 
     A function may compute in another precision than its argument (``np.zeros(3)`` is float64
     whatever ``x`` is); its gradient still has the argument's dtype, as in JAX and PyTorch.
+    A complex cotangent is conjugated for a complex ``x`` and a real ``x`` gets its real part
+    (``conj_leaf``): the gradient leaves in the public convention.
     """
+    g = conj_leaf(g, x)
     if isinstance(x, (np.ndarray, np.generic)):
         want = x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64)
     elif isinstance(x, (bool, int, float)):

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..errors import SrcgradError
-from .containers import Cotangents, DictCotangents, add, zeros_like
+from .containers import Cotangents, DictCotangents, add, copy_array, zeros_like
 from .pytrees import kind_of
 from .shapes import float_dtype, is_duck
 
@@ -133,8 +133,13 @@ def fresh_copy(x):
 
 
 def setitem(a, index, value):
-    """``a[index] = value``, as a value: generated code writes ``y = setitem(y, i, v)``."""
-    a[index] = value
+    """``a[index] = value``, as a value: generated code writes ``y = setitem(y, i, v)``. The
+    ``ABSENT`` that ``copy_item`` saved for a new key deletes it (a restore that a second
+    transform spells as a write)."""
+    if value is ABSENT:
+        del a[index]
+    else:
+        a[index] = value
     return a
 
 
@@ -197,15 +202,16 @@ def zero_item(d, index):
     return d
 
 
-def zero_tangent_item(d, index, value):
-    """``zero_item`` of a tangent: an element of a list or dict tangent becomes zeros shaped as
-    ``value`` (the value written there), not ``None``: forward code reads the element of a
-    tangent container as it is (``dd[k]``), and would compute with ``None``."""
-    if isinstance(d, (list, dict)):
-        # a key a restore deletes (its saved value ABSENT) has no tangent: None, as zero_item
-        d[index] = None if value is ABSENT else zeros_like(value)
-        return d
-    return zero_item(d, index)
+def zero_written(d, index, value):
+    """The tangent ``d`` of ``x`` after ``x[index] = value`` of a value without tangent: a copy
+    with zeros at ``index``. For a list or dict the zeros are like ``value`` (as in the tangent of
+    a literal), never None: code reading the element's tangent computes with it."""
+    d = copy_array(d)
+    if value is ABSENT:
+        d.pop(index, None)  # the restore of a new key: the key goes, with its tangent
+    else:
+        d[index] = zeros_like(value) if isinstance(d, (list, dict)) else 0.0
+    return d
 
 
 def _is_basic(index):

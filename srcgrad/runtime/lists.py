@@ -329,6 +329,45 @@ def as_list(iterable):
     return list(iterable)
 
 
+def enter_context(manager):
+    """``with manager as v``: ``v``, once the manager is entered."""
+    return manager.__enter__()
+
+
+def exit_context(manager):
+    """The end of a ``with`` block that did not raise."""
+    manager.__exit__(None, None, None)
+
+
+def as_tuple(iterable):
+    """``tuple(iterable)``: a new tuple (a list's items, an array's rows)."""
+    return tuple(iterable)
+
+
+def as_tuple_tangent(diterable, iterable):
+    tangent = as_list_tangent(diterable, iterable)
+    return None if tangent is None else tuple(tangent)
+
+
+def sort_keys(items, keys=None, reverse=False):
+    """The permutation ``sorted(items, key=..., reverse=...)`` applies, from the keys (the items
+    themselves without a key): stable, like ``sorted``."""
+    keys = list(items) if keys is None else list(keys)
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+def item(x):
+    """``x.item()``: the one element of an array (or NumPy scalar) as a Python number."""
+    return x.item() if hasattr(x, "item") else x
+
+
+def item_grad(dy, x):
+    """The cotangent of ``x`` from that of ``x.item()``: ``x``'s shape, filled with ``dy``."""
+    if isinstance(x, np.ndarray):
+        return np.full(x.shape, dy, dtype=np.result_type(x.dtype, np.float64))
+    return dy
+
+
 def as_list_grad(dy, iterable):
     if dy is None or isinstance(iterable, dict):
         return None

@@ -74,9 +74,9 @@ def as_like(g, x):
     return containers.as_like(g, x)
 
 
-def unreduce(dy, x, axis=None, keepdims=False):
+def unreduce(dy, x, axis=None, keepdims=False, where=True):
     """``runtime.unreduce``."""
-    return shapes.unreduce(dy, x, axis, keepdims)
+    return shapes.unreduce(dy, x, axis, keepdims, where)
 
 
 def shape_like(*values):
@@ -89,9 +89,9 @@ def elem(dy, key, x):
     return containers.elem(dy, key, x)
 
 
-def mean_grad(dy, x, axis=None, keepdims=False):
+def mean_grad(dy, x, axis=None, keepdims=False, where=True):
     """``runtime.mean_grad``."""
-    return shapes.mean_grad(dy, x, axis, keepdims)
+    return shapes.mean_grad(dy, x, axis, keepdims, where)
 
 
 def check_tangent(tangent, x, name="x"):

@@ -251,7 +251,9 @@ def _full_cotangent(dy, n, m, mode):
 def convolve_vjp(dy, a, v, mode="full", wrt=0):
     """The adjoint of ``np.convolve(a, v, mode)`` with respect to ``a`` (wrt=0) or ``v``."""
     full = _full_cotangent(dy, len(a), len(v), mode)
-    return np.correlate(full, v if wrt == 0 else a, "valid")
+    other = v if wrt == 0 else a
+    # np.correlate conjugates its second operand, which the adjoint of a convolution does not
+    return np.correlate(full, np.conj(other) if np.iscomplexobj(other) else other, "valid")
 
 
 def correlate_vjp(dy, a, v, mode="valid", wrt=0):

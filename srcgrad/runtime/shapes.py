@@ -182,8 +182,9 @@ def _duck_shape(values):
     return np.broadcast_to(np.zeros_like(like, dtype=float_dtype(*values)), shape)
 
 
-def unreduce(dy, x, axis=None, keepdims=False):
-    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x``.
+def unreduce(dy, x, axis=None, keepdims=False, where=True):
+    """The adjoint of a sum: spread ``dy`` over the reduced axes of ``x`` (zeros where ``where``,
+    the sum's mask, is false).
 
     The result is a read-only broadcast view of ``dy``: every element of a reduced axis gets the
     same value, so nothing is copied. Generated code never updates it with ``+=``; ``zero_item``
@@ -191,6 +192,9 @@ def unreduce(dy, x, axis=None, keepdims=False):
     as a copy (``copy_grad``).
     """
     shape = np.shape(x)
+    if where is not True:
+        spread = unreduce(dy, x, axis, keepdims)
+        return np.where(where, spread, np.zeros((), dtype=np.result_type(spread)))
     if not shape and not isinstance(x, np.ndarray):
         return dy
     if type(dy) is float:
@@ -227,9 +231,14 @@ def _broadcast_view(a, shape):
     return view
 
 
-def mean_grad(dy, x, axis=None, keepdims=False):
-    """The adjoint of a mean: ``dy`` divided by the count, spread over the reduced axes."""
+def mean_grad(dy, x, axis=None, keepdims=False, where=True):
+    """The adjoint of a mean: ``dy`` divided by the count, spread over the reduced axes (over the
+    elements ``where`` selects: the count is theirs)."""
     shape = np.shape(x)
+    if where is not True:
+        mask = np.broadcast_to(where, shape)
+        count = np.sum(mask, axis=axis, keepdims=True)
+        return unreduce(dy, x, axis, keepdims, where=mask) / count
     if axis is None:
         count = int(np.prod(shape))
     else:
@@ -253,7 +262,11 @@ def _like(g, x):
     """``g`` as a gradient for ``x``: a float for a Python scalar, an array of x's shape else."""
     if not isinstance(x, np.ndarray) and np.ndim(x) == 0:
         # a lazy (Dask) or device array stays one: float() would compute or copy it
-        return np.reshape(g, ()) if is_duck(g) else float(np.reshape(g, ()))
+        if is_duck(g):
+            return np.reshape(g, ())
+        if np.iscomplexobj(g):  # a complex number's is complex; a real one's is the real part
+            return complex(np.reshape(g, ())) if np.iscomplexobj(x) else float(np.real(g))
+        return float(np.reshape(g, ()))
     if isinstance(g, (int, float)) and g == 0 and np.size(x) != 1:
         # nothing flowed (`take_item` of an element whose cotangent is None): zeros of x's shape
         return np.zeros(np.shape(x), dtype=float_dtype(x))

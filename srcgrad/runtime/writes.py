@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NumPyIndexError, NumPyValueError, UnsupportedCaseError
-from .indexing import getitem_grad
+from .indexing import ABSENT, getitem_grad
 from .shapes import float_dtype, unbroadcast
 
 # ufuncs whose ``.at`` is differentiated through ``ufunc_at``
@@ -250,6 +250,8 @@ def scatter_last(g, x, index):
     positions the last write lands. The tangent of the element write ``x[index] = value`` in
     ``value``, and the adjoint of ``take_item``. For a list or dict ``x``: ``g`` at that
     element, nothing elsewhere."""
+    if g is ABSENT:
+        return None  # the tangent of a key's ABSENT save: the restore deletes the key
     if isinstance(x, (list, tuple, dict)):
         return getitem_grad(g, x, index)
     z = np.zeros(np.shape(x), dtype=float_dtype(g))

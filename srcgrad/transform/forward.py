@@ -32,6 +32,7 @@ from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
+from ..rules.derived import jvp_pair
 from ..rules.kinds import Kind
 from ..rules.registry import Role
 from .nodes import assign, call, name
@@ -185,6 +186,10 @@ class ForwardAD:
         """
         target = stmt.targets[0].id
         op = self.ops[id(stmt)]
+        paired = self._recursive_pair(stmt, op, target)
+        if paired is not None:
+            # the call reads the operands' tangents: those still pending come first
+            return [paired[0][0]], paired[0][1:], paired[1]
         operands = {a.id for a in op.args.values() if isinstance(a, gast.Name)}
         if target not in operands:
             return [], [stmt], self._tangent_stmts(op, target, name(target))
@@ -197,6 +202,36 @@ class ForwardAD:
         rebind = assign(target, name(result))
         rebind.lineno = stmt.lineno
         return [], [first], tangent + [rebind]
+
+    def _recursive_pair(self, stmt, op, target):
+        """``(primal, tangent)`` statements of a recursive call computed by one call of the
+        callee's jvp (``pair = f_jvp_pair((da,), a, n); t = pair[0]``, its tangent
+        ``pair[1]``), or None for any other statement."""
+        rule = op.rule
+        fn = getattr(rule, "recursive", None)
+        if fn is None or not self.ctx.split_recursion or rule.unsupported:
+            return None
+        if not isinstance(stmt.value, gast.Call):
+            return None
+        params = [p for p in rule.signature.parameters.values()]
+        if any(p.kind != p.POSITIONAL_OR_KEYWORD for p in params):
+            return None
+        active = [p.name for p in params if isinstance(op.args.get(p.name), gast.Name)
+                  and op.args[p.name].id in self.tangents]
+        if not active:
+            return None
+        made = jvp_pair(fn, tuple(active))
+        func = name(self.ctx.global_name(made, made.__name__))
+        tangents = gast.Tuple([self.tangents.get(op.args[p].id) for p in active], gast.Load())
+        held = self.ctx.namer.fresh(naming.PAIR.format(target))
+        call_ = gast.Call(func, [tangents] + list(stmt.value.args), list(stmt.value.keywords))
+        first = assign(held, call_)
+        value = assign(target, gast.Subscript(name(held), gast.Constant(0, None), gast.Load()))
+        for s in (first, value):
+            s.lineno = stmt.lineno
+        self.ctx.split_used = True  # code differentiated again: the plain version
+        tangent = gast.Subscript(name(held), gast.Constant(1, None), gast.Load())
+        return [first, value], self.tangents.bind(target, tangent, [])
 
     def _tangent_stmts(self, op, target, result):
         if op.kind == "copy":

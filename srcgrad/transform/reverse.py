@@ -50,12 +50,15 @@ from ..analysis.updates import in_place_updates
 from ..astutil import clone, ordered_walk, param_names, stored, walk
 from ..emit import naming
 from ..emit.unparse import comment
+from ..normalize import recursion
 from ..normalize.ssa import compound_assigned
 from ..rules.registry import Role
 from . import tape
 from .adjoints import Adjoints
 from .nodes import assign, call, helper, name
 from .templates import bind_template, instantiate
+
+SEEDED = ("vjp", "split")  # modes given the cotangent of the output (a parameter, a yield)
 
 
 def _plus(a, b):
@@ -68,7 +71,7 @@ def _uses_result(template):
 
 
 def run(fn_node, ctx):
-    """The pass: the reverse-mode derivative (modes "grad", "value_and_grad", "vjp").
+    """The pass: the reverse-mode derivative (modes "grad", "value_and_grad", "vjp", "split").
 
     Reads ``ctx.ops`` and ``ctx.active``; sets ``ctx.out_name``, ``ctx.defaults`` (dropped when
     the seed parameter is appended), ``ctx.assigned_in_control`` and, for the passes after it,
@@ -112,7 +115,9 @@ class ReverseAD:
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
         self.params = param_names(fn_node)
-        seed_param = self.ctx.namer.fresh(naming.SEED) if self.mode == "vjp" else None
+        seed_param = self.ctx.namer.fresh(naming.SEED) if self.mode in SEEDED else None
+        if self.ctx.split_used:
+            recursion.specialize(fn_node, self.ctx)
         self._analyse(fn_node)
         primal = self.tape.record(primal)
         self.stmts = []
@@ -120,6 +125,11 @@ class ReverseAD:
         sweep = self._flush(ret.lineno)
         sweep += self.adjoint_block(fn_node.body[:-1])
         result = self._result(ret.value, primal)
+        if self.mode == "split":
+            # the value goes out and the seed comes in between the primal and the sweep
+            out = self._as_returned(ret.value, primal, naming.VALUE)
+            primal.append(assign(seed_param, gast.Yield(out)))
+            seed_param = None
         fn_node.body = self.tape.lower(primal, sweep) + [gast.Return(result)]
         fn_node.name = self.out_name
         if seed_param is not None:
@@ -477,7 +487,8 @@ class ReverseAD:
             check = self._call(runtime.check_seed, name(seed_param), out)
         else:
             if out_active and self.shape_sets.get(out.id) == frozenset():
-                # a scalar by construction (a full reduction): no check, and the seed is 1.0
+                # a scalar by construction (a full reduction): no check, and the seed is 1.0 (so
+                # a complex output is not refused here: docs/complex.md)
                 self.adjoints.seed(out.id, gast.Constant(1.0, None))
                 return
             check = self._call(runtime.unit_seed, out)

@@ -18,7 +18,7 @@ import inspect
 
 import gast
 
-from .. import rules
+from .. import rules, runtime
 from ..astutil import clone, ordered_walk
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
@@ -82,6 +82,10 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        # a keyword given UNSET is one not given (the optional parameters of a derived function
+        # whose own defaults were bound into the call: transform/defaults.py)
+        node.keywords = [k for k in node.keywords if not (
+            isinstance(k.value, gast.Constant) and k.value.value is runtime.UNSET)]
         callee = self._callee(node.func)
         if callee is not MISSING:
             defaults = _defaults(callee)

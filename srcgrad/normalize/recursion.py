@@ -1,0 +1,114 @@
+"""Recursive calls in reverse-mode code: each level's primal runs once.
+
+Requires: an inlined A-normal-form body (``inline`` leaves only recursive calls of the user's
+functions as calls) and a reverse mode. Guarantees: ``t = f(a, b)`` where ``f`` is a Python
+function of the user's that ``inline`` left in place (it calls itself, directly or through
+others) becomes
+
+    s = f_split(a, b)              # f's primal, once; its derivative waits in a generator
+    t = recursion_value(s)
+
+and the adjoint of ``recursion_value`` sends the cotangent to the generator, which runs f's own
+adjoint sweep (``rules/derived.py``, ``runtime/recursion.py``). Without it, ``t = f(a, b)`` is
+differentiated through f's vjp, which reruns f's primal: every level reruns all the levels below
+it (quadratic in the depth, a ``print`` in f runs many times). Forward modes, and code that will
+be differentiated again (``split_recursion=False``), keep the call.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+
+from .. import rules, runtime
+from ..analysis.ops import OPAQUE_MODULES
+from ..astutil import walk
+from ..emit import naming
+from ..frontend.resolve import MISSING
+from ..frontend.source import GENERATED_SOURCE
+from ..rules.derived import Splitter, refuse_writes_into_arguments, splitter
+from ..rules.structures import structure_rule
+
+REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
+
+
+def wanted(ctx):
+    """Whether the pass runs: a reverse mode whose code is not to be differentiated again."""
+    return ctx.mode in REVERSE_MODES and ctx.split_recursion
+
+
+def run(fn_node, ctx):
+    """The pass: every recursive call split (see the module's docstring)."""
+    fn_node.body = _block(fn_node.body, ctx)
+    return fn_node
+
+
+def _block(stmts, ctx):
+    out = []
+    for s in stmts:
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
+                setattr(s, field_, _block(inner, ctx))
+        split = _split(s, ctx)
+        out.extend(split if split is not None else [s])
+    return out
+
+
+def _split(s, ctx):
+    """``[s = f_split(...), t = recursion_value(s)]`` for a recursive call ``t = f(...)``."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)):
+        return None
+    call = s.value
+    if any(isinstance(a, gast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return None
+    fn = ctx.namespace.resolve(call.func, ctx.local_names)
+    if fn is MISSING or not _recursive(fn):
+        return None
+    made = splitter(fn)
+    if made is None:
+        return None
+    refuse_writes_into_arguments(fn)
+    held = ctx.namer.fresh(naming.SPLIT.format(fn.__name__))
+    ctx.local_names.add(held)
+    func = gast.Name(ctx.global_name(made, made.__name__), gast.Load(), None, None)
+    start = gast.Assign([gast.Name(held, gast.Store(), None, None)],
+                        gast.Call(func, call.args, call.keywords), None)
+    value = gast.Name(ctx.global_name(runtime.recursion_value, "recursion_value"), gast.Load(),
+                      None, None)
+    s.value = gast.Call(value, [gast.Name(held, gast.Load(), None, None)], [])
+    ctx.split_used = True
+    return [gast.copy_location(start, s), s]
+
+
+def _recursive(fn):
+    """Whether ``fn`` is a user's function that analysis/ops.py would differentiate through its
+    own vjp (a call ``inline`` left in place)."""
+    if not inspect.isfunction(fn) or getattr(fn, "__code__", None) is None:
+        return False
+    if fn.__code__ in GENERATED_SOURCE or rules.lookup(fn) is not None:
+        return False
+    if structure_rule(fn) is not None:
+        return False
+    module = (getattr(fn, "__module__", "") or "").split(".")[0]
+    return module not in OPAQUE_MODULES
+
+
+def specialize(fn_node, ctx):
+    """After activity: each split call asks for the gradients of exactly the parameters given
+    values that carry gradient (an ``int`` counter or a label never enters its derivative)."""
+    for node in walk(fn_node):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            continue
+        made = ctx.extras.get(node.func.id)
+        if not isinstance(made, Splitter):
+            continue
+        names = list(made.signature.parameters)
+        given = dict(zip(names, node.args))
+        given.update({k.arg: k.value for k in node.keywords})
+        wrt = tuple(n for n in names if isinstance(given.get(n), gast.Name)
+                    and given[n].id in ctx.active)
+        specialized = made.with_wrt(wrt)
+        node.func.id = ctx.global_name(specialized, specialized.__name__)

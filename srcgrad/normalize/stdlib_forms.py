@@ -1,0 +1,37 @@
+"""Plain-Python forms of standard-library helpers whose own source srcgrad cannot inline.
+
+Requires: nothing (``inline`` looks a callee up in ``FORMS``). Guarantees: each form computes
+what the helper computes for the arguments differentiated code gives it, and raises its errors.
+
+``statistics.fmean`` starts with a ``try`` (to count the items of an iterator), which srcgrad
+refuses; for the sequences differentiated code passes it, this form computes the same value
+(``math.fsum`` of the data over its length, the weighted form likewise) and raises the same
+errors, and ``inline`` inlines it in its place. A helper missing here is inlined from its own
+source, or refused at the line of that source that srcgrad does not support.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+
+def fmean(data, weights=None):
+    """``statistics.fmean`` of a sequence (a list, a tuple, an array)."""
+    n = len(data)
+    if weights is None:
+        total = math.fsum(data)
+        if not n:
+            raise statistics.StatisticsError("fmean requires at least one data point")
+        return total / n
+    num = math.fsum([d * w for d, w in zip(data, weights)])
+    if n != len(weights):
+        raise statistics.StatisticsError("data and weights must be the same length")
+    den = math.fsum(weights)
+    if not den:
+        raise statistics.StatisticsError("sum of weights must be non-zero")
+    return num / den
+
+
+# the standard library's function -> the form inlined in its place
+FORMS = {statistics.fmean: fmean}

@@ -1,0 +1,200 @@
+"""Call-site unpacking, and loops over functions, known at transform time; part of ``check``.
+
+Requires: a parsed function after ``sugar``. Guarantees: ``f(*xs)`` and ``f(**kw)`` are spelled
+out where what they unpack is known when the code is read: a tuple, list or dict literal written
+in the call, or a name assigned such a literal once (a dict with constant string keys) that is
+never changed and is otherwise only indexed (``xs[0]``, ``kw["a"]``), taken the length of, or
+unpacked again. Any other ``*``/``**`` in a call is left for ``CheckSupported`` to refuse, with
+the spelled-out form as the advice.
+
+    pair = (a, b)                   pair = (a, b)
+    f(*pair, **{"c": c})      ->    f(pair[0], pair[1], c=c)
+
+A loop whose target is called in its body (``for f in fs: x = f(x)``) over such a tuple or list
+of functions named in it (``(np.sin, step)``, functions of the module, local functions) is
+unrolled, each copy calling its function by name, where the body has no ``break`` or
+``continue`` and does not assign the target: a call resolves to one function at transform time.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..astutil import clone, store_counts, walk
+
+
+def spread(fn_node, forwarded=()):
+    """``fn_node`` with every static ``*``/``**`` of a call spelled out (see above);
+    ``forwarded`` names a called helper's own ``*args``/``**kwargs`` (left as they are)."""
+    literals = _static_literals(fn_node)
+    for node in walk(fn_node):
+        if isinstance(node, gast.Call):
+            node.args = [a for arg in node.args for a in _positional(arg, literals, forwarded)]
+            node.keywords = [k for kw in node.keywords
+                             for k in _keywords(kw, literals, forwarded)]
+    return fn_node
+
+
+def unroll_function_loops(fn_node, known=None):
+    """``fn_node`` with every loop over functions unrolled (see the module's docstring).
+    ``known(name)`` is the length of the tuple or list of functions a name the function never
+    assigns holds at transform time (a global, a helper's parameter given one), else None."""
+    literals = _static_literals(fn_node)
+    stored = set(store_counts(fn_node))
+    fn_node.body = _unrolled(fn_node.body, literals, stored, known)
+    return fn_node
+
+
+def functions_held(value):
+    """The length of ``value`` if it is a tuple or list of functions, else None."""
+    if isinstance(value, (tuple, list)) and value and all(
+            callable(v) and not hasattr(v, "__array__") for v in value):
+        return len(value)
+    return None
+
+
+def _unrolled(stmts, literals, stored, known):
+    out = []
+    for s in stmts:
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
+                setattr(s, field_, _unrolled(inner, literals, stored, known))
+        functions = _functions_looped(s, literals, stored, known)
+        if functions is None:
+            out.append(s)
+            continue
+        for fn in functions:
+            for stmt in s.body:
+                out.append(_Bind(s.target.id, fn).visit(clone(stmt)))
+    return out
+
+
+def _functions_looped(loop, literals, stored, known):
+    """The function expressions ``loop`` runs its body with, if it is a loop to unroll."""
+    if not _unrollable(loop):
+        return None
+    seq = loop.iter
+    if isinstance(seq, gast.Name) and seq.id not in stored and known is not None:
+        n = known(seq.id)
+        if n is not None:
+            return [gast.Subscript(clone(seq), gast.Constant(i, None), gast.Load())
+                    for i in range(n)]
+    if isinstance(seq, gast.Name):
+        seq = literals.get(seq.id)
+    if not (isinstance(seq, (gast.Tuple, gast.List)) and _literal(seq)):
+        return None
+    if not all(_named_function(e, stored) for e in seq.elts):
+        return None
+    return seq.elts
+
+
+def _unrollable(loop):
+    """A ``for`` over a name whose body calls it, has no ``break``/``continue``, and never
+    assigns it."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+            and not loop.orelse):
+        return False
+    name = loop.target.id
+    nodes = list(walk(gast.Module(loop.body, [])))
+    calls = any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == name
+                for n in nodes)
+    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in nodes)
+    assigned = any(isinstance(n, gast.Name) and n.id == name and not isinstance(
+        n.ctx, gast.Load) for n in nodes)
+    return calls and not jumps and not assigned
+
+
+def _named_function(expr, stored):
+    """Whether ``expr`` names something no statement of the function rebinds (``step``,
+    ``np.sin``): reading it again in each copy reads the same object."""
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name) and expr.id not in stored
+
+
+class _Bind(gast.NodeTransformer):
+    """The loop target read in one unrolled copy: the function's own expression."""
+
+    def __init__(self, name, fn):
+        self.name, self.fn = name, fn
+
+    def visit_Name(self, node):
+        if node.id == self.name and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(clone(self.fn), node)
+        return node
+
+
+def _static_literals(fn_node):
+    """Name -> the tuple, list or dict literal it is assigned once and never changed."""
+    counts = store_counts(fn_node)
+    found = {}
+    for node in walk(fn_node):
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name)
+                and counts[node.targets[0].id] == 1 and _literal(node.value)):
+            found[node.targets[0].id] = node.value
+    uses = _plain_uses(fn_node)
+    return {name: value for name, value in found.items() if uses.get(name, True)}
+
+
+def _literal(value):
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return not any(isinstance(e, gast.Starred) for e in value.elts)
+    return isinstance(value, gast.Dict) and all(
+        isinstance(k, gast.Constant) and isinstance(k.value, str) for k in value.keys)
+
+
+def _plain_uses(fn_node):
+    """Name -> whether every read of it only indexes it, takes its length or unpacks it (a list
+    passed anywhere else, or a method called on it, may change its length)."""
+    allowed = set()
+    for node in walk(fn_node):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+            allowed.add(id(node.value))
+        elif isinstance(node, gast.Starred):
+            allowed.add(id(node.value))
+        elif isinstance(node, gast.For):
+            allowed.add(id(node.iter))
+        elif isinstance(node, gast.keyword) and node.arg is None:
+            allowed.add(id(node.value))
+        elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                and node.func.id == "len" and len(node.args) == 1):
+            allowed.add(id(node.args[0]))
+    plain = {}
+    for node in walk(fn_node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            plain[node.id] = plain.get(node.id, True) and id(node) in allowed
+    return plain
+
+
+def _positional(arg, literals, forwarded):
+    if not isinstance(arg, gast.Starred):
+        return [arg]
+    value = arg.value
+    if isinstance(value, (gast.Tuple, gast.List)) and _literal(value):
+        return list(value.elts)
+    if isinstance(value, gast.Name) and value.id not in forwarded:
+        held = literals.get(value.id)
+        if isinstance(held, (gast.Tuple, gast.List)):
+            return [_item(value, gast.Constant(i, None)) for i in range(len(held.elts))]
+    return [arg]
+
+
+def _keywords(kw, literals, forwarded):
+    if kw.arg is not None:
+        return [kw]
+    value = kw.value
+    if isinstance(value, gast.Dict) and _literal(value):
+        return [gast.keyword(k.value, v) for k, v in zip(value.keys, value.values)]
+    if isinstance(value, gast.Name) and value.id not in forwarded:
+        held = literals.get(value.id)
+        if isinstance(held, gast.Dict):
+            return [gast.keyword(k.value, _item(value, gast.Constant(k.value, None)))
+                    for k in held.keys]
+    return [kw]
+
+
+def _item(name, index):
+    read = gast.Subscript(clone(name), index, gast.Load())
+    return gast.copy_location(read, name)

@@ -1,0 +1,234 @@
+"""The conventions, refusals and mixed second derivatives of the rules of NumPy's numerical
+methods (``srcgrad/rules/numeric_rules.py``); their rows against central differences are
+``NUMERIC_ROWS`` in ``tests/test_rules.py``."""
+
+import numpy as np
+import pytest
+from second_order_check import check_second_order
+
+import srcgrad
+from srcgrad import grad, jvp
+from srcgrad.errors import NoRuleError, SrcgradError, UnsupportedCaseError
+
+XP = np.array([0.0, 1.0, 1.5, 3.0])
+FP = np.array([0.0, 2.0, 2.5, 1.0])
+
+
+def interp_at(t):
+    return np.sum(np.interp(t, XP, FP))
+
+
+def test_interp_slope_at_knots_and_outside():
+    """At a knot the slope of the segment to its right, at the last knot the one to its left,
+    outside the range 0 (as JAX), in both modes."""
+    t = np.array([0.0, 1.0, 1.5, 3.0, -1.0, 4.0])
+    expected = [2.0, 1.0, -1.0, -1.0, 0.0, 0.0]
+    np.testing.assert_array_equal(grad(interp_at)(t), expected)
+    tangent = jvp(interp_at)
+    for i, want in enumerate(expected):
+        assert tangent(t, np.eye(6)[i])[1] == want
+
+
+def running_max(a, w):
+    return np.sum(np.maximum.accumulate(a) * w)
+
+
+def running_min(a, w):
+    return np.sum(np.minimum.accumulate(a) * w)
+
+
+def test_running_extremes_give_a_tie_to_the_earlier_element():
+    w = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    a = np.array([1.0, 3.0, 3.0, 2.0, 5.0])  # running max 1, 3, 3, 3, 5: all three 3s are a[1]
+    np.testing.assert_array_equal(grad(running_max)(a, w), [1.0, 14.0, 0.0, 0.0, 16.0])
+    assert jvp(running_max)(a, w, np.arange(5.0))[1] == np.sum(w * [0, 1, 1, 1, 4])
+    b = np.array([2.0, np.nan, 1.0])  # a NaN propagates: it is the minimum from where it is
+    np.testing.assert_array_equal(grad(running_min)(b, w[:3]), [1.0, 6.0, 0.0])
+
+
+def close_to_real(z):
+    return np.real_if_close(z)
+
+
+def test_real_if_close_of_complex_input():
+    """A negligible imaginary part is dropped: the tangent is the real part of the tangent and
+    the gradient has the complex dtype of the input; otherwise both pass unchanged."""
+    dz = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+    near = np.array([1.0 + 1e-20j, 2.0 + 0j])
+    value, tangent = jvp(close_to_real)(near, dz)
+    assert not np.iscomplexobj(value) and not np.iscomplexobj(tangent)
+    np.testing.assert_array_equal(tangent, [1.0, 3.0])
+    g = srcgrad.vjp(close_to_real)(near, np.array([1.0, 2.0]))
+    assert g.dtype == np.complex128
+    np.testing.assert_array_equal(g, [1.0, 2.0])
+    far = np.array([1.0 + 1.0j, 2.0 + 0j])
+    np.testing.assert_array_equal(jvp(close_to_real)(far, dz)[1], dz)
+
+
+def unwrapped(p):
+    return np.sum(np.unwrap(p) * np.arange(1.0, 6.0))
+
+
+def where_indices(x):
+    return np.sum(x[np.where(x > 0)] ** 2)
+
+
+def test_unwrap_passes_the_gradient_and_one_argument_where_has_none():
+    p = np.array([0.0, 3.0, 6.5, -0.5, 2.0])  # jumps of more than pi are unwrapped
+    assert not np.allclose(np.unwrap(p), p)
+    np.testing.assert_array_equal(grad(unwrapped)(p), np.arange(1.0, 6.0))
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_array_equal(grad(where_indices)(x), [2.0, 0.0, 6.0])
+
+
+def interp_period(t):
+    return np.sum(np.interp(t, XP, FP, period=3.0))
+
+
+def interp_knots(xp):
+    return np.sum(np.interp(np.array([0.5, 2.0]), xp, FP))
+
+
+def gradient_spacing(h):
+    return np.sum(np.gradient(np.array([1.0, 4.0, 9.0]), h))
+
+
+def polyfit_full(y):
+    return np.sum(np.polyfit(np.arange(4.0), y, 1, full=True)[0])
+
+
+def polyfit_cov(y):
+    return np.sum(np.polyfit(np.arange(4.0), y, 1, cov=True)[0])
+
+
+def polyval_matrix(p):
+    return np.sum(np.polyval(p, np.array([1.0, 2.0])))
+
+
+def cov_matrix(a):
+    return np.sum(np.cov(a) ** 2)
+
+
+def corrcoef_matrix(a):
+    return np.sum(np.corrcoef(a) ** 2)
+
+
+def max_reduce_where(a):
+    return np.maximum.reduce(a, where=a > 0, initial=0.0)
+
+
+def test_refusals():
+    with pytest.raises(UnsupportedCaseError, match="period"):
+        grad(interp_period)(np.array([0.5, 2.0]))
+    with pytest.raises(NoRuleError, match="knots"):
+        grad(interp_knots)(XP)
+    with pytest.raises(NoRuleError, match="spacings"):
+        grad(gradient_spacing)(0.5)
+    for transform in (grad, lambda f: lambda y: jvp(f)(y, np.ones(4))):
+        for f in (polyfit_full, polyfit_cov):
+            with pytest.raises(UnsupportedCaseError, match="full=False"):
+                transform(f)(np.array([1.0, 2.0, 0.5, 3.0]))
+    with pytest.raises(UnsupportedCaseError, match="1-D coefficients"):
+        grad(polyval_matrix)(np.ones((2, 2)))
+    a = np.arange(8.0).reshape(2, 4) ** 1.5
+    with pytest.raises(NoRuleError, match="second derivatives of np.corrcoef"):
+        srcgrad.hessian(corrcoef_matrix)(a + np.eye(2, 4))
+    with pytest.raises(UnsupportedCaseError, match="real data"):
+        grad(cov_matrix)(a * (1 + 1j))
+    with pytest.raises(SrcgradError, match="signature"):
+        grad(max_reduce_where)(np.array([1.0, -2.0, 3.0]))
+
+
+# Second derivatives where one vector feeds several parameters (mixed partials included).
+XS = np.array([0.0, 0.3, 1.0, 1.4, 2.5])
+MASK = np.array([True, False, True, True, False, True])
+
+
+def mixed_polyval(z):
+    return np.sum(np.polyval(z[:3], z[3:]) ** 2)
+
+
+def mixed_interp(z):
+    return np.sum(np.interp(z[:2], XP, z[2:]) ** 2)
+
+
+def mixed_trapezoid(z):
+    """The integral is not the last operation, so its adjoint's own cotangent carries gradient."""
+    a = np.reshape(z**2, (2, 3))
+    return (np.sum(np.trapezoid(a, np.cumsum(z[3:] ** 2), axis=1) ** 2)
+            + np.sum(np.trapezoid(np.reshape(z, (3, 2)), dx=z[0] ** 2, axis=0) ** 2))
+
+
+def mixed_select(z):
+    return np.sum(np.select([z[:3] > 0], [z[:3] * z[3:]], z[3:] ** 2) ** 2)
+
+
+def mixed_polyfit(z):
+    return np.sum(np.polyfit(XS, z[:5] ** 2, 2, w=XS + 1.0) ** 2)
+
+
+def mixed_cov(z):
+    return np.sum(np.cov(z[:3], z[3:], aweights=np.array([1.0, 2.0, 0.5])) ** 2)
+
+
+def masked_reductions(z):
+    return (np.sum(z**3, where=MASK) + np.mean(z**2, where=MASK) * np.prod(z, where=MASK)
+            + np.add.reduce(z**2, initial=1.0) * np.sum(np.gradient(z**2, 0.5))
+            + np.sum(np.gradient(np.reshape(z**2, (2, 3)), XS[:3], axis=1, edge_order=2) ** 2)
+            + np.sum(np.prod(np.gradient(np.reshape(z, (2, 3)), 1.0, XS[:3]), axis=0)))
+
+
+@pytest.mark.parametrize(
+    "f, z",
+    [
+        (mixed_polyval, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_interp, np.array([0.4, 2.2, 1.0, -0.5, 2.0, 0.7])),
+        (mixed_trapezoid, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_select, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_cov, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (mixed_polyfit, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+        (masked_reductions, np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_mixed_second_order(f, z):
+    """Reverse over reverse, forward over reverse, forward over forward (``jvp(jvp(f))``, which
+    runs the tangent helpers' own tangents) and reverse over forward (their adjoints) against
+    differences of the gradient."""
+    hessian = check_second_order(f, [z])
+    u = np.linspace(-1.0, 1.0, np.size(z))
+    (_, _), (_, second) = jvp(jvp(f))(z, u, u)
+    np.testing.assert_allclose(second, u @ hessian @ u, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(srcgrad.vjp(jvp(f))(z, u, (0.0, 1.0)), hessian @ u, rtol=1e-5,
+                               atol=1e-6)
+
+
+# For tests/mutate_rules.py: the checks of these rules beyond their rows in tests/test_rules.py
+# (the helpers' rules are checked by the second derivatives alone).
+_Z = np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])
+_Z_INTERP = np.array([0.4, 2.2, 1.0, -0.5, 2.0, 0.7])
+_rt = srcgrad.runtime
+MUTATION_CHECKS = {
+    np.interp: [test_interp_slope_at_knots_and_outside,
+                lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
+    np.maximum.accumulate: [test_running_extremes_give_a_tie_to_the_earlier_element],
+    np.minimum.accumulate: [test_running_extremes_give_a_tie_to_the_earlier_element],
+    np.unwrap: [test_unwrap_passes_the_gradient_and_one_argument_where_has_none],
+    np.polyfit: [test_refusals],
+    np.real_if_close: [test_real_if_close_of_complex_input],
+    np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
+    np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
+    _rt.trapezoid_grad: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
+    _rt.trapezoid_grad_x: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
+    _rt.select_choice_grad: [lambda: test_mixed_second_order(mixed_select, _Z)],
+    _rt.select_tangent: [lambda: test_mixed_second_order(mixed_select, _Z)],
+    _rt.cov_vjp: [lambda: test_mixed_second_order(mixed_cov, _Z)],
+    _rt.cov_jvp: [lambda: test_mixed_second_order(mixed_cov, _Z)],
+    _rt.polyfit_grad: [lambda: test_mixed_second_order(mixed_polyfit, _Z)],
+    _rt.polyfit_tangent: [lambda: test_mixed_second_order(mixed_polyfit, _Z)],
+    _rt.gradient_vjp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    _rt.gradient_jvp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.sum: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.prod: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.add.reduce: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+}

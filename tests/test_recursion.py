@@ -1,0 +1,225 @@
+"""Recursion in linear time (issue 14, item 7).
+
+In reverse-mode code a recursive call starts the callee's split derivative: its primal runs once,
+its adjoint once when the cotangent arrives (normalize/recursion.py). Each case is checked against
+central differences in float64, forward mode against the same differences, and second order
+(which differentiates the derivative's plain version) against differences of the gradient.
+"""
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numeric_grad
+from second_order_check import check_second_order
+
+import srcgrad
+from srcgrad import grad, jvp, source
+
+CALLS = []
+
+
+def counted_power(x, n):
+    CALLS.append(n)
+    if n == 0:
+        return 1.0
+    return x * counted_power(x, n - 1)
+
+
+def deep(x):
+    return counted_power(x, 30)
+
+
+def test_each_level_runs_its_primal_once():
+    df = grad(deep)
+    df(1.01)  # generates the split derivative on the first call
+    CALLS.clear()
+    assert df(1.01) == pytest.approx(30 * 1.01**29, rel=1e-12)
+    assert sorted(CALLS) == list(range(31))  # once per level, not once per level below each
+    assert "recursion_send(" in source(df)
+
+
+def tree_sum(x, depth):
+    if depth == 0:
+        return np.sum(np.sin(x))
+    half = len(x) // 2
+    return tree_sum(x[:half], depth - 1) * 1.5 + tree_sum(x[half:], depth - 1) - np.sum(x) ** 2
+
+
+def in_a_loop(x, W):
+    total = 0.0
+    for k in range(3):
+        total = total + np.sum(layers(x * (k + 1.0), W, k))
+    return total
+
+
+def layers(h, W, n):
+    if n == 0:
+        return h
+    return np.tanh(W @ layers(h, W, n - 1))
+
+
+def unused_result(x):
+    counted_power(x, 2)  # for its effect: still runs
+    return x * 2.0
+
+
+def with_keywords(x, y):
+    return scaled_power(x, n=3, scale=y) + scaled_power(y, 2, scale=x)
+
+
+def scaled_power(x, n, scale=1.0):
+    if n == 0:
+        return scale
+    return x * scaled_power(x, n - 1, scale)
+
+
+def labelled(x, label, n):
+    if n == 0:
+        return x if label == "id" else 2.0 * x
+    return np.cos(labelled(x, label, n - 1)) + x
+
+
+def with_a_label(x):
+    return labelled(x, "id", 3) + labelled(x, "double", 2)
+
+
+def even(x, n):
+    if n == 0:
+        return x
+    return odd(np.sin(x) * 1.2, n - 1)
+
+
+def odd(x, n):
+    if n == 0:
+        return x * x
+    return even(x + 0.3 * x * x, n - 1)
+
+
+def mutual(x):
+    return even(x, 5)
+
+
+def over_a_list(xs, n):
+    if n == 0:
+        return xs[0] * xs[1]
+    return over_a_list([np.sin(xs[0]), xs[1] + xs[0]], n - 1) + xs[1]
+
+
+def calls_over_a_list(x, y):
+    return over_a_list([x, y], 3)
+
+
+X = np.array([0.3, -0.7, 1.1, 0.4])
+W = np.array([[0.5, -0.2, 0.1, 0.3], [0.2, 0.4, -0.3, 0.1], [0.1, 0.1, 0.6, -0.2],
+              [-0.3, 0.2, 0.1, 0.5]])
+CASES = [
+    (tree_sum, (X, 2), 0),
+    (in_a_loop, (X, W), 0),
+    (in_a_loop, (X, W), 1),
+    (with_keywords, (0.7, 1.3), 0),
+    (with_keywords, (0.7, 1.3), 1),
+    (with_a_label, (0.4,), 0),
+    (mutual, (0.6,), 0),
+    (calls_over_a_list, (0.6, -0.4), 0),
+    (calls_over_a_list, (0.6, -0.4), 1),
+]
+ids = [f"{f.__name__}-{k}" for f, _, k in CASES]
+
+
+@pytest.mark.parametrize("f, args, k", CASES, ids=ids)
+def test_reverse_and_forward_against_differences(f, args, k):
+    check_grad(f, args, k)
+    want = numeric_grad(f, args, k)
+    t = np.ones_like(np.asarray(args[k], dtype=float)) * 0.5
+    _, tangent = jvp(f, wrt=k)(*args, t)
+    assert tangent == pytest.approx(np.sum(want * t), rel=1e-6)
+
+
+# second order is slower: one case per kind of recursion (in a loop, over a list, mutual)
+SECOND = [c for c in CASES if c[0] in (in_a_loop, mutual, calls_over_a_list) and c[2] == 0]
+
+
+@pytest.mark.parametrize("f, args, k", SECOND, ids=[f"{f.__name__}-{k}" for f, _, k in SECOND])
+def test_second_order(f, args, k):
+    check_second_order(f, args, k)
+
+
+def test_second_order_through_a_recursive_function_with_defaults_is_refused():
+    # the plain first-order code calls scaled_power's vjp, whose `*rest` holds the optional
+    # `scale` and the seed: no rule differentiates what it holds (it gave half the answer)
+    with pytest.raises(srcgrad.NoRuleError, match=r"\*rest.*without default values") as info:
+        grad(grad(with_keywords))(0.7, 1.3)
+    assert "test_recursion.py" in str(info.value)
+
+
+def g_with_default(x, a=2.0):
+    return a * x**3
+
+
+def seed_from_x(x):
+    return srcgrad.vjp(g_with_default)(x, x * x) * x
+
+
+def test_a_derivative_given_a_seed_with_gradient_is_refused_not_wrong():
+    # the seed x * x went into `*rest` and its gradient was dropped: 18 x**4 for 30 x**4
+    with pytest.raises(srcgrad.NoRuleError, match=r"\*rest"):
+        grad(seed_from_x)(0.7)
+
+
+def test_grad_of_grad_through_recursion():
+    # d2/dx2 of x**5 + 2 x**2, with power recursive, as grad of grad
+    d2 = grad(grad(lambda x: counted_power(x, 5) + 2.0 * counted_power(x, 2)))
+    assert d2(0.7) == pytest.approx(20 * 0.7**3 + 4.0, rel=1e-12)
+
+
+def test_an_unused_recursive_result_still_runs():
+    CALLS.clear()
+    assert grad(unused_result)(0.5) == pytest.approx(2.0)
+    assert sorted(CALLS) == [0, 1, 2]
+
+
+def test_value_and_grad_and_vjp_split_too():
+    v, g = srcgrad.value_and_grad(deep)(1.01)
+    assert v == pytest.approx(1.01**30) and g == pytest.approx(30 * 1.01**29)
+    assert srcgrad.vjp(deep)(1.01, 2.0) == pytest.approx(60 * 1.01**29)
+
+
+def doubles_in_place(v, n):
+    if n == 0:
+        return 0.0
+    v[0] = v[0] * 2.0
+    return doubles_in_place(v, n - 1)
+
+
+def calls_a_writer(x):
+    y = x * 1.0
+    doubles_in_place(y, 2)  # Python: y[0] *= 4, seen here
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("transform", [grad, jvp])
+def test_a_recursive_function_writing_into_its_argument_is_refused(transform):
+    # its derivatives write into a copy: the caller read y unchanged ([8, 3] for [16, 3])
+    with pytest.raises(srcgrad.NoRuleError, match=r"changes its argument `v` in place") as info:
+        transform(calls_a_writer)(np.array([0.5, 1.5]), *([np.ones(2)] if transform is jvp
+                                                          else []))
+    assert "v[0] = v[0] * 2.0" in str(info.value)
+
+
+def test_forward_mode_runs_each_level_once():
+    # one call of the callee's jvp gives a level's value and tangent
+    jf = jvp(deep)
+    jf(1.01, 1.0)
+    CALLS.clear()
+    value, tangent = jf(1.01, 1.0)
+    assert sorted(CALLS) == list(range(31))
+    assert (value, tangent) == pytest.approx((1.01**30, 30 * 1.01**29), rel=1e-12)
+
+
+def doubled_cube(x):
+    return counted_power(x, 3) * 2.0
+
+
+def test_reverse_over_forward_through_recursion():
+    # d/dx of (2 x**3 + 6 x**2 t) for t = 1: 6 x**2 + 12 x
+    got = srcgrad.vjp(jvp(doubled_cube))(1.5, 1.0, (1.0, 1.0))
+    assert got == pytest.approx(6 * 1.5**2 + 12 * 1.5, rel=1e-12)
