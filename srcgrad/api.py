@@ -33,6 +33,7 @@ from .frontend.source import GENERATED_SOURCE
 from .normalize.callables import StaticArgumentNeeded
 from .normalize.methods import bound_instance, bound_key, bound_to
 from .pipeline import derive
+from .reverse_options import _reverse_options
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
 from .runtime.pytrees import register_pytree
 from .specialize import Specializing, shim
@@ -143,33 +144,6 @@ def _reverse_transform(mode: str) -> Transform:
     return cast(Transform, transform)
 
 
-def _second_order_checkpoint(options: Options, name: str) -> None:
-    """Refuse ``checkpoint=`` at second order: the tangent of the checkpointed adjoint is not
-    generated correctly yet, and an error is better than a wrong Hessian."""
-    if options.checkpoint is not None:
-        raise SrcgradError(
-            f"{name}(f, checkpoint=...) is not supported yet: the forward-over-reverse "
-            f"derivative of a checkpointed loop is not generated; use {name}(f) without "
-            f"checkpoint, or grad(f, checkpoint=...) at first order"
-        )
-
-
-def _reverse_options(optimize: bool, verbose: bool, dump: bool, has_aux: bool, checkpoint: Any,
-                     max_memory: Any, backend: str = "python") -> Options:
-    """The options of a reverse transform, ``checkpoint`` and ``max_memory`` checked."""
-    if checkpoint is not None and checkpoint != "auto" and (
-        isinstance(checkpoint, bool) or not isinstance(checkpoint, int) or checkpoint < 1
-    ):
-        raise SrcgradError(
-            f"checkpoint must be None, a number of snapshots >= 1, or 'auto'; got {checkpoint!r}"
-        )
-    if checkpoint == "auto":
-        checkpoint_mod.parse_memory(max_memory)
-    return Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=has_aux,
-                   checkpoint=checkpoint, max_memory=max_memory,
-                   backend=numba_backend.check(backend))
-
-
 def _asked(options: Options, **more: Any) -> dict[str, Any]:
     """The options a transform was called with that another process needs to call it again."""
     asked: dict[str, Any] = {"optimize": options.optimize}
@@ -209,7 +183,6 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     if options.backend != "python":
         python = _derived(f, mode, wrt, replace(options, backend="python"))
         return cast(Fn, numba_backend.compiled(python, options.backend))
-    # a Jacobian is differentiated as its twin through vjp and jvp (a pullback has no derivative)
     target = getattr(_target(f), "__srcgrad_differentiate_as__", _target(f))
     if options.checkpoint is not None and mode in REVERSE_MODES:
         target = checkpoint_mod.checkpointed(target, options.checkpoint, options.max_memory)
@@ -370,14 +343,8 @@ With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative return
 ``((value, aux), g)``.
 """
 pullback = _scalar_transform("pullback")
-pullback.__doc__ = """Primal once, a reusable vector-Jacobian product:
-``pullback(f, wrt=0)(*args) -> (value, back)``, ``back(seed) -> g``.
-
-``back`` may be called any number of times, with different seeds, and gives the same gradient
-for the same seed every time (PyTorch's ``retain_graph=True``, ``jax.vjp``); ``seed`` has the
-shape of the value. With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the pullback
-returns ``(value, back, aux)``, as ``jax.vjp`` does.
-"""
+pullback.__doc__ = """``pullback(f, wrt=0)(*args) -> (value, back)``: the primal once, ``back(seed)
+-> g`` as many times as wanted (``jax.vjp``); with ``has_aux``, ``(value, back, aux)``."""
 vjp = _reverse_transform("vjp")
 vjp.__doc__ = """Vector-Jacobian product: ``vjp(f, wrt=0)(*args, seed) -> g``."""
 jvp = _transform("jvp")
@@ -386,37 +353,28 @@ jvp.__doc__ = """Forward mode: ``jvp(f, wrt=0)(*args, tangent) -> (value, tangen
 With a tuple ``wrt``, ``tangent`` is a tuple with one tangent per selected argument.
 """
 linearize = _transform("linearize")
-linearize.__doc__ = """Primal once, a reusable Jacobian-vector product:
-``linearize(f, wrt=0)(*args) -> (value, jvp_fn)``, ``jvp_fn(tangent) -> tangent_out``.
-
-``jvp_fn`` may be called any number of times (``jax.linearize``). For straight-line code it runs
-only the tangent statements; where a loop or a branch interleaves the primal with its tangent,
-it reruns the jvp on copies of the arguments, as ``source()`` shows.
-"""
+linearize.__doc__ = """``linearize(f, wrt=0)(*args) -> (value, jvp_fn)``: the primal once,
+``jvp_fn(tangent) -> tangent_out`` as many times as wanted (``jax.linearize``)."""
 
 
 @overload
-def hvp(f: Fn, wrt: Wrt = 0, *, checkpoint: Any = None,
-        max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+def hvp(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
         dump: bool = False, backend: str = "python") -> Derived: ...
 
 
 @overload
-def hvp(f: None = None, wrt: Wrt = 0, *, checkpoint: Any = None,
-        max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+def hvp(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
         dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
-def hvp(f: Fn | None = None, wrt: Wrt = 0, *, checkpoint: Any = None,
-        max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
         dump: bool = False, backend: str = "python") -> Any:
     """Hessian-vector product: ``hvp(f, wrt=0)(*args, v) -> H v`` without forming ``H``.
 
     Generated as forward over reverse: the tangent of ``grad(f, wrt)`` along ``v``. With a tuple
     ``wrt``, ``v`` and the result are tuples.
     """
-    options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory, backend)
-    _second_order_checkpoint(options, "hvp")
+    options = _reverse_options(optimize, verbose, dump, False, None, None, backend)
     if f is None:
         return functools.partial(hvp, wrt=wrt, **_kw(options))
     try:
@@ -465,19 +423,16 @@ def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose
 
 
 @overload
-def hessian(f: Fn, wrt: Wrt = 0, *, checkpoint: Any = None,
-            max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+def hessian(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
             dump: bool = False, backend: str = "python") -> Derived: ...
 
 
 @overload
-def hessian(f: None = None, wrt: Wrt = 0, *, checkpoint: Any = None,
-            max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+def hessian(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
             dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
 
 
-def hessian(f: Fn | None = None, wrt: Wrt = 0, *, checkpoint: Any = None,
-            max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
             dump: bool = False, backend: str = "python") -> Any:
     """Hessian of a scalar-valued ``f``: ``hessian(f, wrt=0)(*args) -> H``.
 
@@ -485,8 +440,7 @@ def hessian(f: Fn | None = None, wrt: Wrt = 0, *, checkpoint: Any = None,
     reverse) per element of the argument. A tuple ``wrt`` gives nested tuples ``H[i][j]`` of
     shape ``arg_i.shape + arg_j.shape``.
     """
-    options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory, backend)
-    _second_order_checkpoint(options, "hessian")
+    options = _reverse_options(optimize, verbose, dump, False, None, None, backend)
     if f is None:
         return functools.partial(hessian, wrt=wrt, **_kw(options))
     try:
@@ -796,8 +750,7 @@ transforms.register(
     pullback=pullback, jvp=jvp, linearize=linearize, hvp=hvp, jacobian=jacobian, hessian=hessian,
     holomorphic_grad=holomorphic_grad,
 )
-# its rules are registered as custom rules, which needs the transforms registered first
-from . import checkpoint as checkpoint_mod  # noqa: E402
+from . import checkpoint as checkpoint_mod  # noqa: E402  (its rules need the transforms)
 
 
 def source(fn: Fn) -> str:
