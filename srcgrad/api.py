@@ -33,11 +33,21 @@ from .frontend.source import GENERATED_SOURCE
 from .normalize.callables import StaticArgumentNeeded
 from .normalize.methods import bound_instance, bound_key, bound_to
 from .pipeline import derive
+from .reverse_options import _reverse_options
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
 from .runtime.pytrees import register_pytree
 from .specialize import Specializing, shim
+from .wrappers import (
+    JACOBIAN_AUTO,
+    JACOBIAN_AUTO_TWIN,
+    JACOBIAN_FORWARD,
+    JACOBIAN_FORWARD_TWIN,
+    JACOBIAN_REVERSE,
+    JACOBIAN_REVERSE_TWIN,
+)
 
 _CACHE: dict[Any, Any] = {}
+REVERSE_MODES = ("grad", "value_and_grad", "vjp", "pullback")
 _RUNTIME: Any = runtime  # the helpers generated code calls (untyped)
 
 Fn = Callable[..., Any]
@@ -92,13 +102,14 @@ def _transform(mode: str) -> Transform:
 
 
 def _scalar_transform(mode: str) -> ScalarTransform:
-    """``grad`` and ``value_and_grad``, which also take ``has_aux``."""
+    """``grad``, ``value_and_grad`` and ``pullback``, which also take ``has_aux``, and
+    ``checkpoint`` as every reverse transform does."""
 
     def transform(f: Fn | None = None, wrt: Wrt = 0, *, has_aux: bool = False,
-                  verbose: bool = False, optimize: bool = True, dump: bool = False,
-                  backend: str = "python") -> Any:
-        options = Options(optimize=optimize, verbose=verbose, dump=dump, has_aux=bool(has_aux),
-                          backend=numba_backend.check(backend))
+                  checkpoint: Any = None, max_memory: Any = "200MB", verbose: bool = False,
+                  optimize: bool = True, dump: bool = False, backend: str = "python") -> Any:
+        options = _reverse_options(optimize, verbose, dump, bool(has_aux), checkpoint,
+                                   max_memory, backend)
         if f is None:
             return functools.partial(transform, wrt=wrt, has_aux=has_aux, **_kw(options))
         try:
@@ -112,6 +123,27 @@ def _scalar_transform(mode: str) -> ScalarTransform:
     return cast(ScalarTransform, transform)
 
 
+def _reverse_transform(mode: str) -> Transform:
+    """``vjp``: a reverse transform without ``has_aux``."""
+
+    def transform(f: Fn | None = None, wrt: Wrt = 0, *, checkpoint: Any = None,
+                  max_memory: Any = "200MB", verbose: bool = False, optimize: bool = True,
+                  dump: bool = False, backend: str = "python") -> Any:
+        options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory,
+                                   backend)
+        if f is None:
+            return functools.partial(transform, wrt=wrt, **_kw(options))
+        try:
+            fn = _derived(unwrap(f), mode, wrt, options)
+        except SrcgradError as error:
+            raise _trimmed(error) from error.__cause__
+        return wrap(fn, mode, f, wrt, _asked(options))
+
+    transform.__name__ = mode
+    transform.__qualname__ = mode
+    return cast(Transform, transform)
+
+
 def _asked(options: Options, **more: Any) -> dict[str, Any]:
     """The options a transform was called with that another process needs to call it again."""
     asked: dict[str, Any] = {"optimize": options.optimize}
@@ -119,6 +151,8 @@ def _asked(options: Options, **more: Any) -> dict[str, Any]:
         asked["has_aux"] = True
     if options.backend != "python":
         asked["backend"] = options.backend
+    if options.checkpoint is not None:
+        asked.update(checkpoint=options.checkpoint, max_memory=options.max_memory)
     asked.update(more)
     return asked
 
@@ -132,8 +166,11 @@ def _trimmed(error: SrcgradError) -> SrcgradError:
 
 
 def _kw(options: Options) -> dict[str, Any]:
-    return {"verbose": options.verbose, "optimize": options.optimize, "dump": options.dump,
-            "backend": options.backend}
+    kw = {"verbose": options.verbose, "optimize": options.optimize, "dump": options.dump,
+          "backend": options.backend}
+    if options.checkpoint is not None:
+        kw.update(checkpoint=options.checkpoint, max_memory=options.max_memory)
+    return kw
 
 
 def _derived(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
@@ -146,7 +183,9 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     if options.backend != "python":
         python = _derived(f, mode, wrt, replace(options, backend="python"))
         return cast(Fn, numba_backend.compiled(python, options.backend))
-    target = _target(f)
+    target = getattr(_target(f), "__srcgrad_differentiate_as__", _target(f))
+    if options.checkpoint is not None and mode in REVERSE_MODES:
+        target = checkpoint_mod.checkpointed(target, options.checkpoint, options.max_memory)
     names = _wrt_names(target, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
     try:
@@ -303,13 +342,19 @@ value_and_grad.__doc__ = """``value_and_grad(f, wrt=0)(*args) -> (value, g)`` in
 With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the derivative returns
 ``((value, aux), g)``.
 """
-vjp = _transform("vjp")
+pullback = _scalar_transform("pullback")
+pullback.__doc__ = """``pullback(f, wrt=0)(*args) -> (value, back)``: the primal once, ``back(seed)
+-> g`` as many times as wanted (``jax.vjp``); with ``has_aux``, ``(value, back, aux)``."""
+vjp = _reverse_transform("vjp")
 vjp.__doc__ = """Vector-Jacobian product: ``vjp(f, wrt=0)(*args, seed) -> g``."""
 jvp = _transform("jvp")
 jvp.__doc__ = """Forward mode: ``jvp(f, wrt=0)(*args, tangent) -> (value, tangent_out)``.
 
 With a tuple ``wrt``, ``tangent`` is a tuple with one tangent per selected argument.
 """
+linearize = _transform("linearize")
+linearize.__doc__ = """``linearize(f, wrt=0)(*args) -> (value, jvp_fn)``: the primal once,
+``jvp_fn(tangent) -> tangent_out`` as many times as wanted (``jax.linearize``)."""
 
 
 @overload
@@ -329,8 +374,7 @@ def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: b
     Generated as forward over reverse: the tangent of ``grad(f, wrt)`` along ``v``. With a tuple
     ``wrt``, ``v`` and the result are tuples.
     """
-    options = Options(optimize=optimize, verbose=verbose, dump=dump,
-                      backend=numba_backend.check(backend))
+    options = _reverse_options(optimize, verbose, dump, False, None, None, backend)
     if f is None:
         return functools.partial(hvp, wrt=wrt, **_kw(options))
     try:
@@ -357,20 +401,22 @@ def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose
              optimize: bool = True, dump: bool = False, backend: str = "python") -> Any:
     """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
 
-    ``method="auto"`` runs the generated ``jvp`` once per input element when the inputs are
-    smaller than the output, and the generated ``vjp`` once per output element otherwise;
-    ``"forward"`` and ``"reverse"`` force one. A tuple ``wrt`` gives a tuple of Jacobians.
+    ``method="rev"`` runs the primal once (``pullback``) and its ``back`` once per output
+    element; ``"fwd"`` runs the primal once (``linearize``) and its tangent map once per input
+    element; ``"auto"`` picks the side with fewer elements. ``"reverse"`` and ``"forward"`` are
+    the same as ``"rev"`` and ``"fwd"``. A tuple ``wrt`` gives a tuple of Jacobians.
     """
     options = Options(optimize=optimize, verbose=verbose, dump=dump,
                       backend=numba_backend.check(backend))
     if f is None:
         return functools.partial(jacobian, wrt=wrt, method=method, **_kw(options))
-    if method not in ("auto", "forward", "reverse"):
+    if method not in _METHODS:
         raise SrcgradError(
-            f"jacobian method must be 'auto', 'forward' or 'reverse'; got {method!r}"
+            f"jacobian method must be 'auto', 'rev' or 'fwd' ('reverse' and 'forward' are the "
+            f"same); got {method!r}"
         )
     try:
-        fn = _cached(unwrap(f), ("jacobian", method), wrt, options, _jacobian)
+        fn = _cached(unwrap(f), ("jacobian", _METHODS[method]), wrt, options, _jacobian)
     except SrcgradError as error:
         raise _trimmed(error) from error.__cause__
     return wrap(fn, "jacobian", f, wrt, _asked(options, method=method))
@@ -394,8 +440,7 @@ def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimiz
     reverse) per element of the argument. A tuple ``wrt`` gives nested tuples ``H[i][j]`` of
     shape ``arg_i.shape + arg_j.shape``.
     """
-    options = Options(optimize=optimize, verbose=verbose, dump=dump,
-                      backend=numba_backend.check(backend))
+    options = _reverse_options(optimize, verbose, dump, False, None, None, backend)
     if f is None:
         return functools.partial(hessian, wrt=wrt, **_kw(options))
     try:
@@ -551,34 +596,6 @@ class _Pinned:
         return self.obj
 
 
-JACOBIAN_REVERSE = """\
-def {name}({args}):
-    {value} = {single_output}({f}({args}), {fname!r})
-    {parts} = []
-    for {i} in range({np}.size({value})):
-        {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
-    return {stack_rows}({parts}, {value}, {x})
-"""
-JACOBIAN_FORWARD = """\
-def {name}({args}):
-    {value} = {single_output}({f}({args}), {fname!r})
-    {parts} = []
-    for {i} in range({np}.size({x})):
-        {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
-    return {stack_columns}({parts}, {value}, {x})
-"""
-JACOBIAN_AUTO = """\
-def {name}({args}):
-    {value} = {single_output}({f}({args}), {fname!r})
-    {parts} = []
-    if {np}.size({x}) < {np}.size({value}):
-        for {i} in range({np}.size({x})):
-            {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
-        return {stack_columns}({parts}, {value}, {x})
-    for {i} in range({np}.size({value})):
-        {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
-    return {stack_rows}({parts}, {value}, {x})
-"""
 HESSIAN = """\
 def {name}({args}):
     {parts} = []
@@ -630,18 +647,27 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     params = _plain_params(f)
     if params is not None and not as_tuple:
         # generated code, so that a Jacobian is itself input to every transform
-        extras = {"f": f, "np": np, "unit_basis": _RUNTIME.unit_basis,
+        common = {"f": f, "np": np, "unit_basis": _RUNTIME.unit_basis,
                   "single_output": _RUNTIME.single_output}
+        extras, twin = dict(common), dict(common)
         if method != "forward":
-            extras.update(vjp=_derived(f, "vjp", names[0], options),
+            extras.update(pullback=_derived(f, "pullback", names[0], options),
                           stack_rows=_RUNTIME.stack_rows)
+            twin.update(vjp=_derived(f, "vjp", names[0], options), stack_rows=_RUNTIME.stack_rows)
         if method != "reverse":
-            extras.update(jvp=_derived(f, "jvp", names[0], options),
+            extras.update(linearize=_derived(f, "linearize", names[0], options),
                           stack_columns=_RUNTIME.stack_columns)
-        template = {"reverse": JACOBIAN_REVERSE, "forward": JACOBIAN_FORWARD,
-                    "auto": JACOBIAN_AUTO}[method]
-        template = template.replace("{x}", names[0])
-        return _generate(f, DERIVED["jacobian"].format(f.__name__), template, extras, params)
+            twin.update(jvp=_derived(f, "jvp", names[0], options),
+                        stack_columns=_RUNTIME.stack_columns)
+        name = DERIVED["jacobian"].format(f.__name__)
+        fast = {"reverse": JACOBIAN_REVERSE, "forward": JACOBIAN_FORWARD,
+                "auto": JACOBIAN_AUTO}[method].replace("{x}", names[0])
+        slow = {"reverse": JACOBIAN_REVERSE_TWIN, "forward": JACOBIAN_FORWARD_TWIN,
+                "auto": JACOBIAN_AUTO_TWIN}[method].replace("{x}", names[0])
+        fn: Any = _generate(f, name, fast, extras, params)
+        fn.__srcgrad_differentiate_as__ = _generate(f, name, slow, twin, params)
+        made: Fn = fn
+        return made
     forward = [_derived(f, "jvp", n, options) for n in names]
 
     def jac(*args: Any, **kwargs: Any) -> Any:
@@ -665,8 +691,9 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
                     columns[k].append(forward[k](*pos, e, **kw)[1])
             result = [_assemble(c, out_shape, np.shape(x), -1) for c, x in zip(columns, xs)]
         else:
-            vjp_fn = _derived(f, "vjp", tuple(names), options)
-            rows = [vjp_fn(*pos, seed, **kw) for seed in _basis(value)]
+            value, back = _derived(f, "pullback", tuple(names), options)(*pos, **kw)
+            value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
+            rows = [back(seed) for seed in _basis(value)]
             result = [
                 _assemble([r[k] for r in rows], out_shape, np.shape(x), 0)
                 for k, x in enumerate(xs)
@@ -676,6 +703,10 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     jac.__name__ = jac.__qualname__ = DERIVED["jacobian"].format(getattr(f, "__name__", "f"))
     jac.__doc__ = f"Jacobian of {getattr(f, '__name__', 'f')} with respect to {names}."
     return jac
+
+
+_METHODS = {"auto": "auto", "rev": "reverse", "reverse": "reverse", "fwd": "forward",
+            "forward": "forward"}
 
 
 def _hessian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
@@ -716,8 +747,10 @@ def _hessian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
 # transform time and differentiated through (see rules/derived.py), and so on.
 transforms.register(
     _derived, _CACHE.clear, refreshed, grad=grad, value_and_grad=value_and_grad, vjp=vjp,
-    jvp=jvp, hvp=hvp, jacobian=jacobian, hessian=hessian, holomorphic_grad=holomorphic_grad,
+    pullback=pullback, jvp=jvp, linearize=linearize, hvp=hvp, jacobian=jacobian, hessian=hessian,
+    holomorphic_grad=holomorphic_grad,
 )
+from . import checkpoint as checkpoint_mod  # noqa: E402  (its rules need the transforms)
 
 
 def source(fn: Fn) -> str:
@@ -760,7 +793,7 @@ def _ipython() -> Any:
 
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "hvp", "jacobian", "hessian", "holomorphic_grad",
-    "source", "show",
+    "grad", "value_and_grad", "vjp", "pullback", "jvp", "linearize", "hvp", "jacobian",
+    "hessian", "holomorphic_grad", "source", "show",
     "inspect", "adjoint", "tangent", "stop_gradient", "nondifferentiable", "register_pytree",
 ]

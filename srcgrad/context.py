@@ -42,6 +42,8 @@ class Options:
     # recursive calls in reverse-mode code run each level once (normalize/recursion.py); False
     # for code that is differentiated again
     split_recursion: bool = True
+    checkpoint: object = None  # reverse transforms: snapshots per checkpointed loop, or "auto"
+    max_memory: object = "200MB"  # what checkpoint="auto" may hold
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Context:
     active: set = field(default_factory=set)
     rest_layout: object = None  # normalize/functional.py's RestLayout
     out_name: str = None
+    seed: str = None  # the seed parameter of reverse mode (vjp, pullback)
     defaults: list = field(default_factory=list)
     assigned_in_control: set = field(default_factory=set)
     shape_sets: dict = field(default_factory=dict)

@@ -4,14 +4,16 @@
     -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
-    -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release -> guard
+    -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
+    -> pullback | linearize -> guard
     -> emit -> compile
 
-Reverse mode serves "grad", "value_and_grad", "vjp" and "split" (a generator: the primal, a
-yield of the value for the cotangent, then the gradients; normalize/recursion.py); forward mode
-serves "jvp" (value and tangent) and "tangent" (the tangent alone, e.g. a Hessian-vector product
-as the tangent of a gradient). Both share everything before the transform and everything after
-it but ``proxy``.
+Reverse mode serves "grad", "value_and_grad", "vjp", "pullback" (a vjp split at its seed into
+the primal and a reusable ``back``) and "split" (a generator: the primal, a yield of the value for
+the cotangent, then the gradients; normalize/recursion.py); forward mode serves "jvp" (value and
+tangent), "linearize" (a jvp split into the primal and a reusable ``jvp_fn``) and "tangent" (the
+tangent alone, e.g. a Hessian-vector product as the tangent of a gradient). Both share everything
+before the transform and everything after it but ``proxy``.
 
 Every stage is a pass ``run(node, ctx) -> node``: it takes the function's tree and the
 :class:`~srcgrad.context.Context`, returns the new tree, and leaves what later passes need on the
@@ -61,10 +63,10 @@ from .normalize import (
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
-from .transform import defaults, forward, reverse
+from .transform import defaults, forward, linearize, pullback, reverse
 
-MODES = ("grad", "value_and_grad", "vjp", "jvp", "tangent", "split")
-FORWARD_MODES = ("jvp", "tangent")
+MODES = ("grad", "value_and_grad", "vjp", "pullback", "jvp", "linearize", "tangent", "split")
+FORWARD_MODES = ("jvp", "linearize", "tangent")
 TRAILING_MODES = ("vjp", "jvp", "tangent")  # modes whose last positional parameter is added
 
 
@@ -74,6 +76,14 @@ def _always(ctx):
 
 def _optimizing(ctx):
     return ctx.optimize
+
+
+def _pulling_back(ctx):
+    return ctx.mode == "pullback"
+
+
+def _linearizing(ctx):
+    return ctx.mode == "linearize"
 
 
 def _trailing_defaults(ctx):
@@ -135,6 +145,7 @@ REVERSE = (
     Stage("proxy", shape_proxy.run, _optimizing),
     Stage("owned", owned.run),
     Stage("release", release.run, _optimizing),
+    Stage("pullback", pullback.run, _pulling_back),
     Stage("guard", guard.run),
 )
 FORWARD = (
@@ -144,6 +155,7 @@ FORWARD = (
     Stage("dce", dce.run, _optimizing),
     Stage("owned", owned.run),
     Stage("release", release.run, _optimizing),
+    Stage("linearize", linearize.run, _linearizing),
     Stage("guard", guard.run),
 )
 

@@ -194,3 +194,33 @@ def test_tangents_and_seeds_of_mixed_structures_through_derived_functions():
     back = vjp(df)(P0, TP)  # the Hessian is symmetric: the same numbers, by reverse mode
     assert isinstance(back["t"], tuple) and isinstance(back["t"][1], list)
     np.testing.assert_allclose(_flat(back), fd, rtol=1e-5, atol=1e-7)
+
+
+def tuple_cubic(p):
+    return np.sum(p[0] ** 2 * p[1][0]) * np.sum(p[1] ** 3)
+
+
+D_TUPLE = grad(tuple_cubic)
+J_TUPLE = jvp(lambda p: np.sum(D_TUPLE(p)[0] * U0[:, 0]) + np.sum(D_TUPLE(p)[1] * U1[:2, 1]))
+
+
+def value_and_tangent(p):
+    out = J_TUPLE(p, (U0[:, 1], U1[:2, 0]))
+    return out[0] * out[1]
+
+
+def test_gradient_of_a_tuple_argument_from_two_derived_calls():
+    """The adjoints of a tuple argument from two calls of generated functions were joined with
+    `+`: the gradient of a 2-tuple came back as a 4-tuple, the second contribution dropped."""
+    p = (RNG.normal(size=3), RNG.normal(size=2))
+    got = grad(value_and_tangent)(p)
+    assert isinstance(got, tuple) and len(got) == 2
+    h = 1e-6
+    for i in range(2):
+        want = np.zeros_like(p[i])
+        for k in range(p[i].size):
+            up, down = [x.copy() for x in p], [x.copy() for x in p]
+            up[i][k] += h
+            down[i][k] -= h
+            want[k] = (value_and_tangent(tuple(up)) - value_and_tangent(tuple(down))) / (2 * h)
+        np.testing.assert_allclose(got[i], want, rtol=1e-6, atol=1e-8)

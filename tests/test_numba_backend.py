@@ -249,6 +249,8 @@ def means(x, y):
     return np.mean(x * y) + np.mean(x)
 
 
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (numba compiles "
+                    "np.broadcast_shapes for seconds)")
 def test_means_and_broadcast_shapes():
     x, y = np.linspace(0.0, 1.0, 4), np.linspace(1.0, 2.0, 12).reshape(3, 4)
     got = srcgrad.grad(means, wrt=(0, 1), backend="numba")(x, y)

@@ -1720,6 +1720,26 @@ def check_jvp_vjp(fv, case, args, tangents):
         f"u . jvp = {left!r}, vjp(u) . t = {right!r}"
     )
     FAMILIES["jvp against vjp"] += 1
+    check_pullback(fv, wrt, args, value, u, grads)
+
+
+def check_pullback(fv, wrt, args, value, u, grads):
+    """pullback of fv: its value, and back(u) called twice gives vjp's gradient both times
+    (the first one scaled in place by the caller in between); the arguments stay unchanged."""
+    call_args = copies(args)
+    pv, back = srcgrad.pullback(fv, wrt=wrt)(*call_args)
+    assert np.allclose(pv, value, rtol=1e-12, atol=1e-12), f"pullback value {pv!r}, fv {value!r}"
+    for attempt in ("first", "second"):
+        got = back(u)
+        got = list(got) if isinstance(wrt, tuple) else [got]
+        for g, want in zip(got, grads):
+            for a, b in zip(leaves(g), leaves(want)):
+                assert np.allclose(a, b, rtol=1e-12, atol=1e-12), (
+                    f"{attempt} back(u) {g!r}, vjp {want!r}"
+                )
+                if isinstance(a, np.ndarray) and a.flags.writeable:
+                    a *= 3.0  # the caller owns what back returns
+    assert all(map(unchanged, args, call_args)), "pullback modified an argument"
 
 
 @settings(

@@ -2,8 +2,8 @@
 
 Requires: the :class:`Op` of every assignment. Guarantees: every variable built by a tuple, list
 or dict literal, indexed or unpacked (``x[...]``), whose attributes are differentiated (``p.W``),
-or passed whole as a sequence argument
-(``np.concatenate(xs)``) is a suspect. Everything else is a number or an array. The reverse sweep
+or passed whole as a sequence argument (``np.concatenate(xs)``) or to a function srcgrad
+generated is a suspect. Everything else is a number or an array. The reverse sweep
 adds the adjoints of suspects elementwise (``add(dxs, g)``) instead of with ``+``, and returns
 them with the structure of the argument.
 
@@ -17,6 +17,7 @@ import gast
 
 from .. import runtime
 from ..astutil import ordered_walk
+from ..rules.kinds import Kind
 
 # Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
 SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands", "mapping"}
@@ -32,8 +33,9 @@ def container_suspects(body, ops):
             out.add(n.targets[0].id)
         out |= _taken_apart(op, value)
         if op.kind == "rule":
-            for p, a in op.args.items():
-                if p in SEQUENCE_PARAMS and isinstance(a, gast.Name):
+            derived = op.rule.kind is Kind.DERIVED  # a generated function: any argument may be
+            for p, a in op.args.items():  # a tuple, whose gradient its vjp returns as a tuple
+                if (derived or p in SEQUENCE_PARAMS) and isinstance(a, gast.Name):
                     out.add(a.id)
     assigns = [n for n in ordered_walk(gast.Module(body, []))
                if isinstance(n, gast.Assign) and ops.get(id(n)) is not None]

@@ -24,6 +24,8 @@ DERIVED = {
     "jvp": "{}_jvp",
     "tangent": "{}_tangent",
     "split": "{}_split",
+    "pullback": "{}_pullback",
+    "linearize": "{}_linearize",
     "jacobian": "jacobian_{}",
     "hessian": "hessian_{}",
     "holomorphic_grad": "holomorphic_grad_{}",
@@ -34,7 +36,8 @@ DERIVED = {
 SEED = "seed"  # the cotangent a vjp takes
 TANGENT = "tangent"  # the tangent a jvp takes
 REST = "rest"  # `*rest`: optional parameters passed before the seed or tangent
-WRAPPER_LOCALS = ("value", "parts", "i")  # locals of the Jacobian and Hessian wrappers
+# locals of the Jacobian and Hessian wrappers
+WRAPPER_LOCALS = ("value", "parts", "i", "back", "linear")
 # normalization (control flow, ANF)
 COND = "cond"  # a condition evaluated once
 PACKED = "packed"  # a tuple built once to be unpacked
@@ -53,6 +56,11 @@ JOINED = "_".join  # the value a nested target `(a, b)` unpacks, named after its
 # the reverse sweep
 TRIPS = "trips"  # a loop's iteration count
 LOOP_SAVED = "loop_saved"  # the stack a loop pushes its values on
+STEP = "{}_step"  # a checkpointed loop's body as a function of one step (checkpoint.py)
+CHECKPOINT_HELPERS = ("checkpointed_loop", "snapshots_for")  # what a checkpointed loop calls
+BACK = "back"  # the reusable adjoint sweep a pullback returns
+JVP_FN = "jvp_fn"  # the reusable tangent map linearize returns
+KEPT = "{}_kept"  # a copy of argument ``x`` a pullback's ``back`` reruns the vjp on
 # names derived from a variable's name ``x``
 SAVED = "{}_saved"  # the stack of the values ``x`` held
 OLD = "{}_old"  # the value ``x`` held before it is rebound (a swap, a loop's save)

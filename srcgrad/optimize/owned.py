@@ -63,6 +63,7 @@ NUMPY_VIEWS_OF_ANY = (
     np.einsum, np.broadcast_arrays, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.meshgrid,
 )
 _VIEW = ("view",)
+FORWARD = ("jvp", "tangent", "linearize")
 
 
 def run(fn_node, ctx):
@@ -89,7 +90,7 @@ class OwnedGradients:
         self.local = stored(fn_node.body) | self.params
         ret = fn_node.body[-1]
         value = ret.value
-        if self.mode in ("value_and_grad", "jvp"):
+        if self.mode in ("value_and_grad", "jvp", "linearize"):
             holder, index = value, 1  # (value, gradients)
             grads = value.elts[1]
         elif self.ctx.aux is not None:
@@ -100,7 +101,7 @@ class OwnedGradients:
             grads = value
         self.roots = self._roots(fn_node.body)
         self.last = _last_assignments(fn_node.body[:-1])
-        if isinstance(grads, gast.Tuple) and self.mode not in ("jvp", "tangent"):
+        if isinstance(grads, gast.Tuple) and self.mode not in FORWARD:
             grads.elts = self._owned(grads.elts)
         else:
             (owned,) = self._owned([grads])
@@ -138,7 +139,7 @@ class OwnedGradients:
             return self._returned(g.args[0], container=helper is runtime.as_like)
         if isinstance(g, gast.Name) and g.id in self.last and g.id not in self.params:
             value, updates = self.last[g.id]
-            if not container and self.mode not in ("jvp", "tangent"):
+            if not container and self.mode not in FORWARD:
                 updates = []
             return set().union(self._expr(value), *(self._expr(u) for u in updates))
         return self._expr(g)

@@ -67,12 +67,12 @@ class ForwardAD:
         self.wrt = ctx.wrt
         self.out_name = ctx.out_name
         self.as_tuple = ctx.as_tuple or len(ctx.wrt) > 1
-        self.with_value = ctx.mode == "jvp"
+        self.with_value = ctx.mode in ("jvp", "linearize")
         self.tangents = None  # the Tangents of the function, made by run()
 
     def run(self, fn_node):
         body, ret = fn_node.body[:-1], fn_node.body[-1]
-        tangent = self.ctx.namer.fresh(naming.TANGENT)
+        tangent = self.ctx.seed = self.ctx.namer.fresh(naming.TANGENT)
         self.tangents = Tangents(self.ctx, compound_assigned(fn_node.body))
         seeds = self._seed_inputs(tangent)
         args = fn_node.args
@@ -95,9 +95,10 @@ class ForwardAD:
         result = gast.Tuple([out, dout], gast.Load()) if self.with_value else dout
         fn_node.body = new_body + [gast.Return(result)]
         fn_node.name = self.out_name
-        args = fn_node.args
-        args.args.append(gast.Name(tangent, gast.Param(), None, None))
-        args.defaults = []
+        if self.ctx.mode != "linearize":  # its split (transform/linearize.py) takes the tangent
+            args = fn_node.args
+            args.args.append(gast.Name(tangent, gast.Param(), None, None))
+            args.defaults = []
         return fn_node
 
     # --- building blocks ------------------------------------------------------------------------

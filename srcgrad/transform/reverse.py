@@ -58,7 +58,8 @@ from .adjoints import Adjoints
 from .nodes import assign, call, helper, name
 from .templates import bind_template, instantiate
 
-SEEDED = ("vjp", "split")  # modes given the cotangent of the output (a parameter, a yield)
+SEEDED = ("vjp", "split", "pullback")  # modes given the cotangent of the output (a parameter,
+# a yield, back's parameter)
 
 
 def _plus(a, b):
@@ -116,6 +117,7 @@ class ReverseAD:
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
         self.params = param_names(fn_node)
         seed_param = self.ctx.namer.fresh(naming.SEED) if self.mode in SEEDED else None
+        self.ctx.seed = seed_param
         if self.ctx.split_used:
             recursion.specialize(fn_node, self.ctx)
         self._analyse(fn_node)
@@ -132,7 +134,7 @@ class ReverseAD:
             seed_param = None
         fn_node.body = self.tape.lower(primal, sweep) + [gast.Return(result)]
         fn_node.name = self.out_name
-        if seed_param is not None:
+        if seed_param is not None and self.mode == "vjp":
             fn_node.args.args.append(gast.Name(seed_param, gast.Param(), None, None))
             fn_node.args.defaults = []
         return fn_node

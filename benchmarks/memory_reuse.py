@@ -1,0 +1,169 @@
+"""Issue 17: memory (binomial checkpointing) and reuse (pullback, the reverse Jacobian).
+
+    python benchmarks/memory_reuse.py                 # n = 1e4, 1e5 (about 10 minutes loaded)
+    python benchmarks/memory_reuse.py --sizes 1e4     # one size
+    python benchmarks/memory_reuse.py --sizes 1e6     # the million-step pendulum (long)
+
+1. The damped pendulum of ``workloads.py`` with ``n`` explicit-Euler steps (``n`` a parameter),
+   gradient w.r.t. (c, L): time (median of ``--repeat`` calls, no tracing) and peak extra memory
+   of the gradient call (``tracemalloc``, a separate call), without checkpointing, with
+   ``checkpoint="auto", max_memory="50MB"`` and with ``checkpoint=100``; the steps the schedule
+   advances again (counted from the schedule that ran), against the binomial optimum for its
+   segments (``opt(seg)``, segments of ``segment_width(n)`` steps, in steps) and for single steps
+   with the same snapshots and no segment (``opt(step)``).
+2. The Jacobian of ``tanh(A @ x)``, A 100x1000: ``jacobian(f, method="rev")`` (one primal, 100
+   ``back``) against 100 ``vjp`` calls.
+3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4)
+   and on the MLP of ``workloads.py``.
+
+Only srcgrad runs here (the peers have no binomial checkpointing or reusable pullback to compare
+on these exact terms; ``run.py`` compares them on the gradients themselves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+try:
+    import srcgrad
+except ImportError:  # run from a checkout
+    sys.path.insert(0, os.path.dirname(HERE))
+    import srcgrad
+import workloads  # noqa: E402
+
+from srcgrad.checkpoint import (  # noqa: E402
+    ADVANCE,
+    binomial_advances,
+    revolve,
+    segment_width,
+    snapshots_for,
+)
+
+
+def pendulum(c, L, theta0, omega0, n):
+    g = 9.81
+    dt = 0.01
+    theta = theta0
+    omega = omega0
+    for _ in range(n):
+        alpha = -(g / L) * np.sin(theta) - c * omega
+        theta = theta + dt * omega
+        omega = omega + dt * alpha
+    return theta * theta
+
+
+def tanh_map(x, A):
+    return np.tanh(A @ x)
+
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def peak_memory(fn):
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def euler_table(sizes, repeat):
+    args = (0.3, 1.2, 1.0, 0.0)
+    plain = srcgrad.grad(pendulum, wrt=("c", "L"))
+    print("pendulum, gradient wrt (c, L)")
+    print(f"{'n':>8} {'checkpoint':>12} {'snapshots':>9} {'time':>9} {'x plain':>8} "
+          f"{'peak MB':>8} {'advanced':>9} {'opt(seg)':>9} {'opt(step)':>9} {'rel err':>8}")
+    for n in sizes:
+        want = plain(*args, n)
+        base = None
+        for checkpoint in (None, "auto", 100):
+            df = srcgrad.grad(pendulum, wrt=("c", "L"), checkpoint=checkpoint,
+                              max_memory="50MB")
+            df(*args, 10)
+            entry_state = (0.0, 1.0)  # (omega, theta) when the loop starts
+            k = {None: None, "auto": snapshots_for(50 * 10**6, entry_state, range(n)),
+                 100: 100}[checkpoint]
+            t = median_time(lambda df=df: df(*args, n), repeat)  # noqa: B023
+            peak = peak_memory(lambda df=df: df(*args, n))  # noqa: B023
+            got = df(*args, n)
+            err = max(abs(g - w) / abs(w) for g, w in zip(got, want))
+            base = t if checkpoint is None else base
+            w = segment_width(n)
+            segments = -(-n // w)
+            advanced = sum(min(j * w, n) - i * w for action, i, j in revolve(segments, k)
+                           if action == ADVANCE) if k else 0
+            print(f"{n:>8} {str(checkpoint):>12} {str(k or '-'):>9} {t:>8.2f}s "
+                  f"{t / base:>7.2f}x {peak / 1e6:>8.1f} {advanced:>9} "
+                  f"{binomial_advances(segments, k) * w if k else '-':>9} "
+                  f"{binomial_advances(n, k) if k else '-':>9} {err:>8.1e}", flush=True)
+
+
+def jacobian_table(repeat):
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((100, 1000)) / 30
+    x = rng.standard_normal(1000)
+    jac = srcgrad.jacobian(tanh_map, method="rev")
+    vjp = srcgrad.vjp(tanh_map)
+    J = jac(x, A)
+    rows = np.stack([vjp(x, A, e) for e in np.eye(100)])
+    assert np.allclose(J, rows, rtol=1e-13, atol=1e-15)
+    t_jac = median_time(lambda: jac(x, A), repeat)
+    t_vjp = median_time(lambda: [vjp(x, A, e) for e in np.eye(100)], repeat)
+    print("\nJacobian of tanh(A @ x), A 100x1000")
+    print(f"jacobian(method='rev') {t_jac * 1e3:8.2f} ms   100 vjp calls {t_vjp * 1e3:8.2f} ms   "
+          f"ratio {t_jac / t_vjp:.2f}x")
+
+
+def pullback_table(repeat):
+    print("\nA second back(seed) of pullback against one vjp call")
+    args = (0.3, 1.2, 1.0, 0.0, 10**4)
+    mlp_args = tuple(workloads.mlp_inputs().values())
+    for label, f, call_args, wrt in (
+        ("pendulum n=1e4", pendulum, args, ("c", "L")),
+        ("mlp", workloads.mlp, mlp_args, (0, 1, 2, 3)),
+    ):
+        value, back = srcgrad.pullback(f, wrt=wrt)(*call_args)
+        vjp = srcgrad.vjp(f, wrt=wrt)
+        back(1.0)
+        for g, w in zip(back(1.0), vjp(*call_args, 1.0)):
+            assert np.allclose(g, w, rtol=1e-13, atol=1e-15)
+        t_back = median_time(lambda back=back: back(1.0), repeat)  # noqa: B023
+        t_vjp = median_time(lambda f=vjp, a=call_args: f(*a, 1.0), repeat)  # noqa: B023
+        print(f"{label:16} back {t_back * 1e3:8.2f} ms   vjp {t_vjp * 1e3:8.2f} ms   "
+              f"ratio {t_back / t_vjp:.2f}x", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1e4,1e5")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip", default="", help="comma list of euler, jacobian, pullback")
+    opts = parser.parse_args()
+    print(f"load average {os.getloadavg()}")
+    skip = set(opts.skip.split(","))
+    if "pullback" not in skip:
+        pullback_table(max(opts.repeat, 5))
+    if "jacobian" not in skip:
+        jacobian_table(opts.repeat)
+    if "euler" not in skip:
+        euler_table([int(float(s)) for s in opts.sizes.split(",")], opts.repeat)
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

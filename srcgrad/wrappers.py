@@ -1,0 +1,68 @@
+"""The texts of the generated Jacobian functions (``api.jacobian``), filled in by ``api._generate``.
+
+Each reads as ordinary code: one primal (``pullback`` or ``linearize``), then one ``back`` per
+output element or one tangent per input element, stacked into ``out.shape + arg.shape``. The
+``_TWIN`` texts are the same Jacobians through ``vjp`` and ``jvp`` (a primal per row or column):
+what a transform of a Jacobian differentiates, since a pullback returns a function.
+"""
+
+JACOBIAN_REVERSE = """\
+def {name}({args}):
+    {value}, {back} = {pullback}({args})
+    {value} = {single_output}({value}, {fname!r})
+    {parts} = []
+    for {i} in range({np}.size({value})):
+        {parts}.append({back}({unit_basis}({value}, {i})))
+    return {stack_rows}({parts}, {value}, {x})
+"""
+JACOBIAN_FORWARD = """\
+def {name}({args}):
+    {value}, {linear} = {linearize}({args})
+    {value} = {single_output}({value}, {fname!r})
+    {parts} = []
+    for {i} in range({np}.size({x})):
+        {parts}.append({linear}({unit_basis}({x}, {i})))
+    return {stack_columns}({parts}, {value}, {x})
+"""
+JACOBIAN_AUTO = """\
+def {name}({args}):
+    {value}, {back} = {pullback}({args})
+    {value} = {single_output}({value}, {fname!r})
+    {parts} = []
+    if {np}.size({x}) < {np}.size({value}):
+        {value}, {linear} = {linearize}({args})
+        for {i} in range({np}.size({x})):
+            {parts}.append({linear}({unit_basis}({x}, {i})))
+        return {stack_columns}({parts}, {value}, {x})
+    for {i} in range({np}.size({value})):
+        {parts}.append({back}({unit_basis}({value}, {i})))
+    return {stack_rows}({parts}, {value}, {x})
+"""
+JACOBIAN_REVERSE_TWIN = """\
+def {name}({args}):
+    {value} = {single_output}({f}({args}), {fname!r})
+    {parts} = []
+    for {i} in range({np}.size({value})):
+        {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
+    return {stack_rows}({parts}, {value}, {x})
+"""
+JACOBIAN_FORWARD_TWIN = """\
+def {name}({args}):
+    {value} = {single_output}({f}({args}), {fname!r})
+    {parts} = []
+    for {i} in range({np}.size({x})):
+        {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
+    return {stack_columns}({parts}, {value}, {x})
+"""
+JACOBIAN_AUTO_TWIN = """\
+def {name}({args}):
+    {value} = {single_output}({f}({args}), {fname!r})
+    {parts} = []
+    if {np}.size({x}) < {np}.size({value}):
+        for {i} in range({np}.size({x})):
+            {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
+        return {stack_columns}({parts}, {value}, {x})
+    for {i} in range({np}.size({value})):
+        {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
+    return {stack_rows}({parts}, {value}, {x})
+"""

@@ -1,0 +1,59 @@
+def dpendulum(theta, n):
+    x = theta[0]
+    v = theta[1]
+    range_n = range(n)
+    tup = (v, x)
+    tup_2 = (theta,)
+    checkpointed_loop_2 = checkpointed_loop(pendulum_step, range_n, tup, tup_2, 3)
+    v_2 = checkpointed_loop_2[0]
+    x_2 = checkpointed_loop_2[1]
+    x_times_x = x_2 * x_2
+    x_times_x_plus_v = x_times_x + v_2
+    del x_times_x
+    # grad of: return x * x + v
+    dx_times_x_plus_v = unit_seed(x_times_x_plus_v)
+    dx_times_x = unbroadcast(dx_times_x_plus_v, x_2)
+    dv_2 = unbroadcast(dx_times_x_plus_v, v_2)
+    del v_2
+    dx_2 = dx_times_x * x_2 + dx_times_x * x_2
+    del x_2, dx_times_x
+    # grad of: v, x = checkpointed_loop(pendulum_step, range(n), (v, x), (theta,), 3)
+    dcheckpointed_loop_2 = getitem_grad(dx_2, checkpointed_loop_2, 1)
+    del dx_2
+    dcheckpointed_loop_2 = add_at(dcheckpointed_loop_2, 0, dv_2)
+    del dv_2
+    reverse_step = step_vjp(pendulum_step)
+    dstate = as_like(dcheckpointed_loop_2, checkpointed_loop_2)
+    del checkpointed_loop_2, dcheckpointed_loop_2
+    dinvariants = None
+    held = [copy_state(tup)]
+    current = copy_state(tup)
+    del tup
+    n_2 = len(range_n)
+    width = segment_width(n_2)
+    for action, i, j in revolve(-(-n_2 // width), 3):
+        if action == ADVANCE:
+            current = pendulum_step(i * width, min(j * width, n_2), range_n, current, tup_2)
+        elif action == SNAPSHOT:
+            held.append(copy_state(current))
+        elif action == RESTORE:
+            current = copy_state(held[-1])
+        elif action == FORGET:
+            held.pop()
+        else:
+            dstate, dstep = reverse_step(i * width, min(i * width + width, n_2), range_n, current, tup_2, dstate)
+            dinvariants = add(dinvariants, dstep)
+    del reverse_step, held, current, width
+    dtup_2 = as_like(dinvariants, tup_2)
+    del tup_2, dinvariants
+    dtheta = elem(dtup_2, 0, theta)
+    del dtup_2
+    dv = elem(dstate, 0, v)
+    dx = elem(dstate, 1, x)
+    del dstate
+    # grad of: v = theta[1]
+    dtheta = add(dtheta, getitem_grad(dv, theta, 1))
+    del dv
+    # grad of: x = theta[0]
+    dtheta = add(dtheta, getitem_grad(dx, theta, 0))
+    return copy_grad(as_like(dtheta, theta))

@@ -1,0 +1,192 @@
+"""pullback and linearize: the primal once, a reusable back / jvp_fn; Jacobians built on them.
+
+Each is checked against central differences (float64) and against vjp / jvp, called twice with
+what the first call returned changed in place in between; generated code as text (golden)."""
+
+import pickle
+
+import numpy as np
+import pytest
+from golden_source import assert_golden
+
+import srcgrad
+from srcgrad import grad, jacobian, jvp, linearize, pullback, source, vjp
+
+
+def euler(theta, n):
+    x = theta[0]
+    v = theta[1]
+    for _ in range(n):
+        a = -np.sin(x)
+        x = x + 0.01 * v
+        v = v + 0.01 * a
+    return np.stack([x * x + v, x - v])
+
+
+def written(x, n):
+    y = x * 1.0
+    for i in range(n):
+        y[i % 3] = y[i % 3] * np.sin(y[(i + 1) % 3])
+    return np.sum(y ** 2) + y
+
+
+def stats(w, X):
+    z = np.tanh(X @ w)
+    return np.sum(z ** 2), {"mean": np.mean(z)}
+
+
+def mlp(W, x):
+    h = np.tanh(x @ W)
+    return h * h + np.sin(W).sum()
+
+
+def appended(x, n):
+    hs = []
+    h = x
+    for _ in range(n):
+        h = np.cos(h) * x
+        hs.append(h)
+    return np.sum(np.stack(hs), axis=0)
+
+
+def central(f, args, pos, seed, eps=1e-6):
+    """seed . df/dargs[pos] by central differences."""
+    x = np.asarray(args[pos], dtype=float)
+    g = np.zeros_like(x)
+    for k in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[k] = eps
+        lo = list(args)
+        hi = list(args)
+        lo[pos], hi[pos] = x - e, x + e
+        g.flat[k] = np.sum(seed * (np.asarray(f(*hi)) - np.asarray(f(*lo)))) / (2 * eps)
+    return g
+
+
+CASES = [
+    (euler, (np.array([0.3, 0.2]), 40), 0),
+    (written, (np.array([0.3, -0.7, 1.1]), 5), 0),
+    (mlp, (np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)), 0),
+    (mlp, (np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)), 1),
+    (appended, (np.array([0.3, -0.2]), 4), 0),
+]
+
+
+@pytest.mark.parametrize("f, args, pos", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_back_is_reusable_and_right(f, args, pos):
+    value, back = pullback(f, wrt=pos)(*args)
+    want_value = f(*args)
+    np.testing.assert_allclose(value, want_value, rtol=1e-15)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        seed = rng.standard_normal(np.shape(want_value))
+        want = vjp(f, wrt=pos)(*args, seed)
+        g = back(seed)
+        np.testing.assert_allclose(g, want, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(g, central(f, args, pos, seed), rtol=1e-6, atol=1e-8)
+        again = back(seed)
+        np.testing.assert_allclose(again, g, rtol=0, atol=0)
+        g *= 7.0  # the caller owns what back returns
+        np.testing.assert_allclose(back(seed), again, rtol=0, atol=0)
+
+
+def test_back_keeps_the_primal_stacks_and_reads_no_argument_twice():
+    text = source(pullback(euler))
+    assert_golden("euler_pullback.py", text)
+    assert "def back(seed" in text and "list(loop_saved)" in text and "euler_vjp" not in text
+    theta = np.array([0.3, 0.2])
+    value, back = pullback(euler)(theta, 40)
+    seed = np.array([1.0, -2.0])
+    first = back(seed)
+    theta[:] = 5.0  # the caller's array changes after the call: back saved what it reads
+    np.testing.assert_allclose(back(seed), first, rtol=0, atol=0)
+
+
+def test_a_sweep_that_undoes_writes_reruns_on_copies():
+    text = source(pullback(written))
+    assert "each call reruns" in text and "deepcopy" in text
+    x = np.array([0.3, -0.7, 1.1])
+    value, back = pullback(written)(x, 5)
+    seed = np.array([0.5, 1.0, -1.0])
+    want = vjp(written)(np.array([0.3, -0.7, 1.1]), 5, seed)
+    x[:] = 0.0
+    np.testing.assert_allclose(back(seed), want, rtol=1e-14)
+    np.testing.assert_allclose(back(seed), want, rtol=1e-14)
+
+
+def test_has_aux_and_tuple_wrt_and_structures():
+    w, X = np.array([0.5, -0.3, 0.2]), np.linspace(-1, 1, 12).reshape(4, 3)
+    value, back, aux = pullback(stats, has_aux=True)(w, X)
+    assert set(aux) == {"mean"}
+    np.testing.assert_allclose(back(1.0), grad(stats, has_aux=True)(w, X)[0], rtol=1e-14)
+    np.testing.assert_allclose(back(2.0), 2 * back(1.0), rtol=1e-14)
+
+    def loss(p, X):
+        return np.sum(np.tanh(X @ p["w"]) * p["b"] ** 2)
+
+    p = {"w": w, "b": np.array(0.7)}
+    value, back = pullback(loss, wrt=("p", "X"))(p, X)
+    (gp, gX), (hp, hX) = back(1.0), grad(loss, wrt=("p", "X"))(p, X)
+    np.testing.assert_allclose(gp["w"], hp["w"], rtol=1e-14)
+    np.testing.assert_allclose(gp["b"], hp["b"], rtol=1e-14)
+    np.testing.assert_allclose(gX, hX, rtol=1e-14)
+
+
+def test_pullback_of_a_gradient_gives_hessian_rows():
+    def f(x):
+        return np.sum(np.sin(x) * x ** 3)
+
+    x = np.array([0.3, -0.5, 0.9])
+    g, back = pullback(grad(f))(x)
+    np.testing.assert_allclose(g, grad(f)(x), rtol=1e-14)
+    H = np.stack([back(e) for e in np.eye(3)])
+    np.testing.assert_allclose(H, srcgrad.hessian(f)(x), rtol=1e-12, atol=1e-14)
+
+
+def test_linearize_split_and_rerun():
+    W, x = np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)
+    text = source(linearize(mlp))
+    assert "def jvp_fn(tangent)" in text and "mlp_jvp" not in text
+    value, jvp_fn = linearize(mlp)(W, x)
+    np.testing.assert_allclose(value, mlp(W, x), rtol=1e-15)
+    rng = np.random.default_rng(1)
+    for _ in range(2):
+        t = rng.standard_normal(W.shape)
+        out = jvp_fn(t)
+        np.testing.assert_allclose(out, jvp(mlp)(W, x, t)[1], rtol=1e-14)
+        eps = 1e-6
+        np.testing.assert_allclose(out, (mlp(W + eps * t, x) - mlp(W - eps * t, x)) / (2 * eps),
+                                   rtol=1e-6, atol=1e-8)
+        out *= 3.0
+        np.testing.assert_allclose(jvp_fn(t), jvp(mlp)(W, x, t)[1], rtol=1e-14)
+    theta = np.array([0.3, 0.2])
+    value, jvp_fn = linearize(euler)(theta, 30)
+    assert "each call reruns the jvp" in source(linearize(euler))
+    t = np.array([1.0, -0.5])
+    want = jvp(euler)(theta, 30, t)[1]
+    theta[:] = 9.0
+    np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
+
+
+@pytest.mark.parametrize("method", ["rev", "fwd", "auto", "reverse", "forward"])
+def test_jacobian_methods(method):
+    x = np.array([0.3, 0.2])
+    J = jacobian(euler, method=method)(x, 20)
+    want = np.stack([central(euler, (x, 20), 0, e) for e in np.eye(2)])
+    np.testing.assert_allclose(J, want, rtol=1e-6, atol=1e-9)
+    text = source(jacobian(euler, method=method))
+    assert ("back(" in text) == (method != "fwd" and method != "forward")
+
+
+def test_jacobian_rejects_an_unknown_method():
+    with pytest.raises(srcgrad.SrcgradError, match="'auto', 'rev' or 'fwd'"):
+        jacobian(euler, method="sideways")
+
+
+def test_pullback_and_linearize_pickle():
+    for transform in (pullback, linearize):
+        again = pickle.loads(pickle.dumps(transform(mlp)))
+        W, x = np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)
+        value, fn = again(W, x)
+        np.testing.assert_allclose(value, mlp(W, x))
+        assert repr(again).startswith(f"<{transform.__name__} of mlp")
