@@ -179,7 +179,9 @@ class InPlaceCalls:
         if out is not None:
             return self._write_result(call, fn, out, target)
         if target is None and not self._pure(fn) and self._reads_locals(call):
-            if random_draws.is_draw(fn) or _own_helper(fn):
+            if random_draws.is_draw(fn) or _own_helper(fn) or isinstance(
+                getattr(fn, "__self__", None), (list, dict, set)
+            ):  # (a global list's `append`: it changes the global, not what it is given)
                 # a draw whose numbers are not used still advances the generator: it runs
                 # (activity analysis refuses it if it is given a value that carries gradient);
                 # srcgrad's own helpers (`no_gradient` raising) change none of their arguments
