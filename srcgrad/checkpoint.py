@@ -36,6 +36,7 @@ import builtins
 import math
 import re
 import sys
+from typing import Any
 
 import gast
 import numpy as np
@@ -297,7 +298,7 @@ linear(copy_state, "state", vjp="dy", jvp="dstate")
 
 # --- the rewrite ---------------------------------------------------------------------------------
 
-def checkpointed(f, checkpoint, max_memory):
+def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     """``f`` with each top-level ``for`` loop over ``range`` a call of ``checkpointed_loop``
     (see the module docstring); ``f`` itself when it has no such loop."""
     parsed = parse_function(f)
