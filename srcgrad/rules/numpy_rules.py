@@ -78,7 +78,7 @@ elementwise(np.arccosh, UNARY, vjp="dy / (np.sqrt(x - 1) * np.sqrt(x + 1))")
 elementwise(np.arctanh, UNARY, vjp="dy / (1 - x * x)")
 # np.abs is np.absolute. At 0 the gradient is 0. Of a complex x, Re(dy) * conj(x) / |x|, written
 # with functions that have rules (second order differentiates it).
-defrule(
+elementwise(
     np.abs,
     UNARY,
     vjp="dy * np.sign(x) if not np.iscomplexobj(x) else "
