@@ -4,7 +4,7 @@ The loss is ordinary NumPy code. Called on chunked ``dask.array`` data, srcgrad'
 gradient is itself a lazy Dask graph (every runtime helper dispatches to Dask instead of
 converting to NumPy), so each gradient step streams the data through the workers chunk by chunk.
 The data set is generated chunk by chunk on the workers and never exists in one process: at the
-default size it is 205 MB, each of the two workers may hold 200 MB (an idle worker process
+default size it is 205 MB, each of the two workers may hold 300 MB (an idle worker process
 already takes about 110 MB of it).
 
 Run: python examples/distributed_logistic_regression.py [rows]
@@ -47,12 +47,12 @@ def _peak_rss_mb():
 
 
 def main(rows=1_600_000):
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="200MB",
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="300MB",
                            dashboard_address=None)
     client = Client(cluster)
     X, y, w_true = dataset(rows)
     print(f"data: {X.nbytes / 1e6:.0f} MB in {X.npartitions} chunks; "
-          f"each of 2 workers may hold 200 MB")
+          f"each of 2 workers may hold 300 MB")
 
     dloss = grad(loss, wrt=("w", "b"))
     w, b = np.zeros(D), 0.0
