@@ -109,25 +109,16 @@ def _primal_only(body, seed):
 
 
 def _drop(stmts, tangent):
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, gast.Delete):
-            stmt.targets = [t for t in stmt.targets
-                            if not (isinstance(t, gast.Name) and t.id in tangent)]
-            if not stmt.targets:
-                continue
-        elif is_comment(stmt):
-            if "tangent of:" in stmt.value.value:
-                continue
-        elif isinstance(stmt, (gast.Assign, gast.Expr, gast.AugAssign)):
-            if {n.id for n in walk(stmt) if isinstance(n, gast.Name)} & tangent:
-                continue
-        for field in ("body", "orelse"):
-            if isinstance(getattr(stmt, field, None), list):
-                kept = _drop(getattr(stmt, field), tangent)
-                setattr(stmt, field, kept or ([gast.Pass()] if field == "body" else []))
-        out.append(stmt)
-    return out
+    """``stmts`` without the statements and ``del`` targets of the ``tangent`` names."""
+
+    def reads_tangent(stmt):
+        if is_comment(stmt):
+            return "tangent of:" in stmt.value.value
+        return isinstance(stmt, (gast.Assign, gast.Expr, gast.AugAssign)) and bool(
+            {n.id for n in walk(stmt) if isinstance(n, gast.Name)} & tangent
+        )
+
+    return without_dels(stmts, tangent, reads_tangent)
 
 
 def _writes(stmt, ctx):

@@ -274,9 +274,10 @@ def _deleted(stmts):
     }
 
 
-def without_dels(stmts, names):
+def without_dels(stmts, names, dropped=None):
     """``stmts`` without their ``del`` of ``names`` (read by ``back`` from the primal: each call
-    reads them; deleting them would make them locals of ``back``)."""
+    reads them; deleting them would make them locals of ``back``), and without the statements,
+    at any depth, for which ``dropped(stmt)`` is true."""
     out = []
     for stmt in stmts:
         if isinstance(stmt, gast.Delete):
@@ -284,9 +285,11 @@ def without_dels(stmts, names):
                             if not (isinstance(t, gast.Name) and t.id in names)]
             if not stmt.targets:
                 continue
+        elif dropped is not None and dropped(stmt):
+            continue
         for field in ("body", "orelse"):
             if isinstance(getattr(stmt, field, None), list):
-                kept = without_dels(getattr(stmt, field), names)
+                kept = without_dels(getattr(stmt, field), names, dropped)
                 setattr(stmt, field, kept or ([gast.Pass()] if field == "body" else []))
         out.append(stmt)
     return out
