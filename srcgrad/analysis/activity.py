@@ -110,6 +110,12 @@ class Activity:
                 f"code srcgrad generates for it calls its helper `{name}`, which has no rule "
                 f"of its own yet.",
             )
+        if fn is dict:
+            return location.error(NoRuleError, op.node, (
+                "`dict(...)` of a mapping or of pairs known only when it runs has no gradient "
+                "rule (`dict(a=x)`, `dict(zip(ks, vs))` and a literal list of pairs are "
+                "supported); write a dict comprehension: `{k: v for k, v in m.items()}`, "
+                "`{k: v for k, v in pairs}`"))
         if hasattr(fn, "__code__"):
             why = (
                 f"`{name}` is a Python function from `{module}`, whose source srcgrad does not "

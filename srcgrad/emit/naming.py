@@ -41,6 +41,8 @@ WRAPPER_LOCALS = ("value", "parts", "i", "back", "linear")
 # normalization (control flow, ANF)
 COND = "cond"  # a condition evaluated once
 PACKED = "packed"  # a tuple built once to be unpacked
+DICT_KEY = "key"  # the key of `dict(zip(ks, vs))` written as a comprehension (normalize/sugar.py)
+DICT_VALUE = "value"  # its value
 SELECT = "select"  # the value of `a if c else b`
 BOTH, EITHER = "both", "either"  # the value of `a and b`, `a or b`
 TOTAL, ITEMS = "total", "items"  # a comprehension summed, or built as a list

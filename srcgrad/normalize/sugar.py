@@ -72,7 +72,11 @@ class Sugar:
         for n in walk(fn_node):
             if isinstance(n, _COMPREHENSIONS):
                 self._comprehension_targets(n)
-        return _Sets().visit(fn_node)
+        fn_node = _Sets().visit(fn_node)
+        if not any(isinstance(n, gast.Name) and n.id == "dict" and not isinstance(n.ctx, gast.Load)
+                   for n in walk(fn_node)):
+            fn_node = _DictCalls(self.namer).visit(fn_node)
+        return fn_node
 
     def block(self, stmts):
         out = []
@@ -393,6 +397,59 @@ class _Sets(gast.NodeTransformer):
     def _set(items, node):
         call = gast.Call(_load("set"), [gast.copy_location(items, node)], [])
         return _located(gast.copy_location(call, node), node)
+
+
+class _DictCalls(gast.NodeTransformer):
+    """``dict(a=x, b=y)`` is ``{"a": x, "b": y}``, ``dict([(k, v), ...])`` is ``{k: v, ...}``,
+    ``dict(zip(ks, vs))`` is ``{k: v for k, v in zip(ks, vs)}`` and ``dict((k, v) for ...)`` a
+    dict comprehension: forms with rules, in the order Python evaluates them. Any other call of
+    ``dict`` (a mapping or pairs known only when it runs, ``**``) is left alone (no rule)."""
+
+    def __init__(self, namer):
+        self.namer = namer
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.func, gast.Name) and node.func.id == "dict"):
+            return node
+        if any(k.arg is None for k in node.keywords) or len(node.args) > 1:
+            return node
+        keys, values = [], []
+        if node.args:
+            pairs = self._pairs(node.args[0])
+            if pairs is None:
+                if node.keywords:
+                    return node
+                return self._comprehension(node.args[0], node) or node
+            keys, values = pairs
+        keys += [gast.copy_location(gast.Constant(k.arg, None), k.value) for k in node.keywords]
+        values += [k.value for k in node.keywords]
+        return _located(gast.copy_location(gast.Dict(keys, values), node), node)
+
+    @staticmethod
+    def _pairs(arg):
+        """The keys and values of a list or tuple literal of pairs, or None."""
+        if not isinstance(arg, (gast.List, gast.Tuple)):
+            return None
+        if not all(isinstance(e, gast.Tuple) and len(e.elts) == 2 for e in arg.elts):
+            return None
+        return [e.elts[0] for e in arg.elts], [e.elts[1] for e in arg.elts]
+
+    def _comprehension(self, arg, node):
+        """``{k: v for k, v in zip(...)}`` for ``dict(zip(a, b))``; a dict comprehension for a
+        generator of pairs; None otherwise."""
+        if isinstance(arg, gast.GeneratorExp) and isinstance(arg.elt, gast.Tuple) and len(
+                arg.elt.elts) == 2:
+            made = gast.DictComp(arg.elt.elts[0], arg.elt.elts[1], arg.generators)
+            return _located(gast.copy_location(made, node), node)
+        if not (_named_call(arg, "zip") and len(arg.args) == 2 and not arg.keywords
+                and not any(isinstance(a, gast.Starred) for a in arg.args)):
+            return None
+        k, v = self.namer.fresh(naming.DICT_KEY), self.namer.fresh(naming.DICT_VALUE)
+        target = gast.Tuple([_store(k), _store(v)], gast.Store())
+        loop = gast.comprehension(target, arg, [], 0)
+        made = gast.DictComp(_load(k), _load(v), [loop])
+        return _located(gast.copy_location(made, node), node)
 
 
 class _Walrus(gast.NodeTransformer):

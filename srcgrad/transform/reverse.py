@@ -66,6 +66,16 @@ def _plus(a, b):
     return b if a is None else gast.BinOp(a, gast.Add(), b)
 
 
+def _overwritten(keys, i):
+    """Whether a later constant key of a dict literal equals key ``i`` (Python's equality: ``1``,
+    ``1.0`` and ``True`` are one key), so the value at ``i`` is not in the dict."""
+    key = keys[i]
+    if not isinstance(key, gast.Constant):
+        return False
+    return any(isinstance(k, gast.Constant) and k.value == key.value and hash(k.value) == hash(
+        key.value) for k in keys[i + 1:])
+
+
 def _uses_result(template):
     """Whether a rule template reads the primal result ``y``."""
     return bool(template.reads(Role.RESULT))
@@ -288,6 +298,8 @@ class ReverseAD:
         """``elem(dt, key, x)`` for every active element ``x`` of a tuple, list or dict."""
         contribs = {}
         for key, element in op.args.items():
+            if op.kind == "dict" and _overwritten(op.node.keys, int(key)):
+                continue  # `{"a": u, "a": v}` holds v only: u gets no gradient
             if isinstance(element, gast.Name) and element.id in self.active:
                 index = (
                     clone(op.node.keys[int(key)]) if op.kind == "dict"
