@@ -243,6 +243,9 @@ class Mutator:
         for name in args.templates:
             todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r)
                      for label, r, s, p, t in template_mutants(name)]
+        if args.function:  # searched in "module qualname" (code) or "rule side[param]" (templates)
+            pattern = re.compile(args.function)
+            todo = [t for t in todo if pattern.search(_unlined(t[0]).split(" (", 1)[0])]
         if args.rerun:  # (matched without line numbers: the source may have moved since)
             wanted = {_unlined(line.split(": ", 1)[1].strip()) for line in open(args.rerun)
                       if line.startswith("survived: ")}
@@ -298,6 +301,9 @@ def main(argv=None):
                     "sample of the --sample)")
     ap.add_argument("--out", default=None,
                     help="also append the lines to this file; mutants it lists are not run again")
+    ap.add_argument("--function", default=None,
+                    help="only mutants of the functions (or rules) whose name this regular "
+                    "expression finds")
     ap.add_argument("--rerun", default=None,
                     help="only the mutants a previous run's output (this file) lists as survived")
     ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)

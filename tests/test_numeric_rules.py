@@ -2,6 +2,8 @@
 methods (``srcgrad/rules/numeric_rules.py``); their rows against central differences are
 ``NUMERIC_ROWS`` in ``tests/test_rules.py``."""
 
+import re
+
 import numpy as np
 import pytest
 from second_order_check import check_second_order
@@ -117,6 +119,11 @@ def max_reduce_where(a):
     return np.maximum.reduce(a, where=a > 0, initial=0.0)
 
 
+def svd_full_of_a_tall_matrix(a):
+    u, s, vt = np.linalg.svd(a)
+    return np.sum(u[:, :2] * s) + np.sum(vt)
+
+
 def test_refusals():
     with pytest.raises(UnsupportedCaseError, match="period"):
         grad(interp_period)(np.array([0.5, 2.0]))
@@ -128,6 +135,12 @@ def test_refusals():
         for f in (polyfit_full, polyfit_cov):
             with pytest.raises(UnsupportedCaseError, match="full=False"):
                 transform(f)(np.array([1.0, 2.0, 0.5, 3.0]))
+    tall = np.arange(6.0).reshape(3, 2) ** 1.5
+    for transform in (grad, lambda f: lambda y: jvp(f)(y, np.ones((3, 2)))):
+        with pytest.raises(UnsupportedCaseError, match="^" + re.escape(
+                "srcgrad differentiates np.linalg.svd of a non-square matrix only with "
+                "full_matrices=False (the extra singular vectors are not unique)") + "\n"):
+            transform(svd_full_of_a_tall_matrix)(tall)
     with pytest.raises(UnsupportedCaseError, match="1-D coefficients"):
         grad(polyval_matrix)(np.ones((2, 2)))
     a = np.arange(8.0).reshape(2, 4) ** 1.5

@@ -150,6 +150,7 @@ def reduction_rows():
         row(np.average, "np.average(a, axis=0, weights=w, keepdims=True)", a=A, w=P),
         # keepdims over a trailing axis: over the leading one, a dropped keepdims only broadcasts
         row(np.average, "np.average(a, axis=1, weights=w, keepdims=True)", a=A, w=x((4,), POS)),
+        row(np.average, "np.average(a, axis=1, weights=[1, 2, 3, 4])", a=A),  # a list, of ints
         row(np.median, "np.median(a)", a=x((5,))),
         row(np.median, "np.median(a, axis=0)", a=x((4, 3))),
         row(np.median, "np.median(a, axis=1, keepdims=True)", a=x((4, 3))),

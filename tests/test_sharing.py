@@ -3,6 +3,8 @@ another variable, a container or a called helper's parameter also holds is seen 
 them, exactly as Python computes it on copies of the arguments; what srcgrad cannot follow (a
 view of the updated array) is an error, never the unshared answer."""
 
+import re
+
 import numpy as np
 import pytest
 from sharing_check import check_all
@@ -210,6 +212,31 @@ def view_of_the_updated_array(x):
 def test_a_view_of_an_updated_array_is_an_error():
     with pytest.raises(SrcgradError, match="shares memory"):
         grad(view_of_the_updated_array)(X)
+
+
+def element_then_write(x):
+    a = x[0]  # a number for a vector, a view of the first row for a matrix
+    x[1] = np.tanh(x[1])
+    return np.sum(np.sin(a)) + np.sum(x)
+
+
+def element_of_a_list_then_write(x, L):
+    a = L[0]  # a number: the list itself is no array to share memory with
+    L[1] = np.tanh(L[1]) * x
+    return np.sum(np.sin(a) * x) + np.sum(L[1])
+
+
+def test_an_element_read_before_a_write_is_checked_at_run_time():
+    # which `x[0]` is a view is known only at run time (runtime.check_not_view)
+    v = np.array([0.3, -0.2, 0.5])
+    want = np.array([np.cos(0.3) + 1.0, 1 - np.tanh(-0.2) ** 2, 1.0])
+    np.testing.assert_allclose(grad(element_then_write)(v), want, rtol=1e-12)
+    message = ("`a` is a view of `x`, which is written into afterwards, so it changes with the "
+               "write: srcgrad does not follow that. Take a copy (`a = x[...].copy()`).")
+    with pytest.raises(SrcgradError, match=re.escape(message)):
+        grad(element_then_write)(np.ones((2, 3)))
+    got = grad(element_of_a_list_then_write)(v, [1.0, np.ones(3)])
+    np.testing.assert_allclose(got, np.full(3, np.sin(1.0) + np.tanh(1.0)), rtol=1e-12)
 
 
 def holder_maybe_unbound(x):
