@@ -310,7 +310,9 @@ def main(argv=None):
     args = ap.parse_args(argv[:split])
     import pytest
 
-    return pytest.main(argv[split + 1:] + ["-p", "no:cacheprovider", "-q"],
+    # one process (`-n 0`): a mutant runs a few test files, and two workers would cost more to
+    # start than they save
+    return pytest.main(argv[split + 1:] + ["-p", "no:cacheprovider", "-q", "-n", "0"],
                        plugins=[Mutator(args)])
 
 

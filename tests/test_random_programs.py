@@ -30,7 +30,7 @@ Inputs near a kink or a branch switch are skipped: an example whose forward and 
 differences disagree, or whose central differences with two steps disagree, is discarded.
 A located refusal listed in KNOWN_REFUSALS (an error, never a number) is counted and printed.
 
-`SRCGRAD_RANDOM_EXAMPLES=2000 python -m pytest tests/test_random_programs.py -s` runs more
+`SRCGRAD_RANDOM_EXAMPLES=2000 python -m pytest -n 0 tests/test_random_programs.py -s` runs more
 examples with a random seed (the default run is derandomized); `SRCGRAD_RANDOM_SHRINK=0` reports
 a failure unshrunk; `SRCGRAD_RANDOM_LOG=FILE` logs every srcgrad error (with its program) to
 FILE and goes on, to catalogue refusals. The bugs this test found are fixed; their reproducers
