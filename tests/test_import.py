@@ -24,13 +24,18 @@ def test_import_srcgrad_imports_nothing_optional():
 
 
 def test_scipy_rules_register_on_the_first_transform_that_meets_scipy(tmp_path):
+    # SciPy imported first (Dask imports part of it): importing srcgrad still imports none of
+    # SciPy's rules (nor scipy.stats, scipy.signal...: 50 MB in every Dask worker). A user's rule
+    # for a SciPy function registers after SciPy's rules, which then never replace it.
     script = tmp_path / "uses_scipy.py"
     script.write_text(
         "import sys\n"
         "import numpy as np\n"
+        "import scipy\n"
         "import srcgrad\n"
         "import scipy.special\n"
         "assert 'srcgrad.rules.scipy_rules' not in sys.modules\n"
+        "assert 'scipy.stats' not in sys.modules\n"
         "def f(x):\n"
         "    return np.sum(scipy.special.expit(x))\n"
         "g = srcgrad.grad(f)(np.zeros(2))\n"
@@ -39,3 +44,31 @@ def test_scipy_rules_register_on_the_first_transform_that_meets_scipy(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=ROOT)
     subprocess.run([sys.executable, str(script)], check=True, env=env)
+
+
+
+def test_a_rule_loads_the_library_rules_first_unless_it_is_for_srcgrads_own_function(monkeypatch):
+    # A library's rules, loaded after a user's rule for one of its functions, would replace it:
+    # they load first. srcgrad's own rules (checkpoint.py registers them when srcgrad is
+    # imported) are for no library's function, and must not load SciPy's rules (see above).
+    from srcgrad.rules import custom, registry
+
+    loads = []
+    rules: dict = {}
+    monkeypatch.setattr(registry, "OPTIONAL_RULES", {"a_library": "its_rules"})
+    monkeypatch.setattr(registry, "load_optional_rules", lambda: loads.append(1))
+    monkeypatch.setattr(registry, "RULES", rules)
+    monkeypatch.setattr(custom, "RULES", rules)
+    monkeypatch.setattr(custom.transforms, "forget", lambda: None)
+
+    def users(x):
+        return x
+
+    def srcgrads(x):
+        return x
+
+    srcgrads.__module__ = "srcgrad.checkpoint"
+    custom._rule_for(srcgrads, None)
+    assert loads == [] and srcgrads in rules
+    custom._rule_for(users, None)
+    assert loads == [1] and users in rules

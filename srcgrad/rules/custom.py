@@ -124,12 +124,22 @@ nondiff(stop_gradient, signature="x")
 
 
 def _rule_for(fn, sig):
-    rule = lookup(fn)
+    # A library's rules load before a rule for one of its functions, so that they never replace
+    # it later; srcgrad's own functions (checkpoint.py's rules, registered when srcgrad is
+    # imported) belong to no library, and importing srcgrad after Dask (which imports part of
+    # SciPy) must not import SciPy's rules: 50 MB and 400 modules in every Dask worker.
+    rule = lookup(fn, load=_module_of(fn).partition(".")[0] != __name__.partition(".")[0])
     if rule is None or rule.kind is not Kind.CUSTOM:
         rule = Rule(fn, sig, kind=Kind.CUSTOM)
         RULES[_key(fn)] = rule
     transforms.forget()
     return rule
+
+
+def _module_of(fn):
+    """The name of the module that defines ``fn`` ("" for an object without one)."""
+    module = getattr(fn, "__module__", None)
+    return module if isinstance(module, str) else ""
 
 
 def _fn_signature(fn, rule_fn, skip, count=None):

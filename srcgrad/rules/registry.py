@@ -221,8 +221,10 @@ def load_optional_rules(installed=False):
             pass  # the library were not installed (a call is then a NoRuleError, never a guess)
 
 
-def lookup(fn: object) -> Rule | None:
-    if OPTIONAL_RULES:
+def lookup(fn: object, load: bool = True) -> Rule | None:
+    """The rule of ``fn`` (None if it has none), after registering the rules of the optional
+    libraries imported by now unless ``load`` is false."""
+    if OPTIONAL_RULES and load:
         load_optional_rules()
     try:
         return RULES.get(_key(fn))
