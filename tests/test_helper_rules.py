@@ -360,6 +360,35 @@ def test_compositions_that_reach_the_in_place_helpers_rules():
     test_grad_of_grad(f_written, V)  # written_grad's adjoint
 
 
+class Accumulator:
+    def __init__(self, start):
+        self.total = start
+        self.scale = start * start  # a second field, whose tangent depends on the point
+
+    def add(self, v):
+        self.total = self.total + v * v
+        return self
+
+
+def f_field_write(x):
+    acc = Accumulator(x * 0.5)
+    acc.add(np.sin(x))  # set_field_tangent: the object's tangent with one field replaced
+    return np.sum(acc.total * acc.scale)
+
+
+def f_list_insert(x):
+    hs = [x, x * 3.0]
+    hs.insert(-1, np.sin(x))  # insert_tangent
+    return np.sum(hs[0] * hs[1] * hs[2])
+
+
+def test_compositions_that_reach_the_container_helpers_rules():
+    # reverse over forward reads set_field_tangent's adjoint (the cotangent of the fields it
+    # keeps), forward over forward insert_tangent's tangent
+    test_grad_of_jvp(f_field_write, V)
+    test_jvp_of_jvp(f_list_insert, V)
+
+
 def test_grad_of_grad_through_tuple_elements():
     # the first gradient reads the tuple's cotangent element by element (`elem`)
     test_grad_of_grad(f_tuple_elements, V)

@@ -226,6 +226,20 @@ def element_of_a_list_then_write(x, L):
     return np.sum(np.sin(a) * x) + np.sum(L[1])
 
 
+def list_holding_a_constant_that_changes(x):
+    c = np.ones(3)
+    L = [x * 1.0, c]
+    c += 1.0  # L sees the new c (put_shared), whose tangent is zeros of its shape
+    return L
+
+
+def test_the_tangent_of_a_shared_constant_has_its_shape():
+    out, tangent = jvp(list_holding_a_constant_that_changes)(X, np.ones(3))
+    np.testing.assert_array_equal(out[1], np.full(3, 2.0))
+    assert isinstance(tangent[1], np.ndarray) and tangent[1].shape == (3,)
+    assert not np.any(tangent[1]) and np.array_equal(tangent[0], np.ones(3))
+
+
 def test_an_element_read_before_a_write_is_checked_at_run_time():
     # which `x[0]` is a view is known only at run time (runtime.check_not_view)
     v = np.array([0.3, -0.2, 0.5])
