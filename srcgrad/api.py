@@ -599,7 +599,7 @@ class _Pinned:
 HESSIAN = """\
 def {name}({args}):
     {parts} = []
-    for {i} in range({np}.size({x})):
+    for {i} in range({np}.size({jacobian_argument}({x}))):
         {parts}.append({hvp}({args}, {unit_basis}({x}, {i})))
     return {stack_columns}({parts}, {x}, {x})
 """
@@ -648,7 +648,8 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     if params is not None and not as_tuple:
         # generated code, so that a Jacobian is itself input to every transform
         common = {"f": f, "np": np, "unit_basis": _RUNTIME.unit_basis,
-                  "single_output": _RUNTIME.single_output}
+                  "single_output": _RUNTIME.single_output,
+                  "jacobian_argument": _RUNTIME.jacobian_argument}
         extras, twin = dict(common), dict(common)
         if method != "forward":
             extras.update(pullback=_derived(f, "pullback", names[0], options),
@@ -673,7 +674,7 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     def jac(*args: Any, **kwargs: Any) -> Any:
         pos, kw, xs = split(args, kwargs)
         for x in xs:
-            _RUNTIME.real_for_jacobian(x)
+            _RUNTIME.jacobian_argument(x)
         n_in = sum(int(np.size(x)) for x in xs)
         columns: list[list[Any]] = [[] for _ in xs]
         value = None
@@ -684,20 +685,16 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
         else:
             value = f(*args, **kwargs)
         value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
-        out_shape = np.shape(value)
         if method == "forward" or (method == "auto" and n_in < int(np.size(value))):
             for k, x in enumerate(xs):
                 for e in itertools.islice(_basis(x), len(columns[k]), None):
                     columns[k].append(forward[k](*pos, e, **kw)[1])
-            result = [_assemble(c, out_shape, np.shape(x), -1) for c, x in zip(columns, xs)]
+            result = [_RUNTIME.stack_columns(c, value, x) for c, x in zip(columns, xs)]
         else:
             value, back = _derived(f, "pullback", tuple(names), options)(*pos, **kw)
             value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
             rows = [back(seed) for seed in _basis(value)]
-            result = [
-                _assemble([r[k] for r in rows], out_shape, np.shape(x), 0)
-                for k, x in enumerate(xs)
-            ]
+            result = [_RUNTIME.stack_rows([r[k] for r in rows], value, x) for k, x in enumerate(xs)]
         return tuple(result) if as_tuple else result[0]
 
     jac.__name__ = jac.__qualname__ = DERIVED["jacobian"].format(getattr(f, "__name__", "f"))
@@ -717,6 +714,7 @@ def _hessian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
     if params is not None and not as_tuple:
         # generated code, so that a Hessian is itself input to every transform
         extras = {"np": np, "hvp": hv, "unit_basis": _RUNTIME.unit_basis,
+                  "jacobian_argument": _RUNTIME.jacobian_argument,
                   "stack_columns": _RUNTIME.stack_columns}
         template = HESSIAN.replace("{x}", names[0])
         return _generate(f, DERIVED["hessian"].format(f.__name__), template, extras, params)

@@ -20,7 +20,7 @@ def {name}({args}):
     {value}, {linear} = {linearize}({args})
     {value} = {single_output}({value}, {fname!r})
     {parts} = []
-    for {i} in range({np}.size({x})):
+    for {i} in range({np}.size({jacobian_argument}({x}))):
         {parts}.append({linear}({unit_basis}({x}, {i})))
     return {stack_columns}({parts}, {value}, {x})
 """
@@ -29,7 +29,7 @@ def {name}({args}):
     {value}, {back} = {pullback}({args})
     {value} = {single_output}({value}, {fname!r})
     {parts} = []
-    if {np}.size({x}) < {np}.size({value}):
+    if {np}.size({jacobian_argument}({x})) < {np}.size({value}):
         {value}, {linear} = {linearize}({args})
         for {i} in range({np}.size({x})):
             {parts}.append({linear}({unit_basis}({x}, {i})))
@@ -50,7 +50,7 @@ JACOBIAN_FORWARD_TWIN = """\
 def {name}({args}):
     {value} = {single_output}({f}({args}), {fname!r})
     {parts} = []
-    for {i} in range({np}.size({x})):
+    for {i} in range({np}.size({jacobian_argument}({x}))):
         {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
     return {stack_columns}({parts}, {value}, {x})
 """
@@ -58,7 +58,7 @@ JACOBIAN_AUTO_TWIN = """\
 def {name}({args}):
     {value} = {single_output}({f}({args}), {fname!r})
     {parts} = []
-    if {np}.size({x}) < {np}.size({value}):
+    if {np}.size({jacobian_argument}({x})) < {np}.size({value}):
         for {i} in range({np}.size({x})):
             {parts}.append({jvp}({args}, {unit_basis}({x}, {i}))[1])
         return {stack_columns}({parts}, {value}, {x})

@@ -4,6 +4,7 @@ and jvp against vjp transposed). Each was a crash or a wrong type/dtype from gen
 each test pins the fixed behaviour against central differences or the stated contract.
 """
 
+import copy
 import heapq
 import operator
 import re
@@ -20,7 +21,9 @@ from srcgrad import (
     grad,
     hessian,
     hvp,
+    jacobian,
     jvp,
+    pullback,
     value_and_grad,
     vjp,
 )
@@ -608,3 +611,105 @@ def test_forward_mode_of_a_name_for_an_array_rebound_afterwards(f, args):
     # random programs: a name aliasing after `y.sort()`)
     check_all(f, args)
     check_second_order(f, list(args), 0)
+
+
+def _form(v):
+    """Type, dtype and shape of a value, through tuples and lists."""
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_form(e) for e in v))
+    return (type(v).__name__, str(getattr(v, "dtype", "")), np.shape(v))
+
+
+def number_rebound_after_an_early_return(x, a):
+    for _ in range(1, 4):
+        if np.sum(x) > 100.0:
+            return np.sum(x * 2.0)
+    a = 0.5
+    return np.sum(x * x) + np.tanh(a)
+
+
+def tuple_rebound_in_a_branch(x, P):
+    if np.sum(x) > 0.0:
+        P = (1.0, 2.0, 3.0)
+    return np.sum(x * x) + P[1]
+
+
+def array_rebound_in_a_loop(x, w):
+    for i in range(2):
+        if i > 0:
+            w = np.zeros(4)
+    return np.sum(x * x) + 0.0 * np.size(w)
+
+
+def list_rebuilt_in_a_loop(x, L):
+    for _ in range(2):
+        L = [L[0] * 0.0, 1.0, 2.0]
+    return np.sum(x * x) + L[-1]
+
+
+F32 = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+@pytest.mark.parametrize("f, p", [
+    (number_rebound_after_an_early_return, np.float32(1.5)),
+    (tuple_rebound_in_a_branch, (np.float32(1.0), np.float32(2.0))),
+    (array_rebound_in_a_loop, np.ones(2, np.float32)),
+    (list_rebuilt_in_a_loop, [np.float32(1.0)]),
+])
+def test_a_gradient_has_the_form_of_the_argument_the_body_rebinds(f, p):
+    # the returned gradient read `as_like(None, a)` / `cast_like(da, a)` after the body had rebound
+    # `a` in a branch or loop (SSA renames only straight-line rebindings): a Python float for an
+    # np.float32 number, a 3-tuple for a 2-tuple, shape (4,) float64 for a (2,) float32 array
+    want = _form((F32, p))
+    zero = copy.deepcopy(p)
+    results = {
+        "grad": grad(f, wrt=(0, 1))(F32, p),
+        "value_and_grad": value_and_grad(f, wrt=(0, 1))(F32, p)[1],
+        "vjp": vjp(f, wrt=(0, 1))(F32, p, np.float32(1.0)),
+        "pullback": pullback(f, wrt=(0, 1))(F32, p)[1](np.float32(1.0)),
+        "hvp": hvp(f, wrt=(0, 1))(F32, p, (F32, zero)),
+    }
+    for transform, g in results.items():
+        assert _form(g) == want, transform
+        np.testing.assert_allclose(g[0], 2.0 * F32)  # (hvp: the Hessian 2I times F32)
+        assert not np.any(np.array(g[1], dtype=float)), transform
+    if isinstance(p, np.ndarray):
+        assert _form(jacobian(f, wrt=1)(F32, p)) == _form(p)
+        assert _form(hessian(f, wrt=1)(F32, p)) == _form(np.ones((2, 2), np.float32))
+
+
+def float64_inside(x):
+    return x[:2] * np.ones(2)
+
+
+def number_times_float64(a):
+    return a * np.ones(2)
+
+
+def float32_out(x):
+    return (x[:2] * 3.0).astype(np.float32)
+
+
+@pytest.mark.parametrize("method", ["rev", "fwd", "auto"])
+def test_a_jacobians_dtype_is_its_arguments_whatever_the_method(method):
+    # method="fwd" stacked the output's tangents (float64 where f computes in float64) while
+    # "rev" stacks gradients (float32): the dtype followed the method, and "auto" the sizes.
+    # JAX's jacobian (jacrev) and hessian give the argument's dtype too.
+    for f, x in [(float64_inside, F32), (number_times_float64, np.float32(0.5)),
+                 (float32_out, F32.astype(np.float64))]:
+        j = jacobian(f, method=method)(x)
+        assert j.dtype == x.dtype, (f, x.dtype)
+        np.testing.assert_allclose(j, jacobian(f, method="rev")(x.astype(np.float64)), rtol=1e-6)
+    js = jacobian(lambda a, b: a[:2] * np.ones(2) + b, wrt=(0, 1), method=method)(F32, F32[:2])
+    assert [j.dtype for j in js] == [np.float32, np.float32]
+
+
+@pytest.mark.parametrize("method", ["rev", "fwd", "auto"])
+@pytest.mark.parametrize("p", [(1.0, 2.0), [1.0, np.ones(2)]])
+def test_a_jacobian_of_a_container_argument_is_refused_by_every_method(method, p):
+    # was: a (3, 2) array for a tuple of two numbers (rev), TangentShapeError (fwd), a NumPy
+    # ValueError (inhomogeneous) for a ragged list, the gradient itself for a scalar output
+    def f(x, P):
+        return np.sum(x) * 2.0
+    with pytest.raises(SrcgradError, match="not a (tuple|list|dict)"):
+        jacobian(f, wrt=1, method=method)(X, p)

@@ -63,6 +63,7 @@ CHECKPOINT_HELPERS = ("checkpointed_loop", "snapshots_for")  # what a checkpoint
 BACK = "back"  # the reusable adjoint sweep a pullback returns
 JVP_FN = "jvp_fn"  # the reusable tangent map linearize returns
 KEPT = "{}_kept"  # a copy of argument ``x`` a pullback's ``back`` reruns the vjp on
+ARGUMENT = "{}_arg"  # argument ``x`` as passed, where the body rebinds ``x`` (its gradient's form)
 # names derived from a variable's name ``x``
 SAVED = "{}_saved"  # the stack of the values ``x`` held
 OLD = "{}_old"  # the value ``x`` held before it is rebound (a swap, a loop's save)

@@ -56,7 +56,7 @@ from .boundary import (  # noqa: F401
     bind_optional,
     check_seed,
     check_tangent,
-    real_for_jacobian,
+    jacobian_argument,
     single_output,
     split_aux,
     stack_columns,

@@ -17,7 +17,7 @@ from ..errors import (
     TangentShapeError,
 )
 from .complex_values import complex_output_error, conj_like, conj_seed, is_complex
-from .containers import Cotangents
+from .containers import Cotangents, cast_like
 from .pytrees import check_structure, kind_of
 from .shapes import as_array, float_dtype
 
@@ -74,8 +74,7 @@ def single_output(value, name="f"):
 
 def unit_basis(like, i):
     """The ``i``-th unit vector shaped like ``like`` (1.0 for a scalar), in C order."""
-    _not_structure(like)
-    real_for_jacobian(like)
+    jacobian_argument(like)
     if np.ndim(like) == 0 and not isinstance(like, np.ndarray):
         return 1.0
     e = np.zeros(np.shape(like), dtype=float_dtype(like))
@@ -83,42 +82,41 @@ def unit_basis(like, i):
     return e
 
 
-def real_for_jacobian(x):
-    """Jacobians and Hessians are of real arrays: the rows a vjp gives of a complex argument and
-    the columns a jvp gives would be different matrices (the conjugate and the derivative)."""
+def jacobian_argument(x):
+    """``x``, checked to be what Jacobians and Hessians are taken of: a real array or number.
+    The rows a vjp gives of a complex argument and the columns a jvp gives would be different
+    matrices (the conjugate and the derivative); a structure (tuple, list, dict, dataclass)
+    has no array shape to stack them in."""
     if is_complex(x):
         raise SrcgradError(
             "jacobian and hessian take real arrays and numbers; this one is complex. Use jvp "
             "(the directional derivative), vjp, or holomorphic_grad (docs/complex.md)"
+        )
+    if kind_of(x) is not None or isinstance(x, (tuple, list, dict)):
+        raise SrcgradError(
+            f"jacobian and hessian take arguments that are arrays or numbers, not a "
+            f"{type(x).__name__}: pass its arrays as arguments of their own, or use grad, vjp, "
+            f"jvp or hvp, whose gradients, seeds and tangents have its structure"
         )
     return x
 
 
 def stack_rows(rows, value, x):
     """A Jacobian from one gradient per output element: shape ``value.shape + x.shape``."""
-    real_for_jacobian(x)
+    jacobian_argument(x)
     if np.ndim(value) == 0 and len(rows) == 1:
         return rows[0]
-    _not_structure(x)
     return np.reshape(np.stack([as_array(r) for r in rows]), np.shape(value) + np.shape(x))
 
 
-def _not_structure(x):
-    """Jacobians and Hessians are arrays: refuse one with respect to a structured object."""
-    if kind_of(x) is not None:
-        raise SrcgradError(
-            f"jacobian and hessian take arguments that are arrays or numbers, not a "
-            f"{type(x).__name__}: pass its arrays as arguments of their own, or use grad, vjp, "
-            f"jvp or hvp, whose gradients, seeds and tangents have its structure"
-        )
-
-
 def stack_columns(columns, value, x):
-    """A Jacobian from one tangent per input element: shape ``value.shape + x.shape``."""
+    """A Jacobian from one tangent per input element: shape ``value.shape + x.shape``, in the
+    dtype of x's gradients whatever the output's (as ``stack_rows``, and JAX's ``jacobian``): the
+    method a Jacobian is computed by never changes its dtype."""
     if np.ndim(x) == 0 and len(columns) == 1:
-        return columns[0]
+        return cast_like(columns[0], x)
     stacked = np.stack([as_array(c) for c in columns], axis=-1)
-    return np.reshape(stacked, np.shape(value) + np.shape(x))
+    return cast_like(np.reshape(stacked, np.shape(value) + np.shape(x)), x)
 
 
 def unstack_rows(d, value, x):

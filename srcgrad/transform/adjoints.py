@@ -49,6 +49,7 @@ class Adjoints:
         self.read_only = set()
         self.zeroed = set()
         self.inside_control = False
+        self.arguments = {}  # parameter -> the name the argument as passed is kept under
 
     # --- reading ------------------------------------------------------------------------------
     def get(self, var):
@@ -64,12 +65,13 @@ class Adjoints:
     def final(self, param):
         """The gradient returned for ``param``, with the structure and dtype of the argument."""
         g = self.current.get(param)
+        argument = name(self.arguments.get(param, param))
         if g is None:
             # zeros with the argument's structure (a tuple stays a tuple) and dtype
-            return call(self.ctx, runtime.as_like, gast.Constant(None, None), name(param))
+            return call(self.ctx, runtime.as_like, gast.Constant(None, None), argument)
         if param in self.containers:
-            return call(self.ctx, runtime.as_like, g, name(param))
-        return call(self.ctx, runtime.cast_like, g, name(param))
+            return call(self.ctx, runtime.as_like, g, argument)
+        return call(self.ctx, runtime.cast_like, g, argument)
 
     # --- writing ------------------------------------------------------------------------------
     def seed(self, var, value):

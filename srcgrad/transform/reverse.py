@@ -131,6 +131,7 @@ class ReverseAD:
         if self.ctx.split_used:
             recursion.specialize(fn_node, self.ctx)
         self._analyse(fn_node)
+        kept = self._keep_arguments(fn_node.body)
         primal = self.tape.record(primal)
         self.stmts = []
         self._seed(ret.value, seed_param)
@@ -142,7 +143,7 @@ class ReverseAD:
             out = self._as_returned(ret.value, primal, naming.VALUE)
             primal.append(assign(seed_param, gast.Yield(out)))
             seed_param = None
-        fn_node.body = self.tape.lower(primal, sweep) + [gast.Return(result)]
+        fn_node.body = kept + self.tape.lower(primal, sweep) + [gast.Return(result)]
         fn_node.name = self.out_name
         if seed_param is not None and self.mode == "vjp":
             fn_node.args.args.append(gast.Name(seed_param, gast.Param(), None, None))
@@ -163,6 +164,21 @@ class ReverseAD:
             self.shapes = analysis.run(fn_node.body)
             self.shape_sets = analysis.final
             self.shape_refs = analysis.references
+
+    def _keep_arguments(self, body):
+        """``x_arg = x`` for each differentiated parameter the body rebinds anywhere: its gradient
+        takes structure and dtype from the argument as passed, not from what ``x`` holds after
+        the sweep (``x = 0.5`` in a branch left a float32 argument a Python float gradient)."""
+        rebound = stored(body) | {
+            node.id for node in walk(body)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Del)
+        }
+        kept = []
+        for p in self.wrt:
+            if p in rebound:
+                self.adjoints.arguments[p] = self.ctx.namer.fresh(naming.ARGUMENT.format(p))
+                kept.append(assign(self.adjoints.arguments[p], name(p)))
+        return kept
 
     def _result(self, out, primal):
         """What the derived function returns: the gradients, after the value if asked for."""

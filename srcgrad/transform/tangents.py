@@ -5,7 +5,7 @@ every path). Guarantees: ``get`` reads the tangent of a variable as an expressio
 the statements that give a variable its tangent -- a name or constant is aliased, not copied,
 unless the variable lives in a branch or loop, or the name is a tangent that is reassigned later
 (a tangent name about to be reassigned is copied first for the variables aliased to it);
-``or_zeros`` reads a tangent or builds ``zeros_like(x)`` for a value with none.
+``or_zeros`` reads a tangent or builds ``as_like(None, x)`` (zeros) for a value with none.
 
     bind("y", dx)            (nothing: current["y"] is the name dx)
     bind("z", dx * w)        dz = dx * w
@@ -48,9 +48,12 @@ class Tangents:
         self.current.setdefault(var, name(self.name(var)))
 
     def or_zeros(self, atom):
+        """The tangent of ``atom``, or a zero with its structure and dtype (``as_like``: a
+        float32 number's is np.float32(0), a tuple's a tuple) where it has none; it may be
+        returned as it is, an element of the output, so it has the form a user is given."""
         if isinstance(atom, gast.Name) and atom.id in self.current:
             return self.current[atom.id]
-        return call(self.ctx, runtime.zeros_like, atom)
+        return call(self.ctx, runtime.as_like, gast.Constant(None, None), atom)
 
     def bind(self, target, value, prelude):
         """Bind the tangent of ``target``; a name or constant is aliased unless ``target`` lives

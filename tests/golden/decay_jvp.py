@@ -2,7 +2,7 @@ def decay_jvp(k, x0, tangent):
     dk = check_tangent(tangent, k, 'k')
     x = x0
     # tangent of: x = x0
-    dx = zeros_like(x0)
+    dx = as_like(None, x0)
     c_times_k = 0.01 * k
     # tangent of: x = x - 0.01 * k * x
     dc_times_k = 0.01 * dk
