@@ -38,6 +38,8 @@ from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
 from .runtime.pytrees import register_pytree
 from .specialize import Specializing, shim
 from .wrappers import (
+    HESSIAN,
+    HOLOMORPHIC,
     JACOBIAN_AUTO,
     JACOBIAN_AUTO_TWIN,
     JACOBIAN_FORWARD,
@@ -359,22 +361,26 @@ linearize.__doc__ = """``linearize(f, wrt=0)(*args) -> (value, jvp_fn)``: the pr
 
 @overload
 def hvp(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-        dump: bool = False, backend: str = "python") -> Derived: ...
+        dump: bool = False, backend: str = "python", checkpoint: Any = None,
+        max_memory: Any = "200MB") -> Derived: ...
 
 
 @overload
 def hvp(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-        dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
+        dump: bool = False, backend: str = "python", checkpoint: Any = None,
+        max_memory: Any = "200MB") -> Callable[[Fn], Derived]: ...
 
 
 def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-        dump: bool = False, backend: str = "python") -> Any:
+        dump: bool = False, backend: str = "python", checkpoint: Any = None,
+        max_memory: Any = "200MB") -> Any:
     """Hessian-vector product: ``hvp(f, wrt=0)(*args, v) -> H v`` without forming ``H``.
 
     Generated as forward over reverse: the tangent of ``grad(f, wrt)`` along ``v``. With a tuple
-    ``wrt``, ``v`` and the result are tuples.
+    ``wrt``, ``v`` and the result are tuples. With ``checkpoint=``, the tangent runs through the
+    checkpointed gradient's schedule (the snapshots and their tangents, no tape of the loop).
     """
-    options = _reverse_options(optimize, verbose, dump, False, None, None, backend)
+    options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory, backend)
     if f is None:
         return functools.partial(hvp, wrt=wrt, **_kw(options))
     try:
@@ -424,23 +430,26 @@ def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose
 
 @overload
 def hessian(f: Fn, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-            dump: bool = False, backend: str = "python") -> Derived: ...
+            dump: bool = False, backend: str = "python", checkpoint: Any = None,
+            max_memory: Any = "200MB") -> Derived: ...
 
 
 @overload
 def hessian(f: None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-            dump: bool = False, backend: str = "python") -> Callable[[Fn], Derived]: ...
+            dump: bool = False, backend: str = "python", checkpoint: Any = None,
+            max_memory: Any = "200MB") -> Callable[[Fn], Derived]: ...
 
 
 def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: bool = True,
-            dump: bool = False, backend: str = "python") -> Any:
+            dump: bool = False, backend: str = "python", checkpoint: Any = None,
+            max_memory: Any = "200MB") -> Any:
     """Hessian of a scalar-valued ``f``: ``hessian(f, wrt=0)(*args) -> H``.
 
     ``H.shape == arg.shape + arg.shape``; one generated Hessian-vector product (forward over
     reverse) per element of the argument. A tuple ``wrt`` gives nested tuples ``H[i][j]`` of
-    shape ``arg_i.shape + arg_j.shape``.
+    shape ``arg_i.shape + arg_j.shape``. ``checkpoint=`` as in ``hvp``.
     """
-    options = _reverse_options(optimize, verbose, dump, False, None, None, backend)
+    options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory, backend)
     if f is None:
         return functools.partial(hessian, wrt=wrt, **_kw(options))
     try:
@@ -594,22 +603,6 @@ class _Pinned:
 
     def resolve(self, expr: Any) -> Any:
         return self.obj
-
-
-HESSIAN = """\
-def {name}({args}):
-    {parts} = []
-    for {i} in range({np}.size({jacobian_argument}({x}))):
-        {parts}.append({hvp}({args}, {unit_basis}({x}, {i})))
-    return {stack_columns}({parts}, {x}, {x})
-"""
-
-
-HOLOMORPHIC = """\
-def {name}({args}):
-    {value} = {holomorphic_seed}({f}({args}), {x}, {fname!r})
-    return {holomorphic_result}({vjp}({args}, {value}))
-"""
 
 
 def _holomorphic(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:

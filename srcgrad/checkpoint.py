@@ -26,13 +26,23 @@ measured when the loop starts.
         x = x + np.sin(x) * theta
         return (x,)
 
-A loop that can leave early (``break``, ``return``) or whose trip count is not known when it
-starts (``while``) is refused with the line of the loop, as is a loop whose target is not a name.
+A loop whose trip count is not known when it starts (``while``, ``for`` with ``break``) becomes
+``checkpointed_while(f_probe, f_step, ...)``: the primal runs ``f_probe`` (the loop as written)
+once, keeping only the entry state and counting the trips ``n``; the adjoint plays the binomial
+schedule of ``n`` trips (the replay needs no test: the trips are known). Bound of this online
+scheme: at most ``n + binomial_advances(n, k)`` evaluations of the body before the reverse sweep
+(in segments of ``segment_width(n)`` trips for long loops, as for ``for`` loops), against
+``binomial_advances(n, k)`` for an offline schedule that knows ``n`` and uses the primal as its
+first sweep: at most twice that plus one, with at most ``k`` snapshots held. A loop that can
+``return``, uses ``continue``, has an ``else`` or a target that is not a name is refused with its
+line. Names bound once to a number before the loop are bound again inside the step (not invariants:
+the step's derivative would carry their gradient for nothing).
 """
 
 from __future__ import annotations
 
 import builtins
+import copy
 import math
 import re
 import sys
@@ -233,7 +243,8 @@ def snapshots_for(max_memory, state, steps):
     """``checkpoint="auto"``: as many snapshots as ``max_memory`` bytes hold, each a copy of
     ``state`` (measured now, Python objects included), at least 2 and at most one per step."""
     size = _size(state) + 64  # the snapshot list's slot and the tuple the schedule unpacks
-    return max(2, min(len(steps) + 1, int(max_memory // size)))
+    most = sys.maxsize if steps is None else len(steps) + 1  # a `while` loop: no bound known
+    return max(2, min(most, int(max_memory // size)))
 
 
 def _size(obj):
@@ -256,12 +267,48 @@ def parse_memory(text):
     raise SrcgradError(f"max_memory must be a number of bytes or a size like '200MB'; got {text!r}")
 
 
+def reverse_segment(step, lo, hi, steps, state, invariants, seed):
+    """The adjoint of steps ``lo .. hi - 1`` from ``state``: ``(dstate, dinvariants)``, by the
+    step's generated vjp."""
+    return step_vjp(step)(lo, hi, steps, state, invariants, seed)
+
+
+def reverse_segment_jvp(step, lo, hi, steps, state, invariants, seed, dstate, dinvariants,
+                        dseed):
+    """The tangent of ``reverse_segment`` (a Hessian-vector product through a checkpointed
+    loop): the generated jvp of the step's generated vjp."""
+    tangents = (as_like(dstate, state), as_like(dinvariants, invariants), as_like(dseed, seed))
+    again = transforms.derived(step_vjp(step), "jvp", ("state", "invariants", "seed"))
+    return again(lo, hi, steps, state, invariants, seed, tangents)[1]
+
+
+def reverse_segment_vjp(step, lo, hi, steps, state, invariants, seed, dy):
+    """The adjoint of ``reverse_segment``: the generated vjp of the step's generated vjp."""
+    again = transforms.derived(step_vjp(step), "vjp", ("state", "invariants", "seed"))
+    return again(lo, hi, steps, state, invariants, seed, dy)
+
+
+@adjoint(reverse_segment)
+def reverse_segment_adjoint(dy, y, step, lo, hi, steps, state, invariants, seed):
+    """Reverse over reverse through a checkpointed loop's step."""
+    dstate, dinvariants, dseed = reverse_segment_vjp(step, lo, hi, steps, state, invariants,
+                                                     seed, dy)
+    return None, None, None, None, dstate, dinvariants, dseed
+
+
+@tangent(reverse_segment)
+def reverse_segment_tangent(y, step, lo, hi, steps, state, invariants, seed, dstep, dlo, dhi,
+                            dsteps, dstate, dinvariants, dseed):
+    """Forward over reverse through a checkpointed loop's step."""
+    return reverse_segment_jvp(step, lo, hi, steps, state, invariants, seed, dstate,
+                               dinvariants, dseed)
+
+
 @adjoint(checkpointed_loop)
 def checkpointed_loop_adjoint(dy, y, step, steps, state, invariants, snapshots):
     """The binomial schedule, inlined where the loop's adjoint goes."""
-    reverse_step = step_vjp(step)
     dstate = as_like(dy, y)
-    dinvariants = None
+    dinvariants = as_like(None, invariants)
     held = [copy_state(state)]
     current = copy_state(state)
     n = len(steps)
@@ -276,8 +323,8 @@ def checkpointed_loop_adjoint(dy, y, step, steps, state, invariants, snapshots):
         elif action == FORGET:
             held.pop()
         else:
-            dstate, dstep = reverse_step(i * width, min(i * width + width, n), steps, current,
-                                         invariants, dstate)
+            dstate, dstep = reverse_segment(step, i * width, min(i * width + width, n), steps,
+                                            current, invariants, dstate)
             dinvariants = add(dinvariants, dstep)
     return None, None, dstate, as_like(dinvariants, invariants), None
 
@@ -289,29 +336,72 @@ def checkpointed_loop_tangent(y, step, steps, state, invariants, snapshots, dste
     return checkpointed_loop_jvp(step, steps, state, invariants, dstate, dinvariants)
 
 
+def checkpointed_while(probe, step, steps, state, invariants, snapshots):
+    """A loop that can leave early (``while``, ``break``), keeping nothing for the adjoint: its
+    state when it leaves, and the number of trips it made, counted by ``probe``."""
+    return probe(0, sys.maxsize if steps is None else len(steps), steps, copy_state(state),
+                 invariants)
+
+
+def checkpointed_while_jvp(step, steps, state, invariants, trips, dstate, dinvariants):
+    """The tangent of ``checkpointed_while``: the step's jvp over the ``trips`` counted."""
+    state = copy_state(state)
+    tangents = (as_like(dstate, state), as_like(dinvariants, invariants))
+    return (*step_jvp(step)(0, trips, steps, state, invariants, tangents)[1], None)
+
+
+@adjoint(checkpointed_while)
+def checkpointed_while_adjoint(dy, y, probe, step, steps, state, invariants, snapshots):
+    """The binomial schedule of the trips the loop made (counted when it ran), inlined where the
+    loop's adjoint goes: the primal holds the entry state only, the adjoint plays the offline
+    schedule of ``n`` trips, ``n + binomial_advances(segments, snapshots)`` advances in all."""
+    n = y[-1]
+    dstate = as_like(dy, y)[:-1]
+    dinvariants = as_like(None, invariants)
+    held = [copy_state(state)]
+    current = copy_state(state)
+    width = segment_width(n)
+    for action, i, j in revolve(-(-n // width), snapshots):  # in segments of `width` trips
+        if action == ADVANCE:
+            current = step(i * width, min(j * width, n), steps, current, invariants)
+        elif action == SNAPSHOT:
+            held.append(copy_state(current))
+        elif action == RESTORE:
+            current = copy_state(held[-1])
+        elif action == FORGET:
+            held.pop()
+        else:
+            dstate, dstep = reverse_segment(step, i * width, min(i * width + width, n), steps,
+                                            current, invariants, dstate)
+            dinvariants = add(dinvariants, dstep)
+    return None, None, None, dstate, as_like(dinvariants, invariants), None
+
+
+@tangent(checkpointed_while)
+def checkpointed_while_tangent(y, probe, step, steps, state, invariants, snapshots, dprobe,
+                               dstep, dsteps, dstate, dinvariants, dsnapshots):
+    """The loop's tangent: the step's jvp over the trips the loop made."""
+    return checkpointed_while_jvp(step, steps, state, invariants, y[-1], dstate, dinvariants)
+
+
 nondiff(revolve, signature="steps, snapshots")
 nondiff(snapshots_for, signature="max_memory, state, steps")
 nondiff(step_vjp, signature="step")
 nondiff(step_jvp, signature="step")
+nondiff(segment_width, signature="steps")
 linear(copy_state, "state", vjp="dy", jvp="dstate")
 
 
 # --- the rewrite ---------------------------------------------------------------------------------
 
 def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
-    """``f`` with each top-level ``for`` loop over ``range`` a call of ``checkpointed_loop``
-    (see the module docstring); ``f`` itself when it has no such loop."""
+    """``f`` with each top-level ``for`` loop over ``range`` a call of ``checkpointed_loop``, and
+    each top-level ``while`` loop or ``for`` loop with ``break`` a call of
+    ``checkpointed_while`` (see the module docstring); ``f`` itself when it has no such loop."""
     parsed = parse_function(f)
     node = parsed.node
-    for s in node.body:
-        if isinstance(s, gast.While):
-            raise parsed.location.error(
-                UnsupportedSyntaxError, s,
-                "checkpoint= cannot checkpoint a `while` loop: its trip count is not known when "
-                "it starts, and checkpointing such loops (an online schedule) is not supported "
-                "yet",
-            )
-    loops = [s for s in node.body if isinstance(s, gast.For) and _over_range(s.iter)]
+    loops = [s for s in node.body
+             if isinstance(s, gast.While) or (isinstance(s, gast.For) and _over_range(s.iter))]
     if not loops:
         return f
     taken = {n.id for n in walk(node) if isinstance(n, gast.Name)} | {node.name}
@@ -320,21 +410,24 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     for loop in loops:
         _check_loop(loop, parsed.location)
         position = node.body.index(loop)
-        call, inits, step = _loop_call(node, position, loop, namer, parsed.location, f)
+        call, inits, made = _loop_call(node, position, loop, namer, parsed.location, f)
         names = {n: namer.fresh(n) for n in naming.CHECKPOINT_HELPERS}
-        extras[names["checkpointed_loop"]] = checkpointed_loop
+        helper = "checkpointed_loop" if len(made) == 1 else "checkpointed_while"
+        extras[names[helper]] = globals()[helper]
         extras[names["snapshots_for"]] = snapshots_for
-        step_name = namer.fresh(naming.STEP.format(node.name))
-        extras[step_name] = step
+        functions = []
+        for made_fn in made:
+            functions.append(namer.fresh(made_fn.__name__))
+            extras[functions[-1]] = made_fn
         count = (
             gast.Call(_load(names["snapshots_for"]),
                       [gast.Constant(parse_memory(max_memory), None), call["state"],
                        call["steps"]], [])
             if checkpoint == "auto" else gast.Constant(int(checkpoint), None)
         )
-        value = gast.Call(_load(names["checkpointed_loop"]),
-                          [_load(step_name), call["steps"], call["state"], call["invariants"],
-                           count], [])
+        value = gast.Call(_load(names[helper]),
+                          [_load(n) for n in reversed(functions)]
+                          + [call["steps"], call["state"], call["invariants"], count], [])
         rewritten = gast.Assign([call["target"]], value, None)
         gast.copy_location(rewritten, loop)
         node.body[position:position + 1] = inits + [rewritten]
@@ -353,31 +446,70 @@ def _over_range(node):
 def _check_loop(loop, location):
     """Refuse a loop ``checkpoint=`` cannot replay step by step, at its line."""
     why = None
-    if not isinstance(loop.target, gast.Name):
+    if isinstance(loop, gast.For) and not isinstance(loop.target, gast.Name):
         why = "its target is not a single name"
     elif loop.orelse:
         why = "it has an `else`"
     for n in walk(gast.Module(loop.body, [])):
-        if isinstance(n, (gast.Break, gast.Return, gast.Yield, gast.YieldFrom)):
-            why = ("it can leave early (`break`, `return`): its trip count is not known when it "
-                   "starts, and checkpointing such loops (an online schedule) is not supported yet")
+        if isinstance(n, (gast.Return, gast.Yield, gast.YieldFrom)):
+            why = "it can return from the function"
         elif isinstance(n, (gast.Continue, gast.Global, gast.Nonlocal)):
             why = f"it uses `{type(n).__name__.lower()}`"
     if why is not None:
         raise location.error(
             UnsupportedSyntaxError, loop,
             f"checkpoint= cannot checkpoint this loop: {why}. Checkpointed loops are `for` loops "
-            f"over range(...) at the top level of the function body",
+            f"over range(...) and `while` loops at the top level of the function body",
         )
+
+
+def _breaks(stmts):
+    """The ``break`` statements of a loop body that leave that loop (not an inner one)."""
+    for stmt in stmts:
+        if isinstance(stmt, gast.Break):
+            yield stmt
+        elif isinstance(stmt, (gast.If, gast.With, gast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _breaks(getattr(stmt, field, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from _breaks(handler.body)
 
 
 def _loop_call(node, position, loop, namer, location, f):
     """The parts of the call replacing ``loop``, the statements that bind what it needs first,
-    and the compiled step function."""
+    and the compiled step function (and, for a loop that can leave early, its probe)."""
+    is_while = isinstance(loop, gast.While)
+    index, state, invariants, constants, exposed = _loop_names(node, position, loop, location)
+    bound = _params(node) | _stored(node.body[:position])
+    inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
+             for v in state if v not in bound]
+    loop_parts = (loop, index, state, invariants, constants, exposed)
+    made = [_step_function(node.name, loop_parts, f, probe=False)]
+    if is_while or any(True for _ in _breaks(loop.body)):
+        made.append(_step_function(node.name, loop_parts, f, probe=True))
+    trips = [_store(namer.fresh(naming.TRIPS))] if len(made) == 2 else []
+    return {
+        "target": gast.Tuple([_store(v) for v in state] + trips, gast.Store()),
+        "steps": gast.Constant(None, None) if is_while else loop.iter,
+        "state": gast.Tuple([_load(v) for v in state], gast.Load()),
+        "invariants": gast.Tuple([_load(v) for v in invariants], gast.Load()),
+    }, inits, made
+
+
+def _params(node):
+    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    return params | {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
+
+
+def _loop_names(node, position, loop, location):
+    """The loop's index (None for ``while``), the state it carries, the invariants it reads, the
+    constants the step binds itself, and the names its body may read before binding them."""
     before, after = node.body[:position], node.body[position + 1:]
-    index = loop.target.id
+    is_while = isinstance(loop, gast.While)
+    index = None if is_while else loop.target.id
+    body = ([gast.Expr(loop.test)] if is_while else []) + loop.body
     assigned = _stored(loop.body) | _mutated(loop.body)
-    exposed = exposed_reads(loop.body, {index})[1]
+    exposed = exposed_reads(body, set() if is_while else {index})[1]
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
     if index in read_after:
         raise location.error(
@@ -385,49 +517,64 @@ def _loop_call(node, position, loop, namer, location, f):
             f"checkpoint= cannot checkpoint this loop: `{index}` is read after it",
         )
     state = sorted((assigned & (exposed | read_after)) | _mutated(loop.body))
-    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-    params |= {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
-    bound = params | _stored(before)
-    local = params | _stored(node.body)
-    loaded = {n.id for n in walk(gast.Module(loop.body, [])) if isinstance(n, gast.Name)}
-    invariants = sorted((loaded - assigned - {index}) & local)
-    inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
-             for v in state if v not in bound]
     if not state:
         raise location.error(
             UnsupportedSyntaxError, loop,
             "checkpoint= cannot checkpoint this loop: it carries no state from one iteration "
             "to the next",
         )
-    step = _step_function(node.name, loop, index, state, invariants, exposed, f)
-    return {
-        "target": gast.Tuple([_store(v) for v in state], gast.Store()),
-        "steps": loop.iter,
-        "state": gast.Tuple([_load(v) for v in state], gast.Load()),
-        "invariants": gast.Tuple([_load(v) for v in invariants], gast.Load()),
-    }, inits, step
+    local = _params(node) | _stored(node.body)
+    loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
+    constants = _constants(node, before, loaded - assigned)
+    invariants = sorted((loaded - assigned - {index} - set(constants)) & local)
+    return index, state, invariants, constants, exposed
 
 
-def _step_function(fname, loop, index, state, invariants, exposed, f):
-    """``def <f>_step(lo, hi, steps, state, invariants)``: the loop over ``steps[lo:hi]``."""
-    name = naming.STEP.format(fname)
+def _constants(node, before, names):
+    """The names among ``names`` bound once in ``node``, to a number, before the loop: the step
+    binds them itself (a constant passed as an invariant would be differentiated)."""
+    stores = {}
+    for n in walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    out = {}
+    for s in before:
+        if (isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Constant)
+                and type(s.value.value) in (int, float, complex) and s.targets[0].id in names
+                and stores.get(s.targets[0].id) == 1):
+            out[s.targets[0].id] = s.value.value
+    return out
+
+
+def _step_function(fname, loop_parts, f, probe):
+    """``def <f>_step(lo, hi, steps, state, invariants)``: the loop over ``steps[lo:hi]`` (a
+    ``while`` loop's body ``hi - lo`` times, its test not evaluated: the trips were counted).
+    With ``probe``, ``def <f>_probe(...)`` instead: the loop as written, from ``lo`` until it
+    leaves or ``hi``, returning the state and the number of trips made (the last one may have
+    left at a ``break``)."""
+    loop, index, state, invariants, constants, exposed = loop_parts
+    name = (naming.PROBE if probe else naming.STEP).format(fname)
     unpack = [
         gast.Assign([gast.Tuple([_store(v) for v in names], gast.Store())], _load(packed), None)
         for names, packed in ((state, "state"), (invariants, "invariants")) if names
     ]
+    unpack += [gast.Assign([_store(v)], gast.Constant(value, None), None)
+               for v, value in sorted(constants.items())]
     # what the body writes into is a copy of its own: the state the step was given is a snapshot
     unpack += [
         gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], []),
                     None)
         for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
     ]
-    ret = gast.Return(gast.Tuple([_load(v) for v in state], gast.Load()))
+    packed = gast.Tuple([_load(v) for v in state], gast.Load())
+    body = copy.deepcopy(loop.body)
+    target, it, ret = (_probe_loop if probe else _replay_loop)(loop, index, packed, body,
+                                                               _trips_name(loop))
     args = gast.arguments([gast.Name(p, gast.Param(), None, None) for p in STEP_PARAMS], [], None,
                           [], [], None, [])
-    segment = gast.Subscript(_load("steps"), gast.Slice(_load("lo"), _load("hi"), None),
-                             gast.Load())
-    body = gast.For(_store(index), segment, list(loop.body), [], None)
-    fn = gast.FunctionDef(name, args, unpack + [body, ret], [], None, None, [])
+    fn = gast.FunctionDef(name, args, unpack + [gast.For(target, it, body, [], None), ret], [],
+                          None, None, [])
     clash = {n.id for n in walk(gast.Module(loop.body, [])) if isinstance(n, gast.Name)}
     clash = (clash | {index} | set(state) | set(invariants)) & set(STEP_PARAMS)
     if clash:
@@ -437,6 +584,47 @@ def _step_function(fname, loop, index, state, invariants, exposed, f):
         )
     text = unparse(fn) + "\n"
     return compile_function(text, name, f, {})
+
+
+def _trips_name(loop):
+    """A name the loop does not use: the trips a probe counts, or a ``while`` step's counter."""
+    head = loop.test if isinstance(loop, gast.While) else loop.target
+    used = {n.id for n in walk(gast.Module(loop.body + [head], [])) if isinstance(n, gast.Name)}
+    used |= set(STEP_PARAMS)
+    return next(t for t in (f"trips_{i}" if i else "trips" for i in range(len(used) + 1))
+                if t not in used)
+
+
+def _probe_loop(loop, index, packed, body, trips):
+    """The header and the return of a probe; its ``break`` statements become returns, and a
+    ``while`` loop's test its first statement."""
+    tripped = gast.Tuple(packed.elts + [_load(trips)], gast.Load())
+    for stmt in _breaks(body):  # a break leaves the loop and the probe, trips counted
+        stmt.__class__ = gast.Return
+        stmt.value = tripped
+    ret = gast.Return(gast.Tuple(packed.elts + [_load("hi")], gast.Load()))
+    lo_1 = gast.BinOp(_load("lo"), gast.Add(), gast.Constant(1, None))
+    if not isinstance(loop, gast.While):
+        target = gast.Tuple([_store(trips), _store(index)], gast.Store())
+        return target, gast.Call(_load("enumerate"), [_segment(), lo_1], []), ret
+    left = gast.Tuple(packed.elts + [gast.BinOp(_load(trips), gast.Sub(),
+                                                gast.Constant(1, None))], gast.Load())
+    body.insert(0, gast.If(gast.UnaryOp(gast.Not(), loop.test), [gast.Return(left)], []))
+    it = gast.Call(_load("range"), [
+        lo_1, gast.BinOp(_load("hi"), gast.Add(), gast.Constant(1, None))], [])
+    return _store(trips), it, ret
+
+
+def _replay_loop(loop, index, packed, body, trips):
+    """The header and the return of a step: the trips ``lo .. hi - 1`` replayed."""
+    if isinstance(loop, gast.While):
+        return _store(trips), gast.Call(_load("range"), [_load("lo"), _load("hi")], []), \
+            gast.Return(packed)
+    return _store(index), _segment(), gast.Return(packed)
+
+
+def _segment():
+    return gast.Subscript(_load("steps"), gast.Slice(_load("lo"), _load("hi"), None), gast.Load())
 
 
 def _stored(stmts):

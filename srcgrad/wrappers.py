@@ -1,4 +1,5 @@
-"""The texts of the generated Jacobian functions (``api.jacobian``), filled in by ``api._generate``.
+"""The texts of the generated Jacobian, Hessian and holomorphic-derivative functions (``api``),
+filled in by ``api._generate``.
 
 Each reads as ordinary code: one primal (``pullback`` or ``linearize``), then one ``back`` per
 output element or one tangent per input element, stacked into ``out.shape + arg.shape``. The
@@ -65,4 +66,16 @@ def {name}({args}):
     for {i} in range({np}.size({value})):
         {parts}.append({vjp}({args}, {unit_basis}({value}, {i})))
     return {stack_rows}({parts}, {value}, {x})
+"""
+HESSIAN = """\
+def {name}({args}):
+    {parts} = []
+    for {i} in range({np}.size({jacobian_argument}({x}))):
+        {parts}.append({hvp}({args}, {unit_basis}({x}, {i})))
+    return {stack_columns}({parts}, {x}, {x})
+"""
+HOLOMORPHIC = """\
+def {name}({args}):
+    {value} = {holomorphic_seed}({f}({args}), {x}, {fname!r})
+    return {holomorphic_result}({vjp}({args}, {value}))
 """

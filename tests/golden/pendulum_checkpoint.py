@@ -22,10 +22,9 @@ def dpendulum(theta, n):
     del dx_2
     dcheckpointed_loop_2 = add_at(dcheckpointed_loop_2, 0, dv_2)
     del dv_2
-    reverse_step = step_vjp(pendulum_step)
     dstate = as_like(dcheckpointed_loop_2, checkpointed_loop_2)
     del checkpointed_loop_2, dcheckpointed_loop_2
-    dinvariants = None
+    dinvariants = as_like(None, tup_2)
     held = [copy_state(tup)]
     current = copy_state(tup)
     del tup
@@ -41,9 +40,9 @@ def dpendulum(theta, n):
         elif action == FORGET:
             held.pop()
         else:
-            dstate, dstep = reverse_step(i * width, min(i * width + width, n_2), range_n, current, tup_2, dstate)
+            dstate, dstep = reverse_segment(pendulum_step, i * width, min(i * width + width, n_2), range_n, current, tup_2, dstate)
             dinvariants = add(dinvariants, dstep)
-    del reverse_step, held, current, width
+    del held, current, width
     dtup_2 = as_like(dinvariants, tup_2)
     del tup_2, dinvariants
     dtheta = elem(dtup_2, 0, theta)
