@@ -86,6 +86,7 @@ class Context:
     receivers: object = None  # inline: what is known of the classes of locals (methods.py)
     split_recursion: bool = True  # Options.split_recursion
     split_used: bool = False  # normalize/recursion.py split a recursive call
+    yield_marker: object = None  # (name, runtime.split_yield): normalize/recursion.mark_yields
 
     @property
     def extras(self):

@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> check -> functional -> containers -> control -> anf -> inline -> recursion -> sharing
-    -> einsum
+    parse -> (yields) -> check -> functional -> containers -> control -> anf -> inline -> recursion
+    -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
@@ -113,10 +113,14 @@ def _bind_names(node, ctx):
     taken |= set(code.co_freevars) if code is not None else set()
     ctx.namer = Namer(taken | {node.name})
     ctx.namespace = Namespace(ctx.fn)
+    if ctx.yield_marker is not None:  # a split derivative's yield, marked (mark_yields)
+        ctx.namer.reserve(ctx.yield_marker[0])
+        ctx.namespace.extras[ctx.yield_marker[0]] = ctx.yield_marker[1]
     return bind_default_values(node, ctx, ctx.fn, ctx.namespace)
 
 
 NORMALIZE = (
+    Stage("yields", recursion.mark_yields, recursion.yields_wanted, dump=False),
     Stage("check", check.run),
     Stage("names", _bind_names, dump=False),
     Stage("functional", functional.run),
@@ -174,7 +178,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     derivative is specialized to them).
     """
     options = options or Options()
-    fn = _differentiable(fn)
+    fn = _differentiable(fn, mode, options)
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
     parsed = parse_function(fn)
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, dict(static or {}),
@@ -229,10 +233,19 @@ class _Plain:
         return self.made
 
 
-def _differentiable(fn):
-    """``fn``, or for a derivative whose recursive calls are split, its plain version."""
+def _differentiable(fn, mode, options):
+    """``fn``, or for a derivative whose recursive calls are split, its plain version -- but
+    for forward mode (``jvp``, ``tangent``) in Python, which differentiates split calls
+    itself, each level once (transform/forward.py)."""
     plain = getattr(fn, "__srcgrad_plain__", None)
-    return fn if plain is None else plain()
+    if plain is None:
+        return fn
+    # the split calls of reverse-mode code (forward mode's own pairs are differentiated plain)
+    split_calls = plain.request[1] in recursion.REVERSE_MODES
+    if split_calls and mode in ("jvp", "tangent") and options.split_recursion and (
+            options.backend == "python"):
+        return fn
+    return plain()
 
 
 def _print_stage(label, node):

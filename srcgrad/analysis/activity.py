@@ -42,18 +42,25 @@ def run(fn_node, ctx):
     classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location)
     out = fn_node.body[-1].value
     outputs = {out.id} if isinstance(out, gast.Name) else set()
-    activity = Activity(classifier)
+    activity = Activity(classifier, forward=ctx.mode in ("jvp", "tangent", "linearize"))
     ctx.active = activity.run(fn_node, ctx.wrt, outputs)
     ctx.ops = activity.ops
     return fn_node
 
 
 class Activity:
-    def __init__(self, classifier):
+    def __init__(self, classifier, forward=False):
         self.classifier = classifier
+        self.forward = forward  # forward mode: rules marked `paired_in_forward` are its own
 
     def run(self, fn_node, wrt, outputs):
         self.ops = {id(s): self.classifier.classify(v) for _, v, s in assignments(fn_node.body)}
+        # a split derivative's `seed = yield value` (normalize/recursion.mark_yields): the seed
+        # comes in with a tangent, the value goes out with one
+        marks = [(target, stmt) for target, _, stmt in assignments(fn_node.body)
+                 if getattr(self.ops[id(stmt)].rule, "marks_yield", False)]
+        wrt = set(wrt) | {target for target, _ in marks}
+        outputs = set(outputs) | {_name(stmt.value.args[0]) for _, stmt in marks} - {None}
         varying = _Varying(self.ops).repeated(fn_node.body, frozenset(wrt))
         useful = _Useful(self.ops).repeated(fn_node.body, frozenset(outputs))
         active = set(varying & useful)
@@ -76,6 +83,8 @@ class Activity:
             return
         if op.refused:
             raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
+        if self.forward and getattr(op.rule, "paired_in_forward", False):
+            return  # transform/forward.py writes this call's tangent itself
         for param in op.rule.unsupported or ():  # a dependence the rule cannot differentiate
             value = op.args.get(param)
             parts = value.elts if isinstance(value, gast.Tuple) else (

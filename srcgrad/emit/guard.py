@@ -73,8 +73,9 @@ def run(fn_node, ctx):
         keywords.append(gast.keyword(None, _name(args.kwarg.id)))
     current = gast.Call(gast.Call(_name(helper), [_name(holder)], []), positional, keywords)
     test = tests[0] if len(tests) == 1 else gast.BoolOp(gast.Or(), tests)
-    if ctx.mode == "split":
-        current = gast.YieldFrom(current)  # a generator hands over to the regenerated one
+    if ctx.mode == "split" or any(isinstance(n, gast.Yield) for n in gast.walk(fn_node)):
+        # a generator (a split derivative, its jvp) hands over to the regenerated one
+        current = gast.YieldFrom(current)
     guard = gast.If(test, [gast.Return(current)], [])
     fn_node.body.insert(0, guard)
     return fn_node
@@ -155,7 +156,10 @@ def is_guard(stmt, fn):
     if type(stmt).__name__ != "If" or len(stmt.body) != 1 or stmt.orelse:
         return False
     ret = stmt.body[0]
-    inner = getattr(getattr(ret, "value", None), "func", None)
+    value = getattr(ret, "value", None)
+    if type(value).__name__ == "YieldFrom":  # a generator's guard (a split derivative's)
+        value = value.value
+    inner = getattr(value, "func", None)
     if type(ret).__name__ != "Return" or type(inner).__name__ != "Call":
         return False
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))

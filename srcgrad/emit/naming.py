@@ -90,6 +90,8 @@ SELF = "{}_self"  # the object a bound method or a callable object of class ``x`
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only
 SPLIT = "{}_call"  # a recursive call started in reverse-mode code (normalize/recursion.py)
+SPLIT_YIELD = "split_yield"  # marks `seed = yield value` while forward mode differentiates it
+SENT = "{}_sent"  # what a split derivative's jvp is sent: the cotangent and its tangent
 METHOD = "{}"  # the function a method, property or `__call__` is (its qualified name)
 SOURCES = "sources"  # which element of the values each written position receives
 SCATTERED = "scattered"  # the values of ``np.add.at`` added into zeros at their indices

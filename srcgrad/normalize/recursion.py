@@ -13,6 +13,11 @@ adjoint sweep (``rules/derived.py``, ``runtime/recursion.py``). Without it, ``t 
 differentiated through f's vjp, which reruns f's primal: every level reruns all the levels below
 it (quadratic in the depth, a ``print`` in f runs many times). Forward modes, and code that will
 be differentiated again (``split_recursion=False``), keep the call.
+
+``mark_yields`` (before ``check``, mode "jvp" of a split derivative, which forward mode
+differentiates for a Hessian-vector product through a recursion): ``seed = yield value`` becomes
+``seed = split_yield(value)``, a call the passes know; ``transform/forward.py`` writes it back as
+``sent = yield (value, dvalue)``, the seed and its tangent taken from ``sent``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,30 @@ from ..rules.derived import Splitter, refuse_writes_into_arguments, splitter
 from ..rules.structures import structure_rule
 
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
+
+
+def yields_wanted(ctx):
+    """Whether ``mark_yields`` runs: forward mode over a split derivative (a generator)."""
+    code = getattr(ctx.fn, "__code__", None)
+    return (ctx.mode == "jvp" and code is not None and code in GENERATED_SOURCE
+            and bool(code.co_flags & inspect.CO_GENERATOR))
+
+
+def mark_yields(fn_node, ctx):
+    """``seed = yield value`` -> ``seed = split_yield(value)`` (see the module's docstring);
+    any other ``yield`` is left for ``check`` to refuse."""
+    taken = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)}
+    marker = naming.Namer(taken).fresh(naming.SPLIT_YIELD)
+    found = False
+    for s in fn_node.body:
+        if (isinstance(s, gast.Assign) and isinstance(s.value, gast.Yield)
+                and isinstance(s.targets[0], gast.Name) and s.value.value is not None):
+            call = gast.Call(gast.Name(marker, gast.Load(), None, None), [s.value.value], [])
+            s.value = gast.copy_location(call, s.value)
+            found = True
+    if found:
+        ctx.yield_marker = (marker, runtime.split_yield)
+    return fn_node
 
 
 def wanted(ctx):

@@ -324,3 +324,37 @@ def jvp_pair(fn, wrt):
         _SPLITTERS[key] = JvpPair(fn, wrt)
     return _SPLITTERS[key]
 
+
+
+class SplitJvp:
+    """``f_split_jvp((da,), a, b)``: forward mode's form of a split call ``f_split(a, b)``
+    (``transform/forward.py``). It starts the jvp, with respect to ``wrt``, of ``f``'s split
+    derivative with respect to ``split_wrt``: a generator that runs ``f``'s primal and its
+    tangent once, yields both, and is later sent the cotangent and its tangent
+    (``runtime.recursion_send_pair``). The returned :class:`runtime.Split` holds the value and
+    its tangent: each level of a recursion runs once at second order too."""
+
+    def __init__(self, fn, split_wrt, wrt):
+        self.fn, self.split_wrt, self.wrt = fn, split_wrt, wrt
+        self.signature = inspect.signature(fn)
+        self.__name__ = f"{fn.__name__}_split_jvp"
+
+    def __call__(self, tangents, *args, **kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        split = transforms.derived(self.fn, "split", self.split_wrt)
+        gen = transforms.derived(split, "jvp", self.wrt)(*bound.args, tangents)
+        value, tangent = next(gen)
+        return runtime.Split(gen, value, self.split_wrt, tangent)
+
+    def __repr__(self):
+        return (f"<split derivative of {self.fn.__qualname__} wrt {self.split_wrt}, with "
+                f"tangents wrt {self.wrt}>")
+
+
+def split_jvp(splitter_, wrt):
+    """The :class:`SplitJvp` of a :class:`Splitter` with tangents with respect to ``wrt``."""
+    key = ("split_jvp", splitter_.fn, splitter_.wrt, wrt)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = SplitJvp(splitter_.fn, splitter_.wrt, wrt)
+    return _SPLITTERS[key]

@@ -11,7 +11,7 @@ positionally, so the rename is invisible.
 """
 
 from .. import runtime
-from .registry import defrule, linear, nondiff, transposes
+from .registry import defrule, linear, lookup, nondiff, transposes
 
 # `unbroadcast(g, x)` sums a contribution g of a broadcast result back down to x's shape, and
 # `broadcast_like(t, y)` (forward mode) broadcasts the tangent of an operand up to y's shape: each
@@ -117,14 +117,23 @@ nondiff(runtime.extreme_index)
 
 # A recursive call's value in reverse-mode code (runtime/recursion.py): its adjoint runs the
 # callee's own adjoint sweep, once, and gives the gradients of the call's arguments by name.
+# In forward mode a split call is started by SplitJvp (transform/forward.py), whose Split holds
+# the tangent of its value and is its own tangent
 defrule(runtime.recursion_value, "s", vjp={"s": "recursion_send(s, dy)"},
-        jvp={"s": "recursion_no_tangent(ds)"})
+        jvp={"s": "recursion_tangent(ds)"})
 linear(runtime.recursion_grad, "grads, name, x", vjp={"grads": "getitem_grad(dy, grads, name)"},
        jvp={"grads": "recursion_grad(dgrads, name, x)"})
-# the callee's adjoint sweep, resumed in a generator: code with split calls is never
-# differentiated again (pipeline.derive takes its plain version), so a derivative through it is
-# refused rather than computed
+# the callee's adjoint sweep, resumed in a generator: reverse mode never differentiates code with
+# split calls again (pipeline.derive takes its plain version); forward mode sends the seed and
+# its tangent together (recursion_send_pair, transform/forward.py), so the rule itself refuses
 _RESUMED = "a split recursive call's adjoint runs in a generator, which is not differentiated"
 defrule(runtime.recursion_send, "s, seed", unsupported={"s": _RESUMED, "seed": _RESUMED})
-nondiff(runtime.recursion_no_tangent)
+lookup(runtime.recursion_send).paired_in_forward = True
+nondiff(runtime.recursion_no_tangent, runtime.split_yield)
+lookup(runtime.split_yield).marks_yield = True
+# forward mode's halves of a split call (code differentiated again is its plain version)
+defrule(runtime.recursion_tangent, "s", unsupported={"s": _RESUMED})
+defrule(runtime.recursion_sent_tangent, "s", unsupported={"s": _RESUMED})
+defrule(runtime.recursion_send_pair, "s, seed, dseed",
+        unsupported={"s": _RESUMED, "seed": _RESUMED, "dseed": _RESUMED})
 

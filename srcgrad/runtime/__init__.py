@@ -257,7 +257,11 @@ from .recursion import (  # noqa: F401
     recursion_grad,
     recursion_no_tangent,
     recursion_send,
+    recursion_send_pair,
+    recursion_sent_tangent,
+    recursion_tangent,
     recursion_value,
+    split_yield,
 )
 from .reductions import (  # noqa: F401
     average_grad,

@@ -32,7 +32,7 @@ from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
-from ..rules.derived import jvp_pair
+from ..rules.derived import Splitter, jvp_pair, split_jvp
 from ..rules.kinds import Kind
 from ..rules.registry import Role
 from .nodes import assign, call, name
@@ -152,10 +152,14 @@ class ForwardAD:
             if lineno != state["line"] or _rebinds(stmt, pending):
                 flush()
                 state["line"] = lineno
-            if not (isinstance(stmt, gast.Assign) and stmt.targets[0].id in self.active):
+            split = self._split_form(stmt) if isinstance(stmt, gast.Assign) else None
+            if split is not None:
+                before, primal, after = split
+            elif not (isinstance(stmt, gast.Assign) and stmt.targets[0].id in self.active):
                 out.append(stmt)
                 continue
-            before, primal, after = self._tangent_of(stmt)
+            else:
+                before, primal, after = self._tangent_of(stmt)
             if before:
                 flush()
                 self._comment(out, state)
@@ -203,6 +207,68 @@ class ForwardAD:
         rebind = assign(target, name(result))
         rebind.lineno = stmt.lineno
         return [], [first], tangent + [rebind]
+
+    def _split_form(self, stmt):
+        """``(before, primal, after)`` of the statements of a split recursive call in code
+        forward mode differentiates (a gradient whose Hessian-vector product is asked for, the
+        split derivative of a level below), active or not: the call starts the jvp of the
+        callee's split derivative, the seed goes in with its tangent, a yield gives out the
+        value with its tangent (``rules/derived.SplitJvp``, ``runtime/recursion.py``). None for
+        any other statement."""
+        op = self.ops.get(id(stmt))
+        fn = getattr(op.rule, "fn", None) if op is not None else None
+        if isinstance(fn, Splitter):
+            return self._split_start(stmt, op, fn)
+        if fn is runtime.recursion_send:
+            return self._split_send(stmt, op)
+        if getattr(op.rule, "marks_yield", False) if op is not None else False:
+            return self._split_yield(stmt)
+        return None
+
+    def _bind_if_active(self, target, tangent):
+        return self.tangents.bind(target, tangent, []) if target in self.active else []
+
+    def _split_start(self, stmt, op, splitter_):
+        target = stmt.targets[0].id
+        if splitter_.wrt is None:
+            raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
+        given = [p for p in splitter_.signature.parameters if isinstance(op.args.get(p), gast.Name)
+                 and op.args[p].id in self.tangents]
+        if given:
+            tangents = [self.tangents.get(op.args[p].id) for p in given]
+        else:  # no argument carries a tangent: the seed may (zeros for the arguments)
+            given = list(splitter_.wrt)
+            tangents = [self._call(runtime.zeros_like, op.args[p]) for p in given]
+        made = split_jvp(splitter_, tuple(given))
+        func = name(self.ctx.global_name(made, made.__name__))
+        first = assign(target, gast.Call(func, [gast.Tuple(tangents, gast.Load())]
+                                         + list(stmt.value.args), list(stmt.value.keywords)))
+        first.lineno = stmt.lineno
+        self.ctx.split_used = True  # code differentiated again: the plain version
+        # the started Split holds the value's tangent: it is its own tangent
+        return [first], [], self._bind_if_active(target, name(target))
+
+    def _split_send(self, stmt, op):
+        target = stmt.targets[0].id
+        s, seed = op.args["s"], op.args["seed"]
+        dseed = (self.tangents.get(seed.id) if isinstance(seed, gast.Name)
+                 and seed.id in self.tangents else gast.Constant(None, None))
+        first = assign(target, self._call(runtime.recursion_send_pair, s, seed, dseed))
+        first.lineno = stmt.lineno
+        tangent = self._call(runtime.recursion_sent_tangent, s)
+        return [first], [], self._bind_if_active(target, tangent)
+
+    def _split_yield(self, stmt):
+        target = stmt.targets[0].id
+        value = stmt.value.args[0]
+        out = gast.Tuple([value, self.tangents.or_zeros(value)], gast.Load())
+        sent = self.ctx.namer.fresh(naming.SENT.format(target))
+        first = assign(sent, gast.Yield(out))
+        seed = assign(target, gast.Subscript(name(sent), gast.Constant(0, None), gast.Load()))
+        for s in (first, seed):
+            s.lineno = stmt.lineno
+        dseed = gast.Subscript(name(sent), gast.Constant(1, None), gast.Load())
+        return [first, seed], [], self._bind_if_active(target, dseed)
 
     def _recursive_pair(self, stmt, op, target):
         """``(primal, tangent)`` statements of a recursive call computed by one call of the
@@ -292,6 +358,9 @@ class ForwardAD:
         if not covered:
             value = self._call(runtime.broadcast_like, value, result or name(target))
         return self.tangents.bind(target, value, prelude)
+
+
+_UNSPECIALIZED = "internal error: a split recursive call not specialized to its arguments"
 
 
 def _reads_result(op):
