@@ -224,3 +224,55 @@ def test_gradient_of_a_tuple_argument_from_two_derived_calls():
             down[i][k] -= h
             want[k] = (value_and_tangent(tuple(up)) - value_and_tangent(tuple(down))) / (2 * h)
         np.testing.assert_allclose(got[i], want, rtol=1e-6, atol=1e-8)
+
+
+# --- third order through the helpers of products, norms and sinc (issue 15, item 3) ------------
+# The rule table's rows are multilinear in their inputs (their third derivative is 0); these
+# compose the product with nonlinear functions, so that third derivatives are not zero.
+
+
+def kron_of_squares(a, b):
+    return np.sum(np.kron(np.sin(a), b**2) * np.cos(np.arange(12.0)).reshape(4, 3))
+
+
+def einsum_of_cubes(a, b, c):
+    return np.einsum("ij,jk,k->i", a**3, np.tanh(b), c**2) @ np.array([1.0, -0.5])
+
+
+def cross_and_convolve(a, b):
+    return np.sum(np.cross(a**2, np.sin(b)) ** 2) + np.sum(np.convolve(a**3, b, "same") * a)
+
+
+def norm_cubed(a):
+    return np.linalg.vector_norm(a, ord=3) ** 2
+
+
+@pytest.mark.parametrize(
+    ("f", "shapes", "wrt"),
+    [
+        (kron_of_squares, [(2, 1), (2, 3)], "ab"),
+        (einsum_of_cubes, [(2, 3), (3, 2), (2,)], "ab"),  # a None operand's branch runs too
+        (cross_and_convolve, [(3,), (3,)], "ab"),
+        (norm_cubed, [(2, 3)], "a"),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_third_derivatives_through_products_and_norms(f, shapes, wrt):
+    names = ["a", "b", "c"][: len(shapes)]
+    args = {n: RNG.normal(size=s) + 0.5 for n, s in zip(names, shapes)}
+    assert walk(f, args, tuple(wrt), 3) == 3
+
+
+def sinc_scalar(x):
+    return np.sinc(x)
+
+
+def test_sinc_derivatives_exact_at_zero_to_fourth_order():
+    d4 = grad(grad(grad(grad(sinc_scalar))))
+    d3 = grad(grad(grad(sinc_scalar)))
+    assert abs(d4(0.0) - np.pi**4 / 5) < 1e-9  # sinc''''(0) = pi^4 / 5
+    assert d3(0.0) == 0.0  # odd derivatives of an even function
+    # away from 0 (the series and the recurrence meet at |x| = 1): central differences of d3
+    for x in (0.4, 0.999, 1.001, 2.3):
+        h = 1e-5
+        assert abs(d4(x) - (d3(x + h) - d3(x - h)) / (2 * h)) < 1e-6 * (1 + abs(d4(x)))

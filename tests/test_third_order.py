@@ -25,20 +25,10 @@ FULL = os.environ.get("SRCGRAD_THIRD_ORDER") == "all"
 
 # fn -> (highest order it is differentiable to, what the refusal of the next order says)
 LIMITS = {
-    np.sinc: (2, "third derivatives through np.sinc are not implemented"),
     np.prod: (2, "third derivatives through np.prod are not implemented"),
     np.cumprod: (2, "third derivatives through np.cumprod are not implemented"),
     np.cumulative_prod: (2, "third derivatives through np.cumprod are not implemented"),
-    np.einsum: (2, "third derivatives through np.einsum are not implemented"),
-    np.kron: (2, "third derivatives through np.kron are not implemented"),
-    np.cross: (2, "third derivatives through np.cross are not implemented"),
-    np.linalg.cross: (2, "third derivatives through np.cross are not implemented"),
-    np.convolve: (2, "third derivatives through np.convolve are not implemented"),
-    np.correlate: (2, "third derivatives through np.correlate are not implemented"),
     np.linalg.lstsq: (1, "calls its helper `lstsq_vjp`, which has no rule"),
-    np.linalg.norm: (2, "third derivatives through a norm are not implemented"),
-    np.linalg.vector_norm: (2, "third derivatives through a norm are not implemented"),
-    np.linalg.matrix_norm: (2, "third derivatives through a norm are not implemented"),
 }
 # rows whose limit is lower than their rule's (a case of the rule the others do not reach)
 ROW_LIMITS = {

@@ -50,13 +50,17 @@ class Walk:
         self.wrt = tuple(wrt) or tuple(self.names)
         self.pos = tuple(self.names.index(w) for w in self.wrt)
         rng = np.random.default_rng(seed)
+        imag = np.random.default_rng(seed + 1)  # complex inputs: complex directions
         self.dirs = [
-            tuple(
-                rng.normal(size=np.shape(self.args[w])) if np.ndim(self.args[w])
-                else float(rng.normal()) for w in self.wrt
-            )
-            for _ in range(3)
+            tuple(self._direction(self.args[w], rng, imag) for w in self.wrt) for _ in range(3)
         ]
+
+    @staticmethod
+    def _direction(x, rng, imag):
+        d = rng.normal(size=np.shape(x)) if np.ndim(x) else float(rng.normal())
+        if np.iscomplexobj(x):
+            d = d + 1j * (imag.normal(size=np.shape(x)) if np.ndim(x) else float(imag.normal()))
+        return d
 
     # --- building the functions of the next order -------------------------------------------
 
@@ -69,9 +73,12 @@ class Walk:
     def reverse(self, fn, k):
         """``x -> <grad fn(x), u_k>``."""
         params = ", ".join(self.names)
-        terms = " + ".join(f"np.sum(g[{i}] * U[{i}])" for i in range(len(self.pos)))
+        # the derivative along u of a real function whose gradient is g (df/dx + i df/dy for a
+        # complex input): Re(sum(conj(g) * u))
+        terms = " + ".join(f"np.real(np.sum(np.conj(g[{i}]) * U[{i}]))"
+                           for i in range(len(self.pos)))
         if len(self.pos) == 1:
-            terms = "np.sum(g * U[0])"
+            terms = "np.real(np.sum(np.conj(g) * U[0]))"
         body = [f"g = DF({params})", f"return {terms}"]
         return _define(self.names, body, {"DF": srcgrad.grad(fn, wrt=self._sel()),
                                           "U": self.dirs[k]})
@@ -144,7 +151,7 @@ def walk(f, args, wrt, order=3, composition="one"):
         w.check(w.reverse(h2, 2), h2, 2, "order 3, reverse over forward over reverse")
         rr = w.reverse(h1, 1)
         w.check(w.reverse(rr, 2), rr, 2, "order 3, grad(grad(grad(f)))")
-        if len(w.pos) == 1:
+        if len(w.pos) == 1 and not np.iscomplexobj(w.args[w.wrt[0]]):  # hessian: real only
             # u2 . hessian(h1) . u3 against central differences of <grad h1, u2> along u3
             w.check(w.hessian_dir(h1, 2, 1), rr, 2, "order 3, hessian(grad(f))")
     return 3
@@ -158,7 +165,7 @@ def _direct(w, order):
 
     def dot(g, k):
         g = g if len(w.pos) > 1 else (g,)
-        return sum(float(np.sum(gi * ui)) for gi, ui in zip(g, w.dirs[k]))
+        return sum(float(np.real(np.sum(np.conj(gi) * ui))) for gi, ui in zip(g, w.dirs[k]))
 
     def h1(*a):
         return dot(df(*a), 0)

@@ -217,12 +217,8 @@ nondiff(runtime.between, runtime.inverse_permutation)
 # the Dask check of the decompositions' helpers, and as_array, which they read arrays through
 nondiff(runtime.linalg._numpy_factor)
 linear(runtime.shapes.as_array, "x", vjp="dy", jvp="dx")
-_rule(
-    runtime.sinc_derivative,
-    "x, s",
-    vjp={"x": "dy * sinc_derivative_dx(x, s)", "s": "dy * sinc_derivative_ds(x)"},
-    kind="elementwise",
-)
+# the n-th derivative of sinc: its derivative is the next one (every order, exact at 0)
+_rule(runtime.sinc_nth, "x, n", vjp={"x": "dy * sinc_nth(x, n + 1)"}, kind="elementwise")
 
 # --- shape ----------------------------------------------------------------------------------------
 _rule(runtime.mT, "x", vjp={"x": "mT(dy)"})
@@ -480,48 +476,9 @@ _rule(
     },
     kind="bilinear",
 )
-for _fn, _sig, _call, _axis in (
-    (helper_runtime.norm_grad_dx, "g, x, nrm, ord=None, axis=None, keepdims=False, kind='norm'",
-     "x, nrm, ord=ord, axis=axis, keepdims=keepdims, kind=kind", "axis"),
-    (helper_runtime.norm_grad_dnorm, "g, x, nrm, ord=None, axis=None, keepdims=False, kind='norm'",
-     "x, nrm, ord=ord, axis=axis, keepdims=keepdims, kind=kind", "axis"),
-):
-    _rule(
-        _fn,
-        _sig,
-        vjp={"g": f"reduce_jvp({_fn.__name__}(np.ones_like(g), {_call}), dy, axis={_axis}, "
-             "keepdims=keepdims)"},
-        unsupported={p: _THIRD.format("a norm") for p in ("x", "nrm")},
-    )
-_rule(helper_runtime.sinc_derivative_dx, "x, s", vjp={},
-      unsupported={p: _THIRD.format("np.sinc") for p in ("x", "s")})
-_rule(helper_runtime.sinc_derivative_ds, "x", vjp={},
-      unsupported={"x": _THIRD.format("np.sinc")})
-# Third derivatives through bilinear products: second derivatives work, a third is an error.
-for _family, _sigs in (
-    ("kron", {"adjoint": "w, a, b, wrt=0", "partner": "g, a, b, w, wrt=0, param=1",
-              "tangent": "g, a, b, t, wrt=0, param=1"}),
-    ("cross", {
-        "adjoint": "w, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None",
-        "partner": "g, a, b, w, wrt=0, param=1, axisa=-1, axisb=-1, axisc=-1, axis=None",
-        "tangent": "g, a, b, t, wrt=0, param=1, axisa=-1, axisb=-1, axisc=-1, axis=None",
-    }),
-    ("convolve", {"adjoint": "w, a, v, mode='full', wrt=0",
-                  "partner": "g, a, v, w, mode='full', wrt=0, param=1",
-                  "tangent": "g, a, v, t, mode='full', wrt=0, param=1"}),
-    ("correlate", {"adjoint": "w, a, v, mode='valid', wrt=0",
-                   "partner": "g, a, v, w, mode='valid', wrt=0, param=1",
-                   "tangent": "g, a, v, t, mode='valid', wrt=0, param=1"}),
-):
-    for _what, _sig in _sigs.items():
-        _params = [p for p in _sig.split(", ") if "=" not in p]
-        _rule(getattr(helper_runtime, f"{_family}_vjp_{_what}"), _sig, vjp={},
-              unsupported={p: _THIRD.format("np." + _family) for p in _params})
-_EINSUM_SIG = "x0, x1=None, x2=None, x3=None, x4=None, x5=None"
-for _fn, _sig, _first in (
-    (helper_runtime.einsum_vjp_partner, "g, subscripts, k, j, w, " + _EINSUM_SIG, ("g", "w")),
-    (helper_runtime.einsum_vjp_tangent, "g, subscripts, k, j, t, " + _EINSUM_SIG, ("g", "t")),
-    (helper_runtime.einsum_jvp_tangent, "subscripts, k, t, j, u, " + _EINSUM_SIG, ("t", "u")),
-):
-    _rule(_fn, _sig, vjp={},
-          unsupported={p: _THIRD.format("np.einsum") for p in _first + _EINSUM})
+# norm_grad_dx / norm_grad_dnorm are plain NumPy code marked ``by_source``: no rule, every order;
+# they read the case of a norm (vector, matrix, ord, axes) from the arguments, a derivative of none
+nondiff(helper_runtime.norm_power)
+# The products' _adjoint/_partner/_tangent helpers (kron, cross, convolve, correlate, einsum) are
+# plain NumPy code marked ``by_source`` (runtime/higher_order.py): no rule, every order.
+nondiff(helper_runtime.einsum_zeros, helper_runtime.einsum_given)

@@ -89,7 +89,7 @@ elementwise(
 elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)")
 # Piecewise constant for real x; of a complex x it is x / |x|, refused (sign_grad).
 elementwise(np.sign, UNARY, vjp="dy * sign_grad(x)")
-elementwise(np.sinc, "x", vjp="dy * sinc_derivative(real_only(x, 'np.sinc'), y)")
+elementwise(np.sinc, "x", vjp="dy * sinc_nth(real_only(x, 'np.sinc'), 1)")
 for _to_rad in (np.deg2rad, np.radians):
     elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)")
 for _to_deg in (np.rad2deg, np.degrees):

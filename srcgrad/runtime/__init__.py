@@ -44,7 +44,7 @@ from .arrays import (  # noqa: F401
     permutation_grad,
     permute_like,
     select_grad,
-    sinc_derivative,
+    sinc_nth,
     split_grad,
     stack_cotangents,
     stack_grad,

@@ -56,12 +56,35 @@ def between(a, lo, hi):
     return inside.astype(float_dtype(a))
 
 
-def sinc_derivative(x, y):
-    """d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, which is 0 at x = 0."""
+_SINC_SERIES_BELOW = 1.0  # |x| below which the n-th derivative of sinc is read off its series
+
+
+def _sinc_series(x, n):
+    """``d^n/dx^n sinc(x)`` from ``sinc(x) = sum_m (-1)^m (pi x)^(2m) / (2m+1)!`` (|x| <= 1)."""
+    total = np.zeros(np.shape(x), float_dtype(x))
+    first = (n + 1) // 2
+    for m in range(first, first + 24 + n):
+        # d^n x^(2m) = (2m)! / (2m-n)! x^(2m-n), and (2m)! / (2m+1)! = 1 / (2m+1)
+        coef = (-1) ** m * math.pi ** (2 * m) / ((2 * m + 1) * math.factorial(2 * m - n))
+        total = total + coef * x ** (2 * m - n)
+    return total
+
+
+def sinc_nth(x, n):
+    """The ``n``-th derivative of ``np.sinc`` at ``x`` (n >= 1), exact at 0 and near it.
+
+    Near 0 (``|x| < 1``) from the power series, elsewhere from the recurrence that Leibniz's rule
+    gives for ``x sinc(x) = sin(pi x) / pi``:
+    ``x f^(k) + k f^(k-1) = pi^(k-1) sin(pi x + k pi / 2)``.
+    """
     x = _float_array(x)
-    zero = x == 0
-    safe = np.where(zero, 1.0, x)
-    return np.where(zero, 0.0, (np.cos(np.pi * safe) - y) / safe)
+    small = np.abs(x) < _SINC_SERIES_BELOW
+    near = np.where(small, x, 0.0)
+    far = np.where(small, 1.0, x)
+    d = np.sinc(far)
+    for k in range(1, n + 1):
+        d = (math.pi ** (k - 1) * np.sin(math.pi * far + k * math.pi / 2) - k * d) / far
+    return np.where(small, _sinc_series(near, n), d)
 
 
 def diagonal_grad(dy, a, offset=0, axis1=0, axis2=1):

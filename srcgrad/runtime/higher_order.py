@@ -29,7 +29,7 @@ from .arrays import (
     vstack_grad,
 )
 from .containers import Cotangents, zeros_like
-from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_vjp, kron_vjp
+from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_jvp, einsum_vjp, kron_vjp
 from .reductions import cumprod_jvp
 from .shapes import (
     _expand,
@@ -38,6 +38,7 @@ from .shapes import (
     _like,
     as_array,
     broadcast_like,
+    by_source,
     float_dtype,
 )
 
@@ -135,70 +136,65 @@ def _norm_case(x, ord, axis, kind):
     return "vector", ord, axis
 
 
-def _norm_partials(g, x, nrm, ord, axis, keepdims, kind):
-    """``(d/dx, d/dnorm)`` of the factor ``norm_grad`` multiplies each element's cotangent by,
-    both times ``g`` and shaped like ``x``; the norm is held fixed in the first, ``x`` in the
-    second. Zero where the gradient is piecewise constant (1-, inf-, 0-norms)."""
-    case, ord, axis = _norm_case(x, ord, axis, kind)
-    x = _float_array(x)
-    zeros = np.zeros(x.shape)
+def _no_second_derivative(ord):
+    raise UnsupportedCaseError(
+        f"srcgrad has no second derivative of the matrix norm ord={ord!r} (it needs the "
+        f"derivative of the singular vectors)"
+    )
+
+
+def norm_power(x, ord, axis, keepdims, kind):
+    """``(p, shape)`` for the partials of ``norm_grad``: the vector norm's power ``p`` (0 where
+    the gradient is piecewise constant: 1-, inf-, 0-norms, a scalar), and the shape that puts
+    the norm (reduced over its axes) back in line with ``x``. No derivative."""
+    case, p, axes = _norm_case(x, ord, axis, kind)
     if case == "scalar":
-        return zeros, zeros
+        return 0, ()
     if case == "matrix":
-        if ord in (None, "fro"):
-            ord = 2
-        elif ord in (1, -1, np.inf, -np.inf):
-            return zeros, zeros
-        else:
-            raise UnsupportedCaseError(
-                f"srcgrad has no second derivative of the matrix norm ord={ord!r} (it needs the "
-                f"derivative of the singular vectors)"
-            )
-    if ord is None:
-        ord = 2
-    if ord in (0, 1, np.inf, -np.inf):
-        return zeros, zeros
-    ndim = x.ndim
-    gk = _expand(g, ndim, axis, keepdims)
-    yk = _expand(nrm, ndim, axis, keepdims)
-    safe = np.where(yk == 0, 1.0, yk)
-    if ord == 2:
-        return gk / safe + zeros, -gk * x / (safe * safe)
-    ax = np.abs(x)
-    dx = gk * (ord - 1) * ax ** (ord - 2) / safe ** (ord - 1)
-    dnorm = -gk * (ord - 1) * np.sign(x) * ax ** (ord - 1) / safe**ord
-    return dx, dnorm
+        if p in (None, "fro"):
+            p = 2
+        elif p not in (1, -1, np.inf, -np.inf):
+            _no_second_derivative(p)
+    if p is None:
+        p = 2
+    if p in (0, 1, -1, np.inf, -np.inf):
+        return 0, ()
+    ndim = np.ndim(x)
+    axes = (axes,) if isinstance(axes, int) else axes
+    reduced = range(ndim) if axes is None else [a % ndim for a in axes]
+    return p, tuple(1 if i in reduced else n for i, n in enumerate(np.shape(x)))
 
 
+# The partials of norm_grad(g, x, nrm) = g * phi(x, nrm): plain NumPy code marked ``by_source``,
+# so their own derivatives (third order of a norm and up) are derivatives of this code.
+
+
+@by_source
 def norm_grad_dx(g, x, nrm, ord=None, axis=None, keepdims=False, kind="norm"):
     """The derivative of ``norm_grad(g, x, nrm)`` in ``x`` (``nrm`` held fixed), elementwise."""
-    return _norm_partials(g, x, nrm, ord, axis, keepdims, kind)[0]
+    p, shape = norm_power(x, ord, axis, keepdims, kind)
+    if p == 0:
+        return np.zeros(np.shape(x))
+    gk = np.reshape(g, shape)
+    yk = np.reshape(nrm, shape)
+    safe = np.where(yk == 0, 1.0, yk)
+    if p == 2:
+        return gk / safe + np.zeros(np.shape(x))
+    return gk * (p - 1) * np.abs(x) ** (p - 2) / safe ** (p - 1)
 
 
+@by_source
 def norm_grad_dnorm(g, x, nrm, ord=None, axis=None, keepdims=False, kind="norm"):
     """The derivative of ``norm_grad(g, x, nrm)`` in ``nrm``, spread over ``x``'s shape."""
-    return _norm_partials(g, x, nrm, ord, axis, keepdims, kind)[1]
-
-
-def sinc_derivative_dx(x, s):
-    """d/dx of ``sinc_derivative(x, s) = (cos(pi x) - s) / x`` with ``s`` held fixed.
-
-    At ``x = 0``, where the helper is 0 by convention, the value is ``sinc''(0) = -pi^2 / 3``, so
-    that the derivative along ``s = sinc(x)`` (the only way generated code calls the helper) is
-    exact there too: ``sinc'(0) = 0`` makes the path through ``s`` vanish.
-    """
-    x = _float_array(x)
-    zero = x == 0
-    safe = np.where(zero, 1.0, x)
-    first = (np.cos(np.pi * safe) - s) / safe
-    return np.where(zero, -np.pi**2 / 3, (-np.pi * np.sin(np.pi * safe) - first) / safe)
-
-
-def sinc_derivative_ds(x):
-    """d/ds of ``sinc_derivative(x, s)``: ``-1 / x`` (0 at ``x = 0``, where the helper is 0)."""
-    x = _float_array(x)
-    zero = x == 0
-    return np.where(zero, 0.0, -1.0 / np.where(zero, 1.0, x))
+    p, shape = norm_power(x, ord, axis, keepdims, kind)
+    if p == 0:
+        return np.zeros(np.shape(x))
+    gk = np.reshape(g, shape)
+    yk = np.reshape(nrm, shape)
+    safe = np.where(yk == 0, 1.0, yk)
+    if p == 2:
+        return -gk * x / (safe * safe)
+    return -gk * (p - 1) * np.sign(x) * np.abs(x) ** (p - 1) / safe**p
 
 
 # --- helpers that copy elements -----------------------------------------------------------------
@@ -305,125 +301,212 @@ def linspace_tangent(t, num=50, endpoint=True, axis=0, start=True):
 
 
 # --- products: the operand an adjoint does not differentiate ------------------------------------
+# Plain NumPy code marked ``by_source``: derivatives of generated code that calls them look into
+# their source, whose calls (``kron_vjp``, ``np.kron``, ``einsum_vjp`` ...) have rules that call
+# these helpers again, so every order works. Each is linear in its cotangent and tangent
+# arguments; the product's own operands enter through the product helpers they call.
 
 
-def _put(operands, i, value):
-    operands = list(operands)
-    operands[i] = value
-    return operands
+@by_source
+def _zeros_of(x):
+    return np.zeros(np.shape(x), float_dtype(x))
 
 
-def _partner(vjp, g, operands, wrt, param, w, **kwargs):
-    """The adjoint in ``operands[param]`` of ``vjp(g, *operands, wrt=wrt)``, applied to ``w``.
-
-    ``vjp(g, ops, k)`` is the gradient of ``<g, E(ops)>`` in ``ops[k]``, linear in every other
-    operand: its adjoint in ``ops[j]`` is ``vjp(g, ops with ops[k] = w, j)``. In ``ops[wrt]`` itself
-    it only reads a shape, so that adjoint is zero.
-    """
-    if param == wrt:
-        return zeros_like(operands[param])
-    return vjp(g, *_put(operands, wrt, w), wrt=param, **kwargs)
-
-
-def _tangent(vjp, g, operands, wrt, param, t, **kwargs):
-    """The derivative of ``vjp(g, *operands, wrt=wrt)`` in ``operands[param]`` along ``t``."""
-    if param == wrt:
-        return zeros_like(operands[wrt])
-    return vjp(g, *_put(operands, param, t), wrt=wrt, **kwargs)
-
-
+@by_source
 def kron_vjp_adjoint(w, a, b, wrt=0):
     """The adjoint of ``kron_vjp(., a, b, wrt)``: ``np.kron`` with operand ``wrt`` set to ``w``."""
-    return np.kron(*_put((a, b), wrt, w))
+    if wrt == 0:
+        return np.kron(w, b)
+    return np.kron(a, w)
 
 
+@by_source
 def kron_vjp_partner(g, a, b, w, wrt=0, param=1):
-    """The adjoint of ``kron_vjp(g, a, b, wrt)`` in operand ``param``, applied to ``w``."""
-    return _partner(kron_vjp, g, (a, b), wrt, param, w)
+    """The adjoint of ``kron_vjp(g, a, b, wrt)`` in operand ``param``, applied to ``w``.
+
+    ``kron_vjp(g, a, b, k)`` is the gradient of ``<g, kron(a, b)>`` in operand ``k``, linear in
+    the other operand: its adjoint in operand ``j`` is ``kron_vjp(g, ., j)`` with operand ``k``
+    set to ``w``. Of operand ``k`` itself it reads only the shape: that adjoint is zero.
+    """
+    if param == wrt:
+        return _zeros_of(a if param == 0 else b)
+    if wrt == 0:
+        return kron_vjp(g, w, b, 1)
+    return kron_vjp(g, a, w, 0)
 
 
+@by_source
 def kron_vjp_tangent(g, a, b, t, wrt=0, param=1):
     """The derivative of ``kron_vjp(g, a, b, wrt)`` in operand ``param`` along ``t``."""
-    return _tangent(kron_vjp, g, (a, b), wrt, param, t)
+    if param == wrt:
+        return _zeros_of(a if wrt == 0 else b)
+    if wrt == 0:
+        return kron_vjp(g, a, t, 0)
+    return kron_vjp(g, t, b, 1)
 
 
+@by_source
 def cross_vjp_adjoint(w, a, b, wrt=0, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The adjoint of ``cross_vjp(., a, b, wrt, ...)``: ``np.cross``, operand ``wrt`` = ``w``."""
-    return np.cross(*_put((a, b), wrt, w), axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    if wrt == 0:
+        return np.cross(w, b, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    return np.cross(a, w, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
 
 
+@by_source
 def cross_vjp_partner(g, a, b, w, wrt=0, param=1, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The adjoint of ``cross_vjp(g, a, b, wrt, ...)`` in operand ``param``, applied to ``w``."""
-    return _partner(cross_vjp, g, (a, b), wrt, param, w, axisa=axisa, axisb=axisb, axisc=axisc,
-                    axis=axis)
+    if param == wrt:
+        return _zeros_of(a if param == 0 else b)
+    if wrt == 0:
+        return cross_vjp(g, w, b, 1, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    return cross_vjp(g, a, w, 0, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
 
 
+@by_source
 def cross_vjp_tangent(g, a, b, t, wrt=0, param=1, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The derivative of ``cross_vjp(g, a, b, wrt, ...)`` in operand ``param`` along ``t``."""
-    return _tangent(cross_vjp, g, (a, b), wrt, param, t, axisa=axisa, axisb=axisb, axisc=axisc,
-                    axis=axis)
+    if param == wrt:
+        return _zeros_of(a if wrt == 0 else b)
+    if wrt == 0:
+        return cross_vjp(g, a, t, 0, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+    return cross_vjp(g, t, b, 1, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
 
 
+@by_source
 def convolve_vjp_adjoint(w, a, v, mode="full", wrt=0):
     """The adjoint of ``convolve_vjp(., a, v, mode, wrt)``: the convolution with operand ``wrt``
     replaced by ``w``."""
-    return np.convolve(*_put((a, v), wrt, w), mode=mode)
+    if wrt == 0:
+        return np.convolve(w, v, mode=mode)
+    return np.convolve(a, w, mode=mode)
 
 
+@by_source
 def convolve_vjp_partner(g, a, v, w, mode="full", wrt=0, param=1):
     """The adjoint of ``convolve_vjp(g, a, v, mode, wrt)`` in operand ``param``, applied to w."""
-    return _partner(convolve_vjp, g, (a, v), wrt, param, w, mode=mode)
+    if param == wrt:
+        return _zeros_of(a if param == 0 else v)
+    if wrt == 0:
+        return convolve_vjp(g, w, v, mode, 1)
+    return convolve_vjp(g, a, w, mode, 0)
 
 
+@by_source
 def convolve_vjp_tangent(g, a, v, t, mode="full", wrt=0, param=1):
     """The derivative of ``convolve_vjp(g, a, v, mode, wrt)`` in operand ``param`` along ``t``."""
-    return _tangent(convolve_vjp, g, (a, v), wrt, param, t, mode=mode)
+    if param == wrt:
+        return _zeros_of(a if wrt == 0 else v)
+    if wrt == 0:
+        return convolve_vjp(g, a, t, mode, 0)
+    return convolve_vjp(g, t, v, mode, 1)
 
 
+@by_source
 def correlate_vjp_adjoint(w, a, v, mode="valid", wrt=0):
     """The adjoint of ``correlate_vjp(., a, v, mode, wrt)``."""
-    return np.correlate(*_put((a, v), wrt, w), mode=mode)
+    if wrt == 0:
+        return np.correlate(w, v, mode=mode)
+    return np.correlate(a, w, mode=mode)
 
 
+@by_source
 def correlate_vjp_partner(g, a, v, w, mode="valid", wrt=0, param=1):
     """The adjoint of ``correlate_vjp(g, a, v, mode, wrt)`` in operand ``param``, applied to w."""
-    return _partner(correlate_vjp, g, (a, v), wrt, param, w, mode=mode)
+    if param == wrt:
+        return _zeros_of(a if param == 0 else v)
+    if wrt == 0:
+        return correlate_vjp(g, w, v, mode, 1)
+    return correlate_vjp(g, a, w, mode, 0)
 
 
+@by_source
 def correlate_vjp_tangent(g, a, v, t, mode="valid", wrt=0, param=1):
     """The derivative of ``correlate_vjp(g, a, v, mode, wrt)`` in operand ``param`` along ``t``."""
-    return _tangent(correlate_vjp, g, (a, v), wrt, param, t, mode=mode)
+    if param == wrt:
+        return _zeros_of(a if wrt == 0 else v)
+    if wrt == 0:
+        return correlate_vjp(g, a, t, mode, 0)
+    return correlate_vjp(g, t, v, mode, 1)
 
 
-def _operands(x0, x1, x2, x3, x4, x5):
-    return [x for x in (x0, x1, x2, x3, x4, x5) if x is not None]
+# einsum: the operands x0 .. x5 (None: not given), operand k the one differentiated. Replacing
+# operand j is written out, one branch per position, so that the code stays differentiable.
 
 
-def _einsum_vjp(g, *operands, wrt, subscripts):
-    return einsum_vjp(g, subscripts, wrt, *operands)
+def einsum_zeros(i, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+    """Zeros shaped like operand ``i`` of an einsum (0.0 for an operand not given: the tangent
+    code of the helpers below also runs the branches of operands that are None). No derivative."""
+    x = (x0, x1, x2, x3, x4, x5)[i]
+    return 0.0 if x is None else np.zeros(np.shape(x), float_dtype(x))
 
 
+def einsum_given(i, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+    """Whether operand ``i`` of an einsum is given (not None). No derivative."""
+    return (x0, x1, x2, x3, x4, x5)[i] is not None
+
+
+@by_source
 def einsum_vjp_partner(g, subscripts, k, j, w, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
     """The adjoint of ``einsum_vjp(g, subscripts, k, x0, ...)`` in operand ``j``, applied to ``w``:
     ``einsum_vjp`` in operand ``j`` with operand ``k`` replaced by ``w`` (zero for ``j == k``)."""
-    operands = _operands(x0, x1, x2, x3, x4, x5)
-    return _partner(_einsum_vjp, g, operands, k, j, w, subscripts=subscripts)
+    if j == k or not einsum_given(j, x0, x1, x2, x3, x4, x5):
+        return einsum_zeros(j, x0, x1, x2, x3, x4, x5)
+    if k == 0:
+        x0 = w
+    elif k == 1:
+        x1 = w
+    elif k == 2:
+        x2 = w
+    elif k == 3:
+        x3 = w
+    elif k == 4:
+        x4 = w
+    else:
+        x5 = w
+    return einsum_vjp(g, subscripts, j, x0, x1, x2, x3, x4, x5)
 
 
+@by_source
 def einsum_vjp_tangent(g, subscripts, k, j, t, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
     """The derivative of ``einsum_vjp(g, subscripts, k, x0, ...)`` in operand ``j`` along ``t``."""
-    operands = _operands(x0, x1, x2, x3, x4, x5)
-    return _tangent(_einsum_vjp, g, operands, k, j, t, subscripts=subscripts)
+    if j == k or not einsum_given(j, x0, x1, x2, x3, x4, x5):
+        return einsum_zeros(k, x0, x1, x2, x3, x4, x5)
+    if j == 0:
+        x0 = t
+    elif j == 1:
+        x1 = t
+    elif j == 2:
+        x2 = t
+    elif j == 3:
+        x3 = t
+    elif j == 4:
+        x4 = t
+    else:
+        x5 = t
+    return einsum_vjp(g, subscripts, k, x0, x1, x2, x3, x4, x5)
 
 
+@by_source
 def einsum_jvp_tangent(subscripts, k, t, j, u, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
     """The derivative of ``einsum_jvp(subscripts, k, t, x0, ...)`` in operand ``j`` along ``u``:
     the einsum with operand ``k`` replaced by ``t`` and operand ``j`` by ``u`` (zero for ``j == k``,
     which ``einsum_jvp`` does not read)."""
-    operands = _put(_operands(x0, x1, x2, x3, x4, x5), k, t)
-    if j == k:
-        return np.zeros(np.shape(np.einsum(subscripts, *operands)))
-    return np.einsum(subscripts, *_put(operands, j, u))
+    if j == k or not einsum_given(j, x0, x1, x2, x3, x4, x5):
+        return _zeros_of(einsum_jvp(subscripts, k, t, x0, x1, x2, x3, x4, x5))
+    if j == 0:
+        x0 = u
+    elif j == 1:
+        x1 = u
+    elif j == 2:
+        x2 = u
+    elif j == 3:
+        x3 = u
+    elif j == 4:
+        x4 = u
+    else:
+        x5 = u
+    return einsum_jvp(subscripts, k, t, x0, x1, x2, x3, x4, x5)
 
 
 # --- linear algebra ---------------------------------------------------------------------------
