@@ -713,3 +713,40 @@ def test_a_jacobian_of_a_container_argument_is_refused_by_every_method(method, p
         return np.sum(x) * 2.0
     with pytest.raises(SrcgradError, match="not a (tuple|list|dict)"):
         jacobian(f, wrt=1, method=method)(X, p)
+
+
+def zero_d_out(x):
+    y = np.zeros(())
+    np.sum(x * x, out=y)
+    return float(y) * 1.0 + np.sum(x)
+
+
+def zero_d_write(x):
+    y = np.zeros(())
+    y[...] = np.sum(x * x)
+    return float(y) + np.sum(x)
+
+
+@pytest.mark.parametrize("f", [zero_d_out, zero_d_write])
+def test_a_write_into_a_0d_array_whose_cotangent_is_a_number(f):
+    # `float(y)`'s adjoint gave y's cotangent as a Python float, and the write's adjoint
+    # (take_item, zero_item) indexed it: TypeError "'float' object is not subscriptable"
+    check_all(f, (X,))
+    check_second_order(f, [X], 0)
+
+
+def ndenumerate_weights(x):
+    M = np.outer(x, x)
+    s = 0.0
+    for idx, v in np.ndenumerate(M):
+        s = s + v * idx[1]
+    for idx in np.ndindex(M.shape):
+        s = s + M[idx] * (idx[0] + 0.5)
+    return s
+
+
+def test_the_index_np_ndenumerate_gives_has_no_tangent():
+    # jvp gave 8.7 for 4.2: the pairs' tangents held the index itself as the index's tangent,
+    # so `v * idx[1]` gained `v * idx[1]` (grad was right: the sweep ignores the index)
+    check_all(ndenumerate_weights, (X,))
+    check_second_order(ndenumerate_weights, [X], 0)

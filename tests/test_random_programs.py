@@ -88,7 +88,7 @@ GENERATOR_FEATURES = (
     "dict read", "dict mutation", "dict iteration", "list of arrays read", "list method",
     "container aliasing", "name aliasing", "append of an updated array", "np.ndindex",
     "mutating helper", "array without gradient changed in place", "view read before a write",
-    "append of a copy, then an update",
+    "append of a copy, then an update", "argument rebound",
 )
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
@@ -96,6 +96,7 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "append of an updated array": 0.04, "np.ndindex": 0.04, "mutating helper": 0.04,
                  "array without gradient changed in place": 0.04,
                  "view read before a write": 0.03, "append of a copy, then an update": 0.03,
+                 "argument rebound": 0.03,
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
@@ -113,7 +114,7 @@ P_READS = {
     "object": {"v": ["P.w"], "m": ["P.u"], "s": ["P.c"]},
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
-                        "mutcall", "ploop", "inactive", "viewread", "appendcopy")
+                        "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind")
 
 _counter = itertools.count()
 
@@ -794,11 +795,13 @@ class Gen:
         form = self.pick(["shape", "dims", "enumerate"])
         if form == "enumerate":
             header = f"for {idx}, {el} in np.ndenumerate({m}):"
-            body = f"{el} * {self.vvar(scope)}[{idx}[1]]"
+            # the index's parts are numbers too (they had the index itself as their tangent)
+            body = self.pick([f"{el} * {self.vvar(scope)}[{idx}[1]]",
+                              f"{el} * {idx}[1] * {c}", f"{el} * ({idx}[0] + 0.5)"])
         else:
             dims = f"np.shape({m})" if form == "shape" else f"{ROWS}, {N}"
             header = f"for {idx} in np.ndindex({dims}):"
-            body = f"np.sin(({m})[{idx}]) * {c}"
+            body = self.pick([f"np.sin(({m})[{idx}]) * {c}", f"({m})[{idx}] * {idx}[1]"])
         scope.names[acc] = "s"
         return [f"{ind}{acc} = 0.0", f"{ind}{header}", f"{ind}    {acc} = {acc} + {body}"]
 
@@ -818,6 +821,34 @@ class Gen:
             scope.names[s] = "s"
             return [f"{ind}{s} = {call}"]
         return [f"{ind}{call}"]
+
+    def rebind(self, scope, ind, depth):
+        """A parameter of f rebound (in a branch or loop SSA does not rename it) to a value of
+        another dtype or structure: `a = 0.5` for an np.float32 `a`, `x = np.zeros(N) + ...`
+        (float64), `P` rebuilt (float64 entries, an extra entry). The gradients keep the form of
+        the arguments as passed."""
+        targets = [t for t in ("a", "x") if t in scope.of(dict(PARAMS)[t], writable=True)]
+        if self.pkind != "object":
+            targets += ["P", "P"]
+        if not targets:
+            return []
+        self.features.add("argument rebound")
+        target = self.pick(targets)
+        if target == "a":
+            value = self.pick(["0.5", f"np.float64({self.scalar(scope, 1)})",
+                               f"float({self.scalar(scope, 1)})"])
+        elif target == "x":
+            value = f"np.zeros({N}) + ({self.vector(scope, 1)})"
+        elif self.pkind == "dict":
+            extra = ', "extra": 1.0' if self.coin() else ""
+            value = (f'{{"w": np.zeros({N}) + {self.vector(scope, 1)}, "u": '
+                     f'{self.own(self.matrix(scope, 1))}, "c": {self.scalar(scope, 1)}{extra}}}')
+        elif self.pkind == "tuple":
+            value = f"({self.own(self.vector(scope, 1))}, {self.own(self.matrix(scope, 1))})"
+        else:  # its reads P[0], P[1], P[-1] stay vectors with a third one
+            third = f", np.zeros({N})" if self.coin() else ""
+            value = f"[{self.own(self.vector(scope, 1))}, np.ones({N}) * 0.5{third}]"
+        return [f"{ind}{target} = {value}"]
 
     def ploop(self, scope, ind, depth):
         """A loop over the container argument P, or P unpacked (an object: its fields read)."""
@@ -848,7 +879,7 @@ class Gen:
         """One of the container, aliasing and mutation statements at the top of f (in half the
         programs, so each stays frequent whatever the statement weights)."""
         kinds = ["ploop", "dict", "dict", "histloop", "ndloop", "alias", "list", "inactive",
-                 "viewread", "appendcopy"]
+                 "viewread", "appendcopy", "rebind"]
         if self.mut_helpers:
             kinds += ["mutcall", "mutcall"]
         kind = self.pick(kinds)
@@ -865,6 +896,9 @@ class Gen:
             lines = [f"    {name} = [{self.scalar(scope, 1)}, {self.scalar(scope, 1)}]"]
             scope.names[name] = "l"
             return lines + self.listop(scope, "    ", 1) + self.listop(scope, "    ", 1)
+        if kind == "rebind":
+            lines = self.rebind(scope, "        ", 1)
+            return [f"    if {self.cond(scope, 1)}:", *lines] if lines else []
         return getattr(self, kind)(scope, "    ", 1)
 
     def mut_helper(self):
@@ -948,6 +982,8 @@ class Gen:
             if depth > 0:
                 kinds += ["ndloop", "histloop"]
             kinds += ["inactive", "viewread", "appendcopy"]
+            if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
+                kinds += ["rebind", "rebind"]
             if scope.of("d"):
                 kinds += ["dictop"]
             if ind == "    ":

@@ -180,6 +180,8 @@ def take_item(d, index, like):
         if g is None:
             return 0.0 if like is ABSENT else zeros_like(like)  # ABSENT: a key restored away
         return g
+    if isinstance(d, NUMBERS):  # the cotangent of a 0-d array may be a number (`float(y)`'s)
+        d = np.asarray(d)
     g = np.array(d[index], copy=True)
     if not _is_basic(index):
         # `y[[0, 0]] = v`: of repeated indices only the last write lands, so only it gets gradient
@@ -196,8 +198,8 @@ def zero_item(d, index):
     """``d`` with zeros at ``index``, in place: the adjoint of values a write overwrote.
 
     A read-only ``d`` (the broadcast view ``unreduce`` returns) is copied first."""
-    if isinstance(d, np.ndarray) and not d.flags.writeable:
-        d = np.array(d)
+    if isinstance(d, NUMBERS) or (isinstance(d, np.ndarray) and not d.flags.writeable):
+        d = np.array(d)  # (a number: the cotangent of a 0-d array, `float(y)`'s)
     d[index] = None if isinstance(d, (list, dict)) else 0.0
     return d
 
@@ -212,6 +214,9 @@ def zero_written(d, index, value):
     else:
         d[index] = zeros_like(value) if isinstance(d, (list, dict)) else 0.0
     return d
+
+
+NUMBERS = (int, float, complex, np.generic)
 
 
 def _is_basic(index):

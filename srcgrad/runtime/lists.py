@@ -321,7 +321,9 @@ def ndenumerate_grad(dy, a):
 
 
 def ndenumerate_tangent(da, a):
-    return [(index, (0.0 if da is None else da[index])) for index, _ in np.ndenumerate(a)]
+    """The tangents of the (index, element) pairs: an index has none (None, not the index: it
+    was read as the index's tangent, so `v * idx[1]` gained `v * idx[1]` in jvp)."""
+    return [(None, (0.0 if da is None else da[index])) for index, _ in np.ndenumerate(a)]
 
 
 def as_list(iterable):
@@ -451,8 +453,9 @@ def default_part(dy, mapping, key, default):
 
 
 def ndenumerate_items_of(dy, a):
-    """The adjoint of ``ndenumerate_grad``: (index, element of ``dy``) pairs."""
-    return [(index, dy[index]) for index, _ in np.ndenumerate(a)]
+    """The adjoint of ``ndenumerate_grad``: (None, element of ``dy``) pairs (an index has no
+    cotangent)."""
+    return [(None, dy[index]) for index, _ in np.ndenumerate(a)]
 
 
 def drop_prefix(dy, items):
