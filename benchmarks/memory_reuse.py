@@ -9,7 +9,7 @@
    of the gradient call (``tracemalloc``, a separate call), without checkpointing, with
    ``checkpoint="auto", max_memory="50MB"`` and with ``checkpoint=100``; the steps the schedule
    advances again (counted from the schedule that ran), against the binomial optimum for its
-   segments (``opt(seg)``, segments of ``segment_width(n)`` steps, in steps) and for single steps
+   segments (``opt(seg)``, segments of ``segment_width(n, state)`` steps, in steps) and for single steps
    with the same snapshots and no segment (``opt(step)``).
 2. The Jacobian of ``tanh(A @ x)``, A 100x1000: ``jacobian(f, method="rev")`` (one primal, 100
    ``back``) against 100 ``vjp`` calls.
@@ -112,7 +112,7 @@ def euler_table(sizes, repeat):
             got = df(*args, n)
             err = max(rel_err(g, w) for g, w in zip(got, want))
             base = t if checkpoint is None else base
-            w = segment_width(n)
+            w = segment_width(n, entry_state)
             segments = -(-n // w)
             advanced = sum(min(j * w, n) - i * w for action, i, j in revolve(segments, k)
                            if action == ADVANCE) if k else 0

@@ -31,7 +31,7 @@ A loop whose trip count is not known when it starts (``while``, ``for`` with ``b
 once, keeping only the entry state and counting the trips ``n``; the adjoint plays the binomial
 schedule of ``n`` trips (the replay needs no test: the trips are known). Bound of this online
 scheme: at most ``n + binomial_advances(n, k)`` evaluations of the body before the reverse sweep
-(in segments of ``segment_width(n)`` trips for long loops, as for ``for`` loops), against
+(in segments of ``segment_width(n, state)`` trips for long loops, as for ``for`` loops), against
 ``binomial_advances(n, k)`` for an offline schedule that knows ``n`` and uses the primal as its
 first sweep: at most twice that plus one, with at most ``k`` snapshots held. A loop that can
 ``return``, uses ``continue``, has an ``else`` or a target that is not a name is refused with its
@@ -66,7 +66,8 @@ from .transform.pullback import exposed_reads
 
 ADVANCE, SNAPSHOT, RESTORE, FORGET, REVERSE = "advance", "snapshot", "restore", "forget", "reverse"
 STEP_PARAMS = ("lo", "hi", "steps", "state", "invariants")
-SHORT, SEGMENT = 64, 16  # loops longer than SHORT are scheduled in segments of SEGMENT steps
+SHORT, SEGMENT = 64, 256  # loops longer than SHORT are scheduled in segments of up to SEGMENT steps
+SEGMENT_BYTES = 2**16  # of state per segment: what its tape may hold is a few times that
 MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
             "fill", "resize", "put", "setdefault", "popitem")
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20,
@@ -215,11 +216,14 @@ def checkpointed_loop(step, steps, state, invariants, snapshots):
     return step(0, len(steps), steps, copy_state(state), invariants)
 
 
-def segment_width(steps):
-    """How many steps the schedule treats as one: 1 for a short loop, else 16 (a step function
-    called per step costs more than the step; a segment of 16 keeps 16 steps' saves while it is
-    reversed, a constant beside the snapshots)."""
-    return 1 if steps <= SHORT else SEGMENT
+def segment_width(steps, state):
+    """How many steps the schedule treats as one: 1 for a short loop, else as many as hold
+    ``SEGMENT_BYTES`` of ``state`` (from 1 to ``SEGMENT``). A step function called per step
+    costs more than a small step; a segment keeps its steps' saves while it is reversed, a
+    constant beside the snapshots, kept to a few times ``SEGMENT_BYTES``."""
+    if steps <= SHORT:
+        return 1
+    return max(1, min(SEGMENT, SEGMENT_BYTES // _size(state)))
 
 
 def step_vjp(step):
@@ -312,7 +316,7 @@ def checkpointed_loop_adjoint(dy, y, step, steps, state, invariants, snapshots):
     held = [copy_state(state)]
     current = copy_state(state)
     n = len(steps)
-    width = segment_width(n)
+    width = segment_width(n, state)
     for action, i, j in revolve(-(-n // width), snapshots):  # in segments of `width` steps
         if action == ADVANCE:
             current = step(i * width, min(j * width, n), steps, current, invariants)
@@ -360,7 +364,7 @@ def checkpointed_while_adjoint(dy, y, probe, step, steps, state, invariants, sna
     dinvariants = as_like(None, invariants)
     held = [copy_state(state)]
     current = copy_state(state)
-    width = segment_width(n)
+    width = segment_width(n, state)
     for action, i, j in revolve(-(-n // width), snapshots):  # in segments of `width` trips
         if action == ADVANCE:
             current = step(i * width, min(j * width, n), steps, current, invariants)
@@ -388,7 +392,7 @@ nondiff(revolve, signature="steps, snapshots")
 nondiff(snapshots_for, signature="max_memory, state, steps")
 nondiff(step_vjp, signature="step")
 nondiff(step_jvp, signature="step")
-nondiff(segment_width, signature="steps")
+nondiff(segment_width, signature="steps, state")
 linear(copy_state, "state", vjp="dy", jvp="dstate")
 
 

@@ -87,6 +87,8 @@ def jacobian_argument(x):
     The rows a vjp gives of a complex argument and the columns a jvp gives would be different
     matrices (the conjugate and the derivative); a structure (tuple, list, dict, dataclass)
     has no array shape to stack them in."""
+    if type(x) is np.ndarray and x.dtype.kind in "fiub":
+        return x  # the usual case, checked first (once per row or column of a Jacobian)
     if is_complex(x):
         raise SrcgradError(
             "jacobian and hessian take real arrays and numbers; this one is complex. Use jvp "
@@ -170,6 +172,9 @@ def check_seed(seed, out):
 
     A complex seed is returned conjugated: generated code works in the conjugate of the public
     convention (``runtime/complex_values.py``)."""
+    if (type(seed) is np.ndarray and type(out) is np.ndarray and seed.shape == out.shape
+            and seed.dtype.kind == "f"):
+        return seed  # the usual case, checked first (a Jacobian calls back once per row)
     if kind_of(out) is not None:
         if type(seed) is not type(out):
             raise SrcgradError(

@@ -27,9 +27,9 @@ def dpendulum(theta, n):
     dinvariants = as_like(None, tup_2)
     held = [copy_state(tup)]
     current = copy_state(tup)
-    del tup
     n_2 = len(range_n)
-    width = segment_width(n_2)
+    width = segment_width(n_2, tup)
+    del tup
     for action, i, j in revolve(-(-n_2 // width), 3):
         if action == ADVANCE:
             current = pendulum_step(i * width, min(j * width, n_2), range_n, current, tup_2)

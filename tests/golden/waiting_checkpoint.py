@@ -18,8 +18,8 @@ def dwaiting(x, c):
     dinvariants = as_like(None, tup_2)
     held = [copy_state(tup)]
     current = copy_state(tup)
+    width = segment_width(n, tup)
     del tup
-    width = segment_width(n)
     for action, i, j in revolve(-(-n // width), 3):
         if action == ADVANCE:
             current = waiting_step(i * width, min(j * width, n), None, current, tup_2)
