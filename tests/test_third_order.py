@@ -25,9 +25,6 @@ FULL = os.environ.get("SRCGRAD_THIRD_ORDER") == "all"
 
 # fn -> (highest order it is differentiable to, what the refusal of the next order says)
 LIMITS = {
-    np.prod: (2, "third derivatives through np.prod are not implemented"),
-    np.cumprod: (2, "third derivatives through np.cumprod are not implemented"),
-    np.cumulative_prod: (2, "third derivatives through np.cumprod are not implemented"),
     np.linalg.lstsq: (1, "calls its helper `lstsq_vjp`, which has no rule"),
 }
 # rows whose limit is lower than their rule's (a case of the rule the others do not reach)

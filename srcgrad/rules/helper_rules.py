@@ -73,17 +73,9 @@ _rule(
     },
     kind="general",
 )
-_rule(
-    helper_runtime.prod_grad_tangent,
-    "g, a, t, axis=None, keepdims=False",
-    vjp={
-        "g": "reduce_jvp(prod_grad_tangent(np.ones_like(g), a, t, axis=axis, keepdims=keepdims), "
-        "dy, axis=axis, keepdims=keepdims)",
-        "t": "prod_grad_tangent(g, a, dy, axis=axis, keepdims=keepdims)",
-    },
-    unsupported={"a": _THIRD.format("np.prod")},
-    kind="bilinear",
-)
+# prod_grad_tangent (and cumprod_hvp / cumprod_second below) are plain NumPy code marked
+# ``by_source`` (runtime/higher_order.py): no rule, every order.
+nondiff(helper_runtime.prod_layout, helper_runtime.row_shape)
 # max/min/ptp: which elements are chosen is piecewise constant in `a` and the result.
 _rule(
     runtime.chooser_grad,
@@ -149,20 +141,6 @@ _rule(
     vjp={"t": "cumprod_grad(dy, a, axis=axis)", "a": "cumprod_hvp(dy, a, t, axis=axis)"},
     jvp={"t": "cumprod_jvp(a, dt, axis=axis)", "a": "cumprod_second(a, t, da, axis=axis)"},
     kind="general",
-)
-_rule(
-    helper_runtime.cumprod_hvp,
-    "g, a, v, axis=None",
-    vjp={"g": "cumprod_second(a, dy, v, axis=axis)", "v": "cumprod_hvp(g, a, dy, axis=axis)"},
-    unsupported={"a": _THIRD.format("np.cumprod")},
-    kind="bilinear",
-)
-_rule(
-    helper_runtime.cumprod_second,
-    "a, t, v, axis=None",
-    vjp={"t": "cumprod_hvp(dy, a, v, axis=axis)", "v": "cumprod_hvp(dy, a, t, axis=axis)"},
-    unsupported={"a": _THIRD.format("np.cumprod")},
-    kind="bilinear",
 )
 _rule(
     runtime.quantile_grad,

@@ -32,10 +32,8 @@ from .containers import Cotangents, zeros_like
 from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_jvp, einsum_vjp, kron_vjp
 from .reductions import cumprod_jvp
 from .shapes import (
-    _expand,
+    _axes,
     _float_array,
-    _last,
-    _like,
     as_array,
     broadcast_like,
     by_source,
@@ -45,19 +43,36 @@ from .shapes import (
 # --- reductions -----------------------------------------------------------------------------
 
 
+def prod_layout(a, axis, keepdims):
+    """How :func:`prod_grad_tangent` lays out ``a``: ``(order, merged, moved, inverse, kept)``
+    -- the transposition that moves the reduced axes last, the shape with those merged into one,
+    the transposed shape, the transposition back, and the product's shape with the reduced axes
+    kept as size 1. No derivative."""
+    shape = np.shape(a)
+    reduced = _axes(axis, len(shape))
+    order = [i for i in range(len(shape)) if i not in reduced] + list(reduced)
+    moved = tuple(shape[i] for i in order)
+    merged = moved[: len(shape) - len(reduced)] + (-1,)
+    kept = tuple(1 if i in reduced else n for i, n in enumerate(shape))
+    return tuple(order), merged, moved, tuple(np.argsort(order).tolist()), kept
+
+
+@by_source
 def prod_grad_tangent(g, a, t, axis=None, keepdims=False):
     """The derivative of ``prod_grad(g, a)`` in ``a`` along ``t``: ``g`` times the tangent of the
     products of the other factors. Exact where ``a`` has zeros (no division).
 
     The Hessian of a product is symmetric and ``g`` is constant along the reduced axes, so this is
-    also the adjoint of that derivative applied to a cotangent ``t``.
+    also the adjoint of that derivative applied to a cotangent ``t``. Plain NumPy code marked
+    ``by_source``: its own derivatives are derivatives of this code (every order).
     """
     if np.ndim(a) == 0:
-        return _like(0.0 * _float_array(t), a)
-    merged, back = _last(_float_array(a), axis)
-    dmerged, _ = _last(np.broadcast_to(_float_array(t), np.shape(a)), axis)
-    ones = np.ones(merged.shape[:-1] + (1,), merged.dtype)
-    zeros = np.zeros_like(ones)
+        return 0.0 * t
+    order, merged_shape, moved, inverse, kept = prod_layout(a, axis, keepdims)
+    merged = np.reshape(np.transpose(a, order), merged_shape)
+    dmerged = np.reshape(np.transpose(np.broadcast_to(t, np.shape(a)), order), merged_shape)
+    ones = np.ones(np.shape(merged)[:-1] + (1,), float_dtype(a, t))
+    zeros = np.zeros(np.shape(merged)[:-1] + (1,), float_dtype(a, t))
     lead = np.concatenate([ones, merged[..., :-1]], axis=-1)
     dlead = np.concatenate([zeros, dmerged[..., :-1]], axis=-1)
     trail = np.concatenate([ones, merged[..., :0:-1]], axis=-1)
@@ -66,51 +81,73 @@ def prod_grad_tangent(g, a, t, axis=None, keepdims=False):
     after = np.cumprod(trail, axis=-1)[..., ::-1]
     dbefore = cumprod_jvp(lead, dlead, -1)
     dafter = cumprod_jvp(trail, dtrail, -1)[..., ::-1]
-    return back(dbefore * after + before * dafter) * _expand(g, np.ndim(a), axis, keepdims)
+    both = np.transpose(np.reshape(dbefore * after + before * dafter, moved), inverse)
+    return both * np.reshape(g, kept)
 
 
-def _front(x, axis):
-    return np.moveaxis(_float_array(x), axis, 0)
+def row_shape(*values):
+    """The broadcast shape of ``values`` without its first axis. No derivative."""
+    return np.broadcast_shapes(*(np.shape(v) for v in values))[1:]
 
 
+@by_source
 def cumprod_second(a, t, v, axis=None):
     """The second derivative of ``np.cumprod(a, axis)`` along ``t`` and ``v``, exact at zeros.
 
     From ``T_i = T_(i-1) a_i + y_(i-1) t_i`` (the tangent), ``S_i = S_(i-1) a_i + T_(i-1) v_i +
-    V_(i-1) t_i`` where ``V`` is the tangent along ``v``.
+    V_(i-1) t_i`` where ``V`` is the tangent along ``v``. Plain NumPy code marked ``by_source``.
     """
+    ax = 0 if axis is None else axis
     if axis is None:
-        return cumprod_second(np.ravel(a), np.ravel(t), np.ravel(v), 0)
-    a0, t0, v0 = _front(a, axis), _front(t, axis), _front(v, axis)
+        a = np.ravel(a)
+        t = np.ravel(t)
+        v = np.ravel(v)
+    a0 = np.moveaxis(a, ax, 0)
+    t0 = np.moveaxis(t, ax, 0)
+    v0 = np.moveaxis(v, ax, 0)
     tt = cumprod_jvp(a0, t0, 0)
     vv = cumprod_jvp(a0, v0, 0)
-    s = np.zeros(np.broadcast_shapes(a0.shape, t0.shape, v0.shape))
+    rows = [np.zeros(row_shape(a0, t0, v0), float_dtype(a0, t0, v0))]
     for i in range(1, len(a0)):
-        s[i] = s[i - 1] * a0[i] + tt[i - 1] * v0[i] + vv[i - 1] * t0[i]
-    return np.moveaxis(s, 0, axis)
+        rows.append(rows[i - 1] * a0[i] + tt[i - 1] * v0[i] + vv[i - 1] * t0[i])
+    return np.moveaxis(np.stack(rows), 0, ax)
 
 
+@by_source
 def cumprod_hvp(g, a, v, axis=None):
     """``sum_i g_i d2y_i/da da . v`` for ``y = np.cumprod(a, axis)``: the derivative of
     ``cumprod_grad(g, a)`` in ``a`` along ``v`` and, the Hessian being symmetric, its adjoint.
 
-    The adjoint, in ``t``, of the recurrences of :func:`cumprod_second`; exact at zeros.
+    The adjoint, in ``t``, of the recurrences of :func:`cumprod_second`, run backwards with
+    ``S_(i-1) = g_(i-1) + a_i S_i`` (the cotangent of the products) and ``B_(i-1) = v_i S_i +
+    a_i B_i`` (of their tangents); exact at zeros. Plain NumPy code marked ``by_source``.
     """
+    ax = 0 if axis is None else axis
+    flat = a
     if axis is None:
-        return _like(cumprod_hvp(np.ravel(g), np.ravel(a), np.ravel(v), 0), a)
-    g0, a0, v0 = _front(g, axis), _front(a, axis), _front(v, axis)
+        g = np.ravel(g)
+        flat = np.ravel(a)
+        v = np.ravel(v)
+    g0 = np.moveaxis(g, ax, 0)
+    a0 = np.moveaxis(flat, ax, 0)
+    v0 = np.moveaxis(v, ax, 0)
     y = np.cumprod(a0, axis=0)
     vv = cumprod_jvp(a0, v0, 0)
-    shape = np.broadcast_shapes(g0.shape, a0.shape, v0.shape)
-    sbar = np.array(np.broadcast_to(g0, shape))
-    tbar = np.zeros(shape, float_dtype(g0, a0, v0))
-    out = np.zeros(shape, tbar.dtype)
-    for i in range(len(a0) - 1, 0, -1):
-        out[i] = vv[i - 1] * sbar[i] + y[i - 1] * tbar[i]
-        sbar[i - 1] += a0[i] * sbar[i]
-        tbar[i - 1] += v0[i] * sbar[i] + a0[i] * tbar[i]
-    out[0] = tbar[0]
-    return np.moveaxis(out, 0, axis)
+    n = len(a0)
+    zero = np.zeros(row_shape(g0, a0, v0), float_dtype(g0, a0, v0))
+    s = g0[n - 1] + zero
+    b = zero
+    rows = []
+    for i in range(n - 1, 0, -1):
+        rows.append(vv[i - 1] * s + y[i - 1] * b)
+        s_before = g0[i - 1] + a0[i] * s
+        b = v0[i] * s + a0[i] * b
+        s = s_before
+    rows.append(b)
+    out = np.moveaxis(np.stack(rows)[::-1], 0, ax)
+    if axis is None:
+        return np.reshape(out, np.shape(a))
+    return out
 
 
 # --- norms ----------------------------------------------------------------------------------
