@@ -58,14 +58,15 @@ RTOL = 1e-6
 ATOL = 1e-8
 
 # Column order of every table. "forward" is the plain NumPy function, not a gradient.
-TOOLS = ("hand", "srcgrad", "srcgrad_numba", "numba_fwd", "autograd", "jax_eager", "jax_jit",
-         "torch", "tangent")
+TOOLS = ("hand", "srcgrad", "srcgrad_spec", "srcgrad_numba", "numba_fwd", "autograd",
+         "jax_eager", "jax_jit", "torch", "tangent")
 # Systems that are not a gradient: timed, their value checked against the forward's.
 FORWARD_TOOLS = ("numba_fwd",)
 LABELS = {
     "forward": "forward",
     "hand": "hand",
     "srcgrad": "srcgrad",
+    "srcgrad_spec": "srcgrad spec",
     "srcgrad_numba": "srcgrad[numba]",
     "numba_fwd": "numba fwd",
     "autograd": "autograd",
@@ -341,6 +342,8 @@ class Peers:
 
             self.versions["torch"] = torch.__version__
             return (torch, torch_workloads)
+        if tool == "srcgrad_spec":
+            return self.get("srcgrad")
         if tool == "srcgrad_numba":
             import numba
 
@@ -383,6 +386,16 @@ def prepare(tool, wl, args, peers):
         wrt = wl.wrt[0] if n == 1 else wl.wrt
         t0 = time.perf_counter()
         df = sg.grad(wl.forward, wrt=wrt)
+        extra["prepare_s"] = time.perf_counter() - t0
+        return (lambda: df(*args)), (lambda r: to_numpy(as_grad_tuple(r, n))), extra
+
+    if tool == "srcgrad_spec":
+        # srcgrad.specialize: generated again for the kinds of the first call's arguments
+        sg = peers.get("srcgrad")
+        wrt = wl.wrt[0] if n == 1 else wl.wrt
+        t0 = time.perf_counter()
+        df = sg.specialize(sg.grad(wl.forward, wrt=wrt))
+        df(*args)
         extra["prepare_s"] = time.perf_counter() - t0
         return (lambda: df(*args)), (lambda r: to_numpy(as_grad_tuple(r, n))), extra
 
@@ -622,8 +635,8 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
         # The ratios the targets are stated in, measured again in interleaved rounds (forward,
         # hand, srcgrad, forward, ...) so that a shared machine's drifting load cancels out.
         together = {"forward": lambda: wl.forward(*args)}
-        together.update({t: calls[t] for t in ("hand", "srcgrad", "srcgrad_numba", "numba_fwd")
-                         if t in calls})
+        together.update({t: calls[t] for t in ("hand", "srcgrad", "srcgrad_spec", "srcgrad_numba",
+                                               "numba_fwd") if t in calls})
         times = timing.paired(together)
         rec["paired"] = {k: statistics.median(v) for k, v in times.items()}
         rec["paired_rounds"] = timing.rounds_taken
@@ -636,6 +649,11 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
                 )
         if "hand" in together:
             rec["srcgrad_over_peer"]["hand"] = paired_ratio(times, "srcgrad", "hand")
+        if "srcgrad_spec" in together:
+            rec["srcgrad_spec_over"] = {
+                t: paired_ratio(times, "srcgrad_spec", t) for t in ("hand", "srcgrad")
+                if t in together
+            }
         if "numba_fwd" in together and "srcgrad_numba" in together:
             rec["srcgrad_numba_over_numba_fwd"] = paired_ratio(times, "srcgrad_numba",
                                                                "numba_fwd")
@@ -752,6 +770,24 @@ def print_summary(results, tools):
         print_table(
             "srcgrad time / peer time (below 1 = srcgrad faster; hand: interleaved)",
             ["workload"] + [LABELS[t] for t in peers],
+            rows,
+        )
+
+    if "srcgrad_spec" in tools:
+        rows = []
+        for name in names:
+            rec = wls[name]
+            sp = rec["tools"]["srcgrad_spec"]
+            over = rec.get("srcgrad_spec_over", {})
+            row = [name, cell(sp) or fmt_time(sp["median_s"])]
+            row += [cell(sp) or fmt_ratio(sp.get("ratio_to_forward"))]
+            row += [cell(sp) or fmt_ratio(over.get(t)) for t in ("hand", "srcgrad")]
+            row += [cell(sp) or fmt_time(sp["prepare_s"])]
+            rows.append(row)
+        print_table(
+            "srcgrad spec (srcgrad.specialize): time, and ratios (all interleaved)",
+            ["workload", "srcgrad spec", "/ forward", "/ hand", "/ srcgrad",
+             "grad() + first call"],
             rows,
         )
 

@@ -28,6 +28,7 @@ from .errors import (
     TangentShapeError,
     UnsupportedSyntaxError,
 )
+from .kinds import specialize
 
 __version__ = "0.1.0"
 
@@ -49,6 +50,7 @@ __all__ = [
     "stop_gradient",
     "nondifferentiable",
     "register_pytree",
+    "specialize",
     "SrcgradError",
     "UnsupportedSyntaxError",
     "NonScalarOutputError",

@@ -44,6 +44,8 @@ class Options:
     split_recursion: bool = True
     checkpoint: object = None  # reverse transforms: snapshots per checkpointed loop, or "auto"
     max_memory: object = "200MB"  # what checkpoint="auto" may hold
+    # ((parameter, kind), ...): the argument kinds a derivative is specialized to (kinds.py)
+    kinds: tuple = ()
 
 
 @dataclass
@@ -87,6 +89,7 @@ class Context:
     split_recursion: bool = True  # Options.split_recursion
     split_used: bool = False  # normalize/recursion.py split a recursive call
     yield_marker: object = None  # (name, runtime.split_yield): normalize/recursion.mark_yields
+    kinds: dict = field(default_factory=dict)  # Options.kinds: parameter -> kind of its argument
 
     @property
     def extras(self):

@@ -5,7 +5,7 @@
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
-    -> pullback | linearize -> guard
+    -> pullback | linearize -> scalars -> guard
     -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad", "vjp", "pullback" (a vjp split at its seed into
@@ -62,7 +62,7 @@ from .normalize import (
 )
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
-from .optimize import cse, dce, fold, licm, owned, release, shape_proxy
+from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy
 from .transform import defaults, forward, linearize, pullback, reverse
 
 MODES = ("grad", "value_and_grad", "vjp", "pullback", "jvp", "linearize", "tangent", "split")
@@ -84,6 +84,10 @@ def _pulling_back(ctx):
 
 def _linearizing(ctx):
     return ctx.mode == "linearize"
+
+
+def _specialized(ctx):
+    return bool(ctx.kinds)
 
 
 def _trailing_defaults(ctx):
@@ -150,6 +154,7 @@ REVERSE = (
     Stage("owned", owned.run),
     Stage("release", release.run, _optimizing),
     Stage("pullback", pullback.run, _pulling_back),
+    Stage("scalars", scalars.run, _specialized),
     Stage("guard", guard.run),
 )
 FORWARD = (
@@ -160,6 +165,7 @@ FORWARD = (
     Stage("owned", owned.run),
     Stage("release", release.run, _optimizing),
     Stage("linearize", linearize.run, _linearizing),
+    Stage("scalars", scalars.run, _specialized),
     Stage("guard", guard.run),
 )
 
@@ -185,6 +191,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
                   parsed.location, parsed.source_lines)
     # a split call runs a generator: only in Python (the numba backend compiles the plain form)
     ctx.split_recursion = options.split_recursion and options.backend == "python"
+    ctx.kinds = dict(options.kinds)
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node

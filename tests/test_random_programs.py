@@ -1667,6 +1667,9 @@ def check_first_order(f, case, args, value, coarse, scale, tangents):
                 f"of dtype {np.result_type(arg)}"
             )
 
+    if case.tangent_seed % 4 == 0:  # a quarter of the programs: specialized to their kinds
+        check_specialized(f, wrt, args, grads, unpack)
+
     v, vg = srcgrad.value_and_grad(f, wrt=wrt)(*copies(args))
     assert np.isclose(float(np.reshape(v, ())), value, rtol=vtol, atol=vtol * scale), (
         f"value_and_grad value {v!r}, f returned {value!r}"
@@ -1686,6 +1689,22 @@ def check_first_order(f, case, args, value, coarse, scale, tangents):
     assert close(float(np.reshape(jt, ())), want, tscale, rtol, atol), (
         f"jvp tangent {jt!r}, central differences {want!r}"
     )
+
+
+def check_specialized(f, wrt, args, grads, unpack):
+    """srcgrad.specialize(grad(f)) gives grad's numbers, dtypes and shapes (srcgrad/kinds.py)."""
+    call_args = copies(args)
+    specialized = unpack(srcgrad.specialize(srcgrad.grad(f, wrt=wrt))(*call_args))
+    assert all(map(unchanged, args, call_args)), "specialized grad modified an argument"
+    FEATURES["specialized"] += 1
+    for g1, g2 in zip(specialized, grads):
+        for a, b in zip(leaves(g1), leaves(g2)):
+            assert np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b), (
+                f"specialized gradient {a!r}, unspecialized {b!r}"
+            )
+            assert np.allclose(a, b, rtol=1e-12, atol=0.0, equal_nan=True), (
+                f"specialized gradient {a!r}, unspecialized {b!r}"
+            )
 
 
 def check_second_order(f, args, p, v, scale):

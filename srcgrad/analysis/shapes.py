@@ -30,6 +30,7 @@ import gast
 import numpy as np
 
 from ..astutil import stored
+from . import argkinds
 
 SCALAR = frozenset()
 # Reductions that return a scalar when called without axis and keepdims.
@@ -38,8 +39,14 @@ SHAPE_KEEPING = {operator.neg, operator.pos}
 
 
 class BroadcastShapes:
-    def __init__(self, ops):
+    def __init__(self, ops, kinds=None, integers=frozenset()):
         self.ops = ops
+        # a derivative specialized to its arguments' kinds (analysis/argkinds.py): parameters
+        # known to be numbers start as scalars, and the dimensions of array parameters make an
+        # element read with integer indices (`x[i]`) a scalar
+        self.kinds = kinds or {}
+        self.integers = integers
+        self.ndims = {p: n for p, k in self.kinds.items() if (n := argkinds.ndim(k))}
         self.info = {}  # id(statement) -> ({param: operand set}, result set)
         self.references = {}  # id(statement) -> {param: name of a value of the operand's shape}
         self.shape_tuples = set()  # id of `x.shape` nodes
@@ -48,7 +55,8 @@ class BroadcastShapes:
         self.loops = 0  # loops around the statement being analysed
 
     def run(self, body):
-        self.final = self._block(body, {})  # the sets still valid at the end of the body
+        scalars = {p: SCALAR for p, k in self.kinds.items() if argkinds.ndim(k) == 0}
+        self.final = self._block(body, scalars)  # the sets still valid at the end of the body
         return self.info
 
     def _sym(self, atom, avail):
@@ -70,14 +78,35 @@ class BroadcastShapes:
                     if first.get(v) != avail[v] or second.get(v) != avail[v]:
                         del avail[v]
             elif isinstance(s, (gast.For, gast.While)):
-                self._version(avail, stored(s))
-                inner = dict(avail)
-                if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
-                    inner[s.target.id] = SCALAR  # range() yields ints
-                self.loops += 1
-                self._block(s.body, inner)
-                self.loops -= 1
+                self._loop(s, avail)
         return avail
+
+    def _loop(self, s, avail):
+        """A loop: the variables it assigns lose their sets, but for those that are scalars
+        before it and stay scalars through its body (a shape that every iteration keeps)."""
+        names = stored(s)
+        scalars = {n for n in names if avail.get(n) == SCALAR}
+        if scalars:
+            before = (dict(self.info), dict(self.references), set(self.shape_names))
+            inner = self._body(s, avail, names - scalars)
+            if all(inner.get(n) == SCALAR for n in scalars):
+                self._version(avail, names - scalars)
+                return
+            self.info, self.references, self.shape_names = before
+        self._version(avail, names)
+        self._body(s, avail, ())
+
+    def _body(self, s, avail, changing):
+        """The sets at the end of one pass over the loop's body, entered with ``avail`` where
+        ``changing`` names take other values."""
+        inner = dict(avail)
+        self._version(inner, changing)
+        if isinstance(s, gast.For) and isinstance(s.target, gast.Name):
+            inner[s.target.id] = SCALAR  # range() yields ints
+        self.loops += 1
+        self._block(s.body, inner)
+        self.loops -= 1
+        return inner
 
     def _assign(self, stmt, avail):
         target = stmt.targets[0].id
@@ -89,7 +118,7 @@ class BroadcastShapes:
             result = self._sym(stmt.value, avail)
         elif op is not None and op.kind == "constant":
             result = self._integer(stmt.value)
-        elif op is not None and op.kind == "rule" and self._shape_item(op):
+        elif op is not None and op.kind == "rule" and (self._shape_item(op) or self._element(op)):
             result = SCALAR
         elif op is not None and op.kind == "rule":
             result = self._rule(stmt, op, avail)
@@ -107,6 +136,8 @@ class BroadcastShapes:
         values by a version symbol (``x@3``), still equal to each other but no longer to the
         variable, and the variables' own entries go. Returns {name: its version symbol}."""
         symbols = {n: f"{n}@{next(self.versions)}" for n in names}
+        for n in names:
+            self.ndims.pop(n, None)
         for v in list(avail):
             if v in symbols:
                 del avail[v]
@@ -138,6 +169,19 @@ class BroadcastShapes:
             and x.id in self.shape_names
             and isinstance(index, gast.Constant)
             and isinstance(index.value, int)
+        )
+
+    def _element(self, op):
+        """``x[i]`` or ``x[i, j]``: one element of an array parameter of as many dimensions,
+        read with integer indices (known only in a derivative specialized to its arguments)."""
+        x, index = op.args.get("x"), op.args.get("index")
+        if op.rule.fn is not operator.getitem or not isinstance(x, gast.Name):
+            return False
+        indices = index.elts if isinstance(index, gast.Tuple) else [index]
+        return self.ndims.get(x.id) == len(indices) and all(
+            (isinstance(i, gast.Name) and i.id in self.integers)
+            or (isinstance(i, gast.Constant) and type(i.value) is int)
+            for i in indices
         )
 
     def _rule(self, stmt, op, avail):

@@ -160,7 +160,7 @@ class ReverseAD:
         self.tape = tape.Tape(self.ctx, fn_node, self.definitions)
         self.shapes, self.shape_sets, self.shape_refs = {}, {}, {}
         if self.optimize:
-            analysis = BroadcastShapes(self.ops)
+            analysis = BroadcastShapes(self.ops, self.ctx.kinds, self.integers)
             self.shapes = analysis.run(fn_node.body)
             self.shape_sets = analysis.final
             self.shape_refs = analysis.references

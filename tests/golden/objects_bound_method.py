@@ -59,7 +59,6 @@ def dloss(self, x, y):
     del out_minus_y_pow_2
     self_reg = self.reg
     self_reg_times_r = self_reg * r
-    del r
     plus = mean_out_minus_y_pow_2 + self_reg_times_r
     del self_reg_times_r
     # grad of: return np.mean((out - y) ** 2) + self.reg * r

@@ -1,0 +1,124 @@
+"""Derivatives specialized to the kinds of their arguments: ``srcgrad.specialize(df)``.
+
+A derivative is generated once for every kind of argument (a Python float, an int, a NumPy
+scalar of some dtype, an array of some dtype and number of dimensions: ``analysis/argkinds.py``).
+Code for known kinds can do less: a contribution to a number needs no ``unbroadcast``, a
+value read only for its shape needs no saving, and scalar code stays on Python floats
+(``optimize/scalars.py``). ``specialize`` records the kinds of the first call, generates that
+derivative (through the same caches as every transform) and calls it; each later call tests its
+arguments' kinds against the signatures made so far (a ``type()`` per argument, tuples compared:
+about a microsecond) and generates for a new signature, keeping at most ``signatures`` of them,
+the least recently used dropped first, like numba's dispatcher.
+
+    dpend = srcgrad.specialize(srcgrad.grad(pendulum, wrt=("c", "L")))
+    dpend(0.1, 1.0, 0.5, 0.0)      # generated for four Python floats; source(dpend) shows it
+
+Arguments without a kind (lists, structures, objects) leave their parameters as the
+unspecialized derivative treats them; a call where no argument has a kind runs the
+unspecialized derivative. Specialized code computes the same numbers in the same dtypes; where
+it runs scalar math on Python floats (``math.sin`` for ``np.sin``), a float operation Python
+refuses where NumPy returns inf or nan (a division by zero, ``math.sqrt(-1.0)``) makes the call
+run the unspecialized derivative instead, which gives NumPy's result and warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from typing import Any
+
+from . import transforms
+from .analysis.argkinds import signature_kind, stable
+from .derived import PYTHON_BEHIND, unwrap
+from .errors import SrcgradError
+from .specialize import Specializing
+
+SIGNATURES = 8  # specializations kept by default
+# what Python floats raise where NumPy returns inf or nan (optimize/scalars.py)
+FLOAT_ERRORS = (ZeroDivisionError, OverflowError, ValueError)
+
+
+class Specialized:
+    """A derivative generated per signature of argument kinds (see the module docstring)."""
+
+    def __init__(self, derived: Any, signatures: int = SIGNATURES) -> None:
+        generic = unwrap(derived)
+        recipe = getattr(generic, "__srcgrad_recipe__", None)
+        if recipe is None or getattr(generic, PYTHON_BEHIND, None) is not None:
+            raise SrcgradError(
+                f"specialize() takes a derivative srcgrad generated as Python code (grad(f), "
+                f"vjp(f), ...), got {derived!r}"
+            )
+        if not isinstance(signatures, int) or signatures < 1:
+            raise SrcgradError(f"signatures must be a positive int, got {signatures!r}")
+        self.derived = derived
+        self.signatures = signatures
+        self.recipe = recipe[:4]  # (function, mode, wrt, options)
+        if isinstance(generic, Specializing):  # also specialized per function passed
+            self.positional = tuple(generic._positional)
+        else:
+            code = generic.__code__
+            self.positional = code.co_varnames[: code.co_argcount]
+        self.made: OrderedDict = OrderedDict()  # kinds -> generated function
+        setattr(self, PYTHON_BEHIND, generic)  # what transforms of it differentiate
+        self.__name__ = generic.__name__
+        self.__qualname__ = generic.__qualname__
+        self.__doc__ = generic.__doc__
+        self.__wrapped__ = generic
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = tuple(map(signature_kind, args))
+        if kwargs:
+            key += tuple((k, signature_kind(v)) for k, v in kwargs.items())
+        fn = self.made.get(key)
+        if fn is None:
+            fn = self._make(key, args, kwargs)
+        elif len(self.made) > 1:
+            self.made.move_to_end(key)
+        generic = self.__wrapped__
+        if fn is generic:
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except FLOAT_ERRORS:  # where NumPy's scalars give inf or nan (optimize/scalars.py)
+            pass
+        return generic(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<specialized {self.derived!r}>"
+
+    def __reduce__(self) -> Any:
+        return (Specialized, (self.derived, self.signatures))
+
+    def kinds(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Parameter -> stable kind of its argument, for the arguments with a kind."""
+        given = dict(zip(self.positional, args))
+        given.update(kwargs)
+        return {p: k for p, v in given.items() if (k := stable(signature_kind(v))) is not None}
+
+    def _make(self, key: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        kinds = self.kinds(args, kwargs)
+        generic = getattr(self, PYTHON_BEHIND)
+        if not kinds:
+            fn = generic
+        else:
+            f, mode, wrt, options = self.recipe
+            options = dataclasses.replace(options, kinds=tuple(sorted(kinds.items())))
+            fn = unwrap(transforms.derived(f, mode, wrt, options))
+        self.made[key] = fn
+        while len(self.made) > self.signatures:
+            self.made.popitem(last=False)
+        return fn
+
+    def last(self) -> Any:
+        """The generated function called last (the unspecialized one before any call)."""
+        fn = next(reversed(self.made.values())) if self.made else getattr(self, PYTHON_BEHIND)
+        return fn.last() if isinstance(fn, Specializing) else fn
+
+
+def specialize(df: Any, *, signatures: int = SIGNATURES) -> Specialized:
+    """``df`` (a derivative srcgrad generated) regenerated for the kinds of the arguments it is
+    called with, at most ``signatures`` kinds kept (see the module docstring)."""
+    if isinstance(df, Specialized):
+        return df
+    return Specialized(df, signatures)

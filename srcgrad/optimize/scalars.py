@@ -1,0 +1,409 @@
+"""Scalar code of a derivative specialized to its arguments' kinds stays on plain floats.
+
+Requires: the finished generated function and ``ctx.kinds`` (parameter -> kind of its argument,
+``analysis/argkinds.py``; the pass runs only for a specialized derivative). Guarantees: the kind
+of every local is inferred from the parameters' (through arithmetic, element reads of arrays,
+NumPy's elementwise functions, loops and the per-iteration saves), and where a value is surely a
+float64 number (a Python float or a NumPy float64 scalar):
+
+    unbroadcast(g, x)   ->  g        (what it returns for any number g)
+    unreduce(g, x)      ->  g        (what it returns for numbers g and x)
+    zeros_like(x)       ->  0.0      (what it returns for any number x)
+    unit_seed(out)      ->  1.0      (what it returns for any number out)
+    np.sin(t)           ->  math.sin(t)    (also cos, sqrt: ~5x cheaper on a number)
+
+The first three give what the helper returns for a number, so the values are unchanged. The last
+makes a Python float where NumPy makes a float64 scalar: the same IEEE double, as long as the
+two libraries compute the same results (checked on this machine once per process; cos, sin and
+sqrt agree bit for bit wherever NumPy calls the C library; sqrt is exact everywhere) and as long
+as the Python float meets only operations that treat both alike. So ``math`` is used only when
+every number in the function meets nothing but numbers, ints, float64 arrays (arithmetic,
+element writes) and the helpers above: a float32 operand (which a Python float would leave in
+float32, NumPy's float64 scalar not), an unknown value, ``%``, ``//`` or a power with a
+non-integer exponent (complex for a negative Python float) keep NumPy. Where Python raises on a
+float and NumPy returns inf or nan (``x / 0.0``, ``math.sqrt(-1.0)``), the dispatcher runs the
+unspecialized derivative instead (kinds.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import gast
+import numpy as np
+
+from .. import runtime
+from ..analysis import argkinds
+from ..astutil import local_names, walk
+
+F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
+I = "int"  # noqa: E741 (a Python int)
+
+MATH = {np.sin: math.sin, np.cos: math.cos, np.sqrt: math.sqrt}
+# NumPy functions giving a float64 number for a float64 number (same shape for an array)
+ELEMENTWISE = {
+    np.sin, np.cos, np.tan, np.exp, np.log, np.sqrt, np.tanh, np.sinh, np.cosh, np.arcsin,
+    np.arccos, np.arctan, np.log1p, np.expm1, np.log10, np.log2, np.abs, np.absolute,
+    np.negative, np.square, np.exp2,
+}
+ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+HELPERS = (runtime.unbroadcast, runtime.unreduce, runtime.zeros_like, runtime.unit_seed,
+           runtime.check_tangent)
+_AGREES: dict = {}
+
+
+def run(fn_node, ctx):
+    """The pass (only for a derivative specialized to its arguments' kinds)."""
+    if not ctx.kinds:
+        return fn_node
+    kinds = Kinds(ctx, fn_node)
+    kinds.block(fn_node.body, kinds.parameters(fn_node))
+    math_ok = bool(kinds.math_calls) and kinds.safe(fn_node) and _math_agrees()
+    Rewrite(ctx, kinds, math_ok).visit(fn_node)
+    return fn_node
+
+
+def _math_agrees():
+    """Whether ``math``'s functions give NumPy's results on numbers here (once per process): a
+    NumPy that computes them its own way differs on a good share of any sample."""
+    if not _AGREES:
+        xs = np.random.default_rng(0).uniform(-50.0, 50.0, 2000).tolist()
+        _AGREES[0] = all(
+            float(np_fn(x)) == py_fn(x) for np_fn, py_fn in MATH.items() for x in map(abs, xs)
+        ) and all(float(np_fn(x)) == py_fn(x) for np_fn, py_fn in MATH.items()
+                  if np_fn is not np.sqrt for x in xs)
+    return _AGREES[0]
+
+
+def _array(kind):
+    return isinstance(kind, tuple)
+
+
+def _number(kind):
+    return kind in (F, I)
+
+
+def _join(a, b):
+    return a if a == b else None
+
+
+class Kinds:
+    """The kind of each local (``F``, ``I``, ``("array", ndim)`` of float64, None: unknown),
+    the calls the rewrite may change, and whether every number ``math`` would make is used
+    safely (module docstring): the *hazards* are the numbers used where a Python float and a
+    NumPy float64 scalar may differ; the *tainted* values are the numbers computed from a
+    ``math`` result; ``math`` is safe when no hazard reads a tainted value."""
+
+    def __init__(self, ctx, fn_node):
+        self.ctx = ctx
+        self.locals = local_names(fn_node) | set(ctx.local_names)
+        self.found = {}  # id(call) -> the kind of the argument deciding its rewrite
+        self.math_calls = set()  # id of np.sin/cos/sqrt calls on a number
+        self.saves = {}  # list name -> kinds of the tuples appended to it
+        self.hazards = []  # expressions holding numbers, used where their type matters
+        self.numbers = set()  # id of the assignments whose target is a number
+
+    def parameters(self, fn_node):
+        env = {}
+        for p, kind in self.ctx.kinds.items():
+            if argkinds.is_float64_scalar(kind):
+                env[p] = F
+            elif kind == argkinds.INT:
+                env[p] = I
+            elif argkinds.is_float64_array(kind):
+                env[p] = ("array", kind[1])
+        return env
+
+    def resolve(self, func):
+        return self.ctx.namespace.resolve(func, self.locals)
+
+    def safe(self, fn_node):
+        """Whether no hazard reads a value computed from a ``math`` result."""
+        tainted, saves = set(), set()
+        changed = True
+        while changed:
+            changed = False
+            for s in walk(fn_node):
+                for name in self._tainting(s, tainted, saves):
+                    if name not in tainted and name not in saves:
+                        (saves if self._is_save(s, name) else tainted).add(name)
+                        changed = True
+        return not any(self._reads(h, tainted) for h in self.hazards)
+
+    def _tainting(self, s, tainted, saves):
+        """The names statement ``s`` taints, given the tainted values and save lists."""
+        if isinstance(s, gast.Assign) and id(s) in self.numbers:
+            return [s.targets[0].id] if self._reads(s.value, tainted) else []
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+            return [s.target.id] if self._reads(s.value, tainted) else []
+        if isinstance(s, gast.Expr) and self._is_save(s, None):
+            name = s.value.func.value.id
+            return [name] if self._reads(s.value.args[0], tainted) else []
+        if isinstance(s, gast.Assign) and self.is_pop(s.value) and s.value.func.value.id in saves:
+            return [n.id for n in walk(s.targets[0]) if isinstance(n, gast.Name)]
+        return []
+
+    def _is_save(self, s, name):
+        """Whether ``s`` is ``saves.append(...)`` (of the list ``name``, when given)."""
+        call = s.value if isinstance(s, gast.Expr) else None
+        return (
+            isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+            and call.func.value.id in self.saves and name in (None, call.func.value.id)
+            and len(call.args) == 1
+        )
+
+    def _reads(self, node, tainted):
+        return any(
+            (isinstance(n, gast.Name) and n.id in tainted) or id(n) in self.math_calls
+            for n in walk(node)
+        )
+
+    # --- statements -------------------------------------------------------------------------
+    def block(self, stmts, env):
+        for s in stmts:
+            self.statement(s, env)
+        return env
+
+    def statement(self, s, env):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            self.assign(s.targets[0], s.value, env)
+            self.numbers.discard(id(s))
+            if isinstance(s.targets[0], gast.Name) and env.get(s.targets[0].id) == F:
+                self.numbers.add(id(s))
+        elif isinstance(s, gast.AugAssign):
+            kind = self.binop(s.target, s.op, s.value, env)
+            if isinstance(s.target, gast.Name):
+                env[s.target.id] = kind
+            else:
+                self.store(s.target, kind, env, s.value)
+        elif isinstance(s, gast.Expr):
+            self.effect(s.value, env)
+        elif isinstance(s, (gast.For, gast.While)):
+            self.loop(s, env)
+        elif isinstance(s, gast.If):
+            self.use(s.test, env)
+            first = self.block(s.body, dict(env))
+            second = self.block(s.orelse, dict(env))
+            for name in set(first) | set(second):
+                env[name] = _join(first.get(name), second.get(name))
+        elif isinstance(s, gast.Return):
+            if s.value is not None:
+                self.returned(s.value, env)
+        elif not isinstance(s, (gast.Delete, gast.Pass)):
+            self.unknown(s, env)
+
+    def unknown(self, s, env):
+        """A statement this pass does not model: its names are unknown, its numbers unsafe."""
+        for n in walk(s):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Store):
+                    env[n.id] = None
+                elif env.get(n.id) == F:
+                    self.hazards.append(n)
+
+    def loop(self, s, env):
+        """The kinds at the loop's head: joined over iterations until they hold (the calls in
+        the body are recorded as the last, stable pass saw them)."""
+        for _ in range(4):
+            inner = dict(env)
+            if isinstance(s, gast.For):
+                self.use(s.iter, inner)
+                self.assign(s.target, None, inner, I if self.is_range(s.iter) else None)
+            else:
+                self.use(s.test, inner)
+            self.block(s.body, inner)
+            joined = {n: _join(env[n], k) if n in env else k for n, k in inner.items()}
+            if joined == env:
+                return
+            env.update(joined)
+        self.hazards.append(s)
+        for n in walk(s):  # no stable kinds: nothing in it is rewritten
+            self.found.pop(id(n), None)
+            self.math_calls.discard(id(n))
+        self.unknown(s, env)
+
+    def is_range(self, it):
+        if isinstance(it, gast.Call) and self.resolve(it.func) is reversed and it.args:
+            it = it.args[0]
+        return isinstance(it, gast.Call) and self.resolve(it.func) is range
+
+    def assign(self, target, value, env, kind=None):
+        if value is not None:
+            kind = self.expr(value, env)
+        if isinstance(target, gast.Name):
+            if isinstance(value, gast.List) and not value.elts:
+                self.saves.setdefault(target.id, None)
+            env[target.id] = kind
+        elif isinstance(target, gast.Tuple) and self.is_pop(value):
+            kinds = self.saves.get(value.func.value.id)
+            for i, elt in enumerate(target.elts):
+                k = kinds[i] if kinds is not None and len(kinds) == len(target.elts) else None
+                self.assign(elt, None, env, k)
+        else:
+            self.store(target, kind, env, value)
+
+    def store(self, target, kind, env, value):
+        """A write into an array element or attribute: a number written into a float64 array
+        is converted to float64 whatever its Python type."""
+        if isinstance(target, gast.Subscript) and _array(self.expr(target.value, env)):
+            self.use(target.slice, env)
+            return
+        if kind == F:
+            self.hazards.append(value)
+        for n in walk(target):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                env[n.id] = None
+
+    def is_pop(self, value):
+        return (
+            isinstance(value, gast.Call) and not value.args
+            and isinstance(value.func, gast.Attribute) and value.func.attr == "pop"
+            and isinstance(value.func.value, gast.Name) and value.func.value.id in self.saves
+        )
+
+    def effect(self, value, env):
+        """``saves.append((a, b))``: the kinds each position of the list holds."""
+        if (
+            isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords
+            and isinstance(value.func, gast.Attribute) and value.func.attr == "append"
+            and isinstance(value.func.value, gast.Name) and value.func.value.id in self.saves
+        ):
+            item = value.args[0]
+            elts = item.elts if isinstance(item, gast.Tuple) else [item]
+            kinds = tuple(self.expr(e, env) for e in elts)
+            held = self.saves[value.func.value.id]
+            if held is not None:
+                kinds = tuple(map(_join, held, kinds)) if len(held) == len(kinds) else None
+            self.saves[value.func.value.id] = kinds
+            return
+        self.use(value, env)
+
+    def returned(self, value, env):
+        """A returned number may be a Python float where NumPy made a float64 scalar."""
+        for elt in value.elts if isinstance(value, gast.Tuple) else [value]:
+            self.expr(elt, env)
+
+    def use(self, expr, env):
+        """``expr`` passed where its kind does not matter unless it holds a number (unsafe)."""
+        if self.expr(expr, env) == F:
+            self.hazards.append(expr)
+
+    # --- expressions ------------------------------------------------------------------------
+    def expr(self, e, env):
+        if isinstance(e, gast.Constant):
+            if type(e.value) is float:
+                return F
+            return I if type(e.value) is int else None
+        if isinstance(e, gast.Name):
+            return env.get(e.id)
+        if isinstance(e, gast.BinOp):
+            return self.binop(e.left, e.op, e.right, env)
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+            return self.expr(e.operand, env)
+        if isinstance(e, gast.Call):
+            return self.call(e, env)
+        if isinstance(e, gast.Subscript):
+            return self.element(e, env)
+        if isinstance(e, gast.Compare):
+            for operand in [e.left] + e.comparators:
+                self.expr(operand, env)
+            return None
+        for child in gast.iter_child_nodes(e):  # anything else: whatever it reads is unsafe
+            if isinstance(child, gast.expr):
+                self.use(child, env)
+        return None
+
+    def binop(self, left, op, right, env):
+        a, b = self.expr(left, env), self.expr(right, env)
+        if _number(a) and _number(b) and isinstance(op, ARITHMETIC):
+            if isinstance(op, gast.Pow):
+                return F if a == F and b == I else None  # Python's int ** int may be a float
+            if a == b == I:
+                return F if isinstance(op, gast.Div) else I
+            return F
+        if (_array(a) or _array(b)) and all(_number(k) or _array(k) for k in (a, b)):
+            if isinstance(op, ARITHMETIC):
+                return ("array", max(k[1] for k in (a, b) if _array(k)))
+        self.hazards.extend(e for e, k in ((left, a), (right, b)) if k == F)
+        return None
+
+    def element(self, e, env):
+        """``x[i]`` / ``x[i, j]`` with int indices, of a float64 array of as many dimensions."""
+        kind = self.expr(e.value, env)
+        index = e.slice.elts if isinstance(e.slice, gast.Tuple) else [e.slice]
+        kinds = [self.expr(i, env) for i in index]
+        if _array(kind) and kind[1] == len(index) and all(k == I for k in kinds):
+            return F
+        self.hazards.extend(i for i, k in zip(index, kinds) if k == F)
+        return None
+
+    def call(self, e, env):
+        fn = self.resolve(e.func)
+        kinds = [self.expr(a, env) for a in e.args]
+        for kw in e.keywords:
+            self.use(kw.value, env)
+        if e.keywords:
+            fn = None
+        self.found.pop(id(e), None)  # a loop's earlier pass may have found more than holds
+        self.math_calls.discard(id(e))
+        kind = self.known_call(e, fn, kinds)
+        if kind is None and fn not in (runtime.cast_like, runtime.as_like):
+            # (the gradient in the argument's dtype: any number converts)
+            self.hazards.extend(a for a, k in zip(e.args, kinds) if k == F)
+        return kind
+
+    def known_call(self, e, fn, kinds):
+        """The kind of a call's result, for the functions this pass knows."""
+        first = kinds[0] if kinds else None
+        if fn in ELEMENTWISE and len(kinds) == 1 and (first == F or _array(first)):
+            if first == F and fn in MATH:
+                self.math_calls.add(id(e))
+            return first
+        if fn in HELPERS:
+            return self.helper(e, fn, kinds)
+        if fn is len:
+            return I
+        if fn is float and len(kinds) == 1 and _number(first):
+            return F
+        return None
+
+
+    def helper(self, e, fn, kinds):
+        """The kind of what a runtime helper returns; the calls the rewrite removes."""
+        first = kinds[0] if kinds else None
+        alone = fn in (runtime.zeros_like, runtime.unit_seed)
+        pair = fn is runtime.unreduce and kinds == [F, F] or (
+            fn is runtime.unbroadcast and len(kinds) == 2
+        )
+        if first == F and (alone or pair):
+            self.found[id(e)] = F  # (unreduce: the sum of a number spreads to the number)
+            return F
+        if fn is runtime.zeros_like and len(kinds) == 1 and _array(first):
+            return first
+        if fn is runtime.check_tangent:
+            return first  # the tangent as given, once its shape is checked
+        return None
+
+
+class Rewrite(gast.NodeTransformer):
+    """The rewrites of the module docstring, at the calls ``Kinds`` found."""
+
+    def __init__(self, ctx, kinds, math_ok):
+        self.ctx = ctx
+        self.kinds = kinds
+        self.math_ok = math_ok
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if id(node) in self.kinds.found:
+            fn = self.kinds.resolve(node.func)
+            if fn in (runtime.unbroadcast, runtime.unreduce):
+                return node.args[0]
+            return gast.Constant(0.0 if fn is runtime.zeros_like else 1.0, None)
+        if self.math_ok and id(node) in self.kinds.math_calls:
+            py_fn = MATH[self.kinds.resolve(node.func)]
+            module = self.ctx.global_name(math, "math")
+            node.func = gast.Attribute(gast.Name(module, gast.Load(), None, None), py_fn.__name__,
+                                       gast.Load())
+        return node

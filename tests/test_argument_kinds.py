@@ -1,0 +1,145 @@
+"""srcgrad.specialize: derivatives generated for the kinds of their arguments (srcgrad/kinds.py,
+optimize/scalars.py): the same numbers, dtypes and shapes as the unspecialized derivative, less
+code, a dispatch on the kinds of each call."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from golden_source import assert_golden
+from gradcheck import numeric_grad
+
+import srcgrad
+
+
+def swing(c, L, theta0, omega0):
+    theta = theta0
+    omega = omega0
+    for _ in range(20):
+        alpha = -(9.81 / L) * np.sin(theta) - c * omega
+        theta = theta + 0.05 * omega
+        omega = omega + 0.05 * alpha
+    return theta * theta
+
+
+def chain(x):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s = s + 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+    return s
+
+
+def mixed(x, w):
+    return np.sum(np.cos(x) * w)
+
+
+def same(got, want):
+    """Equal numbers of the same dtype and shape (a gradient or a tuple of them)."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+        return
+    assert np.shape(got) == np.shape(want)
+    assert np.result_type(got) == np.result_type(want)
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
+SCALARS = (0.3, 1.2, 0.4, -0.2)
+
+
+def test_scalar_loop_runs_on_python_floats_with_the_same_numbers():
+    generic = srcgrad.grad(swing, wrt=("c", "L"))
+    df = srcgrad.specialize(generic)
+    got = df(*SCALARS)
+    same(got, generic(*SCALARS))
+    assert all(type(g) is float for g in got)  # the API's promise: float for a float
+    for i, g in enumerate(got):
+        assert np.isclose(g, numeric_grad(swing, SCALARS, i), rtol=1e-6, atol=1e-8)
+    text = srcgrad.source(df)
+    assert "math.sin(theta)" in text and "math.cos(theta)" in text
+    for gone in ("unbroadcast", "zeros_like", "unit_seed", "theta_times_theta"):
+        assert gone not in text
+    assert_golden("specialized_swing.py", text)
+
+
+def test_array_loop_needs_no_unbroadcast_and_saves_no_restored_sum():
+    x = np.random.default_rng(0).uniform(-1.5, 1.5, 8)
+    generic = srcgrad.value_and_grad(chain)
+    df = srcgrad.specialize(generic)
+    same(df(x), generic(x))
+    np.testing.assert_allclose(df(x)[1], numeric_grad(chain, (x,), 0), rtol=1e-6, atol=1e-8)
+    text = srcgrad.source(df)
+    assert "unbroadcast" not in text and "s_old" not in text
+    assert "unbroadcast" in srcgrad.source(generic)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtypes_and_kinds_dispatch_to_their_own_code(dtype):
+    generic = srcgrad.grad(mixed, wrt=("x", "w"))
+    df = srcgrad.specialize(generic, signatures=2)
+    cases = [
+        (np.linspace(0.1, 1.0, 4).astype(dtype), np.ones(4, dtype)),
+        (dtype(0.5), np.float64(2.0)),
+        (0.5, 2.0),
+        (np.array(0.5, dtype), 3),
+    ]
+    for args in cases:
+        same(df(*args), generic(*args))
+        assert len(df.made) <= 2  # the least recently used signature goes
+    assert "math.cos" not in srcgrad.source(df)  # an int w: its product stays NumPy's
+    df(0.5, 2.0)
+    assert ("math.cos" in srcgrad.source(df)) == (len(df.made) == 2)
+
+
+def test_a_float32_operand_keeps_numpy_on_numbers():
+    # math.cos would make a Python float, which leaves float32 in float32 (NumPy's float64
+    # scalar does not): the specialized code keeps np.cos
+    def f(x, y):
+        return np.cos(x) * y
+
+    generic = srcgrad.grad(f)
+    df = srcgrad.specialize(generic)
+    y = np.float32(1.5)
+    same(df(0.25, y), generic(0.25, y))
+    assert "np.cos" in srcgrad.source(df)
+
+
+def test_where_python_raises_on_a_float_numpy_result_comes_back():
+    def f(x):
+        return np.sqrt(x) + np.cos(x) / np.sin(x - 1.0)
+
+    generic = srcgrad.grad(f)
+    df = srcgrad.specialize(generic)
+    df(2.0)
+    assert "math.sqrt(x)" in srcgrad.source(df) and "math.sin(" in srcgrad.source(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # math.sqrt(-1.0) and a Python float / 0.0 raise; NumPy's nan and inf come back
+        for x in (-1.0, 1.0):
+            same(df(x), generic(x))
+        assert np.isnan(df(-1.0)) and np.isinf(df(1.0))
+
+
+def test_keywords_transforms_and_pickling():
+    generic = srcgrad.grad(swing, wrt=("c", "L"))
+    df = srcgrad.specialize(generic)
+    same(df(0.3, 1.2, theta0=0.4, omega0=-0.2), generic(*SCALARS))
+    second = srcgrad.grad(lambda c: df(c, 1.2, 0.4, -0.2)[0])
+    assert np.isclose(second(0.3), (df(0.3 + 1e-6, *SCALARS[1:])[0]
+                                    - df(0.3 - 1e-6, *SCALARS[1:])[0]) / 2e-6, rtol=1e-5)
+    back = pickle.loads(pickle.dumps(df))
+    same(back(*SCALARS), df(*SCALARS))
+    assert srcgrad.specialize(df) is df
+
+
+def test_forward_mode_and_refusals():
+    generic = srcgrad.jvp(swing, wrt="L")
+    df = srcgrad.specialize(generic)
+    same(df(*SCALARS, 1.0), generic(*SCALARS, 1.0))
+    assert "math.sin" in srcgrad.source(df)
+    with pytest.raises(srcgrad.SrcgradError, match="specialize"):
+        srcgrad.specialize(swing)
+    with pytest.raises(srcgrad.SrcgradError, match="signatures"):
+        srcgrad.specialize(generic, signatures=0)
