@@ -73,6 +73,11 @@ def test_array_loop_needs_no_unbroadcast_and_saves_no_restored_sum():
     text = srcgrad.source(df)
     assert "unbroadcast" not in text and "s_old" not in text
     assert "unbroadcast" in srcgrad.source(generic)
+    # the elements read in the loop come from a list of Python floats, read once
+    assert "x_list = x.tolist()" in text and "x_list[i]" in text
+    x32 = x.astype(np.float32)  # a float32 vector stays an array: its elements are float32
+    same(df(x32), generic(x32))
+    assert "tolist" not in srcgrad.source(df)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

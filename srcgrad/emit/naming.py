@@ -67,6 +67,7 @@ KEPT = "{}_kept"  # a copy of argument ``x`` a pullback's ``back`` reruns the vj
 ARGUMENT = "{}_arg"  # argument ``x`` as passed, where the body rebinds ``x`` (its gradient's form)
 # names derived from a variable's name ``x``
 SAVED = "{}_saved"  # the stack of the values ``x`` held
+LISTED = "{}_list"  # float64 vector argument ``x`` as a list of floats, its elements read in loops
 OLD = "{}_old"  # the value ``x`` held before it is rebound (a swap, a loop's save)
 NEW = "{}_new"  # the value of ``x`` after a write, kept before the sweep undoes it
 VALUE = "{}_value"  # the output ``x``, kept before the sweep restores ``x``

@@ -11,12 +11,14 @@ float64 number (a Python float or a NumPy float64 scalar):
     zeros_like(x)       ->  0.0      (what it returns for any number x)
     unit_seed(out)      ->  1.0      (what it returns for any number out)
     np.sin(t)           ->  math.sin(t)    (also cos, sqrt: ~5x cheaper on a number)
+    x[i] in a loop      ->  x_list[i]      (x_list = x.tolist() once, for a float64 vector
+                                            parameter the function never rebinds or updates)
 
-The first three give what the helper returns for a number, so the values are unchanged. The last
-makes a Python float where NumPy makes a float64 scalar: the same IEEE double, as long as the
+The first four give what the helper returns for a number, so the values are unchanged. The last
+two make a Python float where NumPy makes a float64 scalar: the same IEEE double, as long as the
 two libraries compute the same results (checked on this machine once per process; cos, sin and
 sqrt agree bit for bit wherever NumPy calls the C library; sqrt is exact everywhere) and as long
-as the Python float meets only operations that treat both alike. So ``math`` is used only when
+as the Python float meets only operations that treat both alike. So they are used only when
 every number in the function meets nothing but numbers, ints, float64 arrays (arithmetic,
 element writes) and the helpers above: a float32 operand (which a Python float would leave in
 float32, NumPy's float64 scalar not), an unknown value, ``%``, ``//`` or a power with a
@@ -35,6 +37,7 @@ import numpy as np
 from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
+from ..emit import naming
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
 I = "int"  # noqa: E741 (a Python int)
@@ -58,8 +61,10 @@ def run(fn_node, ctx):
         return fn_node
     kinds = Kinds(ctx, fn_node)
     kinds.block(fn_node.body, kinds.parameters(fn_node))
-    math_ok = bool(kinds.math_calls) and kinds.safe(fn_node) and _math_agrees()
-    Rewrite(ctx, kinds, math_ok).visit(fn_node)
+    floats = bool(kinds.math_calls or kinds.reads) and kinds.safe(fn_node)
+    rewrite = Rewrite(ctx, kinds, floats and _math_agrees(), floats)
+    rewrite.visit(fn_node)
+    fn_node.body[:0] = rewrite.listed()
     return fn_node
 
 
@@ -99,9 +104,31 @@ class Kinds:
         self.locals = local_names(fn_node) | set(ctx.local_names)
         self.found = {}  # id(call) -> the kind of the argument deciding its rewrite
         self.math_calls = set()  # id of np.sin/cos/sqrt calls on a number
+        self.reads = {}  # id(x[i]) -> x, for elements of float64 vector parameters in loops
+        self.listable = self._listable(fn_node)
+        self.loops = 0
         self.saves = {}  # list name -> kinds of the tuples appended to it
         self.hazards = []  # expressions holding numbers, used where their type matters
         self.numbers = set()  # id of the assignments whose target is a number
+
+    def _listable(self, fn_node):
+        """The float64 vector parameters the function never rebinds or updates in place."""
+        vectors = {p for p, k in self.ctx.kinds.items()
+                   if argkinds.is_float64_array(k) and k[1] == 1}
+        in_place = set(self.ctx.helpers.values())
+        for n in walk(fn_node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                vectors.discard(n.id)
+            elif isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(
+                n.ctx, gast.Load
+            ) or isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+                base = n.func.value if isinstance(n, gast.Call) else n.value
+                vectors -= {m.id for m in walk(base) if isinstance(m, gast.Name)}
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and (
+                n.func.id in in_place
+            ):
+                vectors -= {m.id for a in n.args[:1] for m in walk(a) if isinstance(m, gast.Name)}
+        return vectors
 
     def parameters(self, fn_node):
         env = {}
@@ -155,7 +182,8 @@ class Kinds:
 
     def _reads(self, node, tainted):
         return any(
-            (isinstance(n, gast.Name) and n.id in tainted) or id(n) in self.math_calls
+            (isinstance(n, gast.Name) and n.id in tainted)
+            or id(n) in self.math_calls or id(n) in self.reads
             for n in walk(node)
         )
 
@@ -212,7 +240,9 @@ class Kinds:
                 self.assign(s.target, None, inner, I if self.is_range(s.iter) else None)
             else:
                 self.use(s.test, inner)
+            self.loops += 1
             self.block(s.body, inner)
+            self.loops -= 1
             joined = {n: _join(env[n], k) if n in env else k for n, k in inner.items()}
             if joined == env:
                 return
@@ -221,6 +251,7 @@ class Kinds:
         for n in walk(s):  # no stable kinds: nothing in it is rewritten
             self.found.pop(id(n), None)
             self.math_calls.discard(id(n))
+            self.reads.pop(id(n), None)
         self.unknown(s, env)
 
     def is_range(self, it):
@@ -333,7 +364,10 @@ class Kinds:
         kind = self.expr(e.value, env)
         index = e.slice.elts if isinstance(e.slice, gast.Tuple) else [e.slice]
         kinds = [self.expr(i, env) for i in index]
+        self.reads.pop(id(e), None)
         if _array(kind) and kind[1] == len(index) and all(k == I for k in kinds):
+            if self.loops and isinstance(e.value, gast.Name) and e.value.id in self.listable:
+                self.reads[id(e)] = e.value.id
             return F
         self.hazards.extend(i for i, k in zip(index, kinds) if k == F)
         return None
@@ -389,10 +423,32 @@ class Kinds:
 class Rewrite(gast.NodeTransformer):
     """The rewrites of the module docstring, at the calls ``Kinds`` found."""
 
-    def __init__(self, ctx, kinds, math_ok):
+    def __init__(self, ctx, kinds, math_ok, lists_ok):
         self.ctx = ctx
         self.kinds = kinds
         self.math_ok = math_ok
+        self.lists_ok = lists_ok
+        self.lists = {}  # vector parameter -> the name of its list
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        vector = self.kinds.reads.get(id(node)) if self.lists_ok else None
+        if vector is not None:
+            if vector not in self.lists:
+                self.lists[vector] = self.ctx.namer.fresh(naming.LISTED.format(vector))
+            node.value = gast.Name(self.lists[vector], gast.Load(), None, None)
+        return node
+
+    def listed(self):
+        """``x_list = x.tolist()`` for each vector whose elements are read from a list."""
+        return [
+            gast.Assign(
+                [gast.Name(name, gast.Store(), None, None)],
+                gast.Call(gast.Attribute(gast.Name(vector, gast.Load(), None, None), "tolist",
+                                         gast.Load()), [], []),
+            )
+            for vector, name in self.lists.items()
+        ]
 
     def visit_Call(self, node):
         self.generic_visit(node)
