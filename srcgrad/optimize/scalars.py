@@ -88,6 +88,10 @@ def _number(kind):
     return kind in (F, I)
 
 
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
 def _join(a, b):
     return a if a == b else None
 
@@ -396,6 +400,8 @@ class Kinds:
             return first
         if fn in HELPERS:
             return self.helper(e, fn, kinds)
+        if fn is runtime.as_like and kinds[1:] == [F] and _is_none(e.args[0]):
+            return F  # the zero tangent of a number: 0.0 of its type
         if fn is len:
             return I
         if fn is float and len(kinds) == 1 and _number(first):
