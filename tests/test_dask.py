@@ -209,16 +209,6 @@ def logistic_loss(w, b, X, y):
     return np.mean(softplus - y * z) + 0.01 * np.sum(w**2)
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _data(n, d, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
@@ -226,7 +216,24 @@ def _data(n, d, seed=0):
     return X, y
 
 
-def test_logistic_gradient_on_a_cluster(client):
+def _gathered(client, futures, seconds=120):
+    """The results of ``futures``; a ``TimeoutError`` rather than a hang if they take longer."""
+    distributed.wait(futures, timeout=seconds)
+    return client.gather(futures)
+
+
+def test_gradients_on_a_cluster():
+    # One cluster for both parts (pytest-xdist would start one per process for two tests). A
+    # worker that dies fails the test (no task is retried), and every wait is bounded.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        _logistic_gradient_on_a_cluster(client)
+        _sweep_with_client_map(client)
+        assert len(client.scheduler_info()["workers"]) == 2
+
+
+def _logistic_gradient_on_a_cluster(client):
     X, y = _data(20_000, 8)
     Xd = da.from_array(X, chunks=(1_000, 8))
     yd = da.from_array(y, chunks=1_000)
@@ -235,23 +242,22 @@ def test_logistic_gradient_on_a_cluster(client):
     value, (dw, db) = dloss(w, b, Xd, yd)
     assert isinstance(dw, da.Array) and isinstance(db, da.Array)
     assert dw.npartitions == 1 and len(Xd.chunks[0]) == 20  # a reduction over 20 chunks
-    value, dw, db = dask.compute(value, dw, db)  # on the cluster
+    value, dw, db = _gathered(client, client.compute([value, dw, db]))  # on the cluster
     ref_value, (ref_dw, ref_db) = dloss(w, b, X, y)
     np.testing.assert_allclose(value, ref_value, rtol=1e-12)
     np.testing.assert_allclose(dw, ref_dw, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(db, ref_db, rtol=1e-10, atol=1e-14)
-    workers = client.run(lambda: 1)
-    assert len(workers) == 2
 
 
-def test_sweep_with_client_map(client):
+def _sweep_with_client_map(client):
+    # the derivative pickles by reference and is generated again on each worker (from the disk
+    # cache, which the reference gradients below fill first)
     X, y = _data(500, 4, seed=1)
     dloss = srcgrad.grad(logistic_loss, wrt=("w", "b"))
     params = [(np.full(4, s), s / 2) for s in np.linspace(-1, 1, 16)]
-    futures = client.map(lambda p: dloss(p[0], p[1], X, y), params)
-    results = client.gather(futures)
-    for (w, b), (dw, db) in zip(params, results):
-        ref_dw, ref_db = dloss(w, b, X, y)
+    expected = [dloss(w, b, X, y) for w, b in params]
+    results = _gathered(client, client.map(lambda p: dloss(p[0], p[1], X, y), params))
+    for (dw, db), (ref_dw, ref_db) in zip(results, expected):
         np.testing.assert_allclose(dw, ref_dw, rtol=1e-12)
         np.testing.assert_allclose(db, ref_db, rtol=1e-12)
 
