@@ -18,8 +18,13 @@ Targets:
   of ``tests/mutate_rules.py`` (for rules whose checks are ordinary tests, not rule-table rows).
 
 The tests are given after ``--`` as pytest arguments. They first run unmutated; a test that
-fails then is left out (and reported). The disk cache is off in the children (a derivative made
-by a mutant must not be read by the next one).
+fails then is left out (and reported). That first run also records which of srcgrad's functions
+each test calls: a code mutant runs only the tests that called its function (a test that never
+runs the mutated code cannot see it; ``--all-tests`` runs them all), so a wide selection costs
+little per mutant, and a mutant no test runs is reported as such; a mutant is killed by a
+timeout only when its tests take three times as long as they did (and ``--timeout`` at least).
+The disk cache is off in the children (a derivative made by a mutant must not be read by the
+next one).
 
     python tests/mutate_code.py --code srcgrad.transform.templates --sample 200 --seed 1 \\
         --out templates.log -- tests/test_rules.py -k "sin or matmul"
@@ -170,6 +175,38 @@ def _items_of(items, rule):
     return mine or items
 
 
+HITS = set()  # the functions called by the test that runs, when instrumented (the first run)
+UNTRACED = set()  # the functions that could not be instrumented
+
+
+def _key(filename, qualname):
+    """A function of srcgrad as coverage records it: its file and its qualified name."""
+    return os.path.realpath(filename) + ":" + qualname
+
+
+def instrument(module_names):
+    """Make every function of the modules add its ``_key`` to ``HITS`` when it is called (a
+    call put first in its body; a nested function counts as the one it is defined in). Cheap,
+    unlike a profile hook on every call."""
+    for module_name in module_names:
+        module = importlib.import_module(module_name)
+        where = inspect.getsourcefile(module)
+        module.__dict__["_mutate_code_hit_"] = HITS.add
+        for qualname, cls, fn in _functions(ast.parse(inspect.getsource(module))):
+            hit = ast.Expr(ast.Call(ast.Name("_mutate_code_hit_", ast.Load()),
+                                    [ast.Constant(_key(where, qualname))], []))
+            fn.body.insert(1 if ast.get_docstring(fn) is not None else 0, hit)
+            fn.decorator_list = []
+            try:
+                apply_code(module_name, qualname, cls, fn)
+            except Exception:  # noqa: BLE001 - not instrumented: its mutants run every test
+                UNTRACED.add(_key(where, qualname))
+
+
+def _send(fd, line):
+    os.write(fd, (line + "\n").encode())
+
+
 def _unlined(label):
     """A mutant's label without its line number."""
     return re.sub(r"^([\w.]+):\d+ ", r"\1 ", label)
@@ -183,8 +220,10 @@ class Mutator:
         self.equivalent = {_unlined(e) for e in mutate_rules._equivalent(args.equivalent)}
         self.out = open(args.out, "a") if args.out else None
         self.done = set()
+        self.seconds = {}  # how long each test took unmutated (recorded with coverage)
         if args.out and os.path.exists(args.out):
-            verdicts = ("killed", "killed (timeout)", "survived", "equivalent")
+            verdicts = ("killed", "killed (timeout)", "survived", "survived (no test runs it)",
+                        "equivalent")
             self.done = {line.split(": ", 1)[1].strip() for line in open(args.out)
                          if line.split(": ", 1)[0] in verdicts}
 
@@ -194,8 +233,10 @@ class Mutator:
             self.out.write(line + "\n")
             self.out.flush()
 
-    def _child(self, items, apply, timeout, failed=None):
-        """Fork; run the items with the mutant applied. Exit status 1 if one failed."""
+    def _child(self, items, apply, timeout, failed=None, cover=None):
+        """Fork; run the items with the mutant applied. Exit status 1 if one failed. With
+        ``failed``, run them all and collect the failing ones; with ``cover``, also record which
+        of srcgrad's functions each test runs (``cover[nodeid]``: a set of ``_key``s)."""
         from _pytest.runner import runtestprotocol
 
         read, write = os.pipe()
@@ -210,14 +251,21 @@ class Mutator:
                     apply()
                 for i, item in enumerate(items):
                     nxt = items[i + 1] if i + 1 < len(items) else None
+                    HITS.clear()
+                    began = time.time()
                     reports = runtestprotocol(item, nextitem=nxt, log=False)
+                    if cover is not None:
+                        _send(write, "\t".join(["C", item.nodeid, str(time.time() - began)]
+                                               + sorted(HITS)))
                     if any(r.failed for r in reports):
                         status = 1
-                        os.write(write, (item.nodeid + "\n").encode())
+                        _send(write, "F\t" + item.nodeid)
                         if failed is None:
                             break
             except BaseException:  # noqa: BLE001 - anything a mutant raises kills it
                 status = 1
+            for key in UNTRACED if cover is not None else ():
+                _send(write, "U\t" + key)
             os._exit(status)
         os.close(write)
         chunks = []
@@ -228,8 +276,15 @@ class Mutator:
             chunks.append(chunk)
         os.close(read)
         _, code = os.waitpid(pid, 0)
-        if failed is not None:
-            failed.update(b"".join(chunks).decode().split())
+        for line in b"".join(chunks).decode().splitlines():
+            kind, nodeid, *keys = line.split("\t")
+            if kind == "F" and failed is not None:
+                failed.add(nodeid)
+            elif kind == "C" and cover is not None:
+                cover[nodeid] = set(keys[1:])
+                self.seconds[nodeid] = float(keys[0])
+            elif kind == "U" and cover is not None:
+                cover.setdefault("", set()).add(nodeid)  # (the key of a function not traced)
         if os.WIFSIGNALED(code) and os.WTERMSIG(code) == signal.SIGALRM:
             return "timeout"
         return code != 0
@@ -238,17 +293,18 @@ class Mutator:
         args = self.args
         todo = []
         for name in args.code:
-            todo += [(label, lambda m=name, q=q, c=c, f=f: apply_code(m, q, c, f), None)
-                     for label, q, c, f in code_mutants(name)]
+            where = inspect.getsourcefile(importlib.import_module(name))
+            todo += [(label, lambda m=name, q=q, c=c, f=f: apply_code(m, q, c, f), None,
+                      _key(where, q)) for label, q, c, f in code_mutants(name)]
         for name in args.templates:
-            todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r)
+            todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r, None)
                      for label, r, s, p, t in template_mutants(name)]
         if args.function:  # searched in "module qualname" (code) or "rule side[param]" (templates)
             pattern = re.compile(args.function)
             todo = [t for t in todo if pattern.search(_unlined(t[0]).split(" (", 1)[0])]
         if args.rerun:  # (matched without line numbers: the source may have moved since)
             wanted = {_unlined(line.split(": ", 1)[1].strip()) for line in open(args.rerun)
-                      if line.startswith("survived: ")}
+                      if line.startswith("survived")}
             todo = [t for t in todo if _unlined(t[0]) in wanted]
         population = len(todo)
         if args.sample and args.sample < population:
@@ -258,20 +314,30 @@ class Mutator:
                  f"mutants (seed {args.seed}); {len(session.items)} tests")
         start = time.time()
         failed = set()
-        self._child(session.items, None, 20 * args.timeout, failed)
+        cover = {} if args.code and not args.all_tests else None
+        self._child(session.items, (lambda: instrument(args.code)) if cover is not None else None,
+                    20 * args.timeout, failed, cover)
         items = [i for i in session.items if i.nodeid not in failed]
         for nodeid in sorted(failed):
             self.say(f"BASELINE FAILS (left out): {nodeid}")
         self.say(f"baseline: {len(items)} tests, {time.time() - start:.0f} s")
         killed = survived = listed = 0
-        for label, apply, rule in todo:
+        for label, apply, rule, key in todo:
             if label in self.done:
                 continue
             if args.budget and time.time() - start > args.budget:
                 self.say(f"budget of {args.budget} s spent: stopped")
                 break
-            dead = self._child(_items_of(items, rule), apply, args.timeout)
+            mine = _items_of(items, rule)
+            if cover is not None and key is not None and key not in cover.get("", ()):
+                mine = [i for i in mine if key in cover.get(i.nodeid, ())]  # the tests that run it
+            timeout = args.timeout
+            if cover is not None:
+                timeout = max(timeout, int(3 * sum(self.seconds.get(i.nodeid, 0) for i in mine)))
+            dead = self._child(mine, apply, timeout) if mine else False
             verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
+            if not mine:
+                verdict = "survived (no test runs it)"
             dead = bool(dead)
             killed += dead
             if not dead and _unlined(label) in self.equivalent:
@@ -304,6 +370,9 @@ def main(argv=None):
     ap.add_argument("--function", default=None,
                     help="only mutants of the functions (or rules) whose name this regular "
                     "expression finds")
+    ap.add_argument("--all-tests", action="store_true",
+                    help="run every test against a code mutant (by default only the tests that "
+                    "called its function when they ran unmutated)")
     ap.add_argument("--rerun", default=None,
                     help="only the mutants a previous run's output (this file) lists as survived")
     ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)
