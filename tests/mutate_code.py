@@ -39,6 +39,7 @@ import argparse
 import ast
 import importlib
 import inspect
+import json
 import os
 import random
 import re
@@ -315,13 +316,23 @@ class Mutator:
         start = time.time()
         failed = set()
         cover = {} if args.code and not args.all_tests else None
-        self._child(session.items, (lambda: instrument(args.code)) if cover is not None else None,
-                    20 * args.timeout, failed, cover)
+        if args.coverage and os.path.exists(args.coverage):  # the first run of an earlier run
+            with open(args.coverage) as saved:
+                known = json.load(saved)
+            failed, self.seconds = set(known["failed"]), known["seconds"]
+            cover = {nodeid: set(keys) for nodeid, keys in known["cover"].items()}
+        else:
+            self._child(session.items, (lambda: instrument(args.code)) if cover is not None
+                        else None, 20 * args.timeout, failed, cover)
+            if args.coverage and cover is not None:
+                with open(args.coverage, "w") as out:
+                    json.dump({"failed": sorted(failed), "seconds": self.seconds,
+                               "cover": {k: sorted(v) for k, v in cover.items()}}, out)
         items = [i for i in session.items if i.nodeid not in failed]
         for nodeid in sorted(failed):
             self.say(f"BASELINE FAILS (left out): {nodeid}")
         self.say(f"baseline: {len(items)} tests, {time.time() - start:.0f} s")
-        killed = survived = listed = 0
+        killed = survived = listed = undecided = 0
         for label, apply, rule, key in todo:
             if label in self.done:
                 continue
@@ -331,13 +342,19 @@ class Mutator:
             mine = _items_of(items, rule)
             if cover is not None and key is not None and key not in cover.get("", ()):
                 mine = [i for i in mine if key in cover.get(i.nodeid, ())]  # the tests that run it
-            timeout = args.timeout
+            timeout, capped = args.timeout, False
             if cover is not None:
+                mine.sort(key=lambda i: self.seconds.get(i.nodeid, 0))  # the quick ones first
                 timeout = max(timeout, int(3 * sum(self.seconds.get(i.nodeid, 0) for i in mine)))
+                capped, timeout = timeout > args.cap, min(timeout, args.cap)
             dead = self._child(mine, apply, timeout) if mine else False
             verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
             if not mine:
                 verdict = "survived (no test runs it)"
+            if dead == "timeout" and capped:
+                self.say(f"undecided (its tests take over --cap {args.cap} s): {label}")
+                undecided += 1
+                continue
             dead = bool(dead)
             killed += dead
             if not dead and _unlined(label) in self.equivalent:
@@ -348,7 +365,8 @@ class Mutator:
         total = killed + survived + listed
         score = f"{100 * killed / total:.1f}%" if total else "-"
         self.say(f"== {total} mutants run, {killed} killed ({score}), {listed} equivalent "
-                 f"(listed), {survived} survived; {time.time() - start:.0f} s")
+                 f"(listed), {survived} survived, {undecided} undecided; "
+                 f"{time.time() - start:.0f} s")
         return True
 
 
@@ -362,6 +380,9 @@ def main(argv=None):
     ap.add_argument("--sample", type=int, default=0, help="run a random sample of the mutants")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=120, help="seconds a mutant may take")
+    ap.add_argument("--cap", type=int, default=300,
+                    help="seconds a code mutant may take at most, however long its tests took "
+                    "unmutated (a mutant stopped there is undecided, not killed)")
     ap.add_argument("--budget", type=int, default=0,
                     help="start no mutant after this many seconds (the ones run are a random "
                     "sample of the --sample)")
@@ -373,6 +394,10 @@ def main(argv=None):
     ap.add_argument("--all-tests", action="store_true",
                     help="run every test against a code mutant (by default only the tests that "
                     "called its function when they ran unmutated)")
+    ap.add_argument("--coverage", default=None,
+                    help="keep the first run's results (failing tests, coverage, times) in this "
+                    "file and read them from it next time (same tree, same tests): a resumed "
+                    "run starts at once")
     ap.add_argument("--rerun", default=None,
                     help="only the mutants a previous run's output (this file) lists as survived")
     ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from srcgrad import runtime
+from srcgrad.runtime import higher_order
 
 rng = np.random.default_rng(0)
 
@@ -156,6 +157,9 @@ def test_prod_grad_of_an_integer_array_is_computed_in_floats():
     # the product of the other factors overflows int64 (2**70)
     g = runtime.prod_grad(1.0, np.array([2**40, 2**30, 3]))
     assert g.tolist() == [3.0 * 2**30, 3.0 * 2**40, 2.0**70]
+    # and its second derivative (a Hessian column: products of three of five factors, 2**66)
+    t = higher_order.prod_grad_tangent(1.0, np.array([2**22] * 5), np.eye(5)[0])
+    assert t.tolist() == [0.0] + [2.0**66] * 4
 
 
 def test_eigh_vjp_of_a_4d_batch_is_the_vjp_of_each_matrix():
