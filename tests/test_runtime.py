@@ -6,12 +6,13 @@ assertion here failed for at least one surviving mutant of the helper.
 """
 
 import itertools
+import types
 
 import numpy as np
 import pytest
 
 from srcgrad import runtime
-from srcgrad.runtime import higher_order
+from srcgrad.runtime import higher_order, writes
 
 rng = np.random.default_rng(0)
 
@@ -170,3 +171,41 @@ def test_eigh_vjp_of_a_4d_batch_is_the_vjp_of_each_matrix():
     for i, j in np.ndindex(2, 3):
         one = runtime.eigh_vjp((dw[i, j], None), np.linalg.eigh(a[i, j]))
         np.testing.assert_allclose(g[i, j], one, rtol=1e-10, atol=1e-12)
+
+
+def test_helpers_only_second_order_or_rare_calls_reach():
+    # (mutation survivors: each check fails on a mutant no other fast test ran)
+    # the second derivative of the product of one number (itself) is zero
+    assert higher_order.prod_grad_tangent(1.0, 2.5, 0.5) == 0.0
+    # the 0-norm (a count) is piecewise constant: no second derivative
+    x = np.array([[1.0, -2.0, 0.5], [0.3, 0.0, 4.0]])
+    nrm = np.linalg.norm(x, 0, axis=1)
+    assert not np.any(higher_order.norm_grad_dx(1.0, x, nrm, ord=0, axis=1))
+    assert not np.any(higher_order.norm_grad_dnorm(1.0, x, nrm, ord=0, axis=1))
+    # the matrix norm of a stack of matrices: each matrix on its own
+    xs = rng.normal(size=(2, 3, 4))
+    g = np.array([0.7, -1.3])
+    got = higher_order.norm_grad_dx(g, xs, np.linalg.matrix_norm(xs), kind="matrix")
+    for k in range(2):
+        one = higher_order.norm_grad_dx(g[k], xs[k], np.linalg.matrix_norm(xs[k]), kind="matrix")
+        np.testing.assert_allclose(got[k], one, rtol=1e-12)
+    # list.count and list.reverse
+    assert runtime.list_count([1.0, 2.0, 1.0], 1.0) == 2
+    assert list(runtime.reverse_grad([1.0, None, 3.0])) == [3.0, None, 1.0]
+    # the positions np.fill_diagonal writes in a cube, and np.put_along_axis with axis=None
+    cube = writes.diagonal_index(np.zeros((3, 3, 3)))
+    assert [list(i) for i in cube] == [[0, 1, 2]] * 3
+    flat = writes.along_axis_index(np.zeros((2, 3)), [0, 4, -1], None)
+    assert [list(i) for i in flat] == [[0, 1, 1], [0, 1, 2]]
+    # a tangent list appended to as a new list (the functional form of append_tangent)
+    items = [np.ones(2)]
+    out = runtime.appended_tangent(items, None, np.ones(3))
+    assert len(items) == 1 and len(out) == 2 and out[0] is items[0]
+    assert isinstance(out[1], np.ndarray) and out[1].shape == (3,) and not np.any(out[1])
+    assert runtime.appended_tangent(None, 2.0, 1.0) == [2.0]
+    # the adjoint of stacking rows: one cotangent per row
+    rows = runtime.unstack_rows(np.arange(6.0).reshape(2, 3), np.zeros(2), np.zeros(3))
+    assert [list(r) for r in rows] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    # a dict cotangent plus an object's cotangent given as the object (a zero, a seed)
+    total = runtime.DictCotangents({"w": 1.0}) + types.SimpleNamespace(w=2.0, b=3.0)
+    assert total == {"w": 3.0, "b": 3.0}
