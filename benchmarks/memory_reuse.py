@@ -9,8 +9,8 @@
    of the gradient call (``tracemalloc``, a separate call), without checkpointing, with
    ``checkpoint="auto", max_memory="50MB"`` and with ``checkpoint=100``; the steps the schedule
    advances again (counted from the schedule that ran), against the binomial optimum for its
-   segments (``opt(seg)``, segments of ``segment_width(n, state)`` steps, in steps) and for single steps
-   with the same snapshots and no segment (``opt(step)``).
+   segments (``opt(seg)``, segments of ``segment_width(n, state)`` steps, in steps) and for
+   single steps with the same snapshots and no segment (``opt(step)``).
 2. The Jacobian of ``tanh(A @ x)``, A 100x1000: ``jacobian(f, method="rev")`` (one primal, 100
    ``back``) against 100 ``vjp`` calls.
 3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4)
