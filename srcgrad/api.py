@@ -395,26 +395,28 @@ def hvp(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimize: b
 
 @overload
 def jacobian(f: Fn, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
-             optimize: bool = True, dump: bool = False, backend: str = "python") -> Derived: ...
+             optimize: bool = True, dump: bool = False, backend: str = "python",
+             checkpoint: Any = None, max_memory: Any = "200MB") -> Derived: ...
 
 
 @overload
 def jacobian(f: None = None, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
-             optimize: bool = True, dump: bool = False,
-             backend: str = "python") -> Callable[[Fn], Derived]: ...
+             optimize: bool = True, dump: bool = False, backend: str = "python",
+             checkpoint: Any = None, max_memory: Any = "200MB") -> Callable[[Fn], Derived]: ...
 
 
 def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose: bool = False,
-             optimize: bool = True, dump: bool = False, backend: str = "python") -> Any:
+             optimize: bool = True, dump: bool = False, backend: str = "python",
+             checkpoint: Any = None, max_memory: Any = "200MB") -> Any:
     """Jacobian: ``jacobian(f, wrt=0)(*args) -> J`` with ``J.shape == out.shape + arg.shape``.
 
     ``method="rev"`` runs the primal once (``pullback``) and its ``back`` once per output
     element; ``"fwd"`` runs the primal once (``linearize``) and its tangent map once per input
     element; ``"auto"`` picks the side with fewer elements. ``"reverse"`` and ``"forward"`` are
     the same as ``"rev"`` and ``"fwd"``. A tuple ``wrt`` gives a tuple of Jacobians.
+    ``checkpoint=`` checkpoints the loops of the reverse side (the forward side keeps no tape).
     """
-    options = Options(optimize=optimize, verbose=verbose, dump=dump,
-                      backend=numba_backend.check(backend))
+    options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory, backend)
     if f is None:
         return functools.partial(jacobian, wrt=wrt, method=method, **_kw(options))
     if method not in _METHODS:
