@@ -492,6 +492,23 @@ def test_an_object_built_with_its_init_and_changed_by_its_methods():
     assert t == pytest.approx(np.sum(g), rel=1e-9)
 
 
+def namespace_written_in_a_loop(x):
+    state = types.SimpleNamespace(h=x * 1.0, c=0.0)
+    for _ in range(3):
+        state.h = np.tanh(state.h * 1.5)
+        state.c = state.c + np.sum(state.h)
+    return state.c
+
+
+def test_a_namespace_written_in_a_loop():
+    # its fields written in a loop make it active as a whole: the empty namespace it starts
+    # from was a call of SimpleNamespace without a rule (NoRuleError without a line)
+    x = RNG.normal(size=3)
+    g = srcgrad.grad(namespace_written_in_a_loop)(x)
+    np.testing.assert_allclose(g, numeric(namespace_written_in_a_loop, (x,), 0)[()], rtol=1e-6,
+                               atol=1e-8)
+
+
 GLOBAL_ACC = Accumulator(1.0)
 
 

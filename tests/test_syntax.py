@@ -345,8 +345,23 @@ def set_comprehension(x):
     return np.sum(x * x) * len(signs) + len(labels) * x[0]
 
 
+def _hooked(hooks, fs, v):
+    pre = hooks["pre"]
+    return np.sum(fs[1](pre(v)))
+
+
+def local_functions_in_containers(x):
+    sq = lambda t: t * t  # noqa: E731
+    def cube(t):
+        return t * t * t
+    hooks = {"pre": np.sin, "post": sq}
+    post = hooks["post"]
+    fs = (np.tanh, cube)
+    return np.sum(post(fs[1](x))) + _hooked({"pre": sq}, fs, x)
+
+
 LOCAL = [lambda_in_loop, def_in_branch, local_functions_in_a_helper, dict_comprehension,
-         set_comprehension]
+         set_comprehension, local_functions_in_containers]
 
 
 @pytest.mark.parametrize("f", LOCAL, ids=[f.__name__ for f in LOCAL])
@@ -377,6 +392,18 @@ def test_a_local_function_defined_twice_is_refused():
     with pytest.raises(UnsupportedSyntaxError, match="give each definition its own name") as info:
         grad(defined_twice)
     assert (info.value.lineno, info.value.offset) == (lineno, offset)
+
+
+def local_function_as_a_value(x):
+    sq = lambda t: t * t  # noqa: E731
+    fs = (np.sin, sq)
+    return np.sum(fs[1](x)) * len(fs)
+
+
+def test_a_local_function_used_as_a_value_is_refused_at_transform_time():
+    # it has no object when the derivative runs: this was a NameError there
+    with pytest.raises(UnsupportedSyntaxError, match="local function `sq` used as a value"):
+        grad(local_function_as_a_value)
 
 
 def test_a_set_of_values_with_gradient_is_refused():

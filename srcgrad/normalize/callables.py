@@ -58,11 +58,19 @@ class Bound:
     keywords: dict
 
 
+@dataclass(frozen=True)
+class LocalFunction:
+    """A lambda or nested def of the body (``inline`` inlines it by name), as a value held in a
+    tuple, list or dict of the body: ``fs = (np.sin, sq); fs[1](x)`` calls ``sq``."""
+
+    name: str
+
+
 def is_callable_value(value):
     """Whether a value is one the transform resolves statically when it is passed along: a
-    callable that is not an array, a partial made in the body, or a tuple/list/dict holding
-    one."""
-    if isinstance(value, Bound):
+    callable that is not an array, a partial made in the body, a local function, or a
+    tuple/list/dict holding one."""
+    if isinstance(value, (Bound, LocalFunction)):
         return True
     if isinstance(value, (tuple, list)):
         return any(is_callable_value(v) for v in value)
@@ -81,6 +89,7 @@ class StaticValues:
         self.defs = {}  # name assigned once -> its value expression (to trace a parameter)
         self.stores = Counter(stores)
         self.params = set(params) - set(stores)  # the transformed function's, never rebound
+        self.local_functions = {}  # the lambdas and nested defs of the bodies, by name (inline)
         for name, value in (static or {}).items():
             if name in self.params:
                 self.values[name] = value
@@ -94,6 +103,8 @@ class StaticValues:
         if isinstance(expr, gast.Name):
             if expr.id in self.values:
                 return self.values[expr.id]
+            if expr.id in self.local_functions:
+                return LocalFunction(expr.id)
             return MISSING if expr.id in locals_ else self.namespace.lookup(expr.id)
         if isinstance(expr, gast.Attribute):
             base = self.value(expr.value, locals_)

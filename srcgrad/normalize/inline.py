@@ -29,7 +29,16 @@ import gast
 
 from .. import rules
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, loaded, local_names, ordered_walk, param_names, store_counts, stored
+from ..astutil import (
+    clone,
+    loaded,
+    local_names,
+    ordered_walk,
+    param_names,
+    store_counts,
+    stored,
+    walk,
+)
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.default_values import bind_default_values
@@ -56,7 +65,25 @@ def run(fn_node, ctx):
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
+    _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
     return fn_node
+
+
+def _refuse_local_function_values(fn_node, local_functions, location):
+    """A lambda or nested def has no object when the derivative runs (its calls are inlined):
+    one still read as a value after inlining (a tuple of them whose ``len`` is taken, one
+    returned) is an error at transform time, not a NameError when the derivative runs."""
+    for stmt in walk(fn_node.body):
+        if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
+            continue
+        n = next((n for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(
+            n.ctx, gast.Load) and n.id in local_functions), None)
+        if n is not None:
+            where = n if getattr(n, "lineno", None) is not None else stmt
+            raise location.error(UnsupportedSyntaxError, where, (
+                f"srcgrad does not support the local function `{n.id}` used as a value here "
+                f"(only its calls are inlined; it has no object when the derivative runs); "
+                f"define it at module level to pass it around as a value"))
 
 
 class InlineCalls:
@@ -67,6 +94,8 @@ class InlineCalls:
         self.local_functions = local_functions  # name -> (FunctionDef, lineno) defined in the body
         self.stack = stack
         self.values = values  # the callables names hold (callables.py)
+        if values is not None:
+            values.local_functions = local_functions
 
     def run(self, fn_node):
         fn_node.body = self.block(fn_node.body)
@@ -115,10 +144,11 @@ class InlineCalls:
         callable object: ``callables.target``) or is known only statically."""
         call = stmt.value
         func = call.func
-        if isinstance(func, gast.Name) and func.id in self.local_functions:
-            node, location = self.local_functions[func.id]
-            return node, None, location, None, call
         obj = self.values.value(func, self.locals)
+        if isinstance(obj, callables.LocalFunction):  # `sq(x)`, `fs[1](x)` of `fs = (f, sq)`
+            node, location = self.local_functions[obj.name]
+            call.func = gast.copy_location(gast.Name(obj.name, gast.Load(), None, None), func)
+            return node, None, location, None, call
         if obj is MISSING:
             self._needs_static(func)
             return None

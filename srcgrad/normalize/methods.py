@@ -291,8 +291,11 @@ class Receivers:
                 stmt.targets[0], gast.Name):
             return None
         target = stmt.targets[0].id
-        empty = gast.Assign([gast.Name(target, gast.Store(), None, None)],
-                            gast.Call(call.func, [], []), None)
+        # an empty namespace carries no gradient (a call of the class itself would be a call
+        # without a rule once the loop writing its fields makes `target` active as a whole)
+        make = self.ctx.global_name(runtime.new_instance, "new_instance")
+        empty = gast.Assign([gast.Name(target, gast.Store(), None, None)], gast.Call(
+            gast.Name(make, gast.Load(), None, None), [call.func], []), None)
         helper = self.ctx.global_name(runtime.set_field, "set_field")
         writes = [
             gast.Assign([gast.Name(target, gast.Store(), None, None)], gast.Call(

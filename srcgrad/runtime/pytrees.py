@@ -251,7 +251,10 @@ def check_class(obj, cls):
 
 
 def new_instance(cls):
-    """An instance of ``cls`` before its ``__init__`` (which is inlined after it)."""
+    """An instance of ``cls`` before its ``__init__`` (which is inlined after it); an empty
+    ``SimpleNamespace`` (its fields are written after it)."""
+    if cls is types.SimpleNamespace:
+        return cls()
     return object.__new__(cls)
 
 
