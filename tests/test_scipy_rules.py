@@ -215,6 +215,8 @@ def linalg_rows():
         row(linalg.expm, "linalg.expm(a)", a=a),
         row(linalg.expm, "linalg.expm(a)", a=x((2, 2, 2))),
         row(linalg.sqrtm, f"linalg.sqrtm({_spd('a')})", a=a),
+        row(linalg.solve_sylvester, f"linalg.solve_sylvester({shifted}, {_spd('b', 2)}, c)", a=a,
+            b=x((2, 2)), c=x((3, 2))),
         row(linalg.solve, f"linalg.solve({shifted}, b)", a=a, b=b1),
         row(linalg.solve, f"linalg.solve({shifted}, b, transposed=True)", a=a, b=b2),
         row(linalg.solve, f"linalg.solve({_spd('a')}, b, assume_a='pos')", a=a, b=b2),

@@ -98,21 +98,15 @@ def _scipy_limits():
     """The SciPy rules whose helpers have no rule yet: first order only (the refusal names the
     helper); odeint's adjoint would need the adjoint of its adjoint ODE."""
     import scipy.integrate
-    import scipy.linalg as linalg
     import scipy.stats as stats
 
     no_rule = "calls its helper `{}`, which has no rule"
     helpers = {
         stats.dirichlet.logpdf: "dirichlet_vjp", stats.dirichlet.pdf: "dirichlet_vjp",
         stats.multivariate_normal.logpdf: "mvn_vjp", stats.multivariate_normal.pdf: "mvn_vjp",
-        linalg.solve_triangular: "solve_triangular_vjp", linalg.cholesky: "cholesky_grad",
-        linalg.cho_factor: "cho_factor_vjp", linalg.cho_solve: "cho_solve_vjp_c",
-        linalg.expm: "expm_vjp", linalg.solve: "linalg_solve_vjp", linalg.inv: "structure",
-        linalg.eigh: "eigh_grad", scipy.integrate.odeint: "odeint_vjp",
+        scipy.integrate.odeint: "odeint_vjp",
     }
-    limits = {fn: (1, no_rule.format(helper)) for fn, helper in helpers.items()}
-    limits[linalg.sqrtm] = (1, "`solve_sylvester` is a Python function from `scipy.linalg")
-    return limits
+    return {fn: (1, no_rule.format(helper)) for fn, helper in helpers.items()}
 
 
 if FULL:

@@ -437,6 +437,23 @@ defrule(
     jvp="solve_sylvester(y, y, dA)",
     namespace=TEMPLATES,
 )
+# X = solve_sylvester(A, B, Q) solves A X + X B = Q: dX solves A dX + dX B = dQ - dA X - X dB; the
+# adjoint solves A^T G + G B^T = dy, and gives G, -G X^T, -X^T G. (This makes sqrtm's derivative,
+# a Sylvester solve, differentiable again: every order.)
+_ADJOINT = "solve_sylvester(mT(a), mT(b), dy)"
+defrule(
+    la.solve_sylvester,
+    "a, b, q",
+    vjp={"a": f"-{_ADJOINT} @ mT(y)", "b": f"-mT(y) @ {_ADJOINT}", "q": _ADJOINT},
+    jvp={
+        "a": "solve_sylvester(a, b, -(da @ y))",
+        "b": "solve_sylvester(a, b, -(y @ db))",
+        "q": "solve_sylvester(a, b, dq)",
+    },
+    namespace=TEMPLATES,
+)
+# what a symmetric or banded solver reads of `a` (structure's band): no derivative
+nondiff(scipy_helpers._bandwidth)
 _EIGH = ("lower=lower, eigvals_only=eigvals_only, subset_by_index=subset_by_index, "
          "subset_by_value=subset_by_value")
 defrule(

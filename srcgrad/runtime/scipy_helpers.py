@@ -84,6 +84,7 @@ def logsumexp_jvp(t, a, y, axis=None, b=None, keepdims=False, return_sign=False,
 _SYMMETRIC = {"sym", "her", "pos", "symmetric", "hermitian", "positive definite"}
 
 
+@by_source
 def structure(g, a, assume_a=None):
     """``g`` projected onto the entries a solver with ``assume_a`` reads from ``a``.
 
@@ -112,6 +113,7 @@ def _bandwidth(a):
     return max(0, int(np.max(rows - cols))), max(0, int(np.max(cols - rows)))
 
 
+@by_source
 def _outer_last(g, x):
     """``g x^T`` for matrices, ``outer(g, x)`` for vectors (right-hand sides of a solve)."""
     if np.ndim(x) == np.ndim(g) and np.ndim(x) >= 2:
@@ -123,6 +125,7 @@ def _transposed(trans):
     return trans in (1, 2, "T", "C")
 
 
+@by_source
 def solve_triangular_vjp(dy, a, b, y, trans=0, lower=False, unit_diagonal=False, wrt=0):
     """The adjoint of ``solve_triangular``: only the triangle read from ``a`` gets gradient."""
     g = scipy.linalg.solve_triangular(
@@ -139,6 +142,7 @@ def solve_triangular_vjp(dy, a, b, y, trans=0, lower=False, unit_diagonal=False,
     return ga
 
 
+@by_source
 def solve_triangular_jvp(a, y, da, trans=0, lower=False, unit_diagonal=False):
     """The tangent of ``x = solve_triangular(a, b)`` along ``da``: ``-op(a)^-1 op(da) x``."""
     da = np.tril(da) if lower else np.triu(da)
@@ -151,6 +155,7 @@ def solve_triangular_jvp(a, y, da, trans=0, lower=False, unit_diagonal=False):
     )
 
 
+@by_source
 def linalg_solve_vjp(dy, a, b, y, lower=False, assume_a=None, transposed=False, wrt=0):
     """The adjoint of ``x = scipy.linalg.solve(a, b)``: ``g = op(a)^-T dy``, ``da = -g x^T``."""
     g = scipy.linalg.solve(a, dy, lower=lower, assume_a=assume_a, transposed=not transposed)
@@ -160,6 +165,7 @@ def linalg_solve_vjp(dy, a, b, y, lower=False, assume_a=None, transposed=False, 
     return structure(mT(ga) if transposed else ga, a, assume_a)
 
 
+@by_source
 def linalg_solve_jvp(a, y, da, lower=False, assume_a=None, transposed=False):
     """The tangent of ``x = scipy.linalg.solve(a, b)`` along ``da``: ``-op(a)^-1 op(da) x``."""
     da = structure(da, a, assume_a)
@@ -169,16 +175,19 @@ def linalg_solve_jvp(a, y, da, lower=False, assume_a=None, transposed=False):
     )
 
 
+@by_source
 def cholesky_grad(dy, y, lower=False):
     """The adjoint of ``scipy.linalg.cholesky`` (symmetric convention, like NumPy's)."""
     return cholesky_vjp(dy, y, upper=not lower)
 
 
+@by_source
 def cholesky_tangent(y, da, lower=False):
     """The tangent of ``scipy.linalg.cholesky``."""
     return cholesky_jvp(y, da, upper=not lower)
 
 
+@by_source
 def cho_factor_vjp(dy, y, a, lower=False):
     """The adjoint of ``c, lower = cho_factor(a)``.
 
@@ -189,25 +198,27 @@ def cho_factor_vjp(dy, y, a, lower=False):
     if dc is None:
         return np.zeros(np.shape(a))
     c = y[0]
-    pick, other = (np.tril, np.triu) if lower else (np.triu, np.tril)
-    factor = pick(c)
-    g = cholesky_vjp(pick(dc), factor, upper=not lower)
-    return g + other(dc, 1 if lower else -1)
+    if lower:
+        return cholesky_vjp(np.tril(dc), np.tril(c), upper=False) + np.triu(dc, 1)
+    return cholesky_vjp(np.triu(dc), np.triu(c), upper=True) + np.tril(dc, -1)
 
 
+@by_source
 def cho_factor_jvp(y, da, lower=False):
     """The tangent of ``c, lower = cho_factor(a)``: ``(dc, None)``."""
-    pick, other = (np.tril, np.triu) if lower else (np.triu, np.tril)
-    dfactor = cholesky_jvp(pick(y[0]), da, upper=not lower)
-    return (pick(dfactor) + other(da, 1 if lower else -1), None)
+    if lower:
+        return (np.tril(cholesky_jvp(np.tril(y[0]), da, upper=False)) + np.triu(da, 1), None)
+    return (np.triu(cholesky_jvp(np.triu(y[0]), da, upper=True)) + np.tril(da, -1), None)
 
 
+@by_source
 def _symmetric_solve_grad(g, x):
     """The symmetric gradient of ``x = A^-1 b`` w.r.t. ``A`` given ``g = A^-1 dy``."""
     m = _outer_last(g, x)
     return -0.5 * (m + mT(m))
 
 
+@by_source
 def cho_solve_vjp_c(dy, c_and_lower, y):
     """The adjoint of ``x = cho_solve((c, lower), b)`` with respect to the factor ``c``.
 
@@ -222,6 +233,7 @@ def cho_solve_vjp_c(dy, c_and_lower, y):
     return (np.triu(2 * np.triu(c) @ ga), None)
 
 
+@by_source
 def cho_solve_jvp_c(dc_and_lower, c_and_lower, y):
     """The tangent of ``cho_solve((c, lower), b)`` along the tangent of ``c``."""
     c, lower = c_and_lower
@@ -240,6 +252,7 @@ def transpose_code(trans):
     return 0 if _transposed(trans) else 1
 
 
+@by_source
 def _block_upper(top_left, top_right):
     """``[[top_left, top_right], [0, top_left]]`` over the last two axes."""
     zeros = np.zeros(np.shape(top_left))
@@ -248,6 +261,7 @@ def _block_upper(top_left, top_right):
     return np.concatenate((top, bottom), axis=-2)
 
 
+@by_source
 def expm_frechet_block(a, e):
     """The Fréchet derivative of ``expm`` at ``a`` along ``e``: the top-right block of
     ``expm([[a, e], [0, a]])``."""
@@ -255,11 +269,13 @@ def expm_frechet_block(a, e):
     return scipy.linalg.expm(_block_upper(a, e))[..., :n, n:]
 
 
+@by_source
 def expm_vjp(dy, a):
     """The adjoint of ``expm``: the Fréchet derivative at ``a^T`` along ``dy``."""
     return expm_frechet_block(mT(a), dy)
 
 
+@by_source
 def eigh_grad(dy, y, a, lower=True, eigvals_only=False, subset_by_index=None,
               subset_by_value=None):
     """The adjoint of ``scipy.linalg.eigh`` (symmetric convention; distinct eigenvalues)."""
@@ -274,6 +290,7 @@ def eigh_grad(dy, y, a, lower=True, eigvals_only=False, subset_by_index=None,
     return eigh_vjp(dy, y)
 
 
+@by_source
 def eigh_tangent(y, a, da, lower=True, eigvals_only=False, subset_by_index=None,
                  subset_by_value=None):
     if eigvals_only:
