@@ -593,6 +593,22 @@ def test_refused_with_a_located_advice(f, marker, advice):
     assert advice in str(info.value)
 
 
+def max_with_a_key(x):
+    return max(x[0], x[1], key=abs)
+
+
+@pytest.mark.parametrize("f, marker, advice", [
+    (set_of_active_values, "{x[0]", "use a list"),
+    (max_with_a_key, "max(", "take `np.argmax` / `np.argmin` of the keys"),
+])
+def test_refused_with_advice_not_a_rule_to_register(f, marker, advice):
+    lineno, _, _ = where_is(f, marker)
+    with pytest.raises(SrcgradError) as info:
+        grad(f)(V4)
+    assert info.value.lineno == lineno and advice in str(info.value)
+    assert "Register a rule" not in str(info.value)
+
+
 def test_a_stdlib_helper_is_inlined_or_refused_at_its_own_line():
     # statistics.mean is plain Python, but its exact sum catches errors (statistics.fmean,
     # which only tries len(data), is inlined in a form without its try: test_static_calls.py)

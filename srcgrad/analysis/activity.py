@@ -119,6 +119,10 @@ class Activity:
                 f"code srcgrad generates for it calls its helper `{name}`, which has no rule "
                 f"of its own yet.",
             )
+        if fn in (set, frozenset):
+            return location.error(NoRuleError, op.node, (
+                f"a `{fn.__name__}` of values that carry gradient has no gradient rule (which "
+                f"values it keeps, and in what order, depends on the values); use a list"))
         if fn is dict:
             return location.error(NoRuleError, op.node, (
                 "`dict(...)` of a mapping or of pairs known only when it runs has no gradient "

@@ -107,6 +107,15 @@ CLASS_ADVICE = (
 )
 
 
+def _key_advice(fn):
+    """What to write instead of ``max``/``min`` with ``key=`` or ``default=``."""
+    if fn is not max and fn is not min:
+        return ""
+    return ("; for `key=` take `np.argmax` / `np.argmin` of the keys, then index "
+            "(`xs[int(np.argmax([abs(v) for v in xs]))]`); for `default=` test the length "
+            "with `if`")
+
+
 @dataclass
 class Op:
     """What a statement's value computes.
@@ -312,9 +321,10 @@ class OpClassifier:
         try:
             bound = rule.signature.bind(*args, **kwargs)
         except TypeError as exc:
+            advice = _key_advice(rule.fn) if kwargs else ""
             raise self.location.error(
                 UnsupportedSyntaxError, node, f"the call to {rule.name} does not match the "
-                f"signature srcgrad knows for it ({rule.signature}): {exc}"
+                f"signature srcgrad knows for it ({rule.signature}): {exc}{advice}"
             ) from None
         if rule.nondiff:
             return Op("constant", rule=rule, node=node)
