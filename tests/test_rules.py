@@ -584,6 +584,8 @@ def numeric_rows():
         row(np.interp, "np.interp(t, XP, f, left=lo, right=hi)", t=x((3, 2), (-1.0, 4.0)), f=V,
             lo=S, hi=S),
         row(np.interp, "np.interp(s, XP, f)", s=x((), (0.1, 2.9)), f=V),
+        # linear in fp with real weights: complex fp interpolates both parts
+        row(np.interp, "np.interp(t, XP, z)", t=x((5,), (-0.5, 3.5)), z=x((4,), CX), wrt=("z",)),
         row(np.polyval, "np.polyval(p, t)", p=V, t=x((3, 2))),
         row(np.polyval, "np.polyval(p, s)", p=x((3,)), s=S),
         row(np.polyval, "np.polyval(p, t)", p=x((1,)), t=x((3,))),

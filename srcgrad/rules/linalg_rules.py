@@ -66,7 +66,10 @@ defrule(la.eigvalsh, "a, UPLO='L'",
         jvp="eigvalsh_jvp(real_only(a, 'np.linalg.eigvalsh'), da, UPLO=UPLO)")
 # The holomorphic transpose; a real matrix gets the real part (see runtime/numerics.py).
 defrule(la.eigvals, "a", vjp="eigvals_vjp(dy, a, y)", jvp="eigvals_jvp(a, y, da)")
-defrule(la.cond, "x, p=None", vjp="cond_vjp(dy, x, p=p)", jvp="cond_jvp(x, dx, p=p)")
+# complex x: refused (cond_vjp takes no conjugates; its gradient of a complex matrix was the
+# conjugate of the right one)
+defrule(la.cond, "x, p=None", vjp="cond_vjp(dy, real_only(x, 'np.linalg.cond'), p=p)",
+        jvp="cond_jvp(real_only(x, 'np.linalg.cond'), dx, p=p)")
 defrule(
     la.svd,
     "a, full_matrices=True, compute_uv=True, hermitian=False",

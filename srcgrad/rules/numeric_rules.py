@@ -74,9 +74,9 @@ defrule(
     "x, xp, fp, left=None, right=None, period=None",
     vjp={
         "x": f"dy * {_SLOPE}",
-        "fp": f"np.bincount(np.ravel({_I0}), np.ravel(dy * {_KEEP} * (1 - {_T})), "
-        f"minlength=np.size(fp)) + np.bincount(np.ravel({_I1}), np.ravel(dy * {_KEEP} * {_T}), "
-        "minlength=np.size(fp))",
+        # the adjoints of np.take(fp, i): sums into fp's knots, complex fp too
+        "fp": f"select_grad(dy * {_KEEP} * (1 - {_T}), fp, np.take, {_I0}) + "
+        f"select_grad(dy * {_KEEP} * {_T}, fp, np.take, {_I1})",
         "left": "unbroadcast(dy * interp_outside(x, xp, -1), left)",
         "right": "unbroadcast(dy * interp_outside(x, xp, 1), right)",
     },
