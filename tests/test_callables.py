@@ -16,8 +16,8 @@ import pytest
 from gradcheck import check_grad, numeric_grad
 from test_errors import where_is
 
-import srcgrad
 from srcgrad import SrcgradError, grad, hessian, hvp, jvp, source
+from srcgrad.specialize import CACHE_SIZE  # the module; `srcgrad.specialize` is the function
 
 STEP = 1e-6
 Y = np.array([0.4, -0.3])
@@ -177,9 +177,9 @@ def test_second_order_of_a_specialized_derivative():
 
 def test_specializations_are_bounded_and_per_function_object():
     df = grad(_apply, wrt=1)
-    for k in range(srcgrad.specialize.CACHE_SIZE + 5):
+    for k in range(CACHE_SIZE + 5):
         assert df(lambda v, k=k: k * v * v, 2.0) == pytest.approx(4.0 * k)
-    assert len(df.made) == srcgrad.specialize.CACHE_SIZE
+    assert len(df.made) == CACHE_SIZE
 
 
 def test_tuple_of_functions_as_an_argument_of_the_transformed_function():
