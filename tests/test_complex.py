@@ -155,6 +155,25 @@ def test_rules_for_real_values_refuse_complex_ones(call):
     assert "while differentiating" in "".join(getattr(info.value, "__notes__", []))
 
 
+SCIPY_REFUSED = [  # their gradients of a complex (Hermitian) matrix were wrong, or crashed in SciPy
+    "scipy.linalg.solve(s + 3 * np.eye(2), w[0, :2])", "scipy.linalg.cholesky(h)",
+    "scipy.linalg.cho_factor(h)[0]", "scipy.linalg.cho_solve(scipy.linalg.cho_factor(h), w[0, :2])",
+    "scipy.linalg.eigh(h, eigvals_only=True)",
+]
+
+
+@pytest.mark.parametrize("call", SCIPY_REFUSED)
+def test_scipy_rules_for_real_values_refuse_complex_ones(call):
+    pytest.importorskip("scipy")
+    import scipy.linalg
+
+    f = define(["z", "w"], ["s = z[:, :2]", "h = s @ np.conj(s).T + 3 * np.eye(2)",
+                            f"return np.sum(np.abs({call}))"], {"scipy": scipy})
+    with pytest.raises(UnsupportedCaseError, match="for real values only") as info:
+        grad(f)(Z, Z[::-1])
+    assert "while differentiating" in "".join(getattr(info.value, "__notes__", []))
+
+
 # --- second order ----------------------------------------------------------------------------
 
 

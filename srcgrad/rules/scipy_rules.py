@@ -40,6 +40,7 @@ import scipy.special as special
 import scipy.stats as stats
 
 from ..runtime import scipy_helpers
+from ..runtime.complex_values import real_only
 from .registry import defrule, elementwise, nondiff
 
 TEMPLATES = {
@@ -56,6 +57,7 @@ TEMPLATES = {
     "cho_solve": scipy.linalg.cho_solve,
     "lu_solve": scipy.linalg.lu_solve,
     "solve_sylvester": scipy.linalg.solve_sylvester,
+    "real_only": real_only,
     "convolve": scipy.signal.convolve,
     "correlate": scipy.signal.correlate,
     **{k: v for k, v in vars(scipy_helpers).items() if callable(v) and not k.startswith("_")},
@@ -363,16 +365,19 @@ defrule(
     namespace=TEMPLATES,
 )
 _SOLVE = "lower=lower, assume_a=assume_a, transposed=transposed"
+# complex a: SciPy has no transposed solve of a complex matrix (the adjoint is one); the
+# Hermitian decompositions below are differentiated for real matrices only, as NumPy's are
+_REAL_A = "real_only(a, 'scipy.linalg.{}')"
 defrule(
     la.solve,
     "a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None, "
     "transposed=False",
     vjp={
-        "a": f"linalg_solve_vjp(dy, a, b, y, {_SOLVE})",
-        "b": f"linalg_solve_vjp(dy, a, b, y, {_SOLVE}, wrt=1)",
+        "a": f"linalg_solve_vjp(dy, {_REAL_A.format('solve')}, b, y, {_SOLVE})",
+        "b": f"linalg_solve_vjp(dy, {_REAL_A.format('solve')}, b, y, {_SOLVE}, wrt=1)",
     },
     jvp={
-        "a": f"linalg_solve_jvp(a, y, da, {_SOLVE})",
+        "a": f"linalg_solve_jvp({_REAL_A.format('solve')}, y, da, {_SOLVE})",
         "b": "scipy.linalg.solve(a, db, lower=lower, assume_a=assume_a, transposed=transposed)",
     },
     namespace={**TEMPLATES, "scipy": scipy},
@@ -394,23 +399,25 @@ defrule(
 defrule(
     la.cholesky,
     "a, lower=False, overwrite_a=False, check_finite=True",
-    vjp="cholesky_grad(dy, y, lower=lower)",
-    jvp="cholesky_tangent(y, da, lower=lower)",
+    vjp="cholesky_grad(dy, real_only(y, 'scipy.linalg.cholesky'), lower=lower)",
+    jvp="cholesky_tangent(real_only(y, 'scipy.linalg.cholesky'), da, lower=lower)",
     namespace=TEMPLATES,
 )
 defrule(
     la.cho_factor,
     "a, lower=False, overwrite_a=False, check_finite=True",
-    vjp="cho_factor_vjp(dy, y, a, lower=lower)",
-    jvp="cho_factor_jvp(y, da, lower=lower)",
+    vjp="cho_factor_vjp(dy, y, real_only(a, 'scipy.linalg.cho_factor'), lower=lower)",
+    jvp="cho_factor_jvp(y, real_only(da, 'scipy.linalg.cho_factor'), lower=lower)",
     namespace=TEMPLATES,
 )
 defrule(
     la.cho_solve,
     "c_and_lower, b, overwrite_b=False, check_finite=True",
-    vjp={"c_and_lower": "cho_solve_vjp_c(dy, c_and_lower, y)", "b": "cho_solve(c_and_lower, dy)"},
+    vjp={"c_and_lower": "cho_solve_vjp_c(dy, real_only(c_and_lower, 'scipy.linalg.cho_solve'), "
+         "y)", "b": "cho_solve(c_and_lower, dy)"},
     jvp={
-        "c_and_lower": "cho_solve_jvp_c(dc_and_lower, c_and_lower, y)",
+        "c_and_lower": "cho_solve_jvp_c(dc_and_lower, real_only(c_and_lower, "
+        "'scipy.linalg.cho_solve'), y)",
         "b": "cho_solve(c_and_lower, db)",
     },
     namespace=TEMPLATES,
@@ -460,8 +467,10 @@ defrule(
     la.eigh,
     "a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, "
     "type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None",
-    vjp={"a": f"eigh_grad(dy, y, a, {_EIGH})", "b": "no_gradient('scipy.linalg.eigh', 'b')"},
-    jvp={"a": f"eigh_tangent(y, a, da, {_EIGH})", "b": "no_gradient('scipy.linalg.eigh', 'b')"},
+    vjp={"a": f"eigh_grad(dy, y, real_only(a, 'scipy.linalg.eigh'), {_EIGH})",
+         "b": "no_gradient('scipy.linalg.eigh', 'b')"},
+    jvp={"a": f"eigh_tangent(y, real_only(a, 'scipy.linalg.eigh'), da, {_EIGH})",
+         "b": "no_gradient('scipy.linalg.eigh', 'b')"},
     namespace=TEMPLATES,
 )
 
