@@ -732,7 +732,6 @@ def test_a_write_into_a_0d_array_whose_cotangent_is_a_number(f):
     # `float(y)`'s adjoint gave y's cotangent as a Python float, and the write's adjoint
     # (take_item, zero_item) indexed it: TypeError "'float' object is not subscriptable"
     check_all(f, (X,))
-    check_second_order(f, [X], 0)
 
 
 def ndenumerate_weights(x):
@@ -750,3 +749,18 @@ def test_the_index_np_ndenumerate_gives_has_no_tangent():
     # so `v * idx[1]` gained `v * idx[1]` (grad was right: the sweep ignores the index)
     check_all(ndenumerate_weights, (X,))
     check_second_order(ndenumerate_weights, [X], 0)
+
+
+def complex_then_real_contribution(x):
+    y = x * 2.0
+    a = np.sum(np.real((y * (1.0 + 2.0j)) ** 2))
+    return a + np.sum(np.sin(y))
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError,
+                   reason="open (found by the random programs): a complex contribution is added "
+                          "in place (`dy += g`) into the real adjoint buffer of a real variable")
+def test_a_complex_contribution_to_a_real_adjoint_buffer():
+    # `dy = dsin_y * np.cos(y)` (real, private), then `dy += unbroadcast(... * (1+2j), x)`:
+    # UFuncTypeError, cannot cast complex128 to float64 (also np.fft.fft(y), np.exp(1j * y))
+    check_all(complex_then_real_contribution, (X,))
