@@ -55,6 +55,8 @@ from hypothesis import strategies as st
 import srcgrad
 
 EXAMPLES = int(os.environ.get("SRCGRAD_RANDOM_EXAMPLES", "90"))
+# one program in this many is also checked specialized to its argument kinds (srcgrad.specialize)
+SPECIALIZED = int(os.environ.get("SRCGRAD_RANDOM_SPECIALIZED", "4"))
 SECOND_ORDER_EVERY = 3  # one example in three also checks hvp
 
 # Features counted over the programs checked (printed by test_feature_frequencies, which also
@@ -1667,7 +1669,7 @@ def check_first_order(f, case, args, value, coarse, scale, tangents):
                 f"of dtype {np.result_type(arg)}"
             )
 
-    if case.tangent_seed % 4 == 0:  # a quarter of the programs: specialized to their kinds
+    if case.tangent_seed % SPECIALIZED == 0:  # specialized to their argument kinds
         check_specialized(f, wrt, args, grads, unpack)
 
     v, vg = srcgrad.value_and_grad(f, wrt=wrt)(*copies(args))

@@ -58,6 +58,8 @@ def _float_array(a):
 
 def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
+    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, tested first
+        return _unbroadcast_arrays(g, x)
     if isinstance(g, float):
         # A contribution has the shape of the operation's result, and a scalar result means
         # scalar operands: nothing was broadcast.
@@ -73,16 +75,21 @@ def unbroadcast(g, x):
             "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
             "by srcgrad; build the list with a literal, `append` or a comprehension instead"
         )
-    gshape = getattr(g, "shape", None)
-    shape = getattr(x, "shape", None)
-    if gshape is not None and shape is not None:
-        if gshape == shape:
-            return g
-        lead = len(gshape) - len(shape)
-        if lead > 0 and gshape[lead:] == shape:
-            # the usual case: leading batch axes broadcast in front of x
-            axes = 0 if lead == 1 else tuple(range(lead))
-            return np.add.reduce(g, axes) if type(g) is np.ndarray else g.sum(axis=axes)
+    if getattr(g, "shape", None) is not None and getattr(x, "shape", None) is not None:
+        return _unbroadcast_arrays(g, x)
+    return _unbroadcast_shapes(g, x)
+
+
+def _unbroadcast_arrays(g, x):
+    """``unbroadcast`` of an array (or an array-like with a shape) to another's shape."""
+    gshape, shape = g.shape, x.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead > 0 and gshape[lead:] == shape:
+        # the usual case: leading batch axes broadcast in front of x
+        axes = 0 if lead == 1 else tuple(range(lead))
+        return np.add.reduce(g, axes) if type(g) is np.ndarray else g.sum(axis=axes)
     return _unbroadcast_shapes(g, x)
 
 
