@@ -58,12 +58,12 @@ def _float_array(a):
 
 def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
-    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, tested first
-        return _unbroadcast_arrays(g, x)
     if isinstance(g, float):
         # A contribution has the shape of the operation's result, and a scalar result means
         # scalar operands: nothing was broadcast.
         return g
+    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, before the rarer
+        return _unbroadcast_arrays(g, x)
     if _adds_elementwise(x) and isinstance(g, (list, tuple)):
         # the tangents (cotangents) of tuples added in derivative code: element by element
         return type(x)(
