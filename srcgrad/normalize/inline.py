@@ -272,6 +272,7 @@ class InlineCalls:
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
         locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values())
+        locals_ |= _caller_variables(node, self.locals)
         self.locals |= locals_
         ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
         DesugarControl(self.ctx.namer, locals_).run(node)
@@ -406,6 +407,13 @@ class _Forward(gast.NodeTransformer):
                 keywords.append(k)
         node.args, node.keywords = args, keywords
         return node
+
+
+def _caller_variables(node, caller_locals):
+    """The free names of an inlined local function that are the caller's variables (``P`` in
+    ``lambda v: v * P.c``): variables in the inlined body too, so that their attribute reads
+    are values of the function (with gradients), not constants."""
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)} & caller_locals
 
 
 class _Rename(gast.NodeTransformer):

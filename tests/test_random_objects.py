@@ -1,0 +1,599 @@
+"""Differential testing on random programs built from objects and callables (issue 14).
+
+A seeded generator writes small modules whose function `f(x, P)` (or a dataclass method
+`Model.loss(self, x)`) threads a vector `h` through a random chain of constructs: methods of user
+classes (``self`` bound, inheritance with overriding and ``super()``, properties, staticmethods,
+classmethods, a method of the argument itself), callable objects, attribute writes on local
+objects (rebinding and in place), writes into an attribute or key of the argument, functions
+passed as arguments (through two levels, in tuples and dicts of callbacks),
+``functools.partial`` / ``wraps`` / ``lru_cache``, local functions, lambdas and closures (with
+Python's late binding), list/dict/generator comprehensions, recursion, ``with``,
+``try``/``finally`` and ``**kwargs``. ``P`` is a dataclass (with int and str fields), a
+namedtuple, a ``SimpleNamespace``, a dict, a tuple or a nesting of them. For every program:
+
+- `grad` w.r.t. ``x``, ``P`` (or ``self``) matches central differences in float64, with ``P``'s
+  structure;
+- `value_and_grad` and `jvp` give plain Python's value (on copies of the arguments) and the same
+  gradient / directional derivative;
+- no call modifies its arguments, and a second call gives the same result;
+- one program in four checks `hvp` against central differences of the gradient.
+
+A located ``SrcgradError`` is counted as a refusal (printed with ``-s``), never a number.
+`SRCGRAD_OBJECT_EXAMPLES=500 SRCGRAD_OBJECT_SEED=7 python -m pytest -n 0 -s
+tests/test_random_objects.py` runs more programs from another seed.
+"""
+
+import collections
+import copy
+import dataclasses
+import importlib.util
+import itertools
+import os
+import random
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import srcgrad
+from srcgrad import SrcgradError
+
+EXAMPLES = int(os.environ.get("SRCGRAD_OBJECT_EXAMPLES", "16"))
+SEED = int(os.environ.get("SRCGRAD_OBJECT_SEED", "0"))
+REFUSALS = collections.Counter()
+_counter = itertools.count()
+
+PRELUDE = """\
+import dataclasses
+import functools
+import types
+from collections import namedtuple
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class DP:
+    W: np.ndarray
+    b: np.ndarray
+    c: float
+    n: int = 2
+    label: str = "p"
+
+    def affine(self, v):
+        return self.W @ v + self.b
+
+
+NP = namedtuple("NP", ["W", "b", "c"])
+"""
+
+# How P is built, and how its fields are read, per structure kind.
+KINDS = {
+    "dataclass": ("DP(W, b, c)", "P.W", "P.b", "P.c"),
+    "namedtuple": ("NP(W, b, c)", "P.W", "P.b", "P.c"),
+    "namespace": ("types.SimpleNamespace(W=W, b=b, c=c)", "P.W", "P.b", "P.c"),
+    "dict": ('{"W": W, "b": b, "c": c}', 'P["W"]', 'P["b"]', 'P["c"]'),
+    "tuple": ("(W, b, c)", "P[0]", "P[1]", "P[2]"),
+    "nested": ('{"layer": NP(W, b, 1.0), "c": [c]}', 'P["layer"].W', 'P["layer"].b',
+               'P["c"][0]'),
+    "dc_list": ("types.SimpleNamespace(ps=[DP(W, b, c)])", "P.ps[0].W", "P.ps[0].b",
+                "P.ps[0].c"),
+}
+
+
+class Gen:
+    """One program: module-level definitions and the body of f, threading the vector `h`."""
+
+    def __init__(self, rng, kind, model):
+        self.rng, self.kind, self.model = rng, kind, model
+        _, self.W, self.b, self.c = KINDS[kind]
+        if model:
+            self.W, self.b, self.c = "self.W", "self.b", "self.c"
+        self.defs, self.body, self.k = [], [], 0
+        self.features = []
+
+    def name(self, stem):
+        self.k += 1
+        return f"{stem}{self.k}"
+
+    def emit(self, *lines):
+        self.body.extend(lines)
+
+    def define(self, text):
+        self.defs.append(text)
+
+    # --- constructs -------------------------------------------------------------------------
+    def method(self):
+        cls = self.name("Lin")
+        self.define(f"class {cls}:\n    def __init__(self, W, b):\n        self.W = W\n"
+                    f"        self.b = b\n\n    def apply(self, v):\n"
+                    f"        return np.tanh(self.W @ v + self.b)\n")
+        if self.rng.random() < 0.5:
+            self.emit(f"lay = {cls}({self.W}, {self.b})", "h = lay.apply(h)")
+        else:
+            self.emit(f"layers = [{cls}({self.W}, {self.b}), {cls}({self.W}.T, 0.5 * {self.b})]",
+                      "for lay in layers:", "    h = lay.apply(h)")
+
+    def callable_object(self):
+        cls = self.name("Act")
+        self.define(f"class {cls}:\n    def __init__(self, s):\n        self.s = s\n\n"
+                    f"    def __call__(self, v):\n        return self.s * np.sin(v)\n")
+        self.emit(f"act = {cls}({self.c})", "h = act(h) + 0.5 * h")
+
+    def decorated_methods(self):
+        cls = self.name("Sc")
+        self.define(f"class {cls}:\n    def __init__(self, c):\n        self.c = c\n\n"
+                    f"    @property\n    def c2(self):\n        return self.c * self.c\n\n"
+                    f"    @staticmethod\n    def f(v):\n        return np.cos(v)\n\n"
+                    f"    @classmethod\n    def make(cls, c):\n        return cls(c + 0.25)\n")
+        self.emit(f"sc = {cls}.make({self.c})", "h = sc.f(h) * sc.c2")
+
+    def inheritance(self):
+        base, sub = self.name("Base"), self.name("Sub")
+        self.define(f"class {base}:\n    def __init__(self, s):\n        self.s = s\n\n"
+                    f"    def f(self, v):\n        return v * self.s\n\n"
+                    f"    def g(self, v):\n        return self.f(v) + 0.25\n")
+        if self.rng.random() < 0.5:
+            body = "return np.sin(v) * self.s"
+        else:
+            body = "return super().f(v) * 2.0 + np.sin(v)"
+        self.define(f"class {sub}({base}):\n    def f(self, v):\n        {body}\n")
+        self.emit(f"h = {sub}({self.c}).g(h)")
+
+    def class_attribute(self):
+        cls = self.name("K")
+        self.define(f"class {cls}:\n    s = 0.5\n\n    def f(self, v):\n"
+                    f"        return v * self.s\n")
+        if self.rng.random() < 0.5:
+            self.emit(f"kk = {cls}()", f"kk.s = {self.c}", "h = kk.f(h) + h")
+        else:
+            self.emit(f"kk = {cls}()", "h = kk.f(h) + h")
+
+    def mutating_method(self):
+        cls = self.name("Acc")
+        inplace = self.rng.random() < 0.5
+        add = "self.total += v" if inplace else "self.total = self.total + v"
+        self.define(f"class {cls}:\n    def __init__(self, n):\n"
+                    f"        self.total = np.zeros(n)\n\n    def add(self, v):\n        {add}\n")
+        self.emit(f"acc = {cls}(3)", "acc.add(h)", "acc.add(h * h)", "h = np.tanh(acc.total)")
+
+    def own_method(self):
+        if self.kind == "dataclass" and not self.model:
+            self.emit("h = np.tanh(P.affine(h))")
+        elif self.model:
+            self.emit("h = np.tanh(self.affine(h))")
+        else:
+            self.method()
+
+    def local_state(self):
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            self.emit("st = types.SimpleNamespace(h=h, n=0)", f"st.h = st.h * {self.c} + 1.0",
+                      "st.n += 1", "h = np.sin(st.h) * st.n")
+        elif choice == 1:
+            self.emit("st = types.SimpleNamespace(h=h)", f"st.h += {self.b}",
+                      "h = st.h * h")
+        else:
+            self.emit("st = DP(np.eye(3), h, 1.0)", f"st.b = st.b * {self.c}",
+                      "h = np.tanh(st.affine(h))")
+
+    def argument_write(self):
+        """A write into an attribute or key of the argument (rebinding; in place on an array)."""
+        if self.model:
+            target = "self.b"
+        elif self.kind in ("dataclass", "namespace", "dict", "dc_list"):
+            target = self.b
+        else:
+            self.local_state()
+            return
+        if self.rng.random() < 0.5:
+            self.emit(f"{target} = {target} * 0.5 + h")
+        else:
+            self.emit(f"{target} += 0.5 * h")
+        self.emit(f"h = h * {self.b}")
+
+    def function_argument(self):
+        app, hel = self.name("apply"), self.name("hel")
+        self.define(f"def {hel}(v):\n    return np.tanh(v) * 1.5\n")
+        self.define(f"def {app}(fn, v, s):\n    return fn(v) * s\n")
+        if self.rng.random() < 0.5:
+            self.emit(f"h = {app}({hel}, h, {self.c})")
+        else:
+            two = self.name("level")
+            self.define(f"def {two}(fn, v, s):\n    return {app}(fn, v, s) + v\n")
+            self.emit(f"h = {two}({hel}, h, {self.c})")
+
+    def callbacks(self):
+        hel = self.name("hel")
+        self.define(f"def {hel}(v):\n    return np.sin(v) + 0.5 * v\n")
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            self.emit(f"fns = (np.tanh, {hel})", "for fn in fns:", "    h = fn(h)")
+        elif choice == 1:
+            self.emit(f'cbs = {{"a": {hel}, "b": np.tanh}}', 'h = cbs["a"](h) + cbs["b"](h)')
+        else:
+            table = self.name("CBS")
+            self.define(f"{table} = ({hel}, np.cos)\n")
+            self.emit(f"for fn in {table}:", f"    h = fn(h) * {self.c}")
+
+    def partial(self):
+        sc, part = self.name("scale"), self.name("part")
+        self.define(f"def {sc}(v, s, t):\n    return v * s + t\n")
+        if self.rng.random() < 0.5:
+            self.define(f"{part} = functools.partial({sc}, s=0.75)\n")
+            self.emit(f"h = {part}(h, t={self.c})")
+        else:
+            self.emit(f"pp = functools.partial({sc}, s={self.c})", "h = pp(h, t=0.125)")
+
+    def wrapped(self):
+        deco, fn = self.name("deco"), self.name("wrapped")
+        self.define(f"def {deco}(fn):\n    @functools.wraps(fn)\n"
+                    f"    def wrapper(*args, **kwargs):\n        return fn(*args, **kwargs)\n\n"
+                    f"    return wrapper\n\n\n@{deco}\ndef {fn}(v, s):\n"
+                    f"    return np.sin(v) * s\n")
+        self.emit(f"h = {fn}(h, {self.c})")
+
+    def cached(self):
+        fn = self.name("coef")
+        self.define(f"@functools.lru_cache(maxsize=None)\ndef {fn}(n):\n"
+                    f"    return 1.0 / (n + 1) + n * n\n")
+        if self.rng.random() < 0.5:
+            self.emit(f"h = h * {fn}(2)")
+        else:
+            self.emit(f"h = h * {fn}({self.c})")
+
+    def closure(self):
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            self.emit("h0 = h", "def loc(v):", f"    return np.sin(v) * {self.c} + h0",
+                      "h = loc(h)")
+        elif choice == 1:
+            self.emit(f"sq = lambda v: v * v * {self.c}", "h = np.tanh(sq(h))")
+        else:  # late binding: loc sees s as it is when called
+            self.emit(f"s = {self.c}", "def loc(v):", "    return v * s", "s = 0.5 * s + 1.0",
+                      "h = loc(h)")
+
+    def comprehension(self):
+        choice = self.rng.randrange(4)
+        if choice == 0:
+            self.emit(f"h = np.array([np.sum({self.W}[i] * h) for i in range(3)])")
+        elif choice == 1:
+            self.emit(f"h = sum([h * w for w in (0.5, {self.c})])")
+        elif choice == 2:
+            self.emit("d = {k: h * k for k in (1, 2)}", "h = d[1] + d[2] * 0.25")
+        else:
+            self.emit(f"h = h * sum(w for w in ({self.c}, 0.5))")
+
+    def recursion(self):
+        fn = self.name("rec")
+        self.define(f"def {fn}(v, n):\n    if n == 0:\n        return v\n"
+                    f"    return np.sin({fn}(v, n - 1)) * 0.9\n")
+        self.emit(f"h = {fn}(h, {self.rng.randrange(1, 4)})")
+
+    def with_block(self):
+        self.emit('with np.errstate(all="ignore"):', f"    h = np.tanh(h) * {self.c}")
+
+    def try_finally(self):
+        self.emit("try:", f"    h = h * {self.c}", "finally:", "    done = 1",
+                  "h = h + done")
+
+    def kwargs(self):
+        fn = self.name("kw")
+        self.define(f"def {fn}(v, **opts):\n"
+                    f'    return v * opts["s"] + opts.get("t", 0.0)\n')
+        if self.rng.random() < 0.5:
+            self.emit(f"h = {fn}(h, s={self.c}, t=0.25)")
+        else:
+            self.emit(f'opts = {{"s": {self.c}}}', f"h = {fn}(h, **opts)")
+
+    CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
+                  "class_attribute", "mutating_method", "own_method", "local_state",
+                  "argument_write", "function_argument", "callbacks", "partial", "wrapped",
+                  "cached", "closure", "comprehension", "recursion", "with_block",
+                  "try_finally", "kwargs")
+
+    def program(self):
+        start = self.rng.choice(["h = x", "h = x * 1.0", "h = np.tanh(x)", "h = x.copy()"])
+        self.emit(start)
+        for _ in range(self.rng.randrange(1, 4)):
+            construct = self.rng.choice(self.CONSTRUCTS)
+            self.features.append(construct)
+            getattr(self, construct)()
+        end = self.rng.choice(["np.sum(h * h) * 0.5", "np.sum(np.sin(h))",
+                               f"np.sum(h * {self.b}) + {self.c} * np.sum(h)"])
+        self.emit(f"return {end}")
+        defs = "\n\n".join(self.defs)
+        if self.model:
+            body = "\n".join("        " + line for line in self.body)
+            main = ("@dataclasses.dataclass\nclass Model:\n    W: np.ndarray\n    b: np.ndarray\n"
+                    "    c: float\n    n: int = 2\n\n    def affine(self, v):\n"
+                    "        return self.W @ v + self.b\n\n    def loss(self, x):\n" + body + "\n")
+        else:
+            body = "\n".join("    " + line for line in self.body)
+            main = "def f(x, P):\n" + body + "\n"
+        ctor = "Model(W, b, c)" if self.model else KINDS[self.kind][0]
+        build = f"def build(W, b, c):\n    return {ctor}\n"
+        return "\n\n".join([PRELUDE, defs, main, build]) + "\n"
+
+
+# --- trees ----------------------------------------------------------------------------------
+
+
+def is_float(v):
+    return isinstance(v, (float, np.floating)) or (
+        isinstance(v, np.ndarray) and np.issubdtype(v.dtype, np.floating))
+
+
+def leaves(t):
+    """The float leaves of a structure, in a fixed order."""
+    if dataclasses.is_dataclass(t):
+        return [leaf for f in dataclasses.fields(t) for leaf in leaves(getattr(t, f.name))]
+    if isinstance(t, types.SimpleNamespace):
+        return [leaf for v in vars(t).values() for leaf in leaves(v)]
+    if isinstance(t, dict):
+        return [leaf for v in t.values() for leaf in leaves(v)]
+    if isinstance(t, (tuple, list)):
+        return [leaf for v in t for leaf in leaves(v)]
+    return [t] if is_float(t) else []
+
+
+def rebuild(t, new):
+    """`t` with its float leaves taken, in order, from the iterator `new`."""
+    if dataclasses.is_dataclass(t):
+        return dataclasses.replace(t, **{f.name: rebuild(getattr(t, f.name), new)
+                                         for f in dataclasses.fields(t)})
+    if isinstance(t, types.SimpleNamespace):
+        return types.SimpleNamespace(**{k: rebuild(v, new) for k, v in vars(t).items()})
+    if isinstance(t, dict):
+        return {k: rebuild(v, new) for k, v in t.items()}
+    if hasattr(t, "_fields"):
+        return type(t)(*[rebuild(v, new) for v in t])
+    if isinstance(t, (tuple, list)):
+        return type(t)(rebuild(v, new) for v in t)
+    return next(new) if is_float(t) else t
+
+
+def same_structure(g, t):
+    """g has t's structure: same container types; None or zeros where t holds no float."""
+    if dataclasses.is_dataclass(t) or isinstance(t, types.SimpleNamespace):
+        if type(g) is not type(t):
+            return False
+        return all(same_structure(getattr(g, k), v) for k, v in vars(t).items())
+    if isinstance(t, dict):
+        return type(g) is dict and g.keys() == t.keys() and all(
+            same_structure(g[k], v) for k, v in t.items())
+    if isinstance(t, (tuple, list)):
+        return type(g) is type(t) and len(g) == len(t) and all(
+            same_structure(a, b) for a, b in zip(g, t))
+    if is_float(t):
+        return np.shape(g) == np.shape(t) and is_float(np.asarray(g).reshape(-1)[0:1].sum())
+    return g is None or np.all(np.asarray(g) == 0)
+
+
+def dot(a, b):
+    return sum(float(np.sum(u * v)) for u, v in zip(leaves(a), leaves(b)))
+
+
+def shifted(t, d, eps):
+    return rebuild(t, iter([u + eps * v for u, v in zip(leaves(t), leaves(d))]))
+
+
+def snapshot(args):
+    return [copy.deepcopy(a) for a in args]
+
+
+def equal(a, b):
+    la, lb = leaves(a), leaves(b)
+    return len(la) == len(lb) and all(np.array_equal(u, v) for u, v in zip(la, lb))
+
+
+# --- the check ------------------------------------------------------------------------------
+
+
+def load(tmp_path, text):
+    name = f"objprog_{os.getpid()}_{next(_counter)}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def value(fn, args):
+    """fn's value in plain Python on copies of its arguments (and of a bound method's object)."""
+    if isinstance(fn, types.MethodType):
+        fn = copy.deepcopy(fn)
+    return float(np.asarray(fn(*copy.deepcopy(args)), dtype=np.float64).reshape(()))
+
+
+def numeric(fn, args, pos, step=1e-6):
+    """Central differences of fn w.r.t. args[pos] (a tree of the argument's structure)."""
+    tree = args[pos]
+    flat = leaves(tree)
+    out = []
+    for li, leaf in enumerate(flat):
+        arr = np.array(leaf, dtype=np.float64)
+        d = np.zeros(arr.shape)
+        for idx in np.ndindex(arr.shape):
+            h = step * max(1.0, abs(float(arr[idx])))
+            fs = []
+            for sign in (1, -1):
+                moved = arr.copy()
+                moved[idx] += sign * h
+                new = list(flat)
+                new[li] = moved if arr.shape else float(moved)
+                fs.append(value(fn, [*args[:pos], rebuild(tree, iter(new)), *args[pos + 1:]]))
+            d[idx] = (fs[0] - fs[1]) / (2 * h)
+        out.append(d if arr.shape else float(d))
+    return rebuild(tree, iter(out))
+
+
+def close(got, want, rtol=1e-5, atol=1e-6):
+    lg, lw = leaves(got), leaves(want)
+    return len(lg) == len(lw) and all(
+        np.allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=rtol, atol=atol)
+        for g, w in zip(lg, lw))
+
+
+def make_case(seed):
+    rng = random.Random(seed)
+    model = rng.random() < 0.25
+    kind = "dataclass" if model else rng.choice(sorted(KINDS))
+    gen = Gen(rng, kind, model)
+    text = gen.program()
+    data = np.random.default_rng(seed)
+    x = data.uniform(-1, 1, 3)
+    W = data.uniform(-0.8, 0.8, (3, 3))
+    b = data.uniform(-1, 1, 3)
+    c = float(data.uniform(0.5, 1.5))
+    return text, gen, (x, W, b, c), rng
+
+
+def targets(module, gen, x, W, b, c, rng):
+    """(function, args, wrt, positions of wrt in args) for the transforms."""
+    P = module.build(W, b, c)
+    if gen.model:
+        if rng.random() < 0.5:
+            return P.loss, [x], 0, [0]
+        wrt = rng.choice(["self", ("self", "x")])
+        return module.Model.loss, [P, x], wrt, positions_of(wrt, ["self", "x"])
+    wrt = rng.choice([(0, 1), 1, "P", 0])
+    return module.f, [x, P], wrt, positions_of(wrt, ["x", "P"])
+
+
+def positions_of(wrt, names):
+    items = wrt if isinstance(wrt, tuple) else (wrt,)
+    return [names.index(w) if isinstance(w, str) else w for w in items]
+
+
+def check(tmp_path, seed):
+    text, gen, (x, W, b, c), rng = make_case(seed)
+    module = load(tmp_path, text)
+    fn, args, wrt, pos = targets(module, gen, x, W, b, c, rng)
+    single = not isinstance(wrt, tuple)
+    want_value = value(fn, args)
+    expected = [numeric(fn, args, p) for p in pos]
+    owner = [fn.__self__] if isinstance(fn, types.MethodType) else []
+    before = snapshot(args + owner)
+    try:
+        g = srcgrad.grad(fn, wrt=wrt)(*args)
+        g2 = srcgrad.grad(fn, wrt=wrt)(*args)
+        v, g3 = srcgrad.value_and_grad(fn, wrt=wrt)(*args)
+        tangent = [rebuild(args[p], iter([np.asarray(rng.uniform(-1, 1) + 0 * u)
+                                          if np.ndim(u) == 0 else
+                                          np.random.default_rng(seed + p).uniform(-1, 1,
+                                                                                 np.shape(u))
+                                          for u in leaves(args[p])]))
+                   for p in pos]
+        tangent = [rebuild(t, iter([float(u) if np.ndim(u) == 0 else u for u in leaves(t)]))
+                   for t in tangent]
+        jv, jt = srcgrad.jvp(fn, wrt=wrt)(*args, tangent[0] if single else tuple(tangent))
+        hv = None
+        if seed % 4 == 0:
+            hv = srcgrad.hvp(fn, wrt=wrt)(*args, tangent[0] if single else tuple(tangent))
+    except SrcgradError as error:
+        REFUSALS[str(error).splitlines()[0][:100]] += 1
+        print(f"\nREFUSED seed {seed}: {str(error).splitlines()[0]}")
+        return
+    context = f"seed {seed}, wrt={wrt!r}\n{text}"
+    gs = [g] if single else list(g)
+    assert all(map(equal, before, args + owner)), f"arguments modified\n{context}"
+    for got, want, p in zip(gs, expected, pos):
+        assert same_structure(got, args[p]), f"structure {got!r}\n{context}"
+        assert close(got, want), f"grad {got!r} != {want!r}\n{context}"
+    assert equal(g if not single else [g], g2 if not single else [g2]), f"second call\n{context}"
+    assert np.isclose(float(v), want_value, rtol=1e-9, atol=1e-12), \
+        f"value {v} != {want_value}\n{context}"
+    assert equal(g if not single else [g], g3 if not single else [g3]), f"v_and_g\n{context}"
+    assert np.isclose(float(jv), want_value, rtol=1e-9, atol=1e-12), f"jvp value\n{context}"
+    want_jt = sum(dot(w, t) for w, t in zip(expected, tangent))
+    assert np.isclose(float(jt), want_jt, rtol=1e-5, atol=1e-6), \
+        f"jvp {jt} != {want_jt}\n{context}"
+    if hv is not None:
+        eps = 1e-5
+        plus = [*args]
+        minus = [*args]
+        for p, t in zip(pos, tangent):
+            plus[p] = shifted(args[p], t, eps)
+            minus[p] = shifted(args[p], t, -eps)
+        gp = srcgrad.grad(fn, wrt=wrt)(*plus)
+        gm = srcgrad.grad(fn, wrt=wrt)(*minus)
+        gp, gm = ([gp], [gm]) if single else (list(gp), list(gm))
+        hs = [hv] if single else list(hv)
+        for h_, a_, b2 in zip(hs, gp, gm):
+            want_h = rebuild(a_, iter([(u - w) / (2 * eps) for u, w in
+                                       zip(leaves(a_), leaves(b2))]))
+            assert close(h_, want_h, rtol=1e-4, atol=1e-5), f"hvp {h_!r} != {want_h!r}\n{context}"
+    assert all(map(equal, before, args + owner)), f"arguments modified\n{context}"
+
+
+@pytest.mark.parametrize("seed", range(SEED * 100000, SEED * 100000 + EXAMPLES))
+def test_random_object_program(tmp_path, seed):
+    check(tmp_path, seed)
+
+
+# --- reproducers of what the generator found --------------------------------------------------
+
+
+@dataclasses.dataclass
+class Config:
+    W: np.ndarray
+    c: float
+
+
+def lambda_reads_attribute(x, P):
+    sq = lambda v: v * v * P.c  # noqa: E731
+    return np.sum(sq(x))
+
+
+def def_reads_attribute(x, P):
+    def sq(v):
+        return v * v * P.c
+
+    return np.sum(sq(x))
+
+
+def lambda_reads_local_object(x, c):
+    st = types.SimpleNamespace(h=x * c)
+    g = lambda v: np.sum(v * st.h)  # noqa: E731
+    return g(x)
+
+
+class Scaled:
+    def __init__(self, c):
+        self.c = c
+
+    def loss(self, x):
+        sq = lambda v: v * v * self.c  # noqa: E731
+        return np.sum(np.sin(sq(x)))
+
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", [lambda_reads_attribute, def_reads_attribute])
+def test_a_local_function_reading_an_attribute_of_the_argument_carries_its_gradient(fn):
+    """Was zero: the inlined local function's `P.c` was taken for a constant (P is not the
+    local function's own variable), so the gradient w.r.t. P.c was lost."""
+    P = Config(np.eye(2), 0.7)
+    g = srcgrad.grad(fn, wrt=1)(X, P)
+    want = numeric(fn, [X, P], 1)
+    assert isinstance(g, Config) and close(g, want) and abs(g.c - np.sum(X * X)) < 1e-12
+    _, t = srcgrad.jvp(fn, wrt=1)(X, P, Config(np.zeros((2, 2)), 1.0))
+    assert np.isclose(t, np.sum(X * X))
+
+
+def test_a_lambda_reading_an_attribute_of_a_local_object_carries_its_gradient():
+    g = srcgrad.grad(lambda_reads_local_object, wrt=(0, 1))(X, 0.7)
+    want = [numeric(lambda_reads_local_object, [X, 0.7], p) for p in (0, 1)]
+    assert close(list(g), want)
+
+
+def test_a_lambda_in_a_method_reading_self_carries_the_gradient_wrt_self():
+    obj = Scaled(0.7)
+    g = srcgrad.grad(Scaled.loss, wrt="self")(obj, X)
+    want = np.sum(np.cos(0.7 * X * X) * X * X)
+    assert isinstance(g, Scaled) and np.isclose(g.c, want)
