@@ -83,6 +83,7 @@ FEATURE_PATTERNS = {
     "matrix-vector product": re.compile(r"\)\.T @ \(\("),
     "in-place NumPy call": re.compile(r"np\.copyto|\.at\(|out=|\.sort\(\)|\.fill\("),
     "complex intermediate": re.compile(r"\dj\b|np\.fft\."),
+    "dict() call or repeated key": re.compile(r"dict\(p=|dict\(zip|\{\"p\": np\.cos"),
 }
 # features the generator records as it writes them (Gen.features)
 GENERATOR_FEATURES = (
@@ -640,7 +641,13 @@ class Gen:
         if form in ("newdict", "boxdict"):
             name = self.fresh("d")
             scope.names[name], scope.keys[name] = "d", ["p", "q"]
-            return [f'{ind}{name} = {{"p": {p}, "q": {q}}}']
+            # spellings of one dict: `dict(...)` calls, and a repeated key whose first value
+            # is overwritten (it got the key's gradient too, a wrong gradient found by hand)
+            spelled = self.pick([
+                f'{{"p": {p}, "q": {q}}}', f"dict(p={p}, q={q})",
+                f'dict(zip(["p", "q"], [{p}, {q}]))',
+                f'{{"p": np.cos({q}), "q": {q}, "p": {p}}}'])
+            return [f"{ind}{name} = {spelled}"]
         name = self.fresh("L")
         scope.names[name] = "lv"
         return [f"{ind}{name} = [{p}, {q}]"]
