@@ -634,6 +634,7 @@ def numeric_rows():
         row(np.maximum.reduce, "np.maximum.reduce(a, axis=1, keepdims=True)", a=A),
         row(np.maximum.reduce, "np.maximum.reduce(a, axis=1)", a=A),
         row(np.minimum.reduce, "np.minimum.reduce(a, axis=(0, 1))", a=A),
+        row(np.minimum.reduce, "np.minimum.reduce(a, axis=1, keepdims=True)", a=A),
         row(np.add.accumulate, "np.add.accumulate(a, axis=1)", a=A),
         row(np.multiply.accumulate, "np.multiply.accumulate(a)", a=A),
         row(np.maximum.accumulate, "np.maximum.accumulate(a)", a=A),
