@@ -610,6 +610,8 @@ def numeric_rows():
         row(np.select, "np.select([MASK4, ~MASK4], [b, MASK * 2.0])", b=V),
         row(np.select, "np.select([MASK4], [b], c)", b=A, c=S),
         row(np.select, "np.select([MASK4], [b], c)", b=A, c=S, wrt=("c",)),
+        # the default broadcasts the result to a larger shape than the choices'
+        row(np.select, "np.select([b > 0], [b], c)", b=V, c=A, wrt=("b",)),
         row(np.rollaxis, "np.rollaxis(a, 2)", a=b),
         row(np.rollaxis, "np.rollaxis(a, 0, 3)", a=b),
         row(np.rollaxis, "np.rollaxis(a, -1, 1)", a=b),
