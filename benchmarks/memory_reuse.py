@@ -73,12 +73,13 @@ def rel_err(g, w):
 
 
 def median_time(fn, repeat):
+    """The median time of ``repeat`` calls of ``fn``, and what the last call returned."""
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        fn()
+        result = fn()
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return statistics.median(times), result
 
 
 def peak_memory(fn):
@@ -89,27 +90,25 @@ def peak_memory(fn):
     return peak
 
 
-def euler_table(sizes, repeat):
+def euler_table(sizes, repeat, checkpoints=(None, "auto", 100)):
     # c = 0.09: Euler's amplitude then shrinks by exp(-41) over 1e6 steps (with c = 0.3 it shrank
     # by exp(-1092): theta underflowed to 0.0 and both gradients were exactly 0, the error 0/0)
     args = (0.09, 1.2, 1.0, 0.0)
-    plain = srcgrad.grad(pendulum, wrt=("c", "L"))
     print("pendulum, gradient wrt (c, L)")
     print(f"{'n':>8} {'checkpoint':>12} {'snapshots':>9} {'time':>9} {'x plain':>8} "
           f"{'peak MB':>8} {'advanced':>9} {'opt(seg)':>9} {'opt(step)':>9} {'rel err':>8}")
     for n in sizes:
-        want = plain(*args, n)
-        base = None
-        for checkpoint in (None, "auto", 100):
+        want = base = None
+        for checkpoint in checkpoints:
             df = srcgrad.grad(pendulum, wrt=("c", "L"), checkpoint=checkpoint,
                               max_memory="50MB")
             df(*args, 10)
             entry_state = (0.0, 1.0)  # (omega, theta) when the loop starts
-            k = {None: None, "auto": snapshots_for(50 * 10**6, entry_state, range(n)),
-                 100: 100}[checkpoint]
-            t = median_time(lambda df=df: df(*args, n), repeat)  # noqa: B023
+            k = (snapshots_for(50 * 10**6, entry_state, range(n)) if checkpoint == "auto"
+                 else checkpoint)
+            t, got = median_time(lambda df=df: df(*args, n), repeat)  # noqa: B023
             peak = peak_memory(lambda df=df: df(*args, n))  # noqa: B023
-            got = df(*args, n)
+            want = got if checkpoint is None else want
             err = max(rel_err(g, w) for g, w in zip(got, want))
             base = t if checkpoint is None else base
             w = segment_width(n, entry_state)
@@ -131,8 +130,8 @@ def jacobian_table(repeat):
     J = jac(x, A)
     rows = np.stack([vjp(x, A, e) for e in np.eye(100)])
     assert np.allclose(J, rows, rtol=1e-13, atol=1e-15)
-    t_jac = median_time(lambda: jac(x, A), repeat)
-    t_vjp = median_time(lambda: [vjp(x, A, e) for e in np.eye(100)], repeat)
+    t_jac = median_time(lambda: jac(x, A), repeat)[0]
+    t_vjp = median_time(lambda: [vjp(x, A, e) for e in np.eye(100)], repeat)[0]
     print("\nJacobian of tanh(A @ x), A 100x1000")
     print(f"jacobian(method='rev') {t_jac * 1e3:8.2f} ms   100 vjp calls {t_vjp * 1e3:8.2f} ms   "
           f"ratio {t_jac / t_vjp:.2f}x")
@@ -151,8 +150,8 @@ def pullback_table(repeat):
         back(1.0)
         for g, w in zip(back(1.0), vjp(*call_args, 1.0)):
             assert np.allclose(g, w, rtol=1e-13, atol=1e-15)
-        t_back = median_time(lambda back=back: back(1.0), repeat)  # noqa: B023
-        t_vjp = median_time(lambda f=vjp, a=call_args: f(*a, 1.0), repeat)  # noqa: B023
+        t_back = median_time(lambda back=back: back(1.0), repeat)[0]  # noqa: B023
+        t_vjp = median_time(lambda f=vjp, a=call_args: f(*a, 1.0), repeat)[0]  # noqa: B023
         print(f"{label:16} back {t_back * 1e3:8.2f} ms   vjp {t_vjp * 1e3:8.2f} ms   "
               f"ratio {t_back / t_vjp:.2f}x", flush=True)
 
@@ -162,6 +161,9 @@ def main():
     parser.add_argument("--sizes", default="1e4,1e5")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip", default="", help="comma list of euler, jacobian, pullback")
+    parser.add_argument("--checkpoints", default="none,auto,100",
+                        help="the pendulum rows: comma list of none, auto and numbers (the first "
+                             "is the reference, so it should be none)")
     opts = parser.parse_args()
     print(f"load average {os.getloadavg()}")
     skip = set(opts.skip.split(","))
@@ -170,7 +172,9 @@ def main():
     if "jacobian" not in skip:
         jacobian_table(opts.repeat)
     if "euler" not in skip:
-        euler_table([int(float(s)) for s in opts.sizes.split(",")], opts.repeat)
+        rows = [None if c == "none" else c if c == "auto" else int(c)
+                for c in opts.checkpoints.split(",")]
+        euler_table([int(float(s)) for s in opts.sizes.split(",")], opts.repeat, rows)
     print(f"load average {os.getloadavg()}")
 
 
