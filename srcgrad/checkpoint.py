@@ -454,6 +454,10 @@ def _check_loop(loop, location):
         why = "its target is not a single name"
     elif loop.orelse:
         why = "it has an `else`"
+    if isinstance(loop, gast.While) and (
+            _mutated([gast.Expr(loop.test)])
+            or any(isinstance(n, gast.NamedExpr) for n in walk(loop.test))):
+        why = "its test may change a value (the replay of its trips does not evaluate it)"
     for n in walk(gast.Module(loop.body, [])):
         if isinstance(n, (gast.Return, gast.Yield, gast.YieldFrom)):
             why = "it can return from the function"

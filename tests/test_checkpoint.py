@@ -69,6 +69,14 @@ def waiting(x, c):
     return y * c
 
 
+def popping(x):
+    xs = [1.0, 2.0, 3.0]
+    y = x
+    while xs.pop() > 1.5:
+        y = y * xs[-1]
+    return y
+
+
 def returns(x):
     for _step in range(3):
         if x > 1.0:
@@ -227,6 +235,8 @@ def test_refusals_are_located():
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="return from") as info:
         grad(returns, checkpoint=2)
     assert info.value.lineno == returns.__code__.co_firstlineno + 1  # the loop's line
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="its test may change"):
+        grad(popping, checkpoint=2)  # the replay does not evaluate the test
     for bad in (0, -1, True, "some", 1.5):
         with pytest.raises(srcgrad.SrcgradError, match="checkpoint must be"):
             grad(pendulum, checkpoint=bad)
