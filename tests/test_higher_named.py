@@ -276,3 +276,19 @@ def test_sinc_derivatives_exact_at_zero_to_fourth_order():
     for x in (0.4, 0.999, 1.001, 2.3):
         h = 1e-5
         assert abs(d4(x) - (d3(x + h) - d3(x - h)) / (2 * h)) < 1e-6 * (1 + abs(d4(x)))
+
+
+def lstsq_loss(a, b):
+    r = np.linalg.lstsq(a, b)
+    return np.sum(r[0] ** 2) + np.sum(r[1])
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_second_order_of_lstsq_reverse_over_reverse(wrt):
+    """lstsq_vjp is differentiated by its source: vjp(grad(f)) against central differences of
+    <grad f, u> (forward over reverse is in the third-order walk)."""
+    a, b = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+    u = RNG.normal(size=(a, b)[wrt].shape)
+    g = grad(lstsq_loss, wrt=wrt)
+    want = numeric_grad(lambda a, b: np.sum(g(a, b) * u), [a, b], wrt)
+    np.testing.assert_allclose(vjp(g, wrt=wrt)(a, b, u), want, atol=1e-6)

@@ -293,6 +293,7 @@ def matrix_power_jvp(a, da, n):
     return _power_sum(a, da, n)
 
 
+@by_source
 def lstsq_vjp(dy, a, b, y, wrt=0):
     """The adjoint of ``np.linalg.lstsq`` for full-rank ``a`` (wrt=0: ``a``, wrt=1: ``b``).
 
@@ -316,7 +317,9 @@ def lstsq_vjp(dy, a, b, y, wrt=0):
     if ds is not None:
         u, _, vt = np.linalg.svd(a, full_matrices=False)
         ga = ga + u @ (as_array(ds)[:, None] * vt)
-    return ga if wrt == 0 else _like(gb, b)
+    if wrt == 0:
+        return ga
+    return np.reshape(gb, np.shape(b))
 
 
 def lstsq_jvp(a, b, y, da, db):
