@@ -524,7 +524,8 @@ def _loop_names(node, position, loop, location):
             UnsupportedSyntaxError, loop,
             f"checkpoint= cannot checkpoint this loop: `{index}` is read after it",
         )
-    state = sorted((assigned & (exposed | read_after)) | _mutated(loop.body))
+    # a name a trip binds afresh before reading it (a list built per trip) is not carried
+    state = sorted(assigned & (exposed | read_after))
     if not state:
         raise location.error(
             UnsupportedSyntaxError, loop,

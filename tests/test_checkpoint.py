@@ -54,6 +54,14 @@ def trip():
     return 0.0
 
 
+def per_trip(x, n):
+    for _step in range(n):
+        parts = []
+        parts.append(np.sin(x))
+        x = x + 0.1 * parts[0]
+    return x
+
+
 def early(x, n):
     for _step in range(n):
         if x > 3.0:
@@ -154,6 +162,9 @@ def test_nested_loops_and_writes_in_place(k):
     central = [(recurrent(w + e, 9) - recurrent(w - e, 9)) / 2e-6 for e in np.eye(3) * 1e-6]
     np.testing.assert_allclose(want, central, rtol=1e-6)
     assert w.tolist() == [0.3, -0.2, 0.5]
+    # a list each trip builds afresh is not carried (it was, as None at entry: an IndexError)
+    np.testing.assert_allclose(grad(per_trip, checkpoint=k)(0.4, 7), grad(per_trip)(0.4, 7),
+                               rtol=1e-12)
 
 
 @pytest.mark.parametrize("k", [1, 4])
