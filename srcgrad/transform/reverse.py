@@ -62,6 +62,30 @@ SEEDED = ("vjp", "split", "pullback")  # modes given the cotangent of the output
 # a yield, back's parameter)
 
 
+# names and attributes of what makes complex values from real ones (np.fft.*, np.emath.*,
+# np.linalg.eig, complex dtypes)
+COMPLEX_SOURCES = frozenset({"fft", "emath", "scimath", "complex", "complex64", "complex128",
+                             "csingle", "cdouble", "clongdouble", "complexfloating", "eig",
+                             "eigvals", "roots"})
+
+
+def may_be_complex(body):
+    """Whether the function may compute complex values from real ones: a complex constant, a
+    name or attribute in ``COMPLEX_SOURCES``, or a dtype string naming a complex type."""
+    for node in walk(body):
+        if isinstance(node, gast.Constant) and (
+            isinstance(node.value, complex)
+            or (isinstance(node.value, str) and ("complex" in node.value
+                                                 or node.value in ("F", "D", "G", "c8", "c16")))
+        ):
+            return True
+        if isinstance(node, gast.Attribute) and node.attr in COMPLEX_SOURCES:
+            return True
+        if isinstance(node, gast.Name) and node.id in COMPLEX_SOURCES:
+            return True
+    return False
+
+
 def _plus(a, b):
     return b if a is None else gast.BinOp(a, gast.Add(), b)
 
@@ -118,6 +142,7 @@ class ReverseAD:
         self.assigned_in_control = ctx.assigned_in_control
         self.optimize = ctx.optimize  # False: no shape-based unbroadcast elision, no in-place adds
         self.adjoints = None  # the Adjoints of the sweep, made by run()
+        self.in_place = False  # adds into adjoint buffers in place (set by _analyse)
         self.stmts = []  # the adjoint statements of the source line being swept
         self.commented_line = None  # the source line the last ``# grad of:`` comment quotes
         self.rezero = set()  # adjoints a loop iteration kills: zeroed again where that happens
@@ -153,7 +178,10 @@ class ReverseAD:
     def _analyse(self, fn_node):
         """The analyses the sweep consults, and its tape and adjoints."""
         containers = container_suspects(fn_node.body, self.ops)
-        self.adjoints = Adjoints(self.ctx, self._emit, containers, self.optimize)
+        # in-place adds (`dx += g`) into adjoint buffers, unless a value may be complex: a complex
+        # contribution cannot be added into the real buffer of a real variable
+        self.in_place = self.optimize and not may_be_complex(fn_node.body)
+        self.adjoints = Adjoints(self.ctx, self._emit, containers, self.in_place)
         self.integers = Integers(self._resolves).run(fn_node, self.params)
         updates = in_place_updates(self.ops, fn_node.body)
         self.definitions = Definitions(fn_node.body, self.params, updates)
@@ -352,7 +380,7 @@ class ReverseAD:
 
     def _in_place_item(self, op, dt):
         """``x[index]`` into an adjoint buffer owned here: ``dx = add_at(dx, index, dy)``."""
-        if op.rule.fn is not operator.getitem or not self.optimize:
+        if op.rule.fn is not operator.getitem or not self.in_place:
             return False
         x = op.args["x"]
         if not isinstance(x, gast.Name) or x.id not in self.active:
