@@ -597,3 +597,41 @@ def test_a_lambda_in_a_method_reading_self_carries_the_gradient_wrt_self():
     g = srcgrad.grad(Scaled.loss, wrt="self")(obj, X)
     want = np.sum(np.cos(0.7 * X * X) * X * X)
     assert isinstance(g, Scaled) and np.isclose(g.c, want)
+
+
+class Lin:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def apply(self, v):
+        return np.tanh(self.W @ v + self.b)
+
+
+class Made:
+    def __init__(self, c):
+        self.c = c
+
+    @classmethod
+    def make(cls, c):
+        return cls(c + 0.25)
+
+
+def method_of_a_new_object(x, W):
+    return np.sum(Lin(W, x).apply(x))
+
+
+def object_made_by_a_classmethod(x, c):
+    return np.sum(x * Made.make(c).c)
+
+
+W3 = np.array([[0.5, 0.2, -0.3], [0.1, 0.4, 0.2], [-0.2, 0.3, 0.6]])
+
+
+@pytest.mark.parametrize("fn, args", [(method_of_a_new_object, [X, W3]),
+                                      (object_made_by_a_classmethod, [X, 0.7])])
+def test_an_object_constructed_in_an_expression_is_differentiated(fn, args):
+    """Was refused ("writes `.W` of an object the caller passed as an expression"): the
+    temporary holding a new object was not counted as the caller's own variable."""
+    g = srcgrad.grad(fn, wrt=(0, 1))(*args)
+    assert close(list(g), [numeric(fn, args, p) for p in (0, 1)])

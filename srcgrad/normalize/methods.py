@@ -271,6 +271,9 @@ class Receivers:
         if not (isinstance(init, types.FunctionType) and isinstance(stmt.targets[0], gast.Name)):
             return None
         target = stmt.targets[0].id
+        # a new object is the caller's own variable, also where it is a temporary
+        # (`Lin(W, b).apply(x)`, `[Lin(W, b), ...]`, `return cls(c)`): `__init__` writes into it
+        self.ctx.local_names.add(target)
         helper = self.ctx.global_name(runtime.new_instance, "new_instance")
         name = self.ctx.global_name(cls, cls.__name__)
         make = gast.Call(gast.Name(helper, gast.Load(), None, None),
