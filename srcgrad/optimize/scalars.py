@@ -213,6 +213,10 @@ class Kinds:
             self.effect(s.value, env)
         elif isinstance(s, (gast.For, gast.While)):
             self.loop(s, env)
+            if s.orelse:  # run after the loop unless a break left it: the kinds of both
+                after = self.block(s.orelse, dict(env))
+                for name in set(after) | set(env):
+                    env[name] = _join(env.get(name), after.get(name))
         elif isinstance(s, gast.If):
             self.use(s.test, env)
             first = self.block(s.body, dict(env))
@@ -347,6 +351,10 @@ class Kinds:
         for child in gast.iter_child_nodes(e):  # anything else: whatever it reads is unsafe
             if isinstance(child, gast.expr):
                 self.use(child, env)
+            else:  # (a comprehension's generators)
+                self.hazards.extend(
+                    n for n in walk(child) if isinstance(n, gast.Name) and env.get(n.id) == F
+                )
         return None
 
     def binop(self, left, op, right, env):
