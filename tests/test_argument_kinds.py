@@ -139,6 +139,17 @@ def test_keywords_transforms_and_pickling():
     assert srcgrad.specialize(df) is df
 
 
+def test_only_numbers_have_kinds():
+    from srcgrad.analysis.argkinds import kind_of
+
+    assert kind_of(0.5) == ("float",) and kind_of(2) == ("int",)
+    assert kind_of(np.ones((2, 3), np.float32)) == ("array", 2, "<f4")
+    assert kind_of(np.float64(1.0)) == ("scalar", "<f8")
+    for value in (np.array([np.zeros(2), 1.0], dtype=object), np.bool_(True), "a", [1.0],
+                  np.datetime64("2026-12-02"), np.ma.masked_array([1.0])):
+        assert kind_of(value) is None
+
+
 def test_forward_mode_and_refusals():
     generic = srcgrad.jvp(swing, wrt="L")
     df = srcgrad.specialize(generic)

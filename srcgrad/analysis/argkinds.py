@@ -10,6 +10,7 @@ the derivative handles it as the unspecialized one does.
     kind_of(3)                      ->  ("int",)
     kind_of(np.float32(1))          ->  ("scalar", "<f4")
     kind_of(np.zeros((2, 3)))       ->  ("array", 2, "<f8")
+    kind_of(np.array([[1], "a"], dtype=object))  ->  None
 
 ``signature_kind`` is the fast form the dispatcher compares on every call (the dtype object, not
 its string); ``stable`` turns it into the form above, equal in another process (for the disk
@@ -25,6 +26,7 @@ import numpy as np
 FLOAT = ("float",)
 INT = ("int",)
 FLOAT64 = np.dtype(np.float64).str
+NUMERIC = "biufc"  # the dtype kinds of numbers (bool arrays too: their elements are numbers)
 
 
 def signature_kind(value: Any) -> Any:
@@ -32,11 +34,12 @@ def signature_kind(value: Any) -> Any:
     t = type(value)
     if t is float:
         return FLOAT
-    if t is np.ndarray:
-        return ("array", value.ndim, value.dtype)
+    if t is np.ndarray:  # of numbers only: an element of an object array may be anything
+        dtype = value.dtype
+        return ("array", value.ndim, dtype) if dtype.kind in NUMERIC else None
     if t is int:
         return INT
-    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+    if isinstance(value, np.generic) and value.dtype.kind in NUMERIC and t is not np.bool_:
         return ("scalar", value.dtype)
     return None
 
