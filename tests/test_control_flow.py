@@ -403,6 +403,13 @@ def shapes_grow_in_a_while(a, b, x):
     return np.sum(p * q)
 
 
+def rule_of_its_own_target(x):
+    s = x * 1.0
+    for i in range(3):
+        s = np.tanh(s)  # the rule reads the old s, its reverse template the new one
+    return np.sum(s)
+
+
 CASES = [
     (shapes_grow_in_a_loop, (0.7, V4 * 0.1), (0, 1)),
     (shapes_grow_in_a_while, (0.4, 0.3, V4 * 0.2), (0, 1, 2)),
@@ -461,6 +468,7 @@ CASES = [
     (runtime_range, (0.7, 9, -3, -3), 0),
     (runtime_range, (1.2, 2, 12, 1), 0),
     (relu_loop, (MIXED6,), 0),
+    (rule_of_its_own_target, (V4,), 0),
     (tuple_of_arrays, (V4, POS4, V4), 0),
     (tuple_of_arrays, (V4, POS4, V4), (0, 1, 2)),
     (basis_expansion, (V4[:1].repeat(5) + np.arange(5.0),), 0),

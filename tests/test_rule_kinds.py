@@ -7,6 +7,7 @@ determines its tangents has one for each differentiable parameter.
 """
 
 import ast
+import operator
 
 import gast
 import numpy as np
@@ -42,6 +43,7 @@ def scratch():
     (np.where, "x2", "np.where(condition, 0.0, dx2)"),
     (np.multiply, "x2", "x1 * dx2"),  # bilinear: the product rule, in the operands' order
     (np.matmul, "x1", "dx1 @ x2"),
+    (operator.neg, "x", "-dx"),  # linear in one argument, and written as its operator
     (np.mean, "a", "np.mean(da, axis=axis, keepdims=keepdims, where=where)"),
     (np.transpose, "a", "np.transpose(da, axes=axes)"),
     (np.tensordot, "b", "np.tensordot(a, db, axes=axes)"),
