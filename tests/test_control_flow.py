@@ -804,14 +804,23 @@ def carried_from_arg(x, w):
     return w
 
 
+def seed_kept_by_a_zero_trip_loop(x, n):
+    y = x * 1.0
+    w = y * 3.0
+    for i in range(n):
+        y = y * 2.0  # the reversed body gives y's adjoint a buffer of its own ...
+    return y + w  # ... but with n = 0 it is still the seed when w's part is added to it
+
+
 @pytest.mark.parametrize(
     "f,args",
     [
         (alias_then_loop, (np.arange(1.0, 5.0),)),
         (seed_flows_to_arg, (np.arange(1.0, 5.0),)),
         (carried_from_arg, (np.arange(1.0, 5.0), np.ones(4))),
+        (seed_kept_by_a_zero_trip_loop, (np.arange(1.0, 5.0), 0)),
     ],
-    ids=["alias_then_loop", "seed_flows_to_arg", "carried_from_arg"],
+    ids=["alias_then_loop", "seed_flows_to_arg", "carried_from_arg", "zero_trip_seed"],
 )
 def test_vjp_does_not_modify_seed_or_arguments(f, args):
     """Adjoints accumulated in place (x[i] in loops) must never write into the seed or an arg."""
