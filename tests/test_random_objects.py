@@ -39,7 +39,7 @@ import pytest
 import srcgrad
 from srcgrad import SrcgradError
 
-EXAMPLES = int(os.environ.get("SRCGRAD_OBJECT_EXAMPLES", "16"))
+EXAMPLES = int(os.environ.get("SRCGRAD_OBJECT_EXAMPLES", "5"))
 SEED = int(os.environ.get("SRCGRAD_OBJECT_SEED", "0"))
 REFUSALS = collections.Counter()
 _counter = itertools.count()
