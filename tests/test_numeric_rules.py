@@ -52,6 +52,10 @@ def close_to_real(z):
     return np.real_if_close(z)
 
 
+def close_to_real_in_complex64(x, w):
+    return np.sum(np.real_if_close(np.asarray(x, dtype=np.complex64)) * w)
+
+
 def test_real_if_close_of_complex_input():
     """A negligible imaginary part is dropped: the tangent is the real part of the tangent and
     the gradient has the complex dtype of the input; otherwise both pass unchanged."""
@@ -65,6 +69,10 @@ def test_real_if_close_of_complex_input():
     np.testing.assert_array_equal(g, [1.0, 2.0])
     far = np.array([1.0 + 1.0j, 2.0 + 0j])
     np.testing.assert_array_equal(jvp(close_to_real)(far, dz)[1], dz)
+    # the cotangent of a complex64 value is complex64, as in JAX: float64 weights are rounded
+    w = np.array([0.1, 1.0 / 3.0, 1.0 + 2.0**-30])
+    g = grad(close_to_real_in_complex64)(np.array([0.5, 1.5, 2.5]), w)
+    np.testing.assert_array_equal(g, w.astype(np.float32))
 
 
 def unwrapped(p):
