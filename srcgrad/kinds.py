@@ -7,7 +7,8 @@ value read only for its shape needs no saving, and scalar code stays on Python f
 (``optimize/scalars.py``). ``specialize`` records the kinds of the first call, generates that
 derivative (through the same caches as every transform) and calls it; each later call tests its
 arguments' kinds against the signatures made so far (a ``type()`` per argument, tuples compared:
-about a microsecond) and generates for a new signature, keeping at most ``signatures`` of them,
+measured 3-4 us for two arguments on a machine under load 10, where calling the generated
+function itself took 10-12 us) and generates for a new signature, keeping at most ``signatures``,
 the least recently used dropped first, like numba's dispatcher.
 
     dpend = srcgrad.specialize(srcgrad.grad(pendulum, wrt=("c", "L")))
