@@ -98,13 +98,13 @@ def test_scipy_rule_to_third_order(r):
 
 def _scipy_limits():
     """The SciPy rules whose helpers have no rule yet: first order only (the refusal names the
-    helper); odeint's adjoint would need the adjoint of its adjoint ODE."""
+    helper); odeint's adjoint would need the adjoint of its adjoint ODE. (dirichlet's helpers
+    are differentiated by their source: order 3.)"""
     import scipy.integrate
     import scipy.stats as stats
 
     no_rule = "calls its helper `{}`, which has no rule"
     helpers = {
-        stats.dirichlet.logpdf: "dirichlet_vjp", stats.dirichlet.pdf: "dirichlet_vjp",
         stats.multivariate_normal.logpdf: "mvn_vjp", stats.multivariate_normal.pdf: "mvn_vjp",
         scipy.integrate.odeint: "odeint_vjp",
     }

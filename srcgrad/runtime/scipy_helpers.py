@@ -13,6 +13,7 @@ import numpy as np
 import scipy.integrate
 import scipy.linalg
 import scipy.signal
+import scipy.special
 
 from .. import transforms
 from ..errors import NoRuleError
@@ -342,47 +343,54 @@ def correlate_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
 # --- scipy.stats --------------------------------------------------------------------------------
 
 
+def _dirichlet_filled(x, alpha):
+    """Whether ``x`` gives only K - 1 components (the last is ``1 - sum``). No derivative."""
+    return np.shape(x)[0] == np.shape(alpha)[0] - 1
+
+
+@by_source
 def _dirichlet_full(x, alpha):
     """``x`` with its last component filled in (``1 - sum``) when only K - 1 are given."""
-    x = np.asarray(x, dtype=float)
-    if x.shape[0] == np.shape(alpha)[0] - 1:
+    if _dirichlet_filled(x, alpha):
         return np.concatenate((x, 1 - np.sum(x, axis=0, keepdims=True)), axis=0), True
     return x, False
 
 
+@by_source
 def _column(v, ndim):
     return np.reshape(v, np.shape(v) + (1,) * (ndim - 1))
 
 
+@by_source
 def dirichlet_vjp(dy, x, alpha, wrt="x"):
-    """The adjoint of ``dirichlet.logpdf(x, alpha)`` (components along the first axis of x)."""
-    xf, filled = _dirichlet_full(x, alpha)
-    alpha = np.asarray(alpha, dtype=float)
-    dy = np.asarray(dy)
-    if wrt == "alpha":
-        from scipy.special import digamma
+    """The adjoint of ``dirichlet.logpdf(x, alpha)`` (components along the first axis of x).
 
-        psi = digamma(alpha) - digamma(np.sum(alpha))
-        logx = np.log(xf).reshape(xf.shape[0], -1)
-        return logx @ np.ravel(dy * np.ones(xf.shape[1:])) - psi * np.sum(dy)
-    g = _column(alpha - 1, xf.ndim) / xf * dy
+    Plain NumPy/SciPy code marked ``by_source``: its derivatives are derivatives of this code."""
+    x = np.asarray(x)
+    alpha = np.asarray(alpha)
+    xf, filled = _dirichlet_full(x, alpha)
+    if wrt == "alpha":
+        psi = scipy.special.digamma(alpha) - scipy.special.digamma(np.sum(alpha))
+        logx = np.reshape(np.log(xf), (np.shape(xf)[0], -1))
+        return logx @ np.ravel(dy * np.ones(np.shape(xf)[1:])) - psi * np.sum(dy)
+    g = _column(alpha - 1, np.ndim(xf)) / xf * dy
     if filled:
         g = g[:-1] - g[-1:]
     return g
 
 
+@by_source
 def dirichlet_jvp(t, x, alpha, wrt="x"):
+    """The tangent of ``dirichlet.logpdf(x, alpha)`` along the tangent ``t`` of one argument."""
+    x = np.asarray(x)
+    alpha = np.asarray(alpha)
     xf, filled = _dirichlet_full(x, alpha)
-    alpha = np.asarray(alpha, dtype=float)
     if wrt == "alpha":
-        from scipy.special import digamma
-
-        psi = digamma(alpha) - digamma(np.sum(alpha))
-        return np.tensordot(t, np.log(xf) - _column(psi, xf.ndim), axes=(0, 0))
-    t = np.asarray(t, dtype=float)
+        psi = scipy.special.digamma(alpha) - scipy.special.digamma(np.sum(alpha))
+        return np.tensordot(t, np.log(xf) - _column(psi, np.ndim(xf)), axes=(0, 0))
     if filled:
         t = np.concatenate((t, -np.sum(t, axis=0, keepdims=True)), axis=0)
-    return np.sum(_column(alpha - 1, xf.ndim) / xf * t, axis=0)
+    return np.sum(_column(alpha - 1, np.ndim(xf)) / xf * t, axis=0)
 
 
 def _mvn_parts(x, mean, cov):
