@@ -209,3 +209,22 @@ def test_helpers_only_second_order_or_rare_calls_reach():
     # a dict cotangent plus an object's cotangent given as the object (a zero, a seed)
     total = runtime.DictCotangents({"w": 1.0}) + types.SimpleNamespace(w=2.0, b=3.0)
     assert total == {"w": 3.0, "b": 3.0}
+
+
+def cast_to_complex64(x):
+    return np.sum(np.real(x.astype(np.complex64) * (1 + 2j)))
+
+
+def test_the_gradient_of_a_real_array_cast_to_complex_is_its_real_part_without_a_warning():
+    """cast_grad of a complex cotangent for a real x is its real part in x's dtype, and NumPy's
+    ComplexWarning (casting complex to real) is not raised on the way."""
+    import warnings
+
+    from srcgrad import grad
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = runtime.cast_grad(np.array([1.0 + 2.0j, -3.0j]), np.array([0.5, 1.5]), np.complex64)
+        assert g.dtype == np.float64
+        np.testing.assert_array_equal(g, [1.0, 0.0])
+        np.testing.assert_array_equal(grad(cast_to_complex64)(np.array([0.5, 1.5])), [1.0, 1.0])
