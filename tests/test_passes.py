@@ -456,6 +456,7 @@ def test_reverse_saves_only_overwritten_values_the_adjoint_reads():
     _, after = around(overwrites_in_loop, "reverse")
     assert after == code("""
         def doverwrites_in_loop(x, n):
+            x_arg = x
             loop_saved = []
             for _ in range(n):
                 a = x + 1.0
@@ -475,7 +476,7 @@ def test_reverse_saves_only_overwritten_values_the_adjoint_reads():
                 da = db * 3.0
                 # grad of: a = x + 1.0
                 dx = da
-            return cast_like(dx, x)
+            return cast_like(dx, x_arg)
     """)
 
 
