@@ -635,3 +635,54 @@ def test_an_object_constructed_in_an_expression_is_differentiated(fn, args):
     temporary holding a new object was not counted as the caller's own variable."""
     g = srcgrad.grad(fn, wrt=(0, 1))(*args)
     assert close(list(g), [numeric(fn, args, p) for p in (0, 1)])
+
+
+class Twice:
+    def __init__(self, W, b):
+        self.W = W
+
+    def apply(self, v):
+        return v * 2.0
+
+
+def loop_over_a_list_of_objects(x, W):
+    layers = [Lin(W, x), Lin(W.T, 0.5 * x)]
+    h = x
+    for lay in layers:
+        h = lay.apply(h)
+    return np.sum(h)
+
+
+def index_a_tuple_of_objects(x, W):
+    layers = (Lin(W, x), Lin(W.T, 0.5 * x))
+    return np.sum(layers[1].apply(layers[0].apply(x)))
+
+
+def loop_over_objects_of_two_classes(x, W):
+    layers = [Lin(W, x), Twice(W.T, x)]
+    h = x
+    for lay in layers:
+        h = lay.apply(h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("fn", [loop_over_a_list_of_objects, index_a_tuple_of_objects])
+def test_methods_of_objects_in_a_list_literal_are_inlined(fn):
+    """Was refused ("does not support the method `.apply()`"): the class of the elements of a
+    list or tuple literal of new objects of one class is known (checked where an element is
+    read); indexing one crashed with an AttributeError (the check had no line number)."""
+    args = [X, W3]
+    g = srcgrad.grad(fn, wrt=(0, 1))(*args)
+    assert close(list(g), [numeric(fn, args, p) for p in (0, 1)])
+    t = np.array([0.3, -0.2, 0.1])
+    _, jt = srcgrad.jvp(fn, wrt=0)(X, W3, t)
+    assert np.isclose(jt, np.sum(numeric(fn, args, 0) * t), rtol=1e-5)
+    eps = 1e-5
+    hv = srcgrad.hvp(fn, wrt=0)(X, W3, t)
+    df = srcgrad.grad(fn, wrt=0)
+    assert np.allclose(hv, (df(X + eps * t, W3) - df(X - eps * t, W3)) / (2 * eps), atol=1e-6)
+
+
+def test_a_list_of_objects_of_two_classes_is_refused_with_a_location():
+    with pytest.raises(SrcgradError, match="apply"):
+        srcgrad.grad(loop_over_objects_of_two_classes)(X, W3)

@@ -204,6 +204,8 @@ class Receivers:
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
             base = self.known.get(value.value.id)
             return None if base is None else base.element
+        if isinstance(value, (gast.List, gast.Tuple)) and value.elts:
+            return self._of_literal(value)
         if isinstance(value, gast.Call):
             fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
             if value.args and any(fn is h for h in (
@@ -212,6 +214,15 @@ class Receivers:
             if user_class(fn) and fn is not type:
                 return Known(fn, None, True)
         return None
+
+    def _of_literal(self, value):
+        """``[a, b]`` of objects of one class: a list whose elements have that class (checked at
+        run time where an element is read, as the list may change before)."""
+        found = [self._of(e) for e in value.elts]
+        if any(k is None for k in found) or len({k.cls for k in found}) != 1:
+            return None
+        container = list if isinstance(value, gast.List) else tuple
+        return Known(container, None, False, Known(found[0].cls))
 
     # --- rewriting ---------------------------------------------------------------------------
     def rewrite(self, stmt):
@@ -364,4 +375,5 @@ class Receivers:
         call = gast.Call(gast.Name(helper, gast.Load(), None, None),
                          [clone(receiver), gast.Name(cls, gast.Load(), None, None)], [])
         stmt = gast.Assign([gast.Name(unused, gast.Store(), None, None)], call, None)
-        return [gast.copy_location(stmt, receiver)]
+        # located at the statement being rewritten (a receiver ANF made has no position)
+        return [gast.copy_location(stmt, self._stmt)]
