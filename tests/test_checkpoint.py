@@ -62,6 +62,14 @@ def per_trip(x, n):
     return x
 
 
+def with_dict(x, n):
+    d = {"h": x * 2.0}
+    z = x * 1.0
+    for _step in range(n):
+        z = z + 0.1 * np.sin(d["h"] * z)
+    return np.sum(z)
+
+
 def early(x, n):
     for _step in range(n):
         if x > 3.0:
@@ -164,6 +172,9 @@ def test_nested_loops_and_writes_in_place(k):
     assert w.tolist() == [0.3, -0.2, 0.5]
     # a list each trip builds afresh is not carried (it was, as None at entry: an IndexError)
     np.testing.assert_allclose(grad(per_trip, checkpoint=k)(0.4, 7), grad(per_trip)(0.4, 7),
+                               rtol=1e-12)
+    # a dict read by every step: its cotangents from the steps add key by key
+    np.testing.assert_allclose(grad(with_dict, checkpoint=k)(w, 7), grad(with_dict)(w, 7),
                                rtol=1e-12)
 
 

@@ -74,6 +74,8 @@ def add(a, b):
         return a + np.array([np.zeros_like(a[i]) if d is None else d for i, d in enumerate(b)])
     if isinstance(a, (tuple, list)) and not isinstance(a, Cotangents):
         a = Cotangents(a)
+    if type(a) is dict and type(b) is dict:  # the cotangents of a plain dict, key by key
+        return {k: add(a.get(k), b.get(k)) for k in {**a, **b}}
     if kind_of(a) not in (None, "namedtuple") or kind_of(b) not in (
             None, "namedtuple"):
         return add_objects(a, b)
