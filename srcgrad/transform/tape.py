@@ -86,6 +86,14 @@ class Tape:
         self.definitions = definitions
         self.params = param_names(fn_node)
         self.store_counts = store_counts(fn_node)
+        # arrays written element by element: the sweep's restore_item writes the old elements
+        # back into the array the name holds then, so a later rebinding of the name is undone
+        # before it (else the restore goes into the new array, and views of the written one
+        # keep the written values)
+        self.item_written = {
+            n.targets[0].id for n in walk(fn_node)
+            if isinstance(n, gast.Assign) and is_setitem(self.ops, n)
+        }
         self.depth = 0  # loops around the statement being recorded
         # what the adjoint sweep reads back
         self.saves = {}  # id(statement, loop or loop target) -> its entry
@@ -107,7 +115,9 @@ class Tape:
 
         ``iteration``: the tape entry of the loop iteration that runs ``stmt`` exactly once; the
         old value may then travel in that iteration's tuple instead of a list of its own."""
-        if var not in self.assigned_in_control or var in self.per_iteration:
+        if var in self.per_iteration or (
+            var not in self.assigned_in_control and var not in self.item_written
+        ):
             return []
         if var not in self.definitions.maybe(stmt) and self.depth == 0:
             return []  # surely unbound: there is no old value
@@ -311,6 +321,7 @@ def _reads(sweep, views):
         entry = marker.entry
         if marker.restore and entry.kind is Kind.ITEM and entry.var in viewed:
             read |= {n.id for n in walk(entry.index) if isinstance(n, gast.Name)}
+            read.add(entry.var)  # restore_item(y, i, ...) writes into the array y holds
     return read, viewed | read
 
 
