@@ -887,8 +887,8 @@ class Gen:
     def container_feature(self, scope):
         """One of the container, aliasing and mutation statements at the top of f (in half the
         programs, so each stays frequent whatever the statement weights)."""
-        kinds = ["ploop", "dict", "dict", "histloop", "ndloop", "alias", "list", "inactive",
-                 "viewread", "appendcopy", "rebind"]
+        kinds = ["ploop", "dict", "dict", "histloop", "ndloop", "alias", "list", "list",
+                 "inactive", "viewread", "appendcopy", "rebind"]
         if self.mut_helpers:
             kinds += ["mutcall", "mutcall"]
         kind = self.pick(kinds)
