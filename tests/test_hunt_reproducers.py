@@ -808,3 +808,28 @@ def test_a_helper_writes_into_its_argument_then_the_caller_updates_it():
     want = [(helper_writes_then_update(x + e) - helper_writes_then_update(x - e)) / 2e-6
             for e in steps]
     np.testing.assert_allclose(g, want, rtol=1e-5)
+
+
+def _dict_from_zip(x):
+    d = dict(zip(["p", "q"], [x * 2.0, x]))
+    s = 0.0
+    for k in d:
+        s = s + np.sum(np.tanh(d[k]))
+    return s
+
+
+def _dict_comprehension(x):
+    d = {k: v for k, v in zip(["p", "q"], [x * 2.0, x])}
+    s = 0.0
+    for k in d:
+        s = s + np.sum(np.tanh(d[k]))
+    return s
+
+
+@pytest.mark.parametrize("f", [_dict_from_zip, _dict_comprehension])
+def test_a_loop_over_a_dict_built_by_a_comprehension_iterates_its_keys(f):
+    # `for k in d` over a dict comprehension (or dict(zip(...)), written as one) was lowered as a
+    # loop over a list: KeyError: 0 at run time (found by the random programs, seeds 16001/17001)
+    x = np.array([0.1, 0.2, -0.4])
+    want = [(f(x + e) - f(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(grad(f)(x.copy()), want, rtol=1e-6)

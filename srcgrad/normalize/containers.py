@@ -492,12 +492,12 @@ class _HoistPops(gast.NodeTransformer):
 
 
 def _dict_assigned(fn_node):
-    """Names some statement binds to a dict literal or ``dict(...)``."""
+    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``."""
     out = set()
     for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             v = n.value
-            if isinstance(v, gast.Dict) or (
+            if isinstance(v, (gast.Dict, gast.DictComp)) or (
                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
                 and v.func.id == "dict"
             ):
