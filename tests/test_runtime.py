@@ -228,3 +228,28 @@ def test_the_gradient_of_a_real_array_cast_to_complex_is_its_real_part_without_a
         assert g.dtype == np.float64
         np.testing.assert_array_equal(g, [1.0, 0.0])
         np.testing.assert_array_equal(grad(cast_to_complex64)(np.array([0.5, 1.5])), [1.0, 1.0])
+
+
+def test_a_numpy_scalar_output_seeds_a_numpy_scalar_of_its_dtype():
+    """At a pole the sweep divides by zero as the primal did: inf or nan with a warning, never
+    ZeroDivisionError from Python float arithmetic (the seed 1.0 of a np.float64 output)."""
+    for out in (np.float64(2.0), np.float32(2.0), np.int64(2)):
+        seed = runtime.unit_seed(out)
+        assert type(seed) is (np.float32 if out.dtype == np.float32 else np.float64)
+        assert seed == 1.0
+    assert type(runtime.unit_seed(2.0)) is float and type(runtime.unit_seed(2)) is float
+
+
+def _pole(x):
+    return np.sin(x) / (x - 1.0)
+
+
+def test_a_pole_gives_a_non_finite_gradient_not_an_exception():
+    """``np.sin(x) / (x - 1.0)`` at the Python float 1.0 returns inf; its gradient is not finite."""
+    import srcgrad
+
+    with np.errstate(all="ignore"):
+        assert not np.isfinite(srcgrad.grad(_pole)(1.0))
+        assert srcgrad.grad(_pole)(3.0) == pytest.approx(
+            (np.cos(3.0) * 2.0 - np.sin(3.0)) / 4.0, rel=1e-12
+        )

@@ -135,7 +135,7 @@ def unstack_columns(d, value, x):
 
 def unit_seed(out, name="the function"):
     """The seed of ``grad``: 1 shaped like the output, which must have exactly one element."""
-    if isinstance(out, (float, int)) and not isinstance(out, bool):
+    if type(out) in (float, int):
         return 1.0
     if isinstance(out, (tuple, list, dict)) or kind_of(out) is not None:
         raise NonScalarOutputError((), name, container=_described(out))
@@ -146,6 +146,10 @@ def unit_seed(out, name="the function"):
         raise complex_output_error(name)
     if isinstance(out, np.ndarray):
         return np.ones(shape, dtype=float_dtype(out))
+    if isinstance(out, np.generic):
+        # A NumPy scalar output seeds a NumPy scalar, so that the sweep divides and overflows
+        # as the primal did (inf, not ZeroDivisionError, at a pole of the function).
+        return float_dtype(out).type(1.0)
     return 1.0
 
 
