@@ -18,10 +18,11 @@ Targets:
   of ``tests/mutate_rules.py`` (for rules whose checks are ordinary tests, not rule-table rows).
 
 The tests are given after ``--`` as pytest arguments. They first run unmutated; a test that
-fails then is left out (and reported). That first run also records which of srcgrad's functions
-each test calls: a code mutant runs only the tests that called its function (a test that never
-runs the mutated code cannot see it; ``--all-tests`` runs them all), so a wide selection costs
-little per mutant, and a mutant no test runs is reported as such; a mutant is killed by a
+fails then is left out (and reported). That first run also records which statements of
+srcgrad's functions each test runs: a code mutant runs only the tests that ran its statement (a
+test that never runs the mutated code cannot see it; ``--all-tests`` runs them all), those that
+killed a mutant of the same function first, so a wide selection costs little per mutant, and a
+mutant no test runs is reported as such; a mutant is killed by a
 timeout only when its tests take three times as long as they did (and ``--timeout`` at least).
 The disk cache is off in the children (a derivative made by a mutant must not be read by the
 next one).
@@ -79,7 +80,8 @@ def _skip(node, fn):
 
 
 def code_mutants(module_name):
-    """Every mutant of a module's functions: (label, qualified name, class, mutated FunctionDef)."""
+    """Every mutant of a module's functions: (label, qualified name, class, mutated FunctionDef,
+    line of the statement it is in)."""
     module = importlib.import_module(module_name)
     source = inspect.getsource(module)
     tree = ast.parse(source)
@@ -90,6 +92,7 @@ def code_mutants(module_name):
                        if getattr(a, "annotation", None) is not None and n is a.annotation}
         body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
         seen = set()
+        line_of = _statement_lines(body)
         for stmt in body:
             for node in ast.walk(stmt):
                 if _skip(node, fn) or id(node) in annotations:
@@ -108,8 +111,20 @@ def code_mutants(module_name):
                     if label in seen:
                         continue
                     seen.add(label)
-                    out.append((label, qualname, cls, mutated))
+                    out.append((label, qualname, cls, mutated, line_of[id(target)]))
     return out
+
+
+def _statement_lines(body):
+    """The line of the innermost statement around every node of a function's body (a mutant
+    can change a result only where that statement runs)."""
+    line_of = {}
+    for stmt in body:
+        for inner in ast.walk(stmt):  # breadth first: an inner statement comes after its outer
+            if isinstance(inner, ast.stmt):
+                for node in ast.walk(inner):
+                    line_of[id(node)] = inner.lineno
+    return line_of
 
 
 def _original(module, qualname):
@@ -176,7 +191,7 @@ def _items_of(items, rule):
     return mine or items
 
 
-HITS = set()  # the functions called by the test that runs, when instrumented (the first run)
+HITS = set()  # the statements run by the test that runs, when instrumented (the first run)
 UNTRACED = set()  # the functions that could not be instrumented
 
 
@@ -185,18 +200,38 @@ def _key(filename, qualname):
     return os.path.realpath(filename) + ":" + qualname
 
 
+def _hits_before_statements(node, key):
+    """Put a call that records ``key`` + the statement's line before every statement nested in
+    ``node`` (bodies of branches, loops, handlers, nested functions)."""
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    _hits_before_statements(item, key)
+            if value and all(isinstance(item, ast.stmt) for item in value):
+                setattr(node, field, [new for item in value for new in (_hit(key, item), item)])
+        elif isinstance(value, ast.AST):
+            _hits_before_statements(value, key)
+
+
+def _hit(key, stmt):
+    return ast.Expr(ast.Call(ast.Name("_mutate_code_hit_", ast.Load()),
+                             [ast.Constant(f"{key}:{stmt.lineno}")], []))
+
+
 def instrument(module_names):
-    """Make every function of the modules add its ``_key`` to ``HITS`` when it is called (a
-    call put first in its body; a nested function counts as the one it is defined in). Cheap,
-    unlike a profile hook on every call."""
+    """Make every statement of the modules' functions add its ``_key`` and line to ``HITS``
+    when it runs (a call put before it; cheap, unlike a trace or profile hook on every call),
+    so that a mutant runs only the tests that ran its statement."""
     for module_name in module_names:
         module = importlib.import_module(module_name)
         where = inspect.getsourcefile(module)
         module.__dict__["_mutate_code_hit_"] = HITS.add
         for qualname, cls, fn in _functions(ast.parse(inspect.getsource(module))):
-            hit = ast.Expr(ast.Call(ast.Name("_mutate_code_hit_", ast.Load()),
-                                    [ast.Constant(_key(where, qualname))], []))
-            fn.body.insert(1 if ast.get_docstring(fn) is not None else 0, hit)
+            doc = fn.body[:1] if ast.get_docstring(fn) is not None else []
+            rest = ast.Module(fn.body[len(doc):], [])
+            _hits_before_statements(rest, _key(where, qualname))
+            fn.body = doc + rest.body
             fn.decorator_list = []
             try:
                 apply_code(module_name, qualname, cls, fn)
@@ -222,6 +257,7 @@ class Mutator:
         self.out = open(args.out, "a") if args.out else None
         self.done = set()
         self.seconds = {}  # how long each test took unmutated (recorded with coverage)
+        self.killers = {}  # function -> the tests that killed its mutants, the latest first
         if args.out and os.path.exists(args.out):
             verdicts = ("killed", "killed (timeout)", "survived", "survived (no test runs it)",
                         "equivalent")
@@ -235,9 +271,10 @@ class Mutator:
             self.out.flush()
 
     def _child(self, items, apply, timeout, failed=None, cover=None):
-        """Fork; run the items with the mutant applied. Exit status 1 if one failed. With
-        ``failed``, run them all and collect the failing ones; with ``cover``, also record which
-        of srcgrad's functions each test runs (``cover[nodeid]``: a set of ``_key``s)."""
+        """Fork; run the items with the mutant applied. Returns (True, the test that failed),
+        ("timeout", None) or (False, None). With ``failed``, run them all and collect the
+        failing ones; with ``cover``, also record which of srcgrad's statements each test runs
+        (``cover[nodeid]``: a set of ``_key``:line)."""
         from _pytest.runner import runtestprotocol
 
         read, write = os.pipe()
@@ -277,18 +314,21 @@ class Mutator:
             chunks.append(chunk)
         os.close(read)
         _, code = os.waitpid(pid, 0)
+        first = None
         for line in b"".join(chunks).decode().splitlines():
             kind, nodeid, *keys = line.split("\t")
-            if kind == "F" and failed is not None:
-                failed.add(nodeid)
+            if kind == "F":
+                first = first or nodeid
+                if failed is not None:
+                    failed.add(nodeid)
             elif kind == "C" and cover is not None:
                 cover[nodeid] = set(keys[1:])
                 self.seconds[nodeid] = float(keys[0])
             elif kind == "U" and cover is not None:
                 cover.setdefault("", set()).add(nodeid)  # (the key of a function not traced)
         if os.WIFSIGNALED(code) and os.WTERMSIG(code) == signal.SIGALRM:
-            return "timeout"
-        return code != 0
+            return "timeout", None
+        return code != 0, first
 
     def pytest_runtestloop(self, session):
         args = self.args
@@ -296,10 +336,10 @@ class Mutator:
         for name in args.code:
             where = inspect.getsourcefile(importlib.import_module(name))
             todo += [(label, lambda m=name, q=q, c=c, f=f: apply_code(m, q, c, f), None,
-                      _key(where, q)) for label, q, c, f in code_mutants(name)]
+                      _key(where, q), line) for label, q, c, f, line in code_mutants(name)]
         for name in args.templates:
-            todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r, None)
-                     for label, r, s, p, t in template_mutants(name)]
+            todo += [(label, lambda r=r, s=s, p=p, t=t: apply_template(r, s, p, t), r, None,
+                      None) for label, r, s, p, t in template_mutants(name)]
         if args.function:  # searched in "module qualname" (code) or "rule side[param]" (templates)
             pattern = re.compile(args.function)
             todo = [t for t in todo if pattern.search(_unlined(t[0]).split(" (", 1)[0])]
@@ -314,67 +354,130 @@ class Mutator:
         self.say(f"== {' '.join(args.code + args.templates)}: {len(todo)} of {population} "
                  f"mutants (seed {args.seed}); {len(session.items)} tests")
         start = time.time()
-        failed = set()
-        cover = {} if args.code and not args.all_tests else None
-        if args.coverage and os.path.exists(args.coverage):  # the first run of an earlier run
-            with open(args.coverage) as saved:
-                known = json.load(saved)
-            failed, self.seconds = set(known["failed"]), known["seconds"]
-            cover = {nodeid: set(keys) for nodeid, keys in known["cover"].items()}
-        else:
-            self._child(session.items, (lambda: instrument(args.code)) if cover is not None
-                        else None, 20 * args.timeout, failed, cover)
-            if args.coverage and cover is not None:
-                with open(args.coverage, "w") as out:
-                    json.dump({"failed": sorted(failed), "seconds": self.seconds,
-                               "cover": {k: sorted(v) for k, v in cover.items()}}, out)
+        failed, cover = self._baseline(session)
         items = [i for i in session.items if i.nodeid not in failed]
         for nodeid in sorted(failed):
             self.say(f"BASELINE FAILS (left out): {nodeid}")
         self.say(f"baseline: {len(items)} tests, {time.time() - start:.0f} s")
-        killed = survived = listed = undecided = 0
-        for label, apply, rule, key in todo:
+        counts = dict.fromkeys(("killed", "survived", "listed", "undecided"), 0)
+        began, ran = time.time(), 0
+        for label, apply, rule, key, line in todo:
             if label in self.done:
                 continue
             if args.budget and time.time() - start > args.budget:
                 self.say(f"budget of {args.budget} s spent: stopped")
                 break
-            mine = _items_of(items, rule)
-            if cover is not None and key is not None and key not in cover.get("", ()):
-                mine = [i for i in mine if key in cover.get(i.nodeid, ())]  # the tests that run it
-            timeout, capped = args.timeout, False
-            if cover is not None:
-                mine.sort(key=lambda i: self.seconds.get(i.nodeid, 0))  # the quick ones first
-                timeout = max(timeout, int(3 * sum(self.seconds.get(i.nodeid, 0) for i in mine)))
-                capped, timeout = timeout > args.cap, min(timeout, args.cap)
-            dead = self._child(mine, apply, timeout) if mine else False
-            verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
-            if not mine:
-                verdict = "survived (no test runs it)"
-            if dead == "timeout" and capped:
-                self.say(f"undecided (its tests take over --cap {args.cap} s): {label}")
-                undecided += 1
-                continue
-            dead = bool(dead)
-            killed += dead
-            if not dead and _unlined(label) in self.equivalent:
-                verdict, listed = "equivalent", listed + 1
-            elif not dead:
-                survived += 1
-            self.say(f"{verdict}: {label}")
-        total = killed + survived + listed
-        score = f"{100 * killed / total:.1f}%" if total else "-"
-        self.say(f"== {total} mutants run, {killed} killed ({score}), {listed} equivalent "
-                 f"(listed), {survived} survived, {undecided} undecided; "
-                 f"{time.time() - start:.0f} s")
+            ran += 1
+            self._one(label, apply, self._tests_of(items, rule, key, line, cover), cover,
+                      key, counts)
+        total = counts["killed"] + counts["survived"] + counts["listed"]
+        score = f"{100 * counts['killed'] / total:.1f}%" if total else "-"
+        spent = time.time() - began
+        self.say(f"== {total} mutants run, {counts['killed']} killed ({score}), "
+                 f"{counts['listed']} equivalent (listed), {counts['survived']} survived, "
+                 f"{counts['undecided']} undecided; {time.time() - start:.0f} s "
+                 f"({ran} mutants in {spent:.0f} s after the baseline: "
+                 f"{60 * ran / max(spent, 1e-9):.1f} per minute)")
         return True
+
+    def _baseline(self, session):
+        """The first, unmutated run (or the saved one): the failing tests and the coverage."""
+        args = self.args
+        failed = set()
+        cover = {} if (args.code or args.instrument) and not args.all_tests else None
+        if args.coverage and os.path.exists(args.coverage):  # the first run of an earlier run
+            with open(args.coverage) as saved:
+                known = json.load(saved)
+            names = known.get("keys")
+            failed, self.seconds = set(known["failed"]), known["seconds"]
+            cover = {nodeid: {names[k] for k in keys} if names else set(keys)
+                     for nodeid, keys in known["cover"].items()}
+            missing = set(args.code) - set(known.get("modules", args.code))
+            if missing:
+                raise SystemExit(f"{args.coverage} has no coverage of {sorted(missing)}: give "
+                                 "them to the first run (--instrument)")
+            return failed, cover
+        modules = list(dict.fromkeys(args.code + args.instrument))
+        self._child(session.items, (lambda: instrument(modules)) if cover is not None
+                    else None, args.baseline_timeout or 20 * args.timeout, failed, cover)
+        if args.coverage and cover is not None:
+            names = sorted(set().union(*cover.values())) if cover else []
+            index = {name: i for i, name in enumerate(names)}
+            with open(args.coverage, "w") as out:
+                json.dump({"failed": sorted(failed), "seconds": self.seconds, "keys": names,
+                           "modules": modules,
+                           "cover": {k: sorted(index[n] for n in v)
+                                     for k, v in cover.items()}}, out)
+        return failed, cover
+
+    def _tests_of(self, items, rule, key, line, cover):
+        """The tests a mutant runs: those that ran its statement (its function's, with a
+        coverage file of an older run), the ones that killed a mutant of its function first,
+        then the quick ones."""
+        mine = _items_of(items, rule)
+        if cover is not None and key is not None and key not in cover.get("", ()):
+            where = f"{key}:{line}"
+            mine = [i for i in mine if where in cover.get(i.nodeid, ())
+                    or key in cover.get(i.nodeid, ())]
+        if cover is not None:
+            rank = {nodeid: n for n, nodeid in enumerate(self.killers.get(key, ()))}
+            mine.sort(key=lambda i: (rank.get(i.nodeid, len(rank)),
+                                     self.seconds.get(i.nodeid, 0)))
+        return mine
+
+    def _one(self, label, apply, mine, cover, key, counts):
+        """Run one mutant against its tests and report it."""
+        args = self.args
+        timeout, capped = args.timeout, False
+        if cover is not None:
+            timeout = max(timeout, int(3 * sum(self.seconds.get(i.nodeid, 0) for i in mine)))
+            capped, timeout = timeout > args.cap, min(timeout, args.cap)
+        began = time.time()
+        dead, killer = self._child(mine, apply, timeout) if mine else (False, None)
+        verdict = "killed" if dead is True else "killed (timeout)" if dead else "survived"
+        if not mine:
+            verdict = "survived (no test runs it)"
+        if dead == "timeout" and capped:
+            self.say(f"undecided (its tests take over --cap {args.cap} s): {label}")
+            counts["undecided"] += 1
+            return
+        if killer is not None:  # tried first for the next mutants of the same function
+            known = self.killers.setdefault(key, [])
+            if killer in known:
+                known.remove(killer)
+            known.insert(0, killer)
+        counts["killed"] += bool(dead)
+        if not dead and _unlined(label) in self.equivalent:
+            verdict = "equivalent"
+            counts["listed"] += 1
+        elif not dead:
+            counts["survived"] += 1
+        self.say(f"{verdict}: {label}")
+        self.say(f"#   {len(mine)} tests selected, {time.time() - began:.1f} s"
+                 + (f", killed by {killer}" if killer else ""))
+
+
+def _modules(names):
+    """The modules named, a package standing for its modules (``srcgrad.runtime``)."""
+    import pkgutil
+
+    out = []
+    for name in names:
+        module = importlib.import_module(name)
+        if hasattr(module, "__path__"):
+            out += [name] + [f"{name}.{info.name}" for info in
+                             pkgutil.iter_modules(module.__path__) if not info.ispkg]
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     split = argv.index("--") if "--" in argv else len(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--code", action="append", default=[], help="a module whose code to mutate")
+    ap.add_argument("--code", action="append", default=[],
+                    help="a module (or a package: each of its modules) whose code to mutate")
     ap.add_argument("--templates", action="append", default=[],
                     help="a rule module (srcgrad.rules.X) whose templates to mutate")
     ap.add_argument("--sample", type=int, default=0, help="run a random sample of the mutants")
@@ -398,10 +501,16 @@ def main(argv=None):
                     help="keep the first run's results (failing tests, coverage, times) in this "
                     "file and read them from it next time (same tree, same tests): a resumed "
                     "run starts at once")
+    ap.add_argument("--instrument", action="append", default=[],
+                    help="a module whose coverage the first run also records (one coverage "
+                    "file for several runs, each mutating one of the modules)")
+    ap.add_argument("--baseline-timeout", type=int, default=0,
+                    help="seconds the first run may take (default 20 x --timeout)")
     ap.add_argument("--rerun", default=None,
                     help="only the mutants a previous run's output (this file) lists as survived")
     ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)
     args = ap.parse_args(argv[:split])
+    args.code, args.instrument = _modules(args.code), _modules(args.instrument)
     import pytest
 
     # one process (`-n 0`): a mutant runs a few test files, and two workers would cost more to
