@@ -26,7 +26,9 @@ def test_import_srcgrad_imports_nothing_optional():
 def test_scipy_rules_register_on_the_first_transform_that_meets_scipy(tmp_path):
     # SciPy imported first (Dask imports part of it): importing srcgrad still imports none of
     # SciPy's rules (nor scipy.stats, scipy.signal...: 50 MB in every Dask worker). A user's rule
-    # for a SciPy function registers after SciPy's rules, which then never replace it.
+    # for a SciPy function registers after SciPy's rules, which then never replace it. A
+    # transform that meets no SciPy function does not import them (seconds: `import numba`
+    # imports scipy, and loading them at the first lookup made numba's first call slow).
     script = tmp_path / "uses_scipy.py"
     script.write_text(
         "import sys\n"
@@ -37,7 +39,10 @@ def test_scipy_rules_register_on_the_first_transform_that_meets_scipy(tmp_path):
         "new = sorted(m for m in set(sys.modules) - before if m.startswith('scipy'))\n"
         "assert not new, new\n"
         "import scipy.special\n"
-        "assert 'srcgrad.rules.scipy_rules' not in sys.modules\n"
+        "def plain(x):\n"
+        "    return np.sum(np.sin(x) * x)\n"
+        "srcgrad.grad(plain)(np.zeros(2))\n"
+        "assert 'srcgrad.rules.scipy_rules' not in sys.modules  # met no SciPy function\n"
         "def f(x):\n"
         "    return np.sum(scipy.special.expit(x))\n"
         "g = srcgrad.grad(f)(np.zeros(2))\n"
@@ -69,8 +74,14 @@ def test_a_rule_loads_the_library_rules_first_unless_it_is_for_srcgrads_own_func
     def srcgrads(x):
         return x
 
+    def librarys(x):
+        return x
+
     srcgrads.__module__ = "srcgrad.checkpoint"
+    librarys.__module__ = "a_library.part"
     custom._rule_for(srcgrads, None)
     assert loads == [] and srcgrads in rules
-    custom._rule_for(users, None)
-    assert loads == [1] and users in rules
+    custom._rule_for(users, None)  # a library's rules are for its own objects only
+    assert loads == [] and users in rules
+    custom._rule_for(librarys, None)
+    assert loads == [1] and librarys in rules

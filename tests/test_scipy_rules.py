@@ -390,6 +390,17 @@ def test_every_scipy_rule_has_a_row():
         assert rule.nondiff == (_key(rule.fn) in {_key(fn) for fn in NONDIFF}), rule.name
 
 
+def test_every_scipy_rule_is_for_an_object_a_lookup_loads_them_for():
+    # registry.lookup loads SciPy's rules only on a miss for an object that may be SciPy's
+    # (its module named after it, or none: a ufunc); a rule for anything else would be missed
+    from srcgrad.rules import registry
+
+    library = {"scipy": "srcgrad.rules.scipy_rules"}
+    outside = [str(rule.fn) for rule in RULES.values() if _is_scipy(rule.fn)
+               and not registry._maybe_optional(rule.fn, library)]
+    assert not outside
+
+
 # --- what has no derivative is an error, never a silent zero --------------------------------------
 
 

@@ -222,14 +222,30 @@ def load_optional_rules(installed=False):
 
 
 def lookup(fn: object, load: bool = True) -> Rule | None:
-    """The rule of ``fn`` (None if it has none), after registering the rules of the optional
-    libraries imported by now unless ``load`` is false."""
-    if OPTIONAL_RULES and load:
-        load_optional_rules()
+    """The rule of ``fn`` (None if it has none); where none is registered and ``fn`` may be an
+    optional library's object, after registering the rules of the optional libraries imported
+    by now (unless ``load`` is false)."""
     try:
-        return RULES.get(_key(fn))
+        rule = RULES.get(_key(fn))
     except TypeError:
         return None
+    if rule is None and OPTIONAL_RULES and load and _maybe_optional(fn, OPTIONAL_RULES):
+        load_optional_rules()  # an optional library's rules add keys of its own objects only
+        rule = RULES.get(_key(fn))
+    return rule
+
+
+def _maybe_optional(fn: object, libraries: dict) -> bool:
+    """Whether ``fn`` may be an object an optional library's rules are for: one of the
+    library's (or srcgrad's helper named after it), or one that does not say its module (a
+    ufunc). Importing SciPy's rules takes seconds; a user's function or a builtin never needs
+    them (``import numba`` imports ``scipy``, and a miss for every inlined user function would
+    load them)."""
+    module = getattr(fn, "__module__", None)
+    if not isinstance(module, str):
+        return True
+    return any(module.split(".")[0] == library or library in module
+               for library in libraries)
 
 
 @functools.lru_cache(maxsize=None)  # 558 rules share 220 parameter lists (Signature is immutable)
