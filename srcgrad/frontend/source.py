@@ -88,9 +88,12 @@ def parse_function(fn) -> ParsedFunction:
         if parsed is not None:
             return parsed
     try:
-        # by its code: inspect would follow a `functools.wraps` wrapper's `__wrapped__` to the
-        # source of the function it wraps, which is not what the wrapper computes
-        lines, first_line = inspect.getsourcelines(code if code is not None else fn)
+        # by its code when it has a `__wrapped__`: inspect would follow a `functools.wraps`
+        # wrapper's to the source of the function it wraps, which is not what the wrapper
+        # computes. A plain function is read by itself: for a code object inspect finds the
+        # module by scanning every imported one (and the first time, resolving all their paths)
+        plain = code is None or (inspect.isfunction(fn) and not hasattr(fn, "__wrapped__"))
+        lines, first_line = inspect.getsourcelines(fn if plain else code)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError) as exc:
         name = getattr(fn, "__qualname__", repr(fn))

@@ -73,6 +73,8 @@ def _refuse_local_function_values(fn_node, local_functions, location):
     """A lambda or nested def has no object when the derivative runs (its calls are inlined):
     one still read as a value after inlining (a tuple of them whose ``len`` is taken, one
     returned) is an error at transform time, not a NameError when the derivative runs."""
+    if not local_functions:
+        return
     for stmt in walk(fn_node.body):
         if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
             continue

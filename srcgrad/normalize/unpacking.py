@@ -26,6 +26,8 @@ from ..astutil import clone, store_counts, walk
 def spread(fn_node, forwarded=()):
     """``fn_node`` with every static ``*``/``**`` of a call spelled out (see above);
     ``forwarded`` names a called helper's own ``*args``/``**kwargs`` (left as they are)."""
+    if not any(_spreads(n) for n in walk(fn_node)):
+        return fn_node  # nothing to spell out (most functions): no walk for the literals
     literals = _static_literals(fn_node)
     for node in walk(fn_node):
         if isinstance(node, gast.Call):
@@ -35,10 +37,16 @@ def spread(fn_node, forwarded=()):
     return fn_node
 
 
+def _spreads(node):
+    return isinstance(node, gast.Starred) or (isinstance(node, gast.keyword) and node.arg is None)
+
+
 def unroll_function_loops(fn_node, known=None):
     """``fn_node`` with every loop over functions unrolled (see the module's docstring).
     ``known(name)`` is the length of the tuple or list of functions a name the function never
     assigns holds at transform time (a global, a helper's parameter given one), else None."""
+    if not any(_unrollable(n) for n in walk(fn_node)):
+        return fn_node  # no loop over functions (most functions): no walk for the literals
     literals = _static_literals(fn_node)
     stored = set(store_counts(fn_node))
     fn_node.body = _unrolled(fn_node.body, literals, stored, known)
