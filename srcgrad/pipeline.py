@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> (yields) -> check -> functional -> containers -> control -> anf -> inline -> recursion
-    -> sharing -> einsum
+    parse -> (yields) -> check -> functional -> containers -> control -> super -> anf -> inline
+    -> recursion -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
@@ -59,6 +59,7 @@ from .normalize import (
     recursion,
     sharing,
     ssa,
+    supercalls,
 )
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
@@ -130,6 +131,7 @@ NORMALIZE = (
     Stage("functional", functional.run),
     Stage("containers", containers.run),
     Stage("control", control.run),
+    Stage("super", supercalls.run),
     Stage("anf", anf.run),
     Stage("inline", inline.run),
     Stage("recursion", recursion.run, recursion.wanted),

@@ -45,7 +45,7 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables, stdlib_forms, unpacking
+from . import callables, stdlib_forms, supercalls, unpacking
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
@@ -253,6 +253,7 @@ class InlineCalls:
         bound = self._bind(node, call)
         renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
         _Rename(renames, namespace, self.ctx).visit(node)
+        self._super(node, fn, renames, bound, call, location)
         # after renaming: the forwarded arguments are the caller's names, not the callee's
         _Forward({renames[p]: v for p, v in bound if p in forwarded}).visit(node)
         # a parameter the helper changes in place (`out[0] = v`, `hs.insert(0, v)`) and never
@@ -293,6 +294,17 @@ class InlineCalls:
                 if isinstance(n, gast.stmt):
                     n.lineno = lineno
         return out
+
+    def _super(self, node, fn, renames, bound, call, location):
+        """``super().m(...)`` in the method ``fn`` called on ``call``'s first argument: a call
+        of the function it finds (``supercalls.py``), after a class check where needed."""
+        if fn is None or not bound:
+            return
+        self_name = renames[bound[0][0]]
+        receiver = call.args[0] if call.args else None
+        known = self.ctx.receivers.known.get(getattr(receiver, "id", None))
+        checks = supercalls.resolve(node, fn, self_name, known, self.ctx, location)
+        node.body[:0] = [gast.copy_location(c, node.body[0]) for c in checks]
 
     def _note(self, node, bindings):
         """The stores of an inlined body and the callables its parameters are bound to."""
