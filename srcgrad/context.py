@@ -88,6 +88,9 @@ class Context:
     receivers: object = None  # inline: what is known of the classes of locals (methods.py)
     split_recursion: bool = True  # Options.split_recursion
     split_used: bool = False  # normalize/recursion.py split a recursive call
+    # the kinds of recursive calls the generated code makes ("split", "pair", "split_jvp",
+    # "pair_defaults"): which transforms of it differentiate them (pipeline._differentiable)
+    special_calls: set = field(default_factory=set)
     yield_marker: object = None  # (name, runtime.split_yield): normalize/recursion.mark_yields
     kinds: dict = field(default_factory=dict)  # Options.kinds: parameter -> kind of its argument
 

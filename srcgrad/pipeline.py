@@ -223,6 +223,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     if ctx.split_used:
         plain = dataclasses.replace(options, split_recursion=False, verbose=False, dump=False)
         compiled.__srcgrad_plain__ = _Plain(fn, mode, wrt, plain, as_tuple, static)
+        compiled.__srcgrad_special__ = frozenset(ctx.special_calls)
     return compiled, text
 
 
@@ -243,15 +244,15 @@ class _Plain:
 
 
 def _differentiable(fn, mode, options):
-    """``fn``, or for a derivative whose recursive calls are split, its plain version -- but
-    for forward mode (``jvp``, ``tangent``) in Python, which differentiates split calls
-    itself, each level once (transform/forward.py)."""
+    """``fn``, or for a derivative with recursive calls of kinds ``mode`` does not
+    differentiate itself (``recursion.HANDLED``, in Python only), its plain version: the same
+    derivative without them, whose recursion goes through the callee's derivatives (linear no
+    more)."""
     plain = getattr(fn, "__srcgrad_plain__", None)
     if plain is None:
         return fn
-    # the split calls of reverse-mode code (forward mode's own pairs are differentiated plain)
-    split_calls = plain.request[1] in recursion.REVERSE_MODES
-    if split_calls and mode in ("jvp", "tangent") and options.split_recursion and (
+    kinds = getattr(fn, "__srcgrad_special__", frozenset({"split_jvp"}))
+    if kinds <= recursion.HANDLED.get(mode, set()) and options.split_recursion and (
             options.backend == "python"):
         return fn
     return plain()

@@ -240,3 +240,44 @@ def test_reverse_over_forward_through_recursion():
     # d/dx of (2 x**3 + 6 x**2 t) for t = 1: 6 x**2 + 12 x
     got = srcgrad.vjp(jvp(doubled_cube))(1.5, 1.0, (1.0, 1.0))
     assert got == pytest.approx(6 * 1.5**2 + 12 * 1.5, rel=1e-12)
+
+
+def counted_runs(derived, *args):
+    """The value of ``derived(*args)`` on its second call and the levels of counted_power that
+    call ran (the first call generates the code)."""
+    derived(*args)
+    CALLS.clear()
+    return derived(*args), sorted(CALLS)
+
+
+def jvp_of_deep(x):
+    return jvp(deep)(x, 1.0)[1]
+
+
+def test_forward_over_forward_and_reverse_over_forward_run_each_level_once():
+    # the jvp's own value-and-tangent pairs are paired again (forward) or split (reverse):
+    # 77 runs at depth 10 when the plain code was differentiated, 31 here at depth 30
+    want = 30 * 29 * 1.01**28
+    for derived, args in ((jvp(jvp(deep)), (1.01, 1.0, 1.0)),
+                          (jvp(jvp_of_deep), (1.01, 1.0)),
+                          (grad(jvp_of_deep), (1.01,)),
+                          (srcgrad.vjp(jvp(deep)), (1.01, 1.0, (0.0, 1.0)))):
+        got, runs = counted_runs(derived, *args)
+        got = got[1] if isinstance(got, tuple) else got
+        got = got[1] if isinstance(got, tuple) else got
+        assert got == pytest.approx(want, rel=1e-12)
+        assert runs == list(range(31))
+
+
+@pytest.mark.parametrize("f, args, k", SECOND, ids=[f"{f.__name__}-{k}" for f, _, k in SECOND])
+def test_second_order_through_forward_mode(f, args, k):
+    # jvp(jvp(f)) and vjp(jvp(f)) against central differences of the gradient
+    x = args[k]
+    n = int(np.size(x))
+    v = np.linspace(0.3, 1.1, n).reshape(np.shape(x))
+    w = np.linspace(-0.5, 0.9, n).reshape(np.shape(x))
+    h = hessian_by_differences(f, args, k).reshape(n, n)
+    (_, _), (_, second) = jvp(jvp(f, wrt=k), wrt=k)(*args, v, w)
+    assert second == pytest.approx(np.ravel(w) @ h @ np.ravel(v), rel=1e-6)
+    hv = srcgrad.vjp(jvp(f, wrt=k), wrt=k)(*args, v, (0.0, 1.0))
+    np.testing.assert_allclose(np.ravel(hv), h @ np.ravel(v), rtol=1e-6, atol=1e-8)

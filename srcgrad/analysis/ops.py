@@ -29,6 +29,7 @@ from ..rules import random_draws
 from ..rules.derived import (
     derived_rule,
     lazy_rule,
+    pair_rule,
     recursive_rule,
     refuse_writes_into_arguments,
     split_rule,
@@ -143,6 +144,36 @@ class Op:
         return []
 
 
+def _known_rule(fn):
+    """A registered rule, or that of a function srcgrad generated or of a structure."""
+    return (rules.lookup(fn) or derived_rule(fn) or split_rule(fn) or lazy_rule(fn)
+            or pair_rule(fn) or structure_rule(fn))
+
+
+def derived_callee(node, namespace, locals_):
+    """``grad(g, wrt=1)`` called in place: the function it derives, generated now.
+
+    Only srcgrad's own transforms are evaluated at transform time, and only on static values.
+    """
+    transform = namespace.resolve(node.func, locals_)
+    if not transforms.is_transform(transform):
+        return MISSING
+    args = [_static_value(a, namespace, locals_) for a in node.args]
+    kwargs = {k.arg: _static_value(k.value, namespace, locals_) for k in node.keywords}
+    if any(v is MISSING for v in args + list(kwargs.values())):
+        return MISSING
+    return unwrap(transform(*args, **kwargs))
+
+
+def _static_value(node, namespace, locals_):
+    if isinstance(node, gast.Constant):
+        return node.value
+    if isinstance(node, gast.Tuple):
+        values = tuple(_static_value(e, namespace, locals_) for e in node.elts)
+        return MISSING if any(v is MISSING for v in values) else values
+    return namespace.resolve(node, locals_)
+
+
 def _bound_args(rule, bound):
     """Rule parameter -> the call's atom (a ``*args`` one packs a Tuple, a ``**kwargs`` one a
     Dict); a parameter not given, its default."""
@@ -243,7 +274,7 @@ class OpClassifier:
         else:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING and isinstance(func, gast.Call):
-                fn = self._derived_callee(func)
+                fn = derived_callee(func, self.namespace, self.locals)
             if fn is MISSING and self._is_local(func):
                 raise self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "
@@ -277,28 +308,6 @@ class OpClassifier:
         return Op("unknown", args={str(i): a for i, a in enumerate(operands)}, node=node,
                   refused=refused)
 
-    def _derived_callee(self, node):
-        """``grad(g, wrt=1)`` called in place: the function it derives, generated now.
-
-        Only srcgrad's own transforms are evaluated at transform time, and only on static values.
-        """
-        transform = self.namespace.resolve(node.func, self.locals)
-        if not transforms.is_transform(transform):
-            return MISSING
-        args = [self._static_value(a) for a in node.args]
-        kwargs = {k.arg: self._static_value(k.value) for k in node.keywords}
-        if any(v is MISSING for v in args + list(kwargs.values())):
-            return MISSING
-        return unwrap(transform(*args, **kwargs))
-
-    def _static_value(self, node):
-        if isinstance(node, gast.Constant):
-            return node.value
-        if isinstance(node, gast.Tuple):
-            values = tuple(self._static_value(e) for e in node.elts)
-            return MISSING if any(v is MISSING for v in values) else values
-        return self.namespace.resolve(node, self.locals)
-
     @staticmethod
     def _recursive(fn):
         """A call the inliner left in place is recursive: it goes through the callee's vjp."""
@@ -311,8 +320,7 @@ class OpClassifier:
         return rule
 
     def _rule_op(self, fn, args, keywords, node):
-        rule = (rules.lookup(fn) or derived_rule(fn) or split_rule(fn) or lazy_rule(fn)
-                or structure_rule(fn) or self._recursive(fn))
+        rule = _known_rule(fn) or self._recursive(fn)
         if rule is None:
             bound = {str(i): a for i, a in enumerate(args)}
             bound.update({k.arg: k.value for k in keywords})

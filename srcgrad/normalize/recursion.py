@@ -27,15 +27,20 @@ import inspect
 import gast
 
 from .. import rules, runtime
-from ..analysis.ops import OPAQUE_MODULES
+from ..analysis.ops import OPAQUE_MODULES, derived_callee
 from ..astutil import walk
 from ..emit import naming
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
-from ..rules.derived import Splitter, refuse_writes_into_arguments, splitter
+from ..rules.derived import JvpPair, Splitter, refuse_writes_into_arguments, splitter
 from ..rules.structures import structure_rule
 
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
+# the kinds of recursive calls (Context.special_calls) each mode differentiates itself, each
+# level of a recursion once: forward mode a split call (SplitJvp) and a value-and-tangent pair
+# (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split)
+HANDLED = {"jvp": {"split", "pair"}, "tangent": {"split", "pair"},
+           **{m: {"pair"} for m in REVERSE_MODES}}
 
 
 def yields_wanted(ctx):
@@ -94,22 +99,44 @@ def _split(s, ctx):
             k.arg is None for k in call.keywords):
         return None
     fn = ctx.namespace.resolve(call.func, ctx.local_names)
-    if fn is MISSING or not _recursive(fn):
+    if fn is MISSING and isinstance(call.func, gast.Call):  # `jvp(f)(x, t)`
+        fn = derived_callee(call.func, ctx.namespace, ctx.local_names)
+    if fn is MISSING:
         return None
-    made = splitter(fn)
+    fn, args, keywords = _split_callee(fn, call)
+    made = splitter(fn) if fn is not None else None
     if made is None:
         return None
-    refuse_writes_into_arguments(fn)
+    if fn.__code__ not in GENERATED_SOURCE:
+        refuse_writes_into_arguments(fn)
     held = ctx.namer.fresh(naming.SPLIT.format(fn.__name__))
     ctx.local_names.add(held)
     func = gast.Name(ctx.global_name(made, made.__name__), gast.Load(), None, None)
     start = gast.Assign([gast.Name(held, gast.Store(), None, None)],
-                        gast.Call(func, call.args, call.keywords), None)
+                        gast.Call(func, args, keywords), None)
     value = gast.Name(ctx.global_name(runtime.recursion_value, "recursion_value"), gast.Load(),
                       None, None)
     s.value = gast.Call(value, [gast.Name(held, gast.Load(), None, None)], [])
     ctx.split_used = True
+    ctx.special_calls.add("split")
     return [gast.copy_location(start, s), s]
+
+
+def _split_callee(fn, call):
+    """``(function, args, keywords)`` of the split call for ``call`` of ``fn``: a recursive
+    function of the user's; the jvp of one, called by a :class:`JvpPair` (its tangents are
+    its jvp's last argument); a derivative with recursive calls reverse mode differentiates
+    itself (``HANDLED``). ``(None, None, None)`` for any other callee."""
+    if isinstance(fn, JvpPair):
+        if not fn.pairable or not call.args:
+            return None, None, None
+        g = fn.generated()
+        last = list(inspect.signature(g).parameters)[-1]
+        return g, call.args[1:], call.keywords + [gast.keyword(last, call.args[0])]
+    kinds = getattr(fn, "__srcgrad_special__", None)
+    if _recursive(fn) or (kinds and kinds <= HANDLED["split"]):
+        return fn, call.args, call.keywords
+    return None, None, None
 
 
 def _recursive(fn):

@@ -48,6 +48,9 @@ def derived_rule(fn):
         return None
     if fn not in _RULES:
         _RULES[fn] = _build(fn)
+        if getattr(fn, "__srcgrad_special__", None):
+            # a derivative through a recursion: forward mode calls its jvp once (JvpPair)
+            _RULES[fn].recursive = fn
     return _RULES[fn]
 
 
@@ -307,14 +310,41 @@ class JvpPair:
         self.fn, self.wrt = fn, wrt
         self.signature = inspect.signature(fn)
         self.__name__ = f"{fn.__name__}_jvp_pair"
+        # its call differentiated again is that of the callee's jvp (pair_rule): only when it
+        # takes every argument by position, none optional
+        self.pairable = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+                            for p in self.signature.parameters.values())
 
     def __call__(self, tangents, *args, **kwargs):
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return transforms.derived(self.fn, "jvp", self.wrt)(*bound.args, tangents)
+        return self.generated()(*bound.args, tangents)
+
+    def generated(self):
+        """The callee's generated jvp, ``f_jvp(a, n, tangent)``."""
+        return transforms.derived(self.fn, "jvp", self.wrt)
 
     def __repr__(self):
         return f"<value and tangent of {self.fn.__qualname__} wrt {self.wrt}>"
+
+
+def pair_rule(obj):
+    """The rule of a :class:`JvpPair` call ``P((da,), a, n)`` in forward-mode code that is
+    differentiated again: that of the callee's generated jvp ``g(a, n, tangent)`` it calls
+    (the tangents passed first). Forward mode pairs it again (``g``'s own JvpPair), reverse
+    mode splits it (``normalize/recursion.py``), so each level still runs once."""
+    if not isinstance(obj, JvpPair) or not obj.pairable:
+        return None
+    key = ("pair", obj)
+    if key not in _RULES:
+        g = obj.generated()
+        rule = _build(g, lazy=True)
+        params = list(inspect.signature(g).parameters.values())
+        rule.signature = inspect.Signature(params[-1:] + params[:-1])
+        rule.fn = obj
+        rule.recursive = g
+        _RULES[key] = rule
+    return _RULES[key]
 
 
 def jvp_pair(fn, wrt):

@@ -23,6 +23,7 @@ that does not depend on ``wrt`` has the tangent ``zeros_like(output)``.
 from __future__ import annotations
 
 import builtins
+import inspect
 
 import gast
 
@@ -245,6 +246,7 @@ class ForwardAD:
                                          + list(stmt.value.args), list(stmt.value.keywords)))
         first.lineno = stmt.lineno
         self.ctx.split_used = True  # code differentiated again: the plain version
+        self.ctx.special_calls.add("split_jvp")
         # the started Split holds the value's tangent: it is its own tangent
         return [first], [], self._bind_if_active(target, name(target))
 
@@ -291,12 +293,17 @@ class ForwardAD:
         func = name(self.ctx.global_name(made, made.__name__))
         tangents = gast.Tuple([self.tangents.get(op.args[p].id) for p in active], gast.Load())
         held = self.ctx.namer.fresh(naming.PAIR.format(target))
-        call_ = gast.Call(func, [tangents] + list(stmt.value.args), list(stmt.value.keywords))
+        if rule.fn is fn:
+            args, keywords = list(stmt.value.args), list(stmt.value.keywords)
+        else:  # a pair of a pair: the callee's jvp takes the tangents last (rules/derived.py)
+            args, keywords = [op.args[p] for p in inspect.signature(fn).parameters], []
+        call_ = gast.Call(func, [tangents] + args, keywords)
         first = assign(held, call_)
         value = assign(target, gast.Subscript(name(held), gast.Constant(0, None), gast.Load()))
         for s in (first, value):
             s.lineno = stmt.lineno
         self.ctx.split_used = True  # code differentiated again: the plain version
+        self.ctx.special_calls.add("pair" if made.pairable else "pair_defaults")
         tangent = gast.Subscript(name(held), gast.Constant(1, None), gast.Load())
         return [first, value], self.tangents.bind(target, tangent, [])
 
