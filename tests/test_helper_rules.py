@@ -563,7 +563,6 @@ def test_unsupported_names_must_be_parameters():
 # derivative through them stops with NoRuleError. Remove a name when it gets a rule; never add one.
 WITHOUT_RULES = {
     "append_tangent",  # containers: forward mode over list appends
-    "lstsq_jvp",  # np.linalg.lstsq (lstsq_vjp is differentiated by its source)
 }
 
 

@@ -93,29 +93,9 @@ _rule(
     }),
     kind="bilinear",
 )
-_rule(
-    runtime.average_grad,
-    "g, a, axis=None, weights=None, keepdims=False",
-    _reduction(runtime.average_grad, "a, axis=axis, weights=weights, keepdims=keepdims"),
-    unsupported={"weights": "the second derivative of np.average in its weights is not "
-                 "implemented"},
-)
-_rule(
-    runtime.average_weights_grad,
-    "g, a, result, axis=None, weights=None, keepdims=False",
-    vjp={"g": "average_weights_jvp(a, result, dy, axis=axis, weights=weights, "
-         "keepdims=keepdims)"},
-    unsupported={p: "the second derivative of np.average in its weights is not implemented"
-                 for p in ("a", "result", "weights")},
-)
-_rule(
-    runtime.average_weights_jvp,
-    "a, result, t, axis=None, weights=None, keepdims=False",
-    vjp={"t": "average_weights_grad(dy, a, result, axis=axis, weights=weights, "
-         "keepdims=keepdims)"},
-    unsupported={p: "the second derivative of np.average in its weights is not implemented"
-                 for p in ("a", "result", "weights")},
-)
+# average_grad, average_weights_grad and average_weights_jvp are plain NumPy code marked
+# ``by_source`` (runtime/reductions.py): no rule, every order (in the weights too).
+nondiff(runtime.reductions.average_layout)
 # reduce_jvp(partials, t) = sum(partials * t): bilinear.
 _rule(
     runtime.reduce_jvp,
@@ -161,7 +141,7 @@ _rule(
 )
 _rule(runtime.diff_grad, "g, a, n=1, axis=-1", vjp={"g": "np.diff(dy, n=n, axis=axis)"})
 
-# --- norms: g * phi(x, norm), phi elementwise in x -----------------------------------------------
+# --- norms: g * phi(x, norm), phi elementwise in x, or g * U diag(e) V^T (singular values) ------
 for _fn, _sig, _args, _axis, _kind in (
     (runtime.norm_grad, "g, x, nrm, ord=None, axis=None, keepdims=False",
      "ord=ord, axis=axis, keepdims=keepdims", "axis", "norm"),
@@ -178,13 +158,13 @@ for _fn, _sig, _args, _axis, _kind in (
         vjp={
             "g": f"reduce_jvp({_name}(np.ones_like(g), x, nrm, {_args}), dy, axis={_axis}, "
             "keepdims=keepdims)",
-            "x": f"dy * norm_grad_dx(g, x, nrm, {_partials})",
+            "x": f"norm_grad_x_vjp(dy, g, x, nrm, {_partials})",
             "nrm": f"reduce_jvp(norm_grad_dnorm(g, x, nrm, {_partials}), dy, axis={_axis}, "
             "keepdims=keepdims)",
         },
         jvp={
             "g": f"{_name}(dg, x, nrm, {_args})",
-            "x": f"dx * norm_grad_dx(g, x, nrm, {_partials})",
+            "x": f"norm_grad_x_jvp(dx, g, x, nrm, {_partials})",
             "nrm": f"norm_grad_dnorm(g * dnrm, x, nrm, {_partials})",
         },
         kind="general",
@@ -456,7 +436,7 @@ _rule(
 )
 # norm_grad_dx / norm_grad_dnorm are plain NumPy code marked ``by_source``: no rule, every order;
 # they read the case of a norm (vector, matrix, ord, axes) from the arguments, a derivative of none
-nondiff(helper_runtime.norm_power)
+nondiff(helper_runtime.norm_power, helper_runtime.singular_layout)
 # The products' _adjoint/_partner/_tangent helpers (kron, cross, convolve, correlate, einsum) are
 # plain NumPy code marked ``by_source`` (runtime/higher_order.py): no rule, every order.
 nondiff(helper_runtime.einsum_zeros, helper_runtime.einsum_given)

@@ -103,10 +103,9 @@ defrule(
     vjp=("lstsq_vjp(dy, real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y)",
          "lstsq_vjp(dy, real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, "
          "wrt=1)"),
-    jvp=("lstsq_jvp(real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, da, "
-         "None)",
-         "lstsq_jvp(real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, None, "
-         "db)"),
+    # one template for both tangents: the tangent is a tuple, which `+` would concatenate
+    jvp={"*": "lstsq_jvp(real_only(a, 'np.linalg.lstsq'), real_only(b, 'np.linalg.lstsq'), y, "
+              "da, db)"},
 )
 # Of a complex x, a norm is the same norm of |x| (norm_input refuses the ones of singular values):
 # its gradient is the real one at |x| times abs's, which second order differentiates correctly.

@@ -460,7 +460,7 @@ defrule(
     namespace=TEMPLATES,
 )
 # what a symmetric or banded solver reads of `a` (structure's band): no derivative
-nondiff(scipy_helpers._bandwidth, scipy_helpers._dirichlet_filled)
+nondiff(scipy_helpers._bandwidth, scipy_helpers._dirichlet_filled, scipy_helpers.mvn_layout)
 _EIGH = ("lower=lower, eigvals_only=eigvals_only, subset_by_index=subset_by_index, "
          "subset_by_value=subset_by_value")
 defrule(

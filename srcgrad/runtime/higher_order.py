@@ -29,6 +29,7 @@ from .arrays import (
     vstack_grad,
 )
 from .containers import Cotangents, zeros_like
+from .linalg import svd_jvp, svd_vjp
 from .products import convolve_vjp, correlate_vjp, cross_vjp, einsum_jvp, einsum_vjp, kron_vjp
 from .reductions import cumprod_jvp
 from .shapes import (
@@ -38,6 +39,7 @@ from .shapes import (
     broadcast_like,
     by_source,
     float_dtype,
+    mT,
 )
 
 # --- reductions -----------------------------------------------------------------------------
@@ -173,11 +175,49 @@ def _norm_case(x, ord, axis, kind):
     return "vector", ord, axis
 
 
-def _no_second_derivative(ord):
-    raise UnsupportedCaseError(
-        f"srcgrad has no second derivative of the matrix norm ord={ord!r} (it needs the "
-        f"derivative of the singular vectors)"
-    )
+def singular_layout(x, ord, axis, keepdims, kind):
+    """For the matrix norms of singular values (ord ``'nuc'``, 2, -2), whose gradient
+    ``norm_grad(g, x)`` is ``g * U diag(e) V^T`` (``e`` all ones for ``'nuc'``, picking the
+    largest or the smallest singular value for 2 and -2): ``(rows, cols, shape, e)`` -- the
+    matrix axes of ``x``, the shape that puts ``g`` in line with ``x`` and ``e``. None for every
+    other norm (their gradient is elementwise in ``x``). No derivative."""
+    case, p, axes = _norm_case(x, ord, axis, kind)
+    if case != "matrix" or p not in ("nuc", 2, -2):
+        return None
+    ndim = np.ndim(x)
+    rows, cols = (a % ndim for a in axes)
+    shape = tuple(1 if i in (rows, cols) else n for i, n in enumerate(np.shape(x)))
+    k = min(np.shape(x)[rows], np.shape(x)[cols])
+    e = np.ones(k) if p == "nuc" else np.eye(k)[0 if p == 2 else k - 1]
+    return rows, cols, shape, e
+
+
+@by_source
+def singular_norm_vjp(w, g, x, ord=None, axis=None, keepdims=False, kind="norm"):
+    """The adjoint of ``x -> norm_grad(g, x, nrm)`` applied to ``w`` for the norms of
+    ``singular_layout``: the adjoint of ``np.linalg.svd`` for the cotangents of ``U diag(e) V^T``
+    (distinct nonzero singular values). Plain NumPy code marked ``by_source``."""
+    rows, cols, shape, e = singular_layout(x, ord, axis, keepdims, kind)
+    xm = np.moveaxis(x, (rows, cols), (-2, -1))
+    z = np.moveaxis(np.reshape(g, shape) * w, (rows, cols), (-2, -1))
+    u, s, vt = np.linalg.svd(xm, full_matrices=False)
+    du = (z @ mT(vt)) * e
+    dvt = np.reshape(e, (-1, 1)) * (mT(u) @ z)
+    gx = svd_vjp((du, None, dvt), (u, s, vt), xm, full_matrices=False)
+    return np.moveaxis(gx, (-2, -1), (rows, cols))
+
+
+@by_source
+def singular_norm_jvp(t, g, x, ord=None, axis=None, keepdims=False, kind="norm"):
+    """The derivative of ``x -> norm_grad(g, x, nrm)`` along ``t`` for the norms of
+    ``singular_layout``, by the tangent of ``np.linalg.svd``. Plain NumPy code, ``by_source``."""
+    rows, cols, shape, e = singular_layout(x, ord, axis, keepdims, kind)
+    xm = np.moveaxis(x, (rows, cols), (-2, -1))
+    tm = np.moveaxis(t, (rows, cols), (-2, -1))
+    u, s, vt = np.linalg.svd(xm, full_matrices=False)
+    du, _, dvt = svd_jvp((u, s, vt), xm, tm, full_matrices=False)
+    dm = (du * e) @ vt + (u * e) @ dvt
+    return np.reshape(g, shape) * np.moveaxis(dm, (-2, -1), (rows, cols))
 
 
 def norm_power(x, ord, axis, keepdims, kind):
@@ -190,8 +230,8 @@ def norm_power(x, ord, axis, keepdims, kind):
     if case == "matrix":
         if p in (None, "fro"):
             p = 2
-        elif p not in (1, -1, np.inf, -np.inf):
-            _no_second_derivative(p)
+        elif p not in (1, -1, np.inf, -np.inf):  # the norms of singular values: not elementwise
+            raise UnsupportedCaseError(f"internal error: norm_power of the matrix norm ord={p!r}")
     if p is None:
         p = 2
     if p in (0, 1, -1, np.inf, -np.inf):
@@ -204,6 +244,22 @@ def norm_power(x, ord, axis, keepdims, kind):
 
 # The partials of norm_grad(g, x, nrm) = g * phi(x, nrm): plain NumPy code marked ``by_source``,
 # so their own derivatives (third order of a norm and up) are derivatives of this code.
+
+
+@by_source
+def norm_grad_x_vjp(w, g, x, nrm, ord=None, axis=None, keepdims=False, kind="norm"):
+    """The adjoint of ``x -> norm_grad(g, x, nrm)`` (``nrm`` held fixed) applied to ``w``."""
+    if singular_layout(x, ord, axis, keepdims, kind) is not None:
+        return singular_norm_vjp(w, g, x, ord, axis, keepdims, kind)
+    return w * norm_grad_dx(g, x, nrm, ord, axis, keepdims, kind)
+
+
+@by_source
+def norm_grad_x_jvp(t, g, x, nrm, ord=None, axis=None, keepdims=False, kind="norm"):
+    """The derivative of ``norm_grad(g, x, nrm)`` in ``x`` along ``t`` (``nrm`` held fixed)."""
+    if singular_layout(x, ord, axis, keepdims, kind) is not None:
+        return singular_norm_jvp(t, g, x, ord, axis, keepdims, kind)
+    return t * norm_grad_dx(g, x, nrm, ord, axis, keepdims, kind)
 
 
 @by_source
@@ -222,7 +278,10 @@ def norm_grad_dx(g, x, nrm, ord=None, axis=None, keepdims=False, kind="norm"):
 
 @by_source
 def norm_grad_dnorm(g, x, nrm, ord=None, axis=None, keepdims=False, kind="norm"):
-    """The derivative of ``norm_grad(g, x, nrm)`` in ``nrm``, spread over ``x``'s shape."""
+    """The derivative of ``norm_grad(g, x, nrm)`` in ``nrm``, spread over ``x``'s shape (zero
+    for the norms of singular values, whose gradient does not read ``nrm``)."""
+    if singular_layout(x, ord, axis, keepdims, kind) is not None:
+        return np.zeros(np.shape(x))
     p, shape = norm_power(x, ord, axis, keepdims, kind)
     if p == 0:
         return np.zeros(np.shape(x))

@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedCaseError
-from .containers import Cotangents
 from .reductions import chooser_grad
 from .shapes import _expand, _like, as_array, by_source, is_duck, mT, unbroadcast
 
@@ -322,29 +321,32 @@ def lstsq_vjp(dy, a, b, y, wrt=0):
     return np.reshape(gb, np.shape(b))
 
 
+@by_source
 def lstsq_jvp(a, b, y, da, db):
     """The tangent of ``np.linalg.lstsq`` for full-rank ``a``: of the solution ``x``, of the
-    residuals ``sum((b - a x)**2)`` and of the singular values of ``a`` (the rank has none)."""
+    residuals ``sum((b - a x)**2)`` and of the singular values of ``a`` (the rank has none).
+
+    One call takes both tangents (``None`` for an inactive one), so the tuple is never summed
+    with another (``+`` would concatenate). Plain NumPy code marked ``by_source``.
+    """
     x, residuals = y[0], y[1]
     p = np.linalg.pinv(a)
-    dx = 0.0
+    dx = np.zeros(np.shape(x))
+    change = np.zeros(np.shape(b))
+    ds = None
     if da is not None:
         dx = dx + pinv_jvp(p, a, da) @ b
-    if db is not None:
-        dx = dx + p @ db
-    dres, ds = np.zeros(np.shape(residuals)), None  # empty when there are no residuals
-    if np.size(residuals):
-        change = -(a @ dx)
-        if da is not None:
-            change = change - da @ x
-        if db is not None:
-            change = change + db
-        dres = np.reshape(2.0 * np.sum((b - a @ x) * change, axis=0), np.shape(residuals))
-    if da is not None:
+        change = change - da @ x
         u, _, vt = np.linalg.svd(a, full_matrices=False)
         ds = np.diagonal(mT(u) @ da @ mT(vt), axis1=-2, axis2=-1)
-    # Cotangents add elementwise, so the tangents from `a` and from `b` sum rather than concatenate
-    return Cotangents([dx, dres, None, ds])
+    if db is not None:
+        dx = dx + p @ db
+        change = change + db
+    dres = np.zeros(np.shape(residuals))  # empty when there are no residuals
+    if np.size(residuals):
+        change = change - a @ dx
+        dres = np.reshape(2.0 * np.sum((b - a @ x) * change, axis=0), np.shape(residuals))
+    return dx, dres, None, ds
 
 
 def _vector_norm_grad(dy, x, y, ord, axis, keepdims):

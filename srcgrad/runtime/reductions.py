@@ -19,6 +19,7 @@ from .shapes import (
     _last,
     _like,
     as_array,
+    by_source,
     is_duck,
     mean_grad,
     unbroadcast,
@@ -102,31 +103,43 @@ def cumprod_grad(dy, a, axis=None):
     return np.moveaxis(before * s, 0, axis)
 
 
-def _weights(a, axis, weights):
-    w = _float_array(weights)
-    if w.shape == np.shape(a):
-        return w
-    shape = [1] * np.ndim(a)
-    shape[axis] = w.shape[0]
-    return w.reshape(shape)
+def average_layout(a, axis, weights, keepdims):
+    """``(shape, kept)`` for ``np.average(a, axis, weights)``: the shape that lines the weights
+    up with ``a`` (1-d weights along ``axis``) and the result's shape with the reduced axes kept
+    as size 1. No derivative."""
+    ndim, wshape = np.ndim(a), np.shape(weights)
+    shape = wshape
+    if wshape != np.shape(a):
+        shape = [1] * ndim
+        shape[axis] = wshape[0]
+    reduced = _axes(axis, ndim)
+    kept = tuple(1 if i in reduced else n for i, n in enumerate(np.shape(a)))
+    return tuple(shape), kept
 
 
+# The helpers of np.average are plain NumPy code marked ``by_source``: their derivatives (in the
+# weights too) are derivatives of this code, at every order.
+
+
+@by_source
 def average_grad(dy, a, axis=None, weights=None, keepdims=False):
-    """The adjoint of ``np.average`` with respect to ``a``."""
+    """The adjoint of ``np.average`` with respect to ``a``: ``dy w / sum(w)``."""
     if weights is None:
         return mean_grad(dy, a, axis, keepdims)
-    w = _weights(a, axis, weights)
+    shape, kept = average_layout(a, axis, weights, keepdims)
+    w = np.reshape(weights, shape)
     total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True)
-    return _expand(dy, np.ndim(a), axis, keepdims) * w / total
+    return np.reshape(dy, kept) * w / total
 
 
+@by_source
 def average_weights_grad(dy, a, y, axis=None, weights=None, keepdims=False):
     """The adjoint of ``np.average`` with respect to ``weights``: ``dy (a - y) / sum(w)``."""
-    w = _weights(a, axis, weights)
+    shape, kept = average_layout(a, axis, weights, keepdims)
+    w = np.reshape(weights, shape)
     total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=True)
-    ndim = np.ndim(a)
-    g = _expand(dy, ndim, axis, keepdims) * (a - _expand(y, ndim, axis, keepdims)) / total
-    return unbroadcast(g, w).reshape(np.shape(weights))
+    g = np.reshape(dy, kept) * (a - np.reshape(y, kept)) / total
+    return np.reshape(unbroadcast(g, w), np.shape(weights))
 
 
 def quantile_grad(dy, a, q, axis=None, keepdims=False):
@@ -192,11 +205,11 @@ def quantile_jvp(a, da, q, axis=None, keepdims=False):
     return t
 
 
+@by_source
 def average_weights_jvp(a, y, dweights, axis=None, weights=None, keepdims=False):
     """The tangent of ``np.average`` from its weights: ``sum((a - y) dw) / sum(w)``."""
-    w = _weights(a, axis, weights)
-    dw = _weights(a, axis, dweights)
+    shape, kept = average_layout(a, axis, weights, keepdims)
+    w = np.reshape(weights, shape)
     total = np.sum(np.broadcast_to(w, np.shape(a)), axis=axis, keepdims=keepdims)
-    ndim = np.ndim(a)
-    centered = a - _expand(y, ndim, axis, keepdims)
-    return np.sum(centered * dw, axis=axis, keepdims=keepdims) / total
+    centered = a - np.reshape(y, kept)
+    return np.sum(centered * np.reshape(dweights, shape), axis=axis, keepdims=keepdims) / total

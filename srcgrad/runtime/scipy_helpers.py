@@ -393,67 +393,91 @@ def dirichlet_jvp(t, x, alpha, wrt="x"):
     return np.sum(_column(alpha - 1, np.ndim(xf)) / xf * t, axis=0)
 
 
-def _mvn_parts(x, mean, cov):
-    """SciPy's view of a multivariate normal call: samples ``(..., d)``, mean, covariance."""
-    x = np.asarray(x, dtype=float)
-    d = np.size(mean) if mean is not None else (
-        np.shape(cov)[-1] if np.ndim(cov) else (x.shape[-1] if x.ndim else 1)
-    )
-    if x.ndim == 0:
-        xs = x[None]
-    elif x.ndim == 1:
-        xs = x[:, None] if d == 1 else x[None, :]
+def mvn_layout(x, mean, cov):
+    """SciPy's view of a multivariate normal call ``(x, mean, cov)``: ``(d, shape, batch, out)``
+    -- the dimension, the shape of the samples ``(..., d)`` that ``x`` is read as, the shape of
+    one value per sample (``(..., 1)``) and the shape of the (squeezed) result. No derivative."""
+    xshape = np.shape(x)
+    if mean is not None:
+        d = int(np.size(mean))
     else:
-        xs = x
-    mean = np.zeros(d) if mean is None else np.reshape(np.asarray(mean, dtype=float), (d,))
+        d = np.shape(cov)[-1] if np.ndim(cov) else (xshape[-1] if xshape else 1)
+    if not xshape:
+        shape = (1,)
+    elif len(xshape) == 1:
+        shape = (xshape[0], 1) if d == 1 else (1, xshape[0])
+    else:
+        shape = tuple(xshape)
+    return d, shape, shape[:-1] + (1,), tuple(n for n in shape[:-1] if n != 1)
+
+
+@by_source
+def _mvn_cov(cov, d):
+    """The full ``d x d`` covariance of a scalar, diagonal (1-d) or full ``cov``."""
     if np.ndim(cov) == 0:
-        full = float(cov) * np.eye(d)
-    elif np.ndim(cov) == 1:
-        full = np.diag(np.asarray(cov, dtype=float))
-    else:
-        full = np.asarray(cov, dtype=float)
-    return xs, mean, full
+        return cov * np.eye(d)
+    if np.ndim(cov) == 1:
+        return np.diag(cov)
+    return cov
 
 
+@by_source
+def _mvn_solved(x, mean, cov):
+    """``(c, s)``: the full covariance and ``s = c^-1 (x - mean)`` per sample."""
+    d, shape, _, _ = mvn_layout(x, mean, cov)
+    r = np.reshape(x, shape)
+    if mean is not None:
+        r = r - np.reshape(mean, (d,))
+    c = _mvn_cov(cov, d)
+    s = np.reshape(mT(np.linalg.solve(c, mT(np.reshape(r, (-1, d))))), shape)
+    return c, s
+
+
+@by_source
 def _reduce_cov(g, cov):
     """A symmetric gradient in the full covariance, in the form ``cov`` was given."""
     if np.ndim(cov) == 0:
-        return float(np.trace(g)) if not isinstance(cov, np.ndarray) else np.trace(g)
+        return np.trace(g)
     if np.ndim(cov) == 1:
-        return np.diagonal(g).copy()
+        return np.diagonal(g) * 1.0  # a fresh array, not a read-only view
     return g
 
 
+# The helpers of multivariate_normal are plain NumPy code marked ``by_source``: their derivatives
+# are derivatives of this code, at every order.
+
+
+@by_source
 def mvn_vjp(dy, x, mean, cov, wrt="x"):
     """The adjoint of ``multivariate_normal.logpdf(x, mean, cov)``: with ``r = x - mean`` and
     ``s = cov^-1 r``, ``dx = -s``, ``dmean = s``, ``dcov = (s s^T - cov^-1) / 2`` per sample."""
-    xs, m, c = _mvn_parts(x, mean, cov)
-    r = xs - m
-    s = np.linalg.solve(c, r.reshape(-1, m.size).T).T.reshape(r.shape)
-    w = np.reshape(dy, xs.shape[:-1])[..., None]
+    d, shape, batch, _ = mvn_layout(x, mean, cov)
+    c, s = _mvn_solved(x, mean, cov)
+    w = np.reshape(dy, batch)
     if wrt == "x":
         return np.reshape(-w * s, np.shape(x))
     if wrt == "mean":
-        return np.reshape(np.sum(w * s, axis=tuple(range(xs.ndim - 1))), np.shape(mean))
-    flat_s, flat_w = s.reshape(-1, m.size), w.reshape(-1)
-    g = 0.5 * ((flat_s * flat_w[:, None]).T @ flat_s - np.sum(flat_w) * np.linalg.inv(c))
+        return np.reshape(np.sum(np.reshape(w * s, (-1, d)), axis=0), np.shape(mean))
+    flat_s = np.reshape(s, (-1, d))
+    flat_w = np.reshape(w, (-1, 1))
+    g = 0.5 * (mT(flat_s * flat_w) @ flat_s - np.sum(flat_w) * np.linalg.inv(c))
     return _reduce_cov(g, cov)
 
 
+@by_source
 def mvn_jvp(t, x, mean, cov, wrt="x"):
     """The tangent of ``multivariate_normal.logpdf`` along the tangent ``t`` of one argument."""
-    xs, m, c = _mvn_parts(x, mean, cov)
-    r = xs - m
-    s = np.linalg.solve(c, r.reshape(-1, m.size).T).T.reshape(r.shape)
+    d, shape, _, out_shape = mvn_layout(x, mean, cov)
+    c, s = _mvn_solved(x, mean, cov)
     if wrt == "x":
-        out = -np.sum(s * np.reshape(t, xs.shape), axis=-1)
+        out = -np.sum(s * np.reshape(t, shape), axis=-1)
     elif wrt == "mean":
-        out = np.sum(s * np.reshape(t, (m.size,)), axis=-1)
+        out = np.sum(s * np.reshape(t, (d,)), axis=-1)
     else:
-        _, _, dc = _mvn_parts(x, mean, t)
-        dc = 0.5 * (dc + dc.T)
+        dc = _mvn_cov(t, d)
+        dc = 0.5 * (dc + mT(dc))
         out = 0.5 * (np.einsum("...i,ij,...j->...", s, dc, s) - np.trace(np.linalg.solve(c, dc)))
-    return np.squeeze(out)[()]
+    return np.reshape(out, out_shape)
 
 
 # --- scipy.integrate.odeint ---------------------------------------------------------------------
