@@ -91,7 +91,8 @@ GENERATOR_FEATURES = (
     "dict read", "dict mutation", "dict iteration", "list of arrays read", "list method",
     "container aliasing", "name aliasing", "append of an updated array", "np.ndindex",
     "mutating helper", "array without gradient changed in place", "view read before a write",
-    "append of a copy, then an update", "argument rebound",
+    "append of a copy, then an update", "argument rebound", "write into a comprehension's item",
+    "iterator bound to a name",
 )
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
@@ -99,7 +100,8 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "append of an updated array": 0.04, "np.ndindex": 0.04, "mutating helper": 0.04,
                  "array without gradient changed in place": 0.04,
                  "view read before a write": 0.03, "append of a copy, then an update": 0.03,
-                 "argument rebound": 0.03,
+                 "argument rebound": 0.03, "write into a comprehension's item": 0.03,
+                 "iterator bound to a name": 0.03,
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
@@ -117,7 +119,8 @@ P_READS = {
     "object": {"v": ["P.w"], "m": ["P.u"], "s": ["P.c"]},
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
-                        "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind")
+                        "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
+                        "compwrite", "iterator")
 
 _counter = itertools.count()
 
@@ -735,6 +738,54 @@ class Gen:
             lines.append(f"{ind}{s2} = np.sum({w} ** 2)")
         return lines
 
+    def compwrite(self, scope, ind, depth):
+        """A list of new arrays built by a comprehension, whose items are written into: one
+        taken at a constant position, or each in a loop over the list (given away once: they
+        work as copies); one taken in a loop of its own, or the list read again after the writes
+        (located refusals: the item is the list's own array)."""
+        self.features.add("write into a comprehension's item")
+        lst, k, s1 = self.fresh("L"), self.fresh("k"), self.fresh("s")
+        v = self.vector(scope, 1)
+        item = self.pick([f"np.sin(({v}) * ({k} + 1.0))", f"({v}) * {k}",
+                          f"({v}) + {k} * 0.5", f"np.tanh({v}) * ({k} - 0.5)"])
+        n = self.integer(2, 4)
+        i, j, c = self.integer(0, N - 1), self.integer(0, N - 1), self.integer(0, n - 1)
+        value = self.pick([f"{self.scalar(scope, 1)}", "{y}[%d] * %s" % (j, self.scalar(scope, 1)),
+                           "np.tanh({y}[%d])" % j])
+        lines = [f"{ind}{lst} = [{item} for {k} in range({n})]", f"{ind}{s1} = 0.0"]
+        form = self.pick(["take", "take", "loop", "loop", "loop", "take in a loop"])
+        y = self.fresh("v")
+        if form == "loop":
+            lines += [f"{ind}for {y} in {lst}:", f"{ind}    {y}[{i}] = {value.format(y=y)}",
+                      f"{ind}    {s1} = {s1} + np.sum(np.sin({y}) * {y})"]
+        elif form == "take":
+            lines += [f"{ind}{y} = {lst}[{c}]", f"{ind}{y}[{i}] = {value.format(y=y)}",
+                      f"{ind}{s1} = np.sum({y} * {y})"]
+        else:
+            t = self.fresh("i")
+            lines += [f"{ind}for {t} in range(2):", f"{ind}    {y} = {lst}[{c}]",
+                      f"{ind}    {y}[{i}] = {y}[{j}] * 2.0", f"{ind}    {s1} = {s1} + np.sum({y})"]
+        if self.coin(1, 6):
+            lines.append(f"{ind}{s1} = {s1} + np.sum({lst}[{self.integer(0, n - 1)}])")
+        scope.names[s1] = "s"
+        return lines
+
+    def iterator(self, scope, ind, depth):
+        """A generator expression, `map` or `zip` bound to a name and used once where it is
+        made (works); one time in six used a second time (a located refusal: Python's second
+        use sees it empty)."""
+        self.features.add("iterator bound to a name")
+        g, s1, v = self.fresh("g"), self.fresh("s"), self.fresh("e")
+        vec = self.vector(scope, 1)
+        c = self.scalar(scope, 1)
+        made = self.pick([f"(np.sin({v}) * {c} for {v} in {vec})", f"map(np.tanh, {vec})",
+                          f"({v} * {v} for {v} in {vec} if {v} > -0.3)"])
+        lines = [f"{ind}{g} = {made}", f"{ind}{s1} = sum({g})"]
+        if self.coin(1, 6):
+            lines.append(f"{ind}{s1} = {s1} + sum({g})")
+        scope.names[s1] = "s"
+        return lines
+
     def inactive(self, scope, ind, depth):
         """An array without gradient (an index, a mask, a buffer of random numbers) read,
         changed in place, read again: the derivative must read each value where f did."""
@@ -990,7 +1041,7 @@ class Gen:
                 kinds += ["mutcall", "mutcall"]
             if depth > 0:
                 kinds += ["ndloop", "histloop"]
-            kinds += ["inactive", "viewread", "appendcopy"]
+            kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
                 kinds += ["rebind", "rebind"]
             if scope.of("d"):
@@ -1475,6 +1526,7 @@ KNOWN_REFUSALS = {
     "lambda or nested def in an inlined function": (
         r"does not support a (nested function definition|lambda) here"
     ),
+    "iterator used twice": r"is an iterator .*which its first use consumes",
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug

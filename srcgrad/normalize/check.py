@@ -131,6 +131,63 @@ def refuse_leftover_functions(fn_node, location):
                                  f"{UNSUPPORTED[gast.Lambda]} here")
 
 
+# Calls whose result is an iterator, used up by its first use.
+ITERATOR_CALLS = ("map", "filter", "zip", "enumerate", "reversed", "iter")
+
+
+def refuse_reused_iterators(fn_node, location):
+    """A name bound to an iterator (a generator expression, ``map(...)``, ``zip(...)``, ...)
+    and used twice, or in a loop: its first use consumes it, Python's later ones see it empty,
+    while srcgrad's later passes make it a list (every use sees all of it). Refused at the
+    second use; one use, where the iterator is made (``for v in g``, ``sum(g)``), works."""
+    stored_names = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)
+                    and not isinstance(n.ctx, gast.Load)}
+    calls = {c for c in ITERATOR_CALLS if c not in stored_names}
+    bound, reads = {}, {}
+    for node, context in _contexts(fn_node.body, ()):
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name) and _iterator(node.value, calls)):
+            bound.setdefault(node.targets[0].id, []).append(context)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            reads.setdefault(node.id, []).append((node, context))
+    for name, contexts in bound.items():
+        uses = reads.get(name, [])
+        for k, (node, context) in enumerate(uses):
+            if k > 0 or len(contexts) > 1 or context != contexts[0]:
+                raise location.error(UnsupportedSyntaxError, node, (
+                    f"srcgrad does not support using `{name}` here: it is an iterator (a "
+                    f"generator expression, `map`, `filter`, `zip`, `enumerate`, `reversed` or "
+                    f"`iter`), which its first use consumes (Python's later uses see it empty, "
+                    f"and a loop's later trips too); use it once, where it is made, or make a "
+                    f"list of it (`[... for ...]`, `list(map(...))`)"))
+
+
+def _iterator(value, calls):
+    return isinstance(value, gast.GeneratorExp) or (
+        isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+        and value.func.id in calls)
+
+
+def _contexts(nodes, context):
+    """``(node, context)`` for every node under ``nodes``, ``context`` the loops, comprehension
+    parts and function bodies that may run it more than once per run of the function."""
+    for node in nodes:
+        yield node, context
+        if isinstance(node, gast.For):
+            yield from _contexts([node.iter], context)
+            yield from _contexts([node.target, *node.body, *node.orelse], context + (node,))
+        elif isinstance(node, (gast.While, gast.Lambda, gast.FunctionDef)):
+            yield from _contexts(list(gast.iter_child_nodes(node)), context + (node,))
+        elif isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            yield from _contexts([node.generators[0].iter], context)
+            rest = [n for n in gast.iter_child_nodes(node) if n is not node.generators[0]]
+            first = node.generators[0]
+            rest += [first.target, *first.ifs]
+            yield from _contexts(rest, context + (node,))
+        else:
+            yield from _contexts(list(gast.iter_child_nodes(node)), context)
+
+
 class CheckSupported(gast.NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
 
@@ -144,6 +201,11 @@ class CheckSupported(gast.NodeVisitor):
         }
 
     def run(self, fn_node):
+        refuse_reused_iterators(fn_node, self.location)
+        for n in walk(fn_node):
+            if isinstance(n, gast.Try) and not n.handlers and not n.orelse:
+                # checked before sugar.run flattens it into its body and its `finally` block
+                self._no_jump_out(n.body, "a `try` block", "the `finally` block would not run")
         fn_node = sugar.run(fn_node)
         args = fn_node.args
         if self.inlined:
@@ -196,6 +258,8 @@ class CheckSupported(gast.NodeVisitor):
     def _no_jump_out(self, stmts, where, why):
         """A ``return`` (or a ``break``/``continue`` of an enclosing loop) inside ``where``."""
         for s in stmts:
+            if isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef)):
+                continue  # its `return` leaves the nested function only
             if isinstance(s, (gast.Return, gast.Break, gast.Continue)):
                 raise self._error(s, f"`{type(s).__name__.lower()}` inside {where} ({why}); "
                                   f"assign the result and leave after the block")

@@ -22,11 +22,13 @@ through a container that another name may hold (they count as list writes there)
 from __future__ import annotations
 
 import itertools
+import sys
 
 import gast
 import numpy as np
 
 from .. import runtime
+from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
@@ -162,6 +164,7 @@ class ContainerMethods:
         untouched). When the body raises, the error goes on without ``__exit__``."""
         out, managers = [], []
         for item in s.items:
+            self._refuse_a_manager_holding_values(item.context_expr)
             manager = self._fresh(naming.MANAGER)
             managers.append(manager)
             out.append(self._assign(manager, self.expr(item.context_expr), s))
@@ -174,6 +177,26 @@ class ContainerMethods:
         for manager in reversed(managers):
             out.append(_located(gast.Expr(self._call("exit_context", _load(manager))), s))
         return out
+
+    def _refuse_a_manager_holding_values(self, expr):
+        """A manager given a variable of the function (``with Doubler(y):``, ``with m:``):
+        its ``__enter__`` and ``__exit__`` run as they are and may change what it holds, which
+        the derivative would not see. NumPy's, SciPy's and the standard library's managers
+        (``np.errstate``, ``warnings.catch_warnings``, ``contextlib.nullcontext``) do not."""
+        given = [n.id for n in ordered_walk(expr) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, gast.Load) and n.id in self.locals]
+        if not given:
+            return
+        if isinstance(expr, gast.Call):
+            fn = self.ctx.namespace.resolve(expr.func, self.locals)
+            module = (getattr(fn, "__module__", None) or "").split(".")[0]
+            if module in OPAQUE_MODULES or module in sys.stdlib_module_names:
+                return
+        raise self._error(expr, (
+            f"srcgrad does not support a `with` manager given `{given[0]}`, a variable of the "
+            f"function, here: its `__enter__` and `__exit__` run as they are and may change "
+            f"what it holds, which the derivative would not see; give the manager no values "
+            f"of the function (`np.errstate`, timers), and change them in the body"))
 
     def _method(self, call, name=None):
         return (

@@ -29,15 +29,17 @@ Known pure: functions with a rule (unless given ``out=``), the array methods of
 from __future__ import annotations
 
 import bisect
+import collections
 import heapq
 import inspect
 import operator
+import sys
 
 import gast
 import numpy as np
 
 from .. import rules, runtime
-from ..analysis.ops import METHOD_KEYWORDS, METHODS
+from ..analysis.ops import METHOD_KEYWORDS, METHODS, OPAQUE_MODULES
 from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
@@ -98,6 +100,11 @@ class InPlaceCalls:
                 self.tuples.setdefault(n.targets[0].id, []).append(n.value)
         self.lists = self._lists(fn_node)
         self.params = {a.id for a in fn_node.args.args}
+        # how often each name is read, and the names that only ever hold a number or a string
+        self.reads = collections.Counter(
+            n.id for n in walk(fn_node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        self.fresh = _fresh_names(fn_node, self.ctx.namespace, self.locals)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -178,6 +185,8 @@ class InPlaceCalls:
         out = self._out_of(fn, call.args, call.keywords, call)
         if out is not None:
             return self._write_result(call, fn, out, target)
+        if target is not None and not self._pure(fn):
+            self._opaque_writes(fn, call)
         if target is None and not self._pure(fn) and self._reads_locals(call):
             if random_draws.is_draw(fn) or _own_helper(fn) or isinstance(
                 getattr(fn, "__self__", None), (list, dict, set)
@@ -249,6 +258,40 @@ class InPlaceCalls:
         if out is not None:
             return self._write_result(call, fn, out, target, method=True)
         return None
+
+    def _opaque_writes(self, fn, call):
+        """A call whose result is used, of a function srcgrad neither has a rule for nor reads
+        (compiled code: a numba or Cython function, a BLAS routine), may still write into an
+        array or list it is given. Refused when what it is given is read anywhere else in the
+        function (the derivative would read the changed value where the function read the old
+        one); given a copy made for the call (``g(y.copy())``), it may write into it freely."""
+        output = _output_into(fn, call)
+        if output is not None and self._is_local(output):
+            raise self._refuse(
+                call, f"`output=` into `{output.id}` in a call of `{_dotted(call.func)}` (it "
+                f"writes its result into `{output.id}` in place)",
+                f"write `{output.id} = {_dotted(call.func)}(...)` without `output=`")
+        if _trusted(fn):
+            return
+        given = [a.value if isinstance(a, gast.Starred) else a for a in call.args]
+        given += [k.value for k in call.keywords]
+        here = collections.Counter(
+            n.id for n in walk(call) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        for atom in given:
+            if not self._is_local(atom) or atom.id in self.fresh["numbers"]:
+                continue
+            if self.reads[atom.id] > here[atom.id]:
+                why = "read elsewhere in the function"
+            elif atom.id not in self.params and atom.id not in self.fresh["values"]:
+                why = "may share memory with another value"
+            else:
+                continue  # a copy made for the call, or an argument read only here
+            raise self._refuse(
+                call, f"`{_dotted(call.func)}` given `{atom.id}`, which is {why}: "
+                f"`{_dotted(call.func)}` has neither a gradient rule nor Python source, so "
+                f"srcgrad cannot tell whether it changes `{atom.id}` in place",
+                f"pass it a copy made for the call (`{atom.id}.copy()`), or register a rule for "
+                f"it (srcgrad.adjoint)")
 
     def _draw_into(self, call, target):
         """A draw given ``out=y`` (``rng.random(out=y)``, ``rng.permuted(x, out=y)``): it fills
@@ -533,6 +576,74 @@ def _mutator(fn, call):
         ):
             return f"`{k.arg}=` (the call may overwrite its argument)"
     return None
+
+
+def _trusted(fn):
+    """Whether a function without a rule or source is known to change none of its arguments:
+    NumPy's and SciPy's (whose writes, `out=`, `overwrite_*=`, `output=`, are modelled or
+    refused on their own; not SciPy's wrapped Fortran routines), the standard library's (not
+    `ctypes`), Python functions (inlined, or called recursively and checked), classes, a draw,
+    a method of a list, dict or set (the container changes, not what it is given)."""
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if type(fn).__name__ == "fortran" or module == "ctypes":  # BLAS, LAPACK; memmove
+        return False
+    return (module in OPAQUE_MODULES or module in sys.stdlib_module_names
+            or inspect.isfunction(fn) or inspect.ismethod(fn)
+            and inspect.isfunction(fn.__func__) or isinstance(fn, type)
+            or random_draws.is_draw(fn) or _own_helper(fn)
+            or isinstance(getattr(fn, "__self__", None), (list, dict, set)))
+
+
+def _output_into(fn, call):
+    """The array a SciPy function is given as ``output=`` (``scipy.ndimage``), or None."""
+    if not (getattr(fn, "__module__", None) or "").startswith("scipy"):
+        return None
+    signature = _signature(fn)
+    if signature is None or "output" not in signature.parameters:
+        return None
+    try:
+        bound = signature.bind_partial(*call.args, **{k.arg: k.value for k in call.keywords
+                                                       if k.arg})
+    except TypeError:
+        return None
+    output = bound.arguments.get("output")
+    return output if isinstance(output, gast.Name) else None
+
+
+def _fresh_names(fn_node, namespace, locals_):
+    """``{"numbers": names every assignment binds to a number or string (a constant, ``len``,
+    ``int``, ``float``, ``round``, ``bool``, ``str`` of something), "values": names every
+    assignment binds to a new object no other name holds (arithmetic, a literal of constants,
+    ``.copy()``, an array creator, a ufunc)}``."""
+    from .inplace import CREATORS
+
+    def kind(value):
+        if isinstance(value, gast.Constant):
+            return "numbers" if isinstance(value.value, (int, float, complex, str, bool)) else None
+        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+            return "values"
+        if isinstance(value, (gast.List, gast.Tuple)):
+            return "values" if all(isinstance(e, gast.Constant) for e in value.elts) else None
+        if not isinstance(value, gast.Call):
+            return None
+        if isinstance(value.func, gast.Attribute) and value.func.attr in ("copy", "flatten"):
+            return "values"
+        fn = namespace.resolve(value.func, locals_)
+        if any(fn is f for f in (len, int, float, round, bool, str)):
+            return "numbers"
+        if isinstance(fn, np.ufunc) and not value.keywords or any(fn is c for c in CREATORS):
+            return "values"
+        return None
+
+    kinds = {}
+    for n in walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            found = kind(n.value)
+            name = n.targets[0].id
+            kinds[name] = found if kinds.get(name, found) == found else None
+        elif isinstance(n, (gast.For, gast.AugAssign)):
+            kinds.update({t.id: None for t in walk(n.target) if isinstance(t, gast.Name)})
+    return {k: {v for v, found in kinds.items() if found == k} for k in ("numbers", "values")}
 
 
 def _own_helper(fn):

@@ -1,0 +1,526 @@
+"""Every "error" claim of docs/supported.md, checked (issue 13 item 10: the docs tell the truth).
+
+Each row of the page's two tables that says a construct is an error is named here by a phrase of
+its text, with one function per construct the row lists; the test asserts the kind of error the
+row promises: at transform time (``grad(f)`` itself raises a located ``SrcgradError``), or when
+the derivative runs (``grad(f)`` succeeds, the call raises). ``test_every_error_row_is_checked``
+fails when a row says "error" (or "at transform time") and no check here names it. The refusals
+of the page's own ``refused_`` / ``fixed_`` pairs are checked by tests/test_docs.py; rows covered
+only by those pairs name them here by ``DOC_PAIRS``.
+"""
+
+import re
+import statistics
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import scipy.linalg.blas
+import scipy.ndimage
+import scipy.stats
+
+from srcgrad import SrcgradError, grad, hessian, jacobian, vjp
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "supported.md"
+X = np.array([0.5, -1.0, 2.0])
+
+
+# --- the constructs -------------------------------------------------------------------------
+
+def read_after_del(x):
+    y = x * 2.0
+    del y
+    return np.sum(y)  # noqa: F821
+
+
+def apply(f, x):
+    return np.sum(f(x))
+
+
+def draw_given_gradient(mu):
+    rng = np.random.default_rng(0)
+    return np.sum(rng.normal(mu, 1.0))
+
+
+def permutation_of_gradient(x):
+    rng = np.random.default_rng(0)
+    return np.sum(rng.permutation(x) * np.arange(3.0))
+
+
+def shuffle_of_gradient(x):
+    rng = np.random.default_rng(0)
+    y = x * 1.0
+    rng.shuffle(y)
+    return np.sum(y * np.arange(3.0))
+
+
+def lambda_defined_twice(x):
+    if x[0] > 0:
+        g = lambda v: v * 2.0  # noqa: E731
+    else:
+        g = lambda v: v * 3.0  # noqa: E731
+    return np.sum(g(x))
+
+
+def function_as_a_value(x):
+    sq = lambda v: v * v  # noqa: E731
+    fs = (np.sin, sq)
+    return np.sum(fs[1](x)) * len(fs)
+
+
+class Box:
+    def __init__(self, w):
+        self.w = w
+
+    def scaled(self, v):
+        return self.w * v
+
+    @property
+    def doubled(self):
+        return self.w * 2.0
+
+
+def method_of_an_unknown_class(x, box):
+    return np.sum(box.scaled(x))
+
+
+def property_of_an_unknown_class(x, box):
+    box.w = x
+    return np.sum(box.doubled)
+
+
+def array_field_updated_in_place(x):
+    s = SimpleNamespace(h=x * 1.0)
+    s.h += 1.0
+    return np.sum(s.h * x)
+
+
+def field_write_read_through_another_name(x):
+    s = SimpleNamespace(h=x * 1.0)
+    t = s
+    s.h = x * 3.0
+    return np.sum(t.h * x)
+
+
+def nested_field_write(x):
+    s = SimpleNamespace(inner=SimpleNamespace(h=x))
+    s.inner.h = x * 2.0
+    return np.sum(s.inner.h)
+
+
+GLOBAL_BOX = Box(np.ones(3))
+
+
+class Writer:
+    def __init__(self, w):
+        self.w = w
+
+    def store(self, v):
+        self.w = v
+        return 0.0
+
+
+GLOBAL_WRITER = Writer(np.ones(3))
+
+
+def method_writing_a_global_object(x):
+    GLOBAL_WRITER.store(x * 2.0)
+    return np.sum(GLOBAL_WRITER.w * x)
+
+
+class Other:
+    def __init__(self, w):
+        self.w = w
+
+    def scaled(self, v):
+        return self.w * v * 2.0
+
+
+def annotated(x, box: Box):
+    return np.sum(box.scaled(x))
+
+
+def field_named_shape(x, p):
+    return np.sum(x * p.shape)
+
+
+def structure_jacobian(x, pair):
+    return x * pair[0]
+
+
+def set_of_gradient(x):
+    s = {x[0], x[1]}
+    return sum(s)
+
+
+def sort_with_key(x):
+    xs = [x[0], x[1], x[2]]
+    xs.sort(key=abs)
+    return xs[0] * 2.0
+
+
+def pop_with_default(x):
+    d = {"a": x[0]}
+    return d.pop("b", x[1]) * 2.0
+
+
+def del_a_slice(x):
+    xs = [x[0], x[1], x[2]]
+    del xs[0:2]
+    return xs[0] * 2.0
+
+
+def pop_inside_an_expression(x):
+    xs = [x[0], x[1], x[2]]
+    return xs.pop(1) * xs[1]
+
+
+def written_then_read_through_a_list(x):
+    a = x * 1.0
+    L = [a]
+    a[0] = 5.0
+    return np.sum(L[0] * x)
+
+
+def appended_through_another_name(x):
+    L = [x[0]]
+    M = L
+    M.append(x[1])
+    return L[0] * L[1]
+
+
+def update_with_holder_on_some_paths(x):
+    a = x * 1.0
+    if x[0] > 0:
+        b = a
+    a += 1.0
+    if x[0] > 0:
+        return np.sum(a * b)
+    return np.sum(a)
+
+
+def return_inside_with(x):
+    with np.errstate(all="ignore"):
+        return np.sum(np.log(x * x))
+
+
+def break_inside_try_finally(x):
+    s = 0.0
+    for k in range(3):
+        try:
+            s = s + x[k]
+            if s > 10.0:
+                break
+        finally:
+            pass
+    return s
+
+
+def class_in_body(x):
+    class Local:
+        pass
+    return np.sum(x)
+
+
+def generator_function(x):
+    yield np.sum(x)
+
+
+async def coroutine(x):
+    return np.sum(x)
+
+
+TOTAL = 0.0
+
+
+def global_write(x):
+    global TOTAL
+    TOTAL = np.sum(x)
+    return TOTAL
+
+
+def nonlocal_write(x):
+    s = 0.0
+
+    def add(v):
+        nonlocal s
+        s = s + v
+        return s
+    return add(np.sum(x))
+
+
+def del_element_of_element(x):
+    xs = [[x[0], x[1]], [x[2]]]
+    del xs[0][0]
+    return xs[0][0] * 2.0
+
+
+def del_attribute(x):
+    s = SimpleNamespace(a=x[0], b=x[1])
+    del s.a
+    return s.b * 2.0
+
+
+def max_with_default(x):
+    return max([x[0], x[1]], default=0.0)
+
+
+def scaled_power(x, n, scale=1.0):
+    if n == 0:
+        return scale
+    return x * scaled_power(x, n - 1, scale)
+
+
+def recursive_with_defaults(x, y):
+    return scaled_power(x, n=3, scale=y) + scaled_power(y, 2, scale=x)
+
+
+def cube_with_default(x, a=2.0):
+    return a * x**3
+
+
+def inner_vjp_with_defaults(x):
+    return vjp(cube_with_default)(x, x * x) * x
+
+
+def out_with_where(x):
+    y = np.zeros(3)
+    np.exp(x, out=y, where=x > 0)
+    return np.sum(y)
+
+
+def no_source_no_rule(x):
+    return np.sum(np.frexp(x)[0])
+
+
+def frozen_distribution(x):
+    return np.sum(scipy.stats.norm(0, 1).logpdf(x))
+
+
+class Doubler:
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __enter__(self):
+        self.arr *= 2.0
+        return self.arr
+
+    def __exit__(self, *exc):
+        return False
+
+
+def manager_given_a_variable(x):
+    y = x * 1.0
+    with Doubler(y):
+        s = np.sum(y * x)
+    return s
+
+
+def blas_given_a_read_array(x):
+    y = np.array([1.0, 2.0, 3.0])
+    w = x * y
+    z = scipy.linalg.blas.daxpy(np.array([4.0, 5.0, 7.0]), y, a=1.0)
+    return np.sum(w * z)
+
+
+def ndimage_output(x):
+    y = np.zeros(3)
+    z = scipy.ndimage.uniform_filter1d(np.array([4.0, 5.0, 7.0]), 3, output=y)  # noqa: F841
+    return np.sum(x * y)
+
+
+def taken_again_in_a_loop(x):
+    L = [x * k for k in range(1, 4)]
+    s = 0.0
+    for _ in range(2):
+        a = L[1]
+        a[0] = a[0] * 2.0
+        s = s + np.sum(a * x)
+    return s
+
+
+def generator_used_twice(x):
+    g = (v * v for v in x)
+    return sum(g) + sum(g)
+
+
+def stdlib_with_try(x):
+    return statistics.mean([x[0], x[1], x[2]])
+
+
+# --- the claims -----------------------------------------------------------------------------
+
+# (phrase of the page's row, function, wrt, arguments, when, message pattern)
+TRANSFORM, RUN = "transform", "run"
+CLAIMS = [
+    ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),
+     TRANSFORM, "y"),
+    ("`wrt` on such a parameter is an error", apply, 0, (np.sin, X), TRANSFORM,
+     "calls as a function"),
+    ("A draw given a value that carries gradient", draw_given_gradient, 0, (X,), TRANSFORM,
+     r"rng\.normal"),
+    ("A draw given a value that carries gradient", permutation_of_gradient, 0, (X,), TRANSFORM,
+     "permutation"),
+    ("`rng.shuffle(x)` are errors at transform time", shuffle_of_gradient, 0, (X,), TRANSFORM,
+     "shuffle"),
+    ("a name defined twice is an error at transform time", lambda_defined_twice, 0, (X,),
+     TRANSFORM, "lambda"),
+    ("a lambda or nested def used as a value other than by calling it", function_as_a_value, 0,
+     (X,), TRANSFORM, "used as a value"),
+    ("a method call on an object whose class is not known at transform time",
+     method_of_an_unknown_class, 0, (X, Box(np.ones(3))), TRANSFORM, "scaled"),
+    ("a method call on an object whose class srcgrad cannot know", method_of_an_unknown_class, 0,
+     (X, Box(np.ones(3))), TRANSFORM, "scaled"),
+    ("a run-time check that the object still has the class the derivative inlined", annotated,
+     0, (X, Other(np.ones(3))), RUN, "inlined the methods of Box"),
+    ("a property of such an object, when its gradient or tangent is needed",
+     property_of_an_unknown_class, 0, (X, Box(np.ones(3))), RUN, "doubled"),
+    ("`obj.attr += v` of an array field", array_field_updated_in_place, 0, (X,), RUN,
+     r"s\.h \+="),
+    ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
+     field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
+    ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),
+    ("a method writing `self.x` of a global object;",
+     method_writing_a_global_object, 0, (X,), TRANSFORM, "writes `.w`"),
+    ("a float or array field named like an array attribute", field_named_shape, 1,
+     (X, SimpleNamespace(shape=np.ones(3))), RUN, "field `shape`"),
+    ("`jacobian` / `hessian` with respect to a structure", structure_jacobian, 1,
+     (X, (X, X)), RUN, "tuple"),
+    ("a set of values with gradient is an error", set_of_gradient, 0, (X,), TRANSFORM, "set"),
+    ("a set of values that carry gradient", set_of_gradient, 0, (X,), TRANSFORM, "set"),
+    ("`sort(key=...)`, `d.pop(k, default)`, `del xs[a:b]`", sort_with_key, 0, (X,), TRANSFORM,
+     "sort"),
+    ("`sort(key=...)`, `d.pop(k, default)`, `del xs[a:b]`", pop_with_default, 0, (X,),
+     TRANSFORM, "pop"),
+    ("`sort(key=...)`, `d.pop(k, default)`, `del xs[a:b]`", del_a_slice, 0, (X,), TRANSFORM,
+     "of a slice"),
+    ("`xs.pop(i)` inside an expression that also reads `xs`", pop_inside_an_expression, 0, (X,),
+     TRANSFORM, "pop"),
+    ("or a list or dict that holds it (`L = [a]`", written_then_read_through_a_list, 0, (X,),
+     TRANSFORM, "L"),
+    ("appending to a list through another name for it", appended_through_another_name, 0, (X,),
+     TRANSFORM, "writing into `M`"),
+    ("`x += v` where a variable that may hold `x`'s array is assigned only on some paths",
+     update_with_holder_on_some_paths, 0, (X,), TRANSFORM, "may not be assigned yet"),
+    ("a `return`, `break` or `continue` inside is an error", return_inside_with, 0, (X,),
+     TRANSFORM, "return"),
+    ("`return` / `break` / `continue` inside `with` or `try` ... `finally`",
+     break_inside_try_finally, 0, (X,), TRANSFORM, "break"),
+    ("`class`, `yield`, `async`, `global` / `nonlocal` writes", class_in_body, 0, (X,),
+     TRANSFORM, "class"),
+    ("`class`, `yield`, `async`, `global` / `nonlocal` writes", generator_function, 0, (X,),
+     TRANSFORM, "yield"),
+    ("`class`, `yield`, `async`, `global` / `nonlocal` writes", coroutine, 0, (X,), TRANSFORM,
+     "async"),
+    ("`class`, `yield`, `async`, `global` / `nonlocal` writes", global_write, 0, (X,), TRANSFORM,
+     "global"),
+    ("`class`, `yield`, `async`, `global` / `nonlocal` writes", nonlocal_write, 0, (X,),
+     TRANSFORM, "nonlocal"),
+    ("`del x[i][j]`, `del x.a`", del_element_of_element, 0, (X,), TRANSFORM,
+     "element of an element"),
+    ("`del x[i][j]`, `del x.a`", del_attribute, 0, (X,), TRANSFORM, "of an attribute"),
+    ("`max` / `min` with `key=` or `default=`", max_with_default, 0, (X,), TRANSFORM,
+     "default"),
+    ("Reverse over reverse through a recursive function with default values is an error",
+     recursive_with_defaults, 1, (0.7, 1.3), "second order", "without default values"),
+    ("calling `vjp(g)` of a `g` with default values on a seed that carries gradient",
+     inner_vjp_with_defaults, 0, (0.7,), TRANSFORM, r"\*rest"),
+    ("so is a manager given a variable of the function", manager_given_a_variable, 0, (X,),
+     TRANSFORM, "manager given `y`"),
+    ("taking the same element again (`a = L[1]` in a loop of its own) is an error",
+     taken_again_in_a_loop, 0, (X,), TRANSFORM, "writing into `a`"),
+    ("given an array or list that is read elsewhere in the function", blas_given_a_read_array,
+     0, (X,), TRANSFORM, "read elsewhere"),
+    ("SciPy's `output=` into an array", ndimage_output, 0, (X,), TRANSFORM, "`output=` into"),
+    ("an iterator bound to a name", generator_used_twice, 0, (X,), TRANSFORM,
+     "first use consumes"),
+    ("`out=` together with `where=`", out_with_where, 0, (X,), TRANSFORM, "where"),
+    ("a function with neither source nor rule", no_source_no_rule, 0, (X,), TRANSFORM,
+     "frexp"),
+    ("a frozen SciPy distribution", frozen_distribution, 0, (X,), TRANSFORM, "logpdf"),
+    ("one that uses `try` / `except` (`statistics.mean`, ...) is an error",
+     stdlib_with_try, 0, (X,), TRANSFORM, "except"),
+]
+
+# rows whose error is checked by the page's own refused_/fixed_ pairs (tests/test_docs.py)
+DOC_PAIRS = {
+    "writes into a view or alias of another array": "refused_view_write, refused_alias_read",
+    "`x += v` where an array that is a view of `x`": "refused_view_augment",
+    "`+` / `*` on lists or tuples": "refused_list_concatenation",
+    "a write into a view: `v = x[1:]; v[0] = 1.0`": "refused_view_write",
+    "reading an alias after writing into it": "refused_alias_read",
+    "`x += v` where a view of `x`": "refused_view_augment",
+    "`try` ... `except` | at transform time": "refused_try",
+    "a lambda passed to anything but `map`": "refused_lambda_argument",
+    "`f(*xs)` / `f(**kw)` where the length": "refused_star_call",
+    "a loop over functions that leaves early": "refused_loop_over_functions",
+    "`:=` evaluated only sometimes (right of": "refused_walrus_sometimes",
+    "`set(...)` of values that carry gradient; `dict(m)`": "refused_dict_of_pairs",
+    "a standard-library helper that uses `try`": "refused_stdlib_try",
+    "a recursive function that changes an argument in place": "refused_recursive_write",
+    "`max(...)` / `min(...)` with `key=`": "refused_max_key",
+    "`np.random.shuffle(y)` on a value that carries gradient": "refused_shuffle",
+    "`class`, `try` ... `except`, `yield`, `async`": "refused_try, refused_star_call, "
+                                                      "refused_walrus_sometimes, refused_max_key",
+    "`grad(grad(f))` (reverse over reverse) through a recursive function":
+        "recursive_with_defaults above",
+}
+# rows that mention an error only as the outcome they avoid, checked as works elsewhere
+WORKS_ROWS = {
+    "`x += v` on an array that other names, lists, dicts or tuples also hold":
+        "tests/test_sharing.py (holders found by identity when it runs)",
+}
+
+
+def _rows():
+    """The page's table rows (lines starting with ``|``) past the header."""
+    return [line for line in PAGE.read_text().splitlines()
+            if line.startswith("| ") and not line.startswith("| construct")
+            and not line.startswith("| refused")]
+
+
+def _checked(row):
+    return any(phrase in row for phrase, *_ in CLAIMS) or any(
+        p in row for p in (*DOC_PAIRS, *WORKS_ROWS))
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c[1].__name__)
+def test_the_claimed_error(claim):
+    phrase, f, wrt, args, when, pattern = claim
+    assert any(phrase in row for row in _rows()), f"the page no longer says: {phrase}"
+    if when == TRANSFORM:
+        with pytest.raises(SrcgradError, match=pattern):
+            grad(f, wrt=wrt)
+        return
+    if when == "second order":  # the first order works, reverse over reverse is refused
+        first = grad(f, wrt=wrt)
+        x, y = args
+        want = (f(x, y + 1e-6) - f(x, y - 1e-6)) / 2e-6
+        np.testing.assert_allclose(first(*args), want, rtol=1e-6)
+        with pytest.raises(SrcgradError, match=pattern):
+            grad(first, wrt=wrt)(*args)
+        return
+    if f is structure_jacobian:
+        for transform in (jacobian, hessian):
+            with pytest.raises(SrcgradError, match=pattern):
+                transform(f, wrt=wrt)(*args)
+        return
+    derivative = grad(f, wrt=wrt)
+    with pytest.raises(Exception, match=pattern):
+        derivative(*args)
+
+
+def test_every_error_row_is_checked():
+    unchecked = [row[:100] for row in _rows()
+                 if re.search(r"\berror\b|at transform time|when it runs", row)
+                 and not _checked(row)]
+    assert not unchecked, unchecked
+
+
+def test_the_doc_pairs_named_exist():
+    text = PAGE.read_text()
+    for names in DOC_PAIRS.values():
+        for name in re.findall(r"refused_\w+", names):
+            assert f"def {name}(" in text, name
+
