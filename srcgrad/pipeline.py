@@ -5,7 +5,7 @@
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
-    -> pullback | linearize -> scalars -> guard
+    -> pullback | linearize -> scalars -> guard -> handlers
     -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad", "vjp", "pullback" (a vjp split at its seed into
@@ -38,7 +38,7 @@ import gast
 from .analysis import activity
 from .astutil import local_names, walk
 from .context import Context, Options
-from .emit import guard, notes
+from .emit import guard, handlers, notes
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
@@ -158,6 +158,7 @@ REVERSE = (
     Stage("pullback", pullback.run, _pulling_back),
     Stage("scalars", scalars.run, _specialized),
     Stage("guard", guard.run),
+    Stage("handlers", handlers.run),
 )
 FORWARD = (
     Stage("forward", forward.run),
@@ -169,6 +170,7 @@ FORWARD = (
     Stage("linearize", linearize.run, _linearizing),
     Stage("scalars", scalars.run, _specialized),
     Stage("guard", guard.run),
+    Stage("handlers", handlers.run),
 )
 
 

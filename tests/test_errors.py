@@ -49,11 +49,13 @@ def test_non_scalar_matrix_output():
 
 
 def uses_try(x):
+    s = x * 1.0
     try:
-        y = x * 2.0
+        s = s * 2.0
+        y = np.log(x)
     except ValueError:
         y = x
-    return y
+    return y + s
 
 
 def uses_class(x):
@@ -131,7 +133,7 @@ async def uses_async(x):
 
 # (function, text that starts the offending construct in its source)
 UNSUPPORTED = [
-    (uses_try, "try:"),
+    (uses_try, "s = s * 2.0"),
     (uses_class, "class Box"),
     (uses_global, "global COUNTER"),
     (make_uses_nonlocal(), "nonlocal count"),

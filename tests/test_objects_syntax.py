@@ -125,3 +125,148 @@ class Odd(Base):
 
 def test_super_as_a_value_is_refused():
     refused(lambda x: np.sum(Odd(1.0).f(x)), (X,), "`super()` used as a value", "Base.f(self")
+
+
+# --- try / except -------------------------------------------------------------------------------
+def risky(v, i):
+    if v > 0.8:
+        raise ValueError(f"too big at {i}")
+    return v * v
+
+
+def raises_mid_block(x):
+    """The block raises after its temporaries are assigned (at x[i] = 0.5, 1.1, 0.9): the
+    adjoint runs only for the statements that ran, the handler's."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        try:
+            t = np.sin(x[i]) * 2.0
+            u = risky(t, i) + t
+            s = s + u * x[0]
+        except ValueError as e:
+            s = s + np.cos(x[i]) * len(str(e)) / len(str(e))
+        else:
+            s = s * 1.5
+        finally:
+            s = s + 0.1 * x[i]
+    return s
+
+
+def several_handlers(x):
+    out = 0.0
+    hs = []
+    for i in range(x.shape[0]):
+        try:
+            if x[i] > 1.0:
+                raise KeyError("k")
+            hs.append(risky(x[i], i) * x)
+        except KeyError:
+            out = out + x[i] * 3.0
+        except (ValueError, TypeError):
+            out = out - x[i] ** 3
+    return out + np.sum(hs[0] * hs[-1])
+
+
+def cholesky_or_regularized(A):
+    S = (A + A.T) / 2
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        L = np.linalg.cholesky(S @ S + np.eye(S.shape[0]))
+    return np.sum(L * L) + np.sum(np.sin(L))
+
+
+def config_lookup(x, cfg=None):
+    try:
+        n = int(cfg["n"])
+    except (TypeError, KeyError):
+        n = 2
+    return np.sum(x ** n)
+
+
+XT = np.array([0.3, 0.5, 1.1, -0.2, 0.9, 0.1])
+
+
+def raises_second(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        try:
+            t = x[i] * 2.0
+            s = s + risky(t, i) * x[0]
+        except ValueError:
+            s = s + np.cos(x[i]) * x[0]
+    return s
+
+
+@pytest.mark.parametrize("f", [raises_mid_block, several_handlers])
+def test_try_except_differentiates_the_path_that_ran(f):
+    check_all(f, (XT,))
+
+
+def test_try_except_at_second_order():
+    x = XT[:4]  # 2 x[i] > 0.8 at x[2]: its block raises after `t` is assigned
+    want = hessian_by_differences(raises_second, (x,))
+    np.testing.assert_allclose(srcgrad.hessian(raises_second)(x), want, rtol=1e-5, atol=1e-6)
+    row = srcgrad.vjp(srcgrad.grad(raises_second))(x, np.eye(x.size)[0])
+    np.testing.assert_allclose(row, want[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("A", [np.array([[2.0, 0.3], [0.3, 1.0]]),
+                               np.array([[1.0, 2.0], [2.0, 1.0]])], ids=["block", "handler"])
+def test_try_except_around_one_statement(A):
+    check_grad(cholesky_or_regularized, (A,))
+    check_grad(config_lookup, (XT,))
+
+
+def reraises(x):
+    try:
+        y = risky(x[0] * 10.0, 0)
+    except ValueError:
+        print("failed")
+        raise
+    return y
+
+
+def test_an_error_not_caught_and_a_bare_raise_go_on_as_in_python():
+    with pytest.raises(ValueError, match="too big at 0"):
+        srcgrad.grad(reraises)(XT)
+    with pytest.raises(IndexError):  # every draw caught: `hs[0]` of an empty list
+        srcgrad.grad(several_handlers)(np.array([0.95, 1.5]))
+
+
+def changes_before_it_may_raise(x):
+    s = x * 1.0
+    try:
+        s = s * 2.0
+        y = risky(x[0], 0)
+    except ValueError:
+        y = 0.0
+    return np.sum(s) + y
+
+
+def returns_inside(x):
+    try:
+        return np.sum(x)
+    except ValueError:
+        return 0.0
+
+
+def fill(out, v):
+    out[0] = v
+    return risky(v, 0)
+
+
+def writes_then_raises(x):
+    y = x * 1.0
+    try:
+        r = fill(y, x[1])
+    except ValueError:
+        r = 0.0
+    return np.sum(y) + r
+
+
+def test_try_except_that_a_value_would_cross_is_refused_where_it_happens():
+    refused(changes_before_it_may_raise, (XT,), "changes `s` before a statement that may raise",
+            "s = s * 2.0")
+    refused(returns_inside, (XT,), "`return` inside `try`")
+    refused(writes_then_raises, (XT,), "writes into `y`", "try:")

@@ -352,11 +352,13 @@ def uses_with(x):
     return np.sum(y)
 
 def uses_try(x):
+    s = x * 1.0
     try:
-        y = x * 2.0
+        s = s * 2.0
+        y = np.log(x)
     except ValueError:
         y = x
-    return np.sum(y)
+    return np.sum(y + s)
 
 def uses_class(x):
     class C:

@@ -93,6 +93,17 @@ UNUSED = "unused"  # the result of a call made for its effect only
 SPLIT = "{}_call"  # a recursive call started in reverse-mode code (normalize/recursion.py)
 SPLIT_YIELD = "split_yield"  # marks `seed = yield value` while forward mode differentiates it
 SENT = "{}_sent"  # what a split derivative's jvp is sent: the cotangent and its tangent
+# `try` ... `except` (normalize/handlers.py, emit/handlers.py)
+TRY_OK = "try_ok"  # whether the try block ran to its end (the branch the handler is the else of)
+TRY_WHICH = "try_which"  # which handler ran
+TRY_CAUGHT = "caught"  # the handler that caught the error (-1: none), set by the emitted `try`
+TRY_ERROR = "error"  # the error an `except E as e` handler caught
+TRY_SAVED = "try_saved"  # the values of the names a try block assigns, before it
+TRY_SIZES = "try_sizes"  # the lists a try block appends to, with their lengths before it
+# the markers of a `try` until it is emitted: names every namespace resolves to srcgrad's own
+# helpers (frontend/resolve.py), so that ``sugar`` can write them before names are bound
+TRY_MARKERS = {"srcgrad_try_begin": "try_begin", "srcgrad_try_which": "try_which",
+               "srcgrad_try_error": "try_error"}
 METHOD = "{}"  # the function a method, property or `__call__` is (its qualified name)
 SOURCES = "sources"  # which element of the values each written position receives
 SCATTERED = "scattered"  # the values of ``np.add.at`` added into zeros at their indices

@@ -19,6 +19,7 @@ import threading
 import gast
 
 from ..derived import plain
+from ..emit.naming import TRY_MARKERS
 
 MISSING = object()
 
@@ -74,7 +75,12 @@ class Namespace:
                 return MISSING
         if name in self.globals:
             return plain(self.globals[name])
-        return getattr(builtins, name, MISSING)
+        found = getattr(builtins, name, MISSING)
+        if found is MISSING and name in TRY_MARKERS:  # normalize/handlers.py
+            from .. import runtime
+
+            return getattr(runtime, TRY_MARKERS[name])
+        return found
 
     def resolve(self, expr, local_names=()):
         """The object a dotted name denotes, or MISSING when it is not a static name."""

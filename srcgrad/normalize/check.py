@@ -56,8 +56,9 @@ def run(fn_node, ctx):
     """The pass: refuse what srcgrad does not support, with its location; drop ``del name``;
     take lambdas and nested functions out of the body into ``ctx.local_functions``."""
     ctx.local_functions = extract_local_functions(fn_node, ctx.location)
-    fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions).run(fn_node)
     namespace = Namespace(ctx.fn)
+    fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
+                             namespace=namespace).run(fn_node)
     return unpacking.unroll_function_loops(
         fn_node, lambda name: unpacking.functions_held(namespace.lookup(name)))
 
@@ -191,8 +192,10 @@ def _contexts(nodes, context):
 class CheckSupported(gast.NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
 
-    def __init__(self, location, inlined=False, local_functions=None, nested=False):
+    def __init__(self, location, inlined=False, local_functions=None, nested=False,
+                 namespace=None):
         self.location = location
+        self.namespace = namespace  # recognizes a `try` srcgrad emitted (normalize/handlers.py)
         self.nested = nested  # a def in the body: inlined where called, like a called helper
         self.inlined = inlined  # a called function: may forward its own *args and **kwargs
         self.forwarded = set()
@@ -206,7 +209,7 @@ class CheckSupported(gast.NodeVisitor):
             if isinstance(n, gast.Try) and not n.handlers and not n.orelse:
                 # checked before sugar.run flattens it into its body and its `finally` block
                 self._no_jump_out(n.body, "a `try` block", "the `finally` block would not run")
-        fn_node = sugar.run(fn_node)
+        fn_node = sugar.run(fn_node, self.location, self.namespace)
         args = fn_node.args
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}

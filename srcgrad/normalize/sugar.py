@@ -8,7 +8,8 @@ side evaluated once, before any part is written); loop targets are names or tupl
 ``set(...)``; ``:=`` is gone from every
 place it is evaluated unconditionally (the condition of a ``while`` too); after a branch that
 always ends in ``raise``, its ``else`` is no branch (it is the only way on); ``try`` ... ``finally``
-is its body, then its ``finally`` block. What stays
+is its body, then its ``finally`` block; ``try`` ... ``except`` is a branch on which path ran
+(normalize/handlers.py). What stays
 (``:=`` inside a lambda, a comprehension or the right side of ``and``/``or``/``if``-``else``) is
 refused by ``CheckSupported``.
 
@@ -38,13 +39,15 @@ import gast
 from ..astutil import clone, walk
 from ..emit import naming
 from ..emit.naming import Namer
+from . import handlers
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
 
 
-def run(fn_node):
-    """The step: ``fn_node`` with its everyday syntax in the supported forms (see above)."""
-    return Sugar(fn_node).run(fn_node)
+def run(fn_node, location=None, namespace=None):
+    """The step: ``fn_node`` with its everyday syntax in the supported forms (see above);
+    ``location`` places refusals, ``namespace`` recognizes a ``try`` srcgrad emitted."""
+    return Sugar(fn_node, location, namespace).run(fn_node)
 
 
 def _load(name):
@@ -63,7 +66,8 @@ def _located(stmt, where):
 
 
 class Sugar:
-    def __init__(self, fn_node):
+    def __init__(self, fn_node, location=None, namespace=None):
+        self.fn_node, self.location, self.namespace = fn_node, location, namespace
         self.namer = Namer({n.id for n in walk(fn_node) if isinstance(n, gast.Name)}
                            | {fn_node.name})
 
@@ -87,6 +91,8 @@ class Sugar:
     def statement(self, s):
         if isinstance(s, gast.FunctionDef):
             return [s]
+        if isinstance(s, gast.Try) and s.handlers:
+            return handlers.desugar(self, s, self.location, self.namespace)
         pre = []
         if isinstance(s, gast.While):
             return self._while(s)
@@ -333,7 +339,7 @@ def _raising_branches(stmts):
         out.append(s)
         if isinstance(s, gast.Raise):
             break
-        if not isinstance(s, gast.If) or not s.orelse:
+        if not isinstance(s, gast.If) or not s.orelse or getattr(s, "try_branch", False):
             continue
         if _always_raises(s.body):
             rest, s.orelse = s.orelse, []

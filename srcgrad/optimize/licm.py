@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import gast
 
-from .. import rules
+from .. import rules, runtime
 from ..astutil import loaded, local_names, param_names, store_counts, stored
 from ..frontend.resolve import MISSING
+
+_MARKERS = (runtime.try_begin, runtime.try_which, runtime.try_error)
 
 
 def run(fn_node, ctx):
@@ -74,5 +76,7 @@ class HoistInvariants:
             return value.attr in ("T", "shape", "ndim", "size", "dtype")
         if isinstance(value, gast.Call):
             fn = self.namespace.resolve(value.func, self.locals)
-            return fn is not MISSING and fn is not print and rules.lookup(fn) is not None
+            # a `try` marker stays where the branch it starts is (emit/handlers.py)
+            return fn is not MISSING and fn is not print and rules.lookup(fn) is not None and (
+                fn not in _MARKERS)
         return False
