@@ -50,24 +50,21 @@ def code(text):
 
 def uses_with(x):
     try:
-        y = np.log(x)
+        return np.log(x)
     except FloatingPointError:
-        y = x
-    return y
+        return x
 
 
 def test_check_rejects_with_file_line_and_caret():
-    line = inspect.getsourcelines(uses_with)[1] + 1
+    line = inspect.getsourcelines(uses_with)[1] + 2
     with pytest.raises(UnsupportedSyntaxError) as info:
         derive(uses_with, "grad", ("x",))
     assert str(info.value) == (
-        "srcgrad does not support a `try` with `except` (which path runs, and so the gradient, "
-        "is known only when it raises); test the condition with `if` (e.g. "
-        "`np.linalg.cond(A) < 1e12`), or catch the error around the call of the derivative "
-        "here\n"
+        "srcgrad does not support `return` inside `try` ... `except`; assign the result (or a "
+        "flag) and leave after the statement here\n"
         f'  File "{__file__}", line {line}\n'
-        "        try:\n"
-        "        ^"
+        "            return np.log(x)\n"
+        "            ^"
     )
 
 
