@@ -2,7 +2,8 @@
 
     PYTHONPATH=$PWD python tests/third_order_count.py [--all-rows] [--list]
 
-For every rule with a row in ``tests/test_rules.py`` and ``tests/test_scipy_rules.py``, its
+For every rule with a row in ``tests/test_rules.py`` (``ROWS`` and ``NUMERIC_ROWS``) and
+``tests/test_scipy_rules.py``, its
 shortest row (every row with ``--all-rows``; a rule then counts at the lowest order any of its
 rows reaches) is walked order by order, one input at a time (``tests/third_order.py``); the
 highest order verified is counted, and for each rule below 3 the error that stopped it is printed
@@ -45,7 +46,8 @@ def main(argv):
     all_rows = "--all-rows" in argv
     results = {}
     for table in (test_rules, test_scipy_rules):
-        rows = [r for r in table.ROWS if not getattr(r, "marks", ())]
+        rows = table.ROWS + list(getattr(table, "NUMERIC_ROWS", []))
+        rows = [r for r in rows if not getattr(r, "marks", ())]
         rows += list(getattr(table, "ONE_ACTIVE", []))
         chosen = {}
         for r in rows:

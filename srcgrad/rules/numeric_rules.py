@@ -226,7 +226,7 @@ defrule(
 # polyfit_tangent, select_choice_grad <-> select_tangent; trapezoid_grad is linear in g and in the
 # sample points, trapezoid_grad_x bilinear in g and the integrand. cov's helpers are bilinear
 # in the cotangent (or tangent) and the data, and each one's rules are the other one with the
-# data replaced by a cotangent or tangent (zeros for the part that has none). corrcoef's: none.
+# data replaced by a cotangent or tangent (zeros for the part that has none).
 _GRADIENT = f"{_SPACINGS}, axis=axis, edge_order=edge_order"
 _GRADIENT_SIG = f"{_SPACINGS.replace(',', '=None,')}=None, *, axis=None, edge_order=1"
 linear(
@@ -335,20 +335,12 @@ defrule(
     },
     unsupported=_UNWEIGHTED,
 )
-_SECOND = "second derivatives of np.corrcoef are not implemented"
-for _helper, _params in (
-    (runtime.corrcoef_vjp, ("g", "x", "other=None", "rowvar=True", "wrt=0")),
-    (runtime.corrcoef_jvp, ("x", "other", "dx", "dother", "rowvar=True")),
-):
-    defrule(_helper, ", ".join(_params), vjp={}, unsupported={
-        p.split("=")[0]: _SECOND for p in _params if p[0] != "r" and p[0] != "w"
-    })
+# corrcoef_vjp/jvp and cond_vjp/jvp are plain NumPy code marked ``by_source``
+# (runtime/numerics.py): no rule, every order.
 _SECOND_LINALG = "second derivatives of np.linalg.{} are not implemented"
 for _name, _helper, _params in (
     ("eigvals", runtime.eigvals_vjp, ("g", "a", "values")),
     ("eigvals", runtime.eigvals_jvp, ("a", "values", "da")),
-    ("cond", runtime.cond_vjp, ("g", "x", "p=None")),
-    ("cond", runtime.cond_jvp, ("x", "dx", "p=None")),
 ):
     defrule(_helper, ", ".join(_params), vjp={}, unsupported={
         p: _SECOND_LINALG.format(_name) for p in _params if "=" not in p and p != "values"

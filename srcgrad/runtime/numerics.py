@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnsupportedCaseError
 from .linalg import norm_grad
-from .shapes import unbroadcast
+from .shapes import by_source, mT, unbroadcast
 
 # --- np.gradient --------------------------------------------------------------------------------
 
@@ -275,21 +275,28 @@ def cov_jvp(m, other, dm, dother, rowvar=True, bias=False, ddof=None, fweights=N
     return np.squeeze(half + half.T)
 
 
+# corrcoef's helpers are plain NumPy code marked ``by_source``, calling np.cov and cov_vjp /
+# cov_jvp (which have rules): their derivatives are derivatives of this code, at every order.
+
+
+@by_source
 def _corr_parts(x, other, rowvar):
     c = np.cov(x, other, rowvar)
-    s = np.sqrt(np.diag(c)) if np.ndim(c) else None
-    return c, s
+    if np.ndim(c) == 0:
+        return c, None
+    return c, np.sqrt(np.diag(c))
 
 
+@by_source
 def corrcoef_vjp(g, x, other=None, rowvar=True, wrt=0):
     """The adjoint of ``np.corrcoef``, through that of ``np.cov``: ``R = C / (s s^T)`` with ``s``
     the standard deviations, the square roots of C's diagonal."""
     c, s = _corr_parts(x, other, rowvar)
-    v = x if wrt == 0 else other
     if s is None:  # one variable: R = C / C = 1
-        return np.zeros(np.shape(v))
-    g = np.asarray(g, dtype=float)
-    outer = s[:, None] * s[None, :]
+        if wrt == 0:
+            return np.zeros(np.shape(x))
+        return np.zeros(np.shape(other))
+    outer = np.outer(s, s)
     r = c / outer
     gc = g / outer
     gs = -(np.sum(g * r, axis=1) + np.sum(g * r, axis=0)) / s
@@ -297,16 +304,16 @@ def corrcoef_vjp(g, x, other=None, rowvar=True, wrt=0):
     return cov_vjp(gc, x, other, rowvar, wrt=wrt)
 
 
+@by_source
 def corrcoef_jvp(x, other, dx, dother, rowvar=True):
     """The tangent of ``np.corrcoef(x, other)`` along ``dx`` and ``dother`` (None: inactive)."""
     c, s = _corr_parts(x, other, rowvar)
     if s is None:
         return 0.0 * c
     dc = cov_jvp(x, other, dx, dother, rowvar)
-    ds = np.diag(dc) / (2 * s)
-    outer = s[:, None] * s[None, :]
-    scaled = ds / s
-    return dc / outer - c / outer * (scaled[:, None] + scaled[None, :])
+    outer = np.outer(s, s)
+    scaled = np.diag(dc) / (2 * s * s)
+    return dc / outer - c / outer * (np.reshape(scaled, (-1, 1)) + np.reshape(scaled, (1, -1)))
 
 
 # --- np.select ----------------------------------------------------------------------------------
@@ -404,49 +411,52 @@ def eigvals_jvp(a, values, da):
     return t if np.iscomplexobj(values) else np.real(t)
 
 
+# cond's helpers are plain NumPy code marked ``by_source`` (through np.linalg.svd, inv and norm
+# and norm_grad, which have rules): their derivatives are derivatives of this code, every order.
+
+
+@by_source
 def _cond_parts(x, p):
-    if np.iscomplexobj(x):
-        raise UnsupportedCaseError("srcgrad differentiates np.linalg.cond of real matrices only")
-    x = np.asarray(x, dtype=float)
     inverse = np.linalg.inv(x)
     n1 = np.linalg.norm(x, p, axis=(-2, -1))
     n2 = np.linalg.norm(inverse, p, axis=(-2, -1))
-    return x, inverse, n1, n2
+    return inverse, n1, n2
 
 
+@by_source
 def _cond_svd_weights(s, p):
     """d(cond)/ds for the 2-norm condition number s_max / s_min (``p=-2``: its inverse)."""
-    hi, lo = s[..., 0], s[..., -1]
-    w = np.zeros(s.shape)
+    k = np.shape(s)[-1]
+    first, last = np.eye(k)[0], np.eye(k)[k - 1]
+    hi, lo = s[..., :1], s[..., k - 1:]
     if p == -2:
-        w[..., -1], w[..., 0] = 1.0 / hi, -lo / hi**2
-    else:
-        w[..., 0], w[..., -1] = 1.0 / lo, -hi / lo**2
-    return w
+        return last / hi - first * lo / hi**2
+    return first / lo - last * hi / lo**2
 
 
+@by_source
 def cond_vjp(g, x, p=None):
     """The adjoint of ``np.linalg.cond``: through the extreme singular values for ``p`` None, 2,
     -2 (they must be simple), else through ``norm(x, p) * norm(inv(x), p)``."""
-    g = np.asarray(g)
-    if p is None or p in (2, -2):
+    if p is None or p == 2 or p == -2:
         u, s, vt = np.linalg.svd(x, full_matrices=False)
-        ws = g[..., None] * _cond_svd_weights(s, p)
-        return (u * ws[..., None, :]) @ vt
-    x, inverse, n1, n2 = _cond_parts(x, p)
+        ws = np.expand_dims(g, -1) * _cond_svd_weights(s, p)
+        return (u * np.expand_dims(ws, -2)) @ vt
+    inverse, n1, n2 = _cond_parts(x, p)
     axes = (-2, -1)
     direct = norm_grad(g * n2, x, n1, ord=p, axis=axes)
     through = norm_grad(g * n1, inverse, n2, ord=p, axis=axes)
-    return direct - np.swapaxes(inverse, -1, -2) @ through @ np.swapaxes(inverse, -1, -2)
+    return direct - mT(inverse) @ through @ mT(inverse)
 
 
+@by_source
 def cond_jvp(x, dx, p=None):
     """The tangent of ``np.linalg.cond`` along ``dx``."""
-    if p is None or p in (2, -2):
+    if p is None or p == 2 or p == -2:
         u, s, vt = np.linalg.svd(x, full_matrices=False)
         ds = np.einsum("...ji,...jk,...ik->...i", u, dx, vt)
         return np.sum(_cond_svd_weights(s, p) * ds, axis=-1)
-    x, inverse, n1, n2 = _cond_parts(x, p)
+    inverse, n1, n2 = _cond_parts(x, p)
     axes = (-2, -1)
     one = np.ones(np.shape(n1))
     dn1 = np.sum(norm_grad(one, x, n1, ord=p, axis=axes) * dx, axis=axes)
