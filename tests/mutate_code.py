@@ -348,8 +348,9 @@ class Mutator:
                       if line.startswith("survived")}
             todo = [t for t in todo if _unlined(t[0]) in wanted]
         population = len(todo)
-        if args.sample and args.sample < population:
-            picked = random.Random(args.seed).sample(range(population), args.sample)
+        if args.sample:  # (a sample as large as the population: all of them, shuffled)
+            picked = random.Random(args.seed).sample(range(population),
+                                                     min(args.sample, population))
             todo = [todo[i] for i in picked]  # in random order: a run cut by --budget is a sample
         self.say(f"== {' '.join(args.code + args.templates)}: {len(todo)} of {population} "
                  f"mutants (seed {args.seed}); {len(session.items)} tests")

@@ -11,6 +11,7 @@ import types
 import numpy as np
 import pytest
 
+import srcgrad
 from srcgrad import runtime
 from srcgrad.runtime import higher_order, writes
 
@@ -253,3 +254,24 @@ def test_a_pole_gives_a_non_finite_gradient_not_an_exception():
         assert srcgrad.grad(_pole)(3.0) == pytest.approx(
             (np.cos(3.0) * 2.0 - np.sin(3.0)) / 4.0, rel=1e-12
         )
+
+
+def _second_differences(f, x, h=1e-4):
+    """The Hessian of ``f`` at ``x`` by central differences of its values."""
+    n = len(x)
+    e = np.eye(n) * h
+    return np.array([[(f(x + e[i] + e[j]) - f(x + e[i] - e[j]) - f(x - e[i] + e[j])
+                       + f(x - e[i] - e[j])) / (4 * h * h) for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("ord_", [-1, 0.5, -np.inf])
+def test_the_hessian_of_a_vector_norm_is_its_second_differences(ord_):
+    # the -1-norm 1 / sum(1 / |x|) is smooth: its Hessian was 0, as for the piecewise linear
+    # 1-, inf- and -inf-norms (and the matrix -1-norm, which is)
+    x = np.array([0.3, -1.2, 2.0, 0.7])
+
+    def f(x):
+        return np.linalg.norm(x, ord_)
+
+    expected = _second_differences(f, x)
+    np.testing.assert_allclose(srcgrad.hessian(f)(x), expected, rtol=1e-5, atol=1e-6)

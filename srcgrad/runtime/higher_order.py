@@ -222,8 +222,9 @@ def singular_norm_jvp(t, g, x, ord=None, axis=None, keepdims=False, kind="norm")
 
 def norm_power(x, ord, axis, keepdims, kind):
     """``(p, shape)`` for the partials of ``norm_grad``: the vector norm's power ``p`` (0 where
-    the gradient is piecewise constant: 1-, inf-, 0-norms, a scalar), and the shape that puts
-    the norm (reduced over its axes) back in line with ``x``. No derivative."""
+    the gradient is piecewise constant: 1-, inf-, 0-norms, the matrix -1-norm, a scalar), and
+    the shape that puts the norm (reduced over its axes) back in line with ``x``. No
+    derivative."""
     case, p, axes = _norm_case(x, ord, axis, kind)
     if case == "scalar":
         return 0, ()
@@ -234,8 +235,8 @@ def norm_power(x, ord, axis, keepdims, kind):
             raise UnsupportedCaseError(f"internal error: norm_power of the matrix norm ord={p!r}")
     if p is None:
         p = 2
-    if p in (0, 1, -1, np.inf, -np.inf):
-        return 0, ()
+    if p in (0, 1, np.inf, -np.inf) or (p == -1 and case == "matrix"):
+        return 0, ()  # (the vector -1-norm, 1 / sum(1 / |x|), is smooth: the general case)
     ndim = np.ndim(x)
     axes = (axes,) if isinstance(axes, int) else axes
     reduced = range(ndim) if axes is None else [a % ndim for a in axes]
