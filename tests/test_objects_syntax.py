@@ -8,6 +8,8 @@ and at second order where the construct allows it; every refusal is checked for 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from gradcheck import check_grad, numeric_grad
@@ -270,3 +272,47 @@ def test_try_except_that_a_value_would_cross_is_refused_where_it_happens():
             "s = s * 2.0")
     refused(returns_inside, (XT,), "`return` inside `try`")
     refused(writes_then_raises, (XT,), "writes into `y`", "try:")
+
+
+# --- augmented assignment to attributes ---------------------------------------------------------
+class Acc:
+    def __init__(self, x):
+        self.total = x * 0.0
+        self.count = 0
+
+    def add(self, v):
+        self.total += v * v  # in place: `keep` below holds the same array
+        self.count += 1
+
+
+def accumulates_in_a_method(x):
+    a = Acc(x)
+    keep = a.total
+    for i in range(3):
+        a.add(x * (i + 1.0))
+    return np.sum(a.total * keep) / a.count + np.sum(a.total)
+
+
+@dataclass
+class Field:
+    b: np.ndarray
+    c: float = 2.0
+
+
+def updates_an_argument(x, p):
+    p.b += x
+    p.c *= np.sum(x)
+    return np.sum(p.b * x) * p.c
+
+
+def test_augmented_assignment_to_attributes():
+    check_all(accumulates_in_a_method)
+    p = Field(np.array([1.0, 2.0, -1.0, 0.5]))
+    g = srcgrad.grad(updates_an_argument, wrt=(0, 1))(X, p)
+    assert p.b.tolist() == [1.0, 2.0, -1.0, 0.5] and p.c == 2.0  # the caller's object
+    np.testing.assert_allclose(g[0], numeric_grad(
+        lambda x: updates_an_argument(x, Field(p.b.copy())), (X,), 0), rtol=1e-6)
+    b_diff = numeric_grad(lambda b: updates_an_argument(X, Field(b)), (p.b.copy(),), 0)
+    np.testing.assert_allclose(g[1].b, b_diff, rtol=1e-6)
+    c_diff = numeric_grad(lambda c: updates_an_argument(X, Field(p.b.copy(), c)), (2.0,), 0)
+    np.testing.assert_allclose(g[1].c, c_diff, rtol=1e-6)

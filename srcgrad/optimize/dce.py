@@ -21,8 +21,7 @@ from ..emit.unparse import is_comment
 from ..rules.derived import JvpPair, Splitter
 
 # Helpers that validate at run time: never removed, even when their result is unused.
-CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class,
-          runtime.check_field_update)
+CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class)
 
 
 def run(fn_node, ctx):
