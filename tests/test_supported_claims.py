@@ -199,6 +199,39 @@ def return_inside_with(x):
         return np.sum(np.log(x * x))
 
 
+def return_inside_try_except(x):
+    try:
+        return np.sum(np.log(x))
+    except FloatingPointError:
+        return 0.0
+
+
+def changes_then_may_raise(x):
+    s = x * 1.0
+    try:
+        s = s * 2.0
+        y = np.linalg.inv(np.outer(x, x))
+    except np.linalg.LinAlgError:
+        y = x
+    return np.sum(y) + np.sum(s)
+
+
+def _first_then_check(out, v):
+    out[0] = v
+    if v > 10.0:
+        raise ValueError("big")
+    return v
+
+
+def writes_then_may_raise(x):
+    y = x * 1.0
+    try:
+        r = _first_then_check(y, x[1])
+    except ValueError:
+        r = 0.0
+    return np.sum(y) + r
+
+
 def break_inside_try_finally(x):
     s = 0.0
     for k in range(3):
@@ -397,8 +430,14 @@ CLAIMS = [
      update_with_holder_on_some_paths, 0, (X,), TRANSFORM, "may not be assigned yet"),
     ("a `return`, `break` or `continue` inside is an error", return_inside_with, 0, (X,),
      TRANSFORM, "return"),
-    ("`return` / `break` / `continue` inside `with` or `try` ... `finally`",
+    ("`return` / `break` / `continue` inside `with`, `try` ... `finally` or `try` ... `except`",
      break_inside_try_finally, 0, (X,), TRANSFORM, "break"),
+    ("`return` / `break` / `continue` inside `with`, `try` ... `finally` or `try` ... `except`",
+     return_inside_try_except, 0, (X,), TRANSFORM, "return"),
+    ("a `try` block that changes a variable read after it", changes_then_may_raise, 0, (X,),
+     TRANSFORM, "changes `s` before a statement that may raise"),
+    ("a `try` block that writes into an array, list or object it did not make",
+     writes_then_may_raise, 0, (X,), TRANSFORM, "writes into `y`"),
     ("`class`, `yield`, `async`, `global` / `nonlocal` writes", class_in_body, 0, (X,),
      TRANSFORM, "class"),
     ("`class`, `yield`, `async`, `global` / `nonlocal` writes", generator_function, 0, (X,),
