@@ -184,8 +184,10 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     if isinstance(f, Specializing):  # grad(grad(f)) of an f called with functions
         return f.transformed(lambda inner: _derived(inner, mode, wrt, options), mode)
     if options.backend != "python":
-        python = _derived(f, mode, wrt, replace(options, backend="python"))
-        return cast(Fn, numba_backend.compiled(python, options.backend))
+        plain = replace(options, backend="python")
+        python = _derived(f, mode, wrt, plain)
+        return cast(Fn, numba_backend.compiled(python, options.backend, lambda kinds: unwrap(
+            _derived(f, mode, wrt, replace(plain, kinds=kinds, for_numba=True)))))
     target = getattr(_target(f), "__srcgrad_differentiate_as__", _target(f))
     if options.checkpoint is not None and mode in REVERSE_MODES:
         target = checkpoint_mod.checkpointed(target, options.checkpoint, options.max_memory)

@@ -46,6 +46,9 @@ class Options:
     max_memory: object = "200MB"  # what checkpoint="auto" may hold
     # ((parameter, kind), ...): the argument kinds a derivative is specialized to (kinds.py)
     kinds: tuple = ()
+    # specialized Python code numba compiles (emit/numba_backend.py): per-iteration saves of
+    # numbers as typed arrays, no lists of floats (optimize/scalars.py)
+    for_numba: bool = False
 
 
 @dataclass
@@ -93,6 +96,7 @@ class Context:
     special_calls: set = field(default_factory=set)
     yield_marker: object = None  # (name, runtime.split_yield): normalize/recursion.mark_yields
     kinds: dict = field(default_factory=dict)  # Options.kinds: parameter -> kind of its argument
+    for_numba: bool = False  # Options.for_numba
 
     @property
     def extras(self):

@@ -196,6 +196,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     # a split call runs a generator: only in Python (the numba backend compiles the plain form)
     ctx.split_recursion = options.split_recursion and options.backend == "python"
     ctx.kinds = dict(options.kinds)
+    ctx.for_numba = options.for_numba
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node

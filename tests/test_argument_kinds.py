@@ -80,6 +80,26 @@ def test_array_loop_needs_no_unbroadcast_and_saves_no_restored_sum():
     assert "tolist" not in srcgrad.source(df)
 
 
+def test_code_for_numba_saves_numbers_in_typed_arrays_with_the_same_numbers():
+    # what backend="numba" compiles: Python code too, computing the same gradient
+    from srcgrad import transforms
+    from srcgrad.analysis.argkinds import kind_of
+    from srcgrad.context import Options
+    from srcgrad.derived import unwrap
+
+    x = np.random.default_rng(1).uniform(-1.5, 1.5, 6)
+    kinds = (("x", kind_of(x)),)
+    df = unwrap(transforms.derived(chain, "grad", "x", Options(kinds=kinds, for_numba=True)))
+    same(df(x), srcgrad.grad(chain)(x))
+    text = srcgrad.source(df)
+    for made in ("loop_saved_0 = np.empty(loop_saved_cap, np.int64)",
+                 "loop_saved_1 = np.empty(loop_saved_cap, np.float64)",
+                 "loop_saved_1[loop_saved_top] = x_item_2", "dx = np.zeros(x.shape)",
+                 "x_item_2 = loop_saved_1[loop_saved_top]", "return dx"):
+        assert made in text
+    assert "append" not in text and "tolist" not in text and "as_like" not in text
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dtypes_and_kinds_dispatch_to_their_own_code(dtype):
     generic = srcgrad.grad(mixed, wrt=("x", "w"))

@@ -28,15 +28,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import hashlib
 import importlib
 import importlib.util
 import linecache
 import math
 import os
 import re
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +42,7 @@ import numpy as np
 from ..derived import PYTHON_BEHIND
 from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.source import GENERATED_SOURCE
-from . import diskcache, guard, notes
-from .compile import compile_function
+from . import guard, notes
 
 BACKENDS = ("python", "numba", "auto")
 PYTHON = PYTHON_BEHIND  # on a compiled derivative: the Python derivative it compiles
@@ -106,8 +102,9 @@ def check(backend: Any) -> str:
     return str(backend)
 
 
-def compiled(py_fn: Any, backend: str) -> Any:
-    """The derivative ``py_fn`` (generated for Python) run by ``backend``."""
+def compiled(py_fn: Any, backend: str, specialized: Any = None) -> Any:
+    """The derivative ``py_fn`` (generated for Python) run by ``backend``; ``specialized(kinds)``
+    gives it specialized to argument kinds (``emit/numba_calls.py``)."""
     if backend == "python":
         return py_fn
     try:
@@ -117,15 +114,18 @@ def compiled(py_fn: Any, backend: str) -> Any:
             raise SrcgradError(
                 f"backend='numba' needs numba, an optional extra of srcgrad: {EXTRA}"
             ) from None
-        return _python_choice(py_fn, f"numba is not installed ({EXTRA})")
+        from .numba_calls import python_choice
+
+        return python_choice(py_fn, f"numba is not installed ({EXTRA})")
+    from . import numba_calls
+
     try:
-        lowered = lower(py_fn)
+        lowered = lower(py_fn)  # what numba cannot compile is refused now, not at the call
     except Refused as refused:
         if backend == "numba":
             raise located(py_fn, refused) from None
-        return _python_choice(py_fn, f"numba cannot compile {refused.construct}")
-    jitted, path = _jit(numba, lowered)
-    return _wrapper(py_fn, jitted, lowered, path, backend)
+        return numba_calls.python_choice(py_fn, f"numba cannot compile {refused.construct}")
+    return numba_calls.wrapper(numba, py_fn, lowered, backend, specialized)
 
 
 # --- lowering -----------------------------------------------------------------------------------
@@ -153,10 +153,7 @@ def lower(py_fn: Any) -> Lowered:
     lines = text.splitlines()
     lines[fdef.lineno - 1] = f"def {fdef.name}({', '.join(a.arg for a in args.args)}):"
     dropped = _rewrite(fdef, lines)
-    if _preallocate(fdef, lines):
-        header.append(f"from srcgrad.runtime.numba_helpers import {', '.join(SAVES)}")
-    if any(POWER in line for line in lines):
-        header.append(f"from srcgrad.runtime.numba_helpers import {POWER}")
+    header.extend(_helper_imports(lines, _preallocate(fdef, lines)))
     if guard_test is not None:
         dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True, "
@@ -169,6 +166,15 @@ def lower(py_fn: Any) -> Lowered:
             out.append(part)
             generated_line[len(out)] = number
     return Lowered(fdef.name, "\n".join(out) + "\n", generated_line, guard_test, constants)
+
+
+def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:
+    """The imports of the numba helpers the rewritten ``lines`` call."""
+    from ..runtime.numba_helpers import ALLOCATIONS
+
+    used = list(SAVES) if preallocated else []
+    used += [h for h in (POWER, *ALLOCATIONS.values()) if any(f"{h}(" in ln for ln in lines)]
+    return [f"from srcgrad.runtime.numba_helpers import {', '.join(used)}"] if used else []
 
 
 def _checked(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> list[str]:
@@ -213,6 +219,11 @@ def _rewrite(fdef: ast.FunctionDef, lines: list[str]) -> set[int]:
         if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
             old = ast.unparse(node.iter)
             lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, _countdown(node), 1)
+        helper = _allocation(node)
+        if helper is not None:  # numba loads it from its cache, never compiles it again
+            old = ast.unparse(node)
+            new = f"{helper}({ast.unparse(node.args[0])})"
+            lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, new, 1)
         for body in _bodies(node):
             kept = [s for s in body if not isinstance(s, ast.Delete)]
             for s in body:
@@ -347,6 +358,24 @@ def _bodies(node: ast.AST) -> list[list[ast.stmt]]:
 def _is_call(node: ast.AST, name: str) -> bool:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == name)
+
+
+def _allocation(node: ast.AST) -> str | None:
+    """The cached helper (``runtime/numba_helpers.ALLOCATIONS``) for ``np.empty(n, np.float64)``,
+    ``np.empty(n, np.int64)`` or ``np.zeros(shape)`` on one line."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and _module_attribute(node.func) and not node.keywords
+            and node.lineno == node.end_lineno):
+        return None
+    from ..runtime.numba_helpers import ALLOCATIONS
+
+    if len(node.args) == 1:
+        return ALLOCATIONS.get((node.func.attr, None))
+    dtype = node.args[1] if len(node.args) == 2 else None
+    if (isinstance(dtype, ast.Attribute) and _module_attribute(dtype)
+            and dtype.value.id == node.func.value.id):
+        return ALLOCATIONS.get((node.func.attr, dtype.attr))
+    return None
 
 
 def _countdown(loop: ast.For) -> str:
@@ -528,165 +557,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"{value.ndim}-d {value.dtype} array"
     return type(value).__name__
-
-
-# --- compiling and calling -----------------------------------------------------------------------
-_TEMP: list[str] = []
-
-
-def _directory() -> tuple[str, bool]:
-    """Where the modules numba compiles are written, and whether numba caches them."""
-    if diskcache.enabled():
-        return os.path.join(diskcache.directory(), "numba"), True
-    if not _TEMP:
-        _TEMP.append(tempfile.mkdtemp(prefix="srcgrad-numba-"))
-    return _TEMP[0], False
-
-
-def _jit(numba: Any, lowered: Lowered) -> tuple[Any, str]:
-    """``lowered`` written to a module file, imported, and wrapped by ``numba.njit``."""
-    directory, cache = _directory()
-    digest = hashlib.sha1(lowered.text.encode()).hexdigest()[:16]
-    module_name = f"srcgrad_numba_{lowered.name}_{digest}"
-    path = os.path.abspath(os.path.join(directory, module_name + ".py"))
-    if not os.path.exists(path):  # never rewritten: numba's cache is keyed by its time stamp
-        os.makedirs(directory, exist_ok=True)
-        scratch = f"{path}.{os.getpid()}.tmp"
-        with open(scratch, "w") as handle:
-            handle.write(lowered.text)
-        os.replace(scratch, path)
-    jitted = _DISPATCHERS.get(path)
-    if jitted is None:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        # bounds checked: an index out of range is Python's IndexError, never a stray read
-        jitted = numba.njit(cache=cache, boundscheck=True)(getattr(module, lowered.name))
-        _DISPATCHERS[path] = jitted
-    return jitted, path
-
-
-_DISPATCHERS: dict[str, Any] = {}  # module file -> numba's dispatcher of its function
-# (module file, argument kinds) -> numba's error compiling it for them (numba does not remember)
-_FAILED: dict[tuple, Exception] = {}
-
-
-class _Calls:
-    """How a compiled derivative is called: numba, and on a failure to compile for some
-    argument kinds, the error (``"numba"``) or the Python derivative for them (``"auto"``)."""
-
-    def __init__(self, py_fn: Any, jitted: Any, lowered: Lowered, path: str,
-                 backend: str) -> None:
-        self.py_fn, self.jitted, self.lowered, self.path = py_fn, jitted, lowered, path
-        self.backend = backend
-        # some argument kinds failed to compile: look at the kinds first
-        self.route = any(key[0] == path for key in _FAILED)
-        from numba.core.errors import NumbaError
-
-        self.errors = (NumbaError,)
-
-    def call(self, *args):
-        known = _FAILED.get((self.path, _kinds(args)))
-        if known is not None:
-            return self.failed(known, args)
-        try:
-            return self.jitted(*args)
-        except self.errors as error:
-            return self.failed(error, args)
-
-    def failed(self, error, args):
-        _FAILED[self.path, _kinds(args)] = error
-        self.route = True  # later calls look at the kinds first
-        if self.backend == "numba":
-            raise typing_failure(self.py_fn, self.lowered, self.path, error, args) from None
-        return self.py_fn(*args)
-
-
-def _kinds(args: tuple) -> tuple:
-    return tuple((type(a), getattr(a, "ndim", None), getattr(a, "dtype", None)) for a in args)
-
-
-STALE = "__srcgrad_stale__"
-WRAPPER = """\
-def {name}({params}):{guard}
-    if __srcgrad_calls__.route:
-        return __srcgrad_calls__.call({params})
-    try:
-        return __srcgrad_jit__({params})
-    except __srcgrad_errors__ as __srcgrad_error__:
-        return __srcgrad_calls__.failed(__srcgrad_error__, ({params},))
-"""
-CHOSEN_PYTHON = """\
-def {name}({params}):
-    return __srcgrad_python__({params})
-"""
-
-
-def _params(py_fn: Any) -> list[str]:
-    code = py_fn.__code__
-    return list(code.co_varnames[: code.co_argcount])
-
-
-GUARD = """
-    if __srcgrad_stale__():  # a function it inlined was redefined: Python regenerates
-        return __srcgrad_python__({params})"""
-
-
-def _made(py_fn: Any, template: str, bound: dict[str, Any], shown: str, filename: str,
-          stale: Any = None) -> Any:
-    params = ", ".join(_params(py_fn))
-    test = "" if stale is None else GUARD.format(params=params)
-    bound = {**bound, STALE: stale, PYTHON: py_fn}
-    text = template.format(name=py_fn.__name__, params=params, guard=test)
-    scope: dict[str, Any] = {}
-    exec(compile(text, filename, "exec"), dict(bound), scope)  # noqa: S102
-    fn = scope[py_fn.__name__]
-    fn.__defaults__ = py_fn.__defaults__
-    fn.__qualname__ = py_fn.__qualname__
-    fn.__module__ = py_fn.__module__
-    fn.__doc__ = py_fn.__doc__
-    setattr(fn, PYTHON, py_fn)
-    for attr in ("__srcgrad_depends__",):
-        if hasattr(py_fn, attr):
-            setattr(fn, attr, getattr(py_fn, attr))
-    GENERATED_SOURCE[fn.__code__] = (shown, filename, 1, 0)
-    return fn
-
-
-def _wrapper(py_fn, jitted, lowered, path, backend):
-    calls = _Calls(py_fn, jitted, lowered, path, backend)
-    bound = {"__srcgrad_calls__": calls, "__srcgrad_jit__": jitted,
-             "__srcgrad_errors__": calls.errors}
-    shown = lowered.text
-    if backend == "auto":
-        shown = "# backend='auto' chose numba\n" + shown
-    stale = _stale(py_fn, lowered)
-    fn = _made(py_fn, WRAPPER, bound, shown, f"<srcgrad {backend} {py_fn.__name__}>", stale)
-    fn.__srcgrad_numba__ = jitted
-    return fn
-
-
-def _stale(py_fn: Any, lowered: Lowered) -> Any:
-    """A function telling whether the compiled code no longer computes what the Python
-    derivative would: a function it inlined redefined (the guard's test), or a number it
-    compiled in (a global or closure variable of the user's) rebound. None when neither can."""
-    tests = [] if lowered.guard is None else [f"({lowered.guard})"]
-    pinned = {}
-    for i, (name, value) in enumerate(lowered.constants.items()):
-        pinned[f"__srcgrad_pinned_{i}__"] = value
-        tests.append(f"{name} is not __srcgrad_pinned_{i}__")
-    if not tests:
-        return None
-    text = f"def {STALE}():\n    return " + " or ".join(tests) + "\n"
-    return compile_function(text, STALE, py_fn, pinned)
-
-
-def _python_choice(py_fn: Any, reason: str) -> Any:
-    text = GENERATED_SOURCE[py_fn.__code__][0]
-    shown = f"# backend='auto' chose Python: {reason}\n{text}"
-    return _made(py_fn, CHOSEN_PYTHON, {PYTHON: py_fn}, shown,
-                 f"<srcgrad auto {py_fn.__name__}>")
 
 
 __all__ = ["BACKENDS", "PYTHON", "check", "compiled", "lower", "Refused"]

@@ -10,6 +10,8 @@ float64 number (a Python float or a NumPy float64 scalar):
     unreduce(g, x)      ->  g        (what it returns for numbers g and x)
     zeros_like(x)       ->  0.0      (what it returns for any number x)
     unit_seed(out)      ->  1.0      (what it returns for any number out)
+    zeros_like(x)       ->  np.zeros(x.shape)   (x a float64 array: what it returns)
+    as_like(g, x)       ->  g        (g, x float64 arrays: what it returns; also cast_like)
     np.sin(t)           ->  math.sin(t)    (also cos, sqrt: ~5x cheaper on a number)
     x[i] in a loop      ->  x_list[i]      (x_list = x.tolist() once, for a float64 vector
                                             parameter the function never rebinds or updates)
@@ -38,6 +40,7 @@ from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
 from ..emit import naming
+from . import typed_saves
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
 I = "int"  # noqa: E741 (a Python int)
@@ -62,9 +65,11 @@ def run(fn_node, ctx):
     kinds = Kinds(ctx, fn_node)
     kinds.block(fn_node.body, kinds.parameters(fn_node))
     floats = bool(kinds.math_calls or kinds.reads) and kinds.safe(fn_node)
-    rewrite = Rewrite(ctx, kinds, floats and _math_agrees(), floats)
+    rewrite = Rewrite(ctx, kinds, floats and _math_agrees(), floats and not ctx.for_numba)
     rewrite.visit(fn_node)
     fn_node.body[:0] = rewrite.listed()
+    if ctx.for_numba:
+        typed_saves.run(fn_node, ctx, kinds.saves, kinds.is_range)
     return fn_node
 
 
@@ -410,6 +415,11 @@ class Kinds:
             return self.helper(e, fn, kinds)
         if fn is runtime.as_like and kinds[1:] == [F] and _is_none(e.args[0]):
             return F  # the zero tangent of a number: 0.0 of its type
+        if fn in (runtime.as_like, runtime.cast_like) and len(kinds) == 2 and all(
+            map(_array, kinds)
+        ):
+            self.found[id(e)] = first  # g itself: float64 arrays both
+            return first
         if fn is len:
             return I
         if fn is float and len(kinds) == 1 and _number(first):
@@ -428,6 +438,7 @@ class Kinds:
             self.found[id(e)] = F  # (unreduce: the sum of a number spreads to the number)
             return F
         if fn is runtime.zeros_like and len(kinds) == 1 and _array(first):
+            self.found[id(e)] = first  # np.zeros(x.shape): what it returns for a float64 array
             return first
         if fn is runtime.check_tangent:
             return first  # the tangent as given, once its shape is checked
@@ -468,8 +479,14 @@ class Rewrite(gast.NodeTransformer):
         self.generic_visit(node)
         if id(node) in self.kinds.found:
             fn = self.kinds.resolve(node.func)
-            if fn in (runtime.unbroadcast, runtime.unreduce):
+            if fn in (runtime.unbroadcast, runtime.unreduce, runtime.as_like, runtime.cast_like):
                 return node.args[0]
+            if _array(self.kinds.found[id(node)]):  # zeros_like of a float64 array
+                module = self.ctx.global_name(np, "np")
+                return gast.Call(
+                    gast.Attribute(gast.Name(module, gast.Load(), None, None), "zeros",
+                                   gast.Load()),
+                    [gast.Attribute(node.args[0], "shape", gast.Load())], [])
             return gast.Constant(0.0 if fn is runtime.zeros_like else 1.0, None)
         if self.math_ok and id(node) in self.kinds.math_calls:
             py_fn = MATH[self.kinds.resolve(node.func)]

@@ -140,7 +140,7 @@ HELPERS = {
 
 # --- their implementations in numba ------------------------------------------------------------
 # Sums over an axis are loops: numba takes seconds to compile `np.sum(a, axis=0)`.
-@njit
+@njit(cache=True)
 def _column_sums(a):
     """The sums over the first axis of the 2-d ``a``."""
     out = np.zeros(a.shape[1], a.dtype)
@@ -150,7 +150,7 @@ def _column_sums(a):
     return out
 
 
-@njit
+@njit(cache=True)
 def _row_sums(a):
     """The sums over the second axis of the 2-d ``a``."""
     out = np.zeros(a.shape[0], a.dtype)
@@ -503,3 +503,32 @@ def _srcgrad_power(a, b):
         # Python: a float for a negative power (numba: an integer, 0); never wraps around
         return lambda a, b: float(a) ** b
     return lambda a, b: a ** b
+
+
+# --- allocations, compiled once per machine -----------------------------------------------------
+# numba compiles `np.empty` and `np.zeros` anew for every function that calls them (a second or
+# more at the first call, under load); called through these, it loads them from its cache.
+@njit(cache=True)
+def srcgrad_floats(n):
+    """``np.empty(n, np.float64)``."""
+    return np.empty(n, np.float64)
+
+
+@njit(cache=True)
+def srcgrad_ints(n):
+    """``np.empty(n, np.int64)``."""
+    return np.empty(n, np.int64)
+
+
+@njit(cache=True)
+def srcgrad_zeros(shape):
+    """``np.zeros(shape)``."""
+    return np.zeros(shape)
+
+
+#: (NumPy function, its arguments as written) -> the cached helper called for it
+ALLOCATIONS = {
+    ("empty", "float64"): "srcgrad_floats",
+    ("empty", "int64"): "srcgrad_ints",
+    ("zeros", None): "srcgrad_zeros",
+}

@@ -1,0 +1,292 @@
+"""How a derivative compiled by numba is called: one compilation per kinds of its arguments.
+
+Requires: the Python derivative, its lowering (``numba_backend.lower``: the text checked at
+transform time) and, for derivatives that can be specialized, a function giving the Python
+derivative specialized to given argument kinds (``analysis/argkinds.py``; generated with
+``Options(kinds=..., for_numba=True)`` through the transform caches, on disk too). Guarantees:
+the first call with new argument kinds generates the derivative specialized to them (its
+scalars numbers, its saves of numbers typed arrays: ``optimize/scalars.py``,
+``optimize/typed_saves.py``), lowers it and compiles it with ``numba.njit(cache=True)`` from a
+module file named after its text (so numba's cache finds it in a later process); later calls
+with these kinds go straight to it through a test of the kinds written into the wrapper's own
+code (a ``type()`` per argument with a kind, and ``ndim``/``dtype`` for an array), so the
+dispatch costs what numba's alone does plus that test. A call whose arguments have no kind
+runs the unspecialized lowering. ``source()`` shows the module compiled last (the
+unspecialized lowering before the first call).
+
+A failure of numba's type inference for some argument kinds is the located error of
+``numba_backend.typing_failure`` (``backend="numba"``) or a run of the Python derivative
+(``backend="auto"``) for those kinds from then on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ..analysis.argkinds import signature_kind, stable
+from ..frontend.source import GENERATED_SOURCE
+from . import diskcache
+from .compile import compile_function
+
+_TEMP: list[str] = []
+_DISPATCHERS: dict[str, Any] = {}  # module file -> numba's dispatcher of its function
+
+
+def _directory() -> tuple[str, bool]:
+    """Where the modules numba compiles are written, and whether numba caches them."""
+    if diskcache.enabled():
+        return os.path.join(diskcache.directory(), "numba"), True
+    if not _TEMP:
+        _TEMP.append(tempfile.mkdtemp(prefix="srcgrad-numba-"))
+    return _TEMP[0], False
+
+
+def jit(numba: Any, lowered: Any) -> tuple[Any, str]:
+    """``lowered`` written to a module file named after its text, imported, and wrapped by
+    ``numba.njit``; and the file's path."""
+    import hashlib
+
+    directory, cache = _directory()
+    digest = hashlib.sha1(lowered.text.encode()).hexdigest()[:16]
+    module_name = f"srcgrad_numba_{lowered.name}_{digest}"
+    path = os.path.abspath(os.path.join(directory, module_name + ".py"))
+    if not os.path.exists(path):  # never rewritten: numba's cache is keyed by its time stamp
+        os.makedirs(directory, exist_ok=True)
+        scratch = f"{path}.{os.getpid()}.tmp"
+        with open(scratch, "w") as handle:
+            handle.write(lowered.text)
+        os.replace(scratch, path)
+    jitted = _DISPATCHERS.get(path)
+    if jitted is None:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        # bounds checked: an index out of range is Python's IndexError, never a stray read
+        jitted = numba.njit(cache=cache, boundscheck=True)(getattr(module, lowered.name))
+        _DISPATCHERS[path] = jitted
+    return jitted, path
+
+
+class Compiled:
+    """One compilation: the lowered module, numba's dispatcher of it, its staleness test."""
+
+    def __init__(self, numba: Any, py_fn: Any, lowered: Any) -> None:
+        self.py_fn, self.lowered = py_fn, lowered
+        self.jitted, self.path = jit(numba, lowered)
+        self.stale = stale_test(py_fn, lowered)
+        self.failed: dict[tuple, Exception] = {}  # argument types -> numba's error for them
+
+
+class Calls:
+    """The compilations of one derivative, by the kinds of the arguments (module docstring)."""
+
+    def __init__(self, numba: Any, py_fn: Any, lowered: Any, backend: str,
+                 specialized: Any) -> None:
+        from numba.core.errors import NumbaError
+
+        self.numba, self.py_fn, self.backend = numba, py_fn, backend
+        self.generic_lowered = lowered
+        self.generic: Compiled | None = None
+        self.specialized = specialized
+        self.params = _params(py_fn)
+        self.made: dict[tuple, Compiled] = {}
+        self.errors = (NumbaError,)
+        self.fn: Any = None  # the wrapper (made by ``wrapper``)
+        self.routed = False  # numba failed for some arguments: every call goes through call()
+        self.scope: dict[str, Any] = {}  # its globals
+
+    def call(self, *args: Any) -> Any:
+        """A call through the kinds of its arguments (the first with new kinds compiles)."""
+        key = tuple(map(signature_kind, args))
+        compiled = self.made.get(key)
+        if compiled is None:
+            compiled = self._make(key)
+        return self.run(compiled, args)
+
+    def run(self, compiled: Compiled, args: tuple) -> Any:
+        if compiled.stale is not None and compiled.stale():
+            return self.py_fn(*args)  # a function it inlined was redefined: Python regenerates
+        known = compiled.failed.get(_types(args)) if compiled.failed else None
+        if known is not None:
+            return self.failed(compiled, known, args)
+        try:
+            return compiled.jitted(*args)
+        except self.errors as error:
+            return self.failed(compiled, error, args)
+
+    def failed(self, compiled: Compiled, error: Exception, args: tuple) -> Any:
+        """numba could not compile ``compiled`` for ``args``: the located error, or Python."""
+        from .numba_backend import typing_failure
+
+        compiled.failed[_types(args)] = error
+        if not self.routed:  # later calls look at the argument types first
+            self.routed = True
+            _replace_code(self.fn, SLOW.format(name=self.py_fn.__name__,
+                                               params=", ".join(self.params)),
+                          self.scope, GENERATED_SOURCE[self.fn.__code__][0])
+        if self.backend == "numba":
+            raise typing_failure(compiled.py_fn, compiled.lowered, compiled.path, error,
+                                 args) from None
+        return self.py_fn(*args)
+
+    def _make(self, key: tuple) -> Compiled:
+        kinds = tuple(sorted((p, stable(k)) for p, k in zip(self.params, key) if k is not None))
+        if kinds and self.specialized is not None:
+            from .numba_backend import Refused, lower
+
+            py_fn = self.specialized(kinds)
+            try:
+                compiled = Compiled(self.numba, py_fn, lower(py_fn))
+            except Refused:  # (specialized code is a simpler form of the code checked)
+                compiled = self._generic()
+        else:
+            compiled = self._generic()
+        self.made[key] = compiled
+        self._install(key, compiled)
+        return compiled
+
+    def _generic(self) -> Compiled:
+        if self.generic is None:
+            self.generic = Compiled(self.numba, self.py_fn, self.generic_lowered)
+        return self.generic
+
+    def _install(self, key: tuple, compiled: Compiled) -> None:
+        """The wrapper's code becomes: a test of ``key``'s kinds, then ``compiled`` directly;
+        anything else through :meth:`call`."""
+        params = ", ".join(self.params)
+        tests = []
+        for i, (p, kind) in enumerate(zip(self.params, key)):
+            tests.extend(_tests(p, kind, i, self.scope))
+        stale = ""
+        if compiled.stale is not None:
+            self.scope["__srcgrad_stale__"] = compiled.stale
+            stale = (f"\n        if __srcgrad_stale__():\n"
+                     f"            return __srcgrad_python__({params})")
+        self.scope["__srcgrad_jit__"] = compiled.jitted
+        self.scope["__srcgrad_compiled__"] = compiled
+        template = SLOW if self.routed else FAST
+        text = template.format(name=self.py_fn.__name__, params=params,
+                               test=" and ".join(tests) or "True", stale=stale)
+        shown = compiled.lowered.text
+        if self.backend == "auto":
+            shown = "# backend='auto' chose numba\n" + shown
+        _replace_code(self.fn, text, self.scope, shown)
+        self.fn.__srcgrad_numba__ = compiled.jitted
+
+
+FAST = """\
+def {name}({params}):
+    if {test}:{stale}
+        try:
+            return __srcgrad_jit__({params})
+        except __srcgrad_errors__ as __srcgrad_error__:
+            return __srcgrad_calls__.failed(__srcgrad_compiled__, __srcgrad_error__, ({params},))
+    return __srcgrad_calls__.call({params})
+"""
+SLOW = """\
+def {name}({params}):
+    return __srcgrad_calls__.call({params})
+"""
+CHOSEN_PYTHON = """\
+def {name}({params}):
+    return __srcgrad_python__({params})
+"""
+
+
+def _tests(param: str, kind: Any, i: int, scope: dict[str, Any]) -> list[str]:
+    """The tests that the argument of ``param`` has ``kind`` (none for an argument without a
+    kind: the specialized code handles it as the unspecialized code does)."""
+    if kind is None:
+        return []
+    if kind[0] in ("float", "int"):
+        return [f"type({param}) is {kind[0]}"]
+    if kind[0] == "scalar":
+        scope[f"__srcgrad_type_{i}__"] = kind[1].type
+        return [f"type({param}) is __srcgrad_type_{i}__"]
+    scope["__srcgrad_ndarray__"] = np.ndarray
+    scope[f"__srcgrad_dtype_{i}__"] = kind[2]
+    return [f"type({param}) is __srcgrad_ndarray__", f"{param}.ndim == {kind[1]}",
+            f"{param}.dtype is __srcgrad_dtype_{i}__"]
+
+
+def _types(args: tuple) -> tuple:
+    return tuple((type(a), getattr(a, "ndim", None), getattr(a, "dtype", None)) for a in args)
+
+
+def _params(py_fn: Any) -> list[str]:
+    code = py_fn.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _replace_code(fn: Any, text: str, scope: dict[str, Any], shown: str) -> None:
+    """``fn`` runs ``text`` (one ``def``, reading ``scope``, ``fn``'s globals) from now on."""
+    made: dict[str, Any] = {}
+    exec(compile(text, fn.__code__.co_filename, "exec"), scope, made)  # noqa: S102
+    fn.__code__ = made[fn.__name__].__code__
+    GENERATED_SOURCE[fn.__code__] = (shown, fn.__code__.co_filename, 1, 0)
+
+
+def made(py_fn: Any, template: str, bound: dict[str, Any], shown: str, filename: str) -> Any:
+    """A function with ``py_fn``'s parameters (and defaults, names, documentation) running
+    ``template``, its globals ``bound``; ``source()`` shows ``shown``."""
+    from .numba_backend import PYTHON
+
+    params = ", ".join(_params(py_fn))
+    scope = {**bound, PYTHON: py_fn}
+    text = template.format(name=py_fn.__name__, params=params)
+    local: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), scope, local)  # noqa: S102
+    fn = local[py_fn.__name__]
+    fn.__defaults__ = py_fn.__defaults__
+    fn.__qualname__ = py_fn.__qualname__
+    fn.__module__ = py_fn.__module__
+    fn.__doc__ = py_fn.__doc__
+    setattr(fn, PYTHON, py_fn)
+    if hasattr(py_fn, "__srcgrad_depends__"):
+        fn.__srcgrad_depends__ = py_fn.__srcgrad_depends__
+    GENERATED_SOURCE[fn.__code__] = (shown, filename, 1, 0)
+    return fn
+
+
+def wrapper(numba: Any, py_fn: Any, lowered: Any, backend: str, specialized: Any) -> Any:
+    """The derivative ``py_fn`` compiled by numba per kinds of its arguments."""
+    calls = Calls(numba, py_fn, lowered, backend, specialized)
+    shown = lowered.text
+    if backend == "auto":
+        shown = "# backend='auto' chose numba\n" + shown
+    fn = made(py_fn, SLOW, {"__srcgrad_calls__": calls, "__srcgrad_errors__": calls.errors},
+              shown, f"<srcgrad {backend} {py_fn.__name__}>")
+    calls.fn, calls.scope = fn, fn.__globals__
+    return fn
+
+
+def python_choice(py_fn: Any, reason: str) -> Any:
+    """``backend="auto"``'s choice of the Python derivative ``py_fn``, for ``reason``."""
+    text = GENERATED_SOURCE[py_fn.__code__][0]
+    shown = f"# backend='auto' chose Python: {reason}\n{text}"
+    return made(py_fn, CHOSEN_PYTHON, {}, shown, f"<srcgrad auto {py_fn.__name__}>")
+
+
+STALE = "__srcgrad_stale__"
+
+
+def stale_test(py_fn: Any, lowered: Any) -> Any:
+    """A function telling whether the compiled code no longer computes what the Python
+    derivative would: a function it inlined redefined (the guard's test), or a number it
+    compiled in (a global or closure variable of the user's) rebound. None when neither can."""
+    tests = [] if lowered.guard is None else [f"({lowered.guard})"]
+    pinned = {}
+    for i, (name, value) in enumerate(lowered.constants.items()):
+        pinned[f"__srcgrad_pinned_{i}__"] = value
+        tests.append(f"{name} is not __srcgrad_pinned_{i}__")
+    if not tests:
+        return None
+    text = f"def {STALE}():\n    return " + " or ".join(tests) + "\n"
+    return compile_function(text, STALE, py_fn, pinned)
