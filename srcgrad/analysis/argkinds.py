@@ -68,6 +68,15 @@ def is_float64_scalar(kind: Any) -> bool:
     return kind == FLOAT or (kind is not None and kind[0] == "scalar" and kind[1] == FLOAT64)
 
 
+def wide(kind: Any) -> bool:
+    """A number, or an array of numbers, computed as float64 or as integers (not float32,
+    float16 or complex)."""
+    if kind is None or kind[0] in ("float", "int"):
+        return kind is not None
+    dtype = np.dtype(kind[-1])
+    return dtype == np.float64 or dtype.kind in "biu"
+
+
 def is_float64_array(kind: Any) -> bool:
     """An ndarray of float64 (of any number of dimensions)."""
     return kind is not None and kind[0] == "array" and kind[2] == FLOAT64

@@ -44,7 +44,10 @@ class BroadcastShapes:
         # a derivative specialized to its arguments' kinds (analysis/argkinds.py): parameters
         # known to be numbers start as scalars, and the dimensions of array parameters make an
         # element read with integer indices (`x[i]`) a scalar
-        self.kinds = kinds or {}
+        # (of numbers computed as float64 or ints only: a float32 output known to be a number
+        # would get the seed 1.0, a Python float, where unit_seed gives np.float32(1.0), and
+        # round differently from the unspecialized derivative under NEP 50)
+        self.kinds = {p: k for p, k in (kinds or {}).items() if argkinds.wide(k)}
         self.integers = integers
         self.ndims = {p: n for p, k in self.kinds.items() if (n := argkinds.ndim(k))}
         self.info = {}  # id(statement) -> ({param: operand set}, result set)
