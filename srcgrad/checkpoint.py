@@ -2,41 +2,47 @@
 
 Requires: a user function and the ``checkpoint`` / ``max_memory`` options of a reverse transform.
 Guarantees: ``checkpointed(f, options)`` is ``f`` rewritten so that each ``for`` loop over
-``range(...)`` at the top level of its body is a call of :func:`checkpointed_loop` on a step
-function made of the loop's body (a function of the loop index, the state the loop carries from
-one iteration to the next, and the values it only reads). The transforms then differentiate the
-rewritten function: the primal runs the loop keeping nothing, and the adjoint of the call
-(``checkpointed_loop_adjoint``, inlined into the generated code, so ``source()`` shows it) walks
-Griewank's binomial schedule (``revolve``): advance the state, snapshot it, restore it, reverse
-one step through the step's generated vjp. At most ``k`` snapshots of the state are held at once
-(the loop's entry state counts as one); the number of steps advanced again is the binomial
-optimum for ``k`` snapshots (``binomial_advances``). Inner loops stay inside the step: they keep
-their stacks, per outer step. ``"auto"`` takes ``k`` from ``max_memory`` and the size of the state
-measured when the loop starts.
+``range(...)`` and each ``while`` loop at the top level of its body is a call of
+:func:`checkpointed_loop` on a step function made of the loop's body (a function of the trips to
+run, the state the loop carries from one iteration to the next, and the values it only reads).
+The transforms then differentiate the rewritten function. The primal runs the loop once and
+keeps at most ``k`` copies of its state (the loop's entry state counts as one), returned beside
+the state (``kept``); the adjoint of the call (``checkpointed_loop_adjoint``, inlined into the
+generated code, so ``source()`` shows it) walks, from each kept snapshot, the last first,
+Griewank's binomial schedule (``revolve``) over the trips up to the next one, with the snapshots
+the earlier ones leave free: advance the state, snapshot it, restore it, reverse a step through
+the step's generated vjp. Inner loops stay inside the step: they keep their stacks, per outer
+step. ``"auto"`` takes ``k`` from ``max_memory`` and the size of the state measured when the loop
+starts.
+
+A ``for`` loop keeps its snapshots where the binomial schedule's first sweep takes them
+(``first_sweep``): the primal is that sweep, and the adjoint recomputes the binomial optimum
+``binomial_advances(n, k)`` less the primal's advances up to the last snapshot. A loop whose trip
+count is not known when it starts (``while``, ``for`` with ``break``) runs ``f_probe`` (the loop
+as written, stopping after a given trip and saying whether it left) and keeps its snapshots
+online (:class:`Thinning`): one every ``spacing`` trips, the spacing doubled (every other
+snapshot dropped) whenever ``k`` would be exceeded; once the trip count ``n`` is known it keeps
+the thinning (down to the entry state alone) that recomputes least. Bound: never more
+recomputation than counting the trips first and then playing the offline schedule from the entry
+(``binomial_advances(n, k)``), at most ``k`` states held; measured against the binomial optimum
+in benchmarks/RESULTS.md. Long loops are scheduled in segments of ``segment_width`` trips.
 
     def f(theta, n):                          def f(theta, n):
         x = theta                                 x = theta
-        for i in range(n):            ->          (x,) = checkpointed_loop(f_step, range(n),
-            x = x + np.sin(x) * theta                                      (x,), (theta,), 10)
+        for i in range(n):            ->          x, kept = checkpointed_loop(None, f_step,
+            x = x + np.sin(x) * theta                 range(n), (x,), (theta,), 10)
         return x                                  return x
 
-    def f_step(i, state, invariants):
+    def f_step(lo, hi, steps, state, invariants):
         (x,) = state
         (theta,) = invariants
-        x = x + np.sin(x) * theta
+        for i in steps[lo:hi]:
+            x = x + np.sin(x) * theta
         return (x,)
 
-A loop whose trip count is not known when it starts (``while``, ``for`` with ``break``) becomes
-``checkpointed_while(f_probe, f_step, ...)``: the primal runs ``f_probe`` (the loop as written)
-once, keeping only the entry state and counting the trips ``n``; the adjoint plays the binomial
-schedule of ``n`` trips (the replay needs no test: the trips are known). Bound of this online
-scheme: at most ``n + binomial_advances(n, k)`` evaluations of the body before the reverse sweep
-(in segments of ``segment_width(n, state)`` trips for long loops, as for ``for`` loops), against
-``binomial_advances(n, k)`` for an offline schedule that knows ``n`` and uses the primal as its
-first sweep: at most twice that plus one, with at most ``k`` snapshots held. A loop that can
-``return``, uses ``continue``, has an ``else`` or a target that is not a name is refused with its
-line. Names bound once to a number before the loop are bound again inside the step (not invariants:
-the step's derivative would carry their gradient for nothing).
+A loop that can ``return``, uses ``continue``, has an ``else`` or a target that is not a name is
+refused with its line. Names bound once to a number before the loop are bound again inside the
+step (not invariants: the step's derivative would carry their gradient for nothing).
 """
 
 from __future__ import annotations
@@ -210,18 +216,134 @@ def copy_state(state):
     return state
 
 
-def checkpointed_loop(step, steps, state, invariants, snapshots):
-    """The loop, ``step(0, len(steps), steps, state, invariants)``, keeping nothing for the
-    adjoint: its rule recomputes what it needs from ``snapshots`` snapshots."""
-    return step(0, len(steps), steps, copy_state(state), invariants)
+class Snapshots(list):
+    """The states a checkpointed loop kept when it ran (the loop's entry state first), and
+    ``intervals``: ``(lo, hi, width)`` for each, the trips from it to the next one (or to the
+    loop's end) and the trips the schedule treats as one step there."""
+
+    def __init__(self, states, intervals):
+        super().__init__(states)
+        self.intervals = intervals
+
+
+def kept_intervals(kept):
+    """The ``(lo, hi, width)`` of each snapshot a checkpointed loop kept."""
+    return kept.intervals
+
+
+def first_sweep(units, snapshots):
+    """Where the binomial schedule of ``units`` steps takes its snapshots on its first sweep
+    (before its first reverse): the loop's entry state (0) and then in increasing order."""
+    at = [0]
+    for action, i, _ in revolve(units, snapshots):
+        if action == REVERSE:
+            return at
+        if action == SNAPSHOT:
+            at.append(i)
+    return at
+
+
+class Thinning:
+    """Where a loop whose trip count is unknown keeps snapshots while it runs (``reach``, after
+    each trip a snapshot may be taken at, ``next`` says which): every ``spacing`` trips, at most
+    ``snapshots`` of them; the spacing is 1 for the first ``SHORT`` trips, then at least the
+    segment ``width``, and doubles (dropping every other snapshot) when one more would not fit.
+    ``choose(n)``, once the loop made ``n`` trips, thins further if that lowers the recomputation
+    (dropping all but the entry one gives the offline schedule of ``n`` trips from the entry)."""
+
+    def __init__(self, snapshots, state):
+        self.snapshots, self.state = snapshots, state
+        self.width = segment_width(None, state)
+        self.spacing, self.at = 1, [0]
+
+    def next(self, trip):
+        return (trip // self.spacing + 1) * self.spacing
+
+    def reach(self, trip):
+        """The loop went on past ``trip``: keep it; whether that dropped any kept before."""
+        self.at.append(trip)
+        size = len(self.at)
+        if trip >= SHORT and self.spacing < self.width:
+            self.spacing = self.width
+            self.at = [t for t in self.at if t % self.spacing == 0]
+        while len(self.at) > self.snapshots:
+            self.spacing *= 2
+            self.at = [t for t in self.at if t % self.spacing == 0]
+        return len(self.at) < size
+
+    def choose(self, n):
+        at, spacing = [t for t in self.at if t < n or t == 0], self.spacing
+        best = None
+        while True:
+            intervals = interval_plan(at, n, self.state)
+            cost = recomputed(intervals, self.snapshots)
+            if best is None or cost < best[0]:
+                best = (cost, intervals)
+            if len(at) == 1:
+                return best[1]
+            spacing *= 2
+            at = [t for t in at if t % spacing == 0]
+
+
+def online_intervals(n, snapshots, state):
+    """The intervals :class:`Thinning` leaves a ``while`` loop of ``n`` trips that starts from
+    ``state`` (what ``checkpointed_loop`` keeps for it, computed without running it)."""
+    thinning, trip = Thinning(snapshots, state), 0
+    while thinning.next(trip) <= n:
+        trip = thinning.next(trip)
+        thinning.reach(trip)
+    return thinning.choose(n)
+
+
+def interval_plan(at, n, state):
+    """``(lo, hi, width)`` from each of the trips ``at`` snapshots are taken at to the next."""
+    ends = at[1:] + [n]
+    return [(lo, hi, segment_width(hi - lo, state)) for lo, hi in zip(at, ends)]
+
+
+def recomputed(intervals, snapshots):
+    """The trips the schedule runs again to reverse ``intervals`` (each from its snapshot, with
+    the snapshots the ones before it leave free)."""
+    return sum(binomial_advances(-(-(hi - lo) // width), snapshots - j) * width
+               for j, (lo, hi, width) in enumerate(intervals))
+
+
+def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
+    """The loop, keeping its state at most ``snapshots`` times: ``(*state, kept)``, ``kept`` the
+    :class:`Snapshots`. A ``for`` loop (``probe`` None) keeps them where the binomial schedule's
+    first sweep would: the primal is that sweep. A loop that can leave early runs ``probe`` (the
+    loop as written, stopping after a given trip) and keeps them by :class:`Thinning`."""
+    if probe is None:
+        n = len(steps)
+        width = segment_width(n, state)
+        units = -(-n // width)
+        at = [min(u * width, n) for u in first_sweep(units, snapshots)]
+        kept, intervals = [], [(lo, hi, width) for lo, hi in zip(at, at[1:] + [n])]
+        for lo, hi, _ in intervals:
+            kept.append(copy_state(state))
+            state = step(lo, hi, steps, state, invariants)
+        return (*state, Snapshots(kept, intervals))
+    total = sys.maxsize if steps is None else len(steps)
+    thinning, held, trip = Thinning(snapshots, state), {0: copy_state(state)}, 0
+    while True:
+        *state, trip, left = probe(trip, min(thinning.next(trip), total), steps, state,
+                                   invariants)
+        if left or trip == total:
+            break
+        held[trip] = copy_state(state)
+        if thinning.reach(trip):
+            held = {t: held[t] for t in thinning.at}
+    intervals = thinning.choose(trip)
+    return (*state, Snapshots([held[lo] for lo, _, _ in intervals], intervals))
 
 
 def segment_width(steps, state):
-    """How many steps the schedule treats as one: 1 for a short loop, else as many as hold
-    ``SEGMENT_BYTES`` of ``state`` (from 1 to ``SEGMENT``). A step function called per step
-    costs more than a small step; a segment keeps its steps' saves while it is reversed, a
-    constant beside the snapshots, kept to a few times ``SEGMENT_BYTES``."""
-    if steps <= SHORT:
+    """How many trips the schedule treats as one: 1 for a short loop (``steps`` at most
+    ``SHORT``), else as many as hold ``SEGMENT_BYTES`` of ``state`` (from 1 to ``SEGMENT``;
+    ``steps`` None: not known yet). A step function called per trip costs more than a small
+    trip; a segment keeps its trips' saves while it is reversed, a constant beside the
+    snapshots, kept to a few times ``SEGMENT_BYTES``."""
+    if steps is not None and steps <= SHORT:
         return 1
     return max(1, min(SEGMENT, SEGMENT_BYTES // _size(state)))
 
@@ -236,11 +358,17 @@ def step_jvp(step):
     return transforms.derived(step, "jvp", ("state", "invariants"))
 
 
-def checkpointed_loop_jvp(step, steps, state, invariants, dstate, dinvariants):
-    """The tangent of ``checkpointed_loop``, carried through the loop by the step's jvp."""
-    state = copy_state(state)
-    tangents = (as_like(dstate, state), as_like(dinvariants, invariants))
-    return step_jvp(step)(0, len(steps), steps, state, invariants, tangents)[1]
+def checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate, dinvariants):
+    """The tangent of ``checkpointed_loop``: the step's jvp from one kept snapshot to the next,
+    the tangents of the snapshots kept on the way."""
+    tangent = (as_like(dstate, state), as_like(dinvariants, invariants))
+    jvp_step = step_jvp(step)
+    dkept = []
+    for lo, hi, _ in kept.intervals:
+        dkept.append(tangent[0])
+        state, dnext = jvp_step(lo, hi, steps, state, invariants, tangent)
+        tangent = (dnext, tangent[1])
+    return (*tangent[0], dkept)
 
 
 def snapshots_for(max_memory, state, steps):
@@ -309,83 +437,44 @@ def reverse_segment_tangent(y, step, lo, hi, steps, state, invariants, seed, dst
 
 
 @adjoint(checkpointed_loop)
-def checkpointed_loop_adjoint(dy, y, step, steps, state, invariants, snapshots):
-    """The binomial schedule, inlined where the loop's adjoint goes."""
-    dstate = as_like(dy, y)
+def checkpointed_loop_adjoint(dy, y, probe, step, steps, state, invariants, snapshots):
+    """The binomial schedule from each kept snapshot, the last first, inlined where the loop's
+    adjoint goes: the interval from snapshot ``j`` is reversed with the ``snapshots - j`` states
+    the ones before it leave free (the primal was the first sweep)."""
+    dstate = as_like(dy, y[:-1])
+    dkept = None if dy is None else dy[-1]  # not None when the adjoint is differentiated
     dinvariants = as_like(None, invariants)
-    held = [copy_state(state)]
-    current = copy_state(state)
-    n = len(steps)
-    width = segment_width(n, state)
-    for action, i, j in revolve(-(-n // width), snapshots):  # in segments of `width` steps
-        if action == ADVANCE:
-            current = step(i * width, min(j * width, n), steps, current, invariants)
-        elif action == SNAPSHOT:
-            held.append(copy_state(current))
-        elif action == RESTORE:
-            current = copy_state(held[-1])
-        elif action == FORGET:
-            held.pop()
-        else:
-            dstate, dstep = reverse_segment(step, i * width, min(i * width + width, n), steps,
-                                            current, invariants, dstate)
-            dinvariants = add(dinvariants, dstep)
-    return None, None, dstate, as_like(dinvariants, invariants), None
-
-
-@tangent(checkpointed_loop)
-def checkpointed_loop_tangent(y, step, steps, state, invariants, snapshots, dstep, dsteps,
-                              dstate, dinvariants, dsnapshots):
-    """The loop's tangent: the step's jvp, step by step."""
-    return checkpointed_loop_jvp(step, steps, state, invariants, dstate, dinvariants)
-
-
-def checkpointed_while(probe, step, steps, state, invariants, snapshots):
-    """A loop that can leave early (``while``, ``break``), keeping nothing for the adjoint: its
-    state when it leaves, and the number of trips it made, counted by ``probe``."""
-    return probe(0, sys.maxsize if steps is None else len(steps), steps, copy_state(state),
-                 invariants)
-
-
-def checkpointed_while_jvp(step, steps, state, invariants, trips, dstate, dinvariants):
-    """The tangent of ``checkpointed_while``: the step's jvp over the ``trips`` counted."""
-    state = copy_state(state)
-    tangents = (as_like(dstate, state), as_like(dinvariants, invariants))
-    return (*step_jvp(step)(0, trips, steps, state, invariants, tangents)[1], None)
-
-
-@adjoint(checkpointed_while)
-def checkpointed_while_adjoint(dy, y, probe, step, steps, state, invariants, snapshots):
-    """The binomial schedule of the trips the loop made (counted when it ran), inlined where the
-    loop's adjoint goes: the primal holds the entry state only, the adjoint plays the offline
-    schedule of ``n`` trips, ``n + binomial_advances(segments, snapshots)`` advances in all."""
-    n = y[-1]
-    dstate = as_like(dy, y)[:-1]
-    dinvariants = as_like(None, invariants)
-    held = [copy_state(state)]
-    current = copy_state(state)
-    width = segment_width(n, state)
-    for action, i, j in revolve(-(-n // width), snapshots):  # in segments of `width` trips
-        if action == ADVANCE:
-            current = step(i * width, min(j * width, n), steps, current, invariants)
-        elif action == SNAPSHOT:
-            held.append(copy_state(current))
-        elif action == RESTORE:
-            current = copy_state(held[-1])
-        elif action == FORGET:
-            held.pop()
-        else:
-            dstate, dstep = reverse_segment(step, i * width, min(i * width + width, n), steps,
-                                            current, invariants, dstate)
-            dinvariants = add(dinvariants, dstep)
+    intervals = kept_intervals(y[-1])
+    kept = list(y[-1])
+    for j in range(len(intervals) - 1, -1, -1):  # from each snapshot kept, the last first
+        lo, hi, width = intervals[j]
+        held = [kept.pop()]
+        current = copy_state(held[-1])
+        for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):  # in segments
+            if action == ADVANCE:
+                current = step(lo + a * width, min(lo + b * width, hi), steps, current,
+                               invariants)
+            elif action == SNAPSHOT:
+                held.append(copy_state(current))
+            elif action == RESTORE:
+                current = copy_state(held[-1])
+            elif action == FORGET:
+                held.pop()
+            else:
+                dstate, dstep = reverse_segment(step, lo + a * width,
+                                                min(lo + a * width + width, hi), steps, current,
+                                                invariants, dstate)
+                dinvariants = add(dinvariants, dstep)
+        if dkept is not None:
+            dstate = add(dstate, dkept[j])
     return None, None, None, dstate, as_like(dinvariants, invariants), None
 
 
-@tangent(checkpointed_while)
-def checkpointed_while_tangent(y, probe, step, steps, state, invariants, snapshots, dprobe,
-                               dstep, dsteps, dstate, dinvariants, dsnapshots):
+@tangent(checkpointed_loop)
+def checkpointed_loop_tangent(y, probe, step, steps, state, invariants, snapshots, dprobe,
+                              dstep, dsteps, dstate, dinvariants, dsnapshots):
     """The loop's tangent: the step's jvp over the trips the loop made."""
-    return checkpointed_while_jvp(step, steps, state, invariants, y[-1], dstate, dinvariants)
+    return checkpointed_loop_jvp(step, steps, state, invariants, y[-1], dstate, dinvariants)
 
 
 nondiff(revolve, signature="steps, snapshots")
@@ -393,15 +482,16 @@ nondiff(snapshots_for, signature="max_memory, state, steps")
 nondiff(step_vjp, signature="step")
 nondiff(step_jvp, signature="step")
 nondiff(segment_width, signature="steps, state")
+nondiff(kept_intervals, signature="kept")
 linear(copy_state, "state", vjp="dy", jvp="dstate")
 
 
 # --- the rewrite ---------------------------------------------------------------------------------
 
 def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
-    """``f`` with each top-level ``for`` loop over ``range`` a call of ``checkpointed_loop``, and
-    each top-level ``while`` loop or ``for`` loop with ``break`` a call of
-    ``checkpointed_while`` (see the module docstring); ``f`` itself when it has no such loop."""
+    """``f`` with each top-level ``for`` loop over ``range`` and each top-level ``while`` loop a
+    call of ``checkpointed_loop`` (see the module docstring); ``f`` itself when it has no such
+    loop."""
     parsed = parse_function(f)
     node = parsed.node
     loops = [s for s in node.body
@@ -416,21 +506,21 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         position = node.body.index(loop)
         call, inits, made = _loop_call(node, position, loop, namer, parsed.location, f)
         names = {n: namer.fresh(n) for n in naming.CHECKPOINT_HELPERS}
-        helper = "checkpointed_loop" if len(made) == 1 else "checkpointed_while"
-        extras[names[helper]] = globals()[helper]
+        extras[names["checkpointed_loop"]] = checkpointed_loop
         extras[names["snapshots_for"]] = snapshots_for
         functions = []
         for made_fn in made:
-            functions.append(namer.fresh(made_fn.__name__))
-            extras[functions[-1]] = made_fn
+            functions.append(_load(namer.fresh(made_fn.__name__)))
+            extras[functions[-1].id] = made_fn
+        if len(made) == 1:  # a loop that cannot leave early: no probe
+            functions.append(gast.Constant(None, None))
         count = (
             gast.Call(_load(names["snapshots_for"]),
                       [gast.Constant(parse_memory(max_memory), None), call["state"],
                        call["steps"]], [])
             if checkpoint == "auto" else gast.Constant(int(checkpoint), None)
         )
-        value = gast.Call(_load(names[helper]),
-                          [_load(n) for n in reversed(functions)]
+        value = gast.Call(_load(names["checkpointed_loop"]), functions[::-1]
                           + [call["steps"], call["state"], call["invariants"], count], [])
         rewritten = gast.Assign([call["target"]], value, None)
         gast.copy_location(rewritten, loop)
@@ -495,9 +585,9 @@ def _loop_call(node, position, loop, namer, location, f):
     made = [_step_function(node.name, loop_parts, f, probe=False)]
     if is_while or any(True for _ in _breaks(loop.body)):
         made.append(_step_function(node.name, loop_parts, f, probe=True))
-    trips = [_store(namer.fresh(naming.TRIPS))] if len(made) == 2 else []
+    kept = _store(namer.fresh(naming.KEPT))
     return {
-        "target": gast.Tuple([_store(v) for v in state] + trips, gast.Store()),
+        "target": gast.Tuple([_store(v) for v in state] + [kept], gast.Store()),
         "steps": gast.Constant(None, None) if is_while else loop.iter,
         "state": gast.Tuple([_load(v) for v in state], gast.Load()),
         "invariants": gast.Tuple([_load(v) for v in invariants], gast.Load()),
@@ -571,9 +661,11 @@ def _step_function(fname, loop_parts, f, probe):
     unpack += [gast.Assign([_store(v)], gast.Constant(value, None), None)
                for v, value in sorted(constants.items())]
     # what the body writes into is a copy of its own: the state the step was given is a snapshot
+    written = _mutated(loop.body, augmented=False, calls=False)
+    copier = _unused(loop, "copy_state")  # what is only passed to a helper may be a float
     unpack += [
-        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], []),
-                    None)
+        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
+                    if v in written else gast.Call(_load(copier), [_load(v)], []), None)
         for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
     ]
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
@@ -592,32 +684,39 @@ def _step_function(fname, loop_parts, f, probe):
             f"the loop in {fname} takes parameters of those names"
         )
     text = unparse(fn) + "\n"
-    return compile_function(text, name, f, {})
+    return compile_function(text, name, f, {copier: copy_state})
 
 
 def _trips_name(loop):
     """A name the loop does not use: the trips a probe counts, or a ``while`` step's counter."""
+    return _unused(loop, "trips")
+
+
+def _unused(loop, stem):
+    """``stem`` or ``stem_<i>``: a name the loop does not use."""
     head = loop.test if isinstance(loop, gast.While) else loop.target
     used = {n.id for n in walk(gast.Module(loop.body + [head], [])) if isinstance(n, gast.Name)}
     used |= set(STEP_PARAMS)
-    return next(t for t in (f"trips_{i}" if i else "trips" for i in range(len(used) + 1))
+    return next(t for t in (f"{stem}_{i}" if i else stem for i in range(len(used) + 1))
                 if t not in used)
 
 
 def _probe_loop(loop, index, packed, body, trips):
-    """The header and the return of a probe; its ``break`` statements become returns, and a
-    ``while`` loop's test its first statement."""
-    tripped = gast.Tuple(packed.elts + [_load(trips)], gast.Load())
+    """The header and the return of a probe: ``(*state, trips, left)``, ``left`` whether the
+    loop left (the trips it made counted, a ``break`` trip among them) before ``hi``; its
+    ``break`` statements become returns, and a ``while`` loop's test its first statement."""
+    def leaving(count, left):
+        return gast.Tuple(packed.elts + [count, gast.Constant(left, None)], gast.Load())
+
     for stmt in _breaks(body):  # a break leaves the loop and the probe, trips counted
         stmt.__class__ = gast.Return
-        stmt.value = tripped
-    ret = gast.Return(gast.Tuple(packed.elts + [_load("hi")], gast.Load()))
+        stmt.value = leaving(_load(trips), True)
+    ret = gast.Return(leaving(_load("hi"), False))
     lo_1 = gast.BinOp(_load("lo"), gast.Add(), gast.Constant(1, None))
     if not isinstance(loop, gast.While):
         target = gast.Tuple([_store(trips), _store(index)], gast.Store())
         return target, gast.Call(_load("enumerate"), [_segment(), lo_1], []), ret
-    left = gast.Tuple(packed.elts + [gast.BinOp(_load(trips), gast.Sub(),
-                                                gast.Constant(1, None))], gast.Load())
+    left = leaving(gast.BinOp(_load(trips), gast.Sub(), gast.Constant(1, None)), True)
     body.insert(0, gast.If(gast.UnaryOp(gast.Not(), loop.test), [gast.Return(left)], []))
     it = gast.Call(_load("range"), [
         lo_1, gast.BinOp(_load("hi"), gast.Add(), gast.Constant(1, None))], [])
@@ -641,7 +740,7 @@ def _stored(stmts):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
-def _mutated(stmts, augmented=True):
+def _mutated(stmts, augmented=True, calls=True):
     """Names whose value the statements change in place (``x[i] = ...``, ``x += ...``,
     ``xs.append(...)``): state, even when never rebound."""
     out = set()
@@ -655,7 +754,7 @@ def _mutated(stmts, augmented=True):
         elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
               and n.func.attr in MUTATING):
             base = n.func.value
-        elif isinstance(n, gast.Call):
+        elif isinstance(n, gast.Call) and calls:
             out |= _passed(n)
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value

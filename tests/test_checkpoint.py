@@ -18,8 +18,11 @@ from srcgrad.checkpoint import (
     SHORT,
     SNAPSHOT,
     binomial_advances,
+    first_sweep,
+    interval_plan,
+    online_intervals,
+    recomputed,
     revolve,
-    segment_width,
     snapshots_for,
 )
 
@@ -48,7 +51,7 @@ TRIPS = []
 
 
 @srcgrad.nondifferentiable
-def trip():
+def trip(x):
     """Counts the evaluations of a loop body (the schedule's advances, made visible)."""
     TRIPS.append(1)
     return 0.0
@@ -74,14 +77,20 @@ def early(x, n):
     for _step in range(n):
         if x > 3.0:
             break
-        x = x * 1.5 + 0.1 * np.sin(x) + trip()
+        x = x * 1.5 + 0.1 * np.sin(x) + trip(x)
+    return x
+
+
+def counted(x, n):
+    for _step in range(n):
+        x = x * 1.01 + 0.1 * np.sin(x) + trip(x)
     return x
 
 
 def waiting(x, c):
     y = x * 1.0
     while y < 30.0:
-        y = y * 1.1 + c * np.sin(y) + trip()
+        y = y * 1.1 + c * np.sin(y) + trip(y)
     return y * c
 
 
@@ -133,6 +142,16 @@ def replay(steps, snapshots):
     return reversed_, advanced, peak
 
 
+def advanced_trips(intervals, snapshots):
+    """The trips the adjoint advances again, replaying its schedule from each snapshot."""
+    total = 0
+    for j, (lo, hi, width) in enumerate(intervals):
+        for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):
+            if action == ADVANCE:
+                total += min(lo + b * width, hi) - (lo + a * width)
+    return total
+
+
 def test_the_schedule_is_the_binomial_optimum():
     for snapshots in range(1, 6):
         for steps in range(1, 40):
@@ -141,6 +160,30 @@ def test_the_schedule_is_the_binomial_optimum():
             assert peak <= snapshots
             assert advanced == binomial_advances(steps, snapshots) == fewest(steps, snapshots)
     assert replay(1000, 10)[1] == binomial_advances(1000, 10)
+
+
+def test_the_online_schedule_against_the_binomial_optimum():
+    """The snapshots ``Thinning`` keeps while a loop of unknown length runs (at most ``k``) and
+    the schedule from them: never more recomputation than the offline schedule from the loop's
+    entry (what counting the trips first costs); a ``for`` loop's primal takes the offline
+    schedule's first sweep, and the rest recomputes the binomial optimum less that sweep (up to
+    its last snapshot)."""
+    big = (np.zeros(10**5),)  # a state of 800 kB: one trip per segment
+    for k in range(1, 7):
+        for n in range(0, 140, 3):
+            intervals = online_intervals(n, k, big)
+            assert len(intervals) <= k and intervals[0][0] == 0 and intervals[-1][1] == n
+            assert all(a[1] == b[0] for a, b in zip(intervals, intervals[1:]))
+            assert advanced_trips(intervals, k) == recomputed(intervals, k)
+            assert recomputed(intervals, k) <= binomial_advances(n, k)
+            at = first_sweep(n, k)  # the primal saves the schedule's advances up to at[-1]
+            assert recomputed(interval_plan(at, n, big), k) == binomial_advances(n, k) - at[-1]
+    g = grad(counted, checkpoint=3)
+    np.testing.assert_allclose(g(0.3, 40), grad(counted)(0.3, 40), rtol=1e-12)
+    TRIPS.clear()  # the first call also made the step's vjp
+    g(0.3, 40)
+    # the primal's 40, the schedule's advances, the reverse sweep's 40
+    assert len(TRIPS) == 40 + binomial_advances(40, 3) - first_sweep(40, 3)[-1] + 40
 
 
 @pytest.mark.parametrize("k", [1, 3, "auto"])
@@ -205,10 +248,10 @@ def test_auto_takes_the_snapshots_the_budget_holds():
 
 
 def test_loops_that_leave_early(monkeypatch):
-    """``while`` and ``break``: the primal counts the trips, the adjoint plays the binomial
-    schedule of that many: ``n + binomial_advances(segments, k) * width`` body evaluations at
-    most besides the ``n`` of the reverse sweep (the bound of this online scheme)."""
-    for x, n in ((0.2, 40), (5.0, 40)):
+    """``while`` and ``break``: the primal keeps snapshots online (``Thinning``), the adjoint
+    runs the binomial schedule from each: ``2 n + recomputed(intervals, k)`` body evaluations
+    in all (the primal's, the recomputation's and the reverse sweep's)."""
+    for x, n in ((0.2, 40), (5.0, 40), (0.001, 100)):
         np.testing.assert_allclose(grad(early, checkpoint=1)(x, n), grad(early)(x, n),
                                    rtol=1e-12)
     for k, (x, c) in ((1, (0.02, 0.01)), ("auto", (0.02, 0.01)), (1, (40.0, 0.3))):
@@ -217,17 +260,25 @@ def test_loops_that_leave_early(monkeypatch):
     h = 1e-6
     central = (waiting(0.02 + h, 0.01) - waiting(0.02 - h, 0.01)) / (2 * h)
     np.testing.assert_allclose(grad(waiting, checkpoint=2)(0.02, 0.01), central, rtol=1e-6)
+    value, back = pullback(waiting, checkpoint=3)(0.02, 0.01)
+    np.testing.assert_allclose([back(1.0), back(1.0)], 2 * [grad(waiting)(0.02, 0.01)],
+                               rtol=1e-12)
     monkeypatch.setattr(srcgrad.checkpoint, "SEGMENT", 16)
     TRIPS.clear()
     waiting(0.002, 0.01)
     n = len(TRIPS)
     assert n > SHORT  # scheduled in segments
-    TRIPS.clear()
-    grad(waiting, checkpoint=2)(0.002, 0.01)
-    width = segment_width(n, (0.002,))
-    assert width == 16
-    bound = binomial_advances(-(-n // width), 2) * width
-    assert 2 * n <= len(TRIPS) <= 2 * n + bound
+    want = grad(waiting)(0.002, 0.01)
+    for k in (2, 5):
+        g = grad(waiting, checkpoint=k)
+        np.testing.assert_allclose(g(0.002, 0.01), want, rtol=1e-12)
+        TRIPS.clear()
+        g(0.002, 0.01)
+        intervals = online_intervals(n, k, (0.002,))
+        assert len(intervals) <= k and intervals[0][0] == 0 and intervals[-1][1] == n
+        assert len(TRIPS) == 2 * n + advanced_trips(intervals, k)
+        assert advanced_trips(intervals, k) <= recomputed(intervals, k)
+        assert recomputed(intervals, k) <= binomial_advances(-(-n // 16), k) * 16
 
 
 def orbit(theta, n):

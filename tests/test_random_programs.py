@@ -1402,6 +1402,9 @@ class Case:
         self.float32 = h % FLOAT32_EVERY == 0
         self.second_order = not self.float32 and (h // 7) % SECOND_ORDER_EVERY == 0
         self.jvp_vjp = not self.float32 and (h // 11) % JVP_VJP_EVERY == 0
+        self.checkpoint = (not self.float32 and (h // 13) % CHECKPOINT_EVERY == 0
+                           and TOP_LOOP.search(text.split("def f(", 1)[1].split("\ndef ")[0])
+                           is not None)
 
     def __repr__(self):
         return (f"Case(wrt={self.wrt!r}, float32={self.float32}, seed={self.tangent_seed},\n"
@@ -1507,6 +1510,9 @@ def shifted(tree, tangent, t):
 
 FLOAT32_EVERY = 5  # one example in five runs on float32 inputs
 JVP_VJP_EVERY = 3  # one float64 example in three checks jvp against vjp transposed on fv
+# one float64 example in three with a loop in f's body checks grad(f, checkpoint=2)
+CHECKPOINT_EVERY = int(os.environ.get("SRCGRAD_RANDOM_CHECKPOINT", "3"))
+TOP_LOOP = re.compile(r"^    (for \w+ in range\(|while )", re.M)  # what checkpoint= rewrites
 FAMILIES = collections.Counter()  # programs checked per family (P's structure, dtype, checks)
 FAMILY_MINIMUM = {"float32": 0.08, "jvp against vjp": 0.06, "differentiated w.r.t. P": 0.08}
 REFUSALS = collections.Counter()  # refusals met, by KNOWN_REFUSALS name
@@ -1527,6 +1533,7 @@ KNOWN_REFUSALS = {
         r"does not support a (nested function definition|lambda) here"
     ),
     "iterator used twice": r"is an iterator .*which its first use consumes",
+    "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug
@@ -1668,7 +1675,7 @@ def check_program(tmp_path, case):
                                               np.result_type(v))[()], args[p]) for p in pos]
     try:
         with np.errstate(all="ignore"):
-            check_first_order(f, case, args, value, coarse, scale, tangents)
+            grads = check_first_order(f, case, args, value, coarse, scale, tangents)
     except srcgrad.SrcgradError as error:
         refused(error, case, "first order")
         return
@@ -1701,6 +1708,12 @@ def check_program(tmp_path, case):
                 check_jvp_vjp(module.fv, case, args, tangents)
         except srcgrad.SrcgradError as error:
             refused(error, case, "jvp and vjp of fv")
+    if case.checkpoint:
+        try:
+            with np.errstate(all="ignore"):
+                check_checkpointed(f, case, args, grads)
+        except srcgrad.SrcgradError as error:
+            refused(error, case, "checkpoint=2")
 
 
 def check_first_order(f, case, args, value, coarse, scale, tangents):
@@ -1750,6 +1763,22 @@ def check_first_order(f, case, args, value, coarse, scale, tangents):
     assert close(float(np.reshape(jt, ())), want, tscale, rtol, atol), (
         f"jvp tangent {jt!r}, central differences {want!r}"
     )
+    return grads
+
+
+def check_checkpointed(f, case, args, grads):
+    """grad(f, checkpoint=2) (f's top-level loops replayed from 2 snapshots) gives grad's
+    gradients and leaves the arguments unchanged."""
+    call_args = copies(args)
+    got = srcgrad.grad(f, wrt=case.wrt, checkpoint=2)(*call_args)
+    assert all(map(unchanged, args, call_args)), "grad with checkpoint=2 modified an argument"
+    got = list(got) if isinstance(case.wrt, tuple) else [got]
+    for g1, g2 in zip(got, grads):
+        for a, b in zip(leaves(g1), leaves(g2)):
+            assert np.allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True), (
+                f"grad with checkpoint=2 {g1!r}, without {g2!r}"
+            )
+    FAMILIES["checkpoint=2"] += 1
 
 
 def check_specialized(f, wrt, args, grads, unpack):

@@ -4,7 +4,8 @@ def dpendulum(theta, n):
     range_n = range(n)
     tup = (v, x)
     tup_2 = (theta,)
-    checkpointed_loop_2 = checkpointed_loop(pendulum_step, range_n, tup, tup_2, 3)
+    checkpointed_loop_2 = checkpointed_loop(None, pendulum_step, range_n, tup, tup_2, 3)
+    del tup
     v_2 = checkpointed_loop_2[0]
     x_2 = checkpointed_loop_2[1]
     x_times_x = x_2 * x_2
@@ -17,32 +18,37 @@ def dpendulum(theta, n):
     del v_2
     dx_2 = dx_times_x * x_2 + dx_times_x * x_2
     del x_2, dx_times_x
-    # grad of: v, x = checkpointed_loop(pendulum_step, range(n), (v, x), (theta,), 3)
+    # grad of: v, x, kept = checkpointed_loop(None, pendulum_step, range(n), (v, x), (theta,), 3)
     dcheckpointed_loop_2 = getitem_grad(dx_2, checkpointed_loop_2, 1)
     del dx_2
     dcheckpointed_loop_2 = add_at(dcheckpointed_loop_2, 0, dv_2)
     del dv_2
-    dstate = as_like(dcheckpointed_loop_2, checkpointed_loop_2)
-    del checkpointed_loop_2, dcheckpointed_loop_2
+    dstate = as_like(dcheckpointed_loop_2, checkpointed_loop_2[:-1])
+    dkept = None if dcheckpointed_loop_2 is None else dcheckpointed_loop_2[-1]
+    del dcheckpointed_loop_2
     dinvariants = as_like(None, tup_2)
-    held = [copy_state(tup)]
-    current = copy_state(tup)
-    n_2 = len(range_n)
-    width = segment_width(n_2, tup)
-    del tup
-    for action, i, j in revolve(-(-n_2 // width), 3):
-        if action == ADVANCE:
-            current = pendulum_step(i * width, min(j * width, n_2), range_n, current, tup_2)
-        elif action == SNAPSHOT:
-            held.append(copy_state(current))
-        elif action == RESTORE:
-            current = copy_state(held[-1])
-        elif action == FORGET:
-            held.pop()
-        else:
-            dstate, dstep = reverse_segment(pendulum_step, i * width, min(i * width + width, n_2), range_n, current, tup_2, dstate)
-            dinvariants = add(dinvariants, dstep)
-    del held, current, width
+    intervals = kept_intervals(checkpointed_loop_2[-1])
+    kept_2 = list(checkpointed_loop_2[-1])
+    del checkpointed_loop_2
+    for j in range(len(intervals) - 1, -1, -1):
+        lo, hi, width = intervals[j]
+        held = [kept_2.pop()]
+        current = copy_state(held[-1])
+        for action, a, b in revolve(-(-(hi - lo) // width), 3 - j):
+            if action == ADVANCE:
+                current = pendulum_step(lo + a * width, min(lo + b * width, hi), range_n, current, tup_2)
+            elif action == SNAPSHOT:
+                held.append(copy_state(current))
+            elif action == RESTORE:
+                current = copy_state(held[-1])
+            elif action == FORGET:
+                held.pop()
+            else:
+                dstate, dstep = reverse_segment(pendulum_step, lo + a * width, min(lo + a * width + width, hi), range_n, current, tup_2, dstate)
+                dinvariants = add(dinvariants, dstep)
+        if dkept is not None:
+            dstate = add(dstate, dkept[j])
+    del dkept, intervals, kept_2
     dtup_2 = as_like(dinvariants, tup_2)
     del tup_2, dinvariants
     dtheta = elem(dtup_2, 0, theta)
