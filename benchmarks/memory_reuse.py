@@ -8,9 +8,12 @@
    gradient w.r.t. (c, L): time (median of ``--repeat`` calls, no tracing) and peak extra memory
    of the gradient call (``tracemalloc``, a separate call), without checkpointing, with
    ``checkpoint="auto", max_memory="50MB"`` and with ``checkpoint=100``; the steps the schedule
-   advances again (counted from the schedule that ran), against the binomial optimum for its
+   runs again besides the primal (``recomp``, replayed from the snapshots the loop keeps),
+   against the binomial optimum (the offline schedule whose first sweep is the primal) for its
    segments (``opt(seg)``, segments of ``segment_width(n, state)`` steps, in steps) and for
-   single steps with the same snapshots and no segment (``opt(step)``).
+   single steps with the same snapshots and no segment (``opt(step)``, up to 1e5). The same
+   loop as a ``while`` loop (trip count unknown at entry: the online schedule) in a second
+   table.
 2. The Jacobian of ``tanh(A @ x)``, A 100x1000: ``jacobian(f, method="rev")`` (one primal, 100
    ``back``) against 100 ``vjp`` calls.
 3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4)
@@ -43,6 +46,9 @@ import workloads  # noqa: E402
 from srcgrad.checkpoint import (  # noqa: E402
     ADVANCE,
     binomial_advances,
+    first_sweep,
+    interval_plan,
+    online_intervals,
     revolve,
     segment_width,
     snapshots_for,
@@ -59,6 +65,49 @@ def pendulum(c, L, theta0, omega0, n):
         theta = theta + dt * omega
         omega = omega + dt * alpha
     return theta * theta
+
+
+def pendulum_until(c, L, theta0, omega0, n):
+    """The same loop as a ``while`` loop: its trip count is not known when it starts."""
+    g = 9.81
+    dt = 0.01
+    theta = theta0
+    omega = omega0
+    t = 0
+    while t < n:
+        alpha = -(g / L) * np.sin(theta) - c * omega
+        theta = theta + dt * omega
+        omega = omega + dt * alpha
+        t = t + 1
+    return theta * theta
+
+
+def advanced(intervals, snapshots):
+    """The trips the adjoint runs again: the schedule from each kept snapshot, replayed."""
+    total = 0
+    for j, (lo, hi, width) in enumerate(intervals):
+        for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):
+            if action == ADVANCE:
+                total += min(lo + b * width, hi) - (lo + a * width)
+    return total
+
+
+def schedule_counts(n, k, entry_state, online):
+    """(trips recomputed by the schedule that ran, the binomial optimum in segments, in single
+    trips): the optimum is the offline schedule of n trips with k snapshots whose first sweep is
+    the primal (it recomputes binomial_advances less the primal's advances to its last
+    snapshot)."""
+    w = segment_width(n, entry_state)
+    units = -(-n // w)
+    sweep = first_sweep(units, k)
+    optimum_seg = binomial_advances(units, k) * w - min(sweep[-1] * w, n)
+    optimum_step = binomial_advances(n, k) - first_sweep(n, k)[-1] if n <= 10**5 else None
+    if online:
+        intervals = online_intervals(n, k, entry_state)
+    else:
+        intervals = interval_plan([min(u * w, n) for u in sweep], n, entry_state)
+        intervals = [(lo, hi, w) for lo, hi, _ in intervals]
+    return advanced(intervals, k), optimum_seg, optimum_step
 
 
 def tanh_map(x, A):
@@ -90,35 +139,34 @@ def peak_memory(fn):
     return peak
 
 
-def euler_table(sizes, repeat, checkpoints=(None, "auto", 100)):
+def euler_table(sizes, repeat, checkpoints=(None, "auto", 100), loop="for"):
     # c = 0.09: Euler's amplitude then shrinks by exp(-41) over 1e6 steps (with c = 0.3 it shrank
     # by exp(-1092): theta underflowed to 0.0 and both gradients were exactly 0, the error 0/0)
     args = (0.09, 1.2, 1.0, 0.0)
-    print("pendulum, gradient wrt (c, L)")
+    f = pendulum if loop == "for" else pendulum_until
+    print(f"pendulum ({loop} loop), gradient wrt (c, L)")
     print(f"{'n':>8} {'checkpoint':>12} {'snapshots':>9} {'time':>9} {'x plain':>8} "
-          f"{'peak MB':>8} {'advanced':>9} {'opt(seg)':>9} {'opt(step)':>9} {'rel err':>8}")
+          f"{'peak MB':>8} {'recomp':>9} {'opt(seg)':>9} {'opt(step)':>9} {'rel err':>8}")
     for n in sizes:
         want = base = None
         for checkpoint in checkpoints:
-            df = srcgrad.grad(pendulum, wrt=("c", "L"), checkpoint=checkpoint,
-                              max_memory="50MB")
+            df = srcgrad.grad(f, wrt=("c", "L"), checkpoint=checkpoint, max_memory="50MB")
             df(*args, 10)
-            entry_state = (0.0, 1.0)  # (omega, theta) when the loop starts
-            k = (snapshots_for(50 * 10**6, entry_state, range(n)) if checkpoint == "auto"
+            # (omega, theta) when the loop starts, and t for the while loop
+            entry_state = (0.0, 1.0) if loop == "for" else (0.0, 0, 1.0)
+            steps = range(n) if loop == "for" else None
+            k = (snapshots_for(50 * 10**6, entry_state, steps) if checkpoint == "auto"
                  else checkpoint)
             t, got = median_time(lambda df=df: df(*args, n), repeat)  # noqa: B023
             peak = peak_memory(lambda df=df: df(*args, n))  # noqa: B023
             want = got if checkpoint is None else want
             err = max(rel_err(g, w) for g, w in zip(got, want))
             base = t if checkpoint is None else base
-            w = segment_width(n, entry_state)
-            segments = -(-n // w)
-            advanced = sum(min(j * w, n) - i * w for action, i, j in revolve(segments, k)
-                           if action == ADVANCE) if k else 0
-            print(f"{n:>8} {str(checkpoint):>12} {str(k or '-'):>9} {t:>8.2f}s "
-                  f"{t / base:>7.2f}x {peak / 1e6:>8.1f} {advanced:>9} "
-                  f"{binomial_advances(segments, k) * w if k else '-':>9} "
-                  f"{binomial_advances(n, k) if k else '-':>9} {err:>8.1e}", flush=True)
+            counts = (schedule_counts(n, k, entry_state, loop != "for") if k
+                      else (0, "-", "-"))
+            print(f"{n:>8} {str(checkpoint):>12} {str(k if k else '-'):>9} {t:>8.2f}s "
+                  f"{t / base:>7.2f}x {peak / 1e6:>8.1f} {counts[0]:>9} {counts[1]:>9} "
+                  f"{str(counts[2]):>9} {err:>8.1e}", flush=True)
 
 
 def jacobian_table(repeat):
@@ -160,7 +208,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--skip", default="", help="comma list of euler, jacobian, pullback")
+    parser.add_argument("--skip", default="",
+                        help="comma list of euler, while, jacobian, pullback")
     parser.add_argument("--checkpoints", default="none,auto,100",
                         help="the pendulum rows: comma list of none, auto and numbers (the first "
                              "is the reference, so it should be none)")
@@ -175,6 +224,10 @@ def main():
         rows = [None if c == "none" else c if c == "auto" else int(c)
                 for c in opts.checkpoints.split(",")]
         euler_table([int(float(s)) for s in opts.sizes.split(",")], opts.repeat, rows)
+    if "while" not in skip:
+        rows = [None if c == "none" else c if c == "auto" else int(c)
+                for c in opts.checkpoints.split(",")]
+        euler_table([int(float(s)) for s in opts.sizes.split(",")], opts.repeat, rows, "while")
     print(f"load average {os.getloadavg()}")
 
 

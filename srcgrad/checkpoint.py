@@ -441,8 +441,8 @@ def checkpointed_loop_adjoint(dy, y, probe, step, steps, state, invariants, snap
     """The binomial schedule from each kept snapshot, the last first, inlined where the loop's
     adjoint goes: the interval from snapshot ``j`` is reversed with the ``snapshots - j`` states
     the ones before it leave free (the primal was the first sweep)."""
-    dstate = as_like(dy, y[:-1])
-    dkept = None if dy is None else dy[-1]  # not None when the adjoint is differentiated
+    dstate = as_like(dy[:-1], y[:-1])
+    dkept = dy[-1]  # not None when the adjoint is differentiated
     dinvariants = as_like(None, invariants)
     intervals = kept_intervals(y[-1])
     kept = list(y[-1])

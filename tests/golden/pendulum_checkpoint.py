@@ -23,8 +23,8 @@ def dpendulum(theta, n):
     del dx_2
     dcheckpointed_loop_2 = add_at(dcheckpointed_loop_2, 0, dv_2)
     del dv_2
-    dstate = as_like(dcheckpointed_loop_2, checkpointed_loop_2[:-1])
-    dkept = None if dcheckpointed_loop_2 is None else dcheckpointed_loop_2[-1]
+    dstate = as_like(dcheckpointed_loop_2[:-1], checkpointed_loop_2[:-1])
+    dkept = dcheckpointed_loop_2[-1]
     del dcheckpointed_loop_2
     dinvariants = as_like(None, tup_2)
     intervals = kept_intervals(checkpointed_loop_2[-1])

@@ -13,8 +13,8 @@ def dwaiting(x, c):
     # grad of: y, kept = checkpointed_loop(waiting_probe, waiting_step, None, (y,), (c,), 3)
     dcheckpointed_loop_2 = getitem_grad(dy_2, checkpointed_loop_2, 0)
     del dy_2
-    dstate = as_like(dcheckpointed_loop_2, checkpointed_loop_2[:-1])
-    dkept = None if dcheckpointed_loop_2 is None else dcheckpointed_loop_2[-1]
+    dstate = as_like(dcheckpointed_loop_2[:-1], checkpointed_loop_2[:-1])
+    dkept = dcheckpointed_loop_2[-1]
     del dcheckpointed_loop_2
     dinvariants = as_like(None, tup_2)
     intervals = kept_intervals(checkpointed_loop_2[-1])
