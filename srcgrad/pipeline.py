@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
     parse -> (yields) -> check -> functional -> containers -> control -> super -> anf -> inline
-    -> recursion -> sharing -> einsum
+    -> recursion -> double -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
@@ -135,6 +135,7 @@ NORMALIZE = (
     Stage("anf", anf.run),
     Stage("inline", inline.run),
     Stage("recursion", recursion.run, recursion.wanted),
+    Stage("double", recursion.double, recursion.double_wanted),
     Stage("sharing", sharing.run),
     Stage("einsum", einsum.run),
     Stage("writes", writes.run),

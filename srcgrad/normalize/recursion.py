@@ -32,21 +32,30 @@ from ..astutil import walk
 from ..emit import naming
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
-from ..rules.derived import JvpPair, Splitter, refuse_writes_into_arguments, splitter
+from ..rules.derived import (
+    JvpPair,
+    Splitter,
+    Splitter2,
+    refuse_writes_into_arguments,
+    splitter,
+    splitter2,
+)
 from ..rules.structures import structure_rule
 
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
 # the kinds of recursive calls (Context.special_calls) each mode differentiates itself, each
 # level of a recursion once: forward mode a split call (SplitJvp) and a value-and-tangent pair
-# (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split)
+# (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split) and a split
+# call (``double``: the split derivative of the callee's split derivative)
 HANDLED = {"jvp": {"split", "pair"}, "tangent": {"split", "pair"},
-           **{m: {"pair"} for m in REVERSE_MODES}}
+           **{m: {"pair", "split"} for m in REVERSE_MODES}}
 
 
 def yields_wanted(ctx):
-    """Whether ``mark_yields`` runs: forward mode over a split derivative (a generator)."""
+    """Whether ``mark_yields`` runs: forward mode, or reverse mode's split form, over a split
+    derivative (a generator)."""
     code = getattr(ctx.fn, "__code__", None)
-    return (ctx.mode == "jvp" and code is not None and code in GENERATED_SOURCE
+    return (ctx.mode in ("jvp", "split") and code is not None and code in GENERATED_SOURCE
             and bool(code.co_flags & inspect.CO_GENERATOR))
 
 
@@ -152,6 +161,36 @@ def _recursive(fn):
     return module not in OPAQUE_MODULES
 
 
+def double_wanted(ctx):
+    """Whether ``double`` runs: reverse mode over code with split calls (``grad(grad(f))``)."""
+    kinds = getattr(ctx.fn, "__srcgrad_special__", None) or ()
+    return ctx.mode in REVERSE_MODES and ctx.split_recursion and "split" in kinds
+
+
+def double(fn_node, ctx):
+    """Reverse mode over split calls: ``s = f_split(a, n)`` starts the split derivative of
+    f's split derivative (``rules/derived.Splitter2``), ``recursion_value`` and
+    ``recursion_send`` become the steps of it (``runtime.split2_value``, ``split2_send``) whose
+    rules drive the rest from the sweep (``runtime/recursion.py``): each level of the
+    recursion runs once at second order too."""
+    steps = {runtime.recursion_value: runtime.split2_value,
+             runtime.recursion_send: runtime.split2_send}
+    for node in walk(fn_node):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            continue
+        held = ctx.namespace.resolve(node.func, ctx.local_names)
+        if isinstance(held, Splitter) and held.wrt is not None:
+            made = splitter2(held)
+        elif any(held is k for k in steps):
+            made = next(v for k, v in steps.items() if held is k)
+        else:
+            continue
+        node.func.id = ctx.global_name(made, made.__name__)
+        ctx.split_used = True
+        ctx.special_calls.add("split2")
+    return fn_node
+
+
 def specialize(fn_node, ctx):
     """After activity: each split call asks for the gradients of exactly the parameters given
     values that carry gradient (an ``int`` counter or a label never enters its derivative)."""
@@ -159,7 +198,7 @@ def specialize(fn_node, ctx):
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
             continue
         made = ctx.extras.get(node.func.id)
-        if not isinstance(made, Splitter):
+        if not isinstance(made, (Splitter, Splitter2)):
             continue
         names = list(made.signature.parameters)
         given = dict(zip(names, node.args))

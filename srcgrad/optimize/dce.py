@@ -18,10 +18,15 @@ import gast
 from .. import rules, runtime
 from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
-from ..rules.derived import JvpPair, Splitter
+from ..rules.derived import JvpPair, Splitter, Splitter2
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_seed, runtime.check_class)
+# the steps of a started split derivative (runtime/recursion.py): each resumes its generator,
+# whose later steps need it taken, whether or not its own result is read
+STEPS = (runtime.recursion_send, runtime.recursion_send_pair, runtime.split2_send,
+         runtime.split2_back, runtime.split2_seed_back, runtime.split2_finish,
+         runtime.split2_final)
 
 
 def run(fn_node, ctx):
@@ -84,14 +89,19 @@ class DeadCode:
         for node in walk(value):
             if isinstance(node, gast.Call) and not self._pure_callee(node.func):
                 return False
+            if isinstance(node, (gast.Yield, gast.YieldFrom)):  # a step of a split derivative
+                return False
         return True
 
     def _pure_callee(self, func):
         if isinstance(func, gast.Name) and func.id in self.ctx.extras:
             held = self.ctx.extras[func.id]
             # a split recursive call runs the user's function (its prints, its draws)
-            return held not in CHECKS and not isinstance(held, (Splitter, JvpPair))
+            return held not in CHECKS and not isinstance(held, (Splitter, Splitter2, JvpPair)) and (
+                not any(held is s for s in STEPS))
         obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
+        if any(obj is s for s in STEPS):
+            return False
         if isinstance(func, gast.Name) and func.id == "slice":
             return True
         rule = rules.lookup(obj)

@@ -275,22 +275,72 @@ def splitter(fn):
     return _SPLITTERS[fn]
 
 
+class Splitter2:
+    """``f_split2(a, b)``: reverse mode's form of a split call ``f_split(a, b)`` in code it
+    differentiates (``normalize/recursion.double``). It starts the split derivative, with
+    respect to ``wrt2``, of ``f``'s split derivative ``G`` (with respect to ``wrt``), runs it to
+    its first yield (``f``'s value) and returns the started :class:`runtime.Split2`. When
+    ``wrt`` is empty (the call carried no gradient at first order) it is ``f``'s own split
+    derivative with respect to ``wrt2``."""
+
+    def __init__(self, fn, wrt, wrt2=None):
+        self.fn, self.wrt, self.wrt2 = fn, wrt, wrt2
+        self.signature = inspect.signature(fn)
+        self.__name__ = f"{fn.__name__}_split2"
+
+    def __call__(self, *args, **kwargs):
+        wrt2 = self.wrt2
+        if wrt2 is None:
+            bound = self.signature.bind(*args, **kwargs)
+            wrt2 = tuple(n for n, v in bound.arguments.items() if not isinstance(v, _NO_GRADIENT))
+        if self.wrt:
+            first = transforms.derived(self.fn, "split", self.wrt)
+            gen = transforms.derived(first, "split", wrt2)(*args, **kwargs)
+        else:
+            gen = transforms.derived(self.fn, "split", wrt2)(*args, **kwargs)
+        return runtime.Split2(gen, next(gen), self.wrt, wrt2)
+
+    def with_wrt(self, wrt2):
+        """The same with respect to ``wrt2`` (a tuple of names)."""
+        key = ("split2", self.fn, self.wrt, tuple(wrt2))
+        if key not in _SPLITTERS:
+            _SPLITTERS[key] = Splitter2(self.fn, self.wrt, tuple(wrt2))
+        return _SPLITTERS[key]
+
+    def __repr__(self):
+        return (f"<split derivative of the split derivative of {self.fn.__qualname__} wrt "
+                f"{self.wrt}, then {self.wrt2}>")
+
+
+def splitter2(splitter_):
+    """The :class:`Splitter2` of a specialized :class:`Splitter` (its ``wrt2`` set later)."""
+    key = ("split2", splitter_.fn, tuple(splitter_.wrt), None)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = Splitter2(splitter_.fn, tuple(splitter_.wrt))
+    return _SPLITTERS[key]
+
+
 def split_rule(obj):
     """The rule of a :class:`Splitter` call ``s = f_split(a, b)``: the cotangent of ``s`` is
-    what ``recursion_send`` returned, each argument's gradient taken from it by name."""
-    if not isinstance(obj, Splitter):
+    what ``recursion_send`` returned, each argument's gradient taken from it by name. For a
+    :class:`Splitter2` call, what finished it (``runtime.split2_final``)."""
+    if not isinstance(obj, (Splitter, Splitter2)):
         return None
     key = ("split", obj)
     if key not in _RULES:
         params = list(obj.signature.parameters.values())
         aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
         roles = {aliases[p.name]: param(p.name) for p in params}
+        grads = _name("_dy")
+        if isinstance(obj, Splitter2):
+            grads = gast.Call(_name("split2_final"), [_name("_y"), grads], [])
         outputs = {
             p.name: gast.Call(_name("recursion_grad"), [
-                _name("_dy"), gast.Constant(p.name, None), _name(aliases[p.name])], [])
+                grads, gast.Constant(p.name, None), _name(aliases[p.name])], [])
             for p in params
         }
         namespace = DictNamespace({"recursion_grad": runtime.recursion_grad,
+                                   "split2_final": runtime.split2_final,
                                    "recursion_no_tangent": runtime.recursion_no_tangent})
         vjp = Template([], outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
         refused = {p.name: gast.Call(_name("recursion_no_tangent"), [], []) for p in params}

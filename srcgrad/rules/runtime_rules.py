@@ -121,7 +121,8 @@ nondiff(runtime.extreme_index)
 # the tangent of its value and is its own tangent
 defrule(runtime.recursion_value, "s", vjp={"s": "recursion_send(s, dy)"},
         jvp={"s": "recursion_tangent(ds)"})
-linear(runtime.recursion_grad, "grads, name, x", vjp={"grads": "getitem_grad(dy, grads, name)"},
+linear(runtime.recursion_grad, "grads, name, x",
+       vjp={"grads": "recursion_grad_back(dy, grads, name)"},
        jvp={"grads": "recursion_grad(dgrads, name, x)"})
 # the callee's adjoint sweep, resumed in a generator: reverse mode never differentiates code with
 # split calls again (pipeline.derive takes its plain version); forward mode sends the seed and
@@ -136,4 +137,17 @@ defrule(runtime.recursion_tangent, "s", unsupported={"s": _RESUMED})
 defrule(runtime.recursion_sent_tangent, "s", unsupported={"s": _RESUMED})
 defrule(runtime.recursion_send_pair, "s, seed, dseed",
         unsupported={"s": _RESUMED, "seed": _RESUMED, "dseed": _RESUMED})
+# reverse mode over split calls (normalize/recursion.double, runtime/recursion.py): the value's
+# cotangent finishes the callee's split derivative of its split derivative, the gradients'
+# cotangents give the seed's; the split call's own rule (rules/derived.split_rule) takes the
+# cotangents of its arguments from what finished it
+defrule(runtime.split2_value, "s", vjp={"s": "split2_finish(s, dy)"})
+defrule(runtime.split2_send, "s, seed",
+        vjp={"s": "split2_back(s, dy)", "seed": "split2_seed_back(s, dy)"})
+_AGAIN = "reverse mode over a split recursive call is not differentiated a third time this way"
+for _helper in (runtime.split2_back, runtime.split2_seed_back, runtime.split2_finish,
+                runtime.split2_final):
+    defrule(_helper, "s, d", unsupported={"s": _AGAIN, "d": _AGAIN})
+defrule(runtime.recursion_grad_back, "dy, grads, name", unsupported={"dy": _AGAIN,
+                                                                    "grads": _AGAIN})
 

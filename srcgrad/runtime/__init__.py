@@ -255,13 +255,21 @@ from .products import (  # noqa: F401
 from .pytrees import check_class, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401
     Split,
+    Split2,
     recursion_grad,
+    recursion_grad_back,
     recursion_no_tangent,
     recursion_send,
     recursion_send_pair,
     recursion_sent_tangent,
     recursion_tangent,
     recursion_value,
+    split2_back,
+    split2_final,
+    split2_finish,
+    split2_seed_back,
+    split2_send,
+    split2_value,
     split_yield,
 )
 from .reductions import (  # noqa: F401

@@ -102,3 +102,106 @@ def recursion_no_tangent(*args):
     """The tangent of a split call: never generated (forward mode and code differentiated again
     call the callee's own derivatives); reaching it is a bug in srcgrad, not a number."""
     raise SrcgradError("internal error: a tangent of a split recursive call was computed")
+
+
+# --- reverse mode over a split call: grad(grad(f)) through a recursion ---------------------------
+# Reverse-mode code differentiated again in reverse mode (normalize/recursion.double) starts, for
+# each split call, the split derivative of the callee's split derivative ``G`` (its jvp's peer):
+# a generator that yields G's value (f's value), is sent f's seed and yields G's value (the
+# gradients), is sent their cotangents and yields the cotangent of the seed, is sent the
+# cotangent of f's value and returns the cotangents of the call's arguments. The four steps are
+# driven from the caller's primal (value, send) and sweep (the cotangents of the gradients, then
+# of the value); a step the caller skips (an inactive statement) is taken with zero cotangents.
+
+
+class Split2:
+    """A started split derivative of a split derivative; ``state`` is the number of the last
+    step taken (1 value out, 2 gradients out, 3 cotangent of the seed out, 4 done)."""
+
+    __slots__ = ("gen", "value", "wrt", "wrt2", "state", "grads", "dseed", "final")
+
+    def __init__(self, gen, value, wrt, wrt2):
+        self.gen, self.value, self.wrt, self.wrt2 = gen, value, wrt, wrt2
+        self.state = 1
+        self.grads = self.dseed = self.final = None
+
+    def __repr__(self):
+        return f"<split call of a split derivative (wrt {self.wrt}, then {self.wrt2})>"
+
+    # The cotangent of the split call itself is the call (a token): the steps keep what they
+    # compute (``split2_final`` reads it), and contributions summed by the sweep (``ds + s``,
+    # a zero ``0.0`` where a branch did not run) stay the token.
+    def __add__(self, other):
+        return self
+
+    __radd__ = __iadd__ = __add__
+
+
+def split2_value(s):
+    """The value of the split call ``s`` (step 1 ran when it started)."""
+    return s.value
+
+
+def split2_send(s, seed):
+    """Step 2: the callee's seed goes in, its gradients (by name) come out; None for a None
+    seed, as ``recursion_send`` gives."""
+    if seed is None or s.state != 1:
+        return None
+    if not s.wrt:  # the callee carried no gradient at first order: nothing was sent there
+        return None
+    grads = s.gen.send(conj_like(seed, seed))  # as recursion_send sends it
+    s.state, s.grads = 2, dict(zip(s.wrt, grads))
+    return s.grads
+
+
+def split2_back(s, dgrads):
+    """Step 3: the cotangents of the gradients go in (zeros for those not given); the cotangent
+    of the seed is kept for ``split2_seed_back``. Gives the split call's cotangent (``s``)."""
+    if s.state == 2:
+        dgrads = dgrads or {}
+        # the public convention of the split derivative's seed (runtime/complex_values.py)
+        sent = tuple(zeros_like(s.grads[n]) if dgrads.get(n) is None
+                     else conj_like(dgrads[n], s.grads[n]) for n in s.wrt)
+        s.dseed = s.gen.send(sent)
+        s.state = 3
+    return s
+
+
+def split2_seed_back(s, dgrads):
+    """The cotangent of the seed given to ``split2_send`` (step 3, taken once)."""
+    split2_back(s, dgrads)
+    return None if s.dseed is None else conj_like(s.dseed, s.dseed)  # it sent conj(seed)
+
+
+def split2_finish(s, dvalue):
+    """Step 4: the cotangent of the value goes in (steps skipped before are taken with zeros),
+    the cotangents of the call's arguments come out by name, kept for ``split2_final``. Gives
+    the split call's cotangent (``s``)."""
+    if s.state == 4:
+        return s
+    if s.state == 1 and s.wrt:
+        split2_send(s, zeros_like(s.value))
+    split2_back(s, None)
+    if dvalue is None:
+        dvalue = zeros_like(s.value)
+    try:
+        s.gen.send(dvalue)
+    except StopIteration as stop:
+        s.state, s.final = 4, dict(zip(s.wrt2, stop.value))
+        return s
+    raise SrcgradError("internal error: a split derivative of a split derivative yielded again")
+
+
+def split2_final(s, ds):
+    """The cotangents (by name) of the arguments of the split call ``s`` (``ds``, its cotangent,
+    is ``s`` itself or zero): finished by the sweep, or now with a zero cotangent of its
+    value."""
+    split2_finish(s, None)
+    return s.final
+
+
+def recursion_grad_back(dy, grads, name):
+    """The cotangent of the gradients ``recursion_grad`` read ``name`` from: ``{name: dy}``."""
+    if grads is None or dy is None:
+        return None
+    return {name: conj_like(dy, grads[name])}  # recursion_grad conjugates

@@ -147,6 +147,7 @@ class ReverseAD:
         self.commented_line = None  # the source line the last ``# grad of:`` comment quotes
         self.rezero = set()  # adjoints a loop iteration kills: zeroed again where that happens
         self.tape = None  # the Tape of the primal sweep, made by run()
+        self.yield_marks = {}  # id of a marked `seed = yield value` -> value (_yields_back)
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -157,6 +158,7 @@ class ReverseAD:
             recursion.specialize(fn_node, self.ctx)
         self._analyse(fn_node)
         kept = self._keep_arguments(fn_node.body)
+        self._yields_back(primal)
         primal = self.tape.record(primal)
         self.stmts = []
         self._seed(ret.value, seed_param)
@@ -270,6 +272,8 @@ class ReverseAD:
         return out
 
     def adjoint_stmt(self, s):
+        if id(s) in self.yield_marks:
+            return self._adjoint_yield(s)
         if isinstance(s, gast.Assign):
             if id(s) not in self.ops:
                 return []  # bookkeeping the transform added (trip counters)
@@ -291,6 +295,31 @@ class ReverseAD:
         if isinstance(s, (gast.For, gast.While)):
             return self._adjoint_loop(s)
         return []
+
+    def _yields_back(self, primal):
+        """``seed = yield value`` of a split derivative differentiated in its split form
+        (marked by ``normalize/recursion.mark_yields``) is written back in the primal."""
+        self.yield_marks = {}
+        for s in primal:
+            op = self.ops.get(id(s)) if isinstance(s, gast.Assign) else None
+            if op is not None and getattr(op.rule, "marks_yield", False):
+                self.yield_marks[id(s)] = s.value.args[0]
+                s.value = gast.Yield(s.value.args[0])
+
+    def _adjoint_yield(self, s):
+        """The adjoint of ``seed = yield value``: the seed's cotangent goes out, the value's
+        comes in, whether or not they are active (the caller takes every step:
+        ``runtime.split2_back``, ``split2_finish``)."""
+        target = s.targets[0].id
+        value = self.yield_marks[id(s)]
+        dt = self.adjoints.get(target)
+        self.adjoints.forget(target)
+        got = self.ctx.namer.fresh(naming.SENT.format(target))
+        out = clone(dt) if dt is not None else gast.Constant(None, None)
+        self._emit(assign(got, gast.Yield(out)))
+        if isinstance(value, gast.Name) and value.id in self.active:
+            self.adjoints.accumulate(value.id, name(got), target not in self.assigned_in_control)
+        return self._flush(s.lineno)
 
     def _adjoint_assign(self, stmt, restore):
         """Adjoint statements of ``stmt``; returns the restore marker if still to be emitted.
