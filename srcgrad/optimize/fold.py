@@ -50,6 +50,10 @@ def _holding():
             runtime.dict_update, runtime.setitem)
 
 
+def _one_of(obj, objects):
+    return any(obj is o for o in objects)
+
+
 class ConstantFold(gast.NodeTransformer):
     """``x * 1.0`` is a new array, ``x`` is not: in a statement that writes into its target in
     place later (``a = x * 1.0; a = setitem(a, ...)``, ``a += v``) or reads an array that is
@@ -79,10 +83,8 @@ class ConstantFold(gast.NodeTransformer):
                 items = value.elts
             elif isinstance(value, gast.Dict):
                 items = value.values
-            elif isinstance(value, gast.Call) and any(
-                self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
-                for h in holding
-            ):
+            elif isinstance(value, gast.Call) and _one_of(
+                    self.ctx.namespace.resolve(value.func, self.ctx.local_names), holding):
                 items = value.args[1:]
             else:
                 continue
