@@ -624,6 +624,25 @@ def test_fold_removes_power_of_one():
     """)
 
 
+def test_fold_takes_the_branch_of_a_literal_in_a_tuple_of_literals():
+    import ast
+
+    import gast
+
+    from srcgrad.optimize.fold import ConstantFold
+
+    def folded(expr):
+        tree = ConstantFold(None).run(gast.parse(f"def f(x):\n    return {expr}\n"))
+        return ast.unparse(gast.gast_to_ast(tree)).strip().splitlines()[-1].strip()
+
+    assert folded("f(x) if None not in ('nuc', 2, -2) else g(x)") == "return f(x)"
+    assert folded("f(x) if 2 not in ('nuc', 2, -2) else g(x)") == "return g(x)"
+    assert folded("f(x) if 'nuc' in ('nuc', 2) else g(x)") == "return f(x)"
+    # not a literal, or not all literals: left to run time
+    assert folded("f(x) if x in ('nuc', 2) else g(x)") == "return f(x) if x in ('nuc', 2) else g(x)"
+    assert folded("f(x) if 2 in (x, 2) else g(x)") == "return f(x) if 2 in (x, 2) else g(x)"
+
+
 # ---- dce -------------------------------------------------------------------------------------
 
 

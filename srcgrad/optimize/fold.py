@@ -6,6 +6,7 @@ whose test is a literal keeps only the taken branch.
 
     dy * 2 * x ** (2 - 1)   ->   dy * 2 * x
     np.transpose(dy, None if None is None else np.argsort(None))   ->   np.transpose(dy, None)
+    f(x) if None not in ('nuc', 2, -2) else g(x)   ->   f(x)
 """
 
 from __future__ import annotations
@@ -144,6 +145,15 @@ class ConstantFold(gast.NodeTransformer):
         ):
             same = node.comparators[0].value is None
             return gast.Constant(same if isinstance(node.ops[0], gast.Is) else not same, None)
+        if (  # `2 in ('nuc', 2, -2)`: a literal in a tuple of literals (a rule's case analysis)
+            len(node.ops) == 1
+            and isinstance(node.ops[0], (gast.In, gast.NotIn))
+            and isinstance(node.left, gast.Constant)
+            and isinstance(node.comparators[0], gast.Tuple)
+            and all(isinstance(e, gast.Constant) for e in node.comparators[0].elts)
+        ):
+            found = node.left.value in [e.value for e in node.comparators[0].elts]
+            return gast.Constant(found if isinstance(node.ops[0], gast.In) else not found, None)
         return node
 
     def visit_IfExp(self, node):

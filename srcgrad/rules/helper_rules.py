@@ -142,6 +142,10 @@ _rule(
 _rule(runtime.diff_grad, "g, a, n=1, axis=-1", vjp={"g": "np.diff(dy, n=n, axis=axis)"})
 
 # --- norms: g * phi(x, norm), phi elementwise in x, or g * U diag(e) V^T (singular values) ------
+# Only the ords of singular values take the partials that may go through an SVD: for a literal
+# ord the conditional folds (optimize/fold.py), so derivatives of the other norms do not carry
+# (nor differentiate again) the SVD branch.
+_SINGULAR = "('nuc', 2, -2)"
 for _fn, _sig, _args, _axis, _kind in (
     (runtime.norm_grad, "g, x, nrm, ord=None, axis=None, keepdims=False",
      "ord=ord, axis=axis, keepdims=keepdims", "axis", "norm"),
@@ -158,13 +162,15 @@ for _fn, _sig, _args, _axis, _kind in (
         vjp={
             "g": f"reduce_jvp({_name}(np.ones_like(g), x, nrm, {_args}), dy, axis={_axis}, "
             "keepdims=keepdims)",
-            "x": f"norm_grad_x_vjp(dy, g, x, nrm, {_partials})",
+            "x": f"dy * norm_grad_dx(g, x, nrm, {_partials}) if ord not in {_SINGULAR} else "
+            f"norm_grad_x_vjp(dy, g, x, nrm, {_partials})",
             "nrm": f"reduce_jvp(norm_grad_dnorm(g, x, nrm, {_partials}), dy, axis={_axis}, "
             "keepdims=keepdims)",
         },
         jvp={
             "g": f"{_name}(dg, x, nrm, {_args})",
-            "x": f"norm_grad_x_jvp(dx, g, x, nrm, {_partials})",
+            "x": f"dx * norm_grad_dx(g, x, nrm, {_partials}) if ord not in {_SINGULAR} else "
+            f"norm_grad_x_jvp(dx, g, x, nrm, {_partials})",
             "nrm": f"norm_grad_dnorm(g * dnrm, x, nrm, {_partials})",
         },
         kind="general",
