@@ -108,8 +108,12 @@ def code_mutants(module_name):
                     line = lines[where - 1].strip() if where <= len(lines) else ""
                     label = (f"{module_name}:{where} {qualname} ({what}): {line} -> "
                              f"{text.splitlines()[0] if text else text}")
-                    if label in seen:
+                    same = ast.unparse(mutated)
+                    if same in seen:  # the same mutant reached twice
                         continue
+                    seen.add(same)
+                    while label in seen:  # another mutant that reads the same: numbered
+                        label += " (again)"
                     seen.add(label)
                     out.append((label, qualname, cls, mutated, line_of[id(target)]))
     return out

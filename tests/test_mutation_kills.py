@@ -1,0 +1,144 @@
+"""Cases that only a surviving mutant showed untested (docs/development.md, mutation testing).
+
+Each is a composition a user can write, checked against central differences or exact values;
+the comment names the mutant of ``tests/mutate_code.py`` it kills and what the mutant did.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from gradcheck import check_grad
+
+import srcgrad
+from srcgrad.errors import UnsupportedCaseError
+
+
+def test_of_repeated_indices_only_the_write_that_lands_gets_gradient():
+    # runtime.indexing.take_item: `np.unique(flat[::-1], ...)` without the reversal gave the
+    # gradient to the first write of a repeated index instead of the last (which NumPy keeps)
+    w = np.array([2.0, 3.0, 5.0])
+
+    def f(v):
+        y = np.zeros(3)
+        y[[0, 0, 2]] = v
+        return np.sum(y * w)
+
+    g = check_grad(f, (np.array([0.5, -1.0, 4.0]),))
+    np.testing.assert_array_equal(g, [0.0, 2.0, 5.0])
+
+
+def test_the_norm_of_a_number_has_gradient_zero_at_zero():
+    # runtime.linalg.norm_grad of a 0-d x: `dy / np.sign(x)` gave inf at 0 (the convention: 0)
+    def f(x):
+        return np.linalg.norm(x)
+
+    assert srcgrad.grad(f)(0.0) == 0.0
+    assert srcgrad.grad(f)(-2.0) == -1.0
+
+
+def test_cov_of_two_observations_in_columns():
+    # runtime.numerics._unstack: rowvar=False with exactly 2 observations (rows) was the one
+    # shape `!= 2` for `!= 1` left untransposed
+    w = np.array([[1.0, 2.0, -1.0], [0.5, 3.0, 1.5], [-2.0, 1.0, 0.25]])
+
+    def f(a):
+        return np.sum(np.cov(a, rowvar=False) * w)
+
+    check_grad(f, (np.array([[0.3, -1.2, 2.0], [0.7, 0.1, -0.4]]),))
+
+
+def test_put_of_nothing():
+    # runtime.writes._cycle: the positions of an empty np.put are integers (`np.zeros(shape)`
+    # without `dtype=np.intp` made them floats, which cannot index)
+    def f(x):
+        y = x * 1.0
+        np.put(y, np.array([], dtype=int), np.array([]))
+        return np.sum(y * y)
+
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(check_grad(f, (x,)), 2 * x, rtol=1e-12)
+
+
+def test_put_out_of_bounds_names_the_index():
+    # runtime.writes.put_index: the message named another index than the one out of bounds
+    def f(x):
+        y = x * 1.0
+        np.put(y, [1, 7], x[:2])
+        return np.sum(y)
+
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 3"):
+        srcgrad.grad(f)(np.array([0.5, -1.0, 2.0]))
+
+
+
+def test_second_derivative_of_lgamma_below_one_half():
+    # runtime.special.trigamma: the reflection below 1/2 adds (pi / sin(pi a))**2; with `pi`
+    # alone the second derivative was wrong there. Exact: trigamma(1/4) = pi**2 + 8 G (Catalan's
+    # G), trigamma(-1/2) = trigamma(1/2) + 4 = pi**2 / 2 + 4
+    catalan = 0.915965594177219015
+    d2 = srcgrad.grad(srcgrad.grad(math.lgamma))
+    assert d2(0.25) == pytest.approx(math.pi**2 + 8 * catalan, rel=1e-12)
+    assert d2(-0.5) == pytest.approx(math.pi**2 / 2 + 4, rel=1e-12)
+
+
+@pytest.mark.parametrize("subset", ["index", "value"])
+def test_tangent_of_a_subset_of_eigenvalues(subset):
+    # runtime.scipy_helpers.eigh_tangent: the eigenvectors of the subset asked for (a mutant
+    # that dropped the subset keyword took all of them)
+    linalg = pytest.importorskip("scipy.linalg")
+    a = np.diag([1.0, 2.0, 3.0]) + 0.1 * np.array([[0.0, 1.0, 2.0], [1.0, 0.0, -1.0],
+                                                   [2.0, -1.0, 0.0]])
+    da = np.array([[0.3, -0.2, 0.5], [-0.2, 1.0, 0.1], [0.5, 0.1, -0.7]])
+
+    def by_index(a):
+        return linalg.eigh(a, eigvals_only=True, subset_by_index=[1, 2])
+
+    def by_value(a):
+        return linalg.eigh(a, eigvals_only=True, subset_by_value=(1.5, 10.0))
+
+    f = by_index if subset == "index" else by_value
+    h = 1e-6
+    _, t = srcgrad.jvp(f)(a, da)
+    assert np.shape(t) == (2,)
+    np.testing.assert_allclose(t, (f(a + h * da) - f(a - h * da)) / (2 * h), rtol=1e-7)
+
+
+def test_tangent_of_a_dirichlet_density_with_a_list_of_concentrations():
+    # runtime.scipy_helpers.dirichlet_jvp: alpha given as a list (np.asarray dropped: a list
+    # minus 1 is a TypeError)
+    stats = pytest.importorskip("scipy.stats")
+
+    def f(p):
+        return stats.dirichlet.logpdf(p / np.sum(p), [1.5, 2.0, 3.0])
+
+    p, dp = np.array([0.2, 0.3, 0.5]), np.array([0.1, -0.3, 0.2])
+    h = 1e-6
+    _, t = srcgrad.jvp(f)(p, dp)
+    assert t == pytest.approx((f(p + h * dp) - f(p - h * dp)) / (2 * h), rel=1e-7)
+
+
+def test_logsumexp_with_weights_of_more_axes_than_its_argument():
+    # runtime.scipy_helpers._logsumexp_weights: the weights' axes count (`b is not None` for
+    # `b is None` took a's alone)
+    special = pytest.importorskip("scipy.special")
+    w = np.array([[1.0, -2.0], [0.5, 3.0]])
+
+    def f(a, b):
+        return np.sum(special.logsumexp(a, axis=-1, b=b) * w[0])
+
+    a = np.array([0.3, -1.0, 0.8])
+    b = np.array([[1.0, 2.0, 0.5], [0.25, 1.5, 3.0]])
+    check_grad(f, (a, b), wrt=(0, 1))
+
+
+def test_qr_of_a_mode_without_a_derivative_is_refused():
+    # runtime.linalg._qr_parts: refused with srcgrad's message (a mutant raised the string)
+    def f(a):
+        return np.sum(np.linalg.qr(a, mode="complete")[0])
+
+    with pytest.raises(UnsupportedCaseError, match="with mode 'reduced' or 'r'; got "
+                       "mode='complete'"):
+        srcgrad.grad(f)(np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 1.0]]))
