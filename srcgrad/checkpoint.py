@@ -289,7 +289,7 @@ def online_intervals(n, snapshots, state):
     """The intervals :class:`Thinning` leaves a ``while`` loop of ``n`` trips that starts from
     ``state`` (what ``checkpointed_loop`` keeps for it, computed without running it)."""
     thinning, trip = Thinning(snapshots, state), 0
-    while thinning.next(trip) <= n:
+    while thinning.next(trip) < n:  # a probe reaching trip n says the loop ends there
         trip = thinning.next(trip)
         thinning.reach(trip)
     return thinning.choose(n)
@@ -703,15 +703,21 @@ def _unused(loop, stem):
 
 def _probe_loop(loop, index, packed, body, trips):
     """The header and the return of a probe: ``(*state, trips, left)``, ``left`` whether the
-    loop left (the trips it made counted, a ``break`` trip among them) before ``hi``; its
-    ``break`` statements become returns, and a ``while`` loop's test its first statement."""
+    loop left (the trips it made counted, a ``break`` trip among them) before ``hi`` or, for a
+    ``while`` loop, its test fails after trip ``hi`` (so a loop that goes on made more than
+    ``hi`` trips); its ``break`` statements become returns, and a ``while`` loop's test its
+    first statement."""
     def leaving(count, left):
-        return gast.Tuple(packed.elts + [count, gast.Constant(left, None)], gast.Load())
+        left = left if isinstance(left, gast.AST) else gast.Constant(left, None)
+        return gast.Tuple(packed.elts + [count, left], gast.Load())
 
     for stmt in _breaks(body):  # a break leaves the loop and the probe, trips counted
         stmt.__class__ = gast.Return
         stmt.value = leaving(_load(trips), True)
-    ret = gast.Return(leaving(_load("hi"), False))
+    # a while loop says whether its test fails after trip hi (the trips go on past hi if not)
+    ends = (gast.UnaryOp(gast.Not(), copy.deepcopy(loop.test))
+            if isinstance(loop, gast.While) else False)
+    ret = gast.Return(leaving(_load("hi"), ends))
     lo_1 = gast.BinOp(_load("lo"), gast.Add(), gast.Constant(1, None))
     if not isinstance(loop, gast.While):
         target = gast.Tuple([_store(trips), _store(index)], gast.Store())
