@@ -8,6 +8,8 @@ and at second order where the construct allows it; every refusal is checked for 
 
 from __future__ import annotations
 
+import dataclasses
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -316,3 +318,72 @@ def test_augmented_assignment_to_attributes():
     np.testing.assert_allclose(g[1].b, b_diff, rtol=1e-6)
     c_diff = numeric_grad(lambda c: updates_an_argument(X, Field(p.b.copy(), c)), (2.0,), 0)
     np.testing.assert_allclose(g[1].c, c_diff, rtol=1e-6)
+
+
+# --- bound methods as values, dataclasses.replace / asdict, namedtuple._replace -----------------
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.tanh(self.w * x)
+
+    def scale(self, x):
+        return self.w * x * x
+
+
+class Net:
+    def __init__(self, w):
+        self.layer = Layer(w)
+
+    def loss(self, x):
+        f = self.layer  # an object held as a value, called
+        h = self.layer.scale  # a bound method held as a value, called
+        return np.sum(f(x) + h(x))
+
+    def listed(self, x):
+        fs = [self.layer, self.layer.scale]
+        return np.sum(fs[1](x))
+
+
+def test_bound_methods_and_objects_used_as_values():
+    net = Net(1.5)
+    check_all(net.loss, second=True)
+    with pytest.raises(UnsupportedSyntaxError, match="taken out of a list"):
+        srcgrad.grad(net.listed)(X)
+
+
+Pair = namedtuple("Pair", ["a", "b"])
+
+
+@dataclass(frozen=True)
+class Frozen:
+    w: np.ndarray
+    c: float = 0.5
+
+
+def replaces_fields(x, p):
+    q = dataclasses.replace(p, w=p.w * x, c=p.c + x[0])
+    r = Pair(q.c, q.w)
+    s = r._replace(b=r.b * r.a)
+    d = dataclasses.asdict(q)
+    return np.sum(s.b) + np.sum(d["w"] * d["c"])
+
+
+def test_replace_and_asdict():
+    p = Frozen(np.array([1.0, -2.0, 0.5, 3.0]))
+    check_all(lambda x: replaces_fields(x, p))
+    g = srcgrad.grad(replaces_fields, wrt=1)(X, p)
+    assert isinstance(g, Frozen)
+    np.testing.assert_allclose(g.w, numeric_grad(lambda w: replaces_fields(X, Frozen(w)),
+                                                 (p.w.copy(),), 0), rtol=1e-6)
+    np.testing.assert_allclose(g.c, numeric_grad(lambda c: replaces_fields(X, Frozen(p.w, c)),
+                                                 (0.5,), 0), rtol=1e-6)
+
+
+def reads_vars(x, p):
+    return np.sum(vars(p)["w"] * x)
+
+
+def test_vars_is_refused_with_what_to_write():
+    refused(reads_vars, (X, Frozen(X)), "`vars(obj)`", "dataclasses.asdict")

@@ -9,6 +9,7 @@ of the page's own ``refused_`` / ``fixed_`` pairs are checked by tests/test_docs
 only by those pairs name them here by ``DOC_PAIRS``.
 """
 
+import dataclasses
 import re
 import statistics
 from pathlib import Path
@@ -199,6 +200,45 @@ def return_inside_with(x):
         return np.sum(np.log(x * x))
 
 
+def reads_vars(x):
+    s = SimpleNamespace(w=x)
+    return np.sum(vars(s)["w"])
+
+
+class _Holder:
+    def __init__(self, w):
+        self.w = w
+
+    def scale(self, x):
+        return self.w * x
+
+    def listed(self, x):
+        fs = [self.scale]
+        return np.sum(fs[0](x))
+
+
+@dataclasses.dataclass
+class _Nested:
+    w: np.ndarray
+    inner: list
+
+
+def asdict_of_nested(x):
+    return np.sum(dataclasses.asdict(_Nested(x, [x]))["w"])
+
+
+@dataclasses.dataclass
+class _Checked:
+    w: np.ndarray
+
+    def __post_init__(self):
+        assert self.w.ndim == 1
+
+
+def replace_with_post_init(x):
+    return np.sum(dataclasses.replace(_Checked(x), w=x * 2.0).w)
+
+
 def return_inside_try_except(x):
     try:
         return np.sum(np.log(x))
@@ -381,6 +421,13 @@ def stdlib_with_try(x):
 # (phrase of the page's row, function, wrt, arguments, when, message pattern)
 TRANSFORM, RUN = "transform", "run"
 CLAIMS = [
+    ("`vars(obj)` (the object's own `__dict__`", reads_vars, 0, (X,), TRANSFORM, "vars"),
+    ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
+     TRANSFORM, "used as a value other than by calling it"),
+    ("`asdict` of nested structures, are errors when they run", asdict_of_nested, 0, (X,), RUN,
+     "asdict"),
+    ("`dataclasses.replace` of a dataclass with a `__post_init__`", replace_with_post_init, 0,
+     (X,), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),
      TRANSFORM, "y"),
     ("`wrt` on such a parameter is an error", apply, 0, (np.sin, X), TRANSFORM,

@@ -21,6 +21,7 @@ through a container that another name may hold (they count as list writes there)
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 
@@ -339,6 +340,32 @@ class _Readers(gast.NodeTransformer):
     def __init__(self, owner):
         self.owner = owner
 
+    def _replace(self, node):
+        """``dataclasses.replace(p, a=v, b=w)`` and ``p._replace(a=v)`` of a namedtuple: one
+        ``replace_field`` per field, each a new object (``runtime/containers.py``);
+        ``dataclasses.asdict(p)`` is ``as_dict(p)``; ``vars(p)`` is refused."""
+        func = node.func
+        found = self.owner.ctx.namespace.resolve(func, self.owner.locals)
+        if found is vars and len(node.args) == 1:
+            raise self.owner._error(node, (
+                "srcgrad does not support `vars(obj)` here: it is the object's own `__dict__` "
+                "(writing into it changes the object); write the dict out (`{\"a\": obj.a}`) "
+                "or, for a dataclass, use `dataclasses.asdict(obj)`"))
+        if found is dataclasses.asdict and len(node.args) == 1 and not node.keywords:
+            return gast.copy_location(self.owner._call("as_dict", node.args[0]), node)
+        if not node.keywords or any(k.arg is None for k in node.keywords):
+            return None
+        if isinstance(func, gast.Attribute) and func.attr == "_replace" and not node.args and (
+                self.owner._local_root(func.value)):
+            obj = func.value
+        elif len(node.args) == 1 and found is dataclasses.replace:
+            obj = node.args[0]
+        else:
+            return None
+        for k in node.keywords:
+            obj = self.owner._call("replace_field", obj, gast.Constant(k.arg, None), k.value)
+        return gast.copy_location(obj, node)
+
     def visit_Lambda(self, node):
         return node
 
@@ -361,7 +388,7 @@ class _Readers(gast.NodeTransformer):
             wanted = wanted if isinstance(wanted, tuple) else (wanted,)
             if len(node.args) in wanted:
                 return gast.copy_location(owner._call(helper, func.value, *node.args), node)
-        rewritten = self._builtin(node)
+        rewritten = self._builtin(node) or self._replace(node)
         if rewritten is not None:
             return rewritten
         if isinstance(func, (gast.Attribute, gast.Name)) and len(node.args) == 1 and not (

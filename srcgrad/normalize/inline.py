@@ -60,16 +60,21 @@ def run(fn_node, ctx):
     """The pass: calls to the user's own functions are replaced by their normalized bodies."""
     ctx.receivers = Receivers(ctx)
     ctx.receivers.seed(ctx.fn, fn_node, bound_instance(ctx.fn))
+    ctx.receivers.stores.update(store_counts(fn_node))
     values = StaticValues(ctx.namespace, ctx.static, param_names(fn_node, packed=True),
                           store_counts(fn_node))
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
     _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
+    _refuse_local_function_values(fn_node, ctx.receivers.methods, ctx.location, (
+        "a bound method (`h = obj.method`) used as a value other than by calling it (held in a "
+        "list, tuple or dict, passed on, returned); call it where it is named "
+        "(`self.layer.scale(x)`, or `h = self.layer.scale; h(x)`)"))
     return fn_node
 
 
-def _refuse_local_function_values(fn_node, local_functions, location):
+def _refuse_local_function_values(fn_node, local_functions, location, what=None):
     """A lambda or nested def has no object when the derivative runs (its calls are inlined):
     one still read as a value after inlining (a tuple of them whose ``len`` is taken, one
     returned) is an error at transform time, not a NameError when the derivative runs."""
@@ -83,6 +88,7 @@ def _refuse_local_function_values(fn_node, local_functions, location):
         if n is not None:
             where = n if getattr(n, "lineno", None) is not None else stmt
             raise location.error(UnsupportedSyntaxError, where, (
+                f"srcgrad does not support {what} here" if what is not None else
                 f"srcgrad does not support the local function `{n.id}` used as a value here "
                 f"(only its calls are inlined; it has no object when the derivative runs); "
                 f"define it at module level to pass it around as a value"))
@@ -152,7 +158,7 @@ class InlineCalls:
             call.func = gast.copy_location(gast.Name(obj.name, gast.Load(), None, None), func)
             return node, None, location, None, call
         if obj is MISSING:
-            self._needs_static(func)
+            self._needs_static(func, stmt)
             return None
         fn = obj
         if isinstance(obj, callables.Bound) or rules.lookup(obj) is None and not _library(obj):
@@ -197,12 +203,18 @@ class InlineCalls:
             return gast.Constant(value, None)
         return gast.Name(self.ctx.global_name(value, preferred), gast.Load(), None, None)
 
-    def _needs_static(self, func):
+    def _needs_static(self, func, stmt):
         """A callee that is a parameter of the transformed function (or taken from one):
         raise ``StaticArgumentNeeded`` so the derivative is specialized per function passed."""
         param = self.values.origin(func) if isinstance(func, gast.Name) else None
         if param is None:
             return
+        if param in self.ctx.receivers.known:  # `self`: an object, not a function passed
+            where = func if getattr(func, "lineno", None) is not None else stmt
+            raise self.ctx.location.error(UnsupportedSyntaxError, where, (
+                "srcgrad does not support calling a method or object taken out of a list, "
+                "tuple or dict held by an object here; call it where it is named "
+                "(`self.layer.g(x)`, or `g = self.layer.g; g(x)`)"))
         filename, lineno, offset, line = self.ctx.location.of(func)
         raise StaticArgumentNeeded(
             param, f"`{param}` is called as a function here: srcgrad specializes the "
@@ -274,6 +286,7 @@ class InlineCalls:
         aliased = set(same) | set(passed)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
+        self.ctx.receivers.stores.update(store_counts(node))
         locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values())
         locals_ |= _caller_variables(node, self.locals)
         self.locals |= locals_

@@ -156,6 +156,8 @@ class Receivers:
         # annotation): such a derivative is not stored in the disk cache (emit/diskcache.py),
         # whose key sees neither the instance nor the methods found through it
         self.specialized = False
+        self.stores = {}  # name -> how many times the function (or an inlined body) assigns it
+        self.methods = {}  # name -> (function, receiver name, Known): `h = obj.method`
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -186,6 +188,8 @@ class Receivers:
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             return
         target = stmt.targets[0].id
+        if getattr(stmt, "method_of", None) is None:
+            self.methods.pop(target, None)
         found = self._of(stmt.value)
         if found is None:
             self.known.pop(target, None)
@@ -231,10 +235,14 @@ class Receivers:
         value = stmt.value
         self._stmt = stmt
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
-            return self._property(stmt, value)
+            return self._property(stmt, value) or self._method_value(stmt, value)
         if not isinstance(value, gast.Call):
             return None
         func = value.func
+        if isinstance(func, gast.Name) and func.id in self.methods:
+            fn, receiver, known = self.methods[func.id]
+            return [], self._call(stmt, fn, [gast.Name(receiver, gast.Load(), None, None)]
+                                  + value.args)
         if isinstance(func, gast.Name) and func.id in self.known:
             return self._called_object(stmt, value, func, [], self.known[func.id])
         built = self._constructor(stmt, value)
@@ -269,6 +277,27 @@ class Receivers:
             holder = gast.Name(held, gast.Load(), None, None)
             return self._called_object(stmt, value, holder, [read], self.known[held])
         return None
+
+    def _method_value(self, stmt, value):
+        """``h = obj.method`` (a bound method as a value, assigned once): the receiver kept
+        under a name of its own, so that ``h(x)`` is a call of the method on it."""
+        known = self.known.get(value.value.id)
+        target = stmt.targets[0]
+        if known is None or not user_class(known.cls) or not isinstance(target, gast.Name) or (
+                self.stores.get(target.id, 0) != 1):
+            return None
+        static = inspect.getattr_static(known.cls, value.attr, MISSING)
+        if not isinstance(static, types.FunctionType) or (
+                known.example is not None and value.attr in getattr(known.example, "__dict__", {})):
+            return None
+        receiver = self.ctx.namer.fresh(naming.SELF.format(target.id))
+        self.ctx.local_names.add(receiver)
+        held = gast.copy_location(gast.Assign(
+            [gast.Name(receiver, gast.Store(), None, None)], value.value, None), stmt)
+        held.method_of = target.id
+        self.methods[target.id] = (static, receiver, known)
+        self.known[receiver] = known
+        return self._check(value.value, known), held
 
     def _constructor(self, stmt, call):
         """``a = Acc(0.0)`` of a class with an ``__init__`` of its own: an empty instance, then

@@ -35,6 +35,19 @@ linear(runtime.set_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
        jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
 linear(runtime.field_cleared, "g, obj, name", vjp={"g": "field_cleared(dy, obj, name)"})
+linear(runtime.as_dict, "obj", vjp={"obj": "as_dict_grad(dy, obj)"},
+       jvp={"obj": "as_dict_tangent(dobj, obj)"})
+linear(runtime.as_dict_grad, "g, obj", vjp={"g": "as_dict_tangent(dy, obj)"},
+       jvp={"g": "as_dict_grad(dg, obj)"})
+linear(runtime.as_dict_tangent, "dobj, obj", vjp={"dobj": "as_dict_grad(dy, obj)"},
+       jvp={"dobj": "as_dict_tangent(ddobj, obj)"})
+# `dataclasses.replace(obj, a=v)`, `obj._replace(a=v)`: a new object with one field replaced
+linear(runtime.replace_field, "obj, name, value",
+       vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
+       jvp={"*": "replace_field_tangent(dobj, dvalue, obj, name)"})
+linear(runtime.replace_field_tangent, "dobj, dvalue, obj, name",
+       vjp={"dobj": "field_cleared(dy, obj, name)", "dvalue": "attr_of(dy, obj, name)"},
+       jvp={"*": "replace_field_tangent(ddobj, ddvalue, obj, name)"})
 linear(runtime.set_field_tangent, "dobj, dvalue, obj, name",
        vjp={"dobj": "field_cleared(dy, obj, name)",
             "dvalue": "attr_of(dy, set_field(obj, name, dvalue), name)"},

@@ -372,6 +372,8 @@ def field_cleared(g, obj, name):
     parts = parts_of(g, obj)
     if parts is None:
         return None
+    if kind_of(obj) == "namedtuple":  # by position, as `attr_grad` gives a namedtuple's
+        return [None if k == name else parts.get(k) for k in type(obj)._fields]
     return DictCotangents({k: v for k, v in parts.items() if k != name})
 
 
@@ -387,6 +389,58 @@ def set_field_tangent(dobj, dvalue, obj, name):
         part = parts.get(k)
         object.__setattr__(new, k, zeros_like(v) if part is None and _has_tangent(v) else part)
     return new
+
+
+def replace_field(obj, name, value):
+    """``dataclasses.replace(obj, name=value)`` or ``obj._replace(name=value)`` of a namedtuple,
+    one field at a time, as a value: a new object, ``obj`` unchanged."""
+    kind = kind_of(obj)
+    if kind == "namedtuple":
+        return obj._replace(**{name: value})
+    if kind != "dataclass" or hasattr(type(obj), "__post_init__"):
+        what = "with a `__post_init__`" if kind == "dataclass" else f"of a {type(obj).__name__}"
+        raise SrcgradError(
+            f"srcgrad cannot differentiate `dataclasses.replace` {what}: call the class "
+            f"instead, with every field (`{type(obj).__name__}(...)`)")
+    if name not in fields(obj):
+        raise TypeError(f"{type(obj).__name__}.__init__() got an unexpected keyword argument "
+                        f"'{name}'")
+    new = copy.copy(obj)
+    object.__setattr__(new, name, value)  # a frozen dataclass too, as `replace` does
+    return new
+
+
+def as_dict(obj):
+    """``dataclasses.asdict(obj)`` of a dataclass whose fields hold no structures (numbers,
+    arrays, strings): a new dict by field name."""
+    found = fields(obj) if kind_of(obj) == "dataclass" else None
+    if found is None or any(isinstance(v, (list, tuple, dict)) or kind_of(v) is not None
+                            for v in found.values()):
+        raise SrcgradError(
+            "srcgrad differentiates `dataclasses.asdict` of a dataclass whose fields hold "
+            "numbers, arrays or strings; for nested structures write the dict out "
+            "(`{\"w\": p.w, \"layers\": [...]}`)")
+    return {k: copy.deepcopy(v) for k, v in found.items()}
+
+
+def as_dict_grad(g, obj):
+    """The cotangent of ``obj`` from that of ``as_dict(obj)``: a dict by field name."""
+    return DictCotangents({k: v for k, v in (g or {}).items() if v is not None})
+
+
+def as_dict_tangent(dobj, obj):
+    """The tangent of ``as_dict(obj)``: the fields' tangents (zeros where there is none)."""
+    parts = parts_of_any(dobj, obj)
+    return {k: zeros_like(v) if parts.get(k) is None else parts[k]
+            for k, v in fields(obj).items()}
+
+
+def replace_field_tangent(dobj, dvalue, obj, name):
+    """The tangent of ``replace_field(obj, name, value)``: obj's tangent with the field's
+    tangent replaced (zeros where a tangent is None)."""
+    parts = dict(parts_of_any(dobj, obj))
+    parts[name] = dvalue
+    return structure_tangent(obj, parts)
 
 
 def parts_of_any(d, obj):
