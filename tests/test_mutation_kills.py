@@ -142,3 +142,29 @@ def test_qr_of_a_mode_without_a_derivative_is_refused():
     with pytest.raises(UnsupportedCaseError, match="with mode 'reduced' or 'r'; got "
                        "mode='complete'"):
         srcgrad.grad(f)(np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 1.0]]))
+
+
+def test_a_banded_solve_differentiates_every_entry():
+    # runtime.scipy_helpers: the gradient of solve(..., assume_a='banded') was projected on the
+    # band of `a` (a wrong gradient, found from a mutant of _bandwidth that no test ran): SciPy
+    # finds the band from the values, so an entry outside it, perturbed, is read. The
+    # tridiagonal solver does read only its band
+    linalg = pytest.importorskip("scipy.linalg")
+    a = np.array([[4.0, 1.0, 0.0, 0.0], [0.0, 3.0, 0.5, 0.0], [0.0, 0.0, 2.0, 1.0],
+                  [0.0, 0.0, 0.0, 5.0]])
+    b = np.array([1.0, 2.0, 3.0, -1.0])
+
+    def banded(a):
+        return np.sum(linalg.solve(a, b, assume_a="banded") * b)
+
+    def tridiagonal(a):
+        return np.sum(linalg.solve(a, b, assume_a="tridiagonal") * b)
+
+    g = check_grad(banded, (a,))
+    assert g[3, 0] != 0.0
+    da = np.ones((4, 4))
+    h = 1e-6
+    _, t = srcgrad.jvp(banded)(a, da)
+    assert t == pytest.approx((banded(a + h * da) - banded(a - h * da)) / (2 * h), rel=1e-7)
+    g = check_grad(tridiagonal, (a,))
+    assert g[3, 0] == 0.0

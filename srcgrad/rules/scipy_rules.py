@@ -22,8 +22,9 @@ What is differentiable, and what is not:
   ``multivariate_normal`` takes ``cov`` as a matrix, a vector (the diagonal) or a scalar; its
   gradient in a matrix ``cov`` is the symmetric one, like ``cholesky``'s.
 * ``scipy.linalg``: solvers that assume structure (``assume_a='pos'``, ``solve_triangular``'s
-  ``lower``, ``cholesky``) read only part of their matrix. Triangular and banded solvers give
-  gradient only to the part they read; symmetric ones give the symmetric gradient.
+  ``lower``, ``cholesky``) read only part of their matrix. Triangular, diagonal and tridiagonal
+  solvers give gradient only to the part they read; symmetric ones give the symmetric gradient;
+  ``assume_a='banded'`` finds the band from the values, so every entry has gradient.
   ``cho_solve`` is differentiable in the factor and in ``b``; ``lu_solve`` in ``b`` only.
   ``eigh`` needs distinct eigenvalues, and all of them for eigenvectors (no ``subset_by_*``);
   its generalized form (``b``) has no derivative. ``sqrtm`` needs a real square root.
@@ -459,8 +460,7 @@ defrule(
     },
     namespace=TEMPLATES,
 )
-# what a symmetric or banded solver reads of `a` (structure's band): no derivative
-nondiff(scipy_helpers._bandwidth, scipy_helpers._dirichlet_filled, scipy_helpers.mvn_layout)
+nondiff(scipy_helpers._dirichlet_filled, scipy_helpers.mvn_layout)
 _EIGH = ("lower=lower, eigvals_only=eigvals_only, subset_by_index=subset_by_index, "
          "subset_by_value=subset_by_value")
 defrule(

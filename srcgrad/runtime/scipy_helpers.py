@@ -91,7 +91,8 @@ def structure(g, a, assume_a=None):
 
     Symmetric solvers read one triangle; their gradient is the symmetric one (the convention of
     ``numpy.linalg.cholesky``: exact for perturbations that keep ``a`` symmetric). Triangular,
-    diagonal and banded solvers read only their band: the gradient elsewhere is zero.
+    diagonal and tridiagonal solvers read only their band: the gradient elsewhere is zero. A
+    banded solver finds its band from the values, so it reads every entry.
     """
     if assume_a in _SYMMETRIC:
         return 0.5 * (g + mT(g))
@@ -101,17 +102,11 @@ def structure(g, a, assume_a=None):
         return np.tril(g)
     if assume_a == "diagonal":
         return g * np.eye(np.shape(a)[-1])
-    if assume_a in ("tridiagonal", "banded"):
-        lower, upper = (1, 1) if assume_a == "tridiagonal" else _bandwidth(a)
-        return np.triu(np.tril(g, upper), -lower)
+    if assume_a == "tridiagonal":
+        return np.triu(np.tril(g, 1), -1)
+    # "banded": SciPy finds the band from the values of `a`, so an entry outside it, made
+    # nonzero, widens the band and is read: the solve is that of the whole matrix
     return g
-
-
-def _bandwidth(a):
-    rows, cols = np.nonzero(np.asarray(a).reshape(-1, *np.shape(a)[-2:]).any(axis=0))
-    if rows.size == 0:
-        return 0, 0
-    return max(0, int(np.max(rows - cols))), max(0, int(np.max(cols - rows)))
 
 
 @by_source
