@@ -387,3 +387,28 @@ def reads_vars(x, p):
 
 def test_vars_is_refused_with_what_to_write():
     refused(reads_vars, (X, Frozen(X)), "`vars(obj)`", "dataclasses.asdict")
+
+
+# --- methods of objects inside a structure argument ---------------------------------------------
+@dataclass
+class Affine:
+    w: float
+
+    def affine(self, x):
+        return self.w * x + 1.0
+
+
+def through_a_structure(x, P):
+    lay: Affine = P.ps[0]  # the annotation tells the class (checked when it runs)
+    return np.sum(lay.affine(x) * x)
+
+
+def test_a_method_of_an_object_inside_a_structure_argument():
+    import types
+
+    P = types.SimpleNamespace(ps=[Affine(2.0)])
+    check_grad(through_a_structure, (X, P))
+    g = srcgrad.grad(through_a_structure, wrt=1)(X, P)
+    np.testing.assert_allclose(g.ps[0].w, np.sum(X * X), rtol=1e-12)
+    with pytest.raises(srcgrad.SrcgradError, match="inlined the methods of Affine"):
+        srcgrad.grad(through_a_structure)(X, types.SimpleNamespace(ps=[Layer(2.0)]))

@@ -102,9 +102,9 @@ OPAQUE_MODULES = (
 METHOD_KEYWORDS = {("clip", "min"): "a_min", ("clip", "max"): "a_max"}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 CLASS_ADVICE = (
-    "The class is known for `self` of a transformed method (grad(model.loss)), a parameter or "
-    "field annotated with it (`model: MLP`, `layers: list[Dense]`), a global object, and an "
-    "object built in the function"
+    "The class is known for `self` of a transformed method (grad(model.loss)), a parameter, "
+    "field or variable annotated with it (`model: MLP`, `layers: list[Dense]`, "
+    "`lay: Dense = P.layers[0]`), a global object, and an object built in the function"
 )
 
 

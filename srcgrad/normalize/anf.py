@@ -75,6 +75,10 @@ class ANF:
 
     def _ann_assign(self, node):
         self._assign(node.target, node.value)
+        last = self.out[-1] if self.out else None
+        if isinstance(node.target, gast.Name) and isinstance(last, gast.Assign) and isinstance(
+                last.targets[0], gast.Name) and last.targets[0].id == node.target.id:
+            last.annotation = node.annotation  # `lay: Dense = P.ps[0]`: its class (methods.py)
 
     def _aug_assign(self, node):
         if isinstance(node.target, gast.Subscript):

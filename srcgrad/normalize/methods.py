@@ -191,6 +191,11 @@ class Receivers:
         if getattr(stmt, "method_of", None) is None:
             self.methods.pop(target, None)
         found = self._of(stmt.value)
+        annotation = getattr(stmt, "annotation", None)
+        if found is None and annotation is not None:
+            # `lay: Dense = P.ps[0]`: the class the annotation names, checked when it runs
+            cls = self.ctx.namespace.resolve(annotation, self.ctx.local_names)
+            found = Known(cls) if user_class(cls) else None
         if found is None:
             self.known.pop(target, None)
         else:
