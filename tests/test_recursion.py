@@ -326,3 +326,22 @@ def test_reverse_over_reverse_through_a_complex_recursion():
     # missing conjugation of the seed's cotangent gave 19.73 for 40.09
     want = hessian_by_differences(through_complex, (0.8,), 0)
     assert grad(grad(through_complex))(0.8) == pytest.approx(want, rel=1e-6)
+
+
+def two_carried(x, y, n):
+    if n == 0:
+        return x * y
+    return two_carried(np.sin(x), x * y + 0.5, n - 1) + y
+
+
+def both_carried(x):
+    return two_carried(x, x * x, 3)
+
+
+def test_reverse_over_reverse_with_two_gradients_from_one_call():
+    # the cotangents of both gradients a split call gives are summed by name (the sweep's `+`
+    # of two dicts was a TypeError)
+    want = hessian_by_differences(both_carried, (0.6,), 0)
+    assert grad(grad(both_carried))(0.6) == pytest.approx(want, rel=1e-6)
+    got = srcgrad.vjp(jvp(both_carried))(0.6, 1.0, (0.0, 1.0))
+    assert got == pytest.approx(want, rel=1e-6)

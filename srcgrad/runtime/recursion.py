@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..errors import SrcgradError
 from .complex_values import conj_like
-from .containers import zeros_like
+from .containers import DictCotangents, zeros_like
 
 
 class Split:
@@ -204,4 +204,17 @@ def recursion_grad_back(dy, grads, name):
     """The cotangent of the gradients ``recursion_grad`` read ``name`` from: ``{name: dy}``."""
     if grads is None or dy is None:
         return None
-    return {name: conj_like(dy, grads[name])}  # recursion_grad conjugates
+    return _GradCotangents({name: conj_like(dy, grads[name])})  # recursion_grad conjugates
+
+
+class _GradCotangents(DictCotangents):
+    """Cotangents of a split call's gradients by name: summed key by key by the sweep's ``+``
+    (the cotangents of two gradients read from one call), a zero ``0.0`` or None adding
+    nothing."""
+
+    def __add__(self, other):
+        if other is None or (isinstance(other, (int, float)) and other == 0):
+            return self
+        return _GradCotangents(DictCotangents.__add__(self, other))
+
+    __radd__ = __iadd__ = __add__
