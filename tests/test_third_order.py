@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 
-import numpy as np
 import pytest
 import test_rules as numpy_table
 from third_order import walk
@@ -24,15 +23,9 @@ from third_order import walk
 FULL = os.environ.get("SRCGRAD_THIRD_ORDER") == "all"
 
 # fn -> (highest order it is differentiable to, what the refusal of the next order says)
-LIMITS = {
-    # eigvals_vjp/jvp read the eigenvectors of np.linalg.eig, which has no rule
-    np.linalg.eigvals: (1, "second derivatives of np.linalg.eigvals are not implemented"),
-}
+LIMITS = {}
 # rows whose limit is lower than their rule's (a case of the rule the others do not reach)
-ROW_LIMITS = {
-    # eigvals_vjp/jvp read the eigenvectors of np.linalg.eig, which has no rule
-    np.linalg.eigvals: (1, "second derivatives of np.linalg.eigvals are not implemented"),
-}
+ROW_LIMITS = {}
 
 
 def _rows(table):
@@ -116,6 +109,7 @@ RECOVERED = [
     ("numpy", "np.linalg.norm(a, 'nuc')", "a"),
     ("numpy", "np.average(a, axis=1, weights=w)", "w"),
     ("numeric", "np.corrcoef(a, b, rowvar=False)", "b"),
+    ("numeric", "np.real(np.linalg.eigvals(a) ** 2)", "a"),
     ("scipy", "stats.multivariate_normal.logpdf(v, mean, (c @ np.transpose(c) + 3 * np.eye(3)))",
      "c"),
 ]

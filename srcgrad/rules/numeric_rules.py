@@ -335,13 +335,12 @@ defrule(
     },
     unsupported=_UNWEIGHTED,
 )
-# corrcoef_vjp/jvp and cond_vjp/jvp are plain NumPy code marked ``by_source``
-# (runtime/numerics.py): no rule, every order.
-_SECOND_LINALG = "second derivatives of np.linalg.{} are not implemented"
-for _name, _helper, _params in (
-    ("eigvals", runtime.eigvals_vjp, ("g", "a", "values")),
-    ("eigvals", runtime.eigvals_jvp, ("a", "values", "da")),
-):
-    defrule(_helper, ", ".join(_params), vjp={}, unsupported={
-        p: _SECOND_LINALG.format(_name) for p in _params if "=" not in p and p != "values"
-    })
+# corrcoef_vjp/jvp, cond_vjp/jvp and eigvals_vjp/jvp are plain NumPy code marked ``by_source``
+# (runtime/numerics.py): no rule, every order. They read eigenvectors through eig_vectors, whose
+# rule is in the gauge diag(V^-1 dV) = 0 (they use them only where column scales cancel).
+defrule(
+    runtime.eig_vectors,
+    "a, values",
+    vjp={"a": "eig_vectors_vjp(dy, a, y, values)"},
+    jvp={"a": "eig_vectors_jvp(a, y, values, da)"},
+)

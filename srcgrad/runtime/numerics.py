@@ -384,9 +384,15 @@ def accumulate_source(a, y, axis, greater):
 # --- np.linalg.eigvals / np.linalg.cond ---------------------------------------------------------
 
 
-def _eig_matching(a, values):
-    """The eigenvectors of ``a`` in the order of the eigenvalues ``values`` NumPy returned (for
-    distinct eigenvalues: where they repeat, a derivative does not exist)."""
+def eig_vectors(a, values):
+    """Eigenvectors of ``a`` (columns) in the order of the eigenvalues ``values`` NumPy returned
+    (distinct eigenvalues: where they repeat, a derivative does not exist).
+
+    Its rule differentiates them in ``a`` (``values`` only orders them) in the gauge
+    ``diag(V^-1 dV) = 0``, each column changing only across the others: only expressions that
+    do not change when the columns are scaled (``V^-T diag(g) V^T``) may be differentiated
+    through it.
+    """
     w, v = np.linalg.eig(a)
     if not np.allclose(w, values):
         order = np.argmin(np.abs(np.asarray(values)[..., :, None] - w[..., None, :]), axis=-1)
@@ -394,21 +400,55 @@ def _eig_matching(a, values):
     return v
 
 
+@by_source
+def _eig_gaps(values):
+    """``F[i, j] = 1 / (values[j] - values[i])`` off the diagonal, 0 on it."""
+    diff = np.expand_dims(values, -2) - np.expand_dims(values, -1)
+    eye = np.eye(np.shape(values)[-1]) > 0.5
+    return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, diff))
+
+
+@by_source
+def eig_vectors_jvp(a, v, values, da):
+    """The tangent of :func:`eig_vectors` along ``da``: ``V (F o (V^-1 da V))``."""
+    inner = np.linalg.inv(v) @ da @ v
+    return v @ (_eig_gaps(values) * inner)
+
+
+@by_source
+def eig_vectors_vjp(w, a, v, values):
+    """The adjoint of :func:`eig_vectors` (the holomorphic transpose of its tangent):
+    ``V^-T (F o (V^T w)) V^T``; for a real ``a``, its real part."""
+    out = mT(np.linalg.inv(v)) @ (_eig_gaps(values) * (mT(v) @ w)) @ mT(v)
+    if np.iscomplexobj(a):
+        return out
+    return np.real(out)
+
+
+# eigvals' helpers are plain NumPy code marked ``by_source``, through eig_vectors and eigvals
+# (which have rules): their derivatives are derivatives of this code, at every order.
+
+
+@by_source
 def eigvals_vjp(g, a, values):
     """The adjoint of ``np.linalg.eigvals``: ``V^-T diag(g) V^T`` with ``a = V diag(values) V^-1``,
     the holomorphic transpose; for a real ``a``, its real part (the gradient of the real and
     imaginary parts of the eigenvalues alike)."""
-    v = _eig_matching(a, values)
-    vt = np.swapaxes(v, -1, -2)
-    out = np.swapaxes(np.linalg.inv(v), -1, -2) @ (np.asarray(g)[..., :, None] * vt)
-    return out if np.iscomplexobj(a) else np.real(out)
+    v = eig_vectors(a, values)
+    out = mT(np.linalg.inv(v)) @ (np.expand_dims(g, -1) * mT(v))
+    if np.iscomplexobj(a):
+        return out
+    return np.real(out)
 
 
+@by_source
 def eigvals_jvp(a, values, da):
     """The tangent of ``np.linalg.eigvals``: the diagonal of ``V^-1 da V``."""
-    v = _eig_matching(a, values)
+    v = eig_vectors(a, values)
     t = np.diagonal(np.linalg.inv(v) @ da @ v, axis1=-2, axis2=-1)
-    return t if np.iscomplexobj(values) else np.real(t)
+    if np.iscomplexobj(values):
+        return t
+    return np.real(t)
 
 
 # cond's helpers are plain NumPy code marked ``by_source`` (through np.linalg.svd, inv and norm
