@@ -130,6 +130,13 @@ def test_dtypes_and_kinds_dispatch_to_their_own_code(dtype):
     assert "math.cos" not in srcgrad.source(df)  # an int w: its product stays NumPy's
     df(0.5, 2.0)
     assert ("math.cos" in srcgrad.source(df)) == (len(df.made) == 2)
+    # later calls of these kinds skip the dispatch: their kinds are tested in generated code
+    from srcgrad.analysis.argkinds import signature_kind
+
+    assert df._fast is df._fasts[(signature_kind(0.5), signature_kind(2.0))]
+    assert len(df._fasts) <= 2  # (no test kept for a signature dropped)
+    same(df(0.5, 2.0), generic(0.5, 2.0))
+    same(df(dtype(0.5), np.float64(2.0)), generic(dtype(0.5), np.float64(2.0)))
 
 
 def test_a_float32_operand_keeps_numpy_on_numbers():
