@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.argkinds import signature_kind, stable
+from ..errors import SrcgradError
 from ..frontend.source import GENERATED_SOURCE
 from . import diskcache
 from .compile import compile_function
@@ -139,13 +140,13 @@ class Calls:
     def _make(self, key: tuple) -> Compiled:
         kinds = tuple(sorted((p, stable(k)) for p, k in zip(self.params, key) if k is not None))
         if kinds and self.specialized is not None:
-            from .numba_backend import Refused, lower
+            from .numba_backend import lower
 
-            py_fn = self.specialized(kinds)
             try:
+                py_fn = self.specialized(kinds)
                 compiled = Compiled(self.numba, py_fn, lower(py_fn))
-            except Refused:  # (specialized code is a simpler form of the code checked)
-                compiled = self._generic()
+            except SrcgradError:  # (a simpler form of the code checked at transform time;
+                compiled = self._generic()  # were it refused, the unspecialized module runs)
         else:
             compiled = self._generic()
         self.made[key] = compiled
