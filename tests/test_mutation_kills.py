@@ -168,3 +168,28 @@ def test_a_banded_solve_differentiates_every_entry():
     assert t == pytest.approx((banded(a + h * da) - banded(a - h * da)) / (2 * h), rel=1e-7)
     g = check_grad(tridiagonal, (a,))
     assert g[3, 0] == 0.0
+
+
+def test_cross_products_of_stacked_2_vectors():
+    # runtime.products._as3: 2-vectors get a zero third component, for a stack of them too
+    w = np.array([1.0, -2.0, 0.5])
+
+    def f(a, b):
+        return np.sum(np.cross(a, b) * w)
+
+    a = np.array([[0.3, -1.2], [2.0, 0.7], [1.1, 0.4]])
+    b = np.array([[1.0, 0.5], [-0.3, 0.9], [0.2, -1.4]])
+    check_grad(f, (a, b), wrt=(0, 1))
+
+
+
+def test_reverse_over_reverse_through_a_correlation():
+    # runtime.higher_order.correlate_vjp_partner: the adjoint of correlate's adjoint in the
+    # operand it was taken for is zero, of that operand's shape (the mutant took the other's)
+    def f(a, v):
+        return np.sum(np.correlate(a, v, "full") ** 2)
+
+    def g(a, v):
+        return np.sum(srcgrad.grad(f, wrt=0)(a, v) ** 2)
+
+    check_grad(g, (np.array([0.3, -1.2, 2.0, 0.7]), np.array([1.0, 0.5])), wrt=(0, 1))

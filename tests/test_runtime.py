@@ -275,3 +275,14 @@ def test_the_hessian_of_a_vector_norm_is_its_second_differences(ord_):
 
     expected = _second_differences(f, x)
     np.testing.assert_allclose(srcgrad.hessian(f)(x), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_hessian_of_row_norms_is_its_second_differences():
+    # higher_order._norm_case: the axis given (1) is the one reduced, also for an ord other
+    # than 2 (a mutant reduced axis 0, as for axis=None)
+    def f(x):
+        return np.sum(np.linalg.norm(np.reshape(x, (2, 3)), 3, axis=1))
+
+    x = np.array([0.3, -1.2, 2.0, 0.7, 1.1, -0.4])
+    np.testing.assert_allclose(srcgrad.hessian(f)(x), _second_differences(f, x), rtol=1e-5,
+                               atol=1e-6)
