@@ -112,14 +112,16 @@ def test_scalar_arguments_value_and_grad_and_hessian():
     assert (gc, gL) == (pytest.approx(pc, rel=1e-12), pytest.approx(pL, rel=1e-12))
     assert gc == pytest.approx(numeric_grad(pendulum, (0.3, 1.5, 1.0), 0), rel=1e-6)
     assert gL == pytest.approx(numeric_grad(pendulum, (0.3, 1.5, 1.0), 1), rel=1e-6)
-    # other argument kinds (NumPy scalars): their own specialization (here the same module)
-    for args in ((np.float64(0.3), 1.5, np.float64(1.0)), (0.3, 1.5, 1.0)):
+    # other argument kinds, each compiled by numba for them from the same module: NumPy scalars,
+    # an int theta0 that the loop makes a float (numba types the variable float64, and so does
+    # the specialization: its saves go to a float64 array; it was a typing failure)
+    for args in ((np.float64(0.3), 1.5, np.float64(1.0)), (0.3, 1.5, 1), (0.3, 1.5, 1.0)):
         value, grads = vg(*args)
         pvalue, pgrads = srcgrad.value_and_grad(pendulum, wrt=("c", "L"))(*args)
         assert value == pytest.approx(pvalue, rel=1e-14)
         assert grads == (pytest.approx(pgrads[0], rel=1e-12), pytest.approx(pgrads[1], rel=1e-12))
     calls = vg.__wrapped__.__globals__["__srcgrad_calls__"]
-    assert len(calls.made) == 2 and len({c.path for c in calls.made.values()}) == 1
+    assert len(calls.made) == 3 and len({c.path for c in calls.made.values()}) == 1
 
 
 def test_hessian_of_straight_line_code():

@@ -139,6 +139,13 @@ class Kinds:
                 vectors -= {m.id for a in n.args[:1] for m in walk(a) if isinstance(m, gast.Name)}
         return vectors
 
+    def join(self, a, b):
+        """The kind of a value that has kind ``a`` or ``b``; in code numba compiles, an int or a
+        float64 number is a float64 number (numba unifies the variable's type to float64)."""
+        if self.ctx.for_numba and {a, b} == {F, I}:
+            return F
+        return _join(a, b)
+
     def parameters(self, fn_node):
         env = {}
         for p, kind in self.ctx.kinds.items():
@@ -221,13 +228,13 @@ class Kinds:
             if s.orelse:  # run after the loop unless a break left it: the kinds of both
                 after = self.block(s.orelse, dict(env))
                 for name in set(after) | set(env):
-                    env[name] = _join(env.get(name), after.get(name))
+                    env[name] = self.join(env.get(name), after.get(name))
         elif isinstance(s, gast.If):
             self.use(s.test, env)
             first = self.block(s.body, dict(env))
             second = self.block(s.orelse, dict(env))
             for name in set(first) | set(second):
-                env[name] = _join(first.get(name), second.get(name))
+                env[name] = self.join(first.get(name), second.get(name))
         elif isinstance(s, gast.Return):
             if s.value is not None:
                 self.returned(s.value, env)
@@ -256,7 +263,7 @@ class Kinds:
             self.loops += 1
             self.block(s.body, inner)
             self.loops -= 1
-            joined = {n: _join(env[n], k) if n in env else k for n, k in inner.items()}
+            joined = {n: self.join(env[n], k) if n in env else k for n, k in inner.items()}
             if joined == env:
                 return
             env.update(joined)
@@ -318,7 +325,7 @@ class Kinds:
             kinds = tuple(self.expr(e, env) for e in elts)
             held = self.saves[value.func.value.id]
             if held is not None:
-                kinds = tuple(map(_join, held, kinds)) if len(held) == len(kinds) else None
+                kinds = tuple(map(self.join, held, kinds)) if len(held) == len(kinds) else None
             self.saves[value.func.value.id] = kinds
             return
         self.use(value, env)
@@ -407,10 +414,8 @@ class Kinds:
     def known_call(self, e, fn, kinds):
         """The kind of a call's result, for the functions this pass knows."""
         first = kinds[0] if kinds else None
-        if fn in ELEMENTWISE and len(kinds) == 1 and (first == F or _array(first)):
-            if first == F and fn in MATH:
-                self.math_calls.add(id(e))
-            return first
+        if fn in ELEMENTWISE and len(kinds) == 1:
+            return self.elementwise(e, fn, first)
         if fn in HELPERS:
             return self.helper(e, fn, kinds)
         if fn is runtime.as_like and kinds[1:] == [F] and _is_none(e.args[0]):
@@ -426,6 +431,16 @@ class Kinds:
             return F
         return None
 
+
+    def elementwise(self, e, fn, first):
+        """The kind of NumPy's elementwise ``fn`` of a value of kind ``first``."""
+        if first == F or _array(first):
+            if first == F and fn in MATH:
+                self.math_calls.add(id(e))
+            return first
+        if first == I and self.ctx.for_numba:
+            return F  # (numba's np.sin of an int is a float64)
+        return None
 
     def helper(self, e, fn, kinds):
         """The kind of what a runtime helper returns; the calls the rewrite removes."""
