@@ -193,3 +193,20 @@ def test_reverse_over_reverse_through_a_correlation():
         return np.sum(srcgrad.grad(f, wrt=0)(a, v) ** 2)
 
     check_grad(g, (np.array([0.3, -1.2, 2.0, 0.7]), np.array([1.0, 0.5])), wrt=(0, 1))
+
+
+def test_tangent_of_odeint_with_a_right_hand_side_that_returns_a_number():
+    # runtime.scipy_helpers._flat: a one-state right-hand side may return a number (SciPy takes
+    # it); with the list test negated the number was iterated
+    integrate = pytest.importorskip("scipy.integrate")
+    times = np.linspace(0.0, 1.0, 5)
+
+    def decay(y, t, k):
+        return -k * y[0]
+
+    def f(y0):
+        return np.sum(integrate.odeint(decay, y0, times, args=(0.7,)))
+
+    y0, h = np.array([1.5]), 1e-6
+    _, t = srcgrad.jvp(f)(y0, np.ones(1))
+    assert t == pytest.approx((f(y0 + h) - f(y0 - h)) / (2 * h), rel=1e-6)
