@@ -210,3 +210,17 @@ def test_tangent_of_odeint_with_a_right_hand_side_that_returns_a_number():
     y0, h = np.array([1.5]), 1e-6
     _, t = srcgrad.jvp(f)(y0, np.ones(1))
     assert t == pytest.approx((f(y0 + h) - f(y0 - h)) / (2 * h), rel=1e-6)
+
+
+def test_put_at_minus_the_size():
+    # runtime.writes.put_index: -size is the first element (a mutant refused it as out of bounds)
+    w = np.array([2.0, 3.0, 5.0])
+
+    def f(x, v):
+        y = x * 1.0
+        np.put(y, [-3], v)
+        return np.sum(y * w)
+
+    gx, gv = check_grad(f, (np.array([0.5, -1.0, 2.0]), np.array([4.0])), wrt=(0, 1))
+    np.testing.assert_array_equal(gx, [0.0, 3.0, 5.0])
+    np.testing.assert_array_equal(gv, [2.0])
