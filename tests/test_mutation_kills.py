@@ -224,3 +224,34 @@ def test_put_at_minus_the_size():
     gx, gv = check_grad(f, (np.array([0.5, -1.0, 2.0]), np.array([4.0])), wrt=(0, 1))
     np.testing.assert_array_equal(gx, [0.0, 3.0, 5.0])
     np.testing.assert_array_equal(gv, [2.0])
+
+
+def test_holomorphic_grad_of_a_one_element_array():
+    # runtime.complex_values.holomorphic_seed: the seed has the output's shape (1,), (1, 1)
+    # (a number seed was refused for them)
+    z = np.array([1.0 + 0.5j])
+
+    def f(z):
+        return z**2
+
+    def g(z):
+        return np.reshape(np.sum(z**3), (1, 1))
+
+    np.testing.assert_allclose(srcgrad.holomorphic_grad(f)(z), 2 * z, rtol=1e-15)
+    np.testing.assert_allclose(srcgrad.holomorphic_grad(g)(z), 3 * z**2, rtol=1e-15)
+
+
+def test_put_along_a_negative_axis():
+    # runtime.writes.along_axis_index: axis -1 is the last axis (a mutant left it negative)
+    w = np.array([[2.0, 3.0, 5.0], [7.0, 11.0, 13.0]])
+    index = np.array([[2], [0]])
+
+    def f(x, v):
+        y = x * 1.0
+        np.put_along_axis(y, index, v, axis=-1)
+        return np.sum(y * w)
+
+    x, v = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]]), np.array([[4.0], [-2.0]])
+    gx, gv = check_grad(f, (x, v), wrt=(0, 1))
+    np.testing.assert_array_equal(gx, [[2.0, 3.0, 0.0], [0.0, 11.0, 13.0]])
+    np.testing.assert_array_equal(gv, [[5.0], [7.0]])
