@@ -28,7 +28,7 @@ import inspect
 import gast
 
 from .. import runtime
-from ..astutil import clone, ordered_walk
+from ..astutil import clone, ordered_walk, stored
 from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
@@ -416,13 +416,17 @@ def _has_output_shape(template, wanted, op):
 
 
 def _rebinds(stmt, pending):
-    """Whether ``stmt`` assigns a name that one of the ``pending`` statements reads."""
+    """Whether ``stmt`` assigns a name that one of the ``pending`` statements reads, or reads
+    a name one of them assigns (``h = h_2``, the delayed rebinding of ``h = np.tanh(h)``: a
+    later statement of the same line, such as a loop over functions unrolled, reads the new
+    ``h``)."""
     if not pending or not isinstance(stmt, gast.Assign):
         return False
     target = stmt.targets[0].id
+    written = stored(pending)
     return any(
         isinstance(n, gast.Name) and n.id == target for s in pending for n in ordered_walk(s)
-    )
+    ) or any(isinstance(n, gast.Name) and n.id in written for n in ordered_walk(stmt.value))
 
 
 class _SliceSyntax(gast.NodeTransformer):
