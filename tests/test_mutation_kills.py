@@ -74,7 +74,7 @@ def test_put_out_of_bounds_names_the_index():
 
 
 
-def test_second_derivative_of_lgamma_below_one_half():
+def test_derivatives_of_lgamma_below_one_half():
     # runtime.special.trigamma: the reflection below 1/2 adds (pi / sin(pi a))**2; with `pi`
     # alone the second derivative was wrong there. Exact: trigamma(1/4) = pi**2 + 8 G (Catalan's
     # G), trigamma(-1/2) = trigamma(1/2) + 4 = pi**2 / 2 + 4
@@ -82,6 +82,12 @@ def test_second_derivative_of_lgamma_below_one_half():
     d2 = srcgrad.grad(srcgrad.grad(math.lgamma))
     assert d2(0.25) == pytest.approx(math.pi**2 + 8 * catalan, rel=1e-12)
     assert d2(-0.5) == pytest.approx(math.pi**2 / 2 + 4, rel=1e-12)
+    # and the first derivative (digamma's reflection): digamma(1/4) = -gamma - pi/2 - 3 log 2,
+    # digamma(-1/2) = digamma(1/2) + 2 = -gamma - 2 log 2 + 2
+    euler = 0.5772156649015329
+    d1 = srcgrad.grad(math.lgamma)
+    assert d1(0.25) == pytest.approx(-euler - math.pi / 2 - 3 * math.log(2), rel=1e-12)
+    assert d1(-0.5) == pytest.approx(-euler - 2 * math.log(2) + 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("subset", ["index", "value"])
