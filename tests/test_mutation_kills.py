@@ -261,3 +261,14 @@ def test_put_along_a_negative_axis():
     gx, gv = check_grad(f, (x, v), wrt=(0, 1))
     np.testing.assert_array_equal(gx, [[2.0, 3.0, 0.0], [0.0, 11.0, 13.0]])
     np.testing.assert_array_equal(gv, [[5.0], [7.0]])
+
+
+def test_convolution_of_complex_signals_in_mode_same():
+    # runtime.products._full_cotangent: the cotangent of the 'full' result has dy's dtype
+    # (zeros of float64 dropped the imaginary part of a complex dy)
+    v = np.array([1.0 - 0.5j, 0.25 + 2.0j, -1.0 + 0.0j])
+
+    def f(z):
+        return np.sum(np.abs(np.convolve(z, v, "same")) ** 2)
+
+    check_grad(f, (np.array([0.3 + 1.0j, -1.2 + 0.2j, 2.0 - 0.7j, 0.5 + 0.5j]),))
