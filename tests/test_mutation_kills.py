@@ -272,3 +272,20 @@ def test_convolution_of_complex_signals_in_mode_same():
         return np.sum(np.abs(np.convolve(z, v, "same")) ** 2)
 
     check_grad(f, (np.array([0.3 + 1.0j, -1.2 + 0.2j, 2.0 - 0.7j, 0.5 + 0.5j]),))
+
+
+def test_tangent_of_a_symmetric_solve_that_reads_the_lower_triangle():
+    # runtime.scipy_helpers.linalg_solve_jvp: solve(..., lower=True) in forward mode reads the
+    # lower triangle (a mutant read the upper one, which holds other values here); the tangent
+    # follows the symmetric convention, so it is checked along a symmetric da
+    linalg = pytest.importorskip("scipy.linalg")
+    a = np.array([[4.0, 9.0, -7.0], [1.0, 3.0, 8.0], [0.5, -0.2, 2.0]])
+    b = np.array([1.0, 2.0, 3.0])
+    da = np.array([[0.3, -0.2, 0.5], [-0.2, 1.0, 0.1], [0.5, 0.1, -0.7]])
+
+    def f(a):
+        return linalg.solve(a, b, assume_a="pos", lower=True)
+
+    h = 1e-6
+    _, t = srcgrad.jvp(f)(a, da)
+    np.testing.assert_allclose(t, (f(a + h * da) - f(a - h * da)) / (2 * h), rtol=1e-7)
