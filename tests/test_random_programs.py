@@ -717,7 +717,10 @@ class Gen:
         w, s1 = self.fresh("w"), self.fresh("s")
         i = self.integer(0, N - 1)
         if y in vs:
-            view = self.pick([f"{y}[1:4]", f"{y}[::2]", f"{y}[-1::-2]", f"{y}[:]", f"{y}[2:]"])
+            view = self.pick([f"{y}[1:4]", f"{y}[::2]", f"{y}[-1::-2]", f"{y}[:]", f"{y}[2:]",
+                              f"np.ascontiguousarray({y})", f"{y}.conj()",
+                              f"np.reshape(np.ravel({y}), ({N},))", f"tuple(np.split({y}, {N}))[1]",
+                              f"{y}.astype(np.result_type({y}), copy=False)"])
             write = self.pick([f"{y}[{i}] = {self.scalar(scope, 1)}",
                                f"{y}[{i}] *= np.tanh({self.scalar(scope, 1)})",
                                f"{y} += {self.vector(scope, 1)}",
@@ -725,7 +728,8 @@ class Gen:
                                f"np.copyto({y}, {self.vector(scope, 1)})"])
         else:
             r = self.integer(0, ROWS - 1)
-            view = self.pick([f"{y}[{r}]", f"{y}[:, 1:3]", f"{y}.T", f"{y}[{r}, ::2]"])
+            view = self.pick([f"{y}[{r}]", f"{y}[:, 1:3]", f"{y}.T", f"{y}[{r}, ::2]",
+                              f"np.diag({y})", f'np.einsum("ij->ji", {y})', f"{y}.diagonal()"])
             write = self.pick([f"{y}[{r}, {i}] = {self.scalar(scope, 1)}",
                                f"{y}[{r}] = {self.vector(scope, 1)}",
                                f"{y} *= np.tanh({self.scalar(scope, 1)})"])

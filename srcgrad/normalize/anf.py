@@ -420,7 +420,10 @@ class ANF:
 
 
 # Methods whose result may share memory with the array they are called on.
-VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"}
+# Array methods whose result may be the array itself or a view of it (`conj` of a real array
+# is the array; `diagonal` a view)
+VIEW_METHODS = {"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes", "diagonal",
+                "conj", "conjugate"}
 
 
 def _is_pop(call, locals_):

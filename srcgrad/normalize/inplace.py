@@ -199,6 +199,10 @@ class CopyBeforeWrite:
                 # `a = x[0]` is a number for a vector but a view (a row) for a matrix:
                 # checked when it runs
                 checks.append((stmt, r, base, runtime.check_not_view))
+            elif self._sometimes_a_view(stmt.value):
+                # `d = np.diag(M)` is a view of a matrix, a new array of a vector; `np.einsum`
+                # of one operand may be a view: checked when it runs
+                checks.append((stmt, r, base, runtime.check_not_view))
             else:
                 raise self._view_error(stmt.value, r, base)
         for stmt, r, base, check in checks:
@@ -266,7 +270,9 @@ class CopyBeforeWrite:
             base = next((b.id for b in bases if b.id in written), None)
             r, made = node.targets[0].id, position[id(node)]
             if base is None:
-                if held is not None and isinstance(node.value, (gast.Subscript, gast.Name)):
+                # (a view of a view, `t = np.ravel(y); z = np.reshape(t, s)`, through its bases)
+                if held is not None and (
+                        isinstance(node.value, (gast.Subscript, gast.Name)) or bases):
                     yield from self._held_read_after_writes(node, bases, order, held)
                 continue
             if base not in self.item_written and isinstance(node.value, gast.Subscript):
@@ -319,6 +325,17 @@ class CopyBeforeWrite:
                 f"(`{r} = {base}[...].copy()`)"
             )
         return self.ctx.location.error(UnsupportedSyntaxError, value, what)
+
+    def _sometimes_a_view(self, value):
+        from .sharing import SOMETIMES_VIEWS
+
+        if not isinstance(value, gast.Call):
+            return False
+        if isinstance(value.func, gast.Attribute) and value.func.attr in (
+                "conj", "conjugate", "astype"):
+            return True  # the array itself for a real one (for its own dtype)
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
+        return any(fn is v for v in SOMETIMES_VIEWS)
 
     def _returns_a_view(self, func):
         from .sharing import NUMPY_VIEWS
@@ -450,7 +467,14 @@ def _aliased(value, holding=(), returns_a_view=lambda func: False):
     ):
         return list(value.args[1:])
     if isinstance(value, gast.Call) and value.args and returns_a_view(value.func):
+        if isinstance(value.args[0], gast.Constant):  # np.einsum("ii->i", M): its operands
+            return list(value.args[1:])
         return [value.args[0]]  # np.asarray(x), np.reshape(x, s), np.transpose(x)
+    if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "astype" and any(
+                k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value)
+                for k in value.keywords)):
+        return [value.func.value]  # x.astype(dtype, copy=False): x itself for its own dtype
     if isinstance(value, gast.Subscript):
         return [value.value]
     if isinstance(value, gast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
@@ -500,7 +524,8 @@ def _is_view_index(index):
 
 
 # calls whose result holds the same elements as their argument (a loop's sequence, a list of it)
-SAME_ELEMENTS = (runtime.iteration_sequence, runtime.as_list, list, tuple, reversed)
+SAME_ELEMENTS = (runtime.iteration_sequence, runtime.as_list, runtime.as_tuple, list, tuple,
+                 reversed)
 
 
 def _holders(fn_node, position, holding, returns_a_view):

@@ -41,13 +41,25 @@ NUMPY_VIEWS = {
     np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze, np.expand_dims,
     np.swapaxes, np.moveaxis, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
     np.diagonal, np.real, np.imag, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
-    np.flip, np.fliplr, np.flipud, np.rot90, np.asarray_chkfinite, np.squeeze,
-}
+    np.flip, np.fliplr, np.flipud, np.rot90, np.asarray_chkfinite, np.squeeze, np.rollaxis,
+    np.trim_zeros, np.broadcast_arrays, np.lib.stride_tricks.as_strided,
+    np.lib.stride_tricks.sliding_window_view,
+} | {getattr(module, name) for module, name in (
+    (np, "matrix_transpose"), (np, "permute_dims"), (np, "unstack"),
+    (np.linalg, "matrix_transpose"),
+) if hasattr(module, name)}  # (newer NumPy only)
+# Of those, the ones whose result is a view or the argument itself for some arguments only (np.diag
+# of a matrix, np.einsum of one operand, np.real_if_close of a real array, np.ascontiguousarray of
+# a contiguous one): a read after a write into the argument is checked when it runs.
+SOMETIMES_VIEWS = {np.ascontiguousarray, np.asfortranarray, np.require, np.real_if_close,
+                   np.diag, np.einsum, np.nan_to_num, np.diff}  # (np.diff(x, n=0) is x)
+NUMPY_VIEWS |= SOMETIMES_VIEWS
 # srcgrad helpers whose result holds (or is) an argument's object.
 HOLDING_HELPERS = (
     "list_append", "list_pop", "setitem", "list_insert", "pop_item", "list_extend",
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
-    "iteration_sequence", "as_list", "max_of", "min_of", "put_shared", "ndenumerate_items",
+    "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
+    "ndenumerate_items",
 )
 # Builtins whose result is a new number or never an argument's object.
 FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}
