@@ -589,10 +589,20 @@ class Gen:
     def dictop(self, scope, ind, depth):
         """A write into a dict of vectors (new or existing key, update) or a loop over it."""
         d = self.pick(scope.of("d"))
-        form = self.pick(["set", "set", "update", "updatekw", "loop", "loop"])
+        form = self.pick(["set", "set", "update", "updatekw", "loop", "loop", "live view"])
         if form == "loop":
             self.features.add("dict iteration")
             return self.dict_loop(d, scope, ind, scope.keys.get(d, ()))
+        if form == "live view":  # d.values() read after d changes: a located refusal
+            self.features.add("dict mutation")
+            vs, acc, t = self.fresh("L"), self.fresh("s"), self.fresh("e")
+            scope.names[acc] = "s"
+            return [f"{ind}{vs} = {d}.{self.pick(['values()', 'items()'])}",
+                    f'{ind}{d}["p"] = {self.own(self.vector(scope, 2))}',
+                    f"{ind}{acc} = float(len({vs})) + {self.scalar(scope, 1)}",
+                    f"{ind}for {t} in {vs}:",
+                    f"{ind}    {acc} = {acc} + np.sum(np.tanh({t}[-1] if isinstance({t}, tuple) "
+                    f"else {t}))"]
         self.features.add("dict mutation")
         key = self.pick(["p", "q", "r", "t"])
         value = self.own(self.vector(scope, 2))
@@ -735,6 +745,11 @@ class Gen:
                                f"{y} *= np.tanh({self.scalar(scope, 1)})"])
         lines = [f"{ind}{w} = {view}", f"{ind}{s1} = np.sum(np.sin({w})) * {self.scalar(scope, 1)}",
                  f"{ind}{write}"]
+        if self.coin(1, 6):  # the read and the write in a loop: the next trip reads the write
+            t = self.fresh("i")
+            lines = [lines[0], f"{ind}{s1} = 0.0", f"{ind}for {t} in range(2):",
+                     f"{ind}    {s1} = {s1} + np.sum(np.sin({w})) * {self.scalar(scope, 1)}",
+                     f"{ind}    {write}"]
         scope.names[s1] = "s"
         if self.coin(1, 5):
             s2 = self.fresh("s")
@@ -1538,6 +1553,7 @@ KNOWN_REFUSALS = {
     ),
     "iterator used twice": r"is an iterator .*which its first use consumes",
     "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
+    "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug

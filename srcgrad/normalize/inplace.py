@@ -278,7 +278,7 @@ class CopyBeforeWrite:
             if base not in self.item_written and isinstance(node.value, gast.Subscript):
                 continue  # an element of a list that only grows or shrinks stays what it was
             later = [w for w in writes[base] if w > made]
-            if later and any(k > min(later) for k in reads.get(r, ())):
+            if later and any(k > min(later) for k in self._reads_of(r, made, reads)):
                 yield node, r, base, False
 
     def _held_read_after_writes(self, node, bases, order, held):
@@ -290,7 +290,7 @@ class CopyBeforeWrite:
         r, made = node.targets[0].id, position[id(node)]
         for base in sorted(_reached(bases, holders, made) & set(self.item_written)):
             later = [w for w in writes[base] if w > made]
-            if later and any(k > min(later) for k in reads.get(r, ())):
+            if later and any(k > min(later) for k in self._reads_of(r, made, reads)):
                 if bound.get(base, made) >= made:
                     raise self._view_error(node.value, r, base)
                 yield node, r, base, True
@@ -309,9 +309,42 @@ class CopyBeforeWrite:
         for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node):
                 writes.setdefault(node.targets[0].id, []).append(position[id(node)])
+        self.bindings = {}
+        for node in ordered_walk(fn_node):
+            if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+                self.bindings.setdefault(node.targets[0].id, []).append(position[id(node)])
+        # the positions each loop's statements span, its header first
+        self.loop_spans = [
+            (position[id(node)], max(position[id(n)] for n in walk(node) if id(n) in position))
+            for node in ordered_walk(fn_node)
+            if isinstance(node, (gast.For, gast.While)) and id(node) in position
+        ]
         return position, reads, writes
 
+    def _reads_of(self, r, made, reads):
+        """The positions where ``r`` is read; a read inside a loop that ``r`` was not made in
+        happens again in the next trip, after every statement of the loop (so after a write
+        into its base further down the loop's body)."""
+        out = list(reads.get(r, ()))
+        # (reads after r is bound again, `seq = d; seq = iteration_sequence(seq)`, are not its)
+        cut = min((p for p in self.bindings.get(r, ()) if p > made), default=float("inf"))
+        for start, end in self.loop_spans:
+            if not start <= made <= end and any(start <= k <= min(end, cut) for k in out):
+                out.append(end + 0.5)
+        return out
+
     def _view_error(self, value, r, base):
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
+            value, gast.Call) else None
+        if any(fn is v for v in DICT_VIEWS):
+            method = fn.__name__.replace("dict_", "")
+            what = (
+                f"`{base}.{method}()` is read after `{base}` changes (a write into it further "
+                f"down, or in a later trip of the loop): Python's `{method}()` is a live view "
+                f"that sees the change, srcgrad's would not. Take `{base}.{method}()` after the "
+                f"change, or write the new values into another dict"
+            )
+            return self.ctx.location.error(UnsupportedSyntaxError, value, what)
         if not isinstance(value, gast.Subscript):
             what = (
                 f"`{r}` refers to the array in `{base}`, which is written into afterwards, so it "
@@ -341,7 +374,7 @@ class CopyBeforeWrite:
         from .sharing import NUMPY_VIEWS
 
         fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
-        return any(fn is v for v in NUMPY_VIEWS)
+        return any(fn is v for v in NUMPY_VIEWS) or any(fn is v for v in DICT_VIEWS)
 
     def _updates_shared(self, value, var):
         if not (isinstance(value, gast.Call) and value.args):
@@ -524,6 +557,9 @@ def _is_view_index(index):
 
 
 # calls whose result holds the same elements as their argument (a loop's sequence, a list of it)
+# ``d.keys()``, ``d.values()``, ``d.items()``: Python's are live views of the dict, srcgrad's
+# lists of what it holds when they are made; one read after a write into the dict is refused.
+DICT_VIEWS = (runtime.dict_values, runtime.dict_items)  # (keys change only with new keys)
 SAME_ELEMENTS = (runtime.iteration_sequence, runtime.as_list, runtime.as_tuple, list, tuple,
                  reversed)
 
