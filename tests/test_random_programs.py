@@ -1554,10 +1554,12 @@ KNOWN_REFUSALS = {
     "iterator used twice": r"is an iterator .*which its first use consumes",
     "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
     "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
+    "loop over a sequence whose array the loop writes": r"^the sequence this loop runs over holds",
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug
 FIRST_ORDER_ONLY = ("array read after a write into one it refers to",
+                    "loop over a sequence whose array the loop writes",
                     "view read after a write into its base",
                     "view read after an update of its base")
 LOG = os.environ.get("SRCGRAD_RANDOM_LOG")  # hunting: log every srcgrad error, don't fail

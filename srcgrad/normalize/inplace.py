@@ -13,6 +13,7 @@ with a clear error instead of silently changing another value.
 
 from __future__ import annotations
 
+import re
 import types
 
 import gast
@@ -20,6 +21,7 @@ import numpy as np
 
 from .. import runtime
 from ..astutil import index_value, ordered_walk, stored, walk
+from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from .anf import VIEW_METHODS
 from .containers import mutator_names
@@ -345,7 +347,15 @@ class CopyBeforeWrite:
                 f"change, or write the new values into another dict"
             )
             return self.ctx.location.error(UnsupportedSyntaxError, value, what)
-        if not isinstance(value, gast.Subscript):
+        text = (self.ctx.location.of(value)[3] or "").strip()
+        if re.fullmatch(naming.SEQ + r"(_\d+)?", r) and text.startswith(("for ", "async for")):
+            what = (
+                f"the sequence this loop runs over holds `{base}` (or an array that shares its "
+                f"memory), which is written into in the loop, so a later trip reads the written "
+                f"values: a dependence srcgrad does not follow. Loop over a copy (`{base}.copy()`)"
+                f" or write into a new array"
+            )
+        elif not isinstance(value, gast.Subscript):
             what = (
                 f"`{r}` refers to the array in `{base}`, which is written into afterwards, so it "
                 f"changes with the write: a dependence srcgrad does not follow. Use a copy there "
