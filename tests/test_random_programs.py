@@ -596,13 +596,14 @@ class Gen:
         if form == "live view":  # d.values() read after d changes: a located refusal
             self.features.add("dict mutation")
             vs, acc, t = self.fresh("L"), self.fresh("s"), self.fresh("e")
+            lines = [f"{ind}{vs} = {d}.{self.pick(['values()', 'items()'])}",
+                     f'{ind}{d}["p"] = {self.own(self.vector(scope, 2))}',
+                     f"{ind}{acc} = float(len({vs})) + {self.scalar(scope, 1)}",
+                     f"{ind}for {t} in {vs}:",
+                     f"{ind}    {acc} = {acc} + np.sum(np.tanh({t}[-1] if isinstance({t}, tuple) "
+                     f"else {t}))"]
             scope.names[acc] = "s"
-            return [f"{ind}{vs} = {d}.{self.pick(['values()', 'items()'])}",
-                    f'{ind}{d}["p"] = {self.own(self.vector(scope, 2))}',
-                    f"{ind}{acc} = float(len({vs})) + {self.scalar(scope, 1)}",
-                    f"{ind}for {t} in {vs}:",
-                    f"{ind}    {acc} = {acc} + np.sum(np.tanh({t}[-1] if isinstance({t}, tuple) "
-                    f"else {t}))"]
+            return lines
         self.features.add("dict mutation")
         key = self.pick(["p", "q", "r", "t"])
         value = self.own(self.vector(scope, 2))

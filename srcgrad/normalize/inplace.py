@@ -509,26 +509,33 @@ def _aliased(value, holding=(), returns_a_view=lambda func: False):
         and value.func.id in holding
     ):
         return list(value.args[1:])
-    if isinstance(value, gast.Call) and value.args and returns_a_view(value.func):
-        if isinstance(value.args[0], gast.Constant):  # np.einsum("ii->i", M): its operands
-            return list(value.args[1:])
-        return [value.args[0]]  # np.asarray(x), np.reshape(x, s), np.transpose(x)
-    if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-            and value.func.attr == "astype" and any(
-                k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value)
-                for k in value.keywords)):
-        return [value.func.value]  # x.astype(dtype, copy=False): x itself for its own dtype
+    if isinstance(value, gast.Call):
+        viewed = _viewed(value, returns_a_view)
+        if viewed is not None:
+            return viewed
     if isinstance(value, gast.Subscript):
         return [value.value]
     if isinstance(value, gast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
         return [value.value]
-    if (
-        isinstance(value, gast.Call)
-        and isinstance(value.func, gast.Attribute)
-        and value.func.attr in VIEW_METHODS
-    ):
-        return [value.func.value]
     return [value]
+
+
+def _viewed(call, returns_a_view):
+    """The arrays a call's result may be a view of (a NumPy function or method returning
+    one), or None."""
+    if call.args and returns_a_view(call.func):
+        if isinstance(call.args[0], gast.Constant):  # np.einsum("ii->i", M): its operands
+            return list(call.args[1:])
+        return [call.args[0]]  # np.asarray(x), np.reshape(x, s), np.transpose(x)
+    if not isinstance(call.func, gast.Attribute):
+        return None
+    if call.func.attr in VIEW_METHODS:
+        return [call.func.value]
+    if call.func.attr == "astype" and any(
+            k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value)
+            for k in call.keywords):
+        return [call.func.value]  # x.astype(dtype, copy=False): x itself for its own dtype
+    return None
 
 
 def _in_order(stmts, skip=frozenset()):
