@@ -1213,3 +1213,15 @@ def values_changed_for_its_own_key(x):
 @pytest.mark.parametrize("f", [view_made_in_each_trip, values_changed_for_its_own_key])
 def test_reads_that_see_each_write_work(f):
     check_all(f, (X,))
+
+
+def swap_two_elements(x):
+    y = x * 1.0
+    y[0], y[1] = y[1], y[0]
+    return np.sum(y * np.array([1.0, 2.0, 3.0]))
+
+
+def test_swapping_two_elements_still_works():
+    # a first version of the view-of-a-view check refused this ("`y` refers to the array in
+    # `y`"): the element writes hold what they write, not a view of it
+    check_all(swap_two_elements, (X,))

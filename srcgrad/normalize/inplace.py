@@ -274,7 +274,9 @@ class CopyBeforeWrite:
             if base is None:
                 # (a view of a view, `t = np.ravel(y); z = np.reshape(t, s)`, through its bases)
                 if held is not None and (
-                        isinstance(node.value, (gast.Subscript, gast.Name)) or bases):
+                        isinstance(node.value, (gast.Subscript, gast.Name, gast.Attribute))
+                        or isinstance(node.value, gast.Call)
+                        and _viewed(node.value, self._returns_a_view) is not None):
                     yield from self._held_read_after_writes(node, bases, order, held)
                 continue
             if base not in self.item_written and isinstance(node.value, gast.Subscript):
@@ -290,7 +292,7 @@ class CopyBeforeWrite:
         position, reads, writes = order
         holders, bound = held
         r, made = node.targets[0].id, position[id(node)]
-        for base in sorted(_reached(bases, holders, made) & set(self.item_written)):
+        for base in sorted(_reached(bases, holders, made) & set(self.item_written) - {r}):
             later = [w for w in writes[base] if w > made]
             if later and any(k > min(later) for k in self._reads_of(r, made, reads)):
                 if bound.get(base, made) >= made:
