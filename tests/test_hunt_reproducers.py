@@ -1210,7 +1210,15 @@ def values_changed_for_its_own_key(x):
     return sum(np.sum(t * x) for t in d.values())
 
 
-@pytest.mark.parametrize("f", [view_made_in_each_trip, values_changed_for_its_own_key])
+def items_changed_at_their_own_key(x):
+    d = {"a": x * 1.0, "b": x * 2.0}
+    for k, v in d.items():
+        d[k] = v * 3.0  # the items still to come are unchanged
+    return sum(np.sum(t * x) for t in d.values())
+
+
+@pytest.mark.parametrize("f", [view_made_in_each_trip, values_changed_for_its_own_key,
+                               items_changed_at_their_own_key])
 def test_reads_that_see_each_write_work(f):
     check_all(f, (X,))
 

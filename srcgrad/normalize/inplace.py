@@ -281,8 +281,7 @@ class CopyBeforeWrite:
                 continue
             if base not in self.item_written and isinstance(node.value, gast.Subscript):
                 continue  # an element of a list that only grows or shrinks stays what it was
-            later = [w for w in writes[base] if w > made]
-            if later and any(k > min(later) for k in self._reads_of(r, made, reads)):
+            if self._read_after_a_later_write(node.value, r, made, writes[base], reads):
                 yield node, r, base, False
 
     def _held_read_after_writes(self, node, bases, order, held):
@@ -313,10 +312,13 @@ class CopyBeforeWrite:
         for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node):
                 writes.setdefault(node.targets[0].id, []).append(position[id(node)])
-        self.bindings = {}
+        self.bindings, self.values, self.write_nodes = {}, {}, {}
         for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
                 self.bindings.setdefault(node.targets[0].id, []).append(position[id(node)])
+                self.values.setdefault(node.targets[0].id, []).append(node.value)
+                if self._writes(node):
+                    self.write_nodes[position[id(node)]] = node
         # the positions each loop's statements span, its header first
         self.loop_spans = [
             (position[id(node)], max(position[id(n)] for n in walk(node) if id(n) in position))
@@ -324,6 +326,30 @@ class CopyBeforeWrite:
             if isinstance(node, (gast.For, gast.While)) and id(node) in position
         ]
         return position, reads, writes
+
+    def _read_after_a_later_write(self, value, r, made, writes, reads):
+        """Whether ``r = value`` (made at ``made``) is read after one of ``writes`` into its
+        base that come after it (not ``d[k] = ...`` at the loop's own key of ``d.items()``)."""
+        later = [w for w in writes if w > made]
+        return bool(later) and any(k > min(later) for k in self._reads_of(r, made, reads)) and (
+            not self._own_key_writes(value, r, later))
+
+    def _own_key_writes(self, value, r, later):
+        """``for k, v in d.items(): d[k] = ...``: every later write into the dict is at the key
+        of the item the loop is at, so the items still to come are unchanged."""
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
+            value, gast.Call) else None
+        if fn is not runtime.dict_items:
+            return False
+        items = {n for n, vs in self.values.items()
+                 if all(isinstance(v, gast.Subscript) and _is_name(v.value, r) for v in vs)}
+        keys = {n for n, vs in self.values.items()
+                if all(isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name)
+                       and v.value.id in items and isinstance(v.slice, gast.Constant)
+                       and v.slice.value == 0 for v in vs)}
+        written = [self.write_nodes.get(w) for w in later]
+        return all(w is not None and len(w.value.args) > 1 and isinstance(w.value.args[1],
+                   gast.Name) and w.value.args[1].id in keys for w in written)
 
     def _reads_of(self, r, made, reads):
         """The positions where ``r`` is read; a read inside a loop that ``r`` was not made in
@@ -657,3 +683,7 @@ def _calls(value, name):
         and isinstance(value.func, gast.Name)
         and value.func.id == name
     )
+
+
+def _is_name(node, name):
+    return isinstance(node, gast.Name) and node.id == name
