@@ -281,13 +281,13 @@ class InPlaceCalls:
             if not self._is_local(atom) or atom.id in self.fresh["numbers"]:
                 continue
             if self.reads[atom.id] > here[atom.id]:
-                why = "read elsewhere in the function"
+                why = "is read elsewhere in the function"
             elif atom.id not in self.params and atom.id not in self.fresh["values"]:
                 why = "may share memory with another value"
             else:
                 continue  # a copy made for the call, or an argument read only here
             raise self._refuse(
-                call, f"`{_dotted(call.func)}` given `{atom.id}`, which is {why}: "
+                call, f"`{_dotted(call.func)}` given `{atom.id}`, which {why}: "
                 f"`{_dotted(call.func)}` has neither a gradient rule nor Python source, so "
                 f"srcgrad cannot tell whether it changes `{atom.id}` in place",
                 f"pass it a copy made for the call (`{atom.id}.copy()`), or register a rule for "
