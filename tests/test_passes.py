@@ -497,6 +497,7 @@ def test_reverse_needs_no_unbroadcast_where_shapes_provably_match():
             y = x_times_x + x
             sum_y = np.sum(y)
             # grad of: return np.sum(y)
+            check_real(x)
             dy = unreduce(1.0, y)
             # grad of: y = x * x + x
             dx = dy + (dy * x + dy * x)
@@ -683,6 +684,7 @@ def test_owned_copies_returned_gradients_that_are_views_or_shared():
     assert before == code("""
         def dsummed(x, y):
             # grad of: return np.sum(x + y)
+            check_real(x, y)
             dx_plus_y = unreduce(1.0, shape_like(x, y))
             dx = unbroadcast(dx_plus_y, x)
             dy = unbroadcast(dx_plus_y, y)
@@ -691,6 +693,7 @@ def test_owned_copies_returned_gradients_that_are_views_or_shared():
     assert after == code("""
         def dsummed(x, y):
             # grad of: return np.sum(x + y)
+            check_real(x, y)
             dx_plus_y = unreduce(1.0, shape_like(x, y))
             dx = unbroadcast(dx_plus_y, x)
             dy = unbroadcast(dx_plus_y, y)
@@ -719,6 +722,7 @@ def test_release_deletes_each_value_after_its_last_read():
         def dlogistic(w, X, y):
             z = X @ w
             # grad of: return np.mean(np.logaddexp(0.0, z) - y * z)
+            check_real(X, w, y)
             dminus = mean_grad(1.0, shape_like(y, z))
             dlogaddexp_c_z = unbroadcast(dminus, z)
             dy_times_z = -dminus
@@ -732,6 +736,7 @@ def test_release_deletes_each_value_after_its_last_read():
         def dlogistic(w, X, y):
             z = X @ w
             # grad of: return np.mean(np.logaddexp(0.0, z) - y * z)
+            check_real(X, w, y)
             dminus = mean_grad(1.0, shape_like(y, z))
             dlogaddexp_c_z = unbroadcast(dminus, z)
             dy_times_z = -dminus
@@ -772,6 +777,8 @@ def test_release_leaves_numbers_loop_stacks_and_parameters_alone():
                 div = sum_x_times_x / m_plus_i
                 s = s + div
                 loop_saved.append(m_plus_i)
+            # grad of: return s
+            check_real(x)
             # grad of: for i in range(n):
             ds = 1.0
             dsum_x_times_x = zeros_like(sum_x_times_x)
@@ -804,6 +811,7 @@ def test_proxy_keeps_only_the_shape_of_a_product_read_for_its_shape():
             z = x_matmul_W + b
             tanh_z = np.tanh(z)
             # grad of: return np.sum(np.tanh(z))
+            check_real(W, b, x)
             dtanh_z = unreduce(1.0, tanh_z)
             dz = dtanh_z * (1 - tanh_z * tanh_z)
             # grad of: z = x @ W + b

@@ -92,7 +92,7 @@ linear(runtime.split_aux, "pair, name='the function'", vjp={"pair": "dy"}, jvp={
 linear(runtime.check_tangent, 'tangent, x, name="x"', vjp="dy", jvp="dtangent")
 
 # Constant results: a zero gradient and the unit seed of `grad` carry no gradient of their own.
-nondiff(runtime.zeros_like, runtime.unit_seed)
+nondiff(runtime.zeros_like, runtime.unit_seed, runtime.check_real)
 
 # `max(xs)` / `min(xs)` of one iterable: the gradient goes to the element chosen, the first
 # extreme one, as Python returns it.

@@ -67,6 +67,7 @@ from .boundary import (  # noqa: F401
     unstack_rows,
 )
 from .complex_values import (  # noqa: F401
+    check_real,
     conj_like,
     holomorphic_result,
     holomorphic_seed,

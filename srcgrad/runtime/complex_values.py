@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SrcgradError, UnsupportedCaseError
-from .pytrees import kind_of, rebuild
+from .pytrees import fields, kind_of, rebuild
 
 
 def is_complex(x):
@@ -113,6 +113,39 @@ def complex_output_error(name):
         f"the complex derivative f'(z) of a holomorphic f (or differentiate np.real or np.abs "
         f"of the output)"
     )
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def check_real(*values, name="the function"):
+    """The check of ``grad``'s seed when the output is not computed (a full reduction): the
+    output is complex exactly when one of ``values`` (what it is computed from:
+    ``analysis/realness.py``) holds a complex number, which is refused."""
+    for value in values:
+        if type(value) is np.ndarray and value.dtype is _FLOAT64:  # the common case first
+            continue
+        if holds_complex(value):
+            raise complex_output_error(name)
+
+
+def holds_complex(value, depth=0):
+    """Whether ``value`` is complex or a structure (list, tuple, dict, object) holding a complex
+    number."""
+    if isinstance(value, (float, int, str, bytes)) or value is None:
+        return False
+    if is_complex(value):
+        return True
+    if depth > 50:
+        return False
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+        return any(holds_complex(v, depth + 1) for v in value.flat)
+    if isinstance(value, dict):
+        return any(holds_complex(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)) and kind_of(value) is None:
+        return any(holds_complex(v, depth + 1) for v in value)
+    data = fields(value)
+    return data is not None and any(holds_complex(v, depth + 1) for v in data.values())
 
 
 def holomorphic_seed(out, x, name="the function"):

@@ -13,6 +13,7 @@ Supported kinds, per helper (anything else is refused when numba compiles the de
 - ``unbroadcast(g, x)``: a number ``g``; an array ``g`` onto a number, onto an array of fewer
   dimensions (leading axes summed), or onto an array of as many dimensions (axes of length 1
   summed, up to two dimensions);
+- ``check_real(*values)``: numbers, arrays, tuples and lists of them (complex ones refused);
 - ``unit_seed(out)``, ``zeros_like(x)``, ``cast_like(g, x)``, ``as_like(g, x)``: numbers and
   arrays (``as_like`` of a missing gradient, ``None``, gives zeros), ``copy_grad(g)``;
 - ``unreduce(dy, x)``, ``mean_grad(dy, x)`` without ``axis`` (the adjoints of a full sum and
@@ -30,7 +31,7 @@ from numba.core import types
 from numba.extending import overload
 
 from ..errors import CompiledValueError, UnsupportedCaseError
-from . import boundary, containers, products, shapes
+from . import boundary, complex_values, containers, products, shapes
 
 _NUMBER = (types.Number, types.Boolean)
 
@@ -57,6 +58,11 @@ def unbroadcast(g, x):
 def unit_seed(out, name="the function"):
     """``runtime.unit_seed``."""
     return boundary.unit_seed(out, name)
+
+
+def check_real(*values):
+    """``runtime.check_real``."""
+    return complex_values.check_real(*values)
 
 
 def zeros_like(x):
@@ -123,6 +129,7 @@ def matmul_vjp_right(dy, a, b):
 HELPERS = {
     shapes.unbroadcast: unbroadcast,
     boundary.unit_seed: unit_seed,
+    complex_values.check_real: check_real,
     containers.zeros_like: zeros_like,
     containers.cast_like: cast_like,
     containers.as_like: as_like,
@@ -220,8 +227,41 @@ def _unbroadcast(g, x):
     return leading
 
 
+# what ``complex_values.complex_output_error`` says (numba raises errors made of constants)
+COMPLEX_OUTPUT = ("srcgrad: grad needs the function to return a real number; it returned a "
+                  "complex one, which has no gradient. Use vjp(f) with a seed for a complex "
+                  "output, or holomorphic_grad(f) for the complex derivative f'(z) of a "
+                  "holomorphic f")
+
+
+def _complex_type(t):
+    """Whether values of the numba type ``t`` are complex or hold complex numbers."""
+    if isinstance(t, types.Complex):
+        return True
+    if isinstance(t, (types.Array, types.List)):
+        return isinstance(t.dtype, types.Complex)
+    if isinstance(t, types.BaseTuple):
+        return any(_complex_type(u) for u in t.types)
+    return False
+
+
+def _refuse_complex(*values):
+    raise CompiledValueError(COMPLEX_OUTPUT)
+
+
+@overload(check_real)
+def _check_real(*values):
+    if any(_complex_type(t) for t in values):
+        return _refuse_complex
+    return lambda *values: None
+
+
 @overload(unit_seed)
 def _unit_seed(out, name="the function"):
+    if _complex_type(out):
+        def refuse(out, name="the function"):
+            raise CompiledValueError(COMPLEX_OUTPUT)
+        return refuse
     if _number(out):
         return lambda out, name="the function": 1.0
     if isinstance(out, types.Array):

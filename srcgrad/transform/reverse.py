@@ -36,6 +36,7 @@ import builtins
 import operator
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..analysis.containers import container_suspects
@@ -45,6 +46,7 @@ from ..analysis.loops import (
     indexed_reads,
     whole_reads,
 )
+from ..analysis.realness import OPAQUE, may_be_complex, output_leaves
 from ..analysis.shapes import BroadcastShapes
 from ..analysis.updates import in_place_updates
 from ..astutil import clone, ordered_walk, param_names, stored, walk
@@ -62,28 +64,11 @@ SEEDED = ("vjp", "split", "pullback")  # modes given the cotangent of the output
 # a yield, back's parameter)
 
 
-# names and attributes of what makes complex values from real ones (np.fft.*, np.emath.*,
-# np.linalg.eig, complex dtypes)
-COMPLEX_SOURCES = frozenset({"fft", "emath", "scimath", "complex", "complex64", "complex128",
-                             "csingle", "cdouble", "clongdouble", "complexfloating", "eig",
-                             "eigvals", "roots"})
-
-
-def may_be_complex(body):
-    """Whether the function may compute complex values from real ones: a complex constant, a
-    name or attribute in ``COMPLEX_SOURCES``, or a dtype string naming a complex type."""
-    for node in walk(body):
-        if isinstance(node, gast.Constant) and (
-            isinstance(node.value, complex)
-            or (isinstance(node.value, str) and ("complex" in node.value
-                                                 or node.value in ("F", "D", "G", "c8", "c16")))
-        ):
-            return True
-        if isinstance(node, gast.Attribute) and node.attr in COMPLEX_SOURCES:
-            return True
-        if isinstance(node, gast.Name) and node.id in COMPLEX_SOURCES:
-            return True
-    return False
+def _known_real(kind):
+    """Whether an argument kind (``analysis/argkinds.py``) is a real number or array."""
+    if not kind:
+        return False
+    return kind[0] in ("float", "int") or np.dtype(kind[-1]).kind in "biuf"
 
 
 def _plus(a, b):
@@ -148,6 +133,7 @@ class ReverseAD:
         self.rezero = set()  # adjoints a loop iteration kills: zeroed again where that happens
         self.tape = None  # the Tape of the primal sweep, made by run()
         self.yield_marks = {}  # id of a marked `seed = yield value` -> value (_yields_back)
+        self.output_leaves = OPAQUE  # what decides whether the output is complex (_analyse)
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -184,6 +170,10 @@ class ReverseAD:
         # contribution cannot be added into the real buffer of a real variable
         self.in_place = self.optimize and not may_be_complex(fn_node.body)
         self.adjoints = Adjoints(self.ctx, self._emit, containers, self.in_place)
+        out = fn_node.body[-1].value
+        # read before the tape rewrites the body (see _check_real)
+        self.output_leaves = OPAQUE if not isinstance(out, gast.Name) else output_leaves(
+            fn_node.body, out.id, self.params, self.ctx.namespace, self.ctx.local_names)
         self.integers = Integers(self._resolves).run(fn_node, self.params)
         updates = in_place_updates(self.ops, fn_node.body)
         self.definitions = Definitions(fn_node.body, self.params, updates)
@@ -574,8 +564,9 @@ class ReverseAD:
             check = self._call(runtime.check_seed, name(seed_param), out)
         else:
             if out_active and self.shape_sets.get(out.id) == frozenset():
-                # a scalar by construction (a full reduction): no check, and the seed is 1.0 (so
-                # a complex output is not refused here: docs/complex.md)
+                # a scalar by construction (a full reduction): the seed is 1.0, and the output
+                # need not be computed to be checked
+                self._check_real(out)
                 self.adjoints.seed(out.id, gast.Constant(1.0, None))
                 return
             check = self._call(runtime.unit_seed, out)
@@ -583,3 +574,15 @@ class ReverseAD:
             self.adjoints.seed(out.id, check)
         else:
             self.stmts.append(gast.Expr(check))
+
+    def _check_real(self, out):
+        """The check that the output ``out``, seeded without ``unit_seed``, is real: of what its
+        type follows from (``analysis/realness.py``; none where it is real by construction,
+        none of the parameters a specialized derivative knows are real), or of ``out`` itself
+        (computed then) when its type follows from nothing a check can read."""
+        leaves = self.output_leaves
+        if leaves is OPAQUE:
+            leaves = [out.id]
+        leaves = [n for n in leaves if not _known_real(self.ctx.kinds.get(n))]
+        if leaves:
+            self.stmts.append(gast.Expr(self._call(runtime.check_real, *map(name, leaves))))

@@ -7,6 +7,7 @@ def dgolden_helper(x, w):
     b = 0.25
     b_times_x_2 = b * x_2
     # grad of: return np.sum(scaled(x * w, b=0.25))
+    check_real(w, x)
     dscaled_x_times_w = unreduce(1.0, shape_like(w, x))
     db_times_x_2 = dscaled_x_times_w * x_2
     del x_2

@@ -9,6 +9,7 @@ def dgolden_indexed_write(x):
         y = setitem(y, i, x_item_times_x_item_2)
         loop_saved.append((x_item, x_item_times_x_item_2))
     # grad of: return np.sum(y)
+    check_real(x)
     dy = unreduce(1.0, y)
     # grad of: for i in range(3):
     dx = zeros_like(x)

@@ -8,6 +8,7 @@ def dgolden_list_argument(params, x):
     tanh_W_matmul_x_plus_b = np.tanh(W_matmul_x_plus_b)
     del W_matmul_x_plus_b
     # grad of: return np.sum(np.tanh(W @ x + b))
+    check_real(params, x)
     dtanh_W_matmul_x_plus_b = unreduce(1.0, tanh_W_matmul_x_plus_b)
     dW_matmul_x_plus_b = dtanh_W_matmul_x_plus_b * (1 - tanh_W_matmul_x_plus_b * tanh_W_matmul_x_plus_b)
     del tanh_W_matmul_x_plus_b

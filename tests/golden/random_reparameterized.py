@@ -6,6 +6,7 @@ def dreparameterized(mu, sigma, rng):
     del sigma_times_eps
     sin = np.sin(mu_plus_sigma_times_eps)
     # grad of: return np.sum(np.sin(mu + sigma * eps) ** 2)
+    check_real(mu, rng, sigma)
     dsin_pow_2 = unreduce(1.0, shape_like(eps, mu, sigma))
     dsin = dsin_pow_2 * 2 * sin
     del sin

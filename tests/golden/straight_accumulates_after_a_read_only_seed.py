@@ -2,6 +2,7 @@ def daccumulates_after_a_read_only_seed(x):
     a = np.sin(x)
     b = np.cos(x)
     # grad of: return np.sum(x) + np.sum(a * b)
+    check_real(x)
     dsum_x = 1.0
     dsum_a_times_b = 1.0
     da_times_b = unreduce(dsum_a_times_b, x)

@@ -4,6 +4,7 @@ def daccumulates_and_copies(x, w):
     z = a
     tanh_x = np.tanh(x)
     # grad of: return np.sum(z * b + x * 3.0) + np.sum(np.tanh(x))
+    check_real(w, x)
     dsum_2 = 1.0
     dsum_tanh_x = 1.0
     dtanh_x = unreduce(dsum_tanh_x, tanh_x)

@@ -1,0 +1,290 @@
+"""Realness: which values decide whether a function's output is complex.
+
+``grad`` needs a real output. Where the reverse transform proves the output is one number (a full
+reduction), it seeds it with 1.0 without computing it (the output is then often dead code); this
+analysis says what the seed must check instead. It follows the output's value back through the
+body, flow-insensitively (every assignment of a name counts, loops included), and stops at what
+makes real values whatever it is given (``np.abs``, ``np.real``, ``np.imag``, ``np.angle``,
+norms, comparisons, ``float``, shapes, a real ``dtype=``). NumPy, SciPy and srcgrad's own
+functions and Python's operators make a complex value exactly when one of their operands is
+complex, so the output is complex exactly when one of the *leaves* it reaches is: a parameter or
+a name from outside the function (a global, a closure variable).
+
+Requires: the normalized body, its parameters and its namespace. Guarantees: ``output_leaves``
+returns the leaves to check at run time (``[]``: the output is always real), or OPAQUE when the
+output may be complex for a reason no leaf shows — a complex constant, a name from
+``reverse.COMPLEX_SOURCES`` (``np.fft``, ``np.emath``, ``eig``), a complex or dynamic dtype, a
+function srcgrad does not know to follow that rule (a user's function with a custom rule), or a
+parameter the body rebinds (its value at the seed is not the argument's).
+
+    def f(x, y):  return np.sum(x * y)            ->  ["x", "y"]
+    def f(z):     return np.sum(np.abs(z) ** 2)   ->  []
+    def f(x):     return np.sum(np.fft.fft(x))    ->  OPAQUE
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import types
+
+import gast
+import numpy as np
+
+from ..frontend.resolve import MISSING
+from ..rules import random_draws
+from ..rules.registry import lookup
+
+OPAQUE = "opaque"
+
+# names and attributes of what makes complex values from real ones (np.fft.*, np.emath.*,
+# np.linalg.eig, complex dtypes, a matrix square root or logarithm of a real matrix, an analytic
+# signal, a frequency response)
+COMPLEX_SOURCES = frozenset({"fft", "emath", "scimath", "complex", "complex64", "complex128",
+                             "csingle", "cdouble", "clongdouble", "complexfloating", "eig",
+                             "eigvals", "roots", "sort_complex", "sqrtm", "logm", "funm",
+                             "schur", "rsf2csf", "hilbert", "hilbert2", "freqz", "freqs",
+                             "sosfreqz", "czt", "zoom_fft", "stft", "polyroots", "vectorize",
+                             "frompyfunc"})
+COMPLEX_CODES = ("F", "D", "G", "c8", "c16")
+
+# functions whose result is real (or an integer, a bool, a shape) for any argument
+REAL_RESULTS = frozenset({
+    np.abs, np.absolute, np.real, np.imag, np.angle, np.linalg.norm, np.linalg.cond,
+    np.linalg.matrix_rank, np.linalg.eigvalsh, np.isnan, np.isinf, np.isfinite, np.isreal,
+    np.iscomplex, np.isrealobj, np.iscomplexobj, np.isclose, np.allclose, np.array_equal,
+    np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero,
+    np.count_nonzero, np.shape, np.size, np.ndim, np.equal, np.not_equal, np.less,
+    np.less_equal, np.greater, np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
+    np.logical_xor, np.signbit, np.fabs, np.hypot, np.arctan2, np.floor, np.ceil, np.trunc,
+    np.rint, np.heaviside, np.logaddexp, np.logaddexp2, np.searchsorted, np.digitize,
+    len, float, int, bool, abs, isinstance, range,
+}) | frozenset(getattr(np.linalg, n) for n in ("vector_norm", "matrix_norm", "svdvals")
+               if hasattr(np.linalg, n))
+# attributes whose value is real for any array
+REAL_ATTRIBUTES = frozenset({"real", "imag", "shape", "size", "ndim", "dtype", "itemsize",
+                             "nbytes", "strides"})
+# methods of a receiver srcgrad cannot see that make a complex value exactly when the receiver
+# or an argument is complex (random draws, a dict's or list's reads)
+FOLLOWING_METHODS = random_draws.METHODS | {"get", "items", "keys", "values", "copy", "index",
+                                            "count"}
+# modules whose functions make a complex value exactly when an operand is complex
+FOLLOWING = ("numpy", "scipy", "srcgrad", "builtins", "operator", "_operator", "functools",
+             "itertools")
+
+
+def may_be_complex(body):
+    """Whether the function may compute complex values from real ones: a complex constant, a
+    name or attribute in ``COMPLEX_SOURCES``, or a dtype string naming a complex type."""
+    return any(_complex_source(node) for node in _walk(body))
+
+
+def _walk(body):
+    for stmt in body:
+        yield from gast.walk(stmt)
+
+
+def _complex_source(node):
+    if isinstance(node, gast.Constant):
+        value = node.value
+        return isinstance(value, complex) or (
+            isinstance(value, str) and ("complex" in value or value in COMPLEX_CODES)
+        )
+    if isinstance(node, gast.Attribute):
+        return node.attr in COMPLEX_SOURCES
+    return isinstance(node, gast.Name) and node.id in COMPLEX_SOURCES
+
+
+def output_leaves(body, out, params, namespace, local_names):
+    """The names whose values decide whether ``out`` (a name) is complex, or OPAQUE."""
+    return Realness(body, params, namespace, local_names).leaves(out)
+
+
+class Realness:
+    """The backward walk of ``output_leaves`` (see the module docstring)."""
+
+    def __init__(self, body, params, namespace, local_names):
+        self.params = set(params)
+        self.namespace = namespace
+        self.local_names = local_names
+        self.defs = {}  # name -> the expressions assigned to it anywhere
+        self.rebound = set()  # names stored into (an element, an attribute, a rebinding)
+        for node in _walk(body):
+            if isinstance(node, gast.Assign):
+                for target in node.targets:
+                    self._define(target, node.value)
+            elif isinstance(node, (gast.AugAssign, gast.AnnAssign)) and node.value is not None:
+                self._define(node.target, node.value)
+                self._define(node.target, node.target)
+            elif isinstance(node, (gast.For, gast.AsyncFor)):
+                self._define(node.target, node.iter)
+            elif isinstance(node, gast.withitem) and node.optional_vars is not None:
+                self._define(node.optional_vars, node.context_expr)
+
+    def _define(self, target, value):
+        for node in gast.walk(target):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                self.defs.setdefault(node.id, []).append(value)
+                self.rebound.add(node.id)
+        if isinstance(target, (gast.Subscript, gast.Attribute)):
+            base = target
+            while isinstance(base, (gast.Subscript, gast.Attribute)):
+                base = base.value
+            if isinstance(base, gast.Name):
+                self.defs.setdefault(base.id, []).append(value)
+                self.rebound.add(base.id)
+
+    def leaves(self, out):
+        seen, leaves, work = set(), [], [out]
+        while work:
+            n = work.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in self.params:
+                if n in self.rebound:
+                    return OPAQUE
+                leaves.append(n)
+                continue
+            if n not in self.defs:
+                if self._outside_value(n):
+                    leaves.append(n)
+                continue
+            for value in self.defs[n]:
+                names = self.reaches(value)
+                if names is OPAQUE:
+                    return OPAQUE
+                work.extend(names)
+        return sorted(leaves)
+
+    def _outside_value(self, n):
+        """Whether a name not bound in the body holds a value to check (not a module, a
+        function or a type)."""
+        value = self.namespace.resolve(gast.Name(n, gast.Load(), None, None), self.local_names)
+        if value is MISSING:
+            return n not in self.local_names and not hasattr(builtins, n)
+        return not isinstance(value, (types.ModuleType, type, types.FunctionType,
+                                      types.BuiltinFunctionType, np.ufunc, np.dtype))
+
+    def reaches(self, node):
+        """The names whose complexity ``node``'s value follows, or OPAQUE."""
+        if node is None or isinstance(node, (gast.Compare, gast.JoinedStr)):
+            return []
+        if _complex_source(node):
+            return OPAQUE
+        if isinstance(node, gast.Constant):
+            return []
+        if isinstance(node, gast.Name):
+            return [node.id]
+        if isinstance(node, gast.Attribute):
+            if node.attr in REAL_ATTRIBUTES:
+                return []
+            return self._resolved(node, lambda: self.reaches(node.value))
+        if isinstance(node, gast.Subscript):
+            return self.reaches(node.value)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+            return []
+        if isinstance(node, gast.IfExp):
+            return self._all([node.body, node.orelse])
+        if isinstance(node, gast.Call):
+            return self._call(node)
+        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.BoolOp, gast.Tuple, gast.List,
+                             gast.Set, gast.Dict, gast.Starred, gast.Slice)):
+            return self._all(gast.iter_child_nodes(node))
+        return OPAQUE
+
+    def _resolved(self, node, otherwise):
+        value = self.namespace.resolve(node, self.local_names)
+        if value is MISSING:
+            return otherwise()
+        return OPAQUE if _is_complex_value(value) else []
+
+    def _all(self, nodes):
+        names = []
+        for child in nodes:
+            if isinstance(child, (gast.expr_context, gast.operator, gast.unaryop, gast.boolop)):
+                continue
+            found = self.reaches(child)
+            if found is OPAQUE:
+                return OPAQUE
+            names.extend(found)
+        return names
+
+    def _call(self, node):
+        if any(_complex_source(n) for n in gast.walk(node.func)):
+            return OPAQUE
+        fn = self.namespace.resolve(node.func, self.local_names)
+        if fn is MISSING:
+            if isinstance(node.func, gast.Attribute) and node.func.attr in FOLLOWING_METHODS:
+                # a draw from a generator srcgrad cannot see, a dict's get or items
+                return self._all([node.func.value, *node.args, *(k.value for k in
+                                                                 node.keywords)])
+            return OPAQUE
+        dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        if dtype is not None:
+            value = dtype.value if isinstance(dtype, gast.Constant) else (
+                self.namespace.resolve(dtype, self.local_names))
+            if value is None:
+                dtype = None
+            elif value is MISSING or _is_complex_value(value, True):
+                return OPAQUE
+        if _is_real_result(fn):
+            return []
+        if not _follows(fn):
+            return OPAQUE
+        found = self._all(list(node.args) + [k.value for k in node.keywords])
+        return [] if dtype is not None and found is not OPAQUE else found
+
+
+def _is_real_result(fn):
+    try:
+        return fn in REAL_RESULTS or (getattr(fn, "__module__", None) == "math"
+                                      and fn is not math.prod)
+    except TypeError:  # unhashable
+        return False
+
+
+def _follows(fn):
+    """Whether ``fn`` makes a complex value exactly when an operand is complex."""
+    if fn is np.real_if_close:  # real or complex depending on the values
+        return False
+    if isinstance(fn, np.ufunc):
+        return not _makes_complex(fn)
+    if fn in (math.prod, operator.getitem):
+        return True
+    if getattr(fn, "__name__", None) in COMPLEX_SOURCES:
+        return False
+    module = (getattr(fn, "__module__", None) or "").split(".")
+    if any(part in COMPLEX_SOURCES for part in module):
+        return False
+    if module[0] == "scipy":  # SciPy's functions srcgrad has rules for (reviewed)
+        return lookup(fn, load=False) is not None
+    return module[0] in FOLLOWING
+
+
+def _makes_complex(ufunc):
+    """Whether a ufunc makes a complex result from real operands: it has a loop that does, or
+    no loop from real operands to a real result (scipy.special's Hankel functions cast real
+    operands to complex)."""
+    real_loop = False
+    for types_ in ufunc.types:
+        given, made = types_.split("->")
+        if all(c not in "FDG" for c in given):
+            if any(c in "FDG" for c in made):
+                return True
+            real_loop = True
+    return not real_loop
+
+
+def _is_complex_value(value, as_dtype=False):
+    """Whether a value known at transform time is complex (or, ``as_dtype``, names a complex
+    dtype; an unknown dtype counts as complex)."""
+    if as_dtype:
+        try:
+            return np.dtype(value).kind == "c"
+        except TypeError:
+            return True
+    return isinstance(value, (complex, np.complexfloating)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind == "c"
+    )

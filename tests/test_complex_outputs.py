@@ -1,0 +1,156 @@
+"""``grad`` of a complex-valued output is an error naming ``vjp`` and ``holomorphic_grad``, for
+every transform that needs a real scalar output, also where the reverse transform seeds a full
+reduction without computing it (``analysis/realness.py``: the seed then checks what the
+output's type follows from).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import srcgrad
+from srcgrad import grad, hvp, jvp, source, specialize, value_and_grad, vjp
+from srcgrad.errors import SrcgradError
+
+Z = np.array([1.0 + 1.0j, 2.0 - 0.5j])
+X = np.array([0.5, -1.0])
+C = np.array([1.0 + 2.0j, 3.0])  # a complex global
+R = np.array([1.0, 2.0])
+COMPLEX = "grad needs .* real number.*vjp.*holomorphic_grad"
+
+
+@dataclasses.dataclass
+class Holder:
+    w: np.ndarray
+
+
+def full_sum(z):
+    return np.sum(z)
+
+
+def full_mean(z):
+    return np.mean(np.sin(z) * 2.0)
+
+
+def looped(z, n=3):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(np.sin(z) * i)
+    return s
+
+
+def times_global(x):
+    return np.sum(x * C)
+
+
+def times_real_global(x):
+    return np.sum(x * R)
+
+
+def listed(ps, x):
+    return np.sum(ps[0] * x + ps[1])
+
+
+def held(p, x):
+    return np.sum(p.w * x)
+
+
+def spectrum(x):
+    return np.sum(np.fft.fft(x))
+
+
+def inner(x, c):
+    return np.dot(x, c)
+
+
+def half_complex(x, z):
+    return np.sum(x) + np.sum(np.abs(z))
+
+
+# (function, complex arguments: refused, real arguments: the gradient as before)
+CASES = [
+    (full_sum, (Z,), (X,)),
+    (full_mean, (Z,), (X,)),
+    (looped, (Z,), (X,)),
+    (times_global, (X,), None),
+    (listed, ([Z, X], X), ([X, X], X)),
+    (held, (Holder(Z), X), (Holder(X), X)),
+    (spectrum, (X,), None),
+    (inner, (X, Z), (X, X)),
+    (half_complex, (Z, X), (X, Z)),
+]
+
+
+@pytest.mark.parametrize("f, refused, accepted", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_grad_of_a_complex_full_reduction_is_refused(f, refused, accepted):
+    with pytest.raises(SrcgradError, match=COMPLEX):
+        grad(f)(*refused)
+    if accepted is not None:
+        g = grad(f)(*accepted)
+        assert not np.iscomplexobj(g) or np.iscomplexobj(accepted[0])
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        grad,
+        value_and_grad,
+        lambda f: grad(lambda z: (f(z), 1.0), has_aux=True),
+        lambda f: specialize(grad(f)),
+        lambda f: specialize(value_and_grad(f)),
+        lambda f: lambda z: hvp(f)(z, z),
+        lambda f: lambda z: jvp(grad(f))(z, z),
+        lambda f: lambda z: vjp(grad(f))(z, z),
+        lambda f: grad(lambda z: np.sum(np.abs(grad(f)(z)))),
+    ],
+    ids=["grad", "value_and_grad", "has_aux", "specialize", "specialize_value_and_grad", "hvp",
+         "jvp_of_grad", "vjp_of_grad", "grad_of_grad"],
+)
+def test_every_transform_needing_a_real_output_refuses_a_complex_one(transform):
+    with pytest.raises(SrcgradError, match=COMPLEX):
+        transform(full_mean)(Z)
+
+
+def test_checkpointed_loop_refuses_a_complex_output():
+    with pytest.raises(SrcgradError, match=COMPLEX):
+        grad(looped, checkpoint=2)(Z)
+    np.testing.assert_allclose(grad(looped, checkpoint=2)(X), grad(looped)(X))
+
+
+def test_a_real_output_of_complex_values_needs_no_check():
+    # np.abs, np.real make a real value whatever they are given: no check in the code
+    def power(z):
+        return np.sum(np.abs(z) ** 2) + np.sum(np.real(z * np.conj(z)))
+
+    df = grad(power)
+    np.testing.assert_allclose(df(Z), 4 * Z)
+    assert "check_real" not in source(df) and "unit_seed" not in source(df)
+
+
+def test_the_check_reads_what_the_output_follows_from():
+    # np.abs(z) is real whatever z is: only x is read
+    assert "check_real(x)\n" in source(grad(half_complex, wrt=(0, 1)))
+    assert "check_real(ps, x)" in source(grad(listed))
+    assert "check_real(R, x)" in source(grad(times_real_global))  # a global is read too
+    # what no leaf shows (a complex constant, np.fft) checks the output itself
+    assert "check_real(sum_fft_x)" in source(grad(spectrum))
+    # a derivative specialized to real arrays knows its parameters are real
+    df = specialize(grad(half_complex))
+    df(X, Z)
+    assert "check_real" not in source(df)
+
+
+def test_a_complex_value_of_a_real_function_named_by_an_unknown_function_is_checked():
+    # a function srcgrad cannot see into may make complex values: the output is computed
+    @srcgrad.nondifferentiable
+    def phase(n):
+        return np.exp(1j * np.arange(n))
+
+    def f(x):
+        return np.sum(x * phase(2))
+
+    with pytest.raises(SrcgradError, match=COMPLEX):
+        grad(f)(X)
