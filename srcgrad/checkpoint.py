@@ -296,9 +296,10 @@ def online_intervals(n, snapshots, state):
 
 
 def interval_plan(at, n, state):
-    """``(lo, hi, width)`` from each of the trips ``at`` snapshots are taken at to the next."""
-    ends = at[1:] + [n]
-    return [(lo, hi, segment_width(hi - lo, state)) for lo, hi in zip(at, ends)]
+    """``(lo, hi, width)`` from each of the trips ``at`` snapshots are taken at to the next, in
+    segments of the width a loop of ``n`` trips has (a short last interval is one segment)."""
+    width = segment_width(n, state)
+    return [(lo, hi, width) for lo, hi in zip(at, at[1:] + [n])]
 
 
 def recomputed(intervals, snapshots):
