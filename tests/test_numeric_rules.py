@@ -116,7 +116,7 @@ def polyval_matrix(p):
 
 
 def cov_matrix(a):
-    return np.sum(np.cov(a) ** 2)
+    return np.sum(np.abs(np.cov(a)) ** 2)  # real: of complex data, the refusal is cov's
 
 
 def corrcoef_matrix(a):
