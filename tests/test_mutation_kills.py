@@ -289,3 +289,25 @@ def test_tangent_of_a_symmetric_solve_that_reads_the_lower_triangle():
     h = 1e-6
     _, t = srcgrad.jvp(f)(a, da)
     np.testing.assert_allclose(t, (f(a + h * da) - f(a - h * da)) / (2 * h), rtol=1e-7)
+
+
+def test_interp_with_knots_given_as_a_list():
+    # runtime.numerics.interp_index: the knots may be a list (np.asarray dropped: a list has no
+    # shape)
+    def f(x, fp):
+        return np.sum(np.interp(x, [0.0, 1.0, 2.5], fp) ** 2)
+
+    check_grad(f, (np.array([0.3, 1.7, 2.2]), np.array([1.0, -0.5, 2.0])), wrt=(0, 1))
+
+
+
+def test_putmask_of_nothing():
+    # runtime.writes.putmask_sources: an empty mask with empty values is allowed, as in NumPy
+    # (a mutant refused it)
+    def f(x):
+        y = x * 1.0
+        np.putmask(y, x > 10.0, np.array([]))
+        return np.sum(y * y)
+
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(check_grad(f, (x,)), 2 * x, rtol=1e-12)
