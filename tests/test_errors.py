@@ -210,6 +210,10 @@ def test_unsupported_syntax_is_reported_at_transform_time(f, marker):
 
 
 def calls_fake(x):
+    return np.sum(fake(2.0 * x) * x)
+
+
+def calls_fake_on_a_read_array(x):
     return np.sum(fake(x) * x)
 
 
@@ -220,6 +224,14 @@ def test_call_without_source_or_rule_raises_no_rule_error():
     assert "fake" in message
     assert "srcgrad.adjoint" in message
     assert isinstance(info.value, SrcgradError)
+
+
+def test_call_without_source_or_rule_given_an_array_read_again_is_refused_first():
+    # given `x`, which the function reads again, the call is refused before its missing rule is
+    # looked for: it may write into `x` (normalize/inplace_calls.py); a rule is still the way out
+    with pytest.raises(SrcgradError, match="read elsewhere") as info:
+        grad(calls_fake_on_a_read_array)(np.ones(3))
+    assert "srcgrad.adjoint" in str(info.value)
 
 
 def test_function_without_source_is_a_clear_error():

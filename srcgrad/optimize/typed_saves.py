@@ -35,6 +35,7 @@ import numpy as np
 
 from ..astutil import walk
 from ..emit import naming
+from ..errors import InternalError
 
 DTYPES = {"float": "float64", "int": "int64"}
 
@@ -151,4 +152,4 @@ def _replace_anywhere(fn_node, stmt, new):
             if isinstance(body, list) and any(s is stmt for s in body):
                 _replace(body, stmt, new)
                 return
-    raise AssertionError("the statement is in no body")
+    raise InternalError("the statement is in no body")

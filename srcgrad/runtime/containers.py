@@ -13,7 +13,7 @@ import copy
 
 import numpy as np
 
-from ..errors import SrcgradError
+from ..errors import PythonTypeError, SrcgradError
 from .complex_values import conj_leaf
 from .pytrees import check_field_names, checked_attribute, fields, kind_of, parts_of, rebuild
 from .shapes import float_dtype, unbroadcast
@@ -403,7 +403,7 @@ def replace_field(obj, name, value):
             f"srcgrad cannot differentiate `dataclasses.replace` {what}: call the class "
             f"instead, with every field (`{type(obj).__name__}(...)`)")
     if name not in fields(obj):
-        raise TypeError(f"{type(obj).__name__}.__init__() got an unexpected keyword argument "
+        raise PythonTypeError(f"{type(obj).__name__}.__init__() got an unexpected keyword argument "
                         f"'{name}'")
     new = copy.copy(obj)
     object.__setattr__(new, name, value)  # a frozen dataclass too, as `replace` does
