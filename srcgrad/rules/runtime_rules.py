@@ -148,6 +148,6 @@ _AGAIN = "reverse mode over a split recursive call is not differentiated a third
 for _helper in (runtime.split2_back, runtime.split2_seed_back, runtime.split2_finish,
                 runtime.split2_final):
     defrule(_helper, "s, d", unsupported={"s": _AGAIN, "d": _AGAIN})
-defrule(runtime.recursion_grad_back, "dy, grads, name", unsupported={"dy": _AGAIN,
-                                                                    "grads": _AGAIN})
+defrule(runtime.recursion_grad_back, "d, grads, name", unsupported={"d": _AGAIN,
+                                                                   "grads": _AGAIN})
 

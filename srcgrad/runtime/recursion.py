@@ -200,11 +200,12 @@ def split2_final(s, ds):
     return s.final
 
 
-def recursion_grad_back(dy, grads, name):
-    """The cotangent of the gradients ``recursion_grad`` read ``name`` from: ``{name: dy}``."""
-    if grads is None or dy is None:
+def recursion_grad_back(d, grads, name):
+    """The cotangent of the gradients ``recursion_grad`` read ``name`` from, given ``d``, the
+    cotangent of what it read: ``{name: d}``."""
+    if grads is None or d is None:
         return None
-    return _GradCotangents({name: conj_like(dy, grads[name])})  # recursion_grad conjugates
+    return _GradCotangents({name: conj_like(d, grads[name])})  # recursion_grad conjugates
 
 
 class _GradCotangents(DictCotangents):
