@@ -331,9 +331,10 @@ def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
                                    invariants)
         if left or trip == total:
             break
-        held[trip] = copy_state(state)
-        if thinning.reach(trip):
-            held = {t: held[t] for t in thinning.at}
+        if thinning.reach(trip):  # dropped some: at most `snapshots` held, the new one among them
+            held = {t: held[t] for t in thinning.at if t in held}
+        if trip in thinning.at:
+            held[trip] = copy_state(state)
     intervals = thinning.choose(trip)
     return (*state, Snapshots([held[lo] for lo, _, _ in intervals], intervals))
 
