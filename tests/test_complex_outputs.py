@@ -154,3 +154,59 @@ def test_a_complex_value_of_a_real_function_named_by_an_unknown_function_is_chec
 
     with pytest.raises(SrcgradError, match=COMPLEX):
         grad(f)(X)
+
+
+# --- SciPy rules with complex input (issue 15's review) ----------------------------------------
+
+SCIPY_REFUSED = [  # wrong before (ive, the densities), or a TypeError inside SciPy (digamma)
+    "scipy.special.ive(1.5, z)", "scipy.special.digamma(z)", "scipy.stats.norm.logpdf(z)",
+    "scipy.stats.laplace.logpdf(z)", "scipy.stats.logistic.pdf(z)", "scipy.stats.norm.cdf(z)",
+    "scipy.stats.norm.logpdf(0.5, z)", "scipy.stats.multivariate_normal.logpdf(z, np.zeros(2))",
+]
+
+
+@pytest.mark.parametrize("call", SCIPY_REFUSED)
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_scipy_rules_of_real_values_refuse_complex_ones(call, mode):
+    pytest.importorskip("scipy")
+    import scipy.special
+    import scipy.stats
+
+    from srcgrad.errors import UnsupportedCaseError
+
+    f = _defined(f"def f(z):\n    return np.sum(np.abs({call}) ** 2)\n", scipy=scipy)
+    with pytest.raises(UnsupportedCaseError, match="for real values only"):
+        if mode == "grad":
+            grad(f)(Z)
+        else:
+            jvp(f)(Z, Z)
+
+
+def _defined(text, **names):
+    from test_rules import define
+
+    return define(["z"], [text.splitlines()[1].strip()], names)
+
+
+@pytest.mark.parametrize("call", ["convolve(z, K)", "convolve(K, z)", "correlate(z, K)",
+                                  "correlate(K, z)", "correlate(z, z[::-1])"])
+def test_scipy_signal_of_complex_values_against_differences(call):
+    # the adjoint correlated with the conjugate operand: 0.39 and 0.86 wrong before
+    pytest.importorskip("scipy")
+    import scipy.signal
+    from gradcheck import numeric_grad
+
+    f = _defined(f"def f(z):\n    return np.sum(np.abs(scipy.signal.{call}) ** 2)\n",
+                 scipy=scipy, K=np.array([1.0 + 0.5j, 2.0, -1.0j]))
+    np.testing.assert_allclose(grad(f)(Z), numeric_grad(f, (Z,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_the_list_of_rules_refusing_complex_input():
+    from complex_refusals import refusing_rules
+
+    found = refusing_rules()
+    for name in ("np.sort", "np.maximum", "np.linalg.svd", "scipy.linalg.cholesky",
+                 "scipy.special.ive", "scipy.stats.norm.logpdf", "scipy.stats.poisson.pmf"):
+        assert name in found
+    assert "partly" in found["np.linalg.norm"] and "np.linalg.vector_norm" not in found
+    assert "np.sin" not in found and "scipy.special.gamma" not in found

@@ -89,7 +89,8 @@ def _binary(fn, signature, first, second):
 _unary(special.gamma, "y * digamma(x)")
 _unary(special.gammaln, "digamma(x)")
 _unary(special.rgamma, "(-y * digamma(x))")
-_unary(special.digamma, "polygamma(1, x)")  # special.psi is special.digamma
+# special.psi is special.digamma; polygamma has no complex loop: a complex x is refused
+_unary(special.digamma, "polygamma(1, real_only(x, 'scipy.special.digamma'))")
 elementwise(special.polygamma, "n, x", vjp={"x": "dy * polygamma(n + 1, x)"}, namespace=TEMPLATES)
 # log Gamma_d(a) = const + sum_j gammaln(a - j / 2), j = 0 .. d - 1
 defrule(
@@ -200,7 +201,10 @@ _unary(special.k1e, "(y - (k0e(x) + kve(2, x)) / 2)")
 _in_x(special.jv, ORDER, "(jv(v - 1, x) - jv(v + 1, x)) / 2", ("v",))  # special.jn is jv
 _in_x(special.yv, ORDER, "(yv(v - 1, x) - yv(v + 1, x)) / 2", ("v",))
 _in_x(special.iv, ORDER, "(iv(v - 1, x) + iv(v + 1, x)) / 2", ("v",))
-_in_x(special.ive, ORDER, "((ive(v - 1, x) + ive(v + 1, x)) / 2 - np.sign(x) * y)", ("v",))
+# ive(v, x) = iv(v, x) * exp(-|Re x|) is not holomorphic: refused for complex x
+_in_x(special.ive, ORDER,
+      "((ive(v - 1, x) + ive(v + 1, x)) / 2 - np.sign(real_only(x, 'scipy.special.ive')) * y)",
+      ("v",))
 _in_x(special.kv, ORDER, "(-(kv(v - 1, x) + kv(v + 1, x)) / 2)", ("v",))
 _in_x(special.kve, ORDER, "(y - (kve(v - 1, x) + kve(v + 1, x)) / 2)", ("v",))
 # yn takes an integer order, which carries no gradient.
@@ -300,6 +304,8 @@ def _register_distribution(name, shapes, score, shape_partials):
                 vjp[p] = f"no_gradient('scipy.stats.{name}.{method}', {p!r})"
                 continue
             seed, e = spec
+            # densities of real variables: complex operands (which make e complex) are refused
+            e = f"real_only({e}, 'scipy.stats.{name}.{method}')"
             vjp[p] = f"unbroadcast({seed} * {e}, {p})"
         _broadcasting(getattr(dist, method), params, vjp)
 
@@ -321,9 +327,13 @@ for _method, _derivative in (
     _broadcasting(
         getattr(stats.poisson, _method),
         "k, mu, loc=0",
-        vjp={"mu": f"unbroadcast(dy * {_derivative}, mu)"},
+        vjp={"mu": f"unbroadcast(dy * real_only({_derivative}, "
+                   f"'scipy.stats.poisson.{_method}'), mu)"},
     )
 
+# SciPy drops the imaginary parts of a multivariate normal's operands (ComplexWarning): refused
+_MVN_X = ", ".join(f"real_only({p}, 'scipy.stats.multivariate_normal')"
+                   for p in ("x", "mean", "cov"))
 for _method, _seed, _scale in (("logpdf", "dy", ""), ("pdf", "dy * y", "y * ")):
     defrule(
         getattr(stats.dirichlet, _method),
@@ -341,9 +351,10 @@ for _method, _seed, _scale in (("logpdf", "dy", ""), ("pdf", "dy * y", "y * ")):
     defrule(
         getattr(stats.multivariate_normal, _method),
         "x, mean=None, cov=1, allow_singular=False",
-        vjp={p: f"mvn_vjp({_seed}, x, mean, cov, wrt={p!r})" for p in ("x", "mean", "cov")},
+        vjp={p: f"mvn_vjp({_seed}, {_MVN_X}, wrt={p!r})" for p in ("x", "mean", "cov")},
         jvp={
-            p: f"{_scale}mvn_jvp(d{p}, x, mean, cov, wrt={p!r})" for p in ("x", "mean", "cov")
+            p: f"{_scale}mvn_jvp(d{p}, {_MVN_X}, wrt={p!r})"
+            for p in ("x", "mean", "cov")
         },
         namespace=TEMPLATES,
     )

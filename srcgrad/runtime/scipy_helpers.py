@@ -320,7 +320,9 @@ def convolve_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
     """The adjoint of ``scipy.signal.convolve(in1, in2, mode)`` w.r.t. ``in1`` (0) or ``in2``."""
     g = _full_cotangent(dy, np.shape(in1), np.shape(in2))
     other = in2 if wrt == 0 else in1
-    return scipy.signal.correlate(g, other, mode="valid", method=method)
+    # SciPy's correlate conjugates its second operand; the adjoint (in the convention of
+    # generated code, runtime/complex_values.py) correlates with the operand itself
+    return scipy.signal.correlate(g, np.conj(other), mode="valid", method=method)
 
 
 @by_source
@@ -330,9 +332,10 @@ def _flip(a):
 
 @by_source
 def correlate_grad(dy, in1, in2, mode="full", method="auto", wrt=0):
-    """The adjoint of ``scipy.signal.correlate``: ``correlate(a, v) = convolve(a, flip(v))``."""
-    g = convolve_grad(dy, in1, _flip(in2), mode, method, wrt)
-    return g if wrt == 0 else _flip(g)
+    """The adjoint of ``scipy.signal.correlate``: ``correlate(a, v) = convolve(a, conj(flip(v)))``
+    (a conjugate's cotangent is the conjugate of the cotangent)."""
+    g = convolve_grad(dy, in1, np.conj(_flip(in2)), mode, method, wrt)
+    return g if wrt == 0 else np.conj(_flip(g))
 
 
 # --- scipy.stats --------------------------------------------------------------------------------
