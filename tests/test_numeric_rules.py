@@ -69,6 +69,8 @@ def test_real_if_close_of_complex_input():
     np.testing.assert_array_equal(g, [1.0, 2.0])
     far = np.array([1.0 + 1.0j, 2.0 + 0j])
     np.testing.assert_array_equal(jvp(close_to_real)(far, dz)[1], dz)
+    # the identity where it is complex: the seed itself (its conjugate before)
+    np.testing.assert_array_equal(srcgrad.vjp(close_to_real)(far, dz), dz)
     # the cotangent of a complex64 value is complex64, as in JAX: float64 weights are rounded
     w = np.array([0.1, 1.0 / 3.0, 1.0 + 2.0**-30])
     g = grad(close_to_real_in_complex64)(np.array([0.5, 1.5, 2.5]), w)
