@@ -272,3 +272,16 @@ def test_means_and_broadcast_shapes():
     for g, e, i in zip(got, srcgrad.grad(means, wrt=(0, 1))(x, y), (0, 1)):
         np.testing.assert_allclose(g, e, rtol=1e-14)
         np.testing.assert_allclose(g, numeric_grad(means, (x, y), i), rtol=1e-6)
+
+
+def summed_squares(z):
+    return np.sum(z * z)
+
+
+def test_grad_of_a_complex_output_is_refused_in_compiled_code():
+    # the seed of a full reduction checks what the output follows from (check_real); numba's
+    # unit_seed also returned 1.0 for a complex output
+    df = srcgrad.grad(summed_squares, backend="numba")
+    np.testing.assert_allclose(df(X), 2 * X)
+    with pytest.raises(CompiledValueError, match="real number.*holomorphic_grad"):
+        df(X * (1 + 1j))
