@@ -140,10 +140,13 @@ defrule(runtime.recursion_send_pair, "s, seed, dseed",
 # reverse mode over split calls (normalize/recursion.double, runtime/recursion.py): the value's
 # cotangent finishes the callee's split derivative of its split derivative, the gradients'
 # cotangents give the seed's; the split call's own rule (rules/derived.split_rule) takes the
-# cotangents of its arguments from what finished it
-defrule(runtime.split2_value, "s", vjp={"s": "split2_finish(s, dy)"})
+# cotangents of its arguments from what finished it; forward mode over them never runs (it
+# differentiates the plain version), and recursion_no_tangent says so if it ever did
+defrule(runtime.split2_value, "s", vjp={"s": "split2_finish(s, dy)"},
+        jvp={"s": "recursion_no_tangent(ds)"})
 defrule(runtime.split2_send, "s, seed",
-        vjp={"s": "split2_back(s, dy)", "seed": "split2_seed_back(s, dy)"})
+        vjp={"s": "split2_back(s, dy)", "seed": "split2_seed_back(s, dy)"},
+        jvp={"s": "recursion_no_tangent(ds)", "seed": "recursion_no_tangent(dseed)"})
 _AGAIN = "reverse mode over a split recursive call is not differentiated a third time this way"
 for _helper in (runtime.split2_back, runtime.split2_seed_back, runtime.split2_finish,
                 runtime.split2_final):
