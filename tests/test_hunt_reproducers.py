@@ -1233,3 +1233,23 @@ def test_swapping_two_elements_still_works():
     # a first version of the view-of-a-view check refused this ("`y` refers to the array in
     # `y`"): the element writes hold what they write, not a view of it
     check_all(swap_two_elements, (X,))
+
+
+def appended_then_updated_in_a_checkpointed_loop(x, w):
+    z = w.copy()
+    L = []
+    for _ in range(2):
+        z += x * 2.0
+        L.append(z)
+    return np.sum(np.array(L) ** 2)
+
+
+def test_checkpoint_refuses_a_loop_updating_an_array_a_list_holds():
+    # found by the random programs (seed 22001, checkpoint=2): the gradient was [-74.16, 37.2,
+    # -51.36] for [-98.88, 49.6, -68.48] (grad without checkpoint= is right): the replay from a
+    # snapshot updated a copy of z that the list no longer held
+    x, w = np.array([-1.4, 0.8, -0.85]), np.array([-0.58, -0.1, -0.88])
+    np.testing.assert_allclose(grad(appended_then_updated_in_a_checkpointed_loop)(x, w),
+                               [-98.88, 49.6, -68.48])
+    with pytest.raises(UnsupportedSyntaxError, match="while a list, tuple or dict holds it"):
+        grad(appended_then_updated_in_a_checkpointed_loop, checkpoint=2)(x, w)
