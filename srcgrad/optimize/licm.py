@@ -15,7 +15,7 @@ from __future__ import annotations
 import gast
 
 from .. import rules, runtime
-from ..astutil import loaded, local_names, param_names, store_counts, stored
+from ..astutil import loaded, local_names, param_names, store_counts, stored, walk
 from ..frontend.resolve import MISSING
 
 _MARKERS = (runtime.try_begin, runtime.try_which, runtime.try_error)
@@ -23,18 +23,24 @@ _MARKERS = (runtime.try_begin, runtime.try_which, runtime.try_error)
 
 def run(fn_node, ctx):
     """The pass: loop-invariant statements move before their loop."""
-    return HoistInvariants(ctx.namespace, local_names(fn_node)).run(fn_node)
+    return HoistInvariants(ctx.namespace, local_names(fn_node), ctx.helpers.get("setitem")).run(
+        fn_node)
 
 
 class HoistInvariants:
-    def __init__(self, namespace, local_names):
+    def __init__(self, namespace, local_names, setitem=None):
         self.namespace = namespace
         self.locals = local_names
+        self.setitem = setitem  # the name element writes call (`y = setitem(y, i, v)`)
 
     def run(self, fn_node):
         self.store_counts = store_counts(fn_node)
         # a parameter is bound on entry: an assignment in the loop is its second
         self.params = param_names(fn_node)
+        self.bindings = {}
+        for n in walk(fn_node):
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+                self.bindings.setdefault(n.targets[0].id, []).append(n.value)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -51,7 +57,8 @@ class HoistInvariants:
         return out
 
     def _hoist(self, loop):
-        changed = stored(loop)
+        # a name that may be a view of an array the loop writes into changes with it
+        changed = stored(loop) | self._views_of(self._written(loop))
         hoisted = []
         kept = []
         for s in loop.body:
@@ -69,6 +76,26 @@ class HoistInvariants:
         loop.body = kept or [gast.Pass()]
         return hoisted
 
+    def _written(self, loop):
+        """The arrays the loop writes into by element (``y = setitem(y, i, v)``)."""
+        return {n.targets[0].id for n in walk(loop) if isinstance(n, gast.Assign)
+                and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Call)
+                and isinstance(n.value.func, gast.Name) and n.value.func.id == self.setitem}
+
+    def _views_of(self, written):
+        """The names bound (anywhere) from an expression rooted at one of ``written`` or at such
+        a name, transitively: ``w = M[0]``, ``v = y.T``, ``r = np.reshape(y, s)`` (conservative:
+        any call of one)."""
+        out = set(written)
+        grown = True
+        while grown:
+            grown = False
+            for name, values in self.bindings.items():
+                if name not in out and any(_root(v) in out for v in values):
+                    out.add(name)
+                    grown = True
+        return out - set(written)
+
     def _pure(self, value):
         if isinstance(value, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare)):
             return True
@@ -80,3 +107,20 @@ class HoistInvariants:
             return fn is not MISSING and fn is not print and rules.lookup(fn) is not None and (
                 fn not in _MARKERS)
         return False
+
+
+def _root(value):
+    """The name an expression reads its array from: ``M`` of ``M[0]``, ``M.T``, ``M.reshape()``,
+    ``np.ravel(M)``; None for anything else."""
+    while True:
+        if isinstance(value, gast.Name):
+            return value.id
+        if isinstance(value, (gast.Subscript, gast.Attribute)):
+            value = value.value
+        elif isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and (
+                not isinstance(value.func.value, gast.Name) or value.func.value.id != "np"):
+            value = value.func.value
+        elif isinstance(value, gast.Call) and value.args:
+            value = value.args[0]
+        else:
+            return None
