@@ -137,3 +137,24 @@ def local_names(fn_node):
     names.update(a.id for a in fn_node.args.posonlyargs)
     names.update(_names(fn_node, (gast.Store, gast.Del)))
     return names
+
+
+def updated_while_held(tree, body):
+    """The names ``body`` updates in place (``z += v``) that a list, tuple, set or dict of
+    ``tree`` holds (a literal's element, ``L.append(z)``, ``d[k] = z``), sorted."""
+    updated = {n.target.id for n in walk(gast.Module(body, []))
+               if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+    held = set()
+    for n in walk(tree):
+        parts = []
+        if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
+            parts = n.elts
+        elif isinstance(n, gast.Dict):
+            parts = n.values
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in (
+                "append", "insert", "extend", "update", "setdefault"):
+            parts = n.args
+        elif isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript):
+            parts = [n.value]
+        held |= {p.id for p in parts if isinstance(p, gast.Name)}
+    return sorted(updated & held)

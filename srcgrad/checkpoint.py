@@ -58,7 +58,7 @@ import gast
 import numpy as np
 
 from . import transforms
-from .astutil import walk
+from .astutil import updated_while_held, walk
 from .emit import naming
 from .emit.compile import compile_function
 from .emit.naming import Namer
@@ -505,7 +505,8 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     extras = {}
     for loop in loops:
         _check_loop(loop, parsed.location)
-        _check_held_updates(node, loop, parsed.location)
+        for z in updated_while_held(node, loop.body)[:1]:  # a replay would update a copy
+            raise parsed.location.error(UnsupportedSyntaxError, loop, HELD.format(z=z))
         position = node.body.index(loop)
         call, inits, made = _loop_call(node, position, loop, namer, parsed.location, f)
         names = {n: namer.fresh(n) for n in naming.CHECKPOINT_HELPERS}
@@ -540,6 +541,11 @@ def _over_range(node):
             and node.func.id == "range" and not node.keywords)
 
 
+HELD = ("checkpoint= cannot checkpoint this loop: it updates `{z}` in place (`{z} += ...`) while "
+        "a list, tuple or dict holds it, and a replay from a snapshot would update a copy the "
+        "container does not hold; write `{z} = {z} + ...`")
+
+
 def _check_loop(loop, location):
     """Refuse a loop ``checkpoint=`` cannot replay step by step, at its line."""
     why = None
@@ -561,36 +567,6 @@ def _check_loop(loop, location):
             UnsupportedSyntaxError, loop,
             f"checkpoint= cannot checkpoint this loop: {why}. Checkpointed loops are `for` loops "
             f"over range(...) and `while` loops at the top level of the function body",
-        )
-
-
-def _check_held_updates(node, loop, location):
-    """Refuse a loop that updates an array in place (``z += v``) that a list, tuple or dict of
-    the function holds (``L.append(z)``): the replay from a snapshot updates a copy, which the
-    container no longer holds (a wrong gradient: -74.2 for -98.9)."""
-    updated = {n.target.id for n in walk(gast.Module(loop.body, []))
-               if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
-    held = set()
-    for n in walk(node):
-        parts = []
-        if isinstance(n, (gast.List, gast.Tuple, gast.Set)):
-            parts = n.elts
-        elif isinstance(n, gast.Dict):
-            parts = n.values
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in (
-                "append", "insert", "extend", "update", "setdefault"):
-            parts = n.args
-        elif isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript):
-            parts = [n.value]
-        held |= {p.id for p in parts if isinstance(p, gast.Name)}
-    both = sorted(updated & held)
-    if both:
-        raise location.error(
-            UnsupportedSyntaxError, loop,
-            f"checkpoint= cannot checkpoint this loop: it updates `{both[0]}` in place "
-            f"(`{both[0]} += ...`) while a list, tuple or dict holds it, and a replay from a "
-            f"snapshot would update a copy the container does not hold; write "
-            f"`{both[0]} = {both[0]} + ...`",
         )
 
 
