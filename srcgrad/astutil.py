@@ -139,6 +139,14 @@ def local_names(fn_node):
     return names
 
 
+# checkpoint='s refusal of a loop updating an array a container holds (a replay from a snapshot
+# would update a copy)
+HELD_UPDATE = (
+    "checkpoint= cannot checkpoint this loop: it updates `{z}` in place (`{z} += ...`) while a "
+    "list, tuple or dict holds it, and a replay from a snapshot would update a copy the container "
+    "does not hold; write `{z} = {z} + ...`")
+
+
 def updated_while_held(tree, body):
     """The names ``body`` updates in place (``z += v``) that a list, tuple, set or dict of
     ``tree`` holds (a literal's element, ``L.append(z)``, ``d[k] = z``), sorted."""

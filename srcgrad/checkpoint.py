@@ -58,7 +58,7 @@ import gast
 import numpy as np
 
 from . import transforms
-from .astutil import updated_while_held, walk
+from .astutil import HELD_UPDATE, updated_while_held, walk
 from .emit import naming
 from .emit.compile import compile_function
 from .emit.naming import Namer
@@ -506,7 +506,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     for loop in loops:
         _check_loop(loop, parsed.location)
         for z in updated_while_held(node, loop.body)[:1]:  # a replay would update a copy
-            raise parsed.location.error(UnsupportedSyntaxError, loop, HELD.format(z=z))
+            raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
         position = node.body.index(loop)
         call, inits, made = _loop_call(node, position, loop, namer, parsed.location, f)
         names = {n: namer.fresh(n) for n in naming.CHECKPOINT_HELPERS}
@@ -539,11 +539,6 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
 def _over_range(node):
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
             and node.func.id == "range" and not node.keywords)
-
-
-HELD = ("checkpoint= cannot checkpoint this loop: it updates `{z}` in place (`{z} += ...`) while "
-        "a list, tuple or dict holds it, and a replay from a snapshot would update a copy the "
-        "container does not hold; write `{z} = {z} + ...`")
 
 
 def _check_loop(loop, location):
