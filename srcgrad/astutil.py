@@ -143,13 +143,14 @@ def local_names(fn_node):
 # would update a copy)
 HELD_UPDATE = (
     "checkpoint= cannot checkpoint this loop: it updates `{z}` in place (`{z} += ...`) while a "
-    "list, tuple or dict holds it, and a replay from a snapshot would update a copy the container "
-    "does not hold; write `{z} = {z} + ...`")
+    "list, tuple or dict holds it, or the caller passed it, and a replay from a snapshot would "
+    "update a copy (or the caller's array); write `{z} = {z} + ...`")
 
 
-def updated_while_held(tree, body):
+def updated_while_held(tree, body, params=()):
     """The names ``body`` updates in place (``z += v``) that a list, tuple, set or dict of
-    ``tree`` holds (a literal's element, ``L.append(z)``, ``d[k] = z``), sorted."""
+    ``tree`` holds (a literal's element, ``L.append(z)``, ``d[k] = z``) or that are among
+    ``params`` (the caller's arrays), sorted."""
     updated = {n.target.id for n in walk(gast.Module(body, []))
                if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
     held = set()
@@ -165,4 +166,4 @@ def updated_while_held(tree, body):
         elif isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript):
             parts = [n.value]
         held |= {p.id for p in parts if isinstance(p, gast.Name)}
-    return sorted(updated & held)
+    return sorted(updated & (held | set(params)))

@@ -505,7 +505,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     extras = {}
     for loop in loops:
         _check_loop(loop, parsed.location)
-        for z in updated_while_held(node, loop.body)[:1]:  # a replay would update a copy
+        for z in updated_while_held(node, loop.body, _params(node))[:1]:  # (see HELD_UPDATE)
             raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
         position = node.body.index(loop)
         call, inits, made = _loop_call(node, position, loop, namer, parsed.location, f)
