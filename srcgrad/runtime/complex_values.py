@@ -115,15 +115,12 @@ def complex_output_error(name):
     )
 
 
-_FLOAT64 = np.dtype(np.float64)
-
-
 def check_real(*values, name="the function"):
     """The check of ``grad``'s seed when the output is not computed (a full reduction): the
     output is complex exactly when one of ``values`` (what it is computed from:
     ``analysis/realness.py``) holds a complex number, which is refused."""
     for value in values:
-        if type(value) is np.ndarray and value.dtype is _FLOAT64:  # the common case first
+        if type(value) is np.ndarray and value.dtype.char == "d":  # float64, the common case
             continue
         if holds_complex(value):
             raise complex_output_error(name)
