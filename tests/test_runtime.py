@@ -247,8 +247,6 @@ def _pole(x):
 
 def test_a_pole_gives_a_non_finite_gradient_not_an_exception():
     """``np.sin(x) / (x - 1.0)`` at the Python float 1.0 returns inf; its gradient is not finite."""
-    import srcgrad
-
     with np.errstate(all="ignore"):
         assert not np.isfinite(srcgrad.grad(_pole)(1.0))
         assert srcgrad.grad(_pole)(3.0) == pytest.approx(
