@@ -43,15 +43,14 @@ except ImportError:  # run from a checkout
     import srcgrad
 import workloads  # noqa: E402
 
-from srcgrad.checkpoint import (  # noqa: E402
-    ADVANCE,
+from srcgrad.checkpoint import snapshots_for  # noqa: E402
+from srcgrad.schedule import (  # noqa: E402
     binomial_advances,
     first_sweep,
     interval_plan,
     online_intervals,
-    revolve,
+    replayed_advances,
     segment_width,
-    snapshots_for,
 )
 
 
@@ -82,16 +81,6 @@ def pendulum_until(c, L, theta0, omega0, n):
     return theta * theta
 
 
-def advanced(intervals, snapshots):
-    """The trips the adjoint runs again: the schedule from each kept snapshot, replayed."""
-    total = 0
-    for j, (lo, hi, width) in enumerate(intervals):
-        for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):
-            if action == ADVANCE:
-                total += min(lo + b * width, hi) - (lo + a * width)
-    return total
-
-
 def schedule_counts(n, k, entry_state, online):
     """(trips recomputed by the schedule that ran, the binomial optimum in segments, in single
     trips): the optimum is the offline schedule of n trips with k snapshots whose first sweep is
@@ -107,7 +96,7 @@ def schedule_counts(n, k, entry_state, online):
     else:
         intervals = interval_plan([min(u * w, n) for u in sweep], n, entry_state)
         intervals = [(lo, hi, w) for lo, hi, _ in intervals]
-    return advanced(intervals, k), optimum_seg, optimum_step
+    return replayed_advances(intervals, k), optimum_seg, optimum_step
 
 
 def tanh_map(x, A):

@@ -9,8 +9,10 @@ import pytest
 from golden_source import assert_golden
 
 import srcgrad
+import srcgrad.schedule
 from srcgrad import grad, pullback, source, value_and_grad, vjp
-from srcgrad.checkpoint import (
+from srcgrad.checkpoint import snapshots_for
+from srcgrad.schedule import (
     ADVANCE,
     FORGET,
     RESTORE,
@@ -22,8 +24,8 @@ from srcgrad.checkpoint import (
     interval_plan,
     online_intervals,
     recomputed,
+    replayed_advances,
     revolve,
-    snapshots_for,
 )
 
 
@@ -142,16 +144,6 @@ def replay(steps, snapshots):
     return reversed_, advanced, peak
 
 
-def advanced_trips(intervals, snapshots):
-    """The trips the adjoint advances again, replaying its schedule from each snapshot."""
-    total = 0
-    for j, (lo, hi, width) in enumerate(intervals):
-        for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):
-            if action == ADVANCE:
-                total += min(lo + b * width, hi) - (lo + a * width)
-    return total
-
-
 def test_the_schedule_is_the_binomial_optimum():
     for snapshots in range(1, 6):
         for steps in range(1, 40):
@@ -174,7 +166,7 @@ def test_the_online_schedule_against_the_binomial_optimum():
             intervals = online_intervals(n, k, big)
             assert len(intervals) <= k and intervals[0][0] == 0 and intervals[-1][1] == n
             assert all(a[1] == b[0] for a, b in zip(intervals, intervals[1:]))
-            assert advanced_trips(intervals, k) == recomputed(intervals, k)
+            assert replayed_advances(intervals, k) == recomputed(intervals, k)
             assert recomputed(intervals, k) <= binomial_advances(n, k)
             at = first_sweep(n, k)  # the primal saves the schedule's advances up to at[-1]
             assert recomputed(interval_plan(at, n, big), k) == binomial_advances(n, k) - at[-1]
@@ -223,7 +215,7 @@ def test_nested_loops_and_writes_in_place(k):
 
 @pytest.mark.parametrize("k", [1, 4])
 def test_long_loops_are_scheduled_in_segments(k, monkeypatch):
-    monkeypatch.setattr(srcgrad.checkpoint, "SEGMENT", 16)  # several segments in 150 steps
+    monkeypatch.setattr(srcgrad.schedule, "SEGMENT", 16)  # several segments in 150 steps
     theta = np.array([0.3, 0.2, 1.5])
     want = grad(pendulum)(theta, 150)  # longer than SHORT: segments of SEGMENT steps
     np.testing.assert_allclose(grad(pendulum, checkpoint=k)(theta, 150), want, rtol=1e-12)
@@ -263,7 +255,7 @@ def test_loops_that_leave_early(monkeypatch):
     value, back = pullback(waiting, checkpoint=3)(0.02, 0.01)
     np.testing.assert_allclose([back(1.0), back(1.0)], 2 * [grad(waiting)(0.02, 0.01)],
                                rtol=1e-12)
-    monkeypatch.setattr(srcgrad.checkpoint, "SEGMENT", 16)
+    monkeypatch.setattr(srcgrad.schedule, "SEGMENT", 16)
     TRIPS.clear()
     waiting(0.002, 0.01)
     n = len(TRIPS)
@@ -276,8 +268,8 @@ def test_loops_that_leave_early(monkeypatch):
         g(0.002, 0.01)
         intervals = online_intervals(n, k, (0.002,))
         assert len(intervals) <= k and intervals[0][0] == 0 and intervals[-1][1] == n
-        assert len(TRIPS) == 2 * n + advanced_trips(intervals, k)
-        assert advanced_trips(intervals, k) <= recomputed(intervals, k)
+        assert len(TRIPS) == 2 * n + replayed_advances(intervals, k)
+        assert replayed_advances(intervals, k) <= recomputed(intervals, k)
         assert recomputed(intervals, k) <= binomial_advances(-(-n // 16), k) * 16
 
 
