@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from gradcheck import check_grad
+from gradcheck import check_grad, numeric_grad
 
 import srcgrad
 from srcgrad.errors import UnsupportedCaseError
@@ -311,3 +311,78 @@ def test_putmask_of_nothing():
 
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(check_grad(f, (x,)), 2 * x, rtol=1e-12)
+
+
+def _tuple_that_drops_an_element(s):
+    t = (np.array([s, s * s]), np.array([s * 2.0, 1.0]))
+    t = (t[0] * 1.5, t[1] + 1)
+    return np.sum(t[0] ** 3)
+
+
+def test_third_derivative_through_a_tuple_whose_element_is_unused():
+    # runtime.shapes.unbroadcast: adding the (co)tangents of tuples element by element, an element
+    # without a cotangent (None) stays None (with `or -> and` it became an object array of None,
+    # and the third order raised TypeError)
+    # f(s) = 1.5**3 (s**3 + s**6), whose third derivative is 1.5**3 (6 + 120 s**3)
+    d3 = srcgrad.grad(srcgrad.grad(srcgrad.grad(_tuple_that_drops_an_element)))(0.7)
+    assert d3 == pytest.approx(1.5**3 * (6.0 + 120.0 * 0.7**3), rel=1e-12)
+
+
+def test_reverse_over_reverse_of_a_concatenation_of_matrices():
+    # runtime.higher_order.join_cotangents: the pieces' cotangents are joined along the axis
+    # (with `axis is None -> is not None` they were raveled and joined flat)
+    def f(a, b):
+        return np.sum(np.concatenate((a * a, b), axis=1) ** 2)
+
+    def g(a, b):
+        return np.sum(srcgrad.grad(f, wrt=0)(a, b) ** 2)
+
+    a, b = np.array([[0.3, -0.6], [0.5, 0.7]]), np.array([[1.0], [-0.4]])
+    check_grad(g, (a, b), wrt=(0, 1))
+
+
+def test_interp_below_and_above_its_second_and_last_knots():
+    # runtime.numerics.interp_outside: `left` applies below the first knot only (a mutant took
+    # the second: x in [xp[0], xp[1]) got `left`'s gradient)
+    xp = np.array([0.0, 1.0, 1.5, 3.0])
+
+    def f(x, fp, lo, hi):
+        return np.sum(np.interp(x, xp, fp, left=lo, right=hi) ** 2)
+
+    x = np.array([-0.5, 0.4, 1.2, 2.6, 3.5])
+    args = (x, np.array([1.0, -0.5, 2.0, 0.7]), 0.3, -0.8)
+    check_grad(f, args, wrt=(0, 1, 2, 3))
+
+
+def test_tangent_of_cho_solve_in_a_factor_with_values_in_its_other_triangle():
+    # runtime.scipy_helpers.cho_solve_jvp_c: cho_solve((c, True), b) reads c's lower triangle
+    # only, so a tangent in the upper one changes nothing (the mutant used all of dc)
+    linalg = pytest.importorskip("scipy.linalg")
+    c = np.array([[2.0, 9.0, -7.0], [0.5, 1.5, 8.0], [-0.3, 0.2, 1.2]])
+    dc = np.array([[0.3, -0.2, 0.5], [0.4, 1.0, 0.1], [0.5, -0.6, -0.7]])
+    b = np.array([1.0, 2.0, 3.0])
+
+    def f(c):
+        return linalg.cho_solve((c, True), b)
+
+    h = 1e-6
+    _, t = srcgrad.jvp(f)(c, dc)
+    np.testing.assert_allclose(t, (f(c + h * dc) - f(c - h * dc)) / (2 * h), rtol=1e-7)
+
+
+
+def test_odeint_gradient_in_times_given_as_integers():
+    # runtime.scipy_helpers._odeint_adjoint: the times' gradient is float even when the times are
+    # integers (without dtype=float it was stored in an integer array and truncated)
+    integrate = pytest.importorskip("scipy.integrate")
+
+    def rhs(y, t, k):
+        return -k * y * y + np.sin(t)
+
+    def f(y0, t):
+        return np.sum(integrate.odeint(rhs, y0, t, args=(0.7,)) ** 2)
+
+    y0 = np.array([1.0, 0.5])
+    got = srcgrad.grad(f, wrt=1)(y0, np.array([0, 1, 2]))
+    want = numeric_grad(f, (y0, np.array([0.0, 1.0, 2.0])), 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
