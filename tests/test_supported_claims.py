@@ -91,10 +91,11 @@ def property_of_an_unknown_class(x, box):
     return np.sum(box.doubled)
 
 
-def array_field_updated_in_place(x):
+def view_of_an_updated_field(x):
     s = SimpleNamespace(h=x * 1.0)
+    v = s.h[1:]
     s.h += 1.0
-    return np.sum(s.h * x)
+    return np.sum(v * x[1:])
 
 
 def field_write_read_through_another_name(x):
@@ -460,8 +461,8 @@ CLAIMS = [
      0, (X, Other(np.ones(3))), RUN, "inlined the methods of Box"),
     ("a property of such an object, when its gradient or tangent is needed",
      property_of_an_unknown_class, 0, (X, Box(np.ones(3))), RUN, "doubled"),
-    ("`obj.attr += v` of an array field", array_field_updated_in_place, 0, (X,), RUN,
-     r"s\.h \+="),
+    ("on an array field, every other holder of the array", view_of_an_updated_field, 0, (X,),
+     RUN, "`v` shares memory with it"),
     ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
     ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),

@@ -148,11 +148,15 @@ class ContainerMethods:
         value = s.value
         pre = []
         if isinstance(s, gast.AugAssign):
-            read = gast.Attribute(_load(obj), target.attr, gast.Load())
-            value = gast.copy_location(gast.BinOp(read, s.op, value), s.value)
-            check = self._call("check_field_update", gast.Attribute(
-                _load(obj), target.attr, gast.Load()), gast.Constant(f"{obj}.{target.attr}", None))
-            pre.append(self._assign(self._fresh(naming.UNUSED), check, s))
+            # `obj.h += v` is Python's `held = obj.h; held += v; obj.h = held`: an array field
+            # is updated in place, and every other holder of the array (a variable, a list,
+            # another object's field) sees it (normalize/sharing.py); a number is rebound
+            held = self._fresh(naming.describe(target))
+            pre.append(self._assign(held, gast.Attribute(_load(obj), target.attr,
+                                                         gast.Load()), s))
+            pre.append(gast.copy_location(gast.AugAssign(
+                gast.Name(held, gast.Store(), None, None), s.op, self.expr(value)), s))
+            value = _load(held)
         stmt = self._assign(obj, self._call("set_field", _load(obj),
                                             gast.Constant(target.attr, None), value), s)
         _HoistPops(self, pre, stmt).visit(stmt)

@@ -59,7 +59,7 @@ HOLDING_HELPERS = (
     "list_append", "list_pop", "setitem", "list_insert", "pop_item", "list_extend",
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
     "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
-    "ndenumerate_items",
+    "ndenumerate_items", "set_field", "replace_field",
 )
 # Builtins whose result is a new number or never an argument's object.
 FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}

@@ -257,13 +257,3 @@ def new_instance(cls):
         return cls()
     return object.__new__(cls)
 
-
-def check_field_update(value, name):
-    """Refuse ``obj.W += v`` on an array field: Python updates that array in place, so every
-    other holder of it would see the change, which srcgrad does not follow (a number field is
-    rebound, as srcgrad does)."""
-    if isinstance(value, np.ndarray):
-        raise SrcgradError(
-            f"`{name} += ...` on an array updates it in place, and every other holder of the "
-            f"array would see it; srcgrad does not follow that. Write `{name} = {name} + ...`"
-        )

@@ -11,6 +11,8 @@ object (``r = x``, ``r = [x]``, ``r = {"h": x}``, ``r.append(x)``, a helper's pa
 ``shared_positions`` finds, by identity and at run time, the paths at which ``r`` holds the very
 object ``x`` held (``()`` for ``r`` itself, ``(0,)`` for ``r[0]``, deeper for nested containers);
 none when that object is immutable (a float is rebound, not updated: nothing else sees it).
+An object's fields are searched too (``Field("W")`` in a path: ``self.W`` held it); ``put_shared``
+gives such an object a copy with the field replaced, as ``set_field`` does.
 An array ``r`` that shares memory with it without being it (a view, ``r = x[1:]``) is refused
 with an error: the update would change part of ``r``, a dependence srcgrad does not model.
 ``put_shared`` is linear in ``r`` and ``x``: its adjoint sends the cotangent at those paths to
@@ -19,13 +21,36 @@ with an error: the update would change part of ``r``, a dependence srcgrad does 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..errors import SrcgradError
 from .containers import Cotangents, DictCotangents, add, zeros_like
+from .pytrees import fields, kind_of
 
 # What `x += v` updates in place (a number or a tuple is rebound instead).
 MUTABLE = (np.ndarray, list, dict)
+# The objects whose fields are searched (a namedtuple is a tuple, searched by position).
+OBJECTS = ("dataclass", "namespace", "object", "registered")
+
+
+class Field:
+    """A step of a path into an object's attribute ``name`` (a dict key is the key itself)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, Field) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("Field", self.name))
+
+    def __repr__(self):
+        return f".{self.name}"
 
 
 def shared_positions(holder, old, name="r", updated="x"):
@@ -43,7 +68,8 @@ def _find(h, old, path, out, seen, name, updated):
         return
     if isinstance(h, np.ndarray):
         if isinstance(old, np.ndarray) and np.may_share_memory(h, old):
-            where = name + "".join(f"[{k!r}]" for k in path)
+            where = name + "".join(repr(k) if isinstance(k, Field) else f"[{k!r}]"
+                                   for k in path)
             raise SrcgradError(
                 f"`{updated} += ...` updates an array in place, and `{where}` shares memory "
                 f"with it without being it (a view such as `{updated}[1:]` or `{updated}.T`): "
@@ -58,6 +84,13 @@ def _find(h, old, path, out, seen, name, updated):
         items = h.items() if isinstance(h, dict) else enumerate(h)
         for k, e in items:
             _find(e, old, path + (k,), out, seen, name, updated)
+        return
+    if kind_of(h) in OBJECTS:
+        if id(h) in seen:
+            return
+        seen.add(id(h))
+        for k, e in fields(h).items():
+            _find(e, old, path + (Field(k),), out, seen, name, updated)
 
 
 def put_shared(holder, where, value):
@@ -73,6 +106,10 @@ def _put(h, paths, leaf):
     heads = {}
     for p in paths:
         heads.setdefault(p[0], []).append(p[1:])
+    if isinstance(next(iter(heads)), Field):
+        return _put_fields(h, heads, leaf)
+    if h is None:
+        return None  # a cotangent with nothing at the paths, zeroed (``leaf`` gives None)
     if isinstance(h, dict):
         out = type(h)(h) if isinstance(h, DictCotangents) else dict(h)
         for k, rest in heads.items():
@@ -83,14 +120,35 @@ def _put(h, paths, leaf):
         out[k] = _put(h[k], rest, leaf)
     if isinstance(h, Cotangents):
         return Cotangents(out)
+    if kind_of(h) == "namedtuple":
+        return type(h)(*out)
     return tuple(out) if isinstance(h, tuple) else out
+
+
+def _put_fields(h, heads, leaf):
+    """``_put`` into an object's fields: ``h`` an object (a copy with the fields replaced), a
+    cotangent of one (a dict by field name) or None (nothing there: zeroed stays None)."""
+    if h is None:
+        return None
+    if isinstance(h, dict):
+        out = type(h)(h) if isinstance(h, DictCotangents) else dict(h)
+        for k, rest in heads.items():
+            out[k.name] = _put(h.get(k.name), rest, leaf)
+        return out
+    new = copy.copy(h)
+    for k, rest in heads.items():
+        object.__setattr__(new, k.name, _put(getattr(h, k.name), rest, leaf))
+    return new
 
 
 def _at(g, path):
     for k in path:
         if g is None:
             return None
-        g = g.get(k) if isinstance(g, dict) else g[k]
+        if isinstance(k, Field):
+            g = g.get(k.name) if isinstance(g, dict) else getattr(g, k.name, None)
+        else:
+            g = g.get(k) if isinstance(g, dict) else g[k]
     return g
 
 
@@ -100,11 +158,13 @@ def _sparse(holder):
         return DictCotangents({k: _sparse_leaf(v) for k, v in holder.items()})
     if isinstance(holder, (list, tuple)):
         return Cotangents(_sparse_leaf(v) for v in holder)
+    if kind_of(holder) in OBJECTS:
+        return DictCotangents({k: _sparse_leaf(v) for k, v in fields(holder).items()})
     return None
 
 
 def _sparse_leaf(v):
-    return _sparse(v) if isinstance(v, (list, tuple, dict)) else None
+    return _sparse(v) if isinstance(v, (list, tuple, dict)) or kind_of(v) in OBJECTS else None
 
 
 def put_shared_grad_holder(dy, where):
