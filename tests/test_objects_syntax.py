@@ -346,6 +346,14 @@ def an_argument_of_the_constructor_updated_later(x):  # was a wrong gradient
     return np.sum(p.b * x)
 
 
+def a_field_given_a_copy_made_by_times_one(x):
+    st = types.SimpleNamespace(g=x)
+    acc = x * 1.0  # was folded to `acc = x`, so `acc += ...` reached x too
+    st.g = acc
+    acc += np.cos(x)
+    return np.sum((st.g * x) ** 2)
+
+
 def two_objects_share_an_array(x):
     W = np.cos(x)
     first = Holder(W)
@@ -376,6 +384,7 @@ def a_view_of_the_updated_field(x):
 @pytest.mark.parametrize("f", [updates_an_array_field, a_namespace_holds_the_updated_array,
                                an_object_holds_a_variable_updated_later,
                                an_argument_of_the_constructor_updated_later,
+                               a_field_given_a_copy_made_by_times_one,
                                two_objects_share_an_array])
 def test_an_array_field_updated_in_place_is_seen_by_every_holder(f):
     check_all(f, second=f is two_objects_share_an_array)

@@ -43,12 +43,13 @@ def run(fn_node, ctx):
     return ConstantFold(ctx).run(fn_node)
 
 
-# srcgrad's helpers that put their arguments after the first into a list, dict or array
+# srcgrad's helpers that put their arguments after the first into a list, dict, array or
+# object's field
 def _holding():
     from .. import runtime
 
     return (runtime.list_append, runtime.put_shared, runtime.list_insert, runtime.list_extend,
-            runtime.dict_update, runtime.setitem)
+            runtime.dict_update, runtime.setitem, runtime.set_field, runtime.replace_field)
 
 
 def _one_of(obj, objects):
