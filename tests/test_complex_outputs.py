@@ -70,6 +70,32 @@ def half_complex(x, z):
     return np.sum(x) + np.sum(np.abs(z))
 
 
+def root_of_a_float(x):
+    s = float(np.sum(x)) ** 0.5  # a negative Python float to a fractional power is complex
+    return np.sum(s * x)
+
+
+def power_of_a_float(x, p):
+    return np.sum(x * float(x[0]) ** p)
+
+
+def root_in_place(x):
+    s = float(np.sum(x))
+    s **= 0.5
+    return np.sum(x * s)
+
+
+def pow_of_a_float(x):
+    return np.sum(x * pow(float(x[0]), 1.5))
+
+
+def looped_root(x):
+    s = 0.0
+    for v in (-1.0, 1.0):
+        s = s + v ** 0.5
+    return np.sum(x * s)
+
+
 # (function, complex arguments: refused, real arguments: the gradient as before)
 CASES = [
     (full_sum, (Z,), (X,)),
@@ -81,6 +107,12 @@ CASES = [
     (spectrum, (X,), None),
     (inner, (X, Z), (X, X)),
     (half_complex, (Z, X), (X, Z)),
+    # real operands, a complex value (the real part of its gradient, silently, before)
+    (root_of_a_float, (-R,), (R,)),
+    (power_of_a_float, (-R, 0.5), (R, 0.5)),
+    (root_in_place, (-R,), (R,)),
+    (pow_of_a_float, (-R,), (R,)),
+    (looped_root, (R,), None),
 ]
 
 
@@ -137,6 +169,9 @@ def test_the_check_reads_what_the_output_follows_from():
     assert "check_real(R, x)" in source(grad(times_real_global))  # a global is read too
     # what no leaf shows (a complex constant, np.fft) checks the output itself
     assert "check_real(sum_fft_x)" in source(grad(spectrum))
+    # a fractional power is checked where it is made, whole powers of a float not at all
+    assert "check_real(x_pow_c)" in source(grad(lambda x: np.sum(x ** 0.5)))
+    assert "check_real(x)\n" in source(grad(lambda x: np.sum(x * float(x[0]) ** 2)))
     # a derivative specialized to real arrays knows its parameters are real
     df = specialize(grad(half_complex))
     df(X, Z)

@@ -20,6 +20,11 @@ parameter the body rebinds (its value at the seed is not the argument's).
     def f(x, y):  return np.sum(x * y)            ->  ["x", "y"]
     def f(z):     return np.sum(np.abs(z) ** 2)   ->  []
     def f(x):     return np.sum(np.fft.fft(x))    ->  OPAQUE
+
+A power ``b ** e`` (``pow``, ``operator.pow``) whose exponent is not a whole number is complex for
+a negative *Python* number ``b`` even where ``b`` and ``e`` are real (``(-2.0) ** 0.5``; NumPy
+gives ``nan``): its own value is the leaf to check where it is assigned once at the top of the
+body (``t = b ** e``), else the output is OPAQUE.
 """
 
 from __future__ import annotations
@@ -110,12 +115,17 @@ class Realness:
         self.local_names = local_names
         self.defs = {}  # name -> the expressions assigned to it anywhere
         self.rebound = set()  # names stored into (an element, an attribute, a rebinding)
+        # names assigned by a statement of the body itself (not inside a loop or a branch)
+        self.top_level = {t.id for stmt in body if isinstance(stmt, gast.Assign)
+                          for t in stmt.targets if isinstance(t, gast.Name)}
         for node in _walk(body):
             if isinstance(node, gast.Assign):
                 for target in node.targets:
                     self._define(target, node.value)
             elif isinstance(node, (gast.AugAssign, gast.AnnAssign)) and node.value is not None:
                 self._define(node.target, node.value)
+                if isinstance(node, gast.AugAssign) and isinstance(node.op, gast.Pow):
+                    self._define(node.target, gast.BinOp(node.target, gast.Pow(), node.value))
                 self._define(node.target, node.target)
             elif isinstance(node, (gast.For, gast.AsyncFor)):
                 self._define(node.target, node.iter)
@@ -152,6 +162,11 @@ class Realness:
                     leaves.append(n)
                 continue
             for value in self.defs[n]:
+                if self._root(value):  # `t = b ** 0.5`: t itself is checked
+                    if n not in self.top_level or len(self.defs[n]) > 1:
+                        return OPAQUE
+                    leaves.append(n)
+                    continue
                 names = self.reaches(value)
                 if names is OPAQUE:
                     return OPAQUE
@@ -171,7 +186,7 @@ class Realness:
         """The names whose complexity ``node``'s value follows, or OPAQUE."""
         if node is None or isinstance(node, (gast.Compare, gast.JoinedStr)):
             return []
-        if _complex_source(node):
+        if _complex_source(node) or self._root(node):
             return OPAQUE
         if isinstance(node, gast.Constant):
             return []
@@ -193,6 +208,17 @@ class Realness:
                              gast.Set, gast.Dict, gast.Starred, gast.Slice)):
             return self._all(gast.iter_child_nodes(node))
         return OPAQUE
+
+    def _root(self, node):
+        """Whether ``node`` is a power that may be complex for real operands (module
+        docstring): ``b ** e``, ``pow(b, e)`` or ``operator.pow(b, e)`` with an exponent that is
+        not a whole-number constant and a base that is not a nonnegative constant."""
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Pow):
+            return _may_root(node.left, node.right)
+        if isinstance(node, gast.Call) and len(node.args) >= 2 and not node.keywords:
+            fn = self.namespace.resolve(node.func, self.local_names)
+            return any(fn is p for p in _POWERS) and _may_root(node.args[0], node.args[1])
+        return False
 
     def _resolved(self, node, otherwise):
         value = self.namespace.resolve(node, self.local_names)
@@ -235,6 +261,20 @@ class Realness:
             return OPAQUE
         found = self._all(list(node.args) + [k.value for k in node.keywords])
         return [] if dtype is not None and found is not OPAQUE else found
+
+
+_POWERS = (pow, operator.pow, operator.ipow)
+
+
+def _may_root(base, exponent):
+    """Whether ``base ** exponent`` may be complex though both are real: unless the exponent is a
+    whole-number constant or the base a nonnegative constant."""
+    def number(node):
+        value = node.value if isinstance(node, gast.Constant) else None
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    e, b = number(exponent), number(base)
+    return not (e is not None and float(e).is_integer() or b is not None and b >= 0)
 
 
 def _is_real_result(fn):
