@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Protocol, Union, cast, overload
 import numpy as np
 
 from . import rules, runtime, transforms
+from .batched import seeded
 from .context import Options
 from .derived import Derived, unwrap, wrap
 from .emit import diskcache, numba_backend
@@ -36,16 +37,19 @@ from .normalize.methods import bound_instance, bound_key, bound_to
 from .pipeline import derive
 from .reverse_options import _reverse_options
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
+from .runtime.batched import rows
 from .runtime.pytrees import register_pytree
 from .specialize import Specializing, shim
 from .wrappers import (
     HESSIAN,
     HOLOMORPHIC,
     JACOBIAN_AUTO,
+    JACOBIAN_AUTO_MANY,
     JACOBIAN_AUTO_TWIN,
     JACOBIAN_FORWARD,
     JACOBIAN_FORWARD_TWIN,
     JACOBIAN_REVERSE,
+    JACOBIAN_REVERSE_MANY,
     JACOBIAN_REVERSE_TWIN,
 )
 
@@ -648,10 +652,11 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
         common = {"f": f, "np": np, "unit_basis": _RUNTIME.unit_basis,
                   "single_output": _RUNTIME.single_output,
                   "jacobian_argument": _RUNTIME.jacobian_argument}
-        extras, twin = dict(common), dict(common)
-        if method != "forward":
-            extras.update(pullback=_derived(f, "pullback", names[0], options),
-                          stack_rows=_RUNTIME.stack_rows)
+        extras, twin, many = dict(common), dict(common), None
+        if method != "forward":  # one sweep for many seeds where it can (batched.py)
+            back = _derived(f, "pullback", names[0], options)
+            many = seeded(back)
+            extras.update(pullback=many or back, stack_rows=_RUNTIME.stack_rows, rows=rows)
             twin.update(vjp=_derived(f, "vjp", names[0], options), stack_rows=_RUNTIME.stack_rows)
         if method != "reverse":
             extras.update(linearize=_derived(f, "linearize", names[0], options),
@@ -659,8 +664,9 @@ def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
             twin.update(jvp=_derived(f, "jvp", names[0], options),
                         stack_columns=_RUNTIME.stack_columns)
         name = DERIVED["jacobian"].format(f.__name__)
-        fast = {"reverse": JACOBIAN_REVERSE, "forward": JACOBIAN_FORWARD,
-                "auto": JACOBIAN_AUTO}[method].replace("{x}", names[0])
+        fast = {"reverse": JACOBIAN_REVERSE_MANY if many else JACOBIAN_REVERSE,
+                "forward": JACOBIAN_FORWARD, "auto": JACOBIAN_AUTO_MANY if many else
+                JACOBIAN_AUTO}[method].replace("{x}", names[0])
         slow = {"reverse": JACOBIAN_REVERSE_TWIN, "forward": JACOBIAN_FORWARD_TWIN,
                 "auto": JACOBIAN_AUTO_TWIN}[method].replace("{x}", names[0])
         fn: Any = _generate(f, name, fast, extras, params)

@@ -37,7 +37,7 @@ SEED = "seed"  # the cotangent a vjp takes
 TANGENT = "tangent"  # the tangent a jvp takes
 REST = "rest"  # `*rest`: optional parameters passed before the seed or tangent
 # locals of the Jacobian and Hessian wrappers
-WRAPPER_LOCALS = ("value", "parts", "i", "back", "linear")
+WRAPPER_LOCALS = ("value", "parts", "i", "back", "linear", "back_many")
 # normalization (control flow, ANF)
 COND = "cond"  # a condition evaluated once
 PACKED = "packed"  # a tuple built once to be unpacked
@@ -63,6 +63,10 @@ PROBE = "{}_probe"  # a checkpointed loop that can leave early, run once to coun
 KEPT = "kept"  # the snapshots a checkpointed loop kept when it ran
 CHECKPOINT_HELPERS = ("checkpointed_loop", "snapshots_for")
 BACK = "back"  # the reusable adjoint sweep a pullback returns
+BACK_MANY = "back_many"  # its batched twin, one sweep for many seeds (batched.py)
+MANY = "many_{}"  # the helpers of a batched sweep (runtime/batched.py)
+SEEDS = "seeds"  # the number of seeds of a batched sweep
+MANY_AGAIN = "many_again"  # its pullback regenerated when a function it inlined is redefined
 JVP_FN = "jvp_fn"  # the reusable tangent map linearize returns
 KEPT = "{}_kept"  # a copy of argument ``x`` a pullback's ``back`` reruns the vjp on
 ARGUMENT = "{}_arg"  # argument ``x`` as passed, where the body rebinds ``x`` (its gradient's form)

@@ -1,0 +1,112 @@
+"""The batched reverse sweep of ``jacobian(f, method="rev")`` (srcgrad/batched.py): one sweep for
+all the output's seeds, checked against the per-seed rows (``vjp`` per output element) and
+central differences; the per-seed fallback where it cannot be written, or cannot run; its text
+(golden)."""
+
+import numpy as np
+import pytest
+from golden_source import assert_golden
+
+from srcgrad import jacobian, pullback, source
+from srcgrad.batched import Refused, batched_pullback, seeded
+from srcgrad.derived import unwrap
+from srcgrad.runtime import batched
+
+
+def tanh_map(x, A):
+    return np.tanh(A @ x)
+
+
+def swing(c, L, n):
+    th = np.array([1.0, 0.5, 0.2]) * c
+    om = np.zeros(3)
+    for _ in range(n):
+        a = -(9.81 / L) * np.sin(th) - c * om
+        th = th + 0.01 * om
+        om = om + 0.01 * a
+    return th * th
+
+
+def layer(W, X, b):
+    h = np.tanh(X @ W + b)
+    return (h * h - b) / (1.0 + h ** 2) + np.exp(-W[0, 0])
+
+
+def picked(W, X):
+    h = np.tanh(X @ W)
+    return np.sum(h * h, axis=1) + h[:, 0]
+
+
+def spread(x, y):
+    z = x[:, None] * y + np.exp(x).sum()
+    return np.sin(z)
+
+
+def central_jacobian(f, args, pos, eps=1e-6):
+    x = np.asarray(args[pos], dtype=float)
+    columns = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        hi, lo = list(args), list(args)
+        hi[pos], lo[pos] = x + e.reshape(x.shape), x - e.reshape(x.shape)
+        columns.append((np.asarray(f(*hi)) - np.asarray(f(*lo))) / (2 * eps))
+    return np.stack(columns, -1).reshape(np.shape(f(*args)) + x.shape)
+
+
+def per_seed(f, args, pos):
+    value, back = pullback(f, wrt=pos)(*args)
+    value = np.asarray(value)
+    rows = [back(e.reshape(value.shape)) for e in np.eye(value.size)]
+    return np.reshape(np.stack(rows), value.shape + np.shape(args[pos]))
+
+
+CASES = [
+    (tanh_map, (np.linspace(-1, 1, 7), np.arange(21.0).reshape(3, 7) / 30), 0, True),
+    (swing, (0.3, 1.2, 10), 0, True),
+    (layer, (np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3),
+             np.array([0.1, -0.2])), 0, True),
+    (picked, (np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)), 0,
+     True),
+    (spread, (np.linspace(0, 1, 3), np.linspace(1, 2, 4)), 1, True),
+    (spread, (np.linspace(0, 1, 3), np.linspace(1, 2, 4)), 0, False),
+]
+
+
+@pytest.mark.parametrize("f, args, pos, batches", CASES,
+                         ids=[f"{c[0].__name__}-{c[2]}" for c in CASES])
+def test_the_batched_sweep_gives_the_per_seed_rows(f, args, pos, batches):
+    assert (seeded(unwrap(pullback(f, wrt=pos))) is not None) == batches
+    for method in ("rev", "auto") if f is tanh_map else ("rev",):
+        J = jacobian(f, wrt=pos, method=method)(*args)
+        np.testing.assert_allclose(J, per_seed(f, args, pos), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(J, central_jacobian(f, args, pos), rtol=1e-6, atol=1e-8)
+    assert ("back_many" in source(jacobian(f, wrt=pos, method="rev"))) == batches
+
+
+def test_where_the_batched_sweep_cannot_run_each_seed_is_swept_alone():
+    calls = []
+
+    def back_many(seeds):
+        raise batched.Unbatched("a complex value")
+
+    def back(seed):
+        calls.append(seed)
+        return 2.0 * seed[::-1]
+
+    value, x = np.zeros(3), np.zeros(3)
+    J = batched.rows(back_many, back, value, x)
+    np.testing.assert_array_equal(J, 2.0 * np.eye(3)[::-1])
+    assert len(calls) == 3
+
+
+def test_blocks_of_seeds_and_the_refusals():
+    x, A = np.linspace(-1, 1, 7), np.arange(21.0).reshape(3, 7) / 30
+    _, back, back_many = seeded(unwrap(pullback(tanh_map)))(x, A)
+    seeds = np.eye(3)
+    np.testing.assert_allclose(back_many(seeds), np.stack([back(e) for e in seeds]), rtol=1e-14)
+    with pytest.raises(batched.Unbatched):
+        back_many(np.eye(2))  # seeds shaped unlike the output
+    with pytest.raises(Refused, match="add_at"):
+        batched_pullback(unwrap(pullback(spread, wrt=0)))
+    assert_golden("tanh_map_back_many.py", source(seeded(unwrap(pullback(tanh_map)))))
