@@ -80,24 +80,48 @@ def test_array_loop_needs_no_unbroadcast_and_saves_no_restored_sum():
     assert "tolist" not in srcgrad.source(df)
 
 
-def test_code_for_numba_saves_numbers_in_typed_arrays_with_the_same_numbers():
-    # what backend="numba" compiles: Python code too, computing the same gradient
+def carried(x, a):
+    s = 0.0
+    for i in range(len(x)):
+        s = s * (a * x[i]) + x[i]
+    return s
+
+
+def for_numba(f, mode, *args):
+    """What backend="numba" compiles for ``args``' kinds: Python code too."""
     from srcgrad import transforms
     from srcgrad.analysis.argkinds import kind_of
     from srcgrad.context import Options
     from srcgrad.derived import unwrap
 
+    kinds = tuple(sorted((p, kind_of(v)) for p, v in zip(f.__code__.co_varnames, args)))
+    return unwrap(transforms.derived(f, mode, "x", Options(kinds=kinds, for_numba=True)))
+
+
+def test_code_for_numba_saves_numbers_in_typed_arrays_with_the_same_numbers():
     x = np.random.default_rng(1).uniform(-1.5, 1.5, 6)
-    kinds = (("x", kind_of(x)),)
-    df = unwrap(transforms.derived(chain, "grad", "x", Options(kinds=kinds, for_numba=True)))
+    df = for_numba(carried, "grad", x, 0.7)
+    same(df(x, 0.7), srcgrad.grad(carried)(x, 0.7))
+    text = srcgrad.source(df)
+    for made in ("loop_saved_0 = np.empty(loop_saved_cap, np.float64)",
+                 "loop_saved_0[loop_saved_top] = s_old", "dx = np.zeros(x.shape)",
+                 "s_old = loop_saved_0[loop_saved_top]", "return dx"):
+        assert made in text
+    assert "append" not in text and "as_like" not in text
+
+
+def test_code_for_numba_recomputes_saved_numbers_and_drops_a_loop_computing_nothing_read():
+    # Rosenbrock's saves are arithmetic of x[i], x[i + 1]: recomputed in the reversed loop,
+    # nothing is saved, and the forward loop, whose sum grad does not return, goes
+    x = np.random.default_rng(1).uniform(-1.5, 1.5, 6)
+    df = for_numba(chain, "grad", x)
     same(df(x), srcgrad.grad(chain)(x))
     text = srcgrad.source(df)
-    for made in ("loop_saved_0 = np.empty(loop_saved_cap, np.int64)",
-                 "loop_saved_1 = np.empty(loop_saved_cap, np.float64)",
-                 "loop_saved_1[loop_saved_top] = x_item_2", "dx = np.zeros(x.shape)",
-                 "x_item_2 = loop_saved_1[loop_saved_top]", "return dx"):
-        assert made in text
-    assert "append" not in text and "tolist" not in text and "as_like" not in text
+    assert "minus = x[i + 1] - x[i] ** 2" in text and "x_item_2 = x[i]" in text
+    assert "loop_saved" not in text and text.count("    for i in") == 1 and "s = 0.0" not in text
+    both = for_numba(chain, "value_and_grad", x)  # the sum is returned: its loop stays
+    same(both(x), srcgrad.value_and_grad(chain)(x))
+    assert srcgrad.source(both).count("    for i in") == 2 and "loop_saved" not in text
 
 
 def scaled_twice(a, x):

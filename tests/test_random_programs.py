@@ -57,6 +57,9 @@ import srcgrad
 EXAMPLES = int(os.environ.get("SRCGRAD_RANDOM_EXAMPLES", "90"))
 # one program in this many is also checked specialized to its argument kinds (srcgrad.specialize)
 SPECIALIZED = int(os.environ.get("SRCGRAD_RANDOM_SPECIALIZED", "4"))
+# hunting: each specialized program also checked as the code backend="numba" compiles, run in
+# Python (typed saves, recomputed saves: optimize/typed_saves.py, optimize/recompute.py)
+FOR_NUMBA = os.environ.get("SRCGRAD_RANDOM_FOR_NUMBA") == "1"
 SECOND_ORDER_EVERY = 3  # one example in three also checks hvp
 
 # Features counted over the programs checked (printed by test_feature_frequencies, which also
@@ -1810,6 +1813,8 @@ def check_specialized(f, wrt, args, grads, unpack):
     specialized = unpack(srcgrad.specialize(srcgrad.grad(f, wrt=wrt))(*call_args))
     assert all(map(unchanged, args, call_args)), "specialized grad modified an argument"
     FEATURES["specialized"] += 1
+    if FOR_NUMBA:
+        check_for_numba(f, wrt, args, grads, unpack)
     for g1, g2 in zip(specialized, grads):
         for a, b in zip(leaves(g1), leaves(g2)):
             assert np.shape(a) == np.shape(b) and np.result_type(a) == np.result_type(b), (
@@ -1818,6 +1823,29 @@ def check_specialized(f, wrt, args, grads, unpack):
             assert np.allclose(a, b, rtol=1e-12, atol=0.0, equal_nan=True), (
                 f"specialized gradient {a!r}, unspecialized {b!r}"
             )
+
+
+def check_for_numba(f, wrt, args, grads, unpack):
+    """The code backend="numba" compiles for these arguments' kinds, run in Python, gives
+    grad's numbers."""
+    from srcgrad import transforms
+    from srcgrad.analysis.argkinds import signature_kind, stable
+    from srcgrad.context import Options
+    from srcgrad.derived import unwrap
+
+    call_args = copies(args)
+    names = f.__code__.co_varnames[: f.__code__.co_argcount]
+    kinds = tuple(sorted((p, stable(k)) for p, k in zip(names, map(signature_kind, call_args))
+                         if k is not None))
+    options = Options(kinds=kinds, for_numba=True)
+    got = unpack(unwrap(transforms.derived(f, "grad", wrt, options))(*call_args))
+    assert all(map(unchanged, args, call_args)), "grad for numba modified an argument"
+    FEATURES["for numba"] += 1
+    for g1, g2 in zip(got, grads):
+        for a, b in zip(leaves(g1), leaves(g2)):
+            assert np.shape(a) == np.shape(b) and np.allclose(
+                a, b, rtol=1e-12, atol=0.0, equal_nan=True
+            ), f"gradient for numba {a!r}, grad {b!r}"
 
 
 def check_second_order(f, args, p, v, scale):
@@ -1946,7 +1974,8 @@ def test_feature_frequencies(capsys):
         import pytest
 
         pytest.skip("no random program was checked in this run")
-    lines = [f"random programs checked: {total}, second order (hvp): {FEATURES['second order']}"]
+    lines = [f"random programs checked: {total}, second order (hvp): {FEATURES['second order']}"
+             + (f", for numba: {FEATURES['for numba']}" if FOR_NUMBA else "")]
     names = [*FEATURE_PATTERNS, *GENERATOR_FEATURES]
     for feature in names:
         lines.append(f"  {feature:32s} {FEATURES[feature]:6d}  {FEATURES[feature] / total:6.1%}")

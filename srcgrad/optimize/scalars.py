@@ -40,7 +40,7 @@ from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
 from ..emit import naming
-from . import typed_saves
+from . import recompute, typed_saves
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
 I = "int"  # noqa: E741 (a Python int)
@@ -63,13 +63,14 @@ def run(fn_node, ctx):
     if not ctx.kinds:
         return fn_node
     kinds = Kinds(ctx, fn_node)
-    kinds.block(fn_node.body, kinds.parameters(fn_node))
+    top = kinds.block(fn_node.body, kinds.parameters(fn_node))
     floats = bool(kinds.math_calls or kinds.reads) and kinds.safe(fn_node)
     rewrite = Rewrite(ctx, kinds, floats and _math_agrees(), floats and not ctx.for_numba)
     rewrite.visit(fn_node)
     fn_node.body[:0] = rewrite.listed()
     if ctx.for_numba:
-        typed_saves.run(fn_node, ctx, kinds.saves, kinds.is_range)
+        saves = recompute.run(fn_node, kinds, top)
+        typed_saves.run(fn_node, ctx, saves, kinds.is_range)
     return fn_node
 
 
