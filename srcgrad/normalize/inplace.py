@@ -50,6 +50,7 @@ CREATORS = {
     runtime.as_list, runtime.list_insert, runtime.pop_item, runtime.list_extend,
     runtime.list_reverse, runtime.list_permute, runtime.clear_items, runtime.dict_update,
     runtime.dict_keys, runtime.dict_values, runtime.dict_items, runtime.popped,
+    runtime.getitem_grad,  # zeros, or a new container of Nones, with dy placed at the index
 }
 
 
@@ -150,6 +151,11 @@ class CopyBeforeWrite:
                 elif self._owning(s.value) or (
                     var not in self.item_written and _list_copy(s.value)
                 ) or var in self.private_elements:
+                    owned.add(var)
+                elif self._sum_with_owned(s.value, owned):
+                    # `acc = add(acc, g)`, g a scatter made here (generated code's functional
+                    # add_at, after ANF): add returns g when acc is None, else a new sum
+                    owned.discard(s.value.args[1].id)
                     owned.add(var)
                 elif self._updates_shared(s.value, var):
                     pass  # r = put_shared(r, ...): r as it was, or with `x += v`'s new value
@@ -426,6 +432,16 @@ class CopyBeforeWrite:
         if _calls(value, self.setitem) and value.args and isinstance(value.args[0], gast.Name):
             return value.args[0].id
         return var
+
+    def _sum_with_owned(self, value, owned):
+        """``add(acc, g)`` (srcgrad's sum of cotangents) with ``g`` a name holding a new value."""
+        return (
+            isinstance(value, gast.Call)
+            and self.ctx.namespace.resolve(value.func, self.ctx.local_names) is runtime.add
+            and len(value.args) == 2
+            and isinstance(value.args[1], gast.Name)
+            and value.args[1].id in owned
+        )
 
     def _into_new(self, value):
         """``setitem(<a new array>, i, v)``: the write goes into an array made right there."""
