@@ -111,6 +111,24 @@ def nested_field_write(x):
     return np.sum(s.inner.h)
 
 
+def nested_element_update(x):
+    rows = [[x, x * 2.0]]
+    rows[0][1] += x
+    return np.sum(rows[0][1])
+
+
+def nested_element_write(x):
+    rows = [[x, x * 2.0]]
+    rows[0][1] = x * 3.0
+    return np.sum(rows[0][1])
+
+
+def nested_field_update(x):
+    s = SimpleNamespace(inner=SimpleNamespace(h=x * 2.0))
+    s.inner.h += x
+    return np.sum(s.inner.h)
+
+
 GLOBAL_BOX = Box(np.ones(3))
 
 
@@ -466,6 +484,7 @@ CLAIMS = [
     ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
     ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),
+    ("`a.b.c += v`", nested_field_update, 0, (X,), TRANSFORM, r"attribute of an attribute .*c \+="),
     ("a method writing `self.x` of a global object;",
      method_writing_a_global_object, 0, (X,), TRANSFORM, "writes `.w`"),
     ("a float or array field named like an array attribute", field_named_shape, 1,
@@ -511,6 +530,8 @@ CLAIMS = [
     ("`del x[i][j]`, `del x.a`", del_element_of_element, 0, (X,), TRANSFORM,
      "element of an element"),
     ("`del x[i][j]`, `del x.a`", del_attribute, 0, (X,), TRANSFORM, "of an attribute"),
+    ("`x[i][j] = v`", nested_element_write, 0, (X,), TRANSFORM, "element of an element"),
+    ("`x[i][j] += v`", nested_element_update, 0, (X,), TRANSFORM, "element of an element"),
     ("`max` / `min` with `key=` or `default=`", max_with_default, 0, (X,), TRANSFORM,
      "default"),
     ("A derivative of forward mode (`jvp(jvp(f))`, `grad(jvp(f))`) through a recursive function "

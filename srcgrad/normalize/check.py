@@ -305,7 +305,7 @@ class CheckSupported(gast.NodeVisitor):
                 raise self._error(target, "assignment to an attribute of an attribute or an "
                                   "element (`a.b.c = ...`); rebind the inner object first")
         elif not isinstance(target, gast.Name):
-            raise self._error(target, f"assignment to {_target_kind(target)}")
+            raise self._error(target, f"assignment to a {type(target).__name__}")
         if self.inlined and isinstance(node.value, gast.Lambda):
             return  # a local function of the helper, taken out like a nested def
         self.visit(node.value)
@@ -337,7 +337,7 @@ class CheckSupported(gast.NodeVisitor):
             or isinstance(target, (gast.Subscript, gast.Attribute))
             and isinstance(target.value, gast.Name)
         ):
-            raise self._error(target, f"augmented assignment to {_target_kind(target)}")
+            raise self._error(target, f"augmented assignment to {_nested_kind(target)}")
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node):
@@ -609,9 +609,11 @@ def _always_returns(stmts):
     return False
 
 
-def _target_kind(target):
-    if isinstance(target, gast.Subscript):
-        return "an indexed element (`y[i] = ...`)"
+def _nested_kind(target):
+    """What an augmented assignment's target is when it is not ``x``, ``x[i]`` or ``x.a``
+    (Python allows only a name, an element or an attribute there)."""
     if isinstance(target, gast.Attribute):
-        return "an attribute (`obj.attr = ...`)"
-    return type(target).__name__
+        return ("an attribute of an attribute or an element (`a.b.c += ...`); rebind the inner "
+                "object first")
+    return ("an element of an element or an attribute (`a.b[i] += ...`, `a[i][j] += ...`); "
+            "rebind the inner object first")
