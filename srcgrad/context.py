@@ -97,6 +97,9 @@ class Context:
     yield_marker: object = None  # (name, runtime.split_yield): normalize/recursion.mark_yields
     kinds: dict = field(default_factory=dict)  # Options.kinds: parameter -> kind of its argument
     for_numba: bool = False  # Options.for_numba
+    # a `try` statement was taken apart into markers (normalize/handlers.py): emit/handlers.py
+    # writes them back; without one it has nothing to look for
+    tried: bool = False
 
     @property
     def extras(self):

@@ -203,9 +203,34 @@ def raises_second(x):
     return s
 
 
+def _positive_raises(v):
+    if np.sum(v) > 0.0:
+        raise ValueError("positive")
+    return v * 2.0
+
+
+def _halved_when_positive(h):
+    try:
+        h = _positive_raises(h)
+    except ValueError:
+        h = h * 0.5
+    return h
+
+
+def try_in_a_helper(x):
+    # the inlined helper's marker was read from the module by the derivative's guard
+    # (NameError: srcgrad_try_begin) when it was recorded as a global the helper reads
+    return np.sum(np.sin(_halved_when_positive(x)))
+
+
 @pytest.mark.parametrize("f", [raises_mid_block, several_handlers])
 def test_try_except_differentiates_the_path_that_ran(f):
     check_all(f, (XT,))
+
+
+def test_try_except_in_an_inlined_helper():
+    check_all(try_in_a_helper, (XT,))
+    check_all(try_in_a_helper, (-XT,))
 
 
 def test_try_except_at_second_order():

@@ -85,8 +85,8 @@ KINDS = {
 class Gen:
     """One program: module-level definitions and the body of f, threading the vector `h`."""
 
-    def __init__(self, rng, kind, model):
-        self.rng, self.kind, self.model = rng, kind, model
+    def __init__(self, rng, kind, model, extra=None):
+        self.rng, self.kind, self.model, self.extra = rng, kind, model, extra
         _, self.W, self.b, self.c = KINDS[kind]
         if model:
             self.W, self.b, self.c = "self.W", "self.b", "self.c"
@@ -287,6 +287,67 @@ class Gen:
         else:
             self.emit(f'opts = {{"s": {self.c}}}', f"h = {fn}(h, **opts)")
 
+    def field_alias(self):
+        """An array field updated in place (``obj.h += v``, ``self.total += v``) while another
+        variable, list or object holds the same array: every holder sees the update."""
+        choice = self.rng.randrange(4)
+        if choice == 0:
+            self.emit("st = types.SimpleNamespace(h=h * 1.0)", "al = st.h",
+                      f"st.h += {self.b}", "h = al * h + st.h")
+        elif choice == 1:
+            self.emit("st = types.SimpleNamespace(g=h)", "acc = h * 1.0", "st.g = acc",
+                      f"acc *= {self.c}", "h = st.g * h")
+        elif choice == 2:
+            cls = self.name("Tot")
+            self.define(f"class {cls}:\n    def __init__(self, w):\n        self.total = w\n\n"
+                        f"    def bump(self, v):\n        self.total += v\n")
+            self.emit("w0 = h * 1.0", f"t1 = {cls}(w0)", f"t2 = {cls}(w0)", "t1.bump(h * h)",
+                      "h = np.tanh(t2.total) + t1.total")
+        else:
+            self.emit("held = [h]", "st = types.SimpleNamespace(h=h)", f"st.h -= 0.5 * {self.b}",
+                      "h = held[0] * st.h")
+
+    def try_except(self):
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            chk = self.name("chk")
+            self.define(f"def {chk}(v):\n    if np.sum(v) > 0.0:\n"
+                        f"        raise ValueError('positive')\n    return v * 2.0\n")
+            self.emit("try:", f"    h = {chk}(h)", "except ValueError:", f"    h = h * {self.c}")
+        elif choice == 1:
+            self.emit("try:", '    dd = {"a": h}', '    h = dd["b"] * 2.0', "except KeyError as e:",
+                      "    h = np.sin(h) + len(str(e))")
+        else:
+            self.emit("try:", f"    h = np.tanh(h) * {self.c}", "except (TypeError, ValueError):",
+                      "    raise", "else:", "    h = h + 0.25", "finally:", "    fin = 1.0",
+                      "h = h * fin")
+
+    def replace(self):
+        choice = self.rng.randrange(3)
+        if choice == 0 and self.kind == "dataclass" and not self.model:
+            self.emit(f"q = dataclasses.replace(P, c={self.c} * 0.5)",
+                      "h = np.tanh(q.W @ h) * q.c + P.c * h")
+        elif choice == 0 and self.model:
+            self.emit("q = dataclasses.replace(self, b=h * self.c)", "h = np.tanh(q.W @ h + q.b)")
+        elif choice in (0, 1):
+            self.emit(f"st = DP({self.W}, h * 1.0, {self.c})",
+                      f"q = dataclasses.replace(st, b=h * {self.c}, n=3)", "h = q.b + st.b * q.n")
+        else:
+            self.emit(f"t = NP({self.W}, h, 0.5)", "t = t._replace(b=t.b * t.c)",
+                      "h = t.W @ t.b + h")
+
+    def asdict(self):
+        if self.model or (self.kind == "dataclass" and self.rng.random() < 0.5):
+            owner = "self" if self.model else "P"
+            self.emit(f"dd = dataclasses.asdict({owner})", 'h = h * dd["c"] + dd["b"]')
+        else:
+            self.emit(f"dd = dataclasses.asdict(DP({self.W}, h, {self.c}))",
+                      'h = dd["b"] * dd["c"] + dd["W"] @ h')
+
+    # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
+    # the program it gave before they were added, with one of them at its end
+    EXTRA = ("field_alias", "try_except", "replace", "asdict")
+
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
                   "argument_write", "function_argument", "callbacks", "partial", "wrapped",
@@ -298,6 +359,10 @@ class Gen:
         self.emit(start)
         for _ in range(self.rng.randrange(1, 4)):
             construct = self.rng.choice(self.CONSTRUCTS)
+            self.features.append(construct)
+            getattr(self, construct)()
+        if self.extra is not None and self.extra.random() < 0.6:
+            construct = self.extra.choice(self.EXTRA)
             self.features.append(construct)
             getattr(self, construct)()
         end = self.rng.choice(["np.sum(h * h) * 0.5", "np.sum(np.sin(h))",
@@ -442,7 +507,7 @@ def make_case(seed):
     rng = random.Random(seed)
     model = rng.random() < 0.25
     kind = "dataclass" if model else rng.choice(sorted(KINDS))
-    gen = Gen(rng, kind, model)
+    gen = Gen(rng, kind, model, random.Random(f"extra {seed}"))
     text = gen.program()
     data = np.random.default_rng(seed)
     x = data.uniform(-1, 1, 3)

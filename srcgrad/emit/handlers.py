@@ -36,7 +36,7 @@ from . import naming
 
 def run(fn_node, ctx):
     """The pass: every ``try`` marker emitted as a ``try`` statement."""
-    if not any(_helper(n, ctx, runtime.try_begin) for n in walk(fn_node)):
+    if not ctx.tried or not any(_helper(n, ctx, runtime.try_begin) for n in walk(fn_node)):
         return fn_node
     for fn in [n for n in walk(fn_node) if isinstance(n, gast.FunctionDef)]:
         fn.body = _Emitter(ctx).block(fn.body)
@@ -70,17 +70,21 @@ class _Emitter:
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
                     setattr(s, field, self.block(inner))
-        out = []
+        out, moved = [], set()
         for i, s in enumerate(stmts):
+            if id(s) in moved:
+                continue
             if isinstance(s, gast.Assign) and _helper(s.value, self.ctx, runtime.try_begin):
-                out += self.emit(s, stmts[i + 1:])
+                branch, before = _branch(s, stmts[i + 1:], self.ctx)
+                out += before
+                moved |= {id(b) for b in before}
+                out += self.emit(s, branch)
             else:
                 out.append(s)
         return out
 
-    def emit(self, marker, rest):
+    def emit(self, marker, branch):
         """The ``try`` statement and the marker, rewritten (the branch is changed in place)."""
-        branch = _branch(marker, rest, self.ctx)
         block = branch.body
         caught = self.ctx.namer.fresh(naming.TRY_CAUGHT)
         sizes = self.ctx.namer.fresh(naming.TRY_SIZES)
@@ -206,18 +210,24 @@ def _in_order(stmts, nested=False):
 
 
 def _branch(marker, rest, ctx):
-    """The ``if`` on the marker (or on ``bool`` of it) among the statements after it."""
+    """The ``if`` on the marker (or on ``bool`` of it) among the statements after it, and the
+    statements between them that the block depends on (or that depend on it), which go before
+    the ``try``, where they ran: forward mode puts a tangent of the line before the branch
+    (``dh = dx`` of an inlined helper's ``try``, on the caller's line) that the block reads."""
     flags = {marker.targets[0].id}
     for i, s in enumerate(rest):
         if isinstance(s, gast.Assign) and _helper(s.value, ctx, bool) and isinstance(
                 s.value.args[0], gast.Name) and s.value.args[0].id in flags:
             flags.add(s.targets[0].id)
         if isinstance(s, gast.If) and isinstance(s.test, gast.Name) and s.test.id in flags:
-            between, block = rest[:i], s.body
-            if stored(between) & (loaded(block) | stored(block)) or (
-                    stored(block) & loaded(between)):
+            between = [b for b in rest[:i] if not stored(b) <= flags]
+            block = s.body
+            if not (stored(between) & (loaded(block) | stored(block))
+                    or stored(block) & loaded(between)):
+                return s, []
+            if loaded(between) & flags:
                 break
-            return s
+            return s, between
     raise SrcgradError("internal error: a `try` marker without its branch")
 
 

@@ -55,6 +55,7 @@ UNSUPPORTED = {
 def run(fn_node, ctx):
     """The pass: refuse what srcgrad does not support, with its location; drop ``del name``;
     take lambdas and nested functions out of the body into ``ctx.local_functions``."""
+    ctx.tried = ctx.tried or any(isinstance(n, gast.Try) for n in walk(fn_node))
     ctx.local_functions = extract_local_functions(fn_node, ctx.location)
     namespace = Namespace(ctx.fn)
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,

@@ -179,9 +179,16 @@ class InlineCalls:
             return None  # recursion: stays a call, differentiated through its generated vjp
         if fn is obj and isinstance(func, (gast.Name, gast.Attribute)) and self._global(func):
             self.ctx.dependencies.append((self.namespace, func, fn))
+        node, location = self._checked(fn)
+        return node, Namespace(fn), location, fn, call
+
+    def _checked(self, fn):
+        """The callee's checked and desugared tree, and its location; notes a ``try`` in it
+        (its nested defs too) for emit/handlers.py."""
         parsed = parse_function(fn)
-        node = CheckSupported(parsed.location, inlined=True).run(parsed.node)
-        return node, Namespace(fn), parsed.location, fn, call
+        if not self.ctx.tried:
+            self.ctx.tried = any(isinstance(n, gast.Try) for n in walk(parsed.node))
+        return CheckSupported(parsed.location, inlined=True).run(parsed.node), parsed.location
 
     def _static_local(self, func):
         """Whether ``func`` reads a local whose value is known statically (``fs[0]``, ``f``
@@ -457,7 +464,8 @@ class _Rename(gast.NodeTransformer):
         elif self.namespace is not None:
             obj = self.namespace.lookup(node.id)
             if obj is not MISSING:
-                if inspect.isfunction(obj):
+                if inspect.isfunction(obj) and node.id not in naming.TRY_MARKERS:
+                    # (a `try` marker is srcgrad's own: in no namespace of the user's)
                     original = gast.Name(node.id, gast.Load(), None, None)
                     self.ctx.dependencies.append((self.namespace, original, obj))
                 node.id = self.ctx.global_name(obj, node.id)
