@@ -42,6 +42,7 @@ from ..emit.unparse import comment, is_comment
 from ..errors import SrcgradError
 from ..optimize.owned import FRESH_RESULT, PASSES_ON
 from ..runtime import containers, lists
+from . import recomputed
 from .nodes import assign, name
 
 # helpers that change a primal value in place: a sweep calling them is not rerun on its state
@@ -76,6 +77,7 @@ def run(fn_node, ctx):
         keeping, back_def = rerun(fn_node, ctx, back, "vjp", RERUN_VJP, pick)
         primal.insert(0, keeping)
     else:
+        recomputed.run(primal, sweep, ctx, surely)  # what each call would compute again
         back_def, defaults = _reusable(sweep, grads, ctx, back, bound, stacks)
         # a name the sweep rebinds that the primal may leave unbound (assigned in a branch):
         # None until then, so that ``back`` can take it as a default

@@ -11,7 +11,7 @@ def euler_pullback(theta, n):
         c_times_a = 0.01 * a
         v_old = v
         v = v + c_times_a
-        loop_saved.append((c_times_a, x_old, v_old))
+        loop_saved.append((c_times_a, x_old, v_old, np.cos(x_old)))
     x_times_x = x * x
     x_times_x_plus_v = x_times_x + v
     del x_times_x
@@ -39,7 +39,7 @@ def euler_pullback(theta, n):
         del dx_times_x
         # grad of: for _ in range(n):
         for _ in reversed(range(n)):
-            c_times_a, x_old, v_old = loop_saved.pop()
+            c_times_a, x_old, v_old, cos_x = loop_saved.pop()
             # grad of: v = v + 0.01 * a
             v = v_old
             dc_times_a = unbroadcast(dv, c_times_a)
@@ -52,7 +52,7 @@ def euler_pullback(theta, n):
             dv = dv + dc_times_v * 0.01
             # grad of: a = -np.sin(x)
             dsin_x = -da
-            dx = dx + dsin_x * np.cos(x)
+            dx = dx + dsin_x * cos_x
         del x, v
         # grad of: v = theta[1]
         dtheta = getitem_grad(dv, theta, 1)
