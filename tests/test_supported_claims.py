@@ -386,6 +386,12 @@ def out_with_where(x):
     return np.sum(y)
 
 
+def stepped(x):
+    for _ in range(4):
+        x = x + 0.1 * np.sin(x)
+    return np.sum(x)
+
+
 def no_source_no_rule(x):
     return np.sum(np.frexp(x)[0])
 
@@ -552,6 +558,8 @@ CLAIMS = [
     ("a function with neither source nor rule", no_source_no_rule, 0, (X,), TRANSFORM,
      "frexp"),
     ("a frozen SciPy distribution", frozen_distribution, 0, (X,), TRANSFORM, "logpdf"),
+    ("`checkpoint=` with `backend=\"numba\"`", stepped, 0, (X,), "numba",
+     "cannot compile `checkpointed_loop`"),
     ("one that uses `try` / `except` (`statistics.mean`, ...) is an error",
      stdlib_with_try, 0, (X,), TRANSFORM, "except"),
 ]
@@ -612,6 +620,13 @@ def test_the_claimed_error(claim):
         np.testing.assert_allclose(jvp(f, wrt=wrt)(x, y, 1.0)[1], want, rtol=1e-6)
         with pytest.raises(SrcgradError, match=pattern):
             grad(tangent_of_recursive, wrt=wrt)(*args)
+        return
+    if when == "numba":  # refused at the checkpointed loop's line; "auto" runs it in Python
+        with pytest.raises(SrcgradError, match=pattern) as error:
+            grad(f, wrt=wrt, checkpoint=2, backend="numba")(*args)
+        assert "checkpointed_loop(None, stepped_step, range(4), (x,), (), 2)\n" in str(error.value)
+        np.testing.assert_allclose(grad(f, wrt=wrt, checkpoint=2, backend="auto")(*args),
+                                   grad(f, wrt=wrt)(*args), rtol=1e-14)
         return
     if f is structure_jacobian:
         for transform in (jacobian, hessian):
