@@ -537,6 +537,59 @@ def test_a_method_of_an_object_inside_a_structure_argument():
         srcgrad.grad(through_a_structure)(X, types.SimpleNamespace(ps=[Layer(2.0)]))
 
 
+# --- methods of objects held in structures built in the function --------------------------------
+def element_of_a_namespace_built_here(x):
+    P = types.SimpleNamespace(ps=[Affine(2.0)])
+    return np.sum(np.sin(P.ps[0].affine(x)))
+
+
+def value_of_a_dict_built_here(x):
+    P = {"layer": Affine(0.5)}
+    lay = P["layer"]
+    return np.sum(lay.affine(x) * x)
+
+
+def a_replaced_object(x):
+    q = dataclasses.replace(Affine(2.0), w=x[0])
+    return np.sum(np.tanh(q.affine(x)))
+
+
+class Reassigned:
+    def __init__(self, w):
+        self.w = w
+
+    def affine(self, v):
+        return np.sin(self.w * v)
+
+
+def given_another_class_in_a_loop(x):  # was a wrong value: Affine.affine inlined every trip
+    lay = Affine(2.0)
+    h = x
+    for _ in range(2):
+        h = lay.affine(h)
+        lay = Reassigned(1.5)
+    return np.sum(h)
+
+
+def given_another_class_in_a_branch(x):
+    lay = Affine(2.0)
+    if np.sum(x) > 0.0:
+        lay = Reassigned(1.5)
+    return np.sum(lay.affine(x))
+
+
+@pytest.mark.parametrize("f", [element_of_a_namespace_built_here, value_of_a_dict_built_here,
+                               a_replaced_object])
+def test_methods_of_objects_in_structures_built_in_the_function(f):
+    check_all(f)
+
+
+def test_a_variable_given_an_object_of_another_class_is_not_assumed_to_keep_its_class():
+    with pytest.raises(srcgrad.SrcgradError, match="methods of Affine for an object that is now"):
+        srcgrad.grad(given_another_class_in_a_loop)(X)
+    refused(given_another_class_in_a_branch, (X,), "`.affine()`")
+
+
 # --- forward mode: a delayed rebinding read later on the same line --------------------------------
 def _shift(v):
     return np.sin(v) + 0.5 * v

@@ -111,10 +111,19 @@ class InlineCalls:
 
     def block(self, stmts):
         out = []
+        receivers = self.ctx.receivers
         for s in stmts:
             if isinstance(s, (gast.If, gast.For, gast.While)):
+                # what is known of the objects of locals after it: what both paths (a branch, a
+                # loop's zero or more trips) leave; a later trip sees what the body assigns
+                if not isinstance(s, gast.If):
+                    receivers.loosen(stored(s))
+                before = receivers.snapshot()
                 s.body = self.block(s.body)
+                if isinstance(s, gast.If):
+                    before, receivers.known = receivers.snapshot(), before
                 s.orelse = self.block(s.orelse)
+                receivers.join(before)
                 out.append(s)
                 continue
             original = s

@@ -74,6 +74,22 @@ class Known:
     example: object = field(default=None, compare=False)
     exact: bool = False
     element: object = None  # Known of the elements of a list or tuple, when they share a class
+    # (name, Known) of the fields (a dict's constant keys) of an object built here, as written
+    fields: tuple = field(default=(), compare=False)
+
+    def with_field(self, name, known):
+        """This, with field ``name`` known as ``known`` (None: unknown). A field's class is
+        checked where its method is called (``exact=False``): another name for the object
+        may have been given another one."""
+        kept = tuple((n, k) for n, k in self.fields if n != name)
+        if known is not None:
+            kept += ((name, Known(known.cls, known.example, False, known.element,
+                                  known.fields)),)
+        return Known(self.cls, self.example, self.exact, self.element, kept)
+
+    def field_of(self, name):
+        """What is known of field (or constant key) ``name``, or None."""
+        return next((k for n, k in self.fields if n == name), None)
 
 
 def user_class(cls):
@@ -118,6 +134,9 @@ def _module_scope(cls):
 
 def attribute(known, attr):
     """What is known of ``obj.attr`` from what is known of ``obj``."""
+    written = known.field_of(attr)
+    if written is not None:
+        return written
     if known.example is not None:
         try:
             value = inspect.getattr_static(known.example, attr)
@@ -131,6 +150,17 @@ def attribute(known, attr):
         if annotation is not None:
             return of_annotation(annotation, _module_scope(klass))
     return None
+
+
+def _join(a, b):
+    """What is known of a name that holds what ``a`` or ``b`` tell, or None."""
+    if b is None or a.cls is not b.cls:
+        return None
+    if a is b:
+        return a
+    fields = tuple((n, k) for n, k in a.fields if _join(k, b.field_of(n)) == k)
+    return Known(a.cls, a.example if a.example is b.example else None, a.exact and b.exact,
+                 a.element if a.element == b.element else None, fields)
 
 
 def owner_class(fn):
@@ -179,6 +209,24 @@ class Receivers:
         if cls is not None and params[0] not in self.known:
             self.known[params[0]] = Known(cls)
 
+    # --- control flow -------------------------------------------------------------------------
+    def snapshot(self):
+        """What is known now (to join with what a branch or a loop leaves)."""
+        return dict(self.known)
+
+    def join(self, other):
+        """Keep what is known both now and in ``other``: after a branch, or a loop that may
+        run no trip (a name given an object of another class on one path is unknown)."""
+        self.known = {n: k for n, k in ((n, _join(k, other.get(n))) for n, k in
+                                        self.known.items()) if k is not None}
+
+    def loosen(self, names):
+        """At the head of a loop that assigns ``names``: a later trip may see what the body
+        gave them, so their class is checked where a method is called, not assumed."""
+        for n in names & self.known.keys():
+            k = self.known[n]
+            self.known[n] = Known(k.cls, None, False, k.element, k.fields)
+
     # --- noting what assignments tell ------------------------------------------------------
     def note_all(self, stmts):
         for s in stmts:
@@ -202,27 +250,68 @@ class Receivers:
             self.known[target] = found
 
     def _of(self, value):
-        if isinstance(value, gast.Name) and value.id not in self.ctx.local_names:
-            obj = self.ctx.namespace.lookup(value.id)
-            return of_value(obj) if user_class(type(obj)) else None
         if isinstance(value, gast.Name):
-            return self.known.get(value.id)
+            return self._of_name(value.id)
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             base = self.known.get(value.value.id)
             return None if base is None else attribute(base, value.attr)
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-            base = self.known.get(value.value.id)
-            return None if base is None else base.element
+            return self._of_item(value)
         if isinstance(value, (gast.List, gast.Tuple)) and value.elts:
             return self._of_literal(value)
+        if isinstance(value, gast.Dict):
+            return self._of_dict(value)
         if isinstance(value, gast.Call):
-            fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
-            if value.args and any(fn is h for h in (
-                    runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy)):
-                return self._of(value.args[0])  # the same object, or one of its class
-            if user_class(fn) and fn is not type:
-                return Known(fn, None, True)
+            return self._of_call(value)
         return None
+
+    def _of_name(self, name):
+        if name in self.known:
+            return self.known[name]
+        if name in self.ctx.local_names:
+            return None
+        obj = self.ctx.namespace.lookup(name)  # a global or closure object
+        return of_value(obj) if user_class(type(obj)) else None
+
+    def _of_item(self, value):
+        """``xs[i]`` of a list whose elements share a class, ``d["k"]`` of a dict built here."""
+        base = self.known.get(value.value.id)
+        if base is None:
+            return None
+        key = value.slice
+        keyed = base.field_of(key.value) if isinstance(key, gast.Constant) else None
+        return keyed or base.element
+
+    def _of_call(self, value):
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names)
+        written = self._written_field(fn, value)
+        if written is not None:
+            return written
+        if value.args and any(fn is h for h in (
+                runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy)):
+            return self._of(value.args[0])  # the same object, or one of its class
+        if user_class(fn) and fn is not type:
+            return Known(fn, None, True)
+        return None
+
+    def _written_field(self, fn, call):
+        """``set_field(obj, "name", v)`` / ``replace_field(...)``: obj's class, with what is
+        known of v as the field's (an object built here keeps what its fields hold)."""
+        if not (any(fn is h for h in (runtime.set_field, runtime.replace_field))
+                and len(call.args) == 3 and isinstance(call.args[1], gast.Constant)):
+            return None
+        base = self._of(call.args[0])
+        return None if base is None else base.with_field(call.args[1].value, self._of(
+            call.args[2]))
+
+    def _of_dict(self, value):
+        """``{"layer": Dense(...)}``: what is known of the values at constant keys."""
+        known = Known(dict, None, True)
+        for key, v in zip(value.keys, value.values):
+            if not isinstance(key, gast.Constant):
+                return None
+            known = known.with_field(key.value, self._of(v))
+        return known
 
     def _of_literal(self, value):
         """``[a, b]`` of objects of one class: a list whose elements have that class (checked at
