@@ -328,3 +328,126 @@ def _is_complex_value(value, as_dtype=False):
     return isinstance(value, (complex, np.complexfloating)) or (
         isinstance(value, np.ndarray) and value.dtype.kind == "c"
     )
+
+
+
+class Widening:
+    """Where a complex contribution may reach the real adjoint buffer of a variable, so the
+    sweep adds into it with ``dv = dv + g`` rather than in place (``dv += g`` cannot store a
+    complex array into a real one). The reverse transform asks ``widens(var, stmt)`` for each
+    contribution it accumulates when the function itself makes no complex value
+    (``may_be_complex``): only complex arguments (unknown when the code is generated) bring
+    complex values in then.
+
+    A contribution of the statement ``t = op(a, b)`` is computed from ``t``, its operands and
+    the cotangent of ``t``, which is complex when a value computed from ``t`` on the way to the
+    output is (``np.abs(t) * z`` sends a complex cotangent to the real ``np.abs(t)``). Their
+    *leaves* (parameters and outside names; an expression this analysis cannot follow counts as
+    a leaf of its own) may be complex unless they are *real*: followed by a real output, which
+    the seed checks (``output_leaves``), or known real from their kind (a specialized
+    derivative). The buffer of ``var`` is complex when ``var`` is, so a complex contribution
+    needs no widening where each leaf that may make it complex is one ``var`` follows too
+    (NumPy promotes). A buffer this misses fails loudly (NumPy's casting error), never silently.
+
+        r = np.abs(z); w = r * z     ->  dr = dr + g   (r is real whatever z is)
+        w = x * y; y2 = np.sin(x)    ->  dx += g       (a real output: x and y are real)
+    """
+
+    def __init__(self, walk, body, out, real_output, known_real):
+        self.walk = walk
+        self.cache = {}
+        self.real = set(known_real)
+        if real_output and out is not None:
+            self.real |= self.leaves(out)
+        self.cotangent = self._cotangent_leaves(body)
+
+    def leaves(self, n):
+        """The leaves whose complexity the value of the name ``n`` follows (``n + "()"``
+        stands for a value of ``n`` this analysis cannot follow)."""
+        if n in self.cache:
+            return self.cache[n]
+        walk, seen, leaves, work = self.walk, set(), set(), [n]
+        while work:
+            m = work.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            if m in walk.params:
+                leaves.add(m)
+            if m not in walk.defs:
+                if m not in walk.params and walk._outside_value(m):
+                    leaves.add(m)
+                continue
+            for value in walk.defs[m]:
+                names = walk.reaches(value)
+                if names is OPAQUE:
+                    leaves.add(m + "()")
+                else:
+                    work.extend(names)
+        self.cache[n] = frozenset(leaves)
+        return self.cache[n]
+
+    def _statement_leaves(self, targets, reads):
+        found = set()
+        for n in targets | reads:
+            found |= self.leaves(n)
+        return found
+
+    def _cotangent_leaves(self, body):
+        """name -> the leaves of the values computed from it (its cotangent is complex when one
+        of them is), to a fixed point over the body's assignments."""
+        flows = []  # (names read, names stored, the leaves of the statement)
+        for node in _walk(body):
+            if isinstance(node, (gast.Assign, gast.AugAssign, gast.For)):
+                targets, reads = _names(node)
+                flows.append((reads, targets, self._statement_leaves(targets, reads)))
+        cotangent = {}
+        changed = True
+        while changed:
+            changed = False
+            for reads, targets, leaves in flows:
+                found = set(leaves)
+                for t in targets:
+                    found |= cotangent.get(t, frozenset())
+                for n in reads:
+                    if not found <= cotangent.get(n, frozenset()):
+                        cotangent[n] = cotangent.get(n, frozenset()) | found
+                        changed = True
+        return cotangent
+
+    def widens(self, var, targets, reads):
+        """Whether a contribution to the adjoint of ``var`` of a statement storing ``targets``
+        and reading ``reads`` (names) may be complex while that adjoint is real."""
+        complex_leaves = self._statement_leaves(set(targets), set(reads))
+        for t in targets:
+            complex_leaves |= self.cotangent.get(t, frozenset())
+        complex_leaves -= self.real
+        return bool(complex_leaves) and not complex_leaves <= self.leaves(var)
+
+
+def _names(node):
+    """The base names a statement stores and the names it reads."""
+    stored = node.target if not isinstance(node, gast.Assign) else gast.Tuple(node.targets, None)
+    targets, reads = set(), set()
+    for sub in gast.walk(stored):
+        if isinstance(sub, gast.Name):
+            (targets if isinstance(sub.ctx, (gast.Store, gast.Del)) else reads).add(sub.id)
+        elif isinstance(sub, (gast.Subscript, gast.Attribute)) and isinstance(sub.ctx, gast.Store):
+            base = sub
+            while isinstance(base, (gast.Subscript, gast.Attribute)):
+                base = base.value
+            if isinstance(base, gast.Name):
+                targets.add(base.id)
+                reads.add(base.id)
+    value = node.iter if isinstance(node, gast.For) else node.value
+    reads |= {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+    if isinstance(node, gast.AugAssign):
+        reads |= targets
+    return targets, reads
+
+
+def widening(body, params, namespace, local_names, out, real_output, known_real):
+    """The ``Widening`` of a normalized function body whose output is the name ``out`` (or
+    None), ``real_output`` when the seed checks that it is real."""
+    walk = Realness(body, params, namespace, local_names)
+    return Widening(walk, body, out, real_output, known_real)

@@ -82,8 +82,10 @@ class Adjoints:
         self.emit(assign(self.name(var), value))
         self.current[var] = name(self.name(var))
 
-    def accumulate(self, var, contrib, may_alias=False):
-        """Add ``contrib`` to the adjoint of ``var``: the single place gradients accumulate."""
+    def accumulate(self, var, contrib, may_alias=False, widen=False):
+        """Add ``contrib`` to the adjoint of ``var``: the single place gradients accumulate.
+        ``widen``: the contribution may be complex where the buffer is real, so it is never
+        added in place."""
         current = self.current.get(var)
         target = self.name(var)
         self.zeroed.discard(var)
@@ -99,7 +101,7 @@ class Adjoints:
             self._assign(var, contrib, self.fresh(contrib))
         elif var in self.containers:
             self._assign(var, call(self.ctx, runtime.add, current, contrib), False)
-        elif self._private(var, current):
+        elif not widen and self._private(var, current):
             # a buffer no other name refers to: add into it
             store = gast.Name(target, gast.Store(), None, None)
             self.emit(gast.AugAssign(store, gast.Add(), contrib))

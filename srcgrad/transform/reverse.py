@@ -46,7 +46,7 @@ from ..analysis.loops import (
     indexed_reads,
     whole_reads,
 )
-from ..analysis.realness import OPAQUE, may_be_complex, output_leaves
+from ..analysis.realness import OPAQUE, may_be_complex, output_leaves, widening
 from ..analysis.shapes import BroadcastShapes
 from ..analysis.updates import in_place_updates
 from ..astutil import clone, ordered_walk, param_names, stored, walk
@@ -134,6 +134,7 @@ class ReverseAD:
         self.tape = None  # the Tape of the primal sweep, made by run()
         self.yield_marks = {}  # id of a marked `seed = yield value` -> value (_yields_back)
         self.output_leaves = OPAQUE  # what decides whether the output is complex (_analyse)
+        self.widening = None  # where a complex argument may widen a real buffer (_analyse)
 
     def run(self, fn_node):
         primal, ret = fn_node.body[:-1], fn_node.body[-1]
@@ -171,6 +172,11 @@ class ReverseAD:
         self.in_place = self.optimize and not may_be_complex(fn_node.body)
         self.adjoints = Adjoints(self.ctx, self._emit, containers, self.in_place)
         out = fn_node.body[-1].value
+        # and where a complex argument may bring a complex contribution to a real buffer
+        self.widening = None if not self.in_place else widening(
+            fn_node.body, self.params, self.ctx.namespace, self.ctx.local_names,
+            out.id if isinstance(out, gast.Name) else None, self.mode not in SEEDED,
+            [p for p in self.params if _known_real(self.ctx.kinds.get(p))])
         # read before the tape rewrites the body (see _check_real)
         self.output_leaves = OPAQUE if not isinstance(out, gast.Name) else output_leaves(
             fn_node.body, out.id, self.params, self.ctx.namespace, self.ctx.local_names)
@@ -324,7 +330,7 @@ class ReverseAD:
             op = self.ops[id(stmt)]
             if op.kind == "copy":
                 contribs[op.args["x"].id] = dt
-            elif op.kind == "rule" and not self._in_place_item(op, dt):
+            elif op.kind == "rule" and not self._in_place_item(op, dt, stmt):
                 restore, result = self._restore_before_rule(op, target, restore)
                 contribs = self._contributions(op, result, dt, stmt)
             elif op.kind in ("tuple", "dict"):
@@ -333,9 +339,10 @@ class ReverseAD:
         may_alias = target not in self.assigned_in_control
         for var, c in contribs.items():
             if var != target:
-                self.adjoints.accumulate(var, c, may_alias)
+                self.adjoints.accumulate(var, c, may_alias, self._widens(var, stmt))
         if target in contribs:
-            self.adjoints.accumulate(target, contribs[target], may_alias)
+            self.adjoints.accumulate(target, contribs[target], may_alias,
+                                     self._widens(target, stmt))
         if target in self.rezero and self.adjoints.get(target) is None:
             self.adjoints.set_zero(target)
         return restore
@@ -394,15 +401,23 @@ class ReverseAD:
                 self.adjoints.zero_item(target, index)
                 self.adjoints.accumulate(target, name(held))
                 return
-            self.adjoints.accumulate(value.id, part)
+            self.adjoints.accumulate(value.id, part, widen=self._widens(value.id, stmt))
         self.adjoints.zero_item(target, index)
 
-    def _in_place_item(self, op, dt):
+    def _widens(self, var, stmt):
+        """Whether a contribution of ``stmt`` to the adjoint of ``var`` is added out of place:
+        it may be complex where that adjoint is real (``realness.Widening``)."""
+        if self.widening is None:
+            return False
+        reads = {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}
+        return self.widening.widens(var, {stmt.targets[0].id}, reads)
+
+    def _in_place_item(self, op, dt, stmt):
         """``x[index]`` into an adjoint buffer owned here: ``dx = add_at(dx, index, dy)``."""
         if op.rule.fn is not operator.getitem or not self.in_place:
             return False
         x = op.args["x"]
-        if not isinstance(x, gast.Name) or x.id not in self.active:
+        if not isinstance(x, gast.Name) or x.id not in self.active or self._widens(x.id, stmt):
             return False
         index = op.args["index"]
         integer = x.id in self.adjoints.zeroed and integer_index(index, self.integers)
