@@ -1356,3 +1356,78 @@ def test_checkpoint_refuses_a_loop_updating_an_argument_in_place():
     x, w = np.array([-1.4, 0.8, -0.85]), np.array([-0.58, -0.1, -0.88])
     with pytest.raises(UnsupportedSyntaxError, match="or the caller passed it"):
         grad(argument_updated_in_a_checkpointed_loop, checkpoint=2)(x.copy(), w)
+
+
+# --- an update through a local name of an array from outside the function ---------------------
+
+_OUTSIDE = np.array([0.5, -0.3, 1.1])
+_OUTSIDE_LIST = [np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.5, 0.5])]
+_OUTSIDE_DICT = {"w": np.array([1.0, 2.0, 0.5])}
+_OUTSIDE_SCALE = 2.0
+
+
+class _OutsideHolder:
+    w = np.array([1.0, 2.0, 0.5])
+
+
+def outside_alias_update(x):
+    a = _OUTSIDE
+    a += x
+    return np.sum(_OUTSIDE * x)
+
+
+def outside_attribute_update(x):
+    a = _OutsideHolder.w
+    a *= x
+    return np.sum(a * x) + np.sum(_OutsideHolder.w)
+
+
+def outside_item_update(x):
+    a = _OUTSIDE_DICT["w"]
+    a += x
+    return np.sum(_OUTSIDE_DICT["w"] * x)
+
+
+def outside_view_update_in_a_loop(x):
+    for _ in range(2):
+        a = np.asarray(_OUTSIDE)[0:2]
+        a -= x[1:]
+    return np.sum(_OUTSIDE * x)
+
+
+def outside_list_items_updated(x):
+    for a in _OUTSIDE_LIST:
+        a += x
+    return np.sum(_OUTSIDE_LIST[0] * x)
+
+
+def outside_number_updated(x):
+    s = _OUTSIDE_SCALE
+    s += np.sum(x * x)
+    a = _OUTSIDE.copy()
+    a += x
+    return s * _OUTSIDE_SCALE + np.sum(a * _OUTSIDE)
+
+
+@pytest.mark.parametrize("f", [outside_alias_update, outside_attribute_update,
+                               outside_item_update, outside_view_update_in_a_loop,
+                               outside_list_items_updated])
+def test_an_update_of_an_outside_array_through_a_local_name_is_refused(f):
+    # value and gradient were wrong (outside_alias_update: value 1.68 for 3.7, gradient
+    # [0.5, -0.3, 1.1] for [1.1, -1.7, 3.5]): `a += x` became `a = a + x`, while Python changes
+    # the global's array in place, which the function then reads
+    before = (_OUTSIDE.copy(), _OutsideHolder.w.copy(), _OUTSIDE_DICT["w"].copy(),
+              [v.copy() for v in _OUTSIDE_LIST])
+    with pytest.raises(UnsupportedSyntaxError, match=r"updates in place the object `a` holds, "
+                       r"which is \(or is held by\) `_O\w+(\.w|\[\.\.\.\])?` from outside"
+                       ) as info:
+        grad(f)
+    line = info.value.line
+    assert info.value.filename == __file__ and re.match(r"\s+a [-+*]= ", line)
+    assert info.value.offset == len(line) - len(line.lstrip()) + 1
+    after = (_OUTSIDE, _OutsideHolder.w, _OUTSIDE_DICT["w"], _OUTSIDE_LIST)
+    np.testing.assert_equal(after, before)
+
+
+def test_an_update_of_a_copy_or_of_an_outside_number_works():
+    check_all(outside_number_updated, (X,))

@@ -447,6 +447,15 @@ def generator_used_twice(x):
     return sum(g) + sum(g)
 
 
+_OUTSIDE = np.array([1.0, 2.0, 3.0])
+
+
+def outside_array_updated(x):
+    a = _OUTSIDE
+    a += x
+    return np.sum(_OUTSIDE * x)
+
+
 def stdlib_with_try(x):
     return statistics.mean([x[0], x[1], x[2]])
 
@@ -538,6 +547,8 @@ CLAIMS = [
     ("`del x[i][j]`, `del x.a`", del_attribute, 0, (X,), TRANSFORM, "of an attribute"),
     ("`x[i][j] = v`", nested_element_write, 0, (X,), TRANSFORM, "element of an element"),
     ("`x[i][j] += v`", nested_element_update, 0, (X,), TRANSFORM, "element of an element"),
+    ("`a += v` where `a` holds an array or list from outside the function",
+     outside_array_updated, 0, (X,), TRANSFORM, "from outside the function"),
     ("`max` / `min` with `key=` or `default=`", max_with_default, 0, (X,), TRANSFORM,
      "default"),
     ("A derivative of forward mode (`jvp(jvp(f))`, `grad(jvp(f))`) through a recursive function "

@@ -40,6 +40,9 @@ class Location:
         file_line = lineno + self.first_line - 1
         offset = getattr(node, "col_offset", 0) + self.col_shift + 1
         text = linecache.getline(self.filename, file_line) or None
+        if text and isinstance(node, gast.stmt) and not getattr(node, "col_offset", 0):
+            # a statement the normal form made (at column 0): the caret at the line's first word
+            offset = len(text) - len(text.lstrip()) + 1
         return self.filename, file_line, offset, text
 
     def error(self, cls, node, message):

@@ -92,6 +92,7 @@ class SharedUpdates:
             if packed is not None:
                 self.params.add(packed.id)
         self.graph = {}
+        self.outside = {}  # variable -> expressions from outside the function it may hold
         for n in ordered_walk(fn_node):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 target = n.targets[0].id
@@ -99,6 +100,7 @@ class SharedUpdates:
                     if other != target:
                         self.graph.setdefault(target, set()).add(other)
                         self.graph.setdefault(other, set()).add(target)
+                self.outside.setdefault(target, []).extend(self._passed_on(n.value, True))
         self._positions(fn_node.body)
         self.live_out = {}
         self._live(fn_node.body, set(), None)
@@ -106,29 +108,38 @@ class SharedUpdates:
         return fn_node
 
     # --- which variables may hold x's object ---------------------------------------------------
-    def _passed_on(self, value):
-        """The variables whose objects ``value`` may be, hold or view."""
+    def _passed_on(self, value, outside=False):
+        """The variables whose objects ``value`` may be, hold or view; ``outside``: the
+        expressions from outside the function (a global, a closure variable, an attribute or
+        item of one) instead."""
         if isinstance(value, gast.Name):
+            if outside:
+                return [value] if value.id not in self.locals else []
             return [value.id] if value.id in self.locals else []
         if isinstance(value, gast.Attribute) and value.attr in INACTIVE_ATTRIBUTES:
             return []
         if isinstance(value, (gast.Subscript, gast.Attribute)):
-            return self._passed_on(_root(value))
+            if outside and not self._local_root(value):
+                return [value]
+            return self._passed_on(_root(value), outside)
         if isinstance(value, (gast.List, gast.Tuple)):
-            return [n for e in value.elts for n in self._passed_on(e)]
+            return [n for e in value.elts for n in self._passed_on(e, outside)]
         if isinstance(value, gast.Dict):
-            return [n for e in value.values for n in self._passed_on(e)]
+            return [n for e in value.values for n in self._passed_on(e, outside)]
         if isinstance(value, gast.Call):
-            return self._call_passes_on(value)
+            return self._call_passes_on(value, outside)
         return []
 
-    def _call_passes_on(self, value):
+    def _call_passes_on(self, value, outside=False):
         func = value.func
         if isinstance(func, gast.Attribute) and self._local_root(func.value):
-            return self._passed_on(func.value) if func.attr in VIEW_METHODS else []
+            return self._passed_on(func.value, outside) if func.attr in VIEW_METHODS else []
         fn = self.ctx.namespace.resolve(func, self.locals)
+        if isinstance(func, gast.Attribute) and func.attr in VIEW_METHODS and (
+                fn is MISSING or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
+            return self._passed_on(func.value, outside)  # a view of a global's array
         if fn is MISSING or self._may_return_an_argument(fn):
-            return self._arguments(value)  # a local callable: anything may come back
+            return self._arguments(value, outside)  # a local callable: anything may come back
         return []
 
     def _may_return_an_argument(self, fn):
@@ -142,9 +153,27 @@ class SharedUpdates:
         # max(a, b), a recursive call: may return an argument
         return inspect.isbuiltin(fn) or inspect.isfunction(fn) or isinstance(fn, type)
 
-    def _arguments(self, call):
-        names = [n for a in call.args for n in self._passed_on(_unstarred(a))]
-        return names + [n for k in call.keywords for n in self._passed_on(k.value)]
+    def _arguments(self, call, outside=False):
+        names = [n for a in call.args for n in self._passed_on(_unstarred(a), outside)]
+        return names + [n for k in call.keywords for n in self._passed_on(k.value, outside)]
+
+    def _check_not_outside(self, s, x):
+        """Refuse ``x += ...`` where ``x`` may hold a mutable object from outside the function:
+        Python updates that global (or closure variable) too, which srcgrad does not follow."""
+        for var in sorted({x} | self._connected(x)):
+            for expr in self.outside.get(var, ()):
+                base = expr
+                while isinstance(base, gast.Subscript):
+                    base = base.value
+                if _holds_mutable(self.ctx.namespace.resolve(base, self.locals)):
+                    text = _dotted(expr)
+                    raise self.ctx.location.error(
+                        UnsupportedSyntaxError, s,
+                        f"`{x} += ...` updates in place the object `{x}` holds, which is (or is "
+                        f"held by) `{text}` from outside the function: Python changes `{text}` "
+                        f"too, which srcgrad does not follow. Write `{x} = {x} + ...` (a new "
+                        f"value), or pass `{text}` as an argument",
+                    )
 
     def _local_root(self, node):
         root = _root(node)
@@ -259,6 +288,7 @@ class SharedUpdates:
 
     def _update(self, s, defined):
         x = s.target.id
+        self._check_not_outside(s, x)
         live = self.live_out.get(id(s), set())
         holders = sorted(r for r in self._connected(x) if r in live)
         value = gast.BinOp(_load(x), s.op, s.value)
@@ -297,6 +327,27 @@ class SharedUpdates:
         fn = getattr(runtime, helper)
         func = gast.Name(self.ctx.global_name(fn, helper), gast.Load(), None, None)
         return gast.Call(func, list(args), [])
+
+
+def _dotted(expr):
+    """``G``, ``OBJ.w`` or ``D[...]``: the text of an expression from outside the function."""
+    if isinstance(expr, gast.Attribute):
+        return f"{_dotted(expr.value)}.{expr.attr}"
+    if isinstance(expr, gast.Subscript):
+        return f"{_dotted(expr.value)}[...]"
+    return getattr(expr, "id", "...")
+
+
+def _holds_mutable(value):
+    """Whether a value from outside the function is (or holds) an object ``+=`` changes in
+    place: not a number, a string, None, a module, a function or a class (MISSING, a value not
+    known here: it may be)."""
+    if isinstance(value, (int, float, complex, np.generic, str, bytes, type(None), range)):
+        return False
+    if isinstance(value, (tuple, frozenset)):
+        return any(_holds_mutable(v) for v in value)
+    return not (inspect.ismodule(value) or inspect.isroutine(value) or isinstance(value, type)
+                or isinstance(value, np.ufunc))
 
 
 def _stores(node):
