@@ -456,6 +456,20 @@ def outside_array_updated(x):
     return np.sum(_OUTSIDE * x)
 
 
+class _Quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def own_manager_beside_a_global(x):
+    with _Quiet():
+        s = np.sum(_OUTSIDE * x)
+    return s
+
+
 def stdlib_with_try(x):
     return statistics.mean([x[0], x[1], x[2]])
 
@@ -558,6 +572,8 @@ CLAIMS = [
      inner_vjp_with_defaults, 0, (0.7,), TRANSFORM, r"\*rest"),
     ("so is a manager given a variable of the function", manager_given_a_variable, 0, (X,),
      TRANSFORM, "manager given `y`"),
+    ("a manager of your own in a function that reads an array, list or dict from outside it",
+     own_manager_beside_a_global, 0, (X,), TRANSFORM, "manager of your own"),
     ("taking the same element again (`a = L[1]` in a loop of its own) is an error",
      taken_again_in_a_loop, 0, (X,), TRANSFORM, "writing into `a`"),
     ("given an array or list that is read elsewhere in the function", blas_given_a_read_array,
