@@ -88,19 +88,6 @@ def test_scipy_rule_to_third_order(r):
     check_row(r, _scipy_table().build)
 
 
-def _scipy_limits():
-    """The SciPy rules whose helpers have no rule yet: first order only (the refusal names the
-    helper); odeint's adjoint would need the adjoint of its adjoint ODE. (The helpers of
-    dirichlet and multivariate_normal are differentiated by their source: order 3.)"""
-    import scipy.integrate
-
-    return {scipy.integrate.odeint: (1, "calls its helper `odeint_vjp`, which has no rule")}
-
-
-if FULL:
-    LIMITS.update(_scipy_limits())
-
-
 # Rows whose helpers were rewritten so that their derivatives close at every order, walked by
 # default (one input each): the shortest row of their rule does not reach them (the matrix norms
 # of singular values, np.average in its weights) or their table is walked in the full sweep only

@@ -28,10 +28,12 @@ What is differentiable, and what is not:
   ``cho_solve`` is differentiable in the factor and in ``b``; ``lu_solve`` in ``b`` only.
   ``eigh`` needs distinct eigenvalues, and all of them for eigenvectors (no ``subset_by_*``);
   its generalized form (``b``) has no derivative. ``sqrtm`` needs a real square root.
-* ``odeint``: differentiable in ``y0``, ``t`` and ``args``. The adjoint ODE is solved backwards
-  with the caller's ``rtol``/``atol``, so gradients are as accurate as the solution. The
-  right-hand side must be code srcgrad can differentiate (its vjp is generated from its source
-  when the gradient first runs). Forward mode solves one sensitivity ODE per active argument.
+* ``odeint``: differentiable in ``y0``, ``t`` and ``args`` (a tuple), to any order. The adjoint
+  ODE is solved backwards with the caller's ``rtol``/``atol``, so gradients are as accurate as the
+  solution; one adjoint solve per active input. The right-hand side must be code srcgrad can
+  differentiate (its vjp is generated from its source when the gradient first runs). Forward
+  mode solves one sensitivity ODE for all active inputs. The helpers (``runtime/odeint.py``) are
+  differentiated by their source, so derivatives of derivatives are again ``odeint`` solves.
 """
 
 import scipy.integrate
@@ -40,6 +42,7 @@ import scipy.signal
 import scipy.special as special
 import scipy.stats as stats
 
+from ..runtime import odeint as ode_helpers
 from ..runtime import scipy_helpers
 from ..runtime.complex_values import real_only
 from .registry import defrule, elementwise, nondiff
@@ -62,6 +65,8 @@ TEMPLATES = {
     "convolve": scipy.signal.convolve,
     "correlate": scipy.signal.correlate,
     **{k: v for k, v in vars(scipy_helpers).items() if callable(v) and not k.startswith("_")},
+    "odeint_vjp": ode_helpers.odeint_vjp,
+    "odeint_jvp": ode_helpers.odeint_jvp,
 }
 
 UNARY = "x, out=None, *, dtype=None"
@@ -502,19 +507,17 @@ for _conv, _grad in ((scipy.signal.convolve, "convolve_grad"),
 
 # --- scipy.integrate.odeint ---------------------------------------------------------------------
 _ODE = "rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax, tfirst=tfirst"
+nondiff(ode_helpers.ode_system, ode_helpers.ode_layout)
 defrule(
     scipy.integrate.odeint,
     "func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None, rtol=None, "
     "atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0, mxhnil=0, mxordn=12, "
     "mxords=5, printmessg=0, tfirst=False",
     vjp={
-        p: f"odeint_vjp(dy, y, func, y0, t, args, {_ODE}, full_output=full_output)[{k}]"
+        p: f"odeint_vjp(dy, y, func, y0, t, args, {_ODE}, full_output=full_output, wrt={k})"
         for k, p in enumerate(("y0", "t", "args"))
     },
-    jvp={
-        "y0": f"odeint_jvp(y, func, y0, t, args, dy0=dy0, {_ODE})",
-        "t": f"odeint_jvp(y, func, y0, t, args, dt=dt, {_ODE})",
-        "args": f"odeint_jvp(y, func, y0, t, args, dargs=dargs, {_ODE})",
-    },
+    # one tangent for every input (None where inactive): one sensitivity solve
+    jvp={"*": f"odeint_jvp(y, func, y0, t, args, dy0, dt, dargs, {_ODE}, full_output=full_output)"},
     namespace=TEMPLATES,
 )

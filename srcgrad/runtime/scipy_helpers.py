@@ -3,19 +3,17 @@
 
 Each helper computes one adjoint or tangent that does not fit in a one-line template: the
 structure of a matrix a solver reads, the weights of a ``logsumexp``, the block-matrix Fréchet
-derivative of ``expm``, the adjoint ODE of ``odeint``. They are plain NumPy/SciPy, imported only
-when SciPy is.
+derivative of ``expm`` (``odeint``'s are in ``odeint.py``). They are plain NumPy/SciPy, imported
+only when SciPy is.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.integrate
 import scipy.linalg
 import scipy.signal
 import scipy.special
 
-from .. import transforms
 from ..errors import NoRuleError
 from .linalg import cholesky_jvp, cholesky_vjp, eigh_jvp, eigh_vjp
 from .shapes import by_source, mT, unbroadcast
@@ -476,169 +474,3 @@ def mvn_jvp(t, x, mean, cov, wrt="x"):
         dc = 0.5 * (dc + mT(dc))
         out = 0.5 * (np.einsum("...i,ij,...j->...", s, dc, s) - np.trace(np.linalg.solve(c, dc)))
     return np.reshape(out, out_shape)
-
-
-# --- scipy.integrate.odeint ---------------------------------------------------------------------
-
-
-def _rhs_vjp(func, nargs, tfirst):
-    """The generated vjp of the user's right-hand side with respect to the state and ``args``."""
-    state = 1 if tfirst else 0
-    wrt = (state, *range(2, 2 + nargs))
-    fn = transforms.get("vjp")(func, wrt=wrt if nargs else state)
-    if nargs:
-        return fn
-    return lambda *a: (fn(*a),)
-
-
-def _flat(out):
-    """What ``odeint`` makes of a right-hand side's value: a flat float array (SciPy's examples
-    return a list, ``[-a * z[0], a * z[0]]``)."""
-    if isinstance(out, (list, tuple)):
-        return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in out])
-    return np.ravel(np.asarray(out, dtype=float))
-
-
-def _seed_like(out, flat):
-    """The seed of the right-hand side's vjp, ``flat`` in the structure of its value ``out``: a
-    list of scalars for a list of scalars."""
-    if not isinstance(out, (list, tuple)):
-        return np.reshape(flat, np.shape(out))
-    parts, start = [], 0
-    for v in out:
-        k = int(np.size(v))
-        part = np.reshape(flat[start:start + k], np.shape(v))
-        parts.append(part if isinstance(v, np.ndarray) else float(part))
-        start += k
-    return type(out)(parts)
-
-
-def _call(func, y, t, args, tfirst):
-    return func(t, y, *args) if tfirst else func(y, t, *args)
-
-
-def _like(g, x):
-    """A gradient with the type of its argument: a float for a float."""
-    if isinstance(x, np.ndarray):
-        return np.reshape(g, x.shape).astype(float)
-    if np.ndim(x) == 0:
-        return float(np.reshape(g, ()))
-    return np.reshape(g, np.shape(x))
-
-
-class _Adjoint:
-    """The last adjoint solution, kept so that one solve serves the gradients of ``y0``, ``t`` and
-    ``args`` (each is a separate template expression). It is reused only for the same solution
-    object ``y`` (a fresh array on every forward solve, held here so its id cannot be reused),
-    the same right-hand side and options, and a cotangent with the same contents."""
-
-    key = None
-    dy = None
-    result = None
-
-
-def odeint_vjp(dy, y, func, y0, t, args=(), rtol=None, atol=None, mxstep=0, hmax=0.0,
-               tfirst=False, full_output=0):
-    """The adjoint of ``odeint(func, y0, t, args)`` by the adjoint sensitivity method.
-
-    Backwards from ``t[-1]`` to ``t[0]`` it integrates, with ``odeint`` and the caller's
-    tolerances, the augmented system ``[y, a, g]`` with ``y' = f(y, t)``,
-    ``a' = -a^T df/dy`` and ``g' = -a^T df/dargs``, adding ``dy[i]`` to ``a`` at every ``t[i]``.
-    The vector-Jacobian products ``a^T df/d(y, args)`` come from ``srcgrad.vjp(func)``.
-    Returns ``(dy0, dt, dargs)``; their accuracy follows ``rtol`` and ``atol``.
-    """
-    if full_output:
-        no_gradient("odeint(..., full_output=True)", "y0")
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    key = (y, func, rtol, atol, mxstep, hmax, tfirst)
-    cached = _Adjoint.key
-    if (
-        cached is not None
-        and cached[0] is y
-        and cached[1:] == key[1:]
-        and np.array_equal(_Adjoint.dy, dy)
-    ):
-        return _Adjoint.result
-    result = _odeint_adjoint(dy, y, func, y0, t, args, rtol, atol, mxstep, hmax, tfirst)
-    _Adjoint.key, _Adjoint.dy, _Adjoint.result = key, np.array(dy, copy=True), result
-    return result
-
-
-def _odeint_adjoint(dy, y, func, y0, t, args, rtol, atol, mxstep, hmax, tfirst):
-    rhs_vjp = _rhs_vjp(func, len(args), tfirst)
-    ys = np.asarray(y, dtype=float)
-    n = ys.shape[1]
-    sizes = [np.size(a) for a in args]
-    shapes = [np.shape(a) for a in args]
-    dys = np.asarray(dy, dtype=float).reshape(ys.shape)
-    ts = np.asarray(t, dtype=float)
-
-    def unpack(z):
-        return z[:n], z[n : 2 * n]
-
-    def augmented(z, s):
-        state, adj = unpack(z)
-        out = _call(func, state, s, args, tfirst)
-        f = _flat(out)
-        call = (s, state) if tfirst else (state, s)
-        grads = rhs_vjp(*call, *args, _seed_like(out, -adj))
-        parts = [
-            np.ravel(np.broadcast_to(np.asarray(0.0 if g is None else g, dtype=float), shape))
-            for g, shape in zip(grads, [(n,), *shapes])
-        ]
-        return np.concatenate([f, *parts])
-
-    adj = dys[-1].copy()
-    gargs = np.zeros(sum(sizes))
-    dt = np.zeros_like(ts)
-    options = {"rtol": rtol, "atol": atol, "mxstep": mxstep, "hmax": hmax}
-    for i in range(len(ts) - 1, 0, -1):
-        f_i = np.asarray(_call(func, ys[i], ts[i], args, tfirst), dtype=float)
-        dt[i] = dys[i] @ f_i
-        z0 = np.concatenate([ys[i], adj, gargs])
-        z = scipy.integrate.odeint(augmented, z0, ts[[i, i - 1]], **options)[-1]
-        adj = z[n : 2 * n] + dys[i - 1]
-        gargs = z[2 * n :]
-    f_0 = np.asarray(_call(func, ys[0], ts[0], args, tfirst), dtype=float)
-    # Moving t[0] moves the solution at every later time, but not its value at t[0] (y0).
-    dt[0] = -(adj - dys[0]) @ f_0
-    dargs, start = [], 0
-    for a, k, shape in zip(args, sizes, shapes):
-        dargs.append(_like(gargs[start : start + k].reshape(shape), a))
-        start += k
-    return _like(adj, y0), _like(dt, t), tuple(dargs)
-
-
-def odeint_jvp(y, func, y0, t, args=(), dy0=None, dt=None, dargs=None, rtol=None, atol=None,
-               mxstep=0, hmax=0.0, tfirst=False):
-    """The tangent of ``odeint`` by forward sensitivities: ``s' = df/dy s + df/dargs dargs``,
-    with the tangent of the right-hand side from ``srcgrad.jvp(func)``."""
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    ys = np.asarray(y, dtype=float)
-    n = ys.shape[1]
-    ts = np.asarray(t, dtype=float)
-    state = 1 if tfirst else 0
-    active = [state] + ([k + 2 for k in range(len(args))] if dargs is not None else [])
-    rhs_jvp = transforms.get("jvp")(func, wrt=tuple(active) if len(active) > 1 else state)
-    arg_tangents = (
-        tuple(np.zeros(np.shape(a)) if d is None else d for a, d in zip(args, dargs))
-        if dargs is not None else ()
-    )
-
-    def sensitivity(z, s):
-        state_, sens = z[:n], z[n:]
-        call = (s, state_) if tfirst else (state_, s)
-        seed = (sens, *arg_tangents) if len(active) > 1 else sens
-        f, df = rhs_jvp(*call, *args, seed)
-        return np.concatenate([_flat(f), _flat(df)])
-
-    s0 = np.zeros(n) if dy0 is None else np.ravel(np.asarray(dy0, dtype=float)).copy()
-    if dt is not None:
-        s0 = s0 - np.ravel(dt)[0] * np.asarray(_call(func, ys[0], ts[0], args, tfirst))
-    options = {"rtol": rtol, "atol": atol, "mxstep": mxstep, "hmax": hmax}
-    z = scipy.integrate.odeint(sensitivity, np.concatenate([ys[0], s0]), ts, **options)
-    out = z[:, n:]
-    if dt is not None:
-        f = np.stack([np.asarray(_call(func, ys[i], ts[i], args, tfirst)) for i in range(len(ts))])
-        out = out + np.ravel(dt)[:, None] * f
-    return out
