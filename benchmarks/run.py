@@ -636,7 +636,7 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
         # hand, srcgrad, forward, ...) so that a shared machine's drifting load cancels out.
         together = {"forward": lambda: wl.forward(*args)}
         together.update({t: calls[t] for t in ("hand", "srcgrad", "srcgrad_spec", "srcgrad_numba",
-                                               "numba_fwd") if t in calls})
+                                               "numba_fwd", "jax_jit") if t in calls})
         times = timing.paired(together)
         rec["paired"] = {k: statistics.median(v) for k, v in times.items()}
         rec["paired_rounds"] = timing.rounds_taken
@@ -659,6 +659,10 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
                                                                "numba_fwd")
             print(f"  interleaved: srcgrad[numba] / numba fwd "
                   f"{fmt_ratio(rec['srcgrad_numba_over_numba_fwd'])}", flush=True)
+        if "jax_jit" in together and "srcgrad_numba" in together:
+            rec["srcgrad_numba_over_jax_jit"] = paired_ratio(times, "srcgrad_numba", "jax_jit")
+            print(f"  interleaved: srcgrad[numba] / jax jit "
+                  f"{fmt_ratio(rec['srcgrad_numba_over_jax_jit'])}", flush=True)
         print(
             f"  interleaved ({timing.rounds_taken} rounds, order shuffled): "
             + ", ".join(
@@ -801,10 +805,12 @@ def print_summary(results, tools):
             row.append(cell(nb) or (fmt_ratio(paired) if paired else "-"))
             for t in ("srcgrad", "jax_jit", "hand"):
                 e = rec["tools"].get(t, {})
-                row.append(cell(nb) or cell(e) or fmt_ratio(nb["median_s"] / e["median_s"]))
+                ratio = rec.get(f"srcgrad_numba_over_{t}") or (
+                    e.get("median_s") and nb["median_s"] / e["median_s"])
+                row.append(cell(nb) or cell(e) or fmt_ratio(ratio))
             rows.append(row)
         print_table(
-            "srcgrad[numba]: time, and ratios (numba fwd: interleaved)",
+            "srcgrad[numba]: time, and ratios (numba fwd and jax jit: interleaved)",
             ["workload", "srcgrad[numba]", "/ numba fwd", "/ srcgrad", "/ jax jit", "/ hand"],
             rows,
         )
