@@ -107,6 +107,8 @@ def fmt_ratio(x):
         return f"{x:.0f}x"
     if x >= 10:
         return f"{x:.1f}x"
+    if x < 0.1:  # (srcgrad[numba] / jax jit: 0.0026x, not 0.00x)
+        return f"{x:.2g}x"
     return f"{x:.2f}x"
 
 
