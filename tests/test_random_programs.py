@@ -42,6 +42,7 @@ import collections
 import dataclasses
 import importlib.util
 import itertools
+import json
 import math
 import os
 import re
@@ -49,7 +50,8 @@ import sys
 import zlib
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, assume, given, settings
+import pytest
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis import strategies as st
 
 import srcgrad
@@ -1938,23 +1940,74 @@ def check_pullback(fv, wrt, args, value, u, grads):
     assert all(map(unchanged, args, call_args)), "pullback modified an argument"
 
 
-@settings(
-    max_examples=EXAMPLES,
-    derandomize="SRCGRAD_RANDOM_EXAMPLES" not in os.environ,
-    deadline=None,
-    # hunting: SRCGRAD_RANDOM_SHRINK=0 reports a failure as found, unshrunk (shrinking a
-    # program can take many minutes)
-    phases=[p for p in Phase if p != Phase.shrink or os.environ.get("SRCGRAD_RANDOM_SHRINK") != "0"
-            ],
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.filter_too_much,
-    ],
-)
-@given(case=cases())
-def test_random_program(tmp_path, case):
-    check_program(tmp_path, case)
+# The default run is split into CHUNKS tests of about EXAMPLES / CHUNKS programs each, each
+# derandomized with a seed of its own, so that the suite's two processes (pytest-xdist) share
+# them: one test of all the programs was the suite's longest and finished last. Each chunk starts
+# from hypothesis's simplest program, so each chunk after the first draws one example more than
+# its share. A hunt (SRCGRAD_RANDOM_EXAMPLES set) is one test with a random seed, as before.
+HUNT = "SRCGRAD_RANDOM_EXAMPLES" in os.environ
+CHUNKS = 1 if HUNT else 6
+
+
+def chunk_examples(chunk):
+    """How many examples chunk `chunk` draws: its share of EXAMPLES, and one more in a chunk
+    after the first, which starts again from hypothesis's simplest program."""
+    share, extra = divmod(EXAMPLES, CHUNKS)
+    return share + (chunk < extra) + (chunk > 0)
+
+
+def chunk_test(chunk):
+    """The hypothesis test of one chunk: `chunk_examples(chunk)` programs, derandomized with
+    the seed `chunk` (a hunt: random programs, as hypothesis draws them)."""
+    test = settings(
+        max_examples=chunk_examples(chunk),
+        derandomize=not HUNT,
+        deadline=None,
+        # hunting: SRCGRAD_RANDOM_SHRINK=0 reports a failure as found, unshrunk (shrinking a
+        # program can take many minutes)
+        phases=[p for p in Phase
+                if p != Phase.shrink or os.environ.get("SRCGRAD_RANDOM_SHRINK") != "0"],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.filter_too_much,
+        ],
+    )(given(case=cases())(check_program))
+    return test if HUNT else seed(chunk)(test)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_random_program(tmp_path, tmp_path_factory, chunk, capsys):
+    """The programs of one chunk; the chunk that finishes last (in whichever process) also
+    checks the feature frequencies over all chunks (`check_feature_frequencies`)."""
+    counts = {"features": FEATURES, "families": FAMILIES, "refusals": REFUSALS}
+    for counter in counts.values():
+        counter.clear()  # this chunk's counts only (an earlier chunk here may have failed)
+    chunk_test(chunk)(tmp_path)
+    done = chunks_done(tmp_path_factory, chunk, counts)
+    if len(done) == CHUNKS:
+        totals = {name: collections.Counter() for name in counts}
+        for chunk_counts in done.values():
+            for name, counter in chunk_counts.items():
+                totals[name].update(counter)
+        check_feature_frequencies(capsys, totals["features"], totals["families"],
+                                  totals["refusals"])
+
+
+def chunks_done(tmp_path_factory, chunk, counts):
+    """Record what chunk `chunk` counted in a directory every process of this run shares, and
+    return the counts of each chunk finished so far in this run, by chunk. Each chunk writes its
+    file before it reads the directory, so the last one to finish reads all of them."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's directory: each worker's basetemp is inside it
+    directory = base / "random-program-chunks"
+    directory.mkdir(exist_ok=True)
+    part = directory / f"{chunk}.json.part"
+    part.write_text(json.dumps({name: dict(counter) for name, counter in counts.items()}))
+    part.replace(directory / f"{chunk}.json")  # whole files only: a reader never sees a part
+    return {int(path.stem.split(".")[0]): json.loads(path.read_text())
+            for path in directory.glob("*.json")}
 
 
 def too_rare(count, total, share, alpha=1e-3):
@@ -1966,31 +2019,28 @@ def too_rare(count, total, share, alpha=1e-3):
     return p < alpha
 
 
-def test_feature_frequencies(capsys):
+def check_feature_frequencies(capsys, features, families, refusals):
     """The share of checked programs with each feature, printed; one implausibly rare for its
     minimum share (see `too_rare`) fails."""
-    total = FEATURES["checked"]
-    if total == 0:
-        import pytest
-
-        pytest.skip("no random program was checked in this run")
-    lines = [f"random programs checked: {total}, second order (hvp): {FEATURES['second order']}"
-             + (f", for numba: {FEATURES['for numba']}" if FOR_NUMBA else "")]
+    total = features["checked"]
+    assert total > 0, "no random program was checked in this run"
+    lines = [f"random programs checked: {total}, second order (hvp): {features['second order']}"
+             + (f", for numba: {features['for numba']}" if FOR_NUMBA else "")]
     names = [*FEATURE_PATTERNS, *GENERATOR_FEATURES]
     for feature in names:
-        lines.append(f"  {feature:32s} {FEATURES[feature]:6d}  {FEATURES[feature] / total:6.1%}")
+        lines.append(f"  {feature:32s} {features[feature]:6d}  {features[feature] / total:6.1%}")
     lines.append("families:")
-    for family, count in sorted(FAMILIES.items()):
+    for family, count in sorted(families.items()):
         lines.append(f"  {family:32s} {count:6d}")
     lines.append("refusals met (not checked further):")
-    for name, count in sorted(REFUSALS.items()):
+    for name, count in sorted(refusals.items()):
         lines.append(f"  {name:32s} {count:6d}")
     with capsys.disabled():
         print("\n" + "\n".join(lines))
-    low = {f: FEATURES[f] for f, share in MINIMUM_SHARE.items()
-           if too_rare(FEATURES[f], total, share)}
+    low = {f: features[f] for f, share in MINIMUM_SHARE.items()
+           if too_rare(features[f], total, share)}
     assert not low, f"features implausibly rare for their minimum share: {low} of {total}"
-    assert not too_rare(FEATURES["second order"], total, 1 / (2 * SECOND_ORDER_EVERY))
-    low = {f: FAMILIES[f] for f, share in FAMILY_MINIMUM.items()
-           if too_rare(FAMILIES[f], total, share)}
+    assert not too_rare(features["second order"], total, 1 / (2 * SECOND_ORDER_EVERY))
+    low = {f: families[f] for f, share in FAMILY_MINIMUM.items()
+           if too_rare(families[f], total, share)}
     assert not low, f"families implausibly rare for their minimum share: {low} of {total}"
