@@ -415,6 +415,57 @@ def test_an_array_field_updated_in_place_is_seen_by_every_holder(f):
     check_all(f, second=f is two_objects_share_an_array)
 
 
+def element_of_a_field_updated(x):
+    h = np.cos(x)
+    p = Field(h)
+    for i in range(3):
+        p.b[i] += p.b[i + 1] * x[i]  # h is p.b: it sees the writes
+    p.b[1:] *= x[:3]
+    return np.sum(p.b ** 2) + np.sum(h * x)
+
+
+def field_of_an_element_updated(x):
+    P = types.SimpleNamespace(ps=[Field(np.sin(x))])
+    a = P.ps[0].b
+    P.ps[0].b += x * x
+    return np.sum(P.ps[0].b * a * x)
+
+
+def field_of_a_field_updated(x):
+    st = types.SimpleNamespace(inner=types.SimpleNamespace(w=x * 1.0))
+    keep = st.inner
+    st.inner.w /= 2.0 + x
+    return np.sum(keep.w * x)
+
+
+def number_in_a_field_of_an_element_updated(x):
+    P = types.SimpleNamespace(ps=[Field(np.sin(x))])
+    P.ps[0].c += 1.0
+    return np.sum(P.ps[0].b) * P.ps[0].c
+
+
+@pytest.mark.parametrize("f", [element_of_a_field_updated, field_of_an_element_updated,
+                               field_of_a_field_updated])
+def test_an_inner_field_or_its_element_updated_in_place(f):
+    check_all(f)  # (forward over reverse of the first checked by hand: /tmp/objects/c16.py)
+
+
+def test_an_inner_field_that_holds_a_number_is_refused_when_it_runs():
+    with pytest.raises(srcgrad.SrcgradError, match=r"`P\.ps\[0\]\.c` holds a float"):
+        srcgrad.grad(number_in_a_field_of_an_element_updated)(X)
+    p = Field(X.copy())
+    g = srcgrad.grad(writes_an_element_of_an_argument_field)(X, p)
+    np.testing.assert_array_equal(p.b, X)  # the caller's array is not written into
+    np.testing.assert_allclose(g, numeric_grad(
+        lambda x: writes_an_element_of_an_argument_field(x, Field(X.copy())), (X,), 0),
+        rtol=1e-6)
+
+
+def writes_an_element_of_an_argument_field(x, p):
+    p.b[1] += x[0] * 2.0
+    return np.sum(p.b ** 2 * x)
+
+
 def test_fields_of_an_argument_holding_one_array_both_see_the_update():
     a = np.array([1.0, 2.0, -1.0, 0.5])
 

@@ -124,9 +124,9 @@ def nested_element_write(x):
 
 
 def nested_field_update(x):
-    s = SimpleNamespace(inner=SimpleNamespace(h=x * 2.0))
-    s.inner.h += x
-    return np.sum(s.inner.h)
+    s = SimpleNamespace(inner=SimpleNamespace(h=x[0] * 2.0))
+    s.inner.h += x[1]
+    return s.inner.h
 
 
 GLOBAL_BOX = Box(np.ones(3))
@@ -513,7 +513,8 @@ CLAIMS = [
     ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
     ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),
-    ("`a.b.c += v`", nested_field_update, 0, (X,), TRANSFORM, r"attribute of an attribute .*c \+="),
+    ("`a.b.c += v` and `a.b[i] += v` where", nested_field_update, 0, (X,), RUN,
+     r"`s\.inner\.h` holds a float"),
     ("a method writing `self.x` of a global object;",
      method_writing_a_global_object, 0, (X,), TRANSFORM, "writes `.w`"),
     ("a float or array field named like an array attribute", field_named_shape, 1,

@@ -337,6 +337,7 @@ class CheckSupported(gast.NodeVisitor):
             isinstance(target, gast.Name)
             or isinstance(target, (gast.Subscript, gast.Attribute))
             and isinstance(target.value, gast.Name)
+            or field_path(target)  # `P.ps[0].b += v`, `p.x[i] += v`: normalize/containers.py
         ):
             raise self._error(target, f"augmented assignment to {_nested_kind(target)}")
         self.generic_visit(node)
@@ -608,6 +609,19 @@ def _always_returns(stmts):
     if isinstance(last, gast.While) and isinstance(last.test, gast.Constant) and last.test.value:
         return True
     return False
+
+
+def field_path(target):
+    """Whether ``target`` is a field of an inner object, or an element of a field: ``a.b.c``,
+    ``P.ps[0].b``, ``p.x[i]`` (a chain of attributes and elements from a name, with an
+    attribute below the last step)."""
+    inner = target.value if isinstance(target, (gast.Attribute, gast.Subscript)) else None
+    attributes = 0
+    while isinstance(inner, (gast.Attribute, gast.Subscript)):
+        attributes += isinstance(inner, gast.Attribute)
+        inner = inner.value
+    return isinstance(inner, gast.Name) and (
+        attributes > 0 or isinstance(target, gast.Attribute) and target.value is not inner)
 
 
 def _nested_kind(target):

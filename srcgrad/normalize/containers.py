@@ -21,6 +21,7 @@ through a container that another name may hold (they count as list writes there)
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import itertools
 import sys
@@ -33,6 +34,7 @@ from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
+from .check import field_path
 
 # The helpers that change a container; CopyBeforeWrite treats them as writes into it.
 MUTATORS = (
@@ -130,6 +132,8 @@ class ContainerMethods:
             and s.value.args
         ):
             return self._pop(s.targets[0].id, s.value, s)
+        if isinstance(s, gast.AugAssign) and field_path(s.target):
+            return self._update_inner(s)
         if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
                 _target(s), gast.Attribute):
             return self._set_field(s)
@@ -162,6 +166,36 @@ class ContainerMethods:
         _HoistPops(self, pre, stmt).visit(stmt)
         stmt.value = self.expr(stmt.value)
         return pre + [stmt]
+
+    def _update_inner(self, s):
+        """``P.ps[0].b += v`` / ``p.x[i] += v``: Python updates the float array the field holds
+        in place, which every holder of it sees (normalize/sharing.py, as for ``x += v``); the
+        element form as ``held += delta``, ``delta`` zeros (ones for ``*=``, ``/=``) but at
+        ``i``, exact as ``x + 0.0`` and ``x * 1.0`` are. Anything but a float array there is
+        an error when it runs (``check_updated_in_place``)."""
+        target = s.target
+        element = isinstance(target, gast.Subscript)
+        field = target.value if element else target
+        if element and not isinstance(s.op, (gast.Add, gast.Sub, gast.Mult, gast.Div)):
+            raise self._error(target, "an augmented assignment other than `+=`, `-=`, `*=`, "
+                              "`/=` into an element of a field (`p.x[i] **= v`)")
+        text = ast.unparse(gast.gast_to_ast(clone(field)))
+        held = self._fresh(naming.describe(field))
+        check = self._call("check_updated_in_place", _load(held), gast.Constant(text, None))
+        out = [self._assign(held, self.expr(clone(field)), s),
+               self._assign(self._fresh(naming.UNUSED), check, s)]
+        value = self.expr(s.value)
+        if element:
+            delta = self._fresh(naming.DELTA.format(held))
+            base = np.ones_like if isinstance(s.op, (gast.Mult, gast.Div)) else np.zeros_like
+            make = gast.Call(gast.Name(self.ctx.global_name(base, base.__name__), gast.Load(),
+                                       None, None), [_load(held)], [])
+            put = gast.Assign([gast.Subscript(_load(delta), self.expr(target.slice),
+                                              gast.Store())], value, None)
+            out += [self._assign(delta, make, s), _located(put, s)]
+            value = _load(delta)
+        update = gast.AugAssign(gast.Name(held, gast.Store(), None, None), s.op, value)
+        return out + [_located(update, s)]
 
     def _with(self, s):
         """``with m as v: body``: the manager entered before the body and left after it, in

@@ -261,7 +261,7 @@ from .products import (  # noqa: F401
     tensordot_vjp_left,
     tensordot_vjp_right,
 )
-from .pytrees import check_class, new_instance  # noqa: F401
+from .pytrees import check_class, check_updated_in_place, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401
     Split,
     Split2,
