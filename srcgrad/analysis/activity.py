@@ -39,7 +39,7 @@ def run(fn_node, ctx):
     ``id`` of the statement) and ``ctx.active`` (the variables derivatives flow through, from
     ``ctx.wrt`` to the returned name). The tree is returned unchanged."""
     ctx.local_names = local_names(fn_node)
-    classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location)
+    classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location, ctx.dependencies)
     out = fn_node.body[-1].value
     outputs = {out.id} if isinstance(out, gast.Name) else set()
     activity = Activity(classifier, forward=ctx.mode in ("jvp", "tangent", "linearize"))

@@ -150,18 +150,26 @@ def _known_rule(fn):
             or pair_rule(fn) or structure_rule(fn))
 
 
-def derived_callee(node, namespace, locals_):
+def derived_callee(node, namespace, locals_, dependencies=None):
     """``grad(g, wrt=1)`` called in place: the function it derives, generated now.
 
     Only srcgrad's own transforms are evaluated at transform time, and only on static values.
+    The functions it derives, read from a global or closure variable, are appended to
+    ``dependencies`` (``ctx.dependencies``): the staleness guard (emit/guard.py) regenerates
+    the caller's derivative when such a variable is rebound, as for a function it inlined.
     """
     transform = namespace.resolve(node.func, locals_)
     if not transforms.is_transform(transform):
         return MISSING
-    args = [_static_value(a, namespace, locals_) for a in node.args]
-    kwargs = {k.arg: _static_value(k.value, namespace, locals_) for k in node.keywords}
-    if any(v is MISSING for v in args + list(kwargs.values())):
+    given = list(node.args) + [k.value for k in node.keywords]
+    values = [_static_value(a, namespace, locals_) for a in given]
+    if any(v is MISSING for v in values):
         return MISSING
+    if dependencies is not None:
+        dependencies.extend((namespace, a, v) for a, v in zip(given, values)
+                            if callable(v) and isinstance(a, (gast.Name, gast.Attribute)))
+    args, kwargs = values[:len(node.args)], dict(zip([k.arg for k in node.keywords],
+                                                     values[len(node.args):]))
     return unwrap(transform(*args, **kwargs))
 
 
@@ -201,10 +209,11 @@ def _atoms(arg):
 
 
 class OpClassifier:
-    def __init__(self, namespace, local_names, location):
+    def __init__(self, namespace, local_names, location, dependencies=None):
         self.namespace = namespace
         self.locals = local_names
         self.location = location
+        self.dependencies = dependencies  # ctx.dependencies (derived_callee)
 
     def classify(self, value):
         if isinstance(value, gast.Name):
@@ -274,7 +283,7 @@ class OpClassifier:
         else:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING and isinstance(func, gast.Call):
-                fn = derived_callee(func, self.namespace, self.locals)
+                fn = derived_callee(func, self.namespace, self.locals, self.dependencies)
             if fn is MISSING and self._is_local(func):
                 raise self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "

@@ -109,7 +109,7 @@ def _split(s, ctx):
         return None
     fn = ctx.namespace.resolve(call.func, ctx.local_names)
     if fn is MISSING and isinstance(call.func, gast.Call):  # `jvp(f)(x, t)`
-        fn = derived_callee(call.func, ctx.namespace, ctx.local_names)
+        fn = derived_callee(call.func, ctx.namespace, ctx.local_names, ctx.dependencies)
     if fn is MISSING:
         return None
     fn, args, keywords = _split_callee(fn, call)
