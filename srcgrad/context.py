@@ -49,6 +49,9 @@ class Options:
     # specialized Python code numba compiles (emit/numba_backend.py): per-iteration saves of
     # numbers as typed arrays, no lists of floats (optimize/scalars.py)
     for_numba: bool = False
+    # a jvp whose optional parameters are plain ones (no `*rest`): what a JvpPair calls, so
+    # that a recursion with default values is differentiated again (rules/derived.JvpPair)
+    plain_defaults: bool = False
 
 
 @dataclass
@@ -100,6 +103,7 @@ class Context:
     # a `try` statement was taken apart into markers (normalize/handlers.py): emit/handlers.py
     # writes them back; without one it has nothing to look for
     tried: bool = False
+    plain_defaults: bool = False  # Options.plain_defaults
 
     @property
     def extras(self):

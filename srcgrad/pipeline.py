@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
     parse -> (yields) -> check -> functional -> containers -> control -> super -> anf -> inline
-    -> recursion -> double -> sharing -> einsum
+    -> recursion -> double -> higher -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
@@ -136,6 +136,7 @@ NORMALIZE = (
     Stage("inline", inline.run),
     Stage("recursion", recursion.run, recursion.wanted),
     Stage("double", recursion.double, recursion.double_wanted),
+    Stage("higher", recursion.higher, recursion.higher_wanted),
     Stage("sharing", sharing.run),
     Stage("einsum", einsum.run),
     Stage("writes", writes.run),
@@ -198,6 +199,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     ctx.split_recursion = options.split_recursion and options.backend == "python"
     ctx.kinds = dict(options.kinds)
     ctx.for_numba = options.for_numba
+    ctx.plain_defaults = options.plain_defaults
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node
@@ -256,7 +258,7 @@ def _differentiable(fn, mode, options):
     if plain is None:
         return fn
     kinds = getattr(fn, "__srcgrad_special__", frozenset({"split_jvp"}))
-    if kinds <= recursion.HANDLED.get(mode, set()) and options.split_recursion and (
+    if recursion.handled(kinds, mode) and options.split_recursion and (
             options.backend == "python"):
         return fn
     return plain()

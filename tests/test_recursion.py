@@ -187,12 +187,21 @@ def grad_of_power(x):
     return grad(counted_power, wrt=0)(x, 6)
 
 
-def test_reverse_over_reverse_through_a_recursive_function_with_defaults():
+def test_second_order_through_a_recursive_function_with_defaults():
     # reverse mode over the split calls needs no vjp with `*rest` (it was refused: the plain
-    # first-order code called scaled_power's vjp, whose `*rest` no rule differentiates)
+    # first-order code called scaled_power's vjp, whose `*rest` no rule differentiates); a
+    # derivative of forward mode pairs the callee's jvp taking every parameter (refused too)
     want = hessian_by_differences(with_keywords, (0.7, 1.3), 1)
     got = grad(grad(with_keywords, wrt=1), wrt=1)(0.7, 1.3)
     assert got == pytest.approx(want, rel=1e-6)
+    (_, _), (_, second) = jvp(jvp(with_keywords, wrt=1), wrt=1)(0.7, 1.3, 1.0, 1.0)
+    assert second == pytest.approx(want, rel=1e-6)
+    got = grad(tangent_with_keywords, wrt=1)(0.7, 1.3)
+    assert got == pytest.approx(want, rel=1e-6)
+
+
+def tangent_with_keywords(x, y):
+    return jvp(with_keywords, wrt=1)(x, y, 1.0)[1]
 
 
 def g_with_default(x, a=2.0):
@@ -401,3 +410,24 @@ def test_second_order_through_a_method_and_a_dict():
     assert grad(lambda x: jvp(through_a_method)(x, 1.0)[1])(0.6) == pytest.approx(want, rel=1e-6)
     want = hessian_by_differences(through_a_dict, (0.6,), 0)
     assert grad(grad(through_a_dict))(0.6) == pytest.approx(want, rel=1e-6)
+
+
+def test_third_order_runs_each_level_once():
+    # reverse over reverse over reverse: each split call of order 2 starts the split derivative
+    # of order 3 of the callee (980 runs at depth 6 through the plain code, 31 here at 30)
+    want = 30 * 29 * 28 * 1.01**27
+    for derived, args in ((grad(grad(grad(deep))), (1.01,)),
+                          (srcgrad.vjp(grad(grad(deep))), (1.01, 1.0))):
+        got, runs = counted_runs(derived, *args)
+        assert got == pytest.approx(want, rel=1e-12)
+        assert runs == list(range(31))
+
+
+@pytest.mark.parametrize("f", [both_carried, through_complex], ids=["two-gradients", "complex"])
+def test_third_order_against_differences_of_the_second(f):
+    # the steps of order 3 carry gradients by name (two of them, their cotangents depending on
+    # x through the arguments x * y + 0.5) and conjugated complex values (each was wrong before
+    # it was right)
+    second = grad(grad(f))
+    want = (second(0.7 + 1e-4) - second(0.7 - 1e-4)) / 2e-4
+    assert grad(grad(grad(f)))(0.7) == pytest.approx(want, rel=1e-6)

@@ -21,7 +21,7 @@ import scipy.linalg.blas
 import scipy.ndimage
 import scipy.stats
 
-from srcgrad import SrcgradError, grad, hessian, jacobian, jvp, vjp
+from srcgrad import SrcgradError, grad, hessian, jacobian, vjp
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "supported.md"
 X = np.array([0.5, -1.0, 2.0])
@@ -358,20 +358,6 @@ def max_with_default(x):
     return max([x[0], x[1]], default=0.0)
 
 
-def scaled_power(x, n, scale=1.0):
-    if n == 0:
-        return scale
-    return x * scaled_power(x, n - 1, scale)
-
-
-def recursive_with_defaults(x, y):
-    return scaled_power(x, n=3, scale=y) + scaled_power(y, 2, scale=x)
-
-
-def tangent_of_recursive(x, y):
-    return jvp(recursive_with_defaults, wrt=1)(x, y, 1.0)[1]
-
-
 def cube_with_default(x, a=2.0):
     return a * x**3
 
@@ -566,9 +552,6 @@ CLAIMS = [
      outside_array_updated, 0, (X,), TRANSFORM, "from outside the function"),
     ("`max` / `min` with `key=` or `default=`", max_with_default, 0, (X,), TRANSFORM,
      "default"),
-    ("A derivative of forward mode (`jvp(jvp(f))`, `grad(jvp(f))`) through a recursive function "
-     "with default values is an error", recursive_with_defaults, 1, (0.7, 1.3), "second order",
-     r"\*rest"),
     ("calling `vjp(g)` of a `g` with default values on a seed that carries gradient",
      inner_vjp_with_defaults, 0, (0.7,), TRANSFORM, r"\*rest"),
     ("so is a manager given a variable of the function", manager_given_a_variable, 0, (X,),
@@ -612,8 +595,6 @@ DOC_PAIRS = {
     "`np.random.shuffle(y)` on a value that carries gradient": "refused_shuffle",
     "`class`, `try` ... `except`, `yield`, `async`": "refused_try, refused_star_call, "
                                                       "refused_walrus_sometimes, refused_max_key",
-    "`jvp(jvp(f))` or `grad(jvp(f))` (a derivative of forward mode) through a recursive":
-        "recursive_with_defaults above",
 }
 # rows that mention an error only as the outcome they avoid, checked as works elsewhere
 WORKS_ROWS = {
@@ -641,13 +622,6 @@ def test_the_claimed_error(claim):
     if when == TRANSFORM:
         with pytest.raises(SrcgradError, match=pattern):
             grad(f, wrt=wrt)
-        return
-    if when == "second order":  # jvp works, a derivative of it is refused
-        x, y = args
-        want = (f(x, y + 1e-6) - f(x, y - 1e-6)) / 2e-6
-        np.testing.assert_allclose(jvp(f, wrt=wrt)(x, y, 1.0)[1], want, rtol=1e-6)
-        with pytest.raises(SrcgradError, match=pattern):
-            grad(tangent_of_recursive, wrt=wrt)(*args)
         return
     if when == "numba":  # refused at the checkpointed loop's line; "auto" runs it in Python
         with pytest.raises(SrcgradError, match=pattern) as error:

@@ -61,6 +61,10 @@ class Activity:
                  if getattr(self.ops[id(stmt)].rule, "marks_yield", False)]
         wrt = set(wrt) | {target for target, _ in marks}
         outputs = set(outputs) | {_name(stmt.value.args[0]) for _, stmt in marks} - {None}
+        # a step sent to a split derivative (rules/derived.Step): what it sends has a cotangent
+        # whatever is read of the steps after it, as a yielded value has
+        outputs |= {target for target, _, stmt in assignments(fn_node.body)
+                    if getattr(self.ops[id(stmt)].rule, "takes_step", False)}
         varying = _Varying(self.ops).repeated(fn_node.body, frozenset(wrt))
         useful = _Useful(self.ops).repeated(fn_node.body, frozenset(outputs))
         active = set(varying & useful)

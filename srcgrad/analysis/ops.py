@@ -33,6 +33,7 @@ from ..rules.derived import (
     recursive_rule,
     refuse_writes_into_arguments,
     split_rule,
+    step_rule,
 )
 from ..rules.structures import structure_rule
 from . import casts
@@ -147,7 +148,7 @@ class Op:
 def _known_rule(fn):
     """A registered rule, or that of a function srcgrad generated or of a structure."""
     return (rules.lookup(fn) or derived_rule(fn) or split_rule(fn) or lazy_rule(fn)
-            or pair_rule(fn) or structure_rule(fn))
+            or pair_rule(fn) or step_rule(fn) or structure_rule(fn))
 
 
 def derived_callee(node, namespace, locals_, dependencies=None):

@@ -36,9 +36,13 @@ from ..rules.derived import (
     JvpPair,
     Splitter,
     Splitter2,
+    SplitterN,
+    Step,
     refuse_writes_into_arguments,
     splitter,
     splitter2,
+    splitter_n,
+    step,
 )
 from ..rules.structures import structure_rule
 
@@ -48,7 +52,15 @@ REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
 # (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split) and a split
 # call (``double``: the split derivative of the callee's split derivative)
 HANDLED = {"jvp": {"split", "pair"}, "tangent": {"split", "pair"},
-           **{m: {"pair", "split"} for m in REVERSE_MODES}}
+           **{m: {"pair", "split", "split2"} for m in REVERSE_MODES}}
+
+
+def handled(kinds, mode):
+    """Whether ``mode`` differentiates code with recursive calls of ``kinds`` itself (each
+    level once): the kinds it handles (``HANDLED``), split calls of order 2 and more
+    (``higher``) only alone."""
+    orders = kinds & HIGHER
+    return kinds <= HANDLED.get(mode, set()) and (not orders or kinds <= HIGHER)
 
 
 def yields_wanted(ctx):
@@ -141,11 +153,30 @@ def _split_callee(fn, call):
             return None, None, None
         g = fn.generated()
         last = list(inspect.signature(g).parameters)[-1]
-        return g, call.args[1:], call.keywords + [gast.keyword(last, call.args[0])]
+        optional = _defaults_left_out(fn.signature, call)
+        if optional is None:
+            return None, None, None
+        return g, call.args[1:], call.keywords + optional + [gast.keyword(last, call.args[0])]
     kinds = getattr(fn, "__srcgrad_special__", None)
     if _recursive(fn) or (kinds and kinds <= HANDLED["split"]):
         return fn, call.args, call.keywords
     return None, None, None
+
+
+def _defaults_left_out(signature, call):
+    """Keywords giving the optional parameters a :class:`JvpPair` call ``P(ts, a, ...)`` leaves
+    out their defaults (the callee's jvp takes every parameter), or None when a default is not
+    a constant the code can spell."""
+    given = set(list(signature.parameters)[:len(call.args) - 1])
+    given |= {k.arg for k in call.keywords}
+    out = []
+    for p in signature.parameters.values():
+        if p.name in given:
+            continue
+        if not isinstance(p.default, (int, float, complex, str, bool, type(None))):
+            return None
+        out.append(gast.keyword(p.name, gast.Constant(p.default, None)))
+    return out
 
 
 def _recursive(fn):
@@ -181,6 +212,8 @@ def double(fn_node, ctx):
         held = ctx.namespace.resolve(node.func, ctx.local_names)
         if isinstance(held, Splitter) and held.wrt is not None:
             made = splitter2(held)
+            if not held.wrt:  # carried no gradient at first order: not raised again (higher)
+                ctx.special_calls.add("split2_bare")
         elif any(held is k for k in steps):
             made = next(v for k, v in steps.items() if held is k)
         else:
@@ -191,6 +224,100 @@ def double(fn_node, ctx):
     return fn_node
 
 
+HIGHER = frozenset({"split2", "splitN"})
+
+
+def higher_wanted(ctx):
+    """Whether ``higher`` runs: reverse mode over code with split calls of order 2
+    (``grad(grad(grad(f)))``), and no others. Code of order 3 ("splitN") is not raised again:
+    its derivative is the plain version's (the steps of order 4 gave wrong values, not
+    understood yet)."""
+    kinds = getattr(ctx.fn, "__srcgrad_special__", None) or frozenset()
+    return (ctx.mode in REVERSE_MODES and ctx.split_recursion and bool(kinds & HIGHER)
+            and kinds <= HIGHER)
+
+
+def higher(fn_node, ctx):
+    """Reverse mode over split calls of order k >= 2: each starts the split derivative of order
+    k + 1 (``rules/derived.SplitterN``, ``runtime.SplitN``), and each step of order k is a step
+    of it under the same number (``Step``); order 2's steps (``split2_*``) are written as such
+    steps first. Each level of the recursion runs once at every order."""
+    ctx.special_calls.add("splitN")
+    ctx.split_used = True
+    fn_node.body = _raise_block(fn_node.body, ctx)
+    return fn_node
+
+
+def _raise_block(stmts, ctx):
+    out = []
+    tokens = {}  # (handle, cotangent) -> the token of step 3 taken in this block
+    for s in stmts:
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
+                setattr(s, field_, _raise_block(inner, ctx))
+        out.extend(_raise(s, ctx, tokens))
+    return out
+
+
+def _raise(s, ctx, tokens):
+    """The statements of order k + 1 for ``s`` (see ``higher``)."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Name)):
+        return [s]
+    call = s.value
+    held = ctx.namespace.resolve(call.func, ctx.local_names)
+    if isinstance(held, Splitter2):
+        made = splitter_n(held.fn, (held.wrt, held.wrt2, None))
+    elif isinstance(held, (SplitterN, Step)):
+        made = held.raised()
+    else:
+        return _raise_order_two(s, held, ctx, tokens)
+    call.func.id = ctx.global_name(made, made.__name__)
+    return [s]
+
+
+def _raise_order_two(s, held, ctx, tokens):
+    args = s.value.args
+    target = s.targets[0].id
+
+    def assign(name, kind, j, *operands):
+        made = step(kind, j, 3)
+        func = gast.Name(ctx.global_name(made, made.__name__), gast.Load(), None, None)
+        return gast.copy_location(gast.Assign([gast.Name(name, gast.Store(), None, None)],
+                                              gast.Call(func, list(operands), []), None), s)
+
+    def load(name):
+        return gast.Name(name, gast.Load(), None, None)
+
+    def token(j, handle, sent):
+        key = (handle.id, getattr(sent, "id", None), j)
+        if key in tokens:
+            return [], tokens[key]
+        held_name = ctx.namer.fresh(naming.STEP_TOKEN)
+        ctx.local_names.add(held_name)
+        tokens[key] = held_name
+        return [assign(held_name, "take", j, handle, sent)], held_name
+
+    if held is runtime.split2_value:
+        return [assign(target, "got", 1, args[0], args[0])]
+    if held is runtime.split2_send:
+        first, tok = token(2, *args)
+        return first + [assign(target, "got", 2, args[0], load(tok))]
+    if held is runtime.split2_back:
+        first, tok = token(3, *args)
+        return first + [gast.copy_location(gast.Assign(
+            [gast.Name(target, gast.Store(), None, None)], load(tok), None), s)]
+    if held is runtime.split2_seed_back:
+        first, tok = token(3, *args)
+        return first + [assign(target, "got", 3, args[0], load(tok))]
+    if held is runtime.split2_finish:
+        return [assign(target, "take", 4, *args)]
+    if held is runtime.split2_final:
+        return [assign(target, "got", 4, *args)]
+    return [s]
+
+
 def specialize(fn_node, ctx):
     """After activity: each split call asks for the gradients of exactly the parameters given
     values that carry gradient (an ``int`` counter or a label never enters its derivative)."""
@@ -198,7 +325,7 @@ def specialize(fn_node, ctx):
         if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
             continue
         made = ctx.extras.get(node.func.id)
-        if not isinstance(made, (Splitter, Splitter2)):
+        if not isinstance(made, (Splitter, Splitter2, SplitterN)):
             continue
         names = list(made.signature.parameters)
         given = dict(zip(names, node.args))

@@ -18,7 +18,7 @@ import gast
 from .. import rules, runtime
 from ..astutil import loaded, stored, walk
 from ..emit.unparse import is_comment
-from ..rules.derived import JvpPair, Splitter, Splitter2
+from ..rules.derived import JvpPair, Splitter, Splitter2, SplitterN, Step
 
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_real, runtime.check_seed, runtime.check_class,
@@ -98,7 +98,8 @@ class DeadCode:
         if isinstance(func, gast.Name) and func.id in self.ctx.extras:
             held = self.ctx.extras[func.id]
             # a split recursive call runs the user's function (its prints, its draws)
-            return held not in CHECKS and not isinstance(held, (Splitter, Splitter2, JvpPair)) and (
+            return held not in CHECKS and not isinstance(
+                held, (Splitter, Splitter2, SplitterN, Step, JvpPair)) and (
                 not any(held is s for s in STEPS))
         obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
         if any(obj is s for s in STEPS):

@@ -32,6 +32,7 @@ import gast
 
 from .. import runtime, transforms
 from ..astutil import walk
+from ..context import Options
 from ..errors import NoRuleError
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE, parse_function
@@ -361,8 +362,8 @@ class JvpPair:
         self.signature = inspect.signature(fn)
         self.__name__ = f"{fn.__name__}_jvp_pair"
         # its call differentiated again is that of the callee's jvp (pair_rule): only when it
-        # takes every argument by position, none optional
-        self.pairable = all(p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+        # takes every argument by position (an optional one is given its default here)
+        self.pairable = all(p.kind == p.POSITIONAL_OR_KEYWORD
                             for p in self.signature.parameters.values())
 
     def __call__(self, tangents, *args, **kwargs):
@@ -371,8 +372,9 @@ class JvpPair:
         return self.generated()(*bound.args, tangents)
 
     def generated(self):
-        """The callee's generated jvp, ``f_jvp(a, n, tangent)``."""
-        return transforms.derived(self.fn, "jvp", self.wrt)
+        """The callee's generated jvp, ``f_jvp(a, n, tangent)``: every parameter plain, an
+        optional one too (no ``*rest``, which no rule differentiates again)."""
+        return transforms.derived(self.fn, "jvp", self.wrt, Options(plain_defaults=True))
 
     def __repr__(self):
         return f"<value and tangent of {self.fn.__qualname__} wrt {self.wrt}>"
@@ -390,6 +392,9 @@ def pair_rule(obj):
         g = obj.generated()
         rule = _build(g, lazy=True)
         params = list(inspect.signature(g).parameters.values())
+        # the optional parameters keep their defaults for the call, which may leave them out
+        optional = {p.name: p.default for p in obj.signature.parameters.values()}
+        params[:-1] = [p.replace(default=optional.get(p.name, p.empty)) for p in params[:-1]]
         rule.signature = inspect.Signature(params[-1:] + params[:-1])
         rule.fn = obj
         rule.recursive = g
@@ -438,3 +443,143 @@ def split_jvp(splitter_, wrt):
     if key not in _SPLITTERS:
         _SPLITTERS[key] = SplitJvp(splitter_.fn, splitter_.wrt, wrt)
     return _SPLITTERS[key]
+
+
+# --- third order and beyond through a recursion (normalize/recursion.higher) ---------------------
+class SplitterN:
+    """``f_splitn(a, b)``: starts the split derivative of order ``len(wrts)`` (3 and more) of
+    ``f`` (``runtime.SplitN``): f's split derivative with respect to ``wrts[0]``, its split
+    derivative with respect to ``wrts[1]``, and so on. The last ``wrts`` entry None (not yet
+    known, ``with_wrt`` sets it) takes every argument that can carry a gradient."""
+
+    def __init__(self, fn, wrts):
+        self.fn, self.wrts = fn, wrts
+        self.signature = inspect.signature(fn)
+        self.order = len(wrts)
+        self.__name__ = f"{fn.__name__}_split{self.order}"
+
+    def __call__(self, *args, **kwargs):
+        wrts = self.wrts
+        if wrts[-1] is None:
+            bound = self.signature.bind(*args, **kwargs)
+            wrts = wrts[:-1] + (tuple(n for n, v in bound.arguments.items()
+                                      if not isinstance(v, _NO_GRADIENT)),)
+        g = self.fn
+        for wrt in wrts:
+            g = transforms.derived(g, "split", wrt)
+        return runtime.SplitN(g(*args, **kwargs), wrts)
+
+    def with_wrt(self, wrt):
+        """The same with the last order's ``wrt`` set (a tuple of names)."""
+        return splitter_n(self.fn, self.wrts[:-1] + (tuple(wrt),))
+
+    def raised(self):
+        """The splitter of the next order (its last ``wrt`` not yet known)."""
+        return splitter_n(self.fn, self.wrts + (None,))
+
+    def __repr__(self):
+        return f"<split derivative of order {self.order} of {self.fn.__qualname__}: {self.wrts}>"
+
+
+def splitter_n(fn, wrts):
+    """The :class:`SplitterN` of ``fn`` with respect to ``wrts`` (one per key)."""
+    key = ("splitn", fn, wrts)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = SplitterN(fn, wrts)
+    return _SPLITTERS[key]
+
+
+class Step:
+    """A step of a started split derivative of order ``order`` in code of that order: ``take``
+    sends a value (``runtime.step_take``), ``got`` reads what a step gave (``runtime.step_got``).
+    Its rule (``step_rule``) is the step of the next order that takes the other way:
+    ``2**order + 1 - j``."""
+
+    def __init__(self, kind, j, order):
+        self.kind, self.j, self.order = kind, j, order
+        self.__name__ = f"step{j}_{kind}"
+        self.signature = inspect.signature(_take if kind == "take" else _got)
+
+    def __call__(self, s, x=None):
+        if self.kind == "take":
+            return runtime.step_take(s, self.j, x)
+        return runtime.step_got(s, self.j, x)
+
+    def raised(self):
+        """The same step in code of the next order."""
+        return step(self.kind, self.j, self.order + 1)
+
+    def __repr__(self):
+        return f"<step {self.j} ({self.kind}) of a split derivative of order {self.order}>"
+
+
+def _take(s, x):
+    """The signature of a taking step."""
+
+
+def _got(s, after):
+    """The signature of a reading step (``after``: the token of the step taken)."""
+
+
+def step(kind, j, order):
+    """The :class:`Step` (one per key)."""
+    key = ("step", kind, j, order)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = Step(kind, j, order)
+    return _SPLITTERS[key]
+
+
+def step_rule(obj):
+    """The rule of a :class:`Step` or :class:`SplitterN` call, in reverse mode of the next
+    order. ``t = take_j(s, x)``: the cotangent of ``x`` is what step ``J = 2**order + 1 - j``
+    gives, read after the token ``dt``. ``y = got_j(s, after)``: ``dy`` is sent at step ``J``,
+    whose token is the cotangent of ``after``. A start ``s = f_splitn(a, b)``: each argument's
+    cotangent from the last step's gradients (``recursion_grad``)."""
+    if not isinstance(obj, (Step, SplitterN)):
+        return None
+    key = ("steprule", obj)
+    if key not in _RULES:
+        _RULES[key] = _step_rule(obj) if isinstance(obj, Step) else _start_rule(obj)
+    return _RULES[key]
+
+
+def _step_rule(obj):
+    order = obj.order
+    back = 2 ** order + 1 - obj.j
+    names = {"take": step("take", back, order), "got": step("got", back, order),
+             "recursion_no_tangent": runtime.recursion_no_tangent}
+    namespace = DictNamespace(names)
+    # the handle's own cotangent is a token (``runtime.SplitN``): ``s`` itself
+    if obj.kind == "take":
+        outputs = {"s": "s", "x": "got(s, dy)"}
+        roles = {"s": param("s"), "x": param("x"), "dy": COTANGENT}
+    else:
+        outputs = {"s": "s", "after": "take(s, dy)"}
+        roles = {"s": param("s"), "after": param("after"), "dy": COTANGENT}
+    vjp = Template([], {k: gast.parse(v).body[0].value for k, v in outputs.items()}, namespace,
+                   roles)
+    refused = {k: gast.Call(_name("recursion_no_tangent"), [], []) for k in outputs}
+    jvp = Template([], refused, namespace, {k: v for k, v in roles.items() if k != "dy"})
+    rule = Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
+                namespace=namespace)
+    # the cotangent of what a step sent is always read back (analysis/activity.py,
+    # transform/reverse.py): the steps after it may depend on it, which no statement shows
+    rule.takes_step = obj.kind == "take"
+    return rule
+
+
+def _start_rule(obj):
+    params = list(obj.signature.parameters.values())
+    aliases = {p.name: f"_a{i}" for i, p in enumerate(params)}
+    roles = {aliases[p.name]: param(p.name) for p in params}
+    final = gast.Call(_name("got"), [_name("_y"), _name("_dy")], [])
+    outputs = {p.name: gast.Call(_name("recursion_grad"), [
+        final, gast.Constant(p.name, None), _name(aliases[p.name])], []) for p in params}
+    namespace = DictNamespace({"recursion_grad": runtime.recursion_grad,
+                               "got": step("got", 2 ** obj.order, obj.order),
+                               "recursion_no_tangent": runtime.recursion_no_tangent})
+    vjp = Template([], outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
+    refused = {p.name: gast.Call(_name("recursion_no_tangent"), [], []) for p in params}
+    jvp = Template([], refused, namespace, roles)
+    return Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
+                namespace=namespace)

@@ -151,6 +151,7 @@ _AGAIN = "reverse mode over a split recursive call is not differentiated a third
 for _helper in (runtime.split2_back, runtime.split2_seed_back, runtime.split2_finish,
                 runtime.split2_final):
     defrule(_helper, "s, d", unsupported={"s": _AGAIN, "d": _AGAIN})
-defrule(runtime.recursion_grad_back, "d, grads, name", unsupported={"d": _AGAIN,
-                                                                   "grads": _AGAIN})
+# the cotangents of a split call's gradients by name, read back (third order and more)
+linear(runtime.recursion_grad_back, "d, grads, name",
+       vjp={"d": "recursion_grad(dy, name, d)"}, jvp={"d": "recursion_grad_back(dd, grads, name)"})
 

@@ -265,6 +265,7 @@ from .pytrees import check_class, check_updated_in_place, new_instance  # noqa: 
 from .recursion import (  # noqa: F401
     Split,
     Split2,
+    SplitN,
     recursion_grad,
     recursion_grad_back,
     recursion_no_tangent,
@@ -280,6 +281,8 @@ from .recursion import (  # noqa: F401
     split2_send,
     split2_value,
     split_yield,
+    step_got,
+    step_take,
 )
 from .reductions import (  # noqa: F401
     average_grad,

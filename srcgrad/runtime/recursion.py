@@ -60,7 +60,7 @@ def recursion_send(s, seed):
 
 def recursion_grad(grads, name, x):
     """The gradient of parameter ``name`` (given ``x``) from ``recursion_send``'s result."""
-    g = None if grads is None else grads.get(name)
+    g = grads.get(name) if isinstance(grads, dict) else None  # None, or a zero: nothing sent
     return zeros_like(x) if g is None else conj_like(g, x)
 
 
@@ -219,3 +219,147 @@ class _GradCotangents(DictCotangents):
         return _GradCotangents(DictCotangents.__add__(self, other))
 
     __radd__ = __iadd__ = __add__
+
+
+# --- third order and beyond: a split derivative of order k, driven step by step -----------------
+# Reverse mode over code with split calls of order k (normalize/recursion.higher) starts, for each,
+# the split derivative G_(k+1) of the callee's G_k. G_1 is f's split derivative; G_(k+1) runs
+# G_k's primal (its yields pass through: steps 1 .. 2**k, the last being G_k's return), then its
+# adjoint, which at each of G_k's steps j, last first, is sent the cotangent of what step j gave
+# and gives the cotangent of what step j was sent: step 2**(k+1) + 1 - j. A step is numbered
+# once for all orders, so the caller names it by a constant (rules/derived.Step); a step the
+# caller skips (an inactive statement) is taken with a zero cotangent when a later one is asked
+# for. At every order each level of the recursion runs once.
+
+
+class SplitN:
+    """A started split derivative of order ``len(wrts)`` (3 and more): the generator, what each
+    step gave (``got``) and was sent (``sent``), the cotangents waiting for their step
+    (``pending``) and the number of the last step taken."""
+
+    __slots__ = ("gen", "wrts", "got", "sent", "pending", "taken", "last")
+
+    def __init__(self, gen, wrts):
+        self.gen, self.wrts = gen, wrts
+        self.last = 2 ** len(wrts)
+        self.got, self.sent, self.pending, self.taken = {}, {}, {}, 1
+        self.got[1] = _incoming(self, 1, next(gen))
+
+    def __repr__(self):
+        return f"<split derivative of order {len(self.wrts)} at step {self.taken}>"
+
+    # its own cotangent is a token, as Split2's: sums and zeros leave it unchanged
+    def __add__(self, other):
+        return self
+
+    __radd__ = __iadd__ = __add__
+
+
+def step_take(s, j, x):
+    """Step ``j`` of the split derivative ``s`` is sent ``x`` (None: a zero), summed with what
+    other statements send it (the cotangents of two reads of one step), when a later step is
+    read (``step_got``). Gives ``s`` (a token). A value sent after its step was taken is an
+    error, never a silently dropped cotangent."""
+    if s.taken >= j:
+        if not (_zero(x) or x is s.sent.get(j)):
+            raise SrcgradError(f"internal error: step {j} of a split derivative was taken "
+                               f"before its cotangent came")
+        return s
+    if not _zero(x):
+        waiting = s.pending.get(j)
+        s.pending[j] = x if waiting is None else waiting + x
+    return s
+
+
+def step_got(s, j, after=None):
+    """What step ``j`` of ``s`` gave; the steps up to it are taken now with what they were
+    sent (a zero if nothing: their cotangent is zero). ``after`` is the token of the step, for
+    the order of the statements only."""
+    _catch_up(s, j)
+    return s.got[j]
+
+
+def _zero(x):
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and x == 0)
+
+
+def _catch_up(s, j):
+    while s.taken < j:
+        _send(s, s.taken + 1, s.pending.pop(s.taken + 1, None))
+
+
+def _send(s, j, x):
+    s.sent[j] = x
+    value = _outgoing(s, j, x)
+    try:
+        y = s.gen.send(value)
+    except StopIteration as stop:
+        if j != s.last:
+            raise SrcgradError("internal error: a split derivative returned early") from None
+        y = stop.value
+    else:
+        if j == s.last:
+            raise SrcgradError("internal error: a split derivative yielded past its last step")
+    s.taken = j
+    s.got[j] = _incoming(s, j, y)
+
+
+def _order(j):
+    """The order whose adjoint takes step ``j`` (``2**(k-1) < j <= 2**k``) and the step it is
+    the adjoint of."""
+    k = (j - 1).bit_length()
+    return k, 2 ** k + 1 - j
+
+
+def _dict_step(j):
+    """``i`` when step ``j`` gives G_i's gradients (``j == 2**i``, by name), else 0."""
+    return j.bit_length() - 1 if j >= 2 and j & (j - 1) == 0 else 0
+
+
+def _outgoing(s, j, x):
+    """What the generator is sent at step ``j`` for the caller's ``x``: the cotangent of what
+    step ``l`` gave (``_order``), a tuple where that was gradients by name, conjugated where the
+    generator takes it in the public convention (``_conjugated``)."""
+    _, partner = _order(j)
+    like = s.got[partner]
+    i = _dict_step(partner)
+    if i:
+        given = {} if _zero(x) else x
+        return tuple(zeros_like(like[n]) if given.get(n) is None
+                     else _conj(given[n], like[n], j, True) for n in s.wrts[i - 1])
+    if _zero(x):
+        return zeros_like(like)
+    return _conj(x, like, j, True)
+
+
+def _incoming(s, j, y):
+    """What step ``j`` gave, for the caller: gradients by name (G_i's, ``j == 2**i``, or the
+    cotangents of G_i's gradients, sent at step ``2**i + 1``, given back by its adjoint), or
+    a value, conjugated back where it is in the public convention."""
+    i = _dict_step(j) or (_dict_step(_order(j)[1] - 1) if j > 2 else 0)
+    if i:
+        return {n: _conj(v, v, j, False) for n, v in zip(s.wrts[i - 1], y)}
+    return _conj(y, y, j, False)
+
+
+# (step, sent): whether the value crosses in the public convention, the conjugate of generated
+# code's (runtime/complex_values.py). The adjoint J of a step j sends conjugated the cotangent of
+# what j gave conjugated, and gives conjugated the cotangent of what j was sent conjugated; the
+# first step of an order's adjoint (J = 2**(k-1) + 1) is sent what the generator takes as a seed
+# (``check_seed``: the public convention), once more conjugated. Gradients by name come raw
+# (``recursion_grad`` conjugates them in the caller). Checked against differences at order 3.
+_CONJUGATED = {}
+
+
+def _conjugated(j, sent):
+    if j == 1 or (not sent and _dict_step(j)):
+        return False
+    if (j, sent) not in _CONJUGATED:
+        k, partner = _order(j)
+        _CONJUGATED[(j, sent)] = (_conjugated(partner, False) != (partner == 2 ** (k - 1))
+                                  if sent else _conjugated(partner, True))
+    return _CONJUGATED[(j, sent)]
+
+
+def _conj(value, like, j, sent):
+    return conj_like(value, like) if _conjugated(j, sent) else value

@@ -48,6 +48,8 @@ def run(fn_node, ctx):
     when the tangent parameter is appended).
     """
     ctx.out_name = ctx.namer.derived(fn_node.name, ctx.mode)
+    if ctx.plain_defaults:  # every parameter given (rules/derived.JvpPair)
+        fn_node.args.defaults = []
     ctx.defaults = list(fn_node.args.defaults)
     forward = ForwardAD(ctx)
     return forward.run(fn_node)

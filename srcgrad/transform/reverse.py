@@ -326,6 +326,9 @@ class ReverseAD:
         target = stmt.targets[0].id
         dt = self.adjoints.get(target)
         contribs = {}
+        if dt is None and getattr(getattr(self.ops.get(id(stmt)), "rule", None), "takes_step",
+                                  False):
+            dt = gast.Constant(None, None)  # a step sent: the cotangent of what it sent comes
         if dt is not None and target in self.active:
             op = self.ops[id(stmt)]
             if op.kind == "copy":
