@@ -57,14 +57,18 @@ class Activity:
         self.ops = {id(s): self.classifier.classify(v) for _, v, s in assignments(fn_node.body)}
         # a split derivative's `seed = yield value` (normalize/recursion.mark_yields): the seed
         # comes in with a tangent, the value goes out with one
-        marks = [(target, stmt) for target, _, stmt in assignments(fn_node.body)
-                 if getattr(self.ops[id(stmt)].rule, "marks_yield", False)]
-        wrt = set(wrt) | {target for target, _ in marks}
-        outputs = set(outputs) | {_name(stmt.value.args[0]) for _, stmt in marks} - {None}
         # a step sent to a split derivative (rules/derived.Step): what it sends has a cotangent
         # whatever is read of the steps after it, as a yielded value has
-        outputs |= {target for target, _, stmt in assignments(fn_node.body)
-                    if getattr(self.ops[id(stmt)].rule, "takes_step", False)}
+        marks, takes = [], set()
+        for target, _, stmt in assignments(fn_node.body):
+            rule = self.ops[id(stmt)].rule
+            if getattr(rule, "marks_yield", False):
+                marks.append((target, stmt))
+            elif getattr(rule, "takes_step", False):
+                takes.add(target)
+        wrt = set(wrt) | {target for target, _ in marks}
+        outputs = set(outputs) | {_name(stmt.value.args[0]) for _, stmt in marks} - {None}
+        outputs |= takes
         varying = _Varying(self.ops).repeated(fn_node.body, frozenset(wrt))
         useful = _Useful(self.ops).repeated(fn_node.body, frozenset(outputs))
         active = set(varying & useful)
