@@ -1,7 +1,8 @@
 """``backend="numba"`` and ``backend="auto"`` (srcgrad/emit/numba_backend.py).
 
 numba compiles each derivative in about a second, so these tests use a handful of functions;
-``SRCGRAD_NUMBA_SWEEP=1`` adds the benchmark's workloads (an RNN, a pendulum, Rosenbrock). The
+``SRCGRAD_NUMBA_SWEEP=1`` adds the benchmark's workloads (an RNN, a pendulum, Rosenbrock) and 40
+random scalar loops (saves recomputed: optimize/recompute.py). The
 derivatives numba compiles are cached in the suite's own cache directory (tests/conftest.py).
 """
 
@@ -206,6 +207,58 @@ def test_sweep_over_the_benchmark_workloads(name):
         got, expected = (got,), (expected,)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+def _scalar_loop(r, depth, names):
+    """A random arithmetic expression of the loop's elements, counter and earlier names."""
+    if depth == 0 or r.random() < 0.3:
+        return r.choice([*names, "x[i]", "x[i + 1]", "float(i)", "a", "0.5", "k"])
+    left, right = _scalar_loop(r, depth - 1, names), _scalar_loop(r, depth - 1, names)
+    return r.choice([f"({left}) + ({right})", f"({left}) * ({right})", f"-({left})",
+                     f"({left}) / (1.5 + ({right}) ** 2)", f"({left}) ** 2"])
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (random loops)")
+@pytest.mark.parametrize("seed", range(40))
+def test_random_scalar_loops_recomputed_for_numba_equal_grad(seed, tmp_path):
+    # optimize/recompute.py: saves recomputed in the reversed loop, dead forward loops dropped;
+    # the code for numba, run in Python, against grad (the first 4 seeds compiled by numba too)
+    import importlib.util
+    import random
+
+    from srcgrad import transforms
+    from srcgrad.analysis.argkinds import signature_kind, stable
+    from srcgrad.context import Options
+    from srcgrad.derived import unwrap
+
+    r = random.Random(seed)
+    body, names = [], []
+    for j in range(r.randint(1, 4)):
+        body.append(f"        t{j} = {_scalar_loop(r, r.randint(1, 3), names + ['s'] * (j % 2))}")
+        names.append(f"t{j}")
+    decay = r.choice(["1.0", "0.9"])
+    body.append(f"        s = s * {decay} + {r.choice(names)} * {r.choice(names)}")
+    path = tmp_path / f"loop{seed}.py"
+    path.write_text("def f(x, a):\n    s = 0.0\n    k = a * 0.3\n"
+                    "    for i in range(len(x) - 1):\n" + "\n".join(body) + "\n    return s\n")
+    spec = importlib.util.spec_from_file_location(f"loop{seed}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x, a = np.random.default_rng(seed).uniform(-1.2, 1.2, 7), 0.7
+    kinds = tuple(sorted((p, stable(signature_kind(v))) for p, v in (("x", x), ("a", a))))
+    for mode in ("grad", "value_and_grad"):
+        want = getattr(srcgrad, mode)(module.f, wrt=("x", "a"))(x, a)
+        options = Options(kinds=kinds, for_numba=True)
+        got = unwrap(transforms.derived(module.f, mode, ("x", "a"), options))(x, a)
+        if seed < 4:
+            compiled = getattr(srcgrad, mode)(module.f, wrt=("x", "a"), backend="numba")(x, a)
+            np.testing.assert_allclose(np.hstack(compiled[-1] if mode != "grad" else compiled),
+                                       np.hstack(want[-1] if mode != "grad" else want),
+                                       rtol=1e-12)
+        if mode != "grad":
+            assert np.isclose(got[0], want[0], rtol=1e-12)
+            got, want = got[1], want[1]
+        np.testing.assert_allclose(np.hstack(got), np.hstack(want), rtol=1e-12, atol=1e-300)
 
 
 @pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (two processes importing numba)")
