@@ -557,6 +557,33 @@ def test_replace_and_asdict():
                                                  (0.5,), 0), rtol=1e-6)
 
 
+@dataclass
+class Outer:
+    inner: Frozen
+    layers: list
+    pair: Pair
+    n: int = 2
+
+
+def nested_asdict(x, o):
+    d = dataclasses.asdict(o)  # dicts all the way down, as in Python; the namedtuple stays one
+    return (np.sum(d["inner"]["w"] * x) * d["inner"]["c"] + np.sum(d["layers"][1]["w"] * x * x)
+            + np.sum(d["pair"].a * x) * d["n"])
+
+
+def test_nested_asdict():
+    def make():
+        w = np.array([1.0, -2.0, 0.5, 3.0])
+        return Outer(Frozen(w, 0.5), [Frozen(w * 0.0), Frozen(w * 2.0, 1.5)], Pair(w + 1.0, 0.0))
+
+    check_all(lambda x: nested_asdict(x, make()))
+    g = srcgrad.grad(nested_asdict, wrt=1)(X, make())
+    assert isinstance(g, Outer) and isinstance(g.layers[1], Frozen) and isinstance(g.pair, Pair)
+    np.testing.assert_allclose(g.layers[1].w, X * X, rtol=1e-12)
+    np.testing.assert_allclose(g.inner.c, np.sum(make().inner.w * X), rtol=1e-12)
+    np.testing.assert_allclose(g.pair.a, 2.0 * X, rtol=1e-12)
+
+
 def reads_vars(x, p):
     return np.sum(vars(p)["w"] * x)
 

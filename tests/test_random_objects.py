@@ -290,8 +290,12 @@ class Gen:
     def field_alias(self):
         """An array field updated in place (``obj.h += v``, ``self.total += v``) while another
         variable, list or object holds the same array: every holder sees the update."""
-        choice = self.rng.randrange(4)
-        if choice == 0:
+        choice = self.rng.randrange(5)
+        if choice == 4:  # an element of the field, and a field of an object in a list
+            self.emit("st = types.SimpleNamespace(h=h * 1.0)", "keep = st.h",
+                      f"st.h[1] += {self.c} * h[0]", "boxes = [st]", f"boxes[0].h *= {self.b}",
+                      "h = keep * h + st.h")
+        elif choice == 0:
             self.emit("st = types.SimpleNamespace(h=h * 1.0)", "al = st.h",
                       f"st.h += {self.b}", "h = al * h + st.h")
         elif choice == 1:

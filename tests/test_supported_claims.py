@@ -243,16 +243,6 @@ class _Holder:
 
 
 @dataclasses.dataclass
-class _Nested:
-    w: np.ndarray
-    inner: list
-
-
-def asdict_of_nested(x):
-    return np.sum(dataclasses.asdict(_Nested(x, [x]))["w"])
-
-
-@dataclasses.dataclass
 class _Checked:
     w: np.ndarray
 
@@ -468,8 +458,6 @@ CLAIMS = [
     ("`vars(obj)` (the object's own `__dict__`", reads_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
      TRANSFORM, "used as a value other than by calling it"),
-    ("`asdict` of nested structures, are errors when they run", asdict_of_nested, 0, (X,), RUN,
-     "asdict"),
     ("`dataclasses.replace` of a dataclass with a `__post_init__`", replace_with_post_init, 0,
      (X,), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),

@@ -71,7 +71,12 @@ def _fresh_copy(op):
 
 
 def _object_read(op):
-    """The variable whose attribute (of a structure) ``op`` reads, or None."""
-    if op.kind == "rule" and op.rule.fn is getattr and isinstance(op.args["obj"], gast.Name):
+    """The variable whose attribute (of a structure) ``op`` reads, or that it takes whole as
+    a structure (``dataclasses.asdict(p)``, ``replace``, a field written), or None."""
+    if op.kind == "rule" and any(op.rule.fn is f for f in _STRUCTURE_READS) and isinstance(
+            op.args.get("obj"), gast.Name):
         return op.args["obj"]
     return None
+
+
+_STRUCTURE_READS = (getattr, runtime.as_dict, runtime.replace_field, runtime.set_field)

@@ -411,28 +411,59 @@ def replace_field(obj, name, value):
 
 
 def as_dict(obj):
-    """``dataclasses.asdict(obj)`` of a dataclass whose fields hold no structures (numbers,
-    arrays, strings): a new dict by field name."""
-    found = fields(obj) if kind_of(obj) == "dataclass" else None
-    if found is None or any(isinstance(v, (list, tuple, dict)) or kind_of(v) is not None
-                            for v in found.values()):
-        raise SrcgradError(
-            "srcgrad differentiates `dataclasses.asdict` of a dataclass whose fields hold "
-            "numbers, arrays or strings; for nested structures write the dict out "
-            "(`{\"w\": p.w, \"layers\": [...]}`)")
-    return {k: copy.deepcopy(v) for k, v in found.items()}
+    """``dataclasses.asdict(obj)`` as Python computes it: a dataclass becomes a dict by field
+    name, recursively through dataclasses, lists, tuples (namedtuples too) and dicts; other
+    values are deep copies."""
+    if kind_of(obj) != "dataclass":
+        raise PythonTypeError("asdict() should be called on dataclass instances")
+    return _as_dict(obj)
+
+
+def _as_dict(v):
+    kind = kind_of(v)
+    if kind == "dataclass":
+        return {k: _as_dict(x) for k, x in fields(v).items()}
+    if kind == "namedtuple":
+        return type(v)(*[_as_dict(x) for x in v])
+    if isinstance(v, (list, tuple)) and kind is None:
+        return type(v)(_as_dict(x) for x in v)
+    if isinstance(v, dict):
+        return type(v)((_as_dict(k), _as_dict(x)) for k, x in v.items())
+    return copy.deepcopy(v)
 
 
 def as_dict_grad(g, obj):
-    """The cotangent of ``obj`` from that of ``as_dict(obj)``: a dict by field name."""
-    return DictCotangents({k: v for k, v in (g or {}).items() if v is not None})
+    """The cotangent of ``obj`` from that of ``as_dict(obj)`` (a dict by field name for each
+    dataclass, a list by position for a list, tuple or namedtuple)."""
+    if g is None:
+        return None
+    kind = kind_of(obj)
+    if kind == "dataclass":
+        parts = parts_of_any(g, obj) if not isinstance(g, dict) else g
+        out = {k: as_dict_grad(parts.get(k), x) for k, x in fields(obj).items()}
+        return DictCotangents({k: v for k, v in out.items() if v is not None})
+    if isinstance(obj, (list, tuple)):
+        return Cotangents(as_dict_grad(e, x) for e, x in zip(g, obj))
+    if isinstance(obj, dict):
+        return DictCotangents({k: as_dict_grad(g.get(k), x) for k, x in obj.items()})
+    return g
 
 
 def as_dict_tangent(dobj, obj):
-    """The tangent of ``as_dict(obj)``: the fields' tangents (zeros where there is none)."""
-    parts = parts_of_any(dobj, obj)
-    return {k: zeros_like(v) if parts.get(k) is None else parts[k]
-            for k, v in fields(obj).items()}
+    """The tangent of ``as_dict(obj)`` (zeros where ``dobj`` has none), from a tangent or a
+    cotangent of ``obj``."""
+    kind = kind_of(obj)
+    if kind == "dataclass":
+        parts = parts_of_any(dobj, obj)
+        return {k: as_dict_tangent(parts.get(k), x) for k, x in fields(obj).items()}
+    if isinstance(obj, (list, tuple)):
+        items = [as_dict_tangent(None if dobj is None else d, x)
+                 for d, x in zip(dobj if dobj is not None else obj, obj)]
+        return type(obj)(*items) if kind == "namedtuple" else type(obj)(items)
+    if isinstance(obj, dict):
+        return {k: as_dict_tangent(None if dobj is None else dobj.get(k), x)
+                for k, x in obj.items()}
+    return zeros_like(obj) if dobj is None else dobj
 
 
 def replace_field_tangent(dobj, dvalue, obj, name):
