@@ -41,9 +41,12 @@ schedule arithmetic (``revolve``, ``Thinning``, the counts) lives in srcgrad/sch
             x = x + np.sin(x) * theta
         return (x,)
 
-A loop that can ``return``, uses ``continue``, has an ``else`` or a target that is not a name is
-refused with its line. Names bound once to a number before the loop are bound again inside the
-step (not invariants: the step's derivative would carry their gradient for nothing).
+A ``return`` of the loop (in its branches) becomes ``result = ...; returned = True; break`` with
+``if returned: return result`` after the loop, a ``continue`` a flag guarding the rest of the trip
+(``_early_returns``, ``_continues``). A loop that returns from an inner loop, a ``with`` or a
+``try``, has an ``else`` or a target that is not a name is refused with its line. Names bound once
+to a number before the loop are bound again inside the step (not invariants: the step's
+derivative would carry their gradient for nothing).
 """
 
 from __future__ import annotations
@@ -290,6 +293,8 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     namer = Namer(taken)
     extras = {}
     for loop in loops:
+        _early_returns(node, loop, namer)
+        _continues(loop, namer)
         _check_loop(loop, parsed.location)
         for z in updated_while_held(node, loop.body, _params(node))[:1]:  # (see HELD_UPDATE)
             raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
@@ -338,10 +343,12 @@ def _check_loop(loop, location):
             _mutated([gast.Expr(loop.test)])
             or any(isinstance(n, gast.NamedExpr) for n in walk(loop.test))):
         why = "its test may change a value (the replay of its trips does not evaluate it)"
+    own = set(map(id, _own(loop.body)))
     for n in walk(gast.Module(loop.body, [])):
         if isinstance(n, (gast.Return, gast.Yield, gast.YieldFrom)):
             why = "it can return from the function"
-        elif isinstance(n, (gast.Continue, gast.Global, gast.Nonlocal)):
+        elif isinstance(n, (gast.Global, gast.Nonlocal)) or (
+                isinstance(n, gast.Continue) and id(n) in own):
             why = f"it uses `{type(n).__name__.lower()}`"
     if why is not None:
         raise location.error(
@@ -349,6 +356,90 @@ def _check_loop(loop, location):
             f"checkpoint= cannot checkpoint this loop: {why}. Checkpointed loops are `for` loops "
             f"over range(...) and `while` loops at the top level of the function body",
         )
+
+
+def _early_returns(node, loop, namer):
+    """A ``return`` in ``loop`` (not in an inner loop, a ``with`` or a ``try``) becomes
+    ``result = ...; returned = True; break``, the loop ``returned = False; result = None``
+    before it and ``if returned: return result`` after it: a loop that leaves early, whose
+    trips the probe counts. Other returns are left (and refused by ``_check_loop``)."""
+    def rewrite(stmts):
+        out, found = [], False
+        for stmt in stmts:
+            if isinstance(stmt, gast.Return):
+                value = stmt.value if stmt.value is not None else gast.Constant(None, None)
+                out += [gast.Assign([_store(names[0])], value, None),
+                        gast.Assign([_store(names[1])], gast.Constant(True, None), None),
+                        gast.Break()]
+                found = True
+                continue
+            if isinstance(stmt, gast.If):
+                stmt.body, inside = rewrite(stmt.body)
+                stmt.orelse, other = rewrite(stmt.orelse)
+                found = found or inside or other
+            out.append(stmt)
+        return out, found
+
+    if loop.orelse or any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in walk(loop)):
+        return
+    names = (namer.fresh(naming.RESULT), namer.fresh(naming.RETURNED))
+    body, found = rewrite(copy.deepcopy(loop.body))
+    if not found:
+        return
+    if any(isinstance(n, gast.Return) for n in walk(gast.Module(body, []))):
+        return  # a return in an inner loop, `with` or `try` of a branch: left as it was
+    loop.body = body
+    position = node.body.index(loop)
+    node.body[position:position + 1] = [
+        gast.Assign([_store(names[1])], gast.Constant(False, None), None),
+        gast.Assign([_store(names[0])], gast.Constant(None, None), None),
+        loop,
+        gast.If(_load(names[1]), [gast.Return(_load(names[0]))], []),
+    ]
+
+
+def _continues(loop, namer):
+    """A ``continue`` of ``loop`` (not of an inner loop; in branches only) becomes ``skip =
+    True``, the statements after it ``if not skip:``, ``skip = False`` first in each trip: the
+    replayed trips run the loop's body straight through."""
+    skip = None
+
+    def rewrite(stmts):
+        nonlocal skip
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.Continue):
+                skip = skip or namer.fresh(naming.SKIP)
+                return out + [gast.Assign([_store(skip)], gast.Constant(True, None), None)], True
+            if isinstance(stmt, gast.If):
+                stmt.body, inside = rewrite(stmt.body)
+                stmt.orelse, other = rewrite(stmt.orelse)
+                out.append(stmt)
+                if inside or other:
+                    rest = rewrite(stmts[i + 1:])[0]
+                    test = gast.UnaryOp(gast.Not(), _load(skip))
+                    return out + ([gast.If(test, rest, [])] if rest else []), True
+                continue
+            out.append(stmt)
+        return out, False
+
+    body, found = rewrite(copy.deepcopy(loop.body))
+    if found and not any(isinstance(n, gast.Continue) for n in _own(body)):
+        loop.body = [gast.Assign([_store(skip)], gast.Constant(False, None), None)] + body
+
+
+def _own(stmts):
+    """The nodes of ``stmts`` outside their inner loops and functions."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, (gast.For, gast.While, gast.FunctionDef, gast.AsyncFunctionDef,
+                             gast.Lambda)):
+            continue
+        for child in gast.iter_child_nodes(stmt):
+            if isinstance(child, gast.stmt):
+                yield from _own([child])
+            else:
+                yield from walk(child)
 
 
 def _breaks(stmts):

@@ -106,8 +106,9 @@ def popping(x):
 
 def returns(x):
     for _step in range(3):
-        if x > 1.0:
-            return x
+        for _inner in range(2):  # a return from an inner loop is not rewritten
+            if x > 1.0:
+                return x
         x = x * 2.0
     return x
 
@@ -322,3 +323,43 @@ def test_refusals_are_located():
             grad(pendulum, checkpoint=bad)
     with pytest.raises(srcgrad.SrcgradError, match="max_memory"):
         grad(pendulum, checkpoint="auto", max_memory="lots")
+
+
+def leaving_for(x, n):
+    y = x * 1.0
+    for i in range(n):
+        for j in range(2):
+            if j == 1:
+                continue  # the inner loop's: the step keeps it
+            y = y + np.sin(y) * 0.1
+        if i % 3 == 0:
+            continue
+        y = np.sin(y) + 0.1 * x
+        if np.sum(y) > 2.2:
+            return np.sum(y * y)
+    return np.sum(y)
+
+
+def leaving_while(x, n):
+    y = x
+    t = 0
+    while t < n:
+        t += 1
+        if t % 2 == 0:
+            y = y * 1.01
+            continue
+        y = y * 0.9 + np.cos(y)
+        if t == 7:
+            return np.sum(y) * 2.0
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [leaving_for, leaving_while])
+def test_loops_with_return_and_continue_are_checkpointed(f):
+    """``return`` becomes a break with a flag, ``continue`` a flag guarding the rest of the
+    trip: the loop is checkpointed (not refused) and gives grad's gradient, at every trip count
+    (the return taken or not)."""
+    x = np.array([0.3, 0.5, 0.8])
+    assert "checkpointed_loop" in source(grad(f, checkpoint=2))
+    for n in (0, 2, 9, 20):
+        np.testing.assert_allclose(grad(f, checkpoint=2)(x, n), grad(f)(x, n), rtol=1e-12)

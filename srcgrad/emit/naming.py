@@ -61,6 +61,7 @@ LOOP_SAVED = "loop_saved"  # the stack a loop pushes its values on
 STEP = "{}_step"  # a checkpointed loop's body as a function of one step (checkpoint.py)
 PROBE = "{}_probe"  # a checkpointed loop that can leave early, run once to count its trips
 KEPT = "kept"  # the snapshots a checkpointed loop kept when it ran
+SKIP = "skip"  # a checkpointed loop's trip went past a `continue` (checkpoint.py)
 CHECKPOINT_HELPERS = ("checkpointed_loop", "snapshots_for")
 BACK = "back"  # the reusable adjoint sweep a pullback returns
 BACK_MANY = "back_many"  # its batched twin, one sweep for many seeds (batched.py)
