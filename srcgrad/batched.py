@@ -71,7 +71,7 @@ def seeded(pullback):
     """``pullback`` returning ``(value, back, back_many)``, or ``None`` (see the module)."""
     try:
         return batched_pullback(pullback)
-    except Refused:
+    except Exception:  # noqa: BLE001  (Refused, or text it cannot read: one sweep per seed)
         return None
 
 
@@ -268,6 +268,10 @@ class _Sweep:
         if fn is runtime.add and len(args) == 2 and not node.keywords:
             return self._helper("add", [args[0][0], args[1][0], gast.Constant(args[0][1], None),
                                         gast.Constant(args[1][1], None), self.count])
+        if fn is runtime.add_at and len(args) == 3 and args[0][1] and not args[1][1] and (
+                not node.keywords):
+            return self._helper("add_at", [args[0][0], args[1][0], args[2][0],
+                                           gast.Constant(args[2][1], None)])
         if (isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 and len(args) == 1
                 and not node.keywords):
             node.args = [args[0][0]]

@@ -171,6 +171,17 @@ def getitem_grad(dy, x, index):
     return g
 
 
+def add_at(acc, index, dy, dy_many):
+    """``runtime.add_at`` at a basic index: each row of ``dy`` added at ``index`` of the row of
+    a copy of ``acc`` (the per-seed helper updates a buffer its sweep owns)."""
+    if not _basic(index) or acc.dtype.kind != "f":
+        raise Unbatched("an advanced index")
+    acc = np.array(acc, copy=True)
+    at = (slice(None),) + (index if isinstance(index, tuple) else (index,))
+    acc[at] += _lift(dy, acc[at].ndim - 1) if dy_many else _plain(dy)
+    return acc
+
+
 def copy_grad(g):
     """``runtime.copy_grad``: a batched gradient the caller owns."""
     return np.array(g, copy=True)
@@ -231,5 +242,6 @@ def count(seeds):
 HELPERS = {"binop": binop, "tile": tile, "add": add, "augmented": augmented,
            "check_seeds": check_seeds, "unbroadcast": unbroadcast, "unreduce": unreduce,
            "cast_like": cast_like, "as_like": as_like, "reshape_like": reshape_like,
-           "getitem_grad": getitem_grad, "copy_grad": copy_grad, "matmul_vjp_left": matmul_vjp_left,
-           "matmul_vjp_right": matmul_vjp_right, "count": count}
+           "getitem_grad": getitem_grad, "add_at": add_at, "copy_grad": copy_grad,
+           "matmul_vjp_left": matmul_vjp_left, "matmul_vjp_right": matmul_vjp_right,
+           "count": count}
