@@ -265,17 +265,9 @@ class _Sweep:
         if any(isinstance(a, gast.Starred) for a in node.args) or any(
                 self._mentions(k.value, self.many) for k in node.keywords):
             raise Refused("a batched value passed by keyword or unpacked")
-        if fn is runtime.add and len(args) == 2 and not node.keywords:
-            return self._helper("add", [args[0][0], args[1][0], gast.Constant(args[0][1], None),
-                                        gast.Constant(args[1][1], None), self.count])
-        if fn is runtime.add_at and len(args) == 3 and args[0][1] and not args[1][1] and (
-                not node.keywords):
-            return self._helper("add_at", [args[0][0], args[1][0], args[2][0],
-                                           gast.Constant(args[2][1], None)])
-        if (isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 and len(args) == 1
-                and not node.keywords):
-            node.args = [args[0][0]]
-            return node
+        special = self._special(fn, node, args)
+        if special is not None:
+            return special
         for stem, (twin, may) in TWINS.items():
             if fn is getattr(runtime, stem) and all(i in may for i, (_, m) in enumerate(args)
                                                     if m):
@@ -283,3 +275,17 @@ class _Sweep:
                 call.keywords = node.keywords
                 return call
         raise Refused(f"a batched value passed to {unparse(node.func)}")
+
+    def _special(self, fn, node, args):
+        """``add``, ``add_at`` and a ufunc of one argument, batched; None for other calls."""
+        if node.keywords:
+            return None
+        flags = [gast.Constant(m, None) for _, m in args]
+        if fn is runtime.add and len(args) == 2:
+            return self._helper("add", [args[0][0], args[1][0]] + flags + [self.count])
+        if fn is runtime.add_at and len(args) == 3 and args[0][1] and not args[1][1]:
+            return self._helper("add_at", [a for a, _ in args] + flags[2:])
+        if isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 and len(args) == 1:
+            node.args = [args[0][0]]
+            return node
+        return None
