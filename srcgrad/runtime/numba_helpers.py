@@ -20,7 +20,10 @@ Supported kinds, per helper (anything else is refused when numba compiles the de
   mean), ``shape_like(*values)``;
 - ``check_tangent(t, x)``, ``check_seed(seed, out)``: numbers and arrays of the same shape;
 - ``elem(dt, i, x)``: an element of an array's tangent (``None``: zeros);
-- ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions.
+- ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions;
+- ``add(a, b)``: two numbers or two arrays; ``getitem_grad(dy, x, index)``: a number read from
+  an array at integer indices (a contribution the reverse sweep adds out of place, where it may
+  be complex: analysis/realness.py; a complex one then fails numba's typing, never rounds).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from numba.core import types
 from numba.extending import overload
 
 from ..errors import CompiledValueError, UnsupportedCaseError
-from . import boundary, complex_values, containers, products, shapes
+from . import boundary, complex_values, containers, indexing, products, shapes
 
 _NUMBER = (types.Number, types.Boolean)
 
@@ -115,6 +118,16 @@ def check_seed(seed, out):
     return boundary.check_seed(seed, out)
 
 
+def add(a, b):
+    """``runtime.add`` of two numbers or two arrays (a contribution added out of place)."""
+    return containers.add(a, b)
+
+
+def getitem_grad(dy, x, index):
+    """``runtime.getitem_grad`` of a number read from an array at integer indices."""
+    return indexing.getitem_grad(dy, x, index)
+
+
 def matmul_vjp_left(dy, a, b):
     """``runtime.matmul_vjp_left``."""
     return products.matmul_vjp_left(dy, a, b)
@@ -142,6 +155,8 @@ HELPERS = {
     containers.copy_grad: copy_grad,
     products.matmul_vjp_left: matmul_vjp_left,
     products.matmul_vjp_right: matmul_vjp_right,
+    containers.add: add,
+    indexing.getitem_grad: getitem_grad,
 }
 
 
@@ -392,6 +407,34 @@ def _check_tangent(tangent, x, name="x"):
             return x  # typed as the argument, for the code after it (never reached)
         return mismatch
     return None
+
+
+@overload(add)
+def _add(a, b):
+    if _number(a) and _number(b) or isinstance(a, types.Array) and isinstance(b, types.Array):
+        return lambda a, b: a + b
+    return None
+
+
+def _integers(index, ndim):
+    """Whether ``index`` is ``ndim`` integers (an int for one dimension)."""
+    if isinstance(index, types.Integer):
+        return ndim == 1
+    return isinstance(index, types.BaseTuple) and len(index) == ndim and all(
+        isinstance(t, types.Integer) for t in index)
+
+
+@overload(getitem_grad)
+def _getitem_grad(dy, x, index):
+    if not (_number(dy) and isinstance(x, types.Array) and _integers(index, x.ndim)):
+        return None
+    dtype = _float_dtype(dy)
+
+    def impl(dy, x, index):
+        g = np.zeros(x.shape, dtype)
+        g[index] = dy
+        return g
+    return impl
 
 
 @overload(copy_grad)
