@@ -47,10 +47,10 @@ def ode_system(kind, func, y, args, tfirst, full_output=0, times=True, params=Tr
         raise NoRuleError(
             "srcgrad has no derivative of odeint(..., full_output=True) with respect to `y0`; "
             "call odeint without full_output to differentiate it")
-    if not isinstance(args, tuple):
+    if not isinstance(args, tuple) or any(isinstance(a, (tuple, list, dict)) for a in args):
         raise SrcgradError(
-            f"odeint's args is a {type(args).__name__}; srcgrad differentiates odeint with "
-            f"args given as a tuple (args=(k,))")
+            "srcgrad differentiates odeint with args given as a tuple of numbers and arrays "
+            f"(args=(k, b)); got {type(args).__name__} {args!r:.80}")
     times = bool(times) and not getattr(func, SYSTEM, False)
     key = (kind, func, int(np.shape(y)[1]), len(args), bool(tfirst), times,
            bool(params) and len(args) > 0)
@@ -59,10 +59,15 @@ def ode_system(kind, func, y, args, tfirst, full_output=0, times=True, params=Tr
     return _SYSTEMS[key]
 
 
-def ode_layout(args, wrt):
+def ode_layout(func, args, t, wrt):
     """The sizes of the time and parameter gradients in ``odeint_vjp``'s augmented state for
-    the gradient ``wrt`` (0: y0, 1: t, 2: args) (nondifferentiable)."""
-    return (2 if wrt == 1 else 0), (int(sum(np.size(a) for a in args)) if wrt == 2 else 0)
+    the gradient ``wrt`` (0: y0, 1: t, 2: args) (nondifferentiable). A system built here is
+    integrated over the constant ``[0, 1]``: its times have no gradient (zeros)."""
+    inner = getattr(func, SYSTEM, False)
+    if inner and wrt == 1 and not (np.array_equal(t, [1.0, 0.0]) or np.array_equal(t, [0.0, 1.0])):
+        raise SrcgradError(f"odeint of a system srcgrad built over the times {t!r}")
+    times = 2 if wrt == 1 and not inner else 0
+    return times, (int(sum(np.size(a) for a in args)) if wrt == 2 else 0)
 
 
 def _build(kind, func, n, nargs, tfirst, times, params):
@@ -74,25 +79,29 @@ def _build(kind, func, n, nargs, tfirst, times, params):
         f"    return (tb - ta) * np.ravel({call})\n"
     ), {"RHS": func})
     wrt = (0,) + ((2, 3) if times else ()) + ((4,) if params else ())
+    ps = [f"p{k}" for k in range(nargs)]
+    packed = f"({', '.join(ps)}{',' if nargs == 1 else ''})"  # the args as the tuple `params`
     if kind == "adjoint":
         parts = ", np.reshape(g[1], (1,)), np.reshape(g[2], (1,))" if times else ""
         last = 3 if times else 1
         parts += "".join(f", np.ravel(g[{last}][{k}])" for k in range(nargs if params else 0))
         return _generated("odeint_adjoint", (
-            "def odeint_adjoint(z, tau, ta, tb, params):\n"
+            f"def odeint_adjoint(z, tau, ta, tb{''.join(', ' + p for p in ps)}):\n"
             f"    y = z[:{n}]\n"
             f"    a = z[{n}:{2 * n}]\n"
-            "    f = RHS(y, tau, ta, tb, params)\n"
-            f"    g = VJP(y, tau, ta, tb, params, -a)\n"
+            f"    f = RHS(y, tau, ta, tb, {packed})\n"
+            f"    g = VJP(y, tau, ta, tb, {packed}, -a)\n"
             f"    return np.concatenate([f, {'g[0]' if len(wrt) > 1 else 'g'}{parts}])\n"
         ), {"RHS": rhs, "VJP": transforms.get("vjp")(rhs, wrt=wrt if len(wrt) > 1 else 0)})
-    tangents = ["s"] + (["dta", "dtb"] if times else []) + (["dparams"] if params else [])
+    dps = [f"d{p}" for p in ps]
+    tangents = ["s"] + (["dta", "dtb"] if times else [])
+    tangents += [f"({', '.join(dps)}{',' if nargs == 1 else ''})"] if params else []
     seed = f"({', '.join(tangents)})" if len(tangents) > 1 else "s"
     return _generated("odeint_tangent", (
-        "def odeint_tangent(z, tau, ta, tb, dta, dtb, params, dparams):\n"
+        f"def odeint_tangent(z, tau, ta, tb, dta, dtb{''.join(', ' + p for p in ps + dps)}):\n"
         f"    y = z[:{n}]\n"
         f"    s = z[{n}:]\n"
-        f"    f, df = JVP(y, tau, ta, tb, params, {seed})\n"
+        f"    f, df = JVP(y, tau, ta, tb, {packed}, {seed})\n"
         "    return np.concatenate([f, df])\n"
     ), {"JVP": transforms.get("jvp")(rhs, wrt=wrt if len(wrt) > 1 else 0)})
 
@@ -107,6 +116,20 @@ def _generated(name, text, scope):
     fn = namespace[name]
     setattr(fn, SYSTEM, True)
     return fn
+
+
+@by_source
+def ode_args(head, args, tail):
+    """The arguments of a system: ``(*head, *args, *tail)``, one flat tuple (a system of a system
+    then has numbers and arrays as arguments, never a tuple of them)."""
+    parts = []
+    for a in head:
+        parts.append(a)
+    for a in args:
+        parts.append(a)
+    for a in tail:
+        parts.append(a)
+    return tuple(parts)
 
 
 @by_source
@@ -133,7 +156,7 @@ def odeint_vjp(dy, y, func, y0, t, args=(), rtol=None, atol=None, mxstep=0, hmax
     ``dy[i]`` is added to ``a`` at every ``t[i]``. Accuracy follows ``rtol`` and ``atol``.
     """
     system = ode_system("adjoint", func, y, args, tfirst, full_output, wrt == 1, wrt == 2)
-    k, m = ode_layout(args, wrt)
+    k, m = ode_layout(func, args, t, wrt)
     n = np.shape(y)[1]
     dys = np.reshape(dy, np.shape(y))
     a = dys[-1]
@@ -142,11 +165,12 @@ def odeint_vjp(dy, y, func, y0, t, args=(), rtol=None, atol=None, mxstep=0, hmax
     later = 0.0
     for i in range(len(t) - 1, 0, -1):
         z0 = np.concatenate([y[i], a, np.zeros(k + m)])
-        z = scipy.integrate.odeint(system, z0, np.array([1.0, 0.0]), args=(t[i - 1], t[i], args),
+        z = scipy.integrate.odeint(system, z0, np.array([1.0, 0.0]),
+                                   args=ode_args((t[i - 1], t[i]), args, ()),
                                    rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
         end = z[1]
         a = end[n:2 * n] + dys[i - 1]
-        if wrt == 1:
+        if k:
             dts.append(end[2 * n + 1] + later)
             later = end[2 * n]
         if wrt == 2:
@@ -155,7 +179,7 @@ def odeint_vjp(dy, y, func, y0, t, args=(), rtol=None, atol=None, mxstep=0, hmax
         return reshape_like(a, y0)
     if wrt == 1:
         dts.append(later)
-        return reshape_like(np.flip(np.stack(dts)), t)
+        return reshape_like(np.flip(np.stack(dts)) if k else np.zeros(len(t)), t)
     return ode_split(dparams, args)
 
 
@@ -176,7 +200,8 @@ def odeint_jvp(y, func, y0, t, args, dy0, dt, dargs, rtol=None, atol=None, mxste
     for i in range(1, len(t)):
         z0 = np.concatenate([y[i - 1], s])
         z = scipy.integrate.odeint(system, z0, np.array([0.0, 1.0]),
-                                   args=(t[i - 1], t[i], dts[i - 1], dts[i], args, dps),
+                                   args=ode_args((t[i - 1], t[i], dts[i - 1], dts[i]), args,
+                                                 dps),
                                    rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
         s = z[1][n:]
         out.append(s)
