@@ -80,28 +80,40 @@ def _build(kind, func, n, nargs, tfirst, times, params):
     ), {"RHS": func})
     wrt = (0,) + ((2, 3) if times else ()) + ((4,) if params else ())
     ps = [f"p{k}" for k in range(nargs)]
-    packed = f"({', '.join(ps)}{',' if nargs == 1 else ''})"  # the args as the tuple `params`
-    if kind == "adjoint":
-        parts = ", np.reshape(g[1], (1,)), np.reshape(g[2], (1,))" if times else ""
-        last = 3 if times else 1
-        parts += "".join(f", np.ravel(g[{last}][{k}])" for k in range(nargs if params else 0))
-        return _generated("odeint_adjoint", (
-            f"def odeint_adjoint(z, tau, ta, tb{''.join(', ' + p for p in ps)}):\n"
-            f"    y = z[:{n}]\n"
-            f"    a = z[{n}:{2 * n}]\n"
-            f"    f = RHS(y, tau, ta, tb, {packed})\n"
-            f"    g = VJP(y, tau, ta, tb, {packed}, -a)\n"
-            f"    return np.concatenate([f, {'g[0]' if len(wrt) > 1 else 'g'}{parts}])\n"
-        ), {"RHS": rhs, "VJP": transforms.get("vjp")(rhs, wrt=wrt if len(wrt) > 1 else 0)})
+    build = _adjoint if kind == "adjoint" else _tangent
+    return build(rhs, wrt, n, ps, times, params)
+
+
+def _packed(names):
+    """A tuple display of ``names`` (``(p0,)`` for one)."""
+    return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+
+
+def _adjoint(rhs, wrt, n, ps, times, params):
+    """``[y, a, g]' = [f, -a^T df/dy, -a^T df/d(ta, tb) or df/dargs]``."""
+    parts = ", np.reshape(g[1], (1,)), np.reshape(g[2], (1,))" if times else ""
+    last = 3 if times else 1
+    parts += "".join(f", np.ravel(g[{last}][{k}])" for k in range(len(ps) if params else 0))
+    return _generated("odeint_adjoint", (
+        f"def odeint_adjoint(z, tau, ta, tb{''.join(', ' + p for p in ps)}):\n"
+        f"    y = z[:{n}]\n"
+        f"    a = z[{n}:{2 * n}]\n"
+        f"    f = RHS(y, tau, ta, tb, {_packed(ps)})\n"
+        f"    g = VJP(y, tau, ta, tb, {_packed(ps)}, -a)\n"
+        f"    return np.concatenate([f, {'g[0]' if len(wrt) > 1 else 'g'}{parts}])\n"
+    ), {"RHS": rhs, "VJP": transforms.get("vjp")(rhs, wrt=wrt if len(wrt) > 1 else 0)})
+
+
+def _tangent(rhs, wrt, n, ps, times, params):
+    """``[y, s]' = [f, df/dy s + df/d(ta, tb) (dta, dtb) + df/dargs dargs]``."""
     dps = [f"d{p}" for p in ps]
-    tangents = ["s"] + (["dta", "dtb"] if times else [])
-    tangents += [f"({', '.join(dps)}{',' if nargs == 1 else ''})"] if params else []
-    seed = f"({', '.join(tangents)})" if len(tangents) > 1 else "s"
+    tangents = ["s"] + (["dta", "dtb"] if times else []) + ([_packed(dps)] if params else [])
+    seed = _packed(tangents) if len(tangents) > 1 else "s"
     return _generated("odeint_tangent", (
         f"def odeint_tangent(z, tau, ta, tb, dta, dtb{''.join(', ' + p for p in ps + dps)}):\n"
         f"    y = z[:{n}]\n"
         f"    s = z[{n}:]\n"
-        f"    f, df = JVP(y, tau, ta, tb, {packed}, {seed})\n"
+        f"    f, df = JVP(y, tau, ta, tb, {_packed(ps)}, {seed})\n"
         "    return np.concatenate([f, df])\n"
     ), {"JVP": transforms.get("jvp")(rhs, wrt=wrt if len(wrt) > 1 else 0)})
 
