@@ -148,9 +148,7 @@ def _checks():
 
     for p in table.PARAMS:
         if not p.marks:
-            add(p.values[0].fn, lambda r=p.values[0]: table.test_rule_gradient(r))
-    for p in table.JVP_ROWS:
-        add(p.values[0].fn, lambda r=p.values[0]: table.test_rule_tangent(r))
+            add(p.values[0].fn, lambda r=p.values[0]: table.test_rule_gradient_and_tangent(r))
     for p in scalar.PARAMS:
         r = p.values[0]
         for test in (scalar.test_scalar_rule_gradient, scalar.test_scalar_rule_tangent,
