@@ -216,7 +216,8 @@ def _pure_assign(s):
 
 
 def _jumps(loop):
-    return any(isinstance(n, (gast.Break, gast.Continue)) for n in walk(loop))
+    """Whether ``loop`` may leave an iteration early (its pushes then not one per iteration)."""
+    return any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in walk(loop))
 
 
 def _read_first(stmts, names):
