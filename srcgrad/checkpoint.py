@@ -299,7 +299,10 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         for z in updated_while_held(node, loop.body, _params(node))[:1]:  # (see HELD_UPDATE)
             raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
         position = node.body.index(loop)
-        call, inits, made = _loop_call(node, position, loop, namer, parsed.location, f)
+        parts = _loop_call(node, position, loop, namer, parsed.location, f)
+        if parts is None:
+            continue
+        call, inits, made = parts
         names = {n: namer.fresh(n) for n in naming.CHECKPOINT_HELPERS}
         extras[names["checkpointed_loop"]] = checkpointed_loop
         extras[names["snapshots_for"]] = snapshots_for
@@ -456,9 +459,12 @@ def _breaks(stmts):
 
 def _loop_call(node, position, loop, namer, location, f):
     """The parts of the call replacing ``loop``, the statements that bind what it needs first,
-    and the compiled step function (and, for a loop that can leave early, its probe)."""
+    and the compiled step function (and, for a loop that can leave early, its probe); None for
+    a loop that carries no state (nothing to checkpoint)."""
     is_while = isinstance(loop, gast.While)
     index, state, invariants, constants, exposed = _loop_names(node, position, loop, location)
+    if not state:  # nothing the loop computes is carried or read after it: left as it is
+        return None
     bound = _params(node) | _stored(node.body[:position])
     inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
              for v in state if v not in bound]
@@ -496,13 +502,7 @@ def _loop_names(node, position, loop, location):
             f"checkpoint= cannot checkpoint this loop: `{index}` is read after it",
         )
     # a name a trip binds afresh before reading it (a list built per trip) is not carried
-    state = sorted(assigned & (exposed | read_after))
-    if not state:
-        raise location.error(
-            UnsupportedSyntaxError, loop,
-            "checkpoint= cannot checkpoint this loop: it carries no state from one iteration "
-            "to the next",
-        )
+    state = sorted(assigned & (exposed | read_after))  # empty: nothing to checkpoint
     local = _params(node) | _stored(node.body)
     loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
     constants = _constants(node, before, loaded - assigned)

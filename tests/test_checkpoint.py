@@ -363,3 +363,20 @@ def test_loops_with_return_and_continue_are_checkpointed(f):
     assert "checkpointed_loop" in source(grad(f, checkpoint=2))
     for n in (0, 2, 9, 20):
         np.testing.assert_allclose(grad(f, checkpoint=2)(x, n), grad(f)(x, n), rtol=1e-12)
+
+
+def dead_loop(x, n):
+    for i in range(n):
+        unused = np.sin(x) * i  # noqa: F841
+    y = x * 1.0
+    for _ in range(n):
+        y = np.cos(y) + x
+    return np.sum(y)
+
+
+def test_a_loop_that_carries_no_state_is_left_as_it_is():
+    x = np.array([0.2, 0.4])
+    np.testing.assert_allclose(grad(dead_loop, checkpoint=2)(x, 5), grad(dead_loop)(x, 5),
+                               rtol=1e-12)
+    text = source(grad(dead_loop, checkpoint=2))
+    assert "for i in range(n):" in text and "checkpointed_loop(" in text  # the first one plain
