@@ -627,6 +627,12 @@ def value_of_a_dict_built_here(x):
     return np.sum(lay.affine(x) * x)
 
 
+def method_of_a_field_of_a_namespace(x):  # its jvp crashed: the field's tangent was 0.0
+    st = types.SimpleNamespace(h=x * 1.0, lay=Affine(0.7))
+    st.h = st.h + st.lay.affine(st.h)
+    return np.sum(np.sin(st.h))
+
+
 def a_replaced_object(x):
     q = dataclasses.replace(Affine(2.0), w=x[0])
     return np.sum(np.tanh(q.affine(x)))
@@ -657,7 +663,7 @@ def given_another_class_in_a_branch(x):
 
 
 @pytest.mark.parametrize("f", [element_of_a_namespace_built_here, value_of_a_dict_built_here,
-                               a_replaced_object])
+                               a_replaced_object, method_of_a_field_of_a_namespace])
 def test_methods_of_objects_in_structures_built_in_the_function(f):
     check_all(f)
 

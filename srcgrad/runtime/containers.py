@@ -325,7 +325,18 @@ def attr_of(d, obj, name):
         part = d[type(obj)._fields.index(name)]
     else:
         part = getattr(d, name)
-    return zeros_like(getattr(obj, name)) if part is None else part
+    value = getattr(obj, name)
+    if part is None or _zero_for_structure(part, value):
+        # (a zero number stands for zeros of a field's structure: the tangent of a field
+        # written with a value that carries none, `st.lay = Lin(0.7)`)
+        return zeros_like(value)
+    return part
+
+
+def _zero_for_structure(part, value):
+    structure = kind_of(value) is not None or isinstance(value, (list, tuple, dict))
+    return (structure and isinstance(part, (int, float, np.number))
+            and not isinstance(part, bool) and part == 0)
 
 
 def add_objects(a, b):
