@@ -3,7 +3,8 @@
 A hypothesis strategy writes small random Python functions `f(x, a, M, P)` as source text over
 the supported subset (scalars, 1-D and 2-D arrays, elementwise math, reductions, element reads
 and writes, augmented assignment, `if`, `for`, `while`, `break`, `continue`, early `return`,
-helper calls, lists, tuple unpacking, masks, integer-array indices, slice steps, size-1 axes,
+helper calls (in a hunt, for issue 14, also a helper that calls itself), lists, tuple
+unpacking, masks, integer-array indices, slice steps, size-1 axes,
 batched products, in-place NumPy calls) and, for issue 13: a container argument `P` (a dict
 `{"w", "u", "c"}`, a tuple `(vector, matrix)`, a list of vectors, or (issue 14) an object, a
 dataclass `Fields(w, u, c)` whose fields are read as attributes) read, iterated and unpacked;
@@ -97,7 +98,7 @@ GENERATOR_FEATURES = (
     "container aliasing", "name aliasing", "append of an updated array", "np.ndindex",
     "mutating helper", "array without gradient changed in place", "view read before a write",
     "append of a copy, then an update", "argument rebound", "write into a comprehension's item",
-    "iterator bound to a name",
+    "iterator bound to a name", "recursive helper",
 )
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
@@ -1303,6 +1304,28 @@ class Gen:
         self.helpers.append((name, params, ret))
         return lines
 
+    def recursive_helper(self, caller):
+        """A helper that calls itself, `r(u, w, n)` (written after f), and a call of it from f's
+        scope `caller` with a small literal depth: each level's result feeds the level above
+        through a value computed from its arguments."""
+        name = self.fresh("r")
+        ret = self.pick(["s", "v"])
+        scope = Scope({"u": "s", "w": "v"})
+        self.owned, self.shared, self.in_helper = set(), {"w"}, True
+        self.params = {"u", "w", "n"}
+        base = self.returned(ret, scope)
+        below = f"{name}({self.scalar(scope, 1)}, {self.own(self.vector(scope, 1))}, n - 1)"
+        q = self.fresh("q")
+        scope.names[q] = ret
+        self.late_defs += ["", "", f"def {name}(u, w, n):", "    if n <= 0:",
+                           f"        return {base}", f"    {q} = {below}",
+                           f"    return {self.expr(ret, scope, 1)} + 0.5 * np.tanh({q})"]
+        self.in_helper = False
+        self.features.add("recursive helper")
+        term = f"{name}({self.scalar(caller, 1)}, {self.own(self.vector(caller, 1))}, " \
+               f"{self.integer(0, 3)})"
+        return term if ret == "s" else f"np.sum({term})"
+
     def jump_and_append_loop(self, scope):
         """A loop that appends to a list and leaves early (`break`) or skips (`continue`): in a
         third of the programs, so these stay frequent whatever the statement weights."""
@@ -1360,6 +1383,12 @@ class Gen:
                     kind, f"np.sum(np.array({name}))"
                 )
                 final += f" + {self.pick(['0.5', '-0.3', '1.1'])} * np.tanh({term})"
+        if HUNT and self.coin(1, 3):
+            # a helper that calls itself (issue 14), in a hunt only (its split derivatives cost
+            # the default run 24% more CPU), drawn after everything else so that a seed keeps
+            # its earlier program, which gets a term at the end
+            call = self.recursive_helper(scope)
+            final += f" + 0.4 * np.tanh({call})"
         lines.append(f"    return {final}")
         lines += self.late_defs
         # a vector-valued function of f (two calls: what the first writes into its arguments,
@@ -1947,6 +1976,8 @@ def check_pullback(fv, wrt, args, value, u, grads):
 # its share. A hunt (SRCGRAD_RANDOM_EXAMPLES set) is one test with a random seed, as before.
 HUNT = "SRCGRAD_RANDOM_EXAMPLES" in os.environ
 CHUNKS = 1 if HUNT else 6
+if HUNT:
+    MINIMUM_SHARE["recursive helper"] = 0.1  # drawn in a hunt only (Gen.program)
 
 
 def chunk_examples(chunk):
