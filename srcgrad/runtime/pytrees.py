@@ -259,7 +259,9 @@ def check_class(obj, cls):
         raise SrcgradError(
             f"this derivative inlined the methods of {cls.__qualname__} for an object that is now "
             f"a {type(obj).__qualname__}: transform again with an object of that class (a bound "
-            f"method of the instance you call it with), or annotate the class"
+            f"method of the instance you call it with), or annotate the class; a variable the "
+            f"function gives objects of two classes (one in a loop's later trip) needs a name "
+            f"for each"
         )
     return None
 
