@@ -380,3 +380,23 @@ def test_a_loop_that_carries_no_state_is_left_as_it_is():
                                rtol=1e-12)
     text = source(grad(dead_loop, checkpoint=2))
     assert "for i in range(n):" in text and "checkpointed_loop(" in text  # the first one plain
+
+
+def shared_after(x, P):
+    acc = []
+    for i in range(4):
+        if np.dot(P[0], x) <= P[0][i] + 0.35:
+            acc.append(np.sum(x))
+    x -= x
+    return np.sum(x * np.sum(P[1])) + len(acc)
+
+
+def test_a_tuple_argument_gets_a_tuple_of_zeros_through_a_checkpointed_loop():
+    """The loop's call may make ``x`` an element of ``P`` for the sharing pass; the gradient of
+    ``P`` was then ``[None, array]`` (a list with None) where grad gives a tuple of zeros."""
+    x = np.array([0.43, -0.87, 1.5, -0.93, 0.95])
+    P = (np.array([-0.56, -0.14, 1.39, -0.21, 1.31]), np.ones((2, 5)))
+    got = grad(shared_after, wrt=1, checkpoint=2)(x.copy(), P)
+    assert type(got) is tuple and all(isinstance(g, np.ndarray) for g in got)
+    for g, w in zip(got, grad(shared_after, wrt=1)(x.copy(), P)):
+        np.testing.assert_array_equal(g, w)

@@ -134,6 +134,8 @@ def cast_like(g, x):
     if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype:
         if g.dtype.kind != "c":  # a complex gradient is conjugated (_in_dtype_of)
             return g
+    if type(x) in (tuple, list, dict):  # a structure's (its holder's cotangents): as_like
+        return as_like(g, x)
     return _in_dtype_of(g, x)
 
 
