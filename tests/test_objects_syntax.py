@@ -466,6 +466,42 @@ def writes_an_element_of_an_argument_field(x, p):
     return np.sum(p.b ** 2 * x)
 
 
+def equal_arrays_in_a_list(x):
+    L = [x * 2.0, x * 2.0]  # two arrays: CSE made them one, and `a += x` updated both
+    a = L[0]
+    a += x
+    return np.sum(L[0] * L[1])
+
+
+def arrays_appended_in_a_loop(x):
+    L = []
+    for _ in range(2):
+        L.append(x * 2.0)  # a new array each trip: LICM hoisted it, one array twice
+    a = L[0]
+    a += x
+    return np.sum(L[0] * L[1])
+
+
+def equal_arrays_in_two_fields(x):
+    p = types.SimpleNamespace(u=x * 2.0, w=x * 2.0)
+    p.u += x
+    return np.sum(p.u * p.w)
+
+
+def objects_made_in_a_comprehension(x):
+    objs = [types.SimpleNamespace(w=x * 1.0) for _ in range(2)]
+    objs[0].w += x
+    return np.sum(objs[0].w * objs[1].w)
+
+
+@pytest.mark.parametrize("f", [equal_arrays_in_a_list, arrays_appended_in_a_loop,
+                               equal_arrays_in_two_fields, objects_made_in_a_comprehension])
+def test_arrays_made_apart_stay_apart_where_an_update_finds_them_by_identity(f):
+    # wrong values on main before (10.74 for 16.11): the optimizer made two arrays one
+    check_grad(f, (X,))
+    np.testing.assert_allclose(srcgrad.value_and_grad(f)(X)[0], f(X.copy()), rtol=1e-12)
+
+
 def test_fields_of_an_argument_holding_one_array_both_see_the_update():
     a = np.array([1.0, 2.0, -1.0, 0.5])
 

@@ -7,7 +7,9 @@ list, with none of its operands reassigned in between, is not computed again: th
 replaced by the earlier one everywhere. Both names must be assigned exactly once in the function,
 so the replacement holds wherever the later name is read. Fewer temporaries means fewer
 adjoints, fewer values saved in loops, and shapes that are provably equal (``x[i]`` read twice
-is one value, so the broadcast analysis sees one shape).
+is one value, so the broadcast analysis sees one shape). Where an update in place is found by
+identity when it runs, a name put into a container or an object's field is never merged: it
+must stay an array of its own.
 
     a = x[i]                      a = x[i]
     b = a ** 2                    b = a ** 2
@@ -22,6 +24,7 @@ import numpy as np
 
 from ..astutil import loaded, local_names, store_counts, stored, walk
 from ..frontend.resolve import MISSING
+from .licm import held_by_identity
 
 # Attributes of an array that read it without computing anything new.
 PURE_ATTRIBUTES = {"shape", "T", "ndim", "size", "real", "imag", "dtype", "mT"}
@@ -39,6 +42,8 @@ class CommonSubexpressions:
 
     def run(self, fn_node):
         self.counts = store_counts(fn_node)
+        # (`L = [x * 2.0, x * 2.0]; a = L[0]; a += v` updates only the first)
+        self.held = held_by_identity(fn_node, self.namespace, self.local_names)
         self.renames = {}
         fn_node.body = self._block(fn_node.body)
         if self.renames:
@@ -61,7 +66,8 @@ class CommonSubexpressions:
                 key = self._key(s.value) if isinstance(target, gast.Name) else None
                 if key is not None:
                     hit = available.get(key)
-                    if hit is not None and self.counts[target.id] == 1:
+                    if hit is not None and self.counts[target.id] == 1 and (
+                            target.id not in self.held):
                         self.renames[target.id] = hit[0]
                         continue
                 _forget(available, stored(s))

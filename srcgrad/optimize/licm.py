@@ -8,6 +8,11 @@ reverse sweep's stacks: a hoisted value is never overwritten, so it is never sav
     for i in range(n):                c_times_k = 0.01 * k
         c_times_k = 0.01 * k    ->    for i in range(n):
         x = x - c_times_k * x             x = x - c_times_k * x
+
+Where an update in place is found by identity when it runs (``shared_positions``,
+normalize/sharing.py), a value the loop puts into a list, dict, tuple or object's field stays in
+the loop: hoisted, every trip would put the same array there (``L.append(x * 2.0)``), and
+``a = L[0]; a += v`` would update all of them.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class HoistInvariants:
         for n in walk(fn_node):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 self.bindings.setdefault(n.targets[0].id, []).append(n.value)
+        self.held = held_by_identity(fn_node, self.namespace, self.locals)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -66,6 +72,7 @@ class HoistInvariants:
                 isinstance(s, gast.Assign)
                 and self.store_counts[s.targets[0].id] == 1
                 and s.targets[0].id not in self.params
+                and s.targets[0].id not in self.held
                 and not (loaded(s.value) & changed)
                 and self._pure(s.value)
             ):
@@ -107,6 +114,38 @@ class HoistInvariants:
             return fn is not MISSING and fn is not print and rules.lookup(fn) is not None and (
                 fn not in _MARKERS)
         return False
+
+
+def held_by_identity(fn_node, namespace, locals_):
+    """Where an update in place is found by identity when it runs (``shared_positions``), the
+    names an assignment puts into a list, dict, tuple or an object's field: each must stay the
+    array it was made as (not hoisted out of a loop, not merged with an equal one); else none."""
+    if not any(isinstance(n, gast.Call) and namespace.resolve(n.func, locals_)
+               is runtime.shared_positions for n in walk(fn_node)):
+        return set()
+    return _held(fn_node, namespace, locals_)
+
+
+def _held(fn_node, namespace, locals_):
+    """The names an assignment puts into a list, dict, tuple or an object's field."""
+    holding = (runtime.list_append, runtime.list_insert, runtime.list_extend, runtime.setitem,
+               runtime.dict_update, runtime.set_field, runtime.replace_field, runtime.put_shared)
+    out = set()
+    for n in walk(fn_node):
+        if not isinstance(n, gast.Assign):
+            continue
+        value = n.value
+        if isinstance(value, (gast.List, gast.Tuple)):
+            items = value.elts
+        elif isinstance(value, gast.Dict):
+            items = value.values
+        elif isinstance(value, gast.Call) and any(
+                namespace.resolve(value.func, locals_) is h for h in holding):
+            items = value.args[1:]
+        else:
+            continue
+        out |= {e.id for e in items if isinstance(e, gast.Name)}
+    return out
 
 
 def _root(value):
