@@ -13,7 +13,7 @@ import pytest
 from gradcheck import check_grad, numeric_grad
 
 import srcgrad
-from srcgrad.errors import UnsupportedCaseError
+from srcgrad.errors import SeedShapeError, SrcgradError, UnsupportedCaseError
 
 
 def test_of_repeated_indices_only_the_write_that_lands_gets_gradient():
@@ -386,3 +386,42 @@ def test_odeint_gradient_in_times_given_as_integers():
     got = srcgrad.grad(f, wrt=1)(y0, np.array([0, 1, 2]))
     want = numeric_grad(f, (y0, np.array([0.0, 1.0, 2.0])), 1)
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_vjp_seed_of_a_tuple_output_with_too_few_parts_is_refused():
+    # runtime.boundary.check_seed: a tuple output's seed has as many parts, and the error gives
+    # both structures by their shapes (a mutant went on, and a later check printed the arrays)
+    def f(x):
+        return np.sin(x), x * 2.0
+
+    x = np.array([0.5, -1.0])
+    with pytest.raises(SeedShapeError, match=r"shape \(\(2,\),\) but .* \(\(2,\), \(2,\)\);"):
+        srcgrad.vjp(f)(x, (x,))
+    with pytest.raises(SeedShapeError, match=r"shape \(2,\) but"):
+        srcgrad.vjp(f)(x, x)
+
+
+def test_register_pytree_takes_a_class_and_two_callables():
+    # runtime.pytrees.register_pytree: the checks of its arguments (with the class test negated
+    # a class was refused)
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    def flatten(p):
+        return (p.a, p.b), None
+
+    def unflatten(aux, children):
+        return Pair(*children)
+
+    assert srcgrad.register_pytree(Pair, flatten, unflatten) is Pair
+    with pytest.raises(SrcgradError, match="expects a class"):
+        srcgrad.register_pytree(Pair(1.0, 2.0), flatten, unflatten)
+    with pytest.raises(SrcgradError, match="both must be callables"):
+        srcgrad.register_pytree(Pair, flatten, None)
+
+    def f(p):
+        return np.sum(p.a * p.b)
+
+    g = srcgrad.grad(f)(Pair(np.array([1.0, 2.0]), np.array([3.0, -1.0])))
+    np.testing.assert_array_equal(g.b, [1.0, 2.0])

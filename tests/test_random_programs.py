@@ -98,7 +98,7 @@ GENERATOR_FEATURES = (
     "container aliasing", "name aliasing", "append of an updated array", "np.ndindex",
     "mutating helper", "array without gradient changed in place", "view read before a write",
     "append of a copy, then an update", "argument rebound", "write into a comprehension's item",
-    "iterator bound to a name", "recursive helper",
+    "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
 )
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
@@ -107,7 +107,7 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "array without gradient changed in place": 0.04,
                  "view read before a write": 0.03, "append of a copy, then an update": 0.03,
                  "argument rebound": 0.03, "write into a comprehension's item": 0.03,
-                 "iterator bound to a name": 0.03,
+                 "iterator bound to a name": 0.03, "state tuple rebuilt in a loop": 0.02,
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
@@ -126,7 +126,7 @@ P_READS = {
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
-                        "compwrite", "iterator")
+                        "compwrite", "iterator", "stateloop")
 
 _counter = itertools.count()
 
@@ -891,6 +891,26 @@ class Gen:
         scope.names[acc] = "s"
         return [f"{ind}{acc} = 0.0", f"{ind}{header}", f"{ind}    {acc} = {acc} + {body}"]
 
+    def stateloop(self, scope, ind, depth):
+        """A state tuple rebuilt every trip from its own elements and read again for the trip's
+        term (an RNN with a per-step loss), sometimes with a counter element (no gradient)."""
+        self.features.add("state tuple rebuilt in a loop")
+        st, acc, i = self.fresh("st"), self.fresh("s"), self.fresh("i")
+        w = self.vvar(scope)
+        first = self.pick([f"np.sin({st}[1]) * {st}[0]", f"{st}[0] * 0.9 + np.tanh({st}[1])",
+                           f"{st}[0] * np.cos({w})"])
+        second = self.pick([f"np.tanh({st}[0] + {st}[1])", f"{st}[1] * 0.5 - {st}[0] * 0.25"])
+        counter = self.coin(1, 3)
+        term = f"np.sum({st}[0] * {st}[1])" + (f" * {st}[2]" if counter else "")
+        scope.names[acc], scope.names[st + "_0"] = "s", "v"
+        return [f"{ind}{st} = ({self.vector(scope, 1)}, {self.vector(scope, 1)}"
+                + (", 1)" if counter else ")"),
+                f"{ind}{acc} = 0.0",
+                f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
+                f"{ind}    {st} = ({first}, {second}" + (f", {st}[2] + 1)" if counter else ")"),
+                f"{ind}    {acc} = {acc} + {term}",
+                f"{ind}{st}_0 = {st}[0]"]
+
     def mutcall(self, scope, ind, depth):
         """A call of a helper that changes the array or list it is given."""
         name, kind, returns = self.pick(self.mut_helpers)
@@ -1066,7 +1086,7 @@ class Gen:
             if self.mut_helpers:
                 kinds += ["mutcall", "mutcall"]
             if depth > 0:
-                kinds += ["ndloop", "histloop"]
+                kinds += ["ndloop", "histloop", "stateloop"]
             kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
                 kinds += ["rebind", "rebind"]
@@ -1593,7 +1613,8 @@ KNOWN_REFUSALS = {
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug
-FIRST_ORDER_ONLY = ("array read after a write into one it refers to",
+FIRST_ORDER_ONLY = ("write into an array that may share memory",
+                    "array read after a write into one it refers to",
                     "loop over a sequence whose array the loop writes",
                     "view read after a write into its base",
                     "view read after an update of its base")
@@ -1741,14 +1762,13 @@ def check_program(tmp_path, case):
     FAMILIES["float32" if case.float32 else "float64"] += 1
     if 3 in pos:
         FAMILIES["differentiated w.r.t. P"] += 1
-    for feature, pattern in FEATURE_PATTERNS.items():
-        if pattern.search(case.text):
-            FEATURES[feature] += 1
-    for feature in case.features:
-        FEATURES[feature] += 1
+    features = {f for f, pattern in FEATURE_PATTERNS.items() if pattern.search(case.text)}
+    features |= case.features
+    FEATURES.update(features)
     if case.second_order:
         try:
             check_second_order(f, args, pos[0], tangents[0], scale)
+            FEATURES.update(f"hvp: {f}" for f in features)  # per feature, hvp checked
         except srcgrad.SrcgradError as error:
             refused(error, case, "second order")
         except (AssertionError, TypeError, ValueError, IndexError, KeyError) as error:
@@ -2056,10 +2076,12 @@ def check_feature_frequencies(capsys, features, families, refusals):
     total = features["checked"]
     assert total > 0, "no random program was checked in this run"
     lines = [f"random programs checked: {total}, second order (hvp): {features['second order']}"
-             + (f", for numba: {features['for numba']}" if FOR_NUMBA else "")]
+             + (f", for numba: {features['for numba']}" if FOR_NUMBA else ""),
+             f"  {'feature':32s} {'programs':>8s} {'share':>6s} {'of them with hvp checked':>25s}"]
     names = [*FEATURE_PATTERNS, *GENERATOR_FEATURES]
     for feature in names:
-        lines.append(f"  {feature:32s} {features[feature]:6d}  {features[feature] / total:6.1%}")
+        lines.append(f"  {feature:32s} {features[feature]:8d} {features[feature] / total:6.1%}"
+                     f" {features['hvp: ' + feature]:25d}")
     lines.append("families:")
     for family, count in sorted(families.items()):
         lines.append(f"  {family:32s} {count:6d}")
