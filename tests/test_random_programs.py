@@ -902,14 +902,17 @@ class Gen:
         second = self.pick([f"np.tanh({st}[0] + {st}[1])", f"{st}[1] * 0.5 - {st}[0] * 0.25"])
         counter = self.coin(1, 3)
         term = f"np.sum({st}[0] * {st}[1])" + (f" * {st}[2]" if counter else "")
-        scope.names[acc], scope.names[st + "_0"] = "s", "v"
-        return [f"{ind}{st} = ({self.vector(scope, 1)}, {self.vector(scope, 1)}"
-                + (", 1)" if counter else ")"),
+        # x * a: the state depends on the first argument differentiated in most examples
+        start = f"{ind}{st} = ({self.vector(scope, 1)} + x * a, {self.vector(scope, 1)}" + (
+            ", 1)" if counter else ")")
+        scope.names[acc], scope.names[st + "_0"] = "s", "v"  # readable after the loop only
+        return [start,
                 f"{ind}{acc} = 0.0",
                 f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
                 f"{ind}    {st} = ({first}, {second}" + (f", {st}[2] + 1)" if counter else ")"),
                 f"{ind}    {acc} = {acc} + {term}",
-                f"{ind}{st}_0 = {st}[0]"]
+                f"{ind}{st}_0 = {st}[0]",
+                f"{ind}a = a + 0.1 * np.tanh({acc})"]  # so that later code depends on the loop
 
     def mutcall(self, scope, ind, depth):
         """A call of a helper that changes the array or list it is given."""
