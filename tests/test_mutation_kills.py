@@ -13,7 +13,12 @@ import pytest
 from gradcheck import check_grad, numeric_grad
 
 import srcgrad
-from srcgrad.errors import SeedShapeError, SrcgradError, UnsupportedCaseError
+from srcgrad.errors import (
+    NonScalarOutputError,
+    SeedShapeError,
+    SrcgradError,
+    UnsupportedCaseError,
+)
 
 
 def test_of_repeated_indices_only_the_write_that_lands_gets_gradient():
@@ -425,3 +430,13 @@ def test_register_pytree_takes_a_class_and_two_callables():
 
     g = srcgrad.grad(f)(Pair(np.array([1.0, 2.0]), np.array([3.0, -1.0])))
     np.testing.assert_array_equal(g.b, [1.0, 2.0])
+
+
+def test_grad_of_a_one_element_list_is_refused():
+    # runtime.boundary.unit_seed: a container output is refused even with one element (with the
+    # raise dropped, `[np.sum(x)]` has shape (1,) and grad went on)
+    def f(x):
+        return [np.sum(x * x)]
+
+    with pytest.raises(NonScalarOutputError, match="list"):
+        srcgrad.grad(f)(np.array([0.5, -1.0]))
