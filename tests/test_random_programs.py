@@ -1613,6 +1613,8 @@ KNOWN_REFUSALS = {
     "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
     "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
     "loop over a sequence whose array the loop writes": r"^the sequence this loop runs over holds",
+    # second order only: a helper's in-place update whose holders are found by identity
+    "second order of an update found by identity": r"^a derivative of this derivative: `\w+` is read",
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug

@@ -13,7 +13,7 @@ import pytest
 from gradcheck import numeric_grad
 from second_order_check import check_second_order
 
-from srcgrad import TangentShapeError, jvp, vjp
+from srcgrad import TangentShapeError, UnsupportedSyntaxError, grad, hvp, jvp, vjp
 
 
 def assemble(A, M):
@@ -154,6 +154,55 @@ def test_jvp_after_writing_a_value_without_tangent_into_a_container(f):
     value, tangent = jvp(f)(x, c, t)
     assert value == pytest.approx(f(x, c), rel=1e-15)
     assert tangent == pytest.approx(numeric_grad(f, (x, c), 0) @ t, rel=1e-7)
+
+
+# --- an argument updated in place by a helper, then written into again ------------------------
+
+
+def scale_in_place(w, u):
+    w *= u
+
+
+def grow_in_place(w, u):
+    w += u * w
+    return np.sum(w)
+
+
+def scaled_then_set(x):
+    y = x + 0.0
+    scale_in_place(y, x)
+    y[1] = 2.0 * x[0]
+    return np.sum(y * y)
+
+
+def grown_then_added(x):
+    # found by the random programs (seed 45102): the second transform copied `w`, the value
+    # the first order's `shared_positions` looks for by identity among `y`'s holders, so the
+    # update never reached `y` and hvp was wrong ([0.6, 11.15, ...] for [20.6, 48.0, ...])
+    y = x + 0.0
+    s = grow_in_place(y, x[0])
+    y[2] += 3.0
+    return s * np.sum(y * x)
+
+
+def grown_in_a_loop(x):
+    y = x + 0.0
+    for i in range(2):
+        grow_in_place(y, x[i])
+        y[i] = x[i + 1] * 2.0
+    return np.sum(y ** 3)
+
+
+def test_second_order_of_an_argument_updated_in_place_by_a_helper():
+    check_second_order(scaled_then_set, (np.array([0.2, 0.3, 0.1, 0.8]),), 0)
+
+
+@pytest.mark.parametrize("f", [grown_then_added, grown_in_a_loop])
+def test_second_order_that_would_copy_a_value_found_by_identity_is_refused(f):
+    x = np.array([0.2, 0.3, 0.1, 0.8, 0.4])
+    assert grad(f)(x) == pytest.approx(numeric_grad(f, (x,), 0), rel=1e-6)
+    with pytest.raises(UnsupportedSyntaxError, match="by identity"):
+        hvp(f)(x, np.ones(5))
 
 
 # --- derivatives of derivatives of functions with defaults ----------------------------------

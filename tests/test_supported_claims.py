@@ -117,6 +117,18 @@ def nested_element_update(x):
     return np.sum(rows[0][1])
 
 
+def _grow(w, u):
+    w += u * w
+    return np.sum(w)
+
+
+def grown_then_written(x):
+    y = x + 0.0
+    s = _grow(y, x[0])
+    y[2] += 3.0
+    return s * np.sum(y * x)
+
+
 def nested_element_write(x):
     rows = [[x, x * 2.0]]
     rows[0][1] = x * 3.0
@@ -487,6 +499,8 @@ CLAIMS = [
     ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
     ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),
+    ("whose helper updates an argument in place", grown_then_written, 0, (X,), "second order",
+     "by identity"),
     ("`a.b.c += v` and `a.b[i] += v` where", nested_field_update, 0, (X,), RUN,
      r"`s\.inner\.h` holds a float"),
     ("a method writing `self.x` of a global object;",
@@ -617,6 +631,11 @@ def test_the_claimed_error(claim):
         assert "checkpointed_loop(None, stepped_step, range(4), (x,), (), 2)\n" in str(error.value)
         np.testing.assert_allclose(grad(f, wrt=wrt, checkpoint=2, backend="auto")(*args),
                                    grad(f, wrt=wrt)(*args), rtol=1e-14)
+        return
+    if when == "second order":
+        grad(f, wrt=wrt)(*args)
+        with pytest.raises(SrcgradError, match=pattern):
+            hessian(f, wrt=wrt)(*args)
         return
     if f is structure_jacobian:
         for transform in (jacobian, hessian):

@@ -230,7 +230,15 @@ class CopyBeforeWrite:
         stands for the value it had when it was made: the user's code read it only before the
         write (or only for its shape), and the first-order sweep reads it where the in-place
         ``restore_item`` has put those values back. A transform of that code sees values, not
-        memory, so ``r`` becomes a copy made right there (only code differentiated again pays)."""
+        memory, so ``r`` becomes a copy made right there (only code differentiated again pays).
+        Where the code finds an update's other holders by identity (``shared_positions``), a
+        copy would be another object than the one they hold: refused."""
+        if self._found_by_identity(fn_node, r):
+            raise self.ctx.location.error(UnsupportedSyntaxError, stmt.value, (
+                f"a derivative of this derivative: `{r}` is read after `{base}` changes in place "
+                f"and the change reaches its other holders by identity (an argument updated in "
+                f"place, `{r} += ...` or `{r} -= ...`, then written into again). Write the update "
+                f"as `{r} = {r} + ...` and return it"))
         value = stmt.value
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
             helper = self.ctx.global_name(runtime.copy_item, "copy_item")
@@ -259,6 +267,22 @@ class CopyBeforeWrite:
             [gast.Name(r, gast.Load(), None, None)], []), None)
         gast.copy_location(new, stmt)
         _insert_after(fn_node, stmt, new)
+
+    def _found_by_identity(self, fn_node, r):
+        """Whether ``r``, or a name bound to it (``r_old = r``, ...), is the object whose
+        holders ``shared_positions`` finds by identity."""
+        names, grew = {r}, True
+        while grew:
+            bound = {n.targets[0].id for n in walk(fn_node) if isinstance(n, gast.Assign)
+                     and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Name)
+                     and n.value.id in names}
+            grew = not bound <= names
+            names |= bound
+        return any(
+            isinstance(n, gast.Call) and len(n.args) > 1 and isinstance(n.args[1], gast.Name)
+            and n.args[1].id in names
+            and self.ctx.namespace.resolve(n.func, self.ctx.local_names)
+            is runtime.shared_positions for n in walk(fn_node))
 
     def _views_read_after_writes(self, fn_node, written):
         """``(stmt, r, base)`` for each ``r = <what may share base's memory>`` (``base`` among
