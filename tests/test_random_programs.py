@@ -65,8 +65,9 @@ SPECIALIZED = int(os.environ.get("SRCGRAD_RANDOM_SPECIALIZED", "4"))
 FOR_NUMBA = os.environ.get("SRCGRAD_RANDOM_FOR_NUMBA") == "1"
 SECOND_ORDER_EVERY = 3  # one example in three also checks hvp
 
-# Features counted over the programs checked (printed by test_feature_frequencies, which also
-# asserts the minimum frequencies, so a narrowing generator fails instead of passing quietly).
+# Features counted over the programs checked (printed by check_feature_frequencies, which the
+# last chunk to finish runs over all chunks' counts, and which also asserts the minimum
+# frequencies, so a narrowing generator fails instead of passing quietly).
 FEATURES = collections.Counter()
 FEATURE_PATTERNS = {
     "for": re.compile(r"^\s*for ", re.M),
@@ -1614,7 +1615,9 @@ KNOWN_REFUSALS = {
     "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
     "loop over a sequence whose array the loop writes": r"^the sequence this loop runs over holds",
     # second order only: a helper's in-place update whose holders are found by identity
-    "second order of an update found by identity": r"^a derivative of this derivative: `\w+` is read",
+    "second order of an update found by identity": (
+        r"^a derivative of this derivative: `\w+` is read"
+    ),
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug
