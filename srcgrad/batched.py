@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+from typing import Any
 
 import gast
 import numpy as np
@@ -41,6 +42,7 @@ from .emit import guard, naming
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import comment, unparse
+from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
 from .runtime import batched
 
@@ -63,11 +65,12 @@ OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.P
 AGAIN = "__srcgrad_many__"  # the batched twin of a regenerated pullback, made once
 
 
-class Refused(Exception):
-    """The sweep does something a batched sweep cannot write (said in the message)."""
+class Refused(SrcgradError):
+    """The sweep does something a batched sweep cannot write (said in the message; never reaches
+    the user: the Jacobian then calls the per-seed sweep)."""
 
 
-def seeded(pullback):
+def seeded(pullback: Any) -> Any:
     """``pullback`` returning ``(value, back, back_many)``, or ``None`` (see the module)."""
     try:
         return batched_pullback(pullback)

@@ -151,6 +151,12 @@ _AGAIN = "reverse mode over a split recursive call is not differentiated a third
 for _helper in (runtime.split2_back, runtime.split2_seed_back, runtime.split2_finish,
                 runtime.split2_final):
     defrule(_helper, "s, d", unsupported={"s": _AGAIN, "d": _AGAIN})
+# the steps of a split derivative of order three (runtime.step_take / step_got) are called by
+# their Step objects, whose rule is the step of the next order (rules/derived.step_rule): the
+# helpers themselves never appear in code that is differentiated
+_STEPPED = "a split derivative's step is differentiated through its Step, not this helper"
+defrule(runtime.step_take, "s, j, x", unsupported={"s": _STEPPED, "x": _STEPPED})
+defrule(runtime.step_got, "s, j, after=None", unsupported={"s": _STEPPED, "after": _STEPPED})
 # the cotangents of a split call's gradients by name, read back (third order and more)
 linear(runtime.recursion_grad_back, "d, grads, name",
        vjp={"d": "recursion_grad(dy, name, d)"}, jvp={"d": "recursion_grad_back(dd, grads, name)"})

@@ -18,6 +18,7 @@ import operator
 
 import numpy as np
 
+from ..errors import SrcgradError
 from .boundary import jacobian_argument, stack_rows, unit_basis
 from .shapes import float_dtype
 
@@ -26,8 +27,9 @@ OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": opera
 ROWS_BYTES = 2**24  # the seeds of one batched sweep hold at most this much (16 MB)
 
 
-class Unbatched(Exception):
-    """A batched sweep met what it cannot compute row by row exactly as the per-seed one."""
+class Unbatched(SrcgradError):
+    """A batched sweep met what it cannot compute row by row exactly as the per-seed one (never
+    reaches the user: the Jacobian then calls the per-seed sweep)."""
 
 
 def _plain(x):
