@@ -13,7 +13,9 @@ dicts of arrays written (new keys, `update`) and iterated (`for k in d`, `.keys(
 `del lst[i]`, `lst[i] = v`); helpers that change the array or list they are given; aliasing
 (`a, b = y, y`, `L = [y]`, `d = {"h": y}`, `acc += v; hist.append(acc)` in a loop) followed by
 augmented assignments; `np.ndindex` / `np.ndenumerate`; for issue 15, real arguments through
-complex intermediates and `np.fft` (whose gradient must be real). Each program is written to a
+complex intermediates and `np.fft` (whose gradient must be real); library code and the blocks
+Python runs code in (tests/random_library.py: NumPy/SciPy calls with and without a rule, BLAS,
+`with` managers, `try` blocks, the module's global arrays). Each program is written to a
 module file and imported, since srcgrad reads source with `inspect`. For every program:
 
 - `grad(f, wrt=...)` matches central differences in float64 (wrt may select P: the gradient has
@@ -54,6 +56,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis import strategies as st
+from random_library import REFUSALS as LIBRARY_REFUSALS
+from random_library import LibraryStatements
 
 import srcgrad
 
@@ -100,6 +104,8 @@ GENERATOR_FEATURES = (
     "mutating helper", "array without gradient changed in place", "view read before a write",
     "append of a copy, then an update", "argument rebound", "write into a comprehension's item",
     "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
+    "library call, with a rule or refused", "with manager", "try block",
+    "array from outside the function",
 )
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
@@ -109,6 +115,8 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "view read before a write": 0.03, "append of a copy, then an update": 0.03,
                  "argument rebound": 0.03, "write into a comprehension's item": 0.03,
                  "iterator bound to a name": 0.03, "state tuple rebuilt in a loop": 0.02,
+                 "library call, with a rule or refused": 0.02, "with manager": 0.02,
+                 "try block": 0.02, "array from outside the function": 0.02,
                  "lambda or nested def": 0.03,
                  "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
@@ -127,7 +135,8 @@ P_READS = {
 }
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
-                        "compwrite", "iterator", "stateloop")
+                        "compwrite", "iterator", "stateloop", "opaque", "managed", "guarded",
+                        "outside")
 
 _counter = itertools.count()
 
@@ -168,7 +177,7 @@ class Marked(str):
         return obj
 
 
-class Gen:
+class Gen(LibraryStatements):
     def __init__(self, draw):
         self.draw = draw
         self.fresh_count = 0
@@ -183,6 +192,8 @@ class Gen:
         self.features = set()  # features the generator wrote (counted when the program is checked)
         self.mut_helpers = []  # (name, kind of the mutated parameter "v" or "l", returns a value)
         self.late_defs = []  # helpers written after f (those that change an integer array)
+        self.module_needs = set()  # imports and globals the statements use (random_library)
+        self.jumps, self.ret_kind = frozenset(), "s"  # of the statement being drawn
         # the structure of the argument P
         self.pkind = self.pick(["dict", "tuple", "list", "object"])
 
@@ -1091,7 +1102,8 @@ class Gen:
                 kinds += ["mutcall", "mutcall"]
             if depth > 0:
                 kinds += ["ndloop", "histloop", "stateloop"]
-            kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator"]
+            kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator", "opaque",
+                      "managed", "guarded", "outside"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
                 kinds += ["rebind", "rebind"]
             if scope.of("d"):
@@ -1102,6 +1114,7 @@ class Gen:
             kinds += ["listop", "listop"]
         kind = self.pick(kinds)
         if kind in CONTAINER_STATEMENTS:
+            self.jumps, self.ret_kind = jumps, ret_kind
             return getattr(self, kind)(scope, ind, depth)
         e = 2  # expression depth
         if kind == "assign":
@@ -1415,6 +1428,7 @@ class Gen:
             final += f" + 0.4 * np.tanh({call})"
         lines.append(f"    return {final}")
         lines += self.late_defs
+        lines[1:1] = self.module_lines()
         # a vector-valued function of f (two calls: what the first writes into its arguments,
         # the second sees, as in Python) for the check of jvp against vjp transposed
         lines += ["", "", "def fv(x, a, M, P):",
@@ -1618,6 +1632,7 @@ KNOWN_REFUSALS = {
     "second order of an update found by identity": (
         r"^a derivative of this derivative: `\w+` is read"
     ),
+    **LIBRARY_REFUSALS,
 }
 # refusals about the user's own views and aliases: the program's first order works, so at second
 # order (where srcgrad's generated code is differentiated again) one of them is a bug

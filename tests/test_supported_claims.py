@@ -430,6 +430,22 @@ def taken_again_in_a_loop(x):
     return s
 
 
+def items_written_then_list_read(x):
+    L = [np.sin(x * k) for k in range(1, 3)]
+    for y in L:
+        y[1] = y[0] * 2.0
+    return np.sum(L[0] * x)
+
+
+def items_written_through_enumerate(x):
+    L = [np.sin(x * k) for k in range(1, 3)]
+    s = 0.0
+    for i, y in enumerate(L):
+        y[1] = y[0] * 2.0
+        s = s + np.sum(y * x) * i
+    return s
+
+
 def generator_used_twice(x):
     g = (v * v for v in x)
     return sum(g) + sum(g)
@@ -560,8 +576,12 @@ CLAIMS = [
      TRANSFORM, "manager given `y`"),
     ("a manager of your own in a function that reads an array, list or dict from outside it",
      own_manager_beside_a_global, 0, (X,), TRANSFORM, "manager of your own"),
-    ("taking the same element again (`a = L[1]` in a loop of its own) is an error",
+    ("taking the same element again (`a = L[1]` in a loop of its own)",
      taken_again_in_a_loop, 0, (X,), TRANSFORM, "writing into `a`"),
+    ("reading the list again after such writes (`L[0]` after `for y in L: y[0] = v`)",
+     items_written_then_list_read, 0, (X,), TRANSFORM, "writing into `y`"),
+    ("and writing the items in a loop over `enumerate(L)` are errors at transform time",
+     items_written_through_enumerate, 0, (X,), TRANSFORM, "writing into `y`"),
     ("given an array or list that is read elsewhere in the function", blas_given_a_read_array,
      0, (X,), TRANSFORM, "read elsewhere"),
     ("SciPy's `output=` into an array", ndimage_output, 0, (X,), TRANSFORM, "`output=` into"),
