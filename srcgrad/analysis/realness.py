@@ -440,10 +440,25 @@ def _names(node):
                 targets.add(base.id)
                 reads.add(base.id)
     value = node.iter if isinstance(node, gast.For) else node.value
-    reads |= {n.id for n in gast.walk(value) if isinstance(n, gast.Name)}
+    reads |= value_names(value)
     if isinstance(node, gast.AugAssign):
         reads |= targets
     return targets, reads
+
+
+def value_names(expr):
+    """The names ``expr`` reads for its value: not those only in an index (``i`` of ``x[i]``),
+    which place a value and cannot make it complex (NumPy refuses a complex index)."""
+    found, work = set(), [expr]
+    while work:
+        n = work.pop()
+        if isinstance(n, gast.Name):
+            found.add(n.id)
+        elif isinstance(n, gast.Subscript):
+            work.append(n.value)
+        else:
+            work.extend(gast.iter_child_nodes(n))
+    return found
 
 
 def widening(body, params, namespace, local_names, out, real_output, known_real):

@@ -46,6 +46,7 @@ from ..analysis.loops import (
     indexed_reads,
     whole_reads,
 )
+from ..analysis import realness
 from ..analysis.realness import OPAQUE, may_be_complex, output_leaves, widening
 from ..analysis.shapes import BroadcastShapes
 from ..analysis.updates import in_place_updates
@@ -412,7 +413,7 @@ class ReverseAD:
         it may be complex where that adjoint is real (``realness.Widening``)."""
         if self.widening is None:
             return False
-        reads = {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}
+        reads = realness.value_names(stmt.value)
         return self.widening.widens(var, {stmt.targets[0].id}, reads)
 
     def _in_place_item(self, op, dt, stmt):
