@@ -39,6 +39,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..analysis import realness
 from ..analysis.containers import container_suspects
 from ..analysis.definitions import Definitions
 from ..analysis.integers import Integers, integer_index
@@ -46,7 +47,6 @@ from ..analysis.loops import (
     indexed_reads,
     whole_reads,
 )
-from ..analysis import realness
 from ..analysis.realness import OPAQUE, may_be_complex, output_leaves, widening
 from ..analysis.shapes import BroadcastShapes
 from ..analysis.updates import in_place_updates
