@@ -808,7 +808,8 @@ def print_summary(results, tools):
             for t in ("srcgrad", "jax_jit", "hand"):
                 e = rec["tools"].get(t, {})
                 ratio = rec.get(f"srcgrad_numba_over_{t}") or (
-                    e.get("median_s") and nb["median_s"] / e["median_s"])
+                    e.get("median_s") and nb.get("median_s")
+                    and nb["median_s"] / e["median_s"])
                 row.append(cell(nb) or cell(e) or fmt_ratio(ratio))
             rows.append(row)
         print_table(
