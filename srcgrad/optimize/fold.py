@@ -16,6 +16,7 @@ import operator
 import gast
 
 from ..astutil import walk
+from .licm import held_names
 
 _FOLD = {
     gast.Add: operator.add,
@@ -43,19 +44,6 @@ def run(fn_node, ctx):
     return ConstantFold(ctx).run(fn_node)
 
 
-# srcgrad's helpers that put their arguments after the first into a list, dict, array or
-# object's field
-def _holding():
-    from .. import runtime
-
-    return (runtime.list_append, runtime.put_shared, runtime.list_insert, runtime.list_extend,
-            runtime.dict_update, runtime.setitem, runtime.set_field, runtime.replace_field)
-
-
-def _one_of(obj, objects):
-    return any(obj is o for o in objects)
-
-
 class ConstantFold(gast.NodeTransformer):
     """``x * 1.0`` is a new array, ``x`` is not: in a statement that writes into its target in
     place later (``a = x * 1.0; a = setitem(a, ...)``, ``a += v``) or reads an array that is
@@ -69,29 +57,10 @@ class ConstantFold(gast.NodeTransformer):
 
     def run(self, fn_node):
         self.mutated = _mutated(fn_node)
-        self.held = self._held(fn_node) if self.ctx is not None else set()
+        self.held = held_names(fn_node, self.ctx.namespace, self.ctx.local_names) if (
+            self.ctx is not None) else set()
         self.keep_operands = False
         return self.visit(fn_node)
-
-    def _held(self, fn_node):
-        """Names an assignment puts into a list, dict or tuple."""
-        holding = _holding()
-        out = set()
-        for node in walk(fn_node):
-            if not isinstance(node, gast.Assign):
-                continue
-            value = node.value
-            if isinstance(value, (gast.List, gast.Tuple)):
-                items = value.elts
-            elif isinstance(value, gast.Dict):
-                items = value.values
-            elif isinstance(value, gast.Call) and _one_of(
-                    self.ctx.namespace.resolve(value.func, self.ctx.local_names), holding):
-                items = value.args[1:]
-            else:
-                continue
-            out |= {e.id for e in items if isinstance(e, gast.Name)}
-        return out
 
     def visit_Assign(self, node):
         names = {n.id for n in walk(node) if isinstance(n, gast.Name)}

@@ -123,10 +123,10 @@ def held_by_identity(fn_node, namespace, locals_):
     if not any(isinstance(n, gast.Call) and namespace.resolve(n.func, locals_)
                is runtime.shared_positions for n in walk(fn_node)):
         return set()
-    return _held(fn_node, namespace, locals_)
+    return held_names(fn_node, namespace, locals_)
 
 
-def _held(fn_node, namespace, locals_):
+def held_names(fn_node, namespace, locals_):
     """The names an assignment puts into a list, dict, tuple or an object's field."""
     holding = (runtime.list_append, runtime.list_insert, runtime.list_extend, runtime.setitem,
                runtime.dict_update, runtime.set_field, runtime.replace_field, runtime.put_shared)
