@@ -271,13 +271,13 @@ class CopyBeforeWrite:
     def _found_by_identity(self, fn_node, r):
         """Whether ``r``, or a name bound to it (``r_old = r``, ...), is the object whose
         holders ``shared_positions`` finds by identity."""
-        names, grew = {r}, True
-        while grew:
-            bound = {n.targets[0].id for n in walk(fn_node) if isinstance(n, gast.Assign)
-                     and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Name)
-                     and n.value.id in names}
-            grew = not bound <= names
-            names |= bound
+        renames = [(n.value.id, n.targets[0].id) for n in walk(fn_node)
+                   if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
+                   and isinstance(n.value, gast.Name)]
+        names, size = {r}, 0
+        while size != len(names):
+            size = len(names)
+            names |= {target for source, target in renames if source in names}
         return any(
             isinstance(n, gast.Call) and len(n.args) > 1 and isinstance(n.args[1], gast.Name)
             and n.args[1].id in names
