@@ -20,6 +20,7 @@ import pytest
 import scipy.linalg.blas
 import scipy.ndimage
 import scipy.stats
+from test_second_order_generated import grown_then_added
 
 from srcgrad import SrcgradError, grad, hessian, jacobian, vjp
 
@@ -115,18 +116,6 @@ def nested_element_update(x):
     rows = [[x, x * 2.0]]
     rows[0][1] += x
     return np.sum(rows[0][1])
-
-
-def _grow(w, u):
-    w += u * w
-    return np.sum(w)
-
-
-def grown_then_written(x):
-    y = x + 0.0
-    s = _grow(y, x[0])
-    y[2] += 3.0
-    return s * np.sum(y * x)
 
 
 def nested_element_write(x):
@@ -515,7 +504,7 @@ CLAIMS = [
     ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
     ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),
-    ("whose helper updates an argument in place", grown_then_written, 0, (X,), "second order",
+    ("whose helper updates an argument in place", grown_then_added, 0, (X,), "second order",
      "by identity"),
     ("`a.b.c += v` and `a.b[i] += v` where", nested_field_update, 0, (X,), RUN,
      r"`s\.inner\.h` holds a float"),
