@@ -83,7 +83,13 @@ def test_grad_of_a_loop_over_an_array_equals_python_and_central_differences():
     np.testing.assert_allclose(gk, numeric_grad(rosen, (X, 100.0), 1), rtol=1e-6)
     assert type(gx) is np.ndarray and gx.shape == X.shape and type(gk) is float
     x = X.copy()
-    assert np.array_equal(dn(x, 100.0)[0], gx) and np.array_equal(x, X)  # same result, x kept
+    again = dn(x, 100.0)
+    assert np.array_equal(again[0], gx) and np.array_equal(x, X)  # same result, x kept
+    # the returned array is allocated by the caller (numba_backend._outputs), anew every call
+    assert "# dx: allocated by the caller as np.empty(x.shape)" in srcgrad.source(dn)
+    assert again[0] is not gx and again[1] == gk
+    slow = dn.__wrapped__.__globals__["__srcgrad_calls__"].call(X, 100.0)  # not the fast path
+    assert np.array_equal(slow[0], gx) and slow[1] == gk and slow[0] is not gx
 
 
 def test_forward_mode_and_vjp_equal_python():

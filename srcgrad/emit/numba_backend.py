@@ -14,7 +14,8 @@ argument), and every name the code reads from outside becomes an import or a con
 of a module written to the disk cache (so numba's own cache finds it again in a later process):
 NumPy and ``math``, numbers, and srcgrad's runtime helpers as their numba implementations
 (``runtime/numba_helpers.py``). The per-iteration saves stay lists of tuples, which numba
-compiles as typed lists.
+compiles as typed lists. In code specialized to argument kinds, a returned array made as zeros
+of an array parameter's shape becomes a parameter the caller allocates (``_outputs``).
 
 What numba cannot compile is refused with the user's line behind the generated one: at transform
 time where the text shows it (:data:`REFUSED` statements and expressions, names bound to other
@@ -85,6 +86,11 @@ class Lowered:
     generated_line: dict = field(default_factory=dict)  # module line -> generated text line
     guard: str | None = None  # the staleness test (emit/guard.py), run in Python before numba
     constants: dict = field(default_factory=dict)  # name -> the number numba compiled it as
+    # the returned arrays the caller allocates (``_outputs``): (place in the returned tuple,
+    # their name, the index of the parameter whose shape they have); ``arity`` the length of
+    # the returned tuple (None: one value returned)
+    outputs: tuple = ()
+    arity: int | None = None
 
 
 class Refused(SrcgradError):
@@ -129,8 +135,10 @@ def compiled(py_fn: Any, backend: str, specialized: Any = None) -> Any:
 
 
 # --- lowering -----------------------------------------------------------------------------------
-def lower(py_fn: Any) -> Lowered:
-    """The module numba compiles for the generated ``py_fn``; :class:`Refused` where it cannot."""
+def lower(py_fn: Any, arrays: frozenset = frozenset()) -> Lowered:
+    """The module numba compiles for the generated ``py_fn``; :class:`Refused` where it cannot.
+    ``arrays``: the parameters known to be arrays (the kinds compiled for), whose shapes the
+    caller may allocate returned arrays with (``_outputs``)."""
     text = GENERATED_SOURCE[py_fn.__code__][0]
     fdef = ast.parse(text).body[0]
     if not isinstance(fdef, ast.FunctionDef):
@@ -153,11 +161,14 @@ def lower(py_fn: Any) -> Lowered:
     lines = text.splitlines()
     lines[fdef.lineno - 1] = f"def {fdef.name}({', '.join(a.arg for a in args.args)}):"
     dropped = _rewrite(fdef, lines)
+    outputs, arity = _outputs(fdef, lines, arrays)
     header.extend(_helper_imports(lines, _preallocate(fdef, lines)))
     if guard_test is not None:
         dropped.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
     out = [f"# backend='numba': {fdef.name}, compiled by numba.njit(cache=True, "
            f"boundscheck=True)", *header, "", ""]
+    out[1:1] = [f"# {name}: allocated by the caller as np.empty({args.args[index].arg}.shape) "
+                f"and returned by it" for _, name, index in outputs]
     generated_line = {}
     for number, line in enumerate(lines, start=1):
         if number in dropped:
@@ -165,7 +176,66 @@ def lower(py_fn: Any) -> Lowered:
         for part in line.split("\n"):  # a line preallocation rewrote may have become several
             out.append(part)
             generated_line[len(out)] = number
-    return Lowered(fdef.name, "\n".join(out) + "\n", generated_line, guard_test, constants)
+    return Lowered(fdef.name, "\n".join(out) + "\n", generated_line, guard_test, constants,
+                   tuple(outputs), arity)
+
+
+def _outputs(fdef: ast.FunctionDef, lines: list[str],
+             arrays: frozenset) -> tuple[list[tuple[int, str, int]], int | None]:
+    """Rewrite ``lines`` so that the arrays the function returns that it makes as
+    ``np.zeros(p.shape)`` (a parameter ``p`` in ``arrays``, never rebound; one assignment of the
+    name, at the top level) are parameters the caller allocates (``np.empty(p.shape)``, made
+    zeros where the code made them), and the last statement, the only ``return``, returns the
+    other values (a tuple, or nothing): a new array numba returns costs twice what the rest of
+    a small gradient does (it is made a Python object, slowly). The outputs, and the length of
+    the returned tuple (None: one value)."""
+    last = fdef.body[-1] if fdef.body else None
+    if not arrays or not isinstance(last, ast.Return) or last.value is None or (
+        last.lineno != last.end_lineno
+    ):
+        return [], None
+    if sum(isinstance(n, ast.Return) for n in ast.walk(fdef)) != 1:
+        return [], None
+    value = last.value
+    arity = len(value.elts) if isinstance(value, ast.Tuple) else None
+    returned = value.elts if arity is not None else [value]
+    if any(isinstance(e, ast.Starred) for e in returned):
+        return [], None
+    stored: dict[str, int] = {}
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored[node.id] = stored.get(node.id, 0) + 1
+    params = [a.arg for a in fdef.args.args]
+    names = [e.id for e in returned if isinstance(e, ast.Name)]
+    made = {}
+    for stmt in fdef.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt.lineno == stmt.end_lineno
+                and _allocation(stmt.value) == "srcgrad_zeros" and len(stmt.value.args) == 1):
+            shape = stmt.value.args[0]
+            if (isinstance(shape, ast.Attribute) and shape.attr == "shape"
+                    and isinstance(shape.value, ast.Name) and shape.value.id in arrays
+                    and shape.value.id in params and shape.value.id not in stored):
+                made[stmt.targets[0].id] = (stmt, params.index(shape.value.id))
+    outputs = []
+    for place, e in enumerate(returned):
+        name = getattr(e, "id", None)
+        if (name in made and names.count(name) == 1 and stored.get(name) == 1
+                and name not in params):
+            stmt, index = made[name]
+            line = lines[stmt.lineno - 1]
+            lines[stmt.lineno - 1] = f"{line[: len(line) - len(line.lstrip())]}{name}[...] = 0.0"
+            outputs.append((place, name, index))
+    if not outputs:
+        return [], None
+    out_places = {place for place, _, _ in outputs}
+    rest = [ast.unparse(e) for place, e in enumerate(returned) if place not in out_places]
+    line = lines[last.lineno - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    lines[last.lineno - 1] = indent + (f"return ({', '.join(rest)},)" if rest else "return")
+    lines[fdef.lineno - 1] = (f"def {fdef.name}("
+                              f"{', '.join([*params, *(name for _, name, _ in outputs)])}):")
+    return outputs, arity
 
 
 def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:

@@ -84,6 +84,26 @@ class Compiled:
         self.stale = stale_test(py_fn, lowered)
         self.failed: dict[tuple, Exception] = {}  # argument types -> numba's error for them
 
+    def invoke(self, args: tuple) -> Any:
+        """The compiled function's result for ``args`` (the arrays it returns that the caller
+        allocates allocated here: ``numba_backend._outputs``)."""
+        outputs = self.lowered.outputs
+        if not outputs:
+            return self.jitted(*args)
+        made = [np.empty(args[index].shape) for _, _, index in outputs]
+        rest = self.jitted(*args, *made)
+        return _assembled(self.lowered, made, rest)
+
+
+def _assembled(lowered: Any, made: list, rest: Any) -> Any:
+    """The returned value: the allocated arrays ``made`` in their places, ``rest`` (a tuple)
+    in the others."""
+    if lowered.arity is None:
+        return made[0]
+    places = {place: array for (place, _, _), array in zip(lowered.outputs, made)}
+    others = iter(rest or ())
+    return tuple(places[i] if i in places else next(others) for i in range(lowered.arity))
+
 
 class Calls:
     """The compilations of one derivative, by the kinds of the arguments (module docstring)."""
@@ -118,7 +138,7 @@ class Calls:
         if known is not None:
             return self.failed(compiled, known, args)
         try:
-            return compiled.jitted(*args)
+            return compiled.invoke(args)
         except self.errors as error:
             return self.failed(compiled, error, args)
 
@@ -144,7 +164,8 @@ class Calls:
 
             try:
                 py_fn = self.specialized(kinds)
-                compiled = Compiled(self.numba, py_fn, lower(py_fn))
+                arrays = frozenset(p for p, k in kinds if k[0] == "array")
+                compiled = Compiled(self.numba, py_fn, lower(py_fn, arrays))
             except SrcgradError:  # (a simpler form of the code checked at transform time;
                 compiled = self._generic()  # were it refused, the unspecialized module runs)
         else:
@@ -173,8 +194,28 @@ class Calls:
         self.scope["__srcgrad_jit__"] = compiled.jitted
         self.scope["__srcgrad_compiled__"] = compiled
         template = SLOW if self.routed else FAST
+        call, result = f"return __srcgrad_jit__({params})", ""
+        outputs = compiled.lowered.outputs
+        if outputs:  # the arrays numba fills allocated here (numba_backend._outputs)
+            self.scope["__srcgrad_empty__"] = np.empty
+            made = [f"__srcgrad_out_{i}__" for i in range(len(outputs))]
+            allocations = "".join(
+                f"{made[i]} = __srcgrad_empty__({self.params[index]}.shape)\n            "
+                for i, (_, _, index) in enumerate(outputs))
+            call = (f"{allocations}__srcgrad_rest__ = __srcgrad_jit__("
+                    f"{', '.join([*self.params, *made])})")
+            places = {place: made[i] for i, (place, _, _) in enumerate(outputs)}
+            arity = compiled.lowered.arity
+            if arity is None:
+                result = f"\n        return {made[0]}"
+            else:
+                others = iter(range(arity))
+                parts = [places[i] if i in places else f"__srcgrad_rest__[{next(others)}]"
+                         for i in range(arity)]
+                result = f"\n        return ({', '.join(parts)},)"
         text = template.format(name=self.py_fn.__name__, params=params,
-                               test=" and ".join(tests) or "True", stale=stale)
+                               test=" and ".join(tests) or "True", stale=stale, call=call,
+                               result=result)
         shown = compiled.lowered.text
         if self.backend == "auto":
             shown = "# backend='auto' chose numba\n" + shown
@@ -186,9 +227,10 @@ FAST = """\
 def {name}({params}):
     if {test}:{stale}
         try:
-            return __srcgrad_jit__({params})
+            {call}
         except __srcgrad_errors__ as __srcgrad_error__:
-            return __srcgrad_calls__.failed(__srcgrad_compiled__, __srcgrad_error__, ({params},))
+            return __srcgrad_calls__.failed(__srcgrad_compiled__, __srcgrad_error__, ({params},))\
+{result}
     return __srcgrad_calls__.call({params})
 """
 SLOW = """\

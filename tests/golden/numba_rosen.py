@@ -1,14 +1,14 @@
 # backend='numba': drosen, compiled by numba.njit(cache=True, boundscheck=True)
+# dx: allocated by the caller as np.empty(x.shape) and returned by it
 import numpy as np
-from srcgrad.runtime.numba_helpers import srcgrad_zeros
 
 
-def drosen(x, k):
+def drosen(x, k, dx):
     len_x = len(x)
     len_x_minus_1 = len_x - 1
     # grad of: for i in range(len(x) - 1):
     ds = 1.0
-    dx = srcgrad_zeros(x.shape)
+    dx[...] = 0.0
     for i in range((len_x_minus_1) - 1, -1, -1):
         i_plus_1 = i + 1
         x_item_2 = x[i]
@@ -28,4 +28,4 @@ def drosen(x, k):
         dx_item_2 += dx_item_2_pow_2 * 2 * x_item_2
         dx[i] += dx_item_2
         dx[i_plus_1] += dx_item
-    return dx
+    return
