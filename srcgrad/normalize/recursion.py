@@ -49,10 +49,11 @@ from ..rules.structures import structure_rule
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
 # the kinds of recursive calls (Context.special_calls) each mode differentiates itself, each
 # level of a recursion once: forward mode a split call (SplitJvp) and a value-and-tangent pair
-# (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split) and a split
-# call (``double``: the split derivative of the callee's split derivative)
+# (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split), a split
+# call (``double``: the split derivative of the callee's split derivative) and split calls of
+# order 2 and more (``higher``: of order k + 1)
 HANDLED = {"jvp": {"split", "pair"}, "tangent": {"split", "pair"},
-           **{m: {"pair", "split", "split2"} for m in REVERSE_MODES}}
+           **{m: {"pair", "split", "split2", "splitN"} for m in REVERSE_MODES}}
 
 
 def handled(kinds, mode):
@@ -229,9 +230,7 @@ HIGHER = frozenset({"split2", "splitN"})
 
 def higher_wanted(ctx):
     """Whether ``higher`` runs: reverse mode over code with split calls of order 2
-    (``grad(grad(grad(f)))``), and no others. Code of order 3 ("splitN") is not raised again:
-    its derivative is the plain version's (the steps of order 4 gave wrong values, not
-    understood yet)."""
+    (``grad(grad(grad(f)))``) or k >= 3 (fourth order and beyond), and no others."""
     kinds = getattr(ctx.fn, "__srcgrad_special__", None) or frozenset()
     return (ctx.mode in REVERSE_MODES and ctx.split_recursion and bool(kinds & HIGHER)
             and kinds <= HIGHER)

@@ -565,6 +565,9 @@ def _step_rule(obj):
     # the cotangent of what a step sent is always read back (analysis/activity.py,
     # transform/reverse.py): the steps after it may depend on it, which no statement shows
     rule.takes_step = obj.kind == "take"
+    # the send of the adjoint of a read is never dropped: carried by the handle when the token
+    # ``after`` is a constant or inactive (transform/reverse.py: _moved_step)
+    rule.sends_step = obj.kind == "got"
     return rule
 
 

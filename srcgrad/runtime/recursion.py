@@ -60,7 +60,13 @@ def recursion_send(s, seed):
 
 def recursion_grad(grads, name, x):
     """The gradient of parameter ``name`` (given ``x``) from ``recursion_send``'s result."""
-    g = grads.get(name) if isinstance(grads, dict) else None  # None, or a zero: nothing sent
+    if isinstance(grads, dict):
+        g = grads.get(name)
+    elif grads is None or _zero(grads):  # nothing sent
+        g = None
+    else:  # gradients not by name (a step's kind mistaken) must not read as zeros
+        raise SrcgradError(f"internal error: the gradients of a split call are a "
+                           f"{type(grads).__name__}, not a dict by name")
     return zeros_like(x) if g is None else conj_like(g, x)
 
 
@@ -316,13 +322,32 @@ def _dict_step(j):
     return j.bit_length() - 1 if j >= 2 and j & (j - 1) == 0 else 0
 
 
+def _gives(j):
+    """``i`` when what step ``j`` gives is by name, keyed as G_i's gradients, else 0: G_i's
+    gradients (``j == 2**i``), or, for a step of an adjoint, the cotangent of what the step it
+    is the adjoint of was sent (``_sends``)."""
+    if j == 1:
+        return 0
+    return _dict_step(j) or _sends(_order(j)[1])
+
+
+def _sends(j):
+    """``i`` when what step ``j`` is sent is by name, keyed as G_i's gradients, else 0: the
+    cotangent of what the step it is the adjoint of gave (``_gives``). At order 3 only steps
+    ``2**i + 1`` are; at order 4 step 11 is sent the cotangent of what step 6 gave (the
+    cotangents of G_1's gradients), and step 10 gives them back."""
+    if j == 1:
+        return 0
+    return _gives(_order(j)[1])
+
+
 def _outgoing(s, j, x):
     """What the generator is sent at step ``j`` for the caller's ``x``: the cotangent of what
-    step ``l`` gave (``_order``), a tuple where that was gradients by name, conjugated where the
-    generator takes it in the public convention (``_conjugated``)."""
+    step ``l`` gave (``_order``), a tuple where that was by name (``_sends``), conjugated where
+    the generator takes it in the public convention (``_conjugated``)."""
     _, partner = _order(j)
     like = s.got[partner]
-    i = _dict_step(partner)
+    i = _sends(j)
     if i:
         given = {} if _zero(x) else x
         return tuple(zeros_like(like[n]) if given.get(n) is None
@@ -333,12 +358,14 @@ def _outgoing(s, j, x):
 
 
 def _incoming(s, j, y):
-    """What step ``j`` gave, for the caller: gradients by name (G_i's, ``j == 2**i``, or the
-    cotangents of G_i's gradients, sent at step ``2**i + 1``, given back by its adjoint), or
-    a value, conjugated back where it is in the public convention."""
-    i = _dict_step(j) or (_dict_step(_order(j)[1] - 1) if j > 2 else 0)
+    """What step ``j`` gave, for the caller: by name (``_gives``: G_i's gradients, or the
+    cotangents of a step's gradients given back by its adjoint) or a value, conjugated back
+    where it is in the public convention."""
+    i = _gives(j)
     if i:
-        return {n: _conj(v, v, j, False) for n, v in zip(s.wrts[i - 1], y)}
+        if y is None or _zero(y):  # nothing came back: zeros (recursion_grad)
+            return {}
+        return {n: _conj(v, v, j, False) for n, v in zip(s.wrts[i - 1], y, strict=True)}
     return _conj(y, y, j, False)
 
 

@@ -53,6 +53,7 @@ from ..analysis.updates import in_place_updates
 from ..astutil import clone, ordered_walk, param_names, stored, walk
 from ..emit import naming
 from ..emit.unparse import comment
+from ..errors import SrcgradError
 from ..normalize import recursion
 from ..normalize.ssa import compound_assigned
 from ..rules.registry import Role
@@ -437,10 +438,13 @@ class ReverseAD:
             p for p in template.outputs
             if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.active
         ]
+        moved = self._moved_step(rule, wanted, stmt)
         if not wanted:
             return {}
         env = bind_template(template, op.args, result=result, cotangent=dt)
-        prelude, exprs = instantiate(template, env, self.ctx, wanted)
+        prelude, exprs = instantiate(template, env, self.ctx, wanted + moved)
+        for p in moved:  # taken on the handle: `ds = s + take(s, dy)`
+            exprs["s"] = gast.BinOp(exprs["s"], gast.Add(), exprs[p])
         self.stmts.extend(prelude)
         contribs = {}
         for p in wanted:
@@ -455,6 +459,22 @@ class ReverseAD:
                 contribs[var], gast.Add(), contrib
             )
         return contribs
+
+    def _moved_step(self, rule, wanted, stmt):
+        """``["after"]`` when the adjoint of ``y = got_j(s, after)`` (a step read, its
+        cotangent ``dy`` to be sent at step J, ``rules/derived.Step``) must send it through the
+        handle ``s``: ``after`` is a constant (``got_j(s, None)``: what a step of the order
+        below read with a zero token) or inactive, so the send it carries would be dropped and
+        step J taken with a zero cotangent (fourth order through a recursion was wrong so: the
+        cotangent of what step 7 gave never reached step 10). A send that neither operand can
+        carry is an internal error, never a silently zero cotangent."""
+        if not getattr(rule, "sends_step", False) or "after" in wanted:
+            return []
+        if "s" not in wanted:
+            raise SrcgradError(f"internal error: the cotangent of a step read at line "
+                               f"{stmt.lineno} would be dropped (neither its split derivative "
+                               f"nor its token is active)")
+        return ["after"]
 
     def _may_broadcast(self, op, param, stmt):
         """Whether another operand may have broadcast this one to a larger shape."""
