@@ -205,6 +205,10 @@ class _Sweep:
                 raise Refused("a loop or a test on a batched value")
             stmt.body, stmt.orelse = self._block(stmt.body), self._block(stmt.orelse)
             return [stmt]
+        if isinstance(stmt, gast.Try) and not stmt.handlers and not stmt.orelse:
+            # the undo log of a sweep writing into the primal (transform/pullback.py)
+            stmt.body, stmt.finalbody = self._block(stmt.body), self._block(stmt.finalbody)
+            return [stmt]
         if isinstance(stmt, gast.Assign):
             return [self._assign(stmt)]
         if isinstance(stmt, gast.AugAssign):

@@ -64,6 +64,7 @@ KEPT = "kept"  # the snapshots a checkpointed loop kept when it ran
 SKIP = "skip"  # a checkpointed loop's trip went past a `continue` (checkpoint.py)
 CHECKPOINT_HELPERS = ("checkpointed_loop", "snapshots_for")
 BACK = "back"  # the reusable adjoint sweep a pullback returns
+UNDO = "undo"  # the undo log of a ``back`` whose sweep writes into the primal in place
 BACK_MANY = "back_many"  # its batched twin, one sweep for many seeds (batched.py)
 MANY = "many_{}"  # the helpers of a batched sweep (runtime/batched.py)
 SEEDS = "seeds"  # the number of seeds of a batched sweep

@@ -11,10 +11,14 @@ back, aux)`` with ``has_aux``), where ``back(seed)`` is the adjoint sweep as a n
   are read through the closure.
 - A stack the sweep pops is copied once per call (``loop_saved = list(loop_saved)``): a list of
   references, a fraction of the primal's cost.
-- A sweep that undoes writes in place (an element write, ``list.append``) would find the
-  primal's arrays and lists changed by its first call. There ``back`` calls the function's vjp
-  on copies of the arguments: correct on every call, at the cost of a primal per call, and said
-  so in a comment of the generated code.
+- A sweep that undoes writes in place (``restore_item``, ``list_pop``) would find the primal's
+  arrays and lists changed by its first call. Where every such write is a runtime helper, each
+  goes through an undo log (``undo.restore_item(y, i, saved)``, runtime/undo.py) that keeps the
+  one element it overwrites, and ``back`` rewinds the log before it returns (``finally``): the
+  objects keep their identity, so aliases see what they see in the vjp, and no primal runs
+  again. Any other write in place (an element store, a method changing its object): ``back``
+  calls the function's vjp on copies of the arguments, a primal per call, said so in a comment
+  of the generated code.
 - A returned gradient that may be a value the primal kept is returned as ``copy_grad(g)``: the
   caller may update it in place without changing what the next call returns.
 
@@ -42,6 +46,7 @@ from ..emit.unparse import comment, is_comment
 from ..errors import SrcgradError
 from ..optimize.owned import FRESH_RESULT, PASSES_ON
 from ..runtime import containers, lists
+from ..runtime.undo import LOGGED, Undo
 from . import recomputed
 from .nodes import assign, name
 
@@ -72,13 +77,17 @@ def run(fn_node, ctx):
     bound = surely | _stored(primal, deleted=False)
     stacks = _popped(sweep) - _own_lists(sweep)
     used = {n.id for n in walk(gast.Module(sweep, [])) if isinstance(n, gast.Name)}
-    if _in_place(sweep, ctx) or not stacks <= surely or used & _deleted(primal):
+    writes = _in_place(sweep, ctx)
+    if _in_place(sweep, ctx, logged=True) or not stacks <= surely or used & _deleted(primal):
         pick = 0 if ctx.aux is not None else None
         keeping, back_def = rerun(fn_node, ctx, back, "vjp", RERUN_VJP, pick)
         primal.insert(0, keeping)
     else:
-        recomputed.run(primal, sweep, ctx, surely)  # what each call would compute again
+        if not writes:  # (a value the sweep restores in place is not the primal's last one)
+            recomputed.run(primal, sweep, ctx, surely)  # what each call would compute again
         back_def, defaults = _reusable(sweep, grads, ctx, back, bound, stacks)
+        if writes:
+            _logging(back_def, ctx)
         # a name the sweep rebinds that the primal may leave unbound (assigned in a branch):
         # None until then, so that ``back`` can take it as a default
         primal[:0] = [assign(v, gast.Constant(None, None)) for v in defaults if v not in surely]
@@ -103,15 +112,14 @@ def _split(body, ctx):
     raise SrcgradError("internal error: the pullback found no seed in the generated vjp")
 
 
-def _in_place(sweep, ctx):
+def _in_place(sweep, ctx, logged=False):
     """Whether the sweep changes a value of the primal in place (a list the sweep builds
-    itself, such as the snapshots of a checkpointed loop, is its own)."""
+    itself, such as the snapshots of a checkpointed loop, is its own); with ``logged``, in a
+    way an ``Undo`` cannot log (the list helpers of runtime/lists.py return new lists)."""
     adjoints = set(ctx.adjoint_names.values()) | _own_lists(sweep)
     for node in walk(gast.Module(sweep, [])):
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            helper = ctx.extras.get(node.func.id)
-            if any(helper is h for h in IN_PLACE):
-                return True
+        if _writing_helper(node, ctx, logged):
+            return True
         if (
             isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and node.func.attr in MUTATING_METHODS
@@ -127,6 +135,19 @@ def _in_place(sweep, ctx):
         if isinstance(node, gast.Attribute) and isinstance(node.ctx, (gast.Store, gast.Del)):
             return True
     return False
+
+
+def _writing_helper(node, ctx, logged):
+    """Whether ``node`` calls a runtime helper that writes in place (that an ``Undo`` cannot
+    log, with ``logged``; the list helpers of runtime/lists.py return new lists)."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+        return False
+    helper = ctx.extras.get(node.func.id)
+    if not any(helper is h for h in IN_PLACE):
+        return False
+    return not logged or not (
+        any(helper is h for h in LOGGED) or getattr(helper, "__module__", "") == lists.__name__
+    )
 
 
 def _own_lists(sweep):
@@ -159,6 +180,22 @@ def _reusable(sweep, grads, ctx, back, bound, stacks):
     args = gast.arguments(params, [], None, [], [], None, [name(v) for v in defaults])
     body = copies + sweep + [gast.Return(grads)]
     return gast.FunctionDef(back, args, body, [], None, None, []), defaults
+
+
+def _logging(back_def, ctx):
+    """``back``'s writes in place through an undo log, rewound before it returns."""
+    log = ctx.namer.fresh(naming.UNDO)
+    for node in walk(back_def):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            helper = ctx.extras.get(node.func.id)
+            method = next((m for h, m in LOGGED.items() if h is helper), None)
+            if method is not None:
+                node.func = gast.Attribute(name(log), method, gast.Load())
+    start = [comment("the sweep restores the primal's values in place: it logs each write and"),
+             comment("undoes them all before it returns, so that every call starts from them"),
+             assign(log, gast.Call(name(ctx.global_name(Undo, "Undo")), [], []))]
+    rewind = gast.Expr(gast.Call(gast.Attribute(name(log), "rewind", gast.Load()), [], []))
+    back_def.body = start + [gast.Try(back_def.body, [], [], [rewind])]
 
 
 RERUN_VJP = (
