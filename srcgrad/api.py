@@ -4,63 +4,41 @@
 Each transform returns the generated function itself (no wrapper between the caller and the
 generated code), compiled once and cached by the function's code object and closure, the
 transform, ``wrt`` and options. The transforms and that cache are registered with
-``transforms.py`` for the modules below this one that run them.
+``transforms.py`` for the modules below this one that run them. What a transform reads of a
+callable (its function, ``wrt`` as names, the cache key) is ``targets.py``; how Jacobians,
+Hessians and complex derivatives are built from the generated transforms is ``matrices.py``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import os
-import re
 import sys
 import types
 from dataclasses import replace
-from typing import Any, Callable, Iterator, Protocol, Union, cast, overload
+from typing import Any, Callable, Protocol, cast, overload
 
-import numpy as np
-
-from . import rules, runtime, transforms
-from .batched import seeded
+from . import transforms
 from .context import Options
 from .derived import Derived, unwrap, wrap
 from .emit import diskcache, numba_backend
-from .emit.compile import compile_function
-from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
 from .emit.unparse import highlight
 from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE
 from .kinds import Specialized
+from .matrices import METHODS, hessian_of, holomorphic, jacobian_of
 from .normalize.callables import StaticArgumentNeeded
-from .normalize.methods import bound_instance, bound_key, bound_to
+from .normalize.methods import bound_to
 from .pipeline import derive
 from .reverse_options import _reverse_options
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
-from .runtime.batched import rows
 from .runtime.pytrees import register_pytree
-from .specialize import Specializing, shim
-from .wrappers import (
-    HESSIAN,
-    HOLOMORPHIC,
-    JACOBIAN_AUTO,
-    JACOBIAN_AUTO_MANY,
-    JACOBIAN_AUTO_TWIN,
-    JACOBIAN_FORWARD,
-    JACOBIAN_FORWARD_TWIN,
-    JACOBIAN_REVERSE,
-    JACOBIAN_REVERSE_MANY,
-    JACOBIAN_REVERSE_TWIN,
-)
+from .specialize import Specializing
+from .targets import Fn, Wrt, after_self, cache_key, current, target, wrt_names
 
 _CACHE: dict[Any, Any] = {}
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "pullback")
-_RUNTIME: Any = runtime  # the helpers generated code calls (untyped)
-
-Fn = Callable[..., Any]
-Selector = Union[int, str]
-#: ``wrt``: a parameter by position or name, or a tuple (or list) of them
-Wrt = Union[Selector, "tuple[Selector, ...]", "list[Selector]"]
 
 
 class Transform(Protocol):
@@ -192,152 +170,26 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
         python = _derived(f, mode, wrt, plain)
         return cast(Fn, numba_backend.compiled(python, options.backend, lambda kinds: unwrap(
             _derived(f, mode, wrt, replace(plain, kinds=kinds, for_numba=True)))))
-    target = getattr(_target(f), "__srcgrad_differentiate_as__", _target(f))
+    read = getattr(target(f), "__srcgrad_differentiate_as__", target(f))
     if options.checkpoint is not None and mode in REVERSE_MODES:
-        target = checkpoint_mod.checkpointed(target, options.checkpoint, options.max_memory)
-    names = _wrt_names(target, wrt)
+        read = checkpoint_mod.checkpointed(read, options.checkpoint, options.max_memory)
+    names = wrt_names(read, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
     try:
-        fn: Fn = diskcache.derive_cached(f, target, mode, names, as_tuple, options, derive)
+        fn: Fn = diskcache.derive_cached(f, read, mode, names, as_tuple, options, derive)
     except StaticArgumentNeeded as need:
         if need.param in names:
             raise SrcgradError(
-                f"wrt selects `{need.param}`, which {target.__name__} calls as a function: a "
+                f"wrt selects `{need.param}`, which {read.__name__} calls as a function: a "
                 f"function has no gradient; differentiate with respect to the values it is "
                 f"given instead"
             ) from None
         # a parameter called as a function: specialized per function passed, at the call
         return Specializing(
-            lambda static: derive(target, mode, names, options, as_tuple, static)[0],
-            target, mode,
+            lambda static: derive(read, mode, names, options, as_tuple, static)[0],
+            read, mode,
         )
     return fn
-
-
-def _target(f: Fn) -> Fn:
-    """The Python function a transform of ``f`` reads: ``f`` itself, or for a callable that is
-    not a plain function (a partial, a ``functools.wraps`` wrapper, an ``lru_cache``d function,
-    a callable object) a generated function of ``f``'s parameters calling it; for a function
-    with a rule only, a function calling it."""
-    if isinstance(f, Specializing):
-        base: Fn = f.base
-        return base
-    if inspect.isfunction(f) and (
-        not hasattr(f, "__wrapped__") or f.__code__ in GENERATED_SOURCE
-    ):
-        return f
-    if rules.lookup(f) is not None or not callable(f):
-        return _rule_wrapper(f)
-    if getattr(f, "__code__", None) is not None and not inspect.isfunction(f):
-        return f  # a bound method: its function, `self` its first parameter
-    return shim(f, _Host) or _rule_wrapper(f)
-
-
-def _current(fn: Fn, seen: set[int] | None = None) -> bool:
-    """Whether every function inlined into ``fn`` is still the one its name denotes, and so on
-    through the derivatives ``fn`` was built on or calls (``hvp`` holds a ``grad``)."""
-    seen = set() if seen is None else seen
-    if id(fn) in seen:
-        return True
-    seen.add(id(fn))
-    return all(
-        namespace.resolve(expr) is callee and _current(callee, seen)
-        for namespace, expr, callee in getattr(fn, "__srcgrad_depends__", ())
-    )
-
-
-def _key(f: Fn, mode: Any, wrt: Wrt, options: Options) -> tuple[Any, Any]:
-    """The cache key of a transform of ``f``, and the objects that keep its ids meaningful.
-
-    Code objects compare equal across modules when their bodies match, so identity is used: the
-    code object, the globals it reads, its closure cells and its default values. Holding them in
-    the cache entry keeps their ids from being reused by other objects.
-    """
-    code = getattr(f, "__code__", None)
-    cells = tuple(getattr(f, "__closure__", None) or ())
-    globals_ = getattr(f, "__globals__", None)
-    # defaults are values of this function object (lambdas made in a loop share their code)
-    defaults = tuple(getattr(f, "__defaults__", None) or ())
-    kwdefaults = tuple((getattr(f, "__kwdefaults__", None) or {}).items())
-    ident = id(code) if code is not None else id(f)
-    key = (
-        ident, id(globals_), tuple(id(c) for c in cells), tuple(id(d) for d in defaults),
-        tuple((k, id(v)) for k, v in kwdefaults), mode, _hashable(wrt), options, bound_key(f),
-    )
-    instance = bound_instance(f)
-    return key, (code if code is not None else f, globals_, cells, defaults, kwdefaults, instance)
-
-
-def _after_self(wrt: Wrt) -> Wrt:
-    """``wrt`` of a bound method as ``wrt`` of its function: positions count after ``self``."""
-    def one(sel: Selector) -> Selector:
-        return sel + 1 if isinstance(sel, int) and not isinstance(sel, bool) and sel >= 0 else sel
-
-    if isinstance(wrt, (tuple, list)):
-        return tuple(one(w) for w in wrt)
-    return one(wrt)
-
-
-def _hashable(wrt: Wrt) -> Any:
-    return tuple(wrt) if isinstance(wrt, list) else wrt
-
-
-def _params(fn: Any) -> list[str]:
-    code = fn.__code__
-    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-
-
-def _wrt_names(fn: Any, wrt: Wrt) -> tuple[str, ...]:
-    """``wrt`` (an int, a str, or a tuple of them) as a tuple of parameter names."""
-    params = _params(fn)
-    selectors = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
-    names = []
-    for sel in selectors:
-        if isinstance(sel, bool) or not isinstance(sel, (int, str)):
-            raise SrcgradError(
-                f"wrt selects parameters by position (int) or name (str); got {sel!r}"
-            )
-        if isinstance(sel, int):
-            positional = params[: fn.__code__.co_argcount]
-            if not -len(positional) <= sel < len(positional):
-                raise SrcgradError(
-                    f"wrt={sel} is out of range: {fn.__name__} has {len(positional)} positional "
-                    f"parameters {positional}"
-                )
-            names.append(positional[sel])
-        else:
-            if sel not in params:
-                raise SrcgradError(f"wrt={sel!r}: {fn.__name__} has no parameter {sel!r}; "
-                                   f"its parameters are {params}")
-            names.append(sel)
-    if len(set(names)) != len(names):
-        raise SrcgradError(f"wrt={wrt!r} selects the same parameter twice")
-    return tuple(names)
-
-
-def _rule_wrapper(f: Fn) -> Fn:
-    """A Python function calling ``f``, for transforms of functions known only by their rule."""
-    rule = rules.lookup(f)
-    if rule is None:
-        name = getattr(f, "__name__", repr(f))
-        raise SrcgradError(
-            f"cannot differentiate {name}: it has no Python source and no gradient rule; "
-            f"register one with @srcgrad.adjoint({name})"
-        )
-    params = [p for p, spec in rule.signature.parameters.items()
-              if spec.default is spec.empty and spec.kind == spec.POSITIONAL_OR_KEYWORD]
-    name = getattr(f, "__name__", "fn")
-    text = f"def {name}({', '.join(params)}):\n    return fn({', '.join(params)})\n"
-    host: Fn = compile_function(text, name, _Host, {"fn": f})
-    return host
-
-
-class _Host:
-    """Stands in for a user function when compiling a rule wrapper: no globals, no closure."""
-
-    __globals__ = {"__builtins__": __builtins__}
-    __code__ = None
-    __module__ = "srcgrad"
 
 
 grad = _scalar_transform("grad")
@@ -425,13 +277,13 @@ def jacobian(f: Fn | None = None, wrt: Wrt = 0, *, method: str = "auto", verbose
     options = _reverse_options(optimize, verbose, dump, False, checkpoint, max_memory, backend)
     if f is None:
         return functools.partial(jacobian, wrt=wrt, method=method, **_kw(options))
-    if method not in _METHODS:
+    if method not in METHODS:
         raise SrcgradError(
             f"jacobian method must be 'auto', 'rev' or 'fwd' ('reverse' and 'forward' are the "
             f"same); got {method!r}"
         )
     try:
-        fn = _cached(unwrap(f), ("jacobian", _METHODS[method]), wrt, options, _jacobian)
+        fn = _cached(unwrap(f), ("jacobian", METHODS[method]), wrt, options, jacobian_of)
     except SrcgradError as error:
         raise _trimmed(error) from error.__cause__
     return wrap(fn, "jacobian", f, wrt, _asked(options, method=method))
@@ -462,7 +314,7 @@ def hessian(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False, optimiz
     if f is None:
         return functools.partial(hessian, wrt=wrt, **_kw(options))
     try:
-        fn = _cached(unwrap(f), "hessian", wrt, options, _hessian)
+        fn = _cached(unwrap(f), "hessian", wrt, options, hessian_of)
     except SrcgradError as error:
         raise _trimmed(error) from error.__cause__
     return wrap(fn, "hessian", f, wrt, _asked(options))
@@ -492,7 +344,7 @@ def holomorphic_grad(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False
     if f is None:
         return functools.partial(holomorphic_grad, wrt=wrt, **_kw(options))
     try:
-        fn = _cached(unwrap(f), "holomorphic_grad", wrt, options, _holomorphic)
+        fn = _cached(unwrap(f), "holomorphic_grad", wrt, options, holomorphic)
     except SrcgradError as error:
         raise _trimmed(error) from error.__cause__
     return wrap(fn, "holomorphic_grad", f, wrt, _asked(options))
@@ -506,11 +358,11 @@ def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
         # `grad(model.loss)`: the derivative of the function with `self` its first parameter,
         # specialized for the instance's classes, bound to the instance
         with bound_to(f.__func__, f.__self__):
-            inner = _cached(f.__func__, mode, _after_self(wrt), options, build)
+            inner = _cached(f.__func__, mode, after_self(wrt), options, build)
         return types.MethodType(inner, f.__self__)
-    key, keep = _key(f, mode, wrt, options)
+    key, keep = cache_key(f, mode, wrt, options)
     cached = _CACHE.get(key)
-    if cached is not None and _current(cached[0]):
+    if cached is not None and current(cached[0]):
         found: Fn = cached[0]
         return found
     fn: Any = build(f, mode, wrt, options)
@@ -539,210 +391,6 @@ def refreshed(fn: Fn) -> Fn:
             f"regenerating it gave the same derivative"
         )
     return fresh
-
-
-def _split_call(f: Fn, wrt: Wrt) -> tuple[tuple[str, ...], Fn]:
-    """A function mapping a call's arguments to (positional, keywords, selected values).
-
-    Derived functions with an extra last parameter take every positional parameter by position.
-    """
-    target = _target(f)
-    names = _wrt_names(target, wrt)
-    signature = inspect.signature(target)
-
-    def split(args: Any, kwargs: Any) -> tuple[Any, Any, list[Any]]:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return bound.args, bound.kwargs, [bound.arguments[n] for n in names]
-
-    return names, split
-
-
-def _basis(x: Any) -> Iterator[Any]:
-    """Unit tangents (or seeds) shaped like ``x``, one per element in C order."""
-    for i in range(int(np.size(x))):
-        yield _RUNTIME.unit_basis(x, i)
-
-
-def _assemble(parts: list[Any], out_shape: Any, in_shape: Any, axis: int) -> Any:
-    """Stack per-element columns (axis=-1) or rows (axis=0) into ``out_shape + in_shape``."""
-    if len(parts) == 1 and (in_shape == () if axis == -1 else out_shape == ()):
-        return parts[0]
-    stacked = np.stack([np.asarray(p) for p in parts], axis=axis)
-    return stacked.reshape(tuple(out_shape) + tuple(in_shape))
-
-
-def _plain_params(f: Fn) -> list[str] | None:
-    """f's parameters when they are all positional without defaults, else None."""
-    code = getattr(f, "__code__", None)
-    if code is None or f.__defaults__ or code.co_kwonlyargcount:
-        return None
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        return None
-    return list(code.co_varnames[: code.co_argcount])
-
-
-def _generate(f: Fn, name: str, template: str, extras: dict[str, Any],
-              params: list[str]) -> Fn:
-    """Compile a generated wrapper (Jacobian, Hessian) whose text is ``template``."""
-    if not name.isidentifier():  # hessian_<lambda>
-        name = re.sub(r"\W", "", name.replace("<lambda>", "lambda")) or "derived"
-    taken = set(params) | {name}
-    namer = Namer(taken)
-    bound = {key: namer.fresh(key) for key in extras}
-    local = {n: namer.fresh(n) for n in WRAPPER_LOCALS}
-    text = template.format(
-        name=name, args=", ".join(params), fname=getattr(f, "__name__", "f"), **bound, **local
-    )
-    fn: Any = compile_function(text, name, _Host, {bound[k]: v for k, v in extras.items()})
-    # as current as the derivatives it calls (checked through their own dependencies)
-    fn.__srcgrad_depends__ = tuple(
-        (_Pinned(v), None, v) for v in extras.values() if hasattr(v, "__srcgrad_depends__")
-    )
-    made: Fn = fn
-    return made
-
-
-class _Pinned:
-    """A namespace in which a dependency always resolves to the same object: what is checked
-    is that object's own dependencies."""
-
-    def __init__(self, obj: Any) -> None:
-        self.obj = obj
-
-    def resolve(self, expr: Any) -> Any:
-        return self.obj
-
-
-def _holomorphic(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
-    names, split = _split_call(f, wrt)
-    as_tuple = isinstance(wrt, (tuple, list))
-    back = _derived(f, "vjp", tuple(names) if as_tuple else names[0], options)
-    params = _plain_params(f)
-    name = DERIVED["holomorphic_grad"].format(getattr(f, "__name__", "f"))
-    if params is not None and not as_tuple:
-        # generated code, so that it is itself input to every transform
-        extras = {"f": f, "vjp": back, "holomorphic_seed": _RUNTIME.holomorphic_seed,
-                  "holomorphic_result": _RUNTIME.holomorphic_result}
-        return _generate(f, name, HOLOMORPHIC.replace("{x}", names[0]), extras, params)
-
-    def holomorphic(*args: Any, **kwargs: Any) -> Any:
-        pos, kw, xs = split(args, kwargs)
-        out = f(*args, **kwargs)
-        seed = None
-        for x in xs:
-            seed = _RUNTIME.holomorphic_seed(out, x, getattr(f, "__name__", "f"))
-        g = back(*pos, seed, **kw)
-        if as_tuple:
-            return tuple(_RUNTIME.holomorphic_result(part) for part in g)
-        return _RUNTIME.holomorphic_result(g)
-
-    holomorphic.__name__ = holomorphic.__qualname__ = name
-    holomorphic.__doc__ = f"Complex derivative of {getattr(f, '__name__', 'f')} ({names})."
-    return holomorphic
-
-
-def _jacobian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
-    method = mode[1]
-    names, split = _split_call(f, wrt)
-    as_tuple = isinstance(wrt, (tuple, list))
-    params = _plain_params(f)
-    if params is not None and not as_tuple:
-        # generated code, so that a Jacobian is itself input to every transform
-        common = {"f": f, "np": np, "unit_basis": _RUNTIME.unit_basis,
-                  "single_output": _RUNTIME.single_output,
-                  "jacobian_argument": _RUNTIME.jacobian_argument}
-        extras, twin, many = dict(common), dict(common), None
-        if method != "forward":  # one sweep for many seeds where it can (batched.py)
-            back = _derived(f, "pullback", names[0], options)
-            many = seeded(back)
-            extras.update(pullback=many or back, stack_rows=_RUNTIME.stack_rows, rows=rows)
-            twin.update(vjp=_derived(f, "vjp", names[0], options), stack_rows=_RUNTIME.stack_rows)
-        if method != "reverse":
-            extras.update(linearize=_derived(f, "linearize", names[0], options),
-                          stack_columns=_RUNTIME.stack_columns)
-            twin.update(jvp=_derived(f, "jvp", names[0], options),
-                        stack_columns=_RUNTIME.stack_columns)
-        name = DERIVED["jacobian"].format(f.__name__)
-        fast = {"reverse": JACOBIAN_REVERSE_MANY if many else JACOBIAN_REVERSE,
-                "forward": JACOBIAN_FORWARD, "auto": JACOBIAN_AUTO_MANY if many else
-                JACOBIAN_AUTO}[method].replace("{x}", names[0])
-        slow = {"reverse": JACOBIAN_REVERSE_TWIN, "forward": JACOBIAN_FORWARD_TWIN,
-                "auto": JACOBIAN_AUTO_TWIN}[method].replace("{x}", names[0])
-        fn: Any = _generate(f, name, fast, extras, params)
-        fn.__srcgrad_differentiate_as__ = _generate(f, name, slow, twin, params)
-        made: Fn = fn
-        return made
-    forward = [_derived(f, "jvp", n, options) for n in names]
-
-    def jac(*args: Any, **kwargs: Any) -> Any:
-        pos, kw, xs = split(args, kwargs)
-        for x in xs:
-            _RUNTIME.jacobian_argument(x)
-        n_in = sum(int(np.size(x)) for x in xs)
-        columns: list[list[Any]] = [[] for _ in xs]
-        value = None
-        if method != "reverse" and n_in:
-            # The first column also yields the output's size, which decides the method.
-            value, column = forward[0](*pos, next(_basis(xs[0])), **kw)
-            columns[0].append(column)
-        else:
-            value = f(*args, **kwargs)
-        value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
-        if method == "forward" or (method == "auto" and n_in < int(np.size(value))):
-            for k, x in enumerate(xs):
-                for e in itertools.islice(_basis(x), len(columns[k]), None):
-                    columns[k].append(forward[k](*pos, e, **kw)[1])
-            result = [_RUNTIME.stack_columns(c, value, x) for c, x in zip(columns, xs)]
-        else:
-            value, back = _derived(f, "pullback", tuple(names), options)(*pos, **kw)
-            value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
-            rows = [back(seed) for seed in _basis(value)]
-            result = [_RUNTIME.stack_rows([r[k] for r in rows], value, x) for k, x in enumerate(xs)]
-        return tuple(result) if as_tuple else result[0]
-
-    jac.__name__ = jac.__qualname__ = DERIVED["jacobian"].format(getattr(f, "__name__", "f"))
-    jac.__doc__ = f"Jacobian of {getattr(f, '__name__', 'f')} with respect to {names}."
-    return jac
-
-
-_METHODS = {"auto": "auto", "rev": "reverse", "reverse": "reverse", "fwd": "forward",
-            "forward": "forward"}
-
-
-def _hessian(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
-    names, split = _split_call(f, wrt)
-    as_tuple = isinstance(wrt, (tuple, list))
-    hv = unwrap(hvp(f, wrt, **_kw(options)))
-    params = _plain_params(f)
-    if params is not None and not as_tuple:
-        # generated code, so that a Hessian is itself input to every transform
-        extras = {"np": np, "hvp": hv, "unit_basis": _RUNTIME.unit_basis,
-                  "jacobian_argument": _RUNTIME.jacobian_argument,
-                  "stack_columns": _RUNTIME.stack_columns}
-        template = HESSIAN.replace("{x}", names[0])
-        return _generate(f, DERIVED["hessian"].format(f.__name__), template, extras, params)
-
-    def hess(*args: Any, **kwargs: Any) -> Any:
-        pos, kw, xs = split(args, kwargs)
-        if not as_tuple:
-            x = xs[0]
-            columns = [hv(*pos, e, **kw) for e in _basis(x)]
-            return _assemble(columns, np.shape(x), np.shape(x), -1)
-        zeros = tuple(_RUNTIME.zeros_like(x) for x in xs)
-        blocks = [[None] * len(xs) for _ in xs]
-        for j, xj in enumerate(xs):
-            columns = []
-            for e in _basis(xj):
-                columns.append(hv(*pos, zeros[:j] + (e,) + zeros[j + 1:], **kw))
-            for i, xi in enumerate(xs):
-                parts = [c[i] for c in columns]
-                blocks[i][j] = _assemble(parts, np.shape(xi), np.shape(xj), -1)
-        return tuple(tuple(row) for row in blocks)
-
-    hess.__name__ = hess.__qualname__ = DERIVED["hessian"].format(getattr(f, "__name__", "f"))
-    hess.__doc__ = f"Hessian of {getattr(f, '__name__', 'f')} with respect to {names}."
-    return hess
 
 
 # For the modules below the api: `grad(g)(x)` inside a differentiated body is evaluated at

@@ -221,15 +221,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
         raise SrcgradError(
             f"internal error: generated code does not compile: {exc}\n{text}"
         ) from exc
-    # what the derivative depends on: the names read of the user's world. A call of an inlined
-    # helper's own helper is read again in the caller's namespace under the name srcgrad bound
-    # it to (an extra): a fixed object, which the guard skips; kept, the disk cache would store
-    # it as a read of that namespace, where it is not defined (a loaded derivative's derivative
-    # then read it: NameError, or a guard that always fired)
-    compiled.__srcgrad_depends__ = tuple(
-        (namespace, expr, callee) for namespace, expr, callee in ctx.dependencies
-        if not (isinstance(namespace, Namespace) and namespace.binds(expr))
-    )
+    compiled.__srcgrad_depends__ = tuple(ctx.dependencies)
     if ctx.receivers is not None and ctx.receivers.specialized:
         compiled.__srcgrad_specialized__ = True  # methods inlined for inferred classes
     if ctx.derivative is not None:

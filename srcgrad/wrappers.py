@@ -1,5 +1,5 @@
 """The texts of the generated Jacobian, Hessian and holomorphic-derivative functions (``api``),
-filled in by ``api._generate``.
+filled in by ``matrices.generate``.
 
 Each reads as ordinary code: one primal (``pullback`` or ``linearize``), then one ``back`` per
 output element or one tangent per input element, stacked into ``out.shape + arg.shape``. The

@@ -392,42 +392,6 @@ def test_loaded_derivatives_bind_what_their_defaults_and_guards_read(cache, tmp_
     np.testing.assert_allclose(again[5], _numeric(m.outer, [x], 0), rtol=1e-6, atol=1e-8)
 
 
-HELPERS = """\
-import numpy as np
-
-
-def inner(x):
-    return np.sin(x) * x
-
-
-def outer(x):
-    return inner(x) ** 2
-"""
-
-
-def test_a_loaded_derivative_differentiated_again_reads_no_name_srcgrad_bound(cache, tmp_path):
-    """A helper from another module calling a helper of its own: inlined, the inner one is
-    bound in the derivative under its name (not a name of the user's module). That binding was
-    stored as something the derivative reads from the user's module, so once the gradient
-    came from the disk, its Hessian raised ``NameError: name 'inner' is not defined`` (in the
-    third-order sweep: ``NameError: RHS_3``, or a guard that always fired)."""
-    _module(tmp_path / "m_helpers.py", HELPERS, "m_helpers")
-    m = _module(tmp_path / "m_user.py", "import numpy as np\nfrom m_helpers import outer\n\n\n"
-                "def loss(x):\n    return np.sum(outer(x))\n", "m_user")
-    x = np.array([0.3, -0.7, 1.1])
-    srcgrad.grad(m.loss)(x)
-    transforms.forget()
-    before = _counts()
-    g = srcgrad.grad(m.loss)
-    assert _delta(before)["loaded"] == 1
-    k, dk, ddk = np.sin(x) * x, np.sin(x) + x * np.cos(x), 2 * np.cos(x) - x * np.sin(x)
-    np.testing.assert_allclose(g(x), 2 * k * dk, rtol=1e-12)
-    np.testing.assert_allclose(srcgrad.hessian(m.loss)(x), np.diag(2 * (dk * dk + k * ddk)),
-                               rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(srcgrad.grad(lambda v: np.sum(g(v) * x))(x),
-                               2 * (dk * dk + k * ddk) * x, rtol=1e-12)
-
-
 WRAPPED = """\
 import functools
 

@@ -499,18 +499,15 @@ def load(key, fn):
         return None
     if any(value is MISSING for value in extras.values()):
         return None
-    depends = tuple(
-        (spaces[i], _expr(path), spaces[i].read(path)) for i, path in entry["depends"]
-    )
-    if any(callee is MISSING for _, _, callee in depends):
-        return None  # a dependency not found now: its guard could only fail
     from .guard import Derivative
 
     holders = [v for v in extras.values() if isinstance(v, Derivative)]
     lines = entry["lines"]
     code = _renamed(code, f"<srcgrad {entry['name']}#cached-{key[:12]}>")
     compiled = instantiate(code, entry["text"], entry["name"], fn, extras, lines)
-    compiled.__srcgrad_depends__ = depends
+    compiled.__srcgrad_depends__ = tuple(
+        (spaces[i], _expr(path), spaces[i].read(path)) for i, path in entry["depends"]
+    )
     for holder in holders:
         holder.fn = compiled
     return compiled

@@ -101,14 +101,6 @@ class Namespace:
             return found
         return MISSING
 
-    def binds(self, expr):
-        """Whether the dotted name ``expr`` starts with a name srcgrad bound in the generated
-        function (``extras``: an inlined helper's global under the caller's name for it), a
-        fixed object rather than a read of the user's world."""
-        while isinstance(expr, gast.Attribute):
-            expr = expr.value
-        return isinstance(expr, gast.Name) and expr.id in self.extras
-
     def read(self, path):
         """What the dotted name ``path`` (a tuple of names) denotes, without recording it."""
         found = self._lookup(path[0])
