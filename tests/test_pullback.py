@@ -181,13 +181,7 @@ def test_linearize_split_and_rerun():
                                    rtol=1e-6, atol=1e-8)
         out *= 3.0
         np.testing.assert_allclose(jvp_fn(t), jvp(mlp)(W, x, t)[1], rtol=1e-14)
-    theta = np.array([0.3, 0.2])
-    value, jvp_fn = linearize(euler)(theta, 30)
-    assert "each call reruns the jvp" in source(linearize(euler))
-    t = np.array([1.0, -0.5])
-    want = jvp(euler)(theta, 30, t)[1]
-    theta[:] = 9.0
-    np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
+
 
 
 @pytest.mark.parametrize("method", ["rev", "fwd", "auto", "reverse", "forward"])
@@ -233,3 +227,54 @@ def test_the_primal_keeps_what_each_back_would_compute_again():
     for seed in (1.0, 2.5):
         np.testing.assert_allclose(back(seed), vjp(recomputing)(x, 4, seed), rtol=1e-15)
     np.testing.assert_allclose(back(1.0), central(recomputing, (x, 4), 0, 1.0), rtol=1e-7)
+
+
+def until(x, n):
+    y = x * 1.0
+    k = 0
+    while k < n:
+        y = np.sin(y) * x
+        k = k + 1
+    return y * y
+
+
+def branching(x, n):
+    y = x
+    for i in range(n):
+        if i % 2:
+            y = np.sin(y) * x
+        else:
+            y = np.cos(y)
+    return y
+
+
+@pytest.mark.parametrize("f, args", [(euler, (np.array([0.3, 0.2]), 30)),
+                                     (recomputing, (np.array([0.3, -0.5]), 4)),
+                                     (until, (np.array([0.3, -0.5]), 4))],
+                         ids=lambda c: getattr(c, "__name__", ""))
+def test_linearize_through_loops_records_the_primal_once(f, args):
+    text = source(linearize(f))
+    assert "loop_saved.append((" in text and "in loop_saved:" in text
+    assert "_jvp(" not in text and "deepcopy" not in text
+    value, jvp_fn = linearize(f)(*args)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-15)
+    rng = np.random.default_rng(2)
+    tangents = [rng.standard_normal(np.shape(args[0])) for _ in range(2)]
+    outs = [jvp_fn(t) for t in tangents + tangents]
+    for t, out, again in zip(tangents, outs, outs[2:]):
+        np.testing.assert_array_equal(out, again)
+        np.testing.assert_allclose(out, jvp(f)(*args, t)[1], rtol=1e-14, atol=1e-15)
+        eps = 1e-6
+        x = args[0]
+        fd = (f(x + eps * t, *args[1:]) - f(x - eps * t, *args[1:])) / (2 * eps)
+        np.testing.assert_allclose(out, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_linearize_reruns_where_a_loop_branches():
+    x = np.array([0.3, -0.5])
+    value, jvp_fn = linearize(branching)(x, 5)
+    assert "each call reruns the jvp" in source(linearize(branching))
+    t = np.array([1.0, -0.5])
+    want = jvp(branching)(x, 5, t)[1]
+    x[:] = 9.0
+    np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)

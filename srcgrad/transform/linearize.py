@@ -29,7 +29,7 @@ import gast
 from ..astutil import param_names, store_counts, walk
 from ..emit import naming
 from ..emit.unparse import is_comment
-from .nodes import name
+from .nodes import assign, name
 from .pullback import IN_PLACE, MUTATING_METHODS, owned, rerun, without_dels
 
 RERUN_JVP = (
@@ -43,7 +43,7 @@ def run(fn_node, ctx):
     body, ret = fn_node.body[:-1], fn_node.body[-1]
     value, dout = ret.value.elts
     inner = ctx.namer.fresh(naming.JVP_FN)
-    split = _split(body, ctx)
+    split = _split(body, ctx) or _Loops(body, ctx).split()
     if split is None:
         keeping, inner_def = rerun(fn_node, ctx, inner, "jvp", RERUN_JVP, 1)
         primal = [keeping] + _primal_only(body, ctx.seed)
@@ -154,3 +154,150 @@ def _loaded(stmts):
         n.id for n in walk(gast.Module(stmts, []))
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
+
+
+class _Loops:
+    """The split of a jvp whose loops have straight-line bodies: the primal runs each loop once
+    and appends, per trip, the primal values its tangent statements read (``x_2 = x`` where
+    they read ``x``, a name a later statement rebinds); ``jvp_fn`` loops over those records.
+    A top-level tangent statement reading a name rebound later reads a copy of the name taken
+    where it stood. ``split()`` is None where this would not be exact: other control flow, a
+    loop test or target that depends on the tangent, a primal statement writing in place, a
+    tangent statement writing into a primal value."""
+
+    def __init__(self, body, ctx):
+        self.body, self.ctx = body, ctx
+        self.tangent = _tangent_names(body, ctx.seed)
+
+    def split(self):
+        if not all(_simple(s) or _plain_loop(s) for s in self.body):
+            return None
+        if not self._exact():
+            return None
+        primal, tangent_stmts = [], []
+        for k, item in enumerate(self.body):
+            later = _stored(self.body[k + 1:])
+            if _simple(item):
+                side = tangent_stmts if self._is_tangent(item) else primal
+                if side is tangent_stmts:
+                    primal += self._captured(item, later)
+                side.append(item)
+            else:
+                self._loop(item, later, primal, tangent_stmts)
+        return primal, tangent_stmts
+
+    def _exact(self):
+        for stmt in walk(gast.Module(self.body, [])):
+            if isinstance(stmt, (gast.For, gast.While)):
+                head = [stmt.target, stmt.iter] if isinstance(stmt, gast.For) else [stmt.test]
+                if _names_in(head) & self.tangent:
+                    return False
+            elif _simple(stmt) and not is_comment(stmt):
+                if self._is_tangent(stmt):
+                    if _written_bases(stmt, self.ctx) - self.tangent:
+                        return False
+                elif _writes(stmt, self.ctx):
+                    return False
+        return True
+
+    def _is_tangent(self, stmt):
+        if is_comment(stmt):
+            return "tangent of:" in stmt.value.value
+        return bool(_names_in([stmt]) & self.tangent)
+
+    def _captured(self, stmt, rebound, current=None, kept=None):
+        """``x_2 = x`` for each primal name ``stmt`` reads that is in ``rebound``, its reads
+        renamed (``current``: the copies taken earlier in the same trip, reused; ``kept``: the
+        names the trip's record may hold as they are, which get a name but no copy)."""
+        current = {} if current is None else current
+        out = []
+        for v in sorted((_loaded([stmt]) - self.tangent) & rebound):
+            if v not in current:
+                current[v] = self.ctx.namer.fresh(v)
+                if kept is None or v not in kept:
+                    out.append(assign(current[v], name(v)))
+        for n in walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in current:
+                n.id = current[n.id]
+        return out
+
+    def _loop(self, loop, later, primal, tangent_stmts):
+        rebound = _stored(loop.body) | later
+        if isinstance(loop, gast.For):
+            rebound |= {n.id for n in walk(loop.target) if isinstance(n, gast.Name)}
+        deleted = {n.id for n in walk(gast.Module(loop.body, []))
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
+        body, swept, current, record = [], [], {}, []
+        for j, stmt in enumerate(loop.body):
+            if self._is_tangent(stmt):
+                # a name not rebound later in the trip goes on the record as it is
+                kept = rebound - _stored(loop.body[j + 1:]) - deleted
+                before = dict(current)
+                body += self._captured(stmt, rebound, current, kept)
+                record += [(v, current[v]) for v in current if v not in before]
+                swept.append(stmt)
+            else:
+                body.append(stmt)
+                for v in _stored([stmt]):
+                    current.pop(v, None)
+        if not any(not is_comment(s) for s in swept):
+            loop.body = body
+            primal.append(loop)
+            return
+        saved = self.ctx.namer.fresh(naming.LOOP_SAVED)
+        copies = {s.targets[0].id for s in body if isinstance(s, gast.Assign)
+                  and isinstance(s.targets[0], gast.Name)}
+        elts = [name(copy if copy in copies else v) for v, copy in record]
+        append = gast.Attribute(name(saved), "append", gast.Load())
+        loop.body = body + [gast.Expr(gast.Call(append, [gast.Tuple(elts, gast.Load())], []))]
+        primal += [assign(saved, gast.List([], gast.Load())), loop]
+        target = gast.Tuple([gast.Name(c, gast.Store(), None, None) for _, c in record],
+                            gast.Store()) if record else gast.Name("_", gast.Store(), None, None)
+        tangent_stmts.append(gast.For(target, name(saved), swept, [], None))
+
+
+def _simple(stmt):
+    return isinstance(stmt, (gast.Assign, gast.Expr, gast.Delete))
+
+
+def _plain_loop(stmt):
+    return isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse and all(
+        _simple(s) for s in stmt.body)
+
+
+def _names_in(nodes):
+    return {n.id for node in nodes for n in walk(node) if isinstance(n, gast.Name)}
+
+
+def _tangent_names(body, seed):
+    """The tangent's names: those a statement (anywhere) reading one of them binds."""
+    tangent = {seed}
+    simple = [s for s in walk(gast.Module(body, [])) if _simple(s)]
+    grew = True
+    while grew:
+        grew = False
+        for stmt in simple:
+            if _names_in([stmt]) & tangent and not _stored([stmt]) <= tangent:
+                tangent |= _stored([stmt])
+                grew = True
+    return tangent
+
+
+def _written_bases(stmt, ctx):
+    """The names whose values ``stmt`` may change in place (all of its names where it is not
+    one helper call or method call on a name)."""
+    if not _writes(stmt, ctx):
+        return set()
+    bases = set()
+    for node in walk(stmt):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.args:
+            helper = ctx.extras.get(node.func.id)
+            if any(helper is h for h in IN_PLACE):
+                if not isinstance(node.args[0], gast.Name):
+                    return _names_in([stmt])
+                bases.add(node.args[0].id)
+        elif isinstance(node, (gast.Subscript, gast.Attribute, gast.AugAssign)) or (
+            isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+        ):
+            return _names_in([stmt])
+    return bases
