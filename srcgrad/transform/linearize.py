@@ -221,10 +221,9 @@ class _Loops:
                 n.id = current[n.id]
         return out
 
-    def _loop(self, loop, later, primal, tangent_stmts):
-        rebound = _stored(loop.body) | later
-        if isinstance(loop, gast.For):
-            rebound |= {n.id for n in walk(loop.target) if isinstance(n, gast.Name)}
+    def _trip(self, loop, rebound):
+        """The loop's primal body with its copies, its tangent statements, and the record of a
+        trip: (primal name, the name ``jvp_fn`` reads it by) in order."""
         deleted = {n.id for n in walk(gast.Module(loop.body, []))
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
         body, swept, current, record = [], [], {}, []
@@ -240,6 +239,13 @@ class _Loops:
                 body.append(stmt)
                 for v in _stored([stmt]):
                     current.pop(v, None)
+        return body, swept, record
+
+    def _loop(self, loop, later, primal, tangent_stmts):
+        rebound = _stored(loop.body) | later
+        if isinstance(loop, gast.For):
+            rebound |= {n.id for n in walk(loop.target) if isinstance(n, gast.Name)}
+        body, swept, record = self._trip(loop, rebound)
         if not any(not is_comment(s) for s in swept):
             loop.body = body
             primal.append(loop)
