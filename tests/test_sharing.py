@@ -3,13 +3,17 @@ another variable, a container or a called helper's parameter also holds is seen 
 them, exactly as Python computes it on copies of the arguments; what srcgrad cannot follow (a
 view of the updated array) is an error, never the unshared answer."""
 
+import collections
+import dataclasses
 import re
+import types
 
 import numpy as np
 import pytest
+from gradcheck import check_grad
 from sharing_check import check_all
 
-from srcgrad import SrcgradError, grad, hessian, jvp
+from srcgrad import SrcgradError, grad, hessian, jvp, value_and_grad
 from srcgrad.errors import UnsupportedSyntaxError
 
 X = np.array([0.5, -1.0, 2.0])
@@ -178,6 +182,155 @@ def loop_over_an_updated_array(x):
         x += 0.5 * e
         s = s + e * e
     return s + np.sum(x)
+
+
+# --- holders that are structures, read before and after the update (tests/mutate_code.py on
+# runtime/sharing.py: each kills mutants of the path search and the rebuilding of holders) ----
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+@dataclasses.dataclass(eq=False)
+class Layer:
+    w: np.ndarray
+    c: float
+
+
+def list_held_at_two_paths(x):
+    # `inner` is found at L[0] and at L[1]: both see the update (the search once skipped a
+    # container met a second time, and L[1][0] kept the old value)
+    a = x * 2.0
+    inner = [a]
+    L = [inner, inner]
+    a += x
+    return np.sum(L[1][0] * x + L[0][0])
+
+
+def namedtuple_holder(x):
+    a = np.sin(x)
+    t = Pair(a, 2.0)
+    a -= x
+    return np.sum(t.a * t.b)
+
+
+def dict_holds_it_twice(x):
+    a = x * 2.0
+    d = {"h": a, "k": [a, 3.0]}
+    a += x
+    return np.sum(d["h"] * d["k"][0] * d["k"][1])
+
+
+def dataclass_holder(x):
+    a = x * 2.0
+    p = Layer(a, 3.0)
+    a += x
+    return np.sum(p.w * p.c * x)
+
+
+def namespace_holder(x):
+    a = x * 2.0
+    p = types.SimpleNamespace(w=a, c=3.0)
+    a *= x
+    return np.sum(p.w * p.c)
+
+
+def object_in_a_list(x):
+    a = x * 2.0
+    L = [1.0, Layer(a, 3.0)]
+    a += x
+    return np.sum(L[1].w * L[1].c * x)
+
+
+def object_read_before_and_after(x):
+    a = x * 2.0
+    p = Layer(a, 3.0)
+    s = np.sum(p.w * x)
+    a += x
+    return s + np.sum(p.w * p.c * x)
+
+
+def constant_holder_of_two(x):
+    a = np.ones(3)
+    L = [a, np.full(3, 2.0)]  # no tangent: put_shared's makes one of zeros
+    a += x
+    return np.sum(L[0] * L[1] * x)
+
+
+def constant_alias_in_a_branch(x):
+    a = x * 1.0
+    b = np.ones(3)
+    if x[0] > 1.0:  # not taken at X: b holds nothing of a
+        b = a
+    a += x
+    return np.sum(a * b)
+
+
+def dict_read_before_and_after(x):
+    a = x * 2.0
+    d = {"h": a, "k": x * 3.0}
+    s = np.sum(d["h"] * d["k"])
+    a += x
+    return s + np.sum(d["h"] * d["k"])
+
+
+def list_read_before_and_after(x):
+    a = x * 2.0
+    L = [a, x * 3.0]
+    s = np.sum(L[0] * L[1])
+    a += x
+    return s + np.sum(L[0] * L[1])
+
+
+def tuple_read_before_and_after(x):
+    a = x * 2.0
+    t = (a, x * 3.0)
+    s = np.sum(t[0] * t[1])
+    a += x
+    return s + np.sum(t[0] * t[1])
+
+
+STRUCTURE_CASES = [
+    list_held_at_two_paths, namedtuple_holder, dict_holds_it_twice, dataclass_holder,
+    namespace_holder, object_in_a_list, object_read_before_and_after, constant_holder_of_two,
+    constant_alias_in_a_branch, dict_read_before_and_after, list_read_before_and_after,
+    tuple_read_before_and_after,
+]
+
+
+@pytest.mark.parametrize("f", STRUCTURE_CASES, ids=lambda f: f.__name__)
+def test_sharing_through_structures_matches_python_on_copies(f):
+    check_all(f, (X,))
+
+
+@pytest.mark.parametrize("f", [constant_alias_in_a_branch, dict_read_before_and_after,
+                               list_read_before_and_after, tuple_read_before_and_after],
+                         ids=lambda f: f.__name__)
+def test_reverse_over_reverse_through_a_shared_update(f):
+    # the adjoints of put_shared's adjoints (put_at_paths); with no path (the branch not
+    # taken) put_at_paths returned None, which the generated sweep added to an array
+    w = np.array([1.0, -2.0, 0.5])
+
+    def g(x):
+        return np.sum(grad(f)(x) * w * x)
+
+    check_grad(g, (X,))
+
+
+def test_an_update_of_an_arguments_field_leaves_the_argument_alone():
+    # put_shared gives an object a copy with the field replaced, never the caller's object
+    def f(x, p):
+        a = p.w
+        a += x
+        return np.sum(p.w * x)
+
+    w = np.array([1.0, -2.0, 3.0])
+    p = Layer(w.copy(), 2.0)
+    value, g = value_and_grad(f)(X, p)  # f = sum((w + x) * x)
+    np.testing.assert_allclose(value, np.sum((w + X) * X), rtol=1e-12)
+    np.testing.assert_allclose(g, w + 2 * X, rtol=1e-12)
+    np.testing.assert_array_equal(p.w, w)
+    assert jvp(f)(X, p, np.ones(3))[1] == pytest.approx(np.sum(w + 2 * X), rel=1e-12)
+    np.testing.assert_array_equal(p.w, w)
 
 
 CASES = [

@@ -77,6 +77,9 @@ def _find(h, old, path, out, seen, name, updated):
                 f"`{updated} = {updated} + ...`, or take a copy (`.copy()`)."
             )
         return
+    # ``seen`` holds the containers on the path to ``h`` (a container that holds itself is
+    # searched once); one held at two paths (``L = [inner, inner]``) is searched at each, since
+    # ``put_shared`` rebuilds every path that reaches the object
     if isinstance(h, (list, tuple, dict)):
         if id(h) in seen:
             return
@@ -84,6 +87,7 @@ def _find(h, old, path, out, seen, name, updated):
         items = h.items() if isinstance(h, dict) else enumerate(h)
         for k, e in items:
             _find(e, old, path + (k,), out, seen, name, updated)
+        seen.discard(id(h))
         return
     if kind_of(h) in OBJECTS:
         if id(h) in seen:
@@ -91,6 +95,7 @@ def _find(h, old, path, out, seen, name, updated):
         seen.add(id(h))
         for k, e in fields(h).items():
             _find(e, old, path + (Field(k),), out, seen, name, updated)
+        seen.discard(id(h))
 
 
 def put_shared(holder, where, value):
@@ -186,8 +191,9 @@ def put_shared_grad_value(dy, holder, where, value):
 
 def put_at_paths(g, holder, where, value):
     """The adjoint of ``put_shared_grad_value``: ``g`` at every path of a sparse cotangent."""
-    if not where:
-        return None
+    if not where:  # a zero of the holder's structure (an array's, which generated code adds)
+        sparse = _sparse(holder)
+        return zeros_like(holder) if sparse is None else sparse
     if () in where:
         return g
     return _put(_sparse(holder), where, lambda h: g)
