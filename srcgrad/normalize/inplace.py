@@ -112,9 +112,9 @@ class CopyBeforeWrite:
         if not written:
             return fn_node
         self.index_lists = _integer_lists(fn_node)
-        self.private_elements = private_elements(
-            fn_node, self._owning, self.setitem, self.list_ops[0], self.item_written
-        )
+        self.private_elements = self._unshared(fn_node, private_elements(
+            fn_node, self._owning, self.setitem, self.list_ops[0], self.item_written,
+        ))
         self._views_outlive_writes(fn_node, written)
         params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                   + fn_node.args.kwonlyargs}
@@ -135,6 +135,38 @@ class CopyBeforeWrite:
                 copies.append(copy)
         fn_node.body = copies + fn_node.body
         return fn_node
+
+    def _unshared(self, fn_node, private):
+        """The private elements (``a = L[k]``, see ``private_elements``) whose array no other
+        name reads after the write, each then copied where it is taken (``a = L[k]; a =
+        fresh_copy(a)``). What the user appended (``L.append(v)``), or a list or view holding
+        it, read after ``a[0] = ...`` would see the write, a dependence srcgrad does not
+        follow: not private. Nothing else reads the element after the write, so the copy
+        changes no value the function computes; it keeps the write out of the array that a
+        derivative also keeps on its stack of saved values (differentiated again, srcgrad
+        reads that array where the first-order sweep has restored it in place)."""
+        if not private:
+            return set()
+        out = set(private)
+        if not _generated(self.ctx.fn):
+            # (generated code is a derivative of code that passed this check)
+            position, reads, writes = self._statement_order(fn_node)
+            holders = _holders(fn_node, position, self.holding, self._returns_a_view)
+            lists = {stmt.value.value.id for stmt, _ in private.values()}
+            for name, (_, appended) in private.items():
+                first = min(writes.get(name, ()), default=None)
+                sharing = _holding(appended, holders, set(private) | lists)
+                if first is not None and any(
+                        k > first for n in sharing for k in self._reads_of(n, first, reads)):
+                    out.discard(name)
+        helper = self.ctx.global_name(runtime.fresh_copy, "fresh_copy")
+        for name in out:
+            stmt = private[name][0]
+            copy = gast.Assign([gast.Name(name, gast.Store(), None, None)], gast.Call(
+                gast.Name(helper, gast.Load(), None, None),
+                [gast.Name(name, gast.Load(), None, None)], []), None)
+            _insert_after(fn_node, stmt, gast.copy_location(copy, stmt))
+        return out
 
     def _owned_at_writes(self, stmts, owned, report):
         """The variables holding an array made here after ``stmts``; a write into any other
@@ -683,6 +715,18 @@ def _reached(names, holders, before):
                     seen.add(h)
                     stack.append(h)
     return seen - {n.id for n in names}
+
+
+def _holding(names, holders, skip):
+    """``names`` and the names whose values may hold or share memory with their arrays
+    (``b = [a]``, ``c = a[1:]``, ``hist = list_append(hist, a)``), transitively, not through the
+    names of ``skip``."""
+    out, size = set(names), -1
+    while size != len(out):
+        size = len(out)
+        out |= {n for n, bound in holders.items() if n not in skip
+                for _, held in bound if held & out}
+    return out
 
 
 def _bound_from(fn_node, position):

@@ -1,8 +1,9 @@
 """Elements of a list of new arrays that the list gives away: writable like copies.
 
 Requires: an A-normal-form body (``L = list_append(L, v)``, ``y = setitem(y, i, v)``).
-Guarantees: the names returned are bound to array elements no other value that is read
-shares; ``CopyBeforeWrite`` may treat them as owned.
+Guarantees: the names returned are bound to array elements that no other read of the list
+shares; ``CopyBeforeWrite`` may treat them as owned once it has checked that the values appended
+(``v``, and whatever else holds them) are not read after the write.
 
 ``L = [x * k for k in range(3)]; a = L[1]; a[0] = 1.0``: ``a`` is L's element itself, so the
 write changes ``L[1]`` too; it is safe to accept when nothing reads L's elements again except
@@ -25,6 +26,8 @@ from ..astutil import ordered_walk
 
 
 def private_elements(fn_node, owning, setitem, append, item_written):
+    """``{a: (the statement a = L[k], the names appended to L)}`` for each private element
+    ``a``."""
     return _PrivateElements(owning, setitem, append, item_written).run(fn_node)
 
 
@@ -50,13 +53,25 @@ class _PrivateElements:
                 allowed.update(id(a) for a in n.args)
             elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in self.lists:
                 loads.setdefault(n.id, []).append(id(n))
-        out = set()
+        out = {}
         for name, elements in taken.items():
-            positions = [k for _, k in elements]
+            positions = [k for _, k, _ in elements]
             distinct = len(set(positions)) == len(positions) and (
                 None not in positions or len(positions) == 1)
             if distinct and all(i in allowed for i in loads.get(name, ())):
-                out |= {e for e, _ in elements}
+                appended = self._appended(name, set())
+                out.update((e, (stmt, appended)) for e, _, stmt in elements)
+        return out
+
+    def _appended(self, name, seen):
+        """The names appended to list ``name`` or to the lists it copies."""
+        seen.add(name)
+        out = set()
+        for value in self.assigned.get(name, ()):
+            if self._is_append(value, name):
+                out.add(value.args[1].id)
+            elif isinstance(value, gast.Name) and value.id not in seen:
+                out |= self._appended(value.id, seen)
         return out
 
     def _visit(self, stmts, loops):
@@ -106,7 +121,7 @@ class _PrivateElements:
         elif self._takes_private(stmt, value, target):
             allowed.add(id(value.value))
             position = value.slice.value if isinstance(value.slice, gast.Constant) else None
-            taken.setdefault(value.value.id, []).append((target, position))
+            taken.setdefault(value.value.id, []).append((target, position, stmt))
 
     def _takes_private(self, stmt, value, target):
         if not (
