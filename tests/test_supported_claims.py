@@ -426,6 +426,15 @@ def items_written_then_list_read(x):
     return np.sum(L[0] * x)
 
 
+def appended_read_after_the_write(x):
+    a = x * 2.0
+    L = []
+    L.append(a)
+    v = L[0]
+    v[0] = 1.0
+    return np.sum(a * x)
+
+
 def items_written_through_enumerate(x):
     L = [np.sin(x * k) for k in range(1, 3)]
     s = 0.0
@@ -569,6 +578,8 @@ CLAIMS = [
      taken_again_in_a_loop, 0, (X,), TRANSFORM, "writing into `a`"),
     ("reading the list again after such writes (`L[0]` after `for y in L: y[0] = v`)",
      items_written_then_list_read, 0, (X,), TRANSFORM, "writing into `y`"),
+    ("reading the array appended after the write into its element",
+     appended_read_after_the_write, 0, (X,), TRANSFORM, "writing into `v`"),
     ("and writing the items in a loop over `enumerate(L)` are errors at transform time",
      items_written_through_enumerate, 0, (X,), TRANSFORM, "writing into `y`"),
     ("given an array or list that is read elsewhere in the function", blas_given_a_read_array,
