@@ -67,7 +67,7 @@ from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import unparse
 from .errors import SrcgradError, UnsupportedSyntaxError
-from .frontend.source import parse_function
+from .frontend.source import REWRITTEN_USER_CODE, parse_function
 from .rules.custom import adjoint, tangent
 from .rules.registry import linear, nondiff
 from .runtime import add, as_like
@@ -326,6 +326,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     node.decorator_list = []
     text = unparse(node) + "\n"
     made = compile_function(text, node.name, f, extras)
+    REWRITTEN_USER_CODE.add(made.__code__)
     made.__srcgrad_depends__ = getattr(f, "__srcgrad_depends__", ())
     return made
 
@@ -565,7 +566,9 @@ def _step_function(fname, loop_parts, f, probe):
             f"the loop in {fname} takes parameters of those names"
         )
     text = unparse(fn) + "\n"
-    return compile_function(text, name, f, {copier: copy_state})
+    step = compile_function(text, name, f, {copier: copy_state})
+    REWRITTEN_USER_CODE.add(step.__code__)
+    return step
 
 
 def _trips_name(loop):

@@ -23,6 +23,16 @@ from ..errors import SourceUnavailableError, UnsupportedSyntaxError
 
 # (text, filename, first line, column shift) of every function srcgrad generated, by code object.
 GENERATED_SOURCE: dict = {}
+# The code objects among them that are the user's own code rewritten, not a derivative (the
+# function and loop steps `checkpoint=` makes): checked for sharing as the user's code is.
+REWRITTEN_USER_CODE: set = set()
+
+
+def is_derivative(fn) -> bool:
+    """Whether ``fn`` is a function srcgrad generated other than the user's code rewritten: a
+    derivative (differentiated again) or a wrapper."""
+    code = getattr(fn, "__code__", None)
+    return code in GENERATED_SOURCE and code not in REWRITTEN_USER_CODE
 
 
 @dataclass

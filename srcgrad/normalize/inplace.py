@@ -70,9 +70,9 @@ def run(fn_node, ctx):
 
 
 def _generated(fn):
-    from ..frontend.source import GENERATED_SOURCE
+    from ..frontend.source import is_derivative
 
-    return getattr(fn, "__code__", None) in GENERATED_SOURCE
+    return is_derivative(fn)
 
 
 class CopyBeforeWrite:
