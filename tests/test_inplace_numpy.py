@@ -8,6 +8,7 @@ cannot be modelled is refused at transform time, at the user's line.
 """
 
 import copy
+import linecache
 
 import numpy as np
 import pytest
@@ -231,7 +232,28 @@ def minimum_at(x):
     return np.sum(y * x)
 
 
+def reduce_out(m):
+    y = np.zeros(3)
+    np.add.reduce(m * m, axis=0, out=y)  # the result not used: y holds it
+    return np.sum(y * m[0])
+
+
+def reduce_out_positional(m):
+    y = np.zeros(3)
+    np.multiply.reduce(m, 0, None, y)
+    return np.sum(y * m[1])
+
+
+def accumulate_out_itself(x):
+    y = x * 1.5
+    np.add.accumulate(y, out=y)
+    return np.sum(y * y * x)
+
+
 CASES = [
+    (reduce_out, M33),
+    (reduce_out_positional, M33),
+    (accumulate_out_itself, X3),
     (copyto_square, X3),
     (copyto_where, X3),
     (add_out_into_copy, X3),
@@ -438,6 +460,89 @@ def test_refused_at_transform_time(f, message):
         grad(f)
     text = str(info.value)
     assert "test_inplace_numpy.py" in text and "^" in text
+
+
+# --- a call that changes a value the function does not own ---------------------------------------
+# A global or a closure variable is read as one value wherever the function reads it (the
+# derivative reads it again, optimizations merge and hoist its reads): a call that may change it in
+# place between two reads was run, and the derivative used the unchanged value (np.random.shuffle
+# of a global array: the value 13.5 instead of 7.5; a global list's `reverse()`: 1.5 for 2.5).
+GLOBAL_ARRAY = np.array([3.0, 1.0, 2.0])
+GLOBAL_LIST = [1.0, 2.0]
+GLOBAL_DICT = {"a": 1.0}
+GLOBAL_RNG = np.random.default_rng(0)
+GLOBAL_LOG = []
+
+
+FOREIGN_CHANGES = {
+    "array_fill": ("GLOBAL_ARRAY.fill(2.0)", r"`GLOBAL_ARRAY.fill\(...\)`, which may change"),
+    "array_sort": ("GLOBAL_ARRAY.sort()", r"`GLOBAL_ARRAY.sort\(...\)`"),
+    "array_byteswap": ("GLOBAL_ARRAY.byteswap(inplace=True)", "GLOBAL_ARRAY.byteswap"),
+    "array_cumsum_out": ("GLOBAL_ARRAY.cumsum(out=GLOBAL_ARRAY)", "GLOBAL_ARRAY.cumsum"),
+    "np_random_shuffle": ("np.random.shuffle(GLOBAL_ARRAY)", "changes `GLOBAL_ARRAY` in place"),
+    "rng_shuffle": ("GLOBAL_RNG.shuffle(GLOBAL_ARRAY)", "changes `GLOBAL_ARRAY` in place"),
+    "class_shuffle": ("np.random.Generator.shuffle(GLOBAL_RNG, GLOBAL_ARRAY)",
+                      "changes `GLOBAL_ARRAY` in place"),
+    "list_reverse": ("GLOBAL_LIST.reverse()", r"`GLOBAL_LIST.reverse\(...\)`, which may change"),
+    "list_pop": ("GLOBAL_LIST.pop()", "GLOBAL_LIST.pop"),
+    "list_insert": ("GLOBAL_LIST.insert(0, 5.0)", "GLOBAL_LIST.insert"),
+    "list_sort": ("GLOBAL_LIST.sort(reverse=True)", "GLOBAL_LIST.sort"),
+    "list_clear": ("GLOBAL_LIST.clear()", "GLOBAL_LIST.clear"),
+    "dict_update": ("GLOBAL_DICT.update(a=5.0)", "GLOBAL_DICT.update"),
+    "exec": ("exec('GLOBAL_ARRAY[0] = 7.0')", r"`exec` \(srcgrad cannot see what the code"),
+    "eval": ("eval('GLOBAL_ARRAY.fill(7.0)')", "`eval`"),
+}
+
+
+@pytest.mark.parametrize("name", FOREIGN_CHANGES)
+def test_a_call_changing_a_global_read_elsewhere_is_refused(name):
+    statement, message = FOREIGN_CHANGES[name]
+    source = (
+        f"def written_here(x):\n"
+        f"    a = np.sum(GLOBAL_ARRAY * x) + x[0] * GLOBAL_LIST[0] + x[1] * GLOBAL_DICT['a']\n"
+        f"    {statement}\n"
+        f"    b = np.sum(GLOBAL_ARRAY * x) + x[0] * GLOBAL_LIST[0] + x[1] * GLOBAL_DICT['a']\n"
+        f"    return a + 2.0 * b\n"
+        f"def change():\n"
+        f"    {statement}\n"
+        f"def in_a_helper(x):\n"
+        f"    a = np.sum(GLOBAL_ARRAY * x) * GLOBAL_LIST[0]\n"
+        f"    change()\n"
+        f"    return a * np.sum(GLOBAL_ARRAY * x) * GLOBAL_LIST[0] * GLOBAL_DICT['a']\n"
+    )
+    filename = f"<changes a global: {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = dict(globals())
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    for f in (namespace["written_here"], namespace["in_a_helper"]):
+        with pytest.raises(srcgrad.UnsupportedSyntaxError, match=message) as info:
+            value_and_grad(f)(X3.copy())
+        assert "^" in str(info.value)
+
+
+def logs_into_a_global(x):
+    loss = np.sum(x * x)
+    GLOBAL_LOG.append(x.shape)  # changed, read nowhere else in the function: as in Python
+    GLOBAL_ARRAY.sort()
+    return loss * 2.0
+
+
+def test_a_global_changed_but_read_nowhere_else_works():
+    GLOBAL_LOG.clear()
+    check_grad(logs_into_a_global, (X3.copy(),))
+    value, g = value_and_grad(logs_into_a_global)(X3.copy())
+    np.testing.assert_allclose(g, 4.0 * X3)
+    assert GLOBAL_LOG[-1] == (3,)
+
+
+def test_a_global_read_but_not_changed_works():
+    def f(x):
+        a = np.sum(GLOBAL_ARRAY * x) + x[0] * GLOBAL_LIST[0]
+        GLOBAL_LIST.count(1.0)
+        GLOBAL_ARRAY.sum()
+        return a * np.sum(GLOBAL_ARRAY * x) + GLOBAL_LIST.index(2.0)
+
+    check_grad(f, (X3.copy(),))
 
 
 def shuffles_an_index(x):

@@ -28,33 +28,34 @@ Known pure: functions with a rule (unless given ``out=``), the array methods of
 
 from __future__ import annotations
 
-import bisect
 import collections
-import heapq
 import inspect
-import operator
-import sys
 
 import gast
 import numpy as np
 
 from .. import rules, runtime
-from ..analysis.ops import METHOD_KEYWORDS, METHODS, OPAQUE_MODULES
+from ..analysis.ops import METHOD_KEYWORDS, METHODS
 from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
 from ..runtime import writes as ir
+from .call_effects import (
+    IN_PLACE_HELPERS,
+    MUTABLE_TYPES,
+    UFUNC_OUT_AT,
+    keeps,
+    mutator,
+    own_helper,
+    shuffles,
+    trusted,
+)
 
 # Array methods that write into the array they are called on, and the NumPy function computing
 # the values they write (self becomes its first argument).
 SORTING_METHODS = {"sort": np.sort, "partition": np.partition}
-# Runtime helpers that change their first argument: never a pure call.
-IN_PLACE_HELPERS = (
-    runtime.setitem, runtime.add_at, runtime.zero_item, runtime.restore_item,
-    runtime.list_append, runtime.list_pop,
-)
 
 
 def _name(id_):
@@ -169,10 +170,11 @@ class InPlaceCalls:
                     f"not know whether it changes its arguments in place)"
                 )
             return None
-        mutates = _mutator(fn, call)
+        mutates = mutator(fn, call)
         if mutates is not None:
             raise self._refuse(call, mutates, "call a method of the array or list, or build a "
                                "new value (`y = f(x)`)")
+        self._foreign_writes(fn, call)
         if random_draws.is_draw(fn):
             drawn = self._draw_into(call, target)
             if drawn is not None:
@@ -188,7 +190,7 @@ class InPlaceCalls:
         if target is not None and not self._pure(fn):
             self._opaque_writes(fn, call)
         if target is None and not self._pure(fn) and self._reads_locals(call):
-            if random_draws.is_draw(fn) or _own_helper(fn) or isinstance(
+            if random_draws.is_draw(fn) or own_helper(fn) or isinstance(
                 getattr(fn, "__self__", None), (list, dict, set)
             ):  # (a global list's `append`: it changes the global, not what it is given)
                 # a draw whose numbers are not used still advances the generator: it runs
@@ -271,7 +273,7 @@ class InPlaceCalls:
                 call, f"`output=` into `{output.id}` in a call of `{_dotted(call.func)}` (it "
                 f"writes its result into `{output.id}` in place)",
                 f"write `{output.id} = {_dotted(call.func)}(...)` without `output=`")
-        if _trusted(fn):
+        if trusted(fn):
             return
         given = [a.value if isinstance(a, gast.Starred) else a for a in call.args]
         given += [k.value for k in call.keywords]
@@ -292,6 +294,57 @@ class InPlaceCalls:
                 f"srcgrad cannot tell whether it changes `{atom.id}` in place",
                 f"pass it a copy made for the call (`{atom.id}.copy()`), or register a rule for "
                 f"it (srcgrad.adjoint)")
+
+    def _foreign_writes(self, fn, call):
+        """A call that may change in place an array or container the function does not own (a
+        global, a closure variable): srcgrad reads such a value as one value wherever the
+        function reads it, so a change between two reads is refused. Code run by `exec` or
+        `eval` may change anything, and is refused."""
+        if any(fn is f for f in (exec, eval)):
+            raise self._refuse(
+                call, f"`{fn.__name__}` (srcgrad cannot see what the code it runs changes)",
+                "write the code out in the function")
+        func = call.func
+        if isinstance(func, gast.Attribute) and not self._is_local(func.value):
+            owner = self.ctx.namespace.resolve(func.value, self.locals)
+            if isinstance(owner, MUTABLE_TYPES) and not keeps(owner, func.attr, call):
+                self._foreign(call, func.value, f"`{_dotted(func)}(...)`")
+        if shuffles(fn):  # whatever it is given: an index read before and after is two values
+            bound = random_draws.is_draw(fn)
+            given = call.args[0 if bound else 1:]
+            owner = _dotted(func.value) if bound and isinstance(func, gast.Attribute) else "rng"
+            shuffled = _dotted(given[0]) if given else "x"
+            raise self.ctx.location.error(
+                UnsupportedSyntaxError, call, random_draws.shuffle_refusal(owner, shuffled))
+        if trusted(fn):
+            return
+        given = [a.value if isinstance(a, gast.Starred) else a for a in call.args]
+        given += [k.value for k in call.keywords]
+        for atom in given:
+            if isinstance(atom, gast.Name) and not self._is_local(atom):
+                value = self.ctx.namespace.resolve(atom, self.locals)
+                if isinstance(value, MUTABLE_TYPES):
+                    self._foreign(call, atom, f"`{_dotted(func)}` given `{atom.id}`")
+
+    def _foreign(self, call, atom, what):
+        """Refuse ``call``, which may change ``atom`` (held outside the function) in place,
+        when the function reads ``atom`` anywhere else."""
+        root = atom
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name):
+            return
+        here = sum(1 for n in walk(call) if isinstance(n, gast.Name) and n.id == root.id
+                   and isinstance(n.ctx, gast.Load))
+        if self.reads[root.id] <= here:
+            return  # changed, but read nowhere else: every read sees the value Python sees
+        name = _dotted(atom)
+        raise self._refuse(
+            call, f"{what}, which may change `{name}` in place: `{name}` is not the function's "
+            f"own (a global or a closure variable) and is read elsewhere in the function, where "
+            f"srcgrad reads it as one value",
+            f"make a copy of your own first (`{name.replace('.', '_')}_own = {name}.copy()`) "
+            f"and use it throughout the function")
 
     def _draw_into(self, call, target):
         """A draw given ``out=y`` (``rng.random(out=y)``, ``rng.permuted(x, out=y)``): it fills
@@ -315,6 +368,8 @@ class InPlaceCalls:
         None; the returned args and keywords are the call's without ``out``."""
         if isinstance(fn, np.ufunc):
             return self._ufunc_out(fn, args, keywords, call)
+        if isinstance(getattr(fn, "__self__", None), np.ufunc) and fn.__name__ in UFUNC_OUT_AT:
+            return self._ufunc_method_out(fn, args, keywords, call)
         if not (getattr(fn, "__module__", None) or "").startswith("numpy"):
             return None  # `out` means NumPy's output buffer only for NumPy's functions
         signature = _signature(fn)
@@ -354,6 +409,20 @@ class InPlaceCalls:
         if len(outs) > 1 or fn.nout > 1:
             raise self._refuse(call, f"several outputs (`out=`) of np.{fn.__name__}")
         return self._out_target(outs[0], call), args, rest
+
+    def _ufunc_method_out(self, fn, args, keywords, call):
+        """``_out_of`` for ``ufunc.reduce``, ``accumulate``, ``reduceat`` and ``outer``, whose
+        ``out`` may also come by position (after ``array, axis, dtype``)."""
+        at = UFUNC_OUT_AT[fn.__name__]
+        out = [k.value for k in keywords if k.arg == "out"]
+        if at is not None and len(args) > at:
+            out.append(args[at])
+        out = [o for o in out if not _is_none(o)]
+        if not out:
+            return None
+        args = list(args[:at]) if at is not None else list(args)
+        rest = [k for k in keywords if k.arg != "out"]
+        return self._out_target(out[0], call), args, rest
 
     def _out_target(self, out, call):
         if isinstance(out, gast.Name) and len(self.tuples.get(out.id, ())) == 1:
@@ -544,56 +613,6 @@ class InPlaceCalls:
         )
 
 
-# Functions that change an argument in place (no rule, no source srcgrad reads): refused whether
-# or not their result is used, since what they change may be an index or a mask the derivative
-# reads again.
-MUTATORS = frozenset(
-    [heapq.heapify, heapq.heappush, heapq.heappop, heapq.heappushpop, heapq.heapreplace,
-     bisect.insort, bisect.insort_left, bisect.insort_right, operator.setitem, operator.delitem]
-    + [getattr(operator, f"i{op}") for op in (
-        "add", "and", "concat", "floordiv", "lshift", "mod", "mul", "matmul", "or", "pow",
-        "rshift", "sub", "truediv", "xor")]
-)
-# Types whose methods, called as functions (`list.sort(xs)`, `np.ndarray.fill(a, 0)`), may
-# change their first argument; `METHODS` lists the array methods known not to.
-MUTABLE_TYPES = (list, dict, set, bytearray, np.ndarray)
-
-
-def _mutator(fn, call):
-    """What the call changes in place, said for a refusal, or None."""
-    try:
-        if fn in MUTATORS:
-            return f"`{_dotted(call.func)}` (it changes its argument in place)"
-    except TypeError:  # unhashable
-        pass
-    owner = getattr(fn, "__objclass__", None)
-    if owner in MUTABLE_TYPES and not (owner is np.ndarray and fn.__name__ in METHODS):
-        return (f"`{_dotted(call.func)}` called as a function (srcgrad does not know whether it "
-                f"changes its argument in place)")
-    for k in call.keywords:
-        if (k.arg or "").startswith("overwrite_") and not (
-            isinstance(k.value, gast.Constant) and k.value.value is False
-        ):
-            return f"`{k.arg}=` (the call may overwrite its argument)"
-    return None
-
-
-def _trusted(fn):
-    """Whether a function without a rule or source is known to change none of its arguments:
-    NumPy's and SciPy's (whose writes, `out=`, `overwrite_*=`, `output=`, are modelled or
-    refused on their own; not SciPy's wrapped Fortran routines), the standard library's (not
-    `ctypes`), Python functions (inlined, or called recursively and checked), classes, a draw,
-    a method of a list, dict or set (the container changes, not what it is given)."""
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    if type(fn).__name__ == "fortran" or module == "ctypes":  # BLAS, LAPACK; memmove
-        return False
-    return (module in OPAQUE_MODULES or module in sys.stdlib_module_names
-            or inspect.isfunction(fn) or inspect.ismethod(fn)
-            and inspect.isfunction(fn.__func__) or isinstance(fn, type)
-            or random_draws.is_draw(fn) or _own_helper(fn)
-            or isinstance(getattr(fn, "__self__", None), (list, dict, set)))
-
-
 def _output_into(fn, call):
     """The array a SciPy function is given as ``output=`` (``scipy.ndimage``), or None."""
     if not (getattr(fn, "__module__", None) or "").startswith("scipy"):
@@ -644,13 +663,6 @@ def _fresh_names(fn_node, namespace, locals_):
         elif isinstance(n, (gast.For, gast.AugAssign)):
             kinds.update({t.id: None for t in walk(n.target) if isinstance(t, gast.Name)})
     return {k: {v for v, found in kinds.items() if found == k} for k in ("numbers", "values")}
-
-
-def _own_helper(fn):
-    """A runtime helper of srcgrad's (in generated code differentiated again), not one that
-    writes into its first argument (``IN_PLACE_HELPERS``, modelled where they are met)."""
-    module = getattr(fn, "__module__", None) or ""
-    return module.startswith("srcgrad.runtime") and not any(fn is h for h in IN_PLACE_HELPERS)
 
 
 def _is_ufunc_at(fn):
