@@ -24,7 +24,7 @@ from .context import Options
 from .derived import Derived, unwrap, wrap
 from .emit import diskcache, numba_backend
 from .emit.unparse import highlight
-from .errors import SrcgradError
+from .errors import ClassesNeeded, SrcgradError
 from .frontend.source import GENERATED_SOURCE
 from .kinds import Specialized
 from .matrices import METHODS, hessian_of, holomorphic, jacobian_of
@@ -177,14 +177,14 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     as_tuple = isinstance(wrt, (tuple, list))
     try:
         fn: Fn = diskcache.derive_cached(f, read, mode, names, as_tuple, options, derive)
-    except StaticArgumentNeeded as need:
-        if need.param in names:
+    except (StaticArgumentNeeded, ClassesNeeded) as need:
+        if need.param in names and not need.held:
             raise SrcgradError(
                 f"wrt selects `{need.param}`, which {read.__name__} calls as a function: a "
                 f"function has no gradient; differentiate with respect to the values it is "
                 f"given instead"
             ) from None
-        # a parameter called as a function: specialized per function passed, at the call
+        # a parameter called as a function (holding objects called): specialized at the call
         return Specializing(
             lambda static: derive(read, mode, names, options, as_tuple, static)[0],
             read, mode,

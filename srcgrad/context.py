@@ -69,6 +69,9 @@ class Context:
     # the source, for errors and comments
     location: object = None
     source_lines: list = field(default_factory=list)
+    # parameter -> the value the call passes, for a derivative specialized per classes of the
+    # objects it holds (normalize/methods.py)
+    examples: dict = field(default_factory=dict)
     local_functions: dict = field(default_factory=dict)  # lambdas and nested defs, by name
     # names
     namespace: object = None  # the user function's Namespace

@@ -42,6 +42,22 @@ class UnsupportedSyntaxError(LocatedError):
     """A construct srcgrad does not differentiate (yet), found at transform time."""
 
 
+class ClassesNeeded(UnsupportedSyntaxError):
+    """A method called on an object taken out of a parameter (``P.ps[0].affine(x)``) whose class
+    is known only when the derivative is called: the transform then makes a derivative
+    specialized per classes of the objects passed (``specialize.Specializing``). Raised from
+    an unspecialized transform only; the message is the refusal a user sees where no object
+    of a known class reaches the call (``refusal``)."""
+
+    held = True  # `wrt` may select the parameter: its objects' fields carry gradient
+
+    def __init__(self, param, refusal):
+        self.param = param
+        self.refusal = refusal
+        super().__init__(refusal.message, filename=refusal.filename, lineno=refusal.lineno,
+                         offset=refusal.offset, line=refusal.line)
+
+
 class NoRuleError(LocatedError):
     """A call to a function that has neither Python source nor a registered rule."""
 

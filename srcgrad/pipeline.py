@@ -63,6 +63,8 @@ from .normalize import (
 )
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
+from .normalize.callables import is_callable_value
+from .normalize.methods import Example
 from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy
 from .transform import defaults, forward, linearize, pullback, reverse
 
@@ -187,14 +189,17 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
 
     ``wrt`` is a tuple of parameter names; ``as_tuple`` returns the gradients as a tuple even
     when there is only one; ``static`` maps parameters to the callables a call passes them (the
-    derivative is specialized to them).
+    derivative is specialized to them) or to the ``Example`` of the objects it passes them (the
+    derivative is specialized to their classes).
     """
     options = options or Options()
     fn = _differentiable(fn, mode, options)
     dump = options.dump or os.environ.get("SRCGRAD_DUMP") == "1"
     parsed = parse_function(fn)
-    ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, dict(static or {}),
+    callables, examples = _split(static or {}, wrt)
+    ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, callables,
                   parsed.location, parsed.source_lines)
+    ctx.examples = examples
     # a split call runs a generator: only in Python (the numba backend compiles the plain form)
     ctx.split_recursion = options.split_recursion and options.backend == "python"
     ctx.kinds = dict(options.kinds)
@@ -231,6 +236,17 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
         compiled.__srcgrad_plain__ = _Plain(fn, mode, wrt, plain, as_tuple, static)
         compiled.__srcgrad_special__ = frozenset(ctx.special_calls)
     return compiled, text
+
+
+def _split(static, wrt):
+    """The callables a call passes (parameter -> value) and the values holding objects it
+    passes (``Example``), from ``static``. The objects of an argument ``wrt`` names are never
+    constants of the derivative: its calls go through the class of each object, or are
+    refused."""
+    examples = {p: v.value for p, v in static.items() if isinstance(v, Example)}
+    callables = {p: examples.get(p, v) for p, v in static.items()
+                 if p not in wrt and (not isinstance(v, Example) or is_callable_value(v.value))}
+    return callables, examples
 
 
 class _Plain:

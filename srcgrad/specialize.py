@@ -14,7 +14,11 @@ bound keywords stay parameters with the bound values as defaults, so ``wrt`` may
 rk4_step(f, y, h)``). Which function is called is known only at the call, so the derivative is
 generated there, once per function passed (keyed by identity: a function, a partial, a tuple or
 dict of them), and kept in a bounded cache, most recently used last. Transforms of it
-(``grad(grad(f))``, ``hvp``, ``jacobian``) are specialized the same way.
+(``grad(grad(f))``, ``hvp``, ``jacobian``) are specialized the same way. The same holds for a
+function calling a method of an object it reads out of a parameter (``P.ps[0].affine(x)`` of
+an unannotated ``P``): the derivative is generated per classes of the objects passed
+(``methods.classes_key``), with the methods those classes define inlined, each after a
+run-time class check.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from typing import Any, Callable
 
 from .emit import naming
 from .emit.compile import compile_function
+from .errors import ClassesNeeded
 from .normalize.callables import Bound, is_callable_value
+from .normalize.methods import Example, classes_key, holds_objects
 
 CACHE_SIZE = 32  # specializations kept per derivative
 
@@ -58,18 +64,26 @@ class Specializing:
         return f"<srcgrad {self.__name__}: specialized per function passed>"
 
     def static(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The parameters a call gives callables (its defaults included)."""
+        """The parameters a call gives callables (its defaults included), and the ``Example``
+        of each value holding objects of the user's classes."""
         given = dict(self._defaults)
         given.update(zip(self._positional, args))
         given.update(kwargs)
-        return {k: v for k, v in given.items() if is_callable_value(v)}
+        return {k: Example(v) if holds_objects(v) else v for k, v in given.items()
+                if is_callable_value(v) or holds_objects(v)}
 
     def specialized(self, static: dict[str, Any]) -> Any:
         """The derivative generated for the callables ``static`` (made now if new)."""
         key = tuple(sorted((name, _identity(v)) for name, v in static.items()))
         entry = self.made.get(key)
         if entry is None:
-            entry = (self.build(static), static)  # the values keep their ids meaningful
+            # the callables keep their ids meaningful (an example's classes are in the key)
+            given = {k: v.value if isinstance(v, Example) else v for k, v in static.items()}
+            kept = {k: v for k, v in given.items() if is_callable_value(v)}
+            try:
+                entry = (self.build(static), kept)
+            except ClassesNeeded as need:  # the objects passed do not tell the class either
+                raise need.refusal from None
             self.made[key] = entry
             while len(self.made) > CACHE_SIZE:
                 self.made.popitem(last=False)
@@ -96,6 +110,8 @@ class Specializing:
 
 def _identity(value):
     """What a specialization depends on in a value passed: the identity of every callable."""
+    if isinstance(value, Example):
+        return classes_key(value.value), _identity(value.value)
     if isinstance(value, (tuple, list)):
         return tuple(_identity(v) for v in value)
     if isinstance(value, dict):

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from golden_source import assert_golden
 from gradcheck import check_grad
+from second_order_check import check_second_order
 
 import srcgrad
 from srcgrad import SrcgradError, UnsupportedSyntaxError
@@ -624,3 +625,130 @@ def test_a_bound_method_derivative_says_what_it_is_and_pickles():
     assert repr(g) == "<grad of MLP.loss wrt 'x'>"
     again = pickle.loads(pickle.dumps(g))
     np.testing.assert_allclose(again(X, Y), g(X, Y))
+
+
+# --- methods of objects a call passes inside an argument, with no annotation -------------------
+@dataclass
+class Affine:
+    W: np.ndarray
+    b: np.ndarray
+
+    def affine(self, v):
+        return self.W @ v + self.b
+
+
+class Sine:
+    """Another class with a method of the same name: the call specializes again."""
+
+    def __init__(self, s):
+        self.s = s
+
+    def affine(self, v):
+        return np.sin(v) * self.s
+
+
+class Gain:
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self, v):
+        return self.s * np.tanh(v)
+
+
+Stack = namedtuple("Stack", ["ps", "act"])
+
+
+def first_layer(x, P):
+    return np.sum(np.tanh(P.ps[0].affine(x)) ** 2) * P.c
+
+
+def every_layer(x, P):
+    h = x
+    for lay in P.ps:
+        h = np.tanh(lay.affine(h))
+    return np.sum(h * h)
+
+
+def every_item(x, P):
+    h = x
+    for lay in P["ps"]:
+        h = np.tanh(lay.affine(h))
+    return np.sum(h * h)
+
+
+def apply_layer(lay, v):
+    return lay.affine(v)
+
+
+def helper_bound_method_and_callable_field(x, P):
+    f = P.ps[1].affine
+    return np.sum(P.act(apply_layer(P.ps[0], f(x))))
+
+
+def callable_objects_in_a_loop(x, P):
+    h = x
+    for act in P.acts:
+        h = act(h)
+    return np.sum(h * x)
+
+
+def method_of_the_argument_itself(x, P):
+    return np.sum(np.sin(P.affine(x)) * x)
+
+
+def _passed():
+    rng = np.random.default_rng(5)
+    W, b = rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)
+    ns = types.SimpleNamespace
+    return [
+        (first_layer, ns(ps=[Affine(W, b)], c=0.7)),
+        (every_item, {"ps": (Affine(W, b), Affine(W.T, 0.5 * b))}),
+        (every_layer, ns(ps=[Affine(W, b), Affine(W.T, 0.5 * b)])),
+        (helper_bound_method_and_callable_field, Stack([Affine(W, b), Affine(W.T, b)], Gain(1.5))),
+        (method_of_the_argument_itself, Affine(W, b)),
+        (callable_objects_in_a_loop, ns(acts=[Gain(1.5), Gain(0.5)])),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_passed())))
+def test_methods_of_objects_inside_an_unannotated_argument(case):
+    """Was refused ("annotate the parameter with its class"): the derivative is generated when
+    called, for the classes of the objects the argument holds (a class check guards each
+    inlined method); gradient and tangent with respect to the argument have its structure."""
+    f, P = _passed()[case]
+    x = RNG.normal(size=3)
+    before = copy.deepcopy(P)
+    gx, gP = srcgrad.grad(f, wrt=(0, 1))(x, P)
+    np.testing.assert_allclose(gx, numeric(f, (x, P), 0)[()], rtol=1e-6, atol=1e-8)
+    assert type(gP) is type(P)
+    assert_matches(gP, numeric(f, (x, P), 1))
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(_leaves(P), _leaves(before)))
+    tangent = _replaced(P, (), P)
+    for path, leaf in _leaves(P):
+        tangent = _replaced(tangent, path, np.ones_like(leaf))
+    value, t = srcgrad.jvp(f, wrt=1)(x, P, tangent)
+    assert value == pytest.approx(f(x, P), rel=1e-12)
+    assert t == pytest.approx(directional(f, (x, P), 1, tangent), rel=1e-6)
+    check_second_order(f, [x, P], 0)
+
+
+def test_objects_of_another_class_give_another_derivative():
+    x = RNG.normal(size=3)
+    df = srcgrad.grad(first_layer)
+    for lay in (Affine(np.eye(3), np.ones(3)), Sine(0.5), Affine(2.0 * np.eye(3), np.zeros(3))):
+        P = types.SimpleNamespace(ps=[lay], c=0.7)
+        np.testing.assert_allclose(df(x, P), numeric(first_layer, (x, P), 0)[()], rtol=1e-6,
+                                   atol=1e-8)
+        assert f"check_class(P_ps_item, {type(lay).__name__})" in srcgrad.source(df)
+
+
+def test_objects_of_two_classes_in_a_loop_are_refused_where_the_method_is_called():
+    P = types.SimpleNamespace(ps=[Affine(np.eye(3), np.ones(3)), Sine(0.5)])
+    with pytest.raises(UnsupportedSyntaxError, match=r"`\.affine\(\)`") as info:
+        srcgrad.grad(every_layer)(RNG.normal(size=3), P)
+    assert "test_objects.py" in str(info.value) and "lay.affine(h)" in str(info.value)
+
+
+def test_an_argument_whose_methods_are_not_called_keeps_one_derivative():
+    df = srcgrad.grad(lambda x, P: np.sum(P.ps[0].W @ x))  # no method: generated at once
+    assert "def " in srcgrad.source(df)

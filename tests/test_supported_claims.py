@@ -83,8 +83,11 @@ class Box:
         return self.w * 2.0
 
 
-def method_of_an_unknown_class(x, box):
-    return np.sum(box.scaled(x))
+def methods_of_two_classes_in_a_loop(x, boxes):
+    h = x
+    for box in boxes:
+        h = box.scaled(h)
+    return np.sum(h)
 
 
 def property_of_an_unknown_class(x, box):
@@ -500,13 +503,15 @@ CLAIMS = [
      TRANSFORM, "lambda"),
     ("a lambda or nested def used as a value other than by calling it", function_as_a_value, 0,
      (X,), TRANSFORM, "used as a value"),
-    ("a method call on an object whose class is not known at transform time",
-     method_of_an_unknown_class, 0, (X, Box(np.ones(3))), TRANSFORM, "scaled"),
-    ("a method call on an object whose class srcgrad cannot know", method_of_an_unknown_class, 0,
-     (X, Box(np.ones(3))), TRANSFORM, "scaled"),
+    ("or on the items of a list or tuple argument holding objects of two classes",
+     methods_of_two_classes_in_a_loop, 0, (X, [Box(np.ones(3)), Other(np.ones(3))]), RUN,
+     r"`\.scaled\(\)`"),
+    ("a method call in a loop over a list or tuple argument holding objects of two classes",
+     methods_of_two_classes_in_a_loop, 0, (X, [Box(np.ones(3)), Other(np.ones(3))]), RUN,
+     r"`\.scaled\(\)`"),
     ("a run-time check that the object still has the class the derivative inlined", annotated,
      0, (X, Other(np.ones(3))), RUN, "inlined the methods of Box"),
-    ("a property of such an object, when its gradient or tangent is needed",
+    ("a property of an object whose class is not known at transform time",
      property_of_an_unknown_class, 0, (X, Box(np.ones(3))), RUN, "doubled"),
     ("on an array field, every other holder of the array", view_of_an_updated_field, 0, (X,),
      RUN, "`v` shares memory with it"),

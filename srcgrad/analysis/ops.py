@@ -23,7 +23,7 @@ import numpy as np
 from .. import rules, runtime, transforms
 from ..astutil import index_value
 from ..derived import unwrap
-from ..errors import NoRuleError, UnsupportedSyntaxError
+from ..errors import ClassesNeeded, NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
 from ..rules.derived import (
@@ -107,6 +107,24 @@ CLASS_ADVICE = (
     "field or variable annotated with it (`model: MLP`, `layers: list[Dense]`, "
     "`lay: Dense = P.layers[0]`), a global object, and an object built in the function"
 )
+
+
+def _refused(error, func):
+    """``error``, or where the object called was read out of a parameter (``func.classes_of``,
+    noted by normalize/methods.py) a ``ClassesNeeded`` with its message: the transform then
+    generates the derivative when called, knowing the classes of the objects passed."""
+    param = getattr(func, "classes_of", None)
+    if param is not None:
+        return ClassesNeeded(param, error)
+    passed = getattr(func, "passed_in", None)
+    if passed is None:
+        return error
+    return type(error)(
+        f"{error.message}. Here the objects the call passes in `{passed}` do not tell it "
+        f"either (a list or tuple of objects of several classes, iterated, or a variable given "
+        f"objects of two classes): read each item by its index (`P.ps[0].affine(h)`, "
+        f"`P.ps[1].affine(h)`), or keep one list per class", filename=error.filename,
+        lineno=error.lineno, offset=error.offset, line=error.line)
 
 
 def _key_advice(fn):
@@ -269,11 +287,11 @@ class OpClassifier:
             if fn is None and func.attr in random_draws.METHODS:
                 return self._draw(node, func.value.id, func.attr, [func.value])
             if fn is None:
-                raise self.location.error(
+                raise _refused(self.location.error(
                     UnsupportedSyntaxError, func, f"srcgrad does not support the method "
                     f"`.{func.attr}()` here: it knows the array methods, and inlines the methods "
                     f"of objects whose class it knows at transform time. {CLASS_ADVICE}"
-                )
+                ), func)
             if func.attr in ("reshape", "transpose") and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]  # x.reshape(2, 3) is x.reshape((2, 3))
             keywords = [
@@ -286,12 +304,12 @@ class OpClassifier:
             if fn is MISSING and isinstance(func, gast.Call):
                 fn = derived_callee(func, self.namespace, self.locals, self.dependencies)
             if fn is MISSING and self._is_local(func):
-                raise self.location.error(
+                raise _refused(self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "
                     f"called variable must hold an object whose class srcgrad knows (its "
                     f"`__call__` is inlined), or a function given as a static argument. "
                     f"{CLASS_ADVICE}"
-                )
+                ), func)
             if fn is MISSING:
                 raise self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: "

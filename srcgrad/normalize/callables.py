@@ -43,8 +43,11 @@ class StaticArgumentNeeded(NoRuleError):
     """A parameter of the transformed function is called as a function: the derivative must be
     specialized per function passed (``param``), which the api does at call time."""
 
-    def __init__(self, param, message, **where):
+    def __init__(self, param, message, held=False, **where):
         self.param = param
+        # read out of an attribute of the parameter (`f = P.layer.apply`): the parameter may
+        # be an object holding what is called, whose gradient `wrt` may ask for
+        self.held = held
         super().__init__(message, **where)
 
 
@@ -146,9 +149,10 @@ class StaticValues:
         if self.stores[target] == 1:
             self.values[target] = bound
 
-    def origin(self, expr, seen=None):
+    def origin(self, expr, seen=None, through=None):
         """A parameter of the transformed function that ``expr`` was taken from (``f``,
-        ``fs[0]``, ``g = f``, a helper's parameter bound to it), or None."""
+        ``fs[0]``, ``g = f``, a helper's parameter bound to it), or None. ``through`` (a list)
+        gets the attributes read on the way."""
         seen = set() if seen is None else seen
         if isinstance(expr, gast.Name):
             if expr.id in self.params:
@@ -156,13 +160,15 @@ class StaticValues:
             if expr.id in seen or expr.id not in self.defs:
                 return None
             seen.add(expr.id)
-            return self.origin(self.defs[expr.id], seen)
+            return self.origin(self.defs[expr.id], seen, through)
         if isinstance(expr, (gast.Subscript, gast.Attribute)):
-            return self.origin(expr.value, seen)
+            if isinstance(expr, gast.Attribute) and through is not None:
+                through.append(expr.attr)
+            return self.origin(expr.value, seen, through)
         if isinstance(expr, (gast.Tuple, gast.List)):
-            found = [self.origin(e, seen) for e in expr.elts]
+            found = [self.origin(e, seen, through) for e in expr.elts]
         elif isinstance(expr, gast.Dict):
-            found = [self.origin(v, seen) for v in expr.values]
+            found = [self.origin(v, seen, through) for v in expr.values]
         else:
             return None
         return next((f for f in found if f is not None), None)

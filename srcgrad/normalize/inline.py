@@ -222,7 +222,8 @@ class InlineCalls:
     def _needs_static(self, func, stmt):
         """A callee that is a parameter of the transformed function (or taken from one):
         raise ``StaticArgumentNeeded`` so the derivative is specialized per function passed."""
-        param = self.values.origin(func) if isinstance(func, gast.Name) else None
+        through = []
+        param = self.values.origin(func, through=through) if isinstance(func, gast.Name) else None
         if param is None:
             return
         if param in self.ctx.receivers.known:  # `self`: an object, not a function passed
@@ -231,11 +232,18 @@ class InlineCalls:
                 "srcgrad does not support calling a method or object taken out of a list, "
                 "tuple or dict held by an object here; call it where it is named "
                 "(`self.layer.g(x)`, or `g = self.layer.g; g(x)`)"))
+        if param in self.ctx.wrt and (param in self.ctx.examples or param in self.ctx.static):
+            where = func if getattr(func, "lineno", None) is not None else stmt
+            raise self.ctx.location.error(UnsupportedSyntaxError, where, (
+                f"srcgrad does not support calling here a function held by `{param}`, which "
+                f"wrt selects (a function has no gradient; the methods and `__call__` of "
+                f"objects of your classes are inlined): differentiate with respect to the "
+                f"values it holds, or pass the function as an argument of its own"))
         filename, lineno, offset, line = self.ctx.location.of(func)
         raise StaticArgumentNeeded(
             param, f"`{param}` is called as a function here: srcgrad specializes the "
             f"derivative per function passed as `{param}`, so call the derivative with a "
-            f"function (or a tuple or dict of functions) there",
+            f"function (or a tuple or dict of functions) there", held=bool(through),
             filename=filename, lineno=lineno, offset=offset, line=line,
         )
 

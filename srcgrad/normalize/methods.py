@@ -102,12 +102,69 @@ def user_class(cls):
 
 
 def of_value(value, exact=False):
-    """What an example value tells of a local holding it."""
+    """What an example value tells of a local holding it. The elements of a list or tuple are
+    known by the first one's attributes only when every element holds objects of the same
+    classes (``classes_key``), else by their class alone."""
     if isinstance(value, (list, tuple)) and not kind_of(value) and value:
         classes = {type(v) for v in value}
-        element = of_value(value[0]) if len(classes) == 1 else None
+        element = None
+        if len(classes) == 1:
+            first = classes_key(value[0])
+            same = all(classes_key(v) == first for v in value[1:])
+            element = of_value(value[0]) if same else Known(type(value[0]))
         return Known(type(value), value, exact, element)
     return Known(type(value), value, exact)
+
+
+MAX_NESTING = 12  # levels of a structure argument whose classes a specialization reads
+
+
+def classes_key(value, depth=0):
+    """The classes of the objects a structure argument holds, as a hashable value: what a
+    derivative specialized to an example of it (``Example``) depends on. Two values with the
+    same key give the same methods inlined; the run-time class checks stay as a guard."""
+    cls = type(value)
+    if depth > MAX_NESTING:
+        return cls
+    if isinstance(value, (list, tuple)):
+        items = tuple(classes_key(v, depth + 1) for v in value)
+        if items and all(i == items[0] for i in items[1:]):
+            items = ("*", items[0])  # any length: an index reads the same classes
+        return cls, items
+    if isinstance(value, dict):
+        return cls, tuple((k, classes_key(v, depth + 1)) for k, v in value.items())
+    held = getattr(value, "__dict__", None)
+    if (user_class(cls) or cls is types.SimpleNamespace) and isinstance(held, dict):
+        return cls, tuple((k, classes_key(v, depth + 1)) for k, v in held.items())
+    return cls
+
+
+def holds_objects(value, depth=0):
+    """Whether ``value`` is, or holds (in lists, tuples, dicts, fields), an object of the
+    user's classes whose methods a specialization could inline."""
+    if depth > MAX_NESTING:
+        return False
+    if user_class(type(value)) and not isinstance(value, type):
+        return True
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif type(value) is types.SimpleNamespace:
+        items = vars(value).values()
+    else:
+        return False
+    return any(holds_objects(v, depth + 1) for v in items)
+
+
+@dataclass(frozen=True)
+class Example:
+    """The value a call passes for a parameter holding objects of the user's classes, given to
+    a derivative specialized per classes of those objects (``specialize.Specializing``):
+    methods called on the objects it holds are inlined for the classes it holds, each after a
+    run-time class check."""
+
+    value: object = field(compare=False)
 
 
 def of_annotation(annotation, scope):
@@ -138,8 +195,11 @@ def attribute(known, attr):
     if written is not None:
         return written
     if known.example is not None:
+        example = known.example
+        if isinstance(example, tuple) and attr in getattr(type(example), "_fields", ()):
+            return of_value(getattr(example, attr))  # a namedtuple's field
         try:
-            value = inspect.getattr_static(known.example, attr)
+            value = inspect.getattr_static(example, attr)
         except AttributeError:
             return None
         if isinstance(value, (property, types.FunctionType, staticmethod, classmethod)):
@@ -188,6 +248,9 @@ class Receivers:
         self.specialized = False
         self.stores = {}  # name -> how many times the function (or an inlined body) assigns it
         self.methods = {}  # name -> (function, receiver name, Known): `h = obj.method`
+        # name -> the parameter of the transformed function whose value it was read out of
+        # (`lay = P.ps[0]`), for a method call on it whose class is not known here
+        self.origins = {}
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -196,7 +259,10 @@ class Receivers:
         annotations = getattr(fn, "__annotations__", {}) or {}
         scope = getattr(fn, "__globals__", {})
         for p in params + [a.id for a in node.args.kwonlyargs]:
-            if p in annotations:
+            self.origins[p] = p
+            if p in self.ctx.examples:  # the objects a call passes: their classes, checked
+                self.known[p] = of_value(self.ctx.examples[p])
+            elif p in annotations:
                 found = of_annotation(annotations[p], scope)
                 if found is not None:
                     self.known[p] = found
@@ -238,6 +304,11 @@ class Receivers:
         target = stmt.targets[0].id
         if getattr(stmt, "method_of", None) is None:
             self.methods.pop(target, None)
+        origin = self._origin(stmt.value)
+        if origin is None:
+            self.origins.pop(target, None)
+        else:
+            self.origins[target] = origin
         found = self._of(stmt.value)
         annotation = getattr(stmt, "annotation", None)
         if found is None and annotation is not None:
@@ -265,6 +336,29 @@ class Receivers:
             return self._of_call(value)
         return None
 
+    def _origin(self, value):
+        """The parameter ``value`` reads an object out of (``P``, ``P.ps``, ``xs[0]`` of such a
+        name, what a loop over it gives), or None."""
+        if isinstance(value, (gast.Attribute, gast.Subscript)):
+            value = value.value
+        elif isinstance(value, gast.Call) and len(value.args) == 1 and any(
+                self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
+                for h in (runtime.iteration_sequence, runtime.fresh_copy)):
+            value = value.args[0]
+        return self.origins.get(value.id) if isinstance(value, gast.Name) else None
+
+    def _unknown_receiver(self, func):
+        """A method called on a name whose class is not known here (or the name called): when
+        the name was read out of a parameter, mark the call, so that its refusal
+        (``analysis/ops.py``) asks for a derivative specialized per classes of the objects the
+        call passes (``ClassesNeeded``) instead. None."""
+        name = func.id if isinstance(func, gast.Name) else func.value.id
+        param = self.origins.get(name)
+        if param is not None and param not in self.ctx.examples:
+            func.classes_of = param
+        elif param is not None:
+            func.passed_in = param  # (for the message)
+
     def _of_name(self, name):
         if name in self.known:
             return self.known[name]
@@ -280,6 +374,12 @@ class Receivers:
             return None
         key = value.slice
         keyed = base.field_of(key.value) if isinstance(key, gast.Constant) else None
+        if keyed is None and isinstance(key, gast.Constant) and isinstance(
+                base.example, (list, tuple, dict)):
+            try:  # `P.ps[0]`, `P["layer"]` of a value a call passes
+                keyed = of_value(base.example[key.value])
+            except (IndexError, KeyError, TypeError):
+                keyed = None
         return keyed or base.element
 
     def _of_call(self, value):
@@ -339,6 +439,8 @@ class Receivers:
                                   + value.args)
         if isinstance(func, gast.Name) and func.id in self.known:
             return self._called_object(stmt, value, func, [], self.known[func.id])
+        if isinstance(func, gast.Name):
+            self._unknown_receiver(func)  # (a function it holds is resolved by inline.py)
         built = self._constructor(stmt, value)
         if built is not None:
             return built
@@ -347,10 +449,17 @@ class Receivers:
             return static
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
             return None
+        return self._method_call(stmt, value, func)
+
+    def _method_call(self, stmt, value, func):
+        """``obj.name(...)``: a method, staticmethod or classmethod of obj's class, or an
+        object held in the field ``name``, called."""
         known = self.known.get(func.value.id)
-        if known is None or not user_class(known.cls):
-            return None
-        static = inspect.getattr_static(known.cls, func.attr, MISSING)
+        if known is None:
+            return self._unknown_receiver(func)
+        static = MISSING
+        if user_class(known.cls):
+            static = inspect.getattr_static(known.cls, func.attr, MISSING)
         receiver = func.value
         if isinstance(static, staticmethod):
             return [], self._call(stmt, static.__func__, value.args)
@@ -360,17 +469,22 @@ class Receivers:
             return [], self._call(stmt, static.__func__, [cls] + value.args)
         if isinstance(static, types.FunctionType):
             return self._check(receiver, known), self._call(stmt, static, [receiver] + value.args)
-        if static is MISSING and attribute(known, func.attr) is not None:
-            # `self.layer1(x)`: the object held in an attribute, called
-            held = self.ctx.namer.fresh(func.attr)
-            self.ctx.local_names.add(held)
-            read = gast.Assign([gast.Name(held, gast.Store(), None, None)],
-                               gast.Attribute(receiver, func.attr, gast.Load()), None)
-            read = gast.copy_location(read, stmt)
-            self.note(read)
-            holder = gast.Name(held, gast.Load(), None, None)
-            return self._called_object(stmt, value, holder, [read], self.known[held])
-        return None
+        if not isinstance(static, (types.FunctionType, property)) and attribute(
+                known, func.attr) is not None:
+            # `self.layer1(x)`, `P.act(x)`: an object held in a field (a namedtuple's too)
+            return self._held(stmt, func)
+        return None if user_class(known.cls) else self._unknown_receiver(func)
+
+    def _held(self, stmt, func):
+        """``obj.attr(...)`` of an object held in an attribute: read, then called."""
+        held = self.ctx.namer.fresh(func.attr)
+        self.ctx.local_names.add(held)
+        read = gast.Assign([gast.Name(held, gast.Store(), None, None)],
+                           gast.Attribute(func.value, func.attr, gast.Load()), None)
+        read = gast.copy_location(read, stmt)
+        self.note(read)
+        holder = gast.Name(held, gast.Load(), None, None)
+        return self._called_object(stmt, stmt.value, holder, [read], self.known[held])
 
     def _method_value(self, stmt, value):
         """``h = obj.method`` (a bound method as a value, assigned once): the receiver kept
