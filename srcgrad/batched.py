@@ -13,8 +13,9 @@ Which names are batched: the seed, and every name the sweep assigns a value comp
 batched one (to a fixed point, whatever the order). A batched name assigned a value that is not
 (the zeros a cotangent starts from) gets that value in every row (``tile``). What may touch a
 batched value: ``+ - * / **`` and unary minus (each row broadcast as the per-seed value would
-be), NumPy ufuncs of one argument, and the runtime helpers below, each replaced by its batched
-twin; a batched value anywhere else (an index, an attribute, a test, a call of anything else, a
+be), ``@`` with one batched operand, NumPy ufuncs of one argument, and the runtime helpers
+below (array reads and writes at basic and advanced indices, list, tuple and dict cotangents,
+max/min, stack/concatenate, dot/einsum), each replaced by its batched twin; a batched value anywhere else (an index, an attribute, a test, a call of anything else, a
 name ``back`` takes as a default) and the sweep is refused here, at generation. What a batched
 helper cannot be sure to compute row by row as the per-seed one (a complex value, an unusual
 rank) raises ``Unbatched`` when it runs, and the Jacobian calls ``back`` per seed instead.
@@ -58,6 +59,15 @@ TWINS = {
     "copy_grad": ("copy_grad", (0,)),
     "matmul_vjp_left": ("matmul_vjp_left", (0,)),
     "matmul_vjp_right": ("matmul_vjp_right", (0,)),
+    "stack_grad": ("stack_grad", (0,)),
+    "concatenate_grad": ("concatenate_grad", (0,)),
+    "chooser_grad": ("chooser_grad", (0,)),
+    "dot_vjp_left": ("dot_vjp_left", (0,)),
+    "dot_vjp_right": ("dot_vjp_right", (0,)),
+    "einsum_vjp": ("einsum_vjp", (0,)),
+    "take_item": ("take_item", (0,)),
+    "zero_item": ("zero_item", (0,)),
+    "copy_array": ("copy_array", (0,)),
 }
 OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}
 
@@ -255,6 +265,10 @@ class _Sweep:
             return node, False
         if isinstance(node, gast.Name):
             return node, True
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
+            (a, am), (b, bm) = self._expr(node.left), self._expr(node.right)
+            return self._helper("matmul", [a, b, gast.Constant(am, None),
+                                           gast.Constant(bm, None)]), True
         if isinstance(node, gast.BinOp) and type(node.op) in OPERATORS:
             (a, am), (b, bm) = self._expr(node.left), self._expr(node.right)
             return self._helper("binop", [gast.Constant(OPERATORS[type(node.op)], None), a, b,
@@ -292,6 +306,8 @@ class _Sweep:
             return self._helper("add", [args[0][0], args[1][0]] + flags + [self.count])
         if fn is runtime.add_at and len(args) == 3 and args[0][1] and not args[1][1]:
             return self._helper("add_at", [a for a, _ in args] + flags[2:])
+        if fn is runtime.elem and len(args) == 3 and not args[1][1] and not args[2][1]:
+            return self._helper("elem", [a for a, _ in args] + [self.count])
         if isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 and len(args) == 1:
             node.args = [args[0][0]]
             return node

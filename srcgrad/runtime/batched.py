@@ -20,6 +20,9 @@ import numpy as np
 
 from ..errors import SrcgradError
 from .boundary import jacobian_argument, stack_rows, unit_basis
+from .containers import Cotangents, DictCotangents
+from .products import _einsum_labels
+from .reductions import _count, _expand
 from .shapes import float_dtype
 
 OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -50,9 +53,17 @@ def _lift(a, ndim):
     return a.reshape(a.shape[:1] + (1,) * extra + a.shape[1:])
 
 
+def _rows(g):
+    """``g``, a batched value: an array with one row per seed (a list's cotangents: Unbatched)."""
+    if not isinstance(g, np.ndarray) or g.ndim == 0:
+        raise Unbatched(type(g).__name__)
+    return g
+
+
 def binop(op, a, b, a_many, b_many):
     """``a <op> b`` with either operand (or both) batched (``a_many``, ``b_many``)."""
     fn = OPERATORS[op]
+    a, b = _rows(a) if a_many else a, _rows(b) if b_many else b
     if a_many and b_many:
         ndim = max(a.ndim, b.ndim) - 1
         return fn(_lift(a, ndim), _lift(b, ndim))
@@ -61,6 +72,18 @@ def binop(op, a, b, a_many, b_many):
         return fn(_lift(a, np.ndim(b)), b)
     a = _plain(a)
     return fn(a, _lift(b, np.ndim(a)))
+
+
+def matmul(a, b, a_many, b_many):
+    """``a @ b`` with one operand batched, each of at most two axes per seed."""
+    if a_many == b_many or np.ndim(b if a_many else a) > 2 or (
+            _rows(a if a_many else b).ndim > 3):
+        raise Unbatched("matmul ranks")
+    if a_many:
+        return np.matmul(a, _plain(b))
+    if b.ndim == 3:
+        return np.matmul(_plain(a), b)
+    return np.matmul(b, _plain(a).T)
 
 
 def tile(x, count):
@@ -164,9 +187,18 @@ def _basic(index):
 
 def getitem_grad(dy, x, index):
     """``runtime.getitem_grad`` of an array read at a basic index (integers, slices, None,
-    ``...``): zeros with each row of ``dy`` written at ``index`` of its row."""
+    ``...``): zeros with each row of ``dy`` written at ``index`` of its row; of a dict, list or
+    tuple read at one key: the batched ``dy`` at that key, nothing elsewhere."""
+    if isinstance(x, dict):
+        return DictCotangents({index: _rows(dy)})
+    if isinstance(x, (tuple, list)):
+        if isinstance(index, slice):
+            raise Unbatched("a slice of a list")
+        g = Cotangents([None] * len(x))
+        g[index] = _rows(dy)
+        return g
     if not _basic(index):
-        raise Unbatched("an advanced index")
+        return getitem_advanced(dy, x, index)
     g = np.zeros(dy.shape[:1] + np.shape(_plain(x)), dtype=float_dtype(dy))
     at = (slice(None),) + (index if isinstance(index, tuple) else (index,))
     g[at] = _lift(dy, g[at].ndim - 1)
@@ -176,8 +208,16 @@ def getitem_grad(dy, x, index):
 def add_at(acc, index, dy, dy_many):
     """``runtime.add_at`` at a basic index: each row of ``dy`` added at ``index`` of the row of
     a copy of ``acc`` (the per-seed helper updates a buffer its sweep owns)."""
-    if not _basic(index) or acc.dtype.kind != "f":
-        raise Unbatched("an advanced index")
+    if isinstance(acc, (Cotangents, DictCotangents)):
+        if isinstance(index, slice) or not dy_many:
+            raise Unbatched("a slice of a list, or a value the same for every seed")
+        now = acc.get(index) if isinstance(acc, dict) else acc[index]
+        acc[index] = _rows(dy) if now is None else binop("+", now, dy, True, True)
+        return acc
+    if not _basic(index):
+        return add_at_advanced(acc, index, dy, dy_many)
+    if acc.dtype.kind != "f":
+        raise Unbatched("not a float cotangent")
     acc = np.array(acc, copy=True)
     at = (slice(None),) + (index if isinstance(index, tuple) else (index,))
     acc[at] += _lift(dy, acc[at].ndim - 1) if dy_many else _plain(dy)
@@ -214,6 +254,164 @@ def matmul_vjp_right(dy, a, b):
     raise Unbatched("matmul ranks")
 
 
+def _at(index):
+    """``index`` of one row as the index of every row (a full slice first); Unbatched where the
+    advanced indices are not next to each other (NumPy would then move their axes first)."""
+    index = index if isinstance(index, tuple) else (index,)
+    if not _basic(index):
+        fancy = [i for i, item in enumerate(index) if not _basic(item) or (
+            isinstance(item, (int, np.integer)))]
+        if fancy != list(range(fancy[0], fancy[-1] + 1)):
+            raise Unbatched("advanced indices apart")
+    return (slice(None),) + index
+
+
+def _indexed_ndim(shape, at):
+    """The number of axes of one row of ``x[index]`` (``at``: the index of every row)."""
+    return np.broadcast_to(np.zeros(()), (1,) + tuple(shape))[at].ndim - 1
+
+
+def getitem_advanced(dy, x, index):
+    """``runtime.getitem_grad`` of an array read at an advanced index: each row of ``dy``
+    added at ``index`` of its row (``np.add.at``: repeated positions accumulate)."""
+    shape = np.shape(_plain(x))
+    at = _at(index)
+    g = np.zeros(dy.shape[:1] + shape, dtype=float_dtype(dy))
+    np.add.at(g, at, _lift(_rows(dy), _indexed_ndim(shape, at)))
+    return g
+
+
+def add_at_advanced(acc, index, dy, dy_many):
+    """``runtime.add_at`` at an advanced index, on a copy of ``acc``."""
+    if acc.dtype.kind != "f":
+        raise Unbatched("not a float cotangent")
+    at = _at(index)
+    acc = np.array(acc, copy=True)
+    np.add.at(acc, at, _lift(_rows(dy), _indexed_ndim(acc.shape[1:], at)) if dy_many
+              else _plain(dy))
+    return acc
+
+
+def take_item(d, index, like):
+    """``runtime.take_item`` of an array at a basic index: a copy of each row's part."""
+    if not _basic(index):
+        raise Unbatched("the last of repeated writes")
+    return np.array(_rows(d)[_at(index)], copy=True)
+
+
+def zero_item(d, index):
+    """``runtime.zero_item``: zeros at ``index`` of each row, in place (a read-only ``d``
+    copied first)."""
+    d = _rows(d)
+    if not d.flags.writeable:
+        d = np.array(d)
+    d[_at(index)] = 0.0
+    return d
+
+
+def copy_array(a):
+    """``runtime.copy_array`` of a batched array."""
+    return np.array(_rows(a), dtype=float_dtype(a), copy=True)
+
+
+def _like(g, x):
+    """``shapes._like`` row by row: each row shaped like ``x`` (real values only)."""
+    if np.iscomplexobj(x) or g.dtype.kind != "f":
+        raise Unbatched("complex")
+    return np.reshape(g, g.shape[:1] + np.shape(x))
+
+
+def elem(dy, key, x, count):
+    """``runtime.elem`` of a batched list, tuple or dict cotangent."""
+    if dy is None:
+        return tile(_zeros(x), count)
+    g = dy.get(key) if isinstance(dy, dict) else dy[key]
+    return tile(_zeros(x), count) if g is None else _rows(g)
+
+
+def _zeros(x):
+    x = _plain(x)
+    return np.zeros(np.shape(x), dtype=float_dtype(x))
+
+
+def stack_grad(dy, arrays, axis=0):
+    """``runtime.stack_grad``: each row taken apart along the stacked axis."""
+    dy = _rows(dy)
+    axis = axis % (dy.ndim - 1) + 1
+    return Cotangents(_like(np.take(dy, i, axis=axis), _plain(x)) for i, x in enumerate(arrays))
+
+
+def concatenate_grad(dy, arrays, axis=0):
+    """``runtime.concatenate_grad``: each row cut into one piece per array."""
+    dy = _rows(dy)
+    if axis is None:
+        dy, shapes, axis = dy.reshape(len(dy), -1), [(np.size(_plain(x)),) for x in arrays], 1
+    else:
+        shapes, axis = [np.shape(_plain(x)) for x in arrays], axis % (dy.ndim - 1) + 1
+    ends = np.cumsum([s[axis - 1] for s in shapes]).tolist()
+    lead = (slice(None),) * axis
+    pieces = [dy[lead + (slice(a, b),)] for a, b in zip([0] + ends[:-1], ends)]
+    return Cotangents(_like(p, x) for p, x in zip(pieces, arrays))
+
+
+def chooser_grad(dy, a, y, axis=None, keepdims=False):
+    """``runtime.chooser_grad`` (max, min): each row of ``dy`` split among the elements equal to
+    the result, as the per-seed helper splits it."""
+    dy, a, y = _rows(dy), _plain(a), _plain(y)
+    ndim = np.ndim(a)
+    if ndim == 0:
+        raise Unbatched("a maximum of a number")
+    yk = _expand(y, ndim, axis, keepdims)
+    chosen = a == yk
+    if np.isnan(yk).any():
+        chosen |= np.isnan(a) & np.isnan(yk)
+    if keepdims:
+        dyk = dy
+    elif axis is None:
+        dyk = dy.reshape(dy.shape[:1] + (1,) * ndim)
+    else:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        dyk = np.expand_dims(dy, tuple(k % ndim + 1 for k in axes))
+    if np.count_nonzero(chosen) * _count(np.shape(a), axis) == chosen.size:
+        return dyk * chosen
+    return dyk * chosen / np.maximum(np.sum(chosen, axis=axis, keepdims=True), 1)
+
+
+def dot_vjp_left(dy, a, b):
+    """``runtime.dot_vjp_left`` for arrays of one or two axes (``matmul_vjp_left``)."""
+    if not (1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2):
+        raise Unbatched("dot ranks")
+    if np.ndim(a) == 1:
+        return _like(dy @ _plain(b).T if np.ndim(b) == 2 else dy[:, None] * _plain(b), a)
+    return matmul_vjp_left(dy, a, b)
+
+
+def dot_vjp_right(dy, a, b):
+    """``runtime.dot_vjp_right`` for arrays of one or two axes (``matmul_vjp_right``)."""
+    if not (1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2):
+        raise Unbatched("dot ranks")
+    return matmul_vjp_right(dy, a, b)
+
+
+def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
+    """``runtime.einsum_vjp`` where operand ``k``'s labels are distinct and each is in the
+    output or another operand at its size: one einsum with a label for the seeds."""
+    operands = [_plain(x) for x in (x0, x1, x2, x3, x4, x5) if x is not None]
+    shapes = [np.shape(x) for x in operands]
+    labels, output = _einsum_labels(subscripts, shapes)
+    target, others = labels[k], [j for j in range(len(operands)) if j != k]
+    sizes = {c: n for j in others for c, n in zip(labels[j], shapes[j])}
+    sizes.update(zip(output, _rows(dy).shape[1:]))
+    if len(set(target)) != len(target) or any(sizes.get(c) != n
+                                               for c, n in zip(target, shapes[k])):
+        raise Unbatched("an einsum operand with a diagonal, a summed or a broadcast label")
+    taken = set(output).union(*labels)
+    seeds = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba"
+                 if c not in taken)
+    spec = ",".join([seeds + output] + [labels[j] for j in others]) + "->" + seeds + target
+    return np.einsum(spec, dy, *(operands[j] for j in others))
+
+
 def rows(back_many, back, value, x):
     """The Jacobian's rows: ``back_many`` (the batched sweep) over blocks of unit seeds, or, if
     it cannot run, ``back`` once per output element. Shape ``value.shape + x.shape``."""
@@ -241,9 +439,12 @@ def count(seeds):
     return len(seeds)
 
 
-HELPERS = {"binop": binop, "tile": tile, "add": add, "augmented": augmented,
+HELPERS = {"binop": binop, "matmul": matmul, "tile": tile, "add": add, "augmented": augmented,
            "check_seeds": check_seeds, "unbroadcast": unbroadcast, "unreduce": unreduce,
            "cast_like": cast_like, "as_like": as_like, "reshape_like": reshape_like,
            "getitem_grad": getitem_grad, "add_at": add_at, "copy_grad": copy_grad,
            "matmul_vjp_left": matmul_vjp_left, "matmul_vjp_right": matmul_vjp_right,
-           "count": count}
+           "count": count, "elem": elem, "stack_grad": stack_grad,
+           "concatenate_grad": concatenate_grad, "chooser_grad": chooser_grad,
+           "dot_vjp_left": dot_vjp_left, "dot_vjp_right": dot_vjp_right, "einsum_vjp": einsum_vjp,
+           "take_item": take_item, "zero_item": zero_item, "copy_array": copy_array}
