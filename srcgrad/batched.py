@@ -15,8 +15,10 @@ batched one (to a fixed point, whatever the order). A batched name assigned a va
 batched value: ``+ - * / **`` and unary minus (each row broadcast as the per-seed value would
 be), ``@`` with one batched operand, NumPy ufuncs of one argument, and the runtime helpers
 below (array reads and writes at basic and advanced indices, list, tuple and dict cotangents,
-max/min, stack/concatenate, dot/einsum), each replaced by its batched twin; a batched value anywhere else (an index, an attribute, a test, a call of anything else, a
-name ``back`` takes as a default) and the sweep is refused here, at generation. What a batched
+max/min, stack/concatenate, dot/einsum), each replaced by its batched twin; a batched value
+anywhere else (an index, an attribute, a test, a call of anything else, a name ``back`` takes
+as a default) and the sweep is refused here, at generation. A sweep returning several
+gradients (a tuple ``wrt``) returns each batched. What a batched
 helper cannot be sure to compute row by row as the per-seed one (a complex value, an unusual
 rank) raises ``Unbatched`` when it runs, and the Jacobian calls ``back`` per seed instead.
 
@@ -253,9 +255,10 @@ class _Sweep:
         return gast.Assign([gast.Name(target.id, gast.Store(), None, None)], call, None)
 
     def _batched(self, node):
-        """``node`` rewritten, tiled when it is the same for every seed."""
+        """``node`` rewritten, tiled when it is the same for every seed (each gradient of a
+        tuple of them)."""
         if isinstance(node, gast.Tuple):
-            raise Refused("a sweep returning several gradients")
+            return gast.Tuple([self._batched(e) for e in node.elts], gast.Load())
         value, many = self._expr(node)
         return value if many else self._helper("tile", [value, self.count])
 

@@ -26,7 +26,7 @@ from .batched import seeded
 from .context import Options
 from .emit.compile import compile_function
 from .emit.naming import DERIVED, WRAPPER_LOCALS, Namer
-from .runtime.batched import rows
+from .runtime.batched import rows, rows_of
 from .targets import Fn, Host, Wrt, target, wrt_names
 from .wrappers import (
     HESSIAN,
@@ -178,6 +178,10 @@ def jacobian_of(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
         made: Fn = fn
         return made
     forward = [transforms.derived(f, "jvp", n, options) for n in names]
+    pulled = many = None
+    if method != "forward":
+        pulled = transforms.derived(f, "pullback", tuple(names), options)
+        many = seeded(pulled)
 
     def jac(*args: Any, **kwargs: Any) -> Any:
         pos, kw, xs = split(args, kwargs)
@@ -199,10 +203,13 @@ def jacobian_of(f: Fn, mode: Any, wrt: Wrt, options: Options) -> Fn:
                     columns[k].append(forward[k](*pos, e, **kw)[1])
             result = [_RUNTIME.stack_columns(c, value, x) for c, x in zip(columns, xs)]
         else:
-            value, back = transforms.derived(f, "pullback", tuple(names), options)(*pos, **kw)
+            back_many = None
+            if many is not None:  # one sweep for many seeds (batched.py)
+                value, back, back_many = many(*pos, **kw)
+            else:
+                value, back = pulled(*pos, **kw)
             value = _RUNTIME.single_output(value, getattr(f, "__name__", "f"))
-            rows = [back(seed) for seed in _basis(value)]
-            result = [_RUNTIME.stack_rows([r[k] for r in rows], value, x) for k, x in enumerate(xs)]
+            result = rows_of(back_many, back, value, xs)
         return tuple(result) if as_tuple else result[0]
 
     jac.__name__ = jac.__qualname__ = DERIVED["jacobian"].format(getattr(f, "__name__", "f"))

@@ -415,23 +415,32 @@ def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=Non
 def rows(back_many, back, value, x):
     """The Jacobian's rows: ``back_many`` (the batched sweep) over blocks of unit seeds, or, if
     it cannot run, ``back`` once per output element. Shape ``value.shape + x.shape``."""
-    jacobian_argument(x)
+    return rows_of(back_many, back, value, (x,), lambda g: (g,))[0]
+
+
+def rows_of(back_many, back, value, xs, parts=tuple):
+    """``rows`` of a sweep returning one gradient per argument of ``xs`` (``parts`` splits what
+    ``back`` and ``back_many`` return into them): one Jacobian per argument."""
+    for x in xs:
+        jacobian_argument(x)
     size, shape = int(np.size(value)), np.shape(value)
     if size > 1 and back_many is not None:
-        block = max(1, min(size, ROWS_BYTES // (8 * max(size, int(np.size(x)), 1))))
+        widest = max([size] + [int(np.size(x)) for x in xs])
+        block = max(1, min(size, ROWS_BYTES // (8 * widest)))
         dtype = float_dtype(value)
         try:
-            parts = []
+            blocks = []
             for lo in range(0, size, block):
                 hi = min(size, lo + block)
                 seeds = np.zeros((hi - lo, size), dtype=dtype)
                 seeds[np.arange(hi - lo), np.arange(lo, hi)] = 1.0
-                parts.append(back_many(seeds.reshape((hi - lo,) + shape)))
-            out = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            return np.reshape(out, shape + np.shape(x))
+                blocks.append(parts(back_many(seeds.reshape((hi - lo,) + shape))))
+            return [np.reshape(b[0] if len(b) == 1 else np.concatenate(b), shape + np.shape(x))
+                    for b, x in zip(zip(*blocks), xs)]
         except Unbatched:
             pass
-    return stack_rows([back(unit_basis(value, i)) for i in range(size)], value, x)
+    grads = [parts(back(unit_basis(value, i))) for i in range(size)]
+    return [stack_rows([g[k] for g in grads], value, x) for k, x in enumerate(xs)]
 
 
 def count(seeds):
