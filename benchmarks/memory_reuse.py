@@ -16,8 +16,9 @@
    table.
 2. The Jacobian of ``tanh(A @ x)``, A 100x1000: ``jacobian(f, method="rev")`` (one primal, 100
    ``back``) against 100 ``vjp`` calls.
-3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4)
-   and on the MLP of ``workloads.py``.
+3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4),
+   the MLP of ``workloads.py`` and ``relax`` (n = 1e4 element writes the sweep restores in
+   place); a second ``jvp_fn(tangent)`` of ``linearize`` against one ``jvp`` call (pendulum).
 
 Only srcgrad runs here (the peers have no binomial checkpointing or reusable pullback to compare
 on these exact terms; ``run.py`` compares them on the gradients themselves).
@@ -99,6 +100,16 @@ def schedule_counts(n, k, entry_state, online):
     return replayed_advances(intervals, k), optimum_seg, optimum_step
 
 
+def relax(x, n):
+    """A sweep that restores the array it overwrites element by element (its pullback's back
+    logs and rewinds those writes)."""
+    y = x * 1.0
+    m = 16
+    for i in range(n):
+        y[i % m] = 0.5 * (y[(i + 15) % m] + y[(i + 1) % m]) * np.cos(y[i % m])
+    return np.sum(y * y)
+
+
 def tanh_map(x, A):
     return np.tanh(A @ x)
 
@@ -178,19 +189,37 @@ def pullback_table(repeat):
     print("\nA second back(seed) of pullback against one vjp call")
     args = (0.09, 1.2, 1.0, 0.0, 10**4)
     mlp_args = tuple(workloads.mlp_inputs().values())
+    relax_args = (np.linspace(-1.0, 1.0, 16), 10**4)
     for label, f, call_args, wrt in (
         ("pendulum n=1e4", pendulum, args, ("c", "L")),
         ("mlp", workloads.mlp, mlp_args, (0, 1, 2, 3)),
+        ("relax n=1e4", relax, relax_args, 0),
     ):
         value, back = srcgrad.pullback(f, wrt=wrt)(*call_args)
         vjp = srcgrad.vjp(f, wrt=wrt)
         back(1.0)
         for g, w in zip(back(1.0), vjp(*call_args, 1.0)):
             assert np.allclose(g, w, rtol=1e-13, atol=1e-15)
+        assert "_vjp(" not in srcgrad.source(srcgrad.pullback(f, wrt=wrt))  # no primal rerun
         t_back = median_time(lambda back=back: back(1.0), repeat)[0]  # noqa: B023
         t_vjp = median_time(lambda f=vjp, a=call_args: f(*a, 1.0), repeat)[0]  # noqa: B023
         print(f"{label:16} back {t_back * 1e3:8.2f} ms   vjp {t_vjp * 1e3:8.2f} ms   "
               f"ratio {t_back / t_vjp:.2f}x", flush=True)
+
+
+def linearize_table(repeat):
+    print("\nA second jvp_fn(tangent) of linearize against one jvp call")
+    tangent = (1.0, 0.5)
+    args = (0.09, 1.2, 1.0, 0.0, 10**4)
+    value, jvp_fn = srcgrad.linearize(pendulum, wrt=("c", "L"))(*args)
+    jvp = srcgrad.jvp(pendulum, wrt=("c", "L"))
+    assert "_jvp(" not in srcgrad.source(srcgrad.linearize(pendulum, wrt=("c", "L")))
+    jvp_fn(tangent)
+    assert np.allclose(jvp_fn(tangent), jvp(*args, tangent)[1], rtol=1e-13, atol=1e-15)
+    t_fn = median_time(lambda: jvp_fn(tangent), repeat)[0]
+    t_jvp = median_time(lambda: jvp(*args, tangent), repeat)[0]
+    print(f"{'pendulum n=1e4':16} jvp_fn {t_fn * 1e3:8.2f} ms   jvp {t_jvp * 1e3:8.2f} ms   "
+          f"ratio {t_fn / t_jvp:.2f}x", flush=True)
 
 
 def main():
@@ -198,7 +227,7 @@ def main():
     parser.add_argument("--sizes", default="1e4,1e5")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip", default="",
-                        help="comma list of euler, while, jacobian, pullback")
+                        help="comma list of euler, while, jacobian, pullback, linearize")
     parser.add_argument("--checkpoints", default="none,auto,100",
                         help="the pendulum rows: comma list of none, auto and numbers (the first "
                              "is the reference, so it should be none)")
@@ -207,6 +236,8 @@ def main():
     skip = set(opts.skip.split(","))
     if "pullback" not in skip:
         pullback_table(max(opts.repeat, 5))
+    if "linearize" not in skip:
+        linearize_table(max(opts.repeat, 5))
     if "jacobian" not in skip:
         jacobian_table(opts.repeat)
     if "euler" not in skip:

@@ -94,6 +94,13 @@ def real_part(x):
     return np.sin(x * (1 + 2j)).real
 
 
+def diagonal_then_overwritten(X, n):
+    y = np.einsum("ii->i", X) * 1.0
+    for i in range(n):
+        y[i % 3] = y[i % 3] * np.sin(y[(i + 1) % 3])
+    return y * y
+
+
 def central_jacobian(f, args, pos, eps=1e-6):
     x = np.asarray(args[pos], dtype=float)
     columns = []
@@ -132,9 +139,11 @@ CASES = [
     (products, (np.linspace(-1, 1, 9).reshape(3, 3) + 0.05,), 0, True),
     (diagonal, (np.linspace(-1, 1, 9).reshape(3, 3) + 0.05,), 0, True),
     (overwritten, (np.array([0.3, -0.7, 1.1]), 5), 0, True),
+    (diagonal_then_overwritten, (np.linspace(-1, 1, 9).reshape(3, 3) + 0.05, 5), 0, True),
 ]
-# where the batched sweep is generated but cannot run (an einsum's diagonal): each seed alone
-UNBATCHED = {diagonal}
+# where the batched sweep is generated but cannot run (an einsum's diagonal): each seed alone;
+# the second stops after restoring the values its loop overwrote, which back_many puts back
+UNBATCHED = {diagonal, diagonal_then_overwritten}
 
 
 @pytest.mark.parametrize("f, args, pos, batches", CASES,
@@ -152,6 +161,9 @@ def test_the_batched_sweep_gives_the_per_seed_rows(f, args, pos, batches):
         if f in UNBATCHED:
             with pytest.raises(batched.Unbatched):
                 back_many(seeds)
+            again = np.stack([back(e) for e in seeds])
+            np.testing.assert_allclose(again.reshape(np.shape(value) + np.shape(args[pos])),
+                                       per_seed(f, args, pos), rtol=1e-14, atol=1e-15)
         else:
             got = back_many(seeds).reshape(np.shape(value) + np.shape(args[pos]))
             np.testing.assert_allclose(got, per_seed(f, args, pos), rtol=1e-13, atol=1e-15)

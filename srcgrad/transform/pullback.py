@@ -13,12 +13,12 @@ back, aux)`` with ``has_aux``), where ``back(seed)`` is the adjoint sweep as a n
   references, a fraction of the primal's cost.
 - A sweep that undoes writes in place (``restore_item``, ``list_pop``) would find the primal's
   arrays and lists changed by its first call. Where every such write is a runtime helper, each
-  goes through an undo log (``undo.restore_item(y, i, saved)``, runtime/undo.py) that keeps the
-  one element it overwrites, and ``back`` rewinds the log before it returns (``finally``): the
-  objects keep their identity, so aliases see what they see in the vjp, and no primal runs
-  again. Any other write in place (an element store, a method changing its object): ``back``
-  calls the function's vjp on copies of the arguments, a primal per call, said so in a comment
-  of the generated code.
+  goes through an undo log (``undo.restore_item(y, i, saved)``, runtime/undo.py) that copies
+  the array or list the first time the call writes into it, and ``back`` puts them back before
+  it returns (``finally``): the objects keep their identity, so aliases see what they see in
+  the vjp, and no primal runs again. Any other write in place (an element store, a method
+  changing its object): ``back`` calls the function's vjp on copies of the arguments, a primal
+  per call, said so in a comment of the generated code.
 - A returned gradient that may be a value the primal kept is returned as ``copy_grad(g)``: the
   caller may update it in place without changing what the next call returns.
 
@@ -191,8 +191,9 @@ def _logging(back_def, ctx):
             method = next((m for h, m in LOGGED.items() if h is helper), None)
             if method is not None:
                 node.func = gast.Attribute(name(log), method, gast.Load())
-    start = [comment("the sweep restores the primal's values in place: it logs each write and"),
-             comment("undoes them all before it returns, so that every call starts from them"),
+    start = [comment("the sweep restores the primal's values in place: it keeps each array or"),
+             comment("list it writes into and puts them back before it returns (every call"),
+             comment("starts from the values the primal left)"),
              assign(log, gast.Call(name(ctx.global_name(Undo, "Undo")), [], []))]
     rewind = gast.Expr(gast.Call(gast.Attribute(name(log), "rewind", gast.Load()), [], []))
     back_def.body = start + [gast.Try(back_def.body, [], [], [rewind])]
