@@ -85,6 +85,15 @@ from .schedule import (
 from .transform.pullback import exposed_reads
 
 STEP_PARAMS = ("lo", "hi", "steps", "state", "invariants")
+# NumPy functions whose result may be a view of their first argument (normalize/sharing.py)
+_VIEW_FUNCTIONS = {"asarray", "asanyarray", "reshape", "ravel", "transpose", "squeeze",
+                   "expand_dims", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
+                   "atleast_3d", "broadcast_to", "diagonal", "real", "imag", "split",
+                   "array_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud",
+                   "rot90", "asarray_chkfinite", "rollaxis", "trim_zeros", "broadcast_arrays",
+                   "as_strided", "sliding_window_view", "matrix_transpose", "permute_dims",
+                   "unstack", "ascontiguousarray", "asfortranarray", "require",
+                   "real_if_close", "diag", "einsum", "nan_to_num", "diff"}
 MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
             "fill", "resize", "put", "setdefault", "popitem")
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20,
@@ -298,6 +307,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         _check_loop(loop, parsed.location)
         for z in updated_while_held(node, loop.body, _params(node))[:1]:  # (see HELD_UPDATE)
             raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
+        _refuse_shared_writes(node, loop, parsed.location)
         position = node.body.index(loop)
         parts = _loop_call(node, position, loop, namer, parsed.location, f)
         if parts is None:
@@ -329,6 +339,114 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     REWRITTEN_USER_CODE.add(made.__code__)
     made.__srcgrad_depends__ = getattr(f, "__srcgrad_depends__", ())
     return made
+
+
+def _refuse_shared_writes(node, loop, location):
+    """Refuse a loop that writes into an array (or list, dict) in place while another name
+    bound before it shares it and is read in or after the loop (``z = y[0:2]``, ``L = [y]``,
+    ``y = x``): the step writes into a copy of its state (a replay starts from a snapshot), so
+    Python's ``z`` would see the writes and srcgrad's would not."""
+    position = node.body.index(loop)
+    before, after = node.body[:position], node.body[position + 1:]
+    edges = _sharing_edges(before)
+    read = {n.id for n in walk(gast.Module(loop.body + after, [])) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+    if isinstance(loop, gast.While):
+        read |= {n.id for n in walk(loop.test) if isinstance(n, gast.Name)}
+    for v in sorted(_mutated(loop.body)):
+        shared, stack = {v}, [v]
+        while stack:
+            name = stack.pop()
+            for a, b in edges:
+                for one, other in ((a, b), (b, a)):
+                    if one == name and other not in shared:
+                        shared.add(other)
+                        stack.append(other)
+        for other in sorted((shared - {v}) & read)[:1]:
+            raise location.error(UnsupportedSyntaxError, loop, (
+                f"checkpoint= cannot checkpoint this loop: it writes into `{v}` in place, and "
+                f"`{other}`, bound before the loop, may share its memory (the same array, a "
+                f"view of it, or a list, tuple or dict holding it) and is read in or after the "
+                f"loop; a replay from a snapshot writes into a copy, which `{other}` would not "
+                f"see. Take a copy before the loop (`{v} = {v}.copy()`)"))
+
+
+# methods whose result is never the array they are called on, nor a view of it
+_NEW_METHODS = {"copy", "flatten", "sum", "mean", "prod", "max", "min", "dot", "item",
+                "tolist", "std", "var", "cumsum", "cumprod", "round", "clip", "argmax",
+                "argmin", "all", "any", "nonzero", "argsort", "count", "index"}
+# builtins whose result is a new number (or never an argument's object)
+_NEW_BUILTINS = {"len", "float", "int", "abs", "range", "isinstance", "sum", "round", "bool",
+                 "str", "print", "complex"}
+
+
+def _sharing_edges(stmts):
+    """Pairs of names that ``stmts`` may make share memory: ``z = y[0:2]``, ``t = (y, w)``,
+    ``L.append(y)``, ``d[k] = y``, ``for e in L``, ``z = h(y)`` for a helper ``h``."""
+    edges = set()
+    for n in walk(gast.Module(stmts, [])):
+        if isinstance(n, (gast.Assign, gast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            for target in targets:
+                edges |= {(t, v) for t in _target_names(target) for v in _sharing(n.value)}
+        elif isinstance(n, gast.For):
+            edges |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}
+        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+              and n.func.attr in ("append", "insert", "extend", "add", "update", "setdefault")):
+            base = _base_name(n.func.value)
+            edges |= {(base, v) for a in n.args for v in _sharing(a)}
+    return {(a, b) for a, b in edges if a is not None and a != b}
+
+
+def _target_names(target):
+    """The names an assignment target binds or writes into (``d`` of ``d[k] = ...``)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [n for t in target.elts for n in _target_names(t)]
+    if isinstance(target, gast.Starred):
+        return _target_names(target.value)
+    name = _base_name(target)
+    return [name] if name is not None else []
+
+
+def _base_name(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _sharing(value):
+    """The names whose memory ``value`` may share (conservatively: a call of a helper may
+    return its argument)."""
+    if isinstance(value, gast.Name):
+        return {value.id}
+    if isinstance(value, (gast.Subscript, gast.Attribute, gast.Starred)):
+        return _sharing(value.value)
+    if isinstance(value, (gast.List, gast.Tuple, gast.Set)):
+        return {v for e in value.elts for v in _sharing(e)}
+    if isinstance(value, gast.Dict):
+        return {v for e in value.values for v in _sharing(e)}
+    if isinstance(value, gast.IfExp):
+        return _sharing(value.body) | _sharing(value.orelse)
+    if isinstance(value, gast.NamedExpr):
+        return _sharing(value.value)
+    if not isinstance(value, gast.Call):
+        return set()  # arithmetic, comparisons, comprehensions, constants: new values
+    out = {v for k in value.keywords if k.arg == "out" for v in _sharing(k.value)}
+    func, root = value.func, value.func
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    args = [*value.args, *(k.value for k in value.keywords)]
+    if isinstance(root, gast.Name) and root.id in ("np", "numpy", "math"):
+        if isinstance(func, gast.Attribute) and func.attr in _VIEW_FUNCTIONS:
+            out |= {v for a in value.args[:1] for v in _sharing(a)}
+        return out
+    if isinstance(func, gast.Attribute):  # a method: a view (x.reshape), or a helper's result
+        if func.attr in _NEW_METHODS or func.attr == "astype" and not value.keywords:
+            return out
+        return out | _sharing(func.value) | {v for a in args for v in _sharing(a)}
+    if isinstance(func, gast.Name) and func.id in _NEW_BUILTINS:
+        return out
+    return out | {v for a in args for v in _sharing(a)}
 
 
 def _over_range(node):

@@ -438,6 +438,14 @@ def appended_read_after_the_write(x):
     return np.sum(a * x)
 
 
+def checkpointed_write_under_a_view(x):
+    y = x * 1.0
+    z = y[0:2]
+    for i in range(3):
+        y[i] = y[i] * x[i]
+    return np.sum(z * x[0:2])
+
+
 def items_written_through_enumerate(x):
     L = [np.sin(x * k) for k in range(1, 3)]
     s = 0.0
@@ -583,6 +591,8 @@ CLAIMS = [
      taken_again_in_a_loop, 0, (X,), TRANSFORM, "writing into `a`"),
     ("reading the list again after such writes (`L[0]` after `for y in L: y[0] = v`)",
      items_written_then_list_read, 0, (X,), TRANSFORM, "writing into `y`"),
+    ("`checkpoint=` of a loop that writes into an array, list or dict in place",
+     checkpointed_write_under_a_view, 0, (X,), "checkpoint", "cannot checkpoint this loop"),
     ("reading the array appended after the write into its element",
      appended_read_after_the_write, 0, (X,), TRANSFORM, "writing into `v`"),
     ("and writing the items in a loop over `enumerate(L)` are errors at transform time",
@@ -649,6 +659,10 @@ def test_the_claimed_error(claim):
     if when == TRANSFORM:
         with pytest.raises(SrcgradError, match=pattern):
             grad(f, wrt=wrt)
+        return
+    if when == "checkpoint":
+        with pytest.raises(SrcgradError, match=pattern):
+            grad(f, wrt=wrt, checkpoint=2)
         return
     if when == "numba":  # refused at the checkpointed loop's line; "auto" runs it in Python
         with pytest.raises(SrcgradError, match=pattern) as error:
