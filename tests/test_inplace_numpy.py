@@ -506,7 +506,7 @@ def test_a_call_changing_a_global_read_elsewhere_is_refused(name):
         f"def change():\n"
         f"    {statement}\n"
         f"def in_a_helper(x):\n"
-        f"    a = np.sum(GLOBAL_ARRAY * x) * GLOBAL_LIST[0]\n"
+        f"    a = np.sum(GLOBAL_ARRAY * x) * GLOBAL_LIST[0] * GLOBAL_DICT['a']\n"
         f"    change()\n"
         f"    return a * np.sum(GLOBAL_ARRAY * x) * GLOBAL_LIST[0] * GLOBAL_DICT['a']\n"
     )
@@ -521,18 +521,32 @@ def test_a_call_changing_a_global_read_elsewhere_is_refused(name):
 
 
 def logs_into_a_global(x):
-    loss = np.sum(x * x)
-    GLOBAL_LOG.append(x.shape)  # changed, read nowhere else in the function: as in Python
-    GLOBAL_ARRAY.sort()
+    GLOBAL_ARRAY.sort()  # changed before any read: every read sees the sorted array, as in Python
+    loss = np.sum(x * x * GLOBAL_ARRAY)
+    GLOBAL_LOG.append(x.shape)  # changed, read nowhere else in the function
     return loss * 2.0
 
 
-def test_a_global_changed_but_read_nowhere_else_works():
+def test_a_global_changed_before_it_is_read_works():
     GLOBAL_LOG.clear()
-    check_grad(logs_into_a_global, (X3.copy(),))
+    GLOBAL_ARRAY[:] = [3.0, 1.0, 2.0]
     value, g = value_and_grad(logs_into_a_global)(X3.copy())
-    np.testing.assert_allclose(g, 4.0 * X3)
+    np.testing.assert_allclose(g, 4.0 * X3 * np.array([1.0, 2.0, 3.0]))
     assert GLOBAL_LOG[-1] == (3,)
+    check_grad(logs_into_a_global, (X3.copy(),))
+
+
+def sorts_a_global_in_a_loop(x):
+    s = 0.0
+    for _ in range(2):
+        GLOBAL_LIST.reverse()  # the next iteration's reads come after it, and before the next
+        s = s + x[0] * GLOBAL_LIST[0]
+    return s
+
+
+def test_a_global_changed_in_a_loop_that_reads_it_is_refused():
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="or in the same loop"):
+        grad(sorts_a_global_in_a_loop)
 
 
 def test_a_global_read_but_not_changed_works():

@@ -57,6 +57,15 @@ def shuffle_of_gradient(x):
     return np.sum(y * np.arange(3.0))
 
 
+GLOBAL_HISTORY = [1.0, 2.0]
+
+
+def reverses_a_global_read_before(x):
+    a = x[0] * GLOBAL_HISTORY[0]
+    GLOBAL_HISTORY.reverse()
+    return a + x[0] * GLOBAL_HISTORY[0]
+
+
 def lambda_defined_twice(x):
     if x[0] > 0:
         g = lambda v: v * 2.0  # noqa: E731
@@ -507,6 +516,8 @@ CLAIMS = [
      "permutation"),
     ("`rng.shuffle(x)` are errors at transform time", shuffle_of_gradient, 0, (X,), TRANSFORM,
      "shuffle"),
+    ("a call that may change an array, list or dict from outside the function",
+     reverses_a_global_read_before, 0, (X,), TRANSFORM, "is read before the change"),
     ("a name defined twice is an error at transform time", lambda_defined_twice, 0, (X,),
      TRANSFORM, "lambda"),
     ("a lambda or nested def used as a value other than by calling it", function_as_a_value, 0,

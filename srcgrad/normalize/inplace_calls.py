@@ -106,6 +106,7 @@ class InPlaceCalls:
             n.id for n in walk(fn_node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
         self.fresh = _fresh_names(fn_node, self.ctx.namespace, self.locals)
+        self.order, self.name_reads = _in_order(fn_node)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -328,21 +329,27 @@ class InPlaceCalls:
 
     def _foreign(self, call, atom, what):
         """Refuse ``call``, which may change ``atom`` (held outside the function) in place,
-        when the function reads ``atom`` anywhere else."""
+        when the function reads ``atom`` before it (or in a loop around it): every read after
+        the last change sees the value the derivative reads, as in Python."""
         root = atom
         while isinstance(root, gast.Attribute):
             root = root.value
         if not isinstance(root, gast.Name):
             return
-        here = sum(1 for n in walk(call) if isinstance(n, gast.Name) and n.id == root.id
-                   and isinstance(n.ctx, gast.Load))
-        if self.reads[root.id] <= here:
-            return  # changed, but read nowhere else: every read sees the value Python sees
+        here = {id(n) for n in walk(call)}
+        at, loops = self.order.get(id(call), (None, ()))
+        for node, (index, around) in self.name_reads.get(root.id, ()):
+            if id(node) in here:
+                continue
+            if at is None or index < at or set(loops) & set(around):
+                break
+        else:
+            return  # changed, then read only after it: every read sees the value Python sees
         name = _dotted(atom)
         raise self._refuse(
             call, f"{what}, which may change `{name}` in place: `{name}` is not the function's "
-            f"own (a global or a closure variable) and is read elsewhere in the function, where "
-            f"srcgrad reads it as one value",
+            f"own (a global or a closure variable) and is read before the change (or in the same "
+            f"loop), where srcgrad reads it as one value",
             f"make a copy of your own first (`{name.replace('.', '_')}_own = {name}.copy()`) "
             f"and use it throughout the function")
 
@@ -691,6 +698,27 @@ def _describe(fn):
     name = getattr(fn, "__name__", None) or repr(fn)
     module = getattr(fn, "__module__", "") or ""
     return f"np.{name}" if module.startswith("numpy") else f"`{name}`"
+
+
+def _in_order(fn_node):
+    """Each call's place in ``fn_node`` (a number increasing in the order the source reads,
+    the loops around it), and for each name the nodes reading it with theirs."""
+    order, reads = {}, collections.defaultdict(list)
+    count = iter(range(1 << 62))
+
+    def visit(node, loops):
+        place = (next(count), loops)
+        if isinstance(node, gast.Call):
+            order[id(node)] = place
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            reads[node.id].append((node, place))
+        if isinstance(node, (gast.For, gast.While)):
+            loops = loops + (id(node),)
+        for child in gast.iter_child_nodes(node):
+            visit(child, loops)
+
+    visit(fn_node, ())
+    return order, reads
 
 
 def _dotted(node):
