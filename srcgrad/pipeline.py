@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
     parse -> (yields) -> check -> functional -> containers -> control -> super -> anf -> inline
-    -> recursion -> double -> higher -> sharing -> einsum
+    -> recursion -> double -> higher -> steps -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
@@ -139,6 +139,7 @@ NORMALIZE = (
     Stage("recursion", recursion.run, recursion.wanted),
     Stage("double", recursion.double, recursion.double_wanted),
     Stage("higher", recursion.higher, recursion.higher_wanted),
+    Stage("steps", recursion.steps, recursion.steps_wanted),
     Stage("sharing", sharing.run),
     Stage("einsum", einsum.run),
     Stage("writes", writes.run),

@@ -59,14 +59,20 @@ class Activity:
         # comes in with a tangent, the value goes out with one
         # a step sent to a split derivative (rules/derived.Step): what it sends has a cotangent
         # whatever is read of the steps after it, as a yielded value has
-        marks, takes = [], set()
+        # a started split derivative's steps give values that depend on what the steps before
+        # them were sent, whatever its arguments carry (rules/derived.SplitterN, SplitNJvp): it
+        # varies (grad along y of grad(grad(grad(f, 0), 0), 0) of power(x, 4) * y**3 dropped
+        # what step 7 gave, and its jvp along y read no tangent of it: 6.912 for 27.648)
+        marks, takes, starts = [], set(), set()
         for target, _, stmt in assignments(fn_node.body):
             rule = self.ops[id(stmt)].rule
             if getattr(rule, "marks_yield", False):
                 marks.append((target, stmt))
             elif getattr(rule, "takes_step", False):
                 takes.add(target)
-        wrt = set(wrt) | {target for target, _ in marks}
+            elif getattr(rule, "starts_steps", False):
+                starts.add(target)
+        wrt = set(wrt) | {target for target, _ in marks} | starts
         outputs = set(outputs) | {_name(stmt.value.args[0]) for _, stmt in marks} - {None}
         outputs |= takes
         varying = _Varying(self.ops).repeated(fn_node.body, frozenset(wrt))

@@ -30,6 +30,7 @@ from .. import rules, runtime
 from ..analysis.ops import OPAQUE_MODULES, derived_callee
 from ..astutil import walk
 from ..emit import naming
+from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
 from ..rules.derived import (
@@ -48,11 +49,13 @@ from ..rules.structures import structure_rule
 
 REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
 # the kinds of recursive calls (Context.special_calls) each mode differentiates itself, each
-# level of a recursion once: forward mode a split call (SplitJvp) and a value-and-tangent pair
-# (JvpPair of the callee's jvp); reverse mode a pair (split: the callee's jvp, split), a split
-# call (``double``: the split derivative of the callee's split derivative) and split calls of
-# order 2 and more (``higher``: of order k + 1)
-HANDLED = {"jvp": {"split", "pair"}, "tangent": {"split", "pair"},
+# level of a recursion once: forward mode a split call (SplitJvp), a value-and-tangent pair
+# (JvpPair of the callee's jvp) and split calls of order 2 and more (``steps``: the jvp of the
+# callee's split derivative of that order, SplitNJvp); reverse mode a pair (split: the callee's
+# jvp, split), a split call (``double``: the split derivative of the callee's split derivative)
+# and split calls of order 2 and more (``higher``: of order k + 1)
+HANDLED = {"jvp": {"split", "pair", "split2", "splitN"},
+           "tangent": {"split", "pair", "split2", "splitN"},
            **{m: {"pair", "split", "split2", "splitN"} for m in REVERSE_MODES}}
 
 
@@ -247,41 +250,65 @@ def higher(fn_node, ctx):
     return fn_node
 
 
-def _raise_block(stmts, ctx):
+def steps_wanted(ctx):
+    """Whether ``steps`` runs: forward mode over code with split calls of order 2 (``hvp`` of
+    ``grad(f)``, ``jvp(grad(grad(f)))``) and no others."""
+    kinds = getattr(ctx.fn, "__srcgrad_special__", None) or frozenset()
+    return (ctx.mode in ("jvp", "tangent") and ctx.split_recursion and "split2" in kinds
+            and kinds <= HIGHER)
+
+
+def steps(fn_node, ctx):
+    """Forward mode over split calls of order 2: each is written as a split call of order 2 of
+    the general form (``SplitterN``) and its ``split2_*`` calls as its numbered steps
+    (``Step``), which forward mode drives paired with their tangents as it does those of order
+    3 and more (``transform/forward.py``, ``rules/derived.SplitNJvp``)."""
+    ctx.split_used = True
+    fn_node.body = _raise_block(fn_node.body, ctx, 2)
+    return fn_node
+
+
+def _raise_block(stmts, ctx, order=3):
     out = []
     tokens = {}  # (handle, cotangent) -> the token of step 3 taken in this block
     for s in stmts:
         for field_ in ("body", "orelse"):
             inner = getattr(s, field_, None)
             if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
-                setattr(s, field_, _raise_block(inner, ctx))
-        out.extend(_raise(s, ctx, tokens))
+                setattr(s, field_, _raise_block(inner, ctx, order))
+        out.extend(_raise(s, ctx, tokens, order))
     return out
 
 
-def _raise(s, ctx, tokens):
-    """The statements of order k + 1 for ``s`` (see ``higher``)."""
+def _raise(s, ctx, tokens, order):
+    """The statements of order k + 1 for ``s`` (see ``higher``); for ``order`` 2, those of
+    order 2 in the general form (see ``steps``)."""
     if not (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
             and isinstance(s.value.func, gast.Name)):
         return [s]
     call = s.value
     held = ctx.namespace.resolve(call.func, ctx.local_names)
     if isinstance(held, Splitter2):
-        made = splitter_n(held.fn, (held.wrt, held.wrt2, None))
+        if order == 2 and held.wrt2 is None:
+            raise SrcgradError("internal error: a split call of order 2 not specialized to its "
+                               "arguments")
+        made = splitter_n(held.fn, (held.wrt, held.wrt2) + ((None,) if order == 3 else ()))
     elif isinstance(held, (SplitterN, Step)):
+        if order == 2:
+            return [s]
         made = held.raised()
     else:
-        return _raise_order_two(s, held, ctx, tokens)
+        return _raise_order_two(s, held, ctx, tokens, order)
     call.func.id = ctx.global_name(made, made.__name__)
     return [s]
 
 
-def _raise_order_two(s, held, ctx, tokens):
+def _raise_order_two(s, held, ctx, tokens, order):
     args = s.value.args
     target = s.targets[0].id
 
     def assign(name, kind, j, *operands):
-        made = step(kind, j, 3)
+        made = step(kind, j, order)
         func = gast.Name(ctx.global_name(made, made.__name__), gast.Load(), None, None)
         return gast.copy_location(gast.Assign([gast.Name(name, gast.Store(), None, None)],
                                               gast.Call(func, list(operands), []), None), s)

@@ -481,6 +481,40 @@ class SplitterN:
         return f"<split derivative of order {self.order} of {self.fn.__qualname__}: {self.wrts}>"
 
 
+class SplitNJvp:
+    """``f_splitn_jvp((da,), a, b)``: forward mode's form of a split call of order k
+    (``transform/forward.py``: a :class:`SplitterN` call, or a :class:`Splitter2` call written
+    as one by ``normalize/recursion.steps``). It starts the jvp, with respect to ``wrt``, of
+    ``f``'s split derivative of order k (``splitter_.wrts``): a generator whose every step is
+    sent a value with its tangent and gives one with its tangent (``runtime.SplitN``, paired).
+    Each level of a recursion runs once in ``jvp(grad(grad(f)))`` and ``hvp(grad(f))`` too."""
+
+    def __init__(self, splitter_, wrt):
+        self.splitter, self.wrt = splitter_, wrt
+        self.signature = splitter_.signature
+        self.__name__ = f"{splitter_.__name__}_jvp"
+
+    def __call__(self, tangents, *args, **kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        g = self.splitter.fn
+        for wrt in self.splitter.wrts:
+            g = transforms.derived(g, "split", wrt)
+        gen = transforms.derived(g, "jvp", self.wrt)(*bound.args, tangents)
+        return runtime.SplitN(gen, self.splitter.wrts, paired=True)
+
+    def __repr__(self):
+        return f"<jvp wrt {self.wrt} of {self.splitter!r}>"
+
+
+def split_n_jvp(splitter_, wrt):
+    """The :class:`SplitNJvp` of a :class:`SplitterN` with tangents with respect to ``wrt``."""
+    key = ("splitn_jvp", splitter_, wrt)
+    if key not in _SPLITTERS:
+        _SPLITTERS[key] = SplitNJvp(splitter_, wrt)
+    return _SPLITTERS[key]
+
+
 def splitter_n(fn, wrts):
     """The :class:`SplitterN` of ``fn`` with respect to ``wrts`` (one per key)."""
     key = ("splitn", fn, wrts)
@@ -584,5 +618,10 @@ def _start_rule(obj):
     vjp = Template([], outputs, namespace, {**roles, "_y": RESULT, "_dy": COTANGENT})
     refused = {p.name: gast.Call(_name("recursion_no_tangent"), [], []) for p in params}
     jvp = Template([], refused, namespace, roles)
-    return Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
+    rule = Rule(obj, obj.signature, vjp_template=vjp, jvp_template=jvp, kind=Kind.DERIVED,
                 namespace=namespace)
+    # every step may give a value that varies through what the steps before it were sent,
+    # whether or not the call's arguments vary: the handle counts as varying
+    # (analysis/activity.py)
+    rule.starts_steps = True
+    return rule

@@ -157,6 +157,11 @@ for _helper in (runtime.split2_back, runtime.split2_seed_back, runtime.split2_fi
 _STEPPED = "a split derivative's step is differentiated through its Step, not this helper"
 defrule(runtime.step_take, "s, j, x", unsupported={"s": _STEPPED, "x": _STEPPED})
 defrule(runtime.step_got, "s, j, after=None", unsupported={"s": _STEPPED, "after": _STEPPED})
+# forward mode's form of the steps (transform/forward.py): code with them is not differentiated
+# again this way (its plain version is)
+defrule(runtime.step_take_pair, "s, j, x, dx",
+        unsupported={"s": _RESUMED, "x": _RESUMED, "dx": _RESUMED})
+defrule(runtime.step_tangent, "s, j", unsupported={"s": _RESUMED})
 # the cotangents of a split call's gradients by name, read back (third order and more)
 linear(runtime.recursion_grad_back, "d, grads, name",
        vjp={"d": "recursion_grad(dy, name, d)"}, jvp={"d": "recursion_grad_back(dd, grads, name)"})

@@ -283,6 +283,8 @@ from .recursion import (  # noqa: F401
     split_yield,
     step_got,
     step_take,
+    step_take_pair,
+    step_tangent,
 )
 from .reductions import (  # noqa: F401
     average_grad,

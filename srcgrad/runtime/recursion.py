@@ -239,17 +239,27 @@ class _GradCotangents(DictCotangents):
 
 
 class SplitN:
-    """A started split derivative of order ``len(wrts)`` (3 and more): the generator, what each
+    """A started split derivative of order ``len(wrts)`` (2 and more): the generator, what each
     step gave (``got``) and was sent (``sent``), the cotangents waiting for their step
-    (``pending``) and the number of the last step taken."""
+    (``pending``) and the number of the last step taken. ``paired``: the generator is the jvp of
+    the split derivative (forward mode over code with steps, ``rules/derived.SplitNJvp``): each
+    step is sent a value with its tangent and gives one with its tangent (``tangents``, the
+    tangents waiting in ``pending_t``, sent in ``sent_t``)."""
 
-    __slots__ = ("gen", "wrts", "got", "sent", "pending", "taken", "last")
+    __slots__ = ("gen", "wrts", "got", "sent", "pending", "taken", "last", "tangents",
+                 "pending_t", "sent_t")
 
-    def __init__(self, gen, wrts):
+    def __init__(self, gen, wrts, paired=False):
         self.gen, self.wrts = gen, wrts
         self.last = 2 ** len(wrts)
         self.got, self.sent, self.pending, self.taken = {}, {}, {}, 1
-        self.got[1] = _incoming(self, 1, next(gen))
+        self.tangents = {} if paired else None
+        self.pending_t, self.sent_t = {}, {}
+        first = next(gen)
+        if paired:
+            first, tangent = first
+            self.tangents[1] = _incoming(self, 1, tangent)
+        self.got[1] = _incoming(self, 1, first)
 
     def __repr__(self):
         return f"<split derivative of order {len(self.wrts)} at step {self.taken}>"
@@ -271,10 +281,26 @@ def step_take(s, j, x):
             raise SrcgradError(f"internal error: step {j} of a split derivative was taken "
                                f"before its cotangent came")
         return s
-    if not _zero(x):
-        waiting = s.pending.get(j)
-        s.pending[j] = x if waiting is None else waiting + x
+    _wait(s.pending, j, x)
     return s
+
+
+def step_take_pair(s, j, x, dx):
+    """``step_take`` of a value with its tangent ``dx`` (None: a zero), forward mode's form of
+    a step sent (``s`` started paired)."""
+    if s.taken >= j and not (_zero(dx) or dx is s.sent_t.get(j)):
+        raise SrcgradError(f"internal error: step {j} of a split derivative was taken "
+                           f"before its tangent came")
+    step_take(s, j, x)
+    if s.taken < j:
+        _wait(s.pending_t, j, dx)
+    return s
+
+
+def _wait(pending, j, x):
+    if not _zero(x):
+        waiting = pending.get(j)
+        pending[j] = x if waiting is None else waiting + x
 
 
 def step_got(s, j, after=None):
@@ -283,6 +309,12 @@ def step_got(s, j, after=None):
     the order of the statements only."""
     _catch_up(s, j)
     return s.got[j]
+
+
+def step_tangent(s, j):
+    """The tangent of what step ``j`` of ``s`` (started paired) gave."""
+    _catch_up(s, j)
+    return s.tangents[j]
 
 
 def _zero(x):
@@ -297,6 +329,9 @@ def _catch_up(s, j):
 def _send(s, j, x):
     s.sent[j] = x
     value = _outgoing(s, j, x)
+    if s.tangents is not None:
+        dx = s.sent_t[j] = s.pending_t.pop(j, None)
+        value = (value, _outgoing(s, j, dx))
     try:
         y = s.gen.send(value)
     except StopIteration as stop:
@@ -307,6 +342,9 @@ def _send(s, j, x):
         if j == s.last:
             raise SrcgradError("internal error: a split derivative yielded past its last step")
     s.taken = j
+    if s.tangents is not None:
+        y, dy = y
+        s.tangents[j] = _incoming(s, j, dy)
     s.got[j] = _incoming(s, j, y)
 
 

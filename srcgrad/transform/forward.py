@@ -33,7 +33,7 @@ from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
 from ..normalize.ssa import compound_assigned
-from ..rules.derived import Splitter, jvp_pair, split_jvp
+from ..rules.derived import Splitter, SplitterN, Step, jvp_pair, split_jvp, split_n_jvp
 from ..rules.kinds import Kind
 from ..rules.registry import Role
 from .nodes import assign, call, name
@@ -222,6 +222,10 @@ class ForwardAD:
         fn = getattr(op.rule, "fn", None) if op is not None else None
         if isinstance(fn, Splitter):
             return self._split_start(stmt, op, fn)
+        if isinstance(fn, SplitterN):
+            return self._steps_start(stmt, op, fn)
+        if isinstance(fn, Step):
+            return self._step(stmt, op, fn)
         if fn is runtime.recursion_send:
             return self._split_send(stmt, op)
         if getattr(op.rule, "marks_yield", False) if op is not None else False:
@@ -251,6 +255,48 @@ class ForwardAD:
         self.ctx.special_calls.add("split_jvp")
         # the started Split holds the value's tangent: it is its own tangent
         return [first], [], self._bind_if_active(target, name(target))
+
+    def _steps_start(self, stmt, op, splitter_):
+        """``s = f_splitn(a, b)``: starts the jvp of the callee's split derivative of that
+        order (``rules/derived.SplitNJvp``), with respect to the arguments given tangents, or,
+        when none is, to the first parameters a gradient was asked for (zero tangents: the
+        steps' sends may carry tangents). The started ``SplitN`` is its own tangent."""
+        target = stmt.targets[0].id
+        if any(w is None for w in splitter_.wrts):
+            raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
+        given = [p for p in splitter_.signature.parameters if isinstance(op.args.get(p), gast.Name)
+                 and op.args[p].id in self.tangents]
+        if given:
+            tangents = [self.tangents.get(op.args[p].id) for p in given]
+        else:
+            given = list(next((w for w in splitter_.wrts if w), ()))
+            if not given:
+                raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
+            tangents = [self._call(runtime.zeros_like, op.args[p]) for p in given]
+        made = split_n_jvp(splitter_, tuple(given))
+        func = name(self.ctx.global_name(made, made.__name__))
+        first = assign(target, gast.Call(func, [gast.Tuple(tangents, gast.Load())]
+                                         + list(stmt.value.args), list(stmt.value.keywords)))
+        first.lineno = stmt.lineno
+        self.ctx.split_used = True  # code differentiated again: the plain version
+        self.ctx.special_calls.add("splitN_jvp")
+        return [first], [], self._bind_if_active(target, name(target))
+
+    def _step(self, stmt, op, step_):
+        """A step of a split derivative started paired (``_steps_start``): a send goes with the
+        tangent of what it sends (None: a zero), a read's tangent is what the step gave with
+        it (``runtime.step_take_pair``, ``step_tangent``). A token is its own tangent."""
+        target = stmt.targets[0].id
+        s, j = op.args["s"], gast.Constant(step_.j, None)
+        if step_.kind == "take":
+            x = op.args["x"]
+            dx = (self.tangents.get(x.id) if isinstance(x, gast.Name) and x.id in self.tangents
+                  else gast.Constant(None, None))
+            first = assign(target, self._call(runtime.step_take_pair, clone(s), j, clone(x), dx))
+            first.lineno = stmt.lineno
+            return [first], [], self._bind_if_active(target, name(target))
+        tangent = self._call(runtime.step_tangent, clone(s), j)
+        return [], [stmt], self._bind_if_active(target, tangent)
 
     def _split_send(self, stmt, op):
         target = stmt.targets[0].id
