@@ -8,6 +8,7 @@ and at second order where the construct allows it; every refusal is checked for 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import types
 from collections import namedtuple
@@ -530,6 +531,100 @@ def test_augmented_assignment_to_attributes():
         lambda x: updates_an_argument(x, Field(p.b.copy())), (X,), 0), rtol=1e-6)
     c_diff = numeric_grad(lambda c: updates_an_argument(X, Field(p.b.copy(), c)), (2.0,), 0)
     np.testing.assert_allclose(g[1].c, c_diff, rtol=1e-6)
+
+
+# --- a field of an inner object written: `a.b.c = v` ------------------------------------------
+@dataclass
+class Cell:
+    b: np.ndarray
+    c: float = 0.5
+
+
+def inner_field_of_a_local(x):
+    s = types.SimpleNamespace(inner=types.SimpleNamespace(h=x))
+    s.inner.h = np.sin(x) * 2.0
+    return np.sum(s.inner.h * x)
+
+
+def inner_field_of_an_argument(x, P):
+    P.ps[0].b = P.ps[0].b * 0.5 + x  # Python changes the caller's Cell; srcgrad a copy
+    P.ps[0].c = P.ps[0].c * x[0]
+    return np.sum(P.ps[0].b * x) * P.ps[0].c
+
+
+def seen_through_another_name(x):
+    s = types.SimpleNamespace(inner=types.SimpleNamespace(h=x))
+    q = s.inner
+    held = [s]
+    s.inner.h = x * x
+    return np.sum(q.h * x + held[0].inner.h)
+
+
+def seen_through_another_field(x, P):  # P.enc is P.dec: both see the write
+    P.enc.b = np.tanh(x) * P.enc.c
+    return np.sum(P.dec.b * x)
+
+
+def written_in_a_loop(x, P):
+    for i in range(len(P.ps)):
+        P.ps[i].b = P.ps[i].b * x + P.ps[i].c
+    return np.sum(P.ps[0].b * P.ps[1].b)
+
+
+def _cells():
+    shared = Cell(np.array([0.2, -0.4, 0.6, 0.1]), 0.8)
+    ns = types.SimpleNamespace
+    return {
+        inner_field_of_a_local: (X,),
+        inner_field_of_an_argument: (X, ns(ps=[Cell(X * 1.5, 0.7)])),
+        seen_through_another_name: (X,),
+        seen_through_another_field: (X, ns(enc=shared, dec=shared)),
+        written_in_a_loop: (X, ns(ps=[Cell(X * 1.0, 0.3), Cell(X * 2.0, -0.6)])),
+    }
+
+
+@pytest.mark.parametrize("f", list(_cells()), ids=lambda f: f.__name__)
+def test_a_field_of_an_inner_object_written(f):
+    """Was refused ("assignment to an attribute of an attribute"): the inner object changes for
+    every holder of it, as in Python, and the caller's objects stay as they were."""
+    args = _cells()[f]
+    before = copy.deepcopy(args)
+
+    def fresh(*a):  # Python changes the objects it is given: each call on copies
+        return f(*copy.deepcopy(a))
+
+    value, g = srcgrad.value_and_grad(f)(*args)
+    assert value == pytest.approx(fresh(*args), rel=1e-12)
+    np.testing.assert_allclose(g, numeric_grad(fresh, args, 0), rtol=1e-6, atol=1e-8)
+    tangent = np.ones_like(X)
+    _, t = srcgrad.jvp(f)(*args, tangent)
+    np.testing.assert_allclose(t, numeric_grad(fresh, args, 0) @ tangent, rtol=1e-6)
+    np.testing.assert_allclose(srcgrad.hessian(f)(*args), hessian_by_differences(f, args),
+                               rtol=1e-5, atol=1e-6)
+    assert all(np.array_equal(a, b) for a, b in zip(_floats(args), _floats(before)))
+    assert len(_floats(args)) == len(_floats(before)) > 0 or len(args) == 1
+
+
+def _floats(tree):
+    if isinstance(tree, (list, tuple)):
+        return [v for t in tree for v in _floats(t)]
+    if isinstance(tree, np.ndarray) or isinstance(tree, float):
+        return [tree]
+    if hasattr(tree, "__dict__"):
+        return _floats(list(vars(tree).values()))
+    return []
+
+
+def test_a_field_of_an_inner_object_gives_the_argument_its_gradient():
+    P = types.SimpleNamespace(ps=[Cell(X * 1.5, 0.7)])
+    g = srcgrad.grad(inner_field_of_an_argument, wrt=1)(X, P)
+    b, c = P.ps[0].b * 0.5 + X, 0.7 * X[0]
+    np.testing.assert_allclose(g.ps[0].b, 0.5 * X * c, rtol=1e-12)
+    np.testing.assert_allclose(g.ps[0].c, X[0] * np.sum(b * X), rtol=1e-12)
+    shared = Cell(np.ones(4), 0.8)
+    g = srcgrad.grad(seen_through_another_field, wrt=1)(X, types.SimpleNamespace(enc=shared,
+                                                                                dec=shared))
+    np.testing.assert_allclose(g.enc.c + g.dec.c, np.sum(np.tanh(X) * X), rtol=1e-12)
 
 
 # --- bound methods as values, dataclasses.replace / asdict, namedtuple._replace -----------------

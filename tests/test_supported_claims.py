@@ -118,12 +118,6 @@ def field_write_read_through_another_name(x):
     return np.sum(t.h * x)
 
 
-def nested_field_write(x):
-    s = SimpleNamespace(inner=SimpleNamespace(h=x))
-    s.inner.h = x * 2.0
-    return np.sum(s.inner.h)
-
-
 def nested_element_update(x):
     rows = [[x, x * 2.0]]
     rows[0][1] += x
@@ -536,7 +530,6 @@ CLAIMS = [
      RUN, "`v` shares memory with it"),
     ("`obj.attr = v` where another name, list or dict holding the object is read afterwards",
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
-    ("`a.b.c = v`", nested_field_write, 0, (X,), TRANSFORM, "attribute of an attribute"),
     ("whose helper updates an argument in place", grown_then_added, 0, (X,), "second order",
      "by identity"),
     ("`a.b.c += v` and `a.b[i] += v` where", nested_field_update, 0, (X,), RUN,

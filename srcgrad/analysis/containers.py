@@ -79,4 +79,5 @@ def _object_read(op):
     return None
 
 
-_STRUCTURE_READS = (getattr, runtime.as_dict, runtime.replace_field, runtime.set_field)
+_STRUCTURE_READS = (getattr, runtime.as_dict, runtime.replace_field, runtime.set_field,
+                    runtime.field_updated)

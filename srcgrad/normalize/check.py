@@ -302,7 +302,7 @@ class CheckSupported(gast.NodeVisitor):
             if not isinstance(target.value, gast.Name):
                 raise self._error(target, "assignment into an element of an element")
         elif isinstance(target, gast.Attribute):
-            if not isinstance(target.value, gast.Name):
+            if not (isinstance(target.value, gast.Name) or field_path(target)):
                 raise self._error(target, "assignment to an attribute of an attribute or an "
                                   "element (`a.b.c = ...`); rebind the inner object first")
         elif not isinstance(target, gast.Name):

@@ -134,6 +134,9 @@ class ContainerMethods:
             return self._pop(s.targets[0].id, s.value, s)
         if isinstance(s, gast.AugAssign) and field_path(s.target):
             return self._update_inner(s)
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Attribute) and (
+                field_path(s.targets[0])):
+            return self._update_field(s)
         if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
                 _target(s), gast.Attribute):
             return self._set_field(s)
@@ -166,6 +169,28 @@ class ContainerMethods:
         _HoistPops(self, pre, stmt).visit(stmt)
         stmt.value = self.expr(stmt.value)
         return pre + [stmt]
+
+    def _update_field(self, s):
+        """``a.b.c = v``: Python changes the object ``a.b`` in place, which every holder of it
+        sees. The value first (as Python evaluates it), then the object, then a copy of it with
+        the field replaced (``field_updated``), which normalize/sharing.py puts wherever the
+        old object is held (``a`` itself, ``q = a.b``, a list holding ``a``...), found by
+        identity when it runs; the caller's objects are never changed."""
+        target = s.targets[0]
+        pre = []
+        value = self._fresh(target.attr)
+        pre.append(self._assign(value, s.value, s))
+        held = self._fresh(naming.describe(target.value))
+        pre.append(self._assign(held, clone(target.value), s))
+        stmt = self._assign(held, self._call("field_updated", _load(held), gast.Constant(
+            target.attr, None), _load(value)), s)
+        out = []
+        for p in pre:
+            hoisted = []
+            _HoistPops(self, hoisted, p).visit(p)
+            p.value = self.expr(p.value)
+            out += hoisted + [p]
+        return out + [stmt]
 
     def _update_inner(self, s):
         """``P.ps[0].b += v`` / ``p.x[i] += v``: Python updates the float array the field holds

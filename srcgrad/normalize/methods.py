@@ -388,7 +388,8 @@ class Receivers:
         if written is not None:
             return written
         if value.args and any(fn is h for h in (
-                runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy)):
+                runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy,
+                runtime.field_updated)):
             return self._of(value.args[0])  # the same object, or one of its class
         if user_class(fn) and fn is not type:
             return Known(fn, None, True)
@@ -397,7 +398,8 @@ class Receivers:
     def _written_field(self, fn, call):
         """``set_field(obj, "name", v)`` / ``replace_field(...)``: obj's class, with what is
         known of v as the field's (an object built here keeps what its fields hold)."""
-        if not (any(fn is h for h in (runtime.set_field, runtime.replace_field))
+        if not (any(fn is h for h in (runtime.set_field, runtime.replace_field,
+                                      runtime.field_updated))
                 and len(call.args) == 3 and isinstance(call.args[1], gast.Constant)):
             return None
         base = self._of(call.args[0])

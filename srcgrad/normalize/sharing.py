@@ -20,6 +20,9 @@ that is a view of it is an error there (``runtime/sharing.py``). Which variables
 found here, conservatively: the variables connected to ``x`` through assignments that can pass
 an object on (``r = x``, ``r = x[i]``, ``r = [x]``, ``r = x.T``, ``r = list_append(r, x)``...).
 Values that need no check (``s = 0.0; s += v`` with nothing else holding s) keep the plain form.
+``x = field_updated(x, "c", v)`` (``a.b.c = v`` with ``x = a.b``, normalize/containers.py) is
+such an update too: the object ``x`` held changes in place in Python, so every holder of it
+(``a`` itself, found by identity when it runs) gets the copy with the field replaced.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ HOLDING_HELPERS = (
     "list_append", "list_pop", "setitem", "list_insert", "pop_item", "list_extend",
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
     "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
-    "ndenumerate_items", "set_field", "replace_field",
+    "ndenumerate_items", "set_field", "replace_field", "field_updated",
 )
 # Builtins whose result is a new number or never an argument's object.
 FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}
@@ -71,7 +74,8 @@ INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 def run(fn_node, ctx):
     """The pass: see the module docstring."""
     _refuse_managers_beside_outside_arrays(fn_node, ctx)
-    if not any(_is_update(n) for n in walk(fn_node)):
+    updated = ctx.global_name(runtime.field_updated, "field_updated")
+    if not any(_is_update(n, updated) for n in walk(fn_node)):
         return fn_node
     return SharedUpdates(ctx).run(fn_node)
 
@@ -128,13 +132,28 @@ def _outside_array_read(fn_node, ctx, locals_):
     return None
 
 
-def _is_update(node):
-    return isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+def _is_update(node, updated):
+    """``x op= v`` on a name, or ``x = field_updated(x, name, v)`` (``a.b.c = v`` with ``x``
+    holding ``a.b``, normalize/containers.py; ``updated`` the generated name of
+    ``field_updated``): a change of x's object in place."""
+    return isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) or (
+        _field_update(node, updated) is not None)
+
+
+def _field_update(node, updated):
+    """The call of ``x = field_updated(x, name, v)``, or None."""
+    if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
+            and isinstance(node.value, gast.Call) and isinstance(node.value.func, gast.Name)
+            and node.value.args and isinstance(node.value.args[0], gast.Name)
+            and node.value.args[0].id == node.targets[0].id):
+        return None
+    return node.value if node.value.func.id == updated else None
 
 
 class SharedUpdates:
     def __init__(self, ctx):
         self.ctx = ctx
+        self.updated = ctx.global_name(runtime.field_updated, "field_updated")
         self.holding = {
             id(getattr(runtime, h)) for h in HOLDING_HELPERS if hasattr(runtime, h)
         }
@@ -222,6 +241,12 @@ class SharedUpdates:
                     base = base.value
                 if _holds_mutable(self.ctx.namespace.resolve(base, self.locals)):
                     text = _dotted(expr)
+                    if not isinstance(s, gast.AugAssign):  # `a.b.c = v`
+                        raise self.ctx.location.error(
+                            UnsupportedSyntaxError, s,
+                            f"writing a field of `{text}`, an object from outside the function, "
+                            f"changes it in Python, which srcgrad does not follow; pass `{text}` "
+                            f"as an argument")
                     raise self.ctx.location.error(
                         UnsupportedSyntaxError, s,
                         f"`{x} += ...` updates in place the object `{x}` holds, which is (or is "
@@ -298,9 +323,9 @@ class SharedUpdates:
             elif isinstance(s, gast.Break):
                 live = set(head) if head is not None else set(live)
             else:
-                if _is_update(s):
+                if _is_update(s, self.updated):
                     self.live_out[id(s)] = set(live)
-                live = (live - _stores(s)) | _uses(s)
+                live = (live - _stores(s)) | _uses(s, self.updated)
         return live
 
     def _maybe_assigned_before(self, var, stmt):
@@ -331,9 +356,9 @@ class SharedUpdates:
                     inner |= {n.id for n in walk(s.target) if isinstance(n, gast.Name)}
                 s.body, _ = self.block(s.body, inner)
                 out.append(s)
-            elif _is_update(s):
+            elif _is_update(s, self.updated):
                 out += self._update(s, defined)
-                defined.add(s.target.id)
+                defined.add(_updated(s))
             else:
                 out.append(s)
                 for n in ordered_walk(s):
@@ -342,11 +367,12 @@ class SharedUpdates:
         return out, defined
 
     def _update(self, s, defined):
-        x = s.target.id
+        x = _updated(s)
+        call = _field_update(s, self.updated)
         self._check_not_outside(s, x)
         live = self.live_out.get(id(s), set())
         holders = sorted(r for r in self._connected(x) if r in live)
-        value = gast.BinOp(_load(x), s.op, s.value)
+        value = gast.BinOp(_load(x), s.op, s.value) if call is None else call
         if not holders:
             return [_located(_assign(x, value), s)]
         # a variable first assigned after this point (and not in an earlier iteration of a loop
@@ -366,7 +392,10 @@ class SharedUpdates:
         old = self.ctx.namer.fresh(naming.OLD.format(x))
         self.locals.add(old)
         self.ctx.local_names.add(old)
-        value.left = _load(old)
+        if call is None:
+            value.left = _load(old)
+        else:
+            call.args[0] = _load(old)
         out = [_assign(old, _load(x)), _assign(x, value)]
         for r in holders:
             where = self.ctx.namer.fresh(naming.SHARED_IN.format(x, r))
@@ -374,6 +403,8 @@ class SharedUpdates:
             self.ctx.local_names.add(where)
             find = self._call("shared_positions", _load(r), _load(old),
                               gast.Constant(r, None), gast.Constant(x, None))
+            if call is not None:  # an object changed in place (an array, list or dict else)
+                find.args.append(gast.Constant(True, None))
             out.append(_assign(where, find))
             out.append(_assign(r, self._call("put_shared", _load(r), _load(where), _load(x))))
         return [_located(o, s) for o in out]
@@ -382,6 +413,11 @@ class SharedUpdates:
         fn = getattr(runtime, helper)
         func = gast.Name(self.ctx.global_name(fn, helper), gast.Load(), None, None)
         return gast.Call(func, list(args), [])
+
+
+def _updated(s):
+    """The name whose object ``s`` changes in place (``_is_update``)."""
+    return s.target.id if isinstance(s, gast.AugAssign) else s.targets[0].id
 
 
 def _dotted(expr):
@@ -410,11 +446,11 @@ def _stores(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
-def _uses(node):
+def _uses(node, updated=None):
     uses = {n.id for n in walk(node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    if _is_update(node):
-        uses.add(node.target.id)
+    if _is_update(node, updated):
+        uses.add(_updated(node))
     return uses
 
 

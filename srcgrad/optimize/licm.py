@@ -129,7 +129,8 @@ def held_by_identity(fn_node, namespace, locals_):
 def held_names(fn_node, namespace, locals_):
     """The names an assignment puts into a list, dict, tuple or an object's field."""
     holding = (runtime.list_append, runtime.list_insert, runtime.list_extend, runtime.setitem,
-               runtime.dict_update, runtime.set_field, runtime.replace_field, runtime.put_shared)
+               runtime.dict_update, runtime.set_field, runtime.replace_field, runtime.put_shared,
+               runtime.field_updated)
     out = set()
     for n in walk(fn_node):
         if not isinstance(n, gast.Assign):

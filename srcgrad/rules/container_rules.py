@@ -35,6 +35,10 @@ linear(runtime.set_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
        jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
 linear(runtime.field_cleared, "g, obj, name", vjp={"g": "field_cleared(dy, obj, name)"})
+# `a.b.c = value` (normalize/containers.py): the same, on the inner object
+linear(runtime.field_updated, "obj, name, value",
+       vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
+       jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
 linear(runtime.as_dict, "obj", vjp={"obj": "as_dict_grad(dy, obj)"},
        jvp={"obj": "as_dict_tangent(dobj, obj)"})
 linear(runtime.as_dict_grad, "g, obj", vjp={"g": "as_dict_tangent(dy, obj)"},

@@ -97,6 +97,7 @@ from .containers import (  # noqa: F401
     elem,
     extreme_index,
     field_cleared,
+    field_updated,
     list_append,
     list_pop,
     max_of,

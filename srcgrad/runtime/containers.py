@@ -380,6 +380,14 @@ def set_field(obj, name, value):
     return new
 
 
+def field_updated(obj, name, value):
+    """``a.b.c = value`` as a value, for ``obj`` the inner object ``a.b``: ``set_field``'s copy
+    of it with the field replaced, which normalize/sharing.py then puts wherever the old object
+    is held (``a`` and every other holder, found by identity when it runs), as Python changes
+    that object in place."""
+    return set_field(obj, name, value)
+
+
 def field_cleared(g, obj, name):
     """The cotangent of the object ``set_field`` replaced a field of: ``g`` without ``name``."""
     parts = parts_of(g, obj)

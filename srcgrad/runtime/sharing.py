@@ -12,7 +12,8 @@ object (``r = x``, ``r = [x]``, ``r = {"h": x}``, ``r.append(x)``, a helper's pa
 object ``x`` held (``()`` for ``r`` itself, ``(0,)`` for ``r[0]``, deeper for nested containers);
 none when that object is immutable (a float is rebound, not updated: nothing else sees it).
 An object's fields are searched too (``Field("W")`` in a path: ``self.W`` held it); ``put_shared``
-gives such an object a copy with the field replaced, as ``set_field`` does.
+gives such an object a copy with the field replaced, as ``set_field`` does. The object changed
+may itself be an object whose field was written (``a.b.c = v``: ``objects=True``).
 An array ``r`` that shares memory with it without being it (a view, ``r = x[1:]``) is refused
 with an error: the update would change part of ``r``, a dependence srcgrad does not model.
 ``put_shared`` is linear in ``r`` and ``x``: its adjoint sends the cotangent at those paths to
@@ -53,9 +54,10 @@ class Field:
         return f".{self.name}"
 
 
-def shared_positions(holder, old, name="r", updated="x"):
-    """The paths at which ``holder`` holds the object ``old`` (see the module docstring)."""
-    if not isinstance(old, MUTABLE):
+def shared_positions(holder, old, name="r", updated="x", objects=False):
+    """The paths at which ``holder`` holds the object ``old`` (see the module docstring);
+    ``objects``: ``old`` may be an object whose field was written (``a.b.c = v``)."""
+    if not isinstance(old, MUTABLE) and not (objects and kind_of(old) in OBJECTS):
         return []
     out = []
     _find(holder, old, (), out, set(), name, updated)
