@@ -431,22 +431,26 @@ def _sharing(value):
         return _sharing(value.value)
     if not isinstance(value, gast.Call):
         return set()  # arithmetic, comparisons, comprehensions, constants: new values
-    out = {v for k in value.keywords if k.arg == "out" for v in _sharing(k.value)}
-    func, root = value.func, value.func
-    while isinstance(root, gast.Attribute):
-        root = root.value
-    args = [*value.args, *(k.value for k in value.keywords)]
-    if isinstance(root, gast.Name) and root.id in ("np", "numpy", "math"):
-        if isinstance(func, gast.Attribute) and func.attr in _VIEW_FUNCTIONS:
-            out |= {v for a in value.args[:1] for v in _sharing(a)}
-        return out
+    return _call_sharing(value)
+
+
+def _call_sharing(value):
+    """``_sharing`` of a call: its ``out=``, a view NumPy makes of its first argument, or any
+    argument (and the object of a method) of a call that may return it."""
+    out = _shared_by(k.value for k in value.keywords if k.arg == "out")
+    func, args = value.func, [*value.args, *(k.value for k in value.keywords)]
+    if _base_name(func) in ("np", "numpy", "math"):
+        view = isinstance(func, gast.Attribute) and func.attr in _VIEW_FUNCTIONS
+        return out | _shared_by(value.args[:1]) if view else out
     if isinstance(func, gast.Attribute):  # a method: a view (x.reshape), or a helper's result
-        if func.attr in _NEW_METHODS or func.attr == "astype" and not value.keywords:
-            return out
-        return out | _sharing(func.value) | {v for a in args for v in _sharing(a)}
-    if isinstance(func, gast.Name) and func.id in _NEW_BUILTINS:
-        return out
-    return out | {v for a in args for v in _sharing(a)}
+        new = func.attr in _NEW_METHODS or func.attr == "astype" and not value.keywords
+        return out if new else out | _sharing(func.value) | _shared_by(args)
+    new = isinstance(func, gast.Name) and func.id in _NEW_BUILTINS
+    return out if new else out | _shared_by(args)
+
+
+def _shared_by(values):
+    return {v for value in values for v in _sharing(value)}
 
 
 def _over_range(node):

@@ -189,34 +189,17 @@ def _outputs(fdef: ast.FunctionDef, lines: list[str],
     other values (a tuple, or nothing): a new array numba returns costs twice what the rest of
     a small gradient does (it is made a Python object, slowly). The outputs, and the length of
     the returned tuple (None: one value)."""
-    last = fdef.body[-1] if fdef.body else None
-    if not arrays or not isinstance(last, ast.Return) or last.value is None or (
-        last.lineno != last.end_lineno
-    ):
+    found = _single_return(fdef) if arrays else None
+    if found is None:
         return [], None
-    if sum(isinstance(n, ast.Return) for n in ast.walk(fdef)) != 1:
-        return [], None
-    value = last.value
-    arity = len(value.elts) if isinstance(value, ast.Tuple) else None
-    returned = value.elts if arity is not None else [value]
-    if any(isinstance(e, ast.Starred) for e in returned):
-        return [], None
+    last, returned, arity = found
     stored: dict[str, int] = {}
     for node in ast.walk(fdef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stored[node.id] = stored.get(node.id, 0) + 1
     params = [a.arg for a in fdef.args.args]
     names = [e.id for e in returned if isinstance(e, ast.Name)]
-    made = {}
-    for stmt in fdef.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name) and stmt.lineno == stmt.end_lineno
-                and _allocation(stmt.value) == "srcgrad_zeros" and len(stmt.value.args) == 1):
-            shape = stmt.value.args[0]
-            if (isinstance(shape, ast.Attribute) and shape.attr == "shape"
-                    and isinstance(shape.value, ast.Name) and shape.value.id in arrays
-                    and shape.value.id in params and shape.value.id not in stored):
-                made[stmt.targets[0].id] = (stmt, params.index(shape.value.id))
+    made = _zeros_of_arguments(fdef, arrays, params, stored)
     outputs = []
     for place, e in enumerate(returned):
         name = getattr(e, "id", None)
@@ -236,6 +219,38 @@ def _outputs(fdef: ast.FunctionDef, lines: list[str],
     lines[fdef.lineno - 1] = (f"def {fdef.name}("
                               f"{', '.join([*params, *(name for _, name, _ in outputs)])}):")
     return outputs, arity
+
+
+def _single_return(fdef: ast.FunctionDef):
+    """``(return statement, returned values, tuple length or None)`` when the function's last
+    statement, on one line, is its only ``return`` and returns no starred value; else None."""
+    last = fdef.body[-1] if fdef.body else None
+    if not isinstance(last, ast.Return) or last.value is None or last.lineno != last.end_lineno:
+        return None
+    if sum(isinstance(n, ast.Return) for n in ast.walk(fdef)) != 1:
+        return None
+    value = last.value
+    arity = len(value.elts) if isinstance(value, ast.Tuple) else None
+    returned = value.elts if arity is not None else [value]
+    if any(isinstance(e, ast.Starred) for e in returned):
+        return None
+    return last, returned, arity
+
+
+def _zeros_of_arguments(fdef, arrays, params, stored):
+    """The names the function's top level makes once as ``srcgrad_zeros(p.shape)`` of an array
+    parameter ``p`` never rebound: name -> (statement, index of ``p``)."""
+    made = {}
+    for stmt in fdef.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt.lineno == stmt.end_lineno
+                and _allocation(stmt.value) == "srcgrad_zeros" and len(stmt.value.args) == 1):
+            shape = stmt.value.args[0]
+            if (isinstance(shape, ast.Attribute) and shape.attr == "shape"
+                    and isinstance(shape.value, ast.Name) and shape.value.id in arrays
+                    and shape.value.id in params and shape.value.id not in stored):
+                made[stmt.targets[0].id] = (stmt, params.index(shape.value.id))
+    return made
 
 
 def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:
