@@ -50,6 +50,15 @@ def test_scipy_helpers_to_third_order(f, x):
     assert walk(f, {"x": x}, ("x",), 3) == 3
 
 
+def test_logsumexp_with_weights_of_more_rows_than_its_values():
+    """grad(grad) of logsumexp(a, b=b) for b broadcast against a (found by the full third-order
+    sweep): logsumexp_vjp sums its rows-of-a contribution up to b's shape with unbroadcast, whose
+    adjoint, broadcast_like, then had to sum down (a ValueError of np.broadcast_to)."""
+    f = _define("lse_b", "def lse_b(a, b):\n    return scipy.special.logsumexp(a, b=b)\n")
+    args = {"a": RNG.normal(size=3), "b": RNG.uniform(0.5, 2.0, size=(2, 3))}
+    assert walk(f, args, ("a", "b"), 2, "all") == 2
+
+
 @pytest.mark.parametrize("sa, sb", [((2, 3, 4), (4,)), ((4, 3), (2, 3, 5))])
 def test_dot_of_arrays_of_more_than_two_dimensions(sa, sb):
     """np.dot of N-d arrays (NotImplementedError before): the last axis of a against the

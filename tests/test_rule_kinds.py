@@ -170,6 +170,7 @@ HELPER_CASES = [
     ("np.sum(W33 * hr.vec_outer(g, V3, V3))", (3,)),
     ("np.sum(W33 * hr.vec_outer(W3, g, V3))", (3,)),
     ("np.sum(W34 * rt.broadcast_like(g, A34))", (4,)),
+    ("np.sum(W34 * rt.broadcast_like(g, A34))", (2, 1, 4)),  # longer along an axis: summed
     ("np.sum(W3 * rt.dot_vjp_left(g, RECT, V3))", (4,)),
     ("np.sum(W3 * rt.dot_vjp_right(g, RECT, V3))", (4,)),
     ("np.sum(W34 * rt.permute_like(g, A34, SORTED, axis=1))", (3, 4)),

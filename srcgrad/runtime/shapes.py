@@ -257,12 +257,20 @@ def mean_grad(dy, x, axis=None, keepdims=False, where=True):
 def broadcast_like(t, y):
     """``t`` broadcast to the shape of ``y``: the tangent of an operand NumPy broadcast into ``y``.
 
-    The counterpart of ``unbroadcast``, which sums back down; each is the other's adjoint.
+    The counterpart of ``unbroadcast``, which sums back down; each is the other's adjoint. Where
+    ``t`` is longer than ``y`` along an axis it is summed down there, as ``unbroadcast`` does:
+    ``unbroadcast`` also broadcasts a contribution shorter than its operand along an axis
+    (a helper's ``unbroadcast(dy * w, b)`` with ``w`` of one row and ``b`` of two), and its
+    adjoint, this function, must then sum (grad of grad of ``logsumexp(a, b=b)`` for ``b`` of
+    more rows than ``a``: a ValueError of ``np.broadcast_to``).
     """
     shape = np.shape(y)
     if np.shape(t) == shape:
         return t
-    return np.array(np.broadcast_to(t, shape), dtype=float_dtype(t))
+    try:
+        return np.array(np.broadcast_to(t, shape), dtype=float_dtype(t))
+    except ValueError:  # longer than y along some axis
+        return unbroadcast(t, y)
 
 
 def _like(g, x):
