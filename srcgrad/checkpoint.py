@@ -595,6 +595,12 @@ def _loop_call(node, position, loop, namer, location, f):
     made = [_step_function(node.name, loop_parts, f, probe=False)]
     if is_while or any(True for _ in _breaks(loop.body)):
         made.append(_step_function(node.name, loop_parts, f, probe=True))
+    # the state the body never binds: the loop returns the object it was given, or the step's
+    # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
+    rebound = _stored(loop.body)
+    for made_fn in made:
+        made_fn.__srcgrad_kept_state__ = frozenset(
+            k for k, v in enumerate(state) if v not in rebound)
     kept = _store(namer.fresh(naming.KEPT))
     return {
         "target": gast.Tuple([_store(v) for v in state] + [kept], gast.Store()),

@@ -16,7 +16,7 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.ndimage
 from gradcheck import numeric_grad
-from second_order_check import check_second_order
+from second_order_check import check_second_order, hessian_by_differences
 from sharing_check import check_all
 
 from srcgrad import (
@@ -1671,3 +1671,85 @@ def test_checkpoint_takes_a_loop_writing_into_an_array_of_its_own():
     np.testing.assert_allclose(grad(written_in_the_loop_alone, checkpoint=2)(X),
                                numeric_grad(written_in_the_loop_alone, [X], 0), rtol=1e-6)
     check_all(written_in_the_loop_alone, (X,))
+
+
+def _grows(lst, u):
+    lst.append(u)
+
+
+def appended_after_a_checkpointed_loop(x):
+    acc = []
+    for i in range(3):
+        acc.append(np.sin(x[i]) * x[(i + 1) % 3])
+    acc.append(x[0] * 2.0)
+    _grows(acc, x[1] ** 2)
+    return np.sum(np.array(acc) ** 2)
+
+
+def written_after_a_checkpointed_loop(x):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = np.sin(x[i]) * x[(i + 1) % 3]
+    y[0] = y[1] * y[2]
+    return np.sum(y * y)
+
+
+def written_after_a_loop_of_no_trips(x):
+    y = x * 2.0
+    for i in range(0):
+        y[i] = 1.0
+    y[0] = x[1] ** 2
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f", [appended_after_a_checkpointed_loop,
+                               written_after_a_checkpointed_loop,
+                               written_after_a_loop_of_no_trips], ids=lambda f: f.__name__)
+def test_a_write_after_a_checkpointed_loop_into_its_state_works(f):
+    # was refused ("writing into `y`, which may share memory ... (y, kept =
+    # checkpointed_loop(...))"), though grad(f) works: what the loop carries and never rebinds
+    # is the array it was given (or the step's copy of it)
+    want = numeric_grad(f, [X], 0)
+    np.testing.assert_allclose(grad(f, checkpoint=2)(X), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(hessian(f, checkpoint=2)(X), hessian_by_differences(f, [X]),
+                               rtol=1e-5, atol=1e-6)
+
+
+def rebound_in_a_checkpointed_loop(x):
+    y = x * 1.0
+    z = x * 3.0
+    for _ in range(3):
+        y = z
+    y[0] = 5.0 * x[1]
+    return np.sum(z * x)
+
+
+def held_by_a_list_the_loop_fills(x):
+    y = x * 1.0
+    hist = []
+    for _ in range(3):
+        hist.append(y)
+    y[0] = 5.0 * x[1]
+    return np.sum(hist[0] * x)
+
+
+def test_a_write_after_a_checkpointed_loop_into_what_it_shares_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="writing into `y`"):
+        grad(rebound_in_a_checkpointed_loop, checkpoint=2)(X)
+    with pytest.raises(SrcgradError, match="`hist` refers to the array in `y`"):
+        grad(held_by_a_list_the_loop_fills, checkpoint=2)(X)
+
+
+def list_copied_then_grown(x):
+    L = [x * 1.0, x * 2.0]
+    M = L.copy()
+    M.append(x * 3.0)
+    return np.sum(M[2] * M[0])
+
+
+def test_the_tangent_of_a_list_copy_is_a_list():
+    # jvp crashed (AttributeError: 'numpy.ndarray' object has no attribute 'append'): `.copy()`
+    # has np.copy's rule, whose tangent np.copy(dL) made the list's tangent an array; so did
+    # hessian(f, checkpoint=2) of a loop appending to a list (its step copies its state)
+    check_all(list_copied_then_grown, (X,))
+    check_second_order(list_copied_then_grown, [X], 0)

@@ -59,14 +59,25 @@ def run(fn_node, ctx):
     helpers = ctx.helpers
     list_ops = (helpers["list_append"], helpers["list_pop"]) + mutator_names(ctx)
     pass_ = CopyBeforeWrite(ctx, helpers["setitem"], list_ops)
+    pass_.checkpointed = _checkpointed_loops(fn_node, ctx)
     # helpers that put a value into a list or dict: the container holds it afterwards. Not in
     # generated code (a derivative differentiated again): there the only such lists are its
     # own stacks of saved values, and a list helper there returns a new list
     if not _generated(ctx.fn):
         pass_.holding = set(list_ops) | {
             helpers["setitem"], ctx.global_name(runtime.put_shared, "put_shared")
-        }
+        } | pass_.checkpointed
     return pass_.run(fn_node)
+
+
+def _checkpointed_loops(fn_node, ctx):
+    """The names ``checkpoint=``'s loops are called by here: the state a checkpointed loop
+    returns may hold what its state and invariants held."""
+    from ..checkpoint import checkpointed_loop
+
+    return {n.func.id for n in walk(fn_node) if isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Name)
+            and ctx.namespace.resolve(n.func, ctx.local_names) is checkpointed_loop}
 
 
 def _generated(fn):
@@ -85,6 +96,7 @@ class CopyBeforeWrite:
         self.holding = set()  # helpers that put a value into a container (see run)
         self.index_lists = set()
         self.private_elements = set()
+        self.checkpointed = set()  # the names checkpoint='s loops are called by
 
     def _writes(self, stmt):
         """Whether ``stmt`` changes the container or array its target holds: ``y = setitem(y,
@@ -119,7 +131,11 @@ class CopyBeforeWrite:
         params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                   + fn_node.args.kwonlyargs}
         self.last_source = {}
+        self.kept_copies = {}
         self._owned_at_writes(fn_node.body, set(written) & params, report=True)
+        helper = self.ctx.global_name(runtime.fresh_copy, "fresh_copy")
+        for stmt in self.kept_copies.values():
+            _insert_after(fn_node, stmt, _copied(stmt.targets[0].id, helper, stmt))
         copies = []
         for var in sorted(written):
             if var in params:
@@ -162,10 +178,7 @@ class CopyBeforeWrite:
         helper = self.ctx.global_name(runtime.fresh_copy, "fresh_copy")
         for name in out:
             stmt = private[name][0]
-            copy = gast.Assign([gast.Name(name, gast.Store(), None, None)], gast.Call(
-                gast.Name(helper, gast.Load(), None, None),
-                [gast.Name(name, gast.Load(), None, None)], []), None)
-            _insert_after(fn_node, stmt, gast.copy_location(copy, stmt))
+            _insert_after(fn_node, stmt, _copied(name, helper, stmt))
         return out
 
     def _owned_at_writes(self, stmts, owned, report):
@@ -191,6 +204,12 @@ class CopyBeforeWrite:
                     owned.add(var)
                 elif self._updates_shared(s.value, var):
                     pass  # r = put_shared(r, ...): r as it was, or with `x += v`'s new value
+                elif var in owned and self._kept_by_checkpoint(s.value, var):
+                    # y = loop_result[0]: the object y was, or the loop's copy of it; written
+                    # into afterwards as a copy of its own (the loop's adjoint reads the result
+                    # it returned, and a derivative differentiated again does not restore it)
+                    if report:
+                        self.kept_copies[id(s)] = s
                 else:
                     owned.discard(var)
                     self.last_source[var] = s
@@ -208,6 +227,25 @@ class CopyBeforeWrite:
             else:
                 owned -= stored(s)
         return owned
+
+    def _kept_by_checkpoint(self, value, var):
+        """``y = t[k]`` of ``t = checkpointed_loop(probe, step, steps, (..., y, ...), ...)``
+        with ``y`` at ``k`` and a loop body that never binds ``y`` (only writes into it)."""
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+                and isinstance(value.slice, gast.Constant)
+                and type(value.slice.value) is int):
+            return False
+        k, made = value.slice.value, self.values.get(value.value.id, ())
+        if len(made) != 1 or not isinstance(made[0], gast.Call) or len(made[0].args) < 4:
+            return False
+        call = made[0]
+        step, state = call.args[1], call.args[3]
+        kept = getattr(self.ctx.namespace.resolve(step, self.ctx.local_names),
+                       "__srcgrad_kept_state__", ()) if isinstance(step, gast.Name) else ()
+        tuples = self.values.get(state.id, ()) if isinstance(state, gast.Name) else ()
+        return (k in kept and len(tuples) == 1 and isinstance(tuples[0], gast.Tuple)
+                and k < len(tuples[0].elts) and _is_name(tuples[0].elts[k], var)
+                and isinstance(call.func, gast.Name) and call.func.id in self.checkpointed)
 
     def _not_owned(self, var, write):
         source = self.last_source.get(var)
@@ -739,6 +777,14 @@ def _bound_from(fn_node, position):
             for t in stored(stmt):
                 out.setdefault(t, position[id(stmt)])
     return out
+
+
+def _copied(name, helper, stmt):
+    """``name = fresh_copy(name)``, at ``stmt``'s line."""
+    copy = gast.Assign([gast.Name(name, gast.Store(), None, None)], gast.Call(
+        gast.Name(helper, gast.Load(), None, None), [gast.Name(name, gast.Load(), None, None)],
+        []), None)
+    return gast.copy_location(copy, stmt)
 
 
 def _insert_before(tree, stmt, new):
