@@ -533,6 +533,47 @@ def test_augmented_assignment_to_attributes():
     np.testing.assert_allclose(g[1].c, c_diff, rtol=1e-6)
 
 
+# --- dataclasses with a __post_init__ ----------------------------------------------------------
+@dataclass
+class Doubled:
+    w: np.ndarray
+    s: float = 1.0
+    tags: list = dataclasses.field(default_factory=list)
+    k: float = dataclasses.field(default=0.5, init=False)
+
+    def __post_init__(self):
+        self.s = self.s * 2.0  # changes a field: its gradient goes through this line
+        self.w = self.w * self.k + self.s + len(self.tags)
+
+
+@dataclass
+class Shifted(Doubled):
+    def __post_init__(self):
+        super().__post_init__()
+        self.w = np.sin(self.w)
+
+
+def builds_with_post_init(x):
+    p = Doubled(x * 1.5, s=x[0])
+    q = Shifted(x, x[1] * x[2])
+    return np.sum(p.w * p.s) + np.sum(q.w) * q.s + len(p.tags) * p.k
+
+
+def test_a_dataclass_with_post_init_is_built_as_python_builds_it():
+    """Was a wrong gradient (1.2 for 1.8): the constructor's rule took the fields as given,
+    while `__post_init__` changes them."""
+    check_all(builds_with_post_init, second=True)
+
+
+def replaces_with_post_init(x):
+    return np.sum(dataclasses.replace(Doubled(x), s=x[0]).w)
+
+
+def test_replace_of_a_dataclass_with_post_init_names_the_call_that_works():
+    with pytest.raises(srcgrad.SrcgradError, match=r"call the class instead"):
+        srcgrad.grad(replaces_with_post_init)(X)
+
+
 # --- a field of an inner object written: `a.b.c = v` ------------------------------------------
 @dataclass
 class Cell:

@@ -92,6 +92,19 @@ class Box:
         return self.w * 2.0
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenScaled:
+    w: object
+    s: float = 2.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "w", self.w * self.s)
+
+
+def frozen_post_init(x):
+    return np.sum(FrozenScaled(x).w)
+
+
 def methods_of_two_classes_in_a_loop(x, boxes):
     h = x
     for box in boxes:
@@ -516,6 +529,8 @@ CLAIMS = [
      TRANSFORM, "lambda"),
     ("a lambda or nested def used as a value other than by calling it", function_as_a_value, 0,
      (X,), TRANSFORM, "used as a value"),
+    ("building one that is frozen or has `InitVar` fields is an error at transform time",
+     frozen_post_init, 0, (X,), TRANSFORM, "__post_init__"),
     ("or on the items of a list or tuple argument holding objects of two classes",
      methods_of_two_classes_in_a_loop, 0, (X, [Box(np.ones(3)), Other(np.ones(3))]), RUN,
      r"`\.scaled\(\)`"),

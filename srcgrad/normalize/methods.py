@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import inspect
 import sys
 import types
@@ -34,6 +35,7 @@ import gast
 from .. import runtime
 from ..astutil import clone
 from ..emit import naming
+from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.structures import structure_rule
 from ..runtime.pytrees import kind_of
@@ -517,6 +519,9 @@ class Receivers:
             return self._namespace(stmt, call)
         if not user_class(cls) or structure_rule(cls) is not None:
             return None
+        if dataclasses.is_dataclass(cls) and hasattr(cls, "__post_init__") and isinstance(
+                stmt.targets[0], gast.Name):
+            return self._post_init(stmt, call, cls)
         init = inspect.getattr_static(cls, "__init__", None)
         if not (isinstance(init, types.FunctionType) and isinstance(stmt.targets[0], gast.Name)):
             return None
@@ -537,6 +542,67 @@ class Receivers:
         receiver = gast.Name(target, gast.Load(), None, None)
         return [empty], self._call(gast.copy_location(holder, stmt), init,
                                    [receiver] + call.args)
+
+    def _post_init(self, stmt, call, cls):
+        """``p = Cls(a, b=v)`` of a dataclass with a ``__post_init__``, as the ``__init__`` the
+        dataclass generates runs it: an empty instance, each field written (the value given,
+        else its default or ``default_factory()``), then ``__post_init__`` called on it (and
+        inlined: what it changes, the derivative sees)."""
+        where = self.ctx.location
+        post = inspect.getattr_static(cls, "__post_init__", None)
+        initvars = [f for f in getattr(cls, "__dataclass_fields__", {}).values()
+                    if f._field_type is dataclasses._FIELD_INITVAR]
+        if cls.__dataclass_params__.frozen or initvars or not isinstance(
+                post, types.FunctionType):
+            raise where.error(UnsupportedSyntaxError, call, (
+                f"srcgrad does not support building a {cls.__name__} here: a dataclass with a "
+                f"`__post_init__` is built by inlining it, which needs it to be a plain method "
+                f"of a dataclass that is not frozen and has no `InitVar` fields"))
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            return None
+        try:
+            given = inspect.signature(cls).bind(*call.args, **{k.arg: k.value
+                                                              for k in call.keywords})
+        except TypeError as error:
+            raise where.error(UnsupportedSyntaxError, call,
+                              f"{cls.__name__}(...): {error}") from None
+        target = stmt.targets[0].id
+        self.ctx.local_names.add(target)
+        out = [self._assign(target, gast.Call(self._global(runtime.new_instance), [
+            self._global(cls)], []), stmt)]
+        for f in dataclasses.fields(cls):
+            value = given.arguments.get(f.name) if f.init else None
+            if value is None and f.default is not dataclasses.MISSING:
+                value = self._constant(f.default, f.name)
+            elif value is None and f.default_factory is not dataclasses.MISSING:
+                value = gast.Call(self._global(f.default_factory), [], [])
+            if value is not None:
+                out.append(self._assign(target, gast.Call(self._global(runtime.set_field), [
+                    gast.Name(target, gast.Load(), None, None), gast.Constant(f.name, None),
+                    value], []), stmt))
+        self.known[target] = Known(cls, None, True)
+        unused = self.ctx.namer.fresh(naming.UNUSED)
+        self.ctx.local_names.add(unused)
+        bare = gast.copy_location(gast.Call(call.func, [], []), call)  # (the arguments are used)
+        holder = gast.copy_location(gast.Assign([gast.Name(unused, gast.Store(), None, None)],
+                                                bare, None), stmt)
+        return out, self._call(holder, post, [gast.Name(target, gast.Load(), None, None)])
+
+    def _global(self, obj):
+        name = getattr(obj, "__name__", type(obj).__name__)
+        return gast.Name(self.ctx.global_name(obj, name if name.isidentifier() else "value"),
+                         gast.Load(), None, None)
+
+    def _constant(self, value, preferred):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return gast.Constant(value, None)
+        return gast.Name(self.ctx.global_name(value, preferred), gast.Load(), None, None)
+
+    @staticmethod
+    def _assign(target, value, where):
+        stmt = gast.Assign([gast.Name(target, gast.Store(), None, None)], value, None)
+        return gast.copy_location(stmt, where)
 
     def _namespace(self, stmt, call):
         """``s = SimpleNamespace(h=h, c=c)``: an empty one, then its fields written."""

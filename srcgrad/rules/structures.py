@@ -32,6 +32,8 @@ def structure_rule(cls):
         return None
     if not (dataclasses.is_dataclass(cls) or (issubclass(cls, tuple) and hasattr(cls, "_fields"))):
         return None
+    if hasattr(cls, "__post_init__"):  # it may change the fields: inlined (normalize/methods.py)
+        return None
     if cls not in _RULES:
         _RULES[cls] = _build(cls)
     return _RULES[cls]

@@ -81,7 +81,8 @@ def fields(x):
     if kind == "namedtuple":
         return dict(zip(type(x)._fields, x))
     if kind == "dataclass":
-        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+        # (one being built, its `__post_init__` inlined, has the fields written so far)
+        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if hasattr(x, f.name)}
     if kind in ("namespace", "object"):
         return dict(vars(x))
     if kind == "registered":
