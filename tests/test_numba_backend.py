@@ -200,7 +200,7 @@ SWEEP = os.environ.get("SRCGRAD_NUMBA_SWEEP") == "1"
 
 
 @pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (compiles for minutes)")
-@pytest.mark.parametrize("name", ["rosenbrock", "pendulum", "rnn", "logreg"])
+@pytest.mark.parametrize("name", ["rosenbrock", "pendulum", "rnn", "logreg", "mlp"])
 def test_sweep_over_the_benchmark_workloads(name):
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import workloads
@@ -344,3 +344,21 @@ def test_grad_of_a_complex_output_is_refused_in_compiled_code():
     np.testing.assert_allclose(df(X), 2 * X)
     with pytest.raises(CompiledValueError, match="real number.*holomorphic_grad"):
         df(X * (1 + 1j))
+
+
+def log_softmax_loss(z, Y):
+    m = z - np.max(z, axis=1, keepdims=True)  # the benchmark's MLP loss
+    return -np.sum(Y * (m - np.log(np.sum(np.exp(m), axis=1, keepdims=True)))) + np.sum(
+        np.min(z, axis=0) ** 2)
+
+
+def test_reductions_over_an_axis_and_the_adjoint_of_max_with_ties():
+    # np.max/np.min/np.sum with axis and keepdims: loops in runtime/numba_helpers.py, as is
+    # chooser_grad (a tie splits the gradient: row 0 and column 1 hold two maxima/minima)
+    z = np.array([[2.0, 2.0, -1.0], [0.5, -3.0, 1.5], [0.1, -3.0, 0.2], [1.0, 0.0, 4.0]])
+    Y = np.eye(4, 3)
+    got = srcgrad.grad(log_softmax_loss, backend="numba")(z, Y)
+    want = srcgrad.grad(log_softmax_loss)(z, Y)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    # (at a tie central differences see half the gradient on each element: the equal split)
+    np.testing.assert_allclose(got, numeric_grad(log_softmax_loss, (z, Y), 0), rtol=1e-6)

@@ -255,10 +255,11 @@ def _zeros_of_arguments(fdef, arrays, params, stored):
 
 def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:
     """The imports of the numba helpers the rewritten ``lines`` call."""
-    from ..runtime.numba_helpers import ALLOCATIONS
+    from ..runtime.numba_helpers import ALLOCATIONS, REDUCTIONS
 
     used = list(SAVES) if preallocated else []
-    used += [h for h in (POWER, *ALLOCATIONS.values()) if any(f"{h}(" in ln for ln in lines)]
+    used += [h for h in (POWER, *ALLOCATIONS.values(), *dict.fromkeys(REDUCTIONS.values()))
+             if any(f"{h}(" in ln for ln in lines)]
     return [f"from srcgrad.runtime.numba_helpers import {', '.join(used)}"] if used else []
 
 
@@ -304,6 +305,10 @@ def _rewrite(fdef: ast.FunctionDef, lines: list[str]) -> set[int]:
         if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
             old = ast.unparse(node.iter)
             lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, _countdown(node), 1)
+        reduction = _reduction(node)
+        if reduction is not None:  # numba's np.max takes no axis, np.sum no keepdims
+            lines[node.lineno - 1] = lines[node.lineno - 1].replace(ast.unparse(node),
+                                                                    reduction, 1)
         helper = _allocation(node)
         if helper is not None:  # numba loads it from its cache, never compiles it again
             old = ast.unparse(node)
@@ -463,6 +468,34 @@ def _allocation(node: ast.AST) -> str | None:
     return None
 
 
+def _reduction(node: ast.AST) -> str | None:
+    """``srcgrad_max_axis_keepdims(a, k)`` for ``np.max(a, axis=k, keepdims=True)`` on one line
+    (``np.sum``, ``np.min``, ``np.mean``, ``np.amax``, ``np.amin`` alike; the axis an integer,
+    keepdims a literal), for ``runtime/numba_helpers.REDUCTIONS``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and _module_attribute(node.func) and node.lineno == node.end_lineno
+            and getattr(node.func.value, "_numpy", False)):
+        return None
+    from ..runtime.numba_helpers import REDUCTIONS
+
+    words = {k.arg: k.value for k in node.keywords}
+    if len(node.args) == 2 and "axis" not in words:
+        words["axis"] = node.args[1]
+    elif len(node.args) != 1:
+        return None
+    if set(words) - {"axis", "keepdims"} or "axis" not in words:
+        return None
+    axis, keep = words["axis"], words.get("keepdims", ast.Constant(False))
+    if isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub):
+        axis = ast.Constant(-axis.operand.value) if isinstance(axis.operand, ast.Constant) and (
+            type(axis.operand.value) is int) else axis
+    if not (isinstance(axis, ast.Constant) and type(axis.value) is int
+            and isinstance(keep, ast.Constant) and type(keep.value) is bool):
+        return None
+    name = REDUCTIONS.get((node.func.attr, keep.value))
+    return None if name is None else f"{name}({ast.unparse(node.args[0])}, {axis.value})"
+
+
 def _countdown(loop: ast.For) -> str:
     """``range(...)`` counting down for ``reversed(range(...))``."""
     inner = loop.iter.args[0] if len(loop.iter.args) == 1 else None
@@ -569,6 +602,7 @@ def _check_module_uses(fdef: ast.FunctionDef, name: str, module: str, allowed: A
             node.value.id == name
         ):
             node.value._module = True  # type: ignore[attr-defined]
+            node.value._numpy = module == "numpy"  # type: ignore[attr-defined]
             if allowed is not None and node.attr not in allowed:
                 raise Refused(f"`{module}.{node.attr}`", node.lineno,
                               "it is not among the NumPy functions numba compiles here")
