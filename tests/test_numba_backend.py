@@ -362,3 +362,23 @@ def test_reductions_over_an_axis_and_the_adjoint_of_max_with_ties():
     np.testing.assert_allclose(got, want, rtol=1e-13)
     # (at a tie central differences see half the gradient on each element: the equal split)
     np.testing.assert_allclose(got, numeric_grad(log_softmax_loss, (z, Y), 0), rtol=1e-6)
+
+
+def test_a_lowering_is_read_back_from_the_disk_cache_while_the_names_mean_the_same(monkeypatch):
+    from srcgrad import transforms
+    from srcgrad.context import Options
+    from srcgrad.derived import unwrap
+    from srcgrad.emit import numba_backend
+
+    py_fn = unwrap(transforms.derived(uses_a_helper_and_a_global, "grad", "x", Options()))
+    first = numba_backend.lowered(py_fn)
+    assert first == numba_backend.lower(py_fn)
+
+    def not_again(*args):
+        raise AssertionError("lowered again")
+
+    monkeypatch.setattr(numba_backend, "lower", not_again)
+    assert numba_backend.lowered(py_fn) == first  # read back, not lowered again
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)  # a number compiled in: a new key
+    with pytest.raises(AssertionError, match="lowered again"):
+        numba_backend.lowered(py_fn)

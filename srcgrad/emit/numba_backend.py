@@ -15,7 +15,8 @@ of a module written to the disk cache (so numba's own cache finds it again in a 
 NumPy and ``math``, numbers, and srcgrad's runtime helpers as their numba implementations
 (``runtime/numba_helpers.py``). The per-iteration saves stay lists of tuples, which numba
 compiles as typed lists. In code specialized to argument kinds, a returned array made as zeros
-of an array parameter's shape becomes a parameter the caller allocates (``_outputs``).
+of an array parameter's shape becomes a parameter the caller allocates (``_outputs``). A
+lowering is kept in srcgrad's disk cache (``lowered``), for the next process.
 
 What numba cannot compile is refused with the user's line behind the generated one: at transform
 time where the text shows it (:data:`REFUSED` statements and expressions, names bound to other
@@ -32,6 +33,7 @@ import builtins
 import importlib
 import importlib.util
 import linecache
+import marshal
 import math
 import os
 import re
@@ -126,15 +128,108 @@ def compiled(py_fn: Any, backend: str, specialized: Any = None) -> Any:
     from . import numba_calls
 
     try:
-        lowered = lower(py_fn)  # what numba cannot compile is refused now, not at the call
+        lowering = lowered(py_fn)  # what numba cannot compile is refused now, not at the call
     except Refused as refused:
         if backend == "numba":
             raise located(py_fn, refused) from None
         return numba_calls.python_choice(py_fn, f"numba cannot compile {refused.construct}")
-    return numba_calls.wrapper(numba, py_fn, lowered, backend, specialized)
+    return numba_calls.wrapper(numba, py_fn, lowering, backend, specialized)
 
 
 # --- lowering -----------------------------------------------------------------------------------
+def lowered(py_fn: Any, arrays: frozenset = frozenset()) -> Lowered:
+    """:func:`lower`, read from srcgrad's disk cache when an earlier process lowered the same
+    text with the same meaning of every name the code object reads (:func:`_lowering_key`); a
+    lowering is tens of milliseconds of a second process's start (twice: unspecialized at the
+    transform, specialized at the first call). Refusals are not kept (they raise again)."""
+    from . import diskcache
+
+    if not diskcache.enabled():
+        return lower(py_fn, arrays)
+    key = _lowering_key(py_fn, arrays)
+    path = os.path.join(diskcache.directory(), "numba", "lowered", key[:2], key + ".lowered")
+    found = _read_lowered(path, key)
+    if found is not None:
+        return found
+    result = lower(py_fn, arrays)
+    fields = (result.name, result.text, result.generated_line, result.guard, result.constants,
+              result.outputs, result.arity)
+    try:
+        payload = marshal.dumps(fields)
+    except ValueError:
+        return result
+    diskcache._write(path, key, payload)
+    return result
+
+
+def _lowering_key(py_fn: Any, arrays: frozenset) -> str:
+    """What :func:`lower` depends on: srcgrad's modules and the versions (``diskcache.
+    environment``), the generated text, ``arrays``, and what each name the code reads (global,
+    builtin or closure variable) denotes, in the terms ``_header`` and ``guard.is_guard`` read it
+    (a successful lowering read every free name as one of these, so another object under a name
+    is a name the text does not read freely)."""
+    from hashlib import blake2b
+
+    from ..runtime import numba_helpers
+    from . import diskcache
+
+    helpers = {id(k): v.__name__ for k, v in numba_helpers.HELPERS.items()}
+    code = py_fn.__code__
+    cells = dict(zip(code.co_freevars, py_fn.__closure__ or ()))
+    named = []
+    names, codes = set(code.co_freevars), [code]
+    while codes:  # the function's code and the code of its comprehensions
+        inner = codes.pop()
+        names.update(inner.co_names)
+        codes.extend(c for c in inner.co_consts if isinstance(c, type(code)))
+    for name in sorted(names):
+        value = cells[name].cell_contents if name in cells else _value(py_fn, name)
+        named.append((name, _denotes(name, value, helpers)))
+    text = GENERATED_SOURCE[code][0]
+    h = blake2b(digest_size=20, person=b"srcgrad-lower")
+    h.update(repr((diskcache.environment(), text, sorted(arrays), named)).encode())
+    return h.hexdigest()
+
+
+def _denotes(name: str, value: Any, helpers: dict) -> str:
+    if value is np:
+        return "numpy"
+    if value is math:
+        return "math"
+    if id(value) in helpers:
+        return f"helper {helpers[id(value)]}"
+    if value is guard.rederived:
+        return "rederived"
+    if value is _MISSING:
+        return "missing"
+    if value is getattr(builtins, name, _MISSING):
+        return "builtin"
+    if type(value) in (int, float, bool, complex):
+        return f"{type(value).__name__} {value!r}"
+    return f"other {type(value).__qualname__}"
+
+
+def _read_lowered(path: str, key: str) -> Lowered | None:
+    """The lowering kept at ``path`` for ``key``, if the file is whole and its own."""
+    from . import diskcache
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    head, sep, payload = data.partition(b"\n")
+    if not sep or head + b"\n" != diskcache._header(key, payload):
+        return None
+    try:
+        fields = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not (isinstance(fields, tuple) and len(fields) == 7 and isinstance(fields[1], str)):
+        return None
+    return Lowered(*fields)
+
+
 def lower(py_fn: Any, arrays: frozenset = frozenset()) -> Lowered:
     """The module numba compiles for the generated ``py_fn``; :class:`Refused` where it cannot.
     ``arrays``: the parameters known to be arrays (the kinds compiled for), whose shapes the

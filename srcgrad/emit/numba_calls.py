@@ -160,12 +160,12 @@ class Calls:
     def _make(self, key: tuple) -> Compiled:
         kinds = tuple(sorted((p, stable(k)) for p, k in zip(self.params, key) if k is not None))
         if kinds and self.specialized is not None:
-            from .numba_backend import lower
+            from .numba_backend import lowered
 
             try:
                 py_fn = self.specialized(kinds)
                 arrays = frozenset(p for p, k in kinds if k[0] == "array")
-                compiled = Compiled(self.numba, py_fn, lower(py_fn, arrays))
+                compiled = Compiled(self.numba, py_fn, lowered(py_fn, arrays))
             except SrcgradError:  # (a simpler form of the code checked at transform time;
                 compiled = self._generic()  # were it refused, the unspecialized module runs)
         else:
