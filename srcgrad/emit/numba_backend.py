@@ -293,11 +293,10 @@ def _outputs(fdef: ast.FunctionDef, lines: list[str],
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stored[node.id] = stored.get(node.id, 0) + 1
     params = [a.arg for a in fdef.args.args]
-    names = [e.id for e in returned if isinstance(e, ast.Name)]
+    names = [getattr(e, "id", None) for e in returned]  # (None: not a name)
     made = _zeros_of_arguments(fdef, arrays, params, stored)
     outputs = []
-    for place, e in enumerate(returned):
-        name = getattr(e, "id", None)
+    for place, name in enumerate(names):
         if (name in made and names.count(name) == 1 and stored.get(name) == 1
                 and name not in params):
             stmt, index = made[name]
@@ -350,12 +349,16 @@ def _zeros_of_arguments(fdef, arrays, params, stored):
 
 def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:
     """The imports of the numba helpers the rewritten ``lines`` call."""
-    from ..runtime.numba_helpers import ALLOCATIONS, REDUCTIONS
+    from ..runtime.numba_helpers import ALLOCATIONS
+    from ..runtime.numba_reductions import REDUCTIONS
 
     used = list(SAVES) if preallocated else []
-    used += [h for h in (POWER, *ALLOCATIONS.values(), *dict.fromkeys(REDUCTIONS.values()))
-             if any(f"{h}(" in ln for ln in lines)]
-    return [f"from srcgrad.runtime.numba_helpers import {', '.join(used)}"] if used else []
+    used += [h for h in (POWER, *ALLOCATIONS.values()) if any(f"{h}(" in ln for ln in lines)]
+    out = [f"from srcgrad.runtime.numba_helpers import {', '.join(used)}"] if used else []
+    reduced = [h for h in dict.fromkeys(REDUCTIONS.values()) if any(f"{h}(" in ln for ln in lines)]
+    if reduced:
+        out.append(f"from srcgrad.runtime.numba_reductions import {', '.join(reduced)}")
+    return out
 
 
 def _checked(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> list[str]:
@@ -566,12 +569,12 @@ def _allocation(node: ast.AST) -> str | None:
 def _reduction(node: ast.AST) -> str | None:
     """``srcgrad_max_axis_keepdims(a, k)`` for ``np.max(a, axis=k, keepdims=True)`` on one line
     (``np.sum``, ``np.min``, ``np.mean``, ``np.amax``, ``np.amin`` alike; the axis an integer,
-    keepdims a literal), for ``runtime/numba_helpers.REDUCTIONS``."""
+    keepdims a literal), for ``runtime/numba_reductions.REDUCTIONS``."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and _module_attribute(node.func) and node.lineno == node.end_lineno
             and getattr(node.func.value, "_numpy", False)):
         return None
-    from ..runtime.numba_helpers import REDUCTIONS
+    from ..runtime.numba_reductions import REDUCTIONS
 
     words = {k.arg: k.value for k in node.keywords}
     if len(node.args) == 2 and "axis" not in words:
@@ -580,15 +583,22 @@ def _reduction(node: ast.AST) -> str | None:
         return None
     if set(words) - {"axis", "keepdims"} or "axis" not in words:
         return None
-    axis, keep = words["axis"], words.get("keepdims", ast.Constant(False))
-    if isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub):
-        axis = ast.Constant(-axis.operand.value) if isinstance(axis.operand, ast.Constant) and (
-            type(axis.operand.value) is int) else axis
-    if not (isinstance(axis, ast.Constant) and type(axis.value) is int
-            and isinstance(keep, ast.Constant) and type(keep.value) is bool):
+    keep = words.get("keepdims", ast.Constant(False))
+    axis = _literal_int(words["axis"])
+    if axis is None or not (isinstance(keep, ast.Constant) and type(keep.value) is bool):
         return None
     name = REDUCTIONS.get((node.func.attr, keep.value))
-    return None if name is None else f"{name}({ast.unparse(node.args[0])}, {axis.value})"
+    return None if name is None else f"{name}({ast.unparse(node.args[0])}, {axis})"
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    """The integer ``node`` writes (``3``, ``-1``), or None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
 
 
 def _countdown(loop: ast.For) -> str:

@@ -20,8 +20,9 @@ Supported kinds, per helper (anything else is refused when numba compiles the de
   mean), and with an integer ``axis`` of a 1-d or 2-d ``x``; ``shape_like(*values)``;
 - ``chooser_grad(dy, a, y)`` (the adjoint of max and min) over the whole of a float ``a``, or
   with an integer ``axis`` of a 1-d or 2-d ``a``; ``real_only(x, function)``;
-- ``srcgrad_max_axis(a, axis)`` and the like (``REDUCTIONS``): ``np.sum``, ``np.max``,
-  ``np.min``, ``np.mean`` over an integer axis of a 1-d or 2-d array, keepdims or not;
+- ``srcgrad_max_axis(a, axis)`` and the like (``numba_reductions.REDUCTIONS``): ``np.sum``,
+  ``np.max``, ``np.min``, ``np.mean`` over an integer axis of a 1-d or 2-d array, keepdims or
+  not;
 - ``check_tangent(t, x)``, ``check_seed(seed, out)``: numbers and arrays of the same shape;
 - ``elem(dt, i, x)``: an element of an array's tangent (``None``: zeros);
 - ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions;
@@ -132,16 +133,6 @@ def getitem_grad(dy, x, index):
     return indexing.getitem_grad(dy, x, index)
 
 
-def chooser_grad(dy, a, y, axis=None, keepdims=False):
-    """``runtime.chooser_grad`` (the adjoint of max and min)."""
-    return reductions.chooser_grad(dy, a, y, axis, keepdims)
-
-
-def real_only(x, function):
-    """``runtime.real_only``."""
-    return complex_values.real_only(x, function)
-
-
 def matmul_vjp_left(dy, a, b):
     """``runtime.matmul_vjp_left``."""
     return products.matmul_vjp_left(dy, a, b)
@@ -171,8 +162,6 @@ HELPERS = {
     products.matmul_vjp_right: matmul_vjp_right,
     containers.add: add,
     indexing.getitem_grad: getitem_grad,
-    reductions.chooser_grad: chooser_grad,
-    complex_values.real_only: real_only,
 }
 
 
@@ -648,203 +637,7 @@ ALLOCATIONS = {
 }
 
 
-# --- reductions over one axis of an array of one or two dimensions ----------------------------
-# numba's np.max, np.min take no axis, np.sum no keepdims: numba_backend writes
-# `np.max(a, axis=k, keepdims=True)` as `srcgrad_max_axis_keepdims(a, k)` (REDUCTIONS). Loops,
-# like the sums above; other numbers of dimensions have no implementation (numba's typing fails
-# at the line, which the backend reports).
-def _axis(axis, ndim):
-    """``axis`` (possibly negative) of an array of ``ndim`` dimensions, checked."""
-    if axis < -ndim or axis >= ndim:
-        raise CompiledValueError("srcgrad: axis out of bounds for the array reduced")
-    return axis + ndim if axis < 0 else axis
+# the reductions over an axis, chooser_grad and real_only (registered with numba on import)
+from .numba_reductions import _axis, _spread, chooser_grad, real_only  # noqa: E402
 
-
-_axis = njit(_axis)
-
-
-def _reduction(op, keep):
-    """The implementation of ``np.<op>(a, axis=axis, keepdims=keep)`` for ``a``'s type."""
-    def typer(a, axis):
-        if not isinstance(a, types.Array) or a.ndim not in (1, 2) or not isinstance(
-            a.dtype, (types.Float, types.Integer)
-        ) or not isinstance(axis, types.Integer):
-            return None
-        if op == "sum":
-            dtype = a.dtype if isinstance(a.dtype, types.Float) else types.int64
-        elif op == "mean":
-            dtype = a.dtype if isinstance(a.dtype, types.Float) else types.float64
-        else:
-            dtype = a.dtype
-        first = op in ("max", "min")
-        text = _REDUCE.format(
-            init="a[i, 0] if row else a[0, i]" if first else "0",
-            start=1 if first else 0,
-            step={"max": "if v > m or v != v:\n                m = v",
-                  "min": "if v < m or v != v:\n                m = v",
-                  "sum": "m += v", "mean": "m += v"}[op],
-            end="m / n" if op == "mean" else "m",
-        )
-        scope = {"np": np, "dtype": dtype, "_axis": _axis, "CompiledValueError":
-                 CompiledValueError, "EMPTY": f"zero-size array to reduction operation {op}"}
-        reduce2 = njit(_generated(text, "reduce2", scope))
-        if a.ndim == 1:
-            if keep:
-                def one_keep(a, axis):
-                    _axis(axis, 1)
-                    return reduce2(a.reshape((1, a.shape[0])), 1)[0:1]
-                return one_keep
-
-            def one(a, axis):
-                _axis(axis, 1)
-                return reduce2(a.reshape((1, a.shape[0])), 1)[0]
-            return one
-        if keep:
-            def two_keep(a, axis):
-                k = _axis(axis, 2)
-                r = reduce2(a, k)
-                return r.reshape((r.shape[0], 1)) if k == 1 else r.reshape((1, r.shape[0]))
-            return two_keep
-        return lambda a, axis: reduce2(a, axis)
-    return typer
-
-
-_REDUCE = """\
-def reduce2(a, axis):
-    row = _axis(axis, 2) == 1
-    count, n = (a.shape[0], a.shape[1]) if row else (a.shape[1], a.shape[0])
-    if n == 0 and {start} == 1:
-        raise CompiledValueError(EMPTY)
-    out = np.empty(count, dtype)
-    for i in range(count):
-        m = {init}
-        for j in range({start}, n):
-            v = a[i, j] if row else a[j, i]
-            {step}
-        out[i] = {end}
-    return out
-"""
-
-
-def _reducer(name):
-    def python(a, axis):
-        raise TypeError(f"{name} runs in numba-compiled code only")
-    python.__name__ = python.__qualname__ = name
-    return python
-
-
-#: (the NumPy function, keepdims) -> the helper numba_backend calls for it with an axis
-REDUCTIONS = {}
-for _op in ("sum", "max", "min", "mean"):
-    for _keep in (False, True):
-        _name = f"srcgrad_{_op}_axis" + ("_keepdims" if _keep else "")
-        _helper = _reducer(_name)
-        overload(_helper)(_reduction(_op, _keep))
-        globals()[_name] = _helper
-        REDUCTIONS[(_op, _keep)] = _name
-REDUCTIONS.update({("amax", k): REDUCTIONS[("max", k)] for k in (False, True)})
-REDUCTIONS.update({("amin", k): REDUCTIONS[("min", k)] for k in (False, True)})
-
-
-def _spread(dy, x):
-    """``unreduce(dy, x, axis)``: ``dy`` (an array, reduced over ``axis`` of the 1-d or 2-d
-    ``x``, its axis kept or not) spread over ``x``'s shape."""
-    if not (x.ndim == 1 and dy.ndim == 1 or x.ndim == 2 and dy.ndim in (1, 2)):
-        return None
-    dtype = _float_dtype(dy.dtype)
-    kept = dy.ndim == x.ndim
-
-    if x.ndim == 1:  # dy of one element (kept)
-        def one(dy, x, axis=None, keepdims=False):
-            _axis(axis, 1)
-            return np.full(x.shape, dy[0], dtype)
-        return one
-
-    def two(dy, x, axis=None, keepdims=False):
-        k = _axis(axis, 2)
-        out = np.empty(x.shape, dtype)
-        for i in range(x.shape[0]):
-            for j in range(x.shape[1]):
-                if kept:
-                    out[i, j] = dy[i, 0] if k == 1 else dy[0, j]
-                else:
-                    out[i, j] = dy[i] if k == 1 else dy[j]
-        return out
-    return two
-
-
-@overload(real_only)
-def _real_only(x, function):
-    if _complex_type(x):
-        def refuse(x, function):
-            raise UnsupportedCaseError("srcgrad differentiates this function for real values "
-                                       "only; it got a complex value")
-        return refuse
-    if _number(x) or isinstance(x, types.Array):
-        return lambda x, function: x
-    return None
-
-
-@overload(chooser_grad)
-def _chooser_grad(dy, a, y, axis=None, keepdims=False):
-    """``dy`` split equally among the elements of ``a`` equal to the maximum (or minimum) ``y``
-    (NaN: the NaNs); over the whole of ``a`` (no axis, or a 1-d ``a``) or one axis of a 2-d
-    ``a``."""
-    if not isinstance(a, types.Array) or not isinstance(a.dtype, types.Float):
-        return None
-    if _number(dy) and _number(y) and (_absent(axis) or a.ndim == 1):
-        if isinstance(dy, types.Complex):
-            return None
-        dtype = _float_dtype(dy) if isinstance(dy, types.Float) else types.float64
-
-        def whole(dy, a, y, axis=None, keepdims=False):
-            flat = np.ascontiguousarray(a).reshape(-1)
-            count = 0
-            for v in flat:
-                if v == y or (v != v and y != y):
-                    count += 1
-            out = np.empty(flat.size, dtype)
-            for i in range(flat.size):
-                v = flat[i]
-                chosen = 1.0 if v == y or (v != v and y != y) else 0.0
-                out[i] = dy * chosen / max(count, 1)
-            return out.reshape(a.shape)
-        return whole
-    if a.ndim == 1 and isinstance(dy, types.Array) and isinstance(y, types.Array) and (
-        dy.ndim == 1 and y.ndim == 1 and not _absent(axis)
-    ):
-        def kept1(dy, a, y, axis=None, keepdims=False):
-            return chooser_grad(dy[0], a, y[0], axis)
-        return kept1
-    if not (a.ndim == 2 and isinstance(dy, types.Array) and isinstance(y, types.Array)
-            and not _absent(axis) and dy.ndim == y.ndim and dy.ndim in (1, 2)
-            and isinstance(dy.dtype, types.Float)):
-        return None
-    kept = dy.ndim == 2
-    dtype = dy.dtype
-
-    def along(dy, a, y, axis=None, keepdims=False):
-        k = _axis(axis, 2)
-        row = k == 1
-        count, n = (a.shape[0], a.shape[1]) if row else (a.shape[1], a.shape[0])
-        out = np.empty(a.shape, dtype)
-        for i in range(count):
-            if kept:
-                yi, di = (y[i, 0], dy[i, 0]) if row else (y[0, i], dy[0, i])
-            else:
-                yi, di = y[i], dy[i]
-            chosen = 0
-            for j in range(n):
-                v = a[i, j] if row else a[j, i]
-                if v == yi or (v != v and yi != yi):
-                    chosen += 1
-            share = max(chosen, 1)
-            for j in range(n):
-                v = a[i, j] if row else a[j, i]
-                c = 1.0 if v == yi or (v != v and yi != yi) else 0.0
-                if row:
-                    out[i, j] = di * c / share
-                else:
-                    out[j, i] = di * c / share
-        return out
-    return along
+HELPERS.update({reductions.chooser_grad: chooser_grad, complex_values.real_only: real_only})
