@@ -73,3 +73,68 @@ def test_a_literal_default_stays_readable():
 def test_an_inlined_helper_uses_its_default_value():
     x = np.array([0.5, -1.0])
     np.testing.assert_allclose(srcgrad.grad(uses_helper)(x), 2 * 2.0**2 * x)
+
+
+# --- cases found by mutation testing (tests/mutate_code.py on transform/defaults.py and
+# frontend/default_values.py) ---------------------------------------------------------------
+
+SCALE = 2.0
+
+
+def scaled(x, k=SCALE):
+    return np.sum(k * x * x)
+
+
+SCALE = 7.0  # rebound after the def: scaled's default stays 2.0 in every transform
+
+
+def test_a_default_read_from_a_rebound_global_keeps_its_value():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(srcgrad.grad(scaled)(x), 4.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.vjp(scaled)(x, 1.5), 6.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.jvp(scaled)(x, np.ones(3))[1], 4.0 * np.sum(x))
+
+
+def named_rest(x, rest=2.0):  # the name the derivative gives its `*rest` parameter
+    return np.sum(x * rest)
+
+
+def optional_and_keyword_only(x, a=2.0, *, b=3.0):
+    return np.sum(x * x * a * b)
+
+
+def positional_only(x, a=2.0, /, b=3.0):
+    return np.sum(x * x * a) * b
+
+
+def test_defaults_beside_other_kinds_of_parameters():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(srcgrad.vjp(named_rest)(x, 1.5), np.full(3, 3.0), rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.vjp(named_rest)(x, 4.0, 1.5), np.full(3, 6.0), rtol=1e-12)
+    assert srcgrad.jvp(named_rest)(x, np.ones(3))[1] == pytest.approx(6.0)
+    f = optional_and_keyword_only
+    np.testing.assert_allclose(srcgrad.vjp(f)(x, 1.0), 12.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.vjp(f)(x, 5.0, 1.0, b=0.5), 5.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.vjp(f)(x, 1.0, a=5.0, b=0.5), 5.0 * x, rtol=1e-12)
+    assert srcgrad.jvp(f)(x, np.ones(3), b=0.5)[1] == pytest.approx(2.0 * np.sum(x))
+    # defaults of positional-only parameters: the derivative's seed came after them, and the
+    # vjp took `a` for a required parameter (its default given to `b`)
+    f = positional_only
+    np.testing.assert_allclose(srcgrad.vjp(f)(x, 1.0), 12.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.vjp(f)(x, 5.0, 1.0), 30.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.vjp(f)(x, 1.0, b=1.0), 4.0 * x, rtol=1e-12)
+    np.testing.assert_allclose(srcgrad.jvp(f)(x, 5.0, np.ones(3), b=1.0)[1], 10.0 * np.sum(x))
+    again = srcgrad.vjp(srcgrad.vjp(f))  # its defaults come back as the derivative's own
+    np.testing.assert_allclose(again(x, 5.0, 1.0, np.ones(3)), np.full(3, 30.0), rtol=1e-12)
+
+
+KEPT = 3.0
+
+
+def test_none_boolean_and_global_defaults_stay_readable():
+    def g(x, a=None, flag=True, k=KEPT):  # KEPT still holds the default: its name is kept
+        return k * x * x if flag and a is None else x
+
+    text = srcgrad.source(srcgrad.vjp(g))
+    assert "(None, True, KEPT)" in text and "_default" not in text
+    assert srcgrad.vjp(g)(3.0, 1.0) == 18.0

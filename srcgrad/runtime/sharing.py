@@ -59,19 +59,34 @@ def shared_positions(holder, old, name="r", updated="x", objects=False):
     ``objects``: ``old`` may be an object whose field was written (``a.b.c = v``)."""
     if not isinstance(old, MUTABLE) and not (objects and kind_of(old) in OBJECTS):
         return []
-    out = []
-    _find(holder, old, (), out, set(), name, updated)
+    out, cycles = [], []
+    _find(holder, old, (), out, {}, cycles, name, updated)
+    # a container rebuilt (on a path to the object) that holds itself would lose the cycle
+    rebuilt = [(inner, outer) for inner, outer in cycles
+               if any(p[:len(outer)] == outer for p in out)]
+    if rebuilt:
+        inner, outer = rebuilt[0]
+        raise SrcgradError(
+            f"`{updated} += ...` updates an object that `{name}` holds, and `{_text(name, inner)}` "
+            f"is `{_text(name, outer)}` itself: srcgrad gives a holder the update by rebuilding "
+            f"it as a new container, which would not hold itself. Build the containers without "
+            f"the cycle, or write `{updated} = {updated} + ...`."
+        )
     return out
 
 
-def _find(h, old, path, out, seen, name, updated):
+def _text(name, path):
+    """The path as the user writes it: ``r[0].W``."""
+    return name + "".join(repr(k) if isinstance(k, Field) else f"[{k!r}]" for k in path)
+
+
+def _find(h, old, path, out, seen, cycles, name, updated):
     if h is old:
         out.append(path)
         return
     if isinstance(h, np.ndarray):
         if isinstance(old, np.ndarray) and np.may_share_memory(h, old):
-            where = name + "".join(repr(k) if isinstance(k, Field) else f"[{k!r}]"
-                                   for k in path)
+            where = _text(name, path)
             raise SrcgradError(
                 f"`{updated} += ...` updates an array in place, and `{where}` shares memory "
                 f"with it without being it (a view such as `{updated}[1:]` or `{updated}.T`): "
@@ -79,25 +94,23 @@ def _find(h, old, path, out, seen, name, updated):
                 f"`{updated} = {updated} + ...`, or take a copy (`.copy()`)."
             )
         return
-    # ``seen`` holds the containers on the path to ``h`` (a container that holds itself is
-    # searched once); one held at two paths (``L = [inner, inner]``) is searched at each, since
-    # ``put_shared`` rebuilds every path that reaches the object
+    # ``seen`` maps the containers on the path to ``h`` to where they were entered: one met
+    # again below itself is a cycle (recorded, refused if the object is found); one held at two
+    # paths (``L = [inner, inner]``) is searched at each, since ``put_shared`` rebuilds every
+    # path that reaches the object
     if isinstance(h, (list, tuple, dict)):
-        if id(h) in seen:
-            return
-        seen.add(id(h))
         items = h.items() if isinstance(h, dict) else enumerate(h)
-        for k, e in items:
-            _find(e, old, path + (k,), out, seen, name, updated)
-        seen.discard(id(h))
+    elif kind_of(h) in OBJECTS:
+        items = ((Field(k), e) for k, e in fields(h).items())
+    else:
         return
-    if kind_of(h) in OBJECTS:
-        if id(h) in seen:
-            return
-        seen.add(id(h))
-        for k, e in fields(h).items():
-            _find(e, old, path + (Field(k),), out, seen, name, updated)
-        seen.discard(id(h))
+    if id(h) in seen:
+        cycles.append((path, seen[id(h)]))
+        return
+    seen[id(h)] = path
+    for k, e in items:
+        _find(e, old, path + (k,), out, seen, cycles, name, updated)
+    del seen[id(h)]
 
 
 def put_shared(holder, where, value):

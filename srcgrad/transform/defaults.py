@@ -24,7 +24,10 @@ def run(node, ctx):
     a ``*args`` parameter: the trailing parameter comes after it too)."""
     defaults = ctx.defaults
     args = node.args
-    *params, last = args.args
+    # the defaults are those of the last positional parameters, positional-only ones included
+    # (``def f(x, a=2.0, /, b=3.0)``): an optional one becomes keyword-only like the others
+    posonly = list(args.posonlyargs)
+    *params, last = posonly + args.args
     trailing = [last]
     layout = ctx.rest_layout
     if layout is not None:  # a derivative's optional parameters, plain again (functional.py)
@@ -36,7 +39,7 @@ def run(node, ctx):
     required, optional = params[:cut], params[cut:]
     unset = gast.Name(ctx.global_name(runtime.UNSET, "UNSET"), gast.Load(), None, None)
     rest = ctx.namer.fresh(naming.REST)
-    args.args = required
+    args.posonlyargs, args.args = required[:len(posonly)], required[len(posonly):]
     varargs = args.vararg
     args.vararg = gast.Name(rest, gast.Param(), None, None)
     args.kwonlyargs = [gast.Name(p.id, gast.Param(), None, None) for p in optional] + list(
