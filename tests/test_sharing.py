@@ -299,9 +299,9 @@ def object_holding_it_twice(x):
 
 STRUCTURE_CASES = [
     list_held_at_two_paths, object_holding_it_twice, namedtuple_holder, dict_holds_it_twice,
-    dataclass_holder, namespace_holder, object_in_a_list, object_read_before_and_after, constant_holder_of_two,
-    constant_alias_in_a_branch, dict_read_before_and_after, list_read_before_and_after,
-    tuple_read_before_and_after,
+    dataclass_holder, namespace_holder, object_in_a_list, object_read_before_and_after,
+    constant_holder_of_two, constant_alias_in_a_branch, dict_read_before_and_after,
+    list_read_before_and_after, tuple_read_before_and_after,
 ]
 
 
