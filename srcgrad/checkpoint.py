@@ -71,6 +71,7 @@ from .frontend.source import REWRITTEN_USER_CODE, parse_function
 from .rules.custom import adjoint, tangent
 from .rules.registry import linear, nondiff
 from .runtime import add, as_like
+from .runtime.complex_values import conj_like
 from .schedule import (
     ADVANCE,
     FORGET,
@@ -171,7 +172,7 @@ def step_jvp(step):
 def checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate, dinvariants):
     """The tangent of ``checkpointed_loop``: the step's jvp from one kept snapshot to the next,
     the tangents of the snapshots kept on the way."""
-    tangent = (as_like(dstate, state), as_like(dinvariants, invariants))
+    tangent = (_tangent_like(dstate, state), _tangent_like(dinvariants, invariants))
     jvp_step = step_jvp(step)
     dkept = []
     for lo, hi, _ in kept.intervals:
@@ -179,6 +180,12 @@ def checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate, dinvaria
         state, dnext = jvp_step(lo, hi, steps, state, invariants, tangent)
         tangent = (dnext, tangent[1])
     return (*tangent[0], dkept)
+
+
+def _tangent_like(t, x):
+    """The tangent ``t`` with the structure of ``x``, zeros where none flowed; a tangent is not
+    conjugated (``as_like`` conjugates a complex cotangent: undone)."""
+    return conj_like(as_like(t, x), x)
 
 
 def snapshots_for(max_memory, state, steps):
@@ -209,7 +216,8 @@ def reverse_segment_jvp(step, lo, hi, steps, state, invariants, seed, dstate, di
                         dseed):
     """The tangent of ``reverse_segment`` (a Hessian-vector product through a checkpointed
     loop): the generated jvp of the step's generated vjp."""
-    tangents = (as_like(dstate, state), as_like(dinvariants, invariants), as_like(dseed, seed))
+    tangents = (_tangent_like(dstate, state), _tangent_like(dinvariants, invariants),
+                _tangent_like(dseed, seed))
     again = transforms.derived(step_vjp(step), "jvp", ("state", "invariants", "seed"))
     return again(lo, hi, steps, state, invariants, seed, tangents)[1]
 
@@ -222,10 +230,12 @@ def reverse_segment_vjp(step, lo, hi, steps, state, invariants, seed, dy):
 
 @adjoint(reverse_segment)
 def reverse_segment_adjoint(dy, y, step, lo, hi, steps, state, invariants, seed):
-    """Reverse over reverse through a checkpointed loop's step."""
+    """Reverse over reverse through a checkpointed loop's step (the generated vjp takes and
+    gives cotangents in the public convention: ``as_like`` conjugates a complex one)."""
     dstate, dinvariants, dseed = reverse_segment_vjp(step, lo, hi, steps, state, invariants,
-                                                     seed, dy)
-    return None, None, None, None, dstate, dinvariants, dseed
+                                                     seed, as_like(dy, y))
+    return (None, None, None, None, as_like(dstate, state), as_like(dinvariants, invariants),
+            as_like(dseed, seed))
 
 
 @tangent(reverse_segment)
@@ -240,7 +250,8 @@ def reverse_segment_tangent(y, step, lo, hi, steps, state, invariants, seed, dst
 def checkpointed_loop_adjoint(dy, y, probe, step, steps, state, invariants, snapshots):
     """The binomial schedule from each kept snapshot, the last first, inlined where the loop's
     adjoint goes: the interval from snapshot ``j`` is reversed with the ``snapshots - j`` states
-    the ones before it leave free (the primal was the first sweep)."""
+    the ones before it leave free (the primal was the first sweep). The step's vjp takes and
+    gives cotangents in the public convention (``as_like``: the conjugate of a complex one)."""
     dstate = as_like(dy[:-1], y[:-1])
     dkept = dy[-1]  # not None when the adjoint is differentiated
     dinvariants = as_like(None, invariants)
@@ -249,6 +260,7 @@ def checkpointed_loop_adjoint(dy, y, probe, step, steps, state, invariants, snap
     for j in range(len(intervals) - 1, -1, -1):  # from each snapshot kept, the last first
         lo, hi, width = intervals[j]
         held = [kept.pop()]
+        snapshot = held[0]
         current = copy_state(held[-1])
         for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):  # in segments
             if action == ADVANCE:
@@ -266,8 +278,8 @@ def checkpointed_loop_adjoint(dy, y, probe, step, steps, state, invariants, snap
                                                 invariants, dstate)
                 dinvariants = add(dinvariants, dstep)
         if dkept is not None:
-            dstate = add(dstate, dkept[j])
-    return None, None, None, dstate, as_like(dinvariants, invariants), None
+            dstate = add(dstate, as_like(dkept[j], snapshot))
+    return None, None, None, as_like(dstate, state), as_like(dinvariants, invariants), None
 
 
 @tangent(checkpointed_loop)

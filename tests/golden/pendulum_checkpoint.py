@@ -5,7 +5,6 @@ def dpendulum(theta, n):
     tup = (v, x)
     tup_2 = (theta,)
     checkpointed_loop_2 = checkpointed_loop(None, pendulum_step, range_n, tup, tup_2, 3)
-    del tup
     v_2 = checkpointed_loop_2[0]
     x_2 = checkpointed_loop_2[1]
     x_times_x = x_2 * x_2
@@ -33,6 +32,7 @@ def dpendulum(theta, n):
     for j in range(len(intervals) - 1, -1, -1):
         lo, hi, width = intervals[j]
         held = [kept_2.pop()]
+        snapshot = held[0]
         current = copy_state(held[-1])
         for action, a, b in revolve(-(-(hi - lo) // width), 3 - j):
             if action == ADVANCE:
@@ -47,15 +47,17 @@ def dpendulum(theta, n):
                 dstate, dstep = reverse_segment(pendulum_step, lo + a * width, min(lo + a * width + width, hi), range_n, current, tup_2, dstate)
                 dinvariants = add(dinvariants, dstep)
         if dkept is not None:
-            dstate = add(dstate, dkept[j])
+            dstate = add(dstate, as_like(dkept[j], snapshot))
     del dkept, intervals, kept_2
+    dtup = as_like(dstate, tup)
+    del tup, dstate
     dtup_2 = as_like(dinvariants, tup_2)
     del tup_2, dinvariants
     dtheta = elem(dtup_2, 0, theta)
     del dtup_2
-    dv = elem(dstate, 0, v)
-    dx = elem(dstate, 1, x)
-    del dstate
+    dv = elem(dtup, 0, v)
+    dx = elem(dtup, 1, x)
+    del dtup
     # grad of: v = theta[1]
     dtheta = add(dtheta, getitem_grad(dv, theta, 1))
     del dv

@@ -3,7 +3,6 @@ def dwaiting(x, c):
     tup = (y,)
     tup_2 = (c,)
     checkpointed_loop_2 = checkpointed_loop(waiting_probe, waiting_step, None, tup, tup_2, 3)
-    del tup
     y_2 = checkpointed_loop_2[0]
     y_times_c = y_2 * c
     # grad of: return y * c
@@ -23,6 +22,7 @@ def dwaiting(x, c):
     for j in range(len(intervals) - 1, -1, -1):
         lo, hi, width = intervals[j]
         held = [kept_2.pop()]
+        snapshot = held[0]
         current = copy_state(held[-1])
         for action, a, b in revolve(-(-(hi - lo) // width), 3 - j):
             if action == ADVANCE:
@@ -37,10 +37,12 @@ def dwaiting(x, c):
                 dstate, dstep = reverse_segment(waiting_step, lo + a * width, min(lo + a * width + width, hi), None, current, tup_2, dstate)
                 dinvariants = add(dinvariants, dstep)
         if dkept is not None:
-            dstate = add(dstate, dkept[j])
+            dstate = add(dstate, as_like(dkept[j], snapshot))
     del tup_2, dkept, dinvariants, intervals, kept_2
-    dy = elem(dstate, 0, y)
-    del y, dstate
+    dtup = as_like(dstate, tup)
+    del tup, dstate
+    dy = elem(dtup, 0, y)
+    del y, dtup
     # grad of: y = x * 1.0
     dx = dy
     return copy_grad(cast_like(dx, x))
