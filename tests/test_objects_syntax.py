@@ -701,6 +701,31 @@ def test_bound_methods_and_objects_used_as_values():
         srcgrad.grad(net.listed)(X)
 
 
+def twice_through(f, v):
+    return f(v) * 2.0
+
+
+def through_two_helpers(f, v):
+    return twice_through(f, v) + f(v)
+
+
+def passes_bound_methods(x, w):
+    net = Net(w)
+    h = net.layer.scale
+    net.layer = Layer(0.5)  # the bound method keeps the object it was taken from, as in Python
+    return np.sum(twice_through(net.layer.scale, x) + through_two_helpers(h, np.sin(x)))
+
+
+def test_a_bound_method_passed_to_a_helper():
+    """Was refused ("a bound method used as a value other than by calling it"): the helper's
+    parameter is the caller's bound method, whose calls are calls of the method on the object
+    it was taken from."""
+    check_all(lambda x: passes_bound_methods(x, 1.5), second=True)
+    g = srcgrad.grad(passes_bound_methods, wrt=1)(X, 1.5)
+    s = np.sin(X)
+    assert g == pytest.approx(3.0 * np.sum(s * s), rel=1e-12)
+
+
 Pair = namedtuple("Pair", ["a", "b"])
 
 

@@ -68,9 +68,10 @@ def run(fn_node, ctx):
     fn_node.body = _without_unread(fn_node.body, set(values.values))
     _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
     _refuse_local_function_values(fn_node, ctx.receivers.methods, ctx.location, (
-        "a bound method (`h = obj.method`) used as a value other than by calling it (held in a "
-        "list, tuple or dict, passed on, returned); call it where it is named "
-        "(`self.layer.scale(x)`, or `h = self.layer.scale; h(x)`)"))
+        "a bound method (`h = obj.method`) used as a value other than by calling it or passing "
+        "it to a helper that calls it (held in a list, tuple or dict, returned, stored by the "
+        "helper); call it where it is named (`self.layer.scale(x)`, or "
+        "`h = self.layer.scale; h(x)`)"))
     return fn_node
 
 
@@ -310,13 +311,13 @@ class InlineCalls:
         aliased = set(same) | set(passed)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
-        self.ctx.receivers.stores.update(store_counts(node))
         locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values())
         locals_ |= _caller_variables(node, self.locals)
         self.locals |= locals_
         ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
         DesugarControl(self.ctx.namer, locals_).run(node)
         ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
+        self.ctx.receivers.stores.update(store_counts(node))  # (ANF's temporaries too)
         self.locals |= locals_  # with the names desugaring and ANF made
         self._note(node, bindings)
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,),
@@ -364,8 +365,9 @@ class InlineCalls:
     def _callable_name(self, atom):
         """The name under which the caller's ``atom`` holds a callable known at transform time
         (a function, a local function, a partial, a tuple or dict of them), or None."""
-        if isinstance(atom, gast.Name) and atom.id in self.local_functions:
-            return atom.id
+        if isinstance(atom, gast.Name) and (atom.id in self.local_functions
+                                            or atom.id in self.ctx.receivers.methods):
+            return atom.id  # (a bound method `h = obj.method`: its calls rewritten by name)
         value = self.values.value(atom, self.locals)
         if not callables.is_callable_value(value):
             return None
