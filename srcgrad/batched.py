@@ -281,6 +281,9 @@ class _Sweep:
             return node, True
         if isinstance(node, gast.Call):
             return self._call(node), True
+        if isinstance(node, gast.IfExp) and not self._mentions(node.test, self.many):
+            # a choice on a primal value (the complex conjugate of a cotangent, or not)
+            return gast.IfExp(node.test, self._batched(node.body), self._batched(node.orelse)), True
         raise Refused(f"a batched value in a {type(node).__name__}")
 
     def _call(self, node):
@@ -311,7 +314,8 @@ class _Sweep:
             return self._helper("add_at", [a for a, _ in args] + flags[2:])
         if fn is runtime.elem and len(args) == 3 and not args[1][1] and not args[2][1]:
             return self._helper("elem", [a for a, _ in args] + [self.count])
-        if isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 and len(args) == 1:
+        if (isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 or fn is np.real
+                or fn is np.imag) and len(args) == 1:
             node.args = [args[0][0]]
             return node
         return None

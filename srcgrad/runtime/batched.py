@@ -6,7 +6,8 @@ Each helper gives, row by row, what its per-seed counterpart gives (``unbroadcas
 ``cast_like``, ``matmul_vjp_right``, Python's arithmetic between a cotangent and a primal
 value); where it cannot be sure of that (a complex value, an object, an unusual rank) it raises
 :class:`Unbatched`, and the Jacobian calls the per-seed ``back`` once per seed instead. Only
-real values are batched: a complex cotangent is conjugated on the way in and out.
+real seeds are batched; a complex cotangent inside the sweep is computed row by row as the
+per-seed one, and conjugated (or its real part taken) where ``cast_like`` gives the gradient.
 
 Not re-exported from ``runtime``: generated code differentiated again never calls them (a
 Jacobian is differentiated through its per-seed twin).
@@ -36,10 +37,10 @@ class Unbatched(SrcgradError):
 
 
 def _plain(x):
-    """``x``, a primal value a cotangent meets: a real number or real array, else Unbatched."""
-    if isinstance(x, (bool, int, float)):
+    """``x``, a primal value a cotangent meets: a number or a numeric array, else Unbatched."""
+    if isinstance(x, (bool, int, float, complex)):
         return x
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biuf":
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biufc":
         return x
     raise Unbatched(type(x).__name__)
 
@@ -147,7 +148,7 @@ def unbroadcast(g, x):
 def unreduce(dy, x, axis=None, keepdims=False, where=True):
     """``runtime.unreduce``: each row of ``dy`` spread over the reduced axes of ``x``."""
     shape = np.shape(x)
-    if where is not True or not shape or (dy.dtype.kind != "f"):
+    if where is not True or not shape or (dy.dtype.kind not in "fc"):
         raise Unbatched("a masked or scalar reduction")
     if axis is not None and not keepdims:
         axes = axis if isinstance(axis, tuple) else (axis,)
@@ -157,12 +158,18 @@ def unreduce(dy, x, axis=None, keepdims=False, where=True):
 
 
 def cast_like(g, x):
-    """``runtime.cast_like``: the rows in the dtype of ``x``'s gradients, shaped like ``x``."""
+    """``runtime.cast_like``: the rows in the dtype of ``x``'s gradients, shaped like ``x``; a
+    complex cotangent conjugated for a complex ``x``, its real part for a real one (as
+    ``conj_leaf``)."""
     x = _plain(x)
-    if g.shape[1:] != np.shape(x) or g.dtype.kind != "f":
+    if g.shape[1:] != np.shape(x) or g.dtype.kind not in "fc":
         raise Unbatched("a gradient not shaped like its argument")
-    want = x.dtype if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f" else (
-        np.dtype(np.float64))
+    if np.iscomplexobj(g):
+        g = np.conj(g) if np.iscomplexobj(x) else np.real(g)
+    want = x.dtype if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fc" else (
+        np.dtype(np.complex128 if isinstance(x, complex) else np.float64))
+    if want.kind == "f" and g.dtype.kind == "c":
+        raise Unbatched("an imaginary part")
     return g.astype(want, copy=False)
 
 
@@ -315,9 +322,12 @@ def copy_array(a):
 
 
 def _like(g, x):
-    """``shapes._like`` row by row: each row shaped like ``x`` (real values only)."""
-    if np.iscomplexobj(x) or g.dtype.kind != "f":
-        raise Unbatched("complex")
+    """``shapes._like`` row by row: each row shaped like ``x`` (a number's rows real unless it
+    is complex)."""
+    if g.dtype.kind not in "fc":
+        raise Unbatched("not a float cotangent")
+    if np.iscomplexobj(g) and not isinstance(x, np.ndarray) and not np.iscomplexobj(x):
+        g = np.real(g)
     return np.reshape(g, g.shape[:1] + np.shape(x))
 
 
