@@ -278,3 +278,29 @@ def test_linearize_reruns_where_a_loop_branches():
     want = jvp(branching)(x, 5, t)[1]
     x[:] = 9.0
     np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
+
+
+def halved(u, w, n):
+    if n <= 0:
+        return 0.5 - u * w
+    q = halved(1.5, np.array(w), n - 1)
+    return 0.5 + 0.5 * np.tanh(q)
+
+
+def paired(x):
+    return np.sin(x) * halved(1.5, x, 2)
+
+
+def test_linearize_of_a_value_computed_beside_its_tangent():
+    # the jvp of a recursive helper returns the value and its tangent as one pair: the value
+    # of linearize (rerun path) cannot be computed without the tangent (was a NameError)
+    x = np.array([0.3, -0.7, 1.1])
+    value, jvp_fn = linearize(paired)(x)
+    np.testing.assert_allclose(value, paired(x), rtol=1e-15)
+    t = np.array([1.0, -0.5, 0.25])
+    want = jvp(paired)(x, t)[1]
+    np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-14)
+    np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-14)
+    eps = 1e-6
+    np.testing.assert_allclose(want, (paired(x + eps * t) - paired(x - eps * t)) / (2 * eps),
+                               rtol=1e-6, atol=1e-8)

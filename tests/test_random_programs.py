@@ -1999,6 +1999,21 @@ def check_jvp_vjp(fv, case, args, tangents):
     )
     FAMILIES["jvp against vjp"] += 1
     check_pullback(fv, wrt, args, value, u, grads)
+    check_linearize(fv, wrt, args, value, tangent, jt)
+
+
+def check_linearize(fv, wrt, args, value, tangent, jt):
+    """linearize of fv: its value, and jvp_fn(tangent) called twice gives jvp's tangent both
+    times (the first one scaled in place by the caller in between); the arguments unchanged."""
+    call_args = copies(args)
+    lv, jvp_fn = srcgrad.linearize(fv, wrt=wrt)(*call_args)
+    assert np.allclose(lv, value, rtol=1e-12, atol=1e-12), f"linearize value {lv!r}, fv {value!r}"
+    for attempt in ("first", "second"):
+        got = jvp_fn(tangent)
+        assert np.allclose(got, jt, rtol=1e-12, atol=1e-12), f"{attempt} jvp_fn {got!r}, jvp {jt!r}"
+        if isinstance(got, np.ndarray) and got.flags.writeable:
+            got *= 3.0  # the caller owns what jvp_fn returns
+    assert all(map(unchanged, args, call_args)), "linearize modified an argument"
 
 
 def check_pullback(fv, wrt, args, value, u, grads):

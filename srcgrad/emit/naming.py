@@ -69,6 +69,7 @@ BACK_MANY = "back_many"  # its batched twin, one sweep for many seeds (batched.p
 MANY = "many_{}"  # the helpers of a batched sweep (runtime/batched.py)
 SEEDS = "seeds"  # the number of seeds of a batched sweep
 MANY_AGAIN = "many_again"  # its pullback regenerated when a function it inlined is redefined
+LINEARIZED = "value"  # linearize's value, from its jvp along zeros (a recursive helper's pair)
 JVP_FN = "jvp_fn"  # the reusable tangent map linearize returns
 KEPT = "{}_kept"  # a copy of argument ``x`` a pullback's ``back`` reruns the vjp on
 ARGUMENT = "{}_arg"  # argument ``x`` as passed, where the body rebinds ``x`` (its gradient's form)

@@ -24,12 +24,15 @@ says.
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
+from .. import runtime
 from ..astutil import param_names, store_counts, walk
 from ..emit import naming
 from ..emit.unparse import is_comment
-from .nodes import assign, name
+from .nodes import assign, call, name
 from .pullback import IN_PLACE, MUTATING_METHODS, owned, rerun, without_dels
 
 RERUN_JVP = (
@@ -46,7 +49,14 @@ def run(fn_node, ctx):
     split = _split(body, ctx) or _Loops(body, ctx).split()
     if split is None:
         keeping, inner_def = rerun(fn_node, ctx, inner, "jvp", RERUN_JVP, 1)
+        paired = _names_in([value]) & _tangent_names(body, ctx.seed)
         primal = [keeping] + _primal_only(body, ctx.seed)
+        if paired:
+            # the value comes out of a call computing a tangent beside it (a recursive
+            # helper's pair): the jvp once more, along zeros
+            value = ctx.namer.fresh(naming.LINEARIZED)
+            primal = [keeping, assign(value, _along_zeros(inner_def, keeping, ctx))]
+            value = name(value)
     else:
         primal, tangent_stmts = split
         outside = param_names(fn_node, packed=True) | _stored(primal)
@@ -60,6 +70,18 @@ def run(fn_node, ctx):
     fn_node.body = primal + [inner_def, gast.Return(gast.Tuple([value, name(inner)],
                                                                gast.Load()))]
     return fn_node
+
+
+def _along_zeros(inner_def, keeping, ctx):
+    """``f_jvp(x_kept, ..., zeros)[0]``: the value, from the call ``jvp_fn`` makes, its tangent
+    zeros shaped like the selected arguments."""
+    called = copy.deepcopy(inner_def.body[-1].value)  # f_jvp(x_kept, ..., tangent)[1]
+    kept = {v.id: k.id for v, k in zip(keeping.value.args[0].elts, keeping.targets[0].elts)}
+    zeros = [call(ctx, runtime.zeros_like, name(kept[w])) for w in ctx.wrt]
+    tangent = zeros[0] if len(zeros) == 1 and not ctx.as_tuple else gast.Tuple(zeros, gast.Load())
+    called.value.args[-1] = tangent
+    called.slice = gast.Constant(0, None)
+    return called
 
 
 def _split(body, ctx):
