@@ -160,6 +160,13 @@ def _resolver(pullback, top):
     return resolve
 
 
+def _row_by_row(fn):
+    """Whether ``fn`` of one batched argument gives each row what it gives per seed: a NumPy
+    ufunc of one argument, ``np.real``, ``np.imag``."""
+    return (isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1) or any(
+        fn is f for f in (np.real, np.imag))
+
+
 class _Sweep:
     """The rewrite of one ``back`` into its batched twin."""
 
@@ -314,8 +321,7 @@ class _Sweep:
             return self._helper("add_at", [a for a, _ in args] + flags[2:])
         if fn is runtime.elem and len(args) == 3 and not args[1][1] and not args[2][1]:
             return self._helper("elem", [a for a, _ in args] + [self.count])
-        if (isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1 or fn is np.real
-                or fn is np.imag) and len(args) == 1:
+        if _row_by_row(fn) and len(args) == 1:
             node.args = [args[0][0]]
             return node
         return None

@@ -248,9 +248,40 @@ def branching(x, n):
     return y
 
 
+def chosen(x, n):
+    y = x * 2.0
+    if n > 2:
+        y = np.sin(y) * x
+        n = n - 3
+    else:
+        y = y * y
+    s = 0.0
+    for _ in range(n):
+        z = np.sin(y)
+        if np.sum(z) > 0:
+            y = z * x
+            s = s + np.sum(y)
+        y = y * 0.9
+    if n > 2:
+        y = y + 1.0
+    return y * s
+
+
+def leaving(x, n):
+    y = x
+    for _ in range(n):
+        y = np.sin(y) * x
+        if np.sum(y) < -5.0:
+            break
+    return y
+
+
 @pytest.mark.parametrize("f, args", [(euler, (np.array([0.3, 0.2]), 30)),
                                      (recomputing, (np.array([0.3, -0.5]), 4)),
-                                     (until, (np.array([0.3, -0.5]), 4))],
+                                     (until, (np.array([0.3, -0.5]), 4)),
+                                     (branching, (np.array([0.3, -0.5]), 5)),
+                                     (chosen, (np.array([0.3, -0.5]), 8)),
+                                     (chosen, (np.array([0.3, 0.5]), 2))],
                          ids=lambda c: getattr(c, "__name__", ""))
 def test_linearize_through_loops_records_the_primal_once(f, args):
     text = source(linearize(f))
@@ -270,12 +301,12 @@ def test_linearize_through_loops_records_the_primal_once(f, args):
         np.testing.assert_allclose(out, fd, rtol=1e-6, atol=1e-8)
 
 
-def test_linearize_reruns_where_a_loop_branches():
+def test_linearize_reruns_where_a_loop_can_leave_early():
     x = np.array([0.3, -0.5])
-    value, jvp_fn = linearize(branching)(x, 5)
-    assert "each call reruns the jvp" in source(linearize(branching))
+    value, jvp_fn = linearize(leaving)(x, 5)
+    assert "each call reruns the jvp" in source(linearize(leaving))
     t = np.array([1.0, -0.5])
-    want = jvp(branching)(x, 5, t)[1]
+    want = jvp(leaving)(x, 5, t)[1]
     x[:] = 9.0
     np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
 

@@ -46,7 +46,9 @@ def run(fn_node, ctx):
     body, ret = fn_node.body[:-1], fn_node.body[-1]
     value, dout = ret.value.elts
     inner = ctx.namer.fresh(naming.JVP_FN)
-    split = _split(body, ctx) or _Loops(body, ctx).split()
+    split = _split(body, ctx) or _Loops(copy.deepcopy(body), ctx).split()
+    if split is not None and _names_in([value]) & _stored(split[1]):
+        split = None  # the value is computed beside its tangent (a recursive helper's pair)
     if split is None:
         keeping, inner_def = rerun(fn_node, ctx, inner, "jvp", RERUN_JVP, 1)
         paired = _names_in([value]) & _tangent_names(body, ctx.seed)
@@ -192,25 +194,24 @@ class _Loops:
         self.tangent = _tangent_names(body, ctx.seed)
 
     def split(self):
-        if not all(_simple(s) or _plain_loop(s) for s in self.body):
+        if not all(_simple(s) or _plain_if(s) or _plain_loop(s) for s in self.body):
             return None
         if not self._exact():
             return None
         primal, tangent_stmts = [], []
         for k, item in enumerate(self.body):
             later = _stored(self.body[k + 1:])
-            if _simple(item):
-                side = tangent_stmts if self._is_tangent(item) else primal
-                if side is tangent_stmts:
-                    primal += self._captured(item, later)
-                side.append(item)
-            else:
+            if isinstance(item, (gast.For, gast.While)):
                 self._loop(item, later, primal, tangent_stmts)
+            else:
+                body, swept = self._block([item], "top", later)
+                primal += body
+                tangent_stmts += swept
         return primal, tangent_stmts
 
     def _exact(self):
         for stmt in walk(gast.Module(self.body, [])):
-            if isinstance(stmt, (gast.For, gast.While)):
+            if isinstance(stmt, (gast.For, gast.While, gast.If)):
                 head = [stmt.target, stmt.iter] if isinstance(stmt, gast.For) else [stmt.test]
                 if _names_in(head) & self.tangent:
                     return False
@@ -244,41 +245,92 @@ class _Loops:
         return out
 
     def _trip(self, loop, rebound):
-        """The loop's primal body with its copies, its tangent statements, and the record of a
-        trip: (primal name, the name ``jvp_fn`` reads it by) in order."""
+        """The loop's primal body with its copies, its tangent statements, the record of a
+        trip ((primal name, the name ``jvp_fn`` reads it by) in order) and the copies made in
+        a branch (bound to None before the loop: a trip may not take their branch)."""
         deleted = {n.id for n in walk(gast.Module(loop.body, []))
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
-        body, swept, current, record = [], [], {}, []
-        for j, stmt in enumerate(loop.body):
-            if self._is_tangent(stmt):
-                # a name not rebound later in the trip goes on the record as it is
-                kept = rebound - _stored(loop.body[j + 1:]) - deleted
-                before = dict(current)
-                body += self._captured(stmt, rebound, current, kept)
-                record += [(v, current[v]) for v in current if v not in before]
+        record, branched = [], []
+        body, swept = self._block(loop.body, "trip", rebound, deleted, {}, record, branched)
+        return body, swept, record, branched
+
+    def _block(self, stmts, where, rebound, deleted=(), current=None, record=None,
+               branched=None):
+        """``stmts`` as primal statements and tangent statements. ``where``: "top" (outside
+        loops: a name rebound later is copied where it stands), "trip" (a loop's body: copies
+        on the trip's record, a name not rebound later in the trip recorded as it is) or
+        "branch" (a side of an ``if`` in a trip: copies on the record, listed in
+        ``branched``)."""
+        current = {} if current is None else current
+        body, swept = [], []
+        for j, stmt in enumerate(stmts):
+            later = _stored(stmts[j + 1:])
+            if isinstance(stmt, gast.If):
+                self._branch(stmt, where, rebound | (later if where == "top" else set()),
+                             deleted, current, record, branched, body, swept)
+            elif self._is_tangent(stmt):
+                if where == "top":
+                    body += self._captured(stmt, rebound | later)
+                else:
+                    # at a trip's top level, a name not rebound later in the trip goes on the
+                    # record as it is
+                    kept = rebound - later - set(deleted) if where == "trip" else None
+                    before = dict(current)
+                    taken = self._captured(stmt, rebound, current, kept)
+                    body += taken
+                    record += [(v, current[v]) for v in current if v not in before]
+                    if where == "branch":
+                        branched += [s.targets[0].id for s in taken]
                 swept.append(stmt)
             else:
                 body.append(stmt)
                 for v in _stored([stmt]):
                     current.pop(v, None)
-        return body, swept, record
+        return body, swept
+
+    def _branch(self, stmt, where, rebound, deleted, current, record, branched, body, swept):
+        """An ``if`` (simple statements on both sides): the primal's if, and, when a side has
+        tangent statements, ``jvp_fn``'s if on the same test."""
+        if not any(self._is_tangent(s) and not is_comment(s) for s in stmt.body + stmt.orelse):
+            body.append(stmt)
+            for v in _stored([stmt]):
+                current.pop(v, None)
+            return
+        test = gast.Expr(copy.deepcopy(stmt.test))
+        if where == "top":  # (the branches may rebind what the test reads)
+            body += self._captured(test, rebound | _stored([stmt]))
+        else:
+            before = dict(current)
+            taken = self._captured(test, rebound, current)
+            body += taken
+            record += [(v, current[v]) for v in current if v not in before]
+            if where == "branch":
+                branched += [s.targets[0].id for s in taken]
+        inner = "top" if where == "top" else "branch"
+        sides = [self._block(side, inner, rebound, deleted, dict(current), record, branched)
+                 for side in (stmt.body, stmt.orelse)]
+        body.append(gast.If(stmt.test, sides[0][0] or [gast.Pass()], sides[1][0]))
+        swept.append(gast.If(test.value, sides[0][1] or [gast.Pass()], sides[1][1]))
+        for v in _stored([stmt]):
+            current.pop(v, None)
 
     def _loop(self, loop, later, primal, tangent_stmts):
         rebound = _stored(loop.body) | later
         if isinstance(loop, gast.For):
             rebound |= {n.id for n in walk(loop.target) if isinstance(n, gast.Name)}
-        body, swept, record = self._trip(loop, rebound)
+        body, swept, record, branched = self._trip(loop, rebound)
         if not any(not is_comment(s) for s in swept):
             loop.body = body
             primal.append(loop)
             return
         saved = self.ctx.namer.fresh(naming.LOOP_SAVED)
-        copies = {s.targets[0].id for s in body if isinstance(s, gast.Assign)
-                  and isinstance(s.targets[0], gast.Name)}
+        copies = _stored(body)  # (a copy's fresh name is bound only where it is taken)
         elts = [name(copy if copy in copies else v) for v, copy in record]
         append = gast.Attribute(name(saved), "append", gast.Load())
         loop.body = body + [gast.Expr(gast.Call(append, [gast.Tuple(elts, gast.Load())], []))]
-        primal += [assign(saved, gast.List([], gast.Load())), loop]
+        primal += [assign(saved, gast.List([], gast.Load()))]
+        primal += [assign(v, gast.Constant(None, None)) for v in branched]
+        primal.append(loop)
         target = gast.Tuple([gast.Name(c, gast.Store(), None, None) for _, c in record],
                             gast.Store()) if record else gast.Name("_", gast.Store(), None, None)
         tangent_stmts.append(gast.For(target, name(saved), swept, [], None))
@@ -288,9 +340,13 @@ def _simple(stmt):
     return isinstance(stmt, (gast.Assign, gast.Expr, gast.Delete))
 
 
+def _plain_if(stmt):
+    return isinstance(stmt, gast.If) and all(_simple(s) for s in stmt.body + stmt.orelse)
+
+
 def _plain_loop(stmt):
     return isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse and all(
-        _simple(s) for s in stmt.body)
+        _simple(s) or _plain_if(s) for s in stmt.body)
 
 
 def _names_in(nodes):
