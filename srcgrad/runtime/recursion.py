@@ -235,7 +235,9 @@ class _GradCotangents(DictCotangents):
 # and gives the cotangent of what step j was sent: step 2**(k+1) + 1 - j. A step is numbered
 # once for all orders, so the caller names it by a constant (rules/derived.Step); a step the
 # caller skips (an inactive statement) is taken with a zero cotangent when a later one is asked
-# for. At every order each level of the recursion runs once.
+# for. At every order each level of the recursion runs once. Forward mode over such code (and over
+# code of order 2, written in the same form: normalize/recursion.steps) starts the jvp of G_k
+# instead: every step is sent a value with its tangent and gives one with its tangent (paired).
 
 
 class SplitN:
@@ -412,7 +414,8 @@ def _incoming(s, j, y):
 # what j gave conjugated, and gives conjugated the cotangent of what j was sent conjugated; the
 # first step of an order's adjoint (J = 2**(k-1) + 1) is sent what the generator takes as a seed
 # (``check_seed``: the public convention), once more conjugated. Gradients by name come raw
-# (``recursion_grad`` conjugates them in the caller). Checked against differences at order 3.
+# (``recursion_grad`` conjugates them in the caller). Checked against differences at orders 3
+# and 4 (two complex values carried through a recursion, reverse mode and forward mode last).
 _CONJUGATED = {}
 
 
