@@ -270,8 +270,8 @@ class _Checked:
         assert self.w.ndim == 1
 
 
-def replace_with_post_init(x):
-    return np.sum(dataclasses.replace(_Checked(x), w=x * 2.0).w)
+def replace_with_post_init(x, p):
+    return np.sum(dataclasses.replace(p, w=x * 2.0).w)
 
 
 def return_inside_try_except(x):
@@ -511,8 +511,8 @@ CLAIMS = [
     ("`vars(obj)` (the object's own `__dict__`", reads_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
      TRANSFORM, "used as a value other than by calling it"),
-    ("`dataclasses.replace` of a dataclass with a `__post_init__`", replace_with_post_init, 0,
-     (X,), RUN, "__post_init__"),
+    ("where the object's class is not known at transform time (a plain parameter) that is an "
+     "error when it runs", replace_with_post_init, 0, (X, _Checked(X)), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),
      TRANSFORM, "y"),
     ("`wrt` on such a parameter is an error", apply, 0, (np.sin, X), TRANSFORM,

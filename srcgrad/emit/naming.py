@@ -79,6 +79,7 @@ LISTED = "{}_list"  # float64 vector argument ``x`` as a list of floats, its ele
 SAVES_TOP = "{}_top"  # the number of entries in the typed arrays of saves ``x`` (typed_saves.py)
 SAVES_CAP = "{}_cap"  # their length: the trip count of the loop that fills them
 SAVES_COLUMN = "{}_{}"  # the typed array of position ``i`` of the tuples saved in ``x``
+REPLACED = "{}_replaced"  # ``dataclasses.replace(p, a=v, b=w)`` after its first field
 DELTA = "{}_delta"  # zeros (ones) but at ``i``: ``p.x[i] += v`` as ``p.x += delta``
 OLD = "{}_old"  # the value ``x`` held before it is rebound (a swap, a loop's save)
 NEW = "{}_new"  # the value of ``x`` after a write, kept before the sweep undoes it

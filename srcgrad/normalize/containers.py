@@ -413,13 +413,16 @@ class _Readers(gast.NodeTransformer):
                 "or, for a dataclass, use `dataclasses.asdict(obj)`"))
         if found is dataclasses.asdict and len(node.args) == 1 and not node.keywords:
             return gast.copy_location(self.owner._call("as_dict", node.args[0]), node)
+        if len(node.args) == 1 and found is dataclasses.replace and not any(
+                k.arg is None for k in node.keywords):
+            # one call, the class decides (normalize/methods.py): `__post_init__` runs once
+            return gast.copy_location(gast.Call(self.owner._ref("replaced"), list(node.args),
+                                                list(node.keywords)), node)
         if not node.keywords or any(k.arg is None for k in node.keywords):
             return None
         if isinstance(func, gast.Attribute) and func.attr == "_replace" and not node.args and (
                 self.owner._local_root(func.value)):
             obj = func.value
-        elif len(node.args) == 1 and found is dataclasses.replace:
-            obj = node.args[0]
         else:
             return None
         for k in node.keywords:

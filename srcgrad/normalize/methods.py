@@ -445,7 +445,7 @@ class Receivers:
             return self._called_object(stmt, value, func, [], self.known[func.id])
         if isinstance(func, gast.Name):
             self._unknown_receiver(func)  # (a function it holds is resolved by inline.py)
-        built = self._constructor(stmt, value)
+        built = self._replaced(stmt, value) or self._constructor(stmt, value)
         if built is not None:
             return built
         static = self._static(func)
@@ -542,6 +542,48 @@ class Receivers:
         receiver = gast.Name(target, gast.Load(), None, None)
         return [empty], self._call(gast.copy_location(holder, stmt), init,
                                    [receiver] + call.args)
+
+    def _replaced(self, stmt, call):
+        """``q = replaced(p, a=v, b=w)`` (``dataclasses.replace``): for a dataclass with a
+        ``__post_init__``, a call of the class with p's other init fields, as ``replace`` makes
+        it (``__post_init__`` runs once); else ``replace_field`` per field."""
+        fn = self.ctx.namespace.resolve(call.func, self.ctx.local_names)
+        if fn is not runtime.replaced:
+            return None
+        known = self._of(call.args[0])
+        cls = known.cls if known is not None else None
+        if not (dataclasses.is_dataclass(cls) and hasattr(cls, "__post_init__")):
+            if not call.keywords:  # `replace(p)`: a new object with the same fields
+                return [], gast.copy_location(gast.Assign(stmt.targets, gast.Call(
+                    self._global(runtime.replaced_copy), list(call.args), []), None), stmt)
+            obj, before = call.args[0], []
+            for k in call.keywords:
+                obj = gast.Call(self._global(runtime.replace_field), [
+                    obj, gast.Constant(k.arg, None), k.value], [])
+                step = self.ctx.namer.fresh(naming.REPLACED.format(naming.describe(call.args[0])))
+                self.ctx.local_names.add(step)
+                before.append(self._assign(step, obj, stmt))
+                self.note(before[-1])
+                obj = gast.Name(step, gast.Load(), None, None)
+            last = before.pop()
+            return before, gast.copy_location(gast.Assign(stmt.targets, last.value, None), stmt)
+        changes = {k.arg: k.value for k in call.keywords}
+        before = self._check(call.args[0], known)
+        for f in dataclasses.fields(cls):
+            if not f.init and f.name in changes:
+                raise self.ctx.location.error(UnsupportedSyntaxError, call, (
+                    f"field {f.name} is declared with init=False, it cannot be specified with "
+                    f"replace()"))
+            if f.init and f.name not in changes:
+                read = self.ctx.namer.fresh(f.name)
+                self.ctx.local_names.add(read)
+                before.append(self._assign(read, gast.Attribute(clone(call.args[0]), f.name,
+                                                                gast.Load()), stmt))
+                changes[f.name] = gast.Name(read, gast.Load(), None, None)
+        made = gast.copy_location(gast.Call(self._global(cls), [], [
+            gast.keyword(k, v) for k, v in changes.items()]), call)
+        out, last = self._post_init(stmt, made, cls)
+        return before + out, last
 
     def _post_init(self, stmt, call, cls):
         """``p = Cls(a, b=v)`` of a dataclass with a ``__post_init__``, as the ``__init__`` the

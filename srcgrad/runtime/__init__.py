@@ -106,6 +106,8 @@ from .containers import (  # noqa: F401
     popped,
     replace_field,
     replace_field_tangent,
+    replaced,
+    replaced_copy,
     set_field,
     set_field_tangent,
     structure_tangent,

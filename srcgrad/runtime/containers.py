@@ -412,6 +412,26 @@ def set_field_tangent(dobj, dvalue, obj, name):
     return new
 
 
+def replaced(obj, **changes):
+    """``dataclasses.replace(obj, **changes)`` as normalize/containers.py writes it; never left
+    in generated code (normalize/methods.py makes it ``replace_field`` per field, or for a
+    dataclass with a ``__post_init__`` a call of the class)."""
+    raise SrcgradError("internal error: dataclasses.replace was not rewritten")
+
+
+def replaced_copy(obj):
+    """``dataclasses.replace(obj)``: a new object with the same fields (refused, as
+    ``replace_field`` refuses, where a ``__post_init__`` would run on it)."""
+    if kind_of(obj) != "dataclass":
+        raise PythonTypeError("replace() should be called on dataclass instances")
+    if hasattr(type(obj), "__post_init__"):
+        raise SrcgradError(
+            f"srcgrad cannot differentiate `dataclasses.replace` with a `__post_init__` of an "
+            f"object whose class it does not know at transform time: annotate it with its "
+            f"class (`p: {type(obj).__name__}`), or call the class (`{type(obj).__name__}(...)`)")
+    return copy.copy(obj)
+
+
 def replace_field(obj, name, value):
     """``dataclasses.replace(obj, name=value)`` or ``obj._replace(name=value)`` of a namedtuple,
     one field at a time, as a value: a new object, ``obj`` unchanged."""
@@ -419,10 +439,11 @@ def replace_field(obj, name, value):
     if kind == "namedtuple":
         return obj._replace(**{name: value})
     if kind != "dataclass" or hasattr(type(obj), "__post_init__"):
-        what = "with a `__post_init__`" if kind == "dataclass" else f"of a {type(obj).__name__}"
+        what = ("with a `__post_init__` of an object whose class it does not know at transform "
+                "time" if kind == "dataclass" else f"of a {type(obj).__name__}")
         raise SrcgradError(
-            f"srcgrad cannot differentiate `dataclasses.replace` {what}: call the class "
-            f"instead, with every field (`{type(obj).__name__}(...)`)")
+            f"srcgrad cannot differentiate `dataclasses.replace` {what}: annotate it with its "
+            f"class, or call the class instead, with every field (`{type(obj).__name__}(...)`)")
     if name not in fields(obj):
         raise PythonTypeError(f"{type(obj).__name__}.__init__() got an unexpected keyword argument "
                         f"'{name}'")
