@@ -559,6 +559,21 @@ def test_a_global_read_but_not_changed_works():
     check_grad(f, (X3.copy(),))
 
 
+def test_a_global_given_to_a_scipy_special_function_works():
+    """SciPy's special functions are ufuncs whose ``__module__`` is None: ``gammaln(A)`` of a
+    global ``A`` read elsewhere was refused as a call that may change ``A`` (also in the code
+    srcgrad generates for ``gammaincc(A, x)``, differentiated again)."""
+    import scipy.special
+
+    def f(x):
+        return np.sum(GLOBAL_ARRAY * x) + np.sum(scipy.special.gammaln(GLOBAL_ARRAY) * x ** 2)
+
+    GLOBAL_ARRAY[:] = [3.0, 1.0, 2.0]
+    np.testing.assert_allclose(
+        grad(f)(X3.copy()), GLOBAL_ARRAY + 2 * scipy.special.gammaln(GLOBAL_ARRAY) * X3)
+    check_grad(f, (X3.copy(),))
+
+
 def shuffles_an_index(x):
     order = np.arange(3)
     np.random.seed(0)
