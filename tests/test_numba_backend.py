@@ -382,3 +382,13 @@ def test_a_lowering_is_read_back_from_the_disk_cache_while_the_names_mean_the_sa
     monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)  # a number compiled in: a new key
     with pytest.raises(AssertionError, match="lowered again"):
         numba_backend.lowered(py_fn)
+
+
+def test_a_missing_implementation_is_said_to_be_srcgrads_only_for_srcgrads_helpers():
+    from srcgrad.emit.numba_backend import _reason
+
+    head = "No implementation of function Function(<function {} at 0x7f00>) found for signature:"
+    assert _reason(head.format("unbroadcast")).startswith("srcgrad's numba implementation of "
+                                                          "unbroadcast does not take")
+    assert _reason(head.format("chooser_grad")).startswith("srcgrad's numba implementation")
+    assert _reason(head.format("amax")) == "numba's amax does not take these arguments"

@@ -769,12 +769,22 @@ _HELPER = re.compile(r"No implementation of function Function\(<function (\w+) a
 def _reason(line: str) -> str:
     """numba's reason, said of what the user wrote (its own objects' reprs left out)."""
     helper = _HELPER.match(line)
-    if helper:
+    if helper and helper.group(1) in _helper_names():
         return (f"srcgrad's numba implementation of {helper.group(1)} does not take these "
                 f"argument kinds")
+    if helper:  # one of numba's own (np.max with an axis numba_backend did not lower, ...)
+        return f"numba's {helper.group(1)} does not take these arguments"
     if line.startswith("No implementation of function"):
         return "numba has no implementation of an operation here for these argument kinds"
     return line
+
+
+def _helper_names() -> set[str]:
+    """The names of srcgrad's numba helpers (``runtime/numba_helpers.py``, ``numba_reductions``)."""
+    from ..runtime import numba_helpers, numba_reductions
+
+    return ({h.__name__ for h in numba_helpers.HELPERS.values()} | set(SAVES) | {POWER}
+            | set(numba_helpers.ALLOCATIONS.values()) | set(numba_reductions.REDUCTIONS.values()))
 
 
 def _kind(value: Any) -> str:
