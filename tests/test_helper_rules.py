@@ -46,6 +46,14 @@ def f_var_std(x):
     return np.sum(np.var(x, axis=1, ddof=1) ** 2) + np.std(x)
 
 
+def f_var_about_mean(x):
+    return np.sum(np.std(x, axis=1, mean=np.mean(x, axis=1, keepdims=True), correction=1) ** 3)
+
+
+def f_diff_edges(v):
+    return np.sum(np.diff(v, prepend=v[0] ** 2, append=np.sin(v[:2])) ** 3)
+
+
 def f_max_min(x):
     return np.sum(np.max(x, axis=0) ** 2) + np.min(x) ** 3
 
@@ -296,7 +304,7 @@ CASES = [
     (f_solve_matrix, SPD), (f_inv, SPD), (f_norm, V), (f_norm_ord3, V), (f_norm_axis, X),
     (f_norm_fro, X), (f_vector_norm, X), (f_element_write, V), (f_sort_method, V),
     (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
-    (f_cross_axes, X[:, :2]), (f_convolve_valid, V),
+    (f_cross_axes, X[:, :2]), (f_convolve_valid, V), (f_var_about_mean, X), (f_diff_edges, V),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in
@@ -306,7 +314,7 @@ NONLINEAR = {
     f_sort, f_tile, f_pad_reflect, f_concatenate, f_stack, f_split, f_einsum_matrix,
     f_tensordot, f_kron, f_cross, f_convolve, f_det, f_slogdet, f_solve_vector,
     f_solve_matrix, f_norm, f_norm_ord3, f_norm_axis, f_median, f_linspace, f_average,
-    f_det_stack, f_cross_axes, f_convolve_valid,
+    f_det_stack, f_cross_axes, f_convolve_valid, f_var_about_mean,
 }
 COMPOSED = [(f, x) for f, x in CASES if f in NONLINEAR]
 COMPOSED_IDS = [f.__name__[2:] for f, _ in COMPOSED]

@@ -662,6 +662,23 @@ def numeric_rows():
         row(np.linalg.cond, "np.linalg.cond(a, 'nuc')", a=M),
         row(np.linalg.cond, "np.linalg.cond(a, 1)", a=M),
         row(np.linalg.cond, "np.linalg.cond(a, -np.inf)", a=M),
+        # NumPy 2's keywords of var and std: `correction` (ddof), `mean` (given, or a's own)
+        row(np.var, "np.var(a, axis=1, correction=1)", a=A),
+        row(np.std, "np.std(a, correction=1)", a=A),
+        row(np.var, "np.var(a, axis=1, keepdims=True, mean=m)", a=A, m=x((3, 1))),
+        row(np.std, "np.std(a, axis=0, ddof=1, mean=m)", a=A, m=x((1, 4))),
+        row(np.var, "np.var(a, axis=(0, 2), mean=np.mean(a, axis=(0, 2), keepdims=True))",
+            a=b),
+        row(np.std, "np.std(a, mean=np.mean(a, keepdims=True), correction=1)", a=A),
+        # np.diff's prepend/append: arrays and numbers, with gradient or without
+        row(np.diff, "np.diff(a, prepend=p, append=q)", a=A, p=x((3, 1)), q=x((3, 2))),
+        row(np.diff, "np.diff(a, 2, axis=0, prepend=c)", a=A, c=S),
+        row(np.diff, "np.diff(a, append=c)", a=V, c=S),
+        row(np.diff, "np.diff(a, axis=0, prepend=0.5, append=q)", a=A, q=x((1, 4))),
+        row(np.diff, "np.diff(a, prepend=p, append=c)", a=A, p=x((3, 1)), c=S, wrt=("a",)),
+        # np.linspace with the samples along another axis
+        row(np.linspace, "np.linspace(a, b, 5, axis=1)", a=x((3,)), b=x((2, 1))),
+        row(np.linspace, "np.linspace(a, b, 4, endpoint=False, axis=-1)", a=V, b=S),
     ]
 
 

@@ -7,6 +7,7 @@ whose test is a literal keeps only the taken branch.
     dy * 2 * x ** (2 - 1)   ->   dy * 2 * x
     np.transpose(dy, None if None is None else np.argsort(None))   ->   np.transpose(dy, None)
     f(x) if None not in ('nuc', 2, -2) else g(x)   ->   f(x)
+    f(x) if None is None and 1.5 is None else g(x)   ->   g(x)
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ def _num(node):
         and isinstance(node.value, (int, float))
         and not isinstance(node.value, bool)
     )
+
+
+def _simple(node):
+    return isinstance(node, (gast.Constant, gast.Name))
 
 
 def _is(node, value):
@@ -111,9 +116,9 @@ class ConstantFold(gast.NodeTransformer):
             and isinstance(node.ops[0], (gast.Is, gast.IsNot))
             and isinstance(node.left, gast.Constant)
             and isinstance(node.comparators[0], gast.Constant)
-            and node.left.value is None
-        ):
-            same = node.comparators[0].value is None
+            and None in (node.left.value, node.comparators[0].value)
+        ):  # `None is None`, and a literal bound to an optional parameter: `1.5 is None`
+            same = node.left.value is node.comparators[0].value
             return gast.Constant(same if isinstance(node.ops[0], gast.Is) else not same, None)
         if (  # `2 in ('nuc', 2, -2)`: a literal in a tuple of literals (a rule's case analysis)
             len(node.ops) == 1
@@ -124,6 +129,20 @@ class ConstantFold(gast.NodeTransformer):
         ):
             found = node.left.value in [e.value for e in node.comparators[0].elts]
             return gast.Constant(found if isinstance(node.ops[0], gast.In) else not found, None)
+        return node
+
+    def visit_BoolOp(self, node):
+        """``True and False`` of folded tests (``prepend is None and append is None``)."""
+        self.generic_visit(node)
+        decides = isinstance(node.op, gast.Or)  # the literal that decides: True for `or`
+        literals = [v.value for v in node.values
+                    if isinstance(v, gast.Constant) and isinstance(v.value, bool)]
+        pure = all(_simple(v) or isinstance(v, gast.Compare)
+                   and all(_simple(o) for o in [v.left, *v.comparators]) for v in node.values)
+        if decides in literals and pure:  # `p is None and False`: the comparison has no effect
+            return gast.Constant(decides, None)
+        if len(literals) == len(node.values):
+            return gast.Constant(not decides, None)
         return node
 
     def visit_IfExp(self, node):

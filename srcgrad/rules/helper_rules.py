@@ -140,6 +140,12 @@ _rule(
     vjp={"g": "np.trace(dy, offset=offset, axis1=axis1, axis2=axis2)"},
 )
 _rule(runtime.diff_grad, "g, a, n=1, axis=-1", vjp={"g": "np.diff(dy, n=n, axis=axis)"})
+# diff_part_grad and diff_part_tangent are each other's adjoints (linear in g, t; the pieces give
+# shapes only)
+_PIECES = "a, n, axis, prepend, append, part"
+_PIECES_SIG = "a, n=1, axis=-1, prepend=None, append=None, part=1"
+_rule(runtime.diff_part_grad, "g, " + _PIECES_SIG, vjp={"g": f"diff_part_tangent(dy, {_PIECES})"})
+_rule(runtime.diff_part_tangent, "t, " + _PIECES_SIG, vjp={"t": f"diff_part_grad(dy, {_PIECES})"})
 
 # --- norms: g * phi(x, norm), phi elementwise in x, or g * U diag(e) V^T (singular values) ------
 # Only the ords of singular values take the partials that may go through an SVD: for a literal

@@ -17,7 +17,16 @@ elementwise(math.cosh, "x", vjp="dy * math.sinh(x)")
 elementwise(math.tanh, "x", vjp="dy * (1.0 - y * y)")
 elementwise(math.exp, "x", vjp="dy * y")
 elementwise(math.expm1, "x", vjp="dy * (y + 1.0)")
-elementwise(math.log, "x", vjp="dy / x")
+# math.log(x, base) is log(x) / log(base)
+defrule(
+    math.log,
+    "x, base=None",
+    vjp={"x": "dy / x if base is None else dy / (x * math.log(base))",
+         "base": "-dy * y / (base * math.log(base))"},
+    jvp={"x": "dx / x if base is None else dx / (x * math.log(base))",
+         "base": "-dbase * y / (base * math.log(base))"},
+    kind="elementwise",
+)
 elementwise(math.log2, "x", vjp="dy / (x * math.log(2.0))")
 elementwise(math.log10, "x", vjp="dy / (x * math.log(10.0))")
 elementwise(math.log1p, "x", vjp="dy / (1.0 + x)")
@@ -43,6 +52,19 @@ defrule(runtime.trigamma, "x", vjp={"x": None}, unsupported={"x": "the third der
 elementwise(builtins.pow, "base, exp", vjp=("dy * exp * base ** (exp - 1)",
                                              "dy * y * np.log(base)"))
 elementwise(math.erf, "x", vjp="dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)")
+elementwise(math.erfc, "x", vjp="-dy * 2.0 / math.sqrt(math.pi) * math.exp(-x * x)")
+elementwise(math.asinh, "x", vjp="dy / math.sqrt(x * x + 1.0)")
+elementwise(math.acosh, "x", vjp="dy / (math.sqrt(x - 1.0) * math.sqrt(x + 1.0))")
+elementwise(math.atanh, "x", vjp="dy / (1.0 - x * x)")
+elementwise(math.exp2, "x", vjp="dy * y * math.log(2.0)")
+elementwise(math.cbrt, "x", vjp="dy / (3.0 * y * y)")
+elementwise(math.radians, "x", vjp="dy * (math.pi / 180.0)")
+elementwise(math.degrees, "x", vjp="dy * (180.0 / math.pi)")
+# x1 - n * x2 with n piecewise constant: truncated for fmod, rounded to even for remainder (read
+# off the result, so that n is the one the function took)
+elementwise(math.fmod, "x1, x2", vjp=("dy", "-dy * math.floor((x1 - y) / x2 + 0.5)"))
+elementwise(math.remainder, "x1, x2", vjp=("dy", "-dy * math.floor((x1 - y) / x2 + 0.5)"))
+elementwise(math.ldexp, "x, i", vjp={"x": "dy * math.ldexp(1.0, i)"})
 
 # float(x) of a number is x: its tangent is dx, not float(dx) (dx may be a 0-d array).
 linear(builtins.float, "x", vjp="dy", jvp="dx")
@@ -84,6 +106,15 @@ nondiff(
     math.isnan,
     math.isinf,
     math.isfinite,
+    math.isclose,
+    math.factorial,
+    math.comb,
+    math.perm,
+    math.gcd,
+    math.lcm,
+    math.isqrt,
+    math.nextafter,
+    math.ulp,
     builtins.int,
     builtins.bool,
     builtins.len,

@@ -245,23 +245,41 @@ defrule(
     jvp="reduce_jvp(ptp_grad(np.ones_like(y), real_only(a, 'np.ptp'), axis=axis, "
     "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
 )
-defrule(
-    np.var,
-    "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-    vjp="var_grad(dy, real_only(a, 'np.var'), axis=axis, ddof=ddof, keepdims=keepdims)",
-    jvp="reduce_jvp(var_grad(np.ones_like(y), real_only(a, 'np.var'), axis=axis, ddof=ddof, "
-    "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
-)
-defrule(
-    np.std,
-    "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-    # at a zero std (one element, or all equal) the gradient is 0, as a norm's at zero: the
+# NumPy 2's keywords: `correction` is `ddof` under the array API's name (NumPy refuses both at
+# once); `mean` is a mean computed beforehand (keepdims-shaped), about which the variance is
+# taken, sum(|a - mean|^2) / (n - ddof): differentiable in `a` and in `mean` (a mean computed
+# from `a` passes its own gradient on, 0 when it is a's exact mean).
+_VAR = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, correction=None"
+_DDOF = "(ddof if correction is None else correction)"
+
+
+def _about_mean(fn, seed, tangent):
+    """The partials of var (scale 1) or std (seed/scale written by the caller) about a given
+    mean: ``2 (a - mean) / (n - ddof)`` times the spread cotangent, or summed with a tangent."""
+    partial = f"2.0 * (real_only(a, 'np.{fn}') - mean) / (np.size(a) / np.size(y) - {_DDOF})"
+    if tangent is None:
+        return f"unreduce({seed}, a, axis=axis, keepdims=keepdims) * {partial}"
+    return f"np.sum({partial} * {tangent}, axis=axis, keepdims=keepdims) * {seed}"
+
+
+for _fn, _cot, _scale in (("var", "dy", "1.0"), ("std", "dy / (2 * y + (y == 0))",
+                                                  "0.5 / (y + (y == 0))")):
+    # std: at a zero std (one element, or all equal) the gradient is 0, as a norm's at zero: the
     # centered values var_grad multiplies by are all 0 there, so dividing by 1 keeps it finite
-    vjp="var_grad(dy / (2 * y + (y == 0)), real_only(a, 'np.std'), axis=axis, ddof=ddof, "
-    "keepdims=keepdims)",
-    jvp="reduce_jvp(var_grad(0.5 / (y + (y == 0)), real_only(a, 'np.std'), axis=axis, ddof=ddof, "
-    "keepdims=keepdims), da, axis=axis, keepdims=keepdims)",
-)
+    _own = f"real_only(a, 'np.{_fn}'), axis=axis, ddof={_DDOF}, keepdims=keepdims"
+    defrule(
+        getattr(np, _fn),
+        _VAR,
+        vjp={
+            "a": f"var_grad({_cot}, {_own}) if mean is None else {_about_mean(_fn, _cot, None)}",
+            "mean": f"unbroadcast(-({_about_mean(_fn, _cot, None)}), mean)",
+        },
+        jvp={
+            "a": f"reduce_jvp(var_grad(np.ones_like(y) * {_scale}, {_own}), da, axis=axis, "
+            f"keepdims=keepdims) if mean is None else {_about_mean(_fn, _scale, 'da')}",
+            "mean": f"-{_about_mean(_fn, _scale, 'dmean')}",
+        },
+    )
 defrule(
     np.average,
     "a, axis=None, weights=None, *, keepdims=False",
@@ -312,7 +330,25 @@ linear(
     "a, offset=0, axis1=0, axis2=1, dtype=None, out=None",
     vjp="trace_grad(dy, a, offset=offset, axis1=axis1, axis2=axis2)",
 )
-linear(np.diff, "a, n=1, axis=-1", vjp="diff_grad(dy, a, n=n, axis=axis)")
+# np.diff(a, prepend=p, append=q) differences the joined array (p, a, q) along the axis: linear
+# in the three jointly; a number p or q is broadcast as NumPy does and gets the sum of its slice.
+_EDGES = "a, n, axis, prepend, append"
+linear(
+    np.diff,
+    "a, n=1, axis=-1, prepend=None, append=None",
+    vjp={
+        "a": f"diff_grad(dy, a, n=n, axis=axis) if prepend is None and append is None else "
+        f"diff_part_grad(dy, {_EDGES}, 1)",
+        "prepend": f"diff_part_grad(dy, {_EDGES}, 0)",
+        "append": f"diff_part_grad(dy, {_EDGES}, 2)",
+    },
+    jvp={
+        "a": f"np.diff(da, n=n, axis=axis) if prepend is None and append is None else "
+        f"diff_part_tangent(da, {_EDGES}, 1)",
+        "prepend": f"diff_part_tangent(dprepend, {_EDGES}, 0)",
+        "append": f"diff_part_tangent(dappend, {_EDGES}, 2)",
+    },
+)
 
 # --- shape ------------------------------------------------------------------------------------
 # np.permute_dims is np.transpose.
@@ -454,15 +490,17 @@ linear(
 )
 linear(
     np.linspace,
-    "start, stop, num=50, endpoint=True",
-    # array bounds broadcast against each other: the result is (num,) + their broadcast shape
+    # (`retstep` and `dtype` are not in the signature: a call with them is refused)
+    "start, stop, num=50, endpoint=True, *, axis=0",
+    # array bounds broadcast against each other: the result is their broadcast shape with the
+    # num samples inserted at `axis`
     vjp=(
-        "unbroadcast(linspace_grad(dy, num=num, endpoint=endpoint), start)",
-        "unbroadcast(linspace_grad(dy, num=num, endpoint=endpoint, start=False), stop)",
+        "unbroadcast(linspace_grad(dy, num=num, endpoint=endpoint, axis=axis), start)",
+        "unbroadcast(linspace_grad(dy, num=num, endpoint=endpoint, axis=axis, start=False), stop)",
     ),
     jvp=(
-        "np.linspace(dstart, np.zeros(np.shape(stop)), num, endpoint=endpoint)",
-        "np.linspace(np.zeros(np.shape(start)), dstop, num, endpoint=endpoint)",
+        "np.linspace(dstart, np.zeros(np.shape(stop)), num, endpoint=endpoint, axis=axis)",
+        "np.linspace(np.zeros(np.shape(start)), dstop, num, endpoint=endpoint, axis=axis)",
     ),
 )
 linear(np.bincount, "x, weights=None, minlength=0", vjp={"weights": "dy[x]"})

@@ -36,6 +36,8 @@ from .arrays import (  # noqa: F401
     diag_grad,
     diagonal_grad,
     diff_grad,
+    diff_part_grad,
+    diff_part_tangent,
     dstack_grad,
     hsplit_grad,
     hstack_grad,

@@ -233,6 +233,48 @@ def diff_grad(dy, a, n=1, axis=-1):
     return dy
 
 
+def _diff_pieces(a, axis, prepend, append):
+    """The shapes of the pieces ``np.diff`` joins along ``axis`` before differencing, in order
+    (prepend, a, append): a number is broadcast to ``a``'s shape with one element along ``axis``
+    (as NumPy does); None for a piece not given."""
+    shapes = []
+    for value in (prepend, a, append):
+        if value is None:
+            shapes.append(None)
+        elif np.ndim(value) == 0:
+            shape = list(np.shape(a))
+            shape[axis] = 1
+            shapes.append(tuple(shape))
+        else:
+            shapes.append(np.shape(value))
+    return shapes
+
+
+def diff_part_grad(dy, a, n=1, axis=-1, prepend=None, append=None, part=1):
+    """The adjoint of ``np.diff(a, n, axis, prepend=prepend, append=append)`` with respect to
+    piece ``part`` (0 prepend, 1 a, 2 append): the adjoint of the difference of the joined array,
+    the piece's slice of it, summed back to a number where the piece is one."""
+    shapes = _diff_pieces(a, axis, prepend, append)
+    full = diff_grad(dy, None, n=n, axis=axis)
+    start = sum(s[axis] for s in shapes[:part] if s is not None)
+    index = [slice(None)] * np.ndim(full)
+    index[axis] = slice(start, start + shapes[part][axis])
+    piece = full[tuple(index)]
+    value = (prepend, a, append)[part]
+    return np.sum(piece) if np.ndim(value) == 0 else piece
+
+
+def diff_part_tangent(t, a, n=1, axis=-1, prepend=None, append=None, part=1):
+    """The tangent of ``np.diff(a, n, axis, prepend=prepend, append=append)`` from piece ``part``
+    alone: the difference of the joined pieces with ``t`` in that piece's place and zeros in the
+    others (the adjoint of ``diff_part_grad``)."""
+    pieces = []
+    for k, shape in enumerate(_diff_pieces(a, axis, prepend, append)):
+        if shape is not None:
+            pieces.append(np.broadcast_to(t, shape) if k == part else np.zeros(shape))
+    return np.diff(np.concatenate(pieces, axis=axis), n=n, axis=axis)
+
+
 def permutation_grad(dy, a, y, axis=-1):
     """The adjoint of a function that reorders ``a`` along ``axis`` into ``y`` (sort, partition).
 
