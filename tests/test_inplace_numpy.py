@@ -9,6 +9,7 @@ cannot be modelled is refused at transform time, at the user's line.
 
 import copy
 import linecache
+import operator
 
 import numpy as np
 import pytest
@@ -472,6 +473,8 @@ GLOBAL_LIST = [1.0, 2.0]
 GLOBAL_DICT = {"a": 1.0}
 GLOBAL_RNG = np.random.default_rng(0)
 GLOBAL_LOG = []
+SORTER = operator.methodcaller("sort")
+GETS_SORT = operator.attrgetter("sort")
 
 
 FOREIGN_CHANGES = {
@@ -489,6 +492,8 @@ FOREIGN_CHANGES = {
     "list_sort": ("GLOBAL_LIST.sort(reverse=True)", "GLOBAL_LIST.sort"),
     "list_clear": ("GLOBAL_LIST.clear()", "GLOBAL_LIST.clear"),
     "dict_update": ("GLOBAL_DICT.update(a=5.0)", "GLOBAL_DICT.update"),
+    "methodcaller": ("SORTER(GLOBAL_ARRAY)", "`SORTER` given `GLOBAL_ARRAY`"),
+    "attrgetter": ("GETS_SORT(GLOBAL_ARRAY)()", r"`GETS_SORT\(...\)` given `GLOBAL_ARRAY`"),
     "exec": ("exec('GLOBAL_ARRAY[0] = 7.0')", r"`exec` \(srcgrad cannot see what the code"),
     "eval": ("eval('GLOBAL_ARRAY.fill(7.0)')", "`eval`"),
 }

@@ -102,6 +102,8 @@ def trusted(fn):
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
     if type(fn).__name__ == "fortran" or module == "ctypes":  # BLAS, LAPACK; memmove
         return False
+    if isinstance(fn, operator.methodcaller):  # calls a method by name: `sort`, `fill`
+        return False
     return (module in OPAQUE_MODULES or module in sys.stdlib_module_names
             or inspect.isfunction(fn) or inspect.ismethod(fn)
             and inspect.isfunction(fn.__func__) or isinstance(fn, type)

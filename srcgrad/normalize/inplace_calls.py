@@ -170,6 +170,7 @@ class InPlaceCalls:
                     call, f"a call of `{_dotted(func)}` whose result is not used (srcgrad does "
                     f"not know whether it changes its arguments in place)"
                 )
+            self._foreign_names(call, f"a call of `{_dotted(func)}`")
             return None
         mutates = mutator(fn, call)
         if mutates is not None:
@@ -317,15 +318,16 @@ class InPlaceCalls:
             shuffled = _dotted(given[0]) if given else "x"
             raise self.ctx.location.error(
                 UnsupportedSyntaxError, call, random_draws.shuffle_refusal(owner, shuffled))
-        if trusted(fn):
-            return
-        given = [a.value if isinstance(a, gast.Starred) else a for a in call.args]
-        given += [k.value for k in call.keywords]
-        for atom in given:
-            if isinstance(atom, gast.Name) and not self._is_local(atom):
-                value = self.ctx.namespace.resolve(atom, self.locals)
-                if isinstance(value, MUTABLE_TYPES):
-                    self._foreign(call, atom, f"`{_dotted(func)}` given `{atom.id}`")
+        if not trusted(fn):
+            self._foreign_names(call, f"`{_dotted(func)}`")
+
+    def _foreign_names(self, call, what):
+        """``_foreign`` for every array, list or dict from outside the function ``call`` reads
+        (given to it, or to a call in it)."""
+        for n in walk(call):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and not self._is_local(n):
+                if isinstance(self.ctx.namespace.resolve(n, self.locals), MUTABLE_TYPES):
+                    self._foreign(call, n, f"{what} given `{n.id}`")
 
     def _foreign(self, call, atom, what):
         """Refuse ``call``, which may change ``atom`` (held outside the function) in place,
@@ -728,6 +730,8 @@ def _dotted(node):
         return f"{_dotted(node.value)}.{node.attr}"
     if isinstance(node, gast.Constant):
         return repr(node.value)
+    if isinstance(node, gast.Call):
+        return f"{_dotted(node.func)}(...)"
     return type(node).__name__
 
 
