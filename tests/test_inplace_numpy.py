@@ -10,6 +10,7 @@ cannot be modelled is refused at transform time, at the user's line.
 import copy
 import linecache
 import operator
+import types
 
 import numpy as np
 import pytest
@@ -523,6 +524,20 @@ def test_a_call_changing_a_global_read_elsewhere_is_refused(name):
         with pytest.raises(srcgrad.UnsupportedSyntaxError, match=message) as info:
             value_and_grad(f)(X3.copy())
         assert "^" in str(info.value)
+
+
+GLOBAL_SETTINGS = types.SimpleNamespace(scale=1.0)
+
+
+def sets_an_attribute_of_a_global(x):
+    a = x[0] * GLOBAL_SETTINGS.scale
+    setattr(GLOBAL_SETTINGS, "scale", 3.0)  # the gradient was 9 for Python's 7
+    return a + 2.0 * x[0] * GLOBAL_SETTINGS.scale
+
+
+def test_setattr_of_a_global_read_before_is_refused():
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match=r"`setattr\(...\)`, which may chan"):
+        grad(sets_an_attribute_of_a_global)
 
 
 def logs_into_a_global(x):

@@ -307,6 +307,8 @@ class InPlaceCalls:
                 call, f"`{fn.__name__}` (srcgrad cannot see what the code it runs changes)",
                 "write the code out in the function")
         func = call.func
+        if any(fn is f for f in SETTERS) and call.args and not self._is_local(call.args[0]):
+            self._foreign(call, call.args[0], f"`{_dotted(func)}(...)`")
         if isinstance(func, gast.Attribute) and not self._is_local(func.value):
             owner = self.ctx.namespace.resolve(func.value, self.locals)
             if isinstance(owner, MUTABLE_TYPES) and not keeps(owner, func.attr, call):
@@ -734,6 +736,9 @@ def _dotted(node):
         return f"{_dotted(node.func)}(...)"
     return type(node).__name__
 
+
+# Calls that set or delete an attribute of the object they are given first.
+SETTERS = (setattr, delattr, object.__setattr__, object.__delattr__)
 
 WRITERS = {
     np.copyto: InPlaceCalls._copyto,
