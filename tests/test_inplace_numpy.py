@@ -531,7 +531,7 @@ GLOBAL_SETTINGS = types.SimpleNamespace(scale=1.0)
 
 def sets_an_attribute_of_a_global(x):
     a = x[0] * GLOBAL_SETTINGS.scale
-    setattr(GLOBAL_SETTINGS, "scale", 3.0)  # the gradient was 9 for Python's 7
+    setattr(GLOBAL_SETTINGS, "scale", 3.0)  # noqa: B010 (the gradient was 9 for Python's 7)
     return a + 2.0 * x[0] * GLOBAL_SETTINGS.scale
 
 
