@@ -224,3 +224,23 @@ def test_forward_mode_and_refusals():
         srcgrad.specialize(swing)
     with pytest.raises(srcgrad.SrcgradError, match="signatures"):
         srcgrad.specialize(generic, signatures=0)
+
+
+def _weighted_square(x):
+    return np.sum(x * x * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+@pytest.mark.parametrize("make", [
+    np.matrix,  # `x * x` is a matrix product: the gradient was the elementwise one
+    lambda a: np.ma.masked_array(a, mask=[[0, 1], [0, 0]]),
+], ids=["matrix", "masked"])
+def test_an_argument_whose_operators_mean_something_else_is_refused(make):
+    x = make(np.array([[1.0, 2.0], [3.0, 0.5]]))
+    for derivative in (srcgrad.grad(_weighted_square),
+                       srcgrad.grad(_weighted_square, optimize=False)):
+        with pytest.raises(srcgrad.SrcgradError, match="srcgrad differentiates NumPy arrays"):
+            derivative(x)
+    # the same values as a plain array: differentiated
+    np.testing.assert_allclose(srcgrad.grad(_weighted_square)(np.asarray(x)),
+                               2 * np.asarray(x) * np.array([[1.0, 2.0], [3.0, 4.0]]))

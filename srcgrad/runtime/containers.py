@@ -136,7 +136,21 @@ def cast_like(g, x):
             return g
     if type(x) in (tuple, list, dict):  # a structure's (its holder's cotangents): as_like
         return as_like(g, x)
+    if isinstance(x, np.ndarray) and (
+            isinstance(x, np.matrix) or type(x).__module__.startswith("numpy.ma")):
+        raise other_array_error(x)
     return _in_dtype_of(g, x)
+
+
+def other_array_error(x):
+    """The error for an argument of an ndarray subclass whose operators mean something else
+    (``np.matrix``: ``*`` is a matrix product; a masked array: masked elements take no part),
+    for which the derivative rules, written for arrays, would give a wrong gradient."""
+    kind = "an np.matrix" if isinstance(x, np.matrix) else "a masked array (np.ma)"
+    return SrcgradError(
+        f"srcgrad differentiates NumPy arrays, and an argument is {kind}, whose operations "
+        f"mean something else (`*` of np.matrix is a matrix product; masked elements take no "
+        f"part): pass `np.asarray(x)` and write the operation out (`@`, `np.where(mask, ...)`)")
 
 
 def _in_dtype_of(g, x):
