@@ -159,6 +159,13 @@ def reduction_rows():
         row(np.quantile, "np.quantile(a, 0.3, axis=1, keepdims=True)", a=A),
         row(np.percentile, "np.percentile(a, 70.0)", a=A),
         row(np.percentile, "np.percentile(a, 70.0, axis=1, keepdims=True)", a=A),
+        # every interpolation NumPy has: the rule ignored `method` (the linear weights for all)
+        *(row(np.quantile, f"np.quantile(a, Q, axis=1, method={m!r})", a=A,
+              Q=np.array([0.05, 0.3, 0.55, 0.95]))
+          for m in ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+                    "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+                    "normal_unbiased", "lower", "higher", "midpoint", "nearest")),
+        row(np.percentile, "np.percentile(a, 30.0, method='nearest')", a=A),
         row(np.cumsum, "np.cumsum(a)", a=A),
         row(np.cumsum, "np.cumsum(a, axis=-1)", a=a3),
         row(np.cumulative_sum, "np.cumulative_sum(a, axis=0)", a=A),

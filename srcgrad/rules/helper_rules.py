@@ -124,14 +124,14 @@ _rule(
 )
 _rule(
     runtime.quantile_grad,
-    "g, a, q, axis=None, keepdims=False",
-    vjp={"g": "quantile_jvp(a, dy, q, axis=axis, keepdims=keepdims)"},
+    "g, a, q, axis=None, keepdims=False, method='linear'",
+    vjp={"g": "quantile_jvp(a, dy, q, axis=axis, keepdims=keepdims, method=method)"},
     unsupported={"q": "np.quantile/np.percentile are not differentiated in q"},
 )
 _rule(
     runtime.quantile_jvp,
-    "a, t, q, axis=None, keepdims=False",
-    vjp={"t": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims)"},
+    "a, t, q, axis=None, keepdims=False, method='linear'",
+    vjp={"t": "quantile_grad(dy, a, q, axis=axis, keepdims=keepdims, method=method)"},
     unsupported={"q": "np.quantile/np.percentile are not differentiated in q"},
 )
 _rule(

@@ -303,17 +303,19 @@ defrule(
 defrule(
     np.quantile,
     "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
-    vjp={"a": "quantile_grad(dy, real_only(a, 'np.quantile'), q, axis=axis, keepdims=keepdims)"},
-    jvp={"a": "quantile_jvp(real_only(a, 'np.quantile'), da, q, axis=axis, keepdims=keepdims)"},
+    vjp={"a": "quantile_grad(dy, real_only(a, 'np.quantile'), q, axis=axis, keepdims=keepdims, "
+         "method=method)"},
+    jvp={"a": "quantile_jvp(real_only(a, 'np.quantile'), da, q, axis=axis, keepdims=keepdims, "
+         "method=method)"},
     unsupported={"q": "the derivative with respect to the quantile level is not implemented"},
 )
 defrule(
     np.percentile,
     "a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False",
     vjp={"a": "quantile_grad(dy, real_only(a, 'np.percentile'), np.divide(q, 100), axis=axis, "
-         "keepdims=keepdims)"},
+         "keepdims=keepdims, method=method)"},
     jvp={"a": "quantile_jvp(real_only(a, 'np.percentile'), da, np.divide(q, 100), axis=axis, "
-         "keepdims=keepdims)"},
+         "keepdims=keepdims, method=method)"},
     unsupported={"q": "the derivative with respect to the percentile is not implemented"},
 )
 for _cumsum in (np.cumsum, np.cumulative_sum):

@@ -142,17 +142,29 @@ def average_weights_grad(dy, a, y, axis=None, weights=None, keepdims=False):
     return np.reshape(unbroadcast(g, w), np.shape(weights))
 
 
-def quantile_grad(dy, a, q, axis=None, keepdims=False):
-    """The adjoint of ``np.quantile`` (linear interpolation between the two nearest ranks)."""
+def _ranks(q, n, method):
+    """``(lo, hi, frac)``: ``np.quantile(a, q, method=method)`` of ``n`` values is
+    ``(1 - frac) * s[lo] + frac * s[hi]`` of the sorted values ``s``, for every method NumPy has
+    (each picks two neighbouring ranks and a weight that depend on ``q`` and ``n`` only). Read
+    off NumPy for the other methods: the quantile of ``0, 1, ..., n - 1`` is ``lo + frac``."""
+    q = np.asarray(q, dtype=float)
+    if method == "linear":
+        pos = q * (n - 1)
+    else:
+        pos = np.asarray(np.quantile(np.arange(n, dtype=float), q, method=method), dtype=float)
+    lo = np.minimum(np.floor(pos).astype(int), n - 1)
+    hi = np.minimum(lo + 1, n - 1)
+    return lo, hi, pos - lo
+
+
+def quantile_grad(dy, a, q, axis=None, keepdims=False, method="linear"):
+    """The adjoint of ``np.quantile`` (the interpolation ``method`` uses between two ranks)."""
     merged, back = _last(a, axis)
     n = merged.shape[-1]
     order = np.argsort(merged, axis=-1, kind="stable")
     q = np.asarray(q, dtype=float)
     g = np.zeros(q.shape + merged.shape)
-    pos = q * (n - 1)
-    lo = np.floor(pos).astype(int)
-    hi = np.minimum(lo + 1, n - 1)
-    frac = pos - lo
+    lo, hi, frac = _ranks(q, n, method)
     dq = as_array(dy)
     if keepdims:
         reduced = _axes(axis, np.ndim(a))
@@ -186,17 +198,14 @@ def cumprod_jvp(a, da, axis=None):
     return np.moveaxis(t, 0, axis)
 
 
-def quantile_jvp(a, da, q, axis=None, keepdims=False):
+def quantile_jvp(a, da, q, axis=None, keepdims=False, method="linear"):
     """The tangent of ``np.quantile``: the same interpolation of the tangents of the two ranks."""
     merged, _ = _last(a, axis)
     dmerged, _ = _last(da, axis)
     n = merged.shape[-1]
     order = np.argsort(merged, axis=-1, kind="stable")
     ranked = np.take_along_axis(dmerged, order, axis=-1)
-    pos = np.asarray(q, dtype=float) * (n - 1)
-    lo = np.floor(pos).astype(int)
-    hi = np.minimum(lo + 1, n - 1)
-    frac = pos - lo
+    lo, hi, frac = _ranks(q, n, method)
     t = np.moveaxis(ranked[..., lo] * (1 - frac) + ranked[..., hi] * frac, range(-np.ndim(q), 0),
                     range(np.ndim(q)))
     if keepdims:
