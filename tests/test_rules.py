@@ -109,6 +109,8 @@ def elementwise_rows():
         row(np.clip, "np.clip(a, -0.5, 0.7)", a=A),
         row(np.clip, "np.clip(a, lo, hi)", a=A, lo=x((4,), (-3.0, -0.5)), hi=x((3, 1), (0.5, 3))),
         row(np.clip, "np.clip(a, None, hi)", a=A, hi=x((), (-0.5, 0.5))),
+        # a lower bound above the upper one: NumPy gives the upper (the rule gave the lower's)
+        row(np.clip, "np.clip(a, lo, hi)", a=A, lo=x((4,), (0.3, 1.5)), hi=x((3, 1), (-1.0, 0.9))),
         row(np.where, "np.where(a > 0, a, b)", a=A, b=V),
         row(np.where, "np.where(b > 0, a * 2, 1.0)", a=A, b=V),
     ]

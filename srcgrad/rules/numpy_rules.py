@@ -165,8 +165,8 @@ elementwise(
 elementwise(
     np.clip,
     "a, a_min=None, a_max=None, out=None",
-    vjp=("dy * between(real_only(a, 'np.clip'), a_min, a_max)", "dy * (a < a_min)",
-         "dy * (a > a_max)"),
+    vjp=("dy * between(real_only(a, 'np.clip'), a_min, a_max)",
+         "dy * clipped_low(a, a_min, a_max)", "dy * clipped_high(a, a_min, a_max)"),
 )
 # One argument, np.where(condition) is np.nonzero(condition): indices, no gradient.
 elementwise(

@@ -31,6 +31,8 @@ from .arrays import (  # noqa: F401
     between,
     cast_grad,
     cast_tangent,
+    clipped_high,
+    clipped_low,
     column_stack_grad,
     concatenate_grad,
     diag_grad,

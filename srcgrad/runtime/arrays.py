@@ -59,6 +59,21 @@ def between(a, lo, hi):
     return inside.astype(float_dtype(a))
 
 
+def clipped_low(a, lo, hi):
+    """1.0 where ``np.clip(a, lo, hi)`` is ``lo`` (``a < lo``, and ``lo <= hi``: NumPy's clip is
+    ``minimum(maximum(a, lo), hi)``, so a lower bound above the upper one gives the upper)."""
+    low = np.asarray(a < lo)
+    if hi is not None:
+        low = low & (np.asarray(lo) <= hi)
+    return low.astype(float_dtype(a))
+
+
+def clipped_high(a, lo, hi):
+    """1.0 where ``np.clip(a, lo, hi)`` is ``hi``: ``maximum(a, lo) > hi``."""
+    high = np.asarray((a if lo is None else np.maximum(a, lo)) > hi)
+    return high.astype(float_dtype(a))
+
+
 _SINC_SERIES_BELOW = 1.0  # |x| below which the n-th derivative of sinc is read off its series
 
 
