@@ -62,6 +62,7 @@ import numpy as np
 
 from . import transforms
 from .astutil import HELD_UPDATE, updated_while_held, walk
+from .checkpoint_sharing import sharing_edges
 from .emit import naming
 from .emit.compile import compile_function
 from .emit.naming import Namer
@@ -86,15 +87,6 @@ from .schedule import (
 from .transform.pullback import exposed_reads
 
 STEP_PARAMS = ("lo", "hi", "steps", "state", "invariants")
-# NumPy functions whose result may be a view of their first argument (normalize/sharing.py)
-_VIEW_FUNCTIONS = {"asarray", "asanyarray", "reshape", "ravel", "transpose", "squeeze",
-                   "expand_dims", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
-                   "atleast_3d", "broadcast_to", "diagonal", "real", "imag", "split",
-                   "array_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud",
-                   "rot90", "asarray_chkfinite", "rollaxis", "trim_zeros", "broadcast_arrays",
-                   "as_strided", "sliding_window_view", "matrix_transpose", "permute_dims",
-                   "unstack", "ascontiguousarray", "asfortranarray", "require",
-                   "real_if_close", "diag", "einsum", "nan_to_num", "diff"}
 MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
             "fill", "resize", "put", "setdefault", "popitem")
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20,
@@ -360,7 +352,7 @@ def _refuse_shared_writes(node, loop, location):
     Python's ``z`` would see the writes and srcgrad's would not."""
     position = node.body.index(loop)
     before, after = node.body[:position], node.body[position + 1:]
-    edges = _sharing_edges(before)
+    edges = sharing_edges(before)
     read = {n.id for n in walk(gast.Module(loop.body + after, [])) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
     if isinstance(loop, gast.While):
@@ -381,88 +373,6 @@ def _refuse_shared_writes(node, loop, location):
                 f"view of it, or a list, tuple or dict holding it) and is read in or after the "
                 f"loop; a replay from a snapshot writes into a copy, which `{other}` would not "
                 f"see. Take a copy before the loop (`{v} = {v}.copy()`)"))
-
-
-# methods whose result is never the array they are called on, nor a view of it
-_NEW_METHODS = {"copy", "flatten", "sum", "mean", "prod", "max", "min", "dot", "item",
-                "tolist", "std", "var", "cumsum", "cumprod", "round", "clip", "argmax",
-                "argmin", "all", "any", "nonzero", "argsort", "count", "index"}
-# builtins whose result is a new number (or never an argument's object)
-_NEW_BUILTINS = {"len", "float", "int", "abs", "range", "isinstance", "sum", "round", "bool",
-                 "str", "print", "complex"}
-
-
-def _sharing_edges(stmts):
-    """Pairs of names that ``stmts`` may make share memory: ``z = y[0:2]``, ``t = (y, w)``,
-    ``L.append(y)``, ``d[k] = y``, ``for e in L``, ``z = h(y)`` for a helper ``h``."""
-    edges = set()
-    for n in walk(gast.Module(stmts, [])):
-        if isinstance(n, (gast.Assign, gast.AnnAssign)) and n.value is not None:
-            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
-            for target in targets:
-                edges |= {(t, v) for t in _target_names(target) for v in _sharing(n.value)}
-        elif isinstance(n, gast.For):
-            edges |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}
-        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-              and n.func.attr in ("append", "insert", "extend", "add", "update", "setdefault")):
-            base = _base_name(n.func.value)
-            edges |= {(base, v) for a in n.args for v in _sharing(a)}
-    return {(a, b) for a, b in edges if a is not None and a != b}
-
-
-def _target_names(target):
-    """The names an assignment target binds or writes into (``d`` of ``d[k] = ...``)."""
-    if isinstance(target, (gast.Tuple, gast.List)):
-        return [n for t in target.elts for n in _target_names(t)]
-    if isinstance(target, gast.Starred):
-        return _target_names(target.value)
-    name = _base_name(target)
-    return [name] if name is not None else []
-
-
-def _base_name(node):
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    return node.id if isinstance(node, gast.Name) else None
-
-
-def _sharing(value):
-    """The names whose memory ``value`` may share (conservatively: a call of a helper may
-    return its argument)."""
-    if isinstance(value, gast.Name):
-        return {value.id}
-    if isinstance(value, (gast.Subscript, gast.Attribute, gast.Starred)):
-        return _sharing(value.value)
-    if isinstance(value, (gast.List, gast.Tuple, gast.Set)):
-        return {v for e in value.elts for v in _sharing(e)}
-    if isinstance(value, gast.Dict):
-        return {v for e in value.values for v in _sharing(e)}
-    if isinstance(value, gast.IfExp):
-        return _sharing(value.body) | _sharing(value.orelse)
-    if isinstance(value, gast.NamedExpr):
-        return _sharing(value.value)
-    if not isinstance(value, gast.Call):
-        return set()  # arithmetic, comparisons, comprehensions, constants: new values
-    return _call_sharing(value)
-
-
-def _call_sharing(value):
-    """``_sharing`` of a call: its ``out=``, a view NumPy makes of its first argument, or any
-    argument (and the object of a method) of a call that may return it."""
-    out = _shared_by(k.value for k in value.keywords if k.arg == "out")
-    func, args = value.func, [*value.args, *(k.value for k in value.keywords)]
-    if _base_name(func) in ("np", "numpy", "math"):
-        view = isinstance(func, gast.Attribute) and func.attr in _VIEW_FUNCTIONS
-        return out | _shared_by(value.args[:1]) if view else out
-    if isinstance(func, gast.Attribute):  # a method: a view (x.reshape), or a helper's result
-        new = func.attr in _NEW_METHODS or func.attr == "astype" and not value.keywords
-        return out if new else out | _sharing(func.value) | _shared_by(args)
-    new = isinstance(func, gast.Name) and func.id in _NEW_BUILTINS
-    return out if new else out | _shared_by(args)
-
-
-def _shared_by(values):
-    return {v for value in values for v in _sharing(value)}
 
 
 def _over_range(node):

@@ -23,7 +23,20 @@ from .. import runtime
 from ..astutil import index_value, ordered_walk, stored, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
-from .anf import VIEW_METHODS
+from .aliasing import (
+    DICT_VIEWS,
+    _aliased,
+    _bound_from,
+    _holders,
+    _holding,
+    _in_order,
+    _integer_lists,
+    _is_view_index,
+    _list_copy,
+    _new_cast,
+    _reached,
+    _viewed,
+)
 from .containers import mutator_names
 from .methods import user_class
 from .private_elements import private_elements
@@ -583,200 +596,6 @@ class CopyBeforeWrite:
                 return True  # an object built here: no other name holds it yet
             return any(fn is c for c in CREATORS)
         return False
-
-
-def aliases(stmts, ctx):
-    """``{r: names of the arrays r may share memory with}`` for the assignments in ``stmts``
-    (``r = x[1:]``, ``r = x.T``, ``r = np.reshape(x, s)``, ``r = x``, ``t = (x, y)``): reading
-    ``r`` reads those arrays. The reverse sweep uses it to restore what a later write changed
-    under a view it reads (``transform/tape.py``)."""
-    from .sharing import NUMPY_VIEWS
-
-    def returns_a_view(func):
-        fn = ctx.namespace.resolve(func, ctx.local_names)
-        return any(fn is v for v in NUMPY_VIEWS)
-
-    out = {}
-    for node in ordered_walk(gast.Module(list(stmts), [])):
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            r = node.targets[0].id
-            bases = {b.id for b in _aliased(node.value, (), returns_a_view)
-                     if isinstance(b, gast.Name) and b.id != r}
-            if bases:
-                out.setdefault(r, set()).update(bases)
-    return out
-
-
-def _new_cast(call, copy_position):
-    """Whether an ``astype`` call surely returns a new array: unless ``copy`` is given (NumPy
-    may then return the array itself when the dtype already matches)."""
-    copy = next((k.value for k in call.keywords if k.arg == "copy"), None)
-    if len(call.args) > copy_position:
-        copy = call.args[copy_position]
-    return copy is None or (isinstance(copy, gast.Constant) and copy.value is True)
-
-
-def _integer_lists(fn_node):
-    """Names bound only to list literals of integers (``[0, 1, 2]``, an index that copies)."""
-    kinds = {}
-    for n in ordered_walk(fn_node):
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            v = n.value
-            ok = isinstance(v, gast.List) and bool(v.elts) and all(
-                isinstance(e, gast.Constant) and type(e.value) is int for e in v.elts
-            )
-            kinds.setdefault(n.targets[0].id, []).append(ok)
-        elif isinstance(n, (gast.For, gast.AugAssign)):
-            for t in ordered_walk(n.target):
-                if isinstance(t, gast.Name):
-                    kinds.setdefault(t.id, []).append(False)
-    return {name for name, flags in kinds.items() if all(flags)}
-
-
-def _aliased(value, holding=(), returns_a_view=lambda func: False):
-    """The variable whose array ``value`` may share memory with: ``x``, ``x[...]``, ``x.T``,
-    ``x.reshape(...)``, or ``[x, ...]`` / ``(x, ...)`` / ``{k: x}`` holding it, or a list or
-    dict that a helper of ``holding`` puts it in (``xs = list_append(xs, x)``)."""
-    if isinstance(value, (gast.List, gast.Tuple)):
-        return list(value.elts)
-    if isinstance(value, gast.Dict):
-        return list(value.values)
-    if (
-        isinstance(value, gast.Call)
-        and isinstance(value.func, gast.Name)
-        and value.func.id in holding
-    ):
-        return list(value.args[1:])
-    if isinstance(value, gast.Call):
-        viewed = _viewed(value, returns_a_view)
-        if viewed is not None:
-            return viewed
-    if isinstance(value, gast.Subscript):
-        return [value.value]
-    if isinstance(value, gast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
-        return [value.value]
-    return [value]
-
-
-def _viewed(call, returns_a_view):
-    """The arrays a call's result may be a view of (a NumPy function or method returning
-    one), or None."""
-    if call.args and returns_a_view(call.func):
-        if isinstance(call.args[0], gast.Constant):  # np.einsum("ii->i", M): its operands
-            return list(call.args[1:])
-        return [call.args[0]]  # np.asarray(x), np.reshape(x, s), np.transpose(x)
-    if not isinstance(call.func, gast.Attribute):
-        return None
-    if call.func.attr in VIEW_METHODS:
-        return [call.func.value]
-    if call.func.attr == "astype" and any(
-            k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value)
-            for k in call.keywords):
-        return [call.func.value]  # x.astype(dtype, copy=False): x itself for its own dtype
-    return None
-
-
-def _in_order(stmts, skip=frozenset()):
-    """(statement, names it reads outside nested statements) in execution-text order; names
-    whose id is in ``skip`` are not reads."""
-    for stmt in stmts:
-        nested = []
-        for field in ("body", "orelse"):
-            block = getattr(stmt, field, None)
-            if isinstance(block, list):
-                nested += block
-        inner = {id(n) for s in nested for n in walk(s)}
-        names = [
-            n.id for n in ordered_walk(stmt)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inner
-            and id(n) not in skip
-        ]
-        yield stmt, names
-        yield from _in_order(nested, skip)
-
-
-def _list_copy(value):
-    """``xs[:]``, ``xs[a:b]``: for a list (the only thing ``append`` works on) a new list."""
-    return isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Slice)
-
-
-def _is_view_index(index):
-    """Whether ``x[index]`` is a view whatever x's rank: slices, ``...`` and ``None``."""
-    if isinstance(index, gast.Slice):
-        return True
-    if isinstance(index, gast.Constant) and (index.value is Ellipsis or index.value is None):
-        return True
-    if isinstance(index, gast.Tuple):
-        return any(_is_view_index(e) for e in index.elts)
-    return False
-
-
-# calls whose result holds the same elements as their argument (a loop's sequence, a list of it)
-# ``d.keys()``, ``d.values()``, ``d.items()``: Python's are live views of the dict, srcgrad's
-# lists of what it holds when they are made; one read after a write into the dict is refused.
-DICT_VIEWS = (runtime.dict_values, runtime.dict_items)  # (keys change only with new keys)
-SAME_ELEMENTS = (runtime.iteration_sequence, runtime.as_list, runtime.as_tuple, list, tuple,
-                 reversed)
-
-
-def _holders(fn_node, position, holding, returns_a_view):
-    """``{name: [(position, names its value may hold or share memory with)]}`` from each
-    assignment: ``L = [y]``, ``t = (y, w)``, ``z = L``, ``z = L[0]``, ``s = iteration_sequence(L)``,
-    ``xs = list_append(xs, y)``."""
-    out = {}
-    for node in ordered_walk(fn_node):
-        if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
-            continue
-        value = node.value
-        if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and any(
-            getattr(runtime, value.func.id, None) is h or value.func.id == h.__name__
-            for h in SAME_ELEMENTS
-        ):
-            parts = list(value.args)
-        else:
-            parts = _aliased(value, holding, returns_a_view)
-        names = {p.id for p in parts if isinstance(p, gast.Name)}
-        if names and id(node) in position:
-            out.setdefault(node.targets[0].id, []).append((position[id(node)], names))
-    return out
-
-
-def _reached(names, holders, before):
-    """The names whose arrays the values of ``names`` may hold, through assignments made before
-    position ``before`` (transitively), not counting ``names`` themselves."""
-    seen, stack = set(), [n.id for n in names]
-    while stack:
-        name = stack.pop()
-        for pos, held in holders.get(name, ()):
-            for h in held - seen:
-                if pos < before:
-                    seen.add(h)
-                    stack.append(h)
-    return seen - {n.id for n in names}
-
-
-def _holding(names, holders, skip):
-    """``names`` and the names whose values may hold or share memory with their arrays
-    (``b = [a]``, ``c = a[1:]``, ``hist = list_append(hist, a)``), transitively, not through the
-    names of ``skip``."""
-    out, size = set(names), -1
-    while size != len(out):
-        size = len(out)
-        out |= {n for n, bound in holders.items() if n not in skip
-                for _, held in bound if held & out}
-    return out
-
-
-def _bound_from(fn_node, position):
-    """``{name: the first position from which it is bound on every path}``: parameters from the
-    start, a name assigned by a statement of the function's own block from there."""
-    args = fn_node.args
-    out = {a.id: -1 for a in args.posonlyargs + args.args + args.kwonlyargs}
-    for stmt in fn_node.body:
-        if isinstance(stmt, gast.Assign) and id(stmt) in position:
-            for t in stored(stmt):
-                out.setdefault(t, position[id(stmt)])
-    return out
 
 
 def _copied(name, helper, stmt):

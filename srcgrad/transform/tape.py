@@ -36,7 +36,7 @@ from ..analysis.loops import breaks, iteration_temporaries
 from ..analysis.updates import is_setitem, list_op
 from ..astutil import clone, ordered_walk, param_names, store_counts, stored, walk
 from ..emit import naming
-from ..normalize.inplace import aliases
+from ..normalize.aliasing import aliases
 from .nodes import assign, call, name
 
 

@@ -1,0 +1,106 @@
+"""Which names a loop's code may make share memory, for ``checkpoint=`` (``checkpoint.py``):
+a loop writing in place into a value another name bound before it shares is refused there.
+
+    sharing_edges(parse('z = y[0:2]; L = [y]; t = (w, x)'))
+        -> {('z', 'y'), ('L', 'y'), ('t', 'w'), ('t', 'x')}
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .astutil import walk
+
+# NumPy functions whose result may be a view of their first argument (normalize/sharing.py)
+_VIEW_FUNCTIONS = {"asarray", "asanyarray", "reshape", "ravel", "transpose", "squeeze",
+                   "expand_dims", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
+                   "atleast_3d", "broadcast_to", "diagonal", "real", "imag", "split",
+                   "array_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud",
+                   "rot90", "asarray_chkfinite", "rollaxis", "trim_zeros", "broadcast_arrays",
+                   "as_strided", "sliding_window_view", "matrix_transpose", "permute_dims",
+                   "unstack", "ascontiguousarray", "asfortranarray", "require",
+                   "real_if_close", "diag", "einsum", "nan_to_num", "diff"}
+
+
+# methods whose result is never the array they are called on, nor a view of it
+_NEW_METHODS = {"copy", "flatten", "sum", "mean", "prod", "max", "min", "dot", "item",
+                "tolist", "std", "var", "cumsum", "cumprod", "round", "clip", "argmax",
+                "argmin", "all", "any", "nonzero", "argsort", "count", "index"}
+
+
+# builtins whose result is a new number (or never an argument's object)
+_NEW_BUILTINS = {"len", "float", "int", "abs", "range", "isinstance", "sum", "round", "bool",
+                 "str", "print", "complex"}
+
+
+def sharing_edges(stmts):
+    """Pairs of names that ``stmts`` may make share memory: ``z = y[0:2]``, ``t = (y, w)``,
+    ``L.append(y)``, ``d[k] = y``, ``for e in L``, ``z = h(y)`` for a helper ``h``."""
+    edges = set()
+    for n in walk(gast.Module(stmts, [])):
+        if isinstance(n, (gast.Assign, gast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, gast.Assign) else [n.target]
+            for target in targets:
+                edges |= {(t, v) for t in _target_names(target) for v in _sharing(n.value)}
+        elif isinstance(n, gast.For):
+            edges |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}
+        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+              and n.func.attr in ("append", "insert", "extend", "add", "update", "setdefault")):
+            base = _base_name(n.func.value)
+            edges |= {(base, v) for a in n.args for v in _sharing(a)}
+    return {(a, b) for a, b in edges if a is not None and a != b}
+
+
+def _target_names(target):
+    """The names an assignment target binds or writes into (``d`` of ``d[k] = ...``)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [n for t in target.elts for n in _target_names(t)]
+    if isinstance(target, gast.Starred):
+        return _target_names(target.value)
+    name = _base_name(target)
+    return [name] if name is not None else []
+
+
+def _base_name(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _sharing(value):
+    """The names whose memory ``value`` may share (conservatively: a call of a helper may
+    return its argument)."""
+    if isinstance(value, gast.Name):
+        return {value.id}
+    if isinstance(value, (gast.Subscript, gast.Attribute, gast.Starred)):
+        return _sharing(value.value)
+    if isinstance(value, (gast.List, gast.Tuple, gast.Set)):
+        return {v for e in value.elts for v in _sharing(e)}
+    if isinstance(value, gast.Dict):
+        return {v for e in value.values for v in _sharing(e)}
+    if isinstance(value, gast.IfExp):
+        return _sharing(value.body) | _sharing(value.orelse)
+    if isinstance(value, gast.NamedExpr):
+        return _sharing(value.value)
+    if not isinstance(value, gast.Call):
+        return set()  # arithmetic, comparisons, comprehensions, constants: new values
+    return _call_sharing(value)
+
+
+def _call_sharing(value):
+    """``_sharing`` of a call: its ``out=``, a view NumPy makes of its first argument, or any
+    argument (and the object of a method) of a call that may return it."""
+    out = _shared_by(k.value for k in value.keywords if k.arg == "out")
+    func, args = value.func, [*value.args, *(k.value for k in value.keywords)]
+    if _base_name(func) in ("np", "numpy", "math"):
+        view = isinstance(func, gast.Attribute) and func.attr in _VIEW_FUNCTIONS
+        return out | _shared_by(value.args[:1]) if view else out
+    if isinstance(func, gast.Attribute):  # a method: a view (x.reshape), or a helper's result
+        new = func.attr in _NEW_METHODS or func.attr == "astype" and not value.keywords
+        return out if new else out | _sharing(func.value) | _shared_by(args)
+    new = isinstance(func, gast.Name) and func.id in _NEW_BUILTINS
+    return out if new else out | _shared_by(args)
+
+
+def _shared_by(values):
+    return {v for value in values for v in _sharing(value)}
