@@ -441,8 +441,10 @@ def field_of_a_field_updated(x):
 
 def number_in_a_field_of_an_element_updated(x):
     P = types.SimpleNamespace(ps=[Field(np.sin(x))])
-    P.ps[0].c += 1.0
-    return np.sum(P.ps[0].b) * P.ps[0].c
+    keep = P.ps[0]
+    P.ps[0].c += x[0]
+    P.ps[0].c *= x[1]
+    return np.sum(P.ps[0].b) * P.ps[0].c + keep.c * x[2]
 
 
 @pytest.mark.parametrize("f", [element_of_a_field_updated, field_of_an_element_updated,
@@ -451,9 +453,18 @@ def test_an_inner_field_or_its_element_updated_in_place(f):
     check_all(f)  # (forward over reverse of the first checked by hand: /tmp/objects/c16.py)
 
 
-def test_an_inner_field_that_holds_a_number_is_refused_when_it_runs():
-    with pytest.raises(srcgrad.SrcgradError, match=r"`P\.ps\[0\]\.c` holds a float"):
-        srcgrad.grad(number_in_a_field_of_an_element_updated)(X)
+def list_in_a_field_of_an_element_updated(x):
+    P = types.SimpleNamespace(ps=[types.SimpleNamespace(h=[x[0]])])
+    P.ps[0].h += [x[1]]  # Python extends the list in place
+    return P.ps[0].h[0] * P.ps[0].h[1]
+
+
+def test_an_inner_field_that_holds_a_number_is_rebound_and_a_list_refused():
+    """A number was refused ("holds a float"): `a.b.c += v` is `t = a.b; t.c = t.c + v` in
+    Python, the inner object changed for every holder of it."""
+    check_all(number_in_a_field_of_an_element_updated, second=True)
+    with pytest.raises(srcgrad.SrcgradError, match=r"`P\.ps\[0\]\.h` holds a list"):
+        srcgrad.grad(list_in_a_field_of_an_element_updated)(X)
     p = Field(X.copy())
     g = srcgrad.grad(writes_an_element_of_an_argument_field)(X, p)
     np.testing.assert_array_equal(p.b, X)  # the caller's array is not written into

@@ -144,9 +144,9 @@ def nested_element_write(x):
 
 
 def nested_field_update(x):
-    s = SimpleNamespace(inner=SimpleNamespace(h=x[0] * 2.0))
-    s.inner.h += x[1]
-    return s.inner.h
+    s = SimpleNamespace(inner=SimpleNamespace(h=[x[0] * 2.0]))
+    s.inner.h += [x[1]]
+    return s.inner.h[0] * s.inner.h[1]
 
 
 GLOBAL_BOX = Box(np.ones(3))
@@ -547,8 +547,8 @@ CLAIMS = [
      field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
     ("whose helper updates an argument in place", grown_then_added, 0, (X,), "second order",
      "by identity"),
-    ("`a.b.c += v` and `a.b[i] += v` where", nested_field_update, 0, (X,), RUN,
-     r"`s\.inner\.h` holds a float"),
+    ("`a.b.c += v` where `a.b.c` holds neither a float array nor a number", nested_field_update,
+     0, (X,), RUN, r"`s\.inner\.h` holds a list"),
     ("a method writing `self.x` of a global object;",
      method_writing_a_global_object, 0, (X,), TRANSFORM, "writes `.w`"),
     ("a float or array field named like an array attribute", field_named_shape, 1,

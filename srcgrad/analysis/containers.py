@@ -29,7 +29,8 @@ def container_suspects(body, ops):
         if not isinstance(n, gast.Assign) or id(n) not in ops:
             continue
         op, value = ops[id(n)], n.value
-        if op.kind in ("tuple", "dict"):
+        if op.kind in ("tuple", "dict") or op.kind == "rule" and any(
+                op.rule.fn is f for f in _STRUCTURE_RESULTS):
             out.add(n.targets[0].id)
         out |= _taken_apart(op, value)
         if op.kind == "rule":
@@ -81,3 +82,5 @@ def _object_read(op):
 
 _STRUCTURE_READS = (getattr, runtime.as_dict, runtime.replace_field, runtime.set_field,
                     runtime.field_updated)
+# helpers whose result is an object (its cotangents from several uses are added with `add`)
+_STRUCTURE_RESULTS = (runtime.set_field, runtime.replace_field, runtime.field_updated)

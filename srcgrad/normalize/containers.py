@@ -196,8 +196,10 @@ class ContainerMethods:
         """``P.ps[0].b += v`` / ``p.x[i] += v``: Python updates the float array the field holds
         in place, which every holder of it sees (normalize/sharing.py, as for ``x += v``); the
         element form as ``held += delta``, ``delta`` zeros (ones for ``*=``, ``/=``) but at
-        ``i``, exact as ``x + 0.0`` and ``x * 1.0`` are. Anything but a float array there is
-        an error when it runs (``check_updated_in_place``)."""
+        ``i``, exact as ``x + 0.0`` and ``x * 1.0`` are; ``a.b.c += v`` then sets the field
+        again, as Python does (a number held there is rebound: the inner object changes, for
+        every holder of it). Anything but a float array (or a number, for a field) there is an
+        error when it runs (``check_updated_in_place``)."""
         target = s.target
         element = isinstance(target, gast.Subscript)
         field = target.value if element else target
@@ -206,9 +208,16 @@ class ContainerMethods:
                               "`/=` into an element of a field (`p.x[i] **= v`)")
         text = ast.unparse(gast.gast_to_ast(clone(field)))
         held = self._fresh(naming.describe(field))
-        check = self._call("check_updated_in_place", _load(held), gast.Constant(text, None))
-        out = [self._assign(held, self.expr(clone(field)), s),
-               self._assign(self._fresh(naming.UNUSED), check, s)]
+        out, inner = [], None
+        if not element:  # `a.b.c += v` is `t = a.b; h = t.c; h += v; t.c = h` in Python
+            inner = self._fresh(naming.describe(field.value))
+            out.append(self._assign(inner, self.expr(clone(field.value)), s))
+            read = gast.Attribute(_load(inner), field.attr, gast.Load())
+        else:
+            read = self.expr(clone(field))
+        check = self._call("check_updated_in_place", _load(held), gast.Constant(text, None),
+                           gast.Constant(not element, None))
+        out += [self._assign(held, read, s), self._assign(self._fresh(naming.UNUSED), check, s)]
         value = self.expr(s.value)
         if element:
             delta = self._fresh(naming.DELTA.format(held))
@@ -220,7 +229,12 @@ class ContainerMethods:
             out += [self._assign(delta, make, s), _located(put, s)]
             value = _load(delta)
         update = gast.AugAssign(gast.Name(held, gast.Store(), None, None), s.op, value)
-        return out + [_located(update, s)]
+        out.append(_located(update, s))
+        if inner is not None:  # the field set again: a number's new value, an array itself
+            out.append(self._assign(inner, self._call("field_updated", _load(inner),
+                                                      gast.Constant(field.attr, None),
+                                                      _load(held)), s))
+        return out
 
     def _with(self, s):
         """``with m as v: body``: the manager entered before the body and left after it, in

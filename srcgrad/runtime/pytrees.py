@@ -238,16 +238,20 @@ def rebuild(g, x, leaf):
     return new
 
 
-def check_updated_in_place(value, name):
+def check_updated_in_place(value, name, numbers=False):
     """``name += ...`` / ``name[i] += ...`` where ``name`` is a field of an inner object
     (``P.ps[0].b``, ``p.x``): modelled as an update in place of the float array it holds, which
-    every holder sees; a number, list or integer array would be rebound or cast instead."""
+    every holder sees, or (``numbers``: ``a.b.c += v``) a number rebound; a list or integer
+    array would be extended or cast instead."""
+    if numbers and isinstance(value, (int, float, complex, np.number)):
+        return None
     if not (isinstance(value, np.ndarray) and value.dtype.kind in "fc"):
         raise SrcgradError(
             f"`{name}` holds a {type(value).__name__}"
             f"{' of ' + str(value.dtype) if isinstance(value, np.ndarray) else ''}: srcgrad "
             f"follows an augmented assignment into it only for a float array (updated in "
-            f"place); build the inner object anew with the new value (`lay = DP(w=..., ...)`)"
+            f"place){' or a number' if numbers else ''}; build the inner object anew with the "
+            f"new value (`lay = DP(w=..., ...)`)"
         )
     return None
 
