@@ -54,6 +54,14 @@ def f_diff_edges(v):
     return np.sum(np.diff(v, prepend=v[0] ** 2, append=np.sin(v[:2])) ** 3)
 
 
+def f_geomspace(v):
+    return np.sum(np.geomspace(v[0], v[1:], 4, axis=1) * W4)
+
+
+def f_logspace(v):
+    return np.sum(np.logspace(v[0], v[1], 5, base=v[2]) * W5)
+
+
 def f_max_min(x):
     return np.sum(np.max(x, axis=0) ** 2) + np.min(x) ** 3
 
@@ -305,6 +313,7 @@ CASES = [
     (f_norm_fro, X), (f_vector_norm, X), (f_element_write, V), (f_sort_method, V),
     (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
     (f_cross_axes, X[:, :2]), (f_convolve_valid, V), (f_var_about_mean, X), (f_diff_edges, V),
+    (f_geomspace, np.array([0.5, 1.5, 2.0])), (f_logspace, np.array([0.3, -0.4, 2.5])),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in

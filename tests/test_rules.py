@@ -688,6 +688,21 @@ def numeric_rows():
         # np.linspace with the samples along another axis
         row(np.linspace, "np.linspace(a, b, 5, axis=1)", a=x((3,)), b=x((2, 1))),
         row(np.linspace, "np.linspace(a, b, 4, endpoint=False, axis=-1)", a=V, b=S),
+        # `initial` as one more (constant) element: where it is the extreme, a gets nothing
+        row(np.max, "np.max(a, axis=1, initial=1.0)", a=A),
+        row(np.amin, "np.amin(a, axis=0, initial=-1.0, keepdims=True)", a=A),
+        row(np.nanmax, "np.nanmax(a, initial=0.5)", a=A),
+        row(np.cumulative_sum, "np.cumulative_sum(a, axis=1, include_initial=True)", a=A),
+        row(np.cumulative_sum, "np.cumulative_sum(a, include_initial=True)", a=V),
+        row(np.geomspace, "np.geomspace(a, b, 5)", a=x((), POS), b=x((), POS)),
+        row(np.geomspace, "np.geomspace(a, b, 4, endpoint=False, axis=1)", a=x((3,), POS),
+            b=x((2, 1), POS)),
+        row(np.geomspace, "np.geomspace(-a, -b, 5)", a=x((3,), POS), b=x((3,), POS)),  # < 0
+        row(np.logspace, "np.logspace(a, b, 5)", a=S, b=S),
+        row(np.logspace, "np.logspace(a, b, 4, base=c, axis=1)", a=x((3,)), b=x((2, 1)),
+            c=x((), (1.5, 3.0))),
+        row(np.logspace, "np.logspace(a, b, 3, endpoint=False, base=c, axis=-1)", a=S, b=x((2,)),
+            c=x((3, 1), (1.5, 3.0))),
     ]
 
 
@@ -1272,3 +1287,32 @@ def test_every_ufunc_rule_declares_out():
 def test_transform_of_a_numpy_function():
     assert np.isclose(grad(np.sin)(0.3), np.cos(0.3))
     assert np.isclose(grad(np.tanh)(0.3), 1 - np.tanh(0.3) ** 2)
+
+
+def max_with_initial(a):
+    return np.sum(np.max(a, axis=1, initial=1.0) * np.array([1.0, 2.0, 3.0]))
+
+
+def max_of_initial_with_gradient(a):
+    return np.max(a, initial=a[0] * 2.0)
+
+
+def test_initial_takes_part_as_a_constant_element():
+    """Where `initial` is the extreme no element gets gradient; at a tie with it the tied
+    elements get it all (both modes); an `initial` carrying gradient is refused."""
+    a = np.array([[0.2, 0.5], [2.0, -1.0], [1.0, 0.3]])
+    expected = [[0.0, 0.0], [2.0, 0.0], [3.0, 0.0]]
+    np.testing.assert_array_equal(grad(max_with_initial)(a), expected)
+    assert srcgrad.jvp(max_with_initial)(a, np.ones_like(a))[1] == 5.0
+    with pytest.raises(srcgrad.SrcgradError, match="initial"):
+        grad(max_of_initial_with_gradient)(np.array([0.5, -1.0]))
+
+
+def linspace_with_retstep(a, b):
+    return np.sum(np.linspace(a, b, 3, retstep=True)[0])
+
+
+def test_keyword_combinations_without_a_rule_are_refused_where_they_are_written():
+    with pytest.raises(srcgrad.SrcgradError, match="retstep") as info:
+        grad(linspace_with_retstep)(0.5, 1.5)
+    assert "test_rules.py" in str(info.value)

@@ -237,6 +237,7 @@ _rule(
     "g, num=50, endpoint=True, axis=0, start=True",
     vjp={"g": "linspace_tangent(dy, num=num, endpoint=endpoint, axis=axis, start=start)"},
 )
+_rule(runtime.leading_ones, "v, ndim", vjp={"v": "reshape_like(dy, v)"})
 _rule(
     helper_runtime.linspace_tangent,
     "t, num=50, endpoint=True, axis=0, start=True",

@@ -229,10 +229,13 @@ defrule(
         "initial": "dinitial * np.prod(a, axis=axis, keepdims=keepdims, where=where)",
     },
 )
+# `initial` takes part as one more element, a constant: where it is the extreme, no element of
+# `a` equals the result and none gets gradient; at a tie with it, the tied elements get it all.
 for _chooser in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
     defrule(
         _chooser,
-        CHOOSE,
+        CHOOSE + ", initial=None",
+        unsupported={"initial": "the derivative with respect to `initial` is not implemented"},
         vjp=f"chooser_grad(dy, real_only(a, 'np.{_chooser.__name__}'), y, axis=axis, "
         "keepdims=keepdims)",
         jvp=f"reduce_jvp(chooser_grad(np.ones_like(y), real_only(a, 'np.{_chooser.__name__}'), y, "
@@ -318,8 +321,14 @@ defrule(
          "keepdims=keepdims, method=method)"},
     unsupported={"q": "the derivative with respect to the percentile is not implemented"},
 )
-for _cumsum in (np.cumsum, np.cumulative_sum):
-    linear(_cumsum, "a, axis=None, dtype=None, out=None", vjp="cumsum_grad(dy, a, axis=axis)")
+linear(np.cumsum, "a, axis=None, dtype=None, out=None", vjp="cumsum_grad(dy, a, axis=axis)")
+# include_initial puts a 0 (a constant) before the sums
+linear(
+    np.cumulative_sum,
+    "x, /, *, axis=None, dtype=None, out=None, include_initial=False",
+    vjp="cumsum_grad(np.delete(dy, 0, axis=0 if axis is None else axis) if include_initial else "
+    "dy, x, axis=axis)",
+)
 for _cumprod in (np.cumprod, np.cumulative_prod):
     defrule(
         _cumprod,
@@ -504,6 +513,49 @@ linear(
         "np.linspace(dstart, np.zeros(np.shape(stop)), num, endpoint=endpoint, axis=axis)",
         "np.linspace(np.zeros(np.shape(start)), dstop, num, endpoint=endpoint, axis=axis)",
     ),
+)
+# geomspace: y = start^(1 - t) stop^t along `axis` (t the samples of linspace(0, 1)), so
+# dy/dstart = (1 - t) y / start and dy/dstop = t y / stop, at the endpoints NumPy sets exactly too.
+_SPACE = "num=num, endpoint=endpoint, axis=axis"
+defrule(
+    np.geomspace,
+    "start, stop, num=50, endpoint=True, *, axis=0",
+    vjp={
+        "start": f"unbroadcast(linspace_grad(dy * y, {_SPACE}) / real_only(start, "
+        "'np.geomspace'), start)",
+        "stop": f"unbroadcast(linspace_grad(dy * y, {_SPACE}, start=False) / real_only(stop, "
+        "'np.geomspace'), stop)",
+    },
+    jvp={
+        "start": "y * np.linspace(dstart / start, np.zeros(np.shape(stop)), num, "
+        "endpoint=endpoint, axis=axis)",
+        "stop": "y * np.linspace(np.zeros(np.shape(start)), dstop / stop, num, "
+        "endpoint=endpoint, axis=axis)",
+    },
+)
+# logspace: y = B ** linspace(S, T) with S, T, B the arguments made `ndim(y) - 1`-dimensional
+# (leading_ones) and B's samples' axis inserted, as NumPy does.
+_N1 = "np.ndim(y) - 1"
+_B = f"np.expand_dims(leading_ones(base, {_N1}), axis)"
+_S, _T = (f"leading_ones({v}, {_N1})" for v in ("start", "stop"))
+_LIN = f"np.linspace({_S}, {_T}, num, endpoint=endpoint, axis=axis)"
+defrule(
+    np.logspace,
+    "start, stop, num=50, endpoint=True, base=10.0, *, axis=0",
+    vjp={
+        "start": f"reshape_like(unbroadcast(linspace_grad(dy * y * np.log({_B}), {_SPACE}), "
+        f"{_S}), start)",
+        "stop": f"reshape_like(unbroadcast(linspace_grad(dy * y * np.log({_B}), {_SPACE}, "
+        f"start=False), {_T}), stop)",
+        "base": f"reshape_like(unbroadcast(dy * y * {_LIN} / {_B}, {_B}), base)",
+    },
+    jvp={
+        "start": f"y * np.log({_B}) * np.linspace(leading_ones(dstart, {_N1}), "
+        f"np.zeros(np.shape({_T})), num, endpoint=endpoint, axis=axis)",
+        "stop": f"y * np.log({_B}) * np.linspace(np.zeros(np.shape({_S})), "
+        f"leading_ones(dstop, {_N1}), num, endpoint=endpoint, axis=axis)",
+        "base": f"y * {_LIN} / {_B} * np.expand_dims(leading_ones(dbase, {_N1}), axis)",
+    },
 )
 linear(np.bincount, "x, weights=None, minlength=0", vjp={"weights": "dy[x]"})
 

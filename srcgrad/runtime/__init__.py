@@ -43,6 +43,7 @@ from .arrays import (  # noqa: F401
     dstack_grad,
     hsplit_grad,
     hstack_grad,
+    leading_ones,
     linspace_grad,
     pad_grad,
     permutation_grad,

@@ -290,6 +290,12 @@ def diff_part_tangent(t, a, n=1, axis=-1, prepend=None, append=None, part=1):
     return np.diff(np.concatenate(pieces, axis=axis), n=n, axis=axis)
 
 
+def leading_ones(v, ndim):
+    """``v`` reshaped to ``ndim`` dimensions by leading axes of length 1 (NumPy's ``ndmin``, as
+    ``np.logspace`` makes its arguments before it inserts the samples' axis)."""
+    return np.reshape(v, (1,) * (ndim - np.ndim(v)) + np.shape(v))
+
+
 def permutation_grad(dy, a, y, axis=-1):
     """The adjoint of a function that reorders ``a`` along ``axis`` into ``y`` (sort, partition).
 
