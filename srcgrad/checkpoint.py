@@ -305,13 +305,14 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     taken = {n.id for n in walk(node) if isinstance(n, gast.Name)} | {node.name}
     namer = Namer(taken)
     extras = {}
+    originals = {}  # id of the call that replaced a loop -> the loop (what it shares is its)
     for loop in loops:
         _early_returns(node, loop, namer)
         _continues(loop, namer)
         _check_loop(loop, parsed.location)
         for z in updated_while_held(node, loop.body, _params(node))[:1]:  # (see HELD_UPDATE)
             raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
-        _refuse_shared_writes(node, loop, parsed.location)
+        _refuse_shared_writes(node, loop, parsed.location, originals)
         position = node.body.index(loop)
         parts = _loop_call(node, position, loop, namer, parsed.location, f)
         if parts is None:
@@ -336,6 +337,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
                           + [call["steps"], call["state"], call["invariants"], count], [])
         rewritten = gast.Assign([call["target"]], value, None)
         gast.copy_location(rewritten, loop)
+        originals[id(rewritten)] = loop
         node.body[position:position + 1] = inits + [rewritten]
     node.decorator_list = []
     text = unparse(node) + "\n"
@@ -345,14 +347,14 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     return made
 
 
-def _refuse_shared_writes(node, loop, location):
+def _refuse_shared_writes(node, loop, location, originals):
     """Refuse a loop that writes into an array (or list, dict) in place while another name
     bound before it shares it and is read in or after the loop (``z = y[0:2]``, ``L = [y]``,
     ``y = x``): the step writes into a copy of its state (a replay starts from a snapshot), so
     Python's ``z`` would see the writes and srcgrad's would not."""
     position = node.body.index(loop)
     before, after = node.body[:position], node.body[position + 1:]
-    edges = sharing_edges(before)
+    edges = sharing_edges([originals.get(id(s), s) for s in before])
     read = {n.id for n in walk(gast.Module(loop.body + after, [])) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
     if isinstance(loop, gast.While):
@@ -547,7 +549,8 @@ def _loop_names(node, position, loop, location):
     assigned = _stored(loop.body) | _mutated(loop.body)
     exposed = exposed_reads(body, set() if is_while else {index})[1]
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
-    if index in read_after:
+    # (a later loop of the same variable binds it again before reading it)
+    if index is not None and index in exposed_reads(after, set())[1]:
         raise location.error(
             UnsupportedSyntaxError, loop,
             f"checkpoint= cannot checkpoint this loop: `{index}` is read after it",
