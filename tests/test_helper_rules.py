@@ -62,6 +62,14 @@ def f_logspace(v):
     return np.sum(np.logspace(v[0], v[1], 5, base=v[2]) * W5)
 
 
+def f_nan_functions(x):
+    return np.sum(np.nanstd(x, axis=1, ddof=1) ** 3) + np.sum(np.nancumprod(x, axis=0) * X)
+
+
+def f_outer(v):
+    return np.sum(np.multiply.outer(v, np.sin(v)) ** 2) + np.sum(np.subtract.outer(v, v) ** 3)
+
+
 def f_max_min(x):
     return np.sum(np.max(x, axis=0) ** 2) + np.min(x) ** 3
 
@@ -314,6 +322,7 @@ CASES = [
     (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
     (f_cross_axes, X[:, :2]), (f_convolve_valid, V), (f_var_about_mean, X), (f_diff_edges, V),
     (f_geomspace, np.array([0.5, 1.5, 2.0])), (f_logspace, np.array([0.3, -0.4, 2.5])),
+    (f_nan_functions, X), (f_outer, V),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in

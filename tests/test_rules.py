@@ -694,6 +694,19 @@ def numeric_rows():
         row(np.nanmax, "np.nanmax(a, initial=0.5)", a=A),
         row(np.cumulative_sum, "np.cumulative_sum(a, axis=1, include_initial=True)", a=A),
         row(np.cumulative_sum, "np.cumulative_sum(a, include_initial=True)", a=V),
+        row(np.nancumsum, "np.nancumsum(a, axis=1)", a=A),
+        row(np.nancumsum, "np.nancumsum(a)", a=A),
+        row(np.nancumprod, "np.nancumprod(a, axis=0)", a=A),
+        row(np.nancumprod, "np.nancumprod(a)", a=V),
+        row(np.nanvar, "np.nanvar(a, axis=1, ddof=1)", a=A),
+        row(np.nanvar, "np.nanvar(a, keepdims=True)", a=A),
+        row(np.nanstd, "np.nanstd(a, axis=0)", a=A),
+        row(np.nanstd, "np.nanstd(a, axis=1, ddof=1, keepdims=True)", a=A),
+        row(np.multiply.outer, "np.multiply.outer(a, b)", a=A, b=x((2,))),
+        row(np.multiply.outer, "np.multiply.outer(a, b)", a=S, b=V),
+        row(np.add.outer, "np.add.outer(a, b)", a=x((2,)), b=A),
+        row(np.subtract.outer, "np.subtract.outer(a, b)", a=V, b=x((2, 1))),
+        row(np.subtract.outer, "np.subtract.outer(a, b)", a=V, b=S),
         row(np.geomspace, "np.geomspace(a, b, 5)", a=x((), POS), b=x((), POS)),
         row(np.geomspace, "np.geomspace(a, b, 4, endpoint=False, axis=1)", a=x((3,), POS),
             b=x((2, 1), POS)),
@@ -1168,6 +1181,26 @@ def test_extrema_ties_and_nans_follow_the_documented_convention(f):
 
 
 NAN_INPUT = np.array([[1.0, np.nan, 2.0, 0.5], [np.nan, 3.0, -4.0, np.nan]])
+
+
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod", "nanvar", "nanstd"])
+def test_nan_functions_give_nans_no_gradient(name):
+    """On an input with NaNs: the NaNs get no gradient and their tangent is ignored, exactly; the
+    numbers get central differences' gradient, and the tangent agrees with the gradient."""
+    weights = np.cos(np.arange(8.0)).reshape(2, 4)
+    if name in ("nanvar", "nanstd"):
+        weights = weights[:, 0]
+    f = define(["a"], [f"return np.sum(np.{name}(a, axis=1) * W)"], {"W": weights})
+    finite = ~np.isnan(NAN_INPUT)
+    g = grad(f)(NAN_INPUT)
+    np.testing.assert_array_equal(g[~finite], 0.0)
+    for i in zip(*np.nonzero(finite)):
+        e = np.zeros_like(NAN_INPUT)
+        e[i] = 1e-6
+        numeric = (f(NAN_INPUT + e) - f(NAN_INPUT - e)) / 2e-6
+        np.testing.assert_allclose(g[i], numeric, rtol=1e-6, atol=1e-8)
+    da = np.arange(1.0, 9.0).reshape(2, 4)
+    np.testing.assert_allclose(srcgrad.jvp(f)(NAN_INPUT, da)[1], np.sum(g * da))
 
 
 @pytest.mark.parametrize("name", ["nansum", "nanmean", "nanmax", "nanmin"])

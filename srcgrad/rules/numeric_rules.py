@@ -223,6 +223,28 @@ defrule(
     jvp="cumprod_jvp(array, darray, axis=axis)",
 )
 
+# ufunc.outer(a, b) applies the ufunc to every pair: the result has shape a.shape + b.shape. A
+# sum over b's axes of the result is a tensordot with ones (and over a's, likewise).
+_OVER_B = "reshape_like(np.tensordot(dy, {}, axes=np.ndim(b)), a)"
+_OVER_A = "reshape_like(np.tensordot({}, dy, axes=np.ndim(a)), b)"
+defrule(
+    np.multiply.outer,
+    "a, b",
+    vjp=(_OVER_B.format("b"), _OVER_A.format("a")),
+    jvp=("np.multiply.outer(da, b)", "np.multiply.outer(a, db)"),
+    kind="bilinear",
+)
+for _ufunc, _sign in ((np.add, ""), (np.subtract, "-")):
+    defrule(
+        _ufunc.outer,
+        "a, b",
+        vjp=(_OVER_B.format("np.ones(np.shape(b))"),
+             _sign + _OVER_A.format("np.ones(np.shape(a))")),
+        jvp=(f"np.{_ufunc.__name__}.outer(da, np.zeros(np.shape(b)))",
+             f"np.{_ufunc.__name__}.outer(np.zeros(np.shape(a)), db)"),
+        kind="linear",
+    )
+
 # --- the helpers' own rules (derivatives of derivatives) ------------------------------------------
 # Each linear helper's adjoint is its partner: gradient_vjp <-> gradient_jvp, polyfit_grad <->
 # polyfit_tangent, select_choice_grad <-> select_tangent; trapezoid_grad is linear in g and in the

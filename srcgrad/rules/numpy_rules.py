@@ -209,6 +209,39 @@ defrule(
     jvp="np.nanmean(np.where(np.isnan(a), np.nan, da), axis=axis, keepdims=keepdims)",
 )
 
+# The other NaN-skipping functions: a NaN entry gets zero gradient and its tangent is ignored (as
+# JAX does); the others as in the function of the numbers alone. nancumsum is cumsum with NaN as
+# 0, nancumprod cumprod with NaN as 1; nanvar/nanstd are var/std of the numbers of each slice.
+_NUMBERS = "~np.isnan(a)"
+defrule(
+    np.nancumsum,
+    "a, axis=None, dtype=None, out=None",
+    vjp=f"cumsum_grad(dy, a, axis=axis) * {_NUMBERS}",
+    jvp="np.cumsum(np.where(np.isnan(a), 0.0, da), axis=axis)",
+    kind="linear",
+)
+_ONES_FOR_NAN = "np.where(np.isnan(a), 1.0, a)"
+defrule(
+    np.nancumprod,
+    "a, axis=None, dtype=None, out=None",
+    vjp=f"cumprod_grad(dy, {_ONES_FOR_NAN}, axis=axis) * {_NUMBERS}",
+    jvp=f"cumprod_jvp({_ONES_FOR_NAN}, np.where(np.isnan(a), 0.0, da), axis=axis)",
+)
+for _fn, _cot, _scale in (("nanvar", "dy", "1.0"), ("nanstd", "dy / (2 * y + (y == 0))",
+                                                     "0.5 / (y + (y == 0))")):
+    _partial = (
+        f"np.where(np.isnan(a), 0.0, 2.0 * (real_only(a, 'np.{_fn}') - np.nanmean(a, axis=axis, "
+        "keepdims=True)) / (np.sum(~np.isnan(a), axis=axis, keepdims=True) - ddof))"
+    )
+    defrule(
+        getattr(np, _fn),
+        "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+        vjp=f"unreduce({_cot}, a, axis=axis, keepdims=keepdims) * {_partial}",
+        jvp=f"np.sum({_partial} * np.where(np.isnan(a), 0.0, da), axis=axis, "
+        f"keepdims=keepdims) * {_scale}",
+    )
+
+
 def _masked_product(g):
     """The partials of np.prod, ``g`` times the product of the other factors; with `where`, of
     the selected ones (the others are 1), and 0 for the others. ``where=True`` folds away."""
