@@ -504,3 +504,15 @@ def test_steps_whose_call_varies_not_along_the_last_derivative():
     want = 72 * 0.6 * 0.8**2
     assert jvp(third, wrt=1)(0.6, 0.8, 1.0)[1] == pytest.approx(want, rel=1e-12)
     assert grad(third, wrt=1)(0.6, 0.8) == pytest.approx(want, rel=1e-12)
+
+
+def test_broadcast_like_of_the_cotangents_of_a_list_goes_element_by_element():
+    # the adjoint of unbroadcast on the cotangents of np.stack([w, w])'s list, met at fourth
+    # order through a recursion (np.shape of [None, array] was a ValueError; the fourth
+    # derivative then matched differences: -9.7473350 against -9.7473350 extrapolated)
+    from srcgrad.runtime.containers import Cotangents
+    from srcgrad.runtime.shapes import broadcast_like
+    like = Cotangents([np.zeros(3), np.zeros((2, 3))])
+    got = broadcast_like(Cotangents([None, np.ones(3)]), like)
+    assert isinstance(got, Cotangents) and got[0] is None
+    np.testing.assert_array_equal(got[1], np.ones((2, 3)))

@@ -264,6 +264,12 @@ def broadcast_like(t, y):
     adjoint, this function, must then sum (grad of grad of ``logsumexp(a, b=b)`` for ``b`` of
     more rows than ``a``: a ValueError of ``np.broadcast_to``).
     """
+    if _adds_elementwise(y) and isinstance(t, (list, tuple)):
+        # the (co)tangents of a tuple or list, element by element, as ``unbroadcast`` sums them
+        # (fourth order through np.stack([w, w]) in a recursion: np.shape of a list of None
+        # and arrays was a ValueError)
+        return type(y)(None if ti is None or yi is None else broadcast_like(ti, yi)
+                       for ti, yi in zip(t, y))
     shape = np.shape(y)
     if np.shape(t) == shape:
         return t
