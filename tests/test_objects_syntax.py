@@ -564,10 +564,21 @@ class Shifted(Doubled):
         self.w = np.sin(self.w)
 
 
+@dataclass
+class OwnInit:
+    w: np.ndarray
+
+    def __init__(self, w):  # Python does not call __post_init__ after an __init__ of its own
+        self.w = w * 3.0
+
+    def __post_init__(self):
+        self.w = self.w * 100.0
+
+
 def builds_with_post_init(x):
     p = Doubled(x * 1.5, s=x[0])
     q = Shifted(x, x[1] * x[2])
-    return np.sum(p.w * p.s) + np.sum(q.w) * q.s + len(p.tags) * p.k
+    return np.sum(p.w * p.s) + np.sum(q.w) * q.s + len(p.tags) * p.k + np.sum(OwnInit(x).w)
 
 
 def test_a_dataclass_with_post_init_is_built_as_python_builds_it():

@@ -225,6 +225,13 @@ def _join(a, b):
                  a.element if a.element == b.element else None, fields)
 
 
+def _generated_init(init):
+    """Whether ``init`` is the ``__init__`` a dataclass generated (no file: made by ``exec``),
+    not one written in the class (which calls ``__post_init__`` only if it says so)."""
+    code = getattr(init, "__code__", None)
+    return code is not None and code.co_filename.startswith("<")
+
+
 def owner_class(fn):
     """The class a function is defined in, found by its qualified name, or None."""
     parts = (getattr(fn, "__qualname__", "") or "").split(".")
@@ -519,10 +526,10 @@ class Receivers:
             return self._namespace(stmt, call)
         if not user_class(cls) or structure_rule(cls) is not None:
             return None
-        if dataclasses.is_dataclass(cls) and hasattr(cls, "__post_init__") and isinstance(
-                stmt.targets[0], gast.Name):
-            return self._post_init(stmt, call, cls)
         init = inspect.getattr_static(cls, "__init__", None)
+        if dataclasses.is_dataclass(cls) and hasattr(cls, "__post_init__") and isinstance(
+                stmt.targets[0], gast.Name) and _generated_init(init):
+            return self._post_init(stmt, call, cls)
         if not (isinstance(init, types.FunctionType) and isinstance(stmt.targets[0], gast.Name)):
             return None
         target = stmt.targets[0].id
