@@ -6,6 +6,7 @@ the comment names the mutant of ``tests/mutate_code.py`` it kills and what the m
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
@@ -14,9 +15,11 @@ from gradcheck import check_grad, numeric_grad
 
 import srcgrad
 from srcgrad.errors import (
+    DerivedCallError,
     NonScalarOutputError,
     SeedShapeError,
     SrcgradError,
+    TangentShapeError,
     UnsupportedCaseError,
 )
 
@@ -440,3 +443,111 @@ def test_grad_of_a_one_element_list_is_refused():
 
     with pytest.raises(NonScalarOutputError, match="list of 1 values"):
         srcgrad.grad(f)(np.array([0.5, -1.0]))
+
+
+# --- runtime/boundary.py (tests/mutate_code.py, session of 2026-12-02 10:45) ----------------
+
+def _dict_argument(d):
+    return np.sum(d["a"] * 2.0) + np.sum(d["b"] ** 2)
+
+
+def _sum_of_sines(x):
+    return np.sum(np.sin(x))
+
+
+def test_jvp_tangents_are_checked_against_their_arguments():
+    # check_tangent: a dict tangent's entries are checked where present (`k not in tangent`
+    # skipped them), a structured tangent for an array is refused naming the shapes (with
+    # `_structure(x)` dropped it named the array's values)
+    x = np.array([0.5, -1.0, 2.0])
+    d = {"a": x, "b": x[:2]}
+    with pytest.raises(TangentShapeError, match=r"\['b'\]"):
+        srcgrad.jvp(_dict_argument)(d, {"a": x, "b": x})
+    assert srcgrad.jvp(_dict_argument)(d, {"a": x})[1] == pytest.approx(2.0 * np.sum(x))
+    with pytest.raises(TangentShapeError, match=r"the argument has shape \(3,\);"):
+        srcgrad.jvp(_sum_of_sines)(x, (x,))
+
+
+def _one_output(x):
+    return np.sin(x[:1]) * np.sum(x)
+
+
+def _two_outputs_of_one(x):
+    return np.array([1.0, 2.0]) * np.sin(x[0]) ** 2 + x[0]
+
+
+def _two_outputs(x):
+    return np.array([np.sum(x**2), np.sin(x[0]) * x[2]])
+
+
+def _forward_jacobian_loss(x):
+    w = np.array([[1.0, -2.0, 0.5], [0.3, 0.7, -1.1]])
+    return np.sum(srcgrad.jacobian(_two_outputs, method="fwd")(x) * w)
+
+
+def test_jacobians_with_one_row_or_one_column():
+    # stack_rows: one row of a (1,)-shaped output keeps its axis (with `or` for `and` the
+    # Jacobian was x's shape); stack_columns: one column of a (1,)-shaped argument too (the
+    # mutant tested np.ndim(x) == 1); unstack_columns: the adjoint of a forward Jacobian
+    x = np.array([0.5, -1.0, 2.0])
+    rows = srcgrad.jacobian(_one_output, method="rev")(x)
+    assert rows.shape == (1, 3)
+    np.testing.assert_allclose(rows, srcgrad.jacobian(_one_output, method="fwd")(x), rtol=1e-12)
+    for method in ("fwd", "rev"):
+        J = srcgrad.jacobian(_two_outputs_of_one, method=method)(np.array([0.7]))
+        assert J.shape == (2, 1)
+        np.testing.assert_allclose(J[:, 0], np.array([1.0, 2.0]) * np.sin(1.4) + 1.0, rtol=1e-12)
+    check_grad(_forward_jacobian_loss, (x,))
+
+
+def _with_default(x, a=2.0):
+    return np.sum(x * x * a)
+
+
+def test_a_derivative_of_a_derivative_with_defaults_counts_its_last_arguments():
+    # bind_optional's messages for two trailing arguments (seed of the vjp, then of its vjp)
+    twice = srcgrad.vjp(srcgrad.vjp(_with_default))
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(twice(x, 1.0, np.ones(3)), np.full(3, 4.0), rtol=1e-12)
+    with pytest.raises(DerivedCallError, match="missing its last positional 2 arguments"):
+        twice(x, 1.0)
+    with pytest.raises(DerivedCallError,
+                       match="at most 1 optional positional arguments before the last 2, got 2"):
+        twice(x, 1.0, 2.0, 1.0, np.ones(3))
+
+
+def test_jacobian_of_a_complex_argument_and_has_aux_without_a_pair_are_refused():
+    # jacobian_argument and split_aux: refused with SrcgradError (with the error's call dropped
+    # a string was raised: TypeError)
+    with pytest.raises(SrcgradError, match="jacobian and hessian take real arrays"):
+        srcgrad.jacobian(_sum_of_sines)(np.array([1.0 + 1.0j, 2.0]))
+
+    def three(x):
+        return np.sum(x), x, x
+
+    with pytest.raises(SrcgradError, match="needs three to return a pair"):
+        srcgrad.grad(three, has_aux=True)(np.array([0.5, 2.0]))
+    with pytest.raises(SrcgradError, match="it returned a float64"):  # no pair at all
+        srcgrad.grad(_sum_of_sines, has_aux=True)(np.array([0.5, 2.0]))
+
+    def keyed(x):
+        return {"a": np.sum(x)}
+
+    with pytest.raises(NonScalarOutputError, match=r"dict with keys \['a'\]"):
+        srcgrad.grad(keyed)(np.array([0.5, 2.0]))
+
+
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+def _pair_product(p):
+    return np.sum(p.a * p.b)
+
+
+def test_the_tangent_of_a_structure_has_its_class():
+    # check_tangent: a tuple tangent for a namedtuple argument is refused (with the error's call
+    # dropped a string was raised: TypeError)
+    p = _Pair(np.array([1.0, 2.0]), np.array([3.0, -1.0]))
+    assert srcgrad.jvp(_pair_product)(p, p)[1] == pytest.approx(2.0 * np.sum(p.a * p.b))
+    with pytest.raises(SrcgradError, match="jvp tangent for 'p' is a tuple, but the argument"):
+        srcgrad.jvp(_pair_product)(p, (p.a, p.b))
