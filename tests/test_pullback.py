@@ -271,8 +271,17 @@ def leaving(x, n):
     y = x
     for _ in range(n):
         y = np.sin(y) * x
-        if np.sum(y) < -5.0:
+        if np.sum(y) < -0.2:
             break
+        y = y + 0.1 * x
+    return y
+
+
+def nested(x, n):
+    y = x
+    for _ in range(n):
+        for _ in range(2):
+            y = np.sin(y) * x
     return y
 
 
@@ -281,7 +290,9 @@ def leaving(x, n):
                                      (until, (np.array([0.3, -0.5]), 4)),
                                      (branching, (np.array([0.3, -0.5]), 5)),
                                      (chosen, (np.array([0.3, -0.5]), 8)),
-                                     (chosen, (np.array([0.3, 0.5]), 2))],
+                                     (chosen, (np.array([0.3, 0.5]), 2)),
+                                     (leaving, (np.array([0.3, -0.5]), 8)),
+                                     (leaving, (np.array([-1.3, -0.9]), 8))],
                          ids=lambda c: getattr(c, "__name__", ""))
 def test_linearize_through_loops_records_the_primal_once(f, args):
     text = source(linearize(f))
@@ -301,12 +312,12 @@ def test_linearize_through_loops_records_the_primal_once(f, args):
         np.testing.assert_allclose(out, fd, rtol=1e-6, atol=1e-8)
 
 
-def test_linearize_reruns_where_a_loop_can_leave_early():
+def test_linearize_reruns_through_nested_loops():
     x = np.array([0.3, -0.5])
-    value, jvp_fn = linearize(leaving)(x, 5)
-    assert "each call reruns the jvp" in source(linearize(leaving))
+    value, jvp_fn = linearize(nested)(x, 3)
+    assert "each call reruns the jvp" in source(linearize(nested))
     t = np.array([1.0, -0.5])
-    want = jvp(leaving)(x, 5, t)[1]
+    want = jvp(nested)(x, 3, t)[1]
     x[:] = 9.0
     np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
 

@@ -251,7 +251,11 @@ class _Loops:
         deleted = {n.id for n in walk(gast.Module(loop.body, []))
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
         record, branched = [], []
-        body, swept = self._block(loop.body, "trip", rebound, deleted, {}, record, branched)
+        self.jumps = []
+        # a trip that may end at a break or continue: every name on its record is a copy,
+        # bound before the loop (the record is appended where the trip ends)
+        where = "branch" if any(_jump(n) for n in walk(gast.Module(loop.body, []))) else "trip"
+        body, swept = self._block(loop.body, where, rebound, deleted, {}, record, branched)
         return body, swept, record, branched
 
     def _block(self, stmts, where, rebound, deleted=(), current=None, record=None,
@@ -268,6 +272,10 @@ class _Loops:
             if isinstance(stmt, gast.If):
                 self._branch(stmt, where, rebound | (later if where == "top" else set()),
                              deleted, current, record, branched, body, swept)
+            elif _jump(stmt):  # the trip's record, then the break or continue, in both
+                self.jumps.append(gast.Expr(gast.Constant(None, None)))
+                body += [self.jumps[-1], stmt]
+                swept.append(copy.deepcopy(stmt))
             elif self._is_tangent(stmt):
                 if where == "top":
                     body += self._captured(stmt, rebound | later)
@@ -291,7 +299,8 @@ class _Loops:
     def _branch(self, stmt, where, rebound, deleted, current, record, branched, body, swept):
         """An ``if`` (simple statements on both sides): the primal's if, and, when a side has
         tangent statements, ``jvp_fn``'s if on the same test."""
-        if not any(self._is_tangent(s) and not is_comment(s) for s in stmt.body + stmt.orelse):
+        if not any(self._is_tangent(s) and not is_comment(s) or _jump(s)
+                   for s in stmt.body + stmt.orelse):
             body.append(stmt)
             for v in _stored([stmt]):
                 current.pop(v, None)
@@ -327,7 +336,10 @@ class _Loops:
         copies = _stored(body)  # (a copy's fresh name is bound only where it is taken)
         elts = [name(copy if copy in copies else v) for v, copy in record]
         append = gast.Attribute(name(saved), "append", gast.Load())
-        loop.body = body + [gast.Expr(gast.Call(append, [gast.Tuple(elts, gast.Load())], []))]
+        for at in self.jumps + [gast.Expr(None)]:
+            at.value = gast.Call(copy.deepcopy(append), [gast.Tuple(copy.deepcopy(elts),
+                                                                    gast.Load())], [])
+        loop.body = body + [at]
         primal += [assign(saved, gast.List([], gast.Load()))]
         primal += [assign(v, gast.Constant(None, None)) for v in branched]
         primal.append(loop)
@@ -340,13 +352,18 @@ def _simple(stmt):
     return isinstance(stmt, (gast.Assign, gast.Expr, gast.Delete))
 
 
-def _plain_if(stmt):
-    return isinstance(stmt, gast.If) and all(_simple(s) for s in stmt.body + stmt.orelse)
+def _jump(stmt):
+    return isinstance(stmt, (gast.Break, gast.Continue))
+
+
+def _plain_if(stmt, jumps=False):
+    return isinstance(stmt, gast.If) and all(_simple(s) or jumps and _jump(s)
+                                             for s in stmt.body + stmt.orelse)
 
 
 def _plain_loop(stmt):
     return isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse and all(
-        _simple(s) or _plain_if(s) for s in stmt.body)
+        _simple(s) or _jump(s) or _plain_if(s, jumps=True) for s in stmt.body)
 
 
 def _names_in(nodes):
