@@ -427,6 +427,10 @@ def test_register_pytree_takes_a_class_and_two_callables():
         srcgrad.register_pytree(Pair(1.0, 2.0), flatten, unflatten)
     with pytest.raises(SrcgradError, match="both must be callables"):
         srcgrad.register_pytree(Pair, flatten, None)
+    with pytest.raises(SrcgradError, match="both must be callables"):  # a truthy non-callable
+        srcgrad.register_pytree(Pair, "flatten", unflatten)
+    with pytest.raises(SrcgradError, match="both must be callables"):
+        srcgrad.register_pytree(Pair, flatten, "unflatten")
 
     def f(p):
         return np.sum(p.a * p.b)
