@@ -3,6 +3,9 @@ sweep's restores (``transform/tape.py``): a view (``x[1:]``, ``x.T``, ``np.resha
 array itself (``r = x``), a tuple or list holding it, and the names holding a value where a
 statement reads it.
 
+Requires: statements in A-normal form (after inlining). Guarantees: an over-approximation: a
+name that may share memory with an array is listed; the statements are not changed.
+
     aliases(parse("r = x[1:]; t = (x, y); s = r.T"), ctx)
         ->  {"r": {"x"}, "t": {"x", "y"}, "s": {"r"}}
 """

@@ -2,6 +2,10 @@
 to change an argument, types whose methods may change what they are called on, the methods known
 to change nothing, and the functions trusted to change none of their arguments.
 
+Requires: a function or method the call resolves to, and the call's node (its keywords).
+Guarantees: nothing is called; ``trusted`` is False for whatever may write into its arguments
+other than through ``out=`` (compiled code, ``ctypes``, ``operator.methodcaller``).
+
     mutator(heapq.heappush, call)       -> "`heapq.heappush` (it changes its argument in place)"
     keeps([1.0], "count", call)         -> True      keeps([1.0], "reverse", call) -> False
     trusted(np.exp)                     -> True      trusted(numba_function)       -> False
@@ -111,8 +115,9 @@ def trusted(fn):
             # a method of an array or a ufunc: changes only what it is called on, or `out=`
             or isinstance(getattr(fn, "__self__", None), (np.ndarray, np.ufunc))
             # a ufunc writes only `out=`, as NumPy's own (SciPy's special functions are ufuncs
-            # whose __module__ is None: gammaln(A) of a global A was refused)
-            or isinstance(fn, np.ufunc)
+            # whose __module__ is None: gammaln(A) of a global A was refused); not one running
+            # Python code on objects (np.frompyfunc), which may do anything
+            or isinstance(fn, np.ufunc) and not any("O" in t for t in fn.types)
             or isinstance(getattr(fn, "__self__", None), (list, dict, set)))
 
 

@@ -106,7 +106,7 @@ class InPlaceCalls:
             n.id for n in walk(fn_node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
         self.fresh = _fresh_names(fn_node, self.ctx.namespace, self.locals)
-        self.order, self.name_reads = _in_order(fn_node)
+        self.order, self.name_reads, self.unseen = _in_order(fn_node)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -343,7 +343,7 @@ class InPlaceCalls:
         here = {id(n) for n in walk(call)}
         at, loops = self.order.get(id(call), (None, ()))
         for node, (index, around) in self.name_reads.get(root.id, ()):
-            if id(node) in here:
+            if id(node) in here or id(node) in self.unseen:
                 continue
             if at is None or index < at or set(loops) & set(around):
                 break
@@ -706,14 +706,17 @@ def _describe(fn):
 
 def _in_order(fn_node):
     """Each call's place in ``fn_node`` (a number increasing in the order the source reads,
-    the loops around it), and for each name the nodes reading it with theirs."""
-    order, reads = {}, collections.defaultdict(list)
+    the loops around it), for each name the nodes reading it with theirs, and the reads that
+    see nothing of the value (``log`` of ``log.append(v)``: a change that reads nothing)."""
+    order, reads, unseen = {}, collections.defaultdict(list), set()
     count = iter(range(1 << 62))
 
     def visit(node, loops):
         place = (next(count), loops)
         if isinstance(node, gast.Call):
             order[id(node)] = place
+            if isinstance(node.func, gast.Attribute) and node.func.attr in BLIND_CHANGES:
+                unseen.add(id(node.func.value))
         elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             reads[node.id].append((node, place))
         if isinstance(node, (gast.For, gast.While)):
@@ -722,7 +725,7 @@ def _in_order(fn_node):
             visit(child, loops)
 
     visit(fn_node, ())
-    return order, reads
+    return order, reads, unseen
 
 
 def _dotted(node):
@@ -736,6 +739,9 @@ def _dotted(node):
         return f"{_dotted(node.func)}(...)"
     return type(node).__name__
 
+
+# Methods that change a list, dict or set without reading what it holds.
+BLIND_CHANGES = {"append", "extend", "insert", "add", "update", "clear"}
 
 # Calls that set or delete an attribute of the object they are given first.
 SETTERS = (setattr, delattr, object.__setattr__, object.__delattr__)

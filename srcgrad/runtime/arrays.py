@@ -62,15 +62,15 @@ def between(a, lo, hi):
 def clipped_low(a, lo, hi):
     """1.0 where ``np.clip(a, lo, hi)`` is ``lo`` (``a < lo``, and ``lo <= hi``: NumPy's clip is
     ``minimum(maximum(a, lo), hi)``, so a lower bound above the upper one gives the upper)."""
-    low = np.asarray(a < lo)
+    low = np.zeros(np.shape(a), dtype=bool) | (a < lo)
     if hi is not None:
-        low = low & (np.asarray(lo) <= hi)
+        low = low & (lo <= hi)
     return low.astype(float_dtype(a))
 
 
 def clipped_high(a, lo, hi):
     """1.0 where ``np.clip(a, lo, hi)`` is ``hi``: ``maximum(a, lo) > hi``."""
-    high = np.asarray((a if lo is None else np.maximum(a, lo)) > hi)
+    high = np.zeros(np.shape(a), dtype=bool) | ((a if lo is None else np.maximum(a, lo)) > hi)
     return high.astype(float_dtype(a))
 
 
