@@ -184,6 +184,8 @@ for _fn, _sig, _args, _axis, _kind in (
 
 # --- elementwise helpers ------------------------------------------------------------------------
 nondiff(runtime.between, runtime.clipped_low, runtime.clipped_high, runtime.inverse_permutation)
+# never left in generated code (normalize/methods.py rewrites it); raises if it were
+nondiff(runtime.replaced)
 # the Dask check of the decompositions' helpers, and as_array, which they read arrays through
 nondiff(runtime.linalg._numpy_factor)
 linear(runtime.shapes.as_array, "x", vjp="dy", jvp="dx")

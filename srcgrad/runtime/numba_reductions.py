@@ -106,7 +106,7 @@ def reduce2(a, axis):
 
 def _reducer(name):
     def python(a, axis):
-        raise TypeError(f"{name} runs in numba-compiled code only")
+        raise UnsupportedCaseError(f"{name} runs in numba-compiled code only")
     python.__name__ = python.__qualname__ = name
     return python
 
