@@ -107,18 +107,23 @@ GENERATOR_FEATURES = (
     "library call, with a rule or refused", "with manager", "try block",
     "array from outside the function",
 )
+# Each minimum is at most half the smallest share measured among the programs checked in two
+# hunts of 300 (seeds 50001 and 50002, tests/test_random_programs.py at the commits of
+# notes/hunt13): hypothesis' draws are not independent, so a share varies between seeds far
+# more than a binomial would (a comprehension's item: 0.7% and 0.4% of the checked programs
+# before its weight was tripled). A feature that is gone still fails a long enough run.
 MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration": 0.03,
                  "dict mutation": 0.03, "dict iteration": 0.03, "dict read": 0.02,
-                 "list method": 0.06, "container aliasing": 0.06, "name aliasing": 0.04,
-                 "append of an updated array": 0.04, "np.ndindex": 0.04, "mutating helper": 0.03,
-                 "array without gradient changed in place": 0.04,
-                 "view read before a write": 0.03, "append of a copy, then an update": 0.03,
-                 "argument rebound": 0.03, "write into a comprehension's item": 0.03,
-                 "iterator bound to a name": 0.03, "state tuple rebuilt in a loop": 0.02,
-                 "library call, with a rule or refused": 0.02, "with manager": 0.02,
-                 "try block": 0.02, "array from outside the function": 0.02,
+                 "list method": 0.03, "container aliasing": 0.03, "name aliasing": 0.03,
+                 "append of an updated array": 0.025, "np.ndindex": 0.04,
+                 "mutating helper": 0.015, "array without gradient changed in place": 0.04,
+                 "view read before a write": 0.015, "append of a copy, then an update": 0.025,
+                 "argument rebound": 0.008, "write into a comprehension's item": 0.005,
+                 "iterator bound to a name": 0.02, "state tuple rebuilt in a loop": 0.007,
+                 "library call, with a rule or refused": 0.002, "with manager": 0.007,
+                 "try block": 0.02, "array from outside the function": 0.012,
                  "lambda or nested def": 0.03,
-                 "break": 0.1, "continue": 0.1, "append": 0.25, "for": 0.4, "while": 0.01,
+                 "break": 0.1, "continue": 0.05, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
                  "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1,
                  "complex intermediate": 0.03}
@@ -1111,7 +1116,7 @@ class Gen(LibraryStatements):
             if depth > 0:
                 kinds += ["ndloop", "histloop", "stateloop"]
             kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator", "opaque",
-                      "managed", "guarded", "outside"]
+                      "managed", "guarded", "outside", "compwrite", "compwrite"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
                 kinds += ["rebind", "rebind"]
             if scope.of("d"):
