@@ -70,6 +70,14 @@ def f_outer(v):
     return np.sum(np.multiply.outer(v, np.sin(v)) ** 2) + np.sum(np.subtract.outer(v, v) ** 3)
 
 
+def f_vander_ediff1d(v):
+    return np.sum(np.vander(v, 4) ** 2) + np.sum(np.ediff1d(v, to_begin=v[:2] ** 2) ** 3)
+
+
+def f_modf_frexp(v):
+    return np.sum(np.modf(v * 3.0)[0] ** 2 + np.frexp(v * 5.0)[0] ** 3)
+
+
 def f_max_min(x):
     return np.sum(np.max(x, axis=0) ** 2) + np.min(x) ** 3
 
@@ -322,7 +330,7 @@ CASES = [
     (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
     (f_cross_axes, X[:, :2]), (f_convolve_valid, V), (f_var_about_mean, X), (f_diff_edges, V),
     (f_geomspace, np.array([0.5, 1.5, 2.0])), (f_logspace, np.array([0.3, -0.4, 2.5])),
-    (f_nan_functions, X), (f_outer, V),
+    (f_nan_functions, X), (f_outer, V), (f_vander_ediff1d, V), (f_modf_frexp, V),
 ]
 IDS = [f.__name__[2:] for f, _ in CASES]
 # Helpers that depend on primal values non-linearly, on lists of cotangents, or that appear only in

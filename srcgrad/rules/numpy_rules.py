@@ -94,6 +94,15 @@ for _to_rad in (np.deg2rad, np.radians):
     elementwise(_to_rad, UNARY, vjp="dy * (np.pi / 180)")
 for _to_deg in (np.rad2deg, np.degrees):
     elementwise(_to_deg, UNARY, vjp="dy * (180 / np.pi)")
+# The parts that are piecewise constant (modf's integral part, frexp's exponent) carry no
+# gradient; modf's fractional part moves with x, frexp's mantissa x * 2**-e with x / 2**e.
+defrule(np.modf, UNARY, vjp="elem(dy, 0, x)", jvp="(dx, np.zeros(np.shape(x)))")
+defrule(
+    np.frexp,
+    UNARY,
+    vjp="elem(dy, 0, x) * np.exp2(-y[1])",
+    jvp="(dx * np.exp2(-y[1]), np.zeros(np.shape(x)))",
+)
 # Complex parts (runtime/complex_values.py: a cotangent g stands for dw -> Re(g * dw)). The real
 # part's cotangent is Re(dy), complex when val is (so that later contributions add to it).
 # np.conj is np.conjugate.
@@ -588,6 +597,29 @@ defrule(
         "stop": f"y * np.log({_B}) * np.linspace(np.zeros(np.shape({_S})), "
         f"leading_ones(dstop, {_N1}), num, endpoint=endpoint, axis=axis)",
         "base": f"y * {_LIN} / {_B} * np.expand_dims(leading_ones(dbase, {_N1}), axis)",
+    },
+)
+defrule(
+    np.vander,
+    "x, N=None, increasing=False",
+    vjp="np.sum(dy * vander_slope(x, N, increasing), axis=-1)",
+    jvp="np.expand_dims(dx, -1) * vander_slope(x, N, increasing)",
+)
+# ediff1d joins to_begin, the differences of the flattened ary and to_end: linear in the three
+_NO_END = "None if to_end is None else np.zeros(np.shape(to_end))"
+_NO_BEGIN = "None if to_begin is None else np.zeros(np.shape(to_begin))"
+linear(
+    np.ediff1d,
+    "ary, to_end=None, to_begin=None",
+    vjp={
+        "ary": "ediff1d_grad(dy, ary, to_end, to_begin, 1)",
+        "to_begin": "ediff1d_grad(dy, ary, to_end, to_begin, 0)",
+        "to_end": "ediff1d_grad(dy, ary, to_end, to_begin, 2)",
+    },
+    jvp={
+        "ary": f"np.ediff1d(dary, to_end={_NO_END}, to_begin={_NO_BEGIN})",
+        "to_begin": f"np.ediff1d(np.zeros(np.shape(ary)), to_end={_NO_END}, to_begin=dto_begin)",
+        "to_end": f"np.ediff1d(np.zeros(np.shape(ary)), to_end=dto_end, to_begin={_NO_BEGIN})",
     },
 )
 linear(np.bincount, "x, weights=None, minlength=0", vjp={"weights": "dy[x]"})

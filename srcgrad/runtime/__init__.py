@@ -41,6 +41,7 @@ from .arrays import (  # noqa: F401
     diff_part_grad,
     diff_part_tangent,
     dstack_grad,
+    ediff1d_grad,
     hsplit_grad,
     hstack_grad,
     leading_ones,
@@ -54,6 +55,7 @@ from .arrays import (  # noqa: F401
     stack_cotangents,
     stack_grad,
     trace_grad,
+    vander_slope,
     vstack_grad,
 )
 from .boundary import (  # noqa: F401

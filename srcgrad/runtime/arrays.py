@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import UnsupportedCaseError
 from .containers import Cotangents
-from .shapes import _float_array, _like, as_array, float_dtype, is_duck
+from .shapes import _float_array, _like, as_array, by_source, float_dtype, is_duck, reshape_like
 
 
 def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -294,6 +294,33 @@ def leading_ones(v, ndim):
     """``v`` reshaped to ``ndim`` dimensions by leading axes of length 1 (NumPy's ``ndmin``, as
     ``np.logspace`` makes its arguments before it inserts the samples' axis)."""
     return np.reshape(v, (1,) * (ndim - np.ndim(v)) + np.shape(v))
+
+
+@by_source
+def vander_slope(x, N=None, increasing=False):
+    """The derivative of each column of ``np.vander(x, N, increasing)`` in ``x``: ``k x^(k-1)``
+    for the column of power ``k`` (exactly 0 for the constant column, 1 for the linear one).
+    Plain NumPy code marked ``by_source``: its derivatives are those of this code."""
+    n = np.size(x) if N is None else N
+    if n <= 1:
+        return np.zeros((np.size(x), n))
+    powers = np.vander(x, n - 1, increasing=True) * np.arange(1.0, n)
+    slope = np.concatenate((np.zeros((np.size(x), 1)), powers), axis=1)
+    return slope if increasing else np.flip(slope, axis=1)
+
+
+@by_source
+def ediff1d_grad(dy, ary, to_end=None, to_begin=None, part=1):
+    """The adjoint of ``np.ediff1d(ary, to_end, to_begin)`` (``to_begin``, the differences of
+    the flattened ``ary``, ``to_end``, joined) with respect to ``to_begin`` (part 0), ``ary``
+    (1) or ``to_end`` (2). Plain NumPy code marked ``by_source``."""
+    first = 0 if to_begin is None else np.size(to_begin)
+    last = np.size(dy) - (0 if to_end is None else np.size(to_end))
+    if part == 0:
+        return reshape_like(dy[:first], to_begin)
+    if part == 2:
+        return reshape_like(dy[last:], to_end)
+    return reshape_like(diff_grad(dy[first:last], np.ravel(ary)), ary)
 
 
 def permutation_grad(dy, a, y, axis=-1):
