@@ -595,3 +595,34 @@ def test_forward_jacobian_of_values_changed_in_place_after_a_tangent_reads_them(
     for method in ("fwd", "rev"):
         np.testing.assert_allclose(srcgrad.jacobian(f, method=method)(x), numeric,
                                    rtol=1e-6, atol=1e-8)
+
+
+# --- transform/pullback.py: a reverse Jacobian calls the pullback's `back` once per row ------
+
+def _history_of_a_loop(x):
+    hs = []
+    h = x * 1.0
+    for i in range(3):
+        h = np.tanh(h * x + i)
+        hs.append(h)
+    return hs[0] * hs[2] + np.sin(h)
+
+
+def _list_grown_in_a_loop(x):
+    out = []
+    for v in x:
+        out.append(v * v * np.sin(v))
+    return np.array(out) * x[::-1]
+
+
+@pytest.mark.parametrize("f", [_history_of_a_loop, _list_grown_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_reverse_jacobian_of_a_loop_that_fills_a_list(f):
+    # pullback._in_place: the sweep changes the primal's saved lists in place, so `back` is not
+    # reused as it is (with `return True` -> False the second row's call found them emptied:
+    # IndexError)
+    x = np.array([0.5, -1.0, 2.0])
+    e = 1e-6
+    numeric = np.stack([(f(x + e * u) - f(x - e * u)) / (2 * e) for u in np.eye(3)], axis=1)
+    np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), numeric, rtol=1e-6,
+                               atol=1e-8)
