@@ -26,18 +26,8 @@ SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands", "mapp
 def container_suspects(body, ops):
     out = set()
     for n in ordered_walk(gast.Module(body, [])):
-        if not isinstance(n, gast.Assign) or id(n) not in ops:
-            continue
-        op, value = ops[id(n)], n.value
-        if op.kind in ("tuple", "dict") or op.kind == "rule" and any(
-                op.rule.fn is f for f in _STRUCTURE_RESULTS):
-            out.add(n.targets[0].id)
-        out |= _taken_apart(op, value)
-        if op.kind == "rule":
-            derived = op.rule.kind is Kind.DERIVED  # a generated function: any argument may be
-            for p, a in op.args.items():  # a tuple, whose gradient its vjp returns as a tuple
-                if (derived or p in SEQUENCE_PARAMS) and isinstance(a, gast.Name):
-                    out.add(a.id)
+        if isinstance(n, gast.Assign) and id(n) in ops:
+            out |= _suspects_of(n, ops[id(n)])
     assigns = [n for n in ordered_walk(gast.Module(body, []))
                if isinstance(n, gast.Assign) and ops.get(id(n)) is not None]
     copies = [(n.targets[0].id, ops[id(n)].args["x"].id) for n in assigns
@@ -47,6 +37,21 @@ def container_suspects(body, ops):
     copies_of_objects = copies + [(n.targets[0].id, ops[id(n)].args["x"].id) for n in assigns
                                   if _fresh_copy(ops[id(n)])]
     return _closed(out, copies) | _closed(objects, copies_of_objects)
+
+
+def _suspects_of(n, op):
+    """The names the assignment ``n`` (its op ``op``) shows may hold a container."""
+    out = set()
+    if op.kind in ("tuple", "dict") or op.kind == "rule" and any(
+            op.rule.fn is f for f in _STRUCTURE_RESULTS):
+        out.add(n.targets[0].id)
+    out |= _taken_apart(op, n.value)
+    if op.kind == "rule":
+        derived = op.rule.kind is Kind.DERIVED  # a generated function: any argument may be
+        for p, a in op.args.items():  # a tuple, whose gradient its vjp returns as a tuple
+            if (derived or p in SEQUENCE_PARAMS) and isinstance(a, gast.Name):
+                out.add(a.id)
+    return out
 
 
 def _closed(out, copies):
