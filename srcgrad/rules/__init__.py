@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     helper_rules,
     inplace_rules,
     math_rules,
+    nograd_rules,
     numpy_rules,
     operators,
     runtime_rules,

@@ -16,7 +16,8 @@ Conventions where the derivative is not unique:
   ``[0, 0.5, 0.5]``. The tangent in forward mode is the mean of the tied tangents, consistently.
 * ``sort``/``partition`` route each output's gradient to the input element it came from; tied
   values are interchangeable.
-* ``floor ceil round rint trunc sign`` and comparisons are piecewise constant: no gradient.
+* ``floor ceil round rint trunc sign`` and comparisons are piecewise constant: no gradient
+  (their table is ``nograd_rules.py``).
 * Complex values (docs/complex.md): inside generated code a cotangent ``g`` of ``w`` stands for
   ``dw -> Re(g * dw)``, so the holomorphic functions' templates (``dy * f'(x)``) hold for complex
   ``x`` as written; the others are written for both (``abs real imag conj angle vdot``), and the
@@ -743,88 +744,6 @@ defrule(
     jvp="permute_like(da, real_only(a, 'np.partition'), y, axis=axis)",
 )
 
-# --- no gradient ------------------------------------------------------------------------------
-# Piecewise constant, integer-valued, boolean, or independent of the values of their arguments.
-nondiff(
-    np.shape,
-    np.size,
-    np.ndim,
-    np.signbit,
-    np.heaviside,
-    np.floor,
-    np.ceil,
-    np.round,
-    np.around,
-    np.rint,
-    np.trunc,
-    np.fix,
-    np.spacing,
-    np.floor_divide,
-    np.argmax,
-    np.argmin,
-    np.nanargmax,
-    np.nanargmin,
-    np.argsort,
-    np.argpartition,
-    np.lexsort,
-    np.searchsorted,
-    np.digitize,
-    np.nonzero,
-    np.flatnonzero,
-    np.argwhere,
-    np.count_nonzero,
-    np.isnan,
-    np.isfinite,
-    np.isinf,
-    np.isposinf,
-    np.isneginf,
-    np.isreal,
-    np.iscomplex,
-    np.isrealobj,
-    np.iscomplexobj,
-    np.isclose,
-    np.allclose,
-    np.array_equal,
-    np.array_equiv,
-    np.isin,
-    np.all,
-    np.any,
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.arange,
-    np.eye,
-    np.identity,
-    np.tri,
-    np.indices,
-    np.tril_indices,
-    np.triu_indices,
-    np.diag_indices,
-    np.unravel_index,
-    np.ravel_multi_index,
-    np.result_type,
-    np.greater,
-    np.greater_equal,
-    np.less,
-    np.less_equal,
-    np.equal,
-    np.not_equal,
-    np.logical_and,
-    np.logical_or,
-    np.logical_not,
-    np.logical_xor,
-    np.bitwise_and,
-    np.bitwise_or,
-    np.bitwise_xor,
-    np.invert,
-    np.left_shift,
-    np.right_shift,
-    np.gcd,
-    np.lcm,
-)
 
 # Casting by calling a scalar type: to an integer or boolean type no gradient (piecewise
 # constant), to a floating type the identity.
