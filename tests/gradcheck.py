@@ -148,6 +148,10 @@ def check_grad(f, args, wrt=0, *, rtol=RTOL, atol=ATOL, **kwargs):
         assert_grad_like(gi, x, f"gradient wrt {sel!r}")
         expected = numeric_grad(f, args, sel, kwargs)
         name = getattr(f, "__name__", f)
+        # assert_allclose takes NaN for equal to NaN: a NaN gradient checked against NaN
+        # differences (a function evaluated outside its domain) would pass whatever srcgrad gave
+        assert not np.any(np.isnan(np.asarray(expected, dtype=complex))), (
+            f"central differences of {name} wrt {sel!r} are NaN: the check would pass on NaN")
         np.testing.assert_allclose(
             gi, expected, rtol=rtol, atol=atol, err_msg=f"gradient wrt {sel!r} of {name}"
         )
