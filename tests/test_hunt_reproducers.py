@@ -1828,3 +1828,42 @@ def test_checkpoint_of_a_loop_whose_variable_a_later_loop_binds_again():
                                numeric_grad(loop_variable_used_again, [X], 0), rtol=1e-6)
     with pytest.raises(UnsupportedSyntaxError, match="`k` is read after it"):
         grad(loop_variable_read_after, checkpoint=2)
+
+
+def _empty_list_stacked(x, P):
+    acc = []
+    for _ in range(1):
+        if 0.5 < np.sum(np.cos(x[-1::-3])) + 0.1:
+            break  # taken: acc stays empty, np.array(acc) has shape (0,)
+        acc.append(0.5)
+    z = (P[0] + 1.5).copy()
+    L = []
+    for _ in range(1):
+        z -= x
+        L.append(z)
+    return (np.sum(P[1]) - 0.3 * np.tanh(np.sum(np.array(L))) + 0.5 * np.tanh(np.sum(np.array(acc)))
+            - 0.3 * np.tanh(np.sum(np.array(z))) + 0.4 * np.tanh(_first(L[0][0], np.array(x), 0)))
+
+
+def _first(u, w, n):
+    if n <= 0:
+        return w[0]
+    return 1.5 + 0.5 * np.tanh(_first(-0.7, np.array(w), n - 1))
+
+
+def _along(t, x, P, v):
+    return _empty_list_stacked(x + t * v, P)
+
+
+def test_second_order_through_an_empty_list_made_an_array():
+    # grad(grad(...)) raised in getitem_grad ("could not broadcast input array from shape (0,)
+    # into shape (0,5)"): the adjoint of reading nothing from an empty stack (seed 14004's hunt)
+    x = np.array([0.00071803, 0.02033607, 0.0109541, 0.01057214, 0.25019017])
+    P = [np.array([0.0206, 0.0602, 0.3108, 0.1805, 0.0311]),
+         np.array([0.1307, 0.0003, 0.0009, 0.0206, 0.0402])]
+    v = np.linspace(0.3, 1.1, 5)
+    second = grad(grad(_along))(1e-3, x, P, v)
+    first = grad(_along)
+    step = 1e-6
+    expected = (first(1e-3 + step, x, P, v) - first(1e-3 - step, x, P, v)) / (2 * step)
+    np.testing.assert_allclose(second, expected, rtol=1e-5)

@@ -43,6 +43,8 @@ def getitem_grad(dy, x, index):
         return g
     g = np.zeros(np.shape(x), dtype=float_dtype(dy))
     if _is_basic(index):
+        if np.size(dy) == 0 and g[index].size == 0:
+            return g  # nothing read: an empty list made an array, (0,), of an empty (0, 5)
         g[index] = dy
     else:
         np.add.at(g, index, dy)
