@@ -1867,3 +1867,16 @@ def test_second_order_through_an_empty_list_made_an_array():
     step = 1e-6
     expected = (first(1e-3 + step, x, P, v) - first(1e-3 - step, x, P, v)) / (2 * step)
     np.testing.assert_allclose(second, expected, rtol=1e-5)
+
+
+def _extended_then_stacked(x, a):
+    acc = [0.5, a**3]
+    acc.extend([x[0] / 2.0, -a])
+    return np.tanh(np.sum(np.array(acc))) + np.sum(x**2)
+
+
+def test_second_order_through_a_list_whose_items_carry_no_gradient_made_an_array():
+    # hessian raised "unsupported operand type(s) for +: 'NoneType' and 'NoneType'": the list's
+    # cotangent, None at the items that carry none, was reshaped into an array as it was
+    x = np.array([0.3, -0.2, 0.5])
+    check_second_order(_extended_then_stacked, [x, 0.7], 0)

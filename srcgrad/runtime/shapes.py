@@ -291,7 +291,19 @@ def _like(g, x):
     if isinstance(g, (int, float)) and g == 0 and np.size(x) != 1:
         # nothing flowed (`take_item` of an element whose cotangent is None): zeros of x's shape
         return np.zeros(np.shape(x), dtype=float_dtype(x))
+    if isinstance(g, (list, tuple)):  # a list's cotangent, None where nothing flowed
+        g = _dense(g, np.shape(x), float_dtype(x))
     return np.reshape(g, np.shape(x))
+
+
+def _dense(g, shape, dtype):
+    """The cotangent ``g`` of a list (of lists) of arrays of ``shape`` (one row an item), its
+    ``None`` items zeros of a row's shape."""
+    if g is None:
+        return np.zeros(shape, dtype=dtype)
+    if isinstance(g, (list, tuple)) and shape and len(g) == shape[0]:
+        return [_dense(item, shape[1:], dtype) for item in g]
+    return g
 
 
 def _axes(axis, ndim):
