@@ -133,6 +133,8 @@ def compiled(py_fn: Any, backend: str, specialized: Any = None) -> Any:
         if backend == "numba":
             raise located(py_fn, refused) from None
         return numba_calls.python_choice(py_fn, f"numba cannot compile {refused.construct}")
+    if backend == "auto" and not numba_calls.has_loop(py_fn):
+        return numba_calls.python_choice(py_fn, numba_calls.NO_LOOP)
     return numba_calls.wrapper(numba, py_fn, lowering, backend, specialized)
 
 

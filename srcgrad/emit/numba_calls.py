@@ -21,6 +21,7 @@ A failure of numba's type inference for some argument kinds is the located error
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import sys
@@ -308,6 +309,18 @@ def wrapper(numba: Any, py_fn: Any, lowered: Any, backend: str, specialized: Any
               shown, f"<srcgrad {backend} {py_fn.__name__}>")
     calls.fn, calls.scope = fn, fn.__globals__
     return fn
+
+
+# Why "auto" runs a derivative without a loop in Python: its time is NumPy's vectorized calls,
+# which numba runs no faster, and its transcendental functions on arrays slower (element by
+# element: np.tanh of a 256x256 array ~10x NumPy's, which made the MLP gradient 1.78x slower).
+NO_LOOP = "no loop (NumPy's vectorized calls are as fast in Python, and numba's slower on arrays)"
+
+
+def has_loop(py_fn: Any) -> bool:
+    """Whether the generated derivative has a ``for`` or ``while`` loop."""
+    tree = ast.parse(GENERATED_SOURCE[py_fn.__code__][0])
+    return any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree))
 
 
 def python_choice(py_fn: Any, reason: str) -> Any:
