@@ -15,7 +15,8 @@ located refusal the checker lists in ``KNOWN_REFUSALS`` -- never a number srcgra
   located refusals of a jump out of it or a change read after it);
 - ``outside``: the module's global array ``GV``, number ``GS`` and list of arrays ``GL`` read,
   copied and updated (``a = GV; a += v``, ``np.copyto(GV, v)``: refused; ``s = GS; s += v``,
-  ``a = GV.copy(); a += v``, ``GV.sort()``: work).
+  ``a = GV.copy(); a += v``, ``GV.sort()``: work; ``GV.sort()`` after a read of GV or in a loop
+  reading it: refused).
 """
 
 N = 5  # the length of the vectors (tests/test_random_programs.N)
@@ -49,6 +50,8 @@ REFUSALS = {
     "manager given a variable": r"does not support a `with` manager given `\w+`",
     "manager of one's own beside an outside array": r"a `with` manager of your own in a function",
     "try block changing a value read after it": r"does not support a `try` block that",
+    # `GV.sort()` after a read of GV, or in a loop that reads it: the derivative reads GV once
+    "change of a global read before it": r"is read before the change \(or in the same loop\)",
 }
 
 
