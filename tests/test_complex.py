@@ -266,3 +266,19 @@ def test_a_recursive_function_of_complex_values():
     z = Z[0]
     np.testing.assert_allclose(grad(_recursive_loss)(z), numeric_grad(_recursive_loss, (z,), 0),
                                rtol=1e-6)
+
+
+def _joined(z):
+    return np.ediff1d(z, to_begin=z[:1] * 2, to_end=z[1:2])
+
+
+def test_the_tangent_of_ediff1d_of_complex_ends():
+    # the tangent of to_begin / to_end was np.ediff1d of real zeros: NumPy refused the complex
+    # ends ("dtype of `to_begin` must be compatible with input `ary`")
+    z = np.array([1 + 2j, 0.5 - 1j, 2 + 0.3j, -1 + 1j])
+    t = np.array([0.3 + 1j, -1 + 0.2j, 0.5, 1j])
+    value, tangent = jvp(_joined)(z, t)
+    np.testing.assert_allclose(value, _joined(z))
+    step = 1e-6
+    np.testing.assert_allclose(tangent, (_joined(z + step * t) - _joined(z - step * t)) / (2 * step),
+                               rtol=1e-7, atol=1e-9)

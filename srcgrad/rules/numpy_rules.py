@@ -619,8 +619,11 @@ linear(
     },
     jvp={
         "ary": f"np.ediff1d(dary, to_end={_NO_END}, to_begin={_NO_BEGIN})",
-        "to_begin": f"np.ediff1d(np.zeros(np.shape(ary)), to_end={_NO_END}, to_begin=dto_begin)",
-        "to_end": f"np.ediff1d(np.zeros(np.shape(ary)), to_end=dto_end, to_begin={_NO_BEGIN})",
+        # zeros of ary in the tangent's dtype: NumPy refuses a complex to_begin of a real ary
+        "to_begin": f"np.ediff1d(np.zeros(np.shape(ary), np.result_type(dto_begin)), "
+        f"to_end={_NO_END}, to_begin=dto_begin)",
+        "to_end": f"np.ediff1d(np.zeros(np.shape(ary), np.result_type(dto_end)), to_end=dto_end, "
+        f"to_begin={_NO_BEGIN})",
     },
 )
 linear(np.bincount, "x, weights=None, minlength=0", vjp={"weights": "dy[x]"})
