@@ -280,5 +280,5 @@ def test_the_tangent_of_ediff1d_of_complex_ends():
     value, tangent = jvp(_joined)(z, t)
     np.testing.assert_allclose(value, _joined(z))
     step = 1e-6
-    np.testing.assert_allclose(tangent, (_joined(z + step * t) - _joined(z - step * t)) / (2 * step),
-                               rtol=1e-7, atol=1e-9)
+    expected = (_joined(z + step * t) - _joined(z - step * t)) / (2 * step)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-7, atol=1e-9)
