@@ -752,3 +752,33 @@ def test_objects_of_two_classes_in_a_loop_are_refused_where_the_method_is_called
 def test_an_argument_whose_methods_are_not_called_keeps_one_derivative():
     df = srcgrad.grad(lambda x, P: np.sum(P.ps[0].W @ x))  # no method: generated at once
     assert "def " in srcgrad.source(df)
+
+
+@dataclass
+class _Shifted:
+    W: np.ndarray
+    b: np.ndarray
+
+    def affine(self, v):
+        return self.W @ v + self.b
+
+
+def _field_updated_then_method(x, P):
+    h = np.tanh(x)
+    P.b += 0.5 * h  # P = field_updated(P, "b", ...): still the argument's object
+    return np.sum(np.tanh(P.affine(h * P.b)) ** 2)
+
+
+def test_a_method_of_an_unannotated_argument_after_an_update_of_its_field():
+    # refused ("the method `.affine()` here") since the update lost the trace to the parameter
+    x = np.array([0.3, -0.5, 0.8])
+    P = _Shifted(np.array([[0.5, -1.0, 0.3], [0.2, 0.4, -0.7], [1.0, 0.1, 0.2]]),
+                 np.array([0.1, -0.2, 0.3]))
+    before = copy.deepcopy(P)
+    g = srcgrad.grad(_field_updated_then_method)(x, P)
+    np.testing.assert_array_equal(P.b, before.b)
+    step = 1e-6
+    expected = [(_field_updated_then_method(x + step * e, copy.deepcopy(P))
+                 - _field_updated_then_method(x - step * e, copy.deepcopy(P))) / (2 * step)
+                for e in np.eye(3)]
+    np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-9)

@@ -354,6 +354,10 @@ class Receivers:
                 self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
                 for h in (runtime.iteration_sequence, runtime.fresh_copy)):
             value = value.args[0]
+        elif isinstance(value, gast.Call) and value.args and any(
+                self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
+                for h in (runtime.field_updated, runtime.set_field)):
+            value = value.args[0]  # `P.b += v` (P = field_updated(P, "b", ...)): still P's object
         return self.origins.get(value.id) if isinstance(value, gast.Name) else None
 
     def _unknown_receiver(self, func):
