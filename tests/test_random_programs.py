@@ -997,7 +997,9 @@ class Gen(LibraryStatements):
             p1, p2 = self.fresh("p"), self.fresh("p")
             scope.names[p1] = "v"
             scope.names[p2] = "m" if self.pkind == "tuple" else "v"
-            return [f"{ind}{p1}, {p2} = P"]
+            # a list P may have been rebound with a third entry (rebind): its first two
+            whole = "P[:2]" if self.pkind == "list" else "P"
+            return [f"{ind}{p1}, {p2} = {whole}"]
         self.features.add("container argument iteration")
         acc, v, i = self.fresh("s"), self.fresh("e"), self.fresh("i")
         header = f"for {v} in P:" if form == "for" else f"for {i}, {v} in enumerate(P):"
