@@ -611,8 +611,9 @@ def _write(path, key, payload):
     return True
 
 
-def _read(path, key):
-    """``(entry, code)`` from the file at ``path`` if it is a whole entry for ``key``."""
+def read_marshalled(path, key):
+    """What the file at ``path`` holds (``marshal``-ed) if it is a whole file for ``key``, or
+    None (``_write``'s counterpart; the numba backend's lowerings are kept the same way)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -622,9 +623,17 @@ def _read(path, key):
     if not sep or head + b"\n" != _header(key, payload):
         return None  # truncated, tampered with, or another key's
     try:
-        entry, code = marshal.loads(payload)
+        return marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
+
+
+def _read(path, key):
+    """``(entry, code)`` from the file at ``path`` if it is a whole entry for ``key``."""
+    found = read_marshalled(path, key)
+    if not (isinstance(found, tuple) and len(found) == 2):
+        return None
+    entry, code = found
     if not isinstance(entry, dict) or entry.get("key") != key:
         return None
     if not isinstance(code, types.CodeType):

@@ -215,18 +215,7 @@ def _read_lowered(path: str, key: str) -> Lowered | None:
     """The lowering kept at ``path`` for ``key``, if the file is whole and its own."""
     from . import diskcache
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    head, sep, payload = data.partition(b"\n")
-    if not sep or head + b"\n" != diskcache._header(key, payload):
-        return None
-    try:
-        fields = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
+    fields = diskcache.read_marshalled(path, key)
     if not (isinstance(fields, tuple) and len(fields) == 7 and isinstance(fields[1], str)):
         return None
     return Lowered(*fields)
