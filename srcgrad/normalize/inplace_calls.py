@@ -101,12 +101,11 @@ class InPlaceCalls:
                 self.tuples.setdefault(n.targets[0].id, []).append(n.value)
         self.lists = self._lists(fn_node)
         self.params = {a.id for a in fn_node.args.args}
-        # how often each name is read, and the names that only ever hold a number or a string
-        self.reads = collections.Counter(
-            n.id for n in walk(fn_node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
-        self.fresh = _fresh_names(fn_node, self.ctx.namespace, self.locals)
+        # where each call stands and each name is read (and how often), and the names that only
+        # ever hold a number or a string
         self.order, self.name_reads, self.unseen = _in_order(fn_node)
+        self.reads = collections.Counter({n: len(r) for n, r in self.name_reads.items()})
+        self.fresh = _fresh_names(fn_node, self.ctx.namespace, self.locals)
         fn_node.body = self._block(fn_node.body)
         return fn_node
 
@@ -240,10 +239,7 @@ class InPlaceCalls:
             if drawn is not None:
                 return drawn
             if attr == "shuffle":
-                shuffled = _dotted(call.args[0]) if call.args else "x"
-                raise self.ctx.location.error(
-                    UnsupportedSyntaxError, call, random_draws.shuffle_refusal(owner.id, shuffled)
-                )
+                raise self._shuffle_refusal(call, owner.id, call.args)
             # a draw whose numbers are not used still advances the generator: it runs
             return None if target is not None else [_assign(self._fresh(naming.UNUSED), call)]
         if fn is None:
@@ -315,13 +311,16 @@ class InPlaceCalls:
                 self._foreign(call, func.value, f"`{_dotted(func)}(...)`")
         if shuffles(fn):  # whatever it is given: an index read before and after is two values
             bound = random_draws.is_draw(fn)
-            given = call.args[0 if bound else 1:]
             owner = _dotted(func.value) if bound and isinstance(func, gast.Attribute) else "rng"
-            shuffled = _dotted(given[0]) if given else "x"
-            raise self.ctx.location.error(
-                UnsupportedSyntaxError, call, random_draws.shuffle_refusal(owner, shuffled))
+            raise self._shuffle_refusal(call, owner, call.args[0 if bound else 1:])
         if not trusted(fn):
             self._foreign_names(call, f"`{_dotted(func)}`")
+
+    def _shuffle_refusal(self, call, owner, given):
+        """``{owner}.shuffle(given[0])`` changes what it is given in place: the refusal."""
+        shuffled = _dotted(given[0]) if given else "x"
+        return self.ctx.location.error(
+            UnsupportedSyntaxError, call, random_draws.shuffle_refusal(owner, shuffled))
 
     def _foreign_names(self, call, what):
         """``_foreign`` for every array, list or dict from outside the function ``call`` reads
