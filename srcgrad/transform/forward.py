@@ -246,15 +246,9 @@ class ForwardAD:
         else:  # no argument carries a tangent: the seed may (zeros for the arguments)
             given = list(splitter_.wrt)
             tangents = [self._call(runtime.zeros_like, op.args[p]) for p in given]
-        made = split_jvp(splitter_, tuple(given))
-        func = name(self.ctx.global_name(made, made.__name__))
-        first = assign(target, gast.Call(func, [gast.Tuple(tangents, gast.Load())]
-                                         + list(stmt.value.args), list(stmt.value.keywords)))
-        first.lineno = stmt.lineno
-        self.ctx.split_used = True  # code differentiated again: the plain version
-        self.ctx.special_calls.add("split_jvp")
         # the started Split holds the value's tangent: it is its own tangent
-        return [first], [], self._bind_if_active(target, name(target))
+        return self._started(stmt, target, split_jvp(splitter_, tuple(given)), tangents,
+                             "split_jvp")
 
     def _steps_start(self, stmt, op, splitter_):
         """``s = f_splitn(a, b)``: starts the jvp of the callee's split derivative of that
@@ -273,13 +267,18 @@ class ForwardAD:
             if not given:
                 raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
             tangents = [self._call(runtime.zeros_like, op.args[p]) for p in given]
-        made = split_n_jvp(splitter_, tuple(given))
+        return self._started(stmt, target, split_n_jvp(splitter_, tuple(given)), tangents,
+                             "splitN_jvp")
+
+    def _started(self, stmt, target, made, tangents, special):
+        """``target = made((tangents...), *args)``: the jvp ``made`` of a split derivative
+        started on the call's arguments; the started object is its own tangent."""
         func = name(self.ctx.global_name(made, made.__name__))
         first = assign(target, gast.Call(func, [gast.Tuple(tangents, gast.Load())]
                                          + list(stmt.value.args), list(stmt.value.keywords)))
         first.lineno = stmt.lineno
         self.ctx.split_used = True  # code differentiated again: the plain version
-        self.ctx.special_calls.add("splitN_jvp")
+        self.ctx.special_calls.add(special)
         return [first], [], self._bind_if_active(target, name(target))
 
     def _step(self, stmt, op, step_):
