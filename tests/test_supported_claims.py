@@ -131,16 +131,10 @@ def field_write_read_through_another_name(x):
     return np.sum(t.h * x)
 
 
-def nested_element_update(x):
-    rows = [[x, x * 2.0]]
-    rows[0][1] += x
-    return np.sum(rows[0][1])
-
-
-def nested_element_write(x):
-    rows = [[x, x * 2.0]]
-    rows[0][1] = x * 3.0
-    return np.sum(rows[0][1])
+def row_of_a_matrix_written(x):
+    A = np.outer(x, x)
+    A[1][2] = 0.0
+    return np.sum(A)
 
 
 def nested_field_update(x):
@@ -594,8 +588,8 @@ CLAIMS = [
     ("`del x[i][j]`, `del x.a`", del_element_of_element, 0, (X,), TRANSFORM,
      "element of an element"),
     ("`del x[i][j]`, `del x.a`", del_attribute, 0, (X,), TRANSFORM, "of an attribute"),
-    ("`x[i][j] = v`", nested_element_write, 0, (X,), TRANSFORM, "element of an element"),
-    ("`x[i][j] += v`", nested_element_update, 0, (X,), TRANSFORM, "element of an element"),
+    ("A row of a 2-D array (`A[i][j] = v`, `A[i]` a view of `A`) is an error when it runs",
+     row_of_a_matrix_written, 0, (X,), RUN, r"views another one.*A\[i, j\] = v"),
     ("`a += v` where `a` holds an array or list from outside the function",
      outside_array_updated, 0, (X,), TRANSFORM, "from outside the function"),
     ("`max` / `min` with `key=` or `default=`", max_with_default, 0, (X,), TRANSFORM,

@@ -299,8 +299,9 @@ class CheckSupported(gast.NodeVisitor):
             if isinstance(node.value, gast.Tuple) and len(node.value.elts) != len(target.elts):
                 raise self._error(node.value, "unpacking a tuple literal of another length")
         elif isinstance(target, gast.Subscript):
-            if not isinstance(target.value, gast.Name):
-                raise self._error(target, "assignment into an element of an element")
+            if not _chain_from_name(target.value):
+                raise self._error(target, "assignment into an element of a value that is not "
+                                  "a variable, an element or an attribute of one")
         elif isinstance(target, gast.Attribute):
             if not (isinstance(target.value, gast.Name) or field_path(target)):
                 raise self._error(target, "assignment to an attribute of an attribute or an "
@@ -338,6 +339,7 @@ class CheckSupported(gast.NodeVisitor):
             or isinstance(target, (gast.Subscript, gast.Attribute))
             and isinstance(target.value, gast.Name)
             or field_path(target)  # `P.ps[0].b += v`, `p.x[i] += v`: normalize/containers.py
+            or isinstance(target, gast.Subscript) and _chain_from_name(target.value)
         ):
             raise self._error(target, f"augmented assignment to {_nested_kind(target)}")
         self.generic_visit(node)
@@ -622,6 +624,13 @@ def field_path(target):
         inner = inner.value
     return isinstance(inner, gast.Name) and (
         attributes > 0 or isinstance(target, gast.Attribute) and target.value is not inner)
+
+
+def _chain_from_name(node):
+    """Whether ``node`` is a name, or elements and attributes of one (``x[i]``, ``a.b[0]``)."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return isinstance(node, gast.Name)
 
 
 def _nested_kind(target):

@@ -140,6 +140,9 @@ class ContainerMethods:
         if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
                 _target(s), gast.Attribute):
             return self._set_field(s)
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
+                _target(s), gast.Subscript) and not isinstance(_target(s).value, gast.Name):
+            return self._update_element(s)
         pre = []
         _HoistPops(self, pre, s).visit(s)
         for field in ("value", "test"):
@@ -191,6 +194,42 @@ class ContainerMethods:
             p.value = self.expr(p.value)
             out += hoisted + [p]
         return out + [stmt]
+
+    def _update_element(self, s):
+        """``x[i][j] = v`` / ``a.b[i] = v`` (``+=``): Python changes the list, dict or array
+        ``x[i]`` holds in place, which every holder of it sees. The value first (as Python
+        evaluates it), then the inner object; the write goes into a copy of it, which
+        ``element_written`` marks for normalize/sharing.py to put wherever the old object is
+        held (``x`` itself, ``r = x[i]``, ...), found by identity when it runs; the caller's
+        objects are never changed. An inner array that views another (``A[i]`` of a 2-D
+        ``A``) is an error when it runs (``check_element_written``)."""
+        target = _target(s)
+        inner = target.value
+        text = ast.unparse(gast.gast_to_ast(clone(inner)))
+        pre, value = [], s.value
+        if isinstance(s, gast.Assign):
+            value = _load(self._fresh(naming.describe(target)))
+            pre.append(self._assign(value.id, s.value, s))
+        held = self._fresh(naming.describe(inner))
+        written = self._fresh(naming.describe(inner))
+        pre += [
+            self._assign(held, clone(inner), s),
+            self._assign(self._fresh(naming.UNUSED), self._call(
+                "check_element_written", _load(held), gast.Constant(text, None)), s),
+            self._assign(written, self._call("fresh_copy", _load(held)), s),
+        ]
+        out = []
+        for p in pre:
+            hoisted = []
+            _HoistPops(self, hoisted, p).visit(p)
+            p.value = self.expr(p.value)
+            out += hoisted + [p]
+        place = gast.Subscript(_load(written), target.slice, gast.Store())
+        write = (gast.Assign([place], value, None) if isinstance(s, gast.Assign)
+                 else gast.AugAssign(place, s.op, value))
+        out += self.statement(_located(write, s))
+        return out + [self._assign(held, self._call("element_written", _load(held),
+                                                    _load(written)), s)]
 
     def _update_inner(self, s):
         """``P.ps[0].b += v`` / ``p.x[i] += v``: Python updates the float array the field holds

@@ -22,7 +22,9 @@ an object on (``r = x``, ``r = x[i]``, ``r = [x]``, ``r = x.T``, ``r = list_appe
 Values that need no check (``s = 0.0; s += v`` with nothing else holding s) keep the plain form.
 ``x = field_updated(x, "c", v)`` (``a.b.c = v`` with ``x = a.b``, normalize/containers.py) is
 such an update too: the object ``x`` held changes in place in Python, so every holder of it
-(``a`` itself, found by identity when it runs) gets the copy with the field replaced.
+(``a`` itself, found by identity when it runs) gets the copy with the field replaced; so is
+``x = element_written(x, w)`` (``a[i][j] = v``, ``a.b[i] = v`` with ``x = a[i]``, ``a.b`` and ``w``
+a copy of it with the element written): every holder of x's old object gets ``w``.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 def run(fn_node, ctx):
     """The pass: see the module docstring."""
     _refuse_managers_beside_outside_arrays(fn_node, ctx)
-    updated = ctx.global_name(runtime.field_updated, "field_updated")
+    updated = _markers(ctx)
     if not any(_is_update(n, updated) for n in walk(fn_node)):
         return fn_node
     return SharedUpdates(ctx).run(fn_node)
@@ -132,28 +134,36 @@ def _outside_array_read(fn_node, ctx, locals_):
     return None
 
 
+def _markers(ctx):
+    """The generated names of ``field_updated`` and ``element_written``."""
+    return (ctx.global_name(runtime.field_updated, "field_updated"),
+            ctx.global_name(runtime.element_written, "element_written"))
+
+
 def _is_update(node, updated):
     """``x op= v`` on a name, or ``x = field_updated(x, name, v)`` (``a.b.c = v`` with ``x``
-    holding ``a.b``, normalize/containers.py; ``updated`` the generated name of
-    ``field_updated``): a change of x's object in place."""
+    holding ``a.b``, normalize/containers.py), or ``x = element_written(x, w)`` (``a[i][j] = v``
+    with ``x`` holding ``a[i]``; ``updated`` the generated names of both, ``_markers``): a
+    change of x's object in place."""
     return isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) or (
         _field_update(node, updated) is not None)
 
 
 def _field_update(node, updated):
-    """The call of ``x = field_updated(x, name, v)``, or None."""
+    """The call of ``x = field_updated(x, name, v)`` or ``x = element_written(x, w)``, or
+    None."""
     if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
             and isinstance(node.value, gast.Call) and isinstance(node.value.func, gast.Name)
             and node.value.args and isinstance(node.value.args[0], gast.Name)
             and node.value.args[0].id == node.targets[0].id):
         return None
-    return node.value if node.value.func.id == updated else None
+    return node.value if node.value.func.id in updated else None
 
 
 class SharedUpdates:
     def __init__(self, ctx):
         self.ctx = ctx
-        self.updated = ctx.global_name(runtime.field_updated, "field_updated")
+        self.updated = _markers(ctx)
         self.holding = {
             id(getattr(runtime, h)) for h in HOLDING_HELPERS if hasattr(runtime, h)
         }
@@ -231,7 +241,7 @@ class SharedUpdates:
         names = [n for a in call.args for n in self._passed_on(_unstarred(a), outside)]
         return names + [n for k in call.keywords for n in self._passed_on(k.value, outside)]
 
-    def _check_not_outside(self, s, x):
+    def _check_not_outside(self, s, x, element=False):
         """Refuse ``x += ...`` where ``x`` may hold a mutable object from outside the function:
         Python updates that global (or closure variable) too, which srcgrad does not follow."""
         for var in sorted({x} | self._connected(x)):
@@ -241,6 +251,12 @@ class SharedUpdates:
                     base = base.value
                 if _holds_mutable(self.ctx.namespace.resolve(base, self.locals)):
                     text = _dotted(expr)
+                    if element:  # `a[i][j] = v`
+                        raise self.ctx.location.error(
+                            UnsupportedSyntaxError, s,
+                            f"writing an element of `{text}`'s contents, from outside the "
+                            f"function, changes it in Python, which srcgrad does not follow; "
+                            f"pass `{text}` as an argument")
                     if not isinstance(s, gast.AugAssign):  # `a.b.c = v`
                         raise self.ctx.location.error(
                             UnsupportedSyntaxError, s,
@@ -369,17 +385,16 @@ class SharedUpdates:
     def _update(self, s, defined):
         x = _updated(s)
         call = _field_update(s, self.updated)
-        self._check_not_outside(s, x)
+        element = call is not None and call.func.id == self.updated[1]
+        self._check_not_outside(s, x, element)
         live = self.live_out.get(id(s), set())
         holders = sorted(r for r in self._connected(x) if r in live)
         value = gast.BinOp(_load(x), s.op, s.value) if call is None else call
-        if not holders:
-            return [_located(_assign(x, value), s)]
         # a variable first assigned after this point (and not in an earlier iteration of a loop
         # around it) cannot hold the object yet
         holders = [r for r in holders if r in defined or self._maybe_assigned_before(r, s)]
         if not holders:
-            return [_located(_assign(x, value), s)]
+            return [] if element else [_located(_assign(x, value), s)]
         unbound = [r for r in holders if r not in defined]
         if unbound:
             raise self.ctx.location.error(
@@ -389,6 +404,10 @@ class SharedUpdates:
                 f"array, but may not be assigned yet here: srcgrad cannot tell whether it sees "
                 f"the update. Write `{x} = {x} + ...`, or assign `{unbound[0]}` first",
             )
+        if element:  # x, a temporary read nowhere else, keeps the old object; the holders
+            # get the copy with the element written (no rename of it to x, whose identity
+            # shared_positions reads: a derivative of this derivative copies that copy)
+            return self._put(s, x, x, call.args[1].id, holders, False)
         old = self.ctx.namer.fresh(naming.OLD.format(x))
         self.locals.add(old)
         self.ctx.local_names.add(old)
@@ -396,17 +415,23 @@ class SharedUpdates:
             value.left = _load(old)
         else:
             call.args[0] = _load(old)
-        out = [_assign(old, _load(x)), _assign(x, value)]
+        out = [_located(_assign(old, _load(x)), s), _located(_assign(x, value), s)]
+        return out + self._put(s, x, old, x, holders, call is not None)
+
+    def _put(self, s, x, old, new, holders, objects):
+        """Each holder given the object ``new`` names where it held ``old``'s (``objects``: an
+        object whose field was written, else an array, list or dict)."""
+        out = []
         for r in holders:
             where = self.ctx.namer.fresh(naming.SHARED_IN.format(x, r))
             self.locals.add(where)
             self.ctx.local_names.add(where)
             find = self._call("shared_positions", _load(r), _load(old),
                               gast.Constant(r, None), gast.Constant(x, None))
-            if call is not None:  # an object changed in place (an array, list or dict else)
+            if objects:
                 find.args.append(gast.Constant(True, None))
             out.append(_assign(where, find))
-            out.append(_assign(r, self._call("put_shared", _load(r), _load(where), _load(x))))
+            out.append(_assign(r, self._call("put_shared", _load(r), _load(where), _load(new))))
         return [_located(o, s) for o in out]
 
     def _call(self, helper, *args):

@@ -323,6 +323,8 @@ from .shapes import (  # noqa: F401
     unreduce,
 )
 from .sharing import (  # noqa: F401
+    check_element_written,
+    element_written,
     put_at_paths,
     put_shared,
     put_shared_grad_holder,

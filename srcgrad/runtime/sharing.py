@@ -26,7 +26,7 @@ import copy
 
 import numpy as np
 
-from ..errors import SrcgradError
+from ..errors import PythonTypeError, SrcgradError
 from .containers import Cotangents, DictCotangents, add, zeros_like
 from .pytrees import fields, kind_of
 
@@ -223,3 +223,31 @@ def put_shared_tangent(dholder, dvalue, holder, where, value):
         return dvalue
     base = zeros_like(holder) if dholder is None else dholder
     return _put(base, where, lambda h: dvalue)
+
+
+def check_element_written(inner, text):
+    """``x[i][j] = v`` (``a.b[i] = v``), for ``inner`` the object ``x[i]`` (``a.b``) holds:
+    normalize/containers.py writes into a copy of it that ``element_written`` then puts wherever
+    ``inner`` is held, as Python changes that object in place. A list, dict or array of its own
+    only: an array that views another one (``A[i]`` of a 2-D ``A``) would change that array
+    too, and anything else has no element to write (Python's ``TypeError``)."""
+    if isinstance(inner, np.ndarray) and inner.base is not None:
+        raise SrcgradError(
+            f"`{text}[...] = ...` writes into `{text}`, an array that views another one (a row "
+            f"of a 2-D array, `A[i]`, is a view of `A`): the write changes that array too, which "
+            f"srcgrad does not follow here. Index the array once, `A[i, j] = v`, or hold a copy "
+            f"(`.copy()`)"
+        )
+    if not isinstance(inner, (list, dict, np.ndarray)):
+        raise PythonTypeError(
+            f"'{type(inner).__name__}' object does not support item assignment (`{text}[...] "
+            f"= ...`)"
+        )
+    return None
+
+
+def element_written(inner, written):
+    """``inner = element_written(inner, written)`` marks, for normalize/sharing.py, that the
+    object ``inner`` held changed in place into ``written`` (a copy of it with an element
+    written): every holder of the old object gets ``written``. Never left in generated code."""
+    raise SrcgradError("internal error: an element write into an element was not rewritten")
