@@ -92,7 +92,7 @@ def code_mutants(module_name):
                        if getattr(a, "annotation", None) is not None and n is a.annotation}
         body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
         seen = set()
-        line_of = _statement_lines(body)
+        line_of = _statement_lines(body, compiled=_numba_module(source))
         for stmt in body:
             for node in ast.walk(stmt):
                 if _skip(node, fn) or id(node) in annotations:
@@ -119,16 +119,38 @@ def code_mutants(module_name):
     return out
 
 
-def _statement_lines(body):
+def _statement_lines(body, compiled=False):
     """The line of the innermost statement around every node of a function's body (a mutant
-    can change a result only where that statement runs)."""
+    can change a result only where that statement runs). With ``compiled`` (a module numba
+    compiles from), the statements of a nested function count as its ``def``: numba compiles
+    those, so they are not instrumented (``instrument``)."""
     line_of = {}
     for stmt in body:
         for inner in ast.walk(stmt):  # breadth first: an inner statement comes after its outer
-            if isinstance(inner, ast.stmt):
+            if isinstance(inner, ast.stmt) and not (compiled and _inside_nested(inner, stmt)):
                 for node in ast.walk(inner):
                     line_of[id(node)] = inner.lineno
     return line_of
+
+
+def _inside_nested(inner, stmt):
+    """Whether the statement ``inner`` lies in a function (or lambda) nested in ``stmt``."""
+    return any(inner is not node and any(inner is n for n in ast.walk(node))
+               for node in ast.walk(stmt)
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+
+def _numba_module(source):
+    """Whether numba compiles some of a module's functions (``njit``, ``overload``): their
+    statements cannot call the recorder ``instrument`` puts in."""
+    return re.search(r"^\s*(from numba\b|import numba\b)", source, re.M) is not None
+
+
+def _compiled_by_numba(fn):
+    """Whether a function is numba's to compile (``@njit``/``@jit``, or ``f = njit(f)``)."""
+    names = {d.func if isinstance(d, ast.Call) else d for d in fn.decorator_list}
+    return any(getattr(n, "id", getattr(n, "attr", None)) in ("njit", "jit", "generated_jit")
+               for n in names)
 
 
 def _original(module, qualname):
@@ -158,7 +180,13 @@ def apply_code(module_name, qualname, cls, fn_node):
     new = namespace[cls].__dict__[fn_node.name] if cls else namespace[fn_node.name]
     if isinstance(new, (staticmethod, classmethod)):
         new = new.__func__
-    _original(module, qualname).__code__ = new.__code__
+    original = _original(module, qualname)
+    original.__code__ = new.__code__
+    for value in list(module.__dict__.values()):  # a numba function compiled from it
+        if getattr(value, "py_func", None) is original and hasattr(value, "_cache"):
+            from numba.core.caching import NullCache
+
+            value._cache = NullCache()  # its cache would give the unmutated function's code
 
 
 def template_mutants(module_name):
@@ -204,18 +232,20 @@ def _key(filename, qualname):
     return os.path.realpath(filename) + ":" + qualname
 
 
-def _hits_before_statements(node, key):
+def _hits_before_statements(node, key, nested=True):
     """Put a call that records ``key`` + the statement's line before every statement nested in
-    ``node`` (bodies of branches, loops, handlers, nested functions)."""
+    ``node`` (bodies of branches, loops, handlers, and of nested functions unless ``nested`` is
+    False)."""
     for field, value in ast.iter_fields(node):
         if isinstance(value, list):
             for item in value:
-                if isinstance(item, ast.AST):
-                    _hits_before_statements(item, key)
+                if isinstance(item, ast.AST) and (nested or not isinstance(
+                        item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))):
+                    _hits_before_statements(item, key, nested)
             if value and all(isinstance(item, ast.stmt) for item in value):
                 setattr(node, field, [new for item in value for new in (_hit(key, item), item)])
-        elif isinstance(value, ast.AST):
-            _hits_before_statements(value, key)
+        elif isinstance(value, ast.AST) and (nested or not isinstance(value, ast.Lambda)):
+            _hits_before_statements(value, key, nested)
 
 
 def _hit(key, stmt):
@@ -226,15 +256,23 @@ def _hit(key, stmt):
 def instrument(module_names):
     """Make every statement of the modules' functions add its ``_key`` and line to ``HITS``
     when it runs (a call put before it; cheap, unlike a trace or profile hook on every call),
-    so that a mutant runs only the tests that ran its statement."""
+    so that a mutant runs only the tests that ran its statement. In a module numba compiles
+    from, the functions numba compiles and the functions nested in others (the implementations
+    an ``overload`` returns) are left as they are: numba cannot compile the call."""
     for module_name in module_names:
         module = importlib.import_module(module_name)
         where = inspect.getsourcefile(module)
         module.__dict__["_mutate_code_hit_"] = HITS.add
-        for qualname, cls, fn in _functions(ast.parse(inspect.getsource(module))):
+        source = inspect.getsource(module)
+        compiled = _numba_module(source)
+        for qualname, cls, fn in _functions(ast.parse(source)):
+            if compiled and (_compiled_by_numba(fn) or hasattr(
+                    getattr(module, qualname, None), "py_func")):
+                UNTRACED.add(_key(where, qualname))  # its mutants run every test
+                continue
             doc = fn.body[:1] if ast.get_docstring(fn) is not None else []
             rest = ast.Module(fn.body[len(doc):], [])
-            _hits_before_statements(rest, _key(where, qualname))
+            _hits_before_statements(rest, _key(where, qualname), nested=not compiled)
             fn.body = doc + rest.body
             fn.decorator_list = []
             try:
