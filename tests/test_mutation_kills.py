@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 from gradcheck import check_grad, numeric_grad
+from golden_source import assert_golden
 
 import srcgrad
 from srcgrad.errors import (
@@ -626,3 +627,54 @@ def test_reverse_jacobian_of_a_loop_that_fills_a_list(f):
     numeric = np.stack([(f(x + e * u) - f(x - e * u)) / (2 * e) for u in np.eye(3)], axis=1)
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), numeric, rtol=1e-6,
                                atol=1e-8)
+
+
+def _split_by_linearize(x, y):
+    x = np.sin(x) * y
+    y = y * 2.0
+    # a local named like the tangent map linearize defines
+    jvp_fn = x * y
+    jvp_fn = jvp_fn + np.cos(y) + abs(y) + len(x)
+    x = jvp_fn * x
+    return np.sum(x)
+
+
+def _rerun_by_linearize(x, n):
+    y = x * 1.0
+    for _ in range(n):
+        for k in range(2):
+            scale = 0.5 + k
+            y = np.sin(y) * x * scale
+    return y
+
+
+def _check_linearize(f, args, golden):
+    text = srcgrad.source(srcgrad.linearize(f))
+    assert_golden(golden, text)
+    x = args[0]
+    value, jvp_fn = srcgrad.linearize(f)(*args)
+    np.testing.assert_array_equal(value, f(*args))
+    e = 1e-6
+    for u in np.eye(3):
+        want = (f(x + e * u, *args[1:]) - f(x - e * u, *args[1:])) / (2 * e)
+        np.testing.assert_allclose(jvp_fn(u), want, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(jvp_fn(u), want, rtol=1e-6, atol=1e-9)  # on every call
+
+
+def test_linearize_of_straight_line_code_is_split_once_into_primal_and_tangent_map():
+    # linearize.run/_split: the primal statements run once and the tangent statements (with
+    # their "# tangent of:" comments) form jvp_fn, which the primal's `del`s of the names it
+    # reads do not reach (the text is a golden file). Mutants made the split fall back to a
+    # rerun of the jvp, left `del y_2` in the primal (NameError in jvp_fn), or named the
+    # tangent map `jvp_fn` whatever the function's own names
+    _check_linearize(_split_by_linearize, (np.array([0.5, -1.0, 2.0]), 1.5),
+                     "linearize_straight.py")
+
+
+def test_linearize_of_nested_loops_reruns_the_jvp_after_the_primal_alone():
+    # linearize._primal_only/_drop: the primal is the jvp without its tangent statements and
+    # comments (golden file); with `_drop` dropping every statement that mentions a tangent
+    # name, loops included, the primal skipped the loop and returned y = x * 1.0 (its value
+    # was never checked)
+    _check_linearize(_rerun_by_linearize, (np.array([0.5, -1.0, 2.0]), 2),
+                     "linearize_rerun.py")
