@@ -231,6 +231,9 @@ def test_source_shows_the_schedule():
     for word in ("revolve(", "ADVANCE", "SNAPSHOT", "RESTORE", "FORGET", "pendulum_step("):
         assert word in text
     assert_golden("waiting_checkpoint.py", source(grad(waiting, checkpoint=3)))
+    # pullback of a checkpointed loop: back reruns the vjp on copies of the arguments taken
+    # first thing (mutants of pullback.run/rerun took them later or without fresh names)
+    assert_golden("pendulum_checkpoint_pullback.py", source(pullback(pendulum, checkpoint=3)))
 
 
 def test_auto_takes_the_snapshots_the_budget_holds():

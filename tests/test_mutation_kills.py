@@ -678,3 +678,73 @@ def test_linearize_of_nested_loops_reruns_the_jvp_after_the_primal_alone():
     # was never checked)
     _check_linearize(_rerun_by_linearize, (np.array([0.5, -1.0, 2.0]), 2),
                      "linearize_rerun.py")
+
+
+def _back_named_like_the_pullback(x, y):
+    x = np.sin(x) * y
+    # a local named like the pullback's `back`
+    back = x * y
+    back = back + np.cos(y)
+    return np.sum(back * x)
+
+
+def _written_with_all_kinds_of_parameters(x, s, /, *rest, **named):
+    y = np.ones(3) * s
+    y[0] = x[0] * named["w"]
+    y = y * np.sin(x) * rest[0]
+    return np.sum(y * y)
+
+
+def _history_kept_in_a_list(x):
+    hs = []
+    h = x * 1.0
+    for i in range(3):
+        h = np.tanh(h * x + i)
+        hs.append(h)
+    return np.sum(hs[0] * hs[2] + np.sin(h))
+
+
+@pytest.mark.parametrize("f, args, kwargs, golden", [
+    (_back_named_like_the_pullback, (1.5,), {}, "pullback_straight.py"),
+    (_written_with_all_kinds_of_parameters, (2.0, 3.0), {"w": 1.5}, "pullback_written.py"),
+    (_history_kept_in_a_list, (), {}, "pullback_history.py"),
+], ids=["straight", "written", "history"])
+def test_pullback_reuses_its_primal_on_every_call_of_back(f, args, kwargs, golden):
+    # pullback.run/_reusable/exposed_reads/_in_place/_own_lists/_fresh: `back` reads the
+    # primal's values (as defaults where the sweep rebinds them), copies the stacks it pops and
+    # restores what it writes in place; the text is a golden file, the gradient is checked
+    # against differences on two calls of the same back
+    assert_golden(golden, srcgrad.source(srcgrad.pullback(f)))
+    x = np.array([0.5, -1.0, 2.0])
+    value, back = srcgrad.pullback(f)(x, *args, **kwargs)
+    assert value == f(x, *args, **kwargs)
+    want = numeric_grad(f, (x, *args), 0, kwargs)
+    for seed in (1.0, 1.0):
+        np.testing.assert_allclose(back(seed), want, rtol=1e-6, atol=1e-8)
+
+
+def _rerun_with_all_kinds_of_parameters(x, s, /, *rest, scale=2.0, **named):
+    x_kept = x * s  # named like linearize's copy of x
+    y = x_kept
+    for _ in range(2):
+        for k in range(2):
+            y = np.sin(y) * x * (rest[0] + k) * scale * named["w"]
+    return y
+
+
+def test_linearize_reruns_the_jvp_with_every_kind_of_parameter():
+    # pullback.rerun (linearize's rerun path): jvp_fn calls the jvp on copies of each argument
+    # (positional-only, *rest, keyword-only, **named), with the tangent of wrt=(0,) a tuple.
+    # Mutants dropped the positional-only parameter or **named from the call (TypeError), named
+    # the copies x_kept whatever the function's own names, or passed wrt=0 (a tuple tangent
+    # refused)
+    f = _rerun_with_all_kinds_of_parameters
+    args, kwargs = (np.array([0.5, -1.0, 2.0]), 0.7, 0.3), {"scale": 1.1, "w": 0.9}
+    text = srcgrad.source(srcgrad.linearize(f, wrt=(0,)))
+    assert_golden("linearize_rerun_parameters.py", text)
+    value, jvp_fn = srcgrad.linearize(f, wrt=(0,))(*args, **kwargs)
+    np.testing.assert_array_equal(value, f(*args, **kwargs))
+    x, e = args[0], 1e-6
+    for u in np.eye(3):
+        want = (f(x + e * u, *args[1:], **kwargs) - f(x - e * u, *args[1:], **kwargs)) / (2 * e)
+        np.testing.assert_allclose(jvp_fn((u,)), want, rtol=1e-6, atol=1e-9)
