@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 import pytest
-from gradcheck import check_grad, numeric_grad
 from golden_source import assert_golden
+from gradcheck import check_grad, numeric_grad
 
 import srcgrad
 from srcgrad.errors import (
