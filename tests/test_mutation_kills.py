@@ -704,16 +704,25 @@ def _history_kept_in_a_list(x):
     return np.sum(hs[0] * hs[2] + np.sin(h))
 
 
+def _indexed_reads_in_a_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sin(x[i]) * x[2 - i]
+    return s
+
+
 @pytest.mark.parametrize("f, args, kwargs, golden", [
     (_back_named_like_the_pullback, (1.5,), {}, "pullback_straight.py"),
     (_written_with_all_kinds_of_parameters, (2.0, 3.0), {"w": 1.5}, "pullback_written.py"),
     (_history_kept_in_a_list, (), {}, "pullback_history.py"),
-], ids=["straight", "written", "history"])
+    (_indexed_reads_in_a_loop, (), {}, "pullback_indexed.py"),
+], ids=["straight", "written", "history", "indexed"])
 def test_pullback_reuses_its_primal_on_every_call_of_back(f, args, kwargs, golden):
     # pullback.run/_reusable/exposed_reads/_in_place/_own_lists/_fresh: `back` reads the
     # primal's values (as defaults where the sweep rebinds them), copies the stacks it pops and
-    # restores what it writes in place; the text is a golden file, the gradient is checked
-    # against differences on two calls of the same back
+    # restores what it writes in place, but its own adjoint buffers (`dx[i] += ...`) are not the
+    # primal's; the text is a golden file, the gradient is checked against differences on two
+    # calls of the same back
     assert_golden(golden, srcgrad.source(srcgrad.pullback(f)))
     x = np.array([0.5, -1.0, 2.0])
     value, back = srcgrad.pullback(f)(x, *args, **kwargs)
