@@ -118,6 +118,10 @@ class Context:
         """Generated names of the helpers that update a list or array in place."""
         return tuple(self.helpers[h] for h in ("list_append", "list_pop", "setitem"))
 
+    def named(self, obj):
+        """The name generated code calls ``obj`` by, if it calls it (``global_name``)."""
+        return self._names.get(id(obj))
+
     def global_name(self, obj, preferred):
         """The name generated code uses for ``obj``; prefers the user's own name for it."""
         key = id(obj)

@@ -4,7 +4,7 @@
     -> recursion -> double -> higher -> steps -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
-    -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> release
+    -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> products -> release
     -> pullback | linearize -> scalars -> guard -> handlers
     -> emit -> compile
 
@@ -65,7 +65,7 @@ from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .normalize.callables import is_callable_value
 from .normalize.methods import Example
-from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy
+from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy, steps
 from .transform import defaults, forward, linearize, pullback, reverse
 
 MODES = ("grad", "value_and_grad", "vjp", "pullback", "jvp", "linearize", "tangent", "split")
@@ -159,6 +159,7 @@ REVERSE = (
     Stage("dce", dce.run, _optimizing),
     Stage("proxy", shape_proxy.run, _optimizing),
     Stage("owned", owned.run),
+    Stage("products", steps.run, _optimizing),
     Stage("release", release.run, _optimizing),
     Stage("pullback", pullback.run, _pulling_back),
     Stage("scalars", scalars.run, _specialized),

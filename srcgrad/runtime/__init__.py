@@ -268,8 +268,12 @@ from .products import (  # noqa: F401
     kron_vjp,
     matmul_vjp_left,
     matmul_vjp_right,
+    matmul_vjp_right_steps,
+    same_shapes,
+    steps_layout,
     tensordot_vjp_left,
     tensordot_vjp_right,
+    unbroadcast_steps,
 )
 from .pytrees import check_class, check_updated_in_place, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401

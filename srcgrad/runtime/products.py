@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .shapes import _float_array, _like, float_dtype, unbroadcast
+from .shapes import _float_array, _like, by_source, float_dtype, unbroadcast
 
 
 def _ndim(a):
@@ -52,6 +52,71 @@ def matmul_vjp_right(dy, a, b):
     else:
         g = np.matmul(_swap(a), dy)
     return unbroadcast(g, b)
+
+
+def steps_layout(dys, xs, b):
+    """How ``matmul_vjp_right_steps`` sums: 1 where ``b`` is a matrix and every ``dys[i]`` and
+    ``xs[i]`` a vector (stacked), 2 where every one is a matrix (their rows joined), 0 (a
+    product per step) otherwise. No gradient (a constant of the derivative)."""
+    if type(b) is not np.ndarray or b.ndim != 2 or not xs:
+        return 0
+    k = xs[0].ndim if type(xs[0]) is np.ndarray else 0
+    if k not in (1, 2):
+        return 0
+    for x in xs:
+        if type(x) is not np.ndarray or x.ndim != k:
+            return 0
+    for dy in dys:
+        if type(dy) is not np.ndarray or dy.ndim != k:
+            return 0
+    return k
+
+
+def same_shapes(gs, x):
+    """Whether every ``gs[i]`` is an array of one shape, of no fewer dimensions than ``x``,
+    itself an array: ``unbroadcast_steps`` then sums them stacked. No gradient."""
+    if type(x) is not np.ndarray or not gs or type(gs[0]) is not np.ndarray:
+        return False
+    shape = gs[0].shape
+    if len(shape) < x.ndim:
+        return False
+    return all(type(g) is np.ndarray and g.shape == shape for g in gs)
+
+
+@by_source
+def matmul_vjp_right_steps(dys, xs, b):
+    """The sum over ``i`` of ``matmul_vjp_right(dys[i], xs[i], b)``: what a reversed loop adds
+    to the gradient of ``b`` over its iterations (optimize/steps.py), as one matrix product
+    where ``b`` is a matrix and every ``xs[i]`` a vector (the rows stacked) or every one a
+    matrix (their rows joined); a product per step otherwise. Plain NumPy code marked
+    ``by_source``: its derivatives are those of this code."""
+    layout = steps_layout(dys, xs, b)
+    if layout == 1:
+        return np.stack(xs).T @ np.stack(dys)
+    if layout == 2:
+        return np.concatenate(xs).T @ np.concatenate(dys)
+    if len(dys) == 0:
+        return 0.0
+    g = matmul_vjp_right(dys[0], xs[0], b)
+    for i in range(1, len(dys)):
+        g = g + matmul_vjp_right(dys[i], xs[i], b)
+    return g
+
+
+@by_source
+def unbroadcast_steps(gs, x):
+    """The sum over ``i`` of ``unbroadcast(gs[i], x)``: what a reversed loop adds to the
+    gradient of ``x`` over its iterations (optimize/steps.py), as one sum of the stacked
+    contributions where they are arrays of one shape, one sum per step otherwise. Plain NumPy
+    code marked ``by_source``."""
+    if same_shapes(gs, x):
+        return unbroadcast(np.stack(gs), x)
+    if len(gs) == 0:
+        return 0.0
+    g = unbroadcast(gs[0], x)
+    for i in range(1, len(gs)):
+        g = g + unbroadcast(gs[i], x)
+    return g
 
 
 def dot_vjp_left(dy, a, b):

@@ -1,0 +1,119 @@
+"""A reversed loop's per-step contributions to a weight's gradient, summed once after it
+(``optimize/steps.py``; ``runtime.matmul_vjp_right_steps``, ``unbroadcast_steps``): each form
+against central differences (the batched path for matrices and vectors, the per-step path for
+a vector ``W`` and for values whose rank changes between steps), second order through the
+helpers' source, the generated text, and loops the pass must leave alone."""
+
+import numpy as np
+import pytest
+from golden_source import assert_golden
+from gradcheck import check_grad
+
+from srcgrad import grad, jvp, source, value_and_grad, vjp
+
+RNG = np.random.default_rng(16)
+WX = RNG.normal(size=(2, 3)) / 2
+WH = RNG.normal(size=(3, 3)) / 2
+B = RNG.normal(size=3) / 4
+XS = RNG.normal(size=(4, 5, 2))  # 4 steps, batch 5, input 2
+H0 = RNG.normal(size=(5, 3)) / 2
+
+
+def rnn(Wx, Wh, b, xs, h0):
+    h = h0
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h * h)
+
+
+def vector_rnn(Wx, Wh, xs, h0):  # one sequence: every factor a vector (outer products)
+    h = h0
+    for t in range(len(xs)):
+        h = np.sin(xs[t] @ Wx + h @ Wh)
+    return np.sum(h**3)
+
+
+def vector_weight(w, xs, s0):  # W a vector: x @ w is a number each step, a product per step
+    s = s0
+    for t in range(len(xs)):
+        s = np.tanh(xs[t] @ w + 0.5 * s)
+    return np.sum(s * s)
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2])
+def test_rnn_against_differences(wrt):
+    check_grad(rnn, (WX, WH, B, XS, H0), wrt)
+
+
+def test_rnn_generates_one_product_after_the_loop():
+    text = source(grad(rnn, wrt=("Wx", "Wh", "b")))
+    assert_golden("rnn_step_products.py", text)
+    assert text.count("matmul_vjp_right_steps(") == 2 and "matmul_vjp_right(" not in text
+    assert "db += unbroadcast_steps(db_parts, b)" in text
+
+
+def test_vectors_stacked_against_differences():
+    xs, h0 = RNG.normal(size=(4, 2)), RNG.normal(size=3) / 2
+    for wrt in (0, 1):
+        check_grad(vector_rnn, (WX, WH, xs, h0), wrt)
+    assert "matmul_vjp_right_steps" in source(grad(vector_rnn, wrt=(0, 1)))
+
+
+def test_vector_weight_and_changing_rank_run_per_step():
+    xs = RNG.normal(size=(3, 4, 2))
+    check_grad(vector_weight, (RNG.normal(size=2), xs, 0.3), 0)
+    assert "matmul_vjp_right_steps" in source(grad(vector_weight))
+    # h0 a vector, the later h matrices: the factors' ranks differ, so no joined product
+    check_grad(rnn, (WX, WH, B, XS, H0[0]), 1)
+    check_grad(rnn, (WX, WH, B, XS, H0[0]), 2)  # the bias's contributions of two shapes
+
+
+def test_no_steps():
+    g = grad(rnn, wrt=("Wx", "Wh"))(WX, WH, B, XS[:0], H0)
+    assert all(np.array_equal(x, np.zeros_like(w)) for x, w in zip(g, (WX, WH)))
+
+
+def test_value_and_grad_and_vjp():
+    value, g = value_and_grad(rnn, wrt="Wh")(WX, WH, B, XS, H0)
+    assert value == rnn(WX, WH, B, XS, H0)
+    np.testing.assert_allclose(vjp(rnn, wrt="Wh")(WX, WH, B, XS, H0, 2.0), 2.0 * g, rtol=1e-12)
+
+
+def grad_along(Wh, Wx, xs, h0, v):  # reverse over reverse: grad of <grad(rnn)(Wh), v>
+    return np.sum(grad(rnn, wrt="Wh")(Wx, Wh, B, xs, h0) * v)
+
+
+def test_second_order():
+    xs, h0, v = XS[:3, :2], H0[:2], RNG.normal(size=WH.shape)
+    check_grad(grad_along, (WH, WX, xs, h0, v), 0)
+    # forward over reverse: the tangent of the gradient along v, against its differences
+    tangent = jvp(grad(rnn, wrt="Wh"), wrt=1)(WX, WH, B, xs, h0, v)[1]
+    step = 1e-6
+    ahead = grad(rnn, wrt="Wh")(WX, WH + step * v, B, xs, h0)
+    behind = grad(rnn, wrt="Wh")(WX, WH - step * v, B, xs, h0)
+    np.testing.assert_allclose(tangent, (ahead - behind) / (2 * step), rtol=1e-6, atol=1e-8)
+
+
+def written_in_place(W, xs):  # the loop writes into an array: its products stay per step
+    h = np.ones(3)
+    acc = np.zeros((len(xs), 3))
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ W + h)
+        acc[t] = h
+    return np.sum(acc**2)
+
+
+def accumulated_before(W, xs, h0):  # the gradient of W gets a product before the loop too
+    h = h0 @ W
+    for t in range(len(xs)):
+        h = np.cos(xs[t] @ W + h)
+    return np.sum(h)
+
+
+def test_loops_left_alone_and_others_right():
+    xs = RNG.normal(size=(3, 3))
+    check_grad(written_in_place, (WH, xs), 0)
+    assert "matmul_vjp_right_steps" not in source(grad(written_in_place))
+    check_grad(accumulated_before, (WH, xs, RNG.normal(size=3)), 0)
+    text = source(grad(accumulated_before))
+    assert "matmul_vjp_right_steps" in text and "matmul_vjp_right(" in text
