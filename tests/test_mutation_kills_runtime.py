@@ -1,0 +1,115 @@
+"""Cases that only a surviving mutant of a runtime helper showed untested (docs/development.md,
+mutation testing): objects of classes registered with ``register_pytree``, containers and lists.
+
+Each is a program a user can write, checked against central differences, exact values or the
+refusal; the comment names the mutant of ``tests/mutate_code.py`` it kills.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+
+import srcgrad
+from srcgrad.errors import SrcgradError
+
+
+class _Slotted:
+    """A registered class with ``__slots__`` (no ``__dict__``): children ``w`` and ``b``."""
+
+    __slots__ = ("w", "b", "tag")
+
+    def __init__(self, w, b, tag="slotted"):
+        self.w, self.b, self.tag = w, b, tag
+
+
+srcgrad.register_pytree(_Slotted, lambda s: ((s.w, s.b), s.tag),
+                        lambda tag, children: _Slotted(children[0], children[1], tag))
+
+
+class _Scaled:
+    """A registered class whose array ``scale`` is not a child (it goes with the aux data)."""
+
+    def __init__(self, w, scale):
+        self.w, self.scale = w, scale
+
+
+srcgrad.register_pytree(_Scaled, lambda s: ((s.w,), s.scale),
+                        lambda scale, children: _Scaled(children[0], scale))
+
+
+def _slotted_loss(s, x):
+    return np.sum(np.tanh(s.w * x) * s.b)
+
+
+def _scaled_loss(s, x):
+    return np.sum(np.sin(s.w * x) * s.scale)
+
+
+def test_a_registered_class_with_slots_has_its_children_as_fields():
+    # pytrees._attribute_names/checked_attribute: the children of a class with __slots__ are
+    # found among its slots (mutants of the slot loop found none, or the non-child `tag`; with
+    # `return True` -> False `.w` was refused as computed when read)
+    s, x = _Slotted(np.array([0.5, -1.0]), np.array([2.0, 3.0])), np.array([1.5, 0.7])
+    g = srcgrad.grad(_slotted_loss)(s, x)
+    assert type(g) is _Slotted and g.tag == "slotted"
+    np.testing.assert_allclose(g.w, numeric_grad(lambda w: _slotted_loss(_Slotted(w, s.b), x),
+                                                 (s.w,), 0), rtol=1e-6)
+    np.testing.assert_allclose(g.b, np.tanh(s.w * x), rtol=1e-12)
+    t = _Slotted(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    value, tangent = srcgrad.jvp(_slotted_loss)(s, x, t)
+    assert value == _slotted_loss(s, x)
+    assert tangent == pytest.approx(g.w[0] + g.b[1], rel=1e-12)
+
+
+def test_a_gradient_reaching_an_attribute_that_is_no_child_is_refused():
+    # pytrees._attribute_names/rebuild: `scale` is held by the object but is not among the
+    # children flatten returns, so its gradient cannot be given back (with `any(...)` dropped
+    # every attribute counted as a child; with the message's call dropped, a TypeError)
+    s, x = _Scaled(np.array([0.5, -1.0]), np.array([2.0, 3.0])), np.array([1.5, 0.7])
+    with pytest.raises(SrcgradError, match=r"reached the attributes \['scale'\] of a _Scaled, "
+                                           r"which are not among the children"):
+        srcgrad.grad(_scaled_loss)(s, x)
+    # the gradient with respect to x alone needs none of s's
+    np.testing.assert_allclose(srcgrad.grad(_scaled_loss, wrt=1)(s, x),
+                               np.cos(s.w * x) * s.w * s.scale, rtol=1e-12)
+
+
+@dataclasses.dataclass
+class _Linear:
+    w: np.ndarray
+    c: float
+    rest: tuple = ()
+
+
+def _linear_loss(p, x):
+    return np.sum(p.w * x)
+
+
+def test_a_float_field_that_gets_no_gradient_gets_a_zero_even_when_it_is_zero():
+    # pytrees._differentiable: a float field the function does not read gets 0.0, an empty tuple
+    # its empty structure (with a test replaced by the field's own truth, a field holding 0.0 or
+    # () got None)
+    x = np.array([0.5, 1.5])
+    for c in (0.0, 3.0):
+        g = srcgrad.grad(_linear_loss)(_Linear(np.array([1.0, 2.0]), c), x)
+        assert type(g) is _Linear and g.c == 0.0 and type(g.c) is float and g.rest == ()
+        np.testing.assert_array_equal(g.w, x)
+
+
+def _integer_array_in_a_field_updated(x):
+    P = types.SimpleNamespace(ps=[types.SimpleNamespace(h=np.array([1, 2]))])
+    P.ps[0].h += 1
+    return np.sum(P.ps[0].h * x)
+
+
+def test_an_inner_field_holding_an_integer_array_updated_is_refused_naming_its_dtype():
+    # pytrees.check_updated_in_place: the message names the array's dtype (mutants of the
+    # ' of ' + dtype part raised a TypeError or dropped it)
+    with pytest.raises(SrcgradError, match=r"`P\.ps\[0\]\.h` holds a ndarray of int64: srcgrad "
+                                           r"follows an augmented assignment"):
+        srcgrad.grad(_integer_array_in_a_field_updated)(np.array([0.5, 1.5]))
