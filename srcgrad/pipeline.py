@@ -138,6 +138,7 @@ NORMALIZE = (
     Stage("inline", inline.run),
     Stage("recursion", recursion.run, recursion.wanted),
     Stage("double", recursion.double, recursion.double_wanted),
+    Stage("unpair", recursion.unpair, recursion.unpair_wanted),
     Stage("higher", recursion.higher, recursion.higher_wanted),
     Stage("steps", recursion.steps, recursion.steps_wanted),
     Stage("sharing", sharing.run),

@@ -35,6 +35,8 @@ from ..frontend.resolve import MISSING
 from ..frontend.source import GENERATED_SOURCE
 from ..rules.derived import (
     JvpPair,
+    SplitJvp,
+    SplitNJvp,
     Splitter,
     Splitter2,
     SplitterN,
@@ -54,17 +56,21 @@ REVERSE_MODES = ("grad", "value_and_grad", "vjp", "split")
 # callee's split derivative of that order, SplitNJvp); reverse mode a pair (split: the callee's
 # jvp, split), a split call (``double``: the split derivative of the callee's split derivative)
 # and split calls of order 2 and more (``higher``: of order k + 1)
-HANDLED = {"jvp": {"split", "pair", "split2", "splitN"},
-           "tangent": {"split", "pair", "split2", "splitN"},
-           **{m: {"pair", "split", "split2", "splitN"} for m in REVERSE_MODES}}
+# and forward mode's own (``PAIRED``: the jvp of a split derivative, of any order), written as
+# steps of a chain with a forward layer first (``unpair``)
+HANDLED = {"jvp": {"split", "pair", "split2", "splitN", "split_jvp", "splitN_jvp"},
+           "tangent": {"split", "pair", "split2", "splitN", "split_jvp", "splitN_jvp"},
+           **{m: {"pair", "split", "split2", "splitN", "split_jvp", "splitN_jvp"}
+              for m in REVERSE_MODES}}
+PAIRED = frozenset({"split_jvp", "splitN_jvp"})
 
 
 def handled(kinds, mode):
     """Whether ``mode`` differentiates code with recursive calls of ``kinds`` itself (each
     level once): the kinds it handles (``HANDLED``), split calls of order 2 and more
-    (``higher``) only alone."""
-    orders = kinds & HIGHER
-    return kinds <= HANDLED.get(mode, set()) and (not orders or kinds <= HIGHER)
+    (``higher``) and forward mode's (``unpair``) only among themselves."""
+    orders = kinds & (HIGHER | PAIRED)
+    return kinds <= HANDLED.get(mode, set()) and (not orders or kinds <= HIGHER | PAIRED)
 
 
 def yields_wanted(ctx):
@@ -233,10 +239,11 @@ HIGHER = frozenset({"split2", "splitN"})
 
 def higher_wanted(ctx):
     """Whether ``higher`` runs: reverse mode over code with split calls of order 2
-    (``grad(grad(grad(f)))``) or k >= 3 (fourth order and beyond), and no others."""
+    (``grad(grad(grad(f)))``) or k >= 3 (fourth order and beyond), or forward mode's
+    (``unpair``), and no others."""
     kinds = getattr(ctx.fn, "__srcgrad_special__", None) or frozenset()
-    return (ctx.mode in REVERSE_MODES and ctx.split_recursion and bool(kinds & HIGHER)
-            and kinds <= HIGHER)
+    return (ctx.mode in REVERSE_MODES and ctx.split_recursion
+            and bool(kinds & (HIGHER | PAIRED)) and kinds <= HIGHER | PAIRED)
 
 
 def higher(fn_node, ctx):
@@ -255,7 +262,7 @@ def steps_wanted(ctx):
     ``grad(f)``, ``jvp(grad(grad(f)))``) and no others."""
     kinds = getattr(ctx.fn, "__srcgrad_special__", None) or frozenset()
     return (ctx.mode in ("jvp", "tangent") and ctx.split_recursion and "split2" in kinds
-            and kinds <= HIGHER)
+            and kinds <= HIGHER | PAIRED)
 
 
 def steps(fn_node, ctx):
@@ -266,6 +273,155 @@ def steps(fn_node, ctx):
     ctx.split_used = True
     fn_node.body = _raise_block(fn_node.body, ctx, 2)
     return fn_node
+
+
+def unpair_wanted(ctx):
+    """Whether ``unpair`` runs: reverse or forward mode over code forward mode made from split
+    calls (``grad(hvp(f))``, ``grad(jvp(grad(f)))``, ``jvp(jvp(grad(f)))``), with no recursive
+    calls of other kinds."""
+    kinds = getattr(ctx.fn, "__srcgrad_special__", None) or frozenset()
+    return (ctx.mode in REVERSE_MODES + ("jvp", "tangent") and ctx.split_recursion
+            and bool(kinds & PAIRED) and kinds <= HIGHER | PAIRED)
+
+
+def unpair(fn_node, ctx):
+    """Forward mode's split calls in the general step form, so each level of a recursion runs
+    once when that code is differentiated again. A started jvp of a split derivative of order
+    k (``SplitJvp``, ``SplitNJvp``) is a split call of a chain whose last layer is that jvp
+    (``SplitterN`` with a ``runtime.JvpLayer``, the tangents its last parameter); each step
+    gives and is sent a pair (value, tangent):
+
+        s = f_split_jvp((da,), a)       ->  s = f_split1(a, tangent=(da,))
+        y = recursion_value(s)          ->  p = step1_got(s, s); y = p[0]
+        dy = recursion_tangent(s)       ->  p = step1_got(s, s); dy = p[1]
+        g = recursion_send_pair(s, c, dc)   ->  q = (c, dc); t = step2_take(s, q)
+                                                p = step2_got(s, t); g = p[0]
+        t = step_take_pair(s, j, x, dx) ->  q = (x, dx); t = stepj_take(s, q)
+        dy = step_tangent(s, j)         ->  p = stepj_got(s, t); dy = p[1]
+
+    (``recursion_sent_tangent`` as ``step_tangent`` of step 2). Reverse mode then raises the
+    chain by a split layer (``higher``), forward mode by a forward layer
+    (``transform/forward.py``)."""
+    handles = {}
+    for node in walk(fn_node):
+        if isinstance(node, gast.Assign) and isinstance(node.value, gast.Call):
+            made = _chain_of(ctx.namespace.resolve(node.value.func, ctx.local_names))
+            if made is not None:
+                handles[node.targets[0].id] = made
+    copies = [(n.targets[0].id, n.value.id) for n in walk(fn_node)
+              if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name)]
+    grown = True
+    while grown:  # `ds = s`: forward mode's started split call is its own tangent
+        grown = False
+        for target, source in copies:
+            if source in handles and target not in handles:
+                handles[target] = handles[source]
+                grown = True
+    ctx.split_used = True
+    fn_node.body = _unpair_block(fn_node.body, ctx, handles)
+    return fn_node
+
+
+def _chain_of(held):
+    """The ``SplitterN`` of the chain a started jvp of a split derivative is, or None."""
+    if isinstance(held, SplitJvp):
+        return splitter_n(held.fn, (held.split_wrt, runtime.JvpLayer(held.wrt)))
+    if isinstance(held, SplitNJvp):
+        return splitter_n(held.splitter.fn,
+                          held.splitter.wrts + (runtime.JvpLayer(held.wrt),))
+    return None
+
+
+def _unpair_block(stmts, ctx, handles):
+    out = []
+    tokens = {}  # (handle, step) -> the token of the step taken in this block
+    for s in stmts:
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
+                setattr(s, field_, _unpair_block(inner, ctx, handles))
+        out.extend(_unpaired(s, ctx, handles, tokens))
+    return out
+
+
+# runtime function -> (step, half): a read of the value (0) or tangent (1) of what it gave
+_READS = {runtime.recursion_value: (1, 0), runtime.recursion_tangent: (1, 1),
+          runtime.recursion_sent_tangent: (2, 1)}
+
+
+def _unpaired(s, ctx, handles, tokens):
+    """The statements of ``s`` in the step form (see ``unpair``)."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Name)):
+        return [s]
+    call, target = s.value, s.targets[0].id
+    held = ctx.namespace.resolve(call.func, ctx.local_names)
+    if _chain_of(held) is not None:
+        made = handles[target]
+        last = list(made.signature.parameters)[-1]
+        call.func.id = ctx.global_name(made, made.__name__)
+        call.keywords = list(call.keywords) + [gast.keyword(last, call.args[0])]
+        call.args = call.args[1:]
+        return [s]
+    args = call.args
+    handle = args[0] if args and isinstance(args[0], gast.Name) else None
+    chain = handles.get(handle.id) if handle is not None else None
+    if chain is None:
+        return [s]
+    emit = _Emitter(ctx, s, chain.order)
+    if isinstance(held, Step) and held.kind == "got":
+        return emit.read(target, held.j, args[1], 0)
+    if held in _READS or held is runtime.step_tangent:
+        j, half = _READS.get(held) or (args[1].value, 1)
+        return emit.read(target, j, gast.Name(tokens.get((handle.id, j), handle.id),
+                                              gast.Load(), None, None), half)
+    if held is runtime.recursion_send_pair or held is runtime.step_take_pair:
+        j, (x, dx) = (2, args[1:]) if held is runtime.recursion_send_pair else (
+            args[1].value, args[2:])
+        taken = target if held is runtime.step_take_pair else ctx.namer.fresh(
+            naming.STEP_TOKEN)
+        ctx.local_names.add(taken)
+        tokens[(handle.id, j)] = taken
+        pair = emit.fresh("pair")
+        out = [emit.assign(pair, gast.Tuple([x, dx], gast.Load())),
+               emit.assign(taken, emit.step("take", j, handle, emit.load(pair)))]
+        if held is runtime.recursion_send_pair:
+            out += emit.read(target, 2, emit.load(taken), 0)
+        return out
+    return [s]
+
+
+class _Emitter:
+    """The statements ``unpair`` writes for one statement ``s`` (its line)."""
+
+    def __init__(self, ctx, s, order):
+        self.ctx, self.s, self.order = ctx, s, order
+
+    def fresh(self, label):
+        held = self.ctx.namer.fresh(label)
+        self.ctx.local_names.add(held)
+        return held
+
+    @staticmethod
+    def load(name_):
+        return gast.Name(name_, gast.Load(), None, None)
+
+    def assign(self, target, value):
+        return gast.copy_location(gast.Assign([gast.Name(target, gast.Store(), None, None)],
+                                              value, None), self.s)
+
+    def step(self, kind, j, handle, operand):
+        made = step(kind, j, self.order)
+        func = self.load(self.ctx.global_name(made, made.__name__))
+        return gast.Call(func, [gast.Name(handle.id, gast.Load(), None, None), operand], [])
+
+    def read(self, target, j, after, half):
+        """``p = stepj_got(s, after); target = p[half]``."""
+        pair = self.fresh("pair")
+        handle = self.s.value.args[0]
+        return [self.assign(pair, self.step("got", j, handle, after)),
+                self.assign(target, gast.Subscript(self.load(pair), gast.Constant(half, None),
+                                                   gast.Load()))]
 
 
 def _raise_block(stmts, ctx, order=3):

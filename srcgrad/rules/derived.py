@@ -450,24 +450,26 @@ class SplitterN:
     """``f_splitn(a, b)``: starts the split derivative of order ``len(wrts)`` (3 and more) of
     ``f`` (``runtime.SplitN``): f's split derivative with respect to ``wrts[0]``, its split
     derivative with respect to ``wrts[1]``, and so on. The last ``wrts`` entry None (not yet
-    known, ``with_wrt`` sets it) takes every argument that can carry a gradient."""
+    known, ``with_wrt`` sets it) takes every argument that can carry a gradient. An entry may be
+    a forward layer (``runtime.JvpLayer``, normalize/recursion.unpair): the jvp of the chain
+    below it, which takes the tangents as one more parameter (``signature``: the chain's)."""
 
     def __init__(self, fn, wrts):
         self.fn, self.wrts = fn, wrts
-        self.signature = inspect.signature(fn)
-        self.order = len(wrts)
+        self.order = sum(1 for w in wrts if not isinstance(w, runtime.JvpLayer))
+        forward = [i for i, w in enumerate(wrts) if isinstance(w, runtime.JvpLayer)]
+        below = chain(fn, wrts[:forward[-1] + 1]) if forward else fn
+        self.signature = inspect.signature(below)
         self.__name__ = f"{fn.__name__}_split{self.order}"
 
     def __call__(self, *args, **kwargs):
         wrts = self.wrts
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
         if wrts[-1] is None:
-            bound = self.signature.bind(*args, **kwargs)
             wrts = wrts[:-1] + (tuple(n for n, v in bound.arguments.items()
                                       if not isinstance(v, _NO_GRADIENT)),)
-        g = self.fn
-        for wrt in wrts:
-            g = transforms.derived(g, "split", wrt)
-        return runtime.SplitN(g(*args, **kwargs), wrts)
+        return runtime.SplitN(chain(self.fn, wrts)(*bound.args), wrts)
 
     def with_wrt(self, wrt):
         """The same with the last order's ``wrt`` set (a tuple of names)."""
@@ -479,6 +481,17 @@ class SplitterN:
 
     def __repr__(self):
         return f"<split derivative of order {self.order} of {self.fn.__qualname__}: {self.wrts}>"
+
+
+def chain(fn, wrts):
+    """The generated function of the chain ``wrts`` of derivatives of ``fn`` (each a split
+    derivative, or a jvp for a ``runtime.JvpLayer``, taking every parameter plain)."""
+    for wrt in wrts:
+        if isinstance(wrt, runtime.JvpLayer):
+            fn = transforms.derived(fn, "jvp", wrt.wrt, Options(plain_defaults=True))
+        else:
+            fn = transforms.derived(fn, "split", wrt)
+    return fn
 
 
 class SplitNJvp:
@@ -497,9 +510,7 @@ class SplitNJvp:
     def __call__(self, tangents, *args, **kwargs):
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        g = self.splitter.fn
-        for wrt in self.splitter.wrts:
-            g = transforms.derived(g, "split", wrt)
+        g = chain(self.splitter.fn, self.splitter.wrts)
         gen = transforms.derived(g, "jvp", self.wrt)(*bound.args, tangents)
         return runtime.SplitN(gen, self.splitter.wrts, paired=True)
 

@@ -278,6 +278,7 @@ from .products import (  # noqa: F401
 from .pytrees import check_class, check_updated_in_place, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401
     Split,
+    JvpLayer,
     Split2,
     SplitN,
     recursion_grad,

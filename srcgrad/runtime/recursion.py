@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..errors import SrcgradError
 from .complex_values import conj_like
-from .containers import DictCotangents, zeros_like
+from .containers import Cotangents, DictCotangents, zeros_like
 
 
 class Split:
@@ -238,22 +238,47 @@ class _GradCotangents(DictCotangents):
 # for. At every order each level of the recursion runs once. Forward mode over such code (and over
 # code of order 2, written in the same form: normalize/recursion.steps) starts the jvp of G_k
 # instead: every step is sent a value with its tangent and gives one with its tangent (paired).
+# A chain may hold forward layers too (``JvpLayer``: the jvp of the chain below it, from
+# forward mode over split calls differentiated again, normalize/recursion.unpair): a forward layer
+# adds no step, each of its steps gives and is sent a pair (value, tangent).
+
+
+class JvpLayer:
+    """A forward layer of a chain of derivatives (``SplitN``, ``rules/derived.SplitterN``): the
+    jvp, with respect to ``wrt``, of the chain below it. Never equal to a split layer (a tuple of
+    names)."""
+
+    __slots__ = ("wrt",)
+
+    def __init__(self, wrt):
+        self.wrt = tuple(wrt)
+
+    def __eq__(self, other):
+        return isinstance(other, JvpLayer) and other.wrt == self.wrt
+
+    def __hash__(self):
+        return hash(("jvp", self.wrt))
+
+    def __repr__(self):
+        return f"jvp{self.wrt}"
 
 
 class SplitN:
     """A started split derivative of order ``len(wrts)`` (2 and more): the generator, what each
     step gave (``got``) and was sent (``sent``), the cotangents waiting for their step
-    (``pending``) and the number of the last step taken. ``paired``: the generator is the jvp of
-    the split derivative (forward mode over code with steps, ``rules/derived.SplitNJvp``): each
-    step is sent a value with its tangent and gives one with its tangent (``tangents``, the
-    tangents waiting in ``pending_t``, sent in ``sent_t``)."""
+    (``pending``) and the number of the last step taken. ``wrts``: its layers, the ``wrt`` of each
+    split layer or a ``JvpLayer``. ``paired``: the generator is the jvp of the split derivative
+    (forward mode over code with steps, ``rules/derived.SplitNJvp``): each step is sent a value
+    with its tangent and gives one with its tangent (``tangents``, the tangents waiting in
+    ``pending_t``, sent in ``sent_t``)."""
 
     __slots__ = ("gen", "wrts", "got", "sent", "pending", "taken", "last", "tangents",
-                 "pending_t", "sent_t")
+                 "pending_t", "sent_t", "kinds")
 
     def __init__(self, gen, wrts, paired=False):
         self.gen, self.wrts = gen, wrts
-        self.last = 2 ** len(wrts)
+        self.kinds = _kinds(wrts)
+        self.last = 2 ** sum(1 for w in wrts if not isinstance(w, JvpLayer))
         self.got, self.sent, self.pending, self.taken = {}, {}, {}, 1
         self.tangents = {} if paired else None
         self.pending_t, self.sent_t = {}, {}
@@ -302,6 +327,8 @@ def step_take_pair(s, j, x, dx):
 def _wait(pending, j, x):
     if not _zero(x):
         waiting = pending.get(j)
+        if isinstance(waiting, tuple):  # a pair sent: summed element by element
+            waiting = Cotangents(waiting)
         pending[j] = x if waiting is None else waiting + x
 
 
@@ -350,84 +377,86 @@ def _send(s, j, x):
     s.got[j] = _incoming(s, j, y)
 
 
-def _order(j):
-    """The order whose adjoint takes step ``j`` (``2**(k-1) < j <= 2**k``) and the step it is
-    the adjoint of."""
+def _partner(j):
+    """The step whose adjoint step ``j`` is (``2**(k-1) < j <= 2**k``: ``2**k + 1 - j``)."""
     k = (j - 1).bit_length()
-    return k, 2 ** k + 1 - j
+    return 2 ** k + 1 - j
 
 
-def _dict_step(j):
-    """``i`` when step ``j`` gives G_i's gradients (``j == 2**i``, by name), else 0."""
-    return j.bit_length() - 1 if j >= 2 and j & (j - 1) == 0 else 0
+# What each step of a chain gives and is sent, a kind: ("V", conj) a value, ("N", names, conj)
+# gradients by name (a tuple in the generator, a dict for the caller), ("P", a, b) a pair (value,
+# tangent) of a forward layer. ``conj``: the value crosses in the public convention, the
+# conjugate of generated code's (runtime/complex_values.py). A split layer over a chain of S
+# steps adds steps S + 1 .. 2S: step J = 2S + 1 - j is sent the cotangent of what step j gave
+# (as a seed, once more conjugated, for j = S, the chain's return: ``check_seed`` takes the
+# public convention) and gives the cotangent of what step j was sent (the gradients of the
+# layer's ``wrt`` for j = 1, by name, raw: ``recursion_grad`` conjugates them in the caller).
+# A forward layer pairs every kind with itself: the tangent of a value crosses as the value
+# does. Checked against differences at orders 3 and 4 (two complex values carried through a
+# recursion, reverse mode and forward mode last).
+_KINDS: dict = {}
 
 
-def _gives(j):
-    """``i`` when what step ``j`` gives is by name, keyed as G_i's gradients, else 0: G_i's
-    gradients (``j == 2**i``), or, for a step of an adjoint, the cotangent of what the step it
-    is the adjoint of was sent (``_sends``)."""
-    if j == 1:
-        return 0
-    return _dict_step(j) or _sends(_order(j)[1])
+def _kinds(layers):
+    """``(gives, sends)``: the kind of what each step of the chain ``layers`` gives and is
+    sent."""
+    if layers not in _KINDS:
+        gives, sends, last = {1: ("V", False)}, {}, 1
+        for layer in layers:
+            if isinstance(layer, JvpLayer):
+                gives = {j: ("P", k, k) for j, k in gives.items()}
+                sends = {j: ("P", k, k) for j, k in sends.items()}
+                continue
+            for j in range(1, last + 1):
+                back = 2 * last + 1 - j
+                sends[back] = _flipped(gives[j]) if j == last else gives[j]
+                gives[back] = sends[j] if j >= 2 else ("N", tuple(layer), False)
+            last *= 2
+        _KINDS[layers] = gives, sends
+    return _KINDS[layers]
 
 
-def _sends(j):
-    """``i`` when what step ``j`` is sent is by name, keyed as G_i's gradients, else 0: the
-    cotangent of what the step it is the adjoint of gave (``_gives``). At order 3 only steps
-    ``2**i + 1`` are; at order 4 step 11 is sent the cotangent of what step 6 gave (the
-    cotangents of G_1's gradients), and step 10 gives them back."""
-    if j == 1:
-        return 0
-    return _gives(_order(j)[1])
+def _flipped(kind):
+    if kind[0] == "P":
+        return ("P", _flipped(kind[1]), _flipped(kind[2]))
+    return kind[:-1] + (not kind[-1],)
 
 
 def _outgoing(s, j, x):
     """What the generator is sent at step ``j`` for the caller's ``x``: the cotangent of what
-    step ``l`` gave (``_order``), a tuple where that was by name (``_sends``), conjugated where
-    the generator takes it in the public convention (``_conjugated``)."""
-    _, partner = _order(j)
-    like = s.got[partner]
-    i = _sends(j)
-    if i:
+    step ``_partner(j)`` gave, of its kind (``_kinds``)."""
+    return _out(s.kinds[1][j], x, s.got[_partner(j)])
+
+
+def _out(kind, x, like):
+    if kind[0] == "P":
+        x = (None, None) if _zero(x) else x
+        return (_out(kind[1], x[0], like[0]), _out(kind[2], x[1], like[1]))
+    if kind[0] == "N":
         given = {} if _zero(x) else x
         return tuple(zeros_like(like[n]) if given.get(n) is None
-                     else _conj(given[n], like[n], j, True) for n in s.wrts[i - 1])
+                     else _conj(kind, given[n], like[n]) for n in kind[1])
     if _zero(x):
         return zeros_like(like)
-    return _conj(x, like, j, True)
+    return _conj(kind, x, like)
 
 
 def _incoming(s, j, y):
-    """What step ``j`` gave, for the caller: by name (``_gives``: G_i's gradients, or the
-    cotangents of a step's gradients given back by its adjoint) or a value, conjugated back
-    where it is in the public convention."""
-    i = _gives(j)
-    if i:
+    """What step ``j`` gave, for the caller, of its kind (``_kinds``): gradients by name, a
+    value or a pair, conjugated back where it is in the public convention."""
+    return _in(s.kinds[0][j], y)
+
+
+def _in(kind, y):
+    if kind[0] == "P":
+        y = (None, None) if y is None else y
+        return (_in(kind[1], y[0]), _in(kind[2], y[1]))
+    if kind[0] == "N":
         if y is None or _zero(y):  # nothing came back: zeros (recursion_grad)
             return {}
-        return {n: _conj(v, v, j, False) for n, v in zip(s.wrts[i - 1], y, strict=True)}
-    return _conj(y, y, j, False)
+        return {n: _conj(kind, v, v) for n, v in zip(kind[1], y, strict=True)}
+    return _conj(kind, y, y)
 
 
-# (step, sent): whether the value crosses in the public convention, the conjugate of generated
-# code's (runtime/complex_values.py). The adjoint J of a step j sends conjugated the cotangent of
-# what j gave conjugated, and gives conjugated the cotangent of what j was sent conjugated; the
-# first step of an order's adjoint (J = 2**(k-1) + 1) is sent what the generator takes as a seed
-# (``check_seed``: the public convention), once more conjugated. Gradients by name come raw
-# (``recursion_grad`` conjugates them in the caller). Checked against differences at orders 3
-# and 4 (two complex values carried through a recursion, reverse mode and forward mode last).
-_CONJUGATED = {}
-
-
-def _conjugated(j, sent):
-    if j == 1 or (not sent and _dict_step(j)):
-        return False
-    if (j, sent) not in _CONJUGATED:
-        k, partner = _order(j)
-        _CONJUGATED[(j, sent)] = (_conjugated(partner, False) != (partner == 2 ** (k - 1))
-                                  if sent else _conjugated(partner, True))
-    return _CONJUGATED[(j, sent)]
-
-
-def _conj(value, like, j, sent):
-    return conj_like(value, like) if _conjugated(j, sent) else value
+def _conj(kind, value, like):
+    return conj_like(value, like) if kind[-1] else value
