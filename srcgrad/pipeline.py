@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
     parse -> (yields) -> check -> functional -> containers -> control -> super -> anf -> inline
-    -> recursion -> double -> higher -> steps -> sharing -> einsum
+    -> recursion -> double -> unpair -> higher -> steps -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> products -> release

@@ -105,6 +105,7 @@ SELF = "{}_self"  # the object a bound method or a callable object of class ``x`
 UNUSED = "unused"  # the result of a call made for its effect only
 SPLIT = "{}_call"  # a recursive call started in reverse-mode code (normalize/recursion.py)
 STEP_TOKEN = "step"  # the token of a step taken in a split derivative of order 3 and more
+STEP_PAIR = "pair"  # what a step of a chain with a forward layer gives or is sent: a pair
 SPLIT_YIELD = "split_yield"  # marks `seed = yield value` while forward mode differentiates it
 SENT = "{}_sent"  # what a split derivative's jvp is sent: the cotangent and its tangent
 # `try` ... `except` (normalize/handlers.py, emit/handlers.py)

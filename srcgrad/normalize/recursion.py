@@ -382,7 +382,7 @@ def _unpaired(s, ctx, handles, tokens):
             naming.STEP_TOKEN)
         ctx.local_names.add(taken)
         tokens[(handle.id, j)] = taken
-        pair = emit.fresh("pair")
+        pair = emit.fresh(naming.STEP_PAIR)
         out = [emit.assign(pair, gast.Tuple([x, dx], gast.Load())),
                emit.assign(taken, emit.step("take", j, handle, emit.load(pair)))]
         if held is runtime.recursion_send_pair:
@@ -417,7 +417,7 @@ class _Emitter:
 
     def read(self, target, j, after, half):
         """``p = stepj_got(s, after); target = p[half]``."""
-        pair = self.fresh("pair")
+        pair = self.fresh(naming.STEP_PAIR)
         handle = self.s.value.args[0]
         return [self.assign(pair, self.step("got", j, handle, after)),
                 self.assign(target, gast.Subscript(self.load(pair), gast.Constant(half, None),

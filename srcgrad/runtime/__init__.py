@@ -277,8 +277,8 @@ from .products import (  # noqa: F401
 )
 from .pytrees import check_class, check_updated_in_place, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401
-    Split,
     JvpLayer,
+    Split,
     Split2,
     SplitN,
     recursion_grad,
