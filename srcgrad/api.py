@@ -167,7 +167,8 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
         return f.transformed(lambda inner: _derived(inner, mode, wrt, options), mode)
     if options.backend != "python":
         plain = replace(options, backend="python")
-        python = _derived(f, mode, wrt, plain)
+        # for_numba: without the rewrites numba has no helpers for (optimize/steps.py)
+        python = _derived(f, mode, wrt, replace(plain, for_numba=True))
         return cast(Fn, numba_backend.compiled(python, options.backend, lambda kinds: unwrap(
             _derived(f, mode, wrt, replace(plain, kinds=kinds, for_numba=True)))))
     read = getattr(target(f), "__srcgrad_differentiate_as__", target(f))

@@ -46,8 +46,9 @@ class Options:
     max_memory: object = "200MB"  # what checkpoint="auto" may hold
     # ((parameter, kind), ...): the argument kinds a derivative is specialized to (kinds.py)
     kinds: tuple = ()
-    # specialized Python code numba compiles (emit/numba_backend.py): per-iteration saves of
-    # numbers as typed arrays, no lists of floats (optimize/scalars.py)
+    # Python code numba compiles (emit/numba_backend.py): no per-step products kept for after
+    # a loop (optimize/steps.py); specialized, per-iteration saves of numbers as typed arrays,
+    # no lists of floats (optimize/scalars.py)
     for_numba: bool = False
     # a jvp whose optional parameters are plain ones (no `*rest`): what a JvpPair calls, so
     # that a recursion with default values is differentiated again (rules/derived.JvpPair)
