@@ -408,3 +408,59 @@ def test_a_missing_implementation_is_said_to_be_srcgrads_only_for_srcgrads_helpe
                                                           "unbroadcast does not take")
     assert _reason(head.format("chooser_grad")).startswith("srcgrad's numba implementation")
     assert _reason(head.format("amax")) == "numba's amax does not take these arguments"
+
+
+def test_the_cached_unbroadcast_kernels_sum_what_python_sums():
+    # what numba compiles once per machine (runtime/numba_helpers.py), run as Python here:
+    # every way a 1-d or 2-d operand is broadcast, against the Python helper
+    from srcgrad.runtime import numba_helpers as nh
+    from srcgrad.runtime.shapes import unbroadcast
+
+    g = np.arange(12.0).reshape(3, 4) ** 1.5
+    for kernel, shape in [(nh._same_ndim_2, (3, 4)), (nh._same_ndim_2, (1, 4)),
+                          (nh._same_ndim_2, (3, 1)), (nh._same_ndim_2, (1, 1)),
+                          (nh._leading_2_1, (4,)), (nh._leading_2_1, (1,)),
+                          (nh._same_ndim_1, (12,)), (nh._same_ndim_1, (1,))]:
+        gi = g.ravel() if kernel is nh._same_ndim_1 else g
+        got, x = kernel.py_func(gi, np.empty(shape)), np.empty(shape)
+        assert got.shape == shape
+        np.testing.assert_allclose(got, unbroadcast(gi, x), rtol=1e-15)
+    for kernel, gi, shape in [(nh._same_ndim_2, g, (2, 4)), (nh._leading_2_1, g, (3,)),
+                              (nh._same_ndim_1, g.ravel(), (5,))]:
+        with pytest.raises(CompiledValueError, match="do not broadcast"):
+            kernel.py_func(gi, np.empty(shape))
+
+
+def broadcast_in_a_loop(z, b1, b2, c):
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(np.tanh(z * b1 + b2 - c) * z)
+    return s
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (a compile of seconds)")
+def test_operands_broadcast_along_either_axis_through_the_cached_kernels():
+    rng = np.random.default_rng(2)
+    args = (rng.normal(size=(4, 5)), rng.normal(size=(1, 5)), rng.normal(size=(4, 1)),
+            rng.normal(size=5))
+    got = srcgrad.grad(broadcast_in_a_loop, wrt=(0, 1, 2, 3), backend="numba")(*args)
+    want = srcgrad.grad(broadcast_in_a_loop, wrt=(0, 1, 2, 3))(*args)
+    for i, (g, e) in enumerate(zip(got, want)):
+        assert g.shape == args[i].shape
+        np.testing.assert_allclose(g, e, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(g, numeric_grad(broadcast_in_a_loop, args, i), rtol=1e-6)
+
+
+def rnn_like(Wx, Wh, b, xs, h):
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h * h)
+
+
+def test_a_loop_the_python_backend_sums_after_is_lowered_without_those_sums():
+    # the Python derivative keeps per-step products for one sum after the loop
+    # (optimize/steps.py: matmul_vjp_right_steps, unbroadcast_steps), which numba has no
+    # implementation of; backend="numba" lowers the derivative without them (no compile here)
+    assert "_steps(" in srcgrad.source(srcgrad.grad(rnn_like, wrt=(0, 1, 2)))
+    lowered = srcgrad.source(srcgrad.grad(rnn_like, wrt=(0, 1, 2), backend="numba"))
+    assert "_steps(" not in lowered and "unbroadcast(" in lowered

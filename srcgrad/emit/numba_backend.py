@@ -238,7 +238,7 @@ def lower(py_fn: Any, arrays: frozenset = frozenset()) -> Lowered:
     if guard.is_guard(first, py_fn):  # the wrapper runs it: it reads names live, in Python
         guard_test = ast.unparse(first.test)
         fdef.body = fdef.body[1:]
-    reserved = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} & {*SAVES, POWER}
+    reserved = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} & {*SAVES, POWER, MATMUL}
     if reserved:
         raise Refused(f"a variable named {sorted(reserved)[0]}", fdef.lineno,
                       "the numba backend's helpers have that name")
@@ -344,7 +344,8 @@ def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:
     from ..runtime.numba_reductions import REDUCTIONS
 
     used = list(SAVES) if preallocated else []
-    used += [h for h in (POWER, *ALLOCATIONS.values()) if any(f"{h}(" in ln for ln in lines)]
+    used += [h for h in (POWER, MATMUL, *ALLOCATIONS.values())
+             if any(f"{h}(" in ln for ln in lines)]
     out = [f"from srcgrad.runtime.numba_helpers import {', '.join(used)}"] if used else []
     reduced = [h for h in dict.fromkeys(REDUCTIONS.values()) if any(f"{h}(" in ln for ln in lines)]
     if reduced:
@@ -384,12 +385,12 @@ def _rewrite(fdef: ast.FunctionDef, lines: list[str]) -> set[int]:
     """Rewrite ``lines`` in place where numba needs another spelling; the lines to drop."""
     dropped: set[int] = set()
     for node in ast.walk(fdef):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not _plain_power(
-            node.right
-        ):
-            # numba's int ** int is an int, 0 for a negative power; Python's is a float
+        # numba's int ** int is an int, 0 for a negative power (Python's is a float); numba
+        # compiles its `@` anew in every process (seconds), srcgrad_matmul's from its cache
+        operator = _operator_helper(node)
+        if operator is not None:
             old = ast.unparse(node)
-            call = f"{POWER}({ast.unparse(node.left)}, {ast.unparse(node.right)})"
+            call = f"{operator}({ast.unparse(node.left)}, {ast.unparse(node.right)})"
             lines[node.lineno - 1] = lines[node.lineno - 1].replace(old, call, 1)
         if isinstance(node, ast.For) and _is_call(node.iter, "reversed"):
             old = ast.unparse(node.iter)
@@ -518,7 +519,16 @@ def _inside(stmt: ast.stmt, body: list[ast.stmt]) -> bool:
     return False
 
 
-POWER = "srcgrad_power"
+POWER, MATMUL = "srcgrad_power", "srcgrad_matmul"
+
+
+def _operator_helper(node: ast.AST) -> str | None:
+    """The helper :func:`_rewrite` calls for the binary operation ``node``, if any."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return MATMUL
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return None if _plain_power(node.right) else POWER
+    return None
 
 
 def _plain_power(exponent: ast.expr) -> bool:
@@ -774,7 +784,7 @@ def _helper_names() -> set[str]:
     """The names of srcgrad's numba helpers (``runtime/numba_helpers.py``, ``numba_reductions``)."""
     from ..runtime import numba_helpers, numba_reductions
 
-    return ({h.__name__ for h in numba_helpers.HELPERS.values()} | set(SAVES) | {POWER}
+    return ({h.__name__ for h in numba_helpers.HELPERS.values()} | set(SAVES) | {POWER, MATMUL}
             | set(numba_helpers.ALLOCATIONS.values()) | set(numba_reductions.REDUCTIONS.values()))
 
 

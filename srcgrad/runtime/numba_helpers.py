@@ -187,26 +187,65 @@ def _row_sums(a):
     return out
 
 
+# The implementations below call these kernels, compiled once per machine: an overload's
+# implementation is compiled anew in every process, with every function of numba's it calls
+# (`g.sum()`, `np.full`, `@`: 0.3-2 s each at the first call under load); a kernel is loaded
+# from numba's cache. They call nothing outside this module (numba's cache of a function
+# follows its own file only).
+@njit(cache=True)
+def _total(g):
+    """The sum of the array ``g``."""
+    return g.sum()
+
+
+@njit(cache=True)
+def _not_broadcast():
+    raise CompiledValueError("srcgrad: unbroadcast of shapes that do not broadcast")
+
+
+@njit(cache=True)
+def _same_ndim_1(g, x):
+    """``g`` (1-d) summed onto the 1-d ``x``'s shape."""
+    if g.shape[0] == x.shape[0]:
+        return g
+    if x.shape[0] != 1:
+        _not_broadcast()
+    return np.full(1, g.sum(), g.dtype)
+
+
+@njit(cache=True)
+def _same_ndim_2(g, x):
+    """``g`` (2-d) summed over the axes where the 2-d ``x`` has length 1."""
+    (m0, m1), (n0, n1) = g.shape, x.shape
+    if m0 == n0 and m1 == n1:
+        return g
+    if n0 != m0 and n0 != 1 or n1 != m1 and n1 != 1:
+        _not_broadcast()
+    out = np.zeros((n0, n1), g.dtype)
+    for i in range(m0):
+        a = i if n0 == m0 else 0
+        for j in range(m1):
+            out[a, j if n1 == m1 else 0] += g[i, j]
+    return out
+
+
+@njit(cache=True)
+def _leading_2_1(g, x):
+    """``g`` (2-d) summed onto the 1-d ``x``'s shape (its first axis, and its second where
+    ``x`` has length 1)."""
+    (m0, m1), n = g.shape, x.shape[0]
+    if n != m1 and n != 1:
+        _not_broadcast()
+    out = np.zeros(n, g.dtype)
+    for i in range(m0):
+        for j in range(m1):
+            out[j if n == m1 else 0] += g[i, j]
+    return out
+
+
 def _same_ndim_sum(ndim):
     """``g`` summed over the axes where ``shape`` has length 1 (``g`` and ``shape`` of ``ndim``
-    dimensions)."""
-    if ndim == 1:
-        def one(g, shape):
-            if g.shape[0] == shape[0]:
-                return g.copy()
-            return np.full(1, g.sum(), g.dtype)
-        return njit(one)
-    if ndim == 2:
-        def two(g, shape):
-            if shape[0] != g.shape[0] and shape[1] != g.shape[1]:
-                return np.full((1, 1), g.sum(), g.dtype)
-            if shape[0] != g.shape[0]:
-                return _column_sums(g).reshape((1, g.shape[1]))
-            if shape[1] != g.shape[1]:
-                return _row_sums(g).reshape((g.shape[0], 1))
-            return g.copy()
-        return njit(two)
-
+    dimensions, more than two)."""
     def more(g, shape):
         raise UnsupportedCaseError(
             "srcgrad backend='numba': unbroadcast over axes of length 1 of an array of more "
@@ -222,9 +261,15 @@ def _unbroadcast(g, x):
     if not isinstance(g, types.Array):
         return None
     if _number(x):
-        return lambda g, x: g.sum()
+        return lambda g, x: _total(g)
     if not isinstance(x, types.Array) or g.ndim < x.ndim:
         return None
+    if g.ndim == x.ndim == 1:
+        return lambda g, x: _same_ndim_1(g, x)
+    if g.ndim == x.ndim == 2:
+        return lambda g, x: _same_ndim_2(g, x)
+    if (g.ndim, x.ndim) == (2, 1):
+        return lambda g, x: _leading_2_1(g, x)
     summed = _same_ndim_sum(x.ndim)
     if g.ndim == x.ndim:
         def same(g, x):
@@ -233,6 +278,7 @@ def _unbroadcast(g, x):
             return summed(g, x.shape)
         return same
     lead = g.ndim - x.ndim
+    spread = {1: _same_ndim_1, 2: _same_ndim_2}.get(x.ndim, summed)
 
     def leading(g, x):
         inner = g.shape[lead:]
@@ -243,7 +289,7 @@ def _unbroadcast(g, x):
         s = _column_sums(flat).reshape(inner)
         if s.shape == x.shape:
             return s
-        return summed(s, x.shape)
+        return spread(s, x)
     return leading
 
 
@@ -302,6 +348,8 @@ def _zeros_like(x):
         return lambda x: 0.0
     if isinstance(x, types.Array):
         dtype = _float_dtype(x.dtype)
+        if dtype == types.float64:
+            return lambda x: srcgrad_zeros(x.shape)
         return lambda x: np.zeros(x.shape, dtype)
     return None
 
@@ -333,6 +381,17 @@ def _as_like(g, x):
     return _cast(g, x)
 
 
+@njit(cache=True)
+def _filled(shape, value):
+    """``np.full(shape, value, np.float64)``."""
+    return np.full(shape, value, np.float64)
+
+
+def _real_float64(dy, dtype):
+    """Whether ``dy`` is a real number and ``dtype`` float64 (what the kernels take)."""
+    return isinstance(dy, (types.Float, types.Integer, types.Boolean)) and dtype == types.float64
+
+
 @overload(unreduce)
 def _unreduce(dy, x, axis=None, keepdims=False):
     if not _absent(axis) and isinstance(dy, types.Array) and isinstance(x, types.Array):
@@ -350,8 +409,16 @@ def _unreduce(dy, x, axis=None, keepdims=False):
         return lambda dy, x, axis=None, keepdims=False: dy
     if isinstance(x, types.Array):
         dtype = _float_dtype(x.dtype)
+        if _real_float64(dy, dtype):
+            return lambda dy, x, axis=None, keepdims=False: _filled(x.shape, dy)
         return lambda dy, x, axis=None, keepdims=False: np.full(x.shape, dy, dtype)
     return None
+
+
+@njit(cache=True)
+def _broadcast_empty(x, y):
+    """An empty float64 array of the shape of ``x`` and ``y`` broadcast together."""
+    return np.empty(np.broadcast_shapes(x.shape, y.shape), np.float64)
 
 
 @overload(shape_like)
@@ -365,6 +432,13 @@ def _shape_like(*values):
         return lambda *values: 0.0
     floats = {_float_dtype(v.dtype) for v in arrays}
     dtype = floats.pop() if len(floats) == 1 else types.float64
+    if dtype == types.float64:  # the kernel, once per machine (numba's broadcast_shapes: seconds)
+        places = [i for i, v in enumerate(values) if isinstance(v, types.Array)]
+        made = f"values[{places[0]}]"
+        for i in places[1:] or places:
+            made = f"_broadcast_empty({made}, values[{i}])"
+        text = f"def broadcast(*values):\n    return {made}\n"
+        return _generated(text, "broadcast", {"_broadcast_empty": _broadcast_empty})
     shapes_ = ", ".join(f"values[{i}].shape" if isinstance(v, types.Array) else "()"
                         for i, v in enumerate(values))
     text = f"def broadcast(*values):\n    return np.empty(np.broadcast_shapes({shapes_}), dtype)\n"
@@ -394,6 +468,8 @@ def _mean_grad(dy, x, axis=None, keepdims=False):
         return lambda dy, x, axis=None, keepdims=False: dy
     if isinstance(x, types.Array):
         dtype = _float_dtype(x.dtype)
+        if _real_float64(dy, dtype):
+            return lambda dy, x, axis=None, keepdims=False: _filled(x.shape, dy / x.size)
         return lambda dy, x, axis=None, keepdims=False: np.full(x.shape, dy / x.size, dtype)
     return None
 
@@ -444,11 +520,21 @@ def _integers(index, ndim):
         isinstance(t, types.Integer) for t in index)
 
 
+@njit(cache=True)
+def _one_element(shape, index, dy):
+    """Zeros of ``shape`` (float64) but ``dy`` at ``index``."""
+    g = np.zeros(shape)
+    g[index] = dy
+    return g
+
+
 @overload(getitem_grad)
 def _getitem_grad(dy, x, index):
     if not (_number(dy) and isinstance(x, types.Array) and _integers(index, x.ndim)):
         return None
     dtype = _float_dtype(dy)
+    if dtype == types.float64:
+        return lambda dy, x, index: _one_element(x.shape, index, dy)
 
     def impl(dy, x, index):
         g = np.zeros(x.shape, dtype)
@@ -490,14 +576,49 @@ def _ndims(*ts):
     return tuple(t.ndim for t in ts)
 
 
+@njit(cache=True)
+def _times_transposed(dy, b):
+    """``dy @ b.T``."""
+    return dy @ b.T
+
+
+@njit(cache=True)
+def _transposed_times(a, dy):
+    """``a.T @ dy``."""
+    return a.T @ dy
+
+
+@njit(cache=True)
+def _outer(a, b):
+    """``np.outer(a, b)``."""
+    return np.outer(a, b)
+
+
+@njit(cache=True)
+def _matmul(a, b):
+    """``a @ b``."""
+    return a @ b
+
+
+def _float64_arrays(*ts):
+    return all(isinstance(t, types.Array) and t.dtype == types.float64 for t in ts)
+
+
 @overload(matmul_vjp_left)
 def _matmul_vjp_left(dy, a, b):
     ranks = _ndims(a, b)
+    cached = _float64_arrays(dy, b)
     if ranks == (2, 2):
+        if cached:
+            return lambda dy, a, b: _times_transposed(dy, b)
         return lambda dy, a, b: dy @ b.T
     if ranks == (2, 1):
+        if cached:
+            return lambda dy, a, b: _outer(dy, b)
         return lambda dy, a, b: np.outer(dy, b)
     if ranks == (1, 2):
+        if cached:
+            return lambda dy, a, b: _matmul(b, dy)
         return lambda dy, a, b: b @ dy
     if ranks == (1, 1) and _number(dy):
         return lambda dy, a, b: dy * b
@@ -507,9 +628,14 @@ def _matmul_vjp_left(dy, a, b):
 @overload(matmul_vjp_right)
 def _matmul_vjp_right(dy, a, b):
     ranks = _ndims(a, b)
+    cached = _float64_arrays(dy, a)
     if ranks in ((2, 2), (2, 1)):
+        if cached:
+            return lambda dy, a, b: _transposed_times(a, dy)
         return lambda dy, a, b: a.T @ dy
     if ranks == (1, 2):
+        if cached:
+            return lambda dy, a, b: _outer(a, dy)
         return lambda dy, a, b: np.outer(a, dy)
     if ranks == (1, 1) and _number(dy):
         return lambda dy, a, b: dy * a
@@ -606,6 +732,18 @@ def _srcgrad_power(a, b):
         # Python: a float for a negative power (numba: an integer, 0); never wraps around
         return lambda a, b: float(a) ** b
     return lambda a, b: a ** b
+
+
+def srcgrad_matmul(a, b):
+    """``a @ b``."""
+    return a @ b
+
+
+@overload(srcgrad_matmul)
+def _srcgrad_matmul(a, b):
+    if _float64_arrays(a, b) and a.ndim <= 2 and b.ndim <= 2:
+        return lambda a, b: _matmul(a, b)
+    return lambda a, b: a @ b  # numba's own, compiled here (or its typing error)
 
 
 # --- allocations, compiled once per machine -----------------------------------------------------

@@ -38,7 +38,57 @@ def _axis(axis, ndim):
     return axis + ndim if axis < 0 else axis
 
 
-_axis = njit(_axis)
+_axis = njit(cache=True)(_axis)
+
+
+# Kernels for float64 arrays, compiled once per machine (numba's cache; as in numba_helpers):
+# the implementations below call them, and compile their own loops for other dtypes.
+SUM, MAX, MIN, MEAN = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _reduce_f64(a, axis, op):
+    """``np.sum`` (``op`` SUM), ``np.max``, ``np.min`` or ``np.mean`` over ``axis`` of the 2-d
+    float64 ``a``."""
+    row = _axis(axis, 2) == 1
+    count, n = (a.shape[0], a.shape[1]) if row else (a.shape[1], a.shape[0])
+    if n == 0 and op == MAX:
+        raise CompiledValueError("zero-size array to reduction operation max")
+    if n == 0 and op == MIN:
+        raise CompiledValueError("zero-size array to reduction operation min")
+    out = np.empty(count, np.float64)
+    for i in range(count):
+        out[i] = _reduce_lane(a[i, :] if row else a[:, i], op)
+    return out
+
+
+@njit(cache=True)
+def _reduce_lane(v, op):
+    """:func:`_reduce_f64` of the 1-d ``v`` (not empty for MAX and MIN)."""
+    if op == SUM or op == MEAN:
+        m = 0.0
+        for x in v:
+            m += x
+        return m / v.shape[0] if op == MEAN else m
+    m = v[0]
+    for x in v[1:]:
+        if (x > m if op == MAX else x < m) or x != x:
+            m = x
+    return m
+
+
+@njit(cache=True)
+def _reduce_f64_kept(a, axis, op):
+    """:func:`_reduce_f64` with the axis kept (length 1)."""
+    r = _reduce_f64(a, axis, op)
+    return r.reshape((r.shape[0], 1)) if _axis(axis, 2) == 1 else r.reshape((1, r.shape[0]))
+
+
+@njit(cache=True)
+def _reduce_f64_1d(a, axis, op):
+    """:func:`_reduce_f64` over the axis of the 1-d ``a`` (one element)."""
+    _axis(axis, 1)
+    return _reduce_f64(a.reshape((1, a.shape[0])), 1, op)
 
 
 def _reduction(op, keep):
@@ -54,6 +104,8 @@ def _reduction(op, keep):
             dtype = a.dtype if isinstance(a.dtype, types.Float) else types.float64
         else:
             dtype = a.dtype
+        if a.dtype == types.float64:
+            return _cached_reduction(_OPS[op], keep, a.ndim)
         first = op in ("max", "min")
         text = _REDUCE.format(
             init="a[i, 0] if row else a[0, i]" if first else "0",
@@ -85,6 +137,74 @@ def _reduction(op, keep):
             return two_keep
         return lambda a, axis: reduce2(a, axis)
     return typer
+
+
+@njit(cache=True)
+def _lanes(v, axis):
+    """The values along the kept axis of the 2-d ``v`` (reduced over ``axis``, kept)."""
+    return v[:, 0] if _axis(axis, 2) == 1 else v[0, :]
+
+
+@njit(cache=True)
+def _spread_f64(d, x, axis):
+    """``d[i]`` (1-d, float64) spread over the 2-d ``x``'s shape along ``axis``."""
+    k = _axis(axis, 2)
+    out = np.empty(x.shape, np.float64)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[i, j] = d[i] if k == 1 else d[j]
+    return out
+
+
+@njit(cache=True)
+def _spread_f64_kept(dy, x, axis):
+    """:func:`_spread_f64` of ``dy`` reduced with the axis kept."""
+    return _spread_f64(_lanes(dy, axis), x, axis)
+
+
+@njit(cache=True)
+def _chooser_f64(d, a, yv, axis):
+    """``chooser_grad`` along ``axis`` of the 2-d float64 ``a``: ``d[i]`` split equally among
+    the elements of lane ``i`` equal to ``yv[i]`` (NaN: the NaNs)."""
+    row = _axis(axis, 2) == 1
+    count, n = (a.shape[0], a.shape[1]) if row else (a.shape[1], a.shape[0])
+    out = np.empty(a.shape, np.float64)
+    for i in range(count):
+        yi, di = yv[i], d[i]
+        chosen = 0
+        for j in range(n):
+            v = a[i, j] if row else a[j, i]
+            if v == yi or (v != v and yi != yi):
+                chosen += 1
+        share = max(chosen, 1)
+        for j in range(n):
+            v = a[i, j] if row else a[j, i]
+            c = 1.0 if v == yi or (v != v and yi != yi) else 0.0
+            if row:
+                out[i, j] = di * c / share
+            else:
+                out[j, i] = di * c / share
+    return out
+
+
+@njit(cache=True)
+def _chooser_f64_kept(dy, a, y, axis):
+    """:func:`_chooser_f64` of ``dy`` and ``y`` reduced with the axis kept."""
+    return _chooser_f64(_lanes(dy, axis), a, _lanes(y, axis), axis)
+
+
+_OPS = {"sum": SUM, "max": MAX, "min": MIN, "mean": MEAN}
+
+
+def _cached_reduction(code, keep, ndim):
+    """The implementation of a reduction (``code``) of a float64 array: the kernels above."""
+    if ndim == 1:
+        if keep:
+            return lambda a, axis: _reduce_f64_1d(a, axis, code)
+        return lambda a, axis: _reduce_f64_1d(a, axis, code)[0]
+    if keep:
+        return lambda a, axis: _reduce_f64_kept(a, axis, code)
+    return lambda a, axis: _reduce_f64(a, axis, code)
 
 
 _REDUCE = """\
@@ -131,6 +251,10 @@ def _spread(dy, x):
         return None
     dtype = _float_dtype(dy.dtype)
     kept = dy.ndim == x.ndim
+    if x.ndim == 2 and dtype == types.float64:
+        if kept:
+            return lambda dy, x, axis=None, keepdims=False: _spread_f64_kept(dy, x, axis)
+        return lambda dy, x, axis=None, keepdims=False: _spread_f64(dy, x, axis)
 
     if x.ndim == 1:  # dy of one element (kept)
         def one(dy, x, axis=None, keepdims=False):
@@ -233,5 +357,10 @@ def _chooser_grad(dy, a, y, axis=None, keepdims=False):
     if a.ndim == 1 and dy.ndim == 1:
         return _kept1
     if a.ndim == 2 and dy.ndim in (1, 2) and isinstance(dy.dtype, types.Float):
+        if dy.dtype == a.dtype == y.dtype == types.float64:
+            if dy.ndim == 2:
+                return lambda dy, a, y, axis=None, keepdims=False: _chooser_f64_kept(dy, a, y,
+                                                                                     axis)
+            return lambda dy, a, y, axis=None, keepdims=False: _chooser_f64(dy, a, y, axis)
         return _chooser_along(dy)
     return None
