@@ -45,6 +45,10 @@ def test_rnn_against_differences(wrt):
     check_grad(rnn, (WX, WH, B, XS, H0), wrt)
 
 
+def test_bias_of_a_row_is_summed_stacked():  # b (1, 3): the batch axis summed, kept
+    check_grad(rnn, (WX, WH, B[None, :], XS, H0), 2)
+
+
 def test_rnn_generates_one_product_after_the_loop():
     text = source(grad(rnn, wrt=("Wx", "Wh", "b")))
     assert_golden("rnn_step_products.py", text)

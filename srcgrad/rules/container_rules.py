@@ -230,7 +230,7 @@ linear(runtime.get_tangent, "dd, ddefault, d, key, default",
 # identity (no gradient); putting x there is linear in the holder and in x jointly (written: no
 # one-argument call); its adjoint helpers are linear in g (derived).
 nondiff(runtime.shared_positions, runtime.check_element_written, runtime.element_written)
-nondiff(runtime.steps_layout, runtime.same_shapes)  # how a loop's steps are summed
+nondiff(runtime.steps_layout, runtime.sums_layout)  # how a loop's steps are summed
 linear(runtime.put_shared, "holder, where, value",
        vjp={"holder": "put_shared_grad_holder(dy, where)",
             "value": "put_shared_grad_value(dy, holder, where, value)"},

@@ -72,15 +72,17 @@ def steps_layout(dys, xs, b):
     return k
 
 
-def same_shapes(gs, x):
-    """Whether every ``gs[i]`` is an array of one shape, of no fewer dimensions than ``x``,
-    itself an array: ``unbroadcast_steps`` then sums them stacked. No gradient."""
+def sums_layout(gs, x):
+    """How ``unbroadcast_steps`` sums: 0 (one sum per step) unless every ``gs[i]`` is an array
+    of one shape, of no fewer dimensions than ``x``, itself an array; then 1 (their rows
+    joined: they have more dimensions than ``x``, so their first axis is summed) or 2
+    (stacked). No gradient."""
     if type(x) is not np.ndarray or not gs or type(gs[0]) is not np.ndarray:
-        return False
+        return 0
     shape = gs[0].shape
-    if len(shape) < x.ndim:
-        return False
-    return all(type(g) is np.ndarray and g.shape == shape for g in gs)
+    if len(shape) < x.ndim or not all(type(g) is np.ndarray and g.shape == shape for g in gs):
+        return 0
+    return 1 if len(shape) > x.ndim else 2
 
 
 @by_source
@@ -109,7 +111,10 @@ def unbroadcast_steps(gs, x):
     gradient of ``x`` over its iterations (optimize/steps.py), as one sum of the stacked
     contributions where they are arrays of one shape, one sum per step otherwise. Plain NumPy
     code marked ``by_source``."""
-    if same_shapes(gs, x):
+    layout = sums_layout(gs, x)
+    if layout == 1:
+        return unbroadcast(np.concatenate(gs), x)
+    if layout == 2:
         return unbroadcast(np.stack(gs), x)
     if len(gs) == 0:
         return 0.0
