@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> (yields) -> check -> functional -> containers -> control -> super -> anf -> inline
-    -> recursion -> double -> unpair -> higher -> steps -> sharing -> einsum
+    parse -> (yields) -> check -> functional -> containers -> control -> super -> anf
+    -> rebound -> inline -> recursion -> double -> unpair -> higher -> steps -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> products -> release
@@ -56,6 +56,7 @@ from .normalize import (
     inline,
     inplace,
     integer_writes,
+    rebound,
     recursion,
     sharing,
     ssa,
@@ -135,6 +136,7 @@ NORMALIZE = (
     Stage("control", control.run),
     Stage("super", supercalls.run),
     Stage("anf", anf.run),
+    Stage("rebound", rebound.run),
     Stage("inline", inline.run),
     Stage("recursion", recursion.run, recursion.wanted),
     Stage("double", recursion.double, recursion.double_wanted),

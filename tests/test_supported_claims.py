@@ -131,6 +131,14 @@ def field_write_read_through_another_name(x):
     return np.sum(t.h * x)
 
 
+def rebound_and_held(x):
+    g = np.sin
+    if x[0] > 0:
+        g = np.cos
+    fs = [g]
+    return np.sum(fs[0](x))
+
+
 def row_of_a_matrix_written(x):
     A = np.outer(x, x)
     A[1][2] = 0.0
@@ -588,6 +596,8 @@ CLAIMS = [
     ("`del x[i][j]`, `del x.a`", del_element_of_element, 0, (X,), TRANSFORM,
      "element of an element"),
     ("`del x[i][j]`, `del x.a`", del_attribute, 0, (X,), TRANSFORM, "of an attribute"),
+    ("One also used as a value (`fs = [g]`, passed on, returned) is resolved as before",
+     rebound_and_held, 0, (X,), TRANSFORM, "cannot resolve"),
     ("A row of a 2-D array (`A[i][j] = v`, `A[i]` a view of `A`) is an error when it runs",
      row_of_a_matrix_written, 0, (X,), RUN, r"views another one.*A\[i, j\] = v"),
     ("`a += v` where `a` holds an array or list from outside the function",

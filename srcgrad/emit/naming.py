@@ -141,6 +141,8 @@ ORDER = "{}_order"  # the permutation ``x.sort()`` applies
 POP_INDEX = "{}_index"  # the index ``x.pop(i)`` removes at, evaluated once
 POPPED = "{}_popped"  # the element ``x.pop(i)`` removed
 SHARED_IN = "{}_in_{}"  # the positions of array ``x`` inside the array ``r`` that shares it
+WHICH = "{}_which"  # the number of the binding a name rebound to callables holds
+WHICH_IS = "which_is_{}"  # whether that number is ``k`` (a branch of the call on it)
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
 RESERVED = frozenset(dir(builtins))
 

@@ -45,7 +45,7 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables, stdlib_forms, supercalls, unpacking
+from . import callables, rebound, stdlib_forms, supercalls, unpacking
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
@@ -314,10 +314,7 @@ class InlineCalls:
         locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values())
         locals_ |= _caller_variables(node, self.locals)
         self.locals |= locals_
-        ContainerMethods(self.ctx, locals_, {renames[p] for p, _ in bound}, location).run(node)
-        DesugarControl(self.ctx.namer, locals_).run(node)
-        ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
-        self.ctx.receivers.stores.update(store_counts(node))  # (ANF's temporaries too)
+        self._normalized(node, locals_, {renames[p] for p, _ in bound}, location)
         self.locals |= locals_  # with the names desugaring and ANF made
         self._note(node, bindings)
         inner = InlineCalls(self.ctx, self.locals, self.local_functions, self.stack + (fn,),
@@ -332,6 +329,15 @@ class InlineCalls:
                 if isinstance(n, gast.stmt):
                     n.lineno = lineno
         return out
+
+    def _normalized(self, node, locals_, params, location):
+        """The helper's body through the passes the caller's went through before ``inline``
+        (``params``: its parameters, renamed)."""
+        ContainerMethods(self.ctx, locals_, params, location).run(node)
+        DesugarControl(self.ctx.namer, locals_).run(node)
+        ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
+        rebound.dispatch(node, self.ctx, locals_, params)
+        self.ctx.receivers.stores.update(store_counts(node))  # (ANF's temporaries too)
 
     def _super(self, node, fn, renames, bound, call, location):
         """``super().m(...)`` in the method ``fn`` called on ``call``'s first argument: a call

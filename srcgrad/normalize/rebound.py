@@ -1,0 +1,230 @@
+"""Calls of a name bound to callables more than once, dispatched on which binding holds.
+
+Requires: an A-normal-form body (calls are ``y = g(...)`` or ``g(...)`` statements). Guarantees:
+a name assigned a callable at several places (``pp = partial(f, 1.0)`` then
+``pp = partial(f, 2.0)``; ``g = np.sin`` and, in a branch, ``g = np.cos``) and read only to be
+called gets a name of its own per assignment, each assigned once, so that ``inline`` knows what
+each holds; a number records which assignment ran last, and each call becomes a branch on it,
+calling the callable that assignment bound, as Python would:
+
+    g = np.sin                       g_2 = np.sin
+                                     g_which = 0
+    if c:                            if c:
+        g = np.cos            ->         g_3 = np.cos
+                                         g_which = 1
+    y = g(x)                         which_is_0 = g_which == 0
+                                     if which_is_0:
+                                         y = g_2(x)
+                                     else:
+                                         y = g_3(x)
+
+A name also read otherwise (passed on, held in a list, returned), assigned by anything but a
+plain assignment (a loop target, ``+=``, unpacking), or assigned something that is not a
+callable's name, an attribute or constant item of one, or a ``functools.partial`` is left as it
+is (its calls are resolved, or refused, as before).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import gast
+
+from ..astutil import clone, walk
+from ..emit import naming
+
+
+def run(fn_node, ctx):
+    """The pass: see the module docstring."""
+    params = {a.id for a in walk(fn_node.args) if isinstance(a, gast.Name)}
+    dispatch(fn_node, ctx, ctx.local_names, params)
+    return fn_node
+
+
+def dispatch(node, ctx, locals_, params=()):
+    """Rewrite ``node``'s body (a function or an inlined helper's ``FunctionDef``) in place;
+    the names made are added to ``locals_``."""
+    names = _rebound_callables(node, ctx, locals_, set(params))
+    if not names:
+        return
+    Dispatch(names, ctx, locals_).run(node)
+
+
+def _rebound_callables(node, ctx, locals_, params):
+    """The names assigned (plainly) at least twice, each time a static-looking callable, and
+    read only as the function of a call statement."""
+    assigned, plain = {}, set()
+    for n in _nodes(node.body):
+        if _plain_assignment(n):
+            assigned.setdefault(n.targets[0].id, []).append(n.value)
+            plain.add(id(n.targets[0]))
+    local_functions = getattr(ctx, "local_functions", None) or {}
+    excluded = _read_or_stored_otherwise(node, plain) | set(params) | set(local_functions)
+    return {g for g, values in assigned.items() if len(values) > 1 and g not in excluded
+            and all(_static_looking(v, ctx, locals_) for v in values)}
+
+
+def _read_or_stored_otherwise(node, plain):
+    """The names stored other than by the plain assignments ``plain`` (their targets' ids), or
+    read other than as the function of a call statement."""
+    called = {id(s.value.func) for s in _nodes(node.body) if _call_statement(s)}
+    return {n.id for n in _nodes(node.body) if isinstance(n, gast.Name) and (
+        isinstance(n.ctx, (gast.Store, gast.Del)) and id(n) not in plain
+        or isinstance(n.ctx, gast.Load) and id(n) not in called)}
+
+
+def _nodes(stmts):
+    for s in stmts:
+        yield from walk(s)
+
+
+def _plain_assignment(n):
+    return isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+        n.targets[0], gast.Name)
+
+
+def _call_statement(s):
+    """``y = g(...)`` or ``g(...)`` as a statement, ``g`` a name."""
+    value = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and (
+        isinstance(s, gast.Expr) or len(s.targets) == 1)
+
+
+def _static_looking(value, ctx, locals_):
+    """A name, an attribute or constant item of one, or a ``functools.partial(...)``."""
+    if isinstance(value, gast.Call):
+        return ctx.namespace.resolve(value.func, locals_) is functools.partial
+    while isinstance(value, (gast.Attribute, gast.Subscript)):
+        if isinstance(value, gast.Subscript) and not isinstance(value.slice, gast.Constant):
+            return False
+        value = value.value
+    return isinstance(value, gast.Name)
+
+
+class Dispatch:
+    """The rewrite. Each assignment of a rebound name ``g`` gets its number (program order) and
+    a name of its own; a call sees the one binding that surely holds (the last in its own
+    block, or before it in an enclosing block with nothing between that may rebind ``g``), or
+    else a branch over every binding that may reach it: those before it in program order and
+    those anywhere in a loop around it (a later trip runs them first)."""
+
+    def __init__(self, names, ctx, locals_):
+        self.names, self.ctx, self.locals = names, ctx, locals_
+        self.which = {g: self._fresh(naming.WHICH.format(g)) for g in sorted(names)}
+        self.own = {}  # id(assignment) -> (g, number, its name)
+        self.outside = {}  # its name -> a value from outside the body, called as it is
+        self.loops = []  # the assignments inside each loop around the statement
+
+    def _fresh(self, base):
+        name = self.ctx.namer.fresh(base)
+        self.locals.add(name)
+        return name
+
+    def run(self, node):
+        count = {g: 0 for g in self.names}
+        for n in _nodes(node.body):
+            if _plain_assignment(n) and n.targets[0].id in self.names:
+                g = n.targets[0].id
+                self.own[id(n)] = (g, count[g], self._fresh(g))
+                count[g] += 1
+                root = n.value
+                while isinstance(root, (gast.Attribute, gast.Subscript)):
+                    root = root.value
+                if isinstance(root, gast.Name) and root.id not in self.locals:
+                    self.outside[self.own[id(n)][2]] = n.value
+        self.seen = []  # the numbered assignments met so far
+        node.body = self._block(node.body, {})
+
+    def _inside(self, s):
+        return [self.own[id(n)] for n in walk(s) if id(n) in self.own]
+
+    def _block(self, stmts, current):
+        """``stmts`` rewritten; ``current``: the binding (its name) each rebound name surely
+        holds here."""
+        current = dict(current)
+        out = []
+        for s in stmts:
+            if id(s) in self.own:
+                g, k, own = self.own[id(s)]
+                s.targets[0].id = own
+                self.seen.append(self.own[id(s)])
+                current[g] = own
+                if own not in self.outside:
+                    out.append(s)
+                out.append(_located(_assign(self.which[g], gast.Constant(k, None)), s))
+            elif _call_statement(s) and s.value.func.id in self.names:
+                out += self._dispatched(s, current.get(s.value.func.id))
+            else:
+                inside = self._inside(s)  # (before the rewrite drops some assignments)
+                out.append(self._nested(s, current))
+                for g, _, _ in inside:
+                    current.pop(g, None)  # rebound on some path in there
+        return out
+
+    def _nested(self, s, current):
+        loop = isinstance(s, (gast.For, gast.While))
+        inner = dict(current)
+        if loop:  # a later trip sees what the body binds
+            self.loops.append(self._inside(s))
+            for g, _, _ in self.loops[-1]:
+                inner.pop(g, None)
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                setattr(s, field, self._block(getattr(s, field), inner))
+        for h in getattr(s, "handlers", None) or ():
+            h.body = self._block(h.body, inner)
+        if loop:
+            self.loops.pop()
+        return s
+
+    def _dispatched(self, s, sure):
+        """``s`` (a call of the rebound name) calling ``sure``, or a branch on which binding
+        ran last over those that may reach it."""
+        g = s.value.func.id
+        if sure is not None:
+            s.value.func = self._callee(sure, s.value.func)
+            return [s]
+        reaching = {(k, own) for h, k, own in self.seen if h == g}
+        reaching |= {(k, own) for loop in self.loops for h, k, own in loop if h == g}
+        if not reaching:
+            return [s]  # not bound yet: Python's NameError, as the call is left
+        branch = None
+        for k, own in sorted(reaching, reverse=True):
+            call = clone(s)
+            call.value.func = self._callee(own, call.value.func)
+            if branch is None:
+                branch = [call]
+                continue
+            test = self._fresh(naming.WHICH_IS.format(k))
+            compare = gast.Compare(gast.Name(self.which[g], gast.Load(), None, None),
+                                   [gast.Eq()], [gast.Constant(k, None)])
+            branch = [_located(_assign(test, compare), s), _located(gast.If(
+                gast.Name(test, gast.Load(), None, None), [call], branch), s)]
+        return branch
+
+
+    def _callee(self, own, where):
+        """The binding's own name, or the value from outside the body it was given (a global
+        function, ``np.cos``, ``MODEL.layer.scale``: called where the call is, it resolves there
+        even when the assignment comes later in a loop)."""
+        value = self.outside.get(own)
+        if value is None:
+            return gast.Name(own, gast.Load(), None, None)
+        return _located_expr(clone(value), where)
+
+
+def _located_expr(expr, where):
+    for n in walk(expr):
+        gast.copy_location(n, where)
+    return expr
+
+
+def _assign(name, value):
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _located(stmt, where):
+    for n in walk(stmt):
+        if isinstance(n, (gast.stmt, gast.expr)):
+            gast.copy_location(n, where)
+    return stmt
