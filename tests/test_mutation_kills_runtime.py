@@ -113,3 +113,27 @@ def test_an_inner_field_holding_an_integer_array_updated_is_refused_naming_its_d
     with pytest.raises(SrcgradError, match=r"`P\.ps\[0\]\.h` holds a ndarray of int64: srcgrad "
                                            r"follows an augmented assignment"):
         srcgrad.grad(_integer_array_in_a_field_updated)(np.array([0.5, 1.5]))
+
+
+def _tuple_made_a_list(x):
+    t = tuple([x[0], x[1]])
+    L = list(t)
+    L.append(x[2])
+    return t[0] * L[2] + L[1]
+
+
+def _sorted_twice(x):
+    L = sorted([x[0], x[1], x[2]])
+    M = sorted([x[2], x[0]], reverse=True)
+    return L[0] * M[0] + L[2] * M[1]
+
+
+@pytest.mark.parametrize("f", [_tuple_made_a_list, _sorted_twice], ids=lambda f: f.__name__)
+def test_lists_made_from_a_tuple_and_sorted(f):
+    # lists.as_list: `list(t)` is a new list (with `list(...)` dropped the tuple itself was
+    # appended to: AttributeError); lists.sort_keys: the order of the keys (dropped: TypeError)
+    x = np.array([0.5, -1.3, 2.0])
+    g = srcgrad.grad(f)(x)
+    np.testing.assert_allclose(g, numeric_grad(f, (x,), 0), rtol=1e-6, atol=1e-9)
+    t = np.array([1.0, 0.5, -2.0])
+    assert srcgrad.jvp(f)(x, t)[1] == pytest.approx(g @ t, rel=1e-12)
