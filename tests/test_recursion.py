@@ -508,6 +508,11 @@ def test_steps_whose_call_varies_not_along_the_last_derivative():
     want = 72 * 0.6 * 0.8**2
     assert jvp(third, wrt=1)(0.6, 0.8, 1.0)[1] == pytest.approx(want, rel=1e-12)
     assert grad(third, wrt=1)(0.6, 0.8) == pytest.approx(want, rel=1e-12)
+    # d/dy of the tangent along x of d/dy: the split call's first layer asks for no gradient,
+    # forward mode over its chain starts the jvp along x, the forward layer's (a TypeError)
+    tangent = jvp(grad(power_times_cube, wrt=1), wrt=0)
+    got = jvp(lambda x, y: tangent(x, y, 1.0)[1], wrt=1)(0.6, 0.8, 1.0)[1]
+    assert got == pytest.approx(24 * 0.6**3 * 0.8, rel=1e-12)
 
 
 def test_broadcast_like_of_the_cotangents_of_a_list_goes_element_by_element():

@@ -263,7 +263,8 @@ class ForwardAD:
         if given:
             tangents = [self.tangents.get(op.args[p].id) for p in given]
         else:
-            given = list(next((w for w in splitter_.wrts if w), ()))
+            layers = [getattr(w, "wrt", w) for w in splitter_.wrts]  # a JvpLayer's too
+            given = list(next((w for w in layers if w), ()))
             if not given:
                 raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
             tangents = [self._call(runtime.zeros_like, op.args[p]) for p in given]
