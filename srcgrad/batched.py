@@ -15,9 +15,11 @@ batched one (to a fixed point, whatever the order). A batched name assigned a va
 batched value: ``+ - * / **`` and unary minus (each row broadcast as the per-seed value would
 be), ``@`` with one batched operand, NumPy ufuncs of one argument, and the runtime helpers
 below (array reads and writes at basic and advanced indices, list, tuple and dict cotangents,
-max/min, stack/concatenate, dot/einsum), each replaced by its batched twin; a batched value
-anywhere else (an index, an attribute, a test, a call of anything else, a name ``back`` takes
-as a default) and the sweep is refused here, at generation. A sweep returning several
+max/min, stack/concatenate, dot/einsum, cumsum), each replaced by its batched twin; a read
+at an index (the same index in every row); a helper of ``ROW_BY_ROW`` or a NumPy function
+writing into no argument, called once per row (``rowwise``: the per-seed call itself); a
+batched value anywhere else (an index, an attribute, a test, a call of anything else, a name
+``back`` takes as a default) and the sweep is refused here, at generation. A sweep returning several
 gradients (a tuple ``wrt``) returns each batched. What a batched
 helper cannot be sure to compute row by row as the per-seed one (a complex value, an unusual
 rank) raises ``Unbatched`` when it runs, and the Jacobian calls ``back`` per seed instead.
@@ -70,7 +72,22 @@ TWINS = {
     "take_item": ("take_item", (0,)),
     "zero_item": ("zero_item", (0,)),
     "copy_array": ("copy_array", (0,)),
+    "cumsum_grad": ("cumsum_grad", (0,)),
 }
+# per-seed helpers without a twin, called once per row by ``rowwise`` (each reads its arguments
+# and writes only into arrays it makes: no effect a second call could see)
+ROW_BY_ROW = frozenset("""
+    average_grad average_weights_grad cholesky_vjp column_stack_grad cond_vjp convolve_vjp
+    corrcoef_vjp correlate_vjp cov_vjp cross_vjp cumprod_grad det_vjp diag_grad diagonal_grad
+    diff_grad diff_part_grad dstack_grad ediff1d_grad eig_vectors_vjp eigh_vjp eigvals_vjp
+    eigvalsh_vjp fit_axes gradient_vjp hermitian_weights hstack_grad inner_vjp_left
+    inner_vjp_right kron_vjp linspace_grad lstsq_vjp mT matrix_norm_grad matrix_power_vjp
+    mean_grad norm_grad pad_grad permutation_grad pinv_vjp polyfit_grad prod_grad ptp_grad
+    qr_vjp quantile_grad select_grad slogdet_vjp solve_vjp_a solve_vjp_b svd_vjp
+    tensordot_vjp_left tensordot_vjp_right trace_grad trapezoid_grad var_grad vector_norm_grad
+    vstack_grad""".split())
+# NumPy functions that write into an argument (every other one returns a new value)
+WRITERS = (np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis)
 OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}
 
 
@@ -288,6 +305,11 @@ class _Sweep:
             return node, True
         if isinstance(node, gast.Call):
             return self._call(node), True
+        if isinstance(node, gast.Subscript) and not self._mentions(node.slice, self.many):
+            # the same index in every row
+            index = gast.Subscript(gast.Name(self.names["index"], gast.Load(), None, None),
+                                   node.slice, gast.Load())
+            return self._helper("getitem", [self._expr(node.value)[0], index]), True
         if isinstance(node, gast.IfExp) and not self._mentions(node.test, self.many):
             # a choice on a primal value (the complex conjugate of a cotangent, or not)
             return gast.IfExp(node.test, self._batched(node.body), self._batched(node.orelse)), True
@@ -308,7 +330,23 @@ class _Sweep:
                 call = self._helper(twin, [a for a, _ in args])
                 call.keywords = node.keywords
                 return call
+        if self._pure(fn, node):
+            flags = gast.Tuple([gast.Constant(m, None) for _, m in args], gast.Load())
+            call = self._helper("rowwise", [node.func, flags] + [a for a, _ in args])
+            call.keywords = node.keywords
+            return call
         raise Refused(f"a batched value passed to {unparse(node.func)}")
+
+    @staticmethod
+    def _pure(fn, node):
+        """Whether ``fn`` may be called once per row: a helper of ``ROW_BY_ROW``, or a NumPy
+        function (not a random draw) writing into none of its arguments."""
+        if any(getattr(runtime, name, None) is fn for name in ROW_BY_ROW):
+            return True
+        module = getattr(fn, "__module__", None) or ""
+        return (callable(fn) and (module == "numpy" or module.startswith("numpy.")) and
+                not module.startswith("numpy.random") and all(fn is not w for w in WRITERS)
+                and not any(k.arg == "out" for k in node.keywords))
 
     def _special(self, fn, node, args):
         """``add``, ``add_at`` and a ufunc of one argument, batched; None for other calls."""

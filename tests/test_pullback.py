@@ -280,8 +280,31 @@ def leaving(x, n):
 def nested(x, n):
     y = x
     for _ in range(n):
+        z = y * 0.5
+        for _ in range(3):
+            z = np.sin(z) * x
+            if np.sum(z) > 0.4:
+                break
+        y = y + z * 0.1
+    return y
+
+
+def returning(x, n):
+    y = x
+    for _ in range(n):
+        y = np.sin(y) * 1.1 + x
+        if np.sum(y) > 1.0:
+            return y * 2.0
+    return y
+
+
+def nested_leaving(x, n):
+    y = x
+    for _ in range(n):
         for _ in range(2):
             y = np.sin(y) * x
+        if np.sum(y) < -5.0:
+            break
     return y
 
 
@@ -292,7 +315,11 @@ def nested(x, n):
                                      (chosen, (np.array([0.3, -0.5]), 8)),
                                      (chosen, (np.array([0.3, 0.5]), 2)),
                                      (leaving, (np.array([0.3, -0.5]), 8)),
-                                     (leaving, (np.array([-1.3, -0.9]), 8))],
+                                     (leaving, (np.array([-1.3, -0.9]), 8)),
+                                     (nested, (np.array([0.3, -0.5]), 3)),
+                                     (nested, (np.array([0.9, 0.7]), 3)),
+                                     (returning, (np.array([0.3, -0.5]), 6)),
+                                     (returning, (np.array([0.9, 0.7]), 6))],
                          ids=lambda c: getattr(c, "__name__", ""))
 def test_linearize_through_loops_records_the_primal_once(f, args):
     text = source(linearize(f))
@@ -312,12 +339,12 @@ def test_linearize_through_loops_records_the_primal_once(f, args):
         np.testing.assert_allclose(out, fd, rtol=1e-6, atol=1e-8)
 
 
-def test_linearize_reruns_through_nested_loops():
+def test_linearize_reruns_through_a_loop_in_a_loop_left_by_break():
     x = np.array([0.3, -0.5])
-    value, jvp_fn = linearize(nested)(x, 3)
-    assert "each call reruns the jvp" in source(linearize(nested))
+    value, jvp_fn = linearize(nested_leaving)(x, 3)
+    assert "each call reruns the jvp" in source(linearize(nested_leaving))
     t = np.array([1.0, -0.5])
-    want = jvp(nested)(x, 3, t)[1]
+    want = jvp(nested_leaving)(x, 3, t)[1]
     x[:] = 9.0
     np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
 

@@ -5,9 +5,10 @@ the sweep computes for seed ``i``.
 Each helper gives, row by row, what its per-seed counterpart gives (``unbroadcast``,
 ``cast_like``, ``matmul_vjp_right``, Python's arithmetic between a cotangent and a primal
 value); where it cannot be sure of that (a complex value, an object, an unusual rank) it raises
-:class:`Unbatched`, and the Jacobian calls the per-seed ``back`` once per seed instead. Only
-real seeds are batched; a complex cotangent inside the sweep is computed row by row as the
-per-seed one, and conjugated (or its real part taken) where ``cast_like`` gives the gradient.
+:class:`Unbatched`, and the Jacobian calls the per-seed ``back`` once per seed instead. Complex
+seeds (of a complex output) are conjugated as ``check_seed`` conjugates each; a complex
+cotangent inside the sweep is computed row by row as the per-seed one, and conjugated (or its
+real part taken) where ``cast_like`` gives the gradient.
 
 Not re-exported from ``runtime``: generated code differentiated again never calls them (a
 Jacobian is differentiated through its per-seed twin).
@@ -117,12 +118,13 @@ def augmented(op, a, b, a_many, b_many, count):
 
 
 def check_seeds(seeds, out):
-    """The seeds of ``out``'s sweep: one row per seed, each shaped like ``out``, all real."""
+    """The seeds of ``out``'s sweep: one row per seed, each shaped like ``out``; complex seeds
+    conjugated, as ``check_seed`` conjugates each."""
     _plain(out)
     if not isinstance(seeds, np.ndarray) or seeds.shape[1:] != np.shape(out) or (
-            seeds.dtype.kind != "f"):
+            seeds.dtype.kind not in "fc"):
         raise Unbatched("seeds not shaped like the output")
-    return seeds
+    return np.conj(seeds) if seeds.dtype.kind == "c" else seeds
 
 
 def unbroadcast(g, x):
@@ -422,6 +424,54 @@ def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=Non
     return np.einsum(spec, dy, *(operands[j] for j in others))
 
 
+def cumsum_grad(dy, a, axis=None):
+    """``runtime.cumsum_grad``: each row summed from the other end along its axis (the rows of
+    ``axis=None`` flattened first)."""
+    dy = _rows(dy)
+    if axis is None:
+        flat = dy.reshape(len(dy), -1)
+        return _like(np.flip(np.cumsum(np.flip(flat, 1), axis=1), 1), a)
+    if dy.ndim == 1:
+        raise Unbatched("a cumulative sum of a number")
+    axis = axis % (dy.ndim - 1) + 1
+    return _like(np.flip(np.cumsum(np.flip(dy, axis), axis=axis), axis), a)
+
+
+def getitem(dy, index):
+    """``dy[index]`` of a batched array: the same index in every row."""
+    return _rows(dy)[_at(index)]
+
+
+def _double(x):
+    """Whether ``x`` is no NumPy value of a floating dtype narrower than float64 (complex128)."""
+    dtype = getattr(x, "dtype", None)
+    return not isinstance(dtype, np.dtype) or dtype.kind not in "fc" or dtype.itemsize >= 8 * (
+        1 + (dtype.kind == "c"))
+
+
+def rowwise(fn, many, *args, **kwargs):
+    """``fn(*args, **kwargs)`` of a function without a batched twin (a pure helper, a NumPy
+    function), called once per row with the batched arguments (``many``) read at that row: the
+    per-seed call itself, while the rest of the sweep runs once for all seeds. Rows that are
+    numbers beside a value of less than double precision (a row is a NumPy scalar where the
+    per-seed value may be a Python float, which NumPy promotes differently), and results that are
+    not NumPy values (a Python float, a list of cotangents, None) are Unbatched."""
+    batched = [_rows(a) for a, m in zip(args, many) if m]
+    count = len(batched[0])
+    if any(len(a) != count for a in batched) or (
+            any(a.ndim < 2 for a in batched) and not all(map(_double, args))):
+        raise Unbatched("rows that are numbers beside a value of less than double precision")
+    out = []
+    for i in range(count):
+        got = fn(*[a[i] if m else a for a, m in zip(args, many)], **kwargs)
+        if not isinstance(got, (np.ndarray, np.generic)):
+            raise Unbatched(f"a {type(got).__name__} of {getattr(fn, '__name__', fn)}")
+        out.append(got)
+    if len({(np.shape(g), g.dtype) for g in out}) != 1:
+        raise Unbatched(f"rows of {getattr(fn, '__name__', fn)} of different shapes or dtypes")
+    return np.stack(out)
+
+
 def rows(back_many, back, value, x):
     """The Jacobian's rows: ``back_many`` (the batched sweep) over blocks of unit seeds, or, if
     it cannot run, ``back`` once per output element. Shape ``value.shape + x.shape``."""
@@ -466,4 +516,5 @@ HELPERS = {"binop": binop, "matmul": matmul, "tile": tile, "add": add, "augmente
            "count": count, "elem": elem, "stack_grad": stack_grad,
            "concatenate_grad": concatenate_grad, "chooser_grad": chooser_grad,
            "dot_vjp_left": dot_vjp_left, "dot_vjp_right": dot_vjp_right, "einsum_vjp": einsum_vjp,
-           "take_item": take_item, "zero_item": zero_item, "copy_array": copy_array}
+           "take_item": take_item, "zero_item": zero_item, "copy_array": copy_array,
+           "cumsum_grad": cumsum_grad, "getitem": getitem, "rowwise": rowwise, "index": np.s_}

@@ -8,10 +8,12 @@ answer on every call.
 A statement belongs to ``jvp_fn`` when it reads the tangent or a value computed from it; the
 others are the primal, run once. That split is exact when the body is straight-line code whose
 values are each bound once and never written in place: then ``jvp_fn`` reads, through its
-closure, exactly the values its statements read in the jvp. A body with a loop or a branch
-interleaves per-iteration primal values with their tangents; there ``jvp_fn`` calls the
-function's jvp on copies of the arguments (a primal per call), as a comment in the generated code
-says.
+closure, exactly the values its statements read in the jvp. A body with loops or branches
+interleaves per-iteration primal values with their tangents; there the primal records, per
+trip, the values the tangent statements read, and ``jvp_fn`` loops over the records
+(``_Loops``); where that would not be exact (a loop in an ``if``, a loop in a loop that has a
+``break`` of its own, a write in place) ``jvp_fn`` calls the function's jvp on copies of the
+arguments (a primal per call), as a comment in the generated code says.
 
     def f_jvp(x, tangent):                  def f_linearize(x):
         dx = check_tangent(tangent, x)          y = np.sin(x)
@@ -183,7 +185,9 @@ def _loaded(stmts):
 class _Loops:
     """The split of a jvp whose loops have straight-line bodies: the primal runs each loop once
     and appends, per trip, the primal values its tangent statements read (``x_2 = x`` where
-    they read ``x``, a name a later statement rebinds); ``jvp_fn`` loops over those records.
+    they read ``x``, a name a later statement rebinds); ``jvp_fn`` loops over those records. A
+    loop in a trip (of a loop with no break or continue of its own) appends its records to a
+    list made on each trip, which goes on the trip's record.
     A top-level tangent statement reading a name rebound later reads a copy of the name taken
     where it stood. ``split()`` is None where this would not be exact: other control flow, a
     loop test or target that depends on the tangent, a primal statement writing in place, a
@@ -254,7 +258,7 @@ class _Loops:
         self.jumps = []
         # a trip that may end at a break or continue: every name on its record is a copy,
         # bound before the loop (the record is appended where the trip ends)
-        where = "branch" if any(_jump(n) for n in walk(gast.Module(loop.body, []))) else "trip"
+        where = "branch" if _own_jump(loop.body) else "trip"
         body, swept = self._block(loop.body, where, rebound, deleted, {}, record, branched)
         return body, swept, record, branched
 
@@ -272,6 +276,8 @@ class _Loops:
             if isinstance(stmt, gast.If):
                 self._branch(stmt, where, rebound | (later if where == "top" else set()),
                              deleted, current, record, branched, body, swept)
+            elif isinstance(stmt, (gast.For, gast.While)):  # a loop in a trip (no jump)
+                self._inner(stmt, rebound, body, swept, record, current)
             elif _jump(stmt):  # the trip's record, then the break or continue, in both
                 self.jumps.append(gast.Expr(gast.Constant(None, None)))
                 body += [self.jumps[-1], stmt]
@@ -323,7 +329,20 @@ class _Loops:
         for v in _stored([stmt]):
             current.pop(v, None)
 
+    def _inner(self, loop, rebound, body, swept, record, current):
+        """A loop in the trip of another: its records go in a list made on each outer trip,
+        which is itself on the outer trip's record."""
+        jumps = self.jumps
+        saved = self._loop(loop, rebound, body, swept)
+        self.jumps = jumps
+        if saved is not None:
+            record.append((saved, saved))
+        for v in _stored([loop]):
+            current.pop(v, None)
+
     def _loop(self, loop, later, primal, tangent_stmts):
+        """The loop, appending its records (``primal``), and ``jvp_fn``'s loop over them
+        (``tangent_stmts``); the name of the records' list (None: no tangent statement)."""
         rebound = _stored(loop.body) | later
         if isinstance(loop, gast.For):
             rebound |= {n.id for n in walk(loop.target) if isinstance(n, gast.Name)}
@@ -331,7 +350,7 @@ class _Loops:
         if not any(not is_comment(s) for s in swept):
             loop.body = body
             primal.append(loop)
-            return
+            return None
         saved = self.ctx.namer.fresh(naming.LOOP_SAVED)
         copies = _stored(body)  # (a copy's fresh name is bound only where it is taken)
         elts = [name(copy if copy in copies else v) for v, copy in record]
@@ -346,10 +365,11 @@ class _Loops:
         target = gast.Tuple([gast.Name(c, gast.Store(), None, None) for _, c in record],
                             gast.Store()) if record else gast.Name("_", gast.Store(), None, None)
         tangent_stmts.append(gast.For(target, name(saved), swept, [], None))
+        return saved
 
 
 def _simple(stmt):
-    return isinstance(stmt, (gast.Assign, gast.Expr, gast.Delete))
+    return isinstance(stmt, (gast.Assign, gast.Expr, gast.Delete, gast.Pass))
 
 
 def _jump(stmt):
@@ -362,8 +382,20 @@ def _plain_if(stmt, jumps=False):
 
 
 def _plain_loop(stmt):
-    return isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse and all(
-        _simple(s) or _jump(s) or _plain_if(s, jumps=True) for s in stmt.body)
+    """A loop of simple statements, ifs of them, breaks and continues, and loops of the same
+    where it has no break or continue of its own."""
+    if not isinstance(stmt, (gast.For, gast.While)) or stmt.orelse:
+        return False
+    nested = _own_jump(stmt.body) is False
+    return all(_simple(s) or _jump(s) or _plain_if(s, jumps=True) or nested and _plain_loop(s)
+               for s in stmt.body)
+
+
+def _own_jump(body):
+    """Whether a ``break`` or ``continue`` of the loop with this body is in it (at its top
+    level or in an if of it)."""
+    return any(_jump(s) or isinstance(s, gast.If) and any(map(_jump, s.body + s.orelse))
+               for s in body)
 
 
 def _names_in(nodes):
