@@ -640,11 +640,14 @@ def _split_by_linearize(x, y):
 
 
 def _rerun_by_linearize(x, n):
+    # (a loop in a loop whose outer loop has a break of its own: linearize reruns the jvp)
     y = x * 1.0
     for _ in range(n):
         for k in range(2):
             scale = 0.5 + k
             y = np.sin(y) * x * scale
+        if np.sum(y) > 100.0:
+            break
     return y
 
 
@@ -671,7 +674,7 @@ def test_linearize_of_straight_line_code_is_split_once_into_primal_and_tangent_m
                      "linearize_straight.py")
 
 
-def test_linearize_of_nested_loops_reruns_the_jvp_after_the_primal_alone():
+def test_linearize_of_nested_loops_left_by_break_reruns_the_jvp_after_the_primal_alone():
     # linearize._primal_only/_drop: the primal is the jvp without its tangent statements and
     # comments (golden file); with `_drop` dropping every statement that mentions a tangent
     # name, loops included, the primal skipped the loop and returned y = x * 1.0 (its value

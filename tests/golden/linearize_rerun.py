@@ -7,6 +7,10 @@ def rerun_by_linearize_linearize(x, n):
             sin_y = np.sin(y)
             sin_y_times_x = sin_y * x
             y = sin_y_times_x * scale
+        sum_y = np.sum(y)
+        sum_y_gt_c = sum_y > 100.0
+        if sum_y_gt_c:
+            break
 
     def jvp_fn(tangent):
         # a loop or branch interleaves the primal and its tangent: each call reruns the jvp,
