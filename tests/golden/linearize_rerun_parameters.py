@@ -12,6 +12,10 @@ def rerun_with_all_kinds_of_parameters_linearize(x, s, /, *rest, scale=2.0, **na
             times_times_scale = times * scale
             named_item = named['w']
             y = times_times_scale * named_item
+        sum_y = np.sum(y)
+        sum_y_gt_c = sum_y > 100.0
+        if sum_y_gt_c:
+            break
 
     def jvp_fn(tangent):
         # a loop or branch interleaves the primal and its tangent: each call reruns the jvp,
