@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import runtime
 from ..astutil import walk
+from ..emit import naming
 from ..emit.unparse import is_comment
 from ..transform.nodes import assign, call, name
 
@@ -50,8 +51,8 @@ ZEROS = (runtime.zeros_like,)  # helpers making the new zeros an accumulated gra
 # helper summed over the steps -> (its sum over the lists of its per-step arguments, the
 # stems of the names of those lists); the helper's last argument is the same at every step
 FORMS = {
-    runtime.matmul_vjp_right: (runtime.matmul_vjp_right_steps, ("{}_dys", "{}_xs")),
-    runtime.unbroadcast: (runtime.unbroadcast_steps, ("{}_parts",)),
+    runtime.matmul_vjp_right: (runtime.matmul_vjp_right_steps, naming.STEP_LISTS[:2]),
+    runtime.unbroadcast: (runtime.unbroadcast_steps, naming.STEP_LISTS[2:]),
 }
 
 
