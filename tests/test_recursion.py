@@ -513,6 +513,11 @@ def test_steps_whose_call_varies_not_along_the_last_derivative():
     tangent = jvp(grad(power_times_cube, wrt=1), wrt=0)
     got = jvp(lambda x, y: tangent(x, y, 1.0)[1], wrt=1)(0.6, 0.8, 1.0)[1]
     assert got == pytest.approx(24 * 0.6**3 * 0.8, rel=1e-12)
+    # and along y of d2/dy2: no layer asks for anything, its jvp is with respect to nothing
+    # (an internal error "not specialized to its arguments")
+    second = jvp(grad(power_times_cube, wrt=1), wrt=1)
+    got = jvp(lambda x, y: second(x, y, 1.0)[1], wrt=1)(0.6, 0.8, 1.0)[1]
+    assert got == pytest.approx(6 * 0.6**4, rel=1e-12)
 
 
 def test_broadcast_like_of_the_cotangents_of_a_list_goes_element_by_element():

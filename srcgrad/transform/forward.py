@@ -253,8 +253,9 @@ class ForwardAD:
     def _steps_start(self, stmt, op, splitter_):
         """``s = f_splitn(a, b)``: starts the jvp of the callee's split derivative of that
         order (``rules/derived.SplitNJvp``), with respect to the arguments given tangents, or,
-        when none is, to the first parameters a gradient was asked for (zero tangents: the
-        steps' sends may carry tangents). The started ``SplitN`` is its own tangent."""
+        when none is, to the first parameters a gradient or tangent was asked for (zero
+        tangents: the steps' sends may carry tangents). The started ``SplitN`` is its own
+        tangent."""
         target = stmt.targets[0].id
         if any(w is None for w in splitter_.wrts):
             raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
@@ -263,10 +264,10 @@ class ForwardAD:
         if given:
             tangents = [self.tangents.get(op.args[p].id) for p in given]
         else:
+            # (none at all when no layer asks for one, as ``_split_start`` starts a jvp with
+            # respect to nothing: the call varies along nothing, what its steps give neither)
             layers = [getattr(w, "wrt", w) for w in splitter_.wrts]  # a JvpLayer's too
             given = list(next((w for w in layers if w), ()))
-            if not given:
-                raise self.ctx.location.error(NoRuleError, op.node, _UNSPECIALIZED)
             tangents = [self._call(runtime.zeros_like, op.args[p]) for p in given]
         return self._started(stmt, target, split_n_jvp(splitter_, tuple(given)), tangents,
                              "splitN_jvp")
