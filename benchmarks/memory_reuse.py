@@ -19,6 +19,8 @@
 3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4),
    the MLP of ``workloads.py`` and ``relax`` (n = 1e4 element writes the sweep restores in
    place); a second ``jvp_fn(tangent)`` of ``linearize`` against one ``jvp`` call (pendulum).
+   The two are called in turn (``paired_times``): the medians of each, and the median of the
+   ratios of the calls made side by side.
 
 Only srcgrad runs here (the peers have no binomial checkpointing or reusable pullback to compare
 on these exact terms; ``run.py`` compares them on the gradients themselves).
@@ -131,6 +133,20 @@ def median_time(fn, repeat):
     return statistics.median(times), result
 
 
+def paired_times(first, second, repeat):
+    """The two functions called in turn ``repeat`` times (the load of a shared machine changes
+    within a second: timed apart, their ratio moved by the load between the two blocks): the
+    medians of each, and the median of the ratios of the calls made side by side."""
+    a, b = [], []
+    for _ in range(repeat):
+        for fn, out in ((first, a), (second, b)):
+            t = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t)
+    return statistics.median(a), statistics.median(b), statistics.median(
+        x / y for x, y in zip(a, b))
+
+
 def peak_memory(fn):
     tracemalloc.start()
     fn()
@@ -201,10 +217,10 @@ def pullback_table(repeat):
         for g, w in zip(back(1.0), vjp(*call_args, 1.0)):
             assert np.allclose(g, w, rtol=1e-13, atol=1e-15)
         assert "_vjp(" not in srcgrad.source(srcgrad.pullback(f, wrt=wrt))  # no primal rerun
-        t_back = median_time(lambda back=back: back(1.0), repeat)[0]  # noqa: B023
-        t_vjp = median_time(lambda f=vjp, a=call_args: f(*a, 1.0), repeat)[0]  # noqa: B023
+        t_back, t_vjp, ratio = paired_times(lambda back=back: back(1.0),  # noqa: B023
+                                            lambda f=vjp, a=call_args: f(*a, 1.0), repeat)
         print(f"{label:16} back {t_back * 1e3:8.2f} ms   vjp {t_vjp * 1e3:8.2f} ms   "
-              f"ratio {t_back / t_vjp:.2f}x", flush=True)
+              f"ratio {ratio:.2f}x", flush=True)
 
 
 def linearize_table(repeat):
@@ -216,10 +232,10 @@ def linearize_table(repeat):
     assert "_jvp(" not in srcgrad.source(srcgrad.linearize(pendulum, wrt=("c", "L")))
     jvp_fn(tangent)
     assert np.allclose(jvp_fn(tangent), jvp(*args, tangent)[1], rtol=1e-13, atol=1e-15)
-    t_fn = median_time(lambda: jvp_fn(tangent), repeat)[0]
-    t_jvp = median_time(lambda: jvp(*args, tangent), repeat)[0]
+    t_fn, t_jvp, ratio = paired_times(lambda: jvp_fn(tangent), lambda: jvp(*args, tangent),
+                                      repeat)
     print(f"{'pendulum n=1e4':16} jvp_fn {t_fn * 1e3:8.2f} ms   jvp {t_jvp * 1e3:8.2f} ms   "
-          f"ratio {t_fn / t_jvp:.2f}x", flush=True)
+          f"ratio {ratio:.2f}x", flush=True)
 
 
 def main():
@@ -235,9 +251,9 @@ def main():
     print(f"load average {os.getloadavg()}")
     skip = set(opts.skip.split(","))
     if "pullback" not in skip:
-        pullback_table(max(opts.repeat, 5))
+        pullback_table(max(opts.repeat, 15))
     if "linearize" not in skip:
-        linearize_table(max(opts.repeat, 5))
+        linearize_table(max(opts.repeat, 15))
     if "jacobian" not in skip:
         jacobian_table(opts.repeat)
     if "euler" not in skip:

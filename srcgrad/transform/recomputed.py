@@ -7,7 +7,9 @@ its stack and the names it restores from them) is evaluated where the primal had
 
 - in a loop, at the ``append`` that saves them: its value goes onto the stack beside them, and
   the sweep pops it instead of calling the ufunc (``np.cos(theta)`` of every trip, for example);
-- elsewhere, at the end of the primal, bound to a new name ``back`` reads.
+- elsewhere, at the end of the primal, bound to a new name ``back`` reads; there also the
+  arithmetic (``+ - *``) on such values alone (``1 - y * y``, the derivative of
+  ``y = np.tanh(x)``).
 
 The value is the same call on the same objects, so ``back`` computes what it computed before;
 the vjp (which runs its sweep once) is unchanged. A stack saved or popped at more than one place,
@@ -43,20 +45,27 @@ def run(primal, sweep, ctx, surely):
     ufunc = _ufunc_test(ctx, local | surely)
     for loop in [n for n in walk(gast.Module(sweep, [])) if isinstance(n, gast.For)]:
         _loop(loop, primal, sweep, ufunc, ctx)
-    # names the sweep never rebinds, bound when the primal ends and never deleted there
-    kept = surely - _bound(sweep, (gast.Store, gast.Del)) - _bound(primal, gast.Del)
+    # names the sweep never rebinds (its `del` comes after its reads), bound when the primal
+    # ends and never deleted there
+    kept = surely - _bound(sweep, gast.Store) - _bound(primal, gast.Del)
     held = {}
     for stmt in sweep:
         if not isinstance(stmt, (gast.Assign, gast.AugAssign, gast.Return, gast.Expr)):
             continue
-        for call in _calls(stmt, ufunc):
-            if not {a.id for a in call.args if isinstance(a, gast.Name)} <= kept:
+        for call in _calls(stmt, ufunc) + _arithmetic(stmt, ufunc, kept):
+            if not _read(call) <= kept:
                 continue
             key = gast.dump(call)
             if key not in held:
                 held[key] = ctx.namer.temp(call)
                 primal.append(assign(held[key], copy.deepcopy(call)))
+                kept.add(held[key])  # (an arithmetic part holding the call reads it)
             _replace(stmt, call, held[key])
+
+
+# (not / or **: Python raises on a float divided by zero, so the primal would raise where only
+# a call of back did)
+ARITHMETIC = (gast.Add, gast.Sub, gast.Mult)
 
 
 def _bound(stmts, kinds):
@@ -81,6 +90,44 @@ def _calls(stmt, ufunc):
     """The ufunc calls of ``stmt`` whose arguments are names or constants."""
     return [n for n in walk(stmt) if isinstance(n, gast.Call) and ufunc(n) and n.args and all(
         isinstance(a, (gast.Name, gast.Constant)) for a in n.args)]
+
+
+def _read(node):
+    """The names ``node`` reads as values (not the module of a ufunc it calls)."""
+    if isinstance(node, gast.Call):
+        return set().union(*map(_read, node.args))
+    if isinstance(node, gast.Name):
+        return {node.id}
+    return set().union(*map(_read, gast.iter_child_nodes(node)))
+
+
+def _arithmetic(stmt, ufunc, kept):
+    """The largest parts of ``stmt`` that are arithmetic (``+ - *``, unary minus, ufunc calls)
+    on the names in ``kept`` and constants, with at least one such name: ``1 - y * y`` of the
+    adjoint of ``y = np.tanh(x)``."""
+    found = []
+
+    def of_kept(node):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, gast.Name):
+            return node.id in kept
+        if isinstance(node, gast.BinOp):
+            return type(node.op) in ARITHMETIC and of_kept(node.left) and of_kept(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return isinstance(node.op, gast.USub) and of_kept(node.operand)
+        return isinstance(node, gast.Call) and node in calls and all(map(of_kept, node.args))
+
+    def visit(node):
+        if isinstance(node, (gast.BinOp, gast.UnaryOp)) and of_kept(node) and _read(node):
+            found.append(node)
+            return
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    calls = _calls(stmt, ufunc)
+    visit(stmt)
+    return found
 
 
 def _replace(stmt, call, name):
