@@ -27,7 +27,7 @@ from collections import Counter
 
 import gast
 
-from .. import rules
+from .. import rules, runtime
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import (
     clone,
@@ -133,6 +133,10 @@ class InlineCalls:
                 unused = self.ctx.namer.fresh(naming.UNUSED)
                 self.locals.add(unused)
                 s = gast.copy_location(_assign(unused, s.value), s)
+            dispatched = self._by_class(s) if isinstance(s, gast.Assign) else None
+            if dispatched is not None:
+                out.extend(self.block(dispatched))
+                continue
             if isinstance(s, gast.Assign):
                 rewritten = self.ctx.receivers.rewrite(s)
                 if rewritten is not None:
@@ -154,6 +158,42 @@ class InlineCalls:
             self.ctx.receivers.note(original)
             out.append(original)
         return out
+
+    def _by_class(self, stmt):
+        """``y = lay(h)`` / ``y = lay.affine(h)`` where ``lay`` is an item of a list holding
+        objects of several classes (``Receivers.classes``): a branch on its class, each path
+        calling the method of one class on a name known to hold it (checked again where the
+        method is inlined); None for any other statement."""
+        value = stmt.value
+        func = value.func if isinstance(value, gast.Call) else None
+        name = func.value if isinstance(func, gast.Attribute) else func
+        receivers = self.ctx.receivers
+        if not isinstance(name, gast.Name) or name.id in receivers.known or (
+                name.id not in receivers.classes):
+            return None
+        branch = None
+        for cls in reversed(receivers.classes[name.id]):
+            own = self.ctx.namer.fresh(name.id)
+            self.locals.add(own)
+            typed = gast.copy_location(_assign(own, gast.Name(name.id, gast.Load(), None, None)),
+                                       stmt)
+            typed.annotation = gast.Name(self.ctx.global_name(cls, cls.__name__), gast.Load(),
+                                         None, None)
+            call = clone(stmt)
+            callee = call.value.func
+            (callee.value if isinstance(func, gast.Attribute) else callee).id = own
+            if branch is None:
+                branch = [typed, call]
+                continue
+            test = self.ctx.namer.fresh(naming.IS_CLASS.format(cls.__name__))
+            self.locals.add(test)
+            check = gast.Call(gast.Name(self.ctx.global_name(runtime.has_class, "has_class"),
+                                        gast.Load(), None, None),
+                              [gast.Name(name.id, gast.Load(), None, None),
+                               clone(typed.annotation)], [])
+            branch = [gast.copy_location(_assign(test, check), stmt), gast.copy_location(
+                gast.If(gast.Name(test, gast.Load(), None, None), [typed, call], branch), stmt)]
+        return branch
 
     def _callee(self, stmt):
         """``(FunctionDef, namespace, location, python function or None, call)`` of the callee

@@ -94,6 +94,14 @@ class Known:
         return next((k for n, k in self.fields if n == name), None)
 
 
+@dataclass(frozen=True)
+class Classes:
+    """The classes of the objects a list written in the function holds (a later change of
+    the list rebinds its name: ``list_append``, ``setitem``)."""
+
+    classes: tuple
+
+
 def user_class(cls):
     """Whether ``cls`` is a class whose methods srcgrad inlines (not NumPy's, not a builtin, not
     the standard library's: ``warnings.catch_warnings()`` is called, never taken apart)."""
@@ -260,6 +268,11 @@ class Receivers:
         # name -> the parameter of the transformed function whose value it was read out of
         # (`lay = P.ps[0]`), for a method call on it whose class is not known here
         self.origins = {}
+        # name -> the classes (two or more) of the objects it may hold, read by an index out of
+        # a list or tuple whose example holds objects of several classes (a call on it is a
+        # branch on the class: inline.py)
+        self.classes = {}
+        self.global_lists = {}  # name -> the list or tuple from outside the function it holds
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -328,6 +341,47 @@ class Receivers:
             self.known.pop(target, None)
         else:
             self.known[target] = found
+        held = self.ctx.namespace.resolve(stmt.value, self.ctx.local_names) if isinstance(
+            stmt.value, (gast.Name, gast.Attribute)) else None
+        if isinstance(stmt.value, gast.Name) and stmt.value.id in self.global_lists:
+            held = self.global_lists[stmt.value.id]  # passed on to a helper's parameter
+        if isinstance(held, (list, tuple)):  # `seq = NET.layers`
+            self.global_lists[target] = held
+        elif isinstance(stmt.value, (gast.List, gast.Tuple)):  # `[Dense(...), Act(...)]`
+            self.global_lists[target] = self._classes_written(stmt.value)
+        else:
+            self.global_lists.pop(target, None)
+        classes = self._classes_of_items(stmt.value) if found is None else None
+        if classes is None:
+            self.classes.pop(target, None)
+        else:
+            self.classes[target] = classes
+
+    def _classes_written(self, literal):
+        """The classes of the objects a list or tuple literal holds (``Classes``), when each
+        is known, or None."""
+        found = [self._of(e) for e in literal.elts]
+        if not found or any(k is None for k in found):
+            return None
+        return Classes(tuple(dict.fromkeys(k.cls for k in found)))
+
+    def _classes_of_items(self, value):
+        """The classes, in the order they first appear, of the objects ``xs[i]`` may be, for a
+        list or tuple ``xs`` known by its example (a global's, or the value a call passes) that
+        holds objects of two or more of the user's classes; None otherwise."""
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
+            return None
+        base = self.known.get(value.value.id)
+        items = self.global_lists.get(value.value.id) if base is None else base.example
+        if isinstance(base, Known) and base.example is None:
+            items = self.global_lists.get(value.value.id)
+        if isinstance(items, Classes):
+            classes = list(items.classes)
+        elif not isinstance(items, (list, tuple)) or kind_of(items) is not None:
+            return None
+        else:
+            classes = list(dict.fromkeys(type(v) for v in items))
+        return classes if len(classes) > 1 and all(user_class(c) for c in classes) else None
 
     def _of(self, value):
         if isinstance(value, gast.Name):

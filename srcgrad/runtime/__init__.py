@@ -275,7 +275,7 @@ from .products import (  # noqa: F401
     tensordot_vjp_right,
     unbroadcast_steps,
 )
-from .pytrees import check_class, check_updated_in_place, new_instance  # noqa: F401
+from .pytrees import check_class, check_updated_in_place, has_class, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401
     JvpLayer,
     Split,

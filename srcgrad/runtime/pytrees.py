@@ -256,6 +256,12 @@ def check_updated_in_place(value, name, numbers=False):
     return None
 
 
+def has_class(obj, cls):
+    """Whether ``obj`` is of the class ``cls`` itself: which branch a call on an item of a list
+    holding objects of several classes takes (normalize/inline.py)."""
+    return type(obj) is cls
+
+
 def check_class(obj, cls):
     """Refuse to run a derivative that inlined ``cls``'s methods on an object of another class
     (the class was inferred at transform time: from the instance a bound method was transformed

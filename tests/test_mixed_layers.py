@@ -1,0 +1,121 @@
+"""A loop over a list holding objects of two or more classes, calling each (issue 14):
+``for layer in self.layers: h = layer(h)`` with ``Dense`` and ``Act`` layers. Each call is a
+branch on the item's class, calling that class's method. Values equal Python's; gradients are
+checked against central differences in float64 in reverse and forward mode, and at second order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numeric_grad
+from second_order_check import hessian_by_differences
+
+import srcgrad
+
+X = np.array([0.3, -0.7, 1.1, 0.5])
+
+
+class Dense:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.tanh(self.w * x + 0.1)
+
+    def affine(self, x):
+        return self.w * x
+
+
+class Act:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return np.sin(x) * self.a
+
+    def affine(self, x):
+        return x + self.a
+
+
+class Net:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def loss(self, x):
+        h = x
+        for layer in self.layers:
+            h = layer(h)
+        return np.sum(h ** 2)
+
+
+NET = Net([Dense(0.5), Act(2.0), Dense(1.5), Act(-0.5)])
+
+
+def through_a_global(x):
+    h = x
+    for layer in NET.layers:
+        h = layer(h)
+    return np.sum(h)
+
+
+def through_an_argument(x, net):
+    h = x
+    for layer in net.layers:
+        h = layer.affine(h) * layer(h)
+    return np.sum(h)
+
+
+def by_index(x):
+    h = x
+    layers = NET.layers
+    for i in range(len(layers)):
+        h = layers[i](h) * x
+    return np.sum(h)
+
+
+def built_here(x):
+    layers = [Dense(x[0]), Act(0.5), Dense(-1.2)]
+    h = x
+    for layer in layers:
+        h = layer(h) + layer.affine(h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("f", [through_a_global, by_index, built_here], ids=lambda f: f.__name__)
+def test_a_loop_over_objects_of_two_classes(f):
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
+def test_a_loop_over_an_arguments_objects_of_two_classes_per_classes_passed():
+    for layers in ([Dense(0.5), Act(2.0), Dense(1.5)], [Act(0.3), Act(1.2), Dense(-0.7)]):
+        net = Net(layers)
+        value, g = srcgrad.value_and_grad(through_an_argument)(X, net)
+        np.testing.assert_allclose(value, through_an_argument(X, net), rtol=1e-13)
+        np.testing.assert_allclose(g, numeric_grad(through_an_argument, (X, net), 0),
+                                   rtol=1e-6, atol=1e-8)
+        _, t = srcgrad.jvp(through_an_argument)(X, net, np.ones(4))
+        np.testing.assert_allclose(t, np.sum(g), rtol=1e-6)
+    # the gradient of the objects' fields: a difference of the last layer's number
+    _, (_, gnet) = srcgrad.value_and_grad(through_an_argument, wrt=(0, 1))(X, net)
+    w = net.layers[2].w
+
+    def of_w(v):
+        net.layers[2].w = v
+        return through_an_argument(X, net)
+
+    difference = (of_w(w + 1e-6) - of_w(w - 1e-6)) / 2e-6
+    net.layers[2].w = w
+    np.testing.assert_allclose(gnet.layers[2].w, difference, rtol=1e-6)
+
+
+def test_a_bound_method_over_layers_of_two_classes_at_second_order():
+    np.testing.assert_allclose(srcgrad.grad(NET.loss)(X), numeric_grad(NET.loss, (X,), 0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(srcgrad.hessian(through_a_global)(X),
+                               hessian_by_differences(through_a_global, (X,)),
+                               rtol=1e-5, atol=1e-6)
