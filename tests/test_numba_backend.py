@@ -464,3 +464,16 @@ def test_a_loop_the_python_backend_sums_after_is_lowered_without_those_sums():
     assert "_steps(" in srcgrad.source(srcgrad.grad(rnn_like, wrt=(0, 1, 2)))
     lowered = srcgrad.source(srcgrad.grad(rnn_like, wrt=(0, 1, 2), backend="numba"))
     assert "_steps(" not in lowered and "unbroadcast(" in lowered
+
+
+def test_the_module_numba_caches_is_named_after_srcgrads_sources_too(monkeypatch):
+    # numba's cache of a module follows that file only, and holds srcgrad's helpers compiled
+    # in: a change to srcgrad (its sources' stat, its version) must not load the old code
+    from srcgrad.emit import diskcache, numba_backend, numba_calls
+
+    module = numba_backend.lowered(srcgrad.grad(rosen, backend="numba").__srcgrad_python__)
+    first = numba_calls.jit(numba, module)[1]
+    assert numba_calls.jit(numba, module)[1] == first
+    changed = (*diskcache.environment()[:-1], "a changed source")
+    monkeypatch.setattr(diskcache, "environment", lambda: changed)
+    assert numba_calls.jit(numba, module)[1] != first

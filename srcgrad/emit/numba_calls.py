@@ -7,7 +7,8 @@ derivative specialized to given argument kinds (``analysis/argkinds.py``; genera
 the first call with new argument kinds generates the derivative specialized to them (its
 scalars numbers, its saves of numbers typed arrays: ``optimize/scalars.py``,
 ``optimize/typed_saves.py``), lowers it and compiles it with ``numba.njit(cache=True)`` from a
-module file named after its text (so numba's cache finds it in a later process); later calls
+module file named after its text and srcgrad's sources (so numba's cache finds it in a later
+process, and never code compiled with helpers since changed); later calls
 with these kinds go straight to it through a test of the kinds written into the wrapper's own
 code (a ``type()`` per argument with a kind, and ``ndim``/``dtype`` for an array), so the
 dispatch costs what numba's alone does plus that test. A call whose arguments have no kind
@@ -50,12 +51,15 @@ def _directory() -> tuple[str, bool]:
 
 
 def jit(numba: Any, lowered: Any) -> tuple[Any, str]:
-    """``lowered`` written to a module file named after its text, imported, and wrapped by
-    ``numba.njit``; and the file's path."""
+    """``lowered`` written to a module file named after its text and srcgrad's sources and
+    versions, imported, and wrapped by ``numba.njit``; and the file's path."""
     import hashlib
 
     directory, cache = _directory()
-    digest = hashlib.sha1(lowered.text.encode()).hexdigest()[:16]
+    # numba's cache of the module holds the helpers it calls compiled in, and follows only the
+    # module's own file: srcgrad's sources and versions (diskcache.environment) name it too
+    named = repr((diskcache.environment(), lowered.text))
+    digest = hashlib.sha1(named.encode()).hexdigest()[:16]
     module_name = f"srcgrad_numba_{lowered.name}_{digest}"
     path = os.path.abspath(os.path.join(directory, module_name + ".py"))
     if not os.path.exists(path):  # never rewritten: numba's cache is keyed by its time stamp
