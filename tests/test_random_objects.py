@@ -350,13 +350,66 @@ class Gen:
 
     # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
     # the program it gave before they were added, with one of them at its end
-    EXTRA = ("field_alias", "try_except", "replace", "asdict")
+    EXTRA = ("field_alias", "try_except", "replace", "asdict", "nested_write", "rebound_callable",
+             "mixed_layers")
 
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
                   "argument_write", "function_argument", "callbacks", "partial", "wrapped",
                   "cached", "closure", "comprehension", "recursion", "with_block",
                   "try_finally", "kwargs")
+
+    def nested_write(self):
+        """``x[i][j] = v``, ``x[i][j] += v`` and ``a.b[i] = v``, with another holder read after."""
+        rows, alias = self.name("rows"), self.name("r")
+        choice = self.rng.randrange(3)
+        if choice == 0:  # a list of arrays, one of them also held by another name
+            self.emit(f"{rows} = [h * 1.0, np.cos(h)]", f"{alias} = {rows}[0]",
+                      f"{rows}[0][1] = {self.c} * h[2]", f"{rows}[1][0] += {alias}[1] * h[0]",
+                      f"h = {alias} + {rows}[1] * {rows}[0]")
+        elif choice == 1:  # a list of lists of numbers
+            self.emit(f"{rows} = [[h[0], h[1]], [h[2], h[0] * h[1]]]",
+                      f"{rows}[1][0] = {rows}[0][1] * {self.c}",
+                      f"{rows}[0][0] -= {rows}[1][1]",
+                      f"h = h + np.array([{rows}[0][0], {rows}[1][0], {rows}[1][1]])")
+        else:  # an array field of a local object, the array also held by a list
+            self.emit(f"{rows} = types.SimpleNamespace(v=h * 2.0)", f"{alias} = [{rows}.v]",
+                      f"{rows}.v[1] = np.sin(h[0]) * {self.c}", f"h = {alias}[0] + h")
+
+    def rebound_callable(self):
+        """A name bound to callables twice, then called (in a branch, straight, in a loop)."""
+        g = self.name("g")
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            self.emit(f"{g} = np.sin", "if h[0] > 0:", f"    {g} = np.tanh",
+                      f"h = {g}(h) + 0.5 * h")
+        elif choice == 1:
+            sc = self.name("scale")
+            self.define(f"def {sc}(v, s):\n    return v * s + 0.125\n")
+            self.emit(f"{g} = functools.partial({sc}, s={self.c})", f"h = {g}(h)",
+                      f"{g} = functools.partial({sc}, s=0.5)", f"h = {g}(h)")
+        else:
+            self.emit(f"{g} = np.tanh", "for _ in range(2):", f"    h = {g}(h) * {self.c}",
+                      f"    {g} = np.sin")
+
+    def mixed_layers(self):
+        """A loop over a list holding objects of two classes, calling them or a method."""
+        lin, act, layers = self.name("Lin"), self.name("Act"), self.name("layers")
+        self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
+                    f"        self.b = b\n\n    def __call__(self, v):\n"
+                    f"        return np.tanh(self.W @ v + self.b)\n\n    def scale(self, v):\n"
+                    f"        return self.W @ v\n")
+        self.define(f"class {act}:\n    def __init__(self, s):\n        self.s = s\n\n"
+                    f"    def __call__(self, v):\n        return self.s * np.sin(v)\n\n"
+                    f"    def scale(self, v):\n        return v * self.s\n")
+        call = self.rng.choice(["h = lay(h)", "h = lay.scale(h) + 0.5 * lay(h)"])
+        if self.rng.random() < 0.5:
+            self.emit(f"{layers} = [{lin}({self.W}, {self.b}), {act}({self.c}), "
+                      f"{lin}(0.5 * {self.W}.T, {self.b})]")
+        else:
+            layers = layers.upper()
+            self.define(f"{layers} = ({act}(0.75), {lin}(0.5 * np.eye(3), np.ones(3)))\n")
+        self.emit(f"for lay in {layers}:", f"    {call}")
 
     def program(self):
         start = self.rng.choice(["h = x", "h = x * 1.0", "h = np.tanh(x)", "h = x.copy()"])
