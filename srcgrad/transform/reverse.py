@@ -425,7 +425,11 @@ class ReverseAD:
         if not isinstance(x, gast.Name) or x.id not in self.active or self._widens(x.id, stmt):
             return False
         index = op.args["index"]
-        integer = x.id in self.adjoints.zeroed and integer_index(index, self.integers)
+        # an element that may be an object (a list of layers) is added with `add` (add_at):
+        # the zero of an object another path gives it is an object, which `+=` cannot add
+        element = stmt.targets[0].id if isinstance(stmt.targets[0], gast.Name) else None
+        integer = x.id in self.adjoints.zeroed and integer_index(index, self.integers) and (
+            element not in self.adjoints.containers)
         return self.adjoints.add_to_item(x.id, index, dt, integer)
 
     def _resolves(self, func, fn):
