@@ -16,8 +16,9 @@ batched value: ``+ - * / **`` and unary minus (each row broadcast as the per-see
 be), ``@`` with one batched operand, NumPy ufuncs of one argument, and the runtime helpers
 below (array reads and writes at basic and advanced indices, list, tuple and dict cotangents,
 max/min, stack/concatenate, dot/einsum, cumsum), each replaced by its batched twin; a read
-at an index (the same index in every row); a helper of ``ROW_BY_ROW`` or a NumPy function
-writing into no argument, called once per row (``rowwise``: the per-seed call itself); a
+at an index (the same index in every row; a list of cotangents' item); a helper of
+``ROW_BY_ROW`` or a NumPy function writing into no argument, called once per row (``rowwise``:
+the per-seed call itself, lists of cotangents read and stacked item by item); a
 batched value anywhere else (an index, an attribute, a test, a call of anything else, a name
 ``back`` takes as a default) and the sweep is refused here, at generation. A sweep returning several
 gradients (a tuple ``wrt``) returns each batched. What a batched
@@ -83,9 +84,9 @@ ROW_BY_ROW = frozenset("""
     eigvalsh_vjp fit_axes gradient_vjp hermitian_weights hstack_grad inner_vjp_left
     inner_vjp_right kron_vjp linspace_grad lstsq_vjp mT matrix_norm_grad matrix_power_vjp
     mean_grad norm_grad pad_grad permutation_grad pinv_vjp polyfit_grad prod_grad ptp_grad
-    qr_vjp quantile_grad select_grad slogdet_vjp solve_vjp_a solve_vjp_b svd_vjp
-    tensordot_vjp_left tensordot_vjp_right trace_grad trapezoid_grad var_grad vector_norm_grad
-    vstack_grad""".split())
+    qr_vjp quantile_grad select_grad slogdet_vjp solve_vjp_a solve_vjp_b split_grad
+    hsplit_grad stack_cotangents svd_vjp tensordot_vjp_left tensordot_vjp_right trace_grad
+    trapezoid_grad var_grad vector_norm_grad vstack_grad""".split())
 # NumPy functions that write into an argument (every other one returns a new value)
 WRITERS = (np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis)
 OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**"}

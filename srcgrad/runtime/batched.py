@@ -438,7 +438,12 @@ def cumsum_grad(dy, a, axis=None):
 
 
 def getitem(dy, index):
-    """``dy[index]`` of a batched array: the same index in every row."""
+    """``dy[index]`` of a batched array: the same index in every row; of a list of cotangents
+    at an integer: its item (batched)."""
+    if type(dy) is Cotangents:
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+            raise Unbatched("a slice of a list")
+        return dy[index]
     return _rows(dy)[_at(index)]
 
 
@@ -452,24 +457,50 @@ def _double(x):
 def rowwise(fn, many, *args, **kwargs):
     """``fn(*args, **kwargs)`` of a function without a batched twin (a pure helper, a NumPy
     function), called once per row with the batched arguments (``many``) read at that row: the
-    per-seed call itself, while the rest of the sweep runs once for all seeds. Rows that are
-    numbers beside a value of less than double precision (a row is a NumPy scalar where the
-    per-seed value may be a Python float, which NumPy promotes differently), and results that are
-    not NumPy values (a Python float, a list of cotangents, None) are Unbatched."""
-    batched = [_rows(a) for a, m in zip(args, many) if m]
-    count = len(batched[0])
-    if any(len(a) != count for a in batched) or (
-            any(a.ndim < 2 for a in batched) and not all(map(_double, args))):
+    per-seed call itself, while the rest of the sweep runs once for all seeds. A list of
+    cotangents (``Cotangents``, each item batched or None) is read item by item, and one
+    returned is stacked item by item. Rows that are numbers beside a value of less than double
+    precision (a row is a NumPy scalar where the per-seed value may be a Python float, which
+    NumPy promotes differently), and results that are not NumPy values (a Python float, None)
+    or not alike from row to row are Unbatched."""
+    arrays = [a for m, arg in zip(many, args) if m for a in _parts(arg)]
+    count = len(arrays[0]) if arrays else 0
+    if not arrays or any(len(a) != count for a in arrays) or (
+            any(a.ndim < 2 for a in arrays) and not all(map(_double, args))):
         raise Unbatched("rows that are numbers beside a value of less than double precision")
-    out = []
-    for i in range(count):
-        got = fn(*[a[i] if m else a for a, m in zip(args, many)], **kwargs)
-        if not isinstance(got, (np.ndarray, np.generic)):
-            raise Unbatched(f"a {type(got).__name__} of {getattr(fn, '__name__', fn)}")
-        out.append(got)
-    if len({(np.shape(g), g.dtype) for g in out}) != 1:
-        raise Unbatched(f"rows of {getattr(fn, '__name__', fn)} of different shapes or dtypes")
-    return np.stack(out)
+    out = [fn(*[_row(a, i) if m else a for a, m in zip(args, many)], **kwargs)
+           for i in range(count)]
+    name = getattr(fn, "__name__", fn)
+    if type(out[0]) is Cotangents and all(type(o) is Cotangents and len(o) == len(out[0])
+                                          for o in out):
+        return Cotangents(_stacked(list(items), name) for items in zip(*out))
+    return _stacked(out, name)
+
+
+def _parts(arg):
+    """The batched arrays of a batched argument: itself, or a list of cotangents' items."""
+    if type(arg) is Cotangents:
+        return [_rows(a) for a in arg if a is not None]
+    return [_rows(arg)]
+
+
+def _row(arg, i):
+    """Row ``i`` of a batched argument (of each item of a list of cotangents)."""
+    if type(arg) is Cotangents:
+        return Cotangents(None if a is None else a[i] for a in arg)
+    return arg[i]
+
+
+def _stacked(rows, name):
+    """The rows of a result, stacked: each a NumPy value of one shape and dtype (all None:
+    None)."""
+    if all(r is None for r in rows):
+        return None
+    if not all(isinstance(r, (np.ndarray, np.generic)) for r in rows):
+        raise Unbatched(f"a {type(rows[0]).__name__} of {name}")
+    if len({(np.shape(r), r.dtype) for r in rows}) != 1:
+        raise Unbatched(f"rows of {name} of different shapes or dtypes")
+    return np.stack(rows)
 
 
 def rows(back_many, back, value, x):
