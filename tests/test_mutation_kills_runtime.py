@@ -7,6 +7,7 @@ refusal; the comment names the mutant of ``tests/mutate_code.py`` it kills.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import types
 
@@ -170,3 +171,37 @@ def test_reverse_over_reverse_through_list_and_dict_methods(f):
     numeric = np.stack([(grad(x + e * u) - grad(x - e * u)) / (2 * e) for u in np.eye(3)])
     np.testing.assert_allclose(srcgrad.jacobian(grad, method="rev")(x), numeric, rtol=1e-6,
                                atol=1e-8)
+
+
+@dataclasses.dataclass
+class _Inner:
+    a: np.ndarray
+    pair: tuple
+
+
+_Named = collections.namedtuple("_Named", "u v")
+
+
+@dataclasses.dataclass
+class _Outer:
+    w: np.ndarray
+    inner: _Inner
+    named: _Named
+
+
+def _through_asdict(x):
+    o = _Outer(x * 2.0, _Inner(np.sin(x), (x[0], x[1] * 3.0)), _Named(x[2], x * x))
+    d = dataclasses.asdict(o)
+    return (np.sum(d["w"] * d["inner"]["a"]) + d["inner"]["pair"][1] * d["named"][0]
+            + np.sum(d["named"][1]))
+
+
+def test_dataclasses_asdict_of_nested_objects_in_both_modes():
+    # containers.as_dict_tangent, run by no test: the tangent of asdict(o) for a dataclass
+    # holding a dataclass, a tuple and a namedtuple (with `kind == "namedtuple"` negated the
+    # namedtuple's tangent was built from one argument: TypeError)
+    x = np.array([0.5, -1.3, 2.0])
+    g = srcgrad.grad(_through_asdict)(x)
+    np.testing.assert_allclose(g, numeric_grad(_through_asdict, (x,), 0), rtol=1e-6)
+    t = np.array([1.0, 0.5, -2.0])
+    assert srcgrad.jvp(_through_asdict)(x, t)[1] == pytest.approx(g @ t, rel=1e-10)
