@@ -188,3 +188,30 @@ def test_standalone_modules_have_no_guard(tmp_path):
     exec(compile(text, "standalone", "exec"), namespace)
     module = types.SimpleNamespace(**namespace)
     np.testing.assert_allclose(module.dtotal(X), 3 * X ** 2)
+
+
+def cube_sum(v):
+    return np.sum(v**3)
+
+
+def sine_sum(v):
+    return np.sum(np.sin(v))
+
+
+HELD_DERIVATIVE = grad(cube_sum)
+
+
+def calls_a_held_derivative(x):
+    return np.sum(HELD_DERIVATIVE(x) * x)
+
+
+def test_a_derivative_held_in_a_rebound_variable(monkeypatch):
+    # H = grad(f); g calls H(x); H rebound to grad(other): the derivative of g kept calling the
+    # vjp of the first H (grad(lambda x: H(x)) at 1.0 gave 6.0 for 12.0 after rebinding H from
+    # grad(x**3) to grad(x**4)); the variable is guarded now, as an inlined helper is
+    dg = grad(calls_a_held_derivative)
+    np.testing.assert_allclose(dg(X), 9 * X**2, rtol=1e-12)  # d/dx of 3 x**3
+    monkeypatch.setitem(globals(), "HELD_DERIVATIVE", grad(sine_sum))
+    np.testing.assert_allclose(dg(X), np.cos(X) - X * np.sin(X), rtol=1e-12)
+    np.testing.assert_allclose(jvp(calls_a_held_derivative)(X, ONES)[1],
+                               np.sum(np.cos(X) - X * np.sin(X)), rtol=1e-12)

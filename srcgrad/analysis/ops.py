@@ -169,6 +169,22 @@ def _known_rule(fn):
             or pair_rule(fn) or step_rule(fn) or structure_rule(fn))
 
 
+def _generated(fn):
+    """Whether ``fn`` is a function srcgrad generated (a derivative)."""
+    return derived_rule(fn) is not None
+
+
+def _held(namespace, expr):
+    """What the variable ``expr`` holds itself (the ``Derived`` or specialized derivative the
+    guard compares with what it holds at call time; ``resolve`` gives the function inside)."""
+    if isinstance(expr, gast.Attribute):
+        return getattr(_held(namespace, expr.value), expr.attr, None)
+    cell = namespace.cells.get(expr.id)
+    if cell is not None:
+        return cell.cell_contents
+    return namespace.globals.get(expr.id)
+
+
 def derived_callee(node, namespace, locals_, dependencies=None):
     """``grad(g, wrt=1)`` called in place: the function it derives, generated now.
 
@@ -303,6 +319,12 @@ class OpClassifier:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING and isinstance(func, gast.Call):
                 fn = derived_callee(func, self.namespace, self.locals, self.dependencies)
+            elif self.dependencies is not None and _generated(fn) and isinstance(
+                    func, (gast.Name, gast.Attribute)):
+                # a derivative held in a variable (`H = grad(f)`, then `H(x)`): its rule is that
+                # of the function it holds now; the guard (emit/guard.py) regenerates the
+                # caller's derivative when the variable is rebound, as for an inlined helper
+                self.dependencies.append((self.namespace, func, _held(self.namespace, func)))
             if fn is MISSING and self._is_local(func):
                 raise _refused(self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "
