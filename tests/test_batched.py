@@ -121,6 +121,13 @@ def pieces(x):
     return np.hstack((a * b, b, np.append(a, x[0])))
 
 
+def stacked_products(X):
+    # matrix products of more than two axes and a reshape in F order: per-seed helpers per row
+    T = np.stack([X, X * X])
+    return (T @ np.sin(X)).ravel()[:5] + np.reshape(np.cos(X), -1, order="F")[:5] + (
+        np.dot(T, X[0])[1, 1])
+
+
 def over_a_list(x):
     y = x * 1.0
     for v in [x[0], x[1]]:
@@ -184,6 +191,7 @@ CASES = [
     (indexed, (np.linspace(-1, 1, 9).reshape(3, 3), np.array([0.3, -0.7, 1.1])), 1, True),
     (complex_output, (np.array([0.3, -0.7, 1.1]),), 0, True),
     (pieces, (np.array([0.3, -0.7, 1.1, 0.4]),), 0, True),
+    (stacked_products, (np.linspace(-1, 1, 9).reshape(3, 3) + 0.05,), 0, True),
 ]
 # where the batched sweep is generated but cannot run (an einsum's diagonal): each seed alone;
 # the second stops after restoring the values its loop overwrote, which back_many puts back

@@ -21,6 +21,7 @@ import operator
 import numpy as np
 
 from ..errors import SrcgradError
+from . import products, shapes
 from .boundary import jacobian_argument, stack_rows, unit_basis
 from .containers import Cotangents, DictCotangents
 from .products import _einsum_labels
@@ -77,10 +78,11 @@ def binop(op, a, b, a_many, b_many):
 
 
 def matmul(a, b, a_many, b_many):
-    """``a @ b`` with one operand batched, each of at most two axes per seed."""
-    if a_many == b_many or np.ndim(b if a_many else a) > 2 or (
-            _rows(a if a_many else b).ndim > 3):
-        raise Unbatched("matmul ranks")
+    """``a @ b`` with one operand batched (more than two axes per seed: row by row)."""
+    if a_many == b_many:
+        raise Unbatched("matmul of two cotangents")
+    if np.ndim(b if a_many else a) > 2 or _rows(a if a_many else b).ndim > 3:
+        return rowwise(operator.matmul, (a_many, b_many), a, b)
     if a_many:
         return np.matmul(a, _plain(b))
     if b.ndim == 3:
@@ -183,7 +185,7 @@ def as_like(g, x):
 def reshape_like(g, x, order="C"):
     """``runtime.reshape_like``: each row with the shape of ``x``."""
     if order != "C":
-        raise Unbatched("a reshape in another order")
+        return rowwise(shapes.reshape_like, (True, False, False), g, x, order)
     return np.reshape(g, g.shape[:1] + np.shape(_plain(x)))
 
 
@@ -242,7 +244,7 @@ def matmul_vjp_left(dy, a, b):
     """``runtime.matmul_vjp_left`` row by row, for a matrix ``a`` (``a @ b``)."""
     a, b = _plain(a), _plain(b)
     if np.ndim(a) != 2 or np.ndim(b) not in (1, 2):
-        raise Unbatched("matmul ranks")
+        return rowwise(products.matmul_vjp_left, (True, False, False), dy, a, b)
     if np.ndim(b) == 2:
         return dy @ b.T
     return dy[:, :, None] * b
@@ -260,7 +262,7 @@ def matmul_vjp_right(dy, a, b):
         return a[:, None] * dy[:, None, :]
     if a_nd == 1 and b_nd == 1:
         return dy[:, None] * a
-    raise Unbatched("matmul ranks")
+    return rowwise(products.matmul_vjp_right, (True, False, False), dy, a, b)
 
 
 def _at(index):
@@ -392,7 +394,7 @@ def chooser_grad(dy, a, y, axis=None, keepdims=False):
 def dot_vjp_left(dy, a, b):
     """``runtime.dot_vjp_left`` for arrays of one or two axes (``matmul_vjp_left``)."""
     if not (1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2):
-        raise Unbatched("dot ranks")
+        return rowwise(products.dot_vjp_left, (True, False, False), dy, a, b)
     if np.ndim(a) == 1:
         return _like(dy @ _plain(b).T if np.ndim(b) == 2 else dy[:, None] * _plain(b), a)
     return matmul_vjp_left(dy, a, b)
@@ -401,7 +403,7 @@ def dot_vjp_left(dy, a, b):
 def dot_vjp_right(dy, a, b):
     """``runtime.dot_vjp_right`` for arrays of one or two axes (``matmul_vjp_right``)."""
     if not (1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2):
-        raise Unbatched("dot ranks")
+        return rowwise(products.dot_vjp_right, (True, False, False), dy, a, b)
     return matmul_vjp_right(dy, a, b)
 
 
