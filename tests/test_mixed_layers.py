@@ -119,3 +119,34 @@ def test_a_bound_method_over_layers_of_two_classes_at_second_order():
     np.testing.assert_allclose(srcgrad.hessian(through_a_global)(X),
                                hessian_by_differences(through_a_global, (X,)),
                                rtol=1e-5, atol=1e-6)
+
+
+class Head:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def loss(self, x):
+        s = 0.0
+        for f in [self.a.affine, self.b.__call__]:
+            s = s + np.sum(np.sin(f(x)))
+        return s
+
+
+def bound_methods_in_a_tuple(x):
+    s = 0.0
+    fs = (NET.layers[0].affine, NET.layers[1].affine, NET.layers[2].__call__)
+    for f in fs:
+        s = s + np.sum(f(x) * x)
+    return s
+
+
+def test_bound_methods_held_in_a_list_or_a_tuple_looped_over_and_called():
+    head = Head(Dense(0.5), Act(-1.5))
+    for f in (head.loss, bound_methods_in_a_tuple):
+        value, g = srcgrad.value_and_grad(f)(X)
+        np.testing.assert_allclose(value, f(X), rtol=1e-13)
+        np.testing.assert_allclose(g, numeric_grad(f, (X,), 0), rtol=1e-6, atol=1e-8)
+        _, t = srcgrad.jvp(f)(X, np.ones(4))
+        np.testing.assert_allclose(t, np.sum(g), rtol=1e-6)
+    np.testing.assert_allclose(srcgrad.hessian(head.loss)(X),
+                               hessian_by_differences(head.loss, (X,)), rtol=1e-5, atol=1e-6)

@@ -50,7 +50,30 @@ def unroll_function_loops(fn_node, known=None):
     literals = _static_literals(fn_node)
     stored = set(store_counts(fn_node))
     fn_node.body = _unrolled(fn_node.body, literals, stored, known)
+    # a literal of bound methods read by no statement left (`fs = [self.a.f, self.b.f]`, each
+    # now called where it is named): its methods are not values the derivative holds
+    read = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
+        n.ctx, gast.Load)}
+    unread = {name for name, value in literals.items() if name not in read and isinstance(
+        value, (gast.Tuple, gast.List)) and all(_named_function(e, stored) for e in value.elts)}
+    if unread:
+        fn_node.body = _without(fn_node.body, unread)
     return fn_node
+
+
+def _without(stmts, names):
+    """``stmts`` without the assignments of ``names`` (in nested blocks too)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and s.targets[0].id in names:
+            continue
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
+                setattr(s, field_, _without(inner, names) or [gast.Pass()])
+        out.append(s)
+    return out
 
 
 def functions_held(value):
@@ -115,8 +138,11 @@ def _unrollable(loop):
 
 def _named_function(expr, stored):
     """Whether ``expr`` names something no statement of the function rebinds (``step``,
-    ``np.sin``): reading it again in each copy reads the same object."""
-    while isinstance(expr, gast.Attribute):
+    ``np.sin``, a bound method ``NET.layers[0].scale``, ``self.head.scale``): reading it again
+    in each copy reads the same object."""
+    while isinstance(expr, (gast.Attribute, gast.Subscript)):
+        if isinstance(expr, gast.Subscript) and not isinstance(expr.slice, gast.Constant):
+            return False
         expr = expr.value
     return isinstance(expr, gast.Name) and expr.id not in stored
 
