@@ -140,7 +140,8 @@ def complex_output(x):
 
 
 def diagonal_then_overwritten(X, n):
-    y = np.einsum("ii->i", X) * 1.0
+    # (an array made of a tuple of numbers: its sweep raises Unbatched after the loop)
+    y = np.array((X[0, 0], X[1, 1], X[2, 2])) * 1.0
     for i in range(n):
         y[i % 3] = y[i % 3] * np.sin(y[(i + 1) % 3])
     return y * y
@@ -193,9 +194,9 @@ CASES = [
     (pieces, (np.array([0.3, -0.7, 1.1, 0.4]),), 0, True),
     (stacked_products, (np.linspace(-1, 1, 9).reshape(3, 3) + 0.05,), 0, True),
 ]
-# where the batched sweep is generated but cannot run (an einsum's diagonal): each seed alone;
-# the second stops after restoring the values its loop overwrote, which back_many puts back
-UNBATCHED = {diagonal, diagonal_then_overwritten}
+# where the batched sweep is generated but cannot run (an array of a tuple of numbers): each seed
+# alone; it stops after restoring the values its loop overwrote, which back_many puts back
+UNBATCHED = {diagonal_then_overwritten}
 
 
 @pytest.mark.parametrize("f, args, pos, batches", CASES,

@@ -408,8 +408,9 @@ def dot_vjp_right(dy, a, b):
 
 
 def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=None):
-    """``runtime.einsum_vjp`` where operand ``k``'s labels are distinct and each is in the
-    output or another operand at its size: one einsum with a label for the seeds."""
+    """``runtime.einsum_vjp``: where operand ``k``'s labels are distinct and each is in the
+    output or another operand at its size, one einsum with a label for the seeds; else the
+    per-seed helper once per row."""
     operands = [_plain(x) for x in (x0, x1, x2, x3, x4, x5) if x is not None]
     shapes = [np.shape(x) for x in operands]
     labels, output = _einsum_labels(subscripts, shapes)
@@ -418,7 +419,9 @@ def einsum_vjp(dy, subscripts, k, x0, x1=None, x2=None, x3=None, x4=None, x5=Non
     sizes.update(zip(output, _rows(dy).shape[1:]))
     if len(set(target)) != len(target) or any(sizes.get(c) != n
                                                for c, n in zip(target, shapes[k])):
-        raise Unbatched("an einsum operand with a diagonal, a summed or a broadcast label")
+        # a diagonal, a summed or a broadcast label: the per-seed helper, row by row
+        args = (dy, subscripts, k, x0, x1, x2, x3, x4, x5)
+        return rowwise(products.einsum_vjp, (True,) + (False,) * 8, *args)
     taken = set(output).union(*labels)
     seeds = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba"
                  if c not in taken)
