@@ -205,3 +205,28 @@ def test_dataclasses_asdict_of_nested_objects_in_both_modes():
     np.testing.assert_allclose(g, numeric_grad(_through_asdict, (x,), 0), rtol=1e-6)
     t = np.array([1.0, 0.5, -2.0])
     assert srcgrad.jvp(_through_asdict)(x, t)[1] == pytest.approx(g @ t, rel=1e-10)
+
+
+def _dict_sum(d):
+    return np.sum(d["a"] + d["b"])
+
+
+def _dict_weighted(d, x):
+    return np.sum(d["a"] * x) + np.sum(d["b"] * x)
+
+
+@pytest.mark.parametrize("f, args", [(_dict_sum, ()), (_dict_weighted, (np.array([3.0, 4.0]),))],
+                         ids=["sum", "weighted"])
+def test_the_gradient_of_a_dict_is_arrays_the_caller_owns(f, args):
+    # containers.copy_grad of a dict copies each value (with `copy_grad(v)` -> v the caller got
+    # unreduce's read-only broadcast view: `g["a"] += 10` raised "output array is read-only")
+    d = {"a": np.array([0.5, -1.0]), "b": np.array([2.0, 3.0])}
+    g = srcgrad.grad(f)(d, *args)
+    want = {k: v.copy() for k, v in g.items()}
+    g["a"] += 10.0
+    np.testing.assert_array_equal(g["b"], want["b"])
+    assert not any(np.shares_memory(v, a) for v in g.values() for a in [*args, *d.values()])
+    back = srcgrad.pullback(f)(d, *args)[1]
+    first = back(1.0)
+    first["a"] += 5.0
+    np.testing.assert_array_equal(back(1.0)["a"], want["a"])
