@@ -230,3 +230,28 @@ def test_the_gradient_of_a_dict_is_arrays_the_caller_owns(f, args):
     first = back(1.0)
     first["a"] += 5.0
     np.testing.assert_array_equal(back(1.0)["a"], want["a"])
+
+
+def _multiplied_at(a, b):
+    y = a * 1.5
+    np.multiply.at(y, [0, 2, 0, 0, 1], b)
+    return np.sum(y * np.array([1.0, -2.0, 3.0]))
+
+
+def _divided_at(a, b):
+    y = a * 1.5
+    np.divide.at(y, [1, 1, 0, 1], b)
+    return np.sum(y * np.array([1.0, -2.0, 3.0]))
+
+
+@pytest.mark.parametrize("f, n", [(_multiplied_at, 5), (_divided_at, 4)],
+                         ids=["multiply", "divide"])
+def test_a_ufunc_at_with_an_index_repeated_three_times(f, n):
+    # writes._others_product groups the occurrences of each position (with `sorted_pos[:-1]`
+    # -> `[:-2]` the groups were found wrong: a broadcast error for three or more occurrences)
+    a, b = np.array([0.5, -1.2, 2.0]), np.array([1.3, 0.7, -0.4, 2.1, 0.9])[:n]
+    for i in (0, 1):
+        g = srcgrad.grad(f, wrt=i)(a, b)
+        np.testing.assert_allclose(g, numeric_grad(f, (a, b), i), rtol=1e-6, atol=1e-9)
+        t = np.ones_like((a, b)[i])
+        assert srcgrad.jvp(f, wrt=i)(a, b, t)[1] == pytest.approx(g @ t, rel=1e-9)
