@@ -685,7 +685,8 @@ def _header(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> lis
             _check_module_uses(fdef, name, module, allowed)
             lines.append(f"import {module} as {name}" if name != module else f"import {module}")
         elif id(value) in helpers:
-            helper = helpers[id(value)].__name__
+            helper = helpers[id(value)]
+            helper = getattr(numba_helpers.CACHED.get(helper), "py_func", helper).__name__
             alias = "" if name == helper else f" as {name}"
             lines.append(f"from srcgrad.runtime.numba_helpers import {helper}{alias}")
         elif name in BUILTINS and value is getattr(builtins, name, None):

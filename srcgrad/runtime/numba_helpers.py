@@ -187,14 +187,11 @@ def _row_sums(a):
     return out
 
 
-# The implementations below call these kernels, compiled once per machine: an overload's
-# implementation is compiled anew in every process, with every function of numba's it calls
-# (`g.sum()`, `np.full`, `@`: 0.3-2 s each at the first call under load); a kernel is loaded
-# from numba's cache. They call nothing outside this module (numba's cache of a function
-# follows its own file only).
+# Kernels compiled once per machine (numba's cache): an overload's implementation, and what of
+# numba's it calls (`g.sum()`, `np.full`, `@`: 0.3-2 s each under load), is compiled in every
+# process. They call nothing outside this file (numba's cache follows a function's file only).
 @njit(cache=True)
-def _total(g):
-    """The sum of the array ``g``."""
+def _total(g):  # the sum of the array g
     return g.sum()
 
 
@@ -243,15 +240,10 @@ def _leading_2_1(g, x):
     return out
 
 
-def _same_ndim_sum(ndim):
-    """``g`` summed over the axes where ``shape`` has length 1 (``g`` and ``shape`` of ``ndim``
-    dimensions, more than two)."""
-    def more(g, shape):
-        raise UnsupportedCaseError(
-            "srcgrad backend='numba': unbroadcast over axes of length 1 of an array of more "
-            "than two dimensions"
-        )
-    return njit(more)
+@njit
+def _more_dims(g, x):
+    raise UnsupportedCaseError("srcgrad backend='numba': unbroadcast over axes of length 1 of "
+                               "an array of more than two dimensions")
 
 
 @overload(unbroadcast)
@@ -270,12 +262,12 @@ def _unbroadcast(g, x):
         return lambda g, x: _same_ndim_2(g, x)
     if (g.ndim, x.ndim) == (2, 1):
         return lambda g, x: _leading_2_1(g, x)
-    summed = _same_ndim_sum(x.ndim)
+    summed = _more_dims
     if g.ndim == x.ndim:
         def same(g, x):
             if g.shape == x.shape:
                 return g
-            return summed(g, x.shape)
+            return summed(g, x)
         return same
     lead = g.ndim - x.ndim
     spread = {1: _same_ndim_1, 2: _same_ndim_2}.get(x.ndim, summed)
@@ -773,6 +765,33 @@ ALLOCATIONS = {
     ("empty", "int64"): "srcgrad_ints",
     ("zeros", None): "srcgrad_zeros",
 }
+
+
+# --- helpers generated code calls through functions compiled once per machine (as the kernels),
+# per argument types; only helpers implemented in this file, the one file numba's cache follows
+@njit(cache=True)
+def _unbroadcast_cached(g, x):
+    return unbroadcast(g, x)
+
+
+@njit(cache=True)
+def _matmul_vjp_left_cached(dy, a, b):
+    return matmul_vjp_left(dy, a, b)
+
+
+@njit(cache=True)
+def _matmul_vjp_right_cached(dy, a, b):
+    return matmul_vjp_right(dy, a, b)
+
+
+@njit(cache=True)
+def _cast_like_cached(g, x):
+    return cast_like(g, x)
+
+
+CACHED = {  # helper -> what generated code calls for it
+    unbroadcast: _unbroadcast_cached, matmul_vjp_left: _matmul_vjp_left_cached,
+    matmul_vjp_right: _matmul_vjp_right_cached, cast_like: _cast_like_cached}
 
 
 # the reductions over an axis, chooser_grad and real_only (registered with numba on import)
