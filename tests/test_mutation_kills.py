@@ -676,9 +676,8 @@ def test_linearize_of_straight_line_code_is_split_once_into_primal_and_tangent_m
 
 def test_linearize_of_nested_loops_left_by_break_reruns_the_jvp_after_the_primal_alone():
     # linearize._primal_only/_drop: the primal is the jvp without its tangent statements and
-    # comments (golden file); with `_drop` dropping every statement that mentions a tangent
-    # name, loops included, the primal skipped the loop and returned y = x * 1.0 (its value
-    # was never checked)
+    # comments (golden file: mutants of _drop kept the comments or dropped other statements);
+    # the value the rerun path's primal returns is checked too (no test did)
     _check_linearize(_rerun_by_linearize, (np.array([0.5, -1.0, 2.0]), 2),
                      "linearize_rerun.py")
 
