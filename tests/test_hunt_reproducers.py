@@ -1880,3 +1880,136 @@ def test_second_order_through_a_list_whose_items_carry_no_gradient_made_an_array
     # cotangent, None at the items that carry none, was reshaped into an array as it was
     x = np.array([0.3, -0.2, 0.5])
     check_second_order(_extended_then_stacked, [x, 0.7], 0)
+
+
+def item_update_of_a_list_holding_one_array_twice(x):
+    a = x * 1.0
+    L = [a, a]
+    L[0] += x
+    return np.sum(L[1] * x) + np.sum(a)
+
+
+def item_update_of_a_repeated_list(x):
+    L = [np.zeros(3)] * 2
+    L[0] += x
+    L[1] *= x
+    return np.sum(L[0] * x)
+
+
+def item_update_in_a_loop(x):
+    L = [np.zeros(3)] * 3
+    for i in range(3):
+        L[i] += x * i
+    return np.sum(L[0] * x)
+
+
+def item_update_of_a_dict(x):
+    a = x * 1.0
+    d = {"p": a, "q": a}
+    d["p"] += x
+    return np.sum(d["q"] * x)
+
+
+def item_update_of_an_appended_array(x):
+    a = x * 1.0
+    L = [a]
+    L.append(L[0])
+    L[1] -= x ** 2
+    return np.sum(L[0] * x)
+
+
+def item_update_of_a_list_copy(x):
+    a = x * 1.0
+    L = list((a, a))
+    L[0] += x
+    return np.sum(L[1] * x)
+
+
+def item_update_of_a_shallow_copy(x):
+    L = [x * 1.0, x * 2.0]
+    C = L.copy()
+    C[0] += x
+    return np.sum(L[0] * x) + np.sum(C[1])
+
+
+@pytest.mark.parametrize("f", [item_update_of_a_list_holding_one_array_twice,
+                               item_update_of_a_repeated_list, item_update_in_a_loop,
+                               item_update_of_a_dict, item_update_of_an_appended_array,
+                               item_update_of_a_list_copy, item_update_of_a_shallow_copy])
+def test_an_augmented_assignment_into_a_list_item_updates_the_array_in_place(f):
+    # was: `L[i] += v` read as `L[i] = L[i] + v`, a new array: the other holders of the item's
+    # array (`L = [a, a]`, `[np.zeros(3)] * 2`, a dict's other key, the appended name) kept the
+    # old values (value 5.25 for Python's 10.5, and its gradient)
+    check_all(f, (X,))
+
+
+def item_update_of_distinct_arrays_in_a_loop(x):
+    L = [x * 1.0, x * 2.0]
+    for i, v in enumerate(L):
+        L[i] += v * x
+    return np.sum(L[0] * L[1])
+
+
+@pytest.mark.parametrize("f", [item_update_of_a_list_holding_one_array_twice,
+                               item_update_of_a_repeated_list, item_update_of_a_dict,
+                               item_update_of_distinct_arrays_in_a_loop])
+def test_an_augmented_assignment_into_a_list_item_at_second_order(f):
+    # the last: a list whose display holds distinct arrays needs no search of it by identity
+    # (which a derivative of the derivative refuses)
+    check_all(f, (X,))
+    check_second_order(f, [X])
+
+
+def repeated_list(x):
+    L = [x * 1.0] * 2
+    return np.sum(L[1] * x)
+
+
+def repeated_on_the_left(x):
+    L = 3 * [x[0] * 2.0, x[1]]
+    return L[0] * L[5] + L[4]
+
+
+def repeated_tuple(x):
+    T = (x * 1.0, x[0]) * 2
+    return np.sum(T[2]) * T[3]
+
+
+def repeated_then_stacked(x):
+    L = [x ** 2] * len(x)
+    return np.sum(np.stack(L) * np.arange(9.0).reshape(3, 3))
+
+
+def repeated_then_iterated(x):
+    t = 0.0
+    for v in [np.sin(x)] * 2:
+        t = t + np.sum(v * x)
+    return t
+
+
+@pytest.mark.parametrize("f", [repeated_list, repeated_on_the_left, repeated_tuple,
+                               repeated_then_stacked, repeated_then_iterated])
+def test_a_list_display_repeated_sends_every_copy_its_cotangent(f):
+    # was: `[v] * 2` differentiated as a product, `dlst = dL * 2` (the cotangent list repeated):
+    # only one copy's cotangent reached v (half the gradient)
+    check_all(f, (X,))
+    check_second_order(f, [X])
+
+
+def repeated_list_variable(x):
+    L = [x[0] * 2.0, x[1]]
+    M = L * 2
+    return M[0] * M[3] + M[2]
+
+
+def repeated_by_a_variable(x):
+    n = len(x)
+    L = [x[1] * 1.0] * n
+    return L[0] * L[2]
+
+
+@pytest.mark.parametrize("f", [repeated_list_variable, repeated_by_a_variable])
+def test_a_repetition_srcgrad_does_not_model_is_refused(f):
+    # was: half the gradient (the unbroadcast that refuses it was dropped: `2` broadcasts nothing)
+    with pytest.raises(SrcgradError, match="concatenation or repetition"):
+        grad(f)(X)

@@ -105,7 +105,7 @@ GENERATOR_FEATURES = (
     "append of a copy, then an update", "argument rebound", "write into a comprehension's item",
     "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
     "library call, with a rule or refused", "with manager", "try block",
-    "array from outside the function",
+    "array from outside the function", "item updated in place", "list repetition",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
 # hunts of 300 (seeds 50001 and 50002, tests/test_random_programs.py at the commits of
@@ -141,7 +141,7 @@ P_READS = {
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
                         "compwrite", "iterator", "stateloop", "opaque", "managed", "guarded",
-                        "outside")
+                        "outside", "itemupdate")
 
 _counter = itertools.count()
 
@@ -654,6 +654,14 @@ class Gen(LibraryStatements):
         return [f"{ind}{acc} = 0.0", f"{ind}{header}", f"{ind}    {acc} = {acc} + {body}"]
 
     def container(self, scope, ind, depth, forms=("newdict", "boxdict", "newlist", "boxlist")):
+        """A new dict or list of vectors (`made`), once in two followed by an update in place
+        of an item of a list or dict (`itemupdate`)."""
+        lines = self.made(scope, ind, depth, forms)
+        if lines and self.coin():
+            lines += self.itemupdate(scope, ind, depth)
+        return lines
+
+    def made(self, scope, ind, depth, forms):
         """A new dict or list of vectors: fresh arrays, or an existing array boxed (the
         container and the name then share it)."""
         y = self.vector_name(scope)
@@ -673,7 +681,11 @@ class Gen(LibraryStatements):
             second = f", {self.own(self.vector(scope, 1))}" if self.coin() else ""
             name = self.fresh("L")
             scope.names[name] = "lv"
-            return [f"{ind}{name} = [{y}{second}]"]
+            # the array held twice (`L[0] += v` then changes both items, and y)
+            boxed = self.pick([f"[{y}{second}]", f"[{y}{second}]", f"[{y}, {y}]", f"[{y}] * 2"])
+            if boxed.endswith("* 2"):
+                self.features.add("list repetition")
+            return [f"{ind}{name} = {boxed}"]
         p, q = self.own(self.vector(scope, 2)), self.own(self.vector(scope, 2))
         if form in ("newdict", "boxdict"):
             name = self.fresh("d")
@@ -687,7 +699,31 @@ class Gen(LibraryStatements):
             return [f"{ind}{name} = {spelled}"]
         name = self.fresh("L")
         scope.names[name] = "lv"
+        if self.coin(1, 4):  # a repetition: one new array held at every position
+            self.features.add("list repetition")
+            return [f"{ind}{name} = " + self.pick([f"[{p}] * 2", f"2 * [{p}, {q}]",
+                                                    f"[{p}] * len({q})"])]
         return [f"{ind}{name} = [{p}, {q}]"]
+
+    def itemupdate(self, scope, ind, depth):
+        """`L[0] += v`, `d["p"] *= ...` on a list or dict of arrays: Python updates the item's
+        array in place, so every other holder of it (`L = [y, y]`, `[y] * 2`, `y` itself, the
+        list a histloop appended it to) sees the update."""
+        lists = scope.of("lv")
+        dicts = [d for d in scope.of("d") if scope.keys.get(d)]
+        if not lists and not dicts:
+            return []
+        self.features.add("item updated in place")
+        if lists and (not dicts or self.coin()):
+            target = f"{self.pick(lists)}[{self.pick(['0', '-1'])}]"
+        else:
+            d = self.pick(dicts)
+            target = f'{d}["{self.pick(scope.keys[d])}"]'
+        op = self.pick(["+=", "-=", "*="])
+        value = self.vector(scope, 1)
+        if op == "*=":
+            value = f"np.tanh({value})"
+        return [f"{ind}{target} {op} {value}"]
 
     def alias(self, scope, ind, depth):
         """Two names for one array: `a, b = y, y` or `a = y` (augmented assignments to either
@@ -1111,6 +1147,8 @@ class Gen(LibraryStatements):
             kinds += ["jump", "jump"]
         if not self.in_helper:
             kinds += ["container", "container", "alias"]
+            if scope.of("lv") or scope.of("d"):
+                kinds += ["itemupdate", "itemupdate"]
             if scope.of("d"):
                 kinds += ["dictop", "dictop"]
             if self.mut_helpers:

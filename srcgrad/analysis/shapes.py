@@ -56,6 +56,7 @@ class BroadcastShapes:
         self.shape_names = set()  # variables holding a shape tuple
         self.versions = itertools.count(1)
         self.loops = 0  # loops around the statement being analysed
+        self.sequences = set()  # variables assigned a list, tuple or dict display (or made of one)
 
     def run(self, body):
         scalars = {p: SCALAR for p, k in self.kinds.items() if argkinds.ndim(k) == 0}
@@ -66,6 +67,8 @@ class BroadcastShapes:
         if isinstance(atom, gast.Constant):
             return SCALAR if isinstance(atom.value, (int, float, bool)) else None
         if isinstance(atom, gast.Name):
+            if atom.id in self.sequences:
+                return None  # `L * 2` of a list repeats it: no shape of an array
             return avail.get(atom.id, frozenset((atom.id,)))
         return None
 
@@ -115,6 +118,7 @@ class BroadcastShapes:
         target = stmt.targets[0].id
         op = self.ops.get(id(stmt))
         result = None
+        self._note_sequence(target, stmt.value)
         if op is not None and op.kind == "copy":
             result = self._sym(op.args["x"], avail)
         elif op is not None and op.kind == "constant" and isinstance(stmt.value, gast.Constant):
@@ -133,6 +137,25 @@ class BroadcastShapes:
             if target in result:  # `x = x * k`: the new x broadcasts the old one
                 result = (result - {target}) | {symbol}
             avail[target] = result
+
+    def _of_sequences(self, stmt, op):
+        """Whether an operand of ``stmt`` may be a list or tuple: ``L * 2`` repeats it and
+        ``L + M`` concatenates, so no operand has the result's shape (the unbroadcast kept
+        refuses it when it runs)."""
+        if not any(isinstance(a, gast.Name) and a.id in self.sequences
+                   for a in op.args.values()):
+            return False
+        params = op.rule.signature.parameters
+        self.info[id(stmt)] = ({p: frozenset((p,)) for p in params if p in op.args},
+                               frozenset(("a sequence",)))
+        return True
+
+    def _note_sequence(self, target, value):
+        """``target`` may be a list, tuple or dict: a display, or a copy or repetition of one."""
+        parts = [value.left, value.right] if isinstance(value, gast.BinOp) else [value]
+        if isinstance(value, (gast.List, gast.Tuple, gast.Dict)) or any(
+                isinstance(n, gast.Name) and n.id in self.sequences for n in parts):
+            self.sequences.add(target)
 
     def _version(self, avail, names):
         """``names`` are reassigned: sets that mention their current values now name those
@@ -197,6 +220,8 @@ class BroadcastShapes:
             return None
         params = rule.signature.parameters
         if not (rule.broadcast or fn in SHAPE_KEEPING):
+            return None
+        if self._of_sequences(stmt, op):
             return None
         # the operands that broadcast: the required parameters and the differentiable optional
         # ones (np.clip's bounds); an optional one left at None takes no part

@@ -33,7 +33,8 @@ def in_place_helpers(ctx):
 
     return {
         name: ctx.global_name(getattr(runtime, name), name)
-        for name in ("list_append", "list_pop", "setitem", "check_not_array", "max_of", "min_of")
+        for name in ("list_append", "list_pop", "setitem", "check_not_array", "max_of", "min_of",
+                     "repeat_sequence")
     }
 
 
@@ -82,8 +83,14 @@ class ANF:
 
     def _aug_assign(self, node):
         if isinstance(node.target, gast.Subscript):
-            current = gast.Subscript(node.target.value, node.target.slice, gast.Load())
-            self._assign(node.target, gast.BinOp(current, node.op, node.value))
+            # `L[i] += v` is Python's `t = L[i]; t += v; L[i] = t`: an array item is updated in
+            # place, so what else holds it (`L = [a, a]`) sees the update (normalize/sharing.py)
+            index = self._index(node.target.slice)
+            current = gast.Subscript(node.target.value, index, gast.Load())
+            item = self._bind(current, self.namer.temp(current))
+            self._emit(gast.AugAssign(gast.Name(item.id, gast.Store(), None, None), node.op,
+                                      self.atom(node.value)))
+            self._assign(gast.Subscript(node.target.value, index, gast.Store()), item)
             return
         # `y += v` stays an update of y, with an atom operand: whether another variable sees it
         # (`x = y`, `L = [y]`) is decided once helpers are inlined (normalize/sharing.py)
@@ -261,7 +268,15 @@ class ANF:
         return handler(self, node)
 
     def _binop(self, node):
-        return gast.BinOp(self.atom(node.left), node.op, self.atom(node.right))
+        left, right = self.atom(node.left), self.atom(node.right)
+        if isinstance(node.op, gast.Mult):
+            # `[v] * n`, `n * (a, b)`: a repetition (the same objects n times over), not a product
+            for seq, count, n in ((node.left, node.right, right), (node.right, node.left, left)):
+                if isinstance(seq, (gast.List, gast.Tuple)) and _is_count(count):
+                    helper = gast.Name(self.helpers.get("repeat_sequence", "repeat_sequence"),
+                                       gast.Load(), None, None)
+                    return gast.Call(helper, [right if seq is node.right else left, n], [])
+        return gast.BinOp(left, node.op, right)
 
     def _unaryop(self, node):
         if _is_number(node.operand) and isinstance(node.op, gast.USub):
@@ -468,6 +483,14 @@ def _copy(stmts):
 
 def _assign(name, value):
     return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _is_count(node):
+    """An int literal or ``len(...)``: what a list or tuple display is repeated by."""
+    if isinstance(node, gast.Constant):
+        return type(node.value) is int
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "len")
 
 
 def _is_number(node):

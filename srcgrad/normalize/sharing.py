@@ -29,6 +29,7 @@ a copy of it with the element written): every holder of x's old object gets ``w`
 
 from __future__ import annotations
 
+import copy
 import inspect
 import sys
 
@@ -66,7 +67,7 @@ HOLDING_HELPERS = (
     "list_append", "list_pop", "setitem", "list_insert", "pop_item", "list_extend",
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
     "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
-    "ndenumerate_items", "set_field", "replace_field", "field_updated",
+    "ndenumerate_items", "set_field", "replace_field", "field_updated", "repeat_sequence",
 )
 # Builtins whose result is a new number or never an argument's object.
 FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}
@@ -175,6 +176,8 @@ class SharedUpdates:
         for packed in (fn_node.args.vararg, fn_node.args.kwarg):
             if packed is not None:
                 self.params.add(packed.id)
+        self.fn_node = fn_node
+        self.containers = self._containers(fn_node)
         self.graph = {}
         self.outside = {}  # variable -> expressions from outside the function it may hold
         for n in ordered_walk(fn_node):
@@ -208,20 +211,36 @@ class SharedUpdates:
             return self._passed_on(_root(value), outside)
         if isinstance(value, (gast.List, gast.Tuple)):
             return [n for e in value.elts for n in self._passed_on(e, outside)]
+        if isinstance(value, gast.BinOp):
+            return self._repeated(value, outside)
         if isinstance(value, gast.Dict):
             return [n for e in value.values for n in self._passed_on(e, outside)]
         if isinstance(value, gast.Call):
             return self._call_passes_on(value, outside)
         return []
 
+    def _repeated(self, value, outside):
+        """``[v] * n``, ``L * 2``: the list (or tuple) repeated holds v, n times."""
+        return [n for o in (value.left, value.right) if isinstance(o, (gast.List, gast.Tuple))
+                or isinstance(o, gast.Name) and o.id in self.containers
+                for n in self._passed_on(o, outside)]
+
     def _call_passes_on(self, value, outside=False):
         func = value.func
         if isinstance(func, gast.Attribute) and self._local_root(func.value):
-            return self._passed_on(func.value, outside) if func.attr in VIEW_METHODS else []
+            # a view, or the shallow copy of a list or dict made here: the same items
+            shallow = func.attr == "copy" and isinstance(func.value, gast.Name) and (
+                func.value.id in self.containers)
+            return self._passed_on(func.value, outside) if (
+                func.attr in VIEW_METHODS or shallow) else []
         fn = self.ctx.namespace.resolve(func, self.locals)
         if isinstance(func, gast.Attribute) and func.attr in VIEW_METHODS and (
                 fn is MISSING or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
             return self._passed_on(func.value, outside)  # a view of a global's array
+        if any(fn is h for h in (runtime.setitem, runtime.list_insert, runtime.pop_item)):
+            # `y = setitem(y, i, v)` holds y and v, never the index
+            return [n for k, a in enumerate(value.args) if k != 1
+                    for n in self._passed_on(a, outside)]
         if fn is MISSING or self._may_return_an_argument(fn):
             return self._arguments(value, outside)  # a local callable: anything may come back
         return []
@@ -275,11 +294,11 @@ class SharedUpdates:
         root = _root(node)
         return isinstance(root, gast.Name) and root.id in self.locals
 
-    def _connected(self, x):
+    def _connected(self, x, without=None):
         seen, todo = {x}, [x]
         while todo:
             for other in self.graph.get(todo.pop(), ()):
-                if other not in seen:
+                if other not in seen and other != without:
                     seen.add(other)
                     todo.append(other)
         return seen - {x}
@@ -373,7 +392,7 @@ class SharedUpdates:
                 s.body, _ = self.block(s.body, inner)
                 out.append(s)
             elif _is_update(s, self.updated):
-                out += self._update(s, defined)
+                out += self._update(s, defined, self._item_of(stmts, s))
                 defined.add(_updated(s))
             else:
                 out.append(s)
@@ -382,17 +401,101 @@ class SharedUpdates:
                         defined.add(n.id)
         return out, defined
 
-    def _update(self, s, defined):
+    def _item_of(self, stmts, s):
+        """The container ``T`` when ``s`` is the update of ``T[i] += v`` (ANF's ``x = T[i];
+        x += v; T = setitem(T, i, x)``), else None."""
+        k = next(i for i, t in enumerate(stmts) if t is s)
+        if not (k < len(stmts) - 1 and isinstance(s, gast.AugAssign)):
+            return None
+        write, x = stmts[k + 1], s.target.id
+        # the read, then the operand's statements (`T[i] += f(v)`: T[i] is read first)
+        read = next((t for t in reversed(stmts[:k]) if x in _stores(t)), None)
+        if not (isinstance(read, gast.Assign) and isinstance(read.targets[0], gast.Name)
+                and read.targets[0].id == x and isinstance(read.value, gast.Subscript)
+                and isinstance(read.value.value, gast.Name)):
+            return None
+        container = read.value.value.id
+        stored = self._setitem_call(write, container)
+        if stored is None or not (isinstance(stored.args[2], gast.Name) and stored.args[2].id == x):
+            return None
+        return container
+
+    def _may_hold_twice(self, container):
+        """Whether the list or dict ``container`` may hold one object at two positions: unless
+        each assignment to it is a display of distinct values no two of which may be one
+        object, or puts back an item it read (``T = setitem(T, i, x)`` with ``x = T[j]``)."""
+        items = {n.targets[0].id for n in walk(self.fn_node) if isinstance(n, gast.Assign)
+                 and isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Subscript)
+                 and isinstance(n.value.value, gast.Name) and n.value.value.id == container}
+        for n in walk(self.fn_node):
+            if not (isinstance(n, gast.Assign) and container in _stores(n)):
+                continue
+            stored = self._setitem_call(n, container)
+            if stored is not None and isinstance(stored.args[2], gast.Name) and (
+                    stored.args[2].id in items):
+                continue
+            if not isinstance(n.value, (gast.List, gast.Tuple, gast.Dict)) or not isinstance(
+                    n.targets[0], gast.Name) or self._repeats(n.value, container):
+                return True
+        return False
+
+    def _repeats(self, display, container):
+        """Whether two values of ``display`` may be one object (the same name, or connected
+        otherwise than through ``container``)."""
+        names = [e.id for e in (display.values if isinstance(display, gast.Dict)
+                                else display.elts) if isinstance(e, gast.Name)]
+        return any(a == b or b in self._connected(a, without=container)
+                   for k, a in enumerate(names) for b in names[k + 1:])
+
+    def _setitem_call(self, stmt, name):
+        """The call of ``name = setitem(name, i, v)``, or None."""
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                and stmt.targets[0].id == name and isinstance(stmt.value, gast.Call)
+                and len(stmt.value.args) == 3 and isinstance(stmt.value.args[0], gast.Name)
+                and stmt.value.args[0].id == name):
+            return None
+        fn = self.ctx.namespace.resolve(stmt.value.func, self.locals)
+        return stmt.value if fn is runtime.setitem else None
+
+    def _containers(self, fn_node):
+        """The variables that may be a list, dict or tuple made here: by a display,
+        ``list(...)``, ``[v] * n``, a list method or a copy of one of them (not an argument:
+        the items of one the caller passes are its own; an array argument would pay the
+        check)."""
+        made = set()
+        assigns = [(n.targets[0].id, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)
+                   and isinstance(n.targets[0], gast.Name)]
+        while True:
+            more = {t for t, v in assigns if t not in made and self._makes_container(v, made)}
+            if not more:
+                return made
+            made |= more
+
+    def _makes_container(self, value, made):
+        if isinstance(value, (gast.List, gast.Tuple, gast.Dict)):
+            return True
+        if isinstance(value, gast.Name):
+            return value.id in made
+        if isinstance(value, gast.BinOp):  # `[v] * n`, `2 * [v]`, `L * 2`
+            return any(isinstance(o, (gast.List, gast.Tuple)) or isinstance(o, gast.Name)
+                       and o.id in made for o in (value.left, value.right))
+        if not isinstance(value, gast.Call):
+            return False
+        if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
+            return self._makes_container(value.func.value, made)
+        fn = self.ctx.namespace.resolve(value.func, self.locals)
+        if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, copy.copy)):
+            return True
+        return id(fn) in self.holding and bool(value.args) and self._makes_container(
+            value.args[0], made)
+
+    def _update(self, s, defined, container=None):
         x = _updated(s)
         call = _field_update(s, self.updated)
         element = call is not None and call.func.id == self.updated[1]
         self._check_not_outside(s, x, element)
-        live = self.live_out.get(id(s), set())
-        holders = sorted(r for r in self._connected(x) if r in live)
         value = gast.BinOp(_load(x), s.op, s.value) if call is None else call
-        # a variable first assigned after this point (and not in an earlier iteration of a loop
-        # around it) cannot hold the object yet
-        holders = [r for r in holders if r in defined or self._maybe_assigned_before(r, s)]
+        holders = self._holders(s, x, defined, container)
         if not holders:
             return [] if element else [_located(_assign(x, value), s)]
         unbound = [r for r in holders if r not in defined]
@@ -407,7 +510,7 @@ class SharedUpdates:
         if element:  # x, a temporary read nowhere else, keeps the old object; the holders
             # get the copy with the element written (no rename of it to x, whose identity
             # shared_positions reads: a derivative of this derivative copies that copy)
-            return self._put(s, x, x, call.args[1].id, holders, False)
+            return self._put(s, x, x, call.args[1].id, holders, False, container)
         old = self.ctx.namer.fresh(naming.OLD.format(x))
         self.locals.add(old)
         self.ctx.local_names.add(old)
@@ -416,11 +519,12 @@ class SharedUpdates:
         else:
             call.args[0] = _load(old)
         out = [_located(_assign(old, _load(x)), s), _located(_assign(x, value), s)]
-        return out + self._put(s, x, old, x, holders, call is not None)
+        return out + self._put(s, x, old, x, holders, call is not None, container)
 
-    def _put(self, s, x, old, new, holders, objects):
+    def _put(self, s, x, old, new, holders, objects, container=None):
         """Each holder given the object ``new`` names where it held ``old``'s (``objects``: an
-        object whose field was written, else an array, list or dict)."""
+        object whose field was written, else an array, list or dict; ``container``: the list
+        or dict ``old`` was read from, ``T[i] += v``)."""
         out = []
         for r in holders:
             where = self.ctx.namer.fresh(naming.SHARED_IN.format(x, r))
@@ -430,9 +534,26 @@ class SharedUpdates:
                               gast.Constant(r, None), gast.Constant(x, None))
             if objects:
                 find.args.append(gast.Constant(True, None))
+            if container is not None:  # no holder when T turns out an array (read above)
+                find.keywords.append(gast.keyword("within", _load(container)))
             out.append(_assign(where, find))
             out.append(_assign(r, self._call("put_shared", _load(r), _load(where), _load(new))))
         return [_located(o, s) for o in out]
+
+    def _holders(self, s, x, defined, container):
+        """The variables read after ``s`` that may hold the object ``x`` held before it."""
+        live = self.live_out.get(id(s), set())
+        holders = sorted(r for r in self._connected(x) if r in live)
+        if container is not None and container not in self.containers:
+            # `T[i] += v` where T is surely no list, dict or tuple: an array's element write
+            # (its sharing is followed by normalize/inplace.py; `x` is a view or a number)
+            return []
+        # a variable first assigned after this point (and not in an earlier iteration of a loop
+        # around it) cannot hold the object yet
+        holders = [r for r in holders if r in defined or self._maybe_assigned_before(r, s)]
+        if container is not None and not self._may_hold_twice(container):
+            holders = [r for r in holders if r != container]  # no other position holds it
+        return holders
 
     def _call(self, helper, *args):
         fn = getattr(runtime, helper)

@@ -137,6 +137,8 @@ linear(runtime.list_extend, "items, iterable",
        vjp={"items": "extend_grad_items(dy, items)",
             "iterable": "extend_grad_values(dy, items, iterable)"},
        jvp={"*": "extend_tangent(ditems, diterable, items, iterable)"})
+linear(runtime.repeat_sequence, "items, n", vjp={"items": "repeat_grad(dy, items, n)"},
+       jvp={"items": "repeat_tangent(ditems, items, n)"})
 linear(runtime.list_reverse, "items", vjp={"items": "reverse_grad(dy)"},
        jvp={"items": "reverse_grad(ditems)"})
 linear(runtime.list_permute, "items, order", vjp={"items": "permute_grad(dy, order)"},
@@ -169,6 +171,8 @@ linear(runtime.item, "x", vjp={"x": "item_grad(dy, x)"}, jvp={"x": "item(dx)"})
 # The adjoint helpers above are linear in their cotangent ``g``: rules for higher order.
 _SELF_ADJOINT = {
     "reverse_grad": ("g", "reverse_grad(dy)"),
+    "repeat_grad": ("g, items, n", "repeat_tangent(dy, items, n)"),
+    "repeat_tangent": ("g, items, n", "repeat_grad(dy, items, n)"),
     "update_grad_target": ("g, other", "update_grad_target(dy, other)"),
     "update_grad_source": ("g, other", "update_grad_source(dy, other)"),
     "sequence_grad": ("g, iterable", "sequence_grad(dy, iterable)"),

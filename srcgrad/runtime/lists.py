@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import PythonAttributeError, PythonIndexError, PythonTypeError
-from .containers import Cotangents, DictCotangents, elem, zeros_like
+from .containers import Cotangents, DictCotangents, add, elem, zeros_like
 from .shapes import float_dtype
 
 
@@ -324,6 +324,34 @@ def ndenumerate_tangent(da, a):
     """The tangents of the (index, element) pairs: an index has none (None, not the index: it
     was read as the index's tangent, so `v * idx[1]` gained `v * idx[1]` in jvp)."""
     return [(None, (0.0 if da is None else da[index])) for index, _ in np.ndenumerate(a)]
+
+
+def repeat_sequence(items, n):
+    """``items * n`` (or ``n * items``) of a list or tuple: its items n times over, the same
+    objects (an array repeated is one array held n times)."""
+    if not isinstance(items, (list, tuple)):
+        raise PythonTypeError(f"srcgrad repeats a list or tuple here, not {type(items).__name__}")
+    return items * n
+
+
+def repeat_grad(dy, items, n):
+    """The adjoint of ``repeat_sequence``: each item's cotangent is the sum of its copies'."""
+    if dy is None:
+        return None
+    k = len(items)
+    out = [None] * k
+    for j, d in enumerate(dy):
+        out[j % k] = add(out[j % k], d)
+    return Cotangents(out)
+
+
+def repeat_tangent(ditems, items, n):
+    """The tangent of ``repeat_sequence`` (and the adjoint of ``repeat_grad``): the tangents
+    repeated."""
+    if ditems is None:
+        return None
+    out = _tangents(ditems, items) * n
+    return tuple(out) if isinstance(items, tuple) else out
 
 
 def as_list(iterable):

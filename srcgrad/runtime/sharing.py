@@ -54,9 +54,13 @@ class Field:
         return f".{self.name}"
 
 
-def shared_positions(holder, old, name="r", updated="x", objects=False):
+def shared_positions(holder, old, name="r", updated="x", objects=False, within=None):
     """The paths at which ``holder`` holds the object ``old`` (see the module docstring);
-    ``objects``: ``old`` may be an object whose field was written (``a.b.c = v``)."""
+    ``objects``: ``old`` may be an object whose field was written (``a.b.c = v``); ``within``:
+    the container ``old`` was read from (``T[i] += v``): none when it is no list, dict or tuple
+    (an array's element, a view or a number of it, is written back into the array)."""
+    if within is not None and not isinstance(within, (list, dict, tuple)):
+        return []
     if not isinstance(old, MUTABLE) and not (objects and kind_of(old) in OBJECTS):
         return []
     out, cycles = [], []
