@@ -2008,8 +2008,46 @@ def repeated_by_a_variable(x):
     return L[0] * L[2]
 
 
-@pytest.mark.parametrize("f", [repeated_list_variable, repeated_by_a_variable])
+def repeated_list_of_rows(x):
+    M = list(x) * 2
+    return M[0] * M[4] + M[5]
+
+
+def repeated_tuple_of_rows(x):
+    T = tuple(x)
+    return np.prod((T * 2)[2:5])
+
+
+def repeated_comprehension(x):
+    L = [v * 2.0 for v in x]
+    M = L * 2
+    return M[0] * M[4]
+
+
+def repeated_split(x):
+    M = np.split(x, 3) * 2
+    return np.sum(M[0] * M[4])
+
+
+@pytest.mark.parametrize("f", [repeated_list_variable, repeated_by_a_variable,
+                               repeated_list_of_rows, repeated_tuple_of_rows,
+                               repeated_comprehension, repeated_split])
 def test_a_repetition_srcgrad_does_not_model_is_refused(f):
-    # was: half the gradient (the unbroadcast that refuses it was dropped: `2` broadcasts nothing)
+    # was: half the gradient, or a third (the adjoint of `M = L * 2` repeated the cotangent
+    # list: `dL = dM * 2`; the unbroadcast that refuses it was dropped, `2` broadcasting nothing)
     with pytest.raises(SrcgradError, match="concatenation or repetition"):
         grad(f)(X)
+
+
+def repeated_argument(x, P):
+    Q = P * 2
+    return np.sum(Q[2] * x) + np.sum(Q[1])
+
+
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_a_repeated_argument_is_refused_with_respect_to_it(kind):
+    # was: a zero gradient for P[0] (Q[2] is P[0])
+    P = kind([X * 2.0, X + 1.0])
+    with pytest.raises(SrcgradError, match="concatenation or repetition"):
+        grad(repeated_argument, wrt=1)(X, P)
+    np.testing.assert_allclose(grad(repeated_argument)(X, P), P[0])

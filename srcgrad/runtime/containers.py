@@ -45,6 +45,17 @@ class Cotangents(list):
     __radd__ = __add__
     __iadd__ = __add__  # `d += c` in generated code adds too (list's += would extend)
 
+    def __mul__(self, other):
+        # the adjoint of `L * 2` as a product: it would repeat the cotangents, not add each
+        # copy's into its item (a wrong gradient; `[v] * n` of a display is repeat_sequence)
+        raise SrcgradError(
+            "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
+            "by srcgrad; build the list with a literal, `append` or a comprehension instead "
+            "(`[v] * n` with a literal list and an int or `len(...)` count works)")
+
+    __rmul__ = __mul__
+    __imul__ = __mul__
+
 
 class DictCotangents(dict):
     """The adjoint of a dict: cotangents by key; a missing key has a zero cotangent."""
