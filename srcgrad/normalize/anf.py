@@ -90,7 +90,8 @@ class ANF:
             item = self._bind(current, self.namer.temp(current))
             self._emit(gast.AugAssign(gast.Name(item.id, gast.Store(), None, None), node.op,
                                       self.atom(node.value)))
-            self._assign(gast.Subscript(node.target.value, index, gast.Store()), item)
+            self._assign(gast.copy_location(gast.Subscript(node.target.value, index, gast.Store()),
+                                            node.target), item)
             return
         # `y += v` stays an update of y, with an atom operand: whether another variable sees it
         # (`x = y`, `L = [y]`) is decided once helpers are inlined (normalize/sharing.py)

@@ -530,8 +530,9 @@ class SharedUpdates:
             where = self.ctx.namer.fresh(naming.SHARED_IN.format(x, r))
             self.locals.add(where)
             self.ctx.local_names.add(where)
+            text = x if container is None else f"{container}[...]"  # the user's name
             find = self._call("shared_positions", _load(r), _load(old),
-                              gast.Constant(r, None), gast.Constant(x, None))
+                              gast.Constant(r, None), gast.Constant(text, None))
             if objects:
                 find.args.append(gast.Constant(True, None))
             if container is not None:  # no holder when T turns out an array (read above)
