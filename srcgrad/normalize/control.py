@@ -86,6 +86,14 @@ class DesugarControl:
                 setattr(s, field, _HoistComprehensions(self, hoisted).visit(getattr(s, field)))
             else:
                 _HoistComprehensions(self, hoisted).visit(s)
+                if _built_into(s, hoisted):
+                    # `rows = [... for ...]`: built into `rows` itself, not into a fresh list
+                    # `rows` is then bound to (another name for it: writes into `rows` would
+                    # be writes into a list that name shares)
+                    hoisted = _RenameNames({s.value.id: s.targets[0].id}).visit(
+                        gast.Module(hoisted, [])).body
+                    out.extend(hoisted)
+                    continue
             out.extend(hoisted)
             out.append(s)
         return out
@@ -378,6 +386,19 @@ class _HoistComprehensions(gast.NodeTransformer):
     visit_ListComp = _list
     visit_GeneratorExp = _list
     visit_DictComp = _list
+
+
+def _built_into(s, hoisted):
+    """Whether ``s`` is ``t = items``, ``items`` the list (or dict, or total) the hoisted
+    statements build, and ``t`` a name they never read or bind."""
+    if not (hoisted and isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name)):
+        return False
+    built, target = s.value.id, s.targets[0].id
+    names = {n.id for n in ordered_walk(gast.Module(hoisted, [])) if isinstance(n, gast.Name)}
+    return built in names and target not in names and isinstance(
+        hoisted[0], gast.Assign) and isinstance(hoisted[0].targets[0], gast.Name) and (
+        hoisted[0].targets[0].id == built)
 
 
 class _RenameNames(gast.NodeTransformer):

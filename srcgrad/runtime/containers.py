@@ -47,7 +47,10 @@ class Cotangents(list):
 
     def __mul__(self, other):
         # the adjoint of `L * 2` as a product: it would repeat the cotangents, not add each
-        # copy's into its item (a wrong gradient; `[v] * n` of a display is repeat_sequence)
+        # copy's into its item (a wrong gradient; `[v] * n` of a display is repeat_sequence).
+        # By an array: NumPy multiplies elementwise (`sum(x * x)`'s cotangent times x)
+        if isinstance(other, np.ndarray) or not hasattr(type(other), "__index__"):
+            return NotImplemented
         raise SrcgradError(
             "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
             "by srcgrad; build the list with a literal, `append` or a comprehension instead "
