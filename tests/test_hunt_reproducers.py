@@ -2051,3 +2051,37 @@ def test_a_repeated_argument_is_refused_with_respect_to_it(kind):
     with pytest.raises(SrcgradError, match="concatenation or repetition"):
         grad(repeated_argument, wrt=1)(X, P)
     np.testing.assert_allclose(grad(repeated_argument)(X, P), P[0])
+
+
+def write_into_a_comprehensions_list(x):
+    rows = [np.zeros(3) for _ in range(3)]
+    rows[0] = x ** 2
+    rows[1] += x * x[2]
+    return np.sum(np.array(rows) * x)
+
+
+def update_items_of_a_comprehensions_list(x):
+    vals = [0.0 for _ in range(3)]
+    for i in range(3):
+        vals[i] += x[i] ** 2
+    return sum(vals)
+
+
+def update_values_of_a_dict_comprehension(x):
+    d = {k: x * k for k in range(3)}
+    for k in d:
+        d[k] += x[k]
+    return sum(np.sum(v ** 2) for v in d.values())
+
+
+@pytest.mark.parametrize("f", [write_into_a_comprehensions_list,
+                               update_items_of_a_comprehensions_list,
+                               update_values_of_a_dict_comprehension])
+def test_a_write_into_a_list_a_comprehension_built_works(f):
+    # was refused: the comprehension was built into a fresh list the target was then bound to,
+    # another name for the list written into ("writing into `rows`, which may share memory")
+    check_all(f, (X,))
+
+
+def test_a_write_into_a_list_a_comprehension_built_works_at_second_order():
+    check_second_order(write_into_a_comprehensions_list, [X])
