@@ -68,6 +68,7 @@ HOLDING_HELPERS = (
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
     "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
     "ndenumerate_items", "set_field", "replace_field", "field_updated", "repeat_sequence",
+    "concat_sequence",
 )
 # Builtins whose result is a new number or never an argument's object.
 FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}
@@ -78,6 +79,7 @@ def run(fn_node, ctx):
     """The pass: see the module docstring."""
     _refuse_managers_beside_outside_arrays(fn_node, ctx)
     updated = _markers(ctx)
+    SharedUpdates(ctx).concatenate(fn_node)
     if not any(_is_update(n, updated) for n in walk(fn_node)):
         return fn_node
     return SharedUpdates(ctx).run(fn_node)
@@ -169,7 +171,7 @@ class SharedUpdates:
             id(getattr(runtime, h)) for h in HOLDING_HELPERS if hasattr(runtime, h)
         }
 
-    def run(self, fn_node):
+    def _setup(self, fn_node):
         self.locals = local_names(fn_node)  # ANF's temporaries too
         self.params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                        + fn_node.args.kwonlyargs}
@@ -178,21 +180,43 @@ class SharedUpdates:
                 self.params.add(packed.id)
         self.fn_node = fn_node
         self.containers = self._containers(fn_node)
+
+    def concatenate(self, fn_node):
+        """``L + M`` of two lists (or tuples) made in the function (``hs = hs + [h]``) is
+        ``concat_sequence(L, M)``, a concatenation srcgrad differentiates (``+`` of sequences
+        is no sum)."""
+        self._setup(fn_node)
+        for n in walk(fn_node):
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.BinOp) and isinstance(
+                    n.value.op, gast.Add) and self._sequences(n.value.left, n.value.right):
+                n.value = gast.copy_location(
+                    self._call("concat_sequence", n.value.left, n.value.right), n.value)
+
+    def _sequences(self, *atoms):
+        return all(isinstance(a, gast.Name) and a.id in self.containers for a in atoms)
+
+    def run(self, fn_node):
+        self._setup(fn_node)
         self.graph = {}
         self.outside = {}  # variable -> expressions from outside the function it may hold
         for n in ordered_walk(fn_node):
+            if isinstance(n, gast.AugAssign) and self._sequences(n.target, n.value):
+                self._connect(n.target.id, self._passed_on(n.value))  # `hs += [h]` holds h
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 target = n.targets[0].id
-                for other in self._passed_on(n.value):
-                    if other != target:
-                        self.graph.setdefault(target, set()).add(other)
-                        self.graph.setdefault(other, set()).add(target)
+                self._connect(target, self._passed_on(n.value))
                 self.outside.setdefault(target, []).extend(self._passed_on(n.value, True))
         self._positions(fn_node.body)
         self.live_out = {}
         self._live(fn_node.body, set(), None)
         fn_node.body = self.block(fn_node.body, set(self.params))[0]
         return fn_node
+
+    def _connect(self, target, others):
+        for other in others:
+            if other != target:
+                self.graph.setdefault(target, set()).add(other)
+                self.graph.setdefault(other, set()).add(target)
 
     # --- which variables may hold x's object ---------------------------------------------------
     def _passed_on(self, value, outside=False):
@@ -494,7 +518,7 @@ class SharedUpdates:
         call = _field_update(s, self.updated)
         element = call is not None and call.func.id == self.updated[1]
         self._check_not_outside(s, x, element)
-        value = gast.BinOp(_load(x), s.op, s.value) if call is None else call
+        value = self._operation(s, x) if call is None else call
         holders = self._holders(s, x, defined, container)
         if not holders:
             return [] if element else [_located(_assign(x, value), s)]
@@ -515,11 +539,19 @@ class SharedUpdates:
         self.locals.add(old)
         self.ctx.local_names.add(old)
         if call is None:
-            value.left = _load(old)
+            value = self._operation(s, old)
         else:
             call.args[0] = _load(old)
         out = [_located(_assign(old, _load(x)), s), _located(_assign(x, value), s)]
         return out + self._put(s, x, old, x, holders, call is not None, container)
+
+    def _operation(self, s, name):
+        """``name op v``, the new value of ``x op= v``: a concatenation of two lists made here
+        (``hs += [h]``, in place: every holder of ``hs`` sees it) with ``concat_sequence``."""
+        if isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Add) and self._sequences(
+                s.target, s.value):
+            return self._call("concat_sequence", _load(name), s.value)
+        return gast.BinOp(_load(name), s.op, s.value)
 
     def _put(self, s, x, old, new, holders, objects, container=None):
         """Each holder given the object ``new`` names where it held ``old``'s (``objects``: an

@@ -137,6 +137,10 @@ linear(runtime.list_extend, "items, iterable",
        vjp={"items": "extend_grad_items(dy, items)",
             "iterable": "extend_grad_values(dy, items, iterable)"},
        jvp={"*": "extend_tangent(ditems, diterable, items, iterable)"})
+linear(runtime.concat_sequence, "items, iterable",
+       vjp={"items": "extend_grad_items(dy, items)",
+            "iterable": "extend_grad_values(dy, items, iterable)"},
+       jvp={"*": "concat_tangent(ditems, diterable, items, iterable)"})
 linear(runtime.repeat_sequence, "items, n", vjp={"items": "repeat_grad(dy, items, n)"},
        jvp={"items": "repeat_tangent(ditems, items, n)"})
 linear(runtime.list_reverse, "items", vjp={"items": "reverse_grad(dy)"},
@@ -224,6 +228,10 @@ linear(runtime.extend_tangent, "ditems, dvalues, items, values",
        vjp={"ditems": "extend_grad_items(dy, items)",
             "dvalues": "extend_grad_values(dy, items, values)"},
        jvp={"*": "extend_tangent(dditems, ddvalues, items, values)"})
+linear(runtime.concat_tangent, "ditems, dvalues, items, values",
+       vjp={"ditems": "extend_grad_items(dy, items)",
+            "dvalues": "extend_grad_values(dy, items, values)"},
+       jvp={"*": "concat_tangent(dditems, ddvalues, items, values)"})
 linear(runtime.update_tangent, "dd, dother, d, other",
        vjp={"dd": "update_grad_target(dy, other)", "dother": "update_grad_source(dy, other)"},
        jvp={"*": "update_tangent(ddd, ddother, d, other)"})

@@ -170,6 +170,8 @@ from .lists import (  # noqa: F401
     as_tuple,
     as_tuple_tangent,
     clear_items,
+    concat_sequence,
+    concat_tangent,
     default_part,
     dict_get,
     dict_items,

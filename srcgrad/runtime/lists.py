@@ -326,6 +326,20 @@ def ndenumerate_tangent(da, a):
     return [(None, (0.0 if da is None else da[index])) for index, _ in np.ndenumerate(a)]
 
 
+def concat_sequence(items, values):
+    """``items + values`` of two lists or two tuples (``hs = hs + [h]``, ``hs += [h]``)."""
+    if not (isinstance(items, (list, tuple)) and type(items) is type(values)):
+        raise PythonTypeError(
+            f"srcgrad concatenates two lists or two tuples here, not {type(items).__name__} "
+            f"and {type(values).__name__}")
+    return items + values
+
+
+def concat_tangent(ditems, dvalues, items, values):
+    out = extend_tangent(ditems, dvalues, items, values)
+    return tuple(out) if isinstance(items, tuple) else out
+
+
 def repeat_sequence(items, n):
     """``items * n`` (or ``n * items``) of a list or tuple: its items n times over, the same
     objects (an array repeated is one array held n times)."""
