@@ -45,8 +45,8 @@ def indexed(x, n):
 
 def concatenates(x):
     xs = [x, x * 2.0]
-    ys = xs + [x]
-    return ys[0] * ys[2]
+    ys = xs * 2
+    return ys[0] * ys[3]
 
 
 def line_of(fn, text):
@@ -81,7 +81,7 @@ def test_an_error_of_the_sweep_names_the_line_it_differentiates():
     with pytest.raises(SrcgradError, match="concatenation") as info:
         grad(concatenates)(1.5)
     note = notes_of(info)
-    assert "while differentiating" in note and "ys = xs + [x]" in note
+    assert "while differentiating" in note and "ys = xs * 2" in note
 
 
 def test_a_wrong_seed_names_the_return():

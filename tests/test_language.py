@@ -888,7 +888,7 @@ def test_appending_to_a_slice_copy_and_to_an_argument():
 
 
 def concatenates(x):
-    both = [x] + [x * 3.0]
+    both = list(x) * 2
     s = 0.0
     for v in both:
         s = s + np.sum(v)

@@ -343,8 +343,8 @@ def view_augment(x):
     return np.sum(v)
 
 def concatenation(x):
-    a = [x[0]] + [x[1]]
-    return a[0] * a[1]
+    a = list(x) * 2
+    return a[0] * a[5]
 
 def uses_with(x):
     with np.errstate(all="ignore"):

@@ -62,8 +62,8 @@ CREATORS = {
     np.argsort, np.flatnonzero, np.searchsorted, np.unique,  # indices, a new array
     runtime.as_list, runtime.list_insert, runtime.pop_item, runtime.list_extend,
     runtime.list_reverse, runtime.list_permute, runtime.clear_items, runtime.dict_update,
-    runtime.repeat_sequence, runtime.dict_keys, runtime.dict_values, runtime.dict_items,
-    runtime.popped,
+    runtime.repeat_sequence, runtime.concat_sequence, runtime.dict_keys, runtime.dict_values,
+    runtime.dict_items, runtime.popped,
     runtime.getitem_grad,  # zeros, or a new container of Nones, with dy placed at the index
 }
 

@@ -180,6 +180,20 @@ class SharedUpdates:
                 self.params.add(packed.id)
         self.fn_node = fn_node
         self.containers = self._containers(fn_node)
+        self.sequences = self._surely(fn_node)
+
+    def _surely(self, fn_node):
+        """Of the containers, the variables every assignment makes a list, dict or tuple
+        (``vals = np.array(vals)`` makes ``vals`` an array: ``vals + [1.0]`` is a sum)."""
+        surely = set(self.containers) - {n.id for f in walk(fn_node) if isinstance(f, gast.For)
+                                         for n in walk(f.target) if isinstance(n, gast.Name)}
+        assigns = [(n.targets[0].id, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)
+                   and isinstance(n.targets[0], gast.Name)]
+        while True:
+            drop = {t for t, v in assigns if t in surely and not self._makes_container(v, surely)}
+            if not drop:
+                return surely
+            surely -= drop
 
     def concatenate(self, fn_node):
         """``L + M`` of two lists (or tuples) made in the function (``hs = hs + [h]``) is
@@ -193,7 +207,7 @@ class SharedUpdates:
                     self._call("concat_sequence", n.value.left, n.value.right), n.value)
 
     def _sequences(self, *atoms):
-        return all(isinstance(a, gast.Name) and a.id in self.containers for a in atoms)
+        return all(isinstance(a, gast.Name) and a.id in self.sequences for a in atoms)
 
     def run(self, fn_node):
         self._setup(fn_node)
@@ -508,7 +522,8 @@ class SharedUpdates:
         if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
             return self._makes_container(value.func.value, made)
         fn = self.ctx.namespace.resolve(value.func, self.locals)
-        if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, copy.copy)):
+        if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, copy.copy,
+                                 runtime.as_list, runtime.as_tuple)):
             return True
         return id(fn) in self.holding and bool(value.args) and self._makes_container(
             value.args[0], made)
@@ -577,7 +592,7 @@ class SharedUpdates:
         """The variables read after ``s`` that may hold the object ``x`` held before it."""
         live = self.live_out.get(id(s), set())
         holders = sorted(r for r in self._connected(x) if r in live)
-        if container is not None and container not in self.containers:
+        if container is not None and container not in self.sequences:
             # `T[i] += v` where T is surely no list, dict or tuple: an array's element write
             # (its sharing is followed by normalize/inplace.py; `x` is a view or a number)
             return []
