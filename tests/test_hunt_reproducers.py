@@ -2085,3 +2085,62 @@ def test_a_write_into_a_list_a_comprehension_built_works(f):
 
 def test_a_write_into_a_list_a_comprehension_built_works_at_second_order():
     check_second_order(write_into_a_comprehensions_list, [X])
+
+
+def history_by_concatenation(x):
+    hs = []
+    h = x * 1.0
+    for k in range(3):
+        h = np.tanh(h * 1.5 + 0.1)
+        hs = hs + [h]
+    return np.sum(np.array(hs) ** 2)
+
+
+def history_by_augmented_concatenation(x):
+    hs = []
+    h = x * 1.0
+    for k in range(3):
+        h = np.tanh(h * 1.5 + 0.1)
+        hs += [h]
+    return np.sum(np.stack(hs) * x)
+
+
+def concatenation_beside_another_name(x):
+    hs = [x * 1.0]
+    other = hs
+    hs = hs + [x ** 2]
+    return np.sum(other[0] * x) + len(other) + np.sum(hs[1])
+
+
+def concatenated_displays_and_tuples(x):
+    a = [x[0]] + [x[1] * 2.0]
+    t = (x[0] * 2.0,)
+    t = t + (x[1], x[2] ** 2)
+    return a[0] * a[1] + t[0] * t[2] + t[1]
+
+
+def concatenation_then_update(x):
+    h = x * 1.0
+    hs = []
+    hs += [h]
+    h += x
+    return np.sum(hs[0] * x)
+
+
+def array_rebound_plus_a_list(x):
+    vals = [x[0], x[1] * 2.0, x[2]]
+    vals = np.array(vals)
+    vals += [1.0, 2.0, 3.0]
+    return np.sum((vals + [0.5, 0.0, 1.0]) ** 2)
+
+
+@pytest.mark.parametrize("f", [history_by_concatenation, history_by_augmented_concatenation,
+                               concatenation_beside_another_name,
+                               concatenated_displays_and_tuples, concatenation_then_update,
+                               array_rebound_plus_a_list])
+def test_a_concatenation_of_lists_made_in_the_function(f):
+    # was refused when the gradient ran ("`+` or `*` on a list or tuple"); `+=` extends the
+    # list in place (h, appended, then updated: hs[0] sees it); the last a sum of an array and
+    # a list (the name held a list first)
+    check_all(f, (X,))
+    check_second_order(f, [X])

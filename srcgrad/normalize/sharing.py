@@ -514,9 +514,11 @@ class SharedUpdates:
             return True
         if isinstance(value, gast.Name):
             return value.id in made
-        if isinstance(value, gast.BinOp):  # `[v] * n`, `2 * [v]`, `L * 2`
-            return any(isinstance(o, (gast.List, gast.Tuple)) or isinstance(o, gast.Name)
-                       and o.id in made for o in (value.left, value.right))
+        if isinstance(value, gast.BinOp):  # `[v] * n`, `2 * [v]`, `L * 2`; `L + [v]`
+            made_of = [isinstance(o, (gast.List, gast.Tuple)) or isinstance(o, gast.Name)
+                       and o.id in made for o in (value.left, value.right)]
+            return all(made_of) if isinstance(value.op, gast.Add) else (
+                isinstance(value.op, gast.Mult) and any(made_of))
         if not isinstance(value, gast.Call):
             return False
         if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
