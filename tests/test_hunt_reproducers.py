@@ -2090,7 +2090,7 @@ def test_a_write_into_a_list_a_comprehension_built_works_at_second_order():
 def history_by_concatenation(x):
     hs = []
     h = x * 1.0
-    for k in range(3):
+    for _k in range(3):
         h = np.tanh(h * 1.5 + 0.1)
         hs = hs + [h]
     return np.sum(np.array(hs) ** 2)
@@ -2099,7 +2099,7 @@ def history_by_concatenation(x):
 def history_by_augmented_concatenation(x):
     hs = []
     h = x * 1.0
-    for k in range(3):
+    for _k in range(3):
         h = np.tanh(h * 1.5 + 0.1)
         hs += [h]
     return np.sum(np.stack(hs) * x)
