@@ -106,6 +106,7 @@ GENERATOR_FEATURES = (
     "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
     "library call, with a rule or refused", "with manager", "try block",
     "array from outside the function", "item updated in place", "list repetition",
+    "list concatenation",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
 # hunts of 300 (seeds 50001 and 50002, tests/test_random_programs.py at the commits of
@@ -754,9 +755,14 @@ class Gen(LibraryStatements):
             value = f"np.tanh({value})"
         scope.names[acc], scope.names[hist] = "v", "lv"
         appended = self.pick([acc, acc, f"{acc} * 1.0", f"{acc}.copy()"])
+        # the append spelled as a concatenation too (`hist += [acc]` extends hist in place)
+        grow = self.pick([f"{hist}.append({appended})", f"{hist}.append({appended})",
+                          f"{hist} += [{appended}]", f"{hist} = {hist} + [{appended}]"])
+        if "+" in grow:
+            self.features.add("list concatenation")
         return [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
                 f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
-                f"{ind}    {acc} {update} {value}", f"{ind}    {hist}.append({appended})"]
+                f"{ind}    {acc} {update} {value}", f"{ind}    {grow}"]
 
     def appendcopy(self, scope, ind, depth):
         """`L.append(z * 1.0)` (a copy), then `z += v`: the list keeps the old values."""
