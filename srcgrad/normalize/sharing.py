@@ -70,6 +70,12 @@ HOLDING_HELPERS = (
     "ndenumerate_items", "set_field", "replace_field", "field_updated", "repeat_sequence",
     "concat_sequence",
 )
+# Of those, the ones that return the container they are given, changed (not an item of it).
+CONTAINER_HELPERS = (
+    "list_append", "list_pop", "setitem", "list_insert", "pop_item", "list_extend",
+    "list_reverse", "list_permute", "dict_update", "put_shared", "repeat_sequence",
+    "concat_sequence",
+)
 # Builtins whose result is a new number or never an argument's object.
 FRESH_BUILTINS = {len, float, int, abs, range, isinstance, sum, round, bool, str, print}
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
@@ -527,8 +533,8 @@ class SharedUpdates:
         if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, copy.copy,
                                  runtime.as_list, runtime.as_tuple)):
             return True
-        return id(fn) in self.holding and bool(value.args) and self._makes_container(
-            value.args[0], made)
+        return any(fn is getattr(runtime, h) for h in CONTAINER_HELPERS) and bool(
+            value.args) and self._makes_container(value.args[0], made)
 
     def _update(self, s, defined, container=None):
         x = _updated(s)
