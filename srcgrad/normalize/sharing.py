@@ -530,9 +530,11 @@ class SharedUpdates:
         if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
             return self._makes_container(value.func.value, made)
         fn = self.ctx.namespace.resolve(value.func, self.locals)
-        if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, copy.copy,
-                                 runtime.as_list, runtime.as_tuple)):
+        if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, runtime.as_list,
+                                 runtime.as_tuple)):
             return True
+        if fn is copy.copy:  # of an array, an array
+            return bool(value.args) and self._makes_container(value.args[0], made)
         return any(fn is getattr(runtime, h) for h in CONTAINER_HELPERS) and bool(
             value.args) and self._makes_container(value.args[0], made)
 
