@@ -668,8 +668,9 @@ DOC_PAIRS = {
 }
 # rows that mention an error only as the outcome they avoid, checked as works elsewhere
 WORKS_ROWS = {
-    "`x += v` on an array that other names, lists, dicts or tuples also hold":
-        "tests/test_sharing.py (holders found by identity when it runs)",
+    "`x += v` (and `L[i] += v`, `d[k] += v` of an array item) on an array that other names":
+        "tests/test_sharing.py, tests/test_hunt_reproducers.py (holders found by identity when "
+        "it runs)",
 }
 
 
