@@ -365,7 +365,14 @@ ELSEWHERE = {
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",
     "`obj.attr = v` on a variable": "tests/test_objects.py",
     "list and dict mutation: `insert`, `extend`": "tests/test_containers_mutation.py",
-    "`x += v` on an array that other names": "tests/test_sharing.py",
+    "`x += v` (and `L[i] += v`, `d[k] += v` of an array item) on an array that other names":
+        "tests/test_sharing.py, tests/test_hunt_reproducers.py",
+    "`[v] * n`, `n * (a, b)`: a list or tuple display repeated": "tests/test_hunt_reproducers.py",
+    "`L + M`, `hs = hs + [h]`, `hs += [h]` of lists": "tests/test_hunt_reproducers.py",
+    "a name bound to a callable at several places": "tests/test_rebound_calls.py",
+    "`x[i][j] = v`, `a.b[i] = v`": "tests/test_nested_writes.py",
+    "a loop over a list or tuple holding objects of two or more classes":
+        "tests/test_mixed_layers.py",
 }
 
 
