@@ -1,7 +1,8 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> (yields) -> check -> functional -> containers -> control -> super -> anf
-    -> rebound -> inline -> recursion -> double -> unpair -> higher -> steps -> sharing -> einsum
+    parse -> (yields) -> check -> functional -> operators -> containers -> control -> super
+    -> anf -> rebound -> inline -> recursion -> double -> unpair -> higher -> steps -> sharing
+    -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> products -> release
@@ -56,6 +57,7 @@ from .normalize import (
     inline,
     inplace,
     integer_writes,
+    operators,
     rebound,
     recursion,
     sharing,
@@ -132,6 +134,7 @@ NORMALIZE = (
     Stage("check", check.run),
     Stage("names", _bind_names, dump=False),
     Stage("functional", functional.run),
+    Stage("operators", operators.run),
     Stage("containers", containers.run),
     Stage("control", control.run),
     Stage("super", supercalls.run),

@@ -515,11 +515,18 @@ def stdlib_with_try(x):
     return statistics.mean([x[0], x[1], x[2]])
 
 
+def merges_an_argument(p, q):
+    d = p | q
+    return d["a"] * d["b"]
+
+
 # --- the claims -----------------------------------------------------------------------------
 
 # (phrase of the page's row, function, wrt, arguments, when, message pattern)
 TRANSFORM, RUN = "transform", "run"
 CLAIMS = [
+    ("`\\|` / `&` / `^` given a value that carries gradient", merges_an_argument, 0,
+     ({"a": 1.5}, {"b": 2.0}), TRANSFORM, r"`\|` given `p`"),
     ("`vars(obj)` (the object's own `__dict__`", reads_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
      TRANSFORM, "used as a value other than by calling it"),

@@ -15,12 +15,19 @@ bodies whose statements repeat (loops), and an active value no rule differentiat
 
 from __future__ import annotations
 
+import operator
+
 import gast
 
 from ..astutil import local_names
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from .dataflow import Dataflow
 from .ops import OpClassifier, dotted
+
+# Operators without gradient that pass values on for some types: `|` merges dicts (and sets),
+# `&`, `^` keep entries of sets and dict views. Given a value that carries gradient (never an
+# int or bool array: those carry none), they are refused rather than dropping its gradient.
+MERGING_OPERATORS = {operator.or_: "|", operator.and_: "&", operator.xor: "^"}
 
 
 def assignments(body):
@@ -85,14 +92,10 @@ class Activity:
     def _check(self, op, stmt, is_active, varying, active):
         """Refuse an active value that no rule can differentiate, and a call without rule or
         source given a value that carries gradient (it may change it in place)."""
-        if op.kind == "unknown" and is_active:
-            raise self._no_rule(op, stmt)
         if op.kind == "unknown":
-            given = [_name(a) for a in op.operands() if _name(a) in varying]
-            if given and op.refused:  # a call srcgrad knows better than "unknown"
-                raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
-            if given:  # its result carries no gradient, but it may change what it is given
-                raise self._may_write(op, given[0])
+            self._check_unknown(op, stmt, is_active, varying)
+        if op.rule is not None and op.rule.fn in MERGING_OPERATORS:
+            self._check_merging(op, varying)
         if op.kind != "rule" or not is_active:
             return
         if op.refused:
@@ -107,6 +110,30 @@ class Activity:
                 raise self.classifier.location.error(
                     NoRuleError, op.node, op.rule.unsupported_message(param)
                 )
+
+    def _check_unknown(self, op, stmt, is_active, varying):
+        """An operation srcgrad has no rule for: refused when active, or when given a value
+        that carries gradient (it may change it in place)."""
+        if is_active:
+            raise self._no_rule(op, stmt)
+        given = [_name(a) for a in op.operands() if _name(a) in varying]
+        if given and op.refused:  # a call srcgrad knows better than "unknown"
+            raise self.classifier.location.error(UnsupportedSyntaxError, op.node, op.refused)
+        if given:  # its result carries no gradient, but it may change what it is given
+            raise self._may_write(op, given[0])
+
+    def _check_merging(self, op, varying):
+        """``a | b`` given a value that carries gradient: a merge of dicts srcgrad did not see
+        as one (normalize/operators.py merges those it sees) would drop its gradient."""
+        node = op.node  # (an operator without gradient is a "constant" op: no args)
+        atoms = [node.left, node.right] if isinstance(node, gast.BinOp) else list(node.args)
+        given = [_name(a) for a in atoms if _name(a) in varying]
+        if given:
+            raise self.classifier.location.error(UnsupportedSyntaxError, op.node, (
+                f"srcgrad does not support `{MERGING_OPERATORS[op.rule.fn]}` given "
+                f"`{given[0]}`, which carries gradient: of dicts (sets) it merges them and "
+                f"passes their values on, which srcgrad cannot see here. Merge where srcgrad "
+                f"sees a dict: `d = dict(a)` then `d.update(b)`"))
 
     def _may_write(self, op, var):
         name = dotted(op.node.func) if isinstance(op.node, gast.Call) else repr(op.func)

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import PythonTypeError, SrcgradError
 from .complex_values import conj_leaf
 from .pytrees import check_field_names, checked_attribute, fields, kind_of, parts_of, rebuild
-from .shapes import float_dtype, unbroadcast
+from .shapes import float_dtype, object_operator, unbroadcast
 
 
 class Cotangents(list):
@@ -61,7 +61,16 @@ class Cotangents(list):
 
 
 class DictCotangents(dict):
-    """The adjoint of a dict: cotangents by key; a missing key has a zero cotangent."""
+    """The adjoint of a dict: cotangents by key; a missing key has a zero cotangent.
+
+    Arithmetic on it other than ``+`` is the adjoint of an operator given an object (or dict)
+    srcgrad did not see as one (normalize/operators.py): refused."""
+
+    def _operator(self, *other):
+        raise SrcgradError(object_operator("a class of yours (or a dict)"))
+
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __neg__ = __pos__ = _operator
+    __sub__ = __rsub__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _operator
 
     def __add__(self, other):
         if other is None:
@@ -125,6 +134,12 @@ def _as_like(g, x, held):
         g = g or {}
         return {k: _as_like(g.get(k), v, held) for k, v in x.items()}
     if isinstance(x, (tuple, list)):
+        if isinstance(g, (tuple, list)) and len(g) != len(x):
+            raise SrcgradError(
+                f"the gradient of a {type(x).__name__} of {len(x)} elements came out with "
+                f"{len(g)}: `+` or `*` of a list or tuple srcgrad could not see as one (an "
+                f"argument, an element of a container) concatenates or repeats it; build the "
+                f"new list where srcgrad sees it (`list(xs) + ys`)")
         parts = [_as_like(None if g is None else g[i], v, held) for i, v in enumerate(x)]
         return type(x)(parts) if type(x) in (tuple, list) else parts
     if g is None or (np.ndim(g) == 0 < np.ndim(x) and not np.any(g)):

@@ -56,6 +56,15 @@ def _float_array(a):
     return a if a.dtype.kind in "fc" else a.astype(np.dtype(np.float64))
 
 
+def object_operator(what):
+    """The refusal of an arithmetic operator given an object (``what``: its class)."""
+    return (
+        f"an arithmetic operator (`+ - * / ** @`) given an object of {what}: srcgrad "
+        f"differentiates operators as arithmetic on numbers and arrays, not the class's own "
+        f"`__add__`, `__mul__`...; call a method or a function that computes the new object "
+        f"(`v.__add__(w)`, `v.plus(w)`), which srcgrad inlines")
+
+
 def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
     if isinstance(g, float):
@@ -75,6 +84,9 @@ def unbroadcast(g, x):
             "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
             "by srcgrad; build the list with a literal, `append` or a comprehension instead"
         )
+    if isinstance(g, dict):
+        # an operator whose operand is an object (or dict): the class's `__add__`, `__mul__`...
+        raise SrcgradError(object_operator(f"class {type(x).__name__}"))
     if getattr(g, "shape", None) is not None and getattr(x, "shape", None) is not None:
         return _unbroadcast_arrays(g, x)
     return _unbroadcast_shapes(g, x)

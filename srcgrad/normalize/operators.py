@@ -1,0 +1,226 @@
+"""Operators whose operands are dicts or objects of the user's classes become the calls they are.
+
+The operator rules are arithmetic on numbers and arrays. ``d1 | d2`` of dicts is a merge that
+passes the values on (its rule has no gradient: the values' gradients were dropped), and an
+operator of an object of a class of the user's runs the class's method (``V.__add__`` returning
+``V(a.a + 2 * b.a)`` got the gradient of ``a.a + b.a``).
+
+Requires: a function accepted by ``CheckSupported``, before ``containers`` (which makes the
+``update`` written here a value). Guarantees: ``a | b`` where an operand is known to be a dict
+is ``dict_update(a, b)`` (a new dict: b's entries over a's), ``d |= b`` is ``d.update(b)`` (in
+place, as Python does it); ``a + b`` (``- * / // % ** @``, unary ``-``, ``a[i]``, ``a += b``)
+where an operand is known to be an object of a class of the user's that defines the method is
+the method (``a.__add__(b)``, ``b.__radd__(a)``, ``a.__getitem__(i)``, ``a = a.__iadd__(b)``),
+inlined like any method; where the class defines none, or the other operand's class is known
+only when it runs, it is refused. Known: a display or comprehension, a call of ``dict`` or of
+the class, a global object, or a name every binding of which is one of these.
+
+    e = d | {"b": v}       ->   e = dict_update(d, {"b": v})
+    d |= {"b": v}          ->   d.update({"b": v})
+    w = v + V(x)           ->   w = v.__add__(V(x))            (v a V)
+    s = v[1]               ->   s = v.__getitem__(1)
+
+Where srcgrad cannot see the object or dict at all, the gradient refuses it: any other ``|``
+(``&``, ``^``) given a value that carries gradient is refused by the activity analysis, and
+``unbroadcast`` (``DictCotangents``) refuses an object's cotangent in arithmetic when the
+gradient runs.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .. import runtime
+from ..errors import UnsupportedSyntaxError
+
+DICT = "dict"
+# The method Python calls for each operator of an object.
+DUNDERS = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
+           gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow", gast.MatMult: "matmul",
+           gast.BitOr: "or"}
+
+
+def run(fn_node, ctx):
+    """The pass: operators of dicts and objects become calls."""
+    return Operators(ctx).run(fn_node)
+
+
+class Operators(gast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.namespace = ctx.namespace
+        self.locals = ctx.local_names
+        self.kinds = {}
+
+    def run(self, fn_node):
+        self.kinds = _known_names(_bindings(fn_node), self._kind)
+        fn_node.body = [self.visit(s) for s in fn_node.body]
+        return fn_node
+
+    # --- what an operand is -------------------------------------------------------------------
+    def _kind(self, node, names):
+        """DICT, or a class of the user's, when ``node`` surely evaluates to a dict or an object
+        of that class (``names``: the kinds of the names known so far), else None."""
+        if isinstance(node, (gast.Dict, gast.DictComp)):
+            return DICT
+        if isinstance(node, gast.Name):
+            if node.id in self.locals:
+                return names.get(node.id)
+            value = self._resolved(node)  # a global or closure object of a class of the user's
+            return type(value) if _user_class(type(value)) else None
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.BitOr):
+            kinds = {self._kind(node.left, names), self._kind(node.right, names)}
+            return DICT if DICT in kinds else None
+        if isinstance(node, gast.Call):
+            fn = self._resolved(node.func)
+            if fn is dict:
+                return DICT
+            if _user_class(fn):
+                return fn
+        return None
+
+    def _resolved(self, func):
+        if isinstance(func, gast.Name) and func.id in self.locals:
+            return None
+        try:
+            return self.namespace.resolve(func, self.locals)
+        except Exception:  # noqa: BLE001 - a name that resolves to nothing is not a class
+            return None
+
+    # --- rewriting ----------------------------------------------------------------------------
+    def visit_FunctionDef(self, node):
+        return node  # a nested def is its own scope (inlined and normalized where called)
+
+    visit_Lambda = visit_FunctionDef
+
+    def visit_BinOp(self, node):
+        left, right = self._kind(node.left, self.kinds), self._kind(node.right, self.kinds)
+        self.generic_visit(node)
+        if isinstance(node.op, gast.BitOr) and DICT in (left, right):  # b's entries over a's
+            return _located(self._call("dict_update", node.left, node.right), node)
+        if not (_user_class(left) or _user_class(right)):
+            return node
+        name = DUNDERS.get(type(node.op))
+        for owner, this, that, method in ((left, node.left, node.right, f"__{name}__"),
+                                          (right, node.right, node.left, f"__r{name}__")):
+            if name and _user_class(owner) and callable(getattr(owner, method, None)):
+                return _located(_method_call(this, method, that), node)
+        raise self._no_method(node)
+
+    def visit_UnaryOp(self, node):
+        cls = self._kind(node.operand, self.kinds)
+        self.generic_visit(node)
+        if not _user_class(cls):
+            return node
+        method = {gast.USub: "__neg__", gast.UAdd: "__pos__", gast.Invert: "__invert__"}.get(
+            type(node.op))
+        if method is None or not callable(getattr(cls, method, None)):
+            return node  # `not v`: a truth value, no gradient
+        return _located(_method_call(node.operand, method), node)
+
+    def visit_Subscript(self, node):
+        cls = self._kind(node.value, self.kinds)
+        self.generic_visit(node)
+        sliced = any(isinstance(n, gast.Slice) for n in gast.walk(node.slice))
+        if (isinstance(node.ctx, gast.Load) and _user_class(cls) and not sliced
+                and callable(getattr(cls, "__getitem__", None))):
+            return _located(_method_call(node.value, "__getitem__", node.slice), node)
+        return node
+
+    def visit_AugAssign(self, node):
+        node.value = self.visit(node.value)
+        if not isinstance(node.target, gast.Name):
+            return node
+        target = node.target.id
+        kind = self.kinds.get(target)
+        if kind == DICT and isinstance(node.op, gast.BitOr):  # in place, as `d.update(b)`
+            update = gast.Attribute(_load(target), "update", gast.Load())
+            return _located(gast.Expr(gast.Call(update, [node.value], [])), node)
+        if not _user_class(kind):
+            return node
+        # `v += w`: Python's `v = v.__iadd__(w)`, else `v = v.__add__(w)`
+        name = DUNDERS.get(type(node.op))
+        method = next((m for m in (f"__i{name}__", f"__{name}__")
+                       if name and callable(getattr(kind, m, None))), None)
+        if method is None:
+            raise self._no_method(node)
+        value = _method_call(_load(target), method, node.value)
+        return _located(gast.Assign([gast.Name(target, gast.Store(), None, None)], value, None),
+                        node)
+
+    def _no_method(self, node):
+        return self.ctx.location.error(UnsupportedSyntaxError, node, (
+            "srcgrad does not support this operator of an object of your class here: the "
+            "class defines no method for it, or the other operand is an object whose class "
+            "srcgrad cannot tell at transform time (an argument); call the method Python "
+            "would call (`v.__add__(w)`), which srcgrad inlines"))
+
+    def _call(self, helper, *args):
+        ref = gast.Name(self.ctx.global_name(getattr(runtime, helper), helper), gast.Load(),
+                        None, None)
+        return gast.Call(ref, list(args), [])
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
+
+
+def _method_call(obj, method, *args):
+    return gast.Call(gast.Attribute(obj, method, gast.Load()), list(args), [])
+
+
+def _user_class(kind):
+    """Whether ``kind`` (what ``Operators._kind`` found) is a class of the user's: not a
+    builtin, NumPy's or srcgrad's."""
+    if not isinstance(kind, type):
+        return False
+    module = getattr(kind, "__module__", "") or ""
+    return module.split(".")[0] not in ("builtins", "numpy", "srcgrad", "collections", "types")
+
+
+def _located(new, where):
+    gast.copy_location(new, where)
+    for n in gast.walk(new):
+        if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, where)
+    return new
+
+
+def _known_names(bindings, kind_of):
+    """The names every binding of which (``bindings``: ``_bindings``) is a dict, or an object
+    of one class of the user's (name -> DICT or the class): the greatest set closed under
+    ``kind_of``, so ``d = {}; d = d | {"a": v}`` holds a dict."""
+    names = {v: DICT for v, values in bindings.items()
+             if values and all(x is not None for x in values)}
+    while True:
+        kinds = {}
+        for v in names:
+            found = {kind_of(x, names) for x in bindings[v]}
+            if len(found) == 1 and None not in found:
+                kinds[v] = found.pop()
+        if kinds == names:
+            return names
+        names = kinds
+
+
+def _bindings(fn_node):
+    """``{name: the values bound to it}``, None for a binding other than ``name = value``
+    (a parameter, a loop variable, an unpacked target, ``name -= v``); ``a |= b`` and ``a +=
+    b`` keep what ``a`` holds (a dict, an object whose ``__iadd__`` returns its class) and add
+    nothing."""
+    bindings = {}
+    plain = set()  # the targets of `name = value` and `name op= value`
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Assign):
+            for t in n.targets:
+                if isinstance(t, gast.Name):
+                    plain.add(id(t))
+                    bindings.setdefault(t.id, []).append(
+                        n.value if len(n.targets) == 1 else None)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            plain.add(id(n.target))
+    for n in gast.walk(fn_node):
+        if (isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))
+                and id(n) not in plain):
+            bindings.setdefault(n.id, []).append(None)
+    return bindings
