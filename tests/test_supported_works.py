@@ -356,6 +356,7 @@ FORWARD = {branches, for_loops, while_loops, calls, callables, try_except, manag
 # rows checked in depth elsewhere (classes, structures, randomness, recursion, second order)
 ELSEWHERE = {
     "recursion and mutual recursion": "tests/test_recursion.py",
+    "`d1 \\| d2` and `d \\|= other` of dicts; operators": "tests/test_object_operators.py",
     "random draws: methods of `np.random.Generator`": "tests/test_random_draws.py",
     "tuples, lists, dicts (constant keys) as arguments": "tests/test_language.py, "
                                                          "tests/test_random_programs.py",
