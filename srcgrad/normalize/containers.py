@@ -187,13 +187,17 @@ class ContainerMethods:
         pre.append(self._assign(held, clone(target.value), s))
         stmt = self._assign(held, self._call("field_updated", _load(held), gast.Constant(
             target.attr, None), _load(value)), s)
+        return self._normalized(pre) + [stmt]
+
+    def _normalized(self, assignments):
+        """``assignments`` with their values normalized, each after the pops hoisted out of it."""
         out = []
-        for p in pre:
+        for p in assignments:
             hoisted = []
             _HoistPops(self, hoisted, p).visit(p)
             p.value = self.expr(p.value)
             out += hoisted + [p]
-        return out + [stmt]
+        return out
 
     def _update_element(self, s):
         """``x[i][j] = v`` / ``a.b[i] = v`` (``+=``): Python changes the list, dict or array
@@ -218,12 +222,7 @@ class ContainerMethods:
                 "check_element_written", _load(held), gast.Constant(text, None)), s),
             self._assign(written, self._call("fresh_copy", _load(held)), s),
         ]
-        out = []
-        for p in pre:
-            hoisted = []
-            _HoistPops(self, hoisted, p).visit(p)
-            p.value = self.expr(p.value)
-            out += hoisted + [p]
+        out = self._normalized(pre)
         place = gast.Subscript(_load(written), target.slice, gast.Store())
         write = (gast.Assign([place], value, None) if isinstance(s, gast.Assign)
                  else gast.AugAssign(place, s.op, value))
