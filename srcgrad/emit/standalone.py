@@ -117,10 +117,11 @@ class _Writer:
         if isinstance(obj, types.ModuleType):
             self._import_module(obj, name, read_as, reader)
             return
-        if _is_builtin(obj):
-            if name != obj.__name__:
+        builtin = _builtin_name(obj)
+        if builtin is not None:
+            if name != builtin:
                 module = self.ref(builtins, "builtins", reader)
-                self.values.append(f"{name} = {module}.{obj.__name__}")
+                self.values.append(f"{name} = {module}.{builtin}")
             return
         path = _numpy_path(obj)
         if path is not None:
@@ -336,9 +337,12 @@ def _force_lazy(obj):
     return obj.generated()
 
 
-def _is_builtin(obj):
+def _builtin_name(obj):
+    """The name ``obj`` has in ``builtins`` (a function, a type, ``NotImplemented``), or None."""
     name = getattr(obj, "__name__", None)
-    return isinstance(name, str) and getattr(builtins, name, None) is obj
+    if isinstance(name, str) and getattr(builtins, name, None) is obj:
+        return name
+    return next((n for n in ("NotImplemented", "Ellipsis") if getattr(builtins, n) is obj), None)
 
 
 def _numpy_path(obj):

@@ -519,6 +519,9 @@ def rows_of(back_many, back, value, xs, parts=tuple):
     ``back`` and ``back_many`` return into them): one Jacobian per argument."""
     for x in xs:
         jacobian_argument(x)
+    # a complex output's rows from real seeds would be the real parts of the Jacobian's rows
+    # (the per-seed path refuses it in unit_basis; the batched one must too)
+    jacobian_argument(value)
     size, shape = int(np.size(value)), np.shape(value)
     if size > 1 and back_many is not None:
         widest = max([size] + [int(np.size(x)) for x in xs])

@@ -84,8 +84,9 @@ def unbroadcast(g, x):
             "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
             "by srcgrad; build the list with a literal, `append` or a comprehension instead"
         )
-    if isinstance(g, dict):
-        # an operator whose operand is an object (or dict): the class's `__add__`, `__mul__`...
+    if isinstance(g, dict) and not isinstance(x, dict):
+        # an operator whose operand is an object: the class's `__add__`, `__mul__`... (a dict
+        # of cotangents meets a dict in srcgrad's own sweeps: a split call's gradients)
         raise SrcgradError(object_operator(f"class {type(x).__name__}"))
     if getattr(g, "shape", None) is not None and getattr(x, "shape", None) is not None:
         return _unbroadcast_arrays(g, x)
