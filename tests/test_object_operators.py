@@ -6,6 +6,8 @@ Before, `d1 | d2` of dicts had no gradient (the merge dropped the values' gradie
 copies, central differences, vjp and jvp; what srcgrad cannot see is refused.
 """
 
+import collections
+
 import numpy as np
 import pytest
 from sharing_check import check_all
@@ -107,3 +109,24 @@ def test_an_operator_of_an_object_srcgrad_cannot_see_is_refused():
 
     with pytest.raises(SrcgradError, match="given an object of a class of yours"):
         grad(h)(X)
+
+
+Pair = collections.namedtuple("Pair", "w b")
+
+
+class Params(dict):
+    pass
+
+
+SCALES = Params(w=np.array([1.0, 2.0, 3.0]))
+
+
+def indexed_namedtuple(x):
+    q = Pair(x, 2.0)
+    return np.sum(q[0] ** 2) * q[1] + np.sum(SCALES["w"] * x)
+
+
+def test_builtin_methods_of_classes_of_yours_stay_what_they_were():
+    # a namedtuple's `q[0]` and a dict subclass's `d["w"]` are tuple's and dict's own (no Python
+    # source): they are read as elements, not made method calls (refused for a moment on main)
+    check_all(indexed_namedtuple, (X,))

@@ -28,6 +28,8 @@ gradient runs.
 
 from __future__ import annotations
 
+import inspect
+
 import gast
 
 from .. import runtime
@@ -103,7 +105,7 @@ class Operators(gast.NodeTransformer):
         name = DUNDERS.get(type(node.op))
         for owner, this, that, method in ((left, node.left, node.right, f"__{name}__"),
                                           (right, node.right, node.left, f"__r{name}__")):
-            if name and _user_class(owner) and callable(getattr(owner, method, None)):
+            if name and _user_class(owner) and _defines(owner, method):
                 return _located(_method_call(this, method, that), node)
         raise self._no_method(node)
 
@@ -114,7 +116,7 @@ class Operators(gast.NodeTransformer):
             return node
         method = {gast.USub: "__neg__", gast.UAdd: "__pos__", gast.Invert: "__invert__"}.get(
             type(node.op))
-        if method is None or not callable(getattr(cls, method, None)):
+        if method is None or not _defines(cls, method):
             return node  # `not v`: a truth value, no gradient
         return _located(_method_call(node.operand, method), node)
 
@@ -123,7 +125,7 @@ class Operators(gast.NodeTransformer):
         self.generic_visit(node)
         sliced = any(isinstance(n, gast.Slice) for n in gast.walk(node.slice))
         if (isinstance(node.ctx, gast.Load) and _user_class(cls) and not sliced
-                and callable(getattr(cls, "__getitem__", None))):
+                and _defines(cls, "__getitem__")):
             return _located(_method_call(node.value, "__getitem__", node.slice), node)
         return node
 
@@ -141,7 +143,7 @@ class Operators(gast.NodeTransformer):
         # `v += w`: Python's `v = v.__iadd__(w)`, else `v = v.__add__(w)`
         name = DUNDERS.get(type(node.op))
         method = next((m for m in (f"__i{name}__", f"__{name}__")
-                       if name and callable(getattr(kind, m, None))), None)
+                       if name and _defines(kind, m)), None)
         if method is None:
             raise self._no_method(node)
         value = _method_call(_load(target), method, node.value)
@@ -167,6 +169,12 @@ def _load(name):
 
 def _method_call(obj, method, *args):
     return gast.Call(gast.Attribute(obj, method, gast.Load()), list(args), [])
+
+
+def _defines(cls, method):
+    """Whether ``cls`` has ``method`` as Python code (its own or a base's of the user's), not
+    a builtin's slot (a namedtuple's ``__getitem__``, a dict subclass's, an ndarray's)."""
+    return inspect.isfunction(getattr(cls, method, None))
 
 
 def _user_class(kind):
