@@ -253,7 +253,7 @@ def higher(fn_node, ctx):
     steps first. Each level of the recursion runs once at every order."""
     ctx.special_calls.add("splitN")
     ctx.split_used = True
-    fn_node.body = _raise_block(fn_node.body, ctx)
+    fn_node.body = _rewrite_block(fn_node.body, lambda s, tokens: _raise(s, ctx, tokens, 3))
     return fn_node
 
 
@@ -271,7 +271,7 @@ def steps(fn_node, ctx):
     (``Step``), which forward mode drives paired with their tangents as it does those of order
     3 and more (``transform/forward.py``, ``rules/derived.SplitNJvp``)."""
     ctx.split_used = True
-    fn_node.body = _raise_block(fn_node.body, ctx, 2)
+    fn_node.body = _rewrite_block(fn_node.body, lambda s, tokens: _raise(s, ctx, tokens, 2))
     return fn_node
 
 
@@ -318,7 +318,8 @@ def unpair(fn_node, ctx):
                 handles[target] = handles[source]
                 grown = True
     ctx.split_used = True
-    fn_node.body = _unpair_block(fn_node.body, ctx, handles)
+    fn_node.body = _rewrite_block(
+        fn_node.body, lambda s, tokens: _unpaired(s, ctx, handles, tokens))
     return fn_node
 
 
@@ -332,15 +333,18 @@ def _chain_of(held):
     return None
 
 
-def _unpair_block(stmts, ctx, handles):
+def _rewrite_block(stmts, rewrite):
+    """``stmts`` with every statement ``s``, inner blocks first, replaced by
+    ``rewrite(s, tokens)``; ``tokens`` is the block's own record of the steps taken in it
+    (keyed by ``rewrite``), so a read finds the step its own block took."""
     out = []
-    tokens = {}  # (handle, step) -> the token of the step taken in this block
+    tokens = {}
     for s in stmts:
         for field_ in ("body", "orelse"):
             inner = getattr(s, field_, None)
             if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
-                setattr(s, field_, _unpair_block(inner, ctx, handles))
-        out.extend(_unpaired(s, ctx, handles, tokens))
+                setattr(s, field_, _rewrite_block(inner, rewrite))
+        out.extend(rewrite(s, tokens))
     return out
 
 
@@ -422,18 +426,6 @@ class _Emitter:
         return [self.assign(pair, self.step("got", j, handle, after)),
                 self.assign(target, gast.Subscript(self.load(pair), gast.Constant(half, None),
                                                    gast.Load()))]
-
-
-def _raise_block(stmts, ctx, order=3):
-    out = []
-    tokens = {}  # (handle, cotangent) -> the token of step 3 taken in this block
-    for s in stmts:
-        for field_ in ("body", "orelse"):
-            inner = getattr(s, field_, None)
-            if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
-                setattr(s, field_, _raise_block(inner, ctx, order))
-        out.extend(_raise(s, ctx, tokens, order))
-    return out
 
 
 def _raise(s, ctx, tokens, order):
