@@ -109,3 +109,101 @@ def held_in_a_list_too(x):
 def test_a_rebound_name_also_used_as_a_value_is_still_refused():
     with pytest.raises(SrcgradError, match="cannot resolve"):
         srcgrad.grad(held_in_a_list_too)(X)
+
+
+# A name assigned again in the same block (normalize/renumbered.py): each read sees the
+# assignment before it, so each assignment gets a name of its own.
+
+
+def _hel1(h):
+    return np.sin(h)
+
+
+def _hel2(h):
+    return np.cos(h) * h
+
+
+def _kw(h, a=1.0, b=2.0):
+    return a * np.sin(h) + b * h
+
+
+def local_def_twice(x):
+    def loc(h):
+        return np.sin(h) * x[0]
+
+    y = loc(x)
+
+    def loc(h):
+        return np.cos(h) * h
+
+    return np.sum(loc(y))
+
+
+def lambda_twice(x):
+    sq = lambda h: h * h  # noqa: E731
+    y = sq(x)
+    sq = lambda h: np.sin(h) * x[1]  # noqa: E731
+    return np.sum(sq(y))
+
+
+def tuple_twice(x):
+    fns = (np.sin, _hel2)
+    h = x
+    for fn in fns:
+        h = fn(h)
+    fns = (np.tanh, _hel1)
+    for fn in fns:
+        h = fn(h)
+    return np.sum(h)
+
+
+def dict_of_callbacks_twice(x):
+    cbs = {"a": _hel1}
+    h = cbs["a"](x)
+    cbs = {"a": _hel2}
+    h = cbs["a"](h)
+    return np.sum(h)
+
+
+def keywords_dict_twice(x):
+    opts = {"a": 2.0}
+    h = _kw(x, **opts)
+    opts = {"a": 0.5, "b": x[0]}
+    return np.sum(_kw(h, **opts))
+
+
+def _twice_in_a_helper(x, c):
+    f = lambda h: h * c  # noqa: E731
+    y = f(x)
+    f = lambda h: np.sin(h) + c  # noqa: E731
+    return f(y)
+
+
+def in_a_helper_in_a_loop(x):
+    y = x
+    for i in range(2):
+        g = {"k": np.sin}
+        y = g["k"](y) * x[i]
+        g = {"k": _hel2}
+        y = g["k"](y)
+    return np.sum(_twice_in_a_helper(y, x[2]))
+
+
+SAME_BLOCK = [local_def_twice, lambda_twice, tuple_twice, dict_of_callbacks_twice,
+              keywords_dict_twice, in_a_helper_in_a_loop]
+
+
+@pytest.mark.parametrize("f", SAME_BLOCK, ids=lambda f: f.__name__)
+def test_a_name_assigned_again_in_its_block_calls_what_it_holds(f):
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [local_def_twice, dict_of_callbacks_twice, in_a_helper_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_a_name_assigned_again_in_its_block_at_second_order(f):
+    np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                               rtol=1e-5, atol=1e-6)

@@ -27,7 +27,7 @@ import gast
 from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import Namespace
-from . import sugar, unpacking
+from . import renumbered, sugar, unpacking
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
@@ -56,8 +56,9 @@ def run(fn_node, ctx):
     """The pass: refuse what srcgrad does not support, with its location; drop ``del name``;
     take lambdas and nested functions out of the body into ``ctx.local_functions``."""
     ctx.tried = ctx.tried or any(isinstance(n, gast.Try) for n in walk(fn_node))
-    ctx.local_functions = extract_local_functions(fn_node, ctx.location)
     namespace = Namespace(ctx.fn)
+    renumbered.run(fn_node, namespace)
+    ctx.local_functions = extract_local_functions(fn_node, ctx.location)
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
     return unpacking.unroll_function_loops(

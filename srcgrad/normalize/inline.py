@@ -45,7 +45,7 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, Namespace
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables, rebound, stdlib_forms, supercalls, unpacking
+from . import callables, rebound, renumbered, stdlib_forms, supercalls, unpacking
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
@@ -238,6 +238,7 @@ class InlineCalls:
         parsed = parse_function(fn)
         if not self.ctx.tried:
             self.ctx.tried = any(isinstance(n, gast.Try) for n in walk(parsed.node))
+        renumbered.run(parsed.node, Namespace(fn))
         return CheckSupported(parsed.location, inlined=True).run(parsed.node), parsed.location
 
     def _static_local(self, func):
