@@ -226,11 +226,15 @@ class Timing:
 
     def paired(self, calls, rounds=None):
         """Round-robin timing of several calls: each round times every call once, so load that
-        drifts over the run hits all of them alike. Returns per-call lists of per-round times."""
+        drifts over the run hits all of them alike. Returns per-call lists of per-round times.
+
+        Timed in CPU time of this process (``time.process_time``), not wall time: on a shared
+        machine (load 15 on 2 cores) wall-clock ratios of consecutive runs differed by up to
+        7x, since a call's wall time counts the time other processes held the core."""
         rounds = rounds or (5 if self.repeats <= 3 else 21)
         numbers = {}
         for key, call in calls.items():
-            timer = timeit.Timer(call)
+            timer = timeit.Timer(call, timer=time.process_time)
             number = 1
             while timer.timeit(number) < self.target / 10 and number < 10**6:
                 number *= 2
@@ -680,7 +684,7 @@ def run_workload(wl, tools, peers, timing, fresh, notes):
             print(f"  interleaved: srcgrad[numba] / jax jit "
                   f"{fmt_ratio(rec['srcgrad_numba_over_jax_jit'])}", flush=True)
         print(
-            f"  interleaved ({timing.rounds_taken} rounds, order shuffled): "
+            f"  interleaved ({timing.rounds_taken} rounds, order shuffled, CPU time): "
             + ", ".join(
                 f"{LABELS[t]} {fmt_ratio(rec['tools'][t]['ratio_to_forward'])} forward"
                 for t in together if t != "forward"
@@ -986,19 +990,25 @@ def main(argv=None):
                 "target_s_per_repeat": timing.target,
                 "repeats": timing.repeats,
                 "budget_s": timing.budget,
+                "interleaved_timer": "time.process_time",
             },
+            "load_average_start": os.getloadavg(),
             "versions": peers.versions,
             "unavailable": peers.unavailable,
         },
         "workloads": {},
         "notes": notes,
     }
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="srcgrad-bench-") as tmp:
         fresh = FreshFunctions(tmp)
         for wl in selected:
             results["workloads"][wl.name] = run_workload(wl, tools, peers, timing, fresh, notes)
     results["meta"]["wall_s"] = time.perf_counter() - start
+    results["meta"]["load_average_end"] = os.getloadavg()
+    print("load average at the end (1, 5, 15 min): "
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
 
     print_summary(results, tools)
     if notes or peers.unavailable:
