@@ -177,6 +177,13 @@ def test_the_online_schedule_against_the_binomial_optimum():
     g(0.3, 40)
     # the primal's 40, the schedule's advances, the reverse sweep's 40
     assert len(TRIPS) == 40 + binomial_advances(40, 3) - first_sweep(40, 3)[-1] + 40
+    # a pullback's back runs the schedule from the primal's snapshots, every call: no primal
+    value, back = pullback(counted, checkpoint=3)(0.3, 40)
+    TRIPS.clear()
+    first, again = back(1.0), back(2.0)
+    assert len(TRIPS) == 2 * (binomial_advances(40, 3) - first_sweep(40, 3)[-1] + 40)
+    np.testing.assert_allclose([first, again / 2], 2 * [g(0.3, 40)], rtol=1e-12)
+    assert value == counted(0.3, 40)
 
 
 @pytest.mark.parametrize("k", [1, 3, "auto"])
@@ -231,8 +238,8 @@ def test_source_shows_the_schedule():
     for word in ("revolve(", "ADVANCE", "SNAPSHOT", "RESTORE", "FORGET", "pendulum_step("):
         assert word in text
     assert_golden("waiting_checkpoint.py", source(grad(waiting, checkpoint=3)))
-    # pullback of a checkpointed loop: back reruns the vjp on copies of the arguments taken
-    # first thing (mutants of pullback.run/rerun took them later or without fresh names)
+    # pullback of a checkpointed loop: back is the adjoint's schedule from the snapshots the
+    # primal kept (it pops a copy of their list), no primal
     assert_golden("pendulum_checkpoint_pullback.py", source(pullback(pendulum, checkpoint=3)))
 
 

@@ -34,6 +34,7 @@ back, aux)`` with ``has_aux``), where ``back(seed)`` is the adjoint sweep as a n
 
 from __future__ import annotations
 
+import builtins
 import copy
 
 import gast
@@ -75,7 +76,7 @@ def run(fn_node, ctx):
     back = ctx.namer.fresh(naming.BACK)
     surely = param_names(fn_node, packed=True) | _surely_bound(primal)
     bound = surely | _stored(primal, deleted=False)
-    stacks = _popped(sweep) - _own_lists(sweep)
+    stacks = _popped(sweep) - _own_lists(sweep, ctx)
     used = {n.id for n in walk(gast.Module(sweep, [])) if isinstance(n, gast.Name)}
     writes = _in_place(sweep, ctx)
     if _in_place(sweep, ctx, logged=True) or not stacks <= surely or used & _deleted(primal):
@@ -116,7 +117,7 @@ def _in_place(sweep, ctx, logged=False):
     """Whether the sweep changes a value of the primal in place (a list the sweep builds
     itself, such as the snapshots of a checkpointed loop, is its own); with ``logged``, in a
     way an ``Undo`` cannot log (the list helpers of runtime/lists.py return new lists)."""
-    adjoints = set(ctx.adjoint_names.values()) | _own_lists(sweep)
+    adjoints = set(ctx.adjoint_names.values()) | _own_lists(sweep, ctx)
     for node in walk(gast.Module(sweep, [])):
         if _writing_helper(node, ctx, logged):
             return True
@@ -150,21 +151,32 @@ def _writing_helper(node, ctx, logged):
     )
 
 
-def _own_lists(sweep):
-    """Names the sweep only ever binds to a list or dict it builds there (``held = [...]``)."""
+def _own_lists(sweep, ctx):
+    """Names the sweep only ever binds to a list or dict it builds there (``held = [...]``,
+    ``kept = list(snapshots)``: a checkpointed loop's adjoint pops a copy of its snapshots)."""
     values = {}
     for node in walk(gast.Module(sweep, [])):
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 for n in walk(target):
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        fresh = target is n and isinstance(node.value, (gast.List, gast.Dict))
+                        fresh = target is n and _new_list(node.value, ctx)
                         values[n.id] = values.get(n.id, True) and fresh
         elif isinstance(node, (gast.For, gast.AugAssign)):
             for n in walk(node.target):
                 if isinstance(n, gast.Name):
                     values[n.id] = False
     return {v for v, fresh in values.items() if fresh}
+
+
+def _new_list(value, ctx):
+    """Whether ``value`` is a list or dict made where it stands (a display, ``list(...)``)."""
+    if isinstance(value, (gast.List, gast.Dict)):
+        return True
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)):
+        return False
+    found = ctx.namespace.lookup(value.func.id)
+    return found is builtins.list or found is builtins.dict
 
 
 def _reusable(sweep, grads, ctx, back, bound, stacks):
