@@ -314,10 +314,49 @@ def returning(x, n):
 def nested_leaving(x, n):
     y = x
     for _ in range(n):
-        for _ in range(2):
-            y = np.sin(y) * x
-        if np.sum(y) < -5.0:
+        if np.sum(y) > 2.5:  # (the rest of the trip: a loop in an if)
             break
+        z = y * 0.5
+        for _ in range(3):
+            z = np.sin(z) * x
+            if np.sum(z) > 0.4:
+                continue
+            z = z * 1.1
+        y = y + z * 0.3
+        if np.sum(y) < -4.0:
+            continue
+        y = y * 1.01
+    return y
+
+
+def nested_returning(x, n):
+    y = x * 1.0
+    for _ in range(n):
+        for k in range(2):
+            y = np.cos(y) * x + 0.5 * k
+        if np.sum(y) > 1.9:
+            return y * 3.0
+    return y - x
+
+
+def loop_in_a_branch(x, n):
+    y = x * 1.0
+    if n > 2:
+        for _ in range(n):
+            y = np.sin(y) * x
+    for _ in range(2):
+        if np.sum(y) > 0.0:
+            for _ in range(2):
+                y = np.cos(y) + x
+        y = y * 0.9
+    return y
+
+
+def written_in_a_loop(x, n):
+    y = x * 1.0
+    for _ in range(n):
+        y = np.sin(y) * x
+        y[0] = y[1] * 0.5
     return y
 
 
@@ -332,7 +371,14 @@ def nested_leaving(x, n):
                                      (nested, (np.array([0.3, -0.5]), 3)),
                                      (nested, (np.array([0.9, 0.7]), 3)),
                                      (returning, (np.array([0.3, -0.5]), 6)),
-                                     (returning, (np.array([0.9, 0.7]), 6))],
+                                     (returning, (np.array([0.9, 0.7]), 6)),
+                                     (nested_leaving, (np.array([0.5, -1.0]), 6)),
+                                     (nested_leaving, (np.array([0.9, 0.8]), 6)),
+                                     (nested_leaving, (np.array([-3.0, -2.0]), 5)),
+                                     (nested_returning, (np.array([0.5, 0.9]), 4)),
+                                     (nested_returning, (np.array([0.1, -0.2]), 4)),
+                                     (loop_in_a_branch, (np.array([0.5, -0.9]), 4)),
+                                     (loop_in_a_branch, (np.array([-1.1, -0.2]), 1))],
                          ids=lambda c: getattr(c, "__name__", ""))
 def test_linearize_through_loops_records_the_primal_once(f, args):
     text = source(linearize(f))
@@ -352,12 +398,12 @@ def test_linearize_through_loops_records_the_primal_once(f, args):
         np.testing.assert_allclose(out, fd, rtol=1e-6, atol=1e-8)
 
 
-def test_linearize_reruns_through_a_loop_in_a_loop_left_by_break():
+def test_linearize_reruns_through_a_primal_written_in_place():
     x = np.array([0.3, -0.5])
-    value, jvp_fn = linearize(nested_leaving)(x, 3)
-    assert "each call reruns the jvp" in source(linearize(nested_leaving))
+    value, jvp_fn = linearize(written_in_a_loop)(x, 3)
+    assert "each call reruns the jvp" in source(linearize(written_in_a_loop))
     t = np.array([1.0, -0.5])
-    want = jvp(nested_leaving)(x, 3, t)[1]
+    want = jvp(written_in_a_loop)(x, 3, t)[1]
     x[:] = 9.0
     np.testing.assert_allclose(jvp_fn(t), want, rtol=1e-15)
 

@@ -11,9 +11,9 @@ values are each bound once and never written in place: then ``jvp_fn`` reads, th
 closure, exactly the values its statements read in the jvp. A body with loops or branches
 interleaves per-iteration primal values with their tangents; there the primal records, per
 trip, the values the tangent statements read, and ``jvp_fn`` loops over the records
-(``_Loops``); where that would not be exact (a loop in an ``if``, a loop in a loop that has a
-``break`` of its own, a write in place) ``jvp_fn`` calls the function's jvp on copies of the
-arguments (a primal per call), as a comment in the generated code says.
+(``_Loops``); where that would not be exact (a loop in an ``if``, a write in place) ``jvp_fn``
+calls the function's jvp on copies of the arguments (a primal per call), as a comment in the
+generated code says.
 
     def f_jvp(x, tangent):                  def f_linearize(x):
         dx = check_tangent(tangent, x)          y = np.sin(x)
@@ -186,8 +186,8 @@ class _Loops:
     """The split of a jvp whose loops have straight-line bodies: the primal runs each loop once
     and appends, per trip, the primal values its tangent statements read (``x_2 = x`` where
     they read ``x``, a name a later statement rebinds); ``jvp_fn`` loops over those records. A
-    loop in a trip (of a loop with no break or continue of its own) appends its records to a
-    list made on each trip, which goes on the trip's record.
+    loop in a trip appends its records to a list made on each trip, which goes on the trip's
+    record.
     A top-level tangent statement reading a name rebound later reads a copy of the name taken
     where it stood. ``split()`` is None where this would not be exact: other control flow, a
     loop test or target that depends on the tangent, a primal statement writing in place, a
@@ -276,8 +276,11 @@ class _Loops:
             if isinstance(stmt, gast.If):
                 self._branch(stmt, where, rebound | (later if where == "top" else set()),
                              deleted, current, record, branched, body, swept)
-            elif isinstance(stmt, (gast.For, gast.While)):  # a loop in a trip (no jump)
-                self._inner(stmt, rebound, body, swept, record, current)
+            elif isinstance(stmt, (gast.For, gast.While)) and where == "top":  # in an if
+                self._loop(stmt, rebound | later, body, swept)
+            elif isinstance(stmt, (gast.For, gast.While)):  # a loop in a trip
+                self._inner(stmt, rebound, body, swept, record, current,
+                            branched if where == "branch" else None)
             elif _jump(stmt):  # the trip's record, then the break or continue, in both
                 self.jumps.append(gast.Expr(gast.Constant(None, None)))
                 body += [self.jumps[-1], stmt]
@@ -305,8 +308,8 @@ class _Loops:
     def _branch(self, stmt, where, rebound, deleted, current, record, branched, body, swept):
         """An ``if`` (simple statements on both sides): the primal's if, and, when a side has
         tangent statements, ``jvp_fn``'s if on the same test."""
-        if not any(self._is_tangent(s) and not is_comment(s) or _jump(s)
-                   for s in stmt.body + stmt.orelse):
+        if not _own_jump(stmt.body + stmt.orelse) and not any(
+                self._is_tangent(s) and not is_comment(s) for s in stmt.body + stmt.orelse):
             body.append(stmt)
             for v in _stored([stmt]):
                 current.pop(v, None)
@@ -329,14 +332,18 @@ class _Loops:
         for v in _stored([stmt]):
             current.pop(v, None)
 
-    def _inner(self, loop, rebound, body, swept, record, current):
+    def _inner(self, loop, rebound, body, swept, record, current, branched=None):
         """A loop in the trip of another: its records go in a list made on each outer trip,
-        which is itself on the outer trip's record."""
+        which is itself on the outer trip's record. With ``branched`` (the outer trip may end
+        at a jump before the list is made, its record appended there), the list's name is bound
+        to None before the outer loop; ``jvp_fn`` jumps at the same place, not reading it."""
         jumps = self.jumps
         saved = self._loop(loop, rebound, body, swept)
         self.jumps = jumps
         if saved is not None:
             record.append((saved, saved))
+            if branched is not None:
+                branched.append(saved)
         for v in _stored([loop]):
             current.pop(v, None)
 
@@ -377,24 +384,26 @@ def _jump(stmt):
 
 
 def _plain_if(stmt, jumps=False):
-    return isinstance(stmt, gast.If) and all(_simple(s) or jumps and _jump(s)
-                                             for s in stmt.body + stmt.orelse)
+    """An ``if`` of simple statements, plain loops and ifs of the same (and, with ``jumps``,
+    breaks and continues of the loop around it)."""
+    return isinstance(stmt, gast.If) and all(
+        _simple(s) or jumps and _jump(s) or _plain_loop(s) or _plain_if(s, jumps)
+        for s in stmt.body + stmt.orelse)
 
 
 def _plain_loop(stmt):
-    """A loop of simple statements, ifs of them, breaks and continues, and loops of the same
-    where it has no break or continue of its own."""
+    """A loop of simple statements, ifs of them, breaks and continues, and loops of the
+    same."""
     if not isinstance(stmt, (gast.For, gast.While)) or stmt.orelse:
         return False
-    nested = _own_jump(stmt.body) is False
-    return all(_simple(s) or _jump(s) or _plain_if(s, jumps=True) or nested and _plain_loop(s)
+    return all(_simple(s) or _jump(s) or _plain_if(s, jumps=True) or _plain_loop(s)
                for s in stmt.body)
 
 
 def _own_jump(body):
     """Whether a ``break`` or ``continue`` of the loop with this body is in it (at its top
-    level or in an if of it)."""
-    return any(_jump(s) or isinstance(s, gast.If) and any(map(_jump, s.body + s.orelse))
+    level or in its ifs, at any depth; not in its inner loops)."""
+    return any(_jump(s) or isinstance(s, gast.If) and _own_jump(s.body + s.orelse)
                for s in body)
 
 

@@ -1,7 +1,8 @@
 def rerun_with_all_kinds_of_parameters_linearize(x, s, /, *rest, scale=2.0, **named):
     x_kept_2, s_kept, rest_kept, scale_kept, named_kept = deepcopy((x, s, rest, scale, named))
     x_kept = x * s
-    y = x_kept
+    y = x_kept * 1.0
+    del x_kept
     for _ in range(2):
         for k in range(2):
             sin_y = np.sin(y)
@@ -12,10 +13,9 @@ def rerun_with_all_kinds_of_parameters_linearize(x, s, /, *rest, scale=2.0, **na
             times_times_scale = times * scale
             named_item = named['w']
             y = times_times_scale * named_item
-        sum_y = np.sum(y)
-        sum_y_gt_c = sum_y > 100.0
-        if sum_y_gt_c:
-            break
+        y_item = y[1]
+        y_item_times_c = y_item * 0.5
+        y = setitem(y, 2, y_item_times_c)
 
     def jvp_fn(tangent):
         # a loop or branch interleaves the primal and its tangent: each call reruns the jvp,
