@@ -64,3 +64,44 @@ class Dataflow:
     def repeated(self, body, facts):
         """The facts that hold everywhere once ``body``'s statements may run in any order."""
         return self.loop(None, body, facts)
+
+
+def assigned_values(fn_node):
+    """``{name: [the values of its plain bindings name = value]}`` (the flow-insensitive
+    closures below read a function's names through these)."""
+    values = {}
+    for n in gast.walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            values.setdefault(n.targets[0].id, []).append(n.value)
+    return values
+
+
+def least_names(bindings, makes):
+    """The least set of names closed under "some value bound to the name ``makes`` it, given
+    the set so far" (``bindings``: name -> values): ``a = []; b = a`` -> {a, b}."""
+    names = set()
+    while True:
+        more = {v for v, values in bindings.items()
+                if v not in names and any(makes(x, names) for x in values)}
+        if not more:
+            return names
+        names |= more
+
+
+def greatest_kinds(bindings, kind_of, start=True):
+    """The greatest map name -> kind such that every value bound to the name
+    (``bindings``: name -> values, None for a binding other than ``name = value``) is of that
+    one kind, as ``kind_of(value, map so far)`` says (None: no kind). Every name starts with
+    the kind ``start`` and is re-kinded or dropped until the map stops changing:
+    ``d = {}; d = d | e`` keeps ``d`` a dict, where a least fixed point would never admit it."""
+    names = {v: start for v, values in bindings.items()
+             if values and all(x is not None for x in values)}
+    while True:
+        kinds = {}
+        for v in names:
+            found = {kind_of(x, names) for x in bindings[v]}
+            if len(found) == 1 and None not in found:
+                kinds[v] = found.pop()
+        if kinds == names:
+            return names
+        names = kinds

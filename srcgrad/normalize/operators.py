@@ -33,6 +33,7 @@ import inspect
 import gast
 
 from .. import runtime
+from ..analysis.dataflow import greatest_kinds
 from ..errors import UnsupportedSyntaxError
 
 DICT = "dict"
@@ -55,7 +56,7 @@ class Operators(gast.NodeTransformer):
         self.kinds = {}
 
     def run(self, fn_node):
-        self.kinds = _known_names(_bindings(fn_node), self._kind)
+        self.kinds = greatest_kinds(_bindings(fn_node), self._kind, DICT)
         fn_node.body = [self.visit(s) for s in fn_node.body]
         return fn_node
 
@@ -192,23 +193,6 @@ def _located(new, where):
         if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, where)
     return new
-
-
-def _known_names(bindings, kind_of):
-    """The names every binding of which (``bindings``: ``_bindings``) is a dict, or an object
-    of one class of the user's (name -> DICT or the class): the greatest set closed under
-    ``kind_of``, so ``d = {}; d = d | {"a": v}`` holds a dict."""
-    names = {v: DICT for v, values in bindings.items()
-             if values and all(x is not None for x in values)}
-    while True:
-        kinds = {}
-        for v in names:
-            found = {kind_of(x, names) for x in bindings[v]}
-            if len(found) == 1 and None not in found:
-                kinds[v] = found.pop()
-        if kinds == names:
-            return names
-        names = kinds
 
 
 def _bindings(fn_node):

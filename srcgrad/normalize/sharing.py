@@ -37,6 +37,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..analysis.dataflow import assigned_values, greatest_kinds, least_names
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import local_names, ordered_walk, walk
 from ..emit import naming
@@ -191,15 +192,12 @@ class SharedUpdates:
     def _surely(self, fn_node):
         """Of the containers, the variables every assignment makes a list, dict or tuple
         (``vals = np.array(vals)`` makes ``vals`` an array: ``vals + [1.0]`` is a sum)."""
-        surely = set(self.containers) - {n.id for f in walk(fn_node) if isinstance(f, gast.For)
-                                         for n in walk(f.target) if isinstance(n, gast.Name)}
-        assigns = [(n.targets[0].id, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)
-                   and isinstance(n.targets[0], gast.Name)]
-        while True:
-            drop = {t for t, v in assigns if t in surely and not self._makes_container(v, surely)}
-            if not drop:
-                return surely
-            surely -= drop
+        looped = {n.id for f in walk(fn_node) if isinstance(f, gast.For)
+                  for n in walk(f.target) if isinstance(n, gast.Name)}
+        values = assigned_values(fn_node)
+        return set(greatest_kinds(
+            {t: values[t] for t in self.containers - looped},
+            lambda v, surely: True if self._makes_container(v, surely) else None))
 
     def concatenate(self, fn_node):
         """``L + M`` of two lists (or tuples) made in the function (``hs = hs + [h]``) is
@@ -506,14 +504,7 @@ class SharedUpdates:
         ``list(...)``, ``[v] * n``, a list method or a copy of one of them (not an argument:
         the items of one the caller passes are its own; an array argument would pay the
         check)."""
-        made = set()
-        assigns = [(n.targets[0].id, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)
-                   and isinstance(n.targets[0], gast.Name)]
-        while True:
-            more = {t for t, v in assigns if t not in made and self._makes_container(v, made)}
-            if not more:
-                return made
-            made |= more
+        return least_names(assigned_values(fn_node), self._makes_container)
 
     def _makes_container(self, value, made):
         if isinstance(value, (gast.List, gast.Tuple, gast.Dict)):
