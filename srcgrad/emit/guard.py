@@ -26,7 +26,7 @@ import gast
 
 from .. import transforms
 from ..derived import PUBLIC
-from ..frontend.resolve import Namespace
+from ..frontend.resolve import HeldItems, Namespace, same_items
 from . import naming
 
 
@@ -47,6 +47,12 @@ def run(fn_node, ctx):
     tests = []
     seen = set()
     for namespace, expr, callee in ctx.dependencies:
+        if isinstance(namespace, HeldItems):
+            test = _held_items_test(namespace, expr, ctx)
+            if test is not None and gast.dump(test) not in seen:
+                seen.add(gast.dump(test))
+                tests.append(test)
+            continue
         read = _live_read(namespace, expr, ctx)
         if read is None:
             continue
@@ -79,6 +85,19 @@ def run(fn_node, ctx):
     guard = gast.If(test, [gast.Return(current)], [])
     fn_node.body.insert(0, guard)
     return fn_node
+
+
+def _held_items_test(held, expr, ctx):
+    """``not same_items(FNS, pinned)``: the tuple, list or dict of callables the derivative
+    unrolled (or inlined a helper with) holds other items now (appended to, rebound)."""
+    read = _live_read(held.namespace, expr, ctx)
+    if read is None:
+        return None
+    pinned = ctx.namer.fresh(naming.INLINED.format(_last_name(expr)))
+    ctx.extras[pinned] = held.items
+    helper = ctx.global_name(same_items, "same_items")
+    call = gast.Call(_name(helper), [read, _name(pinned)], [])
+    return gast.UnaryOp(gast.Not(), call)
 
 
 def _live_read(namespace, expr, ctx):

@@ -119,3 +119,40 @@ def _path(expr):
         expr = expr.value
     parts.append(expr.id)
     return tuple(reversed(parts))
+
+
+class HeldItems:
+    """A dependency (``ctx.dependencies``) on the items a tuple, list or dict of callables
+    held when the derivative was made from them (``for f in FNS`` unrolled, ``FNS[i]`` by the
+    index of a loop, a helper given ``NET.layers``): the derivative calls those items. In
+    ``(HeldItems(namespace, items), expr, HeldItems.SAME)``, ``resolve(expr)`` is ``SAME``
+    while ``expr`` in ``namespace`` still holds those items (the same objects, in order), so
+    ``targets.current`` sees a derivative made from other items as stale, and the staleness
+    guard (emit/guard.py) tests ``same_items`` on each call."""
+
+    SAME = (None,)  # (any object without dependencies of its own)
+
+    def __init__(self, namespace, items):
+        self.namespace, self.items = namespace, items
+
+    def resolve(self, expr):
+        held = self.namespace.resolve(expr)
+        return self.SAME if same_items(held, self.items) else MISSING
+
+
+def items_of(value):
+    """What ``same_items`` compares: a tuple or list's items, a dict's pairs."""
+    return tuple(value.items()) if isinstance(value, dict) else tuple(value)
+
+
+def same_items(held, items):
+    """Whether ``held`` (a tuple, list or dict) holds ``items`` (``items_of``): the same objects
+    in order (for a dict, the same keys each with the same object)."""
+    if not isinstance(held, (tuple, list, dict)):
+        return False
+    now = items_of(held)
+    if len(now) != len(items):
+        return False
+    if isinstance(held, dict):
+        return all(k == j and v is w for (k, v), (j, w) in zip(now, items))
+    return all(a is b for a, b in zip(now, items))

@@ -302,7 +302,7 @@ class ANF:
             method = gast.Attribute(self.atom(func.value), func.attr, gast.Load())
             func = gast.copy_location(method, func)
         elif not self.is_static(func) and not self._static_call(func):
-            func = self.atom(func)
+            func = gast.copy_location(self.atom(func), func)  # (located: `cannot resolve` it)
         args = [self.atom(a) for a in node.args]
         keywords = [gast.keyword(k.arg, self.atom(k.value)) for k in node.keywords]
         return gast.Call(func, args, keywords)

@@ -26,7 +26,7 @@ import gast
 
 from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
 from ..errors import UnsupportedSyntaxError
-from ..frontend.resolve import Namespace
+from ..frontend.resolve import HeldItems, Namespace, items_of
 from . import renumbered, sugar, unpacking
 
 # What each rejected construct is called in the error message.
@@ -61,8 +61,16 @@ def run(fn_node, ctx):
     ctx.local_functions = extract_local_functions(fn_node, ctx.location)
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
-    return unpacking.unroll_function_loops(
-        fn_node, lambda name: unpacking.functions_held(namespace.lookup(name)))
+
+    def known(expr):
+        value = namespace.resolve(expr)
+        count = unpacking.functions_held(value)
+        if count is not None:  # unrolled: the derivative calls these items
+            ctx.dependencies.append((HeldItems(namespace, items_of(value)), expr,
+                                     HeldItems.SAME))
+        return count
+
+    return unpacking.unroll_function_loops(fn_node, known)
 
 
 def extract_local_functions(fn_node, location):

@@ -42,7 +42,7 @@ from ..astutil import (
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.default_values import bind_default_values
-from ..frontend.resolve import MISSING, Namespace
+from ..frontend.resolve import MISSING, HeldItems, Namespace, items_of
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
 from . import callables, rebound, renumbered, stdlib_forms, supercalls, unpacking
@@ -347,8 +347,8 @@ class InlineCalls:
         passed = self._passed(bound, renames, forwarded | set(same), stored(node.body))
         _RenameNames({**same, **passed}).visit(node)
         self._local_functions(node, location)
-        unpacking.unroll_function_loops(node, lambda name: unpacking.functions_held(
-            self.values.value(gast.Name(name, gast.Load(), None, None), self.locals)))
+        unpacking.unroll_function_loops(node, lambda expr: unpacking.functions_held(
+            self.values.value(expr, self.locals)))
         aliased = set(same) | set(passed)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
@@ -418,6 +418,8 @@ class InlineCalls:
         value = self.values.value(atom, self.locals)
         if not callables.is_callable_value(value):
             return None
+        if self.namespace.resolve(atom, self.locals) is value:  # read from outside
+            _note_held_items(self.ctx, self.namespace, atom, value)
         if isinstance(atom, gast.Name):
             return atom.id
         return self.ctx.global_name(value, _short_name(value))
@@ -516,6 +518,14 @@ def _caller_variables(node, caller_locals):
     return {n.id for n in walk(node) if isinstance(n, gast.Name)} & caller_locals
 
 
+def _note_held_items(ctx, namespace, expr, value):
+    """A tuple, list or dict of callables read from outside the function (``expr`` in
+    ``namespace``): the derivative calls its items, so it depends on them (``HeldItems``)."""
+    if isinstance(value, (tuple, list, dict)) and callables.is_callable_value(value):
+        held = HeldItems(namespace, items_of(value))
+        ctx.dependencies.append((held, clone(expr), HeldItems.SAME))
+
+
 class _Rename(gast.NodeTransformer):
     """Rename a callee's locals apart and bind its globals in the generated function."""
 
@@ -534,6 +544,7 @@ class _Rename(gast.NodeTransformer):
                     # (a `try` marker is srcgrad's own: in no namespace of the user's)
                     original = gast.Name(node.id, gast.Load(), None, None)
                     self.ctx.dependencies.append((self.namespace, original, obj))
+                _note_held_items(self.ctx, self.namespace, node, obj)
                 node.id = self.ctx.global_name(obj, node.id)
         return node
 

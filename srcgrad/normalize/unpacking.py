@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import clone, store_counts, walk
+from ..astutil import clone, param_names, store_counts, walk
 
 
 def spread(fn_node, forwarded=()):
@@ -43,12 +43,16 @@ def _spreads(node):
 
 def unroll_function_loops(fn_node, known=None):
     """``fn_node`` with every loop over functions unrolled (see the module's docstring).
-    ``known(name)`` is the length of the tuple or list of functions a name the function never
-    assigns holds at transform time (a global, a helper's parameter given one), else None."""
-    if not any(_unrollable(n) for n in walk(fn_node)):
+    ``known(expr)`` is the length of the tuple or list of functions a name the function never
+    assigns (or an attribute of one) holds at transform time (a global, a helper's parameter
+    given one), else None."""
+    if not any(_unrollable(n) or _indexing(n) for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
     literals = _static_literals(fn_node)
     stored = set(store_counts(fn_node))
+    if known is not None:  # what it finds is of the names the function reads from outside
+        local = stored | param_names(fn_node, packed=True)
+        known = _from_outside(known, local)
     fn_node.body = _unrolled(fn_node.body, literals, stored, known)
     # a literal of bound methods read by no statement left (`fs = [self.a.f, self.b.f]`, each
     # now called where it is named): its methods are not values the derivative holds
@@ -59,6 +63,13 @@ def unroll_function_loops(fn_node, known=None):
     if unread:
         fn_node.body = _without(fn_node.body, unread)
     return fn_node
+
+
+def _from_outside(known, local):
+    def outside(expr):
+        return None if _root(expr).id in local else known(expr)
+
+    return outside
 
 
 def _without(stmts, names):
@@ -91,6 +102,10 @@ def _unrolled(stmts, literals, stored, known):
             inner = getattr(s, field_, None)
             if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
                 setattr(s, field_, _unrolled(inner, literals, stored, known))
+        count = _indices_looped(s, literals, stored, known)
+        if count is not None:
+            out += [c for k in range(count) for c in _copy_at(s, k)]
+            continue
         functions = _functions_looped(s, literals, stored, known)
         if functions is None:
             out.append(s)
@@ -107,7 +122,7 @@ def _functions_looped(loop, literals, stored, known):
         return None
     seq = loop.iter
     if isinstance(seq, gast.Name) and seq.id not in stored and known is not None:
-        n = known(seq.id)
+        n = known(seq)
         if n is not None:
             return [gast.Subscript(clone(seq), gast.Constant(i, None), gast.Load())
                     for i in range(n)]
@@ -118,6 +133,63 @@ def _functions_looped(loop, literals, stored, known):
     if not all(_named_function(e, stored) for e in seq.elts):
         return None
     return seq.elts
+
+
+def _indexing(loop):
+    """``for i in range(len(fs))`` whose body calls ``fs[i](...)``, has no ``break`` or
+    ``continue`` and assigns neither ``i`` nor ``fs``: the sequence ``fs`` (a name or an
+    attribute of one), else None."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+            and not loop.orelse and _range_of_len(loop.iter)):
+        return None
+    seq, i = loop.iter.args[0].args[0], loop.target.id
+    if not isinstance(_root(seq), gast.Name):
+        return None
+    nodes = list(walk(gast.Module(loop.body, [])))
+    text = gast.dump(seq)
+    calls = any(isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript)
+                and isinstance(n.func.slice, gast.Name) and n.func.slice.id == i
+                and gast.dump(n.func.value) == text for n in nodes)
+    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in nodes)
+    assigned = any(isinstance(n, gast.Name) and n.id in (i, _root(seq).id) and not isinstance(
+        n.ctx, gast.Load) for n in nodes)
+    return seq if calls and not jumps and not assigned else None
+
+
+def _range_of_len(it):
+    return (isinstance(it, gast.Call) and isinstance(it.func, gast.Name)
+            and it.func.id == "range" and len(it.args) == 1 and not it.keywords
+            and isinstance(it.args[0], gast.Call) and isinstance(it.args[0].func, gast.Name)
+            and it.args[0].func.id == "len" and len(it.args[0].args) == 1)
+
+
+def _root(expr):
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return expr
+
+
+def _indices_looped(loop, literals, stored, known):
+    """How many times the index loop ``loop`` runs (``_indexing``), where the functions are
+    known at transform time: a literal of named functions, or what ``known`` finds (the
+    builtins ``range`` and ``len`` not rebound)."""
+    seq = _indexing(loop)
+    if seq is None or {"range", "len"} & stored:
+        return None
+    held = literals.get(seq.id) if isinstance(seq, gast.Name) else None
+    if isinstance(held, (gast.Tuple, gast.List)) and _literal(held):
+        return len(held.elts) if all(_named_function(e, stored) for e in held.elts) else None
+    return known(seq) if known is not None else None
+
+
+def _copy_at(loop, k):
+    """The body of the index loop ``loop`` for the index ``k``: the index assigned (as the loop
+    would) and read as the constant."""
+    i = loop.target.id
+    first = gast.copy_location(gast.Assign([gast.Name(i, gast.Store(), None, None)],
+                                           gast.Constant(k, None), None), loop)
+    index = gast.Constant(k, None)
+    return [first] + [_Bind(i, index).visit(clone(stmt)) for stmt in loop.body]
 
 
 def _unrollable(loop):

@@ -1,0 +1,145 @@
+"""Callables held in a tuple, list or dict and called (issue 14): by the index of a loop
+(``for i in range(len(layers)): h = layers[i](h)``, in the function or a helper given a global's
+list); values equal Python's, gradients are checked against central differences in float64 in
+reverse and forward mode, and at second order. A derivative made from a global's list of
+callables notices when the list holds other items (appended to, rebound) and is made again, as
+Python would call the new items. A call it cannot resolve is refused at its line.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numeric_grad
+from second_order_check import hessian_by_differences
+
+import srcgrad
+from srcgrad import SrcgradError
+
+X = np.array([0.3, -0.7, 1.1, 0.5])
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.sin(self.w * x)
+
+
+class Net:
+    def __init__(self):
+        self.layers = [Layer(0.7), Layer(1.3)]
+
+
+NET = Net()
+LAYERS = [Layer(0.7), Layer(-1.3)]
+FNS = [np.sin, np.tanh]
+
+
+def _loss_of(layers, x):
+    h = x
+    for i in range(len(layers)):
+        h = layers[i](h) * x[i]
+    return np.sum(h)
+
+
+def by_index_of_a_global_field(x):
+    h = x
+    for i in range(len(NET.layers)):
+        h = NET.layers[i](h)
+    return np.sum(h * x)
+
+
+def helper_given_a_field(x):
+    return _loss_of(NET.layers, x)
+
+
+def helper_given_a_global(x):
+    return _loss_of(LAYERS, x)
+
+
+def helper_given_a_literal(x):
+    return _loss_of([np.cos, np.sin], x) + _loss_of((np.tanh, np.exp, np.sin), x)
+
+
+def by_index_of_a_literal(x):
+    fs = (np.sin, np.cos, np.tanh)
+    h = x
+    for k in range(len(fs)):
+        h = fs[k](h) + k
+    return np.sum(h)
+
+
+CASES = [by_index_of_a_global_field, helper_given_a_field, helper_given_a_global,
+         helper_given_a_literal, by_index_of_a_literal]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_callables_called_by_the_index_of_a_loop(f):
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [helper_given_a_global, by_index_of_a_literal],
+                         ids=lambda f: f.__name__)
+def test_callables_called_by_the_index_of_a_loop_at_second_order(f):
+    np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def looped_over_a_global(x):
+    h = x
+    for f in FNS:
+        h = f(h)
+    return np.sum(h)
+
+
+def _loss_looped(layers, x):
+    h = x
+    for lay in layers:
+        h = lay(h)
+    return np.sum(h)
+
+
+def helper_looping_over_a_global(x):
+    return _loss_looped(LAYERS, x)
+
+
+@pytest.mark.parametrize("f", [looped_over_a_global, helper_looping_over_a_global,
+                               helper_given_a_global], ids=lambda f: f.__name__)
+def test_a_global_list_of_callables_changed_after_the_derivative_is_made(f, monkeypatch):
+    # the derivative called the items it unrolled: a silently stale value before
+    d = srcgrad.value_and_grad(f)
+    d(X)
+    fns, layers = FNS, LAYERS
+    saved = fns[:], layers[:]
+    try:
+        fns.append(np.cos)
+        layers.append(Layer(2.0))
+        value, g = d(X)
+        np.testing.assert_allclose(value, f(X), rtol=1e-13)
+        np.testing.assert_allclose(g, numeric_grad(f, (X,), 0), rtol=1e-6, atol=1e-8)
+        monkeypatch.setitem(globals(), "FNS", [np.exp])
+        monkeypatch.setitem(globals(), "LAYERS", [Layer(-0.4)])
+        np.testing.assert_allclose(d(X)[0], f(X), rtol=1e-13)
+    finally:
+        fns[:], layers[:] = saved
+
+
+def index_known_when_it_runs(x):
+    fs = [np.sin, np.cos]
+    k = int(x[0] > 0)
+    return np.sum(fs[k](x))
+
+
+def test_a_call_by_an_index_known_when_it_runs_is_refused_at_its_line():
+    with pytest.raises(SrcgradError, match="cannot resolve") as e:
+        srcgrad.grad(index_known_when_it_runs)(X)
+    line = inspect.getsourcelines(index_known_when_it_runs)[1] + 3
+    assert e.value.lineno == line
