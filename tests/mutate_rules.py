@@ -31,6 +31,7 @@ import argparse
 import ast
 import copy
 import importlib
+import math
 import os
 import random
 import signal
@@ -154,6 +155,11 @@ def _checks():
         for test in (scalar.test_scalar_rule_gradient, scalar.test_scalar_rule_tangent,
                      scalar.test_scalar_rule_second_order):
             add(r[0], lambda r=r, test=test: test(r))
+    from srcgrad import runtime
+
+    for p in scalar.PARAMS:  # digamma is lgamma's derivative: its rule is their second order
+        if p.values[0][0] in (math.lgamma, math.gamma):
+            add(runtime.digamma, lambda r=p.values[0]: scalar.test_scalar_rule_second_order(r))
     for r in getattr(table, "ONE_ACTIVE", []):
         add(r.fn, lambda r=r: table.test_rule_rows_not_run_on_dask(r))
     for p in getattr(scalar, "EXACT_PARAMS", []):
@@ -203,10 +209,43 @@ def _checks():
     for fn, tests in getattr(numeric, "MUTATION_CHECKS", {}).items():
         for test in tests:
             add(fn, test)
+    import test_complex_table as complex_table  # complex inputs: the rows above are real
+
+    for fn, _ in _callees(getattr(complex_table, "CALLS", [])):
+        for test in (complex_table.test_vjp_is_the_gradient_of_the_pairing_with_the_seed,
+                     complex_table.test_jvp_of_every_call_against_central_differences):
+            add(fn, test)
+    zero = getattr(complex_table, "test_a_complex_zero_has_gradient_zero", None)
+    for f in getattr(complex_table, "AT_ZERO", []) if zero else []:
+        for fn, _ in _callees([f.__doc__]):
+            add(fn, lambda f=f: zero(f))
+    import test_complex
+
+    for fn, calls in _callees(getattr(test_complex, "REFUSED", [])):
+        for call in calls:
+            add(fn, lambda c=call: test_complex.test_rules_for_real_values_refuse_complex_ones(c))
     for p in shapes.VARIANTS:
         r, refused = p.values
         add(r.fn, lambda r=r, refused=refused: shapes.test_rule_at_generated_shapes(r, refused))
     return checks
+
+
+def _callees(calls):
+    """The functions the calls of a table of calls as text (``"np.exp(z)"``, the lists of
+    ``tests/test_complex_table.py`` and ``tests/test_complex.py``) call: fn -> its calls."""
+    import builtins
+
+    found = {}
+    for call in calls:
+        for node in ast.walk(ast.parse(call, mode="eval")):
+            if isinstance(node, ast.Call):
+                try:
+                    fn = eval(compile(ast.Expression(node.func), "<call>", "eval"),
+                              {"np": np, "__builtins__": builtins})
+                except (AttributeError, NameError):
+                    continue
+                found.setdefault(id(fn), (fn, []))[1].append(call)
+    return found.values()
 
 
 EQUIVALENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "equivalent_mutants.txt")
@@ -261,6 +300,8 @@ def _enumerate(rules, wanted):
         for side in ("vjp", "jvp"):
             names = _names(rule, side)
             for param, text in list(getattr(rule, f"{side}_src").items()):
+                if not isinstance(text, str):  # a refused parameter (``{"x": None}``)
+                    continue
                 for what, mutated in mutants(text, names):
                     label = f"{rule.name} {side}[{param}] ({what}): {mutated}"
                     if wanted is None or label in wanted:

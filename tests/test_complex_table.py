@@ -40,6 +40,12 @@ CALLS = [
     "np.fft.irfft(z)", "np.fft.hfft(z)", "np.fft.rfft(h)", "np.fft.ihfft(h)", "np.fft.rfft2(h)",
     "np.fft.irfft2(z)", "np.fft.fft(z, 5, norm='ortho')", "np.fft.irfft(z, 5)",
     "np.real(h * z)", "np.abs(h * (1 + 2j))", "np.exp(1j * h)", "h * z + np.conj(w) * zz[:2]",
+    "abs(z)", "abs(h * (1 + 2j))", "abs(z) * w", "np.abs(z) * w",
+    "np.linalg.norm(z, axis=1, keepdims=True)", "np.linalg.norm(zz, ord=1)",
+    "np.linalg.vector_norm(z)", "np.linalg.vector_norm(z, axis=1, keepdims=True, ord=3)",
+    "np.linalg.matrix_norm(zz, keepdims=True)", "np.linalg.matrix_norm(z, ord=np.inf)",
+    "np.linalg.norm(z) * w", "np.linalg.vector_norm(z, axis=1) * w[:, 0]",
+    "np.linalg.matrix_norm(zz) * w", "np.linalg.matrix_norm(np.stack([zz, 2 * zz]))",
 ]
 NAMES = ("z", "w", "h", "zz")
 STEP = 1e-6
@@ -130,3 +136,31 @@ def test_jvp_of_every_call_against_central_differences():
     wrong = [call for call, g, a, b in zip(CALLS, got, up, down)
              if not _close(g, (np.asarray(a) - np.asarray(b)) / (2 * STEP))]
     assert not wrong, f"jvp differs from central differences: {wrong}"
+
+
+def _weighted(call):
+    text = f"def at_zero(z):\n    return np.sum({call}) * 2.0\n"
+    filename = f"<at-zero {call}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    scope = {"np": np}
+    exec(compile(text, filename, "exec"), scope)
+    scope["at_zero"].__doc__ = call
+    return scope["at_zero"]
+
+
+# |z| and its norms at a z with a zero element, where |z|'s gradient is 0 (np.sign(0)'s convention)
+AT_ZERO = [_weighted(call) for call in [
+    "abs(z)", "np.abs(z)", "np.linalg.norm(z, axis=0)", "np.linalg.vector_norm(z, axis=0)",
+    "np.linalg.matrix_norm(z[None, :])",
+]]
+
+
+@pytest.mark.parametrize("f", AT_ZERO, ids=lambda f: f.__doc__)
+def test_a_complex_zero_has_gradient_zero(f):
+    # the rules' guard `np.where(x == 0, 1.0, np.abs(x))` (its mutants divided 0 by |0|: NaN):
+    # of z = [0, 3 + 4j], each call is |3 + 4j| = 5, times 2
+    z, dz = np.array([[0j], [3 + 4j]]), np.array([[1 + 1j], [1 - 2j]])
+    np.testing.assert_allclose(srcgrad.grad(f)(z), [[0], [1.2 + 1.6j]], rtol=1e-15)
+    assert srcgrad.jvp(f)(z, dz)[1] == pytest.approx(2 * np.real((0.6 - 0.8j) * (1 - 2j)))
+    # a real tangent of the complex z (the real direction): Re(conj(z) dz) / |z| is real
+    assert srcgrad.jvp(f)(z, np.ones((2, 1)))[1] == pytest.approx(1.2)

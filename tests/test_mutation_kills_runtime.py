@@ -255,3 +255,25 @@ def test_a_ufunc_at_with_an_index_repeated_three_times(f, n):
         np.testing.assert_allclose(g, numeric_grad(f, (a, b), i), rtol=1e-6, atol=1e-9)
         t = np.ones_like((a, b)[i])
         assert srcgrad.jvp(f, wrt=i)(a, b, t)[1] == pytest.approx(g @ t, rel=1e-9)
+
+
+_TIED = np.array([float((7 * i) % 3) for i in range(41)])  # 0, 1, 2 repeated: ranks tie
+
+
+def _two_quantiles(a):
+    return np.sum(np.quantile(a, [0.3, 0.75]) * np.array([1.0, 2.0]))
+
+
+def test_a_quantile_at_tied_elements_goes_to_the_earlier_of_them():
+    # reductions.quantile_grad: the rank's gradient goes to the element a stable sort puts there
+    # (docs/numpy.md); with `argsort(kind="stable")` -> `argsort()` NumPy's default sort (not
+    # stable for 41 elements) gave the 0.75 quantile's gradient to a later tied element
+    a = _TIED.copy()
+    order = sorted(range(a.size), key=lambda i: a[i])  # Python's sort is stable
+    want = np.zeros(a.size)
+    want[order[12]] += 1.0  # 0.3 * 40 and 0.75 * 40 are whole ranks
+    want[order[30]] += 2.0
+    np.testing.assert_array_equal(srcgrad.grad(_two_quantiles)(a), want)
+    t = np.linspace(-1.0, 1.0, a.size)
+    assert srcgrad.jvp(_two_quantiles)(a, t)[1] == pytest.approx(want @ t, rel=1e-12)
+    np.testing.assert_array_equal(a, _TIED)

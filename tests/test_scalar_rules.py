@@ -135,6 +135,12 @@ EXACT = [
     (builtins.max, "max(x, z)", (-0.5, 2.0), (0.0, 1.0)),
     (builtins.min, "min(x, z)", (-0.5, 2.0), (1.0, 0.0)),
     (builtins.abs, "abs(x) * z", (0.0, 2.0), (0.0, 0.0)),  # np.sign(0) is 0
+    # (x - y) / z is 2.9999999999999996 in floats, whose integer the rule must round to, not floor
+    (math.fmod, "math.fmod(x, z)", (2.5, 0.7), (1.0, -3.0)),
+    (math.remainder, "math.remainder(x, z)", (1.9, 0.7), (1.0, -3.0)),  # 2.9999999999999996
+    (math.remainder, "math.remainder(x, z)", (2.5, 1.0), (1.0, -2.0)),  # x / z = 2.5 rounds to even
+    (operator.mod, "x % z", (2.5, 0.7), (1.0, -3.0)),  # x - 3 z: the row above has x // z = 1
+    (operator.mod, "x % z", (-2.5, 0.7), (1.0, 4.0)),  # x + 4 z
 ]
 EXACT_PARAMS = [pytest.param(r, id=f"{i}-{r[1]}-{r[2]}") for i, r in enumerate(EXACT)]
 

@@ -15,7 +15,8 @@ Conventions where the derivative is not unique:
   equally among tied elements, as JAX and autograd do: ``max([1, 3, 3])`` has gradient
   ``[0, 0.5, 0.5]``. The tangent in forward mode is the mean of the tied tangents, consistently.
 * ``sort``/``partition`` route each output's gradient to the input element it came from; tied
-  values are interchangeable.
+  values are interchangeable. ``median``/``quantile``/``percentile`` give each rank's gradient to
+  the element a stable sort puts there: tied elements take their ranks in array order.
 * ``floor ceil round rint trunc sign`` and comparisons are piecewise constant: no gradient
   (their table is ``nograd_rules.py``).
 * Complex values (docs/complex.md): inside generated code a cotangent ``g`` of ``w`` stands for
