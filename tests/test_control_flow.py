@@ -403,6 +403,14 @@ def shapes_grow_in_a_while(a, b, x):
     return np.sum(p * q)
 
 
+def argument_rebound_in_a_loop(x, a, n):
+    for i in range(n):
+        s = 1.0 + x[0] * 2.0
+        a = x[0] * 2.0  # the same value as s's term: one computation, but `a` stays the
+        # argument when the loop takes no trip
+    return np.tanh(a) * np.sum(x)
+
+
 def rule_of_its_own_target(x):
     s = x * 1.0
     for i in range(3):
@@ -499,6 +507,8 @@ CASES = [
     (pendulum, (0.3, 1.2, 0.8, 0.0), ("damping", "length")),
     (pendulum, (0.05, 0.6, -1.5, 2.0), ("damping", "length")),
     (rnn, (WH, WX, BH, XS), ("Wh", "Wx", "b")),
+    (argument_rebound_in_a_loop, (V4 * 0.3, 0.7, 0), (0, 1)),
+    (argument_rebound_in_a_loop, (V4 * 0.3, 0.7, 2), (0, 1)),
 ]
 
 

@@ -19,10 +19,12 @@ must stay an array of its own.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 import numpy as np
 
-from ..astutil import loaded, local_names, store_counts, stored, walk
+from ..astutil import loaded, local_names, param_names, store_counts, stored, walk
 from ..frontend.resolve import MISSING
 from .licm import held_by_identity
 
@@ -41,7 +43,9 @@ class CommonSubexpressions:
         self.local_names = local_names
 
     def run(self, fn_node):
-        self.counts = store_counts(fn_node)
+        # a parameter is bound on entry: an assignment in a loop or branch is its second
+        # (`for ...: t = P["c"]` leaves the argument in `a` after no trip)
+        self.counts = store_counts(fn_node) + Counter(param_names(fn_node, packed=True))
         # (`L = [x * 2.0, x * 2.0]; a = L[0]; a += v` updates only the first)
         self.held = held_by_identity(fn_node, self.namespace, self.local_names)
         self.renames = {}
