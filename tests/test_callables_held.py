@@ -143,3 +143,60 @@ def test_a_call_by_an_index_known_when_it_runs_is_refused_at_its_line():
         srcgrad.grad(index_known_when_it_runs)(X)
     line = inspect.getsourcelines(index_known_when_it_runs)[1] + 3
     assert e.value.lineno == line
+
+
+class Block:
+    def __init__(self, w):
+        self.w = w
+
+    def s(self, x):
+        return np.tanh(self.w * x)
+
+    def __call__(self, x):
+        return np.sin(self.w * x)
+
+
+class Model:
+    def __init__(self):
+        self.a, self.b = Block(0.5), Block(-1.5)
+
+    def by_index(self, x):
+        fs = [self.a.s, self.b.s]
+        return np.sum(fs[0](x) * fs[1](x))
+
+    def by_negative_index(self, x):
+        fs = (self.a.s, self.b.__call__, self.b)
+        return np.sum(fs[-1](x) * fs[0](x) + fs[1](x))
+
+    def by_key(self, x):
+        hooks = {"first": self.a.s, "second": self.b}
+        return np.sum(hooks["second"](hooks["first"](x)))
+
+    def changed_before_the_call(self, x):
+        fs = [self.a.s]
+        self.a = Block(3.0)
+        return np.sum(fs[0](x))
+
+
+MODEL = Model()
+
+
+@pytest.mark.parametrize("f", [MODEL.by_index, MODEL.by_negative_index, MODEL.by_key],
+                         ids=lambda f: f.__name__)
+def test_bound_methods_in_a_literal_called_by_a_constant_index(f):
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
+def test_bound_methods_in_a_literal_at_second_order():
+    f = MODEL.by_negative_index
+    np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_bound_methods_of_an_object_changed_before_the_call_are_refused():
+    with pytest.raises(SrcgradError, match="used as a value other than by calling it"):
+        srcgrad.grad(Model().changed_before_the_call)(X)

@@ -720,12 +720,21 @@ class Net:
         fs = [self.layer, self.layer.scale]
         return np.sum(fs[1](x))
 
+    def listed_and_passed(self, x):
+        fs = [self.layer, self.layer.scale]
+        return np.sum(_first_called(fs, x))
+
+
+def _first_called(fs, v):
+    return fs[1](v)
+
 
 def test_bound_methods_and_objects_used_as_values():
     net = Net(1.5)
     check_all(net.loss)
+    check_all(net.listed)  # a constant item of a literal called (was refused)
     with pytest.raises(UnsupportedSyntaxError, match="taken out of a list"):
-        srcgrad.grad(net.listed)(X)
+        srcgrad.grad(net.listed_and_passed)(X)
 
 
 def twice_through(f, v):

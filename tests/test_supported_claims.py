@@ -269,9 +269,12 @@ class _Holder:
     def scale(self, x):
         return self.w * x
 
+    def picked(self):
+        return self.scale
+
     def listed(self, x):
-        fs = [self.scale]
-        return np.sum(fs[0](x))
+        f = self.picked()
+        return np.sum(f(x))
 
 
 @dataclasses.dataclass

@@ -46,7 +46,7 @@ def unroll_function_loops(fn_node, known=None):
     ``known(expr)`` is the length of the tuple or list of functions a name the function never
     assigns (or an attribute of one) holds at transform time (a global, a helper's parameter
     given one), else None."""
-    if not any(_unrollable(n) or _indexing(n) for n in walk(fn_node)):
+    if not any(_unrollable(n) or _indexing(n) or _called_item(n) for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
     literals = _static_literals(fn_node)
     stored = set(store_counts(fn_node))
@@ -54,15 +54,61 @@ def unroll_function_loops(fn_node, known=None):
         local = stored | param_names(fn_node, packed=True)
         known = _from_outside(known, local)
     fn_node.body = _unrolled(fn_node.body, literals, stored, known)
+    _call_items_by_name(fn_node, literals, stored)
     # a literal of bound methods read by no statement left (`fs = [self.a.f, self.b.f]`, each
     # now called where it is named): its methods are not values the derivative holds
     read = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
         n.ctx, gast.Load)}
-    unread = {name for name, value in literals.items() if name not in read and isinstance(
-        value, (gast.Tuple, gast.List)) and all(_named_function(e, stored) for e in value.elts)}
+    unread = {name for name, value in literals.items() if name not in read and all(
+        _named_function(e, stored) for e in _elements(value))}
     if unread:
         fn_node.body = _without(fn_node.body, unread)
     return fn_node
+
+
+def _elements(literal):
+    return literal.values if isinstance(literal, gast.Dict) else literal.elts
+
+
+def _called_item(node):
+    """``fs[k](...)``, ``hooks["a"](...)``: a call of a constant item of a name."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Subscript) and isinstance(
+        node.func.value, gast.Name) and _constant(node.func.slice) is not None
+
+
+def _constant(index):
+    """``(k,)`` for a constant index ``k`` (``-1`` too), else None."""
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub) and isinstance(
+            index.operand, gast.Constant) and type(index.operand.value) is int:
+        return (-index.operand.value,)
+    return (index.value,) if isinstance(index, gast.Constant) else None
+
+
+def _call_items_by_name(fn_node, literals, stored):
+    """``fs[0](x)`` of ``fs = [self.a.scale, ...]`` (a literal assigned once and only indexed)
+    becomes ``self.a.scale(x)``: each item an attribute (a bound method, ``np.sin``) of a name
+    the function never rebinds and whose fields and items it does not write, so reading it
+    again where it is called reads the same object."""
+    written = {_root(n).id for n in walk(fn_node) if isinstance(n, (gast.Attribute, gast.Subscript))
+               and isinstance(n.ctx, gast.Store) and isinstance(_root(n), gast.Name)}
+    for node in walk(fn_node):
+        if not _called_item(node) or node.func.value.id not in literals:
+            continue
+        item = _constant_item(literals[node.func.value.id], _constant(node.func.slice)[0])
+        if (isinstance(item, gast.Attribute) and _named_function(item, stored)
+                and _root(item).id not in written):
+            node.func = gast.copy_location(clone(item), node.func)
+
+
+def _constant_item(literal, key):
+    """The item ``literal[key]`` of a tuple, list or dict literal, or None."""
+    if isinstance(literal, gast.Dict):
+        found = [v for k, v in zip(literal.keys, literal.values) if k.value == key]
+        return found[0] if len(found) == 1 else None
+    if isinstance(key, int) and not isinstance(key, bool) and -len(literal.elts) <= key < len(
+            literal.elts):
+        return literal.elts[key]
+    return None
 
 
 def _from_outside(known, local):
@@ -164,7 +210,7 @@ def _range_of_len(it):
 
 
 def _root(expr):
-    while isinstance(expr, gast.Attribute):
+    while isinstance(expr, (gast.Attribute, gast.Subscript)):
         expr = expr.value
     return expr
 
