@@ -80,6 +80,35 @@ def test_a_gradient_reaching_an_attribute_that_is_no_child_is_refused():
                                np.cos(s.w * x) * s.w * s.scale, rtol=1e-12)
 
 
+class _SlottedScaled:
+    """A registered class with ``__slots__`` whose array ``scale`` is not a child."""
+
+    __slots__ = ("w", "scale")
+
+    def __init__(self, w, scale):
+        self.w, self.scale = w, scale
+
+
+srcgrad.register_pytree(_SlottedScaled, lambda s: ((s.w,), s.scale),
+                        lambda scale, children: _SlottedScaled(children[0], scale))
+
+
+@pytest.mark.parametrize("cls", [_Scaled, _SlottedScaled], ids=lambda c: c.__name__)
+def test_an_attribute_that_is_no_child_is_static_data(cls):
+    # pytrees.checked_attribute: a slot of a registered class is data the object holds (its
+    # gradient was refused as "computed when read (a property?)"); containers.attr_of: its
+    # tangent is zero (a tangent built by unflatten holds the primal's `scale`, which was taken
+    # for the tangent: jvp 1.6257 for 2.1951)
+    s, x = cls(np.array([0.5, -1.0]), np.array([2.0, 3.0])), np.array([1.5, 0.7])
+    with pytest.raises(SrcgradError, match=r"reached the attributes \['scale'\] of a "):
+        srcgrad.grad(_scaled_loss)(s, x)
+    t = np.array([1.0, -0.5])
+    value, tangent = srcgrad.jvp(_scaled_loss)(s, x, cls(t, s.scale))
+    assert value == _scaled_loss(s, x)
+    expected = numeric_grad(lambda w: _scaled_loss(cls(w, s.scale), x), (s.w,), 0) @ t
+    assert tangent == pytest.approx(expected, rel=1e-6)
+
+
 @dataclasses.dataclass
 class _Linear:
     w: np.ndarray

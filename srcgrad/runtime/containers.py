@@ -368,6 +368,9 @@ def attr_of(d, obj, name):
         part = d.get(name)
     elif isinstance(d, list):
         part = d[type(obj)._fields.index(name)]
+    elif kind_of(obj) == "registered" and name not in fields(obj):
+        # not a child: static data, which an instance built by unflatten copies from the primal
+        return zeros_like(getattr(obj, name))
     else:
         part = getattr(d, name)
     value = getattr(obj, name)

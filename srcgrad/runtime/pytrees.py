@@ -109,7 +109,7 @@ def checked_attribute(obj, name, what):
     by all instances, which carries no gradient (False); refused when it is computed."""
     kind = kind_of(obj)
     if kind == "registered":
-        if name in (getattr(obj, "__dict__", None) or {}):
+        if name in (getattr(obj, "__dict__", None) or {}) or _is_slot(type(obj), name):
             return True  # (whether it is a child is checked where the gradient is returned)
         children, _ = _registered(type(obj))[0](obj)
         value = getattr(obj, name)
@@ -134,6 +134,16 @@ def checked_attribute(obj, name, what):
         f"parameter annotated with the class) so the property is inlined, or read the fields "
         f"it is computed from"
     )
+
+
+def _is_slot(cls, name):
+    """Whether ``name`` is one of the ``__slots__`` of ``cls`` or of a class it derives from:
+    instance data (its class attribute is the slot's descriptor, as a property's would be)."""
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        if name in ((slots,) if isinstance(slots, str) else slots):
+            return isinstance(klass.__dict__.get(name), types.MemberDescriptorType)
+    return False
 
 
 def parts_of(g, x):
