@@ -122,7 +122,9 @@ class InlineCalls:
                 before = receivers.snapshot()
                 s.body = self.block(s.body)
                 if isinstance(s, gast.If):
-                    before, receivers.known = receivers.snapshot(), before
+                    after_body = receivers.snapshot()
+                    receivers.restore(before)
+                    before = after_body
                 s.orelse = self.block(s.orelse)
                 receivers.join(before)
                 out.append(s)
@@ -160,17 +162,23 @@ class InlineCalls:
         return out
 
     def _by_class(self, stmt):
-        """``y = lay(h)`` / ``y = lay.affine(h)`` where ``lay`` is an item of a list holding
-        objects of several classes (``Receivers.classes``): a branch on its class, each path
-        calling the method of one class on a name known to hold it (checked again where the
-        method is inlined); None for any other statement."""
+        """``y = lay(h)`` / ``y = lay.affine(h)`` / ``y = lay.gain`` (a property of one of the
+        classes) where ``lay`` may hold objects of several classes (``Receivers.classes``: an
+        item of a list holding them, a variable given them on the paths of a branch): a branch
+        on its class, each path calling the method of one class on a name known to hold it
+        (checked again where the method is inlined); None for any other statement."""
         value = stmt.value
         func = value.func if isinstance(value, gast.Call) else None
+        if isinstance(value, gast.Attribute):  # `y = lay.scale`, a property of some class
+            func = value
         name = func.value if isinstance(func, gast.Attribute) else func
         receivers = self.ctx.receivers
         if not isinstance(name, gast.Name) or name.id in receivers.known or (
                 name.id not in receivers.classes):
             return None
+        if func is value and not any(isinstance(inspect.getattr_static(
+                c, value.attr, None), property) for c in receivers.classes[name.id]):
+            return None  # a field: read as it is
         branch = None
         for cls in reversed(receivers.classes[name.id]):
             own = self.ctx.namer.fresh(name.id)
@@ -180,7 +188,7 @@ class InlineCalls:
             typed.annotation = gast.Name(self.ctx.global_name(cls, cls.__name__), gast.Load(),
                                          None, None)
             call = clone(stmt)
-            callee = call.value.func
+            callee = call.value if func is value else call.value.func
             (callee.value if isinstance(func, gast.Attribute) else callee).id = own
             if branch is None:
                 branch = [typed, call]

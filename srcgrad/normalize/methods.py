@@ -222,6 +222,11 @@ def attribute(known, attr):
     return None
 
 
+def _own_class(known):
+    """``[cls]`` of a name known to hold an object of the user's class ``cls``, else ``[]``."""
+    return [known.cls] if known is not None and user_class(known.cls) else []
+
+
 def _join(a, b):
     """What is known of a name that holds what ``a`` or ``b`` tell, or None."""
     if b is None or a.cls is not b.cls:
@@ -300,13 +305,24 @@ class Receivers:
     # --- control flow -------------------------------------------------------------------------
     def snapshot(self):
         """What is known now (to join with what a branch or a loop leaves)."""
-        return dict(self.known)
+        return dict(self.known), dict(self.classes)
+
+    def restore(self, snapshot):
+        self.known, self.classes = dict(snapshot[0]), dict(snapshot[1])
 
     def join(self, other):
         """Keep what is known both now and in ``other``: after a branch, or a loop that may
-        run no trip (a name given an object of another class on one path is unknown)."""
-        self.known = {n: k for n, k in ((n, _join(k, other.get(n))) for n, k in
+        run no trip. A name given objects of different user classes on the two paths (or of
+        several, ``classes``) may hold any of them: a call on it is a branch on the class."""
+        known, classes = other
+        both = {n: (self.classes.get(n) or _own_class(self.known.get(n)),
+                    classes.get(n) or _own_class(known.get(n)))
+                for n in self.known.keys() | self.classes.keys()}
+        self.known = {n: k for n, k in ((n, _join(k, known.get(n))) for n, k in
                                         self.known.items()) if k is not None}
+        self.classes = {n: list(dict.fromkeys(mine + theirs)) for n, (mine, theirs) in
+                        both.items() if n not in self.known and mine and theirs}
+        self.classes = {n: c for n, c in self.classes.items() if len(c) > 1}
 
     def loosen(self, names):
         """At the head of a loop that assigns ``names``: a later trip may see what the body
@@ -349,6 +365,8 @@ class Receivers:
             self.global_lists[target] = held
         elif isinstance(stmt.value, (gast.List, gast.Tuple)):  # `[Dense(...), Act(...)]`
             self.global_lists[target] = self._classes_written(stmt.value)
+        elif self._appended(target, stmt.value) is not None:  # `layers.append(Act(...))`
+            self.global_lists[target] = self._appended(target, stmt.value)
         else:
             self.global_lists.pop(target, None)
         classes = self._classes_of_items(stmt.value) if found is None else None
@@ -359,16 +377,37 @@ class Receivers:
 
     def _classes_written(self, literal):
         """The classes of the objects a list or tuple literal holds (``Classes``), when each
-        is known, or None."""
-        found = [self._of(e) for e in literal.elts]
-        if not found or any(k is None for k in found):
+        is known (none for ``[]``), or None."""
+        classes = []
+        for e in literal.elts:
+            known = self._of(e)
+            several = self._classes_of_items(e) if isinstance(e, gast.Name) else None
+            if known is None and several is None:
+                return None
+            classes.extend(several or [known.cls])
+        return Classes(tuple(dict.fromkeys(classes)))
+
+    def _appended(self, target, value):
+        """``Classes`` of ``target = list_append(target, obj)`` of a list whose classes are
+        known and an object whose class is, or None."""
+        if not (isinstance(value, gast.Call) and len(value.args) == 2 and isinstance(
+                value.args[0], gast.Name) and value.args[0].id == target):
             return None
-        return Classes(tuple(dict.fromkeys(k.cls for k in found)))
+        if self.ctx.namespace.resolve(value.func, self.ctx.local_names) is not (
+                runtime.list_append):
+            return None
+        held, known = self.global_lists.get(target), self._of(value.args[1])
+        if not isinstance(held, Classes) or known is None or not user_class(known.cls):
+            return None
+        return Classes(tuple(dict.fromkeys(held.classes + (known.cls,))))
 
     def _classes_of_items(self, value):
         """The classes, in the order they first appear, of the objects ``xs[i]`` may be, for a
         list or tuple ``xs`` known by its example (a global's, or the value a call passes) that
-        holds objects of two or more of the user's classes; None otherwise."""
+        holds objects of two or more of the user's classes, or for another name of an item
+        or of a variable given objects of several classes (``join``); None otherwise."""
+        if isinstance(value, gast.Name):
+            return self.classes.get(value.id)
         if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
             return None
         base = self.known.get(value.value.id)
@@ -377,6 +416,8 @@ class Receivers:
             items = self.global_lists.get(value.value.id)
         if isinstance(items, Classes):
             classes = list(items.classes)
+            if len(classes) == 1 and user_class(classes[0]):  # a list built by `append`
+                return classes
         elif not isinstance(items, (list, tuple)) or kind_of(items) is not None:
             return None
         else:
