@@ -67,7 +67,7 @@ from .normalize import (
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .normalize.callables import is_callable_value
-from .normalize.methods import Example
+from .normalize.object_classes import Example
 from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy, steps
 from .transform import defaults, forward, linearize, pullback, reverse
 

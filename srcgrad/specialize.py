@@ -32,7 +32,7 @@ from .emit import naming
 from .emit.compile import compile_function
 from .errors import ClassesNeeded
 from .normalize.callables import Bound, is_callable_value
-from .normalize.methods import Example, classes_key, holds_objects
+from .normalize.object_classes import Example, classes_key, holds_objects
 
 CACHE_SIZE = 32  # specializations kept per derivative
 

@@ -249,9 +249,10 @@ def return_inside_with(x):
         return np.sum(np.log(x * x))
 
 
-def reads_vars(x):
+def holds_vars(x):
     s = SimpleNamespace(w=x)
-    return np.sum(vars(s)["w"])
+    d = vars(s)
+    return np.sum(d["w"])
 
 
 class _Holder:
@@ -522,7 +523,7 @@ TRANSFORM, RUN = "transform", "run"
 CLAIMS = [
     ("`\\|` / `&` / `^` given a value that carries gradient", merges_an_argument, 0,
      ({"a": 1.5}, {"b": 2.0}), TRANSFORM, r"`\|` given `p`"),
-    ("`vars(obj)` (the object's own `__dict__`", reads_vars, 0, (X,), TRANSFORM, "vars"),
+    ("`vars(obj)` held (`d = vars(obj)`)", holds_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
      TRANSFORM, "used as a value other than by calling it"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "

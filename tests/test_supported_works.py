@@ -374,6 +374,7 @@ ELSEWHERE = {
     "`x[i][j] = v`, `a.b[i] = v`": "tests/test_nested_writes.py",
     "a loop over a list or tuple holding objects of two or more classes":
         "tests/test_mixed_layers.py",
+    "`vars(obj)` read where it is called": "tests/test_vars.py",
 }
 
 

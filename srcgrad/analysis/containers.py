@@ -85,7 +85,7 @@ def _object_read(op):
     return None
 
 
-_STRUCTURE_READS = (getattr, runtime.as_dict, runtime.replace_field, runtime.set_field,
-                    runtime.field_updated)
+_STRUCTURE_READS = (getattr, runtime.as_dict, runtime.own_fields, runtime.replace_field,
+                    runtime.set_field, runtime.field_updated)
 # helpers whose result is an object (its cotangents from several uses are added with `add`)
 _STRUCTURE_RESULTS = (runtime.set_field, runtime.replace_field, runtime.field_updated)

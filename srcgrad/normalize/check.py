@@ -636,7 +636,11 @@ def field_path(target):
 
 
 def _chain_from_name(node):
-    """Whether ``node`` is a name, or elements and attributes of one (``x[i]``, ``a.b[0]``)."""
+    """Whether ``node`` is a name, or elements and attributes of one (``x[i]``, ``a.b[0]``), or
+    ``vars(obj)`` (``vars(obj)["a"] = v`` is ``obj.a = v``: normalize/containers.py)."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
+            node.func.id == "vars" and len(node.args) == 1 and not node.keywords):
+        return True
     while isinstance(node, (gast.Subscript, gast.Attribute)):
         node = node.value
     return isinstance(node, gast.Name)

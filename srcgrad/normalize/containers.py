@@ -34,6 +34,7 @@ from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
+from . import own_fields
 from .check import field_path
 
 # The helpers that change a container; CopyBeforeWrite treats them as writes into it.
@@ -111,6 +112,7 @@ class ContainerMethods:
                 s.orelse = self.block(s.orelse)
                 out.append(s)
             elif isinstance(s, gast.For):
+                own_fields.mark_loop(s, self._resolve)
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
                 out += self._loop(s)
@@ -141,6 +143,10 @@ class ContainerMethods:
                 _target(s), gast.Attribute):
             return self._set_field(s)
         if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
+                _target(s), gast.Subscript) and own_fields.is_vars(_target(s).value,
+                                                                   self._resolve):
+            return self.statement(self._attribute_written(s))
+        if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
                 _target(s), gast.Subscript) and not isinstance(_target(s).value, gast.Name):
             return self._update_element(s)
         pre = []
@@ -149,6 +155,21 @@ class ContainerMethods:
             if getattr(s, field, None) is not None:
                 setattr(s, field, self.expr(getattr(s, field)))
         return pre + [s]
+
+    def _attribute_written(self, s):
+        """``vars(obj)["a"] = v`` (``+=``) as ``obj.a = v``."""
+        target = _target(s)
+        key, obj = target.slice, target.value.args[0]
+        if not (isinstance(key, gast.Constant) and isinstance(key.value, str)
+                and key.value.isidentifier() and isinstance(obj, gast.Name)):
+            raise self._error(target, (
+                "srcgrad does not support this write into `vars(obj)`: only "
+                "`vars(obj)[\"name\"] = v` of a variable, which is `obj.name = v`; write the "
+                "attribute (`obj.name = v`)"))
+        attribute = gast.copy_location(gast.Attribute(obj, key.value, gast.Store()), target)
+        if isinstance(s, gast.AugAssign):
+            return gast.copy_location(gast.AugAssign(attribute, s.op, s.value), s)
+        return gast.copy_location(gast.Assign([attribute], s.value, None), s)
 
     def _set_field(self, s):
         """``obj.name = v`` (``+=``): ``obj`` becomes a copy of itself with the field replaced,
@@ -400,7 +421,11 @@ class ContainerMethods:
 
     # --- expressions -------------------------------------------------------------------------
     def expr(self, node):
+        own_fields.mark_read_at_once(node, self._resolve)
         return _Readers(self).visit(node)
+
+    def _resolve(self, node):
+        return self.ctx.namespace.resolve(node, self.locals)
 
     def _loop(self, loop):
         loop.iter = self.expr(loop.iter)
@@ -437,7 +462,7 @@ class ContainerMethods:
             return self._local_root(it)
         if isinstance(it, gast.Call):
             fn = self.ctx.namespace.resolve(it.func, self.locals)
-            return any(fn is f for f in ITERATORS)
+            return any(fn is f for f in ITERATORS) or fn is runtime.own_fields
         return False
 
 
@@ -458,11 +483,17 @@ class _Readers(gast.NodeTransformer):
         ``dataclasses.asdict(p)`` is ``as_dict(p)``; ``vars(p)`` is refused."""
         func = node.func
         found = self.owner.ctx.namespace.resolve(func, self.owner.locals)
+        if found is vars and len(node.args) == 1 and getattr(node, "read_at_once", False):
+            fields = gast.copy_location(self.owner._call("own_fields", node.args[0]), node)
+            fields.own_fields = True
+            return fields
         if found is vars and len(node.args) == 1:
             raise self.owner._error(node, (
                 "srcgrad does not support `vars(obj)` here: it is the object's own `__dict__` "
-                "(writing into it changes the object); write the dict out (`{\"a\": obj.a}`) "
-                "or, for a dataclass, use `dataclasses.asdict(obj)`"))
+                "(writing into it changes the object, and it shows the object's later "
+                "changes); read it where it is called (`vars(obj)[\"a\"]`, a loop over "
+                "`vars(obj).items()` that writes no attribute and calls none of your "
+                "functions), or take a copy (`dict(vars(obj))`)"))
         if found is dataclasses.asdict and len(node.args) == 1 and not node.keywords:
             return gast.copy_location(self.owner._call("as_dict", node.args[0]), node)
         if len(node.args) == 1 and found is dataclasses.replace and not any(
@@ -491,10 +522,13 @@ class _Readers(gast.NodeTransformer):
         self.generic_visit(node)
         owner = self.owner
         func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "copy" and not node.args and (
+                getattr(func.value, "own_fields", False)):
+            return func.value  # (a new dict already)
         if (
             isinstance(func, gast.Attribute)
             and func.attr in READERS
-            and owner._local_root(func.value)
+            and (owner._local_root(func.value) or getattr(func.value, "own_fields", False))
             and not node.keywords
         ):
             helper = READERS[func.attr]
@@ -514,6 +548,8 @@ class _Readers(gast.NodeTransformer):
                 return gast.copy_location(owner._call("ndenumerate_items", node.args[0]), node)
             if fn is list:
                 return gast.copy_location(owner._call("as_list", node.args[0]), node)
+            if fn is dict and getattr(node.args[0], "own_fields", False):
+                return node.args[0]  # `dict(vars(obj))`: a new dict already
         return node
 
 

@@ -69,7 +69,7 @@ HOLDING_HELPERS = (
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
     "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
     "ndenumerate_items", "set_field", "replace_field", "field_updated", "repeat_sequence",
-    "concat_sequence",
+    "concat_sequence", "own_fields",
 )
 # Of those, the ones that return the container they are given, changed (not an item of it).
 CONTAINER_HELPERS = (
@@ -522,7 +522,7 @@ class SharedUpdates:
             return self._makes_container(value.func.value, made)
         fn = self.ctx.namespace.resolve(value.func, self.locals)
         if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, runtime.as_list,
-                                 runtime.as_tuple)):
+                                 runtime.as_tuple, runtime.own_fields)):
             return True
         if fn is copy.copy:  # of an array, an array
             return bool(value.args) and self._makes_container(value.args[0], made)

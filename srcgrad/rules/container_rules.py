@@ -47,6 +47,13 @@ linear(runtime.as_dict_grad, "g, obj", vjp={"g": "as_dict_tangent(dy, obj)"},
        jvp={"g": "as_dict_grad(dg, obj)"})
 linear(runtime.as_dict_tangent, "dobj, obj", vjp={"dobj": "as_dict_grad(dy, obj)"},
        jvp={"dobj": "as_dict_tangent(ddobj, obj)"})
+# `vars(obj)` read at once (normalize/containers.py): a new dict of the instance attributes
+linear(runtime.own_fields, "obj", vjp={"obj": "own_fields_grad(dy, obj)"},
+       jvp={"obj": "own_fields_tangent(dobj, obj)"})
+linear(runtime.own_fields_grad, "g, obj", vjp={"g": "own_fields_tangent(dy, obj)"},
+       jvp={"g": "own_fields_grad(dg, obj)"})
+linear(runtime.own_fields_tangent, "dobj, obj", vjp={"dobj": "own_fields_grad(dy, obj)"},
+       jvp={"dobj": "own_fields_tangent(ddobj, obj)"})
 # `dataclasses.replace(obj, a=v)`, `obj._replace(a=v)`: a new object with one field replaced
 linear(runtime.replace_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},

@@ -554,6 +554,27 @@ def as_dict_tangent(dobj, obj):
     return zeros_like(obj) if dobj is None else dobj
 
 
+def own_fields(obj):
+    """``vars(obj)`` where it is read at once (``normalize/containers.py``): a new dict of the
+    object's instance attributes; a ``TypeError`` as Python's for an object without one."""
+    return dict(vars(obj))
+
+
+def own_fields_grad(g, obj):
+    """The cotangent of ``obj`` from that of ``own_fields(obj)``: the same dict by attribute
+    name (a cotangent of an object is one)."""
+    if g is None:
+        return None
+    return DictCotangents({k: v for k, v in parts_of_any(g, obj).items() if v is not None})
+
+
+def own_fields_tangent(dobj, obj):
+    """The tangent of ``own_fields(obj)`` (zeros where ``dobj`` has none), from a tangent or a
+    cotangent of ``obj``."""
+    parts = parts_of_any(dobj, obj)
+    return {k: zeros_like(x) if parts.get(k) is None else parts[k] for k, x in vars(obj).items()}
+
+
 def replace_field_tangent(dobj, dvalue, obj, name):
     """The tangent of ``replace_field(obj, name, value)``: obj's tangent with the field's
     tangent replaced (zeros where a tangent is None)."""
