@@ -143,10 +143,6 @@ class ContainerMethods:
                 _target(s), gast.Attribute):
             return self._set_field(s)
         if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
-                _target(s), gast.Subscript) and own_fields.is_vars(_target(s).value,
-                                                                   self._resolve):
-            return self.statement(self._attribute_written(s))
-        if isinstance(s, (gast.Assign, gast.AugAssign)) and isinstance(
                 _target(s), gast.Subscript) and not isinstance(_target(s).value, gast.Name):
             return self._update_element(s)
         pre = []
@@ -227,7 +223,10 @@ class ContainerMethods:
         ``element_written`` marks for normalize/sharing.py to put wherever the old object is
         held (``x`` itself, ``r = x[i]``, ...), found by identity when it runs; the caller's
         objects are never changed. An inner array that views another (``A[i]`` of a 2-D
-        ``A``) is an error when it runs (``check_element_written``)."""
+        ``A``) is an error when it runs (``check_element_written``). ``vars(obj)["a"] = v``
+        is ``obj.a = v``."""
+        if own_fields.is_vars(_target(s).value, self._resolve):
+            return self.statement(self._attribute_written(s))
         target = _target(s)
         inner = target.value
         text = ast.unparse(gast.gast_to_ast(clone(inner)))
@@ -483,17 +482,8 @@ class _Readers(gast.NodeTransformer):
         ``dataclasses.asdict(p)`` is ``as_dict(p)``; ``vars(p)`` is refused."""
         func = node.func
         found = self.owner.ctx.namespace.resolve(func, self.owner.locals)
-        if found is vars and len(node.args) == 1 and getattr(node, "read_at_once", False):
-            fields = gast.copy_location(self.owner._call("own_fields", node.args[0]), node)
-            fields.own_fields = True
-            return fields
         if found is vars and len(node.args) == 1:
-            raise self.owner._error(node, (
-                "srcgrad does not support `vars(obj)` here: it is the object's own `__dict__` "
-                "(writing into it changes the object, and it shows the object's later "
-                "changes); read it where it is called (`vars(obj)[\"a\"]`, a loop over "
-                "`vars(obj).items()` that writes no attribute and calls none of your "
-                "functions), or take a copy (`dict(vars(obj))`)"))
+            return self._vars(node)
         if found is dataclasses.asdict and len(node.args) == 1 and not node.keywords:
             return gast.copy_location(self.owner._call("as_dict", node.args[0]), node)
         if len(node.args) == 1 and found is dataclasses.replace and not any(
@@ -512,6 +502,36 @@ class _Readers(gast.NodeTransformer):
             obj = self.owner._call("replace_field", obj, gast.Constant(k.arg, None), k.value)
         return gast.copy_location(obj, node)
 
+    def _vars(self, node):
+        """``vars(obj)`` that ``own_fields.mark_read_at_once`` marked: ``own_fields(obj)``."""
+        if not getattr(node, "read_at_once", False):
+            raise self.owner._error(node, (
+                "srcgrad does not support `vars(obj)` here: it is the object's own `__dict__` "
+                "(writing into it changes the object, and it shows the object's later "
+                "changes); read it where it is called (`vars(obj)[\"a\"]`, a loop over "
+                "`vars(obj).items()` that writes no attribute and calls none of your "
+                "functions), or take a copy (`dict(vars(obj))`)"))
+        fields = gast.copy_location(self.owner._call("own_fields", node.args[0]), node)
+        fields.own_fields = True
+        return fields
+
+    def _of_own_fields(self, node):
+        """``own_fields(obj).copy()`` and ``dict(own_fields(obj))``: the new dict it is;
+        ``own_fields(obj).items()`` (``keys``, ``values``, ``get``) as a reader's call."""
+        func = node.func
+        if isinstance(func, gast.Attribute) and getattr(func.value, "own_fields", False):
+            if func.attr == "copy" and not node.args:
+                return func.value
+            arity = {"keys": 0, "values": 0, "items": 0, "get": (1, 2)}.get(func.attr)
+            if arity is not None and len(node.args) in (
+                    arity if isinstance(arity, tuple) else (arity,)) and not node.keywords:
+                return gast.copy_location(
+                    self.owner._call(READERS[func.attr], func.value, *node.args), node)
+        if len(node.args) == 1 and getattr(node.args[0], "own_fields", False) and (
+                self.owner.ctx.namespace.resolve(func, self.owner.locals) is dict):
+            return node.args[0]
+        return None
+
     def visit_Lambda(self, node):
         return node
 
@@ -522,13 +542,13 @@ class _Readers(gast.NodeTransformer):
         self.generic_visit(node)
         owner = self.owner
         func = node.func
-        if isinstance(func, gast.Attribute) and func.attr == "copy" and not node.args and (
-                getattr(func.value, "own_fields", False)):
-            return func.value  # (a new dict already)
+        read = self._of_own_fields(node)
+        if read is not None:
+            return read
         if (
             isinstance(func, gast.Attribute)
             and func.attr in READERS
-            and (owner._local_root(func.value) or getattr(func.value, "own_fields", False))
+            and owner._local_root(func.value)
             and not node.keywords
         ):
             helper = READERS[func.attr]
@@ -548,8 +568,6 @@ class _Readers(gast.NodeTransformer):
                 return gast.copy_location(owner._call("ndenumerate_items", node.args[0]), node)
             if fn is list:
                 return gast.copy_location(owner._call("as_list", node.args[0]), node)
-            if fn is dict and getattr(node.args[0], "own_fields", False):
-                return node.args[0]  # `dict(vars(obj))`: a new dict already
         return node
 
 
