@@ -477,3 +477,21 @@ def test_the_module_numba_caches_is_named_after_srcgrads_sources_too(monkeypatch
     changed = (*diskcache.environment()[:-1], "a changed source")
     monkeypatch.setattr(diskcache, "environment", lambda: changed)
     assert numba_calls.jit(numba, module)[1] != first
+
+
+def test_one_kernel_splits_ties_for_every_dtype_and_axis():
+    # runtime/numba_reductions._split_ties, the one tie-splitting loop of chooser_grad along an
+    # axis (float64 and other dtypes), run as Python here against the Python helper
+    from srcgrad.runtime.numba_reductions import _split_ties
+    from srcgrad.runtime.reductions import chooser_grad
+
+    a = np.array([[2.0, 2.0, -1.0], [0.5, np.nan, 1.5], [0.1, -3.0, 0.1]])
+    for dtype in (np.float64, np.float32):
+        ad = a.astype(dtype)
+        for axis in (0, 1, -1):
+            y = np.max(ad, axis=axis)
+            d = np.arange(1.0, 4.0).astype(dtype)
+            got = _split_ties.py_func(d, ad, y, axis, np.empty(a.shape, dtype))
+            want = chooser_grad(d, ad, y, axis)
+            assert got.dtype == dtype  # (the out given; Python's is float64 here)
+            np.testing.assert_array_equal(got, want.astype(dtype))

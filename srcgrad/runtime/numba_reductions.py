@@ -163,12 +163,12 @@ def _spread_f64_kept(dy, x, axis):
 
 
 @njit(cache=True)
-def _chooser_f64(d, a, yv, axis):
-    """``chooser_grad`` along ``axis`` of the 2-d float64 ``a``: ``d[i]`` split equally among
-    the elements of lane ``i`` equal to ``yv[i]`` (NaN: the NaNs)."""
+def _split_ties(d, a, yv, axis, out):
+    """``out`` (of ``a``'s shape) filled with ``chooser_grad`` along ``axis`` of the 2-d ``a``:
+    ``d[i]`` split equally among the elements of lane ``i`` equal to ``yv[i]`` (NaN: the NaNs);
+    compiled per dtype, for every kind ``chooser_grad`` takes along an axis."""
     row = _axis(axis, 2) == 1
     count, n = (a.shape[0], a.shape[1]) if row else (a.shape[1], a.shape[0])
-    out = np.empty(a.shape, np.float64)
     for i in range(count):
         yi, di = yv[i], d[i]
         chosen = 0
@@ -185,6 +185,12 @@ def _chooser_f64(d, a, yv, axis):
             else:
                 out[j, i] = di * c / share
     return out
+
+
+@njit(cache=True)
+def _chooser_f64(d, a, yv, axis):
+    """:func:`_split_ties` into a new float64 array."""
+    return _split_ties(d, a, yv, axis, np.empty(a.shape, np.float64))
 
 
 @njit(cache=True)
@@ -308,34 +314,15 @@ def _chooser_whole(dy):
 
 def _chooser_along(dy):
     """``chooser_grad`` along an axis of a 2-d ``a`` (``dy`` and ``y`` with the axis kept, or
-    without it)."""
-    kept = dy.ndim == 2
+    without it), of a dtype other than float64: :func:`_split_ties`."""
     dtype = dy.dtype
-
-    def along(dy, a, y, axis=None, keepdims=False):
-        row = _axis(axis, 2) == 1
-        count, n = (a.shape[0], a.shape[1]) if row else (a.shape[1], a.shape[0])
-        out = np.empty(a.shape, dtype)
-        for i in range(count):
-            if kept:
-                yi, di = (y[i, 0], dy[i, 0]) if row else (y[0, i], dy[0, i])
-            else:
-                yi, di = y[i], dy[i]
-            chosen = 0
-            for j in range(n):
-                v = a[i, j] if row else a[j, i]
-                if v == yi or (v != v and yi != yi):
-                    chosen += 1
-            share = max(chosen, 1)
-            for j in range(n):
-                v = a[i, j] if row else a[j, i]
-                c = 1.0 if v == yi or (v != v and yi != yi) else 0.0
-                if row:
-                    out[i, j] = di * c / share
-                else:
-                    out[j, i] = di * c / share
-        return out
-    return along
+    if dy.ndim == 2:
+        def kept(dy, a, y, axis=None, keepdims=False):
+            return _split_ties(_lanes(dy, axis), a, _lanes(y, axis), axis,
+                               np.empty(a.shape, dtype))
+        return kept
+    return lambda dy, a, y, axis=None, keepdims=False: _split_ties(dy, a, y, axis,
+                                                                   np.empty(a.shape, dtype))
 
 
 def _kept1(dy, a, y, axis=None, keepdims=False):
