@@ -169,6 +169,12 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
         plain = replace(options, backend="python")
         # for_numba: without the rewrites numba has no helpers for (optimize/steps.py)
         python = _derived(f, mode, wrt, replace(plain, for_numba=True))
+        if options.checkpoint is not None and mode in REVERSE_MODES:  # steps compiled
+            from .emit import numba_checkpoint
+
+            stepped = numba_checkpoint.compiled(unwrap(python), options.backend, target(f))
+            if stepped is not None:
+                return cast(Fn, stepped)
         return cast(Fn, numba_backend.compiled(python, options.backend, lambda kinds: unwrap(
             _derived(f, mode, wrt, replace(plain, kinds=kinds, for_numba=True)))))
     read = getattr(target(f), "__srcgrad_differentiate_as__", target(f))

@@ -495,3 +495,132 @@ def test_one_kernel_splits_ties_for_every_dtype_and_axis():
             want = chooser_grad(d, ad, y, axis)
             assert got.dtype == dtype  # (the out given; Python's is float64 here)
             np.testing.assert_array_equal(got, want.astype(dtype))
+
+
+# --- checkpoint= with backend="numba" (emit/numba_checkpoint.py) -------------------------------
+def decaying(a, n):
+    y = a
+    for i in range(1, n, 2):  # a range with a start and a stride: i = start + trip * stride
+        y = 0.9 * y + 0.1 * np.sin(y * y + 0.01 * i)
+    return y
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (two compiles, ~3 s)")
+def test_a_checkpointed_loop_runs_its_step_and_its_vjp_compiled():
+    g = srcgrad.grad(decaying, checkpoint=3, backend="numba")
+    got = g(0.7, 150)  # 75 trips: segments of several trips (schedule.SHORT is 64)
+    assert got == pytest.approx(srcgrad.grad(decaying)(0.7, 150), rel=1e-13)
+    assert got == pytest.approx(numeric_grad(decaying, (0.7, 150), 0), rel=1e-6)
+    shown = srcgrad.source(g)
+    assert "reverse_segment(decaying_step" in shown  # the schedule: the Python derivative's
+    from srcgrad.derived import unwrap
+    from srcgrad.emit.numba_checkpoint import Step
+
+    fn = unwrap(g)
+    steps = [c.cell_contents for c in fn.__closure__ if isinstance(c.cell_contents, Step)]
+    assert len(steps) == 1 and steps[0].primal.__srcgrad_numba__ is not None
+
+
+def rnn_steps(Wx, Wh, xs, h):
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ Wx + h @ Wh)
+    return np.sum(h * h)
+
+
+def test_the_step_numba_types_and_the_invariants_whose_gradients_are_read():
+    # no compile: the step as a function of numbers and arrays, and the invariants the
+    # derivative reads the cotangents of (xs is read by rows, but no gradient of it is asked)
+    import ast
+
+    from srcgrad.derived import unwrap
+    from srcgrad.emit import numba_checkpoint
+    from srcgrad.frontend.source import GENERATED_SOURCE
+
+    fn = unwrap(srcgrad.grad(rnn_steps, wrt=(0, 1), checkpoint=4))
+    cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+    flat, names, count = numba_checkpoint.flat_step(cells["rnn_steps_step"])
+    assert_golden("numba_checkpoint_step.py", GENERATED_SOURCE[flat.__code__][0])
+    assert (names[:count], sorted(names[count:])) == (["h"], ["Wh", "Wx", "xs"])
+    tree = ast.parse(GENERATED_SOURCE[fn.__code__][0])
+    read = numba_checkpoint.read_invariants(tree, "rnn_steps_step")
+    assert sorted(names[count + k] for k in read) == ["Wh", "Wx"]
+    fn_all = unwrap(srcgrad.grad(rnn_steps, wrt=(0, 1, 2), checkpoint=4))
+    tree = ast.parse(GENERATED_SOURCE[fn_all.__code__][0])
+    assert len(numba_checkpoint.read_invariants(tree, "rnn_steps_step")) == 3
+
+
+def keeps_a_dict(x, n):
+    s = 0.0
+    for _ in range(n):
+        d = {"v": x}
+        x = np.sin(d["v"]) * 1.1
+        s = s + np.sum(x)
+    return s
+
+
+def test_a_step_numba_cannot_compile_is_refused_at_its_line_and_auto_runs_python():
+    with pytest.raises(UnsupportedSyntaxError, match="cannot compile a dict") as info:
+        srcgrad.grad(keeps_a_dict, checkpoint=2, backend="numba")
+    assert info.value.filename == __file__ and info.value.line.strip() == 'd = {"v": x}'
+    got = srcgrad.grad(keeps_a_dict, checkpoint=2, backend="auto")(X, 5)
+    np.testing.assert_allclose(got, srcgrad.grad(keeps_a_dict)(X, 5), rtol=1e-14)
+
+
+def strided(x, W, n):
+    s = 0.0
+    for i in range(2, n, 3):
+        x = np.tanh(W @ x) * (1.0 + 0.01 * i)
+        s = s + np.sum(x * x)
+    return s
+
+
+def iterated_while(x):
+    s = 0.0
+    k = 0
+    while k < 30:  # a probe counts the trips (Python), the steps are compiled
+        x = np.sin(x) * 1.05
+        s = s + np.sum(x)
+        k = k + 1
+    return s
+
+
+def leaves_early(x, n):
+    s = 0.0
+    for _ in range(n):
+        x = np.cos(x) * 1.1
+        s = s + x[0]
+        if s > 5.0:
+            break
+    return s
+
+
+def two_loops(x, n):
+    for _ in range(n):
+        x = np.sin(x) + 0.1
+    s = 0.0
+    for j in range(n):
+        s = s + np.sum(x * j)
+        x = x * 0.99
+    return s
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (compiles for a minute)")
+@pytest.mark.parametrize("checkpoint", [2, 5, "auto"])
+def test_checkpointed_loops_compiled_by_numba_equal_the_gradient(checkpoint):
+    rng = np.random.default_rng(3)
+    x, W = rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5
+    cases = [(strided, (x, W, 40), (0, 1)), (strided, (x, W, 300), (0, 1)),
+             (iterated_while, (x,), 0), (leaves_early, (x, 30), 0), (two_loops, (x, 70), 0),
+             (rnn_steps, (W, W.T, rng.normal(size=(20, 2, 3)), np.full((2, 3), 0.1)), (0, 1, 2))]
+    for f, args, wrt in cases:
+        got = srcgrad.grad(f, wrt=wrt, checkpoint=checkpoint, backend="numba")(*args)
+        value, got_v = srcgrad.value_and_grad(f, wrt=wrt, checkpoint=checkpoint,
+                                              backend="numba")(*args)
+        want = srcgrad.grad(f, wrt=wrt)(*args)
+        assert value == pytest.approx(f(*args), rel=1e-13)
+        wrts = wrt if isinstance(wrt, tuple) else (wrt,)
+        pairs = zip(*(r if isinstance(wrt, tuple) else (r,) for r in (got, got_v, want)))
+        for i, (g, gv, e) in zip(wrts, pairs):
+            np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-13)
+            np.testing.assert_allclose(gv, e, rtol=1e-11, atol=1e-13)
+            np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-6, atol=1e-9)

@@ -640,7 +640,7 @@ CLAIMS = [
     ("a function with neither source nor rule", no_source_no_rule, 0, (X,), TRANSFORM,
      "i0"),
     ("a frozen SciPy distribution", frozen_distribution, 0, (X,), TRANSFORM, "logpdf"),
-    ("`checkpoint=` with `backend=\"numba\"`", stepped, 0, (X,), "numba",
+    ("`checkpoint=` with `backend=\"numba\"` in `hvp` / `hessian`", stepped, 0, (X,), "numba",
      "cannot compile `checkpointed_loop`"),
     ("one that uses `try` / `except` (`statistics.mean`, ...) is an error",
      stdlib_with_try, 0, (X,), TRANSFORM, "except"),
@@ -701,10 +701,10 @@ def test_the_claimed_error(claim):
         return
     if when == "numba":  # refused at the checkpointed loop's line; "auto" runs it in Python
         with pytest.raises(SrcgradError, match=pattern) as error:
-            grad(f, wrt=wrt, checkpoint=2, backend="numba")(*args)
+            hessian(f, wrt=wrt, checkpoint=2, backend="numba")(*args)
         assert "checkpointed_loop(None, stepped_step, range(4), (x,), (), 2)\n" in str(error.value)
-        np.testing.assert_allclose(grad(f, wrt=wrt, checkpoint=2, backend="auto")(*args),
-                                   grad(f, wrt=wrt)(*args), rtol=1e-14)
+        np.testing.assert_allclose(hessian(f, wrt=wrt, checkpoint=2, backend="auto")(*args),
+                                   hessian(f, wrt=wrt)(*args), rtol=1e-14)
         return
     if when == "second order":
         grad(f, wrt=wrt)(*args)
