@@ -95,9 +95,9 @@ def test_not_yet_available_is_still_true():
     """docs/api.md lists what the contract names but srcgrad lacks; each must still be absent
     (when one lands, this fails until the page says it exists)."""
     text = (DOCS / "api.md").read_text().split("## Not yet available")[1]
-    assert '`checkpoint=` with `backend="numba"`' in text
+    assert '`checkpoint=` with `backend="numba"` in `hvp` and `hessian`' in text
     with pytest.raises(srcgrad.SrcgradError, match="numba"):
-        srcgrad.grad(docs_loop, checkpoint=2, backend="numba")
+        srcgrad.hessian(docs_loop, checkpoint=2, backend="numba")
 
 
 def test_example_directives_name_examples_that_exist():

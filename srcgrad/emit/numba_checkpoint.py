@@ -181,33 +181,36 @@ def read_invariants(tree: ast.Module, step: str) -> set[int] | None:
     (all of them) when the text reads them otherwise. An invariant the user did not ask a
     gradient of (the RNN's inputs ``xs``) is then not differentiated in the step's vjp."""
     nodes = list(ast.walk(tree))
-    parts = [n.targets[0].elts[1].id for n in nodes if isinstance(n, ast.Assign)
-             and _calls(n.value, "reverse_segment") and isinstance(n.value.args[0], ast.Name)
-             and n.value.args[0].id == step and isinstance(n.targets[0], ast.Tuple)
-             and len(n.targets[0].elts) == 2 and isinstance(n.targets[0].elts[1], ast.Name)]
-    if len(parts) != 1:
+    acc = _accumulator(nodes, step)
+    if acc is None:
         return None
-    adds = [n for n in nodes if isinstance(n, ast.Assign) and _calls(n.value, "add")
-            and len(n.value.args) == 2 and _is_name(n.value.args[1], parts[0])
-            and isinstance(n.targets[0], ast.Name) and _is_name(n.value.args[0], n.targets[0].id)]
-    if len(adds) != 1:
-        return None
-    acc = adds[0].targets[0].id
-    uses = _loads(nodes, acc)
     casts = [n for n in nodes if isinstance(n, ast.Assign) and _calls(n.value, "as_like")
              and _is_name(n.value.args[0], acc) and isinstance(n.targets[0], ast.Name)]
-    if len(casts) != 1 or len(uses) != 2:  # read by the add and by the cast only
+    if len(casts) != 1 or len(_loads(nodes, acc)) != 2:  # read by the add and the cast only
         return None
     cast = casts[0].targets[0].id
     reads = [n for n in nodes if _calls(n, "elem") and _is_name(n.args[0], cast)]
-    if len(reads) != len(_loads(nodes, cast)):
+    literal = [r.args[1].value for r in reads if len(r.args) > 1
+               and isinstance(r.args[1], ast.Constant) and type(r.args[1].value) is int]
+    if len(reads) != len(_loads(nodes, cast)) or len(literal) != len(reads):
         return None
-    places = set()
-    for read in reads:
-        if not (isinstance(read.args[1], ast.Constant) and type(read.args[1].value) is int):
-            return None
-        places.add(read.args[1].value)
-    return places
+    return set(literal)
+
+
+def _accumulator(nodes: list[ast.AST], step: str) -> str | None:
+    """``acc`` of ``acc = add(acc, dstep)``, the one sum of the invariants' cotangents of
+    ``dstate, dstep = reverse_segment(step, ...)``; None if the text has not exactly these."""
+    parts = [n.targets[0].elts[1].id for n in nodes if isinstance(n, ast.Assign)
+             and _calls(n.value, "reverse_segment") and _is_name(n.value.args[0], step)
+             and isinstance(n.targets[0], ast.Tuple) and len(n.targets[0].elts) == 2
+             and isinstance(n.targets[0].elts[1], ast.Name)]
+    if len(parts) != 1:
+        return None
+    adds = [n.targets[0].id for n in nodes if isinstance(n, ast.Assign)
+            and _calls(n.value, "add") and len(n.value.args) == 2
+            and _is_name(n.value.args[1], parts[0]) and isinstance(n.targets[0], ast.Name)
+            and _is_name(n.value.args[0], n.targets[0].id)]
+    return adds[0] if len(adds) == 1 else None
 
 
 def _calls(node: ast.AST, name: str) -> bool:
