@@ -340,13 +340,13 @@ def _zeros_of_arguments(fdef, arrays, params, stored):
 
 def _helper_imports(lines: list[str], preallocated: list[str]) -> list[str]:
     """The imports of the numba helpers the rewritten ``lines`` call."""
-    from ..runtime.numba_helpers import ALLOCATIONS
+    from ..runtime.numba_cached import ALLOCATIONS
     from ..runtime.numba_reductions import REDUCTIONS
 
     used = list(SAVES) if preallocated else []
     used += [h for h in (POWER, MATMUL, *ALLOCATIONS.values())
              if any(f"{h}(" in ln for ln in lines)]
-    out = [f"from srcgrad.runtime.numba_helpers import {', '.join(used)}"] if used else []
+    out = [f"from srcgrad.runtime.numba_cached import {', '.join(used)}"] if used else []
     reduced = [h for h in dict.fromkeys(REDUCTIONS.values()) if any(f"{h}(" in ln for ln in lines)]
     if reduced:
         out.append(f"from srcgrad.runtime.numba_reductions import {', '.join(reduced)}")
@@ -550,13 +550,13 @@ def _is_call(node: ast.AST, name: str) -> bool:
 
 
 def _allocation(node: ast.AST) -> str | None:
-    """The cached helper (``runtime/numba_helpers.ALLOCATIONS``) for ``np.empty(n, np.float64)``,
+    """The cached helper (``runtime/numba_cached.ALLOCATIONS``) for ``np.empty(n, np.float64)``,
     ``np.empty(n, np.int64)`` or ``np.zeros(shape)`` on one line."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and _module_attribute(node.func) and not node.keywords
             and node.lineno == node.end_lineno):
         return None
-    from ..runtime.numba_helpers import ALLOCATIONS
+    from ..runtime.numba_cached import ALLOCATIONS
 
     if len(node.args) == 1:
         return ALLOCATIONS.get((node.func.attr, None))
@@ -672,7 +672,7 @@ _MISSING = object()
 def _header(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> list[str]:
     """The module's imports and constants, one per name the code reads from outside (the
     constants, numbers numba compiles in, also into ``constants``)."""
-    from ..runtime import numba_helpers
+    from ..runtime import numba_cached, numba_helpers
 
     lines = []
     helpers = {id(k): v for k, v in numba_helpers.HELPERS.items()}
@@ -685,10 +685,11 @@ def _header(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> lis
             _check_module_uses(fdef, name, module, allowed)
             lines.append(f"import {module} as {name}" if name != module else f"import {module}")
         elif id(value) in helpers:
-            helper = helpers[id(value)]
-            helper = getattr(numba_helpers.CACHED.get(helper), "py_func", helper).__name__
+            cached = numba_cached.CACHED.get(helpers[id(value)])  # (one compiled per machine)
+            helper = (helpers[id(value)] if cached is None else cached.py_func).__name__
+            module = "helpers" if cached is None else "cached"
             alias = "" if name == helper else f" as {name}"
-            lines.append(f"from srcgrad.runtime.numba_helpers import {helper}{alias}")
+            lines.append(f"from srcgrad.runtime.numba_{module} import {helper}{alias}")
         elif name in BUILTINS and value is getattr(builtins, name, None):
             continue
         elif type(value) in (int, float, bool, complex) and abs(value) < 2**63:
@@ -783,10 +784,11 @@ def _reason(line: str) -> str:
 
 def _helper_names() -> set[str]:
     """The names of srcgrad's numba helpers (``runtime/numba_helpers.py``, ``numba_reductions``)."""
-    from ..runtime import numba_helpers, numba_reductions
+    from ..runtime import numba_cached, numba_helpers, numba_reductions
 
     return ({h.__name__ for h in numba_helpers.HELPERS.values()} | set(SAVES) | {POWER, MATMUL}
-            | set(numba_helpers.ALLOCATIONS.values()) | set(numba_reductions.REDUCTIONS.values()))
+            | set(numba_cached.ALLOCATIONS.values()) | set(numba_reductions.REDUCTIONS.values())
+            | {"new_saves", "save", "restore", "matmul"})
 
 
 def _kind(value: Any) -> str:
