@@ -207,3 +207,37 @@ def test_a_name_assigned_again_in_its_block_calls_what_it_holds(f):
 def test_a_name_assigned_again_in_its_block_at_second_order(f):
     np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
                                rtol=1e-5, atol=1e-6)
+
+
+C = 1.5
+
+
+def partial_made_later_in_a_loop(x):  # the next trip's call sees the partial made after it
+    g = np.sin
+    y = x
+    for _ in range(3):
+        y = g(y) * x
+        g = functools.partial(_scaled, C)
+    return np.sum(y)
+
+
+def partial_by_keyword_later_in_a_loop(x):
+    g = functools.partial(_scaled, 0.5)
+    y = x
+    for _ in range(2):
+        y = g(x=y)
+        g = functools.partial(_scaled, a=2.0)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [partial_made_later_in_a_loop, partial_by_keyword_later_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_a_partial_made_later_in_a_loop_than_a_call_it_reaches(f):
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    if f is partial_made_later_in_a_loop:
+        np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                                   rtol=1e-5, atol=1e-6)

@@ -18,6 +18,11 @@ calling the callable that assignment bound, as Python would:
                                      else:
                                          y = g_3(x)
 
+A binding of a value from outside the body (``np.cos``, ``A.scale``) is not assigned: its calls
+call that expression. A ``functools.partial`` of a function and constants or values from outside
+the body is made once before the body: a call that the binding reaches from a later place in a
+loop finds it made (as Python would, the same function and arguments).
+
 A name also read otherwise (passed on, held in a list, returned), assigned by anything but a
 plain assignment (a loop target, ``+=``, unpacking), or assigned something that is not a
 callable's name, an attribute or constant item of one, or a ``functools.partial`` is left as it
@@ -114,6 +119,9 @@ class Dispatch:
         self.own = {}  # id(assignment) -> (g, number, its name)
         self.outside = {}  # its name -> a value from outside the body, called as it is
         self.loops = []  # the assignments inside each loop around the statement
+        # a partial of values from outside the body (`functools.partial(f, 2.0)`): made before
+        # the body, so a call that a later assignment in a loop reaches finds it made
+        self.hoisted = {}  # id(assignment) -> the assignment
 
     def _fresh(self, base):
         name = self.ctx.namer.fresh(base)
@@ -127,13 +135,14 @@ class Dispatch:
                 g = n.targets[0].id
                 self.own[id(n)] = (g, count[g], self._fresh(g))
                 count[g] += 1
-                root = n.value
-                while isinstance(root, (gast.Attribute, gast.Subscript)):
-                    root = root.value
-                if isinstance(root, gast.Name) and root.id not in self.locals:
+                if _from_outside(n.value, self.locals):
                     self.outside[self.own[id(n)][2]] = n.value
+                elif _fixed_partial(n.value, self.ctx, self.locals):
+                    self.hoisted[id(n)] = n
         self.seen = []  # the numbered assignments met so far
         node.body = self._block(node.body, {})
+        hoisted = [_located(clone(n), n) for n in self.hoisted.values()]
+        node.body[:0] = hoisted
 
     def _inside(self, s):
         return [self.own[id(n)] for n in walk(s) if id(n) in self.own]
@@ -149,7 +158,7 @@ class Dispatch:
                 s.targets[0].id = own
                 self.seen.append(self.own[id(s)])
                 current[g] = own
-                if own not in self.outside:
+                if own not in self.outside and id(s) not in self.hoisted:
                     out.append(s)
                 out.append(_located(_assign(self.which[g], gast.Constant(k, None)), s))
             elif _call_statement(s) and s.value.func.id in self.names:
@@ -211,6 +220,24 @@ class Dispatch:
         if value is None:
             return gast.Name(own, gast.Load(), None, None)
         return _located_expr(clone(value), where)
+
+
+def _from_outside(value, locals_):
+    """A name, or an attribute or item of one, that the body does not assign."""
+    while isinstance(value, (gast.Attribute, gast.Subscript)):
+        value = value.value
+    return isinstance(value, gast.Name) and value.id not in locals_
+
+
+def _fixed_partial(value, ctx, locals_):
+    """``functools.partial(f, ...)`` of a function and arguments from outside the body or
+    constants: the same object wherever in the body it is made."""
+    if not isinstance(value, gast.Call) or ctx.namespace.resolve(
+            value.func, locals_) is not functools.partial:
+        return False
+    parts = list(value.args) + [k.value for k in value.keywords]
+    return all(isinstance(a, gast.Constant) or _from_outside(a, locals_) for a in parts) and all(
+        k.arg is not None for k in value.keywords)
 
 
 def _located_expr(expr, where):
