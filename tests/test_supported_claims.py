@@ -262,12 +262,13 @@ class _Holder:
     def scale(self, x):
         return self.w * x
 
-    def picked(self):
-        return self.scale
+    def stored(self, fs):
+        fs.append(self.scale)
 
     def listed(self, x):
-        f = self.picked()
-        return np.sum(f(x))
+        fs = []
+        self.stored(fs)
+        return np.sum(fs[0](x))
 
 
 @dataclasses.dataclass

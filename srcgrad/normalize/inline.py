@@ -151,7 +151,7 @@ class InlineCalls:
                     continue
                 inlined = self._inline(s)
                 if inlined is not None:
-                    out.extend(inlined)
+                    out.extend(self._method_returned(inlined))
                     continue
                 if original is not s:
                     original.value = s.value  # the call as resolved
@@ -160,6 +160,19 @@ class InlineCalls:
             self.ctx.receivers.note(original)
             out.append(original)
         return out
+
+    def _method_returned(self, inlined):
+        """An inlined helper's statements; its last, ``f = h`` of a bound method ``h`` it
+        returned (``def pick(self): return self.a.scale``), makes ``f`` that method."""
+        last = inlined[-1]
+        receivers = self.ctx.receivers
+        if not (isinstance(last.value, gast.Name) and last.value.id in receivers.methods):
+            return inlined
+        rewritten = receivers.rewrite(last)
+        if rewritten is None:
+            return inlined
+        receivers.note(rewritten[1])
+        return inlined[:-1] + rewritten[0] + [rewritten[1]]
 
     def _by_class(self, stmt):
         """``y = lay(h)`` / ``y = lay.affine(h)`` / ``y = lay.gain`` (a property of one of the

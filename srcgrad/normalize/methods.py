@@ -481,6 +481,8 @@ class Receivers:
         self._stmt = stmt
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             return self._property(stmt, value) or self._method_value(stmt, value)
+        if isinstance(value, gast.Name) and value.id in self.methods:
+            return self._method_alias(stmt, value.id)
         if not isinstance(value, gast.Call):
             return None
         func = value.func
@@ -557,6 +559,23 @@ class Receivers:
         self.methods[target.id] = (static, receiver, known)
         self.known[receiver] = known
         return self._check(value.value, known), held
+
+    def _method_alias(self, stmt, held):
+        """``f = h`` of a bound method ``h`` held by name (a helper returned it: ``f =
+        self.pick()``), ``f`` assigned once: ``f`` is the same method on the same receiver."""
+        target = stmt.targets[0]
+        if not isinstance(target, gast.Name) or self.stores.get(target.id, 0) != 1:
+            return None
+        static, receiver, known = self.methods[held]
+        own = self.ctx.namer.fresh(naming.SELF.format(target.id))
+        self.ctx.local_names.add(own)
+        kept = gast.copy_location(gast.Assign(
+            [gast.Name(own, gast.Store(), None, None)],
+            gast.Name(receiver, gast.Load(), None, None), None), stmt)
+        kept.method_of = target.id
+        self.methods[target.id] = (static, own, known)
+        self.known[own] = known
+        return [], kept
 
     def _constructor(self, stmt, call):
         """``a = Acc(0.0)`` of a class with an ``__init__`` of its own: an empty instance, then
