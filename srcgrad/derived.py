@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 PUBLIC = "__srcgrad_public__"  # on a generated function: the Derived that wraps it
 PYTHON_BEHIND = "__srcgrad_python__"  # on a numba-compiled derivative: its Python derivative
+GENERATED = "__srcgrad_generated__"  # on a Derived: the generated function (what unwrap gives)
 
 
 if TYPE_CHECKING:
@@ -33,20 +34,22 @@ else:
 
 
 class Derived(_Partial):
-    """A derived function: ``df(*args, **kwargs)`` calls the generated code directly."""
+    """A derived function: ``df(*args, **kwargs)`` calls ``called``: the generated code
+    ``fn``, or (``api.by_kinds``) ``fn`` regenerated for the kinds of the arguments."""
 
     def __new__(cls, fn: Any, transform: str, of: Any, wrt: Any,
-                options: dict[str, Any]) -> Derived:
-        self = super().__new__(cls, fn)
+                options: dict[str, Any], called: Any = None) -> Derived:
+        self = super().__new__(cls, fn if called is None else called)
         self.__dict__.update(
             __name__=fn.__name__, __qualname__=fn.__qualname__, __module__=fn.__module__,
             __doc__=fn.__doc__, __wrapped__=fn,
             __srcgrad_request__=(transform, of, wrt, dict(options)),
         )
+        self.__dict__[GENERATED] = fn
         return self
 
     def __getattr__(self, name: str) -> Any:  # what the generated function has (``__code__``, ...)
-        return getattr(self.func, name)
+        return getattr(self.__dict__[GENERATED], name)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else types.MethodType(self, obj)
@@ -54,7 +57,7 @@ class Derived(_Partial):
     def __repr__(self) -> str:
         transform, of, wrt, options = self.__srcgrad_request__
         extra = "".join(f", {k}={v!r}" for k, v in options.items() if k == "method")
-        return f"<{transform} of {_name(of)} wrt {_selected(self.func, of, wrt)!r}{extra}>"
+        return f"<{transform} of {_name(of)} wrt {_selected(unwrap(self), of, wrt)!r}{extra}>"
 
     def __reduce__(self) -> Any:
         from .pickling import reduce_derived
@@ -63,8 +66,10 @@ class Derived(_Partial):
 
     def _repr_html_(self) -> str:
         from .emit.display import source_html
+        from .kinds import Specialized
 
-        return source_html(self.func)
+        called = self.func  # the code specialized to the last call's kinds, if any
+        return source_html(called.last() if isinstance(called, Specialized) else unwrap(self))
 
 
 def _name(fn: Any) -> str:
@@ -92,18 +97,20 @@ def _selected(generated: Any, of: Any, wrt: Any) -> Any:
     return tuple(name(s) for s in wrt) if isinstance(wrt, (tuple, list)) else name(wrt)
 
 
-def wrap(fn: Any, transform: str, of: Any, wrt: Any, options: dict[str, Any]) -> Derived:
-    """The one ``Derived`` of the generated ``fn`` (made once, kept on ``fn``)."""
+def wrap(fn: Any, transform: str, of: Any, wrt: Any, options: dict[str, Any],
+         called: Any = None) -> Derived:
+    """The one ``Derived`` of the generated ``fn`` (made once, kept on ``fn``), calling
+    ``called`` (by default ``fn``)."""
     made = fn.__dict__.get(PUBLIC) if hasattr(fn, "__dict__") else None
     if made is None:
-        made = Derived(fn, transform, of, wrt, options)
+        made = Derived(fn, transform, of, wrt, options, called)
         fn.__dict__[PUBLIC] = made
     return made
 
 
 def unwrap(obj: Any) -> Any:
     """The generated function behind a ``Derived``; anything else as it is."""
-    return obj.func if type(obj) is Derived else obj
+    return obj.__dict__[GENERATED] if type(obj) is Derived else obj
 
 
 def plain(obj: Any) -> Any:

@@ -22,6 +22,18 @@ unspecialized derivative. Specialized code computes the same numbers in the same
 it runs scalar math on Python floats (``math.sin`` for ``np.sin``), a float operation Python
 refuses where NumPy returns inf or nan (a division by zero, ``math.sqrt(-1.0)``) makes the call
 run the unspecialized derivative instead, which gives NumPy's result and warning.
+
+Every transform generating Python code returns its derivative specialized this way
+(``api.by_kinds``), but later: ``grad(f)`` is generated (and refused) at the transform as
+before, the first ``AFTER - 1`` calls of a signature run that unspecialized code, and the call
+number ``AFTER`` generates the code for its kinds (``srcgrad.specialize`` generates at the
+first call). Generating again costs about what the transform did (10-30 ms), which a
+derivative called once or twice never earns back: every ``grad`` specialized at its first
+call made ``tests/test_rules.py`` and ``tests/test_passes.py`` 67% slower. ``df.__wrapped__``
+is the unspecialized derivative; ``source(df)`` shows the code specialized last under a
+comment naming its kinds (the unspecialized code before). Where the code for some kinds
+cannot be generated (a refusal only specialized code makes), the unspecialized derivative
+runs for them.
 """
 
 from __future__ import annotations
@@ -39,6 +51,9 @@ from .errors import SrcgradError
 from .specialize import Specializing
 
 SIGNATURES = 8  # specializations kept by default
+# what a transform returns generates the code for a signature at its call number AFTER (the
+# calls before run the unspecialized code): see the module docstring
+AFTER = 8
 # what Python floats raise where NumPy returns inf or nan (optimize/scalars.py)
 FLOAT_ERRORS = (ZeroDivisionError, OverflowError, ValueError)
 
@@ -46,7 +61,7 @@ FLOAT_ERRORS = (ZeroDivisionError, OverflowError, ValueError)
 class Specialized:
     """A derivative generated per signature of argument kinds (see the module docstring)."""
 
-    def __init__(self, derived: Any, signatures: int = SIGNATURES) -> None:
+    def __init__(self, derived: Any, signatures: int = SIGNATURES, after: int = 1) -> None:
         generic = unwrap(derived)
         recipe = getattr(generic, "__srcgrad_recipe__", None)
         if recipe is None or getattr(generic, PYTHON_BEHIND, None) is not None:
@@ -65,10 +80,13 @@ class Specialized:
             code = generic.__code__
             self.positional = code.co_varnames[: code.co_argcount]
         self.made: OrderedDict = OrderedDict()  # kinds -> generated function
+        self.after = after  # the call of a signature that generates its code
+        self.calls: dict = {}  # kinds -> calls run unspecialized before that (after > 1)
         self._fast: Any = self._call  # a call of the signature called last: its kinds tested
         self._fasts: dict = {}  # kinds -> that test, made once per signature
         setattr(self, PYTHON_BEHIND, generic)  # what transforms of it differentiate
         self.__name__ = generic.__name__
+        self.__module__ = generic.__module__
         self.__qualname__ = generic.__qualname__
         self.__doc__ = generic.__doc__
         self.__wrapped__ = generic
@@ -82,6 +100,8 @@ class Specialized:
             key += tuple((k, signature_kind(v)) for k, v in kwargs.items())
         fn = self.made.get(key)
         if fn is None:
+            if self.after > 1 and self._cold(key):
+                return self.__wrapped__(*args, **kwargs)
             fn = self._make(key, args, kwargs)
         elif len(self.made) > 1:
             self.made.move_to_end(key)
@@ -101,7 +121,18 @@ class Specialized:
         return f"<specialized {self.derived!r}>"
 
     def __reduce__(self) -> Any:
-        return (Specialized, (self.derived, self.signatures))
+        return (Specialized, (self.derived, self.signatures, self.after))
+
+    def _cold(self, key: tuple[Any, ...]) -> bool:
+        """Whether this call of the signature ``key`` runs the unspecialized code (counted)."""
+        n = self.calls.get(key, 0) + 1
+        if n >= self.after:
+            self.calls.pop(key, None)
+            return False
+        if len(self.calls) >= 4 * self.signatures and key not in self.calls:
+            self.calls.clear()  # (bounded: the counts of many signatures start again)
+        self.calls[key] = n
+        return True
 
     def kinds(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Parameter -> stable kind of its argument, for the arguments with a kind."""
@@ -117,7 +148,10 @@ class Specialized:
         else:
             f, mode, wrt, options = self.recipe
             options = dataclasses.replace(options, kinds=tuple(sorted(kinds.items())))
-            fn = unwrap(transforms.derived(f, mode, wrt, options))
+            try:
+                fn = unwrap(transforms.derived(f, mode, wrt, options))
+            except SrcgradError:  # (the unspecialized derivative was made: it runs instead)
+                fn = generic
         self.made[key] = fn
         while len(self.made) > self.signatures:
             self._fasts.pop(self.made.popitem(last=False)[0], None)
@@ -127,6 +161,30 @@ class Specialized:
         """The generated function called last (the unspecialized one before any call)."""
         fn = next(reversed(self.made.values())) if self.made else getattr(self, PYTHON_BEHIND)
         return fn.last() if isinstance(fn, Specializing) else fn
+
+    def signature(self) -> str:
+        """A comment line naming the kinds the code called last was generated for ("" for the
+        unspecialized code): what ``source()`` shows above it."""
+        if not self.made:
+            return ""
+        fn = next(reversed(self.made.values()))
+        recipe = getattr(fn, "__srcgrad_recipe__", None)
+        if fn is getattr(self, PYTHON_BEHIND) or recipe is None:
+            return ""
+        kinds = dict(recipe[3].kinds)
+        order = [p for p in self.positional if p in kinds] + sorted(set(kinds) - set(
+            self.positional))
+        shown = ", ".join(f"{p}: {_spelled(kinds[p])}" for p in order)
+        return f"# specialized to the kinds of its arguments: {shown}\n"
+
+
+def _spelled(kind: tuple) -> str:
+    """A kind as ``source()`` names it: ``float``, ``int``, ``float64 scalar``,
+    ``float64 array, 2-d``."""
+    if kind[0] in ("float", "int"):
+        return kind[0]
+    dtype = np.dtype(kind[-1]).name
+    return f"{dtype} scalar" if kind[0] == "scalar" else f"{dtype} array, {kind[1]}-d"
 
 
 FAST = """\
@@ -174,4 +232,4 @@ def specialize(df: Any, *, signatures: int = SIGNATURES) -> Specialized:
     called with, at most ``signatures`` kinds kept (see the module docstring)."""
     if isinstance(df, Specialized):
         return df
-    return Specialized(df, signatures)
+    return Specialized(df, signatures)  # (of what a transform returns: of its generated code)

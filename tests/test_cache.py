@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from srcgrad import grad, source, value_and_grad, vjp
+from srcgrad.kinds import Specialized
 
 
 def poly(x, y):
@@ -77,8 +78,11 @@ def test_source_of_derived_function_is_python_source():
 
 def test_derived_function_calls_plain_generated_code_with_stable_results():
     df = grad(matmul_sum, wrt=(0, 1))
-    # a functools.partial of the generated function: its repr and pickling are its own
-    assert inspect.isfunction(df.func) and df.__code__ is df.func.__code__
+    # a functools.partial of the generated function specialized to the kinds of the arguments
+    # at the call (srcgrad/kinds.py): its repr and pickling are its own
+    generic = df.__wrapped__
+    assert inspect.isfunction(generic) and df.__code__ is generic.__code__
+    assert isinstance(df.func, Specialized) and df.func.__wrapped__ is generic
     assert str(inspect.signature(df)) == "(A, B)"
     assert repr(df) == "<grad of matmul_sum wrt ('A', 'B')>"
     A = np.random.default_rng(0).normal(size=(2, 3))

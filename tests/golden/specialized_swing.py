@@ -1,3 +1,4 @@
+# specialized to the kinds of its arguments: c: float, L: float, theta0: float, omega0: float
 def dswing(c, L, theta0, omega0):
     loop_saved = []
     theta = theta0
