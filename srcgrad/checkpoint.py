@@ -624,21 +624,8 @@ def _step_function(fname, loop_parts, f, probe, held=False):
     ]
     unpack += [gast.Assign([_store(v)], gast.Constant(value, None), None)
                for v, value in sorted(constants.items())]
-    # what the body writes into is a copy of its own: the state the step was given is a snapshot
-    written = _mutated(loop.body, augmented=False, calls=False)
     copier = _unused(loop, "copy_state")  # what is only passed to a helper may be a float
-    copied = [v for v in state if v in exposed] if held else []
-    if copied:
-        names = gast.Tuple([_load(v) for v in copied], gast.Load())
-        unpack.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
-                                  gast.Call(_load(copier), [names], []), None))
-    # (after the copy above, a shallow copy: its own container, the same copied items)
-    written |= set(_mutated(loop.body, augmented=False, calls=False) if copied else ())
-    unpack += [
-        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
-                    if v in written else gast.Call(_load(copier), [_load(v)], []), None)
-        for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
-    ]
+    unpack += _state_copies(loop, state, exposed, copier, held)
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
     body = copy.deepcopy(loop.body)
     target, it, ret = (_probe_loop if probe else _replay_loop)(loop, index, packed, body,
@@ -658,6 +645,25 @@ def _step_function(fname, loop_parts, f, probe, held=False):
     step = compile_function(text, name, f, {copier: copy_state})
     REWRITTEN_USER_CODE.add(step.__code__)
     return step
+
+
+def _state_copies(loop, state, exposed, copier, held):
+    """The step's copies of the state it writes into (the state it was given is a snapshot):
+    ``v = v.copy()`` of what the body writes into, ``v = copy_state(v)`` of what it passes to a
+    helper. With ``held``, the whole state first, at once (``(L, z) = copy_state((L, z))``:
+    the copy of ``z`` is the one the copy of ``L`` holds), then shallow copies (their own
+    containers, the same copied items) of what the body writes into."""
+    written = _mutated(loop.body, augmented=False, calls=False)
+    copies, copied = [], [v for v in state if v in exposed] if held else []
+    if copied:
+        names = gast.Tuple([_load(v) for v in copied], gast.Load())
+        copies.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
+                                  gast.Call(_load(copier), [names], []), None))
+    return copies + [
+        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
+                    if v in written or held else gast.Call(_load(copier), [_load(v)], []), None)
+        for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
+    ]
 
 
 def _trips_name(loop):
