@@ -10,6 +10,8 @@ issue's examples, the refusals, ``holomorphic_grad``, and second order.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
@@ -153,6 +155,15 @@ def test_rules_for_real_values_refuse_complex_ones(call):
     with pytest.raises(UnsupportedCaseError, match="for real (values|matrices) only") as info:
         grad(f)(Z, Z[::-1])
     assert "while differentiating" in "".join(getattr(info.value, "__notes__", []))
+    # forward mode refuses too, or is right (np.correlate's tangent holds for complex values)
+    try:
+        tangent = jvp(f)(Z, Z[::-1], Z)[1]
+    except UnsupportedCaseError as e:
+        assert re.search("for real (values|matrices) only", str(e))
+    else:
+        h = 1e-6
+        assert tangent == pytest.approx((f(Z + h * Z, Z[::-1]) - f(Z - h * Z, Z[::-1])) / (2 * h),
+                                        rel=1e-6)
 
 
 SCIPY_REFUSED = [  # their gradients of a complex (Hermitian) matrix were wrong, or crashed in SciPy

@@ -46,6 +46,8 @@ CALLS = [
     "np.linalg.matrix_norm(zz, keepdims=True)", "np.linalg.matrix_norm(z, ord=np.inf)",
     "np.linalg.norm(z) * w", "np.linalg.vector_norm(z, axis=1) * w[:, 0]",
     "np.linalg.matrix_norm(zz) * w", "np.linalg.matrix_norm(np.stack([zz, 2 * zz]))",
+    "np.linalg.matrix_norm(np.stack([zz, 2 * zz]), keepdims=True)",
+    "np.ediff1d(z, to_begin=w[0])", "np.ediff1d(z, to_end=w[0])",
 ]
 NAMES = ("z", "w", "h", "zz")
 STEP = 1e-6
@@ -115,6 +117,7 @@ def test_vjp_is_the_gradient_of_the_pairing_with_the_seed():
     directions = _directions(values, rng)  # a random direction per input: generic
     got = srcgrad.vjp(TABLE, wrt=(0, 1, 2, 3))(*values, seeds)
     assert not np.iscomplexobj(got[2])  # h is real: so is its gradient
+    assert [np.shape(g) for g in got] == [np.shape(v) for v in values]
     if _close(_projected(got, directions), _slopes(TABLE, values, seeds, directions)):
         return
     wrong = []  # which call: each alone (only when the whole table differs)
@@ -133,8 +136,9 @@ def test_jvp_of_every_call_against_central_differences():
     _, got = srcgrad.jvp(TABLE, wrt=(0, 1, 2, 3))(*values, tuple(tangents))
     up = TABLE(*[v + STEP * t for v, t in zip(values, tangents)])
     down = TABLE(*[v - STEP * t for v, t in zip(values, tangents)])
-    wrong = [call for call, g, a, b in zip(CALLS, got, up, down)
-             if not _close(g, (np.asarray(a) - np.asarray(b)) / (2 * STEP))]
+    wrong = [call for call, g, a, b in zip(CALLS, got, up, down)  # (of the value's shape)
+             if np.shape(g) != np.shape(a)
+             or not _close(g, (np.asarray(a) - np.asarray(b)) / (2 * STEP))]
     assert not wrong, f"jvp differs from central differences: {wrong}"
 
 

@@ -277,6 +277,9 @@ def product_rows():
     return [
         row(np.matmul, "np.matmul(a, b)", a=A, b=x((4, 2))),
         row(np.matmul, "np.matmul(a, b)", a=b, b=V),
+        # `a @ b` is operator.matmul's rule (the same templates, checked on their own)
+        row(operator.matmul, "a @ b", a=b, b=V),
+        row(operator.matmul, "v @ a", v=x((3,)), a=A),
         row(np.linalg.matmul, "np.linalg.matmul(a, b)", a=x((2, 3)), b=A),
         row(np.dot, "np.dot(a, b)", a=A, b=V),
         row(np.dot, "np.dot(a, b)", a=S, b=A),
@@ -306,6 +309,10 @@ def product_rows():
         row(np.einsum, "np.einsum('i,ij,j,jk,k,k->i', a, b, c, d, e, f)", a=x((2,)),
             b=x((2, 3)), c=x((3,)), d=x((3, 4)), e=x((4,)), f=x((4,))),
         row(np.einsum, "np.einsum('i,ij,j,jk,k,k->i', a, b, c, d, e, f)", wrt=("f",), a=x((2,)),
+            b=x((2, 3)), c=x((3,)), d=x((3, 4)), e=x((4,)), f=x((4,))),
+        # one operand active, the others constants whose tangents are None (a mutant of jvp[x2]
+        # passing dx0 for x2 dropped an operand)
+        row(np.einsum, "np.einsum('i,ij,j,jk,k,k->i', a, b, c, d, e, f)", wrt=("c",), a=x((2,)),
             b=x((2, 3)), c=x((3,)), d=x((3, 4)), e=x((4,)), f=x((4,))),
         row(np.einsum, "np.einsum('i,i->i', a, b)", a=x((1,)), b=V),
         row(np.einsum, "np.einsum('iij->j', a)", a=x((3, 3, 2))),
@@ -700,6 +707,7 @@ def numeric_rows():
         row(np.ediff1d, "np.ediff1d(a)", a=A),
         row(np.ediff1d, "np.ediff1d(a, to_end=c, to_begin=b)", a=V, b=x((2,)), c=S),
         row(np.ediff1d, "np.ediff1d(a, to_begin=-1.0)", a=A),
+        row(np.ediff1d, "np.ediff1d(a, to_begin=b)", a=V, b=x((2,))),  # and no to_end
         row(np.modf, "np.modf(a)[0]", a=A),
         row(np.modf, "r = np.modf(a); r[0] * r[1]", a=x((3, 4), (-4.0, 4.0))),
         row(np.frexp, "np.frexp(a)[0]", a=x((3, 4), (-8.0, 8.0))),
@@ -722,6 +730,7 @@ def numeric_rows():
             b=x((2, 1), POS)),
         row(np.geomspace, "np.geomspace(-a, -b, 5)", a=x((3,), POS), b=x((3,), POS)),  # < 0
         row(np.logspace, "np.logspace(a, b, 5)", a=S, b=S),
+        row(np.logspace, "np.logspace(a, b, 5, base=c)", a=S, b=S, c=x((), POS)),  # y 1-D
         row(np.logspace, "np.logspace(a, b, 4, base=c, axis=1)", a=x((3,)), b=x((2, 1)),
             c=x((), (1.5, 3.0))),
         row(np.logspace, "np.logspace(a, b, 3, endpoint=False, base=c, axis=-1)", a=S, b=x((2,)),
@@ -1137,6 +1146,8 @@ def unguarded_log(x):
 def test_kinks_follow_the_documented_convention():
     np.testing.assert_array_equal(grad(abs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
     np.testing.assert_array_equal(grad(fabs_sum)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
+    for f in (abs_sum, fabs_sum):  # forward mode too: dx * sign(x), 0 at 0 (not dx / sign(x))
+        assert srcgrad.jvp(f)(np.array([0.0, -2.0, 3.0]), np.array([1.0, 2.0, 5.0]))[1] == 3.0
     g = grad(copysign_sum)(np.array([0.0, -2.0, 3.0]), np.array([1.0, 1.0, -1.0]))
     np.testing.assert_array_equal(g, [0.0, -1.0, -1.0])  # |a| sign(b), and np.sign(0) is 0
     ga, gb = grad(maximum_sum, wrt=(0, 1))(np.array([1.0, 2.0]), np.array([1.0, 3.0]))
@@ -1149,6 +1160,22 @@ def test_kinks_follow_the_documented_convention():
                                                           0.0, 1.0)
     np.testing.assert_array_equal(ga, [1, 1, 1, 0, 0])
     assert (glo, ghi) == (1.0, 1.0)
+
+
+def std_of_rows(a):
+    return np.sum(np.std(a, axis=1) * np.array([1.0, 2.0]))
+
+
+def test_a_zero_std_has_gradient_and_tangent_zero():
+    """A row of equal values has std 0, where the std is not differentiable: its gradient and
+    tangent are 0 (as a norm's at zero), the other row's the usual (a - mean) / (n std)."""
+    a = np.array([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]])
+    g = grad(std_of_rows)(a)
+    np.testing.assert_array_equal(g[0], 0.0)
+    spread = a[1] - np.mean(a[1])
+    np.testing.assert_allclose(g[1], 2.0 * spread / (3 * np.std(a[1])), rtol=1e-12)
+    t = np.array([[1.0, -2.0, 0.5], [0.3, 0.1, -0.4]])
+    assert srcgrad.jvp(std_of_rows)(a, t)[1] == pytest.approx(np.sum(g[1] * t[1]), rel=1e-12)
 
 
 def nan_to_num_sum(x):
