@@ -18,7 +18,9 @@
    ``back``) against 100 ``vjp`` calls.
 3. A second ``back(seed)`` of ``pullback`` against one ``vjp`` call, on the pendulum (n = 1e4),
    the MLP of ``workloads.py`` and ``relax`` (n = 1e4 element writes the sweep restores in
-   place); a second ``jvp_fn(tangent)`` of ``linearize`` against one ``jvp`` call (pendulum).
+   place), and on the pendulum with ``checkpoint=100`` and ``checkpoint=10`` (both
+   checkpointed); a second ``jvp_fn(tangent)`` of ``linearize`` against one ``jvp`` call
+   (pendulum).
    The two are called in turn (``paired_times``): the medians of each, and the median of the
    ratios of the calls made side by side.
 
@@ -206,17 +208,20 @@ def pullback_table(repeat):
     args = (0.09, 1.2, 1.0, 0.0, 10**4)
     mlp_args = tuple(workloads.mlp_inputs().values())
     relax_args = (np.linspace(-1.0, 1.0, 16), 10**4)
-    for label, f, call_args, wrt in (
-        ("pendulum n=1e4", pendulum, args, ("c", "L")),
-        ("mlp", workloads.mlp, mlp_args, (0, 1, 2, 3)),
-        ("relax n=1e4", relax, relax_args, 0),
+    for label, f, call_args, wrt, options in (
+        ("pendulum n=1e4", pendulum, args, ("c", "L"), {}),
+        ("mlp", workloads.mlp, mlp_args, (0, 1, 2, 3), {}),
+        ("relax n=1e4", relax, relax_args, 0, {}),
+        # back plays the schedule from the primal's snapshots: no first sweep, the rest again
+        ("pendulum k=100", pendulum, args, ("c", "L"), {"checkpoint": 100}),
+        ("pendulum k=10", pendulum, args, ("c", "L"), {"checkpoint": 10}),
     ):
-        value, back = srcgrad.pullback(f, wrt=wrt)(*call_args)
-        vjp = srcgrad.vjp(f, wrt=wrt)
+        value, back = srcgrad.pullback(f, wrt=wrt, **options)(*call_args)
+        vjp = srcgrad.vjp(f, wrt=wrt, **options)
         back(1.0)
         for g, w in zip(back(1.0), vjp(*call_args, 1.0)):
             assert np.allclose(g, w, rtol=1e-13, atol=1e-15)
-        assert "_vjp(" not in srcgrad.source(srcgrad.pullback(f, wrt=wrt))  # no primal rerun
+        assert "_vjp(" not in srcgrad.source(srcgrad.pullback(f, wrt=wrt, **options))
         t_back, t_vjp, ratio = paired_times(lambda back=back: back(1.0),  # noqa: B023
                                             lambda f=vjp, a=call_args: f(*a, 1.0), repeat)
         print(f"{label:16} back {t_back * 1e3:8.2f} ms   vjp {t_vjp * 1e3:8.2f} ms   "

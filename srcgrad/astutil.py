@@ -139,12 +139,14 @@ def local_names(fn_node):
     return names
 
 
-# checkpoint='s refusal of a loop updating an array a container holds (a replay from a snapshot
-# would update a copy)
+# checkpoint='s refusal of a loop updating an array a container holds while it passes a name of
+# its state to a helper (the step's own copy of that name would not be the one the containers of
+# the state hold; without such a call, the step copies its whole state at once, sharing kept)
 HELD_UPDATE = (
     "checkpoint= cannot checkpoint this loop: it updates `{z}` in place (`{z} += ...`) while a "
-    "list, tuple or dict holds it, or the caller passed it, and a replay from a snapshot would "
-    "update a copy (or the caller's array); write `{z} = {z} + ...`")
+    "list, tuple or dict holds it, or the caller passed it, and passes `{v}`, which it carries "
+    "from one trip to the next, to a function that may write into it: the step's copy of `{v}` "
+    "would not be the one the containers of its state hold; write `{z} = {z} + ...`")
 
 
 def updated_while_held(tree, body, params=()):

@@ -95,15 +95,23 @@ UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MI
 
 # --- what runs -----------------------------------------------------------------------------------
 
-def copy_state(state):
-    """A copy of a loop's state that the step may update in place without touching the copy."""
+def copy_state(state, memo=None):
+    """A copy of a loop's state that the step may update in place without touching the copy;
+    an array or list held in two places (``L = [z]`` beside ``z``) is copied once, and the
+    copy is held in both (one ``memo`` for the whole state)."""
+    memo = {} if memo is None else memo
+    if not isinstance(state, (np.ndarray, tuple, list, dict)):
+        return state
+    if id(state) in memo:
+        return memo[id(state)][1]
     if isinstance(state, np.ndarray):
-        return state.copy()
-    if isinstance(state, (tuple, list)):
-        return type(state)(copy_state(s) for s in state)
-    if isinstance(state, dict):
-        return {k: copy_state(v) for k, v in state.items()}
-    return state
+        out = state.copy()
+    elif isinstance(state, dict):
+        out = {k: copy_state(v, memo) for k, v in state.items()}
+    else:
+        out = type(state)(copy_state(s, memo) for s in state)
+    memo[id(state)] = (state, out)  # (the original kept alive: its id is not reused)
+    return out
 
 
 class Snapshots(list):
@@ -310,11 +318,15 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         _early_returns(node, loop, namer)
         _continues(loop, namer)
         _check_loop(loop, parsed.location)
-        for z in updated_while_held(node, loop.body, _params(node))[:1]:  # (see HELD_UPDATE)
-            raise parsed.location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z))
-        _refuse_shared_writes(node, loop, parsed.location, originals)
+        # `z += v` while a list holds z (or the caller passed it): the step copies its whole
+        # state at once, sharing kept, and updates that copy in place as Python would
+        updated = updated_while_held(node, loop.body, _params(node))
+        for z in updated[:1]:
+            _refuse_held_passed(node, loop, parsed.location, z)
+        held = bool(updated)
+        _refuse_shared_writes(node, loop, parsed.location, originals, held)
         position = node.body.index(loop)
-        parts = _loop_call(node, position, loop, namer, parsed.location, f)
+        parts = _loop_call(node, position, loop, namer, parsed.location, f, held)
         if parts is None:
             continue
         call, inits, made = parts
@@ -347,13 +359,28 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     return made
 
 
-def _refuse_shared_writes(node, loop, location, originals):
+def _refuse_held_passed(node, loop, location, z):
+    """Refuse a loop that updates ``z`` in place while a container holds it and passes a name
+    of its state to a helper (which may write into it): the step copies such a name on its own
+    (``copy_state(v)``), apart from the copy the containers of its state hold."""
+    position = node.body.index(loop)
+    _, state, _, _, exposed = _loop_names(node, position, loop, location)
+    passed = _mutated(loop.body, augmented=False) - _mutated(loop.body, augmented=False,
+                                                             calls=False)
+    for v in sorted(passed & set(state) & exposed)[:1]:
+        raise location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z, v=v))
+
+
+def _refuse_shared_writes(node, loop, location, originals, held=False):
     """Refuse a loop that writes into an array (or list, dict) in place while another name
     bound before it shares it and is read in or after the loop (``z = y[0:2]``, ``L = [y]``,
     ``y = x``): the step writes into a copy of its state (a replay starts from a snapshot), so
-    Python's ``z`` would see the writes and srcgrad's would not."""
+    Python's ``z`` would see the writes and srcgrad's would not. With ``held`` (the step copies
+    its whole state at once, sharing kept), a name of the state is not such a name: the loop
+    rebinds it to the step's copy."""
     position = node.body.index(loop)
     before, after = node.body[:position], node.body[position + 1:]
+    carried = set(_loop_names(node, position, loop, location)[1]) if held else set()
     edges = sharing_edges([originals.get(id(s), s) for s in before])
     read = {n.id for n in walk(gast.Module(loop.body + after, [])) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
@@ -368,7 +395,7 @@ def _refuse_shared_writes(node, loop, location, originals):
                     if one == name and other not in shared:
                         shared.add(other)
                         stack.append(other)
-        for other in sorted((shared - {v}) & read)[:1]:
+        for other in sorted((shared - {v} - carried) & read)[:1]:
             raise location.error(UnsupportedSyntaxError, loop, (
                 f"checkpoint= cannot checkpoint this loop: it writes into `{v}` in place, and "
                 f"`{other}`, bound before the loop, may share its memory (the same array, a "
@@ -504,7 +531,7 @@ def _breaks(stmts):
                 yield from _breaks(handler.body)
 
 
-def _loop_call(node, position, loop, namer, location, f):
+def _loop_call(node, position, loop, namer, location, f, held=False):
     """The parts of the call replacing ``loop``, the statements that bind what it needs first,
     and the compiled step function (and, for a loop that can leave early, its probe); None for
     a loop that carries no state (nothing to checkpoint)."""
@@ -516,9 +543,9 @@ def _loop_call(node, position, loop, namer, location, f):
     inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
              for v in state if v not in bound]
     loop_parts = (loop, index, state, invariants, constants, exposed)
-    made = [_step_function(node.name, loop_parts, f, probe=False)]
+    made = [_step_function(node.name, loop_parts, f, probe=False, held=held)]
     if is_while or any(True for _ in _breaks(loop.body)):
-        made.append(_step_function(node.name, loop_parts, f, probe=True))
+        made.append(_step_function(node.name, loop_parts, f, probe=True, held=held))
     # the state the body never binds: the loop returns the object it was given, or the step's
     # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
     rebound = _stored(loop.body)
@@ -581,12 +608,14 @@ def _constants(node, before, names):
     return out
 
 
-def _step_function(fname, loop_parts, f, probe):
+def _step_function(fname, loop_parts, f, probe, held=False):
     """``def <f>_step(lo, hi, steps, state, invariants)``: the loop over ``steps[lo:hi]`` (a
     ``while`` loop's body ``hi - lo`` times, its test not evaluated: the trips were counted).
     With ``probe``, ``def <f>_probe(...)`` instead: the loop as written, from ``lo`` until it
     leaves or ``hi``, returning the state and the number of trips made (the last one may have
-    left at a ``break``)."""
+    left at a ``break``). With ``held`` (the body updates an array in place, ``z += v``, that
+    a list of the state may hold), the step copies its whole state first, in one
+    ``copy_state``: the copy of ``z`` is the one the copied list holds."""
     loop, index, state, invariants, constants, exposed = loop_parts
     name = (naming.PROBE if probe else naming.STEP).format(fname)
     unpack = [
@@ -595,14 +624,8 @@ def _step_function(fname, loop_parts, f, probe):
     ]
     unpack += [gast.Assign([_store(v)], gast.Constant(value, None), None)
                for v, value in sorted(constants.items())]
-    # what the body writes into is a copy of its own: the state the step was given is a snapshot
-    written = _mutated(loop.body, augmented=False, calls=False)
     copier = _unused(loop, "copy_state")  # what is only passed to a helper may be a float
-    unpack += [
-        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
-                    if v in written else gast.Call(_load(copier), [_load(v)], []), None)
-        for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
-    ]
+    unpack += _state_copies(loop, state, exposed, copier, held)
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
     body = copy.deepcopy(loop.body)
     target, it, ret = (_probe_loop if probe else _replay_loop)(loop, index, packed, body,
@@ -622,6 +645,25 @@ def _step_function(fname, loop_parts, f, probe):
     step = compile_function(text, name, f, {copier: copy_state})
     REWRITTEN_USER_CODE.add(step.__code__)
     return step
+
+
+def _state_copies(loop, state, exposed, copier, held):
+    """The step's copies of the state it writes into (the state it was given is a snapshot):
+    ``v = v.copy()`` of what the body writes into, ``v = copy_state(v)`` of what it passes to a
+    helper. With ``held``, the whole state first, at once (``(L, z) = copy_state((L, z))``:
+    the copy of ``z`` is the one the copy of ``L`` holds), then shallow copies (their own
+    containers, the same copied items) of what the body writes into."""
+    written = _mutated(loop.body, augmented=False, calls=False)
+    copies, copied = [], [v for v in state if v in exposed] if held else []
+    if copied:
+        names = gast.Tuple([_load(v) for v in copied], gast.Load())
+        copies.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
+                                  gast.Call(_load(copier), [names], []), None))
+    return copies + [
+        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
+                    if v in written or held else gast.Call(_load(copier), [_load(v)], []), None)
+        for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
+    ]
 
 
 def _trips_name(loop):

@@ -471,6 +471,21 @@ def checkpointed_write_under_a_view(x):
     return np.sum(z * x[0:2])
 
 
+def _scaled(v, c):
+    v *= c
+    return v
+
+
+def checkpointed_update_held_and_passed(x):
+    z = x * 1.0
+    L = []
+    for _ in range(3):
+        z += x
+        L.append(z)
+        _scaled(z, 0.5)
+    return np.sum(np.array(L))
+
+
 def items_written_through_enumerate(x):
     L = [np.sin(x * k) for k in range(1, 3)]
     s = 0.0
@@ -628,6 +643,8 @@ CLAIMS = [
      items_written_then_list_read, 0, (X,), TRANSFORM, "writing into `y`"),
     ("`checkpoint=` of a loop that writes into an array, list or dict in place",
      checkpointed_write_under_a_view, 0, (X,), "checkpoint", "cannot checkpoint this loop"),
+    ("`checkpoint=` of a loop that updates an array in place (`z += v`) while a list",
+     checkpointed_update_held_and_passed, 0, (X,), "checkpoint", "passes `z`"),
     ("reading the array appended after the write into its element",
      appended_read_after_the_write, 0, (X,), TRANSFORM, "writing into `v`"),
     ("and writing the items in a loop over `enumerate(L)` are errors at transform time",
