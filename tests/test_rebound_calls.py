@@ -241,3 +241,41 @@ def test_a_partial_made_later_in_a_loop_than_a_call_it_reaches(f):
     if f is partial_made_later_in_a_loop:
         np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
                                    rtol=1e-5, atol=1e-6)
+
+
+def _apply(f, v, k=1.0):
+    return f(v) * k
+
+
+def passed_to_a_helper(x):  # each binding that may reach the call is passed, on its path
+    g = np.sin
+    if x[0] > 0:
+        g = np.cos
+    y = _apply(g, x)
+    g = functools.partial(_scaled, x[1])
+    return np.sum(_apply(g, y, k=2.0) + g(x))
+
+
+def passed_by_keyword_in_a_loop(x):
+    g = np.tanh
+    for _ in range(2):
+        x = _apply(v=x, f=g)
+        g = np.sin
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [passed_to_a_helper, passed_by_keyword_in_a_loop],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [X, -X], ids=["x", "-x"])
+def test_a_rebound_name_passed_to_a_helper(f, x):
+    value, _ = srcgrad.value_and_grad(f)(x)
+    np.testing.assert_allclose(value, f(x), rtol=1e-13)
+    check_grad(f, (x,))
+    _, t = srcgrad.jvp(f)(x, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (x,), 0)), rtol=1e-6, atol=1e-8)
+
+
+def test_a_rebound_name_passed_to_a_helper_at_second_order():
+    f = passed_to_a_helper
+    np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                               rtol=1e-5, atol=1e-6)

@@ -623,7 +623,7 @@ CLAIMS = [
     ("`del x[i][j]`, `del x.a`", del_element_of_element, 0, (X,), TRANSFORM,
      "element of an element"),
     ("`del x[i][j]`, `del x.a`", del_attribute, 0, (X,), TRANSFORM, "of an attribute"),
-    ("One also used as a value (`fs = [g]`, passed on, returned) is resolved as before",
+    ("One also used otherwise as a value (`fs = [g]`, returned) is resolved as before",
      rebound_and_held, 0, (X,), TRANSFORM, "cannot resolve"),
     ("A row of a 2-D array (`A[i][j] = v`, `A[i]` a view of `A`) is an error when it runs",
      row_of_a_matrix_written, 0, (X,), RUN, r"views another one.*A\[i, j\] = v"),

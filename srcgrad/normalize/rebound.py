@@ -23,10 +23,11 @@ call that expression. A ``functools.partial`` of a function and constants or val
 the body is made once before the body: a call that the binding reaches from a later place in a
 loop finds it made (as Python would, the same function and arguments).
 
-A name also read otherwise (passed on, held in a list, returned), assigned by anything but a
-plain assignment (a loop target, ``+=``, unpacking), or assigned something that is not a
-callable's name, an attribute or constant item of one, or a ``functools.partial`` is left as it
-is (its calls are resolved, or refused, as before).
+A call statement that passes the name to a function (``y = apply(g, x)``) is dispatched the
+same way, each path passing one binding. A name also read otherwise (held in a list,
+returned), assigned by anything but a plain assignment (a loop target, ``+=``, unpacking), or
+assigned something that is not a callable's name, an attribute or constant item of one, or a
+``functools.partial`` is left as it is (its calls are resolved, or refused, as before).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def dispatch(node, ctx, locals_, params=()):
 
 def _rebound_callables(node, ctx, locals_, params):
     """The names assigned (plainly) at least twice, each time a static-looking callable, and
-    read only as the function of a call statement."""
+    read only as the function or an argument of a call statement."""
     assigned, plain = {}, set()
     for n in _nodes(node.body):
         if _plain_assignment(n):
@@ -71,11 +72,31 @@ def _rebound_callables(node, ctx, locals_, params):
 
 def _read_or_stored_otherwise(node, plain):
     """The names stored other than by the plain assignments ``plain`` (their targets' ids), or
-    read other than as the function of a call statement."""
-    called = {id(s.value.func) for s in _nodes(node.body) if _call_statement(s)}
-    return {n.id for n in _nodes(node.body) if isinstance(n, gast.Name) and (
+    read other than as the function of a call statement or an argument of one (``apply(g,
+    x)``: a helper given the callable); a name read twice in one statement is excluded too."""
+    called = set()
+    twice = set()
+    for s in _nodes(node.body):
+        read = _passed(s)
+        names = [n.id for n in read]
+        if _call_statement(s):
+            called.add(id(s.value.func))
+            names.append(s.value.func.id)
+        called |= {id(n) for n in read}
+        twice |= {g for g in names if names.count(g) > 1}
+    return twice | {n.id for n in _nodes(node.body) if isinstance(n, gast.Name) and (
         isinstance(n.ctx, (gast.Store, gast.Del)) and id(n) not in plain
         or isinstance(n.ctx, gast.Load) and id(n) not in called)}
+
+
+def _passed(s):
+    """The names ``s``, a call statement (``y = f(...)``, ``f(...)``), passes as arguments."""
+    value = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
+    if not (isinstance(value, gast.Call) and isinstance(value.func, (gast.Name, gast.Attribute))
+            and (isinstance(s, gast.Expr) or len(s.targets) == 1)):
+        return []
+    atoms = list(value.args) + [k.value for k in value.keywords]
+    return [a for a in atoms if isinstance(a, gast.Name)]
 
 
 def _nodes(stmts):
@@ -161,8 +182,9 @@ class Dispatch:
                 if own not in self.outside and id(s) not in self.hoisted:
                     out.append(s)
                 out.append(_located(_assign(self.which[g], gast.Constant(k, None)), s))
-            elif _call_statement(s) and s.value.func.id in self.names:
-                out += self._dispatched(s, current.get(s.value.func.id))
+            elif self._reading(s) is not None:
+                g = self._reading(s)
+                out += self._dispatched(s, g, current.get(g))
             else:
                 inside = self._inside(s)  # (before the rewrite drops some assignments)
                 out.append(self._nested(s, current))
@@ -186,21 +208,25 @@ class Dispatch:
             self.loops.pop()
         return s
 
-    def _dispatched(self, s, sure):
-        """``s`` (a call of the rebound name) calling ``sure``, or a branch on which binding
-        ran last over those that may reach it."""
-        g = s.value.func.id
+    def _reading(self, s):
+        """The rebound name the call statement ``s`` calls or passes on, or None."""
+        if _call_statement(s) and s.value.func.id in self.names:
+            return s.value.func.id
+        found = [n.id for n in _passed(s) if n.id in self.names]
+        return found[0] if found else None
+
+    def _dispatched(self, s, g, sure):
+        """``s`` (a call of the rebound name ``g``, or one passing it on) with ``sure`` for
+        ``g``, or a branch on which binding ran last over those that may reach it."""
         if sure is not None:
-            s.value.func = self._callee(sure, s.value.func)
-            return [s]
+            return [self._with(s, g, sure)]
         reaching = {(k, own) for h, k, own in self.seen if h == g}
         reaching |= {(k, own) for loop in self.loops for h, k, own in loop if h == g}
         if not reaching:
             return [s]  # not bound yet: Python's NameError, as the call is left
         branch = None
         for k, own in sorted(reaching, reverse=True):
-            call = clone(s)
-            call.value.func = self._callee(own, call.value.func)
+            call = self._with(clone(s), g, own)
             if branch is None:
                 branch = [call]
                 continue
@@ -211,6 +237,17 @@ class Dispatch:
                 gast.Name(test, gast.Load(), None, None), [call], branch), s)]
         return branch
 
+
+    def _with(self, s, g, own):
+        """``s`` reading the binding ``own`` where it reads ``g``."""
+        value = s.value
+        if isinstance(value.func, gast.Name) and value.func.id == g:
+            value.func = self._callee(own, value.func)
+        value.args = [self._callee(own, a) if _is(a, g) else a for a in value.args]
+        for k in value.keywords:
+            if _is(k.value, g):
+                k.value = self._callee(own, k.value)
+        return s
 
     def _callee(self, own, where):
         """The binding's own name, or the value from outside the body it was given (a global
@@ -238,6 +275,10 @@ def _fixed_partial(value, ctx, locals_):
     parts = list(value.args) + [k.value for k in value.keywords]
     return all(isinstance(a, gast.Constant) or _from_outside(a, locals_) for a in parts) and all(
         k.arg is not None for k in value.keywords)
+
+
+def _is(atom, g):
+    return isinstance(atom, gast.Name) and atom.id == g
 
 
 def _located_expr(expr, where):
