@@ -190,6 +190,10 @@ def _checks():
         (la.slogdet, "test_slogdet_sign_alone_has_a_zero_gradient_of_the_matrix_shape", [None]),
         (np.nan_to_num, "test_nan_to_num_passes_no_gradient_through_what_it_replaces", [None]),
         (np.std, "test_a_zero_std_has_gradient_and_tangent_zero", [None]),
+        (np.nanvar, "test_nan_functions_give_nans_no_gradient", ["nanvar"]),
+        (np.nanstd, "test_nan_functions_give_nans_no_gradient", ["nanstd"]),
+        (np.nancumsum, "test_nan_functions_give_nans_no_gradient", ["nancumsum"]),
+        (np.nancumprod, "test_nan_functions_give_nans_no_gradient", ["nancumprod"]),
     ]
     for fn, name, values in extra:
         test = getattr(table, name, None)  # (absent in older versions of the tests)
@@ -220,6 +224,9 @@ def _checks():
     for f in getattr(complex_table, "AT_ZERO", []) if zero else []:
         for fn, _ in _callees([f.__doc__]):
             add(fn, lambda f=f: zero(f))
+    angle = getattr(complex_table, "test_the_angle_on_the_positive_real_axis", None)
+    if angle:
+        add(np.angle, angle)
     import test_complex
 
     for fn, calls in _callees(getattr(test_complex, "REFUSED", [])):

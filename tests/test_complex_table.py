@@ -168,3 +168,15 @@ def test_a_complex_zero_has_gradient_zero(f):
     assert srcgrad.jvp(f)(z, dz)[1] == pytest.approx(2 * np.real((0.6 - 0.8j) * (1 - 2j)))
     # a real tangent of the complex z (the real direction): Re(conj(z) dz) / |z| is real
     assert srcgrad.jvp(f)(z, np.ones((2, 1)))[1] == pytest.approx(1.2)
+
+
+def _angles(z):
+    return np.sum(np.angle(z) * np.array([1.0, 2.0]))
+
+
+def test_the_angle_on_the_positive_real_axis():
+    # angle is 0 there but not constant: its derivative i z / |z|^2 (a mutant of the guard
+    # `(z != 0)` written `(y != 0)` dropped the tangent where the angle is 0)
+    z = np.array([2 + 0j, -1 + 1j])
+    np.testing.assert_allclose(srcgrad.grad(_angles)(z), [0.5j, -1 - 1j], rtol=1e-15)
+    assert srcgrad.jvp(_angles)(z, np.array([1j, 1.0]))[1] == pytest.approx(0.5 - 1.0)

@@ -710,6 +710,7 @@ def numeric_rows():
         row(np.ediff1d, "np.ediff1d(a, to_begin=b)", a=V, b=x((2,))),  # and no to_end
         row(np.modf, "np.modf(a)[0]", a=A),
         row(np.modf, "r = np.modf(a); r[0] * r[1]", a=x((3, 4), (-4.0, 4.0))),
+        row(np.modf, "np.modf(a)[1] + a", a=x((3, 4), (-4.0, 4.0))),  # no cotangent of [0]
         row(np.frexp, "np.frexp(a)[0]", a=x((3, 4), (-8.0, 8.0))),
         row(np.frexp, "m, e = np.frexp(a); m * e", a=x((3, 4), (-8.0, 8.0))),
         row(np.nancumsum, "np.nancumsum(a, axis=1)", a=A),
