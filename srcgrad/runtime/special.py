@@ -1,8 +1,10 @@
 """Special functions the ``math`` rules need, in NumPy alone: ``digamma`` (the derivative of
 ``math.lgamma``) and ``trigamma`` (its derivative), for real arguments away from the poles.
 
-Both reduce the argument with the recurrence to x >= 12, use the asymptotic series there (error
-below 1e-15 relative) and reflect arguments below 1/2.
+Both reduce the argument with the recurrence to x >= 12, use the asymptotic series there and
+reflect arguments below 1/2. Measured against ``scipy.special`` on 200,001 points of [-9.95, 40]
+(0.001 or more from the poles): relative error at most 4e-12 for digamma (where it is not near
+a root) and 1.4e-12 for trigamma (the series' truncation at 12).
 """
 
 from __future__ import annotations
