@@ -80,7 +80,7 @@ def _transform(mode: str) -> Transform:
             fn = _derived(unwrap(f), mode, wrt, options)
         except SrcgradError as error:
             raise _trimmed(error) from error.__cause__
-        return wrap(fn, mode, f, wrt, _asked(options), by_kinds(fn))
+        return wrap(fn, mode, f, wrt, _asked(options), by_kinds(fn, _after(mode)))
 
     transform.__name__ = mode
     transform.__qualname__ = mode
@@ -102,7 +102,7 @@ def _scalar_transform(mode: str) -> ScalarTransform:
             fn = _derived(unwrap(f), mode, wrt, options)
         except SrcgradError as error:
             raise _trimmed(error) from error.__cause__
-        return wrap(fn, mode, f, wrt, _asked(options), by_kinds(fn))
+        return wrap(fn, mode, f, wrt, _asked(options), by_kinds(fn, _after(mode)))
 
     transform.__name__ = mode
     transform.__qualname__ = mode
@@ -123,25 +123,32 @@ def _reverse_transform(mode: str) -> Transform:
             fn = _derived(unwrap(f), mode, wrt, options)
         except SrcgradError as error:
             raise _trimmed(error) from error.__cause__
-        return wrap(fn, mode, f, wrt, _asked(options), by_kinds(fn))
+        return wrap(fn, mode, f, wrt, _asked(options), by_kinds(fn, _after(mode)))
 
     transform.__name__ = mode
     transform.__qualname__ = mode
     return cast(Transform, transform)
 
 
-def by_kinds(fn: Any) -> Any:
+def by_kinds(fn: Any, after: int = AFTER) -> Any:
     """What a transform returns of the derivative ``fn`` it generated as Python code: ``fn``
-    regenerated for the kinds of the arguments it is called with (``kinds.py``), made once per
-    ``fn``; anything else (a derivative numba compiled, a method, one specialized per function
-    passed) as it is."""
+    regenerated for the kinds of the arguments it is called with (``kinds.py``) from the
+    ``after``-th call of a signature on, made once per ``fn``; anything else (a derivative numba
+    compiled, a method, one specialized per function passed) as it is."""
     if (type(fn) is not types.FunctionType or getattr(fn, "__srcgrad_recipe__", None) is None
             or hasattr(fn, numba_backend.PYTHON)):
         return fn
     made = fn.__dict__.get(BY_KINDS)
     if made is None:
-        made = fn.__dict__[BY_KINDS] = Specialized(fn, after=AFTER)
+        made = fn.__dict__[BY_KINDS] = Specialized(fn, after=after)
     return made
+
+
+def _after(mode: str) -> int:
+    """From which call of a signature a derivative runs code specialized to its arguments'
+    kinds: the first for ``pullback`` and ``linearize``, whose ``back``/``jvp_fn`` (made by
+    that call, specialized with it) is meant to be called again and again."""
+    return 1 if mode in ("pullback", "linearize") else AFTER
 
 
 def _asked(options: Options, **more: Any) -> dict[str, Any]:
