@@ -91,7 +91,9 @@ def test_back_is_reusable_and_right(f, args, pos):
 
 
 def test_back_keeps_the_primal_stacks_and_reads_no_argument_twice():
-    text = source(pullback(euler))
+    # (the generic code: a pullback called once already runs the code specialized to the
+    # kinds of its arguments, and source() shows that one)
+    text = source(pullback(euler).__wrapped__)
     assert_golden("euler_pullback.py", text)
     assert "def back(seed" in text and "list(loop_saved)" in text and "euler_vjp" not in text
     theta = np.array([0.3, 0.2])
@@ -432,3 +434,28 @@ def test_linearize_of_a_value_computed_beside_its_tangent():
     eps = 1e-6
     np.testing.assert_allclose(want, (paired(x + eps * t) - paired(x - eps * t)) / (2 * eps),
                                rtol=1e-6, atol=1e-8)
+
+
+def swing(c, x, n):
+    v = 0.0
+    for _ in range(n):
+        v = v - c * np.sin(x)
+        x = x + 0.1 * v
+    return x * x
+
+
+@pytest.mark.parametrize("transform", [pullback, linearize])
+def test_pullback_and_linearize_specialize_at_their_first_call(transform):
+    # back (jvp_fn) is made by the call and called again and again: the call runs the code
+    # generated for its arguments' kinds (Python floats: no unbroadcast in back), not from the
+    # 8th call on as grad does
+    made = transform(swing, wrt=0)
+    value, fn = made(0.7, 0.4, 20)
+    text = source(made)
+    assert text.startswith("# specialized to the kinds of its arguments: c: float")
+    assert "unbroadcast" not in text
+    assert transform is linearize or "unbroadcast(" in source(made.__wrapped__)
+    assert value == swing(0.7, 0.4, 20)
+    eps = 1e-6
+    central = (swing(0.7 + eps, 0.4, 20) - swing(0.7 - eps, 0.4, 20)) / (2 * eps)
+    np.testing.assert_allclose([fn(1.0), fn(1.0)], [central, central], rtol=1e-6)
