@@ -393,22 +393,36 @@ class Gen:
                       f"    {g} = np.sin")
 
     def mixed_layers(self):
-        """A loop over a list holding objects of two classes, calling them or a method."""
+        """Objects of two classes, called or a method or property of theirs read: items of a
+        list (a literal, a global tuple, one built by ``append`` on a branch) looped over, or
+        a variable given one of them on each path of a branch."""
         lin, act, layers = self.name("Lin"), self.name("Act"), self.name("layers")
         self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
                     f"        self.b = b\n\n    def __call__(self, v):\n"
                     f"        return np.tanh(self.W @ v + self.b)\n\n    def scale(self, v):\n"
-                    f"        return self.W @ v\n")
+                    f"        return self.W @ v\n\n    @property\n    def gain(self):\n"
+                    f"        return np.sum(self.b) * 0.25\n")
         self.define(f"class {act}:\n    def __init__(self, s):\n        self.s = s\n\n"
                     f"    def __call__(self, v):\n        return self.s * np.sin(v)\n\n"
-                    f"    def scale(self, v):\n        return v * self.s\n")
-        call = self.rng.choice(["h = lay(h)", "h = lay.scale(h) + 0.5 * lay(h)"])
-        if self.rng.random() < 0.5:
+                    f"    def scale(self, v):\n        return v * self.s\n\n"
+                    f"    @property\n    def gain(self):\n        return self.s * self.s\n")
+        call = self.rng.choice(["h = lay(h)", "h = lay.scale(h) + 0.5 * lay(h)",
+                                "h = lay(h) * lay.gain"])
+        kind = self.rng.randrange(4)
+        if kind == 0:
             self.emit(f"{layers} = [{lin}({self.W}, {self.b}), {act}({self.c}), "
                       f"{lin}(0.5 * {self.W}.T, {self.b})]")
-        else:
+        elif kind == 1:
             layers = layers.upper()
             self.define(f"{layers} = ({act}(0.75), {lin}(0.5 * np.eye(3), np.ones(3)))\n")
+        elif kind == 2:
+            self.emit(f"{layers} = []", "for k in range(3):", "    if h[k] > 0:",
+                      f"        {layers}.append({lin}({self.W}, {self.b} * h[k]))", "    else:",
+                      f"        {layers}.append({act}({self.c}))")
+        else:
+            self.emit(f"lay = {lin}({self.W}, {self.b}) if h[1] > 0 else {act}(h[0] * {self.c})",
+                      call)
+            return
         self.emit(f"for lay in {layers}:", f"    {call}")
 
     def program(self):
