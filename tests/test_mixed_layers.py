@@ -201,8 +201,22 @@ def appended_in_a_loop(x, c):
     return np.sum(h)
 
 
-@pytest.mark.parametrize("f", [branch_assigned, branch_expression, appended, appended_in_a_loop],
-                         ids=lambda f: f.__name__)
+class Matrix:
+    def __init__(self, W):
+        self.W = W
+
+    def affine(self, x):
+        return self.W @ x
+
+
+def branch_with_a_constant_matrix(x, c):
+    # (the tangent of `W`, which carries none, was a number: `0.0 @ x` failed in jvp)
+    layer = Matrix(np.eye(4) * 2.0) if c > 0 else Act(x[1])
+    return np.sum(np.sin(layer.affine(x)))
+
+
+@pytest.mark.parametrize("f", [branch_assigned, branch_expression, appended, appended_in_a_loop,
+                               branch_with_a_constant_matrix], ids=lambda f: f.__name__)
 def test_a_variable_or_a_list_appended_to_given_objects_of_two_classes(f):
     # a call or a property read on it is a branch on the object's class (normalize/methods.py
     # Receivers.join and _appended, inline.py _by_class; these were refused at transform time:

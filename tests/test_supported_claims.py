@@ -105,12 +105,39 @@ def frozen_post_init(x):
     return np.sum(FrozenScaled(x).w)
 
 
+def _other(x):
+    return Other(x)
+
+
+class _Doubling:
+    def __call__(self, v):
+        return v * 2.0
+
+
+class _Sine:
+    def __call__(self, v):
+        return np.sin(v)
+
+
+class _TwoLayers:
+    def __init__(self):
+        self.first, self.second = _Doubling(), _Sine()
+
+    def loss(self, x):
+        layer = self.first
+        h = x
+        for _ in range(2):
+            h = layer(h)
+            layer = self.second
+        return np.sum(h)
+
+
 def another_class_on_a_later_trip(x):
     box = Box(x)
     h = x
     for _ in range(2):
         h = box.scaled(h)
-        box = Other(x)
+        box = _other(x)
     return np.sum(h)
 
 
@@ -563,7 +590,9 @@ CLAIMS = [
      (X,), TRANSFORM, "used as a value"),
     ("building one that is frozen or has `InitVar` fields is an error at transform time",
      frozen_post_init, 0, (X,), TRANSFORM, "__post_init__"),
-    ("a method call on a variable given an object of another class on a later trip of the loop",
+    ("a variable given on a later trip of the loop that calls it an object of another class",
+     _TwoLayers().loss, 0, (X,), TRANSFORM, "cannot resolve"),
+    ("a variable given on a later trip of the loop that calls it an object of another class",
      another_class_on_a_later_trip, 0, (X,), RUN, "inlined the methods of Box for an object "
      "that is now a Other"),
     ("a run-time check that the object still has the class the derivative inlined", annotated,

@@ -119,6 +119,7 @@ class InlineCalls:
                 # loop's zero or more trips) leave; a later trip sees what the body assigns
                 if not isinstance(s, gast.If):
                     receivers.loosen(stored(s))
+                    receivers.widen(s)
                 before = receivers.snapshot()
                 s.body = self.block(s.body)
                 if isinstance(s, gast.If):

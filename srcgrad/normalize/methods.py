@@ -272,6 +272,19 @@ class Receivers:
             k = self.known[n]
             self.known[n] = Known(k.cls, None, False, k.element, k.fields)
 
+    def widen(self, loop):
+        """At the head of ``loop``: a name it gives an object of another user class than the
+        one it holds (as known here) may hold either on a later trip, so a call on it is a
+        branch on the class (``classes``; a class found only when it runs fails its check)."""
+        for node in gast.walk(gast.Module(loop.body, [])):
+            if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
+                continue
+            name, found = node.targets[0].id, self._of(node.value)
+            held = self.classes.get(name) or _own_class(self.known.get(name))
+            if held and found is not None and user_class(found.cls) and found.cls not in held:
+                self.classes[name] = held + [found.cls]
+                self.known.pop(name, None)
+
     # --- noting what assignments tell ------------------------------------------------------
     def note_all(self, stmts):
         for s in stmts:

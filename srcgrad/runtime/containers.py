@@ -382,7 +382,10 @@ def attr_of(d, obj, name):
 
 
 def _zero_for_structure(part, value):
-    structure = kind_of(value) is not None or isinstance(value, (list, tuple, dict))
+    # (an array field too: written while the object was being built, the field's tangent was
+    # a zero number, `set_field_tangent` before the field existed)
+    structure = kind_of(value) is not None or isinstance(value, (list, tuple, dict)) or (
+        isinstance(value, np.ndarray) and value.ndim > 0)
     return (structure and isinstance(part, (int, float, np.number))
             and not isinstance(part, bool) and part == 0)
 
