@@ -132,6 +132,12 @@ class _TwoLayers:
         return np.sum(h)
 
 
+def two_classes_in_a_dict(x):
+    box = Box(x) if x[0] > 0 else Other(x)
+    held = {"a": box}
+    return np.sum(held["a"].scaled(x))
+
+
 def another_class_on_a_later_trip(x):
     box = Box(x)
     h = x
@@ -590,11 +596,30 @@ CLAIMS = [
      (X,), TRANSFORM, "used as a value"),
     ("building one that is frozen or has `InitVar` fields is an error at transform time",
      frozen_post_init, 0, (X,), TRANSFORM, "__post_init__"),
+    ("a variable that may hold objects of several classes put into a dict or a field",
+     two_classes_in_a_dict, 0, (X,), TRANSFORM, r"`\.scaled\(\)`"),
     ("a variable given on a later trip of the loop that calls it an object of another class",
      _TwoLayers().loss, 0, (X,), TRANSFORM, "cannot resolve"),
     ("a variable given on a later trip of the loop that calls it an object of another class",
      another_class_on_a_later_trip, 0, (X,), RUN, "inlined the methods of Box for an object "
      "that is now a Other"),
+    # the object rows of the "Refused" table
+    ("building a dataclass with a `__post_init__` that is frozen", frozen_post_init, 0, (X,),
+     TRANSFORM, "__post_init__"),
+    ("`dataclasses.replace` of a dataclass with a `__post_init__`, on an object whose class",
+     replace_with_post_init, 0, (X, _Checked(X)), RUN, "__post_init__"),
+    ("reading a property of an object whose class srcgrad does not know",
+     property_of_an_unknown_class, 0, (X, Box(np.ones(3))), RUN, "doubled"),
+    ("`obj.attr = v` while another name holding the same object is read afterwards",
+     field_write_read_through_another_name, 0, (X,), TRANSFORM, "refers to the array"),
+    ("`a.b.c += v` where `a.b.c` holds a list or an integer array", nested_field_update, 0, (X,),
+     RUN, r"`s\.inner\.h` holds a list"),
+    ("a method that writes `self.x`, called on a global object", method_writing_a_global_object,
+     0, (X,), TRANSFORM, "writes `.w`"),
+    ("a float or array field named `shape`, `size`", field_named_shape, 1,
+     (X, SimpleNamespace(shape=np.ones(3))), RUN, "field `shape`"),
+    ("`jacobian(f, wrt=...)` or `hessian` with respect to an argument that is a tuple",
+     structure_jacobian, 1, (X, (X, X)), RUN, "tuple"),
     ("a run-time check that the object still has the class the derivative inlined", annotated,
      0, (X, Other(np.ones(3))), RUN, "inlined the methods of Box"),
     ("a property of an object whose class is not known at transform time",
