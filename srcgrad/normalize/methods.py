@@ -39,7 +39,14 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.structures import structure_rule
 from ..runtime.pytrees import kind_of
-from .object_classes import Example, classes_key, holds_objects, user_class  # noqa: F401
+from .object_classes import (  # noqa: F401
+    Classes,
+    Example,
+    classes_key,
+    holds_objects,
+    own_class,
+    user_class,
+)
 
 # (function, instance) while a bound method ``instance.function`` is transformed
 _BOUND = contextvars.ContextVar("bound", default=None)
@@ -93,14 +100,6 @@ class Known:
     def field_of(self, name):
         """What is known of field (or constant key) ``name``, or None."""
         return next((k for n, k in self.fields if n == name), None)
-
-
-@dataclass(frozen=True)
-class Classes:
-    """The classes of the objects a list written in the function holds (a later change of
-    the list rebinds its name: ``list_append``, ``setitem``)."""
-
-    classes: tuple
 
 
 def of_value(value, exact=False):
@@ -161,11 +160,6 @@ def attribute(known, attr):
         if annotation is not None:
             return of_annotation(annotation, _module_scope(klass))
     return None
-
-
-def _own_class(known):
-    """``[cls]`` of a name known to hold an object of the user's class ``cls``, else ``[]``."""
-    return [known.cls] if known is not None and user_class(known.cls) else []
 
 
 def _join(a, b):
@@ -256,8 +250,8 @@ class Receivers:
         run no trip. A name given objects of different user classes on the two paths (or of
         several, ``classes``) may hold any of them: a call on it is a branch on the class."""
         known, classes = other
-        both = {n: (self.classes.get(n) or _own_class(self.known.get(n)),
-                    classes.get(n) or _own_class(known.get(n)))
+        both = {n: (self.classes.get(n) or own_class(self.known.get(n)),
+                    classes.get(n) or own_class(known.get(n)))
                 for n in self.known.keys() | self.classes.keys()}
         self.known = {n: k for n, k in ((n, _join(k, known.get(n))) for n, k in
                                         self.known.items()) if k is not None}
@@ -280,7 +274,7 @@ class Receivers:
             if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
                 continue
             name, found = node.targets[0].id, self._of(node.value)
-            held = self.classes.get(name) or _own_class(self.known.get(name))
+            held = self.classes.get(name) or own_class(self.known.get(name))
             if held and found is not None and user_class(found.cls) and found.cls not in held:
                 self.classes[name] = held + [found.cls]
                 self.known.pop(name, None)

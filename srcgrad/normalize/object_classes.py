@@ -73,3 +73,17 @@ class Example:
     run-time class check."""
 
     value: object = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Classes:
+    """The classes of the objects a list written in the function holds (a later change of
+    the list rebinds its name: ``list_append``, ``setitem``)."""
+
+    classes: tuple
+
+
+def own_class(known):
+    """``[cls]`` of a name known (``methods.Known``) to hold an object of the user's class
+    ``cls``, else ``[]``."""
+    return [known.cls] if known is not None and user_class(known.cls) else []
