@@ -184,8 +184,7 @@ def test_a_typing_failure_on_the_first_call_is_located_and_auto_runs_python():
 
 
 def test_auto_runs_a_derivative_without_a_loop_in_python():
-    # its time is NumPy's vectorized calls; numba's np.tanh on a 256x256 array measured ~10x
-    # NumPy's, and the benchmark's MLP gradient 1.78x slower with numba
+    # its time is NumPy's vectorized calls, which numba runs no faster
     auto = srcgrad.grad(projected, wrt=1, backend="auto")
     assert srcgrad.source(auto).startswith("# backend='auto' chose Python: no loop")
     x, w = np.arange(6.0).reshape(2, 3), np.linspace(0.0, 1.0, 3)
@@ -624,3 +623,43 @@ def test_checkpointed_loops_compiled_by_numba_equal_the_gradient(checkpoint):
             np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-13)
             np.testing.assert_allclose(gv, e, rtol=1e-11, atol=1e-13)
             np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-6, atol=1e-9)
+
+
+# --- runtime/numba_cached.py ---------------------------------------------------------------------
+def test_numbas_cache_of_the_cached_helpers_is_stamped_with_srcgrads_sources(monkeypatch):
+    # they compile implementations of several files, and numba's cache checks only their own
+    from srcgrad.emit import diskcache
+    from srcgrad.runtime import numba_cached
+
+    for fn in (numba_cached._unreduce_cached, numba_cached.srcgrad_matmul,
+               numba_cached.srcgrad_tanh, numba_cached._numpy_exp_2d):
+        assert fn._cache._cache_file._source_stamp[1] == numba_cached.STAMP
+    changed = (*diskcache.environment()[:-1], "a changed source", None)
+    monkeypatch.setattr(diskcache, "environment", lambda: changed)
+    assert numba_cached._stamp() != numba_cached.STAMP
+
+
+def activations(x, A):
+    return np.sum(np.tanh(A) * np.exp(A * 0.1)) + np.sum(np.exp(np.tanh(x)))
+
+
+def test_tanh_and_exp_of_arrays_are_lowered_to_numpys_own_past_a_size():
+    # no compile: the text numba compiles calls srcgrad_tanh / srcgrad_exp (numba_cached.py)
+    lowered = srcgrad.source(srcgrad.grad(activations, wrt=(0, 1), backend="numba"))
+    code = [line for line in lowered.splitlines() if not line.lstrip().startswith("#")]
+    assert any("srcgrad_tanh(A)" in line for line in code)
+    assert not any("np.tanh(" in line or "np.exp(" in line for line in code)
+    assert "from srcgrad.runtime.numba_cached import" in lowered and "srcgrad_exp(" in lowered
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (a compile of seconds)")
+@pytest.mark.parametrize("n", [5, 150])  # below and past numba_cached.OBJMODE_SIZE (1-d and 2-d)
+def test_tanh_and_exp_equal_numpys_below_and_past_the_size(n):
+    rng = np.random.default_rng(n)
+    x, A = rng.normal(size=n), rng.normal(size=(n, 3))
+    value, got = srcgrad.value_and_grad(activations, wrt=(0, 1), backend="numba")(x, A)
+    assert value == pytest.approx(activations(x, A), rel=1e-14)
+    want = srcgrad.grad(activations, wrt=(0, 1))(x, A)
+    for i in range(2):
+        np.testing.assert_allclose(got[i], want[i], rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(got[i], numeric_grad(activations, (x, A), i), rtol=1e-6)

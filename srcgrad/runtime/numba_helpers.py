@@ -341,6 +341,8 @@ def _zeros_like(x):
     if isinstance(x, types.Array):
         dtype = _float_dtype(x.dtype)
         if dtype == types.float64:
+            from .numba_cached import srcgrad_zeros  # (compiled once per machine)
+
             return lambda x: srcgrad_zeros(x.shape)
         return lambda x: np.zeros(x.shape, dtype)
     return None
@@ -639,9 +641,7 @@ def _generated(text, name, scope):
     return scope[name]
 
 
-# the reductions over an axis, chooser_grad and real_only (registered with numba on import); the
-# helpers generated code calls by names of their own, and through functions compiled once
+# the reductions over an axis, chooser_grad and real_only (registered with numba on import)
 from .numba_reductions import _axis, _spread, chooser_grad, real_only  # noqa: E402
 
 HELPERS.update({reductions.chooser_grad: chooser_grad, complex_values.real_only: real_only})
-from .numba_cached import srcgrad_zeros  # noqa: E402, F401  (zeros_like calls it)
