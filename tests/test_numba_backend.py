@@ -622,7 +622,8 @@ def test_checkpointed_loops_compiled_by_numba_equal_the_gradient(checkpoint):
         for i, (g, gv, e) in zip(wrts, pairs):
             np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-13)
             np.testing.assert_allclose(gv, e, rtol=1e-11, atol=1e-13)
-            if args[-1] != 300:  # (100 trips of tanh: gradients of 1e3, differences lose 5 digits)
+            if not (type(args[-1]) is int and args[-1] == 300):  # (100 tanh trips: gradients
+                # of 1e3, where central differences lose 5 digits)
                 np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-6, atol=1e-9)
 
 
