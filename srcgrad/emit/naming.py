@@ -143,6 +143,7 @@ POP_INDEX = "{}_index"  # the index ``x.pop(i)`` removes at, evaluated once
 POPPED = "{}_popped"  # the element ``x.pop(i)`` removed
 SHARED_IN = "{}_in_{}"  # the positions of array ``x`` inside the array ``r`` that shares it
 WHICH = "{}_which"  # the number of the binding a name rebound to callables holds
+HELD_ITEM = "{}_{}"  # item k of a literal of callables ``fs``, read where ``fs`` is made
 IS_CLASS = "is_{}"  # whether an item of a list of objects of several classes has that one
 WHICH_IS = "which_is_{}"  # whether that number is ``k`` (a branch of the call on it)
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).

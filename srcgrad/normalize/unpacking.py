@@ -21,6 +21,7 @@ from __future__ import annotations
 import gast
 
 from ..astutil import clone, param_names, store_counts, walk
+from ..emit import naming
 
 
 def spread(fn_node, forwarded=()):
@@ -49,7 +50,8 @@ def unroll_function_loops(fn_node, known=None):
     if not any(_unrollable(n) or _indexing(n) or _called_item(n) for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
     literals = _static_literals(fn_node)
-    stored = set(store_counts(fn_node))
+    stored = set(store_counts(fn_node))  # (not the names _bind_items makes: each bound once)
+    _bind_items(fn_node, literals, stored)
     if known is not None:  # what it finds is of the names the function reads from outside
         local = stored | param_names(fn_node, packed=True)
         known = _from_outside(known, local)
@@ -64,6 +66,53 @@ def unroll_function_loops(fn_node, known=None):
     if unread:
         fn_node.body = _without(fn_node.body, unread)
     return fn_node
+
+
+def _bind_items(fn_node, literals, stored):
+    """Each attribute item (a bound method ``self.a.scale``, ``np.sin``) of a literal in
+    ``literals`` or of a literal a ``for`` loops over and calls is read where Python reads it,
+    into a name of its own: ``fs = [self.a.f, g]`` -> ``fs_0 = self.a.f; fs = [fs_0, g]``. A
+    call of ``fs[0]`` or an unrolled copy of the loop then calls that name (``h = obj.method``:
+    the object it was read from, even when ``self.a`` is rebound before the call)."""
+    taken = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)}
+    held = {id(v) for v in literals.values()}
+
+    def bind(literal, stem, where):
+        out = []
+        items = _elements(literal)
+        for k, e in enumerate(items):
+            if isinstance(e, gast.Attribute) and _named_function(e, stored):
+                name = _fresh(naming.HELD_ITEM.format(stem, k), taken)
+                out.append(gast.copy_location(gast.Assign(
+                    [gast.Name(name, gast.Store(), None, None)], e, None), where))
+                items[k] = gast.copy_location(gast.Name(name, gast.Load(), None, None), e)
+        return out
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field_ in ("body", "orelse"):
+                inner = getattr(s, field_, None)
+                if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
+                    setattr(s, field_, block(inner))
+            if isinstance(s, gast.Assign) and id(s.value) in held:
+                out += bind(s.value, s.targets[0].id, s)
+            elif _unrollable(s) and isinstance(s.iter, (gast.Tuple, gast.List)) and _literal(
+                    s.iter):
+                out += bind(s.iter, s.target.id, s)
+            out.append(s)
+        return out
+
+    fn_node.body = block(fn_node.body)
+
+
+def _fresh(stem, taken):
+    name, k = stem, 1
+    while name in taken:
+        k += 1
+        name = f"{stem}_{k}"
+    taken.add(name)
+    return name
 
 
 def _elements(literal):
@@ -95,7 +144,7 @@ def _call_items_by_name(fn_node, literals, stored):
         if not _called_item(node) or node.func.value.id not in literals:
             continue
         item = _constant_item(literals[node.func.value.id], _constant(node.func.slice)[0])
-        if (isinstance(item, gast.Attribute) and _named_function(item, stored)
+        if (isinstance(item, (gast.Attribute, gast.Name)) and _named_function(item, stored)
                 and _root(item).id not in written):
             node.func = gast.copy_location(clone(item), node.func)
 
