@@ -85,6 +85,8 @@ class Context:
     # results of earlier stages, read by later ones (see the module docstring)
     helpers: dict = field(default_factory=dict)
     ops: dict = field(default_factory=dict)
+    # the function's own assignments, by id (activity): optimize/fold.py keeps `x * 1.0` there
+    primal_statements: dict = field(default_factory=dict)
     active: set = field(default_factory=set)
     rest_layout: object = None  # normalize/functional.py's RestLayout
     out_name: str = None

@@ -2149,3 +2149,33 @@ def test_a_concatenation_of_lists_made_in_the_function(f):
     # a list (the name held a list first)
     check_all(f, (X,))
     check_second_order(f, [X])
+
+
+def times_one(x):
+    return x * 1.0
+
+
+def over_one(x):
+    y = x / 1
+    return y
+
+
+def to_the_one(x):
+    return x**1
+
+
+def one_times(x):
+    return 1.0 * x
+
+
+@pytest.mark.parametrize("f", [times_one, over_one, to_the_one, one_times])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.float32, np.bool_])
+def test_an_arithmetic_identity_keeps_the_dtype_and_makes_a_new_array(f, dtype):
+    # `x * 1.0` was folded to `x`: an int argument gave an int value, a float one gave the
+    # caller's own array (writing into the value changed the argument)
+    x = np.array([1, 0, 2]).astype(dtype)
+    expected = f(x.copy())
+    for value in (pullback(f)(x)[0], jvp(f)(x, np.ones(3))[0]):
+        assert value.dtype == expected.dtype
+        np.testing.assert_array_equal(value, expected)
+        assert not np.shares_memory(value, x)

@@ -43,8 +43,9 @@ def assignments(body):
 
 def run(fn_node, ctx):
     """The analysis: sets ``ctx.local_names``, ``ctx.ops`` (each assignment's operation, by
-    ``id`` of the statement) and ``ctx.active`` (the variables derivatives flow through, from
-    ``ctx.wrt`` to the returned name). The tree is returned unchanged."""
+    ``id`` of the statement), ``ctx.primal_statements`` (those statements, by ``id``) and
+    ``ctx.active`` (the variables derivatives flow through, from ``ctx.wrt`` to the returned
+    name). The tree is returned unchanged."""
     ctx.local_names = local_names(fn_node)
     classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location, ctx.dependencies)
     out = fn_node.body[-1].value
@@ -52,6 +53,7 @@ def run(fn_node, ctx):
     activity = Activity(classifier, forward=ctx.mode in ("jvp", "tangent", "linearize"))
     ctx.active = activity.run(fn_node, ctx.wrt, outputs)
     ctx.ops = activity.ops
+    ctx.primal_statements = {id(s): s for _, _, s in assignments(fn_node.body)}
     return fn_node
 
 

@@ -70,7 +70,8 @@ class ConstantFold(gast.NodeTransformer):
     def visit_Assign(self, node):
         names = {n.id for n in walk(node) if isinstance(n, gast.Name)}
         target = node.targets[0]
-        self.keep_operands = bool(names & self.mutated) or (
+        primal = self.ctx is not None and self.ctx.primal_statements.get(id(node)) is node
+        self.keep_operands = primal or bool(names & self.mutated) or (
             isinstance(target, gast.Name) and target.id in self.held
         )
         self.generic_visit(node)
