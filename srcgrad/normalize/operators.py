@@ -13,7 +13,9 @@ where an operand is known to be an object of a class of the user's that defines 
 the method (``a.__add__(b)``, ``b.__radd__(a)``, ``a.__getitem__(i)``, ``a = a.__iadd__(b)``),
 inlined like any method; where the class defines none, or the other operand's class is known
 only when it runs, it is refused. Known: a display or comprehension, a call of ``dict`` or of
-the class, a global object, or a name every binding of which is one of these.
+the class, a global object, an operator of known objects whose method returns ``Class(...)``
+(``-(v - w)``), or a name every binding of which is one of these. Iterating a known object (a
+loop, unpacking, ``list(v)``, ``*v``) is refused: srcgrad would read it as a sequence.
 
     e = d | {"b": v}       ->   e = dict_update(d, {"b": v})
     d |= {"b": v}          ->   d.update({"b": v})
@@ -28,7 +30,9 @@ gradient runs.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 
 import gast
 
@@ -56,7 +60,8 @@ class Operators(gast.NodeTransformer):
         self.kinds = {}
 
     def run(self, fn_node):
-        self.kinds = greatest_kinds(_bindings(fn_node), self._kind, DICT)
+        bindings = _bindings(fn_node)
+        self.kinds = _admitted(bindings, self._kind, greatest_kinds(bindings, self._kind, DICT))
         fn_node.body = [self.visit(s) for s in fn_node.body]
         return fn_node
 
@@ -71,9 +76,13 @@ class Operators(gast.NodeTransformer):
                 return names.get(node.id)
             value = self._resolved(node)  # a global or closure object of a class of the user's
             return type(value) if _user_class(type(value)) else None
-        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.BitOr):
-            kinds = {self._kind(node.left, names), self._kind(node.right, names)}
-            return DICT if DICT in kinds else None
+        if isinstance(node, gast.BinOp):
+            left, right = self._kind(node.left, names), self._kind(node.right, names)
+            if isinstance(node.op, gast.BitOr) and DICT in (left, right):
+                return DICT
+            return _returned_class(*_binary_method(node.op, left, right))
+        if isinstance(node, gast.UnaryOp):
+            return _returned_class(*_unary_method(node.op, self._kind(node.operand, names)))
         if isinstance(node, gast.Call):
             fn = self._resolved(node.func)
             if fn is dict:
@@ -103,21 +112,19 @@ class Operators(gast.NodeTransformer):
             return _located(self._call("dict_update", node.left, node.right), node)
         if not (_user_class(left) or _user_class(right)):
             return node
-        name = DUNDERS.get(type(node.op))
-        for owner, this, that, method in ((left, node.left, node.right, f"__{name}__"),
-                                          (right, node.right, node.left, f"__r{name}__")):
-            if name and _user_class(owner) and _defines(owner, method):
-                return _located(_method_call(this, method, that), node)
-        raise self._no_method(node)
+        owner, method = _binary_method(node.op, left, right)
+        if method is None:
+            raise self._no_method(node)
+        this, that = (node.left, node.right) if owner is left else (node.right, node.left)
+        return _located(_method_call(this, method, that), node)
 
     def visit_UnaryOp(self, node):
         cls = self._kind(node.operand, self.kinds)
         self.generic_visit(node)
         if not _user_class(cls):
             return node
-        method = {gast.USub: "__neg__", gast.UAdd: "__pos__", gast.Invert: "__invert__"}.get(
-            type(node.op))
-        if method is None or not _defines(cls, method):
+        _, method = _unary_method(node.op, cls)
+        if method is None:
             return node  # `not v`: a truth value, no gradient
         return _located(_method_call(node.operand, method), node)
 
@@ -129,6 +136,39 @@ class Operators(gast.NodeTransformer):
                 and _defines(cls, "__getitem__")):
             return _located(_method_call(node.value, "__getitem__", node.slice), node)
         return node
+
+    def visit_For(self, node):
+        self._not_iterated(node.iter)
+        return self.generic_visit(node)
+
+    def visit_comprehension(self, node):
+        self._not_iterated(node.iter)
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        if any(isinstance(t, (gast.Tuple, gast.List)) for t in node.targets):
+            self._not_iterated(node.value)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if self._resolved(node.func) in (list, tuple, enumerate, zip, sorted, reversed):
+            for arg in node.args:
+                self._not_iterated(arg)
+        for arg in node.args:
+            if isinstance(arg, gast.Starred):
+                self._not_iterated(arg.value)
+        return self.generic_visit(node)
+
+    def _not_iterated(self, node):
+        """Refuses iterating (a loop, unpacking, ``list(v)``) an object of a class of the user's:
+        srcgrad reads it as a sequence (``len(v)``, ``v[i]``), not through ``__iter__``."""
+        cls = self._kind(node, self.kinds)
+        if _user_class(cls) and not issubclass(cls, (tuple, list, dict)):
+            raise self.ctx.location.error(UnsupportedSyntaxError, node, (
+                f"srcgrad does not iterate an object of your class `{cls.__name__}` (a loop, "
+                "unpacking, `list(v)`): it would not run its `__iter__` or `__getitem__`; "
+                "iterate over its fields instead, e.g. `for v in (p.a, p.b)` or "
+                "`a, b = p.a, p.b`"))
 
     def visit_AugAssign(self, node):
         node.value = self.visit(node.value)
@@ -172,6 +212,53 @@ def _method_call(obj, method, *args):
     return gast.Call(gast.Attribute(obj, method, gast.Load()), list(args), [])
 
 
+def _binary_method(op, left, right):
+    """``(class, method)`` Python runs for ``left op right`` (the classes of the operands),
+    ``(None, None)`` when neither is an object of a class of the user's defining it."""
+    name = DUNDERS.get(type(op))
+    for owner, method in ((left, f"__{name}__"), (right, f"__r{name}__")):
+        if name and _user_class(owner) and _defines(owner, method):
+            return owner, method
+    return None, None
+
+
+def _unary_method(op, cls):
+    method = {gast.USub: "__neg__", gast.UAdd: "__pos__", gast.Invert: "__invert__"}.get(
+        type(op))
+    if method is None or not _user_class(cls) or not _defines(cls, method):
+        return None, None
+    return cls, method
+
+
+def _returned_class(cls, method):
+    """The class of the user's every ``return`` of ``cls.method`` builds (``return V(...)``,
+    ``return type(self)(...)``), else None."""
+    if method is None:
+        return None
+    fn = getattr(cls, method)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    found = set()
+    for n in ast.walk(tree.body[0]):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and (
+                n is not tree.body[0]):
+            return None  # a nested function's returns are not the method's
+        if not isinstance(n, ast.Return):
+            continue
+        made = n.value.func if isinstance(n.value, ast.Call) else None
+        if isinstance(made, ast.Name):
+            found.add(fn.__globals__.get(made.id))
+        elif isinstance(made, ast.Call) and ast.unparse(made) in ("type(self)",) or (
+                isinstance(made, ast.Attribute) and ast.unparse(made) == "self.__class__"):
+            found.add(cls)
+        else:
+            return None
+    kind = found.pop() if len(found) == 1 else None
+    return kind if _user_class(kind) else None
+
+
 def _defines(cls, method):
     """Whether ``cls`` has ``method`` as Python code (its own or a base's of the user's), not
     a builtin's slot (a namedtuple's ``__getitem__``, a dict subclass's, an ndarray's)."""
@@ -193,6 +280,24 @@ def _located(new, where):
         if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, where)
     return new
+
+
+def _admitted(bindings, kind_of, names):
+    """``names`` (``greatest_kinds``) with the names every binding of which is of one kind
+    given them, added until none is: ``u = v - w`` of objects, dropped while every name
+    started a dict, is a V once v's class is known (``V.__sub__`` returns ``V(...)``)."""
+    names = dict(names)
+    while True:
+        more = {}
+        for v, values in bindings.items():
+            if v in names or not values or None in values:
+                continue
+            found = {kind_of(x, names) for x in values}
+            if len(found) == 1 and None not in found:
+                more[v] = found.pop()
+        if not more:
+            return names
+        names.update(more)
 
 
 def _bindings(fn_node):

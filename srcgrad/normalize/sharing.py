@@ -188,6 +188,36 @@ class SharedUpdates:
         self.fn_node = fn_node
         self.containers = self._containers(fn_node)
         self.sequences = self._surely(fn_node)
+        self.sequences |= self._split_lists(fn_node)
+
+    def _split_lists(self, fn_node):
+        """The variables every assignment makes the list ``np.split`` (``array_split``,
+        ``hsplit``, ...) returns, or a concatenation of such lists and lists made here
+        (``parts = np.split(x, 2) + [v]``): a list too, not an array. A parameter, or a name
+        bound otherwise (a loop's target), is none."""
+        assigns = [(n.targets[0].id, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)
+                   and isinstance(n.targets[0], gast.Name)]
+        assigns += [(n.target.id, gast.BinOp(n.target, n.op, n.value)) for n in walk(fn_node)
+                    if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)]
+        plain = {id(n.targets[0]) for n in walk(fn_node) if isinstance(n, gast.Assign)} | {
+            id(n.target) for n in walk(fn_node) if isinstance(n, gast.AugAssign)}
+        other = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
+            n.ctx, (gast.Store, gast.Param, gast.Del)) and id(n) not in plain} | self.params
+        split = {t for t, v in assigns if self._splits(v)}
+        found = {t for t, _ in assigns} - other
+        while True:
+            known = found | self.sequences
+            drop = {t for t, v in assigns if t in found and not self._splits(v) and not (
+                isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and all(
+                    isinstance(o, gast.Name) and o.id in known for o in (v.left, v.right)))}
+            if not drop:
+                return found if found & split else set()
+            found -= drop
+
+    def _splits(self, value):
+        return isinstance(value, gast.Call) and any(
+            self.ctx.namespace.resolve(value.func, self.locals) is f
+            for f in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit))
 
     def _surely(self, fn_node):
         """Of the containers, the variables every assignment makes a list, dict or tuple

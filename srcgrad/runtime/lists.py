@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PythonAttributeError, PythonIndexError, PythonTypeError
+from ..errors import (
+    PythonAttributeError,
+    PythonIndexError,
+    PythonTypeError,
+    UnsupportedCaseError,
+)
 from .containers import Cotangents, DictCotangents, add, elem, zeros_like
 from .shapes import float_dtype
 
@@ -294,7 +299,11 @@ def iteration_sequence(seq):
 
 
 def sequence_grad(dy, seq):
-    return dy if isinstance(seq, (list, tuple, np.ndarray)) else None
+    if isinstance(seq, (list, tuple, np.ndarray)):
+        return dy
+    if not isinstance(seq, (dict, range)) and _carries(dy):
+        raise _not_iterated(seq)
+    return None  # a dict's keys, an iterator of indices: no gradient
 
 
 def sequence_tangent(dseq, seq):
@@ -303,7 +312,33 @@ def sequence_tangent(dseq, seq):
     where the key travels in a saved tuple with values that have tangents)."""
     if isinstance(seq, (list, tuple, np.ndarray)):
         return dseq
-    return [None] * len(seq) if isinstance(seq, dict) else None
+    if isinstance(seq, dict):
+        return [None] * len(seq)
+    if dseq is not None and not isinstance(seq, range):
+        raise _not_iterated(seq)
+    return None
+
+
+def _carries(d):
+    """Whether a cotangent (a list of them, a tuple, a dict) holds a nonzero value."""
+    if isinstance(d, (list, tuple)):
+        return any(_carries(v) for v in d)
+    if isinstance(d, dict):
+        return any(_carries(v) for v in d.values())
+    if d is None or isinstance(d, (str, bool)):
+        return False
+    try:
+        return bool(np.any(np.asarray(d) != 0))
+    except (TypeError, ValueError):
+        return True  # an object's cotangent
+
+
+def _not_iterated(seq):
+    return UnsupportedCaseError(
+        f"srcgrad does not differentiate through iterating a `{type(seq).__name__}` (a loop, "
+        "unpacking or `list(v)` of it runs its `__iter__`, which srcgrad does not follow): "
+        "iterate over a list, tuple or array, or over the object's fields (`for v in (p.a, "
+        "p.b)`)")
 
 
 def ndenumerate_items(a):
@@ -415,6 +450,10 @@ def item_grad(dy, x):
 def as_list_grad(dy, iterable):
     if dy is None or isinstance(iterable, dict):
         return None
+    if not isinstance(iterable, (list, tuple, np.ndarray)):
+        if isinstance(iterable, range) or not _carries(dy):
+            return None
+        raise _not_iterated(iterable)
     if isinstance(iterable, np.ndarray):
         rows = [zeros_like(v) if d is None else d for d, v in zip(dy, iterable)]
         return np.stack(rows) if rows else zeros_like(iterable)
@@ -424,6 +463,8 @@ def as_list_grad(dy, iterable):
 def as_list_tangent(diterable, iterable):
     if diterable is None or isinstance(iterable, dict):
         return None
+    if not isinstance(iterable, (list, tuple, np.ndarray)):
+        raise _not_iterated(iterable)
     return list(diterable)
 
 

@@ -349,6 +349,9 @@ class ReverseAD:
             self.adjoints.accumulate(target, contribs[target], may_alias,
                                      self._widens(target, stmt))
         if target in self.rezero and self.adjoints.get(target) is None:
+            if restore is not None:  # the zero of the value before: `hs = []` in a loop
+                self.stmts.append(restore)
+                restore = None
             self.adjoints.set_zero(target)
         return restore
 
