@@ -2324,3 +2324,79 @@ def test_an_operator_of_what_an_objects_operator_returned(f):
     # was refused when it ran: the class of `v - w` was not known, so `-(v - w)` was taken for
     # arithmetic; the method's `return Arrow(...)` tells it
     check_all(f, (X,))
+
+
+def dict_updated_then_popped(x):
+    d = {"a": x[0], "b": x[1] * x[2]}
+    e = {"a": x[2], "b": x[0]}
+    e.update(d)
+    v = d.pop("a")
+    return v * e["a"] + e["b"] * len(d)
+
+
+def list_extended_then_popped(x):
+    L = [x[0], x[1] * 2.0]
+    M = [x[2]]
+    M.extend(L)
+    w = L.pop()
+    L.append(x[2] * 5.0)
+    return w * M[2] + M[1] * L[-1] + len(M)
+
+
+@pytest.mark.parametrize("f", [dict_updated_then_popped, list_extended_then_popped])
+def test_a_container_holding_the_items_of_one_that_shrinks_afterwards(f):
+    # was refused: "`e` refers to the array in `d`, which is written into afterwards"; d.pop
+    # changes d, not the values e took from it
+    check_all(f, (X,))
+
+
+def nested_item_another_name_holds(x):
+    a = x * 2.0
+    inner = [a, x * 1.0]
+    outer = [inner]
+    outer[0][0] += x**2
+    return np.sum(a * x) + np.sum(inner[0])
+
+
+def nested_item_held_twice(x):
+    a = x * 2.0
+    inner = [a, a]
+    outer = [inner, inner]
+    outer[1][0] *= x
+    return np.sum(outer[0][1] * x) + np.sum(inner[0])
+
+
+def nested_item_another_list_holds(x):
+    a = x * 2.0
+    inner = [a, x * 1.0]
+    other = {"k": a}
+    outer = {"p": inner}
+    outer["p"][0] -= x**2
+    return np.sum(other["k"] * x) + np.sum(inner[0])
+
+
+@pytest.mark.parametrize("f", [nested_item_another_name_holds, nested_item_held_twice,
+                               nested_item_another_list_holds])
+def test_an_augmented_assignment_into_a_nested_item_updates_the_array_in_place(f):
+    # `x[i][j] += v` updates the array x[i][j] in place: every other holder of it sees the
+    # change (was: only the list x[i] got a new array, `a` kept the old values: 18.75 for
+    # Python's 25.875)
+    check_all(f, (X,))
+
+
+def extended_while_another_name_holds_it(x):
+    L = [x * 2.0]
+    other = L
+    for _ in range(2):
+        L += [L[-1] * x]
+    return np.sum(other[2] * other[0]) + np.sum(L[1])
+
+
+def test_a_list_extended_in_place_that_another_name_holds():
+    # was refused when the gradient ran: `other`'s zero cotangent (it is replaced whole) was
+    # made of the extended list, then met the cotangent of the shorter one
+    f = extended_while_another_name_holds_it
+    check_all(f, (X,))
+    v, eps = np.array([0.3, -0.2, 0.5]), 1e-5
+    by_differences = (grad(f)(X + eps * v) - grad(f)(X - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp(f)(X, v), by_differences, rtol=1e-6)

@@ -393,10 +393,19 @@ class CopyBeforeWrite:
                         and _viewed(node.value, self._returns_a_view) is not None):
                     yield from self._held_read_after_writes(node, bases, order, held)
                 continue
-            if base not in self.item_written and isinstance(node.value, gast.Subscript):
+            if base not in self.item_written and (
+                    isinstance(node.value, gast.Subscript) or self._takes_items(node.value)):
                 continue  # an element of a list that only grows or shrinks stays what it was
             if self._read_after_a_later_write(node.value, r, made, writes[base], reads):
                 yield node, r, base, False
+
+    def _takes_items(self, value):
+        """``e.update(d)``, ``L.extend(M)``: the container holds the items of the others, not
+        the others themselves (``d.pop(k)`` afterwards does not change ``e``)."""
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
+            value, gast.Call) else None
+        return any(fn is h for h in (runtime.dict_update, runtime.list_extend,
+                                     runtime.concat_sequence))
 
     def _held_read_after_writes(self, node, bases, order, held):
         """``z = L[0]`` with ``L = [y]`` made before (``for z in L`` too), y's elements written

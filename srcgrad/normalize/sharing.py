@@ -254,6 +254,16 @@ class SharedUpdates:
                 target = n.targets[0].id
                 self._connect(target, self._passed_on(n.value))
                 self.outside.setdefault(target, []).extend(self._passed_on(n.value, True))
+        # `w = fresh_copy(t); w[j] += v; t = element_written(t, w)` (`T[i][j] += v`): w is a
+        # shallow copy of the list or dict t, with t's items, an array of which `+=` updates in
+        # place for every holder of it (`a` of `inner = [a]; outer = [inner]`)
+        self.element_copies = set()
+        for n in walk(fn_node):
+            call = _field_update(n, self.updated)
+            if call is not None and call.func.id == self.updated[1] and isinstance(
+                    call.args[1], gast.Name):
+                self.element_copies.add(call.args[1].id)
+                self._connect(call.args[1].id, [call.args[0].id])
         self._positions(fn_node.body)
         self.live_out = {}
         self._live(fn_node.body, set(), None)
@@ -623,7 +633,7 @@ class SharedUpdates:
         """The variables read after ``s`` that may hold the object ``x`` held before it."""
         live = self.live_out.get(id(s), set())
         holders = sorted(r for r in self._connected(x) if r in live)
-        if container is not None and container not in self.sequences:
+        if container is not None and container not in self.sequences | self.element_copies:
             # `T[i] += v` where T is surely no list, dict or tuple: an array's element write
             # (its sharing is followed by normalize/inplace.py; `x` is a view or a number)
             return []

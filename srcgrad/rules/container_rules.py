@@ -252,15 +252,16 @@ linear(runtime.get_tangent, "dd, ddefault, d, key, default",
 nondiff(runtime.shared_positions, runtime.check_element_written, runtime.element_written)
 nondiff(runtime.steps_layout, runtime.sums_layout)  # how a loop's steps are summed
 linear(runtime.put_shared, "holder, where, value",
-       vjp={"holder": "put_shared_grad_holder(dy, where)",
+       vjp={"holder": "put_shared_grad_holder(dy, where, holder)",
             "value": "put_shared_grad_value(dy, holder, where, value)"},
        jvp={"*": "put_shared_tangent(dholder, dvalue, holder, where, value)"})
-linear(runtime.put_shared_grad_holder, "g, where", vjp={"g": "put_shared_grad_holder(dy, where)"})
+linear(runtime.put_shared_grad_holder, "g, where, holder=None",
+       vjp={"g": "put_shared_grad_holder(dy, where, g)"})
 linear(runtime.put_shared_grad_value, "g, holder, where, value",
        vjp={"g": "put_at_paths(dy, holder, where, value)"})
 linear(runtime.put_at_paths, "g, holder, where, value",
        vjp={"g": "put_shared_grad_value(dy, holder, where, value)"})
 linear(runtime.put_shared_tangent, "dholder, dvalue, holder, where, value",
-       vjp={"dholder": "put_shared_grad_holder(dy, where)",
+       vjp={"dholder": "put_shared_grad_holder(dy, where, holder)",
             "dvalue": "put_shared_grad_value(dy, holder, where, value)"},
        jvp={"*": "put_shared_tangent(ddholder, ddvalue, holder, where, value)"})

@@ -191,12 +191,13 @@ def _sparse_leaf(v):
     return _sparse(v) if isinstance(v, (list, tuple, dict)) or kind_of(v) in OBJECTS else None
 
 
-def put_shared_grad_holder(dy, where):
+def put_shared_grad_holder(dy, where, holder=None):
     """The adjoint of ``put_shared`` for ``holder``: ``dy`` with zeros at the paths."""
     if dy is None or not where:
         return dy
-    if () in where:
-        return zeros_like(dy)  # the holder is replaced whole: nothing of it reaches the result
+    if () in where:  # the holder is replaced whole: nothing of it reaches the result (zeros of
+        # the holder's own structure: `other = L; L += [v]` gives other a longer list)
+        return zeros_like(dy if holder is None else holder)
     return _put(dy, where, lambda h: None)
 
 
