@@ -569,6 +569,29 @@ def merges_an_argument(p, q):
 
 # (phrase of the page's row, function, wrt, arguments, when, message pattern)
 TRANSFORM, RUN = "transform", "run"
+class Fields:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __iter__(self):
+        yield self.a
+        yield self.b
+
+
+def loop_over_an_object(x):
+    s = 0.0
+    for v in Fields(x, x * 2.0):
+        s = s + np.sum(v**2)
+    return s
+
+
+def loop_over_an_argument_object(x, p):
+    s = 0.0
+    for v in p:
+        s = s + np.sum(v * x)
+    return s
+
+
 CLAIMS = [
     ("`\\|` / `&` / `^` given a value that carries gradient", merges_an_argument, 0,
      ({"a": 1.5}, {"b": 2.0}), TRANSFORM, r"`\|` given `p`"),
@@ -708,6 +731,10 @@ CLAIMS = [
     ("SciPy's `output=` into an array", ndimage_output, 0, (X,), TRANSFORM, "`output=` into"),
     ("an iterator bound to a name", generator_used_twice, 0, (X,), TRANSFORM,
      "first use consumes"),
+    ("over an object of your class (its `__iter__`", loop_over_an_object, 0, (X,), TRANSFORM,
+     "does not iterate an object of your class `Fields`"),
+    ("over an object of your class (its `__iter__`", loop_over_an_argument_object, 1,
+     (X, Fields(X, X)), RUN, "does not differentiate through iterating a `Fields`"),
     ("`out=` together with `where=`", out_with_where, 0, (X,), TRANSFORM, "where"),
     ("a function with neither source nor rule", no_source_no_rule, 0, (X,), TRANSFORM,
      "i0"),

@@ -163,7 +163,9 @@ class Operators(gast.NodeTransformer):
         """Refuses iterating (a loop, unpacking, ``list(v)``) an object of a class of the user's:
         srcgrad reads it as a sequence (``len(v)``, ``v[i]``), not through ``__iter__``."""
         cls = self._kind(node, self.kinds)
-        if _user_class(cls) and not issubclass(cls, (tuple, list, dict)):
+        if _user_class(cls) and not issubclass(cls, (tuple, list, dict)) and (
+                _defines(cls, "__iter__") or _defines(cls, "__getitem__") or not (
+                    hasattr(cls, "__iter__") or hasattr(cls, "__getitem__"))):
             raise self.ctx.location.error(UnsupportedSyntaxError, node, (
                 f"srcgrad does not iterate an object of your class `{cls.__name__}` (a loop, "
                 "unpacking, `list(v)`): it would not run its `__iter__` or `__getitem__`; "

@@ -144,6 +144,12 @@ def _outside_array_read(fn_node, ctx, locals_):
     return None
 
 
+def _joins(value, known):
+    """Whether ``value`` is ``a + b`` of two of the names ``known``."""
+    return isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and all(
+        isinstance(o, gast.Name) and o.id in known for o in (value.left, value.right))
+
+
 def _markers(ctx):
     """The generated names of ``field_updated`` and ``element_written``."""
     return (ctx.global_name(runtime.field_updated, "field_updated"),
@@ -193,26 +199,27 @@ class SharedUpdates:
     def _split_lists(self, fn_node):
         """The variables every assignment makes the list ``np.split`` (``array_split``,
         ``hsplit``, ...) returns, or a concatenation of such lists and lists made here
-        (``parts = np.split(x, 2) + [v]``): a list too, not an array. A parameter, or a name
-        bound otherwise (a loop's target), is none."""
+        (``parts = np.split(x, 2) + [v]``, ``parts += [v]``): a list too, not an array. A
+        parameter, or a name bound otherwise (a loop's target), is none."""
         assigns = [(n.targets[0].id, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)
                    and isinstance(n.targets[0], gast.Name)]
         assigns += [(n.target.id, gast.BinOp(n.target, n.op, n.value)) for n in walk(fn_node)
                     if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)]
-        plain = {id(n.targets[0]) for n in walk(fn_node) if isinstance(n, gast.Assign)} | {
-            id(n.target) for n in walk(fn_node) if isinstance(n, gast.AugAssign)}
-        other = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
-            n.ctx, (gast.Store, gast.Param, gast.Del)) and id(n) not in plain} | self.params
-        split = {t for t, v in assigns if self._splits(v)}
-        found = {t for t, _ in assigns} - other
+        found = {t for t, _ in assigns} - self._bound_otherwise(fn_node)
         while True:
             known = found | self.sequences
-            drop = {t for t, v in assigns if t in found and not self._splits(v) and not (
-                isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and all(
-                    isinstance(o, gast.Name) and o.id in known for o in (v.left, v.right)))}
+            drop = {t for t, v in assigns if t in found and not (
+                self._splits(v) or _joins(v, known))}
             if not drop:
-                return found if found & split else set()
+                return found if any(t in found and self._splits(v) for t, v in assigns) else set()
             found -= drop
+
+    def _bound_otherwise(self, fn_node):
+        """The parameters, and the names bound other than by ``name = v`` or ``name op= v``."""
+        plain = {id(n.targets[0]) for n in walk(fn_node) if isinstance(n, gast.Assign)} | {
+            id(n.target) for n in walk(fn_node) if isinstance(n, gast.AugAssign)}
+        return {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
+            n.ctx, (gast.Store, gast.Param, gast.Del)) and id(n) not in plain} | self.params
 
     def _splits(self, value):
         return isinstance(value, gast.Call) and any(
