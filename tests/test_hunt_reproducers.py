@@ -2400,3 +2400,41 @@ def test_a_list_extended_in_place_that_another_name_holds():
     v, eps = np.array([0.3, -0.2, 0.5]), 1e-5
     by_differences = (grad(f)(X + eps * v) - grad(f)(X - eps * v)) / (2 * eps)
     np.testing.assert_allclose(hvp(f)(X, v), by_differences, rtol=1e-6)
+
+
+def written_through_flat(x):
+    M = np.outer(x, x)
+    M.flat[::4] = 1.0
+    return np.sum(M**2)
+
+
+def test_a_write_through_flat_is_refused_as_srcgrads_limit():
+    # was a PythonTypeError saying a flatiter does not support item assignment (Python's does)
+    with pytest.raises(SrcgradError, match="writes through `.flat`.*np.put"):
+        grad(written_through_flat)(X)
+
+
+def float32_buffer_updated(x):
+    y = np.ones(3, dtype=np.float32)
+    y *= x
+    y += x**2
+    return np.sum(y**2)
+
+
+def int_buffer_given_floats(x):
+    k = np.zeros(3, dtype=int)
+    k += x
+    return np.sum(k * x)
+
+
+def test_an_augmented_assignment_keeps_the_dtype_of_an_explicitly_typed_array():
+    # `y *= x` of a float32 array and a float64 x was `y = y * x`, a float64 array (NumPy's
+    # in-place operator keeps float32); an int array given floats computed where NumPy raises
+    x = np.array([0.5, -1.1, 2.3])
+    value, g = value_and_grad(float32_buffer_updated)(x)
+    want = float32_buffer_updated(x.copy())
+    assert value.dtype == want.dtype == np.float32 and value == want
+    np.testing.assert_allclose(g, 2.0 * (x + x**2) * (1.0 + 2.0 * x), rtol=1e-6)  # y = x + x²
+    assert jvp(float32_buffer_updated)(x, np.ones(3))[0] == want
+    with pytest.raises(TypeError, match="same_kind"):
+        grad(int_buffer_given_floats)(x)

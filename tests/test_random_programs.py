@@ -106,6 +106,7 @@ GENERATOR_FEATURES = (
     "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
     "library call, with a rule or refused", "with manager", "try block",
     "array from outside the function", "item updated in place", "list repetition",
+    "nested item updated in place",
     "list concatenation",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -716,15 +717,22 @@ class Gen(LibraryStatements):
             return []
         self.features.add("item updated in place")
         if lists and (not dicts or self.coin()):
-            target = f"{self.pick(lists)}[{self.pick(['0', '-1'])}]"
+            held, index = self.pick(lists), f"[{self.pick(['0', '-1'])}]"
         else:
-            d = self.pick(dicts)
-            target = f'{d}["{self.pick(scope.keys[d])}"]'
+            held = self.pick(dicts)
+            index = f'["{self.pick(scope.keys[held])}"]'
+        lines = []
+        if self.coin(1, 3):  # through a list holding it: `O[0][j] += v` (the item's array
+            # updated in place reached only the list before, not `y` nor other holders)
+            self.features.add("nested item updated in place")
+            outer = self.fresh("O")
+            lines.append(f"{ind}{outer} = [{held}]")
+            held = f"{outer}[0]"
         op = self.pick(["+=", "-=", "*="])
         value = self.vector(scope, 1)
         if op == "*=":
             value = f"np.tanh({value})"
-        return [f"{ind}{target} {op} {value}"]
+        return lines + [f"{ind}{held}{index} {op} {value}"]
 
     def alias(self, scope, ind, depth):
         """Two names for one array: `a, b = y, y` or `a = y` (augmented assignments to either

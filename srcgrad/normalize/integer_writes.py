@@ -31,6 +31,58 @@ CREATORS = {
 }
 
 
+def typed_buffers(fn_node, ctx):
+    """name -> the dtype atom, for the names every binding of which makes an array of an
+    explicit static dtype other than float64 and complex128 (``np.zeros(n, dtype=np.float32)``,
+    ``x.astype(int)``), updates it in place (``y op= v``) or writes into it: there Python's
+    ``y op= v`` keeps y's dtype (a ``same_kind`` cast, or NumPy's error), where ``y = y op v``
+    would promote (float32 and a float64 array: float64)."""
+    found, other = {}, set()
+    assigned = set()
+    for n in walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            name = n.targets[0].id
+            assigned.add(id(n.targets[0]))
+            v = n.value
+            if isinstance(v, gast.Call) and v.args and isinstance(v.args[0], gast.Name) and (
+                    v.args[0].id == name and ctx.namespace.resolve(v.func, ctx.local_names) in (
+                        runtime.setitem, run_writes.written)):
+                continue
+            atom = _explicit_dtype(v, ctx)
+            if atom is None:
+                other.add(name)
+            else:
+                found.setdefault(name, []).append(atom)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            assigned.add(id(n.target))
+    other |= {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
+        n.ctx, (gast.Store, gast.Param, gast.Del)) and id(n) not in assigned}
+    return {name: atoms[0] for name, atoms in found.items() if name not in other
+            and all(gast.dump(a) == gast.dump(atoms[0]) for a in atoms)}
+
+
+def _explicit_dtype(value, ctx):
+    """The dtype atom of ``np.zeros(..., dtype=a)`` (a creator) or ``y.astype(a)`` when it is
+    static and neither float64 nor complex128, else None."""
+    if not isinstance(value, gast.Call):
+        return None
+    if isinstance(value.func, gast.Attribute) and value.func.attr == "astype":
+        atom = value.args[0] if value.args else None
+    else:
+        fn = ctx.namespace.resolve(value.func, ctx.local_names)
+        position = next((p for c, p in CREATORS.items() if fn is c), None)
+        if position is None:
+            return None
+        atom = value.args[position] if len(value.args) > position else next(
+            (k.value for k in value.keywords if k.arg == "dtype"), None)
+    if casts.static_dtype(atom, ctx.namespace, ctx.local_names) not in (
+            casts.DISCRETE, casts.INEXACT):
+        return None
+    dtype = np.dtype(atom.value if isinstance(atom, gast.Constant) else ctx.namespace.resolve(
+        atom, ctx.local_names))
+    return None if dtype in (np.dtype(np.float64), np.dtype(np.complex128)) else atom
+
+
 def run(fn_node, ctx):
     """The pass: writes into arrays of a static integer dtype cast their value first."""
     return IntegerWrites(ctx).run(fn_node)

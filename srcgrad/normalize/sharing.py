@@ -39,11 +39,12 @@ import numpy as np
 from .. import runtime
 from ..analysis.dataflow import assigned_values, greatest_kinds, least_names
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import local_names, ordered_walk, walk
+from ..astutil import clone, local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from .anf import VIEW_METHODS
+from .integer_writes import typed_buffers
 
 # NumPy functions whose result may be (or hold) their argument itself or a view of it.
 NUMPY_VIEWS = {
@@ -195,6 +196,7 @@ class SharedUpdates:
         self.containers = self._containers(fn_node)
         self.sequences = self._surely(fn_node)
         self.sequences |= self._split_lists(fn_node)
+        self.typed = typed_buffers(fn_node, self.ctx)
 
     def _split_lists(self, fn_node):
         """The variables every assignment makes the list ``np.split`` (``array_split``,
@@ -584,7 +586,7 @@ class SharedUpdates:
         value = self._operation(s, x) if call is None else call
         holders = self._holders(s, x, defined, container)
         if not holders:
-            return [] if element else [_located(_assign(x, value), s)]
+            return [] if element else [_located(_assign(x, value), s)] + self._dtype_kept(s, x)
         unbound = [r for r in holders if r not in defined]
         if unbound:
             raise self.ctx.location.error(
@@ -606,6 +608,7 @@ class SharedUpdates:
         else:
             call.args[0] = _load(old)
         out = [_located(_assign(old, _load(x)), s), _located(_assign(x, value), s)]
+        out += self._dtype_kept(s, x)
         return out + self._put(s, x, old, x, holders, call is not None, container)
 
     def _operation(self, s, name):
@@ -615,6 +618,16 @@ class SharedUpdates:
                 s.target, s.value):
             return self._call("concat_sequence", _load(name), s.value)
         return gast.BinOp(_load(name), s.op, s.value)
+
+    def _dtype_kept(self, s, x):
+        """``x = astype(x, dtype, 'K', 'same_kind')`` after ``x = x op v`` where x is an array
+        of an explicit dtype (float32, int, ...): NumPy's ``x op= v`` keeps it (or raises)."""
+        atom = self.typed.get(x) if isinstance(s, gast.AugAssign) else None
+        if atom is None:
+            return []
+        cast = self._call("astype", _load(x), clone(atom), gast.Constant("K", None),
+                          gast.Constant("same_kind", None))
+        return [_located(_assign(x, cast), s)]
 
     def _put(self, s, x, old, new, holders, objects, container=None):
         """Each holder given the object ``new`` names where it held ``old``'s (``objects``: an

@@ -243,6 +243,12 @@ def check_element_written(inner, text):
             f"srcgrad does not follow here. Index the array once, `A[i, j] = v`, or hold a copy "
             f"(`.copy()`)"
         )
+    if isinstance(inner, np.flatiter):
+        raise SrcgradError(
+            f"`{text}[...] = ...` writes through `.flat`, which srcgrad does not follow: write "
+            f"`np.put(A, indices, v)` (indices into the flattened array) or index the array "
+            f"itself (`A[i, j] = v`)"
+        )
     if not isinstance(inner, (list, dict, np.ndarray)):
         raise PythonTypeError(
             f"'{type(inner).__name__}' object does not support item assignment (`{text}[...] "
