@@ -151,9 +151,12 @@ class Operators(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
-        if self._resolved(node.func) in (list, tuple, enumerate, zip, sorted, reversed):
-            for arg in node.args:
-                self._not_iterated(arg)
+        fn = self._resolved(node.func)
+        iterated = node.args[1:] if fn in (map, filter) else node.args if fn is zip else (
+            node.args[:1] if fn in (list, tuple, enumerate, sorted, reversed, sum) or fn in (
+                max, min) and len(node.args) == 1 else [])
+        for arg in iterated:
+            self._not_iterated(arg)
         for arg in node.args:
             if isinstance(arg, gast.Starred):
                 self._not_iterated(arg.value)
