@@ -610,7 +610,7 @@ def test_checkpointed_loops_compiled_by_numba_equal_the_gradient(checkpoint):
     x, W = rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5
     cases = [(strided, (x, W, 40), (0, 1)), (strided, (x, W, 300), (0, 1)),
              (iterated_while, (x,), 0), (leaves_early, (x, 30), 0), (two_loops, (x, 70), 0),
-             (rnn_steps, (W, W.T, rng.normal(size=(20, 2, 3)), np.full((2, 3), 0.1)), (0, 1, 2))]
+             (rnn_steps, (W, W.T, rng.normal(size=(20, 2, 3)), np.full((2, 3), 0.1)), (0, 1, 3))]
     for f, args, wrt in cases:
         got = srcgrad.grad(f, wrt=wrt, checkpoint=checkpoint, backend="numba")(*args)
         value, got_v = srcgrad.value_and_grad(f, wrt=wrt, checkpoint=checkpoint,
@@ -666,3 +666,17 @@ def test_tanh_and_exp_equal_numpys_below_and_past_the_size(n):
         np.testing.assert_allclose(got[i], want[i], rtol=1e-13, atol=1e-15)
         np.testing.assert_allclose(got[i], numeric_grad(activations, (x, A), i), rtol=1e-5,
                                    atol=1e-9)
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (numba types a step)")
+def test_a_step_numba_cannot_type_is_refused_at_the_users_line_when_called():
+    # the gradient of xs, read by rows: getitem_grad of a row has no numba implementation
+    rng = np.random.default_rng(4)
+    W, xs, h = rng.normal(size=(3, 3)), rng.normal(size=(6, 2, 3)), np.full((2, 3), 0.1)
+    with pytest.raises(UnsupportedSyntaxError, match="getitem_grad") as info:
+        srcgrad.grad(rnn_steps, wrt=(0, 1, 2), checkpoint=2, backend="numba")(W, W.T, xs, h)
+    assert info.value.filename == __file__
+    assert info.value.line.strip() == "h = np.tanh(xs[t] @ Wx + h @ Wh)"
+    got = srcgrad.grad(rnn_steps, wrt=(0, 1, 2), checkpoint=2, backend="auto")(W, W.T, xs, h)
+    for g, e in zip(got, srcgrad.grad(rnn_steps, wrt=(0, 1, 2))(W, W.T, xs, h)):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
