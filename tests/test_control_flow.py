@@ -404,11 +404,35 @@ def shapes_grow_in_a_while(a, b, x):
 
 
 def argument_rebound_in_a_loop(x, a, n):
+    s = 0.0
     for i in range(n):
-        s = 1.0 + x[0] * 2.0
+        s = s + x[0] * 2.0
         a = x[0] * 2.0  # the same value as s's term: one computation, but `a` stays the
         # argument when the loop takes no trip
-    return np.tanh(a) * np.sum(x)
+    return np.tanh(a) * np.sum(x) + s
+
+
+def rebound_to_another_shape(x, a, n):
+    y = a * x  # reads the float `a`: its gradient is a float
+    for i in range(n):
+        a = x * 2.0  # `a` an array from here
+    return np.sum(y + a)
+
+
+def rebound_to_another_shape_in_a_while(x, a):
+    y = a * x
+    i = 0
+    while i < 2:
+        a = x * 2.0
+        i += 1
+    return np.sum(y + a)
+
+
+def tuple_rebound_in_a_loop(x, t, n):
+    y = t[0] * x  # the tuple's cotangent is sparse until the loop, which may not run
+    for i in range(n):
+        t = (x, 2 * x)
+    return np.sum(y + t[1])
 
 
 def rule_of_its_own_target(x):
@@ -509,6 +533,11 @@ CASES = [
     (rnn, (WH, WX, BH, XS), ("Wh", "Wx", "b")),
     (argument_rebound_in_a_loop, (V4 * 0.3, 0.7, 0), (0, 1)),
     (argument_rebound_in_a_loop, (V4 * 0.3, 0.7, 2), (0, 1)),
+    (rebound_to_another_shape, (V4 * 0.3, 0.7, 2), (0, 1)),
+    (rebound_to_another_shape, (V4 * 0.3, 0.7, 0), (0, 1)),
+    (rebound_to_another_shape_in_a_while, (V4 * 0.3, 0.7), (0, 1)),
+    (tuple_rebound_in_a_loop, (V4 * 0.3, (0.7, 1.1), 0), 0),
+    (tuple_rebound_in_a_loop, (V4 * 0.3, (0.7, 1.1), 2), 0),
 ]
 
 

@@ -107,7 +107,7 @@ GENERATOR_FEATURES = (
     "library call, with a rule or refused", "with manager", "try block",
     "array from outside the function", "item updated in place", "list repetition",
     "nested item updated in place",
-    "list concatenation",
+    "list concatenation", "rebound to another shape",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
 # hunts of 300 (seeds 50001 and 50002, tests/test_random_programs.py at the commits of
@@ -128,7 +128,7 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  "break": 0.1, "continue": 0.05, "append": 0.25, "for": 0.4, "while": 0.01,
                  "boolean mask": 0.03, "integer-array index": 0.03, "slice with step": 0.05,
                  "size-1 axes": 0.05, "batched matmul": 0.03, "in-place NumPy call": 0.1,
-                 "complex intermediate": 0.03}
+                 "complex intermediate": 0.03, "rebound to another shape": 0.01}
 N = 5  # length of the vectors; loop counts stay below it, so loop indices are valid indices
 ROWS = 2  # matrices are ROWS x N
 MAX_TRIPS = 4
@@ -143,7 +143,7 @@ P_READS = {
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
                         "compwrite", "iterator", "stateloop", "opaque", "managed", "guarded",
-                        "outside", "itemupdate")
+                        "outside", "itemupdate", "reshaped")
 
 _counter = itertools.count()
 
@@ -981,6 +981,29 @@ class Gen(LibraryStatements):
                 f"{ind}{st}_0 = {st}[0]",
                 f"{ind}a = a + 0.1 * np.tanh({acc})"]  # so that later code depends on the loop
 
+    def reshaped(self, scope, ind, depth):
+        """A variable, or a tuple, that a loop rebinds to a value of another shape, its old
+        value read before the loop (``t = 0.5 * a; y = t * x; for ...: t = x * 2.0``): the
+        old value's gradient keeps the old shape, also when the loop takes no trip."""
+        self.features.add("rebound to another shape")
+        t, y, i = self.fresh("t"), self.fresh("v"), self.fresh("i")
+        trips = self.integer(0, 2)
+        if self.coin():
+            start, read, after = self.scalar(scope, 1), t, t
+            new = self.vector(scope, 1)
+        else:
+            start = f"({self.scalar(scope, 1)}, {self.scalar(scope, 1)})"
+            read, after = f"{t}[0]", f"{t}[1]"
+            new = f"({self.vector(scope, 1)}, {self.own(self.vector(scope, 1))})"
+        lines = [f"{ind}{t} = {start}",
+                 f"{ind}{y} = {read} * {self.vector(scope, 1)}",
+                 f"{ind}for {i} in range({trips}):",
+                 f"{ind}    {t} = {new}"]
+        if trips:  # `t` is the new value after the loop
+            lines.append(f"{ind}{y} = {y} + {after}")
+        scope.names[y] = "v"
+        return lines
+
     def mutcall(self, scope, ind, depth):
         """A call of a helper that changes the array or list it is given."""
         name, kind, returns = self.pick(self.mut_helpers)
@@ -1062,7 +1085,7 @@ class Gen(LibraryStatements):
         """One of the container, aliasing and mutation statements at the top of f (in half the
         programs, so each stays frequent whatever the statement weights)."""
         kinds = ["ploop", "dict", "dict", "histloop", "ndloop", "alias", "list", "list",
-                 "inactive", "viewread", "appendcopy", "rebind"]
+                 "inactive", "viewread", "appendcopy", "rebind", "reshaped"]
         if self.mut_helpers:
             # (half the programs have a mutating helper, and 40% of its calls are refused as
             # written: weighted so that its share among the checked programs stays above its
@@ -1170,7 +1193,7 @@ class Gen(LibraryStatements):
             if depth > 0:
                 kinds += ["ndloop", "histloop", "stateloop"]
             kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator", "opaque",
-                      "managed", "guarded", "outside", "compwrite", "compwrite"]
+                      "managed", "guarded", "outside", "compwrite", "compwrite", "reshaped"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
                 kinds += ["rebind", "rebind"]
             if scope.of("d"):

@@ -258,19 +258,21 @@ class Adjoints:
                 self.emit(assign(own, call(self.ctx, runtime.copy_array, name(own))))
                 self.owned.add(var)
 
-    def leave_loop(self, entry, before, owned_before):
+    def leave_loop(self, entry, before, owned_before, zeroed_before):
         """After a loop's adjoint: every adjoint in ``entry`` lives under its own name, except
         the ones the loop left untouched (``before``: the adjoints at its start). A buffer is
-        private after the loop only if it was before it too (``owned_before``): a loop may run
-        no iteration, and then the adjoint is still the value it had at its start (a read-only
-        view of a seed, say), whatever buffer an iteration would have made."""
+        private after the loop only if it was before it too (``owned_before``), and a zeros
+        buffer only if it was one before it too (``zeroed_before``): a loop may run no
+        iteration, and then the adjoint is still the value it had at its start (a read-only
+        view of a seed, a list's sparse cotangents), whatever buffer an iteration would have
+        made."""
         after = self.current
         self.current = {v: name(self.name(v)) for v in entry}
         for v in entry:
             if v in before and after.get(v) is before[v]:
                 self.current[v] = before[v]  # untouched by the loop: keep its alias
         self.owned &= entry & owned_before
-        self.zeroed &= self.owned
+        self.zeroed &= self.owned & zeroed_before
 
     def trial(self, entry):
         """Start a trial sweep (whose statements are dropped) from the adjoints ``entry``;

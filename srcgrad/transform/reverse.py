@@ -349,7 +349,8 @@ class ReverseAD:
             self.adjoints.accumulate(target, contribs[target], may_alias,
                                      self._widens(target, stmt))
         if target in self.rezero and self.adjoints.get(target) is None:
-            if restore is not None:  # the zero of the value before: `hs = []` in a loop
+            if restore is not None:  # the zero of the value before: `hs = []` in a loop,
+                # `a = x * 2.0` making an array of a float `a`
                 self.stmts.append(restore)
                 restore = None
             self.adjoints.set_zero(target)
@@ -574,13 +575,14 @@ class ReverseAD:
 
         before = dict(self.adjoints.current)
         owned_before = set(self.adjoints.owned)
+        zeroed_before = set(self.adjoints.zeroed)
         saved = self._enter()
         outer_rezero = self.rezero
         self.rezero = self.rezero | killed
         adjoint_body = self.adjoint_block(body)
         self.rezero = outer_rezero
         self._leave(saved)
-        self.adjoints.leave_loop(entry, before, owned_before)
+        self.adjoints.leave_loop(entry, before, owned_before, zeroed_before)
         if id(loop) in self.tape.iterations:
             adjoint_body = [tape.restore(self.tape.iterations[id(loop)])] + adjoint_body
         return self._reversed_loop(loop, reversible, trips, head, adjoint_body)
