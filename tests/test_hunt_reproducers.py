@@ -2438,3 +2438,21 @@ def test_an_augmented_assignment_keeps_the_dtype_of_an_explicitly_typed_array():
     assert jvp(float32_buffer_updated)(x, np.ones(3))[0] == want
     with pytest.raises(TypeError, match="same_kind"):
         grad(int_buffer_given_floats)(x)
+
+
+# --- control flow (loops13) ---------------------------------------------------------------------
+
+
+def argument_broadcast_by_itself_in_a_loop(a, x, n):
+    for i in range(n):
+        a = x + a
+        x = x * 0.5
+    return np.sum(a) + np.sum(x)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_a_tangent_broadcast_to_the_new_value_of_its_own_operand(n):
+    # `a = x + a`, a float before the first trip and an array after: jvp broadcast da to the
+    # shape of the old `a` (0.7 for 2.1 at n=1), now to the shape of the result
+    check_all(argument_broadcast_by_itself_in_a_loop, (1.5, X, n), wrt=0)
+    check_all(argument_broadcast_by_itself_in_a_loop, (1.5, X, n), wrt=1)

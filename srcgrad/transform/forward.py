@@ -201,7 +201,7 @@ class ForwardAD:
         operands = {a.id for a in op.args.values() if isinstance(a, gast.Name)}
         if target not in operands:
             return [], [stmt], self._tangent_stmts(op, target, name(target))
-        if not _reads_result(op):
+        if not self._needs_result(op):
             return self._tangent_stmts(op, target, None), [stmt], []
         result = self.ctx.namer.fresh(target)
         first = assign(result, stmt.value)
@@ -377,14 +377,31 @@ class ForwardAD:
             return self.tangents.bind(target, gast.Constant(0.0, None), [])
         return self.tangents.bind(target, self._call(runtime.zeros_like, name(target)), [])
 
+    def _active(self, op):
+        return [
+            p for p in op.rule.differentiable_params()
+            if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.tangents
+        ]
+
+    def _needs_result(self, op):
+        """Whether the tangent of ``op`` reads its result: its template does, or it is
+        broadcast to the result's shape (``a = x + a`` where ``a`` is a float before and an array
+        after: the old ``a`` has not the result's shape)."""
+        if _reads_result(op):
+            return True
+        if op.kind != "rule" or not op.rule.broadcast:
+            return False
+        template = op.rule.jvp()
+        active = self._active(op)
+        if not active or "*" in template.outputs:
+            return False
+        return not _has_output_shape(template, active, op)
+
     def _apply_rule(self, op, target, result):
         """The tangent statements of a rule application, or None when no operand is active."""
         rule = op.rule
         template = rule.jvp()
-        active = [
-            p for p in rule.differentiable_params()
-            if isinstance(op.args.get(p), gast.Name) and op.args[p].id in self.tangents
-        ]
+        active = self._active(op)
         if not active:
             return None
         missing = [p for p in active if p not in template.outputs and "*" not in template.outputs]
