@@ -2456,3 +2456,18 @@ def test_a_tangent_broadcast_to_the_new_value_of_its_own_operand(n):
     # shape of the old `a` (0.7 for 2.1 at n=1), now to the shape of the result
     check_all(argument_broadcast_by_itself_in_a_loop, (1.5, X, n), wrt=0)
     check_all(argument_broadcast_by_itself_in_a_loop, (1.5, X, n), wrt=1)
+
+
+def argument_rebound_by_a_rule_of_itself_in_a_loop(a, x, n):
+    for i in range(n):
+        a = np.sin(a) + x
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_a_shape_reference_is_not_the_statements_own_target(n):
+    # analysis/shapes gave `a = sin_a + x` (in a loop, `a` a float before) the shape reference
+    # `a` for sin_a's adjoint, which the sweep read before restoring the old `a`: the gradient
+    # of the float came back an array ([0.921 0.921 0.921] for 2.763 at n=1); optimize=True only
+    check_all(argument_rebound_by_a_rule_of_itself_in_a_loop, (0.4, X, n), wrt=0)
+    check_all(argument_rebound_by_a_rule_of_itself_in_a_loop, (0.4, X, n), wrt=1)

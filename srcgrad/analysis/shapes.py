@@ -236,9 +236,13 @@ class BroadcastShapes:
             return None
         result = frozenset().union(*operands.values())
         self.info[id(stmt)] = (operands, result)
+        # not the statement's own target: the sweep reads the reference before it restores the
+        # target's old value (`a = np.sin(a) + x` in a loop, `a` a float before: the new `a`,
+        # an array, gave sin(a)'s adjoint its shape and the float's gradient came back an array)
+        target = stmt.targets[0].id
         self.references[id(stmt)] = {
             p: ref for p, members in operands.items()
-            if (ref := _reference(members, avail, latest=not self.loops)) is not None
+            if (ref := _reference(members, avail, latest=not self.loops)) not in (None, target)
         }
         return result
 
