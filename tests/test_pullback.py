@@ -459,3 +459,29 @@ def test_pullback_and_linearize_specialize_at_their_first_call(transform):
     eps = 1e-6
     central = (swing(0.7 + eps, 0.4, 20) - swing(0.7 - eps, 0.4, 20)) / (2 * eps)
     np.testing.assert_allclose([fn(1.0), fn(1.0)], [central, central], rtol=1e-6)
+
+
+def rebuilt(P, M):
+    j = 0
+    while j < 3:
+        j = j + 1
+        P = {"w": np.zeros(2) + np.log(M[-1] ** 2 + 1.0), "u": 0.25 * j * P["u"]}
+    return np.sum(P["u"] * P["w"])
+
+
+def test_linearize_of_a_dict_rebuilt_in_a_loop():
+    # found by the random programs (seed 55171, checkpoint hunt): NameError in the primal
+    # (`plus_2` is not defined): the jvp shares the name node of `P["w"]`'s value between the
+    # primal's dict and its tangent's `as_like(None, ...)`, and the record's renaming of the
+    # tangent statement renamed the primal's read too; each statement is copied apart now
+    P = {"w": np.array([0.3, -0.2]), "u": np.array([1.1, 0.4])}
+    M = np.array([[0.5, -0.7], [0.2, 0.9]])
+    value, jvp_fn = linearize(rebuilt)(P, M)
+    assert value == rebuilt(P, M)
+    t = {"w": np.array([0.3, 0.1]), "u": np.array([1.0, -0.5])}
+    want = jvp(rebuilt)(P, M, t)[1]
+    np.testing.assert_allclose([jvp_fn(t), jvp_fn(t)], [want, want], rtol=1e-14)
+    eps = 1e-6
+    moved = [{k: P[k] + s * eps * t[k] for k in P} for s in (1, -1)]
+    np.testing.assert_allclose(want, (rebuilt(moved[0], M) - rebuilt(moved[1], M)) / (2 * eps),
+                               rtol=1e-6)

@@ -48,7 +48,7 @@ def run(fn_node, ctx):
     body, ret = fn_node.body[:-1], fn_node.body[-1]
     value, dout = ret.value.elts
     inner = ctx.namer.fresh(naming.JVP_FN)
-    split = _split(body, ctx) or _Loops(copy.deepcopy(body), ctx).split()
+    split = _split(body, ctx) or _Loops(_unshared(body), ctx).split()
     if split is not None and _names_in([value]) & _stored(split[1]):
         split = None  # the value is computed beside its tangent (a recursive helper's pair)
     if split is None:
@@ -74,6 +74,24 @@ def run(fn_node, ctx):
     fn_node.body = primal + [inner_def, gast.Return(gast.Tuple([value, name(inner)],
                                                                gast.Load()))]
     return fn_node
+
+
+def _unshared(stmts):
+    """A copy of ``stmts`` in which no two statements share a node (the jvp may put one name
+    node in a primal statement and in its tangent: ``_Loops`` renames a tangent statement's
+    reads in place, which must not rename the primal's)."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, (gast.For, gast.While, gast.If)):
+            fresh = copy.copy(stmt)
+            for field in ("target", "iter", "test"):
+                if hasattr(stmt, field):
+                    setattr(fresh, field, copy.deepcopy(getattr(stmt, field)))
+            fresh.body, fresh.orelse = _unshared(stmt.body), _unshared(stmt.orelse)
+            out.append(fresh)
+        else:
+            out.append(copy.deepcopy(stmt))
+    return out
 
 
 def _along_zeros(inner_def, keeping, ctx):
