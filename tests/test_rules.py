@@ -692,6 +692,7 @@ def numeric_rows():
         row(np.diff, "np.diff(a, append=c)", a=V, c=S),
         row(np.diff, "np.diff(a, axis=0, prepend=0.5, append=q)", a=A, q=x((1, 4))),
         row(np.diff, "np.diff(a, prepend=p, append=c)", a=A, p=x((3, 1)), c=S, wrt=("a",)),
+        row(np.diff, "np.diff(a, prepend=p, append=q)", a=A, p=x((3, 1)), q=x((3, 2)), wrt=("q",)),
         # np.linspace with the samples along another axis
         row(np.linspace, "np.linspace(a, b, 5, axis=1)", a=x((3,)), b=x((2, 1))),
         row(np.linspace, "np.linspace(a, b, 4, endpoint=False, axis=-1)", a=V, b=S),
@@ -708,6 +709,7 @@ def numeric_rows():
         row(np.ediff1d, "np.ediff1d(a, to_end=c, to_begin=b)", a=V, b=x((2,)), c=S),
         row(np.ediff1d, "np.ediff1d(a, to_begin=-1.0)", a=A),
         row(np.ediff1d, "np.ediff1d(a, to_begin=b)", a=V, b=x((2,))),  # and no to_end
+        row(np.ediff1d, "np.ediff1d(a, to_end=c, to_begin=b)", a=V, b=x((2,)), c=S, wrt=("a",)),
         row(np.modf, "np.modf(a)[0]", a=A),
         row(np.modf, "r = np.modf(a); r[0] * r[1]", a=x((3, 4), (-4.0, 4.0))),
         row(np.modf, "np.modf(a)[1] + a", a=x((3, 4), (-4.0, 4.0))),  # no cotangent of [0]
@@ -736,6 +738,8 @@ def numeric_rows():
             c=x((), (1.5, 3.0))),
         row(np.logspace, "np.logspace(a, b, 3, endpoint=False, base=c, axis=-1)", a=S, b=x((2,)),
             c=x((3, 1), (1.5, 3.0))),
+        row(np.logspace, "np.logspace(a, b, 3, base=c, axis=1)", a=x((2,)), b=x((3, 1)),
+            c=x((2,), (1.5, 3.0))),  # y 3-D, the samples' axis inside: base's axes placed right
     ]
 
 
@@ -1167,6 +1171,10 @@ def std_of_rows(a):
     return np.sum(np.std(a, axis=1) * np.array([1.0, 2.0]))
 
 
+def std_of_rows_about(a, m):
+    return np.sum(np.std(a, axis=1, keepdims=True, mean=m) * np.array([[1.0], [2.0]]))
+
+
 def test_a_zero_std_has_gradient_and_tangent_zero():
     """A row of equal values has std 0, where the std is not differentiable: its gradient and
     tangent are 0 (as a norm's at zero), the other row's the usual (a - mean) / (n std)."""
@@ -1177,6 +1185,12 @@ def test_a_zero_std_has_gradient_and_tangent_zero():
     np.testing.assert_allclose(g[1], 2.0 * spread / (3 * np.std(a[1])), rtol=1e-12)
     t = np.array([[1.0, -2.0, 0.5], [0.3, 0.1, -0.4]])
     assert srcgrad.jvp(std_of_rows)(a, t)[1] == pytest.approx(np.sum(g[1] * t[1]), rel=1e-12)
+    # with the mean given (NumPy's mean=): the zero row's gradient in the mean is 0 too
+    m = np.array([[1.5], [2.0]])
+    gm = grad(std_of_rows_about, wrt=1)(a, m)
+    assert gm[0, 0] == 0.0
+    gap = a[1] - m[1, 0]
+    assert gm[1, 0] == pytest.approx(-2.0 * np.sum(gap) / (3 * np.sqrt(np.mean(gap**2))))
 
 
 def nan_to_num_sum(x):
