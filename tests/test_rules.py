@@ -314,6 +314,8 @@ def product_rows():
         # passing dx0 for x2 dropped an operand)
         row(np.einsum, "np.einsum('i,ij,j,jk,k,k->i', a, b, c, d, e, f)", wrt=("c",), a=x((2,)),
             b=x((2, 3)), c=x((3,)), d=x((3, 4)), e=x((4,)), f=x((4,))),
+        row(np.einsum, "np.einsum('i,ij,j,jk,k,k->i', a, b, c, d, e, f)", wrt=("d",), a=x((2,)),
+            b=x((2, 3)), c=x((3,)), d=x((3, 4)), e=x((4,)), f=x((4,))),  # jvp[x3] passed dx4
         row(np.einsum, "np.einsum('i,i->i', a, b)", a=x((1,)), b=V),
         row(np.einsum, "np.einsum('iij->j', a)", a=x((3, 3, 2))),
         row(np.kron, "np.kron(a, b)", a=x((2, 3)), b=x((2, 2))),
