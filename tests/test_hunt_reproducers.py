@@ -2479,3 +2479,22 @@ def test_a_shape_reference_is_not_the_statements_own_target(f, n):
     # of the float came back an array ([0.921 0.921 0.921] for 2.763 at n=1); optimize=True only
     check_all(f, (0.4, X, n), wrt=0)
     check_all(f, (0.4, X, n), wrt=1)
+
+
+def transpose_by_einsum_then_written(x, M):
+    t = np.einsum("ij->ji", M)  # a view of M: each trip reads the values the last one wrote
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(np.sin(t))
+        M[0, 1] = x[1] * 3.0
+    return s
+
+
+def test_a_view_made_by_einsum_is_not_hoisted_past_a_write_into_its_base():
+    # optimize/licm took np.einsum("ij->ji", M) for a new array and hoisted np.sum(np.sin(t))
+    # out of the loop that writes into M: the value and gradient of the first trip, twice
+    # (2.93 for Python's 2.68; random programs, lead2); optimize=False refused it when it ran
+    for optimize in (True, False):
+        with pytest.raises(SrcgradError, match="view of `M`"):
+            value_and_grad(transpose_by_einsum_then_written, optimize=optimize)(
+                X[:3], np.arange(6.0).reshape(2, 3) * 0.1)

@@ -151,7 +151,7 @@ def held_names(fn_node, namespace, locals_):
 
 def _root(value):
     """The name an expression reads its array from: ``M`` of ``M[0]``, ``M.T``, ``M.reshape()``,
-    ``np.ravel(M)``; None for anything else."""
+    ``np.ravel(M)``, ``np.einsum("ij->ji", M)``; None for anything else."""
     while True:
         if isinstance(value, gast.Name):
             return value.id
@@ -161,6 +161,8 @@ def _root(value):
                 not isinstance(value.func.value, gast.Name) or value.func.value.id != "np"):
             value = value.func.value
         elif isinstance(value, gast.Call) and value.args:
-            value = value.args[0]
+            # np.einsum("ij->ji", M) is a view of its one operand
+            value = value.args[1] if isinstance(value.args[0], gast.Constant) and len(
+                value.args) == 2 else value.args[0]
         else:
             return None
