@@ -983,14 +983,20 @@ class Gen(LibraryStatements):
 
     def reshaped(self, scope, ind, depth):
         """A variable, or a tuple, that a loop rebinds to a value of another shape, its old
-        value read before the loop (``t = 0.5 * a; y = t * x; for ...: t = x * 2.0``): the
-        old value's gradient keeps the old shape, also when the loop takes no trip."""
+        value read before the loop (``t = 0.5 * a; y = t * x; for ...: t = x * 2.0``, or
+        ``t = x + t``, ``t = np.sin(t) + x``): the old value's gradient keeps the old shape,
+        also when the loop takes no trip."""
         self.features.add("rebound to another shape")
         t, y, i = self.fresh("t"), self.fresh("v"), self.fresh("i")
         trips = self.integer(0, 2)
         if self.coin():
             start, read, after = self.scalar(scope, 1), t, t
             new = self.vector(scope, 1)
+            # the new value may read the old one (a float on the first trip): jvp broadcast its
+            # tangent to the old value's shape, and the sweep took the old value's shape from
+            # the new one (a = np.sin(a) + v, optimize=True)
+            form = self.integer(0, 2)
+            new = [new, f"{new} + {t}", f"np.sin({t}) + {new}"][form]
         else:
             start = f"({self.scalar(scope, 1)}, {self.scalar(scope, 1)})"
             read, after = f"{t}[0]", f"{t}[1]"
