@@ -208,7 +208,7 @@ def mixed_cov(z):
     m, other = np.reshape(z**2, (3, 2)), np.reshape(z[:3] * z[3:], (3, 1))
     return np.sum(np.cov(m, other, rowvar=False, ddof=2, fweights=np.array([1, 2, 1]),
                          aweights=np.array([1.0, 2.0, 0.5])) ** 2) + np.sum(
-        np.cov(m.T * z[0], bias=True) ** 2)
+        np.cov(m.T * z[0], other.T, bias=True) ** 2) + np.sum(np.cov(m.T, ddof=0) ** 2)
 
 
 def masked_reductions(z):
