@@ -41,19 +41,23 @@ linear(runtime.field_cleared, "g, obj, name", vjp={"g": "field_cleared(dy, obj, 
 linear(runtime.field_updated, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
        jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
-linear(runtime.as_dict, "obj", vjp={"obj": "as_dict_grad(dy, obj)"},
-       jvp={"obj": "as_dict_tangent(dobj, obj)"})
-linear(runtime.as_dict_grad, "g, obj", vjp={"g": "as_dict_tangent(dy, obj)"},
-       jvp={"g": "as_dict_grad(dg, obj)"})
-linear(runtime.as_dict_tangent, "dobj, obj", vjp={"dobj": "as_dict_grad(dy, obj)"},
-       jvp={"dobj": "as_dict_tangent(ddobj, obj)"})
+
+
+def _fields_as_dict(fn):
+    """``fn(obj)``, a new dict of an object's fields, is linear; its gradient ``fn_grad(g,
+    obj)`` (a dict back to the object's structure) and its tangent ``fn_tangent(dobj, obj)``
+    are each other's transposes, each linear in its first argument."""
+    grad, tangent = f"{fn.__name__}_grad", f"{fn.__name__}_tangent"
+    linear(fn, "obj", vjp={"obj": f"{grad}(dy, obj)"}, jvp={"obj": f"{tangent}(dobj, obj)"})
+    linear(getattr(runtime, grad), "g, obj", vjp={"g": f"{tangent}(dy, obj)"},
+           jvp={"g": f"{grad}(dg, obj)"})
+    linear(getattr(runtime, tangent), "dobj, obj", vjp={"dobj": f"{grad}(dy, obj)"},
+           jvp={"dobj": f"{tangent}(ddobj, obj)"})
+
+
+_fields_as_dict(runtime.as_dict)
 # `vars(obj)` read at once (normalize/containers.py): a new dict of the instance attributes
-linear(runtime.own_fields, "obj", vjp={"obj": "own_fields_grad(dy, obj)"},
-       jvp={"obj": "own_fields_tangent(dobj, obj)"})
-linear(runtime.own_fields_grad, "g, obj", vjp={"g": "own_fields_tangent(dy, obj)"},
-       jvp={"g": "own_fields_grad(dg, obj)"})
-linear(runtime.own_fields_tangent, "dobj, obj", vjp={"dobj": "own_fields_grad(dy, obj)"},
-       jvp={"dobj": "own_fields_tangent(ddobj, obj)"})
+_fields_as_dict(runtime.own_fields)
 # `dataclasses.replace(obj, a=v)`, `obj._replace(a=v)`: a new object with one field replaced
 linear(runtime.replace_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
