@@ -5,6 +5,7 @@ each test pins the fixed behaviour against central differences or the stated con
 """
 
 import copy
+import dataclasses
 import heapq
 import operator
 import re
@@ -2498,3 +2499,44 @@ def test_a_view_made_by_einsum_is_not_hoisted_past_a_write_into_its_base():
         with pytest.raises(SrcgradError, match="view of `M`"):
             value_and_grad(transpose_by_einsum_then_written, optimize=optimize)(
                 X[:3], np.arange(6.0).reshape(2, 3) * 0.1)
+
+
+@dataclasses.dataclass
+class _Fields:
+    w: np.ndarray
+    u: np.ndarray
+    c: float
+
+
+def object_argument_beside_an_update_in_place(x, a, M, P):
+    # (a random program, seed 55004, minimized by deleting lines)
+    w2 = np.einsum("ij->ji", M)
+    s3 = np.sum(np.sin(w2)) * np.sqrt((-0.7) * (-0.7) + 1.0)
+    M *= np.tanh(np.tanh(x[-5]))
+    L4 = [(-(M[-1])) * k5 for k5 in range(2)]
+    s6 = 0.0
+    for v7 in L4:
+        s6 = s6 + np.sum(np.sin(v7) * v7)
+    v8 = x
+    idx15 = np.array([3, 2, 2, 4, 4])
+    s13 = np.sum((np.tanh(v8))[idx15] * (x + M[1]))
+    for _i17, _e16 in enumerate((v8 + M[0])):
+        s18 = 0.0
+        for idx19, e20 in np.ndenumerate(P.u):
+            s18 = s18 + e20 * x[idx19[1]]
+    return (np.sum(np.stack([M[1], P.w])) + 1.1 * np.tanh(np.sum(np.array(M))) + 1.1 * np.tanh(a)
+            + 1.1 * np.tanh(s13) + 0.5 * np.tanh(s3) + -0.3 * np.tanh(s6))
+
+
+def test_an_object_arguments_gradient_keeps_its_class_beside_an_update_in_place():
+    # `M *= v` where the dataclass P may hold M: P's reads went through put_shared, the
+    # transform no longer saw P as a structure and returned its cotangent as the dict
+    # {'w': ...} (no `u`, no `c`, not a _Fields) through cast_like
+    x = np.array([-0.44, 0.64, 0.27, -1.2, 1.27])
+    M = np.array([[1.2, 0.66, 0.52, -0.76, -0.43], [0.35, -0.1, 0.57, -0.54, -1.35]])
+    P = _Fields(np.array([0.59, -1.2, -1.0, -0.38, 1.49]), np.ones((2, 5)) * 0.3, -0.76)
+    _, dP = grad(object_argument_beside_an_update_in_place, wrt=(1, 3))(x, -1.0, M, P)
+    assert type(dP) is _Fields
+    np.testing.assert_allclose(dP.w, np.ones(5), rtol=1e-12)
+    np.testing.assert_array_equal(dP.u, np.zeros((2, 5)))
+    assert dP.c == 0.0

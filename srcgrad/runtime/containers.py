@@ -163,7 +163,9 @@ def cast_like(g, x):
     if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype:
         if g.dtype.kind != "c":  # a complex gradient is conjugated (_in_dtype_of)
             return g
-    if type(x) in (tuple, list, dict):  # a structure's (its holder's cotangents): as_like
+    if type(x) in (tuple, list, dict) or isinstance(g, (list, dict)):
+        # a structure's (its holder's cotangents; an object's, where the transform could not
+        # tell the argument is one: `M *= v` with P a dataclass that may hold M): as_like
         return as_like(g, x)
     if isinstance(x, np.ndarray) and (
             isinstance(x, np.matrix) or type(x).__module__.startswith("numpy.ma")):
