@@ -1167,6 +1167,10 @@ def test_kinks_follow_the_documented_convention():
                                                           0.0, 1.0)
     np.testing.assert_array_equal(ga, [1, 1, 1, 0, 0])
     assert (glo, ghi) == (1.0, 1.0)
+    # a lower bound above the upper: the value is the upper bound, constant in a even where a
+    # equals it
+    ga = grad(clip_bounds_sum)(np.array([0.5, 2.0, 0.0, 1.0]), 1.0, 0.5)
+    np.testing.assert_array_equal(ga, [0, 0, 0, 0])
 
 
 def std_of_rows(a):
@@ -1305,6 +1309,11 @@ ONE_ACTIVE = [
     row(np.pad, "np.pad(a, 1, 'constant', constant_values=c)", a=A, c=S, wrt=("c",)),
     row(np.linspace, "np.linspace(a, b, 5)", a=S, b=x((3,)), wrt=("a",)),
     row(np.linspace, "np.linspace(a, b, 5)", a=x((3,)), b=S, wrt=("b",)),
+    # one bound active, the other (inactive) of a larger shape: the tangent's zeros take its shape
+    row(np.logspace, "np.logspace(a, b, 4)", a=S, b=x((3,)), wrt=("a",)),
+    row(np.geomspace, "np.geomspace(a, b, 4)", a=x((3,), POS), b=x((), POS), wrt=("b",)),
+    # the mean given but inactive: the tangent is about that mean, not a's own
+    row(np.std, "np.std(a, axis=0, ddof=1, mean=m)", a=A, m=x((1, 4)), wrt=("a",)),
 ]
 
 
