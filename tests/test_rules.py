@@ -1309,7 +1309,7 @@ ONE_ACTIVE = [
     row(np.pad, "np.pad(a, 1, 'constant', constant_values=c)", a=A, c=S, wrt=("c",)),
     row(np.linspace, "np.linspace(a, b, 5)", a=S, b=x((3,)), wrt=("a",)),
     row(np.linspace, "np.linspace(a, b, 5)", a=x((3,)), b=S, wrt=("b",)),
-    # one bound active, the other (inactive) of a larger shape: the tangent's zeros take its shape
+    # one bound active, the other (inactive) of a larger shape: the tangent has the broadcast shape
     row(np.logspace, "np.logspace(a, b, 4)", a=S, b=x((3,)), wrt=("a",)),
     row(np.geomspace, "np.geomspace(a, b, 4)", a=x((3,), POS), b=x((), POS), wrt=("b",)),
     # the mean given but inactive: the tangent is about that mean, not a's own
