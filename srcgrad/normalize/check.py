@@ -70,7 +70,34 @@ def run(fn_node, ctx):
                                      HeldItems.SAME))
         return count
 
-    return unpacking.unroll_function_loops(fn_node, known)
+    fn_node = unpacking.unroll_function_loops(fn_node, known)
+    _pin_called_items(fn_node, namespace, ctx)
+    return fn_node
+
+
+def _pin_called_items(fn_node, namespace, ctx):
+    """A call of a constant item of a global's tuple, list or dict of callables
+    (``HOOKS["a"](x)``, ``NET.fs[0](x)``, also a copy of an unrolled loop over keys): the
+    derivative calls the item it found, so it depends on the items the global holds
+    (``HeldItems``), and is made again when they change, as Python would call the new item."""
+    local = set(store_counts(fn_node)) | param_names(fn_node, packed=True)
+    seen = set()
+    for n in walk(fn_node):
+        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript)):
+            continue
+        held = n.func.value
+        root = held
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in local or gast.dump(held) in seen:
+            continue
+        seen.add(gast.dump(held))
+        value = namespace.resolve(held)
+        if isinstance(value, (tuple, list, dict)) and any(
+                callable(v) and not hasattr(v, "__array__")
+                for v in (value.values() if isinstance(value, dict) else value)):
+            ctx.dependencies.append((HeldItems(namespace, items_of(value)), held,
+                                     HeldItems.SAME))
 
 
 def extract_local_functions(fn_node, location):

@@ -47,7 +47,8 @@ def unroll_function_loops(fn_node, known=None):
     ``known(expr)`` is the length of the tuple or list of functions a name the function never
     assigns (or an attribute of one) holds at transform time (a global, a helper's parameter
     given one), else None."""
-    if not any(_unrollable(n) or _indexing(n) or _called_item(n) for n in walk(fn_node)):
+    if not any(_unrollable(n) or _indexing(n) or _called_item(n) or _called_by_target(n)
+               for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
     literals = _static_literals(fn_node)
     stored = set(store_counts(fn_node))  # (not the names _bind_items makes: each bound once)
@@ -201,6 +202,10 @@ def _unrolled(stmts, literals, stored, known):
         if count is not None:
             out += [c for k in range(count) for c in _copy_at(s, k)]
             continue
+        keys = _keys_loop(s, literals)
+        if keys is not None:
+            out += [c for k in keys for c in _copy_at(s, k)]
+            continue
         functions = _functions_looped(s, literals, stored, known)
         if functions is None:
             out.append(s)
@@ -249,6 +254,45 @@ def _indexing(loop):
     assigned = any(isinstance(n, gast.Name) and n.id in (i, _root(seq).id) and not isinstance(
         n.ctx, gast.Load) for n in nodes)
     return seq if calls and not jumps and not assigned else None
+
+
+def _called_by_target(loop):
+    """The items ``S[k]`` that the body of ``for k in ...`` calls (``S`` a name or an attribute
+    of one)."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)):
+        return []
+    k = loop.target.id
+    return [n.func.value for n in walk(gast.Module(loop.body, [])) if isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Subscript) and isinstance(n.func.slice, gast.Name)
+            and n.func.slice.id == k and isinstance(_root(n.func.value), gast.Name)]
+
+
+def _keys_loop(loop, literals):
+    """The constant keys of ``for k in ("first", "second")`` (a tuple or list literal of strings
+    or integers, or a name assigned one once, unchanged and only indexed or looped over) whose
+    body calls ``S[k](...)`` (``S`` a name or an attribute of one) and has no ``break``,
+    ``continue``, lambda or nested def, assigning neither ``k`` nor ``S``'s root; else None.
+    Unrolled, each copy calls ``S["first"]``, a constant item."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+            and not loop.orelse):
+        return None
+    seq = loop.iter
+    if isinstance(seq, gast.Name):
+        seq = literals.get(seq.id)
+    if not (isinstance(seq, (gast.Tuple, gast.List)) and seq.elts and all(
+            isinstance(e, gast.Constant) and type(e.value) in (str, int) for e in seq.elts)):
+        return None
+    k = loop.target.id
+    nodes = list(walk(gast.Module(loop.body, [])))
+    called = _called_by_target(loop)
+    if not called or any(isinstance(n, (gast.Break, gast.Continue, gast.Lambda,
+                                        gast.FunctionDef)) for n in nodes):
+        return None
+    roots = {k} | {_root(c).id for c in called}
+    if any(isinstance(n, gast.Name) and n.id in roots and not isinstance(n.ctx, gast.Load)
+           for n in nodes):
+        return None
+    return [e.value for e in seq.elts]
 
 
 def _range_of_len(it):
