@@ -363,6 +363,7 @@ ELSEWHERE = {
     "attributes (`p.W`, `cfg.reg`": "tests/test_objects.py",
     "methods, `__call__` (`self.layer1(x)`)": "tests/test_objects.py",
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
+    "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",
     "`obj.attr = v` on a variable": "tests/test_objects.py",
     "list and dict mutation: `insert`, `extend`": "tests/test_containers_mutation.py",

@@ -130,6 +130,8 @@ class InlineCalls:
                 receivers.join(before)
                 out.append(s)
                 continue
+            if isinstance(s, gast.AugAssign):  # `q += w` of an object: its `__iadd__`
+                s = receivers.augmented(s) or s
             original = s
             if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
                 # `scale(y, 3.0)` for its effect on y: inlined like a call whose result is used

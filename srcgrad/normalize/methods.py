@@ -16,18 +16,24 @@ specialized for one class never runs on an instance of another.
                                 h = Dense_call(layer1, x)          (then inlined)
     s = self.scale         ->   unused = check_class(self, Model)
                                 s = Model_scale(self)              (the property's getter)
+
+``type(self)`` / ``self.__class__`` of a name whose class is known is that class (checked the
+same way), so ``type(self)(...)`` builds it; an operator of such a name (``-q``, ``q + w``,
+``q += w``), which the operators pass could not tell, is the method Python calls:
+
+    made = type(self)      ->   unused = check_class(self, V)
+                                made = V
+    r = -q                 ->   r = q.__neg__()                    (q a V: a method call)
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import inspect
 import sys
 import types
 import typing
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import gast
@@ -37,11 +43,13 @@ from ..astutil import clone
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
-from ..rules.structures import structure_rule
 from ..runtime.pytrees import kind_of
+from . import operators
+from .object_builds import Builds
 from .object_classes import (  # noqa: F401
     Classes,
     Example,
+    Known,
     classes_key,
     holds_objects,
     own_class,
@@ -72,34 +80,6 @@ def bound_key(fn: Any) -> int | None:
     """What the cache key of a transform of ``fn`` adds: the id of that instance, or None."""
     current = _BOUND.get()
     return id(current[1]) if current is not None and current[0] is fn else None
-
-
-@dataclass(frozen=True)
-class Known:
-    """What is known of a local: its class, an instance to read attributes from (the bound
-    instance of a transformed method, or None), and whether the class is certain (the object
-    was built here) or must be checked at run time."""
-
-    cls: type
-    example: object = field(default=None, compare=False)
-    exact: bool = False
-    element: object = None  # Known of the elements of a list or tuple, when they share a class
-    # (name, Known) of the fields (a dict's constant keys) of an object built here, as written
-    fields: tuple = field(default=(), compare=False)
-
-    def with_field(self, name, known):
-        """This, with field ``name`` known as ``known`` (None: unknown). A field's class is
-        checked where its method is called (``exact=False``): another name for the object
-        may have been given another one."""
-        kept = tuple((n, k) for n, k in self.fields if n != name)
-        if known is not None:
-            kept += ((name, Known(known.cls, known.example, False, known.element,
-                                  known.fields)),)
-        return Known(self.cls, self.example, self.exact, self.element, kept)
-
-    def field_of(self, name):
-        """What is known of field (or constant key) ``name``, or None."""
-        return next((k for n, k in self.fields if n == name), None)
 
 
 def of_value(value, exact=False):
@@ -173,13 +153,6 @@ def _join(a, b):
                  a.element if a.element == b.element else None, fields)
 
 
-def _generated_init(init):
-    """Whether ``init`` is the ``__init__`` a dataclass generated (no file: made by ``exec``),
-    not one written in the class (which calls ``__post_init__`` only if it says so)."""
-    code = getattr(init, "__code__", None)
-    return code is not None and code.co_filename.startswith("<")
-
-
 def owner_class(fn):
     """The class a function is defined in, found by its qualified name, or None."""
     parts = (getattr(fn, "__qualname__", "") or "").split(".")
@@ -193,7 +166,7 @@ def owner_class(fn):
     return obj
 
 
-class Receivers:
+class Receivers(Builds):
     """The classes of locals, noted statement by statement, and the rewriting of method calls."""
 
     def __init__(self, ctx):
@@ -213,6 +186,7 @@ class Receivers:
         # branch on the class: inline.py)
         self.classes = {}
         self.global_lists = {}  # name -> the list or tuple from outside the function it holds
+        self.class_names = {}  # name -> the class it holds (`t = type(self)`), assigned once
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -295,6 +269,12 @@ class Receivers:
             self.origins.pop(target, None)
         else:
             self.origins[target] = origin
+        held_class = self.ctx.namespace.resolve(stmt.value, self.ctx.local_names) if isinstance(
+            stmt.value, gast.Name) else None
+        if user_class(held_class) and self.stores.get(target, 0) == 1:
+            self.class_names[target] = held_class
+        else:
+            self.class_names.pop(target, None)
         found = self._of(stmt.value)
         annotation = getattr(stmt, "annotation", None)
         if found is None and annotation is not None:
@@ -486,6 +466,11 @@ class Receivers:
         the statements to put before it; None when it is neither."""
         value = stmt.value
         self._stmt = stmt
+        read = self._class_read(stmt, value)
+        if read is not None:
+            return read
+        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+            return self._operator(stmt, value)
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             return self._property(stmt, value) or self._method_value(stmt, value)
         if isinstance(value, gast.Name) and value.id in self.methods:
@@ -493,6 +478,12 @@ class Receivers:
         if not isinstance(value, gast.Call):
             return None
         func = value.func
+        if isinstance(func, gast.Name) and func.id in self.class_names:  # `t(...)`, t a class
+            func = value.func = gast.copy_location(self._global(self.class_names[func.id]), func)
+        checked = self._class_called(value)
+        if checked is not None:
+            built = self._replaced(stmt, value) or self._constructor(stmt, value)
+            return (checked + built[0], built[1]) if built is not None else (checked, stmt)
         if isinstance(func, gast.Name) and func.id in self.methods:
             fn, receiver, known = self.methods[func.id]
             return [], self._call(stmt, fn, [gast.Name(receiver, gast.Load(), None, None)]
@@ -510,6 +501,81 @@ class Receivers:
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
             return None
         return self._method_call(stmt, value, func)
+
+    def _class_read(self, stmt, value):
+        """``t = type(obj)`` / ``t = obj.__class__`` of a name whose class is known (``self`` of
+        an inlined method): the class itself, read after the check that obj is of it, so that
+        ``t(...)`` builds an object of that class (``return type(self)(-self.w)``); else None."""
+        if isinstance(value, gast.Attribute) and value.attr == "__class__":
+            obj = value.value
+        elif isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords and (
+                self.ctx.namespace.resolve(value.func, self.ctx.local_names) is type):
+            obj = value.args[0]
+        else:
+            return None
+        known = self._of(obj) if isinstance(obj, gast.Name) else None
+        if known is None or not user_class(known.cls):
+            return None
+        read = gast.Assign(stmt.targets, self._global(known.cls), None)
+        return self._check(obj, known), gast.copy_location(read, stmt)
+
+    def _operator(self, stmt, value):
+        """``r = -q`` / ``r = q + w`` of an object whose class is known here but was not where
+        the operators pass ran (``q = self.p``): the method Python calls (``q.__neg__()``),
+        inlined. One of an object of a class of the user's that defines no method for it, or
+        one the operators pass left here (``refused_operator``) that is not made a call, is
+        refused, as that pass refuses it; any other, None."""
+        operands = [value.operand] if isinstance(value, gast.UnaryOp) else [value.left,
+                                                                             value.right]
+        known = [self._of(n) if isinstance(n, gast.Name) else None for n in operands]
+        classes = [k.cls if k is not None else None for k in known]
+        if isinstance(value, gast.UnaryOp):
+            _, method = operators.unary_method(value.op, classes[0])
+            call = method and operators.method_call(value.operand, method)
+        else:
+            owner, method = operators.binary_method(value.op, *classes)
+            this, that = operands if owner is classes[0] else operands[::-1]
+            call = method and operators.method_call(this, method, that)
+            if not call and (any(user_class(c) for c in classes) or getattr(
+                    value, "refused_operator", False)):
+                where = value if getattr(value, "lineno", None) is not None else stmt
+                raise self.ctx.location.error(UnsupportedSyntaxError, where,
+                                              operators.NO_METHOD)
+        if not call:
+            return None
+        new = gast.copy_location(gast.Assign(stmt.targets, gast.copy_location(call, value),
+                                             None), stmt)
+        return self.rewrite(new) or ([], new)
+
+    def augmented(self, stmt):
+        """``q += w`` of a name holding an object whose class is known here: ``q =
+        q.__iadd__(w)`` (``__add__`` where the class has no ``__iadd__``), else None."""
+        target = stmt.target
+        known = self._of(target) if isinstance(target, gast.Name) else None
+        name = operators.DUNDERS.get(type(stmt.op))
+        if known is None or name is None or not user_class(known.cls):
+            return None
+        method = next((m for m in (f"__i{name}__", f"__{name}__")
+                       if operators.defines(known.cls, m)), None)
+        if method is None:
+            return None
+        call = operators.method_call(gast.Name(target.id, gast.Load(), None, None), method,
+                                     stmt.value)
+        return gast.copy_location(gast.Assign([gast.Name(target.id, gast.Store(), None, None)],
+                                              gast.copy_location(call, stmt), None), stmt)
+
+    def _class_called(self, call):
+        """``self.__class__(...)`` of a name whose class is known: the class called (``call``
+        changed), and the check that the name holds an object of it; else None."""
+        func = call.func
+        if not (isinstance(func, gast.Attribute) and func.attr == "__class__" and isinstance(
+                func.value, gast.Name)):
+            return None
+        known = self._of(func.value)
+        if known is None or not user_class(known.cls):
+            return None
+        call.func = gast.copy_location(self._global(known.cls), func)
+        return self._check(func.value, known)
 
     def _method_call(self, stmt, value, func):
         """``obj.name(...)``: a method, staticmethod or classmethod of obj's class, or an
@@ -583,164 +649,6 @@ class Receivers:
         self.methods[target.id] = (static, own, known)
         self.known[own] = known
         return [], kept
-
-    def _constructor(self, stmt, call):
-        """``a = Acc(0.0)`` of a class with an ``__init__`` of its own: an empty instance, then
-        ``__init__`` called on it (and inlined: its attribute writes are writes into ``a``)."""
-        cls = self.ctx.namespace.resolve(call.func, self.ctx.local_names)
-        if cls is types.SimpleNamespace:
-            return self._namespace(stmt, call)
-        if not user_class(cls) or structure_rule(cls) is not None:
-            return None
-        init = inspect.getattr_static(cls, "__init__", None)
-        if dataclasses.is_dataclass(cls) and hasattr(cls, "__post_init__") and isinstance(
-                stmt.targets[0], gast.Name) and _generated_init(init):
-            return self._post_init(stmt, call, cls)
-        if not (isinstance(init, types.FunctionType) and isinstance(stmt.targets[0], gast.Name)):
-            return None
-        target = stmt.targets[0].id
-        # a new object is the caller's own variable, also where it is a temporary
-        # (`Lin(W, b).apply(x)`, `[Lin(W, b), ...]`, `return cls(c)`): `__init__` writes into it
-        self.ctx.local_names.add(target)
-        helper = self.ctx.global_name(runtime.new_instance, "new_instance")
-        name = self.ctx.global_name(cls, cls.__name__)
-        make = gast.Call(gast.Name(helper, gast.Load(), None, None),
-                         [gast.Name(name, gast.Load(), None, None)], [])
-        empty = gast.copy_location(
-            gast.Assign([gast.Name(target, gast.Store(), None, None)], make, None), stmt)
-        self.known[target] = Known(cls, None, True)
-        unused = self.ctx.namer.fresh(naming.UNUSED)
-        self.ctx.local_names.add(unused)
-        holder = gast.Assign([gast.Name(unused, gast.Store(), None, None)], call, None)
-        receiver = gast.Name(target, gast.Load(), None, None)
-        return [empty], self._call(gast.copy_location(holder, stmt), init,
-                                   [receiver] + call.args)
-
-    def _replaced(self, stmt, call):
-        """``q = replaced(p, a=v, b=w)`` (``dataclasses.replace``): for a dataclass with a
-        ``__post_init__``, a call of the class with p's other init fields, as ``replace`` makes
-        it (``__post_init__`` runs once); else ``replace_field`` per field."""
-        fn = self.ctx.namespace.resolve(call.func, self.ctx.local_names)
-        if fn is not runtime.replaced:
-            return None
-        known = self._of(call.args[0])
-        cls = known.cls if known is not None else None
-        if not (dataclasses.is_dataclass(cls) and hasattr(cls, "__post_init__")):
-            if not call.keywords:  # `replace(p)`: a new object with the same fields
-                return [], gast.copy_location(gast.Assign(stmt.targets, gast.Call(
-                    self._global(runtime.replaced_copy), list(call.args), []), None), stmt)
-            obj, before = call.args[0], []
-            for k in call.keywords:
-                obj = gast.Call(self._global(runtime.replace_field), [
-                    obj, gast.Constant(k.arg, None), k.value], [])
-                step = self.ctx.namer.fresh(naming.REPLACED.format(naming.describe(call.args[0])))
-                self.ctx.local_names.add(step)
-                before.append(self._assign(step, obj, stmt))
-                self.note(before[-1])
-                obj = gast.Name(step, gast.Load(), None, None)
-            last = before.pop()
-            return before, gast.copy_location(gast.Assign(stmt.targets, last.value, None), stmt)
-        changes = {k.arg: k.value for k in call.keywords}
-        before = self._check(call.args[0], known)
-        for f in dataclasses.fields(cls):
-            if not f.init and f.name in changes:
-                raise self.ctx.location.error(UnsupportedSyntaxError, call, (
-                    f"field {f.name} is declared with init=False, it cannot be specified with "
-                    f"replace()"))
-            if f.init and f.name not in changes:
-                read = self.ctx.namer.fresh(f.name)
-                self.ctx.local_names.add(read)
-                before.append(self._assign(read, gast.Attribute(clone(call.args[0]), f.name,
-                                                                gast.Load()), stmt))
-                changes[f.name] = gast.Name(read, gast.Load(), None, None)
-        made = gast.copy_location(gast.Call(self._global(cls), [], [
-            gast.keyword(k, v) for k, v in changes.items()]), call)
-        out, last = self._post_init(stmt, made, cls)
-        return before + out, last
-
-    def _post_init(self, stmt, call, cls):
-        """``p = Cls(a, b=v)`` of a dataclass with a ``__post_init__``, as the ``__init__`` the
-        dataclass generates runs it: an empty instance, each field written (the value given,
-        else its default or ``default_factory()``), then ``__post_init__`` called on it (and
-        inlined: what it changes, the derivative sees)."""
-        where = self.ctx.location
-        post = inspect.getattr_static(cls, "__post_init__", None)
-        initvars = [f for f in getattr(cls, "__dataclass_fields__", {}).values()
-                    if f._field_type is dataclasses._FIELD_INITVAR]
-        if cls.__dataclass_params__.frozen or initvars or not isinstance(
-                post, types.FunctionType):
-            raise where.error(UnsupportedSyntaxError, call, (
-                f"srcgrad does not support building a {cls.__name__} here: a dataclass with a "
-                f"`__post_init__` is built by inlining it, which needs it to be a plain method "
-                f"of a dataclass that is not frozen and has no `InitVar` fields"))
-        if any(isinstance(a, gast.Starred) for a in call.args) or any(
-                k.arg is None for k in call.keywords):
-            return None
-        try:
-            given = inspect.signature(cls).bind(*call.args, **{k.arg: k.value
-                                                              for k in call.keywords})
-        except TypeError as error:
-            raise where.error(UnsupportedSyntaxError, call,
-                              f"{cls.__name__}(...): {error}") from None
-        target = stmt.targets[0].id
-        self.ctx.local_names.add(target)
-        out = [self._assign(target, gast.Call(self._global(runtime.new_instance), [
-            self._global(cls)], []), stmt)]
-        for f in dataclasses.fields(cls):
-            value = given.arguments.get(f.name) if f.init else None
-            if value is None and f.default is not dataclasses.MISSING:
-                value = self._constant(f.default, f.name)
-            elif value is None and f.default_factory is not dataclasses.MISSING:
-                value = gast.Call(self._global(f.default_factory), [], [])
-            if value is not None:
-                out.append(self._assign(target, gast.Call(self._global(runtime.set_field), [
-                    gast.Name(target, gast.Load(), None, None), gast.Constant(f.name, None),
-                    value], []), stmt))
-        self.known[target] = Known(cls, None, True)
-        unused = self.ctx.namer.fresh(naming.UNUSED)
-        self.ctx.local_names.add(unused)
-        bare = gast.copy_location(gast.Call(call.func, [], []), call)  # (the arguments are used)
-        holder = gast.copy_location(gast.Assign([gast.Name(unused, gast.Store(), None, None)],
-                                                bare, None), stmt)
-        return out, self._call(holder, post, [gast.Name(target, gast.Load(), None, None)])
-
-    def _global(self, obj):
-        name = getattr(obj, "__name__", type(obj).__name__)
-        return gast.Name(self.ctx.global_name(obj, name if name.isidentifier() else "value"),
-                         gast.Load(), None, None)
-
-    def _constant(self, value, preferred):
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return gast.Constant(value, None)
-        return gast.Name(self.ctx.global_name(value, preferred), gast.Load(), None, None)
-
-    @staticmethod
-    def _assign(target, value, where):
-        stmt = gast.Assign([gast.Name(target, gast.Store(), None, None)], value, None)
-        return gast.copy_location(stmt, where)
-
-    def _namespace(self, stmt, call):
-        """``s = SimpleNamespace(h=h, c=c)``: an empty one, then its fields written."""
-        if call.args or any(k.arg is None for k in call.keywords) or not isinstance(
-                stmt.targets[0], gast.Name):
-            return None
-        target = stmt.targets[0].id
-        # an empty namespace carries no gradient (a call of the class itself would be a call
-        # without a rule once the loop writing its fields makes `target` active as a whole)
-        make = self.ctx.global_name(runtime.new_instance, "new_instance")
-        empty = gast.Assign([gast.Name(target, gast.Store(), None, None)], gast.Call(
-            gast.Name(make, gast.Load(), None, None), [call.func], []), None)
-        helper = self.ctx.global_name(runtime.set_field, "set_field")
-        writes = [
-            gast.Assign([gast.Name(target, gast.Store(), None, None)], gast.Call(
-                gast.Name(helper, gast.Load(), None, None),
-                [gast.Name(target, gast.Load(), None, None), gast.Constant(k.arg, None),
-                 k.value], []), None)
-            for k in call.keywords
-        ]
-        out = [gast.copy_location(w, stmt) for w in [empty] + writes]
-        self.known[target] = Known(types.SimpleNamespace, None, True)
-        return out[:-1], out[-1]
 
     def _static(self, func):
         """A call of a global or closure object of the user's classes (``model(x)``) or of a

@@ -1,5 +1,6 @@
 """Which classes a structure argument holds: what a derivative specialized per classes of the
-objects a call passes depends on (``specialize.py``), for ``normalize/methods.py``.
+objects a call passes depends on (``specialize.py``), for ``normalize/methods.py``; and
+``Known``, what ``methods.Receivers`` knows of the class of a local.
 
 Requires: values (a call's arguments), no tree. Guarantees: ``classes_key`` is hashable and
 equal for two values whose objects (to ``MAX_NESTING`` levels) have the same classes, so the
@@ -87,3 +88,31 @@ def own_class(known):
     """``[cls]`` of a name known (``methods.Known``) to hold an object of the user's class
     ``cls``, else ``[]``."""
     return [known.cls] if known is not None and user_class(known.cls) else []
+
+
+@dataclass(frozen=True)
+class Known:
+    """What is known of a local: its class, an instance to read attributes from (the bound
+    instance of a transformed method, or None), and whether the class is certain (the object
+    was built here) or must be checked at run time."""
+
+    cls: type
+    example: object = field(default=None, compare=False)
+    exact: bool = False
+    element: object = None  # Known of the elements of a list or tuple, when they share a class
+    # (name, Known) of the fields (a dict's constant keys) of an object built here, as written
+    fields: tuple = field(default=(), compare=False)
+
+    def with_field(self, name, known):
+        """This, with field ``name`` known as ``known`` (None: unknown). A field's class is
+        checked where its method is called (``exact=False``): another name for the object
+        may have been given another one."""
+        kept = tuple((n, k) for n, k in self.fields if n != name)
+        if known is not None:
+            kept += ((name, Known(known.cls, known.example, False, known.element,
+                                  known.fields)),)
+        return Known(self.cls, self.example, self.exact, self.element, kept)
+
+    def field_of(self, name):
+        """What is known of field (or constant key) ``name``, or None."""
+        return next((k for n, k in self.fields if n == name), None)

@@ -12,10 +12,13 @@ place, as Python does it); ``a + b`` (``- * / // % ** @``, unary ``-``, ``a[i]``
 where an operand is known to be an object of a class of the user's that defines the method is
 the method (``a.__add__(b)``, ``b.__radd__(a)``, ``a.__getitem__(i)``, ``a = a.__iadd__(b)``),
 inlined like any method; where the class defines none, or the other operand's class is known
-only when it runs, it is refused. Known: a display or comprehension, a call of ``dict`` or of
-the class, a global object, an operator of known objects whose method returns ``Class(...)``
-(``-(v - w)``), or a name every binding of which is one of these. Iterating a known object (a
-loop, unpacking, ``list(v)``, ``*v``) is refused: srcgrad would read it as a sequence.
+only when it runs, it is refused (where that operand is a local, the refusal is left to the
+inliner, which may know its class: ``q = self.p``, see ``methods.Receivers``). Known: a display
+or comprehension, a call of ``dict`` or of the class, a global object, an object a call passes
+(``ctx.examples``), an operator of known objects or a method call whose method returns
+``Class(...)`` or ``type(self)(...)`` (``-(v - w)``, ``v.scaled(2.0) + w``), or a name every
+binding of which is one of these. Iterating a known object (a loop, unpacking, ``list(v)``,
+``*v``) is refused: srcgrad would read it as a sequence.
 
     e = d | {"b": v}       ->   e = dict_update(d, {"b": v})
     d |= {"b": v}          ->   d.update({"b": v})
@@ -46,6 +49,12 @@ DUNDERS = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truedi
            gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow", gast.MatMult: "matmul",
            gast.BitOr: "or"}
 
+NO_METHOD = (
+    "srcgrad does not support this operator of an object of your class here: the class "
+    "defines no method for it, or the other operand is an object whose class srcgrad cannot "
+    "tell at transform time (an argument); call the method Python would call "
+    "(`v.__add__(w)`), which srcgrad inlines")
+
 
 def run(fn_node, ctx):
     """The pass: operators of dicts and objects become calls."""
@@ -58,9 +67,12 @@ class Operators(gast.NodeTransformer):
         self.namespace = ctx.namespace
         self.locals = ctx.local_names
         self.kinds = {}
+        self.given = {}  # parameter -> the class of the object a call passes (ctx.examples)
 
     def run(self, fn_node):
         bindings = _bindings(fn_node)
+        self.given = {p: type(v) for p, v in self.ctx.examples.items()
+                      if bindings.get(p) == [None] and _user_class(type(v))}
         self.kinds = _admitted(bindings, self._kind, greatest_kinds(bindings, self._kind, DICT))
         fn_node.body = [self.visit(s) for s in fn_node.body]
         return fn_node
@@ -73,22 +85,25 @@ class Operators(gast.NodeTransformer):
             return DICT
         if isinstance(node, gast.Name):
             if node.id in self.locals:
-                return names.get(node.id)
+                return names.get(node.id, self.given.get(node.id))
             value = self._resolved(node)  # a global or closure object of a class of the user's
             return type(value) if _user_class(type(value)) else None
         if isinstance(node, gast.BinOp):
             left, right = self._kind(node.left, names), self._kind(node.right, names)
             if isinstance(node.op, gast.BitOr) and DICT in (left, right):
                 return DICT
-            return _returned_class(*_binary_method(node.op, left, right))
+            return _returned_class(*binary_method(node.op, left, right))
         if isinstance(node, gast.UnaryOp):
-            return _returned_class(*_unary_method(node.op, self._kind(node.operand, names)))
+            return _returned_class(*unary_method(node.op, self._kind(node.operand, names)))
         if isinstance(node, gast.Call):
             fn = self._resolved(node.func)
             if fn is dict:
                 return DICT
             if _user_class(fn):
                 return fn
+            if isinstance(node.func, gast.Attribute):  # `v.scaled(2.0)` returning `V(...)`
+                return _returned_class(*_method_of(self._kind(node.func.value, names),
+                                                   node.func.attr))
         return None
 
     def _resolved(self, func):
@@ -112,29 +127,33 @@ class Operators(gast.NodeTransformer):
             return _located(self._call("dict_update", node.left, node.right), node)
         if not (_user_class(left) or _user_class(right)):
             return node
-        owner, method = _binary_method(node.op, left, right)
+        owner, method = binary_method(node.op, left, right)
+        if method is None and any(self._later(n, k) for n, k in ((node.left, left),
+                                                                   (node.right, right))):
+            node.refused_operator = True  # (the inliner knows more classes, or refuses it)
+            return node
         if method is None:
             raise self._no_method(node)
         this, that = (node.left, node.right) if owner is left else (node.right, node.left)
-        return _located(_method_call(this, method, that), node)
+        return _located(method_call(this, method, that), node)
 
     def visit_UnaryOp(self, node):
         cls = self._kind(node.operand, self.kinds)
         self.generic_visit(node)
         if not _user_class(cls):
             return node
-        _, method = _unary_method(node.op, cls)
+        _, method = unary_method(node.op, cls)
         if method is None:
             return node  # `not v`: a truth value, no gradient
-        return _located(_method_call(node.operand, method), node)
+        return _located(method_call(node.operand, method), node)
 
     def visit_Subscript(self, node):
         cls = self._kind(node.value, self.kinds)
         self.generic_visit(node)
         sliced = any(isinstance(n, gast.Slice) for n in gast.walk(node.slice))
         if (isinstance(node.ctx, gast.Load) and _user_class(cls) and not sliced
-                and _defines(cls, "__getitem__")):
-            return _located(_method_call(node.value, "__getitem__", node.slice), node)
+                and defines(cls, "__getitem__")):
+            return _located(method_call(node.value, "__getitem__", node.slice), node)
         return node
 
     def visit_For(self, node):
@@ -167,7 +186,7 @@ class Operators(gast.NodeTransformer):
         srcgrad reads it as a sequence (``len(v)``, ``v[i]``), not through ``__iter__``."""
         cls = self._kind(node, self.kinds)
         if _user_class(cls) and not issubclass(cls, (tuple, list, dict)) and (
-                _defines(cls, "__iter__") or _defines(cls, "__getitem__") or not (
+                defines(cls, "__iter__") or defines(cls, "__getitem__") or not (
                     hasattr(cls, "__iter__") or hasattr(cls, "__getitem__"))):
             raise self.ctx.location.error(UnsupportedSyntaxError, node, (
                 f"srcgrad does not iterate an object of your class `{cls.__name__}` (a loop, "
@@ -189,19 +208,20 @@ class Operators(gast.NodeTransformer):
         # `v += w`: Python's `v = v.__iadd__(w)`, else `v = v.__add__(w)`
         name = DUNDERS.get(type(node.op))
         method = next((m for m in (f"__i{name}__", f"__{name}__")
-                       if name and _defines(kind, m)), None)
+                       if name and defines(kind, m)), None)
         if method is None:
             raise self._no_method(node)
-        value = _method_call(_load(target), method, node.value)
+        value = method_call(_load(target), method, node.value)
         return _located(gast.Assign([gast.Name(target, gast.Store(), None, None)], value, None),
                         node)
 
+    def _later(self, node, kind):
+        """Whether ``node`` is a local whose class is not known here but may be where the
+        inliner inlines methods (``q = self.p``: ``Receivers`` knows the instance)."""
+        return kind is None and isinstance(node, gast.Name) and node.id in self.locals
+
     def _no_method(self, node):
-        return self.ctx.location.error(UnsupportedSyntaxError, node, (
-            "srcgrad does not support this operator of an object of your class here: the "
-            "class defines no method for it, or the other operand is an object whose class "
-            "srcgrad cannot tell at transform time (an argument); call the method Python "
-            "would call (`v.__add__(w)`), which srcgrad inlines"))
+        return self.ctx.location.error(UnsupportedSyntaxError, node, NO_METHOD)
 
     def _call(self, helper, *args):
         ref = gast.Name(self.ctx.global_name(getattr(runtime, helper), helper), gast.Load(),
@@ -213,26 +233,34 @@ def _load(name):
     return gast.Name(name, gast.Load(), None, None)
 
 
-def _method_call(obj, method, *args):
+def method_call(obj, method, *args):
     return gast.Call(gast.Attribute(obj, method, gast.Load()), list(args), [])
 
 
-def _binary_method(op, left, right):
+def binary_method(op, left, right):
     """``(class, method)`` Python runs for ``left op right`` (the classes of the operands),
     ``(None, None)`` when neither is an object of a class of the user's defining it."""
     name = DUNDERS.get(type(op))
     for owner, method in ((left, f"__{name}__"), (right, f"__r{name}__")):
-        if name and _user_class(owner) and _defines(owner, method):
+        if name and _user_class(owner) and defines(owner, method):
             return owner, method
     return None, None
 
 
-def _unary_method(op, cls):
+def unary_method(op, cls):
     method = {gast.USub: "__neg__", gast.UAdd: "__pos__", gast.Invert: "__invert__"}.get(
         type(op))
-    if method is None or not _user_class(cls) or not _defines(cls, method):
+    if method is None or not _user_class(cls) or not defines(cls, method):
         return None, None
     return cls, method
+
+
+def _method_of(cls, name):
+    """``(cls, name)`` when ``name`` is a plain method of a class of the user's (not a static or
+    class method, not a field), else ``(None, None)``."""
+    if not _user_class(cls) or not inspect.isfunction(inspect.getattr_static(cls, name, None)):
+        return None, None
+    return cls, name
 
 
 def _returned_class(cls, method):
@@ -264,7 +292,7 @@ def _returned_class(cls, method):
     return kind if _user_class(kind) else None
 
 
-def _defines(cls, method):
+def defines(cls, method):
     """Whether ``cls`` has ``method`` as Python code (its own or a base's of the user's), not
     a builtin's slot (a namedtuple's ``__getitem__``, a dict subclass's, an ndarray's)."""
     return inspect.isfunction(getattr(cls, method, None))
