@@ -477,6 +477,9 @@ class Receivers(Builds):
             return self._method_alias(stmt, value.id)
         if not isinstance(value, gast.Call):
             return None
+        return self._rewrite_call(stmt, value)
+
+    def _rewrite_call(self, stmt, value):
         func = value.func
         if isinstance(func, gast.Name) and func.id in self.class_names:  # `t(...)`, t a class
             func = value.func = gast.copy_location(self._global(self.class_names[func.id]), func)

@@ -3,6 +3,11 @@ its ``__init__`` (or a dataclass's fields and ``__post_init__``, or a ``SimpleNa
 fields) written into it, so that the inliner inlines what the constructor does.
 
 A part of ``Receivers`` (``methods.py``), which notes what is known of the new object.
+Requires: an A-normal-form statement ``target = Cls(...)`` (a class of the user's with an
+``__init__`` of its own, a dataclass with a ``__post_init__``, ``SimpleNamespace``) or
+``target = replace(p, ...)``. Guarantees: statements that build the same object as Python
+does, with ``__init__`` / ``__post_init__`` called as a method the inliner inlines; ``target``
+noted as an object of that class built here (no run-time class check needed).
 
     a = Acc(0.0)           ->   a = new_instance(Acc)
                                 unused = Acc___init__(a, 0.0)      (then inlined)
