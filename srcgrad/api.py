@@ -198,7 +198,7 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
             if stepped is not None:
                 return cast(Fn, stepped)
         return cast(Fn, numba_backend.compiled(python, options.backend, lambda kinds: unwrap(
-            _derived(f, mode, wrt, replace(plain, kinds=kinds, for_numba=True)))))
+            _derived(f, mode, wrt, replace(plain, kinds=kinds, for_numba=True))), target(f)))
     read = getattr(target(f), "__srcgrad_differentiate_as__", target(f))
     if options.checkpoint is not None and mode in REVERSE_MODES:
         read = checkpoint_mod.checkpointed(read, options.checkpoint, options.max_memory)

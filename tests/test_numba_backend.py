@@ -400,7 +400,7 @@ def test_a_lowering_is_read_back_from_the_disk_cache_while_the_names_mean_the_sa
 
 
 def test_a_missing_implementation_is_said_to_be_srcgrads_only_for_srcgrads_helpers():
-    from srcgrad.emit.numba_backend import _reason
+    from srcgrad.emit.numba_refusals import _reason
 
     head = "No implementation of function Function(<function {} at 0x7f00>) found for signature:"
     assert _reason(head.format("unbroadcast")).startswith("srcgrad's numba implementation of "
@@ -625,6 +625,73 @@ def test_checkpointed_loops_compiled_by_numba_equal_the_gradient(checkpoint):
             if not (type(args[-1]) is int and args[-1] == 300):  # (100 tanh trips: gradients
                 # of 1e3, where central differences lose 5 digits)
                 np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-6, atol=1e-7)
+
+
+def grows_in_place(y, a, n):
+    for _ in range(n):
+        y += a * np.sin(y)  # in place: the checkpointed step copies y (copy_state)
+    return np.sum(y * y)
+
+
+def grows_a_copy(y, a, n):
+    return grows_in_place(y.copy(), a, n)  # (central differences: y kept as it was)
+
+
+def writes_an_element(y, a, n):
+    for _ in range(n):
+        y[0] = y[0] + a * np.sin(y[1])
+        y[1] = y[1] - a * y[0]
+    return np.sum(y * y)
+
+
+def test_a_checkpointed_step_updating_its_state_in_place_copies_it_with_numbas_helper():
+    # no compile: the step's copy of the snapshot it was given is srcgrad's numba copy_state
+    from srcgrad.derived import unwrap
+    from srcgrad.emit import numba_backend, numba_checkpoint
+
+    fn = unwrap(srcgrad.grad(grows_in_place, wrt=(0, 1), checkpoint=2))
+    cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+    flat, _, _ = numba_checkpoint.flat_step(cells["grows_in_place_step"])
+    text = numba_backend.lower(flat).text
+    assert "from srcgrad.runtime.numba_helpers import copy_state" in text
+    assert "y, = copy_state((y,))" in text
+
+
+def test_an_element_write_is_refused_at_the_users_line_as_a_write():
+    for options in ({}, {"checkpoint": 2}):
+        with pytest.raises(UnsupportedSyntaxError) as raised:
+            srcgrad.grad(writes_an_element, wrt=(0, 1), backend="numba", **options)
+        error = raised.value
+        assert "cannot compile a write into an element or a slice of an array" in str(error)
+        assert error.filename == __file__
+        assert error.line.strip() == "y[0] = y[0] + a * np.sin(y[1])"
+    y = np.array([0.3, 0.7])
+    got = srcgrad.grad(writes_an_element, wrt=(0, 1), backend="auto")(y, 0.1, 4)
+    want = srcgrad.grad(writes_an_element, wrt=(0, 1))(y, 0.1, 4)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (compiles for seconds)")
+def test_an_argument_updated_in_place_compiled_by_numba_equals_the_gradient():
+    y = np.array([0.3, 0.7, -0.2])
+    want = srcgrad.grad(grows_in_place, wrt=(0, 1))(y, 0.1, 40)
+    for options in ({}, {"checkpoint": 3}):
+        got = srcgrad.grad(grows_in_place, wrt=(0, 1), backend="numba", **options)(y, 0.1, 40)
+        np.testing.assert_array_equal(y, [0.3, 0.7, -0.2])  # the caller's array intact
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        assert got[1] == pytest.approx(want[1], rel=1e-12)
+        np.testing.assert_allclose(got[0], numeric_grad(grows_a_copy, (y, 0.1, 40), 0),
+                                   rtol=1e-6)
+        assert got[1] == pytest.approx(numeric_grad(grows_a_copy, (y, 0.1, 40), 1), rel=1e-6)
+    from srcgrad.runtime.numba_helpers import copy_state
+
+    copied = numba.njit(lambda s: copy_state(s))
+    a, b = np.ones(2), np.zeros(0)
+    got = copied((a, 2.0, b, b))  # (empty arrays share no element)
+    assert got[0] is not a and got[1] == 2.0 and np.array_equal(got[0], a)
+    with pytest.raises(CompiledValueError, match="hold the same array"):
+        copied((a, 2.0, a))
 
 
 # --- runtime/numba_cached.py ---------------------------------------------------------------------

@@ -149,7 +149,7 @@ class Calls:
 
     def failed(self, compiled: Compiled, error: Exception, args: tuple) -> Any:
         """numba could not compile ``compiled`` for ``args``: the located error, or Python."""
-        from .numba_backend import typing_failure
+        from .numba_refusals import typing_failure
 
         compiled.failed[_types(args)] = error
         if not self.routed:  # later calls look at the argument types first

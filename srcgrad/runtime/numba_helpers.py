@@ -26,6 +26,8 @@ Supported kinds, per helper (anything else is refused when numba compiles the de
 - ``check_tangent(t, x)``, ``check_seed(seed, out)``: numbers and arrays of the same shape;
 - ``elem(dt, i, x)``: an element of an array's tangent (``None``: zeros);
 - ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions;
+- ``copy_state(s)`` (the state a checkpointed loop's step updates in place, ``y += v``) of a
+  number, an array, or a tuple of them that holds no array twice (a ``CompiledValueError``);
 - ``add(a, b)``: two numbers or two arrays; ``getitem_grad(dy, x, index)``: a number read from
   an array at integer indices (a contribution the reverse sweep adds out of place, where it may
   be complex: analysis/realness.py; a complex one then fails numba's typing, never rounds).
@@ -131,6 +133,14 @@ def add(a, b):
 def getitem_grad(dy, x, index):
     """``runtime.getitem_grad`` of a number read from an array at integer indices."""
     return indexing.getitem_grad(dy, x, index)
+
+
+def copy_state(state):
+    """``checkpoint.copy_state`` of a number or an array (the state a checkpointed loop's step
+    writes into, copied from the snapshot it was given)."""
+    from ..checkpoint import copy_state as python_copy_state
+
+    return python_copy_state(state)
 
 
 def matmul_vjp_left(dy, a, b):
@@ -546,6 +556,36 @@ def _copy_grad(g):
     return None
 
 
+# numba cannot tell two arrays of a tuple apart from two views of the same memory: Python copies
+# an array the state holds twice once (both then hold that copy); numba refuses such a state
+SHARED_STATE = ("srcgrad: two variables of the state of a checkpointed loop compiled by numba "
+                "hold the same array (Python copies it once for both; numba cannot tell them "
+                "apart); use backend='python' for this loop")
+
+
+@njit
+def _shared_state():
+    raise CompiledValueError(SHARED_STATE)
+
+
+@overload(copy_state)
+def _copy_state(state):
+    if _number(state):
+        return lambda state: state
+    if isinstance(state, types.Array):
+        return lambda state: state.copy()
+    if not (isinstance(state, types.BaseTuple)
+            and all(_number(t) or isinstance(t, types.Array) for t in state.types)):
+        return None  # (a list, a dict: no overload, refused at the line)
+    arrays = [i for i, t in enumerate(state.types) if isinstance(t, types.Array)]
+    lines = [f"    if state[{i}].size and state[{i}].ctypes.data == state[{j}].ctypes.data:\n"
+             f"        _shared_state()" for k, i in enumerate(arrays) for j in arrays[:k]]
+    parts = [f"state[{i}].copy()" if i in arrays else f"state[{i}]"
+             for i in range(len(state.types))]
+    text = "\n".join(["def copy(state):", *lines, f"    return ({', '.join(parts)},)"]) + "\n"
+    return _generated(text, "copy", {"_shared_state": _shared_state})
+
+
 @overload(check_seed)
 def _check_seed(seed, out):
     if _number(seed) and _number(out):
@@ -642,6 +682,8 @@ def _generated(text, name, scope):
 
 
 # the reductions over an axis, chooser_grad and real_only (registered with numba on import)
+from ..checkpoint import copy_state as _python_copy_state  # noqa: E402
 from .numba_reductions import _axis, _spread, chooser_grad, real_only  # noqa: E402
 
-HELPERS.update({reductions.chooser_grad: chooser_grad, complex_values.real_only: real_only})
+HELPERS.update({reductions.chooser_grad: chooser_grad, complex_values.real_only: real_only,
+                _python_copy_state: copy_state})

@@ -1,12 +1,15 @@
-"""numba implementations of ``check_seed`` and ``elem`` on tuples.
+"""numba implementations of ``check_seed``, ``elem`` and ``getitem_grad`` on tuples.
 
 Requires: ``runtime/numba_helpers.py`` (the helpers, as Python functions, that these overload
 beside their implementations for numbers and arrays). Guarantees: the vjp of a function that
 returns a tuple (a checkpointed loop's step returns its state: ``emit/numba_checkpoint.py``)
 compiles: ``check_seed(seed, out)`` of a tuple seed checks each element against the output's
 (the numbers-and-arrays implementation, which raises for a shape that differs) and
-``elem(dy, i, x)`` reads element ``i`` (a literal) of a tuple cotangent, zeros for a missing one.
-Imported by ``emit/numba_checkpoint.py`` before numba compiles such a vjp.
+``elem(dy, i, x)`` reads element ``i`` (a literal) of a tuple cotangent, zeros for a missing one;
+``getitem_grad(dy, x, i)``, the adjoint of ``x[i]`` of a tuple ``x`` at a literal ``i`` (the
+step's ``y, = copy_state((y,))``), is the tuple with ``dy`` at ``i`` and ``None`` (zero)
+elsewhere, as Python's sparse ``Cotangents``. Imported by ``emit/numba_checkpoint.py`` before
+numba compiles such a vjp.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 from numba.core import types
 from numba.extending import overload
 
-from .numba_helpers import _absent, _generated, check_seed, elem, zeros_like
+from .numba_helpers import _absent, _generated, check_seed, elem, getitem_grad, zeros_like
 
 
 @overload(check_seed)
@@ -38,3 +41,14 @@ def _elem_tuple(dy, key, x):
     if _absent(dy.types[k]):
         return lambda dy, key, x: zeros_like(x)
     return _generated(f"def impl(dy, key, x):\n    return dy[{k}]\n", "impl", {})
+
+
+@overload(getitem_grad, prefer_literal=True)
+def _getitem_grad_tuple(dy, x, index):
+    if not (isinstance(x, types.BaseTuple) and isinstance(index, types.IntegerLiteral)):
+        return None
+    k = index.literal_value
+    if not 0 <= k < len(x):
+        return None
+    parts = ["dy" if i == k else "None" for i in range(len(x))]
+    return _generated(f"def impl(dy, x, index):\n    return ({', '.join(parts)},)\n", "impl", {})
