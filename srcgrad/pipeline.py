@@ -6,7 +6,7 @@
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> products -> release
-    -> pullback | linearize -> scalars -> guard -> handlers
+    -> uniform -> pullback | linearize -> scalars -> guard -> handlers
     -> emit -> compile
 
 Reverse mode serves "grad", "value_and_grad", "vjp", "pullback" (a vjp split at its seed into
@@ -68,7 +68,7 @@ from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .normalize.callables import is_callable_value
 from .normalize.object_classes import Example
-from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy, steps
+from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy, steps, uniform
 from .transform import defaults, forward, linearize, pullback, reverse
 
 MODES = ("grad", "value_and_grad", "vjp", "pullback", "jvp", "linearize", "tangent", "split")
@@ -94,6 +94,10 @@ def _linearizing(ctx):
 
 def _specialized(ctx):
     return bool(ctx.kinds)
+
+
+def _specialized_optimizing(ctx):
+    return bool(ctx.kinds) and ctx.optimize
 
 
 def _trailing_defaults(ctx):
@@ -167,6 +171,7 @@ REVERSE = (
     Stage("owned", owned.run),
     Stage("products", steps.run, _optimizing),
     Stage("release", release.run, _optimizing),
+    Stage("uniform", uniform.run, _specialized_optimizing),
     Stage("pullback", pullback.run, _pulling_back),
     Stage("scalars", scalars.run, _specialized),
     Stage("guard", guard.run),

@@ -32,6 +32,14 @@ linear(
     vjp="np.mean(dy, axis=axis, keepdims=keepdims, where=where)",
 )
 
+# Their forms in specialized code (optimize/uniform.py): a Python float where the arrays `values`
+# share a shape. Code specialized to its arguments' kinds is never differentiated again (a
+# transform of a derivative reads the unspecialized code), so these have no derivative.
+for _seed in (runtime.uniform_mean_grad, runtime.uniform_unreduce):
+    defrule(_seed, "g, x, values", vjp={}, unsupported={
+        "g": "it appears only in code specialized to its arguments' kinds, which srcgrad does not "
+             "differentiate again: differentiate the unspecialized derivative (`df.__wrapped__`)"})
+
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again (a dict
 # or list cotangent may have nothing at index: zeros shaped like g, `elem`).
 linear(runtime.getitem_grad, "g, x, index", vjp="elem(dy, index, g)")

@@ -333,6 +333,8 @@ from .shapes import (  # noqa: F401
     reshape_like,
     shape_like,
     unbroadcast,
+    uniform_mean_grad,
+    uniform_unreduce,
     unreduce,
 )
 from .sharing import (  # noqa: F401

@@ -67,12 +67,12 @@ def object_operator(what):
 
 def unbroadcast(g, x):
     """Sum ``g`` back to the shape of ``x``, undoing NumPy broadcasting."""
+    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, first
+        return g if g.shape == x.shape else _unbroadcast_arrays(g, x)
     if isinstance(g, float):
         # A contribution has the shape of the operation's result, and a scalar result means
         # scalar operands: nothing was broadcast.
         return g
-    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, before the rarer
-        return _unbroadcast_arrays(g, x)
     if _adds_elementwise(x) and isinstance(g, (list, tuple)):
         # the tangents (cotangents) of tuples added in derivative code: element by element
         return type(x)(
@@ -265,6 +265,41 @@ def mean_grad(dy, x, axis=None, keepdims=False, where=True):
         axes = axis if isinstance(axis, tuple) else (axis,)
         count = int(np.prod([shape[a] for a in axes]))
     return unreduce(dy / count if type(dy) is float else np.divide(dy, count), x, axis, keepdims)
+
+
+def _uniform_shape(values):
+    """The common shape of ``values`` if every one is a float64 array of it with at least one
+    axis, else None."""
+    shape = None
+    for v in values:
+        if type(v) is not np.ndarray or v.dtype != np.float64 or not v.ndim:
+            return None
+        if shape is None:
+            shape = v.shape
+        elif v.shape != shape:
+            return None
+    return shape
+
+
+def uniform_mean_grad(dy, x, values):
+    """``mean_grad(dy, x)`` (the seed of a full mean) as the Python float ``dy / count`` where
+    ``dy`` is a Python float and the tuple ``values``, whose shapes broadcast to that of ``x``,
+    are float64 arrays of one shape: every value computed from them elementwise has that shape,
+    so the number, broadcast, gives what the spread array gives (optimize/uniform.py uses it
+    only where it is met by nothing else). ``mean_grad(dy, x)`` otherwise."""
+    if type(dy) is float:
+        shape = _uniform_shape(values)
+        if shape is not None:
+            return dy / math.prod(shape)
+    return mean_grad(dy, x)
+
+
+def uniform_unreduce(dy, x, values):
+    """``unreduce(dy, x)`` (the seed of a full sum) as the Python float ``dy`` under the
+    conditions of ``uniform_mean_grad``; ``unreduce(dy, x)`` otherwise."""
+    if type(dy) is float and _uniform_shape(values) is not None:
+        return dy
+    return unreduce(dy, x)
 
 
 def broadcast_like(t, y):
