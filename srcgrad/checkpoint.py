@@ -51,7 +51,6 @@ derivative would carry their gradient for nothing).
 
 from __future__ import annotations
 
-import builtins
 import copy
 import re
 import sys
@@ -62,7 +61,12 @@ import numpy as np
 
 from . import transforms
 from .astutil import HELD_UPDATE, updated_while_held, walk
-from .checkpoint_sharing import sharing_edges
+from .checkpoint_sharing import (
+    mutated,
+    sharing_closure,
+    sharing_edges,
+    written_through_items,
+)
 from .emit import naming
 from .emit.compile import compile_function
 from .emit.naming import Namer
@@ -87,8 +91,6 @@ from .schedule import (
 from .transform.pullback import exposed_reads
 
 STEP_PARAMS = ("lo", "hi", "steps", "state", "invariants")
-MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
-            "fill", "resize", "put", "setdefault", "popitem")
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20,
          "GIB": 2**30}
 
@@ -323,7 +325,9 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         updated = updated_while_held(node, loop.body, _params(node))
         for z in updated[:1]:
             _refuse_held_passed(node, loop, parsed.location, z)
-        held = bool(updated)
+        # a write through a name the body binds to what another name holds (`O = [L]`,
+        # `O[0][-1] += v`) writes into that name's value: the step copies its whole state
+        held = bool(updated) or bool(_written(loop) - mutated(loop.body))
         _refuse_shared_writes(node, loop, parsed.location, originals, held)
         position = node.body.index(loop)
         parts = _loop_call(node, position, loop, namer, parsed.location, f, held)
@@ -365,7 +369,7 @@ def _refuse_held_passed(node, loop, location, z):
     (``copy_state(v)``), apart from the copy the containers of its state hold."""
     position = node.body.index(loop)
     _, state, _, _, exposed = _loop_names(node, position, loop, location)
-    passed = _mutated(loop.body, augmented=False) - _mutated(loop.body, augmented=False,
+    passed = mutated(loop.body, augmented=False) - mutated(loop.body, augmented=False,
                                                              calls=False)
     for v in sorted(passed & set(state) & exposed)[:1]:
         raise location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z, v=v))
@@ -382,20 +386,17 @@ def _refuse_shared_writes(node, loop, location, originals, held=False):
     before, after = node.body[:position], node.body[position + 1:]
     carried = set(_loop_names(node, position, loop, location)[1]) if held else set()
     edges = sharing_edges([originals.get(id(s), s) for s in before])
+    # a write into an item of what the body binds (`O = [L]; O[0][-1] += v`) reaches `L`
+    deep = written_through_items(loop.body)
+    inner = sharing_edges(loop.body)
     read = {n.id for n in walk(gast.Module(loop.body + after, [])) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
     if isinstance(loop, gast.While):
         read |= {n.id for n in walk(loop.test) if isinstance(n, gast.Name)}
-    for v in sorted(_mutated(loop.body)):
-        shared, stack = {v}, [v]
-        while stack:
-            name = stack.pop()
-            for a, b in edges:
-                for one, other in ((a, b), (b, a)):
-                    if one == name and other not in shared:
-                        shared.add(other)
-                        stack.append(other)
-        for other in sorted((shared - {v} - carried) & read)[:1]:
+    bound = _params(node) | _stored(before)  # (what a trip binds is its own)
+    for v in sorted(mutated(loop.body)):
+        shared = sharing_closure({v}, edges | inner if v in deep else edges)
+        for other in sorted((shared - {v} - carried) & read & bound)[:1]:
             raise location.error(UnsupportedSyntaxError, loop, (
                 f"checkpoint= cannot checkpoint this loop: it writes into `{v}` in place, and "
                 f"`{other}`, bound before the loop, may share its memory (the same array, a "
@@ -417,7 +418,7 @@ def _check_loop(loop, location):
     elif loop.orelse:
         why = "it has an `else`"
     if isinstance(loop, gast.While) and (
-            _mutated([gast.Expr(loop.test)])
+            mutated([gast.Expr(loop.test)])
             or any(isinstance(n, gast.NamedExpr) for n in walk(loop.test))):
         why = "its test may change a value (the replay of its trips does not evaluate it)"
     own = set(map(id, _own(loop.body)))
@@ -573,7 +574,7 @@ def _loop_names(node, position, loop, location):
     is_while = isinstance(loop, gast.While)
     index = None if is_while else loop.target.id
     body = ([gast.Expr(loop.test)] if is_while else []) + loop.body
-    assigned = _stored(loop.body) | _mutated(loop.body)
+    assigned = _stored(loop.body) | _written(loop)
     exposed = exposed_reads(body, set() if is_while else {index})[1]
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
     # (a later loop of the same variable binds it again before reading it)
@@ -653,7 +654,7 @@ def _state_copies(loop, state, exposed, copier, held):
     helper. With ``held``, the whole state first, at once (``(L, z) = copy_state((L, z))``:
     the copy of ``z`` is the one the copy of ``L`` holds), then shallow copies (their own
     containers, the same copied items) of what the body writes into."""
-    written = _mutated(loop.body, augmented=False, calls=False)
+    written = mutated(loop.body, augmented=False, calls=False)
     copies, copied = [], [v for v in state if v in exposed] if held else []
     if copied:
         names = gast.Tuple([_load(v) for v in copied], gast.Load())
@@ -662,7 +663,7 @@ def _state_copies(loop, state, exposed, copier, held):
     return copies + [
         gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
                     if v in written or held else gast.Call(_load(copier), [_load(v)], []), None)
-        for v in sorted(_mutated(loop.body, augmented=False)) if v in state and v in exposed
+        for v in sorted(mutated(loop.body, augmented=False)) if v in state and v in exposed
     ]
 
 
@@ -725,43 +726,12 @@ def _stored(stmts):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
-def _mutated(stmts, augmented=True, calls=True):
-    """Names whose value the statements change in place (``x[i] = ...``, ``x += ...``,
-    ``xs.append(...)``): state, even when never rebound."""
-    out = set()
-    for n in walk(gast.Module(stmts, [])):
-        base = None
-        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
-                n.ctx, (gast.Store, gast.Del)):
-            base = n.value
-        elif isinstance(n, gast.AugAssign) and augmented:
-            base = n.target
-        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-              and n.func.attr in MUTATING):
-            base = n.func.value
-        elif isinstance(n, gast.Call) and calls:
-            out |= _passed(n)
-        while isinstance(base, (gast.Subscript, gast.Attribute)):
-            base = base.value
-        if isinstance(base, gast.Name):
-            out.add(base.id)
-    return out
-
-
-def _passed(call):
-    """The names a call may change in place: ``out=`` of any call, and every name passed to a
-    call that is neither a builtin nor a NumPy or math function (a helper may write into it)."""
-    out = {k.value.id for k in call.keywords if k.arg == "out" and isinstance(k.value, gast.Name)}
-    func = call.func
-    while isinstance(func, gast.Attribute):
-        func = func.value
-    known = isinstance(func, gast.Name) and (
-        func.id in ("np", "numpy", "math") or (call.func is func and hasattr(builtins, func.id))
-    )
-    if not known:
-        out |= {a.id for a in call.args if isinstance(a, gast.Name)}
-        out |= {k.value.id for k in call.keywords if isinstance(k.value, gast.Name)}
-    return out
+def _written(loop):
+    """The names whose value the loop's body may change in place: the names it writes into
+    (``_mutated``) and the names those may share memory with through what the body binds
+    (``O = [L]; O[0][-1] += v`` writes into ``L``)."""
+    through = sharing_closure(written_through_items(loop.body), sharing_edges(loop.body))
+    return mutated(loop.body) | through
 
 
 def _load(name):

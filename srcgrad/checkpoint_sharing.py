@@ -1,11 +1,14 @@
 """Which names a loop's code may make share memory, for ``checkpoint=`` (``checkpoint.py``):
-a loop writing in place into a value another name bound before it shares is refused there.
+a loop writing in place into a value another name bound before it shares is refused there,
+and what the loop writes into (``mutated``, ``written_through_items``) is its state.
 
     sharing_edges(parse('z = y[0:2]; L = [y]; t = (w, x)'))
         -> {('z', 'y'), ('L', 'y'), ('t', 'w'), ('t', 'x')}
 """
 
 from __future__ import annotations
+
+import builtins
 
 import gast
 
@@ -20,6 +23,11 @@ _VIEW_FUNCTIONS = {"asarray", "asanyarray", "reshape", "ravel", "transpose", "sq
                    "as_strided", "sliding_window_view", "matrix_transpose", "permute_dims",
                    "unstack", "ascontiguousarray", "asfortranarray", "require",
                    "real_if_close", "diag", "einsum", "nan_to_num", "diff"}
+
+
+# methods that change their object in place
+MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
+            "fill", "resize", "put", "setdefault", "popitem")
 
 
 # methods whose result is never the array they are called on, nor a view of it
@@ -104,3 +112,89 @@ def _call_sharing(value):
 
 def _shared_by(values):
     return {v for value in values for v in _sharing(value)}
+
+
+def written_through_items(stmts):
+    """The names into whose items (or attributes' values) the statements write in place:
+    ``O[0][-1] = v``, ``O[0] += v``, ``O[0].append(v)``, ``h(O[0])`` for a helper ``h`` — a
+    write into what ``O`` holds, not into ``O``'s own slots (``hist.append(y)`` is not one)."""
+    out = set()
+    for n in walk(gast.Module(stmts, [])):
+        bases = []
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+                n.ctx, (gast.Store, gast.Del)):
+            bases = [n.value]
+        elif isinstance(n, gast.AugAssign):
+            bases = [n.target]
+        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+              and n.func.attr in MUTATING):
+            bases = [n.func.value]
+        elif isinstance(n, gast.Call):
+            bases = [a for a in n.args + [k.value for k in n.keywords] if _passed_item(n, a)]
+        for base in bases:
+            if isinstance(base, (gast.Subscript, gast.Attribute)):
+                while isinstance(base, (gast.Subscript, gast.Attribute)):
+                    base = base.value
+                if isinstance(base, gast.Name):
+                    out.add(base.id)
+    return out
+
+
+def _passed_item(call, arg):
+    """Whether ``call`` may write into ``arg``, an item passed to it (see ``_passed``)."""
+    fake = gast.Name("_item", gast.Load(), None, None)
+    probe = gast.Call(call.func, [fake], [])
+    return isinstance(arg, (gast.Subscript, gast.Attribute)) and "_item" in _passed(probe)
+
+
+def sharing_closure(names, edges):
+    """``names`` and every name that may share memory with one of them through ``edges``
+    (pairs of names, either way round), transitively."""
+    out, stack = set(names), list(names)
+    while stack:
+        name = stack.pop()
+        for a, b in edges:
+            for one, other in ((a, b), (b, a)):
+                if one == name and other not in out:
+                    out.add(other)
+                    stack.append(other)
+    return out
+
+
+def mutated(stmts, augmented=True, calls=True):
+    """Names whose value the statements change in place (``x[i] = ...``, ``x += ...``,
+    ``xs.append(...)``): state, even when never rebound."""
+    out = set()
+    for n in walk(gast.Module(stmts, [])):
+        base = None
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+                n.ctx, (gast.Store, gast.Del)):
+            base = n.value
+        elif isinstance(n, gast.AugAssign) and augmented:
+            base = n.target
+        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+              and n.func.attr in MUTATING):
+            base = n.func.value
+        elif isinstance(n, gast.Call) and calls:
+            out |= _passed(n)
+        while isinstance(base, (gast.Subscript, gast.Attribute)):
+            base = base.value
+        if isinstance(base, gast.Name):
+            out.add(base.id)
+    return out
+
+
+def _passed(call):
+    """The names a call may change in place: ``out=`` of any call, and every name passed to a
+    call that is neither a builtin nor a NumPy or math function (a helper may write into it)."""
+    out = {k.value.id for k in call.keywords if k.arg == "out" and isinstance(k.value, gast.Name)}
+    func = call.func
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    known = isinstance(func, gast.Name) and (
+        func.id in ("np", "numpy", "math") or (call.func is func and hasattr(builtins, func.id))
+    )
+    if not known:
+        out |= {a.id for a in call.args if isinstance(a, gast.Name)}
+        out |= {k.value.id for k in call.keywords if isinstance(k.value, gast.Name)}
+    return out

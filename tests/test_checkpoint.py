@@ -449,6 +449,42 @@ def the_callers_updated(x, z):
     return np.sum(z ** 2)
 
 
+def written_through_a_list(x, w):
+    L = [w * 1.0, w * 2.0]
+    for _ in range(5):
+        O = [L]
+        O[0][-1] += np.sin(x)  # writes into L's last array: L is the loop's state
+        w = w * 0.9 + np.cos(L[-1]) * x
+    return np.sum(np.tanh(np.array(L))) + np.sum(w)
+
+
+def written_through_a_dict(x, w):
+    L = [w * 1.0]
+    for _ in range(5):
+        d = {"h": L}
+        d["h"][0] *= np.cos(x)
+        w = w * 0.9 + np.sin(L[0])
+    return np.sum(np.tanh(np.array(L))) + np.sum(w)
+
+
+def written_through_a_tuple(x, w):
+    y = w * 1.0
+    for _ in range(5):
+        t = (y, w)
+        t[0][1:3] = t[0][1:3] * 0.5 + x[:2]
+        w = w * 0.9 + np.sin(y)
+    return np.sum(np.tanh(y)) + np.sum(w)
+
+
+def written_through_a_list_another_name_holds(x, w):
+    L = [w * 1.0]
+    Z = L
+    for _ in range(5):
+        O = [L]
+        O[0][-1] += x
+    return np.sum(np.array(Z))
+
+
 def halved(v, c):
     v *= c
     return v
@@ -464,14 +500,18 @@ def held_and_passed(x, w):
     return np.sum(np.array(L) ** 2)
 
 
-@pytest.mark.parametrize("f", [held_by_a_dict, held_until, the_callers_updated],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [held_by_a_dict, held_until, the_callers_updated,
+                               written_through_a_list, written_through_a_dict,
+                               written_through_a_tuple], ids=lambda f: f.__name__)
 def test_an_array_updated_in_place_while_a_container_of_the_state_holds_it(f):
     """``z += v`` while a list or dict of the loop's state holds ``z`` (was refused): the
     snapshots are copied with one memo (the copy of ``z`` is the one the copied list holds),
     and the step copies its whole state at once and updates it in place as Python does.
     Gradients equal the un-checkpointed ones (snapshots taken where the list holds ``z``) and
-    central differences; back twice. A copy per item gave gradients off by 1.7 to 27 here."""
+    central differences; back twice. A copy per item gave gradients off by 1.7 to 27 here.
+    ``written_through_*``: the body writes into the state through a name it binds to a
+    container holding it (``O = [L]; O[0][-1] += v``); ``L`` was taken for an invariant, and
+    its gradient was lost (random programs, seed 56000)."""
     x, w = np.array([-1.4, 0.8, -0.85]), np.array([-0.58, -0.1, -0.88])
     want = grad(f)(x, w)
     eps = 1e-6
@@ -499,3 +539,10 @@ def test_an_array_held_and_passed_to_a_helper_is_refused():
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="passes `z`") as info:
         grad(held_and_passed, checkpoint=2)
     assert info.value.lineno == held_and_passed.__code__.co_firstlineno + 3  # the loop's line
+
+
+def test_a_write_through_a_list_another_name_bound_before_holds_is_refused():
+    f = written_through_a_list_another_name_holds
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="`Z`, bound before") as info:
+        grad(f, checkpoint=2)
+    assert info.value.lineno == f.__code__.co_firstlineno + 3
