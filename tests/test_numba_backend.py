@@ -694,6 +694,46 @@ def test_an_argument_updated_in_place_compiled_by_numba_equals_the_gradient():
         copied((a, 2.0, a))
 
 
+def test_the_optimization_level_asked_for_is_numbas_only_while_the_module_compiles(monkeypatch):
+    # no compile: SRCGRAD_NUMBA_OPT read, numba.config.OPT set meanwhile and restored, the module
+    # named after the level too (numba's cache never gives one level's code for another)
+    from numba.core import config
+
+    from srcgrad.derived import unwrap
+    from srcgrad.emit import numba_backend, numba_calls
+
+    monkeypatch.delenv("SRCGRAD_NUMBA_OPT", raising=False)
+    assert numba_calls.opt_level() is None
+    monkeypatch.setenv("SRCGRAD_NUMBA_OPT", "0")
+    assert numba_calls.opt_level() == 0
+    saved = int(config.OPT)
+    with pytest.raises(KeyError):
+        with numba_calls.at_level(0):
+            assert int(config.OPT) == 0
+            raise KeyError
+    assert int(config.OPT) == saved
+    with numba_calls.at_level(None):
+        assert int(config.OPT) == saved
+    monkeypatch.setenv("SRCGRAD_NUMBA_OPT", "fast")
+    with pytest.raises(SrcgradError, match="SRCGRAD_NUMBA_OPT must be 0, 1, 2 or 3"):
+        numba_calls.opt_level()
+    lowered = numba_backend.lower(unwrap(srcgrad.grad(rosen)))
+    plain, plain_path = numba_calls.jit(numba, lowered)
+    quick, quick_path = numba_calls.jit(numba, lowered, 0)
+    assert plain_path != quick_path and plain is not quick
+    with open(quick_path) as handle:
+        text = handle.read()
+    assert text == lowered.text + "# compiled at numba's optimization level 0 (SRCGRAD_NUMBA_OPT)\n"
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (a compile of seconds)")
+def test_a_derivative_compiled_at_level_0_equals_the_gradient(monkeypatch):
+    monkeypatch.setenv("SRCGRAD_NUMBA_OPT", "0")
+    got = srcgrad.grad(pendulum, wrt=(0, 1, 2), backend="numba")(0.3, 1.5, 1.0)
+    want = srcgrad.grad(pendulum, wrt=(0, 1, 2))(0.3, 1.5, 1.0)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
 # --- runtime/numba_cached.py ---------------------------------------------------------------------
 def test_numbas_cache_of_the_cached_helpers_is_stamped_with_srcgrads_sources(monkeypatch):
     # they compile implementations of several files, and numba's cache checks only their own

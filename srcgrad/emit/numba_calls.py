@@ -15,6 +15,9 @@ dispatch costs what numba's alone does plus that test. A call whose arguments ha
 runs the unspecialized lowering. ``source()`` shows the module compiled last (the
 unspecialized lowering before the first call).
 
+``SRCGRAD_NUMBA_OPT`` sets the LLVM optimization level the first call compiles the module at
+(:func:`opt_level`, :func:`at_level`).
+
 A failure of numba's type inference for some argument kinds is the located error of
 ``numba_backend.typing_failure`` (``backend="numba"``) or a run of the Python derivative
 (``backend="auto"``) for those kinds from then on.
@@ -23,6 +26,7 @@ A failure of numba's type inference for some argument kinds is the located error
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import os
 import sys
@@ -50,15 +54,58 @@ def _directory() -> tuple[str, bool]:
     return _TEMP[0], False
 
 
-def jit(numba: Any, lowered: Any) -> tuple[Any, str]:
-    """``lowered`` written to a module file named after its text and srcgrad's sources and
-    versions, imported, and wrapped by ``numba.njit``; and the file's path."""
+# numba's LLVM optimization level for the derivative's own module (SRCGRAD_NUMBA_OPT=0..3;
+# unset: numba's own, 3). LLVM's optimizations are most of a first call: at 0 the benchmark's
+# RNN first call took 1.3 s of CPU time instead of 4.3 s, its MLP 2.0 s instead of 5.7 s, their
+# calls then 1.07x and 2.1x as long (benchmarks/RESULTS.md). The helpers the module calls come
+# optimized from their own caches; helpers compiled anew meanwhile are compiled at that level.
+OPT_VARIABLE = "SRCGRAD_NUMBA_OPT"
+
+
+def opt_level() -> int | None:
+    """The level ``SRCGRAD_NUMBA_OPT`` asks for, None when unset (numba's own)."""
+    text = os.environ.get(OPT_VARIABLE, "").strip()
+    if not text:
+        return None
+    if text not in ("0", "1", "2", "3"):
+        raise SrcgradError(f"{OPT_VARIABLE} must be 0, 1, 2 or 3 (numba's LLVM optimization "
+                           f"level for compiled derivatives); got {text!r}")
+    return int(text)
+
+
+@contextlib.contextmanager
+def at_level(level: int | None) -> Any:
+    """numba compiling at LLVM optimization ``level`` meanwhile (``numba.config.OPT`` is global:
+    set under numba's compiler lock, which every compilation takes, so no other compilation of
+    the process sees it); nothing changed for None."""
+    if level is None:
+        yield
+        return
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        saved = config.OPT
+        config.OPT = type(saved)(level)
+        try:
+            yield
+        finally:
+            config.OPT = saved
+
+
+def jit(numba: Any, lowered: Any, level: int | None = None) -> tuple[Any, str]:
+    """``lowered`` written to a module file named after its text (and the optimization
+    ``level`` it is compiled at) and srcgrad's sources and versions, imported, and wrapped by
+    ``numba.njit``; and the file's path."""
     import hashlib
 
     directory, cache = _directory()
     # numba's cache of the module holds the helpers it calls compiled in, and follows only the
     # module's own file: srcgrad's sources and versions (diskcache.environment) name it too
-    named = repr((diskcache.environment(), lowered.text))
+    text = lowered.text
+    if level is not None:  # (last: the module's line numbers stay lowered.generated_line's)
+        text += f"# compiled at numba's optimization level {level} ({OPT_VARIABLE})\n"
+    named = repr((diskcache.environment(), text))
     digest = hashlib.sha1(named.encode()).hexdigest()[:16]
     module_name = f"srcgrad_numba_{lowered.name}_{digest}"
     path = os.path.abspath(os.path.join(directory, module_name + ".py"))
@@ -66,7 +113,7 @@ def jit(numba: Any, lowered: Any) -> tuple[Any, str]:
         os.makedirs(directory, exist_ok=True)
         scratch = f"{path}.{os.getpid()}.tmp"
         with open(scratch, "w") as handle:
-            handle.write(lowered.text)
+            handle.write(text)
         os.replace(scratch, path)
     jitted = _DISPATCHERS.get(path)
     if jitted is None:
@@ -85,7 +132,8 @@ class Compiled:
 
     def __init__(self, numba: Any, py_fn: Any, lowered: Any) -> None:
         self.py_fn, self.lowered = py_fn, lowered
-        self.jitted, self.path = jit(numba, lowered)
+        self.level = opt_level()  # the first call compiles at it (SRCGRAD_NUMBA_OPT)
+        self.jitted, self.path = jit(numba, lowered, self.level)
         self.stale = stale_test(py_fn, lowered)
         self.failed: dict[tuple, Exception] = {}  # argument types -> numba's error for them
 
@@ -93,10 +141,12 @@ class Compiled:
         """The compiled function's result for ``args`` (the arrays it returns that the caller
         allocates allocated here: ``numba_backend._outputs``)."""
         outputs = self.lowered.outputs
-        if not outputs:
-            return self.jitted(*args)
-        made = [np.empty(args[index].shape) for _, _, index in outputs]
-        rest = self.jitted(*args, *made)
+        level, self.level = self.level, None  # (the first call compiles)
+        with at_level(level):
+            if not outputs:
+                return self.jitted(*args)
+            made = [np.empty(args[index].shape) for _, _, index in outputs]
+            rest = self.jitted(*args, *made)
         return _assembled(self.lowered, made, rest)
 
 
