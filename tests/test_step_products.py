@@ -9,7 +9,8 @@ import pytest
 from golden_source import assert_golden
 from gradcheck import check_grad
 
-from srcgrad import grad, jvp, source, value_and_grad, vjp
+from srcgrad import grad, jvp, source, specialize, value_and_grad, vjp
+from srcgrad.runtime import joined
 
 RNG = np.random.default_rng(16)
 WX = RNG.normal(size=(2, 3)) / 2
@@ -121,3 +122,33 @@ def test_loops_left_alone_and_others_right():
     check_grad(accumulated_before, (WH, xs, RNG.normal(size=3)), 0)
     text = source(grad(accumulated_before))
     assert "matmul_vjp_right_steps" in text and "matmul_vjp_right(" in text
+
+
+@pytest.mark.parametrize("h0", [H0, H0[:1]], ids=["batch", "one_row"])
+def test_specialized_sums_share_what_they_join_only_where_it_is_the_same(h0):
+    # specialized code joins db's, Wx's and Wh's per-step contributions once where they are the
+    # same arrays; with h0 of one row, Wh's first contribution is summed to one row (another
+    # array): its join is its own. Against the unspecialized code (same bits) and differences.
+    generic = grad(rnn, wrt=(0, 1, 2))
+    df = specialize(generic)
+    args = (WX, WH, B, XS, h0)
+    df(*args)
+    text = source(df)
+    assert "joins = []" in text and "matmul_vjp_right_steps_joined" in text, text
+    got = df.last()(*args)  # the specialized code itself (df runs the other on a ValueError)
+    want = generic.__wrapped__(*args)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and np.array_equal(g, w)
+    for i in range(3):
+        check_grad(rnn, args, i)
+
+
+def test_joined_reuses_only_the_same_arrays_joined_the_same_way():
+    a, b, c = RNG.normal(size=(3, 2, 4))
+    joins = []
+    first = joined([a, b], False, joins)
+    assert joined([a, b], False, joins) is first
+    for other in ([a, b.copy()], [b, a], [a], [a, b, c]):
+        assert not np.shares_memory(joined(other, False, joins), first)
+    assert joined([a, b], True, joins).shape == (2, 2, 4)
+    np.testing.assert_array_equal(first, np.concatenate([a, b]))

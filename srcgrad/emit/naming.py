@@ -59,6 +59,7 @@ JOINED = "_".join  # the value a nested target `(a, b)` unpacks, named after its
 TRIPS = "trips"  # a loop's iteration count
 LOOP_SAVED = "loop_saved"  # the stack a loop pushes its values on
 STEP_LISTS = ("{}_dys", "{}_xs", "{}_parts")  # what a loop's steps add to gradient x (steps.py)
+JOINS = "joins"  # the arrays the sums after a loop joined, shared between them (steps.py)
 STEP = "{}_step"  # a checkpointed loop's body as a function of one step (checkpoint.py)
 PROBE = "{}_probe"  # a checkpointed loop that can leave early, run once to count its trips
 KEPT = "kept"  # the snapshots a checkpointed loop kept when it ran

@@ -22,6 +22,12 @@ The sum is the same; its rounding may differ.
                                                     dWh += matmul_vjp_right_steps(dWh_dys,
                                                                                   dWh_xs, Wh)
 
+In code specialized to its arguments' kinds the sums after one loop share a new list ``joins``
+(``matmul_vjp_right_steps_joined``, ``unbroadcast_steps_joined``): the contributions a step
+appends to several lists are often one array (``unbroadcast`` returns a contribution the
+broadcast did not change), and ``runtime.joined`` stacks the very same arrays only once. The
+numbers are those of the plain sums.
+
 The values are kept as they were when appended, so nothing the loop runs may change an
 array in place after it is made: the loop calls only helpers known to return new arrays or
 their argument (``PURE``), NumPy ufuncs and ``pop()``; the only ``+=`` in it go into
@@ -53,6 +59,12 @@ ZEROS = (runtime.zeros_like,)  # helpers making the new zeros an accumulated gra
 FORMS = {
     runtime.matmul_vjp_right: (runtime.matmul_vjp_right_steps, naming.STEP_LISTS[:2]),
     runtime.unbroadcast: (runtime.unbroadcast_steps, naming.STEP_LISTS[2:]),
+}
+# the sums in code specialized to its arguments' kinds, sharing the arrays they join (never
+# differentiated again, so they need not be plain NumPy code marked by_source)
+JOINED = {
+    runtime.matmul_vjp_right_steps: runtime.matmul_vjp_right_steps_joined,
+    runtime.unbroadcast_steps: runtime.unbroadcast_steps_joined,
 }
 
 
@@ -108,7 +120,20 @@ class Steps:
             target = gast.Name(acc, gast.Store(), None, None)
             after.append(gast.AugAssign(target, gast.Add(), total))
         loop.body = body
+        if len(after) > 1 and self.ctx.kinds:
+            after = self._joined(after)
         return before, after
+
+    def _joined(self, after):
+        """The sums ``after`` a loop calling the ``JOINED`` forms with one new list of joins:
+        the contributions appended to several lists are joined once where they are the same
+        arrays."""
+        joins = self.ctx.namer.fresh(naming.JOINS)
+        sums = {self.ctx.named(steps): steps for steps in JOINED}
+        for s in after:
+            steps = sums[s.value.func.id]
+            s.value = call(self.ctx, JOINED[steps], *s.value.args, name(joins))
+        return [assign(joins, gast.List([], gast.Load())), *after]
 
     def _product(self, s):
         """Whether ``s`` is ``dW += helper(..., W)`` of a helper of ``FORMS``, all its

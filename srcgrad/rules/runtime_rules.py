@@ -35,10 +35,17 @@ linear(
 # Their forms in specialized code (optimize/uniform.py): a Python float where the arrays `values`
 # share a shape. Code specialized to its arguments' kinds is never differentiated again (a
 # transform of a derivative reads the unspecialized code), so these have no derivative.
+_SPECIALIZED_ONLY = (
+    "it appears only in code specialized to its arguments' kinds, which srcgrad does not "
+    "differentiate again: differentiate the unspecialized derivative (`df.__wrapped__`)")
 for _seed in (runtime.uniform_mean_grad, runtime.uniform_unreduce):
-    defrule(_seed, "g, x, values", vjp={}, unsupported={
-        "g": "it appears only in code specialized to its arguments' kinds, which srcgrad does not "
-             "differentiate again: differentiate the unspecialized derivative (`df.__wrapped__`)"})
+    defrule(_seed, "g, x, values", vjp={}, unsupported={"g": _SPECIALIZED_ONLY})
+# So do the sums after a loop that share their joined arrays (optimize/steps.py).
+defrule(runtime.matmul_vjp_right_steps_joined, "dys, xs, b, joins", vjp={},
+        unsupported={"dys": _SPECIALIZED_ONLY, "xs": _SPECIALIZED_ONLY})
+defrule(runtime.unbroadcast_steps_joined, "gs, x, joins", vjp={},
+        unsupported={"gs": _SPECIALIZED_ONLY})
+defrule(runtime.joined, "arrays, stack, joins", vjp={}, unsupported={"arrays": _SPECIALIZED_ONLY})
 
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again (a dict
 # or list cotangent may have nothing at index: zeros shaped like g, `elem`).

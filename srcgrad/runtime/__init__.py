@@ -273,15 +273,18 @@ from .products import (  # noqa: F401
     einsum_vjp,
     inner_vjp_left,
     inner_vjp_right,
+    joined,
     kron_vjp,
     matmul_vjp_left,
     matmul_vjp_right,
     matmul_vjp_right_steps,
+    matmul_vjp_right_steps_joined,
     steps_layout,
     sums_layout,
     tensordot_vjp_left,
     tensordot_vjp_right,
     unbroadcast_steps,
+    unbroadcast_steps_joined,
 )
 from .pytrees import check_class, check_updated_in_place, has_class, new_instance  # noqa: F401
 from .recursion import (  # noqa: F401

@@ -124,6 +124,39 @@ def unbroadcast_steps(gs, x):
     return g
 
 
+def joined(arrays, stack, joins):
+    """``np.stack(arrays)`` (``stack``) or ``np.concatenate(arrays)``, or the array an earlier
+    call with the same ``joins`` made of the very same arrays, in order (the contributions a
+    reversed loop appended to several lists are often one array: ``unbroadcast`` of a
+    contribution the broadcast did not change returns it). ``joins`` is a list the generated
+    code makes empty for the sums after one loop, so it lives no longer than they run; nothing
+    runs between them that could change an array in place."""
+    for how, seen, result in joins:
+        if how == stack and len(seen) == len(arrays) and all(
+                a is b for a, b in zip(seen, arrays)):
+            return result
+    result = np.stack(arrays) if stack else np.concatenate(arrays)
+    joins.append((stack, tuple(arrays), result))
+    return result
+
+
+def matmul_vjp_right_steps_joined(dys, xs, b, joins):
+    """``matmul_vjp_right_steps(dys, xs, b)``, its stacked or joined factors from ``joined``
+    (code specialized to its arguments' kinds only: optimize/steps.py)."""
+    layout = steps_layout(dys, xs, b)
+    if layout:
+        return joined(xs, layout == 1, joins).T @ joined(dys, layout == 1, joins)
+    return matmul_vjp_right_steps(dys, xs, b)
+
+
+def unbroadcast_steps_joined(gs, x, joins):
+    """``unbroadcast_steps(gs, x)``, its stacked or joined contributions from ``joined``."""
+    layout = sums_layout(gs, x)
+    if layout:
+        return unbroadcast(joined(gs, layout == 2, joins), x)
+    return unbroadcast_steps(gs, x)
+
+
 def dot_vjp_left(dy, a, b):
     """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
     if np.ndim(a) == 0 or np.ndim(b) == 0:
