@@ -215,8 +215,40 @@ def branch_with_a_constant_matrix(x, c):
     return np.sum(np.sin(layer.affine(x)))
 
 
+def _make_layer(i, x, c):
+    if i % 2 == 0:
+        return Dense(x[i] * c)
+    return Act(0.5 * i)
+
+
+def given_by_a_helper_in_a_loop(x, c):
+    # the helper's result may be of either class (its body inlined on a copy at the loop's
+    # head: Receivers.widen; was the run-time class check's error)
+    layer = Dense(x[0])
+    h = x
+    for i in range(3):
+        h = layer.affine(h) * layer(h)
+        layer = _make_layer(i + 1, x, c)
+    return np.sum(h)
+
+
+class _Holder:
+    pass
+
+
+def held_in_a_dict_and_a_field(x, c):
+    # a variable of two classes put into a dict literal and an object's field, then called
+    # from there (was refused: "does not support the method `.affine()`", "`.lay()`")
+    layer = Dense(x[0]) if c > 0 else Act(x[1])
+    held = {"a": layer, "b": Dense(2.0)}
+    box = _Holder()
+    box.lay = layer
+    return np.sum(held["a"].affine(x) * held["b"](x) + box.lay(x) * box.lay.gain)
+
+
 @pytest.mark.parametrize("f", [branch_assigned, branch_expression, appended, appended_in_a_loop,
-                               branch_with_a_constant_matrix], ids=lambda f: f.__name__)
+                               branch_with_a_constant_matrix, given_by_a_helper_in_a_loop,
+                               held_in_a_dict_and_a_field], ids=lambda f: f.__name__)
 def test_a_variable_or_a_list_appended_to_given_objects_of_two_classes(f):
     # a call or a property read on it is a branch on the object's class (normalize/methods.py
     # Receivers.join and _appended, inline.py _by_class; these were refused at transform time:

@@ -40,7 +40,7 @@ from ..astutil import (
     walk,
 )
 from ..emit import naming
-from ..errors import UnsupportedSyntaxError
+from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, HeldItems, Namespace, items_of
 from ..frontend.source import parse_function
@@ -119,7 +119,7 @@ class InlineCalls:
                 # loop's zero or more trips) leave; a later trip sees what the body assigns
                 if not isinstance(s, gast.If):
                     receivers.loosen(stored(s))
-                    receivers.widen(s)
+                    receivers.widen(s, self._probe)
                 before = receivers.snapshot()
                 s.body = self.block(s.body)
                 if isinstance(s, gast.If):
@@ -147,6 +147,10 @@ class InlineCalls:
                 if rewritten is not None:
                     out.extend(rewritten[0])
                     s = original = rewritten[1]
+                    dispatched = self._by_class(s)  # `box.lay(x)`, `lay` of several classes
+                    if dispatched is not None:
+                        out.extend(self.block(dispatched))
+                        continue
             if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call):
                 made = self._partial(s)
                 if made is not None:
@@ -163,6 +167,22 @@ class InlineCalls:
             self.ctx.receivers.note(original)
             out.append(original)
         return out
+
+    def _probe(self, stmt):
+        """The classes of the objects ``name = helper(...)`` may assign (``Receivers.widen``
+        at a loop's head): the call inlined on a copy, as it would be here, then forgotten
+        (what is known of locals and callables restored); [] where that fails."""
+        receivers, values = self.ctx.receivers, self.values
+        saved = receivers.saved(), {k: v.copy() if isinstance(v, (dict, set)) else v
+                                    for k, v in vars(values).items()}
+        try:
+            self.block([clone(stmt)])
+            return receivers.classes_of(stmt.targets[0].id)
+        except SrcgradError:  # (raised again where the statement itself is inlined, if it is)
+            return []
+        finally:
+            receivers.restored(saved[0])
+            vars(values).update(saved[1])
 
     def _method_returned(self, inlined):
         """An inlined helper's statements; its last, ``f = h`` of a bound method ``h`` it

@@ -146,8 +146,8 @@ def _join(a, b):
     """What is known of a name that holds what ``a`` or ``b`` tell, or None."""
     if b is None or a.cls is not b.cls:
         return None
-    if a is b:
-        return a
+    if a is b or a.classes or b.classes:
+        return a if a == b else None
     fields = tuple((n, k) for n, k in a.fields if _join(k, b.field_of(n)) == k)
     return Known(a.cls, a.example if a.example is b.example else None, a.exact and b.exact,
                  a.element if a.element == b.element else None, fields)
@@ -240,18 +240,38 @@ class Receivers(Builds):
             k = self.known[n]
             self.known[n] = Known(k.cls, None, False, k.element, k.fields)
 
-    def widen(self, loop):
+    def widen(self, loop, probe):
         """At the head of ``loop``: a name it gives an object of another user class than the
         one it holds (as known here) may hold either on a later trip, so a call on it is a
-        branch on the class (``classes``; a class found only when it runs fails its check)."""
+        branch on the class (``classes``; a class found only when it runs fails its check).
+        The classes a helper's result may have (``lay = make_layer(i)``) are what ``probe``
+        finds inlining the call on a copy."""
         for node in gast.walk(gast.Module(loop.body, [])):
             if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
                 continue
             name, found = node.targets[0].id, self._of(node.value)
-            held = self.classes.get(name) or own_class(self.known.get(name))
-            if held and found is not None and user_class(found.cls) and found.cls not in held:
-                self.classes[name] = held + [found.cls]
+            held = self.classes_of(name)
+            if not held:
+                continue
+            if found is None and isinstance(node.value, gast.Call):
+                given = probe(node)
+            else:
+                given = own_class(found)
+            new = [c for c in given if c not in held]
+            if new:
+                self.classes[name] = held + new
                 self.known.pop(name, None)
+
+    def classes_of(self, name):
+        """The user classes of the objects ``name`` may hold, as known here (maybe [])."""
+        return self.classes.get(name) or own_class(self.known.get(name))
+
+    def saved(self):
+        """All that is known now (``restored`` forgets what was learned since)."""
+        return {k: v.copy() for k, v in vars(self).items() if isinstance(v, dict)}
+
+    def restored(self, saved):
+        vars(self).update({k: v.copy() for k, v in saved.items()})
 
     # --- noting what assignments tell ------------------------------------------------------
     def note_all(self, stmts):
@@ -276,6 +296,9 @@ class Receivers(Builds):
         else:
             self.class_names.pop(target, None)
         found = self._of(stmt.value)
+        several = list(found.classes) if found is not None and found.classes else None
+        if several:  # `lay = held["a"]` of a field that may hold objects of several classes
+            found = None
         annotation = getattr(stmt, "annotation", None)
         if found is None and annotation is not None:
             # `lay: Dense = P.ps[0]`: the class the annotation names, checked when it runs
@@ -297,7 +320,7 @@ class Receivers(Builds):
             self.global_lists[target] = self._appended(target, stmt.value)
         else:
             self.global_lists.pop(target, None)
-        classes = self._classes_of_items(stmt.value) if found is None else None
+        classes = several or (self._classes_of_items(stmt.value) if found is None else None)
         if classes is None:
             self.classes.pop(target, None)
         else:
@@ -435,12 +458,21 @@ class Receivers(Builds):
         """``set_field(obj, "name", v)`` / ``replace_field(...)``: obj's class, with what is
         known of v as the field's (an object built here keeps what its fields hold)."""
         if not (any(fn is h for h in (runtime.set_field, runtime.replace_field,
-                                      runtime.field_updated))
+                                      runtime.field_updated, runtime.setitem))
                 and len(call.args) == 3 and isinstance(call.args[1], gast.Constant)):
             return None
         base = self._of(call.args[0])
-        return None if base is None else base.with_field(call.args[1].value, self._of(
-            call.args[2]))
+        if base is None or base.classes:
+            return None
+        return base.with_field(call.args[1].value, self._of_value(call.args[2]))
+
+    def _of_value(self, value):
+        """What is known of a value put into a field or a dict: ``_of``, or for a name that may
+        hold objects of several classes (``classes``), those classes."""
+        found = self._of(value)
+        if found is None and isinstance(value, gast.Name) and value.id in self.classes:
+            return Known(object, classes=tuple(self.classes[value.id]))
+        return found
 
     def _of_dict(self, value):
         """``{"layer": Dense(...)}``: what is known of the values at constant keys."""
@@ -448,7 +480,7 @@ class Receivers(Builds):
         for key, v in zip(value.keys, value.values):
             if not isinstance(key, gast.Constant):
                 return None
-            known = known.with_field(key.value, self._of(v))
+            known = known.with_field(key.value, self._of_value(v))
         return known
 
     def _of_literal(self, value):
@@ -613,6 +645,9 @@ class Receivers(Builds):
         read = gast.copy_location(read, stmt)
         self.note(read)
         holder = gast.Name(held, gast.Load(), None, None)
+        if held not in self.known:  # objects of several classes: a branch on it (inline.py)
+            call = gast.Call(holder, stmt.value.args, stmt.value.keywords)
+            return [read], gast.copy_location(gast.Assign(stmt.targets, call, None), stmt)
         return self._called_object(stmt, stmt.value, holder, [read], self.known[held])
 
     def _method_value(self, stmt, value):

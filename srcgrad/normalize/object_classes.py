@@ -86,7 +86,9 @@ class Classes:
 
 def own_class(known):
     """``[cls]`` of a name known (``methods.Known``) to hold an object of the user's class
-    ``cls``, else ``[]``."""
+    ``cls`` (those of ``known.classes`` for a field that may hold several), else ``[]``."""
+    if known is not None and known.classes:
+        return list(known.classes)
     return [known.cls] if known is not None and user_class(known.cls) else []
 
 
@@ -102,6 +104,9 @@ class Known:
     element: object = None  # Known of the elements of a list or tuple, when they share a class
     # (name, Known) of the fields (a dict's constant keys) of an object built here, as written
     fields: tuple = field(default=(), compare=False)
+    # the user classes (two or more) of a field given a variable that may hold objects of
+    # several (`d = {"a": layer}`, `box.lay = layer`); ``cls`` is then ``object``
+    classes: tuple = ()
 
     def with_field(self, name, known):
         """This, with field ``name`` known as ``known`` (None: unknown). A field's class is
@@ -110,7 +115,7 @@ class Known:
         kept = tuple((n, k) for n, k in self.fields if n != name)
         if known is not None:
             kept += ((name, Known(known.cls, known.example, False, known.element,
-                                  known.fields)),)
+                                  known.fields, known.classes)),)
         return Known(self.cls, self.example, self.exact, self.element, kept)
 
     def field_of(self, name):
