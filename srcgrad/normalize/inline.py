@@ -115,20 +115,7 @@ class InlineCalls:
         receivers = self.ctx.receivers
         for s in stmts:
             if isinstance(s, (gast.If, gast.For, gast.While)):
-                # what is known of the objects of locals after it: what both paths (a branch, a
-                # loop's zero or more trips) leave; a later trip sees what the body assigns
-                if not isinstance(s, gast.If):
-                    receivers.loosen(stored(s))
-                    receivers.widen(s, self._probe)
-                before = receivers.snapshot()
-                s.body = self.block(s.body)
-                if isinstance(s, gast.If):
-                    after_body = receivers.snapshot()
-                    receivers.restore(before)
-                    before = after_body
-                s.orelse = self.block(s.orelse)
-                receivers.join(before)
-                out.append(s)
+                out.append(self._control(s))
                 continue
             if isinstance(s, gast.AugAssign):  # `q += w` of an object: its `__iadd__`
                 s = receivers.augmented(s) or s
@@ -167,6 +154,24 @@ class InlineCalls:
             self.ctx.receivers.note(original)
             out.append(original)
         return out
+
+    def _control(self, s):
+        """A branch or loop, its blocks inlined. What is known of the objects of locals after
+        it: what both paths (a branch, a loop's zero or more trips) leave; a later trip sees
+        what the body assigns."""
+        receivers = self.ctx.receivers
+        if not isinstance(s, gast.If):
+            receivers.loosen(stored(s))
+            receivers.widen(s, self._probe)
+        before = receivers.snapshot()
+        s.body = self.block(s.body)
+        if isinstance(s, gast.If):
+            after_body = receivers.snapshot()
+            receivers.restore(before)
+            before = after_body
+        s.orelse = self.block(s.orelse)
+        receivers.join(before)
+        return s
 
     def _probe(self, stmt):
         """The classes of the objects ``name = helper(...)`` may assign (``Receivers.widen``

@@ -308,23 +308,27 @@ class Receivers(Builds):
             self.known.pop(target, None)
         else:
             self.known[target] = found
-        held = self.ctx.namespace.resolve(stmt.value, self.ctx.local_names) if isinstance(
-            stmt.value, (gast.Name, gast.Attribute)) else None
-        if isinstance(stmt.value, gast.Name) and stmt.value.id in self.global_lists:
-            held = self.global_lists[stmt.value.id]  # passed on to a helper's parameter
-        if isinstance(held, (list, tuple)):  # `seq = NET.layers`
-            self.global_lists[target] = held
-        elif isinstance(stmt.value, (gast.List, gast.Tuple)):  # `[Dense(...), Act(...)]`
-            self.global_lists[target] = self._classes_written(stmt.value)
-        elif self._appended(target, stmt.value) is not None:  # `layers.append(Act(...))`
-            self.global_lists[target] = self._appended(target, stmt.value)
-        else:
-            self.global_lists.pop(target, None)
+        self._note_list(target, stmt.value)
         classes = several or (self._classes_of_items(stmt.value) if found is None else None)
         if classes is None:
             self.classes.pop(target, None)
         else:
             self.classes[target] = classes
+
+    def _note_list(self, target, value):
+        """What ``target = value`` tells of the list or tuple it holds (``global_lists``)."""
+        held = self.ctx.namespace.resolve(value, self.ctx.local_names) if isinstance(
+            value, (gast.Name, gast.Attribute)) else None
+        if isinstance(value, gast.Name) and value.id in self.global_lists:
+            held = self.global_lists[value.id]  # passed on to a helper's parameter
+        if isinstance(held, (list, tuple)):  # `seq = NET.layers`
+            self.global_lists[target] = held
+        elif isinstance(value, (gast.List, gast.Tuple)):  # `[Dense(...), Act(...)]`
+            self.global_lists[target] = self._classes_written(value)
+        elif self._appended(target, value) is not None:  # `layers.append(Act(...))`
+            self.global_lists[target] = self._appended(target, value)
+        else:
+            self.global_lists.pop(target, None)
 
     def _classes_written(self, literal):
         """The classes of the objects a list or tuple literal holds (``Classes``), when each
