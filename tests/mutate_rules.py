@@ -9,7 +9,10 @@ each mutant through the transform, with the rows that test that rule:
   the gradient (``test_rule_gradient``, ``test_rule_tangent``);
 - ``tests/test_rule_shapes.py``: the same at every generated shape of the row
   (``test_rule_at_generated_shapes``);
-- ``tests/test_scalar_rules.py``: gradient, tangent and hessian of the ``math``/builtin rows.
+- ``tests/test_scalar_rules.py``: gradient, tangent and hessian of the ``math``/builtin rows;
+- ``tests/test_helper_rules.py`` (``helper_rules``, the rules of the rule library's helpers, read
+  by second derivatives only): the tests that read the rule's templates, recorded by running
+  each test once in a child (``_recorded``).
 
 A mutant is *killed* when one of those checks fails (or raises, or takes longer than
 ``--timeout``); each runs in a forked child, so nothing a mutant changes leaks into the next.
@@ -235,7 +238,85 @@ def _checks():
     for p in shapes.VARIANTS:
         r, refused = p.values
         add(r.fn, lambda r=r, refused=refused: shapes.test_rule_at_generated_shapes(r, refused))
+    if any(m == "helper_rules" for m in MODULES):  # (recorded: costs a run of the file)
+        import test_helper_rules as helpers
+
+        for key, tests in _recorded(_tests_of_module(helpers)).items():
+            for test in tests:
+                checks.setdefault(key, []).append(test)
     return checks
+
+
+MODULES = []  # the rule modules of this run (main sets it)
+
+
+def _tests_of_module(module):
+    """Every test of a test module as a zero-argument call, its parametrizations expanded
+    (``pytest.mark.parametrize`` with argument values)."""
+    tests = []
+    for name, fn in vars(module).items():
+        if not name.startswith("test_") or not callable(fn):
+            continue
+        marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
+        if not marks:
+            tests.append(fn)
+            continue
+        argnames, values = marks[0].args[:2]
+        several = "," in argnames if isinstance(argnames, str) else len(argnames) > 1
+        for v in values:
+            v = v.values if hasattr(v, "values") and not isinstance(v, dict) else v  # pytest.param
+            if several:
+                tests.append(lambda fn=fn, v=tuple(v): fn(*v))
+            else:
+                tests.append(lambda fn=fn, v=v: fn(v[0] if isinstance(v, tuple) else v))
+    return tests
+
+
+def _recorded(tests):
+    """rule key -> the tests that read its templates: each test runs once, in a forked child
+    (the templates and derivatives it makes stay there), with ``Rule.vjp``/``Rule.jvp``
+    recording the rules whose templates the transform takes. A test that fails unmutated is
+    left out."""
+    found = {}
+    for test in tests:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            seen = set()
+            for side in ("vjp", "jvp"):
+                original = getattr(registry.Rule, side)
+
+                def recording(rule, original=original, seen=seen):
+                    seen.add(id(rule))
+                    return original(rule)
+
+                setattr(registry.Rule, side, recording)
+            import warnings
+
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    test()
+                ok = True
+            except BaseException:  # noqa: BLE001 - a failing test checks nothing
+                ok = False
+            keys = [i for i, k in enumerate(registry.RULES) if id(registry.RULES[k]) in seen]
+            with os.fdopen(write, "w") as out:
+                out.write(" ".join(map(str, keys)) if ok else "FAILED")
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as inp:
+            text = inp.read()
+        os.waitpid(pid, 0)
+        if text == "FAILED":
+            print(f"(a helper test fails unmutated: left out: {test})", flush=True)
+            continue
+        keys = list(registry.RULES)  # (a key the child added, e.g. SciPy's, is not mutated)
+        for i in map(int, text.split()):
+            if i < len(keys):
+                found.setdefault(keys[i], []).append(test)
+    return found
 
 
 def _callees(calls):
@@ -339,6 +420,7 @@ def main(argv=None):
                     help="start no mutant after this many seconds")
     args = ap.parse_args(argv)
     equivalent = _equivalent(args.equivalent)
+    MODULES[:] = args.modules
     done = set()  # with --out, the mutants an interrupted run already reported are skipped
     if args.out and os.path.exists(args.out):
         done = {line.split(": ", 1)[1].strip() for line in open(args.out)
