@@ -10,9 +10,9 @@ each mutant through the transform, with the rows that test that rule:
 - ``tests/test_rule_shapes.py``: the same at every generated shape of the row
   (``test_rule_at_generated_shapes``);
 - ``tests/test_scalar_rules.py``: gradient, tangent and hessian of the ``math``/builtin rows;
-- ``tests/test_helper_rules.py`` (``helper_rules``, the rules of the rule library's helpers, read
-  by second derivatives only): the tests that read the rule's templates, recorded by running
-  each test once in a child (``_recorded``).
+- ``tests/test_helper_rules.py`` (``helper_rules``, ``runtime_rules``: rules of srcgrad's own
+  helpers, read by second derivatives only): the tests that read the rule's templates, recorded
+  by running each test once in a child (``_recorded``; ``--record`` adds test modules).
 
 A mutant is *killed* when one of those checks fails (or raises, or takes longer than
 ``--timeout``); each runs in a forked child, so nothing a mutant changes leaks into the next.
@@ -238,16 +238,19 @@ def _checks():
     for p in shapes.VARIANTS:
         r, refused = p.values
         add(r.fn, lambda r=r, refused=refused: shapes.test_rule_at_generated_shapes(r, refused))
-    if any(m == "helper_rules" for m in MODULES):  # (recorded: costs a run of the file)
-        import test_helper_rules as helpers
-
-        for key, tests in _recorded(_tests_of_module(helpers)).items():
-            for test in tests:
-                checks.setdefault(key, []).append(test)
+    if any(m in RECORDED for m in MODULES):  # (recorded: costs a run of the test files)
+        for test_module in RECORD:
+            module = importlib.import_module(test_module)
+            for key, tests in _recorded(_tests_of_module(module)).items():
+                checks.setdefault(key, []).extend(tests)
     return checks
 
 
 MODULES = []  # the rule modules of this run (main sets it)
+# rule modules read only by derivatives of generated code (second order and up): their checks
+# are the tests of RECORD (test modules) that read each rule's templates, found by running them
+RECORDED = ("helper_rules", "runtime_rules")
+RECORD = ["test_helper_rules"]  # (--record adds test modules)
 
 
 def _tests_of_module(module):
@@ -418,9 +421,13 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0, help="the seed of --sample")
     ap.add_argument("--budget", type=int, default=0,
                     help="start no mutant after this many seconds")
+    ap.add_argument("--record", action="append", default=[],
+                    help="a test module (`test_third_order`) whose tests also check the rules of "
+                    f"{', '.join(RECORDED)}: the ones each of its tests reads, recorded")
     args = ap.parse_args(argv)
     equivalent = _equivalent(args.equivalent)
     MODULES[:] = args.modules
+    RECORD.extend(args.record)
     done = set()  # with --out, the mutants an interrupted run already reported are skipped
     if args.out and os.path.exists(args.out):
         done = {line.split(": ", 1)[1].strip() for line in open(args.out)
