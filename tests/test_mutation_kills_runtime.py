@@ -320,3 +320,48 @@ def test_digamma_and_trigamma_against_scipy():
     np.testing.assert_allclose(digamma(x), special.digamma(x), rtol=1e-12)
     np.testing.assert_allclose(trigamma(x), special.polygamma(1, x), rtol=1e-11)
     assert digamma(0.3) == pytest.approx(special.digamma(0.3), rel=1e-12)  # a float in, out
+
+
+@dataclasses.dataclass
+class _Layer:
+    w: np.ndarray
+    act: object = np.tanh
+    tags: frozenset = frozenset({"a"})
+    span: range = range(2)
+
+
+def _layer_loss(p, x):
+    return np.sum(np.tanh(p.w * x))
+
+
+def test_fields_holding_a_function_a_set_or_a_range_get_no_gradient():
+    # pytrees._differentiable: a field that is neither float data nor a structure gets None
+    # (with `kind_of(value) is not None` -> `value is not None` they got 0.0, 0.0 and zeros)
+    x = np.array([0.5, 1.5])
+    p = _Layer(np.array([1.0, 2.0]))
+    g = srcgrad.grad(_layer_loss)(p, x)
+    assert type(g) is _Layer and (g.act, g.tags, g.span) == (None, None, None)
+    np.testing.assert_allclose(g.w, x / np.cosh(p.w * x) ** 2, rtol=1e-12)
+
+
+class _ArrayLike:
+    """A class with ``__array__`` only (no ``__array_function__``): an array of another kind,
+    not a structure of fields."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.w, dtype=dtype)
+
+
+def _array_like_loss(p, x):
+    return np.sum(p.w * x)
+
+
+def test_an_attribute_of_an_object_with___array___is_refused():
+    # pytrees.kind_of: `__array__` alone makes an array, not an object (with `or` -> `and` its
+    # `.w` got a gradient); checked_attribute: the refusal (with its call dropped, a TypeError)
+    with pytest.raises(SrcgradError, match=r"srcgrad has no gradient for the attribute `\.w` "
+                                           r"of a _ArrayLike: differentiable attributes are"):
+        srcgrad.grad(_array_like_loss)(_ArrayLike(np.array([0.5, 1.5])), np.array([1.0, 2.0]))
