@@ -365,3 +365,29 @@ def test_an_attribute_of_an_object_with___array___is_refused():
     with pytest.raises(SrcgradError, match=r"srcgrad has no gradient for the attribute `\.w` "
                                            r"of a _ArrayLike: differentiable attributes are"):
         srcgrad.grad(_array_like_loss)(_ArrayLike(np.array([0.5, 1.5])), np.array([1.0, 2.0]))
+
+
+def _insert_into_an_array(x):
+    a = x * 2.0
+    a.insert(0, x[0])
+    return np.sum(a)
+
+
+def test_insert_into_an_array_is_python_s_attribute_error():
+    # lists._require: the message names the type (with `type(...).__name__` dropped, the array)
+    with pytest.raises(AttributeError, match=r"^'ndarray' object has no attribute 'insert'"):
+        srcgrad.grad(_insert_into_an_array)(np.array([0.5, 1.5]))
+
+
+def _item_squared(x):
+    return x.item() ** 2
+
+
+def test_the_item_of_a_one_element_argument():
+    # lists.item: the value is a Python float (branches swapped: the array itself);
+    # lists.item_grad: the gradient has the argument's shape (condition negated: a float)
+    x = np.array([1.5])
+    value, g = srcgrad.value_and_grad(_item_squared)(x)
+    assert type(value) is float and value == 2.25
+    assert type(g) is np.ndarray and g.shape == (1,) and g[0] == 3.0
+    assert srcgrad.jvp(_item_squared)(x, np.array([2.0]))[1] == 6.0
