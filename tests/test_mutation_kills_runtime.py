@@ -391,3 +391,28 @@ def test_the_item_of_a_one_element_argument():
     assert type(value) is float and value == 2.25
     assert type(g) is np.ndarray and g.shape == (1,) and g[0] == 3.0
     assert srcgrad.jvp(_item_squared)(x, np.array([2.0]))[1] == 6.0
+
+
+def _enumerated_complex(z):
+    s = 0.0
+    for idx, v in np.ndenumerate(z):
+        s = s + np.real(v * v) * (idx[0] + 1.0)
+    return s
+
+
+def _enumerated_pairs(M):
+    pairs = list(np.ndenumerate(M))
+    return pairs[0][1] * pairs[3][1]
+
+
+def test_ndenumerate_of_a_complex_array_and_pairs_read_by_position():
+    # lists.ndenumerate_grad: the gradient in the array's dtype (with `dtype=` dropped, a real
+    # array: the imaginary parts were lost), and pairs that get no cotangent (with `and` -> `or`,
+    # a TypeError)
+    M = np.array([[0.5, 1.5], [-2.0, 0.3]])
+    z = M + 1j * M[::-1]
+    g = srcgrad.grad(_enumerated_complex)(z)
+    np.testing.assert_allclose(g, 2 * np.conj(z) * np.array([[1.0], [2.0]]), rtol=1e-12)
+    g = srcgrad.grad(_enumerated_pairs)(M)
+    np.testing.assert_allclose(g, numeric_grad(_enumerated_pairs, (M,), 0), rtol=1e-6)
+    np.testing.assert_array_equal(g, [[0.3, 0.0], [0.0, 0.5]])
