@@ -665,3 +665,36 @@ def test_max_gradient_goes_to_the_nan_when_the_maximum_is_nan():
     y = np.max(a, axis=1, keepdims=True)
     got = runtime.chooser_grad(np.ones((2, 1)), a, y, axis=1, keepdims=True)
     assert np.array_equal(got, [[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+
+
+
+def f_ptp_keepdims(x):
+    return np.sum(np.ptp(x, axis=1, keepdims=True) ** 2 * x)
+
+
+def f_norm_nuclear(x):
+    return np.linalg.norm(x, "nuc") ** 2
+
+
+def f_vector_norm_ord3(x):
+    return np.sum(np.sin(np.linalg.vector_norm(x, ord=3, axis=0)))
+
+
+def f_correlate_same(v):
+    return np.sum(np.correlate(v, np.sin(v[:3]), mode="same") ** 2)
+
+
+def f_convolve_same(v):
+    return np.sum(np.convolve(np.cos(v[:3]), v, mode="same") ** 2)
+
+
+@pytest.mark.parametrize("check, f, x", [
+    (test_grad_of_grad, f_ptp_keepdims, X[:2, :3]), (test_grad_of_grad, f_norm_nuclear, X[:2, :3]),
+    (test_hessian, f_vector_norm_ord3, X[:2, :3]), (test_grad_of_grad, f_correlate_same, V[:4]),
+    (test_grad_of_grad, f_convolve_same, V[:4]),
+], ids=["ptp_keepdims", "norm_nuclear", "vector_norm_ord3", "correlate_same", "convolve_same"])
+def test_keywords_of_the_helpers_at_second_order(check, f, x):
+    """Where a helper's keyword changes the result (keepdims, a norm's ord of singular values or
+    an odd one, a mode other than the default), in the composition that reads the rule: mutants
+    dropping the keyword in the helpers' rules passed the cases above."""
+    check(f, x)
