@@ -385,6 +385,17 @@ def test_grad_of_grad_of_einsum_with_six_operands():
     # reverse, their tangents: CASES)
     test_grad_of_grad(f_einsum_six, V[:2])
     test_jvp_of_jvp(f_einsum_six, V[:2])
+    # reverse over forward: the partner adjoints of einsum_jvp read every operand but k
+    test_grad_of_jvp(f_einsum_six, V[:2])
+    # forward over forward with operand 2 constant (its tangent None): operand 4's own
+    test_jvp_of_jvp(f_einsum_one_constant, V[:2])
+
+
+W2 = np.array([0.7, -1.3])
+
+
+def f_einsum_one_constant(v):
+    return np.einsum("i,i,i,i,i,i->", v, v**2, W2, np.cos(v), v + 1.0, np.tanh(v))
 
 
 def test_compositions_that_reach_the_in_place_helpers_rules():
