@@ -387,7 +387,7 @@ def test_grad_of_grad_of_einsum_with_six_operands():
     test_jvp_of_jvp(f_einsum_six, V[:2])
     # reverse over forward: the partner adjoints of einsum_jvp read every operand but k
     test_grad_of_jvp(f_einsum_six, V[:2])
-    # forward over forward with operand 2 constant (its tangent None): operand 4's own
+    # forward over forward with operands 2 and 3 constant (their tangents None)
     test_jvp_of_jvp(f_einsum_one_constant, V[:2])
 
 
@@ -395,7 +395,7 @@ W2 = np.array([0.7, -1.3])
 
 
 def f_einsum_one_constant(v):
-    return np.einsum("i,i,i,i,i,i->", v, v**2, W2, np.cos(v), v + 1.0, np.tanh(v))
+    return np.einsum("i,i,i,i,i,i->", v, v**2, W2, W2**2, v + 1.0, np.tanh(v))
 
 
 def test_compositions_that_reach_the_in_place_helpers_rules():
@@ -699,13 +699,24 @@ def f_convolve_same(v):
     return np.sum(np.convolve(np.cos(v[:3]), v, mode="same") ** 2)
 
 
+def f_cross_broadcast(x):
+    return np.sum(np.cross(np.sin(x[0]), x) ** 2)
+
+
+def f_einsum_vector_matrix(x):
+    return np.einsum("j,ij->", np.sin(x[0]), x) ** 2
+
+
 @pytest.mark.parametrize("check, f, x", [
     (test_grad_of_grad, f_ptp_keepdims, X[:2, :3]), (test_grad_of_grad, f_norm_nuclear, X[:2, :3]),
     (test_hessian, f_vector_norm_ord3, X[:2, :3]), (test_grad_of_grad, f_correlate_same, V[:4]),
-    (test_grad_of_grad, f_convolve_same, V[:4]),
-], ids=["ptp_keepdims", "norm_nuclear", "vector_norm_ord3", "correlate_same", "convolve_same"])
+    (test_grad_of_grad, f_convolve_same, V[:4]), (test_hessian, f_cross_broadcast, X[:2, :3]),
+    (test_hessian, f_einsum_vector_matrix, X[:2, :3]),
+], ids=["ptp_keepdims", "norm_nuclear", "vector_norm_ord3", "correlate_same", "convolve_same",
+        "cross_broadcast", "einsum_vector_matrix"])
 def test_keywords_of_the_helpers_at_second_order(check, f, x):
     """Where a helper's keyword changes the result (keepdims, a norm's ord of singular values or
     an odd one, a mode other than the default), in the composition that reads the rule: mutants
-    dropping the keyword in the helpers' rules passed the cases above."""
+    dropping the keyword in the helpers' rules passed the cases above; and operands of different
+    shapes (a zero tangent shaped like the other operand broadcast the gradient's)."""
     check(f, x)
