@@ -700,7 +700,7 @@ def f_convolve_same(v):
 
 
 def f_cross_broadcast(x):
-    return np.sum(np.cross(np.sin(x[0]), x) ** 2)
+    return np.sum(np.cross(np.sin(x[0]), x) ** 2) + np.sum(np.cross(x, np.cos(x[1])) ** 2)
 
 
 def f_einsum_vector_matrix(x):
