@@ -262,3 +262,42 @@ def test_a_variable_or_a_list_appended_to_given_objects_of_two_classes(f):
         if f in (branch_assigned, appended_in_a_loop):
             np.testing.assert_allclose(srcgrad.hessian(f)(X, c),
                                        hessian_by_differences(f, (X, c)), rtol=1e-5, atol=1e-6)
+
+
+MODE = "double"
+
+
+class _Switched:
+    """A layer chosen by a str field, a scale by a module constant: the branches stay in the
+    derivative (not folded), so a change between calls is seen."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.lin = Dense(np.array([0.5, -1.0, 2.0, 0.3]))
+        self.act = Act(1.5)
+        self.scale = 2.0
+
+    def loss(self, x):
+        if self.kind == "lin":
+            layer = self.lin
+        else:
+            layer = self.act
+        h = layer(x)  # (was refused: "a method or object taken out of a list ... held by")
+        if MODE == "double":
+            h = h * self.scale
+        return np.sum(h ** 2)
+
+
+def test_a_branch_on_a_str_field_or_a_global_follows_their_changes(monkeypatch):
+    model = _Switched("lin")
+    by_x = srcgrad.grad(model.loss)
+    by_self = srcgrad.grad(_Switched.loss, wrt="self")
+    for kind, mode in (("lin", "double"), ("act", "double"), ("act", "single")):
+        model.kind = kind
+        monkeypatch.setattr(f"{__name__}.MODE", mode)
+        np.testing.assert_allclose(by_x(X), numeric_grad(model.loss, (X,), 0), rtol=1e-6)
+        g = by_self(model, X)
+        up, down = _Switched(kind), _Switched(kind)
+        up.scale, down.scale = 2.0 + 1e-6, 2.0 - 1e-6
+        np.testing.assert_allclose(g.scale, (up.loss(X) - down.loss(X)) / 2e-6, rtol=1e-6,
+                                   atol=1e-9)

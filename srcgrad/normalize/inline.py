@@ -317,6 +317,8 @@ class InlineCalls:
         param = self.values.origin(func, through=through) if isinstance(func, gast.Name) else None
         if param is None:
             return
+        if param in self.ctx.receivers.known and getattr(func, "classes_of", None) == param:
+            return  # an object read out of `self`: specialized per its classes (analysis/ops)
         if param in self.ctx.receivers.known:  # `self`: an object, not a function passed
             where = func if getattr(func, "lineno", None) is not None else stmt
             raise self.ctx.location.error(UnsupportedSyntaxError, where, (

@@ -223,7 +223,7 @@ class Receivers(Builds):
         """Keep what is known both now and in ``other``: after a branch, or a loop that may
         run no trip. A name given objects of different user classes on the two paths (or of
         several, ``classes``) may hold any of them: a call on it is a branch on the class."""
-        known, classes = other
+        known, classes = self._single_paths(*other)
         both = {n: (self.classes.get(n) or own_class(self.known.get(n)),
                     classes.get(n) or own_class(known.get(n)))
                 for n in self.known.keys() | self.classes.keys()}
@@ -232,6 +232,24 @@ class Receivers(Builds):
         self.classes = {n: list(dict.fromkeys(mine + theirs)) for n, (mine, theirs) in
                         both.items() if n not in self.known and mine and theirs}
         self.classes = {n: c for n, c in self.classes.items() if len(c) > 1}
+
+    def _single_paths(self, known, classes):
+        """``other``'s knowledge, and this one, with what one of them knows of a name the
+        function assigns once that the other does not hold at all: on that path it has no
+        value (``layer_2 = self.act`` on one path of a branch ``rebound.py`` made, read only
+        where that path ran)."""
+        known, classes = dict(known), dict(classes)
+        for mine, theirs in ((self.known, known), (self.classes, classes)):
+            for n in set(mine) - set(known) - set(classes):
+                if self.stores.get(n, 0) == 1:
+                    theirs[n] = mine[n]
+        for n, k in known.items():
+            if n not in self.known and n not in self.classes and self.stores.get(n, 0) == 1:
+                self.known[n] = k
+        for n, c in classes.items():
+            if n not in self.known and n not in self.classes and self.stores.get(n, 0) == 1:
+                self.classes[n] = c
+        return known, classes
 
     def loosen(self, names):
         """At the head of a loop that assigns ``names``: a later trip may see what the body
