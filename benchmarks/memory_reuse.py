@@ -5,7 +5,8 @@
     python benchmarks/memory_reuse.py --sizes 1e6     # the million-step pendulum (long)
 
 1. The damped pendulum of ``workloads.py`` with ``n`` explicit-Euler steps (``n`` a parameter),
-   gradient w.r.t. (c, L): time (median of ``--repeat`` calls, no tracing) and peak extra memory
+   gradient w.r.t. (c, L): CPU time (median of ``--repeat`` rounds, the rows of a size called in
+   turn in each round, no tracing) and peak extra memory
    of the gradient call (``tracemalloc``, a separate call), without checkpointing, with
    ``checkpoint="auto", max_memory="50MB"`` and with ``checkpoint=100``; the steps the schedule
    runs again besides the primal (``recomp``, replayed from the snapshots the loop keeps),
@@ -158,6 +159,9 @@ def peak_memory(fn):
 
 
 def euler_table(sizes, repeat, checkpoints=(None, "auto", 100), loop="for"):
+    """The rows of one loop form; per size the rows' gradients are timed in interleaved rounds
+    (``time.process_time``: the CPU time of this process, which the load of a shared machine
+    moves less than the wall clock), medians of ``repeat`` rounds."""
     # c = 0.09: Euler's amplitude then shrinks by exp(-41) over 1e6 steps (with c = 0.3 it shrank
     # by exp(-1092): theta underflowed to 0.0 and both gradients were exactly 0, the error 0/0)
     args = (0.09, 1.2, 1.0, 0.0)
@@ -165,24 +169,33 @@ def euler_table(sizes, repeat, checkpoints=(None, "auto", 100), loop="for"):
     print(f"pendulum ({loop} loop), gradient wrt (c, L)")
     print(f"{'n':>8} {'checkpoint':>12} {'snapshots':>9} {'time':>9} {'x plain':>8} "
           f"{'peak MB':>8} {'recomp':>9} {'opt(seg)':>9} {'opt(step)':>9} {'rel err':>8}")
-    for n in sizes:
-        want = base = None
-        for checkpoint in checkpoints:
-            df = srcgrad.grad(f, wrt=("c", "L"), checkpoint=checkpoint, max_memory="50MB")
+    dfs = [srcgrad.grad(f, wrt=("c", "L"), checkpoint=c, max_memory="50MB")
+           for c in checkpoints]
+    for df in dfs:  # steady state: the code specialized to the arguments' kinds (from the 8th
+        for _ in range(8):  # call), a checkpointed step's specialized reverse (from 4096 trips)
             df(*args, 10)
+        df(*args, 10**4)
+    for n in sizes:
+        times = [[] for _ in dfs]
+        got = [None] * len(dfs)
+        for _ in range(repeat):
+            for k, df in enumerate(dfs):
+                t = time.process_time()
+                got[k] = df(*args, n)
+                times[k].append(time.process_time() - t)
+        base = statistics.median(times[0])
+        for checkpoint, df, ts, g in zip(checkpoints, dfs, times, got):
             # (omega, theta) when the loop starts, and t for the while loop
             entry_state = (0.0, 1.0) if loop == "for" else (0.0, 0, 1.0)
             steps = range(n) if loop == "for" else None
             k = (snapshots_for(50 * 10**6, entry_state, steps) if checkpoint == "auto"
                  else checkpoint)
-            t, got = median_time(lambda df=df: df(*args, n), repeat)  # noqa: B023
+            t = statistics.median(ts)
             peak = peak_memory(lambda df=df: df(*args, n))  # noqa: B023
-            want = got if checkpoint is None else want
-            err = max(rel_err(g, w) for g, w in zip(got, want))
-            base = t if checkpoint is None else base
+            err = max(rel_err(a, w) for a, w in zip(g, got[0]))
             counts = (schedule_counts(n, k, entry_state, loop != "for") if k
                       else (0, "-", "-"))
-            print(f"{n:>8} {str(checkpoint):>12} {str(k if k else '-'):>9} {t:>8.2f}s "
+            print(f"{n:>8} {str(checkpoint):>12} {str(k if k else '-'):>9} {t:>8.3f}s "
                   f"{t / base:>7.2f}x {peak / 1e6:>8.1f} {counts[0]:>9} {counts[1]:>9} "
                   f"{str(counts[2]):>9} {err:>8.1e}", flush=True)
 

@@ -59,7 +59,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import transforms
+from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import HELD_UPDATE, updated_while_held, walk
 from .checkpoint_sharing import (
     mutated,
@@ -210,7 +210,10 @@ def parse_memory(text):
 
 def reverse_segment(step, lo, hi, steps, state, invariants, seed):
     """The adjoint of steps ``lo .. hi - 1`` from ``state``: ``(dstate, dinvariants)``, by the
-    step's generated vjp."""
+    step's generated vjp (on numbers and float64 arrays, specialized: checkpoint_fast.py)."""
+    fast = checkpoint_fast.reverse(step, lo, hi, steps, state, invariants, seed)
+    if fast is not None:
+        return fast
     return step_vjp(step)(lo, hi, steps, state, invariants, seed)
 
 
@@ -320,6 +323,10 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         _early_returns(node, loop, namer)
         _continues(loop, namer)
         _check_loop(loop, parsed.location)
+        checkpoint_concat.refuse_concatenations(node, loop, parsed.location)
+        checkpoint_concat.extend_lists(node, loop)
+        names = _loop_names(node, node.body.index(loop), loop, parsed.location)
+        checkpoint_concat.refuse_field_writes(loop, parsed.location, set(names[1]) & names[4])
         # `z += v` while a list holds z (or the caller passed it): the step copies its whole
         # state at once, sharing kept, and updates that copy in place as Python would
         updated = updated_while_held(node, loop.body, _params(node))

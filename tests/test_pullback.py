@@ -138,6 +138,19 @@ def test_a_sweep_that_undoes_writes_logs_them_and_reruns_nothing(f):
         np.testing.assert_allclose(g, central(f, (x, 5), 0, s), rtol=1e-6, atol=1e-8)
 
 
+def test_a_sweep_back_could_not_reuse_is_refused_not_rerun(monkeypatch):
+    """A sweep writing in place in a way the undo log does not record (no program reaches it:
+    the reverse transform writes through the logged helpers only) is refused at transform
+    time; ``back`` used to rerun the whole vjp per call there."""
+    from srcgrad.emit import diskcache
+    from srcgrad.transform import pullback as pullback_pass
+
+    monkeypatch.setattr(diskcache, "enabled", lambda: False)  # (generated, not read back)
+    monkeypatch.setattr(pullback_pass, "_in_place", lambda sweep, ctx, logged=False: logged)
+    with pytest.raises(srcgrad.SrcgradError, match="internal error: the pullback of"):
+        pullback(written, optimize=False)
+
+
 def test_has_aux_and_tuple_wrt_and_structures():
     w, X = np.array([0.5, -0.3, 0.2]), np.linspace(-1, 1, 12).reshape(4, 3)
     value, back, aux = pullback(stats, has_aux=True)(w, X)

@@ -503,6 +503,25 @@ def _scaled(v, c):
     return v
 
 
+def checkpointed_concatenation(x):
+    L = []
+    for _ in range(3):
+        L = L + [x * 2.0]
+    return np.sum(np.array(L))
+
+
+@dataclasses.dataclass
+class _Carried:
+    a: np.ndarray
+
+
+def checkpointed_field_write(x):
+    p = _Carried(x * 1.0)
+    for _ in range(3):
+        p.a = np.sin(p.a) * x
+    return np.sum(p.a)
+
+
 def checkpointed_update_held_and_passed(x):
     z = x * 1.0
     L = []
@@ -713,6 +732,10 @@ CLAIMS = [
      checkpointed_write_under_a_view, 0, (X,), "checkpoint", "cannot checkpoint this loop"),
     ("`checkpoint=` of a loop that updates an array in place (`z += v`) while a list",
      checkpointed_update_held_and_passed, 0, (X,), "checkpoint", "passes `z`"),
+    ("`checkpoint=` of a loop that concatenates a list or tuple it carries with `+`",
+     checkpointed_concatenation, 0, (X,), "checkpoint", "concatenates `L`"),
+    ("`checkpoint=` of a loop that writes a field of an object it carries",
+     checkpointed_field_write, 0, (X,), "checkpoint", "writes a field of `p`"),
     ("reading the array appended after the write into its element",
      appended_read_after_the_write, 0, (X,), TRANSFORM, "writing into `v`"),
     ("and writing the items in a loop over `enumerate(L)` are errors at transform time",

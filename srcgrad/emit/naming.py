@@ -64,6 +64,8 @@ STEP = "{}_step"  # a checkpointed loop's body as a function of one step (checkp
 PROBE = "{}_probe"  # a checkpointed loop that can leave early, run once to count its trips
 KEPT = "kept"  # the snapshots a checkpointed loop kept when it ran
 SKIP = "skip"  # a checkpointed loop's trip went past a `continue` (checkpoint.py)
+SEEDED = "seed_{}"  # the seed of state element k in a checkpointed step's seeded sum
+SEEDED_SUM = "np_sum"  # np.sum there (checkpoint_fast.py)
 CHECKPOINT_HELPERS = ("checkpointed_loop", "snapshots_for")
 BACK = "back"  # the reusable adjoint sweep a pullback returns
 UNDO = "undo"  # the undo log of a ``back`` whose sweep writes into the primal in place
@@ -73,7 +75,7 @@ SEEDS = "seeds"  # the number of seeds of a batched sweep
 MANY_AGAIN = "many_again"  # its pullback regenerated when a function it inlined is redefined
 LINEARIZED = "value"  # linearize's value, from its jvp along zeros (a recursive helper's pair)
 JVP_FN = "jvp_fn"  # the reusable tangent map linearize returns
-KEPT = "{}_kept"  # a copy of argument ``x`` a pullback's ``back`` reruns the vjp on
+KEPT = "{}_kept"  # a copy of argument ``x`` linearize's ``jvp_fn`` reruns the jvp on
 ARGUMENT = "{}_arg"  # argument ``x`` as passed, where the body rebinds ``x`` (its gradient's form)
 # names derived from a variable's name ``x``
 SAVED = "{}_saved"  # the stack of the values ``x`` held

@@ -407,8 +407,8 @@ class Kinds:
         self.found.pop(id(e), None)  # a loop's earlier pass may have found more than holds
         self.math_calls.discard(id(e))
         kind = self.known_call(e, fn, kinds)
-        if kind is None and fn not in (runtime.cast_like, runtime.as_like):
-            # (the gradient in the argument's dtype: any number converts)
+        if kind is None and fn not in (runtime.cast_like, runtime.as_like, runtime.check_real):
+            # (the gradient in the argument's dtype: any number converts; a number is real)
             self.hazards.extend(a for a, k in zip(e.args, kinds) if k == F)
         return kind
 

@@ -16,9 +16,8 @@ back, aux)`` with ``has_aux``), where ``back(seed)`` is the adjoint sweep as a n
   goes through an undo log (``undo.restore_item(y, i, saved)``, runtime/undo.py) that copies
   the array or list the first time the call writes into it, and ``back`` puts them back before
   it returns (``finally``): the objects keep their identity, so aliases see what they see in
-  the vjp, and no primal runs again. Any other write in place (an element store, a method
-  changing its object): ``back`` calls the function's vjp on copies of the arguments, a primal
-  per call, said so in a comment of the generated code.
+  the vjp, and no primal runs again. The reverse transform writes in place through those
+  helpers only; a sweep writing otherwise is refused (``UNREUSABLE``), never rerun.
 - A returned gradient that may be a value the primal kept is returned as ``copy_grad(g)``: the
   caller may update it in place without changing what the next call returns.
 
@@ -80,18 +79,17 @@ def run(fn_node, ctx):
     used = {n.id for n in walk(gast.Module(sweep, [])) if isinstance(n, gast.Name)}
     writes = _in_place(sweep, ctx)
     if _in_place(sweep, ctx, logged=True) or not stacks <= surely or used & _deleted(primal):
-        pick = 0 if ctx.aux is not None else None
-        keeping, back_def = rerun(fn_node, ctx, back, "vjp", RERUN_VJP, pick)
-        primal.insert(0, keeping)
-    else:
-        if not writes:  # (a value the sweep restores in place is not the primal's last one)
-            recomputed.run(primal, sweep, ctx, surely)  # what each call would compute again
-        back_def, defaults = _reusable(sweep, grads, ctx, back, bound, stacks)
-        if writes:
-            _logging(back_def, ctx)
-        # a name the sweep rebinds that the primal may leave unbound (assigned in a branch):
-        # None until then, so that ``back`` can take it as a default
-        primal[:0] = [assign(v, gast.Constant(None, None)) for v in defaults if v not in surely]
+        # (the reverse transform writes in place through the logged helpers only, binds its
+        # stacks at the top and deletes nothing the sweep reads: see UNREUSABLE)
+        raise SrcgradError(UNREUSABLE.format(fn_node.name))
+    if not writes:  # (a value the sweep restores in place is not the primal's last one)
+        recomputed.run(primal, sweep, ctx, surely)  # what each call would compute again
+    back_def, defaults = _reusable(sweep, grads, ctx, back, bound, stacks)
+    if writes:
+        _logging(back_def, ctx)
+    # a name the sweep rebinds that the primal may leave unbound (assigned in a branch): None
+    # until then, so that ``back`` can take it as a default
+    primal[:0] = [assign(v, gast.Constant(None, None)) for v in defaults if v not in surely]
     out = [value, name(back)] + ([aux] if aux is not None else [])
     fn_node.body = primal + [back_def, gast.Return(gast.Tuple(out, gast.Load()))]
     return fn_node
@@ -211,9 +209,15 @@ def _logging(back_def, ctx):
     back_def.body = start + [gast.Try(back_def.body, [], [], [rewind])]
 
 
-RERUN_VJP = (
-    "the sweep undoes writes into the primal's arrays or lists in place: each call reruns",
-    "the vjp, on copies of the arguments made when the pullback was called",
+# A sweep ``back`` could not call again as it is. Once reached by a checkpointed loop's adjoint
+# (the snapshots it pops: its own list since session 7), then by no program of the tests, the
+# random-program hunts or the hand-written probes (session 8: loops in branches, while/break,
+# user ``del``, object fields, dict and list methods, element writes in loops); where it was,
+# ``back`` reran the whole vjp per call. Refused instead of answering wrong on a second call.
+UNREUSABLE = (
+    "internal error: the pullback of {} found a sweep that writes into the primal's values in "
+    "a way its undo log does not record, or pops a stack the primal may not bind; call vjp once "
+    "per seed instead, and report this function"
 )
 
 
