@@ -127,25 +127,27 @@ def rel_err(g, w):
 
 
 def median_time(fn, repeat):
-    """The median time of ``repeat`` calls of ``fn``, and what the last call returned."""
+    """The median CPU time (``time.process_time``) of ``repeat`` calls of ``fn``, and what the
+    last call returned."""
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = time.process_time()
         result = fn()
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
     return statistics.median(times), result
 
 
 def paired_times(first, second, repeat):
     """The two functions called in turn ``repeat`` times (the load of a shared machine changes
-    within a second: timed apart, their ratio moved by the load between the two blocks): the
-    medians of each, and the median of the ratios of the calls made side by side."""
+    within a second: timed apart, their ratio moved by the load between the two blocks), in CPU
+    time (``time.process_time``): the medians of each, and the median of the ratios of the
+    calls made side by side."""
     a, b = [], []
     for _ in range(repeat):
         for fn, out in ((first, a), (second, b)):
-            t = time.perf_counter()
+            t = time.process_time()
             fn()
-            out.append(time.perf_counter() - t)
+            out.append(time.process_time() - t)
     return statistics.median(a), statistics.median(b), statistics.median(
         x / y for x, y in zip(a, b))
 
@@ -209,11 +211,11 @@ def jacobian_table(repeat):
     J = jac(x, A)
     rows = np.stack([vjp(x, A, e) for e in np.eye(100)])
     assert np.allclose(J, rows, rtol=1e-13, atol=1e-15)
-    t_jac = median_time(lambda: jac(x, A), repeat)[0]
-    t_vjp = median_time(lambda: [vjp(x, A, e) for e in np.eye(100)], repeat)[0]
+    t_jac, t_vjp, ratio = paired_times(lambda: jac(x, A),
+                                       lambda: [vjp(x, A, e) for e in np.eye(100)], repeat)
     print("\nJacobian of tanh(A @ x), A 100x1000")
     print(f"jacobian(method='rev') {t_jac * 1e3:8.2f} ms   100 vjp calls {t_vjp * 1e3:8.2f} ms   "
-          f"ratio {t_jac / t_vjp:.2f}x")
+          f"ratio {ratio:.2f}x")
 
 
 def pullback_table(repeat):
