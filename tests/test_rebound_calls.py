@@ -279,3 +279,81 @@ def test_a_rebound_name_passed_to_a_helper_at_second_order():
     f = passed_to_a_helper
     np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
                                rtol=1e-5, atol=1e-6)
+
+
+class Other:
+    def __init__(self, w):
+        self.w = w
+
+    def scale(self, x):
+        return np.sin(self.w * x)
+
+
+class Later:
+    def __init__(self):
+        self.a, self.b = Layer(0.5), Layer(-1.5)
+
+    def bound_later_in_a_loop(self, x):
+        g = self.a.scale
+        y = x
+        for i in range(3):
+            y = g(y) * x
+            g = self.b.scale
+        return np.sum(y)
+
+    def object_changed_after_binding(self, x):
+        g = self.a.scale
+        y = x
+        for i in range(3):
+            y = g(y) + x
+            g = self.b.scale  # read here: the next trip calls this object's method
+            self.b = Layer(0.3 * i + 0.2)
+        return np.sum(y)
+
+    def through_a_local_in_a_while(self, x):
+        g = self.a.scale
+        y = x
+        i = 0
+        while i < 3:
+            y = g(y) * x
+            blk = self.b
+            g = blk.scale
+            i += 1
+        return np.sum(y)
+
+    def class_changed_after_binding(self, x):
+        g = self.a.scale
+        y = x
+        for i in range(3):
+            y = g(y)
+            g = self.b.scale
+            self.b = Other(0.7)
+        return np.sum(y)
+
+
+@pytest.mark.parametrize("name", ["bound_later_in_a_loop", "object_changed_after_binding",
+                                  "through_a_local_in_a_while"])
+def test_a_bound_method_bound_later_in_a_loop(name):
+    # `y = g(y); g = self.b.scale` in a loop: was refused (`does not support the method
+    # .scale()`); the method is read where it is bound, as in Python
+    def fresh(v):  # (a method may change its object: a new one per call)
+        return getattr(Later(), name)(v)
+
+    value, g = srcgrad.value_and_grad(getattr(Later(), name))(X)
+    np.testing.assert_allclose(value, fresh(X), rtol=1e-13)
+    np.testing.assert_allclose(g, numeric_grad(fresh, (X,), 0), rtol=1e-6, atol=1e-8)
+    _, t = srcgrad.jvp(getattr(Later(), name))(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(fresh, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
+def test_a_bound_method_bound_later_in_a_loop_at_second_order():
+    f = Later().bound_later_in_a_loop
+    np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_a_bound_method_bound_later_whose_field_changes_class_is_an_error_when_it_runs():
+    # Python calls Other.scale on the third trip; the derivative inlined Layer.scale: its class
+    # check raises, never a wrong value
+    with pytest.raises(SrcgradError, match="inlined the methods of Layer"):
+        srcgrad.grad(Later().class_changed_after_binding)(X)

@@ -51,7 +51,8 @@ from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
 from .containers import ContainerMethods
 from .control import DesugarControl
-from .methods import Receivers, bound_instance
+from .methods import Known, Receivers, bound_instance
+from .object_classes import user_class
 
 MAX_DEPTH = 20
 
@@ -73,6 +74,77 @@ def run(fn_node, ctx):
         "helper); call it where it is named (`self.layer.scale(x)`, or "
         "`h = self.layer.scale; h(x)`)"))
     return fn_node
+
+
+def _foreseen(receivers, loop, head):
+    """At the head of ``loop`` (``head``: what was known before it): a name the body assigns
+    once and nothing assigns before the loop holds, where a later trip reads it before that
+    assignment, what that assignment gave it (``rebound``: a bound method bound later in the
+    loop, ``y = g_3(y)`` ... ``g_3 = blk.s``, or ``y = self_b.s(y)`` ... ``self_b = self.b``).
+    An object is known by the class that assignment would give it here, and only by its class,
+    checked where its method is called; a bound method (``g_3 = blk.s``) becomes the receiver
+    held where it is bound (``g_3_self = blk``, its class checked there), so that the calls
+    before it call the method on that receiver. A field that then holds an object of another
+    class is a ``SrcgradError`` when it runs, never a wrong value."""
+    found, made, read = {}, {}, set()
+    kept = receivers.known
+    receivers.known = dict(head)
+    for node in _in_order(loop.body):
+        read |= _read_here(node)
+        if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
+            continue
+        name = node.targets[0].id
+        if name in kept or name in head or receivers.stores.get(name, 0) != 1:
+            continue
+        if name in read and isinstance(node.value, gast.Attribute) and isinstance(
+                node.value.value, gast.Name):
+            receivers._stmt = node  # (where the class check is located)
+            method = receivers._method_value(node, node.value)
+            if method is not None:
+                made[id(node)] = method[0] + [method[1]]
+                found[method[1].targets[0].id] = Known(receivers.methods[name][2].cls)
+                continue
+        of = receivers._of(node.value)  # (what the name would be known as where assigned)
+        if of is not None and user_class(of.cls):
+            receivers.known[name] = of
+            if name in read:  # (else known where it is assigned, as before)
+                found[name] = Known(of.cls)
+    receivers.known = {**kept, **found}
+    if made:
+        _replaced(loop, made)
+
+
+def _read_here(s):
+    """The names statement ``s`` reads itself (a compound statement: its test, iterable)."""
+    parts = [s] if not hasattr(s, "body") else [getattr(s, f, None) for f in ("test", "iter")]
+    return {n.id for p in parts if p is not None for n in walk(p)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _in_order(stmts):
+    """The statements of ``stmts`` and of their blocks, in the order they are written."""
+    for s in stmts:
+        yield s
+        for field_ in ("body", "orelse", "finalbody"):
+            block = getattr(s, field_, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                yield from _in_order(block)
+        for h in getattr(s, "handlers", None) or ():
+            yield from _in_order(h.body)
+
+
+def _replaced(stmt, made):
+    """``stmt``'s blocks with each statement whose id is in ``made`` replaced by its list."""
+    for field_ in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, field_, None)
+        if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+            setattr(stmt, field_, [r for s in block for r in made.get(id(s), [s])])
+            for s in getattr(stmt, field_):
+                _replaced(s, made)
+    for h in getattr(stmt, "handlers", None) or ():
+        h.body = [r for s in h.body for r in made.get(id(s), [s])]
+        for s in h.body:
+            _replaced(s, made)
 
 
 def _refuse_local_function_values(fn_node, local_functions, location, what=None):
@@ -161,8 +233,10 @@ class InlineCalls:
         what the body assigns."""
         receivers = self.ctx.receivers
         if not isinstance(s, gast.If):
+            head = dict(receivers.known)
             receivers.loosen(stored(s))
             receivers.widen(s, self._probe)
+            _foreseen(receivers, s, head)
         before = receivers.snapshot()
         s.body = self.block(s.body)
         if isinstance(s, gast.If):
