@@ -296,7 +296,7 @@ class Later:
     def bound_later_in_a_loop(self, x):
         g = self.a.scale
         y = x
-        for i in range(3):
+        for _ in range(3):
             y = g(y) * x
             g = self.b.scale
         return np.sum(y)
@@ -324,7 +324,7 @@ class Later:
     def class_changed_after_binding(self, x):
         g = self.a.scale
         y = x
-        for i in range(3):
+        for _ in range(3):
             y = g(y)
             g = self.b.scale
             self.b = Other(0.7)
