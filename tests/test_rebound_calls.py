@@ -357,3 +357,38 @@ def test_a_bound_method_bound_later_whose_field_changes_class_is_an_error_when_i
     # check raises, never a wrong value
     with pytest.raises(SrcgradError, match="inlined the methods of Layer"):
         srcgrad.grad(Later().class_changed_after_binding)(X)
+
+
+class _Doubling:
+    def __call__(self, v):
+        return v * 2.0
+
+
+class _Sine:
+    def __call__(self, v):
+        return np.sin(v)
+
+
+class _TwoLayers:
+    def __init__(self):
+        self.first, self.second = _Doubling(), _Sine()
+
+    def loss(self, x):
+        layer = self.first
+        h = x
+        for _ in range(2):
+            h = layer(h) * x
+            layer = self.second  # another class, read from an attribute on a later trip
+        return np.sum(h)
+
+
+def test_an_object_of_another_class_read_from_an_attribute_later_in_a_loop_and_called():
+    # was refused (`cannot resolve`, a row of docs/supported.md's refused table)
+    f = _TwoLayers().loss
+    value, g = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    np.testing.assert_allclose(g, numeric_grad(f, (X,), 0), rtol=1e-6, atol=1e-8)
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
+                               rtol=1e-5, atol=1e-6)

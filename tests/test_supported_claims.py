@@ -109,29 +109,6 @@ def _other(x):
     return Other(x)
 
 
-class _Doubling:
-    def __call__(self, v):
-        return v * 2.0
-
-
-class _Sine:
-    def __call__(self, v):
-        return np.sin(v)
-
-
-class _TwoLayers:
-    def __init__(self):
-        self.first, self.second = _Doubling(), _Sine()
-
-    def loss(self, x):
-        layer = self.first
-        h = x
-        for _ in range(2):
-            h = layer(h)
-            layer = self.second
-        return np.sum(h)
-
-
 def two_classes_in_a_dict(x):
     box = Box(x) if x[0] > 0 else Other(x)
     held = {"a": box}
@@ -634,8 +611,6 @@ CLAIMS = [
      frozen_post_init, 0, (X,), TRANSFORM, "__post_init__"),
     ("a variable that may hold objects of several classes put into a dict and read back by a",
      two_classes_in_a_dict, 0, (X,), TRANSFORM, r"`\.scaled\(\)`"),
-    ("a variable given on a later trip of the loop that calls it an object of another class",
-     _TwoLayers().loss, 0, (X,), TRANSFORM, "cannot resolve"),
     # the object rows of the "Refused" table
     ("building a dataclass with a `__post_init__` that is frozen", frozen_post_init, 0, (X,),
      TRANSFORM, "__post_init__"),
