@@ -19,9 +19,10 @@ with respect to the float elements: d/dx <step(x), seed> is the vjp of the step 
 vjp's). That gradient is generated once per (number or array) layout and specialized to the
 kinds of its arguments (``kinds.Specialized``), so its scalar code stays on Python floats and
 has no ``unbroadcast`` per operation, as an un-checkpointed gradient called repeatedly does;
-the generic vjp takes the state as tuples, which have no kind. An int element has no
-cotangent in the generic vjp either: its cotangent here is None (zero, what ``add`` and
-``as_like`` read as zero). Used from the ``AFTER_TRIPS``-th trip a step reversed on (a
+the generic vjp takes the state as tuples, which have no kind. An int element's cotangent is
+0.0, as the generic vjp gives it (an int whose seed is not zero runs the generic vjp: its step
+may have made it a float); a seed None (zero) adds no term. A seed that does not fit the
+seeded sum (a number's seed where the step made an array) runs the generic vjp too. Used from the ``AFTER_TRIPS``-th trip a step reversed on (a
 derivative called on a short loop does not pay the generation, 20-60 ms).
 """
 
@@ -37,7 +38,7 @@ from .analysis.argkinds import FLOAT, FLOAT64, INT, signature_kind
 from .derived import unwrap
 from .emit import naming
 from .emit.compile import compile_function
-from .errors import NonScalarOutputError, SrcgradError
+from .errors import SrcgradError
 from .frontend.source import GENERATED_SOURCE, REWRITTEN_USER_CODE
 
 AFTER_TRIPS = 4096  # the trips a step reverses generically before its fast vjp is generated
@@ -116,10 +117,10 @@ class _Fast:
         seeds = [_number(s) for s, term in zip(seed, terms) if term is not None]
         try:
             grads = iter(grad(lo, hi, start, stride, *map(_number, args), *seeds))
-        except NonScalarOutputError:  # a number's seed where the step made an array
-            self.made[layout] = None
+        except SrcgradError:  # a number's seed where the step made an array, or another
+            self.made[layout] = None  # value the generic vjp takes and the seeded sum not
             return None
-        out = [None if t == "i" else _like(next(grads), x) for x, t in zip(args, tags)]
+        out = [0.0 if t == "i" else _like(next(grads), x) for x, t in zip(args, tags)]
         return tuple(out[:count]), tuple(out[count:])
 
     @staticmethod
