@@ -5,13 +5,14 @@ to its arguments' kinds, after ``release``, and ``ctx.shape_sets`` (``analysis/s
 Guarantees: a top-level statement ``d = mean_grad(c, ref)`` or ``d = unreduce(c, ref)`` (no axis:
 the cotangent of a full mean or sum, the same number at every element of the shape of ``ref``,
 which is the broadcast of the members ``m1, m2, ...``: ``ref`` itself or the arguments of
-``shape_like(m1, m2)``) becomes ``uniform_mean_grad(c, ref, (m1, m2))`` (``uniform_unreduce``):
+``shape_like(m1, m2)``) becomes ``uniform_mean_grad(c, ref, (m1, m2))`` (``uniform_unreduce``;
+``ref`` None where it is ``shape_like`` of those names, which the helper then makes if needed):
 the Python float the spread array holds when ``c`` is a Python float and the members are float64
 arrays of one shape, the spread array otherwise (runtime/shapes.py). It is done only where what
 ``d`` meets gives the same values either way, in both cases:
 
     dt = mean_grad(1.0, shape_like(y, z))
-      ->  dt = uniform_mean_grad(1.0, shape_like(y, z), (y, z))      (the rest unchanged:)
+      ->  dt = uniform_mean_grad(1.0, None, (y, z))      (the rest unchanged:)
     dl = unbroadcast(dt, z)
     dyz = -dt
     dz = unbroadcast(dyz * y, z)
@@ -77,6 +78,10 @@ def run(fn_node, ctx):
                     value = stmt.value
                     value.func = name(ctx.global_name(SEEDS[fn], SEEDS[fn].__name__))
                     checked = [name(m) for m in sorted(members | check.used)]
+                    if _is_shape_like(value.args[1], shape_like) and not check.used:
+                        # shape_like of the members, made in the helper only where it is needed
+                        checked = value.args[1].args
+                        value.args[1] = gast.Constant(None, None)
                     value.args = value.args + [gast.Tuple(checked, gast.Load())]
         if isinstance(stmt, gast.Assign):
             before |= {t.id for t in stmt.targets if isinstance(t, gast.Name) and counts[t.id] == 1}
@@ -100,13 +105,18 @@ def _seed(stmt, seeds, shape_like):
         return None
     if isinstance(ref, gast.Name):
         members = {ref.id}
-    elif (isinstance(ref, gast.Call) and isinstance(ref.func, gast.Name)
-          and ref.func.id == shape_like and not ref.keywords and ref.args
-          and all(isinstance(a, gast.Name) for a in ref.args)):
+    elif _is_shape_like(ref, shape_like):
         members = {a.id for a in ref.args}
     else:
         return None
     return stmt.targets[0].id, seeds[value.func.id], frozenset(members)
+
+
+def _is_shape_like(ref, shape_like):
+    """Whether ``ref`` is ``shape_like(a, b, ...)`` of names."""
+    return (isinstance(ref, gast.Call) and isinstance(ref.func, gast.Name)
+            and ref.func.id == shape_like and not ref.keywords and bool(ref.args)
+            and all(isinstance(a, gast.Name) for a in ref.args))
 
 
 def _unlike(members, kinds):

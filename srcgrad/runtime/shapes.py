@@ -179,6 +179,11 @@ def shape_like(*values):
     if len(values) == 1 and isinstance(values[0], np.ndarray):
         shape = values[0].shape
         dtype = values[0].dtype
+    elif all(type(v) is np.ndarray for v in values):  # arrays (of one shape, often)
+        shapes = [v.shape for v in values]
+        first = shapes[0]
+        shape = first if all(s == first for s in shapes) else _broadcast_shape(shapes)
+        dtype = float_dtype(*values)
     elif any(is_duck(v) for v in values):
         return _duck_shape(values)
     else:
@@ -286,12 +291,13 @@ def uniform_mean_grad(dy, x, values):
     ``dy`` is a Python float and the tuple ``values``, whose shapes broadcast to that of ``x``,
     are float64 arrays of one shape: every value computed from them elementwise has that shape,
     so the number, broadcast, gives what the spread array gives (optimize/uniform.py uses it
-    only where it is met by nothing else). ``mean_grad(dy, x)`` otherwise."""
+    only where it is met by nothing else). ``mean_grad(dy, x)`` otherwise; ``x`` None stands
+    for ``shape_like(*values)``, made only then."""
     if type(dy) is float:
         shape = _uniform_shape(values)
         if shape is not None:
             return dy / math.prod(shape)
-    return mean_grad(dy, x)
+    return mean_grad(dy, shape_like(*values) if x is None else x)
 
 
 def uniform_unreduce(dy, x, values):
@@ -299,7 +305,7 @@ def uniform_unreduce(dy, x, values):
     conditions of ``uniform_mean_grad``; ``unreduce(dy, x)`` otherwise."""
     if type(dy) is float and _uniform_shape(values) is not None:
         return dy
-    return unreduce(dy, x)
+    return unreduce(dy, shape_like(*values) if x is None else x)
 
 
 def broadcast_like(t, y):
