@@ -22,8 +22,9 @@ has no ``unbroadcast`` per operation, as an un-checkpointed gradient called repe
 the generic vjp takes the state as tuples, which have no kind. An int element's cotangent is
 0.0, as the generic vjp gives it (an int whose seed is not zero runs the generic vjp: its step
 may have made it a float); a seed None (zero) adds no term. A seed that does not fit the
-seeded sum (a number's seed where the step made an array) runs the generic vjp too. Used from the ``AFTER_TRIPS``-th trip a step reversed on (a
-derivative called on a short loop does not pay the generation, 20-60 ms).
+seeded sum (a number's seed where the step made an array) runs the generic vjp too. Used
+from the ``AFTER_TRIPS``-th trip a step reversed on (a derivative called on a short loop does
+not pay the generation, 20-60 ms).
 """
 
 from __future__ import annotations
