@@ -728,8 +728,12 @@ def test_the_optimization_level_asked_for_is_numbas_only_while_the_module_compil
 
 @pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (a compile of seconds)")
 def test_a_derivative_compiled_at_level_0_equals_the_gradient(monkeypatch):
+    import warnings
+
     monkeypatch.setenv("SRCGRAD_NUMBA_OPT", "0")
-    got = srcgrad.grad(pendulum, wrt=(0, 1, 2), backend="numba")(0.3, 1.5, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numba.NumbaWarning)  # (not offered to numba's cache)
+        got = srcgrad.grad(pendulum, wrt=(0, 1, 2), backend="numba")(0.3, 1.5, 1.0)
     want = srcgrad.grad(pendulum, wrt=(0, 1, 2))(0.3, 1.5, 1.0)
     np.testing.assert_allclose(got, want, rtol=1e-13)
 

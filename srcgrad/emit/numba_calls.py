@@ -123,8 +123,10 @@ def jit(numba: Any, lowered: Any, level: int | None = None) -> tuple[Any, str]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
-        # bounds checked: an index out of range is Python's IndexError, never a stray read
-        jitted = numba.njit(cache=cache, boundscheck=True)(getattr(module, lowered.name))
+        # bounds checked: an index out of range is Python's IndexError, never a stray read; at
+        # level 0 not cached (numba refuses, with a warning: "it uses dynamic globals")
+        jitted = numba.njit(cache=cache and level != 0, boundscheck=True)(
+            getattr(module, lowered.name))
         _DISPATCHERS[path] = jitted
     return jitted, path
 
