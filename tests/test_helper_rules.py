@@ -721,7 +721,9 @@ def f_sum_axis(x):
 
 
 def f_matmul(x):
-    return np.sum((x @ np.sin(x.T)) ** 2) + np.sum((x[0] @ np.cos(x.T)) ** 3)
+    return (np.sum((x @ np.sin(x.T)) ** 2) + np.sum((x[0] @ np.cos(x.T)) ** 3)
+            + np.sum(np.inner(x, np.sin(x)) ** 2)
+            + np.sum(np.tensordot(x, np.cos(x[0]), axes=([1], [0])) ** 3))
 
 
 @pytest.mark.parametrize("check, f, x", [
