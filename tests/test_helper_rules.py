@@ -727,13 +727,14 @@ def f_matmul(x):
 
 
 @pytest.mark.parametrize("check, f, x", [
-    (test_grad_of_grad, f_matmul, X[:2, :3]), (test_grad_of_grad, f_mean_axis, X[:2, :3]), (test_grad_of_grad, f_sum_axis, X[:2, :3]),
+    (test_grad_of_grad, f_matmul, X[:2, :3]), (test_grad_of_grad, f_mean_axis, X[:2, :3]),
+    (test_grad_of_grad, f_sum_axis, X[:2, :3]),
     (test_grad_of_grad, f_ptp_keepdims, X[:2, :3]), (test_grad_of_grad, f_norm_nuclear, X[:2, :3]),
     (test_hessian, f_vector_norm_ord3, X[:2, :3]), (test_grad_of_grad, f_correlate_same, V[:4]),
     (test_grad_of_grad, f_convolve_same, V[:4]), (test_hessian, f_cross_broadcast, X[:2, :3]),
     (test_hessian, f_einsum_vector_matrix, X[:2, :3]),
-], ids=["matmul", "mean_axis", "sum_axis", "ptp_keepdims", "norm_nuclear", "vector_norm_ord3", "correlate_same", "convolve_same",
-        "cross_broadcast", "einsum_vector_matrix"])
+], ids=["matmul", "mean_axis", "sum_axis", "ptp_keepdims", "norm_nuclear", "vector_norm_ord3",
+        "correlate_same", "convolve_same", "cross_broadcast", "einsum_vector_matrix"])
 def test_keywords_of_the_helpers_at_second_order(check, f, x):
     """Where a helper's keyword changes the result (keepdims, a norm's ord of singular values or
     an odd one, a mode other than the default), in the composition that reads the rule: mutants
