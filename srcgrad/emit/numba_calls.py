@@ -56,7 +56,7 @@ def _directory() -> tuple[str, bool]:
 
 # numba's LLVM optimization level for the derivative's own module (SRCGRAD_NUMBA_OPT=0..3;
 # unset: numba's own, 3). LLVM's optimizations are most of a first call: at 0 the benchmark's
-# RNN first call took 1.2-1.8 s of CPU time instead of 3.4-4.3 s, its MLP 2.0-2.8 s instead of
+# RNN first call took 1.2-1.8 s of CPU time instead of 3.4-4.3 s, its MLP 2.0-2.9 s instead of
 # 4.6-7.8 s, their calls then about 1.5x and 2.2x as long (benchmarks/RESULTS.md). numba does
 # not cache a module compiled at 0 (its unoptimized code keeps "dynamic globals"): each process
 # compiles it again. The helpers the module calls come optimized from their own caches; helpers
