@@ -351,7 +351,7 @@ class Gen:
     # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
     # the program it gave before they were added, with one of them at its end
     EXTRA = ("field_alias", "try_except", "replace", "asdict", "nested_write", "rebound_callable",
-             "mixed_layers")
+             "mixed_layers", "own_class")
 
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
@@ -408,7 +408,23 @@ class Gen:
                     f"    @property\n    def gain(self):\n        return self.s * self.s\n")
         call = self.rng.choice(["h = lay(h)", "h = lay.scale(h) + 0.5 * lay(h)",
                                 "h = lay(h) * lay.gain"])
-        kind = self.rng.randrange(4)
+        kind = self.rng.randrange(6)
+        if kind == 4:  # a helper's result of either class, given on a later trip of the loop
+            make = self.name("make")
+            self.define(f"def {make}(k, v, W, b, c):\n    if k % 2 == 0:\n"
+                        f"        return {lin}(W, b * v[k])\n    return {act}(c)\n")
+            self.emit(f"lay = {act}({self.c})", "for k in range(3):", f"    {call}",
+                      f"    lay = {make}(k + 1, h, {self.W}, {self.b}, {self.c})")
+            return
+        if kind == 5:  # a variable of either class in a dict literal or a field, called there
+            self.emit(f"lay = {lin}({self.W}, {self.b}) if h[1] > 0 else {act}(h[0] * {self.c})")
+            if self.rng.random() < 0.5:
+                self.emit(f'held = {{"a": lay, "b": {act}(0.5)}}',
+                          call.replace("lay", 'held["a"]'))
+            else:
+                self.emit("box = types.SimpleNamespace(k=1)", "box.lay = lay",
+                          call.replace("lay", "box.lay"))
+            return
         if kind == 0:
             self.emit(f"{layers} = [{lin}({self.W}, {self.b}), {act}({self.c}), "
                       f"{lin}(0.5 * {self.W}.T, {self.b})]")
@@ -424,6 +440,30 @@ class Gen:
                       call)
             return
         self.emit(f"for lay in {layers}:", f"    {call}")
+
+    def own_class(self):
+        """A class whose operators and a method build objects of its own class
+        (``type(self)(...)``, ``self.__class__(...)``, ``made = type(self)``), and ``u += w``
+        running ``__iadd__``."""
+        vec = self.name("Vec")
+        self.define(f"class {vec}:\n    def __init__(self, a, s):\n        self.a = a\n"
+                    f"        self.s = s\n\n    def __neg__(self):\n"
+                    f"        return type(self)(-self.a, self.s)\n\n"
+                    f"    def __add__(self, o):\n"
+                    f"        return self.__class__(self.a + o.a * self.s, o.s)\n\n"
+                    f"    def __iadd__(self, o):\n"
+                    f"        return {vec}(self.a * o.s + o.a, self.s)\n\n"
+                    f"    def scaled(self, k):\n        made = type(self)\n"
+                    f"        return made(self.a * k, self.s * k)\n")
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            self.emit(f"u = {vec}(h, {self.c})", "w = -u + u.scaled(0.5)", "h = w.a * w.s")
+        elif choice == 1:
+            self.emit(f"u = {vec}(h * 1.0, {self.c})", f"u += {vec}(np.sin(h), 0.5)",
+                      "h = (-u).a + u.s * h")
+        else:
+            self.emit(f"u = {vec}(h, {self.c})", "for _ in range(2):",
+                      "    u = u.scaled(0.75) + -u", "h = u.a * u.s")
 
     def program(self):
         start = self.rng.choice(["h = x", "h = x * 1.0", "h = np.tanh(x)", "h = x.copy()"])
