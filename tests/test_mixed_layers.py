@@ -238,12 +238,17 @@ class _Holder:
 
 def held_in_a_dict_and_a_field(x, c):
     # a variable of two classes put into a dict literal and an object's field, then called
-    # from there (was refused: "does not support the method `.affine()`", "`.lay()`")
+    # from there (was refused: "does not support the method `.affine()`", "`.lay()`"); an
+    # object written into a dict by a key (its gradient was refused when it ran: "an
+    # arithmetic operator given an object of class Act")
     layer = Dense(x[0]) if c > 0 else Act(x[1])
     held = {"a": layer, "b": Dense(2.0)}
+    held["b"] = Act(x[2])
+    held["c"] = layer
     box = _Holder()
     box.lay = layer
-    return np.sum(held["a"].affine(x) * held["b"](x) + box.lay(x) * box.lay.gain)
+    return np.sum(held["a"].affine(x) * held["b"](x) + box.lay(x) * box.lay.gain
+                  + held["c"](x))
 
 
 @pytest.mark.parametrize("f", [branch_assigned, branch_expression, appended, appended_in_a_loop,

@@ -400,7 +400,10 @@ class ReverseAD:
         if isinstance(value, gast.Name) and value.id in self.active:
             # (`value` shapes the zeros where a list or dict cotangent holds nothing)
             part = self._call(runtime.take_item, d, index, name(value.id))
-            part = self._call(runtime.unbroadcast, part, name(value.id))
+            if not (isinstance(index, gast.Constant) and isinstance(index.value, str)):
+                # (a dict's item holds the value as written: an object's cotangent, a dict,
+                # is no operand of a broadcasting operator)
+                part = self._call(runtime.unbroadcast, part, name(value.id))
             if value.id == target:
                 # `y[...] = y`, `np.copyto(y, y)`: the value is the array before the write, so
                 # its part is taken (a copy: zeroing may write into the buffer) before the
