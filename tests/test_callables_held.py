@@ -361,3 +361,34 @@ def test_a_global_dict_of_callables_changed_after_the_derivative_is_made(f, monk
     value, g = d(X)
     np.testing.assert_allclose(value, f(X), rtol=1e-13)
     np.testing.assert_allclose(g, numeric_grad(f, (X,), 0), rtol=1e-6, atol=1e-8)
+
+
+class Appending:
+    def __init__(self):
+        self.a, self.b = Block(0.5), Block(-1.5)
+
+    def looped(self, x):
+        fs = [self.a.s]
+        fs.append(self.b.s)
+        fs.append(self.b)
+        h = x
+        for f in fs:
+            h = f(h) * x
+        return np.sum(h)
+
+    def indexed(self, x):
+        fs = [self.a.s]
+        fs.append(self.b.s)
+        return np.sum(fs[1](fs[0](x)))
+
+
+@pytest.mark.parametrize("name", ["looped", "indexed"])
+def test_bound_methods_appended_to_a_list_literal_at_once(name):
+    # `fs = [self.a.s]; fs.append(self.b.s)` is the literal `[self.a.s, self.b.s]` (was
+    # refused: a bound method used as a value)
+    f = getattr(Appending(), name)
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)

@@ -50,6 +50,7 @@ def unroll_function_loops(fn_node, known=None):
     if not any(_unrollable(n) or _indexing(n) or _called_item(n) or _called_by_target(n)
                for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
+    _merge_appends(fn_node, _looped_or_indexed(fn_node))
     literals = _static_literals(fn_node)
     stored = set(store_counts(fn_node))  # (not the names _bind_items makes: each bound once)
     _bind_items(fn_node, literals, stored)
@@ -67,6 +68,53 @@ def unroll_function_loops(fn_node, known=None):
     if unread:
         fn_node.body = _without(fn_node.body, unread)
     return fn_node
+
+
+def _looped_or_indexed(fn_node):
+    """The names a loop over functions runs over (``for f in fs``) or whose constant item is
+    called (``fs[0](x)``)."""
+    return {n.iter.id for n in walk(fn_node) if _unrollable(n) and isinstance(n.iter, gast.Name)}\
+        | {n.func.value.id for n in walk(fn_node) if _called_item(n)}
+
+
+def _merge_appends(fn_node, names):
+    """``fs = [a]`` followed at once by ``fs.append(b)`` (``fs`` in ``names``) becomes
+    ``fs = [a, b]``: the same list, its items read in the same order, so that a loop over it
+    or a call of its constant item sees a literal."""
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field_ in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field_, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    setattr(s, field_, block(inner))
+            last = out[-1] if out else None
+            item = _appended_to(s)
+            if (item is not None and isinstance(last, gast.Assign) and len(last.targets) == 1
+                    and isinstance(last.targets[0], gast.Name)
+                    and last.targets[0].id == item[0] and isinstance(last.value, gast.List)
+                    and not any(isinstance(e, gast.Starred) for e in last.value.elts)):
+                last.value.elts.append(item[1])
+                continue
+            out.append(s)
+        return out
+
+    def _appended_to(s):
+        """(``fs``, ``b``) for ``fs.append(b)`` of a name in ``names``, ``b`` not reading it."""
+        call = s.value if isinstance(s, gast.Expr) else None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+                and call.func.value.id in names and len(call.args) == 1
+                and not call.keywords and not isinstance(call.args[0], gast.Starred)):
+            return None
+        name = call.func.value.id
+        if any(isinstance(n, gast.Name) and n.id == name for n in walk(call.args[0])):
+            return None
+        return name, call.args[0]
+
+    if names:
+        fn_node.body = block(fn_node.body)
 
 
 def _bind_items(fn_node, literals, stored):
