@@ -99,6 +99,12 @@ def store_counts(tree):
     return Counter(_names(tree, gast.Store))
 
 
+def binding_counts(fn_node):
+    """How many times each name is bound in the function ``fn_node``: its assignments, and one
+    more for a parameter (the call binds it): a parameter assigned once is bound twice."""
+    return store_counts(fn_node) + Counter(param_names(fn_node, packed=True))
+
+
 def index_value(node):
     """A subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
     if isinstance(node, gast.Slice):

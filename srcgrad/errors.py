@@ -114,6 +114,11 @@ class PythonIndexError(SrcgradError, IndexError):
     standing in for the method (``runtime/lists.py``)."""
 
 
+class PythonValueError(SrcgradError, ValueError):
+    """``a, b = v`` of a sequence of another length (srcgrad reads ``v[0]``, ``v[1]``), found by
+    the helper that checks it (``runtime/lists.py``): Python's message."""
+
+
 class NonScalarOutputError(SrcgradError):
     """``grad`` of a function whose output has more than one element."""
 

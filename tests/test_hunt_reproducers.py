@@ -2540,3 +2540,310 @@ def test_an_object_arguments_gradient_keeps_its_class_beside_an_update_in_place(
     np.testing.assert_allclose(dP.w, np.ones(5), rtol=1e-12)
     np.testing.assert_array_equal(dP.u, np.zeros((2, 5)))
     assert dP.c == 0.0
+
+
+# --- augmented assignment as NumPy does it in place (hunt13c) ----------------------------------
+# `y op= v` is computed as `y = y op v`; where y is an array NumPy writes into it instead, so a v
+# that broadcasts y to a larger shape is an error there (srcgrad returned the larger array's
+# value), and the result keeps y's dtype (a float32 item of a list became float64).
+
+
+def widened_by_an_outer_product(x):
+    y = x * 1.0
+    y += np.outer(x, x)
+    return np.sum(y)
+
+
+def widened_in_a_loop(x):
+    y = np.zeros(3)
+    for _ in range(2):
+        y *= x[:, None]
+    return np.sum(y)
+
+
+def widened_item_of_a_list(x):
+    L = [x * 1.0]
+    L[0] += np.outer(x, x)
+    return np.sum(L[0])
+
+
+def widened_field(x):
+    o = _Fields(x * 1.0, x, 0.0)
+    o.w -= np.outer(x, x)
+    return np.sum(o.w)
+
+
+def widened_by_a_leading_axis(x):
+    g = x * 1.0
+    g[:] += x[None, :]  # `g[:] = g[:] + v` would drop the axis of length 1
+    return np.sum(g)
+
+
+def widened_through_out(x):
+    g = x * 1.0
+    np.add(g, x[None, :], out=g)
+    return np.sum(g)
+
+
+@pytest.mark.parametrize("f", [widened_by_an_outer_product, widened_in_a_loop,
+                               widened_item_of_a_list, widened_field, widened_by_a_leading_axis,
+                               widened_through_out])
+def test_an_update_in_place_that_would_widen_its_array_raises_as_numpy_does(f):
+    with pytest.raises(ValueError, match="non-broadcastable output operand"):
+        f(X.copy())
+    for run in (lambda: value_and_grad(f)(X), lambda: jvp(f)(X, X),
+                lambda: pullback(f)(X)):
+        with pytest.raises(ValueError, match=r"non-broadcastable output operand with shape "
+                                             r"\(3,\) doesn't match the broadcast shape"):
+            run()
+
+
+def narrowed_operand(x, M):
+    y = M * 1.0
+    y += x  # a smaller operand: broadcast to y, y keeps its shape
+    y *= x[:, None]
+    s = 0.0
+    s += np.sum(y * y)
+    return s
+
+
+def test_an_update_in_place_by_a_smaller_operand_is_differentiated():
+    M = np.arange(9.0).reshape(3, 3) * 0.1
+    check_all(narrowed_operand, (X, M))
+    check_all(narrowed_operand, (X, M), wrt=1)
+    check_second_order(narrowed_operand, (X, M))
+
+
+def float32_item_of_a_list(x):
+    L = [np.full(3, 0.1, dtype=np.float32)]
+    L[0] += x
+    return np.sum(L[0] * x), L[0]
+
+
+def float32_value_of_a_dict(x):
+    d = {"a": np.full(3, 0.1, dtype=np.float32)}
+    d["a"] += x * x
+    return np.sum(d["a"] * x), d["a"]
+
+
+def float32_unpacked_from_a_tuple_in_a_list(x):
+    L = [(np.full(3, 0.1, dtype=np.float32), x)]
+    u, v = L[0]
+    u += v
+    return np.sum(L[0][0] * x), L[0][0]
+
+
+def float32_field(x):
+    o = _Fields(np.full(3, 0.1, dtype=np.float32), x, 0.0)
+    o.w += o.u
+    return np.sum(o.w * x), o.w
+
+
+def float32_in_a_nested_list(x):
+    L = [[np.full(3, 0.1, dtype=np.float32)]]
+    L[0][0] -= x
+    return np.sum(L[0][0] * x), L[0][0]
+
+
+@pytest.mark.parametrize("f", [float32_item_of_a_list, float32_value_of_a_dict,
+                               float32_unpacked_from_a_tuple_in_a_list, float32_field,
+                               float32_in_a_nested_list])
+def test_an_update_in_place_keeps_the_dtype_of_a_held_array(f):
+    # srcgrad's `L[0] = L[0] + x` was float64 where Python's `+=` writes into the float32 array
+    def loss(x):
+        return f(x)[0]
+
+    expected, item = f(X.copy())
+    assert item.dtype == np.float32
+    value, g = value_and_grad(loss)(X)
+    assert value == expected  # bit for bit: the float32 rounding is Python's
+    value_j, tangent = jvp(loss)(X, X)
+    assert value_j == expected
+    # float32 rounding: differences with a step float32 resolves
+    step = 1e-3
+    numeric = numeric_grad(loss, (X,), 0, step=step)
+    np.testing.assert_allclose(g, numeric, rtol=1e-4, atol=1e-5)
+    directional = (loss(X + step * X) - loss(X - step * X)) / (2 * step)
+    np.testing.assert_allclose(tangent, directional, rtol=1e-4, atol=1e-5)
+
+
+def integer_item_given_floats(x):
+    L = [np.arange(3)]
+    L[0] += x
+    return np.sum(L[0] * x)
+
+
+def test_an_integer_item_given_floats_in_place_raises_as_numpy_does():
+    with pytest.raises(TypeError, match="same_kind"):
+        integer_item_given_floats(X.copy())
+    for run in (lambda: value_and_grad(integer_item_given_floats)(X),
+                lambda: jvp(integer_item_given_floats)(X, X)):
+        with pytest.raises(TypeError, match="same_kind"):
+            run()
+
+
+# --- sign-based rules of a boolean argument (hunt13c) -------------------------------------------
+# Their derivatives read np.sign(x), which NumPy refuses for booleans (a UFuncTypeError from the
+# generated code where Python's np.abs works).
+# A boolean argument is differentiated as the numbers 0 and 1, as everywhere in srcgrad.
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.abs(x) * X),
+    lambda x: np.sum(abs(x) * X),
+    lambda x: np.sum(np.fabs(x) * X),
+    lambda x: np.sum(np.copysign(x, -1.0) * X),
+], ids=["np.abs", "abs", "np.fabs", "np.copysign"])
+def test_a_sign_based_rule_of_a_boolean_argument(f):
+    x = np.array([True, False, True])
+    expected = f(x.copy())
+    numbers = x.astype(np.float64)
+    value, g = value_and_grad(f)(x)
+    assert value == expected
+    np.testing.assert_allclose(g, numeric_grad(f, (numbers,), 0), rtol=1e-6, atol=1e-8)
+    value_j, tangent = jvp(f)(x, X)
+    assert value_j == expected
+    np.testing.assert_allclose(tangent, np.dot(g, X), rtol=1e-12)
+    primal, back = pullback(f)(x)
+    assert primal == expected
+    np.testing.assert_allclose(back(1.0), g, rtol=1e-12)
+
+
+# --- unpacking and iterating what srcgrad reads by position (hunt13c) ---------------------------
+
+
+class _Iterable:
+    """A pair Python unpacks through ``__iter__``: no ``__getitem__``."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __iter__(self):
+        return iter((self.a, self.b))
+
+
+def unpacked_argument_object(x, p):
+    a, b = p
+    return np.sum(a * x + b)
+
+
+def summed_argument_object(x, p):
+    return np.sum(sum(p) * x)
+
+
+def test_unpacking_an_argument_object_is_refused_where_it_is_written():
+    # `a, b = p` was a TypeError from generated code ('_Iterable' object is not subscriptable)
+    p = _Iterable(X * 2.0, X * 3.0)
+    for wrt in (0, 1):
+        with pytest.raises(SrcgradError, match=r"unpacks `a, b = p` by position") as error:
+            value_and_grad(unpacked_argument_object, wrt=wrt)(X, p)
+        assert "a, b = p" in "".join(getattr(error.value, "__notes__", []))  # the user's line
+    # `sum(p)` with respect to p: an AttributeError ('_fields') from generated code
+    with pytest.raises(SrcgradError, match="does not differentiate through iterating"):
+        value_and_grad(summed_argument_object, wrt=1)(X, p)
+    np.testing.assert_allclose(grad(summed_argument_object)(X, p), X * 5.0)
+
+
+def unpacked_three_into_two(x):
+    a, b = x
+    return a * b
+
+
+def unpacked_list_argument(x, L):
+    a, b = L
+    return np.sum(a * b * x)
+
+
+def unpacked_tuple_made_here(x):
+    t = (x[0], x[1], x[2])
+    u, v = t
+    return u * v
+
+
+@pytest.mark.parametrize("f, extra", [(unpacked_three_into_two, ()),
+                                      (unpacked_list_argument, ([X, X, X],)),
+                                      (unpacked_tuple_made_here, ())])
+def test_unpacking_a_sequence_of_another_length_raises_as_python_does(f, extra):
+    # was silently the first two items (srcgrad reads `a = v[0]; b = v[1]`)
+    with pytest.raises(ValueError, match=r"too many values to unpack \(expected 2\)"):
+        f(X.copy(), *copy.deepcopy(extra))
+    for run in (lambda: value_and_grad(f)(X, *extra), lambda: jvp(f)(X, *extra, X)):
+        with pytest.raises(ValueError, match=r"too many values to unpack \(expected 2\)"):
+            run()
+
+
+def test_unpacking_a_shorter_sequence_raises_as_python_does():
+    with pytest.raises(ValueError, match=r"not enough values to unpack \(expected 2, got 1\)"):
+        value_and_grad(unpacked_three_into_two)(X[:1])
+
+
+def extended_list_read_from_a_dict(x):
+    d = {"a": [x]}
+    L = d["a"]
+    L += [x * 2.0]  # extends d["a"] too
+    return np.sum(np.sin(d["a"][1])) + np.sum(L[0] * L[1])
+
+
+def extended_item_of_a_dict(x):
+    d = {"a": [x]}
+    d["a"] += [x * 2.0]
+    return np.sum(np.sin(d["a"][1]) * d["a"][0])
+
+
+def extended_list_read_from_a_list(x):
+    L = [[x]]
+    M = L[0]
+    M += [np.cos(x)]
+    return np.sum(L[0][1] * M[0])
+
+
+@pytest.mark.parametrize("f", [extended_list_read_from_a_dict, extended_item_of_a_dict,
+                               extended_list_read_from_a_list])
+def test_a_list_read_from_a_container_and_extended_in_place(f):
+    # was refused when the gradient ran ("`+` or `*` on a list or tuple ... not differentiable"):
+    # `L` was not known to be a list, so `L += [v]` was `L + [v]`, a sum
+    check_all(f, (X,))
+
+
+def test_a_list_read_from_a_container_and_extended_in_place_at_second_order():
+    check_second_order(extended_list_read_from_a_dict, (X,))
+
+
+# --- a parameter bound again after it is read (hunt13c, the store_counts audit) -----------------
+# Passes that look for a name "assigned once" counted the assignments only: a parameter assigned
+# once later was taken for that value everywhere, its reads of the argument before it too.
+
+
+def einsum_sublist_argument_rebound(M, sub):
+    r = np.einsum(M, sub, [0])
+    sub = [1, 0]
+    c = np.einsum(M, sub, [0])
+    return np.sum(np.sin(r)) + np.sum(np.sin(c) * 2.0)
+
+
+def spread_argument_rebound(x, pair):
+    s = np.sum(_three(*pair))
+    pair = (x, x)
+    return s + np.sum(_three(*pair))
+
+
+def _three(a, b, c=1.0):
+    return a * b * c
+
+
+def callable_argument_rebound(x, g):
+    a = g(x)
+    g = lambda v: v * 3.0  # noqa: E731
+    return np.sum(a + g(x))
+
+
+@pytest.mark.parametrize("f, args, where", [
+    (einsum_sublist_argument_rebound, (np.arange(6.0).reshape(2, 3), [0, 1]), "np.einsum"),
+    (spread_argument_rebound, (X, (X, X * 2.0, 3.0)), "`\\*`"),
+    (callable_argument_rebound, (X, np.sin), "lambda"),
+])
+def test_a_parameter_assigned_later_is_not_taken_for_that_value_before(f, args, where):
+    # was silently wrong: the einsum before the rebinding read the subscripts [1, 0] (4.257 for
+    # Python's 4.066), `_three(*pair)` the tuple (x, x) (15.75 for 36.75), `g(x)` the lambda
+    # (9.0 for 5.05); now refused where written, as for any argument
+    with pytest.raises(UnsupportedSyntaxError, match=where):
+        value_and_grad(f)(*args)

@@ -107,7 +107,7 @@ GENERATOR_FEATURES = (
     "library call, with a rule or refused", "with manager", "try block",
     "array from outside the function", "item updated in place", "list repetition",
     "nested item updated in place",
-    "list concatenation", "rebound to another shape",
+    "list concatenation", "rebound to another shape", "argument spread, then rebound",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
 # hunts of 300 (seeds 50001 and 50002, tests/test_random_programs.py at the commits of
@@ -1070,7 +1070,18 @@ class Gen(LibraryStatements):
         if self.pkind == "dict":
             self.features.add("container argument iteration")
             return self.dict_loop("P", scope, ind, ())
-        form = self.pick(["for", "enumerate", "unpack", "unpack"])
+        form = self.pick(["for", "enumerate", "unpack", "unpack"]
+                         + (["spread"] if self.pkind == "tuple" else []))
+        if form == "spread":
+            # `*P` of the argument, then P bound on one path: a name assigned once was taken for
+            # that tuple everywhere, the spread before it too (a wrong value; a parameter is
+            # bound by the call: now refused, an argument's `*P` is)
+            self.features.add("argument spread, then rebound")
+            s, v = self.fresh("s"), self.vector(scope, 1)
+            scope.names[s] = "s"
+            new = f"({self.own(self.vector(scope, 1))}, {self.own(self.matrix(scope, 1))})"
+            return [f"{ind}{s} = np.sum(np.sin(np.add(*P)))", f"{ind}if np.sum({v}) > 0.0:",
+                    f"{ind}    P = {new}"]
         if form == "unpack":
             self.features.add("container argument unpack")
             p1, p2 = self.fresh("p"), self.fresh("p")
@@ -1721,6 +1732,7 @@ KNOWN_REFUSALS = {
         r"does not support a (nested function definition|lambda) here"
     ),
     "iterator used twice": r"is an iterator .*which its first use consumes",
+    "spread of an argument": r"does not support `\*` here: the number of arguments it passes",
     "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
     "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
     "loop over a sequence whose array the loop writes": r"^the sequence this loop runs over holds",

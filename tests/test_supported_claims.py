@@ -582,7 +582,22 @@ def loop_over_an_argument_object(x, p):
     return s
 
 
+def widened_in_place(x):
+    y = x * 1.0
+    y += np.outer(x, x)
+    return np.sum(y)
+
+
+def unpacked_into_too_few(x):
+    a, b = x
+    return a * b
+
+
 CLAIMS = [
+    ("a `v` that would widen it (`y += np.outer(x, x)` of a vector) raises NumPy's error when it "
+     "runs", widened_in_place, 0, (X,), RUN, "non-broadcastable output operand"),
+    ("`a, b = v` of a sequence of another length raises Python's error when it runs",
+     unpacked_into_too_few, 0, (X,), RUN, r"too many values to unpack \(expected 2\)"),
     ("`\\|` / `&` / `^` given a value that carries gradient", merges_an_argument, 0,
      ({"a": 1.5}, {"b": 2.0}), TRANSFORM, r"`\|` given `p`"),
     ("`vars(obj)` held (`d = vars(obj)`)", holds_vars, 0, (X,), TRANSFORM, "vars"),

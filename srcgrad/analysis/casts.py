@@ -51,5 +51,5 @@ def run_time_casts():
     """Helpers whose rules decide a dtype held in a variable when they run."""
     return (
         runtime.astype, runtime.cast_grad, runtime.cast_tangent, writes.written,
-        writes.written_grad,
+        writes.written_grad, writes.kept_dtype, writes.kept_dtype_tangent,
     )

@@ -105,3 +105,40 @@ def greatest_kinds(bindings, kind_of, start=True):
         if kinds == names:
             return names
         names = kinds
+
+
+def item_values(fn_node, added, unknown=()):
+    """``{name: [the values held as its items]}`` for the names every plain binding of which is
+    a list, tuple or dict display, or adds an item to the name itself (``added(value, name)``:
+    the value added, as ``L = list_append(L, v)`` adds v, else None); the names ``unknown``
+    (bound otherwise: a parameter, a loop's target) are absent."""
+    items = {}
+    for name, values in assigned_values(fn_node).items():
+        if name in unknown:
+            continue
+        held = []
+        for v in values:
+            if isinstance(v, (gast.List, gast.Tuple)):
+                held += v.elts
+            elif isinstance(v, gast.Dict):
+                held += v.values
+            elif added(v, name) is not None:
+                held.append(added(v, name))
+            else:
+                break
+        else:
+            items[name] = held
+    return items
+
+
+def number_kind(value, numbers):
+    """``True`` when ``value`` is surely a number, given the names ``numbers`` (a constant, a
+    name of them, an arithmetic operation of them), else None: a ``greatest_kinds`` kind."""
+    if isinstance(value, gast.Constant):
+        return True if type(value.value) in (int, float, bool) else None
+    if isinstance(value, gast.Name):
+        return True if value.id in numbers else None
+    if isinstance(value, gast.BinOp):
+        sides = (number_kind(value.left, numbers), number_kind(value.right, numbers))
+        return True if sides == (True, True) else None
+    return None

@@ -137,6 +137,7 @@ DRAWN = "{}_drawn"  # the numbers a draw given ``out=x`` writes into ``x``
 CAST = "{}_cast"  # ``x`` cast to the dtype of the integer or boolean array it is written into
 ARRAY_ONLY = "{}_array"  # argument ``x``, checked to be an array before ``x.sort()`` sorts it
 WRITE_DTYPE = "{}_dtype"  # the dtype of array ``x``, known only at run time, a value is written in
+AUGMENTED = "{}_op"  # ``x op v`` of ``x op= v``, before it is cast to the dtype of the array x
 WRITTEN = "{}_written"  # ``x`` about to be written into an array of a run-time dtype
 # list and dict methods written as values (normalize/containers.py), arrays shared by two names
 # (normalize/sharing.py)

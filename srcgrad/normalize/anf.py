@@ -34,8 +34,20 @@ def in_place_helpers(ctx):
     return {
         name: ctx.global_name(getattr(runtime, name), name)
         for name in ("list_append", "list_pop", "setitem", "check_not_array", "max_of", "min_of",
-                     "repeat_sequence")
+                     "repeat_sequence", "check_unpacked")
     }
+
+
+def _text(value):
+    """The user's text of a value unpacked: a name, or ``v``."""
+    return value.id if isinstance(value, gast.Name) else "v"
+
+
+def _made_here(value):
+    """Whether ``value`` is a tuple srcgrad built itself of the length its unpacking takes (a
+    checkpointed loop's results, an inlined helper's)."""
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and (
+        value.func.id.startswith(("checkpointed_loop", "split_")))
 
 
 class ANF:
@@ -47,6 +59,7 @@ class ANF:
         self.list_append = helpers.get("list_append", "list_append")
         self.list_pop = helpers.get("list_pop", "list_pop")
         self.setitem = helpers.get("setitem", "setitem")
+        self.check_unpacked = helpers.get("check_unpacked")
         self.helpers = helpers
         self.out = []
         self.lineno = None
@@ -193,6 +206,12 @@ class ANF:
             whole = self.atom(value)
             if not isinstance(whole, gast.Name):
                 whole = self._bind(whole, self.namer.fresh(naming.PACKED))
+            if self.check_unpacked is not None and not _made_here(value):
+                # Python's error for another length (the reads by position would not raise)
+                check = gast.Call(gast.Name(self.check_unpacked, gast.Load(), None, None),
+                                  [whole, gast.Constant(len(target.elts), None),
+                                   gast.Constant(_text(value), None)], [])
+                self._emit(gast.Expr(gast.copy_location(check, value)))
             for i, t in enumerate(target.elts):
                 item = gast.Subscript(whole, gast.Constant(i, None), gast.Load())
                 self._emit(_assign(t.id, item))

@@ -24,7 +24,15 @@ from collections import Counter
 
 import gast
 
-from ..astutil import loaded, ordered_walk, param_names, store_counts, stored, walk
+from ..astutil import (
+    binding_counts,
+    loaded,
+    ordered_walk,
+    param_names,
+    store_counts,
+    stored,
+    walk,
+)
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
 from . import renumbered, sugar, unpacking
@@ -110,7 +118,7 @@ def extract_local_functions(fn_node, location):
     twice stays in the body and is refused: which definition a call means is known only when
     it runs.
     """
-    stores = store_counts(fn_node)
+    stores = binding_counts(fn_node)  # (a parameter is the argument before a `def` of it)
     defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}
 

@@ -18,7 +18,7 @@ import string
 import gast
 import numpy as np
 
-from ..astutil import ordered_walk, store_counts
+from ..astutil import binding_counts, ordered_walk
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 
@@ -35,7 +35,7 @@ class EinsumSubscripts:
         self.ctx = ctx
 
     def run(self, fn_node):
-        counts = store_counts(fn_node)
+        counts = binding_counts(fn_node)
         self.literals = {}  # name assigned once -> its List, Tuple or Constant value
         for n in ordered_walk(fn_node):
             if (

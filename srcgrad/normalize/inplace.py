@@ -23,6 +23,7 @@ from .. import runtime
 from ..astutil import index_value, ordered_walk, stored, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
+from ..runtime import writes
 from .aliasing import (
     DICT_VIEWS,
     _aliased,
@@ -207,7 +208,7 @@ class CopyBeforeWrite:
                     if into not in owned and report and not self._into_new(s.value):
                         self._not_owned(into, s.value)
                     owned.add(var)
-                elif self._owning(s.value) or (
+                elif self._owning(s.value, owned) or (
                     var not in self.item_written and _list_copy(s.value)
                 ) or var in self.private_elements:
                     owned.add(var)
@@ -581,7 +582,10 @@ class CopyBeforeWrite:
                     out.add(id(arg))
         return out
 
-    def _owning(self, value):
+    def _owning(self, value, owned=()):
+        """Whether ``value`` is a new object no other name holds (``owned``: the names that
+        own theirs; ``y = kept_dtype(y_op, y_dtype)`` of ``y op= v``, normalize/sharing.py, is
+        y_op or a copy of it)."""
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.List, gast.Tuple,
                               gast.Dict)):
             return True  # a comparison of arrays is a new (boolean) array: a mask of its own
@@ -600,6 +604,8 @@ class CopyBeforeWrite:
             fn = self.ctx.namespace.resolve(func, self.ctx.local_names)
             if fn is runtime.astype:
                 return _new_cast(value, 5)
+            if fn is writes.kept_dtype:
+                return isinstance(value.args[0], gast.Name) and value.args[0].id in owned
             if isinstance(fn, np.ufunc):
                 return not any(k.arg == "out" for k in value.keywords)
             if user_class(fn) or fn is types.SimpleNamespace or fn is runtime.new_instance:

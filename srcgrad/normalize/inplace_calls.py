@@ -458,7 +458,12 @@ class InPlaceCalls:
             value = gast.Call(func, args[1:], given + moved)
         else:
             value = gast.Call(call.func, args, keywords)
-        return self._write(out.id, value, target, _name(out.id))
+        written = self._write(out.id, value, target, _name(out.id))
+        # NumPy's error where the result is larger than `out` (`g[...] = v` would drop v's
+        # leading axes of length 1): runtime/writes.py
+        check = gast.Call(self._ref(ir.inplace_target, ir.inplace_target.__name__),
+                          [_name(out.id), _name(written[0].targets[0].id)], [])
+        return written[:1] + [gast.Expr(check)] + written[1:]
 
     # --- the write ------------------------------------------------------------------------------
     def _write(self, array, value, target, result, temp=None):

@@ -37,12 +37,20 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..analysis.dataflow import assigned_values, greatest_kinds, least_names
+from ..analysis.dataflow import (
+    assigned_values,
+    greatest_kinds,
+    item_values,
+    least_names,
+    number_kind,
+)
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, local_names, ordered_walk, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
+from ..frontend.source import is_derivative
+from ..runtime import writes
 from .anf import VIEW_METHODS
 from .integer_writes import typed_buffers
 
@@ -193,10 +201,24 @@ class SharedUpdates:
             if packed is not None:
                 self.params.add(packed.id)
         self.fn_node = fn_node
+        self.items = item_values(fn_node, self._added, self._bound_otherwise(fn_node))
         self.containers = self._containers(fn_node)
         self.sequences = self._surely(fn_node)
         self.sequences |= self._split_lists(fn_node)
         self.typed = typed_buffers(fn_node, self.ctx)
+        self.numbers = self._numbers(fn_node)
+        self.generated = is_derivative(self.ctx.fn)
+
+    def _numbers(self, fn_node):
+        """The names every binding of which is a number: a constant, a name of them, or an
+        arithmetic operation (``+=`` too) of them (``n = 0; n += 1``)."""
+        bindings = assigned_values(fn_node)
+        for n in walk(fn_node):
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                bindings.setdefault(n.target.id, []).append(gast.BinOp(n.target, n.op, n.value))
+        for name in self._bound_otherwise(fn_node):
+            bindings.setdefault(name, []).append(None)
+        return set(greatest_kinds(bindings, number_kind))
 
     def _split_lists(self, fn_node):
         """The variables every assignment makes the list ``np.split`` (``array_split``,
@@ -553,11 +575,30 @@ class SharedUpdates:
         ``list(...)``, ``[v] * n``, a list method or a copy of one of them (not an argument:
         the items of one the caller passes are its own; an array argument would pay the
         check)."""
-        return least_names(assigned_values(fn_node), self._makes_container)
+        return least_names(assigned_values(fn_node), lambda v, made: self._makes_container(
+            v, made, any))
 
-    def _makes_container(self, value, made):
+    def _item_made(self, value, made, every):
+        """``L = d["a"]`` of a container made here all items of which (``every``; ``any``: may
+        be) are lists made here."""
+        held = self.items.get(value.value.id) if isinstance(value.value, gast.Name) else None
+        return held is not None and value.value.id in made and every(
+            self._makes_container(v, made) for v in held)
+
+    def _added(self, value, name):
+        """The item ``name = setitem(name, k, v)`` (``list_append(name, v)``, ...) adds, or None."""
+        if not (isinstance(value, gast.Call) and len(value.args) in (2, 3) and _load_of(
+                value.args[0], name)):
+            return None
+        fn = self.ctx.namespace.resolve(value.func, self.locals)
+        adds = {runtime.list_append: 2, runtime.setitem: 3, runtime.list_insert: 3}
+        return value.args[-1] if adds.get(fn) == len(value.args) else None
+
+    def _makes_container(self, value, made, every=all):
         if isinstance(value, (gast.List, gast.Tuple, gast.Dict)):
             return True
+        if isinstance(value, gast.Subscript):
+            return self._item_made(value, made, every)
         if isinstance(value, gast.Name):
             return value.id in made
         if isinstance(value, gast.BinOp):  # `[v] * n`, `2 * [v]`, `L * 2`; `L + [v]`
@@ -586,7 +627,10 @@ class SharedUpdates:
         value = self._operation(s, x) if call is None else call
         holders = self._holders(s, x, defined, container)
         if not holders:
-            return [] if element else [_located(_assign(x, value), s)] + self._dtype_kept(s, x)
+            if element:
+                return []
+            before, result, after = self._dtype_kept(s, x)
+            return before + [_located(_assign(result, value), s)] + after
         unbound = [r for r in holders if r not in defined]
         if unbound:
             raise self.ctx.location.error(
@@ -600,15 +644,14 @@ class SharedUpdates:
             # get the copy with the element written (no rename of it to x, whose identity
             # shared_positions reads: a derivative of this derivative copies that copy)
             return self._put(s, x, x, call.args[1].id, holders, False, container)
-        old = self.ctx.namer.fresh(naming.OLD.format(x))
-        self.locals.add(old)
-        self.ctx.local_names.add(old)
+        old = self._fresh(naming.OLD.format(x))
         if call is None:
             value = self._operation(s, old)
         else:
             call.args[0] = _load(old)
-        out = [_located(_assign(old, _load(x)), s), _located(_assign(x, value), s)]
-        out += self._dtype_kept(s, x)
+        before, result, after = self._dtype_kept(s, x)
+        out = before + [_located(_assign(old, _load(x)), s), _located(_assign(result, value), s)]
+        out += after
         return out + self._put(s, x, old, x, holders, call is not None, container)
 
     def _operation(self, s, name):
@@ -620,14 +663,26 @@ class SharedUpdates:
         return gast.BinOp(_load(name), s.op, s.value)
 
     def _dtype_kept(self, s, x):
-        """``x = astype(x, dtype, 'K', 'same_kind')`` after ``x = x op v`` where x is an array
-        of an explicit dtype (float32, int, ...): NumPy's ``x op= v`` keeps it (or raises)."""
-        atom = self.typed.get(x) if isinstance(s, gast.AugAssign) else None
-        if atom is None:
-            return []
-        cast = self._call("astype", _load(x), clone(atom), gast.Constant("K", None),
-                          gast.Constant("same_kind", None))
-        return [_located(_assign(x, cast), s)]
+        """(before, the name ``x op v`` is assigned to, after): NumPy's ``x op= v`` of an
+        array x (runtime/writes.py). ``x_dtype = inplace_target(x, v)`` raises NumPy's error
+        where v would widen x and reads x's dtype; ``x = kept_dtype(x_op, x_dtype)`` casts back
+        to it (float32 stays float32; int given floats raises); an explicit dtype (float32,
+        int...) is ``astype(x, dtype, 'K', 'same_kind')``. Nothing for lists concatenated or a
+        number counted (``n += 1``, every binding of n a number)."""
+        atom = self.typed.get(x)
+        if not isinstance(s, gast.AugAssign) or x in self.numbers or self._sequences(
+                s.target, s.value) or (self.generated and atom is None):
+            return [], x, []  # (generated code's `dx += g` adds a cotangent of dx's shape)
+        check = self._call(writes.inplace_target.__name__, _load(x), clone(s.value))
+        if atom is not None:
+            cast = self._call("astype", _load(x), clone(atom), gast.Constant("K", None),
+                              gast.Constant("same_kind", None))
+            before = [] if self.generated else [_located(gast.Expr(check), s)]
+            return before, x, [_located(_assign(x, cast), s)]
+        dtype = self._fresh(naming.WRITE_DTYPE.format(x))
+        result = self._fresh(naming.AUGMENTED.format(x))
+        kept = self._call(writes.kept_dtype.__name__, _load(result), _load(dtype))
+        return [_located(_assign(dtype, check), s)], result, [_located(_assign(x, kept), s)]
 
     def _put(self, s, x, old, new, holders, objects, container=None):
         """Each holder given the object ``new`` names where it held ``old``'s (``objects``: an
@@ -635,9 +690,7 @@ class SharedUpdates:
         or dict ``old`` was read from, ``T[i] += v``)."""
         out = []
         for r in holders:
-            where = self.ctx.namer.fresh(naming.SHARED_IN.format(x, r))
-            self.locals.add(where)
-            self.ctx.local_names.add(where)
+            where = self._fresh(naming.SHARED_IN.format(x, r))
             text = x if container is None else f"{container}[...]"  # the user's name
             find = self._call("shared_positions", _load(r), _load(old),
                               gast.Constant(r, None), gast.Constant(text, None))
@@ -664,10 +717,20 @@ class SharedUpdates:
             holders = [r for r in holders if r != container]  # no other position holds it
         return holders
 
+    def _fresh(self, name):
+        name = self.ctx.namer.fresh(name)
+        self.locals.add(name)
+        self.ctx.local_names.add(name)
+        return name
+
     def _call(self, helper, *args):
-        fn = getattr(runtime, helper)
+        fn = getattr(runtime, helper, None) or getattr(writes, helper)
         func = gast.Name(self.ctx.global_name(fn, helper), gast.Load(), None, None)
         return gast.Call(func, list(args), [])
+
+
+def _load_of(node, name):
+    return isinstance(node, gast.Name) and node.id == name
 
 
 def _updated(s):

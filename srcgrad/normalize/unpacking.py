@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import clone, param_names, store_counts, walk
+from ..astutil import binding_counts, clone, param_names, store_counts, walk
 from ..emit import naming
 
 
@@ -419,8 +419,9 @@ class _Bind(gast.NodeTransformer):
 
 
 def _static_literals(fn_node):
-    """Name -> the tuple, list or dict literal it is assigned once and never changed."""
-    counts = store_counts(fn_node)
+    """Name -> the tuple, list or dict literal it is assigned once and never changed (not a
+    parameter: before that assignment it is the argument)."""
+    counts = binding_counts(fn_node)
     found = {}
     for node in walk(fn_node):
         if (isinstance(node, gast.Assign) and len(node.targets) == 1

@@ -51,3 +51,11 @@ linear(ir.written_grad, "g, dtype", vjp={"g": "written_grad(dy, dtype)"}, namesp
 # derived `array_only(da, what)`, a copy too, so a later write into the tangent of `a` cannot
 # reach it (the tangent passed through as `da` made hvp of `x.sort()` on an argument permuted).
 linear(ir.array_only, "a, what", vjp={"a": "dy"}, namespace=NS)
+# `x op= v` computed as `x = x op v` (normalize/sharing.py): `inplace_target` checks the shape and
+# reads x's dtype, `kept_dtype` casts the result back to it (a truncation for an integer x).
+nondiff(ir.inplace_target)
+defrule(
+    ir.kept_dtype, "v, dtype", vjp={"v": "written_grad(dy, dtype)"},
+    jvp={"v": "kept_dtype_tangent(dv, dtype)"}, namespace=NS,
+)
+linear(ir.kept_dtype_tangent, "t, dtype", vjp={"t": "written_grad(dy, dtype)"}, namespace=NS)

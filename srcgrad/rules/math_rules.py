@@ -75,9 +75,9 @@ elementwise(builtins.min, "x1, x2", vjp=("dy * (x1 <= x2)", "dy * (x1 > x2)"))
 defrule(
     builtins.abs,
     "x",
-    vjp="dy * np.sign(x) if not np.iscomplexobj(x) else "
+    vjp="dy * real_sign(x) if not np.iscomplexobj(x) else "
     "np.real(dy) * np.conj(x) / np.where(x == 0, 1.0, np.abs(x))",
-    jvp="dx * np.sign(x) if not np.iscomplexobj(x) else "
+    jvp="dx * real_sign(x) if not np.iscomplexobj(x) else "
     "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))",
 )
 

@@ -83,12 +83,12 @@ elementwise(np.arctanh, UNARY, vjp="dy / (1 - x * x)")
 elementwise(
     np.abs,
     UNARY,
-    vjp="dy * np.sign(x) if not np.iscomplexobj(x) else "
+    vjp="dy * real_sign(x) if not np.iscomplexobj(x) else "
     "np.real(dy) * np.conj(x) / np.where(x == 0, 1.0, np.abs(x))",
-    jvp="dx * np.sign(x) if not np.iscomplexobj(x) else "
+    jvp="dx * real_sign(x) if not np.iscomplexobj(x) else "
     "np.real(np.conj(x) * dx) / np.where(x == 0, 1.0, np.abs(x))",
 )
-elementwise(np.fabs, UNARY, vjp="dy * np.sign(x)")
+elementwise(np.fabs, UNARY, vjp="dy * real_sign(x)")
 # Piecewise constant for real x; of a complex x it is x / |x|, refused (sign_grad).
 elementwise(np.sign, UNARY, vjp="dy * sign_grad(x)")
 elementwise(np.sinc, "x", vjp="dy * sinc_nth(real_only(x, 'np.sinc'), 1)")
@@ -152,7 +152,7 @@ elementwise(
     ),
 )
 elementwise(np.logaddexp2, BINARY, vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"))
-elementwise(np.copysign, BINARY, vjp={"x1": "dy * np.sign(x1) * np.sign(y)"})
+elementwise(np.copysign, BINARY, vjp={"x1": "dy * real_sign(x1) * np.sign(y)"})
 elementwise(np.ldexp, BINARY, vjp={"x1": "dy * np.exp2(x2)"})
 # Ties go to the first operand, as in np.maximum's choice of which value to return.
 # Complex numbers are not ordered: the rules that compare refuse them (real_only).

@@ -75,7 +75,7 @@ linear(runtime.conj_like, "g, x", vjp="conj_like(dy, x)")
 linear(runtime.real_only, "x, function", vjp={"x": "dy"})
 linear(runtime.norm_input, "x, ord=None, axis=None, matrix=False", vjp={"x": "dy"})
 linear(runtime.jacobian_argument, "x", vjp="dy")
-nondiff(runtime.holomorphic_seed, runtime.sign_grad)
+nondiff(runtime.holomorphic_seed, runtime.real_sign, runtime.sign_grad)
 # numpy.fft's helpers (runtime/fft.py): cropping and zero padding are each other's adjoints
 linear(runtime.fit_axes, "g, sizes, axes", vjp={"g": "fit_axes(dy, axis_sizes(g, axes), axes)"})
 nondiff(runtime.fft_axes, runtime.fft_sizes, runtime.axis_sizes, runtime.hermitian_weights)

@@ -80,6 +80,7 @@ from .complex_values import (  # noqa: F401
     holomorphic_seed,
     norm_input,
     real_only,
+    real_sign,
     sign_grad,
 )
 from .containers import (  # noqa: F401
@@ -172,6 +173,7 @@ from .lists import (  # noqa: F401
     as_list_tangent,
     as_tuple,
     as_tuple_tangent,
+    check_unpacked,
     clear_items,
     concat_sequence,
     concat_tangent,

@@ -80,6 +80,14 @@ def real_only(x, function):
     return x
 
 
+def real_sign(x):
+    """``np.sign`` of a real ``x``, the derivative of ``|x|``: of a boolean array (which
+    ``np.sign`` refuses) x itself as 0 and 1, the sign of those numbers."""
+    if np.result_type(x) == np.bool_:
+        return np.asarray(x, dtype=np.int8)
+    return np.sign(x)
+
+
 def sign_grad(x):
     """The derivative of ``np.sign`` of a real ``x``: 0 (it is piecewise constant). Of a complex
     ``x``, ``np.sign`` is ``x / |x|``, which is not constant: refused."""

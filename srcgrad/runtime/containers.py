@@ -13,7 +13,7 @@ import copy
 
 import numpy as np
 
-from ..errors import PythonTypeError, SrcgradError
+from ..errors import PythonTypeError, SrcgradError, UnsupportedCaseError
 from .complex_values import conj_leaf
 from .pytrees import check_field_names, checked_attribute, fields, kind_of, parts_of, rebuild
 from .shapes import float_dtype, object_operator, unbroadcast
@@ -270,8 +270,23 @@ def sum_tangent(tangents):
 
 
 def sum_grad(dy, items):
-    """The adjoint of the builtin ``sum(items)``: ``dy`` for every element, unbroadcast."""
+    """The adjoint of the builtin ``sum(items)``: ``dy`` for every element, unbroadcast. An
+    object of a class of the user's is iterated by its ``__iter__``, which srcgrad does not
+    follow: refused."""
+    if type(items).__module__ not in ("builtins", "numpy") and not isinstance(
+            items, (list, tuple, np.ndarray)):
+        raise not_iterated(items)
     return Cotangents(unbroadcast(dy, x) for x in items)
+
+
+def not_iterated(seq):
+    """The refusal of a gradient or tangent through iterating ``seq``, an object of a class of
+    the user's."""
+    return UnsupportedCaseError(
+        f"srcgrad does not differentiate through iterating a `{type(seq).__name__}` (a loop, "
+        "unpacking or `list(v)` of it runs its `__iter__`, which srcgrad does not follow): "
+        "iterate over a list, tuple or array, or over the object's fields (`for v in (p.a, "
+        "p.b)`)")
 
 
 def extreme_index(items, largest=True):

@@ -19,10 +19,34 @@ from ..errors import (
     PythonAttributeError,
     PythonIndexError,
     PythonTypeError,
+    PythonValueError,
     UnsupportedCaseError,
 )
-from .containers import Cotangents, DictCotangents, add, elem, zeros_like
+from .containers import Cotangents, DictCotangents, add, elem, not_iterated, zeros_like
 from .shapes import float_dtype
+
+
+def check_unpacked(value, count, text="v"):
+    """Python's check of ``a, b = value``, which srcgrad reads by position (``value[0]``,
+    ``value[1]``): a sequence of another length raises Python's error (the reads by position
+    would take the first items silently); a dict (whose unpacking gives its keys), a set, an
+    iterator or an object of a class that is no sequence is refused."""
+    if isinstance(value, (tuple, list, np.ndarray, str, range)):
+        given = len(value)
+        if given > count:
+            raise PythonValueError(f"too many values to unpack (expected {count})")
+        if given < count:
+            raise PythonValueError(
+                f"not enough values to unpack (expected {count}, got {given})")
+        return
+    if isinstance(value, (dict, set, frozenset)) or not (
+            hasattr(type(value), "__getitem__") and hasattr(type(value), "__len__")):
+        raise UnsupportedCaseError(
+            f"srcgrad unpacks `a, b = {text}` by position (`{text}[0]`, `{text}[1]`), and "
+            f"`{text}` is a {type(value).__name__}, which Python unpacks by iterating it; unpack "
+            f"a tuple or list (`a, b = tuple({text})`), or read the parts by name "
+            f"(`a, b = {text}.a, {text}.b`)")
+    check_unpacked(list(value), count)
 
 
 def _require(items, kinds, method):
@@ -302,7 +326,7 @@ def sequence_grad(dy, seq):
     if isinstance(seq, (list, tuple, np.ndarray)):
         return dy
     if not isinstance(seq, (dict, range)) and _carries(dy):
-        raise _not_iterated(seq)
+        raise not_iterated(seq)
     return None  # a dict's keys, an iterator of indices: no gradient
 
 
@@ -315,7 +339,7 @@ def sequence_tangent(dseq, seq):
     if isinstance(seq, dict):
         return [None] * len(seq)
     if dseq is not None and not isinstance(seq, range):
-        raise _not_iterated(seq)
+        raise not_iterated(seq)
     return None
 
 
@@ -331,14 +355,6 @@ def _carries(d):
         return bool(np.any(np.asarray(d) != 0))
     except (TypeError, ValueError):
         return True  # an object's cotangent
-
-
-def _not_iterated(seq):
-    return UnsupportedCaseError(
-        f"srcgrad does not differentiate through iterating a `{type(seq).__name__}` (a loop, "
-        "unpacking or `list(v)` of it runs its `__iter__`, which srcgrad does not follow): "
-        "iterate over a list, tuple or array, or over the object's fields (`for v in (p.a, "
-        "p.b)`)")
 
 
 def ndenumerate_items(a):
@@ -453,7 +469,7 @@ def as_list_grad(dy, iterable):
     if not isinstance(iterable, (list, tuple, np.ndarray)):
         if isinstance(iterable, range) or not _carries(dy):
             return None
-        raise _not_iterated(iterable)
+        raise not_iterated(iterable)
     if isinstance(iterable, np.ndarray):
         rows = [zeros_like(v) if d is None else d for d, v in zip(dy, iterable)]
         return np.stack(rows) if rows else zeros_like(iterable)
@@ -464,7 +480,7 @@ def as_list_tangent(diterable, iterable):
     if diterable is None or isinstance(iterable, dict):
         return None
     if not isinstance(iterable, (list, tuple, np.ndarray)):
-        raise _not_iterated(iterable)
+        raise not_iterated(iterable)
     return list(diterable)
 
 

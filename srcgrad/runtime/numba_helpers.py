@@ -687,3 +687,14 @@ from .numba_reductions import _axis, _spread, chooser_grad, real_only  # noqa: E
 
 HELPERS.update({reductions.chooser_grad: chooser_grad, complex_values.real_only: real_only,
                 _python_copy_state: copy_state})
+from .numba_writes import (  # noqa: E402, F401 (generated modules import them from here)
+    WRITE_HELPERS,
+    check_unpacked,
+    inplace_target,
+    kept_dtype,
+    kept_dtype_tangent,
+    real_sign,
+    written_grad,
+)
+
+HELPERS.update(WRITE_HELPERS)

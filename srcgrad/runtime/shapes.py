@@ -79,11 +79,7 @@ def unbroadcast(g, x):
             None if gi is None or xi is None else unbroadcast(gi, xi) for gi, xi in zip(g, x)
         )
     if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
-        # `+` or `*` between Python sequences concatenates or repeats them: not arithmetic
-        raise SrcgradError(
-            "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
-            "by srcgrad; build the list with a literal, `append` or a comprehension instead"
-        )
+        return _unbroadcast_sequences(g, x)
     if isinstance(g, dict) and not isinstance(x, dict):
         # an operator whose operand is an object: the class's `__add__`, `__mul__`... (a dict
         # of cotangents meets a dict in srcgrad's own sweeps: a split call's gradients)
@@ -91,6 +87,20 @@ def unbroadcast(g, x):
     if getattr(g, "shape", None) is not None and getattr(x, "shape", None) is not None:
         return _unbroadcast_arrays(g, x)
     return _unbroadcast_shapes(g, x)
+
+
+def _unbroadcast_sequences(g, x):
+    """``unbroadcast`` of a list's (or tuple's) cotangent: item by item where it has x's length
+    (a list written whole, ``d["a"] = [x, y]``, its cotangent read back with take_item; or
+    concatenated with an empty one); else `+` or `*` concatenated or repeated Python sequences,
+    which is no arithmetic: refused."""
+    if len(g) == len(x):
+        return type(g)(None if gi is None or xi is None else unbroadcast(gi, xi)
+                       for gi, xi in zip(g, x))
+    raise SrcgradError(
+        "`+` or `*` on a list or tuple (concatenation or repetition) is not differentiable "
+        "by srcgrad; build the list with a literal, `append` or a comprehension instead"
+    )
 
 
 def _unbroadcast_arrays(g, x):

@@ -297,3 +297,39 @@ def array_only(a, what):
             f"({what.split('.')[0]})` instead, or pass an array"
         )
     return np.array(a, copy=True)
+
+
+# --- `x op= v`: NumPy writes the result into the array x ----------------------------------------
+def inplace_target(x, v):
+    """The dtype ``x op= v`` casts its result to: ``x.dtype`` when ``x`` is an array (NumPy
+    writes into it), else None (a number, a list: ``x`` is rebound). Raises NumPy's error when
+    ``v`` would broadcast the array ``x`` to a larger shape (``y = x * 1.0; y += np.outer(x, x)``):
+    ``x = x op v``, which srcgrad computes, would silently make a new, larger array."""
+    if not isinstance(x, np.ndarray):
+        return None
+    shape = v.shape if type(v) is np.ndarray else np.shape(v)  # (the common case first)
+    if shape != x.shape and shape:
+        wide = np.broadcast_shapes(x.shape, shape)
+        if wide != x.shape:
+            raise NumPyValueError(f"non-broadcastable output operand with shape {x.shape} doesn't "
+                             f"match the broadcast shape {wide}")
+    return x.dtype
+
+
+def kept_dtype(v, dtype):
+    """``v``, the result of ``x op= v``, in x's dtype (``inplace_target``; None: x was no
+    array): a ``same_kind`` cast as NumPy's write does (float32 stays float32, an int array given
+    floats raises NumPy's casting error)."""
+    if dtype is None or getattr(v, "dtype", None) == dtype:
+        return v
+    return np.asarray(v).astype(dtype, casting="same_kind")
+
+
+def kept_dtype_tangent(t, dtype):
+    """The tangent of ``kept_dtype(v, dtype)`` along ``t``: zero through a cast to an integer or
+    boolean dtype (as its adjoint, ``written_grad``), else ``t`` in that dtype."""
+    if dtype is None or t is None or getattr(t, "dtype", None) == dtype:
+        return t
+    if _truncates(dtype):
+        return np.zeros(np.shape(t), dtype=float_dtype(t))
+    return np.asarray(t).astype(dtype)

@@ -1,4 +1,5 @@
 def dgolden_list_argument(params, x):
+    check_unpacked(params, 2, 'params')
     W = params[0]
     b = params[1]
     W_matmul_x = W @ x
