@@ -34,6 +34,7 @@ import inspect
 import sys
 import types
 import typing
+from collections import Counter
 from typing import Any, Iterator
 
 import gast
@@ -176,7 +177,9 @@ class Receivers(Builds):
         # annotation): such a derivative is not stored in the disk cache (emit/diskcache.py),
         # whose key sees neither the instance nor the methods found through it
         self.specialized = False
-        self.stores = {}  # name -> how many times the function (or an inlined body) assigns it
+        # name -> how many times the function and the inlined bodies assign it (a Counter:
+        # a body writing a caller's variable adds to its count)
+        self.stores = Counter()
         self.methods = {}  # name -> (function, receiver name, Known): `h = obj.method`
         # name -> the parameter of the transformed function whose value it was read out of
         # (`lay = P.ps[0]`), for a method call on it whose class is not known here
