@@ -2847,3 +2847,35 @@ def test_a_parameter_assigned_later_is_not_taken_for_that_value_before(f, args, 
     # (9.0 for 5.05); now refused where written, as for any argument
     with pytest.raises(UnsupportedSyntaxError, match=where):
         value_and_grad(f)(*args)
+
+
+def cast_without_copy_then_updated(x, M):
+    y = np.cos(x)
+    w = y.astype(np.result_type(y), copy=False)  # y itself: the dtype already matches
+    s = np.sum(np.sin(w))
+    for _ in range(2):
+        y += np.mean(M, axis=0) * x
+        s = s + np.sum(np.sin(w))
+    return s
+
+
+def cast_to_another_dtype_then_updated(x, M, copy=False):
+    y = np.cos(x)
+    w = y.astype(np.float32, copy=copy)  # a new float32 array: y's updates do not reach it
+    y += M[0]
+    return np.sum(np.sin(w)) * 1.0 + np.sum(y * x)
+
+
+def test_a_cast_without_copy_is_the_array_an_update_in_place_changes():
+    # x.astype(dtype, copy=False) is x where the dtype matches: `y += v` changes w too. It was
+    # taken for a new array: Python's 4.0387, srcgrad's 4.0669, a wrong gradient (random
+    # programs, seed 56004). normalize/sharing now sees it as possibly y itself.
+    x = np.array([-0.9, 1.1, 1.3, 0.03, 1.2])
+    M = np.array([[-1.0, -0.78, -0.56, -0.33, -0.11], [0.11, 0.33, 0.56, 0.78, 1.0]])
+    check_all(cast_without_copy_then_updated, (x, M))
+    # to another dtype it is a copy (float32: compared with the copying cast, not differences)
+    for f in (grad, lambda f: lambda *a: jvp(f)(*a, np.ones(5))[1]):
+        np.testing.assert_array_equal(f(cast_to_another_dtype_then_updated)(x, M),
+                                      f(cast_to_another_dtype_then_updated)(x, M, True))
+    assert value_and_grad(cast_to_another_dtype_then_updated)(x, M)[0] == (
+        cast_to_another_dtype_then_updated(x, M))
