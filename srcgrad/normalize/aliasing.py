@@ -50,6 +50,16 @@ def _new_cast(call, copy_position):
     return copy is None or (isinstance(copy, gast.Constant) and copy.value is True)
 
 
+def same_items(call, containers):
+    """Whether a method call's result may hold what its object holds: a view, the shallow copy
+    of a list or dict of ``containers``, ``x.astype(dtype, copy=False)`` (``x`` itself where
+    the dtype matches)."""
+    func = call.func
+    shallow = func.attr == "copy" and isinstance(func.value, gast.Name) and (
+        func.value.id in containers)
+    return shallow or func.attr in VIEW_METHODS or func.attr == "astype" and not _new_cast(call, 4)
+
+
 def _integer_lists(fn_node):
     """Names bound only to list literals of integers (``[0, 1, 2]``, an index that copies)."""
     kinds = {}

@@ -51,7 +51,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..frontend.source import is_derivative
 from ..runtime import writes
-from .aliasing import _new_cast
+from .aliasing import same_items
 from .anf import VIEW_METHODS
 from .integer_writes import typed_buffers
 
@@ -184,16 +184,6 @@ def _field_update(node, updated):
             and node.value.args[0].id == node.targets[0].id):
         return None
     return node.value if node.value.func.id in updated else None
-
-
-def _same_items(call, containers):
-    """Whether a method call's result may hold what its object holds: a view, the shallow copy
-    of a list or dict of ``containers``, ``x.astype(dtype, copy=False)`` (``x`` itself where
-    the dtype matches)."""
-    func = call.func
-    shallow = func.attr == "copy" and isinstance(func.value, gast.Name) and (
-        func.value.id in containers)
-    return shallow or func.attr in VIEW_METHODS or func.attr == "astype" and not _new_cast(call, 4)
 
 
 class SharedUpdates:
@@ -352,7 +342,7 @@ class SharedUpdates:
     def _call_passes_on(self, value, outside=False):
         func = value.func
         if isinstance(func, gast.Attribute) and self._local_root(func.value):
-            same = _same_items(value, self.containers)
+            same = same_items(value, self.containers)
             return self._passed_on(func.value, outside) if same else []
         fn = self.ctx.namespace.resolve(func, self.locals)
         if isinstance(func, gast.Attribute) and func.attr in VIEW_METHODS and (
