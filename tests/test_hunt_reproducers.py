@@ -2879,3 +2879,42 @@ def test_a_cast_without_copy_is_the_array_an_update_in_place_changes():
                                       f(cast_to_another_dtype_then_updated)(x, M, True))
     assert value_and_grad(cast_to_another_dtype_then_updated)(x, M)[0] == (
         cast_to_another_dtype_then_updated(x, M))
+
+
+def _reduced_into(shape, scan=False):
+    def f(x):
+        g = np.zeros(shape)
+        if scan:
+            np.cumsum(x[0], out=g)
+        else:
+            np.sum(x * x, axis=0, out=g)
+        return np.sum(g * g)
+    return f
+
+
+@pytest.mark.parametrize("shape, scan", [((1, 3), False), ((2, 3), False), ((1, 3), True)])
+def test_out_of_a_reduction_or_a_scan_needs_the_results_shape(shape, scan):
+    # NumPy raises where out= of a reduction or a scan has another shape than the result, even
+    # one the result broadcasts to; srcgrad broadcast the result into it and gave a value
+    # (np.sum(M, axis=0, out=g) with g of shape (1, 3): 1.94 and a gradient)
+    f, x = _reduced_into(shape, scan), np.arange(6.0).reshape(2, 3) / 5
+    with pytest.raises(ValueError):
+        f(x)
+    for transform in (value_and_grad, lambda f: lambda x: jvp(f)(x, x)):
+        with pytest.raises(ValueError, match="NumPy requires the result's own shape"):
+            transform(f)(x)
+
+
+def out_of_the_results_shape(x):
+    g = np.zeros(3)
+    np.sum(x * x, axis=0, out=g)
+    np.cumsum(g, out=g)
+    h = np.zeros((2, 3))
+    np.exp(x[0], out=h)  # a ufunc broadcasts its result into out=
+    k = np.zeros((1, 3))
+    np.round(x[1] * 3, 1, out=k)  # np.round: out= of the result's size
+    return np.sum(g * g) + np.sum(h * x) + np.sum(k * x)
+
+
+def test_out_of_the_results_shape_or_broadcast_by_a_ufunc_works():
+    check_all(out_of_the_results_shape, (np.arange(6.0).reshape(2, 3) / 5 + 0.07,))

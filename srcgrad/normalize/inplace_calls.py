@@ -461,8 +461,14 @@ class InPlaceCalls:
         written = self._write(out.id, value, target, _name(out.id))
         # NumPy's error where the result is larger than `out` (`g[...] = v` would drop v's
         # leading axes of length 1): runtime/writes.py
-        check = gast.Call(self._ref(ir.inplace_target, ir.inplace_target.__name__),
-                          [_name(out.id), _name(written[0].targets[0].id)], [])
+        operands = [_name(out.id), _name(written[0].targets[0].id)]
+        if _broadcasts_into_out(fn):
+            helper = self._ref(ir.inplace_target, ir.inplace_target.__name__)
+            check = gast.Call(helper, operands, [])
+        else:  # a reduction, a scan...: NumPy wants out= of the result's own shape
+            size = gast.Constant(fn in (np.round, np.around), None)
+            check = gast.Call(self._ref(ir.exact_target, ir.exact_target.__name__),
+                              operands + [size], [])
         return written[:1] + [gast.Expr(check)] + written[1:]
 
     # --- the write ------------------------------------------------------------------------------
@@ -758,3 +764,11 @@ WRITERS = {
     np.fill_diagonal: InPlaceCalls._fill_diagonal,
     np.put_along_axis: InPlaceCalls._put_along_axis,
 }
+
+
+def _broadcasts_into_out(fn):
+    """Whether NumPy broadcasts ``fn``'s result into a larger ``out=`` (a ufunc, its
+    ``outer``, ``np.clip``, ``np.fix``): a reduction or a scan requires the result's shape."""
+    if isinstance(fn, np.ufunc) or fn in (np.clip, np.fix):
+        return True
+    return isinstance(getattr(fn, "__self__", None), np.ufunc) and fn.__name__ == "outer"

@@ -54,6 +54,7 @@ linear(ir.array_only, "a, what", vjp={"a": "dy"}, namespace=NS)
 # `x op= v` computed as `x = x op v` (normalize/sharing.py): `inplace_target` checks the shape and
 # reads x's dtype, `kept_dtype` casts the result back to it (a truncation for an integer x).
 nondiff(ir.inplace_target)
+nondiff(ir.exact_target)
 defrule(
     ir.kept_dtype, "v, dtype", vjp={"v": "written_grad(dy, dtype)"},
     jvp={"v": "kept_dtype_tangent(dv, dtype)"}, namespace=NS,

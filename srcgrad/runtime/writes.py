@@ -316,6 +316,18 @@ def inplace_target(x, v):
     return x.dtype
 
 
+def exact_target(x, v, size_only=False):
+    """``inplace_target`` for ``out=x`` of a reduction, a scan, ``np.dot``, ``np.take``, a
+    ufunc's ``reduce``/``accumulate``...: NumPy requires ``x`` to have the result's own shape (for
+    ``np.round``, its size) and raises otherwise, where broadcasting ``v`` into ``x`` would give a
+    value (``np.sum(M, axis=0, out=g)`` with ``g`` of shape (1, 3) or (2, 3))."""
+    shape = np.shape(v)
+    if isinstance(x, np.ndarray) and (np.size(v) != x.size if size_only else shape != x.shape):
+        raise NumPyValueError(f"`out=` of shape {x.shape} for a result of shape {shape}: NumPy "
+                              f"requires the result's own {'size' if size_only else 'shape'}")
+    return inplace_target(x, v)
+
+
 def kept_dtype(v, dtype):
     """``v``, the result of ``x op= v``, in x's dtype (``inplace_target``; None: x was no
     array): a ``same_kind`` cast as NumPy's write does (float32 stays float32, an int array given
