@@ -2918,3 +2918,23 @@ def out_of_the_results_shape(x):
 
 def test_out_of_the_results_shape_or_broadcast_by_a_ufunc_works():
     check_all(out_of_the_results_shape, (np.arange(6.0).reshape(2, 3) / 5 + 0.07,))
+
+
+def closure_variable_copied_twice(x):
+    h = x * 1.0
+    h0 = h
+    def loc(v):
+        return np.sin(v) + h0
+    h = loc(h)
+    h0 = h
+    def loc(v):  # noqa: F811 (defined again, as the program drawn did)
+        return np.cos(v) * h0
+    h = loc(h)
+    return np.sum(h)
+
+
+def test_a_variable_a_local_function_reads_is_no_rebound_callable():
+    # `h0 = h` twice, read only inside `loc`: rebound.py took h0 for a callable rebound (its
+    # bindings renamed h0_1, h0_2) and the inlined bodies read `h0`: NameError when the
+    # gradient ran (random object programs, seeds 153 and 154)
+    check_all(closure_variable_copied_twice, (np.array([0.3, -0.2, 0.5]),))

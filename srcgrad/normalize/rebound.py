@@ -65,7 +65,11 @@ def _rebound_callables(node, ctx, locals_, params):
             assigned.setdefault(n.targets[0].id, []).append(n.value)
             plain.add(id(n.targets[0]))
     local_functions = getattr(ctx, "local_functions", None) or {}
-    excluded = _read_or_stored_otherwise(node, plain) | set(params) | set(local_functions)
+    # a name a lambda or nested def reads (`h0 = h` ... `def loc(v): return v + h0`) is a value
+    closure_reads = {n.id for fn, _ in local_functions.values() for n in walk(fn)
+                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    excluded = (_read_or_stored_otherwise(node, plain) | set(params) | set(local_functions)
+                | closure_reads)
     return {g for g, values in assigned.items() if len(values) > 1 and g not in excluded
             and all(_static_looking(v, ctx, locals_) for v in values)}
 
