@@ -733,6 +733,30 @@ def test_pullback_reuses_its_primal_on_every_call_of_back(f, args, kwargs, golde
         np.testing.assert_allclose(back(seed), want, rtol=1e-6, atol=1e-8)
 
 
+def _one_branch_restores(x):
+    h = x * 1.0
+    if x[0] > 0:
+        h = np.sin(h) * x
+        h = np.sin(h) * x
+        out = h * 2.0
+    else:
+        out = x * 3.0
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["then", "else"])
+def test_pullback_of_a_branch_only_one_side_of_which_restores_a_name(sign):
+    # pullback.exposed_reads: only the sweep's `if` side pops `h` back, the other reads the
+    # primal's `h` (`zeros_like(h)`), so `h` is a default of `back` (with the `if`'s `then`
+    # taken as the outer `bound`, `h` counted as bound after it: UnboundLocalError in `else`)
+    x = sign * np.array([0.5, -1.0, 2.0])
+    value, back = srcgrad.pullback(_one_branch_restores)(x)
+    assert value == _one_branch_restores(x)
+    want = numeric_grad(_one_branch_restores, (x,), 0)
+    for seed in (1.0, 1.0):
+        np.testing.assert_allclose(back(seed), want, rtol=1e-6, atol=1e-8)
+
+
 def _rerun_with_all_kinds_of_parameters(x, s, /, *rest, scale=2.0, **named):
     x_kept = x * s  # named like linearize's copy of x
     y = x_kept * 1.0

@@ -561,3 +561,18 @@ def test_reverse_and_forward_over_forward_over_reverse_against_differences():
     h, g = srcgrad.hvp(through_two_complex), jvp(grad(through_two_complex))
     assert grad(lambda x: h(x, 1.0))(0.7) == pytest.approx(want, rel=1e-6)
     assert jvp(lambda x: g(x, 1.0)[1])(0.7, 1.0)[1] == pytest.approx(want, rel=1e-6)
+
+
+def test_cotangents_of_a_split_calls_gradients_add_zero_and_none_as_nothing():
+    # runtime.recursion._GradCotangents: the sweep's `+` of two cotangents read from one split
+    # call, where a zero 0.0 or None adds nothing, and a sum is again summed key by key (a
+    # plain DictCotangents plus 0.0 raises)
+    from srcgrad.runtime.recursion import _GradCotangents
+    g = _GradCotangents({"x": 1.0})
+    for zero in (None, 0.0, 0):
+        assert g + zero == {"x": 1.0}
+        assert zero + g == {"x": 1.0}
+    total = g + {"x": 2.0, "y": 4.0}
+    assert total == {"x": 3.0, "y": 4.0}
+    assert total + 0.0 == {"x": 3.0, "y": 4.0}
+    assert 0 + total == {"x": 3.0, "y": 4.0}
