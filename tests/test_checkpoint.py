@@ -605,8 +605,19 @@ def _index_after_branch(x, n):
     return x * i
 
 
-def test_checkpointed_loops_index_bound_on_one_side_of_a_branch_after_it():
+def _index_read_by_a_del_after(x, n):
+    ys = [x, x, x]
+    for i in range(n):
+        x = np.sin(x) * (1.0 + 0.1 * i)
+    del ys[i - n]
+    return x * len(ys)
+
+
+@pytest.mark.parametrize("f", [_index_after_branch, _index_read_by_a_del_after],
+                         ids=["branch", "del"])
+def test_checkpointed_loops_index_read_after_it_is_refused(f):
     # exposed_reads: a branch binds only what both of its sides bind (`then` taken alone
-    # accepted this, and x * i read a name the checkpointed loop never gave back)
+    # accepted the first, and x * i read a name the checkpointed loop never gave back); a
+    # `del ys[i - n]` reads i (exposed_reads with `deleted` alone accepted the second)
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="is read after it"):
-        srcgrad.grad(_index_after_branch, checkpoint=2)(0.3, 5)
+        srcgrad.grad(f, checkpoint=2)(0.3, 5)
