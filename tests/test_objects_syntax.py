@@ -954,3 +954,51 @@ def test_forward_mode_reads_a_rebinding_delayed_on_the_same_line():
     np.testing.assert_allclose(value, functions_then_layers(x, P), rtol=1e-12)
     np.testing.assert_allclose(t, numeric_grad(functions_then_layers, (x, P), 0).sum(),
                                rtol=1e-6)
+
+
+# --- dataclasses.asdict of a dict field (mutation20d) ------------------------------------------
+@dataclass
+class Tabled:
+    w: np.ndarray
+    table: dict
+
+
+def asdict_of_a_dict_field(x, h):
+    d = dataclasses.asdict(h)
+    d["w"][0] = 7.0  # the dict holds deep copies: h.w is unchanged, as in Python
+    return (np.sum(d["w"] * x * h.w) + d["table"]["s"] * np.sum(x * h.w)
+            + np.sum(d["table"]["v"] * h.w * x) + h.table["s"] * x[1])
+
+
+def test_asdict_of_a_dict_field_in_both_modes():
+    # runtime.containers.as_dict/_as_dict (deep copies), as_dict_grad (a dataclass's dict
+    # field: DictCotangents), as_dict_tangent (tangents by key), against differences
+    def make(w=(1.0, -2.0, 0.5), s=1.5, v=(0.3, 0.2, -1.0)):
+        return Tabled(np.array(w), {"s": s, "v": np.array(v)})
+
+    x = np.array([0.5, -1.0, 2.0])
+    g = srcgrad.grad(asdict_of_a_dict_field, wrt=1)(x, make())
+    assert isinstance(g, Tabled) and set(g.table) == {"s", "v"}
+    np.testing.assert_allclose(g.w, numeric_grad(
+        lambda w: asdict_of_a_dict_field(x, make(w=w)), (make().w,), 0), rtol=1e-6)
+    np.testing.assert_allclose(g.table["s"], numeric_grad(
+        lambda s: asdict_of_a_dict_field(x, make(s=s)), (1.5,), 0), rtol=1e-6)
+    np.testing.assert_allclose(g.table["v"], numeric_grad(
+        lambda v: asdict_of_a_dict_field(x, make(v=v)), (make().table["v"],), 0), rtol=1e-6)
+    h, dh = make(), make(w=(1.0, 0.5, -1.0), s=0.7, v=(1.0, 1.0, 2.0))
+    value, t = srcgrad.jvp(asdict_of_a_dict_field, wrt=1)(x, h, dh)
+    assert value == asdict_of_a_dict_field(x, make())
+    e = 1e-6
+    moved = [asdict_of_a_dict_field(x, make(w=h.w + k * e * dh.w, s=1.5 + k * e * 0.7,
+                                            v=h.table["v"] + k * e * dh.table["v"]))
+             for k in (1, -1)]
+    np.testing.assert_allclose(t, (moved[0] - moved[1]) / (2 * e), rtol=1e-6)
+
+
+def test_asdict_of_a_namedtuple_is_refused_as_python_refuses_it():
+    # runtime.containers.as_dict: Python's TypeError and message
+    def f(x):
+        return dataclasses.asdict(Pair(x, x))["a"]
+
+    with pytest.raises(TypeError, match=r"asdict\(\) should be called on dataclass instances"):
+        srcgrad.grad(f)(1.0)
