@@ -416,3 +416,17 @@ def test_ndenumerate_of_a_complex_array_and_pairs_read_by_position():
     g = srcgrad.grad(_enumerated_pairs)(M)
     np.testing.assert_allclose(g, numeric_grad(_enumerated_pairs, (M,), 0), rtol=1e-6)
     np.testing.assert_array_equal(g, [[0.3, 0.0], [0.0, 0.5]])
+
+
+def test_a_field_written_on_a_namedtuple_is_refused_as_immutable():
+    # runtime.containers.set_field: the message names a namedtuple as immutable (with the test
+    # swapped it said "of a Point")
+    Point = collections.namedtuple("Point", "a b")
+
+    def f(x):
+        p = Point(x, x)
+        p.a = x * 2.0
+        return p.a
+
+    with pytest.raises(SrcgradError, match=r"writing `\.a` of an immutable namedtuple"):
+        srcgrad.grad(f)(1.0)
