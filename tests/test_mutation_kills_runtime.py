@@ -430,3 +430,15 @@ def test_a_field_written_on_a_namedtuple_is_refused_as_immutable():
 
     with pytest.raises(SrcgradError, match=r"writing `\.a` of an immutable namedtuple"):
         srcgrad.grad(f)(1.0)
+
+
+def test_an_element_of_no_cotangent_is_zeros():
+    # runtime.containers.elem: a None cotangent of the container gives zeros of the element
+    # (with `zeros_like` dropped it gave the element itself); a missing key or a None item too
+    from srcgrad.runtime.containers import elem
+
+    x = np.array([1.5, -2.0])
+    for dy, key in ((None, 0), ({"b": 1.0}, "a"), ([None, 2.0], 0)):
+        g = elem(dy, key, x)
+        assert np.shape(g) == (2,) and not np.any(g)
+    assert elem([x, 2.0], 1, 3.0) == 2.0
