@@ -556,7 +556,8 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
         made.append(_step_function(node.name, loop_parts, f, probe=True, held=held))
     # the state the body never binds: the loop returns the object it was given, or the step's
     # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
-    rebound = _stored(loop.body)
+    # and the state it binds only to new arrays of arithmetic that nothing else holds
+    rebound = _stored(loop.body) - _made_afresh(loop.body)
     for made_fn in made:
         made_fn.__srcgrad_kept_state__ = frozenset(
             k for k, v in enumerate(state) if v not in rebound)
@@ -567,6 +568,22 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
         "state": gast.Tuple([_load(v) for v in state], gast.Load()),
         "invariants": gast.Tuple([_load(v) for v in invariants], gast.Load()),
     }, inits, made
+
+
+def _made_afresh(body):
+    """The names ``body`` binds only by ``v = <arithmetic>`` (``y = np.sin(y * a) * 0.8``: a new
+    object each time) and that no other name or container may come to hold: after the loop, each
+    is the object the function owned before it, or one of these new arrays."""
+    stores, fresh = {}, {}
+    for n in walk(gast.Module(body, [])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if (isinstance(n, gast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], gast.Name)
+                and isinstance(n.value, (gast.BinOp, gast.UnaryOp))):
+            fresh[n.targets[0].id] = fresh.get(n.targets[0].id, 0) + 1
+    held = {v for edge in sharing_edges(body) for v in edge}
+    return {v for v, count in fresh.items() if count == stores[v] and v not in held}
 
 
 def _params(node):

@@ -621,3 +621,54 @@ def test_checkpointed_loops_index_read_after_it_is_refused(f):
     # `del ys[i - n]` reads i (exposed_reads with `deleted` alone accepted the second)
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="is read after it"):
         srcgrad.grad(f, checkpoint=2)(0.3, 5)
+
+
+def rebound_then_written(z, a, n=3):
+    y = z * 0.8
+    for _ in range(n):
+        y = np.sin(y * a) * 0.8
+    y[2] = a * 2.0
+    return np.sum(y * z) * a
+
+
+def rebound_while_then_written(z, a):
+    y = z * 0.8
+    k = 0
+    while k < 3:
+        y = np.sin(y * a) * 0.8
+        k += 1
+    y[0] += a
+    return np.sum(y * z)
+
+
+def held_rebound_then_written(z, a):
+    y = z * 0.8
+    for _ in range(3):
+        w = y
+        y = np.sin(w * a) * 0.8
+    y[2] = a * 2.0
+    return np.sum(y * z)
+
+
+@pytest.mark.parametrize("f, args", [
+    (rebound_then_written, ()), (rebound_then_written, (0,)), (rebound_while_then_written, ()),
+], ids=["for", "no_trip", "while"])
+def test_a_write_after_a_checkpointed_loop_into_what_it_made_afresh(f, args):
+    """A write after the loop into an array its body binds only to new arithmetic (``y =
+    np.sin(y * a) * 0.8``) was refused with checkpoint= ("writing into `y`, which may share
+    memory ..."), though grad(f) works (random complex programs, seeds 57000 and 57001)."""
+    z = np.array([0.3, -0.4, 0.5])
+    g = lambda z, a: f(z, a, *args)  # noqa: E731
+    dz, da = grad(f, wrt=(0, 1), checkpoint=2)(z, 0.7, *args)
+    eps = 1e-6
+    np.testing.assert_allclose(dz, [(g(z + e, 0.7) - g(z - e, 0.7)) / (2 * eps)
+                                    for e in np.eye(3) * eps], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(da, (g(z, 0.7 + eps) - g(z, 0.7 - eps)) / (2 * eps), rtol=1e-6)
+    np.testing.assert_allclose(value_and_grad(f, checkpoint=2)(z, 0.7, *args)[0], g(z, 0.7),
+                               rtol=1e-14)
+    assert z.tolist() == [0.3, -0.4, 0.5]
+
+
+def test_a_write_after_a_checkpointed_loop_into_what_another_name_held_is_refused():
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="writing into `y`"):
+        grad(held_rebound_then_written, checkpoint=2)(np.ones(3), 0.7)
