@@ -120,31 +120,11 @@ def written_through_items(stmts):
     write into what ``O`` holds, not into ``O``'s own slots (``hist.append(y)`` is not one)."""
     out = set()
     for n in walk(gast.Module(stmts, [])):
-        bases = []
-        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
-                n.ctx, (gast.Store, gast.Del)):
-            bases = [n.value]
-        elif isinstance(n, gast.AugAssign):
-            bases = [n.target]
-        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-              and n.func.attr in MUTATING):
-            bases = [n.func.value]
-        elif isinstance(n, gast.Call):
-            bases = [a for a in n.args + [k.value for k in n.keywords] if _passed_item(n, a)]
-        for base in bases:
-            if isinstance(base, (gast.Subscript, gast.Attribute)):
-                while isinstance(base, (gast.Subscript, gast.Attribute)):
-                    base = base.value
-                if isinstance(base, gast.Name):
-                    out.add(base.id)
-    return out
-
-
-def _passed_item(call, arg):
-    """Whether ``call`` may write into ``arg``, an item passed to it (see ``_passed``)."""
-    fake = gast.Name("_item", gast.Load(), None, None)
-    probe = gast.Call(call.func, [fake], [])
-    return isinstance(arg, (gast.Subscript, gast.Attribute)) and "_item" in _passed(probe)
+        bases = list(_written_bases(n, augmented=True))
+        if isinstance(n, gast.Call) and not bases and not _known(n):  # a helper given O[0]
+            bases = n.args + [k.value for k in n.keywords]
+        out |= {_base_name(b) for b in bases if isinstance(b, (gast.Subscript, gast.Attribute))}
+    return out - {None}
 
 
 def sharing_closure(names, edges):
@@ -166,35 +146,42 @@ def mutated(stmts, augmented=True, calls=True):
     ``xs.append(...)``): state, even when never rebound."""
     out = set()
     for n in walk(gast.Module(stmts, [])):
-        base = None
-        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
-                n.ctx, (gast.Store, gast.Del)):
-            base = n.value
-        elif isinstance(n, gast.AugAssign) and augmented:
-            base = n.target
-        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-              and n.func.attr in MUTATING):
-            base = n.func.value
-        elif isinstance(n, gast.Call) and calls:
+        bases = list(_written_bases(n, augmented))
+        out |= {_base_name(b) for b in bases}
+        if isinstance(n, gast.Call) and calls and not bases:
             out |= _passed(n)
-        while isinstance(base, (gast.Subscript, gast.Attribute)):
-            base = base.value
-        if isinstance(base, gast.Name):
-            out.add(base.id)
-    return out
+    return out - {None}
+
+
+def _written_bases(n, augmented):
+    """The expression node ``n`` writes into in place: ``x`` of ``x[i] = ...``, of
+    ``x += ...`` (with ``augmented``) and of ``x.append(...)``."""
+    if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+            n.ctx, (gast.Store, gast.Del)):
+        yield n.value
+    elif isinstance(n, gast.AugAssign) and augmented:
+        yield n.target
+    elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+          and n.func.attr in MUTATING):
+        yield n.func.value
 
 
 def _passed(call):
     """The names a call may change in place: ``out=`` of any call, and every name passed to a
     call that is neither a builtin nor a NumPy or math function (a helper may write into it)."""
     out = {k.value.id for k in call.keywords if k.arg == "out" and isinstance(k.value, gast.Name)}
-    func = call.func
-    while isinstance(func, gast.Attribute):
-        func = func.value
-    known = isinstance(func, gast.Name) and (
-        func.id in ("np", "numpy", "math") or (call.func is func and hasattr(builtins, func.id))
-    )
-    if not known:
+    if not _known(call):
         out |= {a.id for a in call.args if isinstance(a, gast.Name)}
         out |= {k.value.id for k in call.keywords if isinstance(k.value, gast.Name)}
     return out
+
+
+def _known(call):
+    """Whether ``call`` is of a builtin or a NumPy or math function (no helper of the user's,
+    which may write into what it is given)."""
+    func = call.func
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return isinstance(func, gast.Name) and (
+        func.id in ("np", "numpy", "math") or (call.func is func and hasattr(builtins, func.id))
+    )
