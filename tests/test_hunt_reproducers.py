@@ -2938,3 +2938,28 @@ def test_a_variable_a_local_function_reads_is_no_rebound_callable():
     # bindings renamed h0_1, h0_2) and the inlined bodies read `h0`: NameError when the
     # gradient ran (random object programs, seeds 153 and 154)
     check_all(closure_variable_copied_twice, (np.array([0.3, -0.2, 0.5]),))
+
+
+def _cast_read_then_written(positional):
+    def f(x):
+        y = np.cos(x)
+        if positional:  # astype(dtype, order, casting, subok, copy)
+            w = y.astype(np.float64, "K", "unsafe", True, False)
+        else:
+            w = y.astype(np.float64, copy=False)
+        s = np.sum(np.sin(w) * x)
+        y[1] = x[0] * 3.0
+        y *= x
+        return s + np.sum(np.sin(w) * w)
+    return f
+
+
+@pytest.mark.parametrize("positional", [False, True])
+def test_a_cast_without_copy_given_by_position_is_seen_as_the_array(positional):
+    # y.astype(np.float64, "K", "unsafe", True, False) is y itself, as with copy=False by
+    # keyword. aliasing._viewed read the keyword only: the reverse sweep read w after the later
+    # writes into y had changed it, a gradient 1.02 off central differences with the right
+    # value. Both forms are now refused when the gradient runs, where w shares y's memory.
+    f, x = _cast_read_then_written(positional), np.array([-0.9, 1.1, 1.3, 0.03, 1.2])
+    with pytest.raises(SrcgradError, match="`w` is a view of `y`, which is written into"):
+        value_and_grad(f)(x)

@@ -113,9 +113,7 @@ def _viewed(call, returns_a_view):
         return None
     if call.func.attr in VIEW_METHODS:
         return [call.func.value]
-    if call.func.attr == "astype" and any(
-            k.arg == "copy" and not (isinstance(k.value, gast.Constant) and k.value.value)
-            for k in call.keywords):
+    if call.func.attr == "astype" and not _new_cast(call, 4):  # (dtype, order, ..., copy)
         return [call.func.value]  # x.astype(dtype, copy=False): x itself for its own dtype
     return None
 
