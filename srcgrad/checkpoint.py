@@ -67,7 +67,7 @@ from .checkpoint_sharing import (
     sharing_edges,
     written_through_items,
 )
-from .emit import naming
+from .emit import naming, notes
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import unparse
@@ -550,10 +550,11 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
     bound = _params(node) | _stored(node.body[:position])
     inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
              for v in state if v not in bound]
-    loop_parts = (loop, index, state, invariants, constants, exposed)
-    made = [_step_function(node.name, loop_parts, f, probe=False, held=held)]
+    loop_parts = (loop, index, state, invariants, constants, exposed,
+                  {v for v in state if v not in bound})
+    made = [_step_function(node.name, loop_parts, (f, location), probe=False, held=held)]
     if is_while or any(True for _ in _breaks(loop.body)):
-        made.append(_step_function(node.name, loop_parts, f, probe=True, held=held))
+        made.append(_step_function(node.name, loop_parts, (f, location), probe=True, held=held))
     # the state the body never binds: the loop returns the object it was given, or the step's
     # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
     # and the state it binds only to new arrays of arithmetic that nothing else holds
@@ -633,7 +634,7 @@ def _constants(node, before, names):
     return out
 
 
-def _step_function(fname, loop_parts, f, probe, held=False):
+def _step_function(fname, loop_parts, user, probe, held=False):
     """``def <f>_step(lo, hi, steps, state, invariants)``: the loop over ``steps[lo:hi]`` (a
     ``while`` loop's body ``hi - lo`` times, its test not evaluated: the trips were counted).
     With ``probe``, ``def <f>_probe(...)`` instead: the loop as written, from ``lo`` until it
@@ -641,7 +642,8 @@ def _step_function(fname, loop_parts, f, probe, held=False):
     left at a ``break``). With ``held`` (the body updates an array in place, ``z += v``, that
     a list of the state may hold), the step copies its whole state first, in one
     ``copy_state``: the copy of ``z`` is the one the copied list holds."""
-    loop, index, state, invariants, constants, exposed = loop_parts
+    loop, index, state, invariants, constants, exposed, unbound = loop_parts
+    f, location = user
     name = (naming.PROBE if probe else naming.STEP).format(fname)
     unpack = [
         gast.Assign([gast.Tuple([_store(v) for v in names], gast.Store())], _load(packed), None)
@@ -650,7 +652,7 @@ def _step_function(fname, loop_parts, f, probe, held=False):
     unpack += [gast.Assign([_store(v)], gast.Constant(value, None), None)
                for v, value in sorted(constants.items())]
     copier = _unused(loop, "copy_state")  # what is only passed to a helper may be a float
-    unpack += _state_copies(loop, state, exposed, copier, held)
+    unpack += _state_copies(loop, (state, exposed, unbound), copier, held)
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
     body = copy.deepcopy(loop.body)
     target, it, ret = (_probe_loop if probe else _replay_loop)(loop, index, packed, body,
@@ -669,26 +671,39 @@ def _step_function(fname, loop_parts, f, probe, held=False):
     text = unparse(fn) + "\n"
     step = compile_function(text, name, f, {copier: copy_state})
     REWRITTEN_USER_CODE.add(step.__code__)
+    # what srcgrad refuses in the step (transformed when the sweep reaches it) at the user's line
+    notes.register(step.__code__, step.__code__.co_filename,
+                   notes.line_map(fn, text, location, fname))
     return step
 
 
-def _state_copies(loop, state, exposed, copier, held):
+def _state_copies(loop, names, copier, held):
     """The step's copies of the state it writes into (the state it was given is a snapshot):
     ``v = v.copy()`` of what the body writes into, ``v = copy_state(v)`` of what it passes to a
     helper. With ``held``, the whole state first, at once (``(L, z) = copy_state((L, z))``:
     the copy of ``z`` is the one the copy of ``L`` holds), then shallow copies (their own
-    containers, the same copied items) of what the body writes into."""
+    containers, the same copied items) of what the body writes into. State the function had
+    not bound before the loop (``unbound``) is None until a trip binds it: ``v = None if v is
+    None else v.copy()``, as the body reads it only after binding it (or Python raises)."""
+    state, exposed, unbound = names
     written = mutated(loop.body, augmented=False, calls=False)
     copies, copied = [], [v for v in state if v in exposed] if held else []
     if copied:
         names = gast.Tuple([_load(v) for v in copied], gast.Load())
         copies.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
                                   gast.Call(_load(copier), [names], []), None))
-    return copies + [
-        gast.Assign([_store(v)], gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
-                    if v in written or held else gast.Call(_load(copier), [_load(v)], []), None)
-        for v in sorted(mutated(loop.body, augmented=False)) if v in state and v in exposed
-    ]
+    for v in sorted(mutated(loop.body, augmented=False)):
+        if v not in state or v not in exposed:
+            continue
+        if v not in written and not held:
+            value = gast.Call(_load(copier), [_load(v)], [])
+        else:
+            value = gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
+            if v in unbound:
+                value = gast.IfExp(gast.Compare(_load(v), [gast.Is()], [gast.Constant(None, None)]),
+                                   gast.Constant(None, None), value)
+        copies.append(gast.Assign([_store(v)], value, None))
+    return copies
 
 
 def _trips_name(loop):

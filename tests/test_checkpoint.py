@@ -672,3 +672,43 @@ def test_a_write_after_a_checkpointed_loop_into_what_it_made_afresh(f, args):
 def test_a_write_after_a_checkpointed_loop_into_what_another_name_held_is_refused():
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="writing into `y`"):
         grad(held_rebound_then_written, checkpoint=2)(np.ones(3), 0.7)
+
+
+def bound_in_a_try(x):
+    s = 0.0
+    for i in range(3):
+        try:
+            v = x * (i + 1.0)
+            v[2] = v[1] * x[0]
+        finally:  # reads `v`: it is state, None when the loop starts
+            s = s + np.sum(v * v)
+    return s
+
+
+def read_on_later_trips(x):
+    s = 0.0
+    for i in range(4):
+        if i > 0:
+            v[1] = v[0] * x[2]  # noqa: F821 (bound on the trip before)
+            s = s + np.sum(v * v)  # noqa: F821
+        v = x * (i + 1.0)  # noqa: F841
+    return s
+
+
+def test_state_the_loop_binds_first_is_copied_only_once_bound():
+    # the step copied `v` (None before the first trip) with `v.copy()`: an AttributeError
+    x = np.linspace(0.1, 0.5, 5)
+    want = value_and_grad(bound_in_a_try)(x)
+    got = value_and_grad(bound_in_a_try, checkpoint=2)(x)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    np.testing.assert_allclose(got[1], numeric_grad(bound_in_a_try, (x,), 0), rtol=1e-6)
+
+
+def test_a_refusal_in_a_loop_step_names_the_users_line():
+    # the step is transformed when the sweep reaches it: its refusal at the user's file and line
+    x = np.linspace(0.1, 0.5, 5)
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="writing into `v`") as info:
+        value_and_grad(read_on_later_trips, checkpoint=2)(x)
+    assert info.value.filename == __file__
+    assert info.value.lineno == read_on_later_trips.__code__.co_firstlineno + 4

@@ -61,12 +61,14 @@ class Location:
         filename, lineno, offset, line = self.of(node)
         behind = _users_line(filename, lineno)
         if behind is not None:
+            rewritten = any(c.co_filename == filename for c in REWRITTEN_USER_CODE)
             filename, lineno = behind
             line = linecache.getline(filename, lineno) or None
             offset = len(line) - len(line.lstrip()) + 1 if line else None
-            message += (
-                "\n(met while differentiating again the code srcgrad generated for this line)"
-            )
+            if not rewritten:  # a loop's step (checkpoint=) is the user's own code
+                message += (
+                    "\n(met while differentiating again the code srcgrad generated for this line)"
+                )
         return cls(message, filename=filename, lineno=lineno, offset=offset, line=line)
 
 
