@@ -191,7 +191,7 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
         plain = replace(options, backend="python")
         # for_numba: without the rewrites numba has no helpers for (optimize/steps.py)
         python = _derived(f, mode, wrt, replace(plain, for_numba=True))
-        if options.checkpoint is not None and mode in REVERSE_MODES:  # steps compiled
+        if options.checkpoint is not None and mode in (*REVERSE_MODES, "tangent"):  # steps
             from .emit import numba_checkpoint
 
             stepped = numba_checkpoint.compiled(unwrap(python), options.backend, target(f))

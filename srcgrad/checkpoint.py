@@ -174,8 +174,13 @@ def step_jvp(step):
 def checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate, dinvariants):
     """The tangent of ``checkpointed_loop``: the step's jvp from one kept snapshot to the next,
     the tangents of the snapshots kept on the way."""
-    tangent = (_tangent_like(dstate, state), _tangent_like(dinvariants, invariants))
-    jvp_step = step_jvp(step)
+    return tangent_over(step_jvp(step), steps, state, invariants, kept, dstate, dinvariants)
+
+
+def tangent_over(jvp_step, steps, state, invariants, kept, dstate, dinvariants):
+    """:func:`checkpointed_loop_jvp` by ``jvp_step``, the step's jvp (``(lo, hi, steps, state,
+    invariants, (dstate, dinvariants)) -> (state, dstate)``; numba's: emit/numba_checkpoint.py)."""
+    tangent = (tangent_like(dstate, state), tangent_like(dinvariants, invariants))
     dkept = []
     for lo, hi, _ in kept.intervals:
         dkept.append(tangent[0])
@@ -184,7 +189,7 @@ def checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate, dinvaria
     return (*tangent[0], dkept)
 
 
-def _tangent_like(t, x):
+def tangent_like(t, x):
     """The tangent ``t`` with the structure of ``x``, zeros where none flowed; a tangent is not
     conjugated (``as_like`` conjugates a complex cotangent: undone)."""
     return conj_like(as_like(t, x), x)
@@ -221,8 +226,8 @@ def reverse_segment_jvp(step, lo, hi, steps, state, invariants, seed, dstate, di
                         dseed):
     """The tangent of ``reverse_segment`` (a Hessian-vector product through a checkpointed
     loop): the generated jvp of the step's generated vjp."""
-    tangents = (_tangent_like(dstate, state), _tangent_like(dinvariants, invariants),
-                _tangent_like(dseed, seed))
+    tangents = (tangent_like(dstate, state), tangent_like(dinvariants, invariants),
+                tangent_like(dseed, seed))
     again = transforms.derived(step_vjp(step), "jvp", ("state", "invariants", "seed"))
     return again(lo, hi, steps, state, invariants, seed, tangents)[1]
 

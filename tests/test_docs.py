@@ -85,21 +85,6 @@ def test_links_stay_inside_the_repository(path):
         assert (path.parent / file).exists(), f"{path.name} links to missing {target}"
 
 
-def docs_loop(x, n):
-    for _ in range(n):
-        x = np.sin(x)
-    return x
-
-
-def test_not_yet_available_is_still_true():
-    """docs/api.md lists what the contract names but srcgrad lacks; each must still be absent
-    (when one lands, this fails until the page says it exists)."""
-    text = (DOCS / "api.md").read_text().split("## Not yet available")[1]
-    assert '`checkpoint=` with `backend="numba"` in `hvp` and `hessian`' in text
-    with pytest.raises(srcgrad.SrcgradError, match="numba"):
-        srcgrad.hessian(docs_loop, checkpoint=2, backend="numba")
-
-
 def test_example_directives_name_examples_that_exist():
     for path in PAGES:
         for name in re.findall(r"<!-- example: (.+?) -->", path.read_text()):

@@ -558,9 +558,10 @@ def keeps_a_dict(x, n):
 
 
 def test_a_step_numba_cannot_compile_is_refused_at_its_line_and_auto_runs_python():
-    with pytest.raises(UnsupportedSyntaxError, match="cannot compile a dict") as info:
-        srcgrad.grad(keeps_a_dict, checkpoint=2, backend="numba")
-    assert info.value.filename == __file__ and info.value.line.strip() == 'd = {"v": x}'
+    for transform in (srcgrad.grad, srcgrad.hvp):  # (hvp: the step of the gradient of f)
+        with pytest.raises(UnsupportedSyntaxError, match="cannot compile a dict") as info:
+            transform(keeps_a_dict, checkpoint=2, backend="numba")
+        assert info.value.filename == __file__ and info.value.line.strip() == 'd = {"v": x}'
     got = srcgrad.grad(keeps_a_dict, checkpoint=2, backend="auto")(X, 5)
     np.testing.assert_allclose(got, srcgrad.grad(keeps_a_dict)(X, 5), rtol=1e-14)
 
@@ -625,6 +626,62 @@ def test_checkpointed_loops_compiled_by_numba_equal_the_gradient(checkpoint):
             if not (type(args[-1]) is int and args[-1] == 300):  # (100 tanh trips: gradients
                 # of 1e3, where central differences lose 5 digits)
                 np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-6, atol=1e-7)
+
+
+def damped(y):
+    for _ in range(9):
+        y = y - 0.1 * np.sin(y)
+    return y
+
+
+def test_hvp_with_checkpoint_runs_the_steps_jvp_and_the_vjp_of_that_jvp():
+    # no compile: the tangent of the checkpointed gradient holds a Step (both names its
+    # staleness guard compares), the step's tangent of an advance and the tangent rules of the
+    # schedule are numba_checkpoint's, which run the Step's compiled jvp and vjp of that jvp
+    from srcgrad.derived import unwrap
+    from srcgrad.emit import numba_checkpoint as nc
+
+    fn = unwrap(srcgrad.hvp(damped, checkpoint=3, backend="numba"))
+    cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+    step = cells["damped_step"]
+    assert isinstance(step, nc.Step) and cells["inlined_damped_step"] is step
+    assert cells["damped_step_tangent_state"].step is step
+    assert cells["checkpointed_loop_jvp"] is nc.checkpointed_loop_jvp
+    assert cells["reverse_segment_jvp"] is nc.reverse_segment_jvp
+    assert cells["reverse_segment"] is nc.reverse_segment
+    assert "def damped_step_flat_jvp_vjp(" in srcgrad.source(step.again)
+    assert "checkpointed_loop_jvp(damped_step" in srcgrad.source(fn)
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (compiles for a minute)")
+def test_hvp_and_hessian_with_checkpoint_compiled_by_numba_equal_the_python_backend():
+    from second_order_check import hessian_by_differences
+
+    rng = np.random.default_rng(5)
+    x, W = rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5
+    cases = [(decaying, (0.7, 150), 0), (damped, (0.4,), 0), (strided, (x, W, 40), (0, 1)),
+             (iterated_while, (x,), 0), (grows_in_place, (x, 0.1, 20), (0, 1))]
+    for f, args, wrt in cases:
+        copies = lambda: [a.copy() if isinstance(a, np.ndarray) else a for a in args]  # noqa
+        for checkpoint in (3, "auto"):
+            got = srcgrad.hessian(f, wrt=wrt, checkpoint=checkpoint, backend="numba")(*copies())
+            want = srcgrad.hessian(f, wrt=wrt, checkpoint=checkpoint)(*copies())
+            square = (lambda h: h) if isinstance(wrt, tuple) else (lambda h: ((h,),))
+            for row, row_want in zip(square(got), square(want)):
+                for h, e in zip(row, row_want):
+                    np.testing.assert_allclose(h, e, rtol=1e-12, atol=1e-13)
+            for k, i in enumerate(wrt if isinstance(wrt, tuple) else (wrt,)):
+                np.testing.assert_allclose(square(got)[k][k],
+                                           hessian_by_differences(f, copies(), i),
+                                           rtol=1e-5, atol=1e-6)
+            v = np.ones_like(x) if isinstance(args[0], np.ndarray) else 1.0
+            v = (v, *(np.zeros_like(args[i]) * 0.0 + 0.5 for i in wrt[1:])) if isinstance(
+                wrt, tuple) else v
+            hv = srcgrad.hvp(f, wrt=wrt, checkpoint=checkpoint, backend="numba")(*copies(), v)
+            hv_want = srcgrad.hvp(f, wrt=wrt, checkpoint=checkpoint)(*copies(), v)
+            for a, b in zip(*(r if isinstance(wrt, tuple) else (r,) for r in (hv, hv_want))):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        np.testing.assert_array_equal(args[0], copies()[0])
 
 
 def grows_in_place(y, a, n):

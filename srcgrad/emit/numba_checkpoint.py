@@ -7,9 +7,12 @@ closure). Guarantees: :func:`compiled` returns that derivative with each step fu
 (``numba_backend.compiled``, ``transforms.derived(..., backend=...)``: cached on disk, one
 compilation per argument kinds, located errors), while the schedule (``revolve``: advance,
 snapshot, restore, reverse) and the snapshots stay the Python derivative's, as ``source()`` shows
-it. The trips of a segment run in one compiled call each way, so the cost per call of numba's
-dispatch is paid once per segment, not per trip. A ``while`` loop's probe (run once, to count
-the trips) stays Python.
+it. In the tangent of a checkpointed gradient (``hvp``, ``hessian``) the tangents of the step
+(``checkpointed_loop_jvp``, the ``<step>_tangent_state`` of an advance) run the step's compiled
+jvp, and the tangent of a reversed segment (``reverse_segment_jvp``) the compiled vjp of that
+jvp (:meth:`Step.reverse_tangent`). The trips of a segment run in one compiled call each way,
+so the cost per call of numba's dispatch is paid once per segment, not per trip. A ``while``
+loop's probe (run once, to count the trips) stays Python.
 
 numba types a step as a function of numbers and arrays (:func:`flat_step`): the state and
 invariant tuples become parameters, and ``for i in steps[lo:hi]`` over the loop's range
@@ -25,11 +28,14 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import numpy as np
+
 from .. import checkpoint, transforms
 from ..context import Options
 from ..derived import PYTHON_BEHIND
 from ..errors import LocatedError, SrcgradError, UnsupportedSyntaxError
 from ..frontend.source import GENERATED_SOURCE, REWRITTEN_USER_CODE
+from . import numba_refusals
 from .compile import compile_function
 
 STEP_SUFFIX = "_step"
@@ -53,12 +59,23 @@ def compiled(py_fn: Any, backend: str, user: Any = None) -> Any:
 
     tree = ast.parse(GENERATED_SOURCE[code][0])
     new_cells = [types.CellType(_contents(c)) for c in cells]
+    # a second derivative (hvp, hessian) reads the invariants' cotangents through their tangents
+    second = any(_contents(c) in SECOND_ORDER for c in cells)
+    made: dict[int, Step] = {}  # one Step per step function (hvp's guard reads it twice)
     for i in found:
-        needed = read_invariants(tree, code.co_freevars[i])
-        new_cells[i] = types.CellType(Step(_contents(cells[i]), backend, needed, user))
+        step = _contents(cells[i])
+        if id(step) not in made:
+            needed = None if second else read_invariants(tree, code.co_freevars[i])
+            made[id(step)] = Step(step, backend, needed, user, second)
+        new_cells[i] = types.CellType(made[id(step)])
+    tangents = {f"{s.__name__}_tangent_{part}": (s, part) for s in made.values()
+                for part in ("state", "invariants")}
     for i, cell in enumerate(cells):
-        if _contents(cell) is checkpoint.reverse_segment:
-            new_cells[i] = types.CellType(reverse_segment)
+        replaced = REPLACED.get(_contents(cell))
+        if replaced is not None:
+            new_cells[i] = types.CellType(replaced)
+        elif code.co_freevars[i] in tangents:  # the tangent of an advance of the schedule
+            new_cells[i] = types.CellType(StepTangent(*tangents[code.co_freevars[i]]))
     fn = types.FunctionType(code, py_fn.__globals__, py_fn.__name__, py_fn.__defaults__,
                             tuple(new_cells))
     fn.__kwdefaults__ = py_fn.__kwdefaults__
@@ -89,21 +106,73 @@ def reverse_segment(step, lo, hi, steps, state, invariants, seed):
     return checkpoint.reverse_segment(step, lo, hi, steps, state, invariants, seed)
 
 
+def checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate, dinvariants):
+    """``checkpoint.checkpointed_loop_jvp``, by the compiled jvp of a :class:`Step`."""
+    if isinstance(step, Step):
+        return checkpoint.tangent_over(step.forward, steps, state, invariants, kept, dstate,
+                                       dinvariants)
+    return checkpoint.checkpointed_loop_jvp(step, steps, state, invariants, kept, dstate,
+                                            dinvariants)
+
+
+def reverse_segment_jvp(step, lo, hi, steps, state, invariants, seed, dstate, dinvariants,
+                        dseed):
+    """``checkpoint.reverse_segment_jvp``, by the compiled vjp of the jvp of a :class:`Step`
+    (real values; anything complex: the Python step's jvp of its vjp)."""
+    if isinstance(step, Step) and not _complex((state, invariants, seed, dstate, dinvariants,
+                                                dseed)):
+        return step.reverse_tangent(lo, hi, steps, state, invariants, seed, dstate,
+                                    dinvariants, dseed)
+    python = step.python if isinstance(step, Step) else step
+    return checkpoint.reverse_segment_jvp(python, lo, hi, steps, state, invariants, seed,
+                                          dstate, dinvariants, dseed)
+
+
+def _complex(values: Any) -> bool:
+    if isinstance(values, (tuple, list)):
+        return any(_complex(v) for v in values)
+    return np.iscomplexobj(values) if values is not None else False
+
+
+#: what a derivative's closure holds from checkpoint.py, and what runs a Step instead
+REPLACED = {checkpoint.reverse_segment: reverse_segment,
+            checkpoint.checkpointed_loop_jvp: checkpointed_loop_jvp,
+            checkpoint.reverse_segment_jvp: reverse_segment_jvp}
+SECOND_ORDER = (checkpoint.checkpointed_loop_jvp, checkpoint.reverse_segment_jvp)
+
+
+class StepTangent:
+    """``<step>_tangent_<part>`` of a :class:`Step` (the tangent of a call of the step along the
+    tangent of its ``state`` or ``invariants`` only): the tangent of the state it returns."""
+
+    def __init__(self, step: Step, part: str) -> None:
+        self.step, self.part = step, part
+
+    def __call__(self, lo, hi, steps, state, invariants, tangent):
+        pair = ((tangent, None) if self.part == "state" else (None, tangent))
+        pair = (checkpoint.tangent_like(pair[0], state),
+                checkpoint.tangent_like(pair[1], invariants))
+        return self.step.forward(lo, hi, steps, state, invariants, pair)[1]
+
+
 class Step:
     """A loop's step function run by numba: called as the step is, ``(lo, hi, steps, state,
-    invariants) -> state``; :meth:`reverse` its vjp, as ``checkpoint.reverse_segment``."""
+    invariants) -> state``; :meth:`reverse` its vjp, as ``checkpoint.reverse_segment``. In a
+    second derivative (``second``: hvp, hessian) also :meth:`forward`, its jvp, and
+    :meth:`reverse_tangent`, the tangent of :meth:`reverse`."""
 
     def __init__(self, step: Any, backend: str, needed: set[int] | None = None,
-                 user: Any = None) -> None:
-        self.python, self.user = step, user
+                 user: Any = None, second: bool = False) -> None:
+        self.python, self.user = step, numba_refusals.differentiated(user)
         try:
-            self._compile(step, backend, needed)
+            self._compile(step, backend, needed, second)
         except LocatedError as error:
-            raise at_user_line(error, user) from None
+            raise at_user_line(error, self.user) from None
         self.__name__ = step.__name__
         self.__srcgrad_kept_state__ = step.__srcgrad_kept_state__
 
-    def _compile(self, step: Any, backend: str, needed: set[int] | None) -> None:
+    def _compile(self, step: Any, backend: str, needed: set[int] | None,
+                 second: bool) -> None:
         from . import numba_backend
 
         flat, names, self.count = flat_step(step)
@@ -123,6 +192,11 @@ class Step:
                 raise error from None
         self.primal = numba_backend.compiled(flat, backend)
         self.vjp = transforms.derived(flat, "vjp", wrt, Options(backend=backend))
+        if second:  # hvp, hessian: the step's jvp, and the vjp of that jvp (reverse_tangent)
+            every = tuple(names)
+            self.jvp = transforms.derived(flat, "jvp", every, Options(backend=backend))
+            tangent = transforms.derived(flat, "jvp", every, Options(for_numba=True))
+            self.again = transforms.derived(tangent, "vjp", every, Options(backend=backend))
 
     def __call__(self, lo, hi, steps, state, invariants):
         start, stride = _range(steps)
@@ -130,6 +204,34 @@ class Step:
             return self.primal(lo, hi, start, stride, *state, *invariants)
         except LocatedError as error:  # numba's typing failed for these arguments
             raise at_user_line(error, self.user) from None
+
+    def forward(self, lo, hi, steps, state, invariants, tangent):
+        """``(state, dstate)`` of the trips ``lo .. hi - 1`` from ``state`` along ``tangent``
+        (``(dstate, dinvariants)``, zeros filled in): ``checkpoint.step_jvp``'s."""
+        start, stride = _range(steps)
+        try:
+            return self.jvp(lo, hi, start, stride, *state, *invariants,
+                            (*tangent[0], *tangent[1]))
+        except LocatedError as error:
+            raise at_user_line(error, self.user) from None
+
+    def reverse_tangent(self, lo, hi, steps, state, invariants, seed, dstate, dinvariants,
+                        dseed):
+        """The tangent of :meth:`reverse`'s ``(dstate, dinvariants)`` along the tangents of
+        ``state``, ``invariants`` and ``seed``. The jvp of the vjp, computed as the vjp of the
+        jvp: the gradient of ``<step(x), dseed> + <jvp(x, dx), seed>`` is ``J^T dseed +
+        (d/dx J^T seed) dx`` (second derivatives are symmetric), so no tangent of the vjp's
+        saves is needed, which numba has no helpers for."""
+        start, stride = _range(steps)
+        tangent = (*checkpoint.tangent_like(dstate, state),
+                   *checkpoint.tangent_like(dinvariants, invariants))
+        dseed = checkpoint.tangent_like(dseed, seed)
+        try:
+            grads = self.again(lo, hi, start, stride, *state, *invariants, tangent,
+                               (tuple(dseed), tuple(seed)))
+        except LocatedError as error:
+            raise at_user_line(error, self.user) from None
+        return tuple(grads[: self.count]), tuple(grads[self.count:])
 
     def reverse(self, lo, hi, steps, state, invariants, seed):
         """``(dstate, dinvariants)`` of the trips ``lo .. hi - 1`` from ``state``."""

@@ -209,9 +209,9 @@ add_at_advanced element_written fresh_copy
 """.split())
 
 
-#: the construct of a checkpointed loop in a derivative of second order (hvp, hessian)
-CHECKPOINTED = ("a loop checkpointed by `checkpoint=` in a second derivative (hvp, hessian, a "
-                "derivative of a derivative)")
+#: the construct of a checkpointed loop in a derivative of a checkpointed derivative
+CHECKPOINTED = ("a loop checkpointed by `checkpoint=` in a derivative of a derivative taken "
+                "with it (`grad(grad(f, checkpoint=k))`, `jvp(grad(f, checkpoint=k))`)")
 
 
 def _copies_first(value: Any) -> bool:
@@ -233,8 +233,9 @@ def _unlowered(name: str, value: Any, line: int) -> Refused:
                        f"`y = y + v`)")
     if module == "srcgrad.checkpoint" and helper == "checkpointed_loop":
         return Refused(CHECKPOINTED, line,
-                       "second order through the checkpointed schedule runs in Python only; "
-                       "grad, value_and_grad, vjp and pullback compile the loop's steps")
+                       "a checkpointed derivative differentiated again runs in Python only; "
+                       "hvp(f, checkpoint=k) and hessian(f, checkpoint=k) compile the loop's "
+                       "steps")
     if module.startswith("srcgrad.") and callable(value):
         return Refused(f"`{name}` (srcgrad's helper {helper})", line,
                        "it has no numba implementation")
@@ -303,7 +304,6 @@ def _user_loop(user: Any, filename: str, line: int) -> _Loop | None:
     import gast
 
     from ..checkpoint import _over_range
-    from ..derived import unwrap
     from ..frontend.source import parse_function
 
     made = [v for v in list(GENERATED_SOURCE.values()) if v[1] == filename]
@@ -312,13 +312,8 @@ def _user_loop(user: Any, filename: str, line: int) -> _Loop | None:
     text, _, first, _ = made[0]
     calls = [first + k for k, row in enumerate(text.splitlines())
              if _CHECKPOINTED_CALL.search(row)]
-    for _ in range(8):  # hessian(f): the derivative of grad(f), which reads f
-        recipe = getattr(unwrap(user), "__srcgrad_recipe__", None)
-        if recipe is None:
-            break
-        user = recipe[0]
     try:
-        parsed = parse_function(user)
+        parsed = parse_function(differentiated(user))
     except SrcgradError:
         return None
     loops = [s for s in parsed.node.body if isinstance(s, gast.While)
@@ -326,6 +321,19 @@ def _user_loop(user: Any, filename: str, line: int) -> _Loop | None:
     if line not in calls or len(calls) != len(loops):
         return None
     return _Loop(parsed.location.error, loops[calls.index(line)])
+
+
+def differentiated(user: Any) -> Any:
+    """The user's function behind ``user``, a function or a derivative srcgrad made of one (the
+    derivative of ``grad(f)`` in ``hessian(f)`` reads ``f``)."""
+    from ..derived import unwrap
+
+    for _ in range(8):
+        recipe = getattr(unwrap(user), "__srcgrad_recipe__", None)
+        if recipe is None:
+            break
+        user = recipe[0]
+    return user
 
 
 _CHECKPOINTED_CALL = re.compile(r"\bcheckpointed_loop\w*\(")

@@ -28,6 +28,8 @@ Supported kinds, per helper (anything else is refused when numba compiles the de
 - ``matmul_vjp_left``, ``matmul_vjp_right``: operands of one or two dimensions;
 - ``copy_state(s)`` (the state a checkpointed loop's step updates in place, ``y += v``) of a
   number, an array, or a tuple of them that holds no array twice (a ``CompiledValueError``);
+- ``broadcast_like(t, y)`` (a tangent spread to the shape of ``y``): a real number onto a number
+  or an array, an array onto an array of at least as many dimensions;
 - ``add(a, b)``: two numbers or two arrays; ``getitem_grad(dy, x, index)``: a number read from
   an array at integer indices (a contribution the reverse sweep adds out of place, where it may
   be complex: analysis/realness.py; a complex one then fails numba's typing, never rounds).
@@ -135,6 +137,11 @@ def getitem_grad(dy, x, index):
     return indexing.getitem_grad(dy, x, index)
 
 
+def broadcast_like(t, y):
+    """``runtime.broadcast_like`` of a number or an array onto a number or an array."""
+    return shapes.broadcast_like(t, y)
+
+
 def copy_state(state):
     """``checkpoint.copy_state`` of a number or an array (the state a checkpointed loop's step
     writes into, copied from the snapshot it was given)."""
@@ -172,6 +179,7 @@ HELPERS = {
     products.matmul_vjp_right: matmul_vjp_right,
     containers.add: add,
     indexing.getitem_grad: getitem_grad,
+    shapes.broadcast_like: broadcast_like,
 }
 
 
@@ -545,6 +553,24 @@ def _getitem_grad(dy, x, index):
         g[index] = dy
         return g
     return impl
+
+
+@overload(broadcast_like)
+def _broadcast_like(t, y):
+    if isinstance(t, (types.Float, types.Integer)) and _number(y):
+        return lambda t, y: t
+    if isinstance(t, (types.Float, types.Integer)) and isinstance(y, types.Array):
+        return lambda t, y: np.full(y.shape, t, np.float64)
+    if not (isinstance(t, types.Array) and isinstance(y, types.Array) and t.ndim <= y.ndim):
+        return None
+    if t.ndim < y.ndim:  # (a ValueError where t is longer than y along an axis)
+        return lambda t, y: np.broadcast_to(t, y.shape).copy()
+
+    def spread(t, y):
+        if t.shape == y.shape:
+            return t
+        return np.broadcast_to(t, y.shape).copy()
+    return spread
 
 
 @overload(copy_grad)

@@ -1,4 +1,4 @@
-"""numba implementations of ``check_seed``, ``elem`` and ``getitem_grad`` on tuples.
+"""numba implementations of ``check_seed``, ``elem``, ``getitem_grad`` and ``copy_grad`` on tuples.
 
 Requires: ``runtime/numba_helpers.py`` (the helpers, as Python functions, that these overload
 beside their implementations for numbers and arrays). Guarantees: the vjp of a function that
@@ -8,8 +8,9 @@ compiles: ``check_seed(seed, out)`` of a tuple seed checks each element against 
 ``elem(dy, i, x)`` reads element ``i`` (a literal) of a tuple cotangent, zeros for a missing one;
 ``getitem_grad(dy, x, i)``, the adjoint of ``x[i]`` of a tuple ``x`` at a literal ``i`` (the
 step's ``y, = copy_state((y,))``), is the tuple with ``dy`` at ``i`` and ``None`` (zero)
-elsewhere, as Python's sparse ``Cotangents``. Imported by ``emit/numba_checkpoint.py`` before
-numba compiles such a vjp.
+elsewhere, as Python's sparse ``Cotangents``. ``copy_grad`` of a tuple of numbers and arrays
+(what the jvp of a step returns as its tangent) copies each array. Imported by
+``emit/numba_checkpoint.py`` before numba compiles such a vjp.
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ from __future__ import annotations
 from numba.core import types
 from numba.extending import overload
 
-from .numba_helpers import _absent, _generated, check_seed, elem, getitem_grad, zeros_like
+from .numba_helpers import (
+    _absent,
+    _generated,
+    _number,
+    check_seed,
+    copy_grad,
+    elem,
+    getitem_grad,
+    zeros_like,
+)
 
 
 @overload(check_seed)
@@ -52,3 +62,12 @@ def _getitem_grad_tuple(dy, x, index):
         return None
     parts = ["dy" if i == k else "None" for i in range(len(x))]
     return _generated(f"def impl(dy, x, index):\n    return ({', '.join(parts)},)\n", "impl", {})
+
+
+@overload(copy_grad)
+def _copy_grad_tuple(g):
+    if not (isinstance(g, types.BaseTuple)
+            and all(_number(t) or isinstance(t, types.Array) for t in g.types)):
+        return None
+    parts = "".join(f"copy_grad(g[{i}]), " for i in range(len(g)))
+    return _generated(f"def impl(g):\n    return ({parts})\n", "impl", {"copy_grad": copy_grad})
