@@ -23,6 +23,7 @@ from ..astutil import local_names
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from .dataflow import Dataflow
 from .ops import OpClassifier, dotted
+from .shifts import unshifted
 
 # Operators without gradient that pass values on for some types: `|` merges dicts (and sets),
 # `&`, `^` keep entries of sets and dict views. Given a value that carries gradient (never an
@@ -84,7 +85,9 @@ class Activity:
         wrt = set(wrt) | {target for target, _ in marks} | starts
         outputs = set(outputs) | {_name(stmt.value.args[0]) for _, stmt in marks} - {None}
         outputs |= takes
-        varying = _Varying(self.ops).repeated(fn_node.body, frozenset(wrt))
+        # a max subtracted before a softmax: the result does not depend on it (shifts.py)
+        varying = _Varying(self.ops, unshifted(fn_node, self.ops)).repeated(
+            fn_node.body, frozenset(wrt))
         useful = _Useful(self.ops).repeated(fn_node.body, frozenset(outputs))
         active = set(varying & useful)
         for target, _, stmt in assignments(fn_node.body):
@@ -190,14 +193,16 @@ class Activity:
 
 
 class _Varying(Dataflow):
-    """Variables that depend on a differentiated argument."""
+    """Variables that depend on a differentiated argument (but ``fixed``, which the result
+    does not depend on)."""
 
-    def __init__(self, ops):
+    def __init__(self, ops, fixed):
         super().__init__()
         self.ops = ops
+        self.fixed = fixed
 
     def transfer(self, stmt, facts):
-        if isinstance(stmt, gast.Assign) and any(
+        if isinstance(stmt, gast.Assign) and stmt.targets[0].id not in self.fixed and any(
             _name(a) in facts for a in self.ops[id(stmt)].operands()
         ):
             return facts | {stmt.targets[0].id}
