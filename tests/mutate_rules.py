@@ -37,6 +37,7 @@ import importlib
 import math
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -404,7 +405,9 @@ def _enumerate(rules, wanted):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modules", nargs="+")
-    ap.add_argument("--match", default="", help="only rules whose name contains this")
+    ap.add_argument("--match", default="",
+                    help="only rules whose name this regular expression finds (`np.sin`, "
+                    "`dot_vjp|add_at`)")
     ap.add_argument("--rules", default=":", help="a slice of the module's rules (`0:40`)")
     ap.add_argument("--skip", default="", help="rules to leave out, comma-separated names")
     ap.add_argument("--out", default=None,
@@ -451,7 +454,7 @@ def main(argv=None):
         lo, hi = (int(v) if v else None for v in args.rules.split(":"))
         rules = []
         for rule in rules_of(module_name)[lo:hi]:
-            if args.match and args.match not in rule.name or rule.name in args.skip.split(","):
+            if args.match and not re.search(args.match, rule.name) or rule.name in args.skip.split(","):
                 continue
             if wanted is not None and not any(w.startswith(rule.name + " ") for w in wanted):
                 continue
