@@ -1,0 +1,124 @@
+"""Cases that only a surviving mutant of ``srcgrad/runtime/lists.py`` or ``pytrees.py`` showed
+untested (docs/development.md, mutation testing): list and dict methods in forward mode, with
+inactive parts, and read at second order.
+
+Each is a program a user can write, checked against central differences or plain Python; the
+comment names the mutant of ``tests/mutate_code.py`` it kills.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+
+import srcgrad
+
+X = np.array([1.0, 2.0])
+T = np.array([1.0, -0.5])
+
+
+def _along(f, x, t, h=1e-6):
+    """The central difference of f at x along t."""
+    return (f(x + h * t) - f(x - h * t)) / (2 * h)
+
+
+def _check_jvp(f, x=X, t=T):
+    value, tangent = srcgrad.jvp(f)(x, t)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    assert np.shape(tangent) == np.shape(value)
+    assert tangent == pytest.approx(_along(f, x, t), rel=1e-6)
+
+
+def _insert_a_constant(x):
+    xs = [x * 2.0]
+    xs.insert(0, np.ones(2) * 3.0)
+    return np.sum(xs[0] * xs[1])
+
+
+def _update_by_an_active_dict(x):
+    d = {"a": np.ones(2) * 2.0}
+    d.update({"b": x * 3.0})
+    return np.sum(d["a"] * d["b"])
+
+
+def _items_one_of_them_constant(x):
+    d = {"a": x, "b": np.ones(2) * 2.0}
+    s = 0.0
+    for _, v in d.items():
+        s = s + np.sum(v * v)
+    return s
+
+
+@pytest.mark.parametrize("f", [_insert_a_constant, _update_by_an_active_dict,
+                               _items_one_of_them_constant], ids=lambda f: f.__name__)
+def test_the_tangent_of_an_inactive_part_is_zero(f):
+    # lists.insert_tangent (`zeros_like(value)` dropped: the inserted constant was its own
+    # tangent), update_tangent (`zeros_like(d)` dropped: the constant dict was), items_tangent
+    # (`zeros_like(v)` dropped: the constant value was)
+    _check_jvp(f)
+
+
+def _insert_unused(x):
+    xs = [x * 1.0]
+    xs.insert(0, x * 3.0)
+    return np.sum(x * x)
+
+
+def test_a_value_inserted_into_an_unused_list_gets_no_gradient():
+    # lists.insert_grad_value: no cotangent of the list gives a zero (`zeros_like` dropped: the
+    # value itself, added to x's gradient)
+    np.testing.assert_allclose(srcgrad.grad(_insert_unused)(X), 2 * X, rtol=1e-12)
+
+
+def _delete_first(xs):
+    del xs[0]
+    return np.sum(xs[0] * xs[1])
+
+
+def test_the_tangent_of_a_list_after_del_leaves_the_callers_tangent_alone():
+    # lists.pop_item_tangent: `list(ditems)` dropped deleted from the caller's tangent list
+    xs = [np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([5.0, 6.0])]
+    dxs = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0])]
+    value, tangent = srcgrad.jvp(_delete_first)(xs, dxs)
+    assert len(xs) == 3 and len(dxs) == 3 and dxs[0][0] == 1.0
+    assert value == 39.0 and tangent == pytest.approx(3 * 1 + 4 * 1 + 5 * 0 + 6 * 1, rel=1e-12)
+
+
+def _extend(xs, x):
+    xs.extend([x * 2.0, x])
+    return np.sum(xs[-1] * xs[-2]) + np.sum(xs[0] * x)
+
+
+def test_extend_adds_the_items():
+    # lists.list_extend: `list(items) + list(values)` -> `items`
+    xs = [np.array([0.5, -1.0])]
+    g = srcgrad.grad(_extend, wrt=1)(xs, X)
+    np.testing.assert_allclose(g, numeric_grad(_extend, ([xs[0]], X), 1), rtol=1e-6)
+    value, tangent = srcgrad.jvp(_extend, wrt=1)([xs[0]], X, T)
+    assert value == _extend([xs[0]], X)
+    assert tangent == pytest.approx(g @ T, rel=1e-12)
+
+
+def _sorted_keys(d):
+    s = 0.0
+    for k in sorted(d):
+        s = s * 2.0 + np.sum(d[k])
+    return s
+
+
+def test_sorted_of_a_dict_sorts_its_keys():
+    # lists.sort_keys: `list(items)` dropped read the dict at 0, 1 (a KeyError)
+    d = {"b": np.array([1.0]), "a": np.array([2.0])}
+    g = srcgrad.grad(_sorted_keys)(d)
+    assert list(g) == ["b", "a"] and g["a"][0] == 2.0 and g["b"][0] == 1.0
+
+
+def _item_squared(x):
+    return x.item() ** 2
+
+
+def test_the_tangent_of_an_item_is_a_float():
+    # lists.item (branches swapped): `item(dx)`, the tangent of `x.item()`, was dx's array
+    value, tangent = srcgrad.jvp(_item_squared)(np.array([1.5]), np.array([2.0]))
+    assert type(value) is float and type(tangent) is float and tangent == 6.0
