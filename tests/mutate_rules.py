@@ -454,7 +454,9 @@ def main(argv=None):
         lo, hi = (int(v) if v else None for v in args.rules.split(":"))
         rules = []
         for rule in rules_of(module_name)[lo:hi]:
-            if args.match and not re.search(args.match, rule.name) or rule.name in args.skip.split(","):
+            if args.match and not re.search(args.match, rule.name):
+                continue
+            if rule.name in args.skip.split(","):
                 continue
             if wanted is not None and not any(w.startswith(rule.name + " ") for w in wanted):
                 continue

@@ -13,9 +13,10 @@ import pytest
 from gradcheck import numeric_grad
 
 import srcgrad
+from srcgrad.errors import SrcgradError
 
 X = np.array([1.0, 2.0])
-T = np.array([1.0, -0.5])
+T = np.array([1.0, 0.25])
 
 
 def _along(f, x, t, h=1e-6):
@@ -122,3 +123,74 @@ def test_the_tangent_of_an_item_is_a_float():
     # lists.item (branches swapped): `item(dx)`, the tangent of `x.item()`, was dx's array
     value, tangent = srcgrad.jvp(_item_squared)(np.array([1.5]), np.array([2.0]))
     assert type(value) is float and type(tangent) is float and tangent == 6.0
+
+
+def _cubes_of_the_values(x):
+    d = {"a": x, "b": 2.0 * x}
+    s = 0.0
+    for v in d.values():
+        s = s + v**3
+    return s
+
+
+def _get_with_an_active_default(x):
+    d = {"a": x * x}
+    return x * d.get("b", 3.0 * x) + d.get("a", x)
+
+
+@pytest.mark.parametrize("f, second", [(_cubes_of_the_values, lambda x: 54.0 * x),
+                                       (_get_with_an_active_default, lambda x: 8.0)],
+                         ids=["values", "get"])
+def test_reverse_over_reverse_of_dict_methods(f, second):
+    # lists.dict_to_values (`Cotangents(...)` dropped: a generator for a list), default_part
+    # (`zeros_like` dropped: the key's value became the default's cotangent)
+    x = 1.5
+    d2 = srcgrad.grad(srcgrad.grad(f))(x)
+    assert d2 == pytest.approx(second(x), rel=1e-12)
+    assert d2 == pytest.approx(numeric_grad(srcgrad.grad(f), (x,), 0), rel=1e-6)
+
+
+class _Held:
+    """A registered class whose child ``_w`` is read through the property ``w``."""
+
+    def __init__(self, w):
+        self._w = w
+
+    @property
+    def w(self):
+        return self._w
+
+
+srcgrad.register_pytree(_Held, lambda s: ((s._w,), None), lambda _, children: _Held(children[0]))
+
+
+def _held_loss(s, x):
+    return np.sum(np.sin(s.w * x))
+
+
+def test_a_property_that_returns_a_child_of_a_registered_class():
+    # pytrees.checked_attribute: `.w` is no instance attribute but the child flatten returns
+    # (its mutants refused it as "computed when read (a property?)", or failed to unpack);
+    # containers.attr_of took it for static data: its tangent was 0.0 (fixed: the tangent's
+    # child at that position). Its gradient cannot go back through unflatten: refused.
+    s = _Held(np.array([0.5, -1.0]))
+    value, tangent = srcgrad.jvp(_held_loss)(s, X, _Held(T))
+    assert value == _held_loss(s, X)
+    assert tangent == pytest.approx(np.cos(s.w * X) * X @ T, rel=1e-12)
+    assert tangent == pytest.approx(_along(lambda w: _held_loss(_Held(w), X), s.w, T), rel=1e-6)
+    with pytest.raises(SrcgradError, match=r"reached the attributes \['w'\] of a _Held, which "):
+        srcgrad.grad(_held_loss)(s, X)
+
+
+def _extend_by_a_dict(d):
+    xs = [d["a"]]
+    xs.extend(d)
+    return np.sum(xs[0]) * len(xs)
+
+
+def test_extend_by_a_dict_is_refused_in_the_gradient():
+    # lists.extend_grad_values: the message (with the call dropped, the text was d's gradient)
+    d = {"a": np.array([1.0, 2.0]), "b": np.array([3.0])}
+    assert _extend_by_a_dict(d) == 9.0
+    with pytest.raises(TypeError, match=r"extend\(\) by a list, tuple or array, not dict$"):
+        srcgrad.grad(_extend_by_a_dict)(d)

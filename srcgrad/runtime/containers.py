@@ -15,7 +15,15 @@ import numpy as np
 
 from ..errors import PythonTypeError, SrcgradError, UnsupportedCaseError
 from .complex_values import conj_leaf
-from .pytrees import check_field_names, checked_attribute, fields, kind_of, parts_of, rebuild
+from .pytrees import (
+    _registered,
+    check_field_names,
+    checked_attribute,
+    fields,
+    kind_of,
+    parts_of,
+    rebuild,
+)
 from .shapes import float_dtype, object_operator, unbroadcast
 
 
@@ -386,8 +394,7 @@ def attr_of(d, obj, name):
     elif isinstance(d, list):
         part = d[type(obj)._fields.index(name)]
     elif kind_of(obj) == "registered" and name not in fields(obj):
-        # not a child: static data, which an instance built by unflatten copies from the primal
-        return zeros_like(getattr(obj, name))
+        return _child_part(d, obj, name)
     else:
         part = getattr(d, name)
     value = getattr(obj, name)
@@ -396,6 +403,20 @@ def attr_of(d, obj, name):
         # written with a value that carries none, `st.lay = Lin(0.7)`)
         return zeros_like(value)
     return part
+
+
+def _child_part(d, obj, name):
+    """The tangent of ``obj.name``, no instance attribute of the registered ``obj``: where it
+    returns one of the children flatten gives (a property reading a child), the child of ``d``
+    (built like ``obj``) at that position; else static data, which an instance built by
+    unflatten copies from the primal: zeros."""
+    value = getattr(obj, name)
+    flatten = _registered(type(obj))[0]
+    for i, child in enumerate(flatten(obj)[0]):
+        if child is value:
+            part = flatten(d)[0][i]
+            return zeros_like(value) if part is None else part
+    return zeros_like(value)
 
 
 def _zero_for_structure(part, value):
