@@ -192,5 +192,5 @@ def test_extend_by_a_dict_is_refused_in_the_gradient():
     # lists.extend_grad_values: the message (with the call dropped, the text was d's gradient)
     d = {"a": np.array([1.0, 2.0]), "b": np.array([3.0])}
     assert _extend_by_a_dict(d) == 9.0
-    with pytest.raises(TypeError, match=r"extend\(\) by a list, tuple or array, not dict$"):
+    with pytest.raises(TypeError, match=r"extend\(\) by a list, tuple or array, not dict\n"):
         srcgrad.grad(_extend_by_a_dict)(d)
