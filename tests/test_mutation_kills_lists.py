@@ -135,11 +135,11 @@ def _cubes_of_the_values(x):
 
 def _get_with_an_active_default(x):
     d = {"a": x * x}
-    return x * d.get("b", 3.0 * x) + d.get("a", x)
+    return x * d.get("b", 3.0 * x) + x * d.get("a", x)
 
 
 @pytest.mark.parametrize("f, second", [(_cubes_of_the_values, lambda x: 54.0 * x),
-                                       (_get_with_an_active_default, lambda x: 8.0)],
+                                       (_get_with_an_active_default, lambda x: 6.0 + 6.0 * x)],
                          ids=["values", "get"])
 def test_reverse_over_reverse_of_dict_methods(f, second):
     # lists.dict_to_values (`Cotangents(...)` dropped: a generator for a list), default_part
