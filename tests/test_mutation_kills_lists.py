@@ -8,6 +8,9 @@ comment names the mutant of ``tests/mutate_code.py`` it kills.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
@@ -194,3 +197,85 @@ def test_extend_by_a_dict_is_refused_in_the_gradient():
     assert _extend_by_a_dict(d) == 9.0
     with pytest.raises(TypeError, match=r"extend\(\) by a list, tuple or array, not dict\n"):
         srcgrad.grad(_extend_by_a_dict)(d)
+
+
+@dataclasses.dataclass
+class _Added:
+    """A dataclass with its own ``__add__``: a sum of cotangents must not call it."""
+
+    w: np.ndarray
+    b: float
+
+    def __add__(self, other):
+        return _Added(self.w + other.w, self.b + other.b)
+
+
+def _over_objects(vs, x):
+    s = 0.0
+    for v in vs:
+        s = s + np.sum(v.w * x) * v.b
+    return s
+
+
+def test_cotangents_of_objects_whose_class_adds_add_by_field():
+    # containers.add (`or` -> `and`): an object's cotangent given as the object plus one as a
+    # dict went to the class's own __add__ ('DictCotangents' object has no attribute 'w')
+    v = _Added(np.array([0.5, 1.5]), 2.0)
+    g = srcgrad.grad(_over_objects)([v, v], X)
+    for part in g:
+        assert type(part) is _Added
+        np.testing.assert_allclose(part.w, v.b * X, rtol=1e-12)
+        assert part.b == pytest.approx(np.sum(v.w * X), rel=1e-12)
+
+
+_Pt = collections.namedtuple("_Pt", "a b")
+
+
+def _namedtuple_built(x):
+    p = _Pt(x, 2.0 * x)
+    return p.a * p.b**2
+
+
+def test_reverse_over_reverse_of_a_namedtuple_built_inside():
+    # containers.attr_of of a namedtuple's cotangent, a list by position
+    d2 = srcgrad.grad(srcgrad.grad(_namedtuple_built))(1.5)
+    assert d2 == pytest.approx(24.0 * 1.5, rel=1e-12)
+
+
+@dataclasses.dataclass
+class _Inner:
+    u: np.ndarray
+
+
+@dataclasses.dataclass
+class _Outer:
+    w: np.ndarray
+    inner: _Inner
+    rest: list
+
+
+def _through_asdict(p, x):
+    d = dataclasses.asdict(p)
+    return np.sum(d["w"] * x) * np.sum(d["inner"]["u"]) + np.sum(d["rest"][1] * x)
+
+
+def _asdict_field(p):
+    return dataclasses.asdict(p)["w"]
+
+
+def test_asdict_of_nested_dataclasses_and_lists():
+    # containers.as_dict_grad: the dict cotangents of nested dataclasses and a list field;
+    # _as_dict: asdict copies the arrays, as Python's does (deepcopy dropped: the value shared
+    # memory with the argument)
+    p = _Outer(np.array([0.5, 1.5]), _Inner(np.array([1.0, -2.0])),
+               [np.array([3.0]), np.array([0.25, 4.0])])
+    g = srcgrad.grad(_through_asdict)(p, X)
+    assert type(g) is _Outer and type(g.inner) is _Inner
+    np.testing.assert_allclose(g.w, X * np.sum(p.inner.u), rtol=1e-12)
+    np.testing.assert_allclose(g.inner.u, np.full(2, np.sum(p.w * X)), rtol=1e-12)
+    np.testing.assert_allclose(g.rest[1], X, rtol=1e-12)
+    assert not np.any(g.rest[0])
+    value, tangent = srcgrad.jvp(_asdict_field)(p, _Outer(T, _Inner(T), [T[:1], T]))
+    assert not np.shares_memory(value, p.w) and not np.shares_memory(_asdict_field(p), p.w)
+    np.testing.assert_array_equal(value, p.w)
+    np.testing.assert_array_equal(tangent, T)
