@@ -279,3 +279,24 @@ def test_asdict_of_nested_dataclasses_and_lists():
     assert not np.shares_memory(value, p.w) and not np.shares_memory(_asdict_field(p), p.w)
     np.testing.assert_array_equal(value, p.w)
     np.testing.assert_array_equal(tangent, T)
+
+
+def _appending_through_a_function(x, act):
+    hs = []
+    for _ in range(3):
+        x = act(x) * x
+        hs.append(x)
+    return np.sum(hs[1])
+
+
+def test_linearize_of_a_loop_it_cannot_split_given_a_function_is_refused():
+    # transform.pullback.rerun: the loop interleaves primal and tangent, so each call would
+    # rerun the jvp, which a function given as an argument does not allow (with the call dropped
+    # the raise of a string was a TypeError); jvp itself works
+    with pytest.raises(SrcgradError, match=r"which is called with functions, is not supported "
+                                           r"here \(a loop or branch interleaves the primal"):
+        srcgrad.linearize(_appending_through_a_function)(X, np.tanh)
+    value, tangent = srcgrad.jvp(_appending_through_a_function)(X, np.tanh, T)
+    assert value == _appending_through_a_function(X, np.tanh)
+    f = lambda x: _appending_through_a_function(x, np.tanh)  # noqa: E731
+    assert tangent == pytest.approx(_along(f, X, T), rel=1e-6)
