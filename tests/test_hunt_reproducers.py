@@ -2963,3 +2963,27 @@ def test_a_cast_without_copy_given_by_position_is_seen_as_the_array(positional):
     f, x = _cast_read_then_written(positional), np.array([-0.9, 1.1, 1.3, 0.03, 1.2])
     with pytest.raises(SrcgradError, match="`w` is a view of `y`, which is written into"):
         value_and_grad(f)(x)
+
+
+def _summed_logaddexp(x, y):
+    return np.sum(np.logaddexp(x, y) * np.array([1.0, 2.0, 3.0]))
+
+
+def _summed_logaddexp2(x, y):
+    return np.sum(np.logaddexp2(x, y) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("f, rtol", [(_summed_logaddexp, 1e-7), (_summed_logaddexp2, 1e-3)])
+def test_logaddexp_of_two_boolean_arrays(f, rtol):
+    # np.logaddexp of two boolean arrays crashed in its derivative (`x1 - x2`: NumPy has no `-`
+    # of booleans). A boolean argument is differentiated as the numbers 0 and 1: the gradient is
+    # that of the float64 copies (central differences). NumPy computes logaddexp2 of booleans in
+    # float16, so its gradient (read from that result) is as close as float16 gets.
+    a, b = np.array([True, False, True]), np.array([False, False, True])
+    value, g = value_and_grad(f)(a, b)
+    assert value == f(a, b)
+    t = np.array([0.3, -1.0, 0.7])
+    for wrt in (0, 1):
+        expected = numeric_grad(f, (a * 1.0, b * 1.0), wrt)
+        np.testing.assert_allclose(grad(f, wrt=wrt)(a, b), expected, rtol=rtol)
+        np.testing.assert_allclose(jvp(f, wrt=wrt)(a, b, t)[1], expected @ t, rtol=rtol)

@@ -145,10 +145,11 @@ elementwise(
     np.logaddexp,
     BINARY,
     # the logistic sigmoid of x1 - x2, written with tanh: stable, and it does not read the result,
-    # so a gradient that never needs log(exp(x1) + exp(x2)) itself does not compute it
+    # so a gradient that never needs log(exp(x1) + exp(x2)) itself does not compute it. `x1 + 0.0`:
+    # NumPy has no `-` of two boolean arrays; a literal x1 folds back (`0.0 - z`, optimize/fold.py)
     vjp=(
-        "dy * (0.5 + 0.5 * np.tanh(0.5 * (x1 - x2)))",
-        "dy * (0.5 - 0.5 * np.tanh(0.5 * (x1 - x2)))",
+        "dy * (0.5 + 0.5 * np.tanh(0.5 * (x1 + 0.0 - x2)))",
+        "dy * (0.5 - 0.5 * np.tanh(0.5 * (x1 + 0.0 - x2)))",
     ),
 )
 elementwise(np.logaddexp2, BINARY, vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"))
