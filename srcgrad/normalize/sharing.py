@@ -44,6 +44,7 @@ from ..analysis.dataflow import (
     least_names,
     number_kind,
 )
+from ..analysis.kept_writes import kept_updates
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, local_names, ordered_walk, walk
 from ..emit import naming
@@ -209,6 +210,8 @@ class SharedUpdates:
         self.typed = typed_buffers(fn_node, self.ctx)
         self.numbers = self._numbers(fn_node)
         self.generated = is_derivative(self.ctx.fn)
+        self.kept = kept_updates(fn_node, self.ctx.kinds, lambda f: self.ctx.namespace.resolve(
+            f, self.locals))  # x op= v proven to keep x's shape and dtype: no check
 
     def _numbers(self, fn_node):
         """The names every binding of which is a number: a constant, a name of them, or an
@@ -668,8 +671,8 @@ class SharedUpdates:
         int...) is ``astype(x, dtype, 'K', 'same_kind')``. Nothing for lists concatenated or a
         number counted (``n += 1``, every binding of n a number)."""
         atom = self.typed.get(x)
-        if not isinstance(s, gast.AugAssign) or x in self.numbers or self._sequences(
-                s.target, s.value) or (self.generated and atom is None):
+        if not isinstance(s, gast.AugAssign) or x in self.numbers or id(s) in self.kept or (
+                self._sequences(s.target, s.value)) or (self.generated and atom is None):
             return [], x, []  # (generated code's `dx += g` adds a cotangent of dx's shape)
         check = self._call(writes.inplace_target.__name__, _load(x), clone(s.value))
         if atom is not None:
