@@ -125,24 +125,32 @@ class _Types:
         if isinstance(value, gast.Name):
             return self.types.get(value.id)
         if isinstance(value, gast.BinOp) and type(value.op) in BROADCASTING:
-            left, right = self.of(value.left), self.of(value.right)
-            if left is None or right is None:
-                return None
-            if isinstance(left[1], str) and isinstance(right[1], str):
-                dtype = _python(type(value.op), left[1], right[1])
-            else:
-                dtype = _result(BROADCASTING[type(value.op)], left[1], right[1])
-            return None if dtype is None else (left[0] | right[0], dtype)
+            return self._binop(value)
         if isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.USub, gast.UAdd)):
             return self.of(value.operand)
         if isinstance(value, gast.Subscript):
             return self._element(value)
         if isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords:
-            t, fn = self.of(value.args[0]), self.resolve(value.func)
-            if t is not None and any(fn is f for f in SHAPE_KEEPING):
-                dtype = _result(fn, t[1])
-                return None if dtype is None else (t[0], dtype)
+            return self._call(value)
         return None
+
+    def _binop(self, value):
+        left, right = self.of(value.left), self.of(value.right)
+        if left is None or right is None:
+            return None
+        if isinstance(left[1], str) and isinstance(right[1], str):
+            dtype = _python(type(value.op), left[1], right[1])
+        else:
+            dtype = _result(BROADCASTING[type(value.op)], left[1], right[1])
+        return None if dtype is None else (left[0] | right[0], dtype)
+
+    def _call(self, value):
+        """``np.sin(x)``, ... (SHAPE_KEEPING): x's shape, NumPy's dtype."""
+        t, fn = self.of(value.args[0]), self.resolve(value.func)
+        if t is None or not any(fn is f for f in SHAPE_KEEPING):
+            return None
+        dtype = _result(fn, t[1])
+        return None if dtype is None else (t[0], dtype)
 
     def _element(self, value):
         """``x[i]`` / ``x[i, j]`` of an array with as many dimensions, integer indices: a NumPy
