@@ -1063,6 +1063,27 @@ def cubes_swappable_sum(x):
     return np.sum(cubes_swappable(x))
 
 
+ACTIVATION = np.sin  # a function with a rule, held in a global (rebound by the test below)
+
+
+def activated(x):
+    return np.sum(ACTIVATION(x) * x)
+
+
+def test_a_global_rebound_to_another_function_with_a_rule_gives_a_fresh_derivative(monkeypatch):
+    # the derivative applied np.sin's rule after `ACTIVATION = np.cos`: the held derivative and
+    # a new grad(activated) (cached by the function's code) gave the gradient of sin(x) * x
+    x, t = np.array([0.3, -1.2]), np.array([1.0, 0.5])
+    vg, tangent = srcgrad.value_and_grad(activated), srcgrad.jvp(activated)
+    np.testing.assert_allclose(vg(x)[1], np.cos(x) * x + np.sin(x))
+    monkeypatch.setitem(globals(), "ACTIVATION", np.cos)
+    want = -np.sin(x) * x + np.cos(x)
+    for g in (vg(x)[1], grad(activated)(x)):
+        np.testing.assert_allclose(g, want)
+    assert vg(x)[0] == activated(x)
+    np.testing.assert_allclose(tangent(x, t)[1], want @ t)
+
+
 def printing_power(x, n):
     print("level", n)
     if n == 0:

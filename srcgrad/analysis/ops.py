@@ -174,6 +174,14 @@ def _generated(fn):
     return derived_rule(fn) is not None
 
 
+def _rebindable(namespace, func, fn):
+    """Whether the callee ``func`` is a name of the user's module or closure (not a builtin, not
+    one srcgrad bound) holding ``fn``, which a later assignment may rebind."""
+    return fn is not MISSING and isinstance(func, gast.Name) and (
+        func.id in namespace.cells or func.id in namespace.globals) and (
+        func.id not in namespace.extras)
+
+
 def _held(namespace, expr):
     """What the variable ``expr`` holds itself (the ``Derived`` or specialized derivative the
     guard compares with what it holds at call time; ``resolve`` gives the function inside)."""
@@ -325,6 +333,11 @@ class OpClassifier:
                 # of the function it holds now; the guard (emit/guard.py) regenerates the
                 # caller's derivative when the variable is rebound, as for an inlined helper
                 self.dependencies.append((self.namespace, func, _held(self.namespace, func)))
+            elif self.dependencies is not None and _rebindable(self.namespace, func, fn):
+                # a function with a rule held in a global or closure variable of the user's
+                # (`act = np.tanh`, then `act(x)`): the derivative applies that rule, and its
+                # guard regenerates it when the variable is rebound (`act = np.sin`)
+                self.dependencies.append((self.namespace, func, fn))
             if fn is MISSING and self._is_local(func):
                 raise _refused(self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "
