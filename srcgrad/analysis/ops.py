@@ -333,7 +333,8 @@ class OpClassifier:
                 # of the function it holds now; the guard (emit/guard.py) regenerates the
                 # caller's derivative when the variable is rebound, as for an inlined helper
                 self.dependencies.append((self.namespace, func, _held(self.namespace, func)))
-            elif self.dependencies is not None and _rebindable(self.namespace, func, fn):
+            elif self.dependencies is not None and not self._is_local(func) and _rebindable(
+                    self.namespace, func, fn):
                 # a function with a rule held in a global or closure variable of the user's
                 # (`act = np.tanh`, then `act(x)`): the derivative applies that rule, and its
                 # guard regenerates it when the variable is rebound (`act = np.sin`)
