@@ -327,18 +327,8 @@ class OpClassifier:
             fn = self.namespace.resolve(func, self.locals)
             if fn is MISSING and isinstance(func, gast.Call):
                 fn = derived_callee(func, self.namespace, self.locals, self.dependencies)
-            elif self.dependencies is not None and _generated(fn) and isinstance(
-                    func, (gast.Name, gast.Attribute)):
-                # a derivative held in a variable (`H = grad(f)`, then `H(x)`): its rule is that
-                # of the function it holds now; the guard (emit/guard.py) regenerates the
-                # caller's derivative when the variable is rebound, as for an inlined helper
-                self.dependencies.append((self.namespace, func, _held(self.namespace, func)))
-            elif self.dependencies is not None and not self._is_local(func) and _rebindable(
-                    self.namespace, func, fn):
-                # a function with a rule held in a global or closure variable of the user's
-                # (`act = np.tanh`, then `act(x)`): the derivative applies that rule, and its
-                # guard regenerates it when the variable is rebound (`act = np.sin`)
-                self.dependencies.append((self.namespace, func, fn))
+            else:
+                self._note_held(func, fn)
             if fn is MISSING and self._is_local(func):
                 raise _refused(self.location.error(
                     NoRuleError, func, f"cannot resolve `{dotted(func)}` at transform time: a "
@@ -355,6 +345,21 @@ class OpClassifier:
                 owner = dotted(func.value) if isinstance(func, gast.Attribute) else "rng"
                 return self._draw(node, owner, fn.__name__, [])
         return self._rule_op(fn, args, node.keywords, node)
+
+    def _note_held(self, func, fn):
+        """A callee read from a variable the guard (emit/guard.py) must watch."""
+        if self.dependencies is None or not isinstance(func, (gast.Name, gast.Attribute)):
+            return
+        if _generated(fn):
+            # a derivative held in a variable (`H = grad(f)`, then `H(x)`): its rule is that
+            # of the function it holds now; the guard regenerates the caller's derivative when
+            # the variable is rebound, as for an inlined helper
+            self.dependencies.append((self.namespace, func, _held(self.namespace, func)))
+        elif not self._is_local(func) and _rebindable(self.namespace, func, fn):
+            # a function with a rule held in a global or closure variable of the user's
+            # (`act = np.tanh`, then `act(x)`): the derivative applies that rule, and its
+            # guard regenerates it when the variable is rebound (`act = np.sin`)
+            self.dependencies.append((self.namespace, func, fn))
 
     def _draw(self, node, owner, method, receiver):
         """A random draw (``rules/random_draws.py``): its values carry no gradient, and an
