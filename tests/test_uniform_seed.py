@@ -76,7 +76,31 @@ def test_a_sum_seed_and_a_broadcast_row_in_two_dimensions():
     A = RNG.standard_normal((4, 3))
     check(plane, (A, RNG.standard_normal((4, 3))), ("A", "b"), True)
     check(plane, (A, RNG.standard_normal((1, 3))), ("A", "b"), True)  # the check fails: array
-    check(plane, (A, RNG.standard_normal(3)), ("A", "b"), False)  # kinds differ: not generated
+    # b of one dimension fewer: the check at the call also asks that it broadcast to A's shape
+    check(plane, (A, RNG.standard_normal(3)), ("A", "b"), True)
+    check(plane, (A, RNG.standard_normal(1)), ("A", "b"), True)
+
+
+def softmax_loss(W, b, X, Y):  # the benchmark's MLP loss, after its hidden layer
+    logits = X @ W + b
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.sum(Y * logp) / X.shape[0]
+
+
+def test_a_seed_over_members_of_several_dimensions():
+    # Y * logp: Y is read as an array, b (1-d), logits and the (n, 1) sums only give the shape;
+    # the number stands for the spread array where they broadcast to Y's shape
+    X = RNG.standard_normal((5, 3))
+    df, _ = check(softmax_loss, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), X,
+                                 RNG.uniform(size=(5, 4))), ("W", "b"), True)
+    assert "uniform_unreduce(dsum_Y_times_logp, None, (Y,), (" in srcgrad.source(df)
+    # Y of one column, logits of four: Y * logp broadcasts Y, the spread array is kept
+    check(softmax_loss, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), X,
+                         RNG.uniform(size=(5, 1))), ("W", "b"), True)
+    # everything of one column (b of length 1): the number again
+    check(softmax_loss, (RNG.standard_normal((3, 1)), RNG.standard_normal(1), X,
+                         RNG.uniform(size=(5, 1))), ("W", "b"), True)
 
 
 def float32_member(x, w):
@@ -125,3 +149,16 @@ def test_a_vjp_seed_that_is_not_a_python_float():
         same(specialized(df, x, y, seed), generic.__wrapped__(x, y, seed))
     assert "uniform_" in srcgrad.source(df)
     np.testing.assert_allclose(specialized(df, x, y, 2.0), 2.0 * y / 5)
+
+
+def test_the_check_at_the_call_with_members_of_several_dimensions():
+    from srcgrad.runtime import shape_like, uniform_mean_grad, uniform_unreduce, unreduce
+
+    Y = np.ones((5, 4))
+    fits = (np.ones(4), np.ones((5, 1)), np.ones((1, 4)), np.ones(()))
+    assert type(uniform_unreduce(2.0, None, (Y,), fits)) is float
+    assert uniform_mean_grad(2.0, None, (Y,), fits) == 0.1
+    # more dimensions, another dtype, not an array: the spread array, as unreduce gives it
+    for other in (np.ones((2, 5, 4)), np.ones((2, 1, 1)), np.ones(4, np.float32), 2.0):
+        spread = uniform_unreduce(2.0, None, (Y,), (np.ones(4), other))
+        same(spread, unreduce(2.0, shape_like(Y, np.ones(4), other)))

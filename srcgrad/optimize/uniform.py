@@ -34,9 +34,20 @@ the number (``d``, ``dl``, ``dyz``: assigned once, at the top level) may only be
 A name bound once before the seed (``tanh_A_plus_b`` in ``np.sum(np.tanh(A + b) * A)``) may
 stand where a member does: it joins the members the helper checks at each call. Any other read
 (returned, passed to a matrix product, read in a loop, a name bound later beside it) leaves the
-seed as it was. The members must be parameters or names bound once before the seed; where the
-kinds of the arguments already say they are not float64 arrays of one number of dimensions,
-the seed is left as it was (the check would fail at every call).
+seed as it was. The members must be parameters or names bound once before the seed.
+
+The members read as arrays (in arithmetic with the number, or as the target of its
+``unbroadcast``) must have one shape; the others only give the shape (``b``, ``logits`` and the
+``(n, 1)`` sums of ``-np.sum(Y * logp)`` after a bias and a log-softmax, where only ``Y`` meets
+the number), and the helper then gets them as a second tuple: each must be a float64 array that
+broadcasts to that shape, so that it is the shape the seed is spread over:
+
+    dt = unreduce(c, shape_like(Y, b2, h_W2_shape, max_shape, s))
+      ->  dt = uniform_unreduce(c, None, (Y,), (b2, h_W2_shape, max_shape, s))
+
+Where the kinds of the arguments already say the check fails at every call (an argument not a
+float64 array, two members read as arrays of different numbers of dimensions, or another member
+of more dimensions than those), the seed is left as it was.
 """
 
 from __future__ import annotations
@@ -72,20 +83,36 @@ def run(fn_node, ctx):
         seed = _seed(stmt, seeds, shape_like)
         if seed is not None:
             target, fn, members = seed
-            if members <= before and not _unlike(members, ctx.kinds):
+            if members <= before:
                 check = Uses(ctx, members, before, unbroadcast, counts)
                 if check.follow(target, fn_node.body[k + 1:]):
-                    value = stmt.value
-                    value.func = name(ctx.global_name(SEEDS[fn], SEEDS[fn].__name__))
-                    checked = [name(m) for m in sorted(members | check.used)]
-                    if _is_shape_like(value.args[1], shape_like) and not check.used:
-                        # shape_like of the members, made in the helper only where it is needed
-                        checked = value.args[1].args
-                        value.args[1] = gast.Constant(None, None)
-                    value.args = value.args + [gast.Tuple(checked, gast.Load())]
+                    _rewrite(ctx, stmt.value, fn, check, shape_like)
         if isinstance(stmt, gast.Assign):
             before |= {t.id for t in stmt.targets if isinstance(t, gast.Name) and counts[t.id] == 1}
     return fn_node
+
+
+def _rewrite(ctx, value, fn, check, shape_like):
+    """``value``, the seed's call, becomes that of the uniform helper, unless the kinds of the
+    arguments rule it out."""
+    shaped = (check.shaped & check.members) | check.used
+    others = check.members - shaped
+    if not shaped or _unlike(shaped, others, ctx.kinds):
+        return
+    value.func = name(ctx.global_name(SEEDS[fn], SEEDS[fn].__name__))
+    ref_made = _is_shape_like(value.args[1], shape_like) and not check.used
+    if others:
+        value.args = value.args + [gast.Tuple([name(m) for m in sorted(shaped)], gast.Load()),
+                                   gast.Tuple([name(m) for m in sorted(others)], gast.Load())]
+        if ref_made:
+            value.args[1] = gast.Constant(None, None)
+        return
+    checked = [name(m) for m in sorted(shaped)]
+    if ref_made:
+        # shape_like of the members, made in the helper only where it is needed
+        checked = value.args[1].args
+        value.args[1] = gast.Constant(None, None)
+    value.args = value.args + [gast.Tuple(checked, gast.Load())]
 
 
 def _seed(stmt, seeds, shape_like):
@@ -119,14 +146,16 @@ def _is_shape_like(ref, shape_like):
             and all(isinstance(a, gast.Name) for a in ref.args))
 
 
-def _unlike(members, kinds):
-    """Whether the kinds of the arguments say the members are never float64 arrays of one
-    shape (an argument not a float64 array, or two of different dimensions): the seed would
-    only pay for the check."""
-    known = [kinds[m] for m in members if m in kinds]
+def _unlike(shaped, others, kinds):
+    """Whether the kinds of the arguments say the check at the call always fails: an argument
+    not a float64 array, two of ``shaped`` of different dimensions, or one of ``others`` of
+    more dimensions than those: the seed would only pay for the check."""
+    known = [kinds[m] for m in shaped | others if m in kinds]
     if not all(argkinds.is_float64_array(k) for k in known):
         return True
-    return len({argkinds.ndim(k) for k in known}) > 1
+    ndims = {argkinds.ndim(kinds[m]) for m in shaped if m in kinds}
+    most = max((argkinds.ndim(kinds[m]) for m in others if m in kinds), default=0)
+    return len(ndims) > 1 or any(most > n for n in ndims)
 
 
 def _number(node):
@@ -145,6 +174,7 @@ class Uses:
         self.unbroadcast = unbroadcast
         self.counts = counts
         self.numbers = set()  # names that may hold the number
+        self.shaped = set()  # members read as arrays of the shape the number is spread over
 
     def follow(self, target, rest):
         """Whether every read of ``target`` and of the names made from it in the statements
@@ -217,6 +247,7 @@ class Uses:
             if node.id in self.numbers:
                 return NUMBER
             if node.id in self.members:
+                self.shaped.add(node.id)
                 return ARRAY
             if node.id in self.before:
                 self.used.add(node.id)

@@ -39,7 +39,7 @@ _SPECIALIZED_ONLY = (
     "it appears only in code specialized to its arguments' kinds, which srcgrad does not "
     "differentiate again: differentiate the unspecialized derivative (`df.__wrapped__`)")
 for _seed in (runtime.uniform_mean_grad, runtime.uniform_unreduce):
-    defrule(_seed, "g, x, values", vjp={}, unsupported={"g": _SPECIALIZED_ONLY})
+    defrule(_seed, "g, x, values, others=()", vjp={}, unsupported={"g": _SPECIALIZED_ONLY})
 # So do the sums after a loop that share their joined arrays (optimize/steps.py).
 defrule(runtime.matmul_vjp_right_steps_joined, "dys, xs, b, joins", vjp={},
         unsupported={"dys": _SPECIALIZED_ONLY, "xs": _SPECIALIZED_ONLY})

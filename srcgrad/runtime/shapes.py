@@ -282,9 +282,10 @@ def mean_grad(dy, x, axis=None, keepdims=False, where=True):
     return unreduce(dy / count if type(dy) is float else np.divide(dy, count), x, axis, keepdims)
 
 
-def _uniform_shape(values):
+def _uniform_shape(values, others=()):
     """The common shape of ``values`` if every one is a float64 array of it with at least one
-    axis, else None."""
+    axis, and every one of ``others`` a float64 array that broadcasts to it (so it is the shape
+    all of them broadcast to); else None."""
     shape = None
     for v in values:
         if type(v) is not np.ndarray or v.dtype != np.float64 or not v.ndim:
@@ -293,29 +294,39 @@ def _uniform_shape(values):
             shape = v.shape
         elif v.shape != shape:
             return None
+    if shape is None:
+        return None
+    for v in others:
+        if type(v) is not np.ndarray or v.dtype != np.float64:
+            return None
+        if v.shape != shape:
+            lead = len(shape) - v.ndim
+            if lead < 0 or any(n != 1 and n != m for n, m in zip(v.shape, shape[lead:])):
+                return None
     return shape
 
 
-def uniform_mean_grad(dy, x, values):
+def uniform_mean_grad(dy, x, values, others=()):
     """``mean_grad(dy, x)`` (the seed of a full mean) as the Python float ``dy / count`` where
-    ``dy`` is a Python float and the tuple ``values``, whose shapes broadcast to that of ``x``,
-    are float64 arrays of one shape: every value computed from them elementwise has that shape,
+    ``dy`` is a Python float, the tuple ``values`` holds float64 arrays of one shape and the
+    tuple ``others`` float64 arrays that broadcast to it, so that it is the shape of ``x``, to
+    which they all broadcast: every value computed from ``values`` elementwise has that shape,
     so the number, broadcast, gives what the spread array gives (optimize/uniform.py uses it
     only where it is met by nothing else). ``mean_grad(dy, x)`` otherwise; ``x`` None stands
-    for ``shape_like(*values)``, made only then."""
+    for ``shape_like(*values, *others)``, made only then."""
     if type(dy) is float:
-        shape = _uniform_shape(values)
+        shape = _uniform_shape(values, others)
         if shape is not None:
             return dy / math.prod(shape)
-    return mean_grad(dy, shape_like(*values) if x is None else x)
+    return mean_grad(dy, shape_like(*values, *others) if x is None else x)
 
 
-def uniform_unreduce(dy, x, values):
+def uniform_unreduce(dy, x, values, others=()):
     """``unreduce(dy, x)`` (the seed of a full sum) as the Python float ``dy`` under the
     conditions of ``uniform_mean_grad``; ``unreduce(dy, x)`` otherwise."""
-    if type(dy) is float and _uniform_shape(values) is not None:
+    if type(dy) is float and _uniform_shape(values, others) is not None:
         return dy
-    return unreduce(dy, shape_like(*values) if x is None else x)
+    return unreduce(dy, shape_like(*values, *others) if x is None else x)
 
 
 def broadcast_like(t, y):
