@@ -392,3 +392,48 @@ def test_bound_methods_appended_to_a_list_literal_at_once(name):
     check_grad(f, (X,))
     _, t = srcgrad.jvp(f)(X, np.ones(4))
     np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
+class Hooked:
+    def __init__(self):
+        self.a, self.b = Block(np.array([0.5, 0.2, -0.3, 1.0])), Block(-1.5)
+        self.hooks = {"a": self.a.s, "b": self.b, "own": self.tail}
+
+    def tail(self, x):
+        return np.cos(x) * self.b.w
+
+    def run(self, x):
+        y = self.hooks["a"](x)
+        for k in ("a", "b", "own"):
+            y = self.hooks[k](y) * x
+        return np.sum(y)
+
+
+def test_a_dict_of_bound_methods_held_by_the_object():
+    # `self.hooks = {"a": self.a.s, ...}` in __init__, `self.hooks["a"](x)`: the method is called
+    # on the object it is bound to, reached by its fields (was refused at transform time)
+    model = Hooked()
+    f = model.run
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    v = np.array([0.2, -0.4, 0.1, 0.3])
+    np.testing.assert_allclose(srcgrad.hvp(f)(X, v), hessian_by_differences(f, (X,)) @ v,
+                               rtol=1e-5, atol=1e-6)
+    # with respect to the object: through the held methods to the fields they read
+    g = srcgrad.grad(Hooked.run, wrt="self")(model, X)
+    # (`self.b` is also held as `hooks["b"]`: each place gets what was read through it)
+    for holder, found in ((model.a, g.a.w), (model.b, g.b.w + g.hooks["b"].w)):
+        def of_w(w, holder=holder):
+            saved, holder.w = holder.w, w
+            try:
+                return model.run(X)
+            finally:
+                holder.w = saved
+        np.testing.assert_allclose(found, numeric_grad(of_w, (holder.w,), 0), rtol=1e-6,
+                                   atol=1e-8)
+    model.a = Block(2.0)  # the held method keeps the old object: refused when it runs
+    with pytest.raises(SrcgradError, match="no longer hold"):
+        srcgrad.grad(f)(X)

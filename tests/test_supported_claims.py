@@ -275,6 +275,18 @@ class _Holder:
         return np.sum(fs[0](x))
 
 
+class _HeldList:
+    def __init__(self):
+        self.a, self.b = _Holder(2.0), _Holder(-1.0)
+        self.fs = [self.a.scale, self.b.scale]
+
+    def looped(self, x):
+        h = x
+        for f in self.fs:
+            h = f(h)
+        return np.sum(h)
+
+
 @dataclasses.dataclass
 class _Checked:
     w: np.ndarray
@@ -603,6 +615,8 @@ CLAIMS = [
     ("`vars(obj)` held (`d = vars(obj)`)", holds_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
      TRANSFORM, "used as a value other than by calling it"),
+    ("or held by an object and read by an index or key known only when it runs",
+     _HeldList().looped, 0, (X,), TRANSFORM, "cannot resolve `f`"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "
      "error when it runs", replace_with_post_init, 0, (X, _Checked(X)), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),

@@ -46,6 +46,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..runtime.pytrees import kind_of
 from . import operators
+from .held_methods import HeldMethods
 from .object_builds import Builds
 from .object_classes import (  # noqa: F401
     Classes,
@@ -93,7 +94,9 @@ def of_value(value, exact=False):
         if len(classes) == 1:
             first = classes_key(value[0])
             same = all(classes_key(v) == first for v in value[1:])
-            element = of_value(value[0]) if same else Known(type(value[0]))
+            # (not a bound method's: which one an index reads is known only when it runs)
+            element = of_value(value[0]) if same and not inspect.ismethod(value[0]) else Known(
+                type(value[0]))
         return Known(type(value), value, exact, element)
     return Known(type(value), value, exact)
 
@@ -167,7 +170,7 @@ def owner_class(fn):
     return obj
 
 
-class Receivers(Builds):
+class Receivers(Builds, HeldMethods):
     """The classes of locals, noted statement by statement, and the rewriting of method calls."""
 
     def __init__(self, ctx):
@@ -549,7 +552,9 @@ class Receivers(Builds):
             return [], self._call(stmt, fn, [gast.Name(receiver, gast.Load(), None, None)]
                                   + value.args)
         if isinstance(func, gast.Name) and func.id in self.known:
-            return self._called_object(stmt, value, func, [], self.known[func.id])
+            known = self.known[func.id]
+            return self._held_method(stmt, value, func, known) or self._called_object(
+                stmt, value, func, [], known)
         if isinstance(func, gast.Name):
             self._unknown_receiver(func)  # (a function it holds is resolved by inline.py)
         built = self._replaced(stmt, value) or self._constructor(stmt, value)

@@ -288,7 +288,13 @@ from .products import (  # noqa: F401
     unbroadcast_steps,
     unbroadcast_steps_joined,
 )
-from .pytrees import check_class, check_updated_in_place, has_class, new_instance  # noqa: F401
+from .pytrees import (  # noqa: F401
+    check_class,
+    check_held_method,
+    check_updated_in_place,
+    has_class,
+    new_instance,
+)
 from .recursion import (  # noqa: F401
     JvpLayer,
     Split,

@@ -287,6 +287,24 @@ def check_class(obj, cls):
     return None
 
 
+def check_held_method(method, receiver, fn):
+    """Refuse to run a derivative that called ``fn`` on ``receiver`` for a bound method an
+    object holds (``self.hooks["a"]``, normalize/held_methods.py) that is now another method,
+    or bound to another object."""
+    if getattr(method, "__func__", None) is not fn:
+        now = f"now holds {getattr(method, '__qualname__', type(method).__qualname__)}"
+    elif method.__self__ is not receiver:
+        now = "is now bound to an object the fields that reached it no longer hold"
+    else:
+        return None
+    raise SrcgradError(
+        f"this derivative calls {fn.__qualname__} for a bound method an object holds, on the "
+        f"object it was bound to when the derivative was made (reached by the same fields); "
+        f"the item {now}: transform again, or call the method where it is named "
+        f"(`self.a.scale(x)`)"
+    )
+
+
 def new_instance(cls):
     """An instance of ``cls`` before its ``__init__`` (which is inlined after it); an empty
     ``SimpleNamespace`` (its fields are written after it)."""
