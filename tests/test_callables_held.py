@@ -437,3 +437,72 @@ def test_a_dict_of_bound_methods_held_by_the_object():
     model.a = Block(2.0)  # the held method keeps the old object: refused when it runs
     with pytest.raises(SrcgradError, match="no longer hold"):
         srcgrad.grad(f)(X)
+
+
+class Other:
+    def __init__(self, w):
+        self.w = w
+
+    def s(self, x):
+        return np.cos(self.w * x) * x
+
+
+class Storing:
+    def __init__(self):
+        self.a, self.b, self.c = Block(0.5), Block(-1.5), Other(0.7)
+
+    def store(self, fs):
+        fs.append(self.a.s)
+        fs.append(self.c.s)
+
+    def stored(self, x):
+        fs = []
+        self.store(fs)
+        fs.append(self.b.s)
+        self.a = Block(3.0)  # fs[0] keeps the object it was bound to, as in Python
+        h = x
+        for f in fs:
+            h = f(h) * x
+        return np.sum(h + fs[-1](x)) * len(fs)
+
+    def branched(self, x):
+        if x[0] > 0:
+            g = self.a.s
+        else:
+            g = self.c.s
+        fs = [g]
+        h = g(x)
+        for f in fs:
+            h = f(h)
+        return np.sum(h * fs[0](x))
+
+    def returned(self, x):
+        fs = []
+        self.store(fs)
+        return fs
+
+
+@pytest.mark.parametrize("name, x", [("stored", X), ("branched", X), ("branched", -X)])
+def test_bound_methods_stored_by_a_helper_or_bound_on_two_paths(name, x):
+    # a helper appending `self.a.s` to the caller's list; `fs = [g]` of a `g` bound on the two
+    # paths of a branch: a list of the methods' objects, each call a branch on the class
+    # (both were refused at transform time)
+    def fresh(v):
+        return getattr(Storing(), name)(v)
+
+    value, g = srcgrad.value_and_grad(getattr(Storing(), name))(x)
+    np.testing.assert_allclose(value, fresh(x), rtol=1e-13)
+    np.testing.assert_allclose(g, numeric_grad(fresh, (x,), 0), rtol=1e-6, atol=1e-8)
+    _, t = srcgrad.jvp(getattr(Storing(), name))(x, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(fresh, (x,), 0)), rtol=1e-6, atol=1e-8)
+    if name == "branched" and x is X:
+        v = np.array([0.2, -0.4, 0.1, 0.3])
+        np.testing.assert_allclose(srcgrad.hvp(Storing().branched)(x, v),
+                                   hessian_by_differences(Storing().branched, (x,)) @ v,
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_a_list_of_bound_methods_used_as_a_value_is_refused_at_its_line():
+    with pytest.raises(SrcgradError, match="the list `fs` of bound methods") as e:
+        srcgrad.grad(Storing().returned)(X)
+    assert e.value.lineno == inspect.getsourcelines(Storing.returned)[1] + 3

@@ -272,7 +272,7 @@ class _Holder:
     def listed(self, x):
         fs = []
         self.stored(fs)
-        return np.sum(fs[0](x))
+        return fs
 
 
 class _HeldList:
@@ -614,7 +614,7 @@ CLAIMS = [
      ({"a": 1.5}, {"b": 2.0}), TRANSFORM, r"`\|` given `p`"),
     ("`vars(obj)` held (`d = vars(obj)`)", holds_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
-     TRANSFORM, "used as a value other than by calling it"),
+     TRANSFORM, "the list `fs` of bound methods"),
     ("or held by an object and read by an index or key known only when it runs",
      _HeldList().looped, 0, (X,), TRANSFORM, "cannot resolve `f`"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "

@@ -1,6 +1,7 @@
-"""Bound methods an object holds (``self.hooks = {"a": self.a.scale}`` in ``__init__``), called
-where they are read out of it (``self.hooks["a"](x)``), as calls of the method on the object
-they are bound to, read by the path that reaches it from a parameter.
+"""Bound methods held as values: by an object (``self.hooks = {"a": self.a.scale}`` in
+``__init__``, called as ``self.hooks["a"](x)``), by a list the function makes and appends them to
+(also in a helper: ``self.store(fs)``), or by a name bound to methods of one name on several
+paths (``g = self.a.s`` / ``g = self.b.s``), as calls of the method on the object it is bound to.
 
 A part of ``Receivers`` (``methods.py``). Requires: an A-normal-form call ``y = h(x)`` of a name
 ``h`` known by an example value (the bound instance of a transformed method, the object a call
@@ -14,6 +15,14 @@ Python's calls read them, also with respect to ``self``.
                                  unused = check_held_method(self_hooks_item, self_a, Block_s)
                                  unused_2 = check_class(self_a, Block)
                                  y = Block_s(self_a, x)              (then inlined)
+
+A list of bound methods of one name made in the function holds their objects instead, and an
+item called is that method of the item's object (a branch on its class where there are several);
+such a list read any other way (returned, passed on) is an error at transform time:
+
+    fs = [self_a_s]          ->   fs = [self_a_s_self]
+    fs = list_append(fs, g)  ->   fs = list_append(fs, g_self)
+    f = fs[i]; y = f(h)      ->   f_self = fs[i]; y = f_self.s(h)    (then as a method call)
 """
 
 from __future__ import annotations
@@ -24,7 +33,10 @@ import types
 import gast
 
 from .. import runtime
+from ..astutil import store_counts, walk
 from ..emit import naming
+from ..errors import UnsupportedSyntaxError
+from ..frontend.resolve import MISSING
 from .object_classes import user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
@@ -64,8 +76,163 @@ def path_to(root, target):
     return None
 
 
+def method_bindings(fn_node):
+    """Name -> (attribute, how many times it is assigned) for each name of the function that
+    is assigned more than once, each time ``g = obj.attr`` of one attribute name (a bound
+    method bound on two paths of a branch, maybe; ``_rebound_method``)."""
+    found, counts = {}, store_counts(fn_node)
+    for node in walk(fn_node):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], gast.Name) and isinstance(node.value, gast.Attribute) and (
+                isinstance(node.value.value, gast.Name)) and counts[node.targets[0].id] > 1:
+            found.setdefault(node.targets[0].id, []).append(node.value.attr)
+    return {n: (attrs[0], len(attrs)) for n, attrs in found.items()
+            if len(set(attrs)) == 1 and len(attrs) == counts[n]}
+
+
+def refuse_other_uses(fn_node, listed, location):
+    """A list of bound methods that holds their objects (``_listed``) read otherwise than by
+    ``len``, by appending to it, or by taking an item to call (returned, passed, looped over
+    as a value) would give the objects: an error at transform time."""
+    if not listed:
+        return
+    allowed = set()
+    for node in walk(fn_node):
+        if isinstance(node, gast.Assign) and getattr(node, "method_of", None) is not None and (
+                isinstance(node.value, gast.Subscript)):
+            allowed.add(id(node.value.value))
+        elif isinstance(node, gast.Assign) and getattr(node, "method_list", False):
+            allowed |= {id(a) for a in getattr(node.value, "args", ())[:1]}
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
+                node.func.id == "len") and len(node.args) == 1:
+            allowed.add(id(node.args[0]))
+    for stmt in walk(fn_node.body):
+        if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
+            continue
+        for n in walk(stmt):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and (
+                    n.id in listed) and id(n) not in allowed:
+                raise location.error(UnsupportedSyntaxError, stmt, (
+                    f"srcgrad does not support the list `{n.id}` of bound methods here: its "
+                    f"items must be methods of one name (`fs.append(self.a.scale)`, "
+                    f"`fs.append(self.b.scale)`), and it must only be appended to, counted "
+                    f"(`len`) or have its items called; call each method where it is named "
+                    f"(`self.layer.scale(x)`)"))
+
+
 class HeldMethods:
-    """``Receivers``' calls of bound methods held by an object (see the module's docstring)."""
+    """``Receivers``' calls of bound methods held by an object, or by a list the function
+    builds (see the module's docstring)."""
+
+    def _listed(self, stmt):
+        """``fs = [m, ...]`` / ``fs = list_append(fs, m)`` of bound methods ``m`` (``h =
+        obj.method`` names) of one name, into a list made in the function: the list of their
+        receivers, so that ``f = fs[i]`` is that method of the item's object (``_listed_item``);
+        an empty one (``fs = []``) may be appended to (``note``). The statement to write, or
+        None."""
+        target, value = stmt.targets[0], stmt.value
+        if not isinstance(target, gast.Name):
+            return None
+        if isinstance(value, gast.List):
+            names, kept = value.elts, None
+        elif isinstance(value, gast.Call) and len(value.args) == 2 and isinstance(
+                value.args[0], gast.Name) and value.args[0].id == target.id and (
+                target.id in self.method_lists) and self.ctx.namespace.resolve(
+                value.func, self.ctx.local_names) is runtime.list_append:
+            names, kept = value.args[1:], self.method_lists[target.id]
+        else:
+            return None
+        attr = self._listed_name(names, kept)
+        if attr is None:
+            return None
+        receivers = [gast.Name(self.methods[n.id][1], gast.Load(), None, None) for n in names]
+        new = gast.List(receivers, gast.Load()) if isinstance(value, gast.List) else gast.Call(
+            value.func, [value.args[0]] + receivers, [])
+        new = gast.copy_location(gast.Assign(stmt.targets, gast.copy_location(new, value), None),
+                                 stmt)
+        new.method_list = True
+        self.method_lists[target.id] = self.listed[target.id] = attr
+        return new
+
+    def _rebound_method(self, stmt, value):
+        """``g = obj.s`` of a name every assignment of which reads the attribute ``s``
+        (``method_bindings``), where ``s`` is a method of obj's class: ``g_self = obj``, one
+        name for the objects of every binding, and ``g`` known as their method ``s`` (a call
+        of ``g`` is a branch on the class where its bindings give objects of several). Where
+        one binding is a method and another is not (or of an object whose class is not known
+        here), an error at transform time; None for any other statement."""
+        target = stmt.targets[0]
+        bound = self.bindings.get(getattr(target, "id", None))
+        if bound is None or self.stores.get(target.id, 0) != bound[1]:
+            return None
+        known = self.known.get(value.value.id)
+        static = MISSING if known is None or not user_class(known.cls) else (
+            inspect.getattr_static(known.cls, value.attr, MISSING))
+        method = isinstance(static, types.FunctionType) and not (
+            known.example is not None and value.attr in getattr(known.example, "__dict__", {}))
+        if target.id not in self.rebinds:  # the first binding: (a method?, the objects' name)
+            self.rebinds[target.id] = (method, self.ctx.namer.fresh(
+                naming.SELF.format(target.id)) if method else None)
+        first, receiver = self.rebinds[target.id]
+        if first != method:
+            raise self.ctx.location.error(UnsupportedSyntaxError, self._stmt, (
+                f"srcgrad does not support `{target.id}` bound here to "
+                f"{'a bound method' if method else 'something else'} and elsewhere to "
+                f"{'something else' if method else 'a bound method'} of an object whose class "
+                f"it knows: give each binding its own name, or call the method where it is "
+                f"named on each path (`y = self.a.{value.attr}(x)`)"))
+        if not method:
+            return None
+        self.ctx.local_names.add(receiver)
+        held = gast.copy_location(gast.Assign(
+            [gast.Name(receiver, gast.Store(), None, None)], value.value, None), stmt)
+        held.method_of = target.id
+        self.methods[target.id] = (value.attr, receiver, None)
+        return self._check(value.value, known), held
+
+    def _listed_name(self, names, kept):
+        """The name of the methods ``names`` are (each a plain method of its receiver's class
+        under that name; ``kept``: the name the list's items have already), or None."""
+        found = {kept} - {None}
+        for n in names:
+            entry = self.methods.get(getattr(n, "id", None))
+            if entry is not None and isinstance(entry[0], str):  # (`_rebound_method`'s)
+                found.add(entry[0])
+                continue
+            if entry is None or not isinstance(entry[0], types.FunctionType):
+                return None
+            fn, known = entry[0], entry[2]
+            if inspect.getattr_static(known.cls, fn.__name__, None) is not fn:
+                return None
+            found.add(fn.__name__)
+        return found.pop() if len(found) == 1 else None
+
+    def _listed_item(self, stmt):
+        """``f = fs[i]`` of a list of bound methods (``_listed``): ``f_self = fs[i]``, the
+        object, and ``f`` known as its method of that name; None for any other statement."""
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, gast.Name) and isinstance(value, gast.Subscript)
+                and isinstance(value.value, gast.Name)
+                and self.method_lists.get(value.value.id) is not None
+                and self.stores.get(target.id, 0) == 1):
+            return None
+        receiver = self.ctx.namer.fresh(naming.SELF.format(target.id))
+        self.ctx.local_names.add(receiver)
+        self.stores[receiver] += 1
+        held = gast.copy_location(gast.Assign(
+            [gast.Name(receiver, gast.Store(), None, None)], value, None), stmt)
+        held.method_of = target.id
+        self.methods[target.id] = (self.method_lists[value.value.id], receiver, None)
+        return [], held
+
+    def _listed_call(self, stmt, call, attr, receiver):
+        """``y = f(x)`` of ``f`` a method of a list's item: ``y = f_self.attr(x)``, rewritten
+        as a method call (a branch on the class where the list holds several)."""
+        func = gast.Attribute(gast.Name(receiver, gast.Load(), None, None), attr, gast.Load())
+        new = gast.Call(gast.copy_location(func, call.func), call.args, call.keywords)
+        new = gast.copy_location(gast.Assign(stmt.targets, gast.copy_location(new, call), None),
+                                 stmt)
+        return self._rewrite_call(new, new.value) or ([], new)
 
     def _held_method(self, stmt, call, func, known):
         """``y = h(x)`` of a name ``h`` whose example is a bound method reached from a

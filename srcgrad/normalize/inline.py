@@ -45,7 +45,7 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, HeldItems, Namespace, items_of
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables, rebound, renumbered, stdlib_forms, supercalls, unpacking
+from . import callables, held_methods, rebound, renumbered, stdlib_forms, supercalls, unpacking
 from .anf import ANF, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
@@ -62,12 +62,14 @@ def run(fn_node, ctx):
     ctx.receivers = Receivers(ctx)
     ctx.receivers.seed(ctx.fn, fn_node, bound_instance(ctx.fn))
     ctx.receivers.stores.update(store_counts(fn_node))
+    ctx.receivers.bindings = held_methods.method_bindings(fn_node)
     values = StaticValues(ctx.namespace, ctx.static, param_names(fn_node, packed=True),
                           store_counts(fn_node))
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
     _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
+    held_methods.refuse_other_uses(fn_node, ctx.receivers.listed, ctx.location)
     _refuse_local_function_values(fn_node, ctx.receivers.methods, ctx.location, (
         "a bound method (`h = obj.method`) used as a value other than by calling it or passing "
         "it to a helper that calls it (held in a list, tuple or dict, returned, stored by the "

@@ -193,6 +193,12 @@ class Receivers(Builds, HeldMethods):
         self.classes = {}
         self.global_lists = {}  # name -> the list or tuple from outside the function it holds
         self.class_names = {}  # name -> the class it holds (`t = type(self)`), assigned once
+        # name -> the name of the bound methods a list made here holds, as their objects
+        # (None: an empty list); held_methods.py
+        self.method_lists = {}
+        self.listed = {}  # every name `method_lists` held, for held_methods.refuse_other_uses
+        self.bindings = {}  # held_methods.method_bindings of the function
+        self.rebinds = {}  # name -> (whether its first binding was a method, its objects' name)
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -308,6 +314,10 @@ class Receivers(Builds, HeldMethods):
         target = stmt.targets[0].id
         if getattr(stmt, "method_of", None) is None:
             self.methods.pop(target, None)
+        if getattr(stmt, "method_list", None) is None:
+            self.method_lists.pop(target, None)
+            if isinstance(stmt.value, gast.List) and not stmt.value.elts:
+                self.method_lists[target] = None  # (bound methods may be appended to it)
         origin = self._origin(stmt.value)
         if origin is None:
             self.origins.pop(target, None)
@@ -531,8 +541,12 @@ class Receivers(Builds, HeldMethods):
             return read
         if isinstance(value, (gast.BinOp, gast.UnaryOp)):
             return self._operator(stmt, value)
+        listed = self._listed(stmt) or self._listed_item(stmt)
+        if listed is not None:
+            return listed if isinstance(listed, tuple) else ([], listed)
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
-            return self._property(stmt, value) or self._method_value(stmt, value)
+            return self._rebound_method(stmt, value) or self._property(stmt, value) or (
+                self._method_value(stmt, value))
         if isinstance(value, gast.Name) and value.id in self.methods:
             return self._method_alias(stmt, value.id)
         if not isinstance(value, gast.Call):
@@ -549,6 +563,8 @@ class Receivers(Builds, HeldMethods):
             return (checked + built[0], built[1]) if built is not None else (checked, stmt)
         if isinstance(func, gast.Name) and func.id in self.methods:
             fn, receiver, known = self.methods[func.id]
+            if isinstance(fn, str):  # the method of an item of a list of them
+                return self._listed_call(stmt, value, fn, receiver)
             return [], self._call(stmt, fn, [gast.Name(receiver, gast.Load(), None, None)]
                                   + value.args)
         if isinstance(func, gast.Name) and func.id in self.known:
