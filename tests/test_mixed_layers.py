@@ -251,9 +251,50 @@ def held_in_a_dict_and_a_field(x, c):
                   + held["c"](x))
 
 
+def read_by_a_key_known_when_it_runs(x, c):
+    # a dict built here read by the keys of a loop over it: each call a branch on the class
+    # (was refused at transform time: "does not support the method `.affine()`")
+    layer = Dense(x[0]) if c > 0 else Act(x[1])
+    held = {"a": layer, "b": Act(c)}
+    h = x
+    for k in held:
+        h = held[k].affine(h) * held[k](h)
+    return np.sum(h)
+
+
+def written_into_a_list_by_an_index(x, c):
+    # objects written into a list by an index and read back (was refused at transform time;
+    # the write's gradient was refused when it ran: "an arithmetic operator given an object")
+    layers = [None, None, None]
+    for i in range(3):
+        if x[i] * c > 0:
+            layers[i] = Dense(x[i] * c)
+        else:
+            layers[i] = Act(x[i] + 0.5)
+    layers[1] = Dense(c)
+    h = x
+    for i in range(len(layers)):
+        h = layers[i].affine(h) * layers[i](h)
+    return np.sum(h + layers[2].gain)
+
+
+def _written_by_an_index(x):
+    layers = [None, None]
+    for i in range(2):
+        layers[i] = Dense(x[i])
+    return np.sum(layers[1](layers[0].affine(x)))
+
+
+def test_objects_written_into_a_list_by_an_index_at_second_order():
+    f, v = _written_by_an_index, np.array([0.2, -0.4, 0.1, 0.3])
+    np.testing.assert_allclose(srcgrad.hvp(f)(X, v), hessian_by_differences(f, (X,)) @ v,
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("f", [branch_assigned, branch_expression, appended, appended_in_a_loop,
                                branch_with_a_constant_matrix, given_by_a_helper_in_a_loop,
-                               held_in_a_dict_and_a_field], ids=lambda f: f.__name__)
+                               held_in_a_dict_and_a_field, read_by_a_key_known_when_it_runs,
+                               written_into_a_list_by_an_index], ids=lambda f: f.__name__)
 def test_a_variable_or_a_list_appended_to_given_objects_of_two_classes(f):
     # a call or a property read on it is a branch on the object's class (normalize/methods.py
     # Receivers.join and _appended, inline.py _by_class; these were refused at transform time:

@@ -109,13 +109,10 @@ def _other(x):
     return Other(x)
 
 
-def two_classes_in_a_dict(x):
-    box = Box(x) if x[0] > 0 else Other(x)
-    held = {"a": box}
-    h = x
-    for k in held:
-        h = held[k].scaled(h)
-    return np.sum(h)
+def item_read_before_written(x):
+    layers = [None, None]
+    layers[0] = Box(x)
+    return np.sum(layers[1].scaled(layers[0].scaled(x)))
 
 
 def property_of_an_unknown_class(x, box):
@@ -615,6 +612,8 @@ CLAIMS = [
     ("`vars(obj)` held (`d = vars(obj)`)", holds_vars, 0, (X,), TRANSFORM, "vars"),
     ("a bound method used as a value other than by calling it", _Holder(2.0).listed, 0, (X,),
      TRANSFORM, "the list `fs` of bound methods"),
+    ("an item read before it is written fails its class check when it runs",
+     item_read_before_written, 0, (X,), RUN, "now a NoneType"),
     ("or held by an object and read by an index or key known only when it runs",
      _HeldList().looped, 0, (X,), TRANSFORM, "cannot resolve `f`"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "
@@ -638,8 +637,6 @@ CLAIMS = [
      (X,), TRANSFORM, "used as a value"),
     ("building one that is frozen or has `InitVar` fields is an error at transform time",
      frozen_post_init, 0, (X,), TRANSFORM, "__post_init__"),
-    ("a variable that may hold objects of several classes put into a dict and read back by a",
-     two_classes_in_a_dict, 0, (X,), TRANSFORM, r"`\.scaled\(\)`"),
     # the object rows of the "Refused" table
     ("building a dataclass with a `__post_init__` that is frozen", frozen_post_init, 0, (X,),
      TRANSFORM, "__post_init__"),

@@ -54,6 +54,29 @@ def _suspects_of(n, op):
     return out
 
 
+def built_objects(body, ops):
+    """The variables every binding of which builds or changes an object of the user's classes
+    (``p = new_instance(Dense)``, ``p = set_field(p, "w", v)``, or ``p = None`` before): they
+    hold that object, never an array, so what a list write (``layers[i] = p``) gives them is
+    the object's cotangent, which no broadcast changed."""
+    verdict, targets, others = {}, set(), set()
+    for n in ordered_walk(gast.Module(body, [])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in targets:
+            others.add(n.id)  # (a loop's target, `+=`, unpacking)
+        if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name)):
+            continue
+        targets.add(id(n.targets[0]))
+        if isinstance(n.value, gast.Constant) and n.value.value is None:
+            continue  # (no value yet: nothing to broadcast)
+        op = ops.get(id(n))
+        fn = getattr(getattr(op, "rule", None), "fn", None)  # (new_instance's op: a constant)
+        built = any(fn is f for f in (runtime.new_instance,) + _STRUCTURE_RESULTS)
+        verdict[n.targets[0].id] = verdict.get(n.targets[0].id, True) and built
+    verdict.update(dict.fromkeys(others, False))
+    return {name for name, built in verdict.items() if built}
+
+
 def _closed(out, copies):
     while True:  # `seq = xs` and seq holds a container: so does xs
         more = {x for t, x in copies if t in out and x not in out}

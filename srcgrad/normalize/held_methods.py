@@ -37,7 +37,7 @@ from ..astutil import store_counts, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
-from .object_classes import user_class
+from .object_classes import own_class, user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
 
@@ -189,6 +189,19 @@ class HeldMethods:
         held.method_of = target.id
         self.methods[target.id] = (value.attr, receiver, None)
         return self._check(value.value, known), held
+
+    def _classes_by_key(self, value):
+        """The user classes of the objects ``d[k]`` may be, for a key ``k`` known only when it
+        runs, of a dict built here whose constant keys each hold an object of a known class,
+        or of several (``{"a": layer}``, ``layer`` of two classes); else None."""
+        base = self.known.get(value.value.id)
+        if base is None or base.cls is not dict or not base.fields or isinstance(
+                value.slice, gast.Constant):
+            return None
+        classes = [own_class(k) for _, k in base.fields]
+        if not all(classes):
+            return None
+        return list(dict.fromkeys(c for found in classes for c in found))
 
     def _listed_name(self, names, kept):
         """The name of the methods ``names`` are (each a plain method of its receiver's class

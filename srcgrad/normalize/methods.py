@@ -369,6 +369,8 @@ class Receivers(Builds, HeldMethods):
         is known (none for ``[]``), or None."""
         classes = []
         for e in literal.elts:
+            if isinstance(e, gast.Constant) and e.value is None:
+                continue  # (an item written later: `[None, None]`, then `objs[i] = Act(...)`)
             known = self._of(e)
             several = self._classes_of_items(e) if isinstance(e, gast.Name) else None
             if known is None and several is None:
@@ -379,13 +381,13 @@ class Receivers(Builds, HeldMethods):
     def _appended(self, target, value):
         """``Classes`` of ``target = list_append(target, obj)`` of a list whose classes are
         known and an object whose class is, or None."""
-        if not (isinstance(value, gast.Call) and len(value.args) == 2 and isinstance(
+        if not (isinstance(value, gast.Call) and len(value.args) in (2, 3) and isinstance(
                 value.args[0], gast.Name) and value.args[0].id == target):
             return None
         if self.ctx.namespace.resolve(value.func, self.ctx.local_names) is not (
-                runtime.list_append):
-            return None
-        held, known = self.global_lists.get(target), self._of(value.args[1])
+                runtime.list_append, runtime.setitem)[len(value.args) - 2]:
+            return None  # (`layers[i] = Act(...)`: setitem(layers, i, obj), of any index too)
+        held, known = self.global_lists.get(target), self._of(value.args[-1])
         if not isinstance(held, Classes) or known is None or not user_class(known.cls):
             return None
         return Classes(tuple(dict.fromkeys(held.classes + (known.cls,))))
@@ -400,6 +402,8 @@ class Receivers(Builds, HeldMethods):
         if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
             return None
         base = self.known.get(value.value.id)
+        if base is not None and base.cls is dict and base.example is None:
+            return self._classes_by_key(value)  # (a dict built here)
         items = self.global_lists.get(value.value.id) if base is None else base.example
         if isinstance(base, Known) and base.example is None:
             items = self.global_lists.get(value.value.id)

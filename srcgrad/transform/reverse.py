@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis import realness
-from ..analysis.containers import container_suspects
+from ..analysis.containers import built_objects, container_suspects
 from ..analysis.definitions import Definitions
 from ..analysis.integers import Integers, integer_index
 from ..analysis.loops import (
@@ -169,6 +169,7 @@ class ReverseAD:
     def _analyse(self, fn_node):
         """The analyses the sweep consults, and its tape and adjoints."""
         containers = container_suspects(fn_node.body, self.ops)
+        self.objects = built_objects(fn_node.body, self.ops)
         # in-place adds (`dx += g`) into adjoint buffers, unless a value may be complex: a complex
         # contribution cannot be added into the real buffer of a real variable
         self.in_place = self.optimize and not may_be_complex(fn_node.body)
@@ -400,9 +401,11 @@ class ReverseAD:
         if isinstance(value, gast.Name) and value.id in self.active:
             # (`value` shapes the zeros where a list or dict cotangent holds nothing)
             part = self._call(runtime.take_item, d, index, name(value.id))
-            if not (isinstance(index, gast.Constant) and isinstance(index.value, str)):
-                # (a dict's item holds the value as written: an object's cotangent, a dict,
-                # is no operand of a broadcasting operator)
+            if not (isinstance(index, gast.Constant) and isinstance(index.value, str)) and (
+                    value.id not in self.objects):
+                # (a dict's item holds the value as written, and so does a list's item an
+                # object built here: an object's cotangent, a dict, is no operand of a
+                # broadcasting operator)
                 part = self._call(runtime.unbroadcast, part, name(value.id))
             if value.id == target:
                 # `y[...] = y`, `np.copyto(y, y)`: the value is the array before the write, so
