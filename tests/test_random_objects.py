@@ -351,7 +351,7 @@ class Gen:
     # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
     # the program it gave before they were added, with one of them at its end
     EXTRA = ("field_alias", "try_except", "replace", "asdict", "nested_write", "rebound_callable",
-             "mixed_layers", "own_class")
+             "mixed_layers", "own_class", "held_methods")
 
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
@@ -440,6 +440,44 @@ class Gen:
                       call)
             return
         self.emit(f"for lay in {layers}:", f"    {call}")
+
+    def held_methods(self):
+        """Bound methods and objects held as values: appended to a list by a helper method and
+        by the function, then looped over and an item called; a name bound to methods of two
+        classes on the paths of a branch, put into a list; objects of two classes in a dict
+        built here, read by the keys of a loop over it; objects written into a list by an
+        index and read back."""
+        lin, act = self.name("Lin"), self.name("Act")
+        self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
+                    f"        self.b = b\n\n    def s(self, v):\n"
+                    f"        return np.tanh(self.W @ v + self.b)\n\n"
+                    f"    def store(self, fs, other):\n        fs.append(self.s)\n"
+                    f"        fs.append(other.s)\n")
+        self.define(f"class {act}:\n    def __init__(self, c):\n        self.c = c\n\n"
+                    f"    def s(self, v):\n        return self.c * np.sin(v)\n")
+        a, b, fs = self.name("a"), self.name("b"), self.name("fs")
+        self.emit(f"{a} = {lin}({self.W}, {self.b})", f"{b} = {act}(h[0] * {self.c})")
+        choice = self.rng.randrange(4)
+        if choice == 0:  # stored by a helper, and by the function
+            self.emit(f"{fs} = []", f"{a}.store({fs}, {b})", f"{fs}.append({b}.s)",
+                      f"for f in {fs}:", "    h = f(h) + 0.25 * h",
+                      f"h = {fs}[1](h) * len({fs})")
+        elif choice == 1:  # bound on the two paths of a branch
+            g = self.name("g")
+            self.emit("if h[1] > 0:", f"    {g} = {a}.s", "else:", f"    {g} = {b}.s",
+                      f"{fs} = [{g}, {b}.s]", f"for f in {fs}:", "    h = f(h)",
+                      f"h = {g}(h) + {fs}[0](h)")
+        elif choice == 2:  # a dict of objects of two classes, read by run-time keys
+            lay = self.name("lay")
+            self.emit(f"{lay} = {a} if h[2] > 0 else {b}",
+                      f'held = {{"p": {lay}, "q": {act}(0.5)}}',
+                      "for k in held:", "    h = held[k].s(h) * 1.5")
+        else:  # written into a list by an index, read back
+            objs = self.name("objs")
+            self.emit(f"{objs} = [None, None, None]", "for k in range(3):",
+                      "    if h[k] > 0:", f"        {objs}[k] = {lin}({self.W}, {self.b} * h[k])",
+                      "    else:", f"        {objs}[k] = {act}(h[k])",
+                      "for k in range(3):", f"    h = {objs}[k].s(h)")
 
     def own_class(self):
         """A class whose operators and a method build objects of its own class

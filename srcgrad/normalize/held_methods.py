@@ -96,16 +96,7 @@ def refuse_other_uses(fn_node, listed, location):
     as a value) would give the objects: an error at transform time."""
     if not listed:
         return
-    allowed = set()
-    for node in walk(fn_node):
-        if isinstance(node, gast.Assign) and getattr(node, "method_of", None) is not None and (
-                isinstance(node.value, gast.Subscript)):
-            allowed.add(id(node.value.value))
-        elif isinstance(node, gast.Assign) and getattr(node, "method_list", False):
-            allowed |= {id(a) for a in getattr(node.value, "args", ())[:1]}
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
-                node.func.id == "len") and len(node.args) == 1:
-            allowed.add(id(node.args[0]))
+    allowed = _allowed_reads(fn_node)
     for stmt in walk(fn_node.body):
         if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
             continue
@@ -120,9 +111,33 @@ def refuse_other_uses(fn_node, listed, location):
                     f"(`self.layer.scale(x)`)"))
 
 
+def _allowed_reads(fn_node):
+    """The ids of the reads of a name that a list of bound methods' objects allows: the list
+    an item is taken from to call, appended to, or given to ``len``."""
+    allowed = set()
+    for node in walk(fn_node):
+        if isinstance(node, gast.Assign) and getattr(node, "method_of", None) is not None and (
+                isinstance(node.value, gast.Subscript)):
+            allowed.add(id(node.value.value))
+        elif isinstance(node, gast.Assign) and getattr(node, "method_list", False):
+            allowed |= {id(a) for a in getattr(node.value, "args", ())[:1]}
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
+                node.func.id == "len") and len(node.args) == 1:
+            allowed.add(id(node.args[0]))
+    return allowed
+
+
 class HeldMethods:
     """``Receivers``' calls of bound methods held by an object, or by a list the function
     builds (see the module's docstring)."""
+
+    def _note_method_list(self, stmt, target):
+        """What ``target = ...`` tells of a list of bound methods: not one any more, unless
+        ``_listed`` wrote it; an empty list may become one (``fs = []``)."""
+        if getattr(stmt, "method_list", None) is None:
+            self.method_lists.pop(target, None)
+            if isinstance(stmt.value, gast.List) and not stmt.value.elts:
+                self.method_lists[target] = None  # (bound methods may be appended to it)
 
     def _listed(self, stmt):
         """``fs = [m, ...]`` / ``fs = list_append(fs, m)`` of bound methods ``m`` (``h =

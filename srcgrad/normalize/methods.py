@@ -314,10 +314,7 @@ class Receivers(Builds, HeldMethods):
         target = stmt.targets[0].id
         if getattr(stmt, "method_of", None) is None:
             self.methods.pop(target, None)
-        if getattr(stmt, "method_list", None) is None:
-            self.method_lists.pop(target, None)
-            if isinstance(stmt.value, gast.List) and not stmt.value.elts:
-                self.method_lists[target] = None  # (bound methods may be appended to it)
+        self._note_method_list(stmt, target)
         origin = self._origin(stmt.value)
         if origin is None:
             self.origins.pop(target, None)
