@@ -284,6 +284,16 @@ class _HeldList:
         return np.sum(h)
 
 
+class _Hooks:
+    def __init__(self, w):
+        self.a = _Holder(w)
+        self.hooks = {"a": self.a.scale}
+
+
+def hooks_of_an_object_built_here(x):
+    return np.sum(_Hooks(2.0).hooks["a"](x))
+
+
 @dataclasses.dataclass
 class _Checked:
     w: np.ndarray
@@ -614,6 +624,8 @@ CLAIMS = [
      TRANSFORM, "the list `fs` of bound methods"),
     ("an item read before it is written fails its class check when it runs",
      item_read_before_written, 0, (X,), RUN, "now a NoneType"),
+    ("or held by an object the function builds", hooks_of_an_object_built_here, 0, (X,),
+     TRANSFORM, "bound method"),
     ("or held by an object and read by an index or key known only when it runs",
      _HeldList().looped, 0, (X,), TRANSFORM, "cannot resolve `f`"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "
