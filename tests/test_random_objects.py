@@ -446,7 +446,7 @@ class Gen:
         by the function, then looped over and an item called; a name bound to methods of two
         classes on the paths of a branch, put into a list; objects of two classes in a dict
         built here, read by the keys of a loop over it; objects written into a list by an
-        index and read back."""
+        index and read back; a dict of bound methods a global object holds."""
         lin, act = self.name("Lin"), self.name("Act")
         self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
                     f"        self.b = b\n\n    def s(self, v):\n"
@@ -457,7 +457,16 @@ class Gen:
                     f"    def s(self, v):\n        return self.c * np.sin(v)\n")
         a, b, fs = self.name("a"), self.name("b"), self.name("fs")
         self.emit(f"{a} = {lin}({self.W}, {self.b})", f"{b} = {act}(h[0] * {self.c})")
-        choice = self.rng.randrange(4)
+        choice = self.rng.randrange(5)
+        if choice == 4:  # a dict of bound methods a global object holds, called by keys
+            hooks = self.name("HOOKS").upper()
+            self.define(f"class {hooks.title()}:\n    def __init__(self):\n"
+                        f"        self.a = {act}(0.75)\n        self.b = {act}(-0.5)\n"
+                        f'        self.hooks = {{"a": self.a.s, "b": self.b.s}}\n\n\n'
+                        f"{hooks} = {hooks.title()}()\n")
+            self.emit(f'h = {hooks}.hooks["a"](h) + h', 'for k in ("b", "a"):',
+                      f"    h = {hooks}.hooks[k](h) * {self.c}")
+            return
         if choice == 0:  # stored by a helper, and by the function
             self.emit(f"{fs} = []", f"{a}.store({fs}, {b})", f"{fs}.append({b}.s)",
                       f"for f in {fs}:", "    h = f(h) + 0.25 * h",
