@@ -91,6 +91,8 @@ def special_rows():
         rows.append(row(fn, f"{name}(a, b)", second=True, a=x((2, 3), d1), b=x((2, 3), d2)))
         rows.append(row(fn, f"{name}(a, b)", a=x((2, 1), d1), b=x((3,), d2)))
     rows += [
+        # i0e's derivative has np.sign(x): negative x too (the unary rows above are positive)
+        row(special.i0e, "special.i0e(x)", x=x((3,), (-2.0, -0.5))),
         row(special.polygamma, "special.polygamma(2, x)", second=True, x=x((3,), POS)),
         row(special.polygamma, "special.polygamma(N, x)", x=x((2, 1), POS), N=np.array([0, 1])),
         row(special.multigammaln, "special.multigammaln(a, 3)", a=x((), (2.0, 4.0))),
