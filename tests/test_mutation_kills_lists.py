@@ -63,18 +63,6 @@ def test_the_tangent_of_an_inactive_part_is_zero(f):
     _check_jvp(f)
 
 
-def _insert_unused(x):
-    xs = [x * 1.0]
-    xs.insert(0, x * 3.0)
-    return np.sum(x * x)
-
-
-def test_a_value_inserted_into_an_unused_list_gets_no_gradient():
-    # lists.insert_grad_value: no cotangent of the list gives a zero (`zeros_like` dropped: the
-    # value itself, added to x's gradient)
-    np.testing.assert_allclose(srcgrad.grad(_insert_unused)(X), 2 * X, rtol=1e-12)
-
-
 def _delete_first(xs):
     del xs[0]
     return np.sum(xs[0] * xs[1])
@@ -87,21 +75,6 @@ def test_the_tangent_of_a_list_after_del_leaves_the_callers_tangent_alone():
     value, tangent = srcgrad.jvp(_delete_first)(xs, dxs)
     assert len(xs) == 3 and len(dxs) == 3 and dxs[0][0] == 1.0
     assert value == 39.0 and tangent == pytest.approx(3 * 1 + 4 * 1 + 5 * 0 + 6 * 1, rel=1e-12)
-
-
-def _extend(xs, x):
-    xs.extend([x * 2.0, x])
-    return np.sum(xs[-1] * xs[-2]) + np.sum(xs[0] * x)
-
-
-def test_extend_adds_the_items():
-    # lists.list_extend: `list(items) + list(values)` -> `items`
-    xs = [np.array([0.5, -1.0])]
-    g = srcgrad.grad(_extend, wrt=1)(xs, X)
-    np.testing.assert_allclose(g, numeric_grad(_extend, ([xs[0]], X), 1), rtol=1e-6)
-    value, tangent = srcgrad.jvp(_extend, wrt=1)([xs[0]], X, T)
-    assert value == _extend([xs[0]], X)
-    assert tangent == pytest.approx(g @ T, rel=1e-12)
 
 
 def _sorted_keys(d):
@@ -300,3 +273,38 @@ def test_linearize_of_a_loop_it_cannot_split_given_a_function_is_refused():
     assert value == _appending_through_a_function(X, np.tanh)
     f = lambda x: _appending_through_a_function(x, np.tanh)  # noqa: E731
     assert tangent == pytest.approx(_along(f, X, T), rel=1e-6)
+
+
+def _list_reads_and_extremes(x):
+    xs = [x, 2.0 * x, x * x]
+    return xs[0] * xs[2] + xs[-2] ** 2 + max(xs) * min(xs[0], 3.0 - x)
+
+
+def test_reverse_over_reverse_of_list_reads_max_and_min():
+    # the rules of the helpers runtime.add_at (a list's element cotangents summed) and
+    # containers.max_of/min_of/pick_extreme, read at second order: recorded checks for
+    # tests/mutate_rules.py (runtime_rules, `--record test_mutation_kills_lists`)
+    for x in (1.2, 2.5):  # max(xs) is 2x, then x * x; min(x, 3 - x) is x, then 3 - x
+        want = 6.0 * x + 8.0 + (6.0 - 6.0 * x if x > 2.0 else 4.0)
+        d2 = srcgrad.grad(srcgrad.grad(_list_reads_and_extremes))(x)
+        assert d2 == pytest.approx(want, rel=1e-12)
+        assert d2 == pytest.approx(
+            numeric_grad(srcgrad.grad(_list_reads_and_extremes), (x,), 0), rel=1e-6)
+
+
+def _dots(x):
+    return np.sum(np.dot(x, np.sin(x).T) ** 2) + np.sum(np.dot(np.cos(x[0]), x.T) ** 3)
+
+
+def test_reverse_over_reverse_of_dot():
+    # the rules of runtime.products.dot_vjp_left/dot_vjp_right (np.dot's adjoints), read by
+    # reverse over reverse: recorded checks for tests/mutate_rules.py (runtime_rules)
+    x = np.array([[0.5, -1.0, 0.3], [1.2, 0.4, -0.7]])
+    w = np.cos(np.arange(6.0)).reshape(2, 3)
+    df = srcgrad.grad(_dots)
+
+    def h(z):
+        return np.sum(df(z) * w)
+
+    np.testing.assert_allclose(srcgrad.grad(h)(x), numeric_grad(h, (x,), 0), rtol=1e-6,
+                               atol=1e-8)
