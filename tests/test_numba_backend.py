@@ -662,8 +662,9 @@ def test_hvp_and_hessian_with_checkpoint_compiled_by_numba_equal_the_python_back
     rng = np.random.default_rng(5)
     x, W = rng.normal(size=3), rng.normal(size=(3, 3)) * 0.5
     cases = [(decaying, (0.7, 150), 0), (damped, (0.4,), 0), (strided, (x, W, 40), (0, 1)),
-             (iterated_while, (x,), 0), (grows_in_place, (x, 0.1, 20), (0, 1))]
-    for f, args, wrt in cases:
+             (iterated_while, (x,), 0), (grows_in_place, (x, 0.1, 20), (0, 1)),
+             (rnn_steps, (W, W.T, rng.normal(size=(6, 2, 3)), np.full((2, 3), 0.1)), 1)]
+    for f, args, wrt in cases:  # (the RNN: no cotangent of xs, read by rows, is computed)
         copies = lambda: [a.copy() if isinstance(a, np.ndarray) else a for a in args]  # noqa
         for checkpoint in (3, "auto"):
             got = srcgrad.hessian(f, wrt=wrt, checkpoint=checkpoint, backend="numba")(*copies())

@@ -59,13 +59,13 @@ def compiled(py_fn: Any, backend: str, user: Any = None) -> Any:
 
     tree = ast.parse(GENERATED_SOURCE[code][0])
     new_cells = [types.CellType(_contents(c)) for c in cells]
-    # a second derivative (hvp, hessian) reads the invariants' cotangents through their tangents
-    second = any(_contents(c) in SECOND_ORDER for c in cells)
+    second = any(_contents(c) in SECOND_ORDER for c in cells)  # hvp, hessian
     made: dict[int, Step] = {}  # one Step per step function (hvp's guard reads it twice)
     for i in found:
         step = _contents(cells[i])
         if id(step) not in made:
-            needed = None if second else read_invariants(tree, code.co_freevars[i])
+            needed = (_read_by_gradient(user, step) if second
+                      else read_invariants(tree, code.co_freevars[i]))
             made[id(step)] = Step(step, backend, needed, user, second)
         new_cells[i] = types.CellType(made[id(step)])
     tangents = {f"{s.__name__}_tangent_{part}": (s, part) for s in made.values()
@@ -83,6 +83,21 @@ def compiled(py_fn: Any, backend: str, user: Any = None) -> Any:
     fn.__qualname__, fn.__doc__ = py_fn.__qualname__, py_fn.__doc__
     setattr(fn, PYTHON_BEHIND, py_fn)  # what other transforms read and inline
     return fn
+
+
+def _read_by_gradient(gradient: Any, step: Any) -> set[int] | None:
+    """:func:`read_invariants` of the gradient whose tangent is ``hvp``'s (what the tangent
+    reads of the invariants' cotangents is the tangent of what the gradient reads)."""
+    from ..derived import unwrap
+
+    fn = unwrap(gradient)
+    code = getattr(fn, "__code__", None)
+    if code not in GENERATED_SOURCE:
+        return None
+    names = [n for n, c in zip(code.co_freevars, fn.__closure__ or ()) if _contents(c) is step]
+    if len(names) != 1:
+        return None
+    return read_invariants(ast.parse(GENERATED_SOURCE[code][0]), names[0])
 
 
 def _contents(cell: Any) -> Any:
@@ -196,7 +211,7 @@ class Step:
             every = tuple(names)
             self.jvp = transforms.derived(flat, "jvp", every, Options(backend=backend))
             tangent = transforms.derived(flat, "jvp", every, Options(for_numba=True))
-            self.again = transforms.derived(tangent, "vjp", every, Options(backend=backend))
+            self.again = transforms.derived(tangent, "vjp", wrt, Options(backend=backend))
 
     def __call__(self, lo, hi, steps, state, invariants):
         start, stride = _range(steps)
@@ -231,7 +246,7 @@ class Step:
                                (tuple(dseed), tuple(seed)))
         except LocatedError as error:
             raise at_user_line(error, self.user) from None
-        return tuple(grads[: self.count]), tuple(grads[self.count:])
+        return tuple(grads[: self.count]), self._spread(grads[self.count:], len(invariants))
 
     def reverse(self, lo, hi, steps, state, invariants, seed):
         """``(dstate, dinvariants)`` of the trips ``lo .. hi - 1`` from ``state``."""
@@ -240,10 +255,15 @@ class Step:
             grads = self.vjp(lo, hi, start, stride, *state, *invariants, tuple(seed))
         except LocatedError as error:
             raise at_user_line(error, self.user) from None
-        dinvariants: list[Any] = [None] * len(invariants)  # (None: zero, never read)
-        for k, g in zip(self.places, grads[self.count:]):
+        return tuple(grads[: self.count]), self._spread(grads[self.count:], len(invariants))
+
+    def _spread(self, grads, count):
+        """The cotangents (or their tangents) of all ``count`` invariants from those of the
+        :attr:`places` (None: zero, never read)."""
+        dinvariants: list[Any] = [None] * count
+        for k, g in zip(self.places, grads):
             dinvariants[k] = g
-        return tuple(grads[: self.count]), tuple(dinvariants)
+        return tuple(dinvariants)
 
 
 def at_user_line(error: LocatedError, user: Any) -> LocatedError:
