@@ -677,9 +677,9 @@ def test_hvp_and_hessian_with_checkpoint_compiled_by_numba_equal_the_python_back
                 np.testing.assert_allclose(square(got)[k][k],
                                            hessian_by_differences(f, copies(), i),
                                            rtol=1e-5, atol=1e-6)
-            v = np.ones_like(x) if isinstance(args[0], np.ndarray) else 1.0
-            v = (v, *(np.zeros_like(args[i]) * 0.0 + 0.5 for i in wrt[1:])) if isinstance(
-                wrt, tuple) else v
+            v = [np.full(np.shape(args[i]), 0.5 + k) if np.ndim(args[i]) else 0.5 + k
+                 for k, i in enumerate(wrt if isinstance(wrt, tuple) else (wrt,))]
+            v = tuple(v) if isinstance(wrt, tuple) else v[0]
             hv = srcgrad.hvp(f, wrt=wrt, checkpoint=checkpoint, backend="numba")(*copies(), v)
             hv_want = srcgrad.hvp(f, wrt=wrt, checkpoint=checkpoint)(*copies(), v)
             for a, b in zip(*(r if isinstance(wrt, tuple) else (r,) for r in (hv, hv_want))):
