@@ -59,7 +59,7 @@ def compiled(py_fn: Any, backend: str, user: Any = None) -> Any:
 
     tree = ast.parse(GENERATED_SOURCE[code][0])
     new_cells = [types.CellType(_contents(c)) for c in cells]
-    second = any(_contents(c) in SECOND_ORDER for c in cells)  # hvp, hessian
+    second = any(_replacing(_contents(c)) in SECOND_ORDER for c in cells)  # hvp, hessian
     made: dict[int, Step] = {}  # one Step per step function (hvp's guard reads it twice)
     for i in found:
         step = _contents(cells[i])
@@ -71,7 +71,7 @@ def compiled(py_fn: Any, backend: str, user: Any = None) -> Any:
     tangents = {f"{s.__name__}_tangent_{part}": (s, part) for s in made.values()
                 for part in ("state", "invariants")}
     for i, cell in enumerate(cells):
-        replaced = REPLACED.get(_contents(cell))
+        replaced = _replacing(_contents(cell))  # (also the staleness guard's inlined_ copy)
         if replaced is not None:
             new_cells[i] = types.CellType(replaced)
         elif code.co_freevars[i] in tangents:  # the tangent of an advance of the schedule
@@ -150,10 +150,15 @@ def _complex(values: Any) -> bool:
 
 
 #: what a derivative's closure holds from checkpoint.py, and what runs a Step instead
-REPLACED = {checkpoint.reverse_segment: reverse_segment,
-            checkpoint.checkpointed_loop_jvp: checkpointed_loop_jvp,
-            checkpoint.reverse_segment_jvp: reverse_segment_jvp}
-SECOND_ORDER = (checkpoint.checkpointed_loop_jvp, checkpoint.reverse_segment_jvp)
+REPLACED = ((checkpoint.reverse_segment, reverse_segment),
+            (checkpoint.checkpointed_loop_jvp, checkpointed_loop_jvp),
+            (checkpoint.reverse_segment_jvp, reverse_segment_jvp))
+SECOND_ORDER = (checkpointed_loop_jvp, reverse_segment_jvp)
+
+
+def _replacing(value: Any) -> Any:
+    """What runs a Step instead of ``value`` (:data:`REPLACED`, by identity), or None."""
+    return next((new for old, new in REPLACED if value is old), None)
 
 
 class StepTangent:
