@@ -283,22 +283,32 @@ def _list_reads_and_extremes(x):
 def test_reverse_over_reverse_of_list_reads_max_and_min():
     # the rules of the helpers runtime.add_at (a list's element cotangents summed) and
     # containers.max_of/min_of/pick_extreme, read at second order: recorded checks for
-    # tests/mutate_rules.py (runtime_rules, `--record test_mutation_kills_lists`)
+    # tests/mutate_rules.py (runtime_rules; it records this module by default)
     for x in (1.2, 2.5):  # max(xs) is 2x, then x * x; min(x, 3 - x) is x, then 3 - x
         want = 6.0 * x + 8.0 + (6.0 - 6.0 * x if x > 2.0 else 4.0)
         d2 = srcgrad.grad(srcgrad.grad(_list_reads_and_extremes))(x)
         assert d2 == pytest.approx(want, rel=1e-12)
         assert d2 == pytest.approx(
             numeric_grad(srcgrad.grad(_list_reads_and_extremes), (x,), 0), rel=1e-6)
+    # forward over reverse reads their tangent rules
+    hvp = srcgrad.jvp(srcgrad.grad(_list_reads_and_extremes))(2.5, 1.0)[1]
+    assert hvp == pytest.approx(14.0, rel=1e-12)
 
 
 def _dots(x):
-    return np.sum(np.dot(x, np.sin(x).T) ** 2) + np.sum(np.dot(np.cos(x[0]), x.T) ** 3)
+    # matrix by matrix, matrix by vector (np.dot, @, np.inner): the adjoints of
+    # the products' adjoints read an operand for its number of dimensions only, which differs
+    # between the operands here
+    v = np.sin(x[1])
+    return (np.sum(np.dot(x, np.sin(x).T) ** 2) + np.sum(np.dot(x, v) ** 2)
+            + np.sum((x @ v) ** 3) + np.sum(np.inner(x, v) ** 2))
 
 
 def test_reverse_over_reverse_of_dot():
-    # the rules of runtime.products.dot_vjp_left/dot_vjp_right (np.dot's adjoints), read by
-    # reverse over reverse: recorded checks for tests/mutate_rules.py (runtime_rules)
+    # the rules of runtime.products.dot_vjp_left/dot_vjp_right, matmul_vjp_right and inner's
+    # (the products' adjoints), read by reverse over reverse: recorded checks for
+    # tests/mutate_rules.py (runtime_rules; `dot_vjp_left(g, y, dy)` for `(g, a, dy)` passed a
+    # case of two matrices)
     x = np.array([[0.5, -1.0, 0.3], [1.2, 0.4, -0.7]])
     w = np.cos(np.arange(6.0)).reshape(2, 3)
     df = srcgrad.grad(_dots)
