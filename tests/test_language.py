@@ -13,6 +13,7 @@ are not repeated.
 
 import copy
 import os
+import types
 
 import lang_helpers
 import numpy as np
@@ -1064,23 +1065,37 @@ def cubes_swappable_sum(x):
 
 
 ACTIVATION = np.sin  # a function with a rule, held in a global (rebound by the test below)
+SETTINGS = types.SimpleNamespace(act=np.sin)  # held in a field of a global object
 
 
 def activated(x):
     return np.sum(ACTIVATION(x) * x)
 
 
-def test_a_global_rebound_to_another_function_with_a_rule_gives_a_fresh_derivative(monkeypatch):
+def activated_by_a_local(x):
+    act = ACTIVATION
+    return np.sum(act(x) * x)
+
+
+def activated_by_a_field(x):
+    return np.sum(SETTINGS.act(x) * x)
+
+
+@pytest.mark.parametrize("f", [activated, activated_by_a_local, activated_by_a_field])
+def test_a_global_rebound_to_another_function_with_a_rule_gives_a_fresh_derivative(
+        f, monkeypatch):
     # the derivative applied np.sin's rule after `ACTIVATION = np.cos`: the held derivative and
-    # a new grad(activated) (cached by the function's code) gave the gradient of sin(x) * x
+    # a new grad(f) (cached by the function's code) gave the gradient of sin(x) * x (the local
+    # copy: its value too)
     x, t = np.array([0.3, -1.2]), np.array([1.0, 0.5])
-    vg, tangent = srcgrad.value_and_grad(activated), srcgrad.jvp(activated)
+    vg, tangent = srcgrad.value_and_grad(f), srcgrad.jvp(f)
     np.testing.assert_allclose(vg(x)[1], np.cos(x) * x + np.sin(x))
     monkeypatch.setitem(globals(), "ACTIVATION", np.cos)
+    monkeypatch.setattr(SETTINGS, "act", np.cos)
     want = -np.sin(x) * x + np.cos(x)
-    for g in (vg(x)[1], grad(activated)(x)):
+    for g in (vg(x)[1], grad(f)(x)):
         np.testing.assert_allclose(g, want)
-    assert vg(x)[0] == activated(x)
+    assert vg(x)[0] == f(x)
     np.testing.assert_allclose(tangent(x, t)[1], want @ t)
 
 

@@ -175,11 +175,18 @@ def _generated(fn):
 
 
 def _rebindable(namespace, func, fn):
-    """Whether the callee ``func`` is a name of the user's module or closure (not a builtin, not
-    one srcgrad bound) holding ``fn``, which a later assignment may rebind."""
-    return fn is not MISSING and isinstance(func, gast.Name) and (
-        func.id in namespace.cells or func.id in namespace.globals) and (
-        func.id not in namespace.extras)
+    """Whether the callee ``func`` is a variable of the user's module or closure (not a builtin,
+    not one srcgrad bound), or an attribute of an object one holds (``cfg.act``; not of a
+    module: ``np.sin``), holding ``fn``, which a later assignment may rebind."""
+    root = func
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    if fn is MISSING or not isinstance(root, gast.Name) or root.id in namespace.extras or not (
+            root.id in namespace.cells or root.id in namespace.globals):
+        return False
+    # (a bound method, `rng.normal`, is a new object at each read: no identity to watch)
+    return root is func or not inspect.ismodule(_held(namespace, root)) and (
+        _held(namespace, func) is _held(namespace, func))
 
 
 def _held(namespace, expr):

@@ -144,6 +144,32 @@ class StaticValues:
         if known is not MISSING and is_callable_value(known):
             self.values[target] = known
 
+    def source(self, func, locals_):
+        """The expression of a global or closure variable a static local ``func`` was assigned
+        from (``h = ACT``, ``g = h``, ``h = cfg.act``), or None: the derivative calls what it
+        held then, and its guard (emit/guard.py) must notice when it is rebound."""
+        expr, seen = func, set()
+        while isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
+            seen.add(expr.id)
+            expr = self.defs[expr.id]
+        root = expr
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if expr is func or not isinstance(root, gast.Name) or root.id in locals_ or (
+                root is not expr and self._fresh(expr)):
+            return None
+        return expr
+
+    def _fresh(self, expr):
+        """Whether reading ``expr`` gives a new object each time (a bound method, ``rng.normal``):
+        one the guard cannot compare by identity."""
+        parts = []
+        while isinstance(expr, gast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        path = (expr.id, *reversed(parts))
+        return self.namespace.read(path) is not self.namespace.read(path)
+
     def bind(self, target, bound):
         """``target = functools.partial(...)``, its arguments already copied to atoms."""
         if self.stores[target] == 1:
