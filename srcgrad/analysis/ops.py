@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import rules, runtime, transforms
 from ..astutil import index_value
-from ..derived import unwrap
+from ..derived import plain, unwrap
 from ..errors import ClassesNeeded, NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
@@ -184,9 +184,11 @@ def _rebindable(namespace, func, fn):
     if fn is MISSING or not isinstance(root, gast.Name) or root.id in namespace.extras or not (
             root.id in namespace.cells or root.id in namespace.globals):
         return False
-    # (a bound method, `rng.normal`, is a new object at each read: no identity to watch)
-    return root is func or not inspect.ismodule(_held(namespace, root)) and (
-        _held(namespace, func) is _held(namespace, func))
+    # (a bound method, `rng.normal`, is a new object at each read: no identity to watch; the
+    # guard compares what the variable holds, not the function `plain` unwraps from it)
+    held = _held(namespace, func)
+    return held is _held(namespace, func) and plain(held) is fn and (
+        root is func or not inspect.ismodule(_held(namespace, root)))
 
 
 def _held(namespace, expr):
@@ -366,7 +368,7 @@ class OpClassifier:
             # a function with a rule held in a global or closure variable of the user's
             # (`act = np.tanh`, then `act(x)`): the derivative applies that rule, and its
             # guard regenerates it when the variable is rebound (`act = np.sin`)
-            self.dependencies.append((self.namespace, func, fn))
+            self.dependencies.append((self.namespace, func, _held(self.namespace, func)))
 
     def _draw(self, node, owner, method, receiver):
         """A random draw (``rules/random_draws.py``): its values carry no gradient, and an

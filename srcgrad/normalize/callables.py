@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import gast
 
 from ..astutil import clone
+from ..derived import plain
 from ..emit import naming
 from ..errors import NoRuleError
 from ..frontend.resolve import MISSING
@@ -144,31 +145,36 @@ class StaticValues:
         if known is not MISSING and is_callable_value(known):
             self.values[target] = known
 
-    def source(self, func, locals_):
-        """The expression of a global or closure variable a static local ``func`` was assigned
-        from (``h = ACT``, ``g = h``, ``h = cfg.act``), or None: the derivative calls what it
-        held then, and its guard (emit/guard.py) must notice when it is rebound."""
+    def source(self, func, locals_, obj):
+        """(the expression of a global or closure variable a static local ``func`` was assigned
+        from, ``h = ACT``, ``g = h``, ``h = cfg.act``; the object it holds), or None: the
+        derivative calls what it held then (``obj``), and its guard (emit/guard.py) must notice
+        when it is rebound. None for a name srcgrad made and for a read that gives a new object
+        each time (a bound method, ``rng.normal``): nothing to compare by identity."""
         expr, seen = func, set()
         while isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
             seen.add(expr.id)
             expr = self.defs[expr.id]
+        parts = []
         root = expr
         while isinstance(root, gast.Attribute):
+            parts.append(root.attr)
             root = root.value
-        if expr is func or not isinstance(root, gast.Name) or root.id in locals_ or (
-                root is not expr and self._fresh(expr)):
+        if expr is func or not isinstance(root, gast.Name) or root.id in locals_:
             return None
-        return expr
+        held = [self._raw(root.id, reversed(parts)) for _ in range(2)]
+        if held[0] is MISSING or held[0] is not held[1] or plain(held[0]) is not plain(obj):
+            return None
+        return expr, held[0]
 
-    def _fresh(self, expr):
-        """Whether reading ``expr`` gives a new object each time (a bound method, ``rng.normal``):
-        one the guard cannot compare by identity."""
-        parts = []
-        while isinstance(expr, gast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        path = (expr.id, *reversed(parts))
-        return self.namespace.read(path) is not self.namespace.read(path)
+    def _raw(self, name, attrs):
+        """What ``name.attrs`` holds now, as the generated code reads it (not unwrapped)."""
+        cell = self.namespace.cells.get(name)
+        found = self.namespace.globals.get(name, MISSING) if cell is None else (
+            cell.cell_contents)
+        for attr in attrs:
+            found = MISSING if found is MISSING else getattr(found, attr, MISSING)
+        return found
 
     def bind(self, target, bound):
         """``target = functools.partial(...)``, its arguments already copied to atoms."""

@@ -341,9 +341,9 @@ class InlineCalls:
         if fn is not obj or self._static_local(func):
             # what a static local, a partial or an object stands for, under a name of its own,
             # so later stages resolve the call as they would a global's
-            held = self.values.source(func, self.locals)  # `h = ACT`: ACT is watched
+            held = self.values.source(func, self.locals, obj)  # `h = ACT`: ACT is watched
             if held is not None:
-                self.ctx.dependencies.append((self.namespace, clone(held), obj))
+                self.ctx.dependencies.append((self.namespace, clone(held[0]), held[1]))
             name = self.ctx.global_name(fn, _short_name(fn))
             call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
         stmt.value = call
