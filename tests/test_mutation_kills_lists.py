@@ -319,3 +319,15 @@ def test_reverse_over_reverse_of_dot():
 
     np.testing.assert_allclose(srcgrad.grad(h)(x), numeric_grad(h, (x,), 0), rtol=1e-6,
                                atol=1e-8)
+
+
+def _extended(x):
+    xs = [x]
+    xs.extend([x * x])
+    return xs[0] * xs[1]
+
+
+def test_third_order_of_extend():
+    # lists.drop_prefix, the adjoint of prefix_zeros (itself extend_grad_values' adjoint): read
+    # by reverse over reverse over reverse only (x**3: 6)
+    assert srcgrad.grad(srcgrad.grad(srcgrad.grad(_extended)))(1.5) == pytest.approx(6.0, rel=1e-12)
