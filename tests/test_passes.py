@@ -644,6 +644,32 @@ def test_fold_takes_the_branch_of_a_literal_in_a_tuple_of_literals():
     assert folded("f(x) if 2 in (x, 2) else g(x)") == "return f(x) if 2 in (x, 2) else g(x)"
 
 
+def test_fold_drops_a_zero_subtracted_beside_a_float_factor():
+    import ast
+
+    import gast
+
+    from srcgrad.optimize.fold import ConstantFold
+
+    def folded(expr):
+        tree = ConstantFold(None).run(gast.parse(f"def f(x):\n    return {expr}\n"))
+        return ast.unparse(gast.gast_to_ast(tree)).strip().splitlines()[-1].strip()
+
+    assert folded("0.5 * (x - 0.0)") == "return 0.5 * x"
+    assert folded("(x - (0.0 + 0.0)) * 2.0") == "return x * 2.0"
+    # x - 0.0 of an int or bool array is a float array, and x - -0.0 of -0.0 is 0.0: kept
+    assert folded("x - 0.0") == "return x - 0.0"
+    assert folded("2 * (x - 0.0)") == "return 2 * (x - 0.0)"
+    assert folded("y * (x - 0.0)") == "return y * (x - 0.0)"
+    assert folded("0.5 * (x - -0.0)") == "return 0.5 * (x - -0.0)"
+    assert folded("0.5 * (x - 0)") == "return 0.5 * (x - 0)"
+    x = np.array([-0.0, 3.0, np.inf])
+    for a in (x, np.array([True, False]), np.array([2, -7], np.int8), np.float32(1.5), 3):
+        want = 0.5 * (a - 0.0)
+        assert np.array_equal(0.5 * a, want) and np.result_type(0.5 * a) == np.result_type(want)
+    assert np.signbit(0.5 * x[0]) == np.signbit(0.5 * (x[0] - 0.0))
+
+
 # ---- dce -------------------------------------------------------------------------------------
 
 
@@ -727,7 +753,7 @@ def test_release_deletes_each_value_after_its_last_read():
             dlogaddexp_c_z = unbroadcast(dminus, z)
             dy_times_z = -dminus
             dz = unbroadcast(dy_times_z * y, z)
-            dz += dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
+            dz += dlogaddexp_c_z * (0.5 + 0.5 * np.tanh(0.5 * z))
             # grad of: z = X @ w
             dw = matmul_vjp_right(dz, X, w)
             return cast_like(dw, w)
@@ -742,7 +768,7 @@ def test_release_deletes_each_value_after_its_last_read():
             dy_times_z = -dminus
             dz = unbroadcast(dy_times_z * y, z)
             del dy_times_z
-            dz += dlogaddexp_c_z * (0.5 - 0.5 * np.tanh(0.5 * (0.0 - z)))
+            dz += dlogaddexp_c_z * (0.5 + 0.5 * np.tanh(0.5 * z))
             del z, dlogaddexp_c_z
             # grad of: z = X @ w
             dw = matmul_vjp_right(dz, X, w)

@@ -1,7 +1,8 @@
 """Constant folding and algebraic identities that make inlined rules read as written by hand.
 
 Requires: any gast function. Guarantees: the same values, with arithmetic on literals evaluated
-and multiplications by one, divisions by one and powers of one removed; a conditional expression
+and multiplications by one, divisions by one and powers of one removed (and ``- 0.0`` beside a
+Python float factor: ``0.5 * (z - 0.0)`` -> ``0.5 * z``); a conditional expression
 whose test is a literal keeps only the taken branch.
 
     dy * 2 * x ** (2 - 1)   ->   dy * 2 * x
@@ -12,6 +13,7 @@ whose test is a literal keeps only the taken branch.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import gast
@@ -42,6 +44,19 @@ def _simple(node):
 
 def _is(node, value):
     return _num(node) and node.value == value
+
+
+def _float(node):
+    return isinstance(node, gast.Constant) and type(node.value) is float
+
+
+def _less_zero(node):
+    """``x - 0.0`` (not ``x - -0.0``, which turns ``-0.0`` into ``0.0``): beside a Python float
+    factor it is ``x`` (``0.5 * (x - 0.0)`` is ``0.5 * x`` for every dtype: both are floating,
+    the same number, even of an integer or bool array)."""
+    return (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Sub)
+            and isinstance(node.right, gast.Constant) and type(node.right.value) is float
+            and node.right.value == 0.0 and math.copysign(1.0, node.right.value) > 0)
 
 
 def run(fn_node, ctx):
@@ -96,6 +111,10 @@ class ConstantFold(gast.NodeTransformer):
             return right
         if op in (gast.Div, gast.Pow) and _is(right, 1):
             return left
+        if op is gast.Mult and _float(left) and _less_zero(right):
+            node.right = right.left
+        elif op is gast.Mult and _float(right) and _less_zero(left):
+            node.left = left.left
         return node
 
     def visit_UnaryOp(self, node):

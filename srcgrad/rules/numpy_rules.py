@@ -144,12 +144,13 @@ elementwise(
 elementwise(
     np.logaddexp,
     BINARY,
-    # the logistic sigmoid of x1 - x2, written with tanh: stable, and it does not read the result,
-    # so a gradient that never needs log(exp(x1) + exp(x2)) itself does not compute it. `x1 + 0.0`:
-    # NumPy has no `-` of two boolean arrays; a literal x1 folds back (`0.0 - z`, optimize/fold.py)
+    # the logistic sigmoid of x1 - x2 (of x2 - x1), written with tanh: stable, and it does not read
+    # the result, so a gradient that never needs log(exp(x1) + exp(x2)) itself does not compute
+    # it. `x2 + 0.0`: NumPy has no `-` of two boolean arrays; the other operand a literal, it folds
+    # away (`0.5 * (z - 0.0)` is `0.5 * z`, optimize/fold.py)
     vjp=(
-        "dy * (0.5 + 0.5 * np.tanh(0.5 * (x1 + 0.0 - x2)))",
-        "dy * (0.5 - 0.5 * np.tanh(0.5 * (x1 + 0.0 - x2)))",
+        "dy * (0.5 + 0.5 * np.tanh(0.5 * (x1 - (x2 + 0.0))))",
+        "dy * (0.5 + 0.5 * np.tanh(0.5 * (x2 - (x1 + 0.0))))",
     ),
 )
 elementwise(np.logaddexp2, BINARY, vjp=("dy * np.exp2(x1 - y)", "dy * np.exp2(x2 - y)"))
