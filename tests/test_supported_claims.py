@@ -272,18 +272,6 @@ class _Holder:
         return fs
 
 
-class _HeldList:
-    def __init__(self):
-        self.a, self.b = _Holder(2.0), _Holder(-1.0)
-        self.fs = [self.a.scale, self.b.scale]
-
-    def looped(self, x):
-        h = x
-        for f in self.fs:
-            h = f(h)
-        return np.sum(h)
-
-
 class _Hooks:
     def __init__(self, w):
         self.a = _Holder(w)
@@ -626,8 +614,6 @@ CLAIMS = [
      item_read_before_written, 0, (X,), RUN, "now a NoneType"),
     ("or held by an object the function builds", hooks_of_an_object_built_here, 0, (X,),
      TRANSFORM, "bound method"),
-    ("or held by an object and read by an index or key known only when it runs",
-     _HeldList().looped, 0, (X,), TRANSFORM, "cannot resolve `f`"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "
      "error when it runs", replace_with_post_init, 0, (X, _Checked(X)), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),

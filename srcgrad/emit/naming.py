@@ -105,6 +105,7 @@ PARTIAL_ARG = "partial_arg"  # a positional argument a ``functools.partial`` obj
 CALLED = "called"  # the callable a transform input that is not a plain function stands for
 SELF = "{}_self"  # the object a bound method or a callable object of class ``x`` is called on
 RECEIVER_FIELD = "{}_{}"  # field ``y`` of ``x`` on the way to the object a held method is bound to
+IS_HELD = "is_held"  # whether a held bound method is the one a branch calls
 # NumPy's in-place functions written as element writes (normalize/inplace_calls.py) and writes
 # into integer arrays (normalize/integer_writes.py)
 UNUSED = "unused"  # the result of a call made for its effect only

@@ -33,7 +33,7 @@ import types
 import gast
 
 from .. import runtime
-from ..astutil import store_counts, walk
+from ..astutil import clone, store_counts, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -130,6 +130,67 @@ def _allowed_reads(fn_node):
 class HeldMethods:
     """``Receivers``' calls of bound methods held by an object, or by a list the function
     builds (see the module's docstring)."""
+
+    def _note_held_item(self, stmt, target):
+        """``f = fs[i]`` of a list, tuple or dict an example shows to hold bound methods of
+        objects of the user's classes, by an index or key known only when it runs: the methods
+        ``f`` may be (``by_identity``); any other assignment forgets them."""
+        self.held_items.pop(target, None)
+        value = stmt.value
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)) or (
+                isinstance(value.slice, gast.Constant)):
+            return
+        base = self.known.get(value.value.id)
+        items = getattr(base, "example", None)
+        items = list(items.values()) if isinstance(items, dict) else items
+        if isinstance(items, (list, tuple)) and items and all(
+                bound_method(m) is not None for m in items):
+            self.held_items[target] = list(items)
+
+    def by_identity(self, stmt):
+        """``y = f(x)`` of an item of held bound methods (``_note_held_item``): a branch on
+        which method it is (``is_held_method``), each path calling one on the object it is
+        bound to, read by the fields that reach it; the last path checks it
+        (``check_held_method``). None for any other statement, or where an object cannot be
+        reached."""
+        call = stmt.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+                and call.func.id in self.held_items and isinstance(stmt.targets[0], gast.Name)):
+            return None
+        self._stmt = stmt
+        found = {(id(m.__self__), m.__func__): m for m in self.held_items[call.func.id]}
+        paths = []
+        for m in found.values():
+            reached = self._reached(m.__self__)
+            if reached is None:
+                return None
+            paths.append((reached, m.__func__))
+        branch = None
+        for (reads, holder), fn in reversed(paths):
+            fn_name = gast.Name(self.ctx.global_name(fn, naming.METHOD.format(
+                fn.__qualname__.replace(".", "_"))), gast.Load(), None, None)
+            args = [gast.Name(call.func.id, gast.Load(), None, None),
+                    gast.Name(holder, gast.Load(), None, None), fn_name]
+            called = gast.copy_location(gast.Assign(stmt.targets, gast.Call(
+                clone(fn_name), [gast.Name(holder, gast.Load(), None, None)] + call.args,
+                call.keywords), None), stmt)
+            if branch is None:
+                check = self._helper(runtime.check_held_method, "check_held_method", args)
+                branch = reads + [self._unused(check), called]
+                continue
+            test = self.ctx.namer.fresh(naming.IS_HELD)
+            self.ctx.local_names.add(test)
+            is_it = gast.copy_location(gast.Assign([gast.Name(test, gast.Store(), None, None)],
+                                                   self._helper(runtime.is_held_method,
+                                                                "is_held_method", args), None),
+                                       stmt)
+            branch = reads + [is_it, gast.copy_location(gast.If(
+                gast.Name(test, gast.Load(), None, None), [called], branch), stmt)]
+        return branch
+
+    def _helper(self, fn, stem, args):
+        return gast.Call(gast.Name(self.ctx.global_name(fn, stem), gast.Load(), None, None),
+                         args, [])
 
     def _note_method_list(self, stmt, target):
         """What ``target = ...`` tells of a list of bound methods: not one any more, unless

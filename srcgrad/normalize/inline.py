@@ -199,7 +199,8 @@ class InlineCalls:
                 unused = self.ctx.namer.fresh(naming.UNUSED)
                 self.locals.add(unused)
                 s = gast.copy_location(_assign(unused, s.value), s)
-            dispatched = self._by_class(s) if isinstance(s, gast.Assign) else None
+            dispatched = (self._by_class(s) or receivers.by_identity(s)) if isinstance(
+                s, gast.Assign) else None
             if dispatched is not None:
                 out.extend(self.block(dispatched))
                 continue

@@ -198,6 +198,7 @@ class Receivers(Builds, HeldMethods):
         self.method_lists = {}
         self.listed = {}  # every name `method_lists` held, for held_methods.refuse_other_uses
         self.bindings = {}  # held_methods.method_bindings of the function
+        self.held_items = {}  # name -> the bound methods it may hold (held_methods.py)
         self.rebinds = {}  # name -> (whether its first binding was a method, its objects' name)
 
     def seed(self, fn, node, example=MISSING):
@@ -315,6 +316,7 @@ class Receivers(Builds, HeldMethods):
         if getattr(stmt, "method_of", None) is None:
             self.methods.pop(target, None)
         self._note_method_list(stmt, target)
+        self._note_held_item(stmt, target)
         origin = self._origin(stmt.value)
         if origin is None:
             self.origins.pop(target, None)

@@ -293,6 +293,7 @@ from .pytrees import (  # noqa: F401
     check_held_method,
     check_updated_in_place,
     has_class,
+    is_held_method,
     new_instance,
 )
 from .recursion import (  # noqa: F401

@@ -287,6 +287,13 @@ def check_class(obj, cls):
     return None
 
 
+def is_held_method(method, receiver, fn):
+    """Whether ``method`` is ``fn`` bound to ``receiver``: which branch a call of an item of
+    held bound methods takes (normalize/held_methods.py)."""
+    return getattr(method, "__self__", None) is receiver and getattr(
+        method, "__func__", None) is fn
+
+
 def check_held_method(method, receiver, fn):
     """Refuse to run a derivative that called ``fn`` on ``receiver`` for a bound method an
     object holds (``self.hooks["a"]``, normalize/held_methods.py) that is now another method,
