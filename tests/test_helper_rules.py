@@ -718,9 +718,18 @@ def f_mean_axis(x):
         np.mean(x**3, axis=1, where=MASK23) ** 2)
 
 
+W13 = np.array([[0.5, -1.0, 0.3]])
+K23 = np.array([[0.3, -0.2, 0.5], [1.0, 0.1, -0.4]])
+
+
 def f_sum_axis(x):
-    return np.sum(np.sum(x**2, axis=0, keepdims=True) ** 2 * x) + np.sum(
-        np.sum(x**3, axis=1, where=MASK23) ** 2) + np.sum(np.diff(x**2, n=2, axis=1) ** 2)
+    # (the last two terms: the cotangent of a keepdims sum and of a broadcast operand go into a
+    # matmul alone, which reads their exact shape: unreduce's and unbroadcast's adjoints)
+    return (np.sum(np.sum(x**2, axis=0, keepdims=True) ** 2 * x)
+            + np.sum(np.sum(x**3, axis=1, where=MASK23) ** 2)
+            + np.sum(np.diff(x**2, n=2, axis=1) ** 2)
+            + np.sum(np.sin(np.sum(x**2, axis=1, keepdims=True) @ W13))
+            + np.sum(np.sin((np.cos(x[:1]) + K23) @ x.T)))
 
 
 def f_matmul(x):
