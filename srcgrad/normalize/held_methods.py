@@ -9,7 +9,9 @@ passes) that is a bound method of an object of the user's classes, which that ex
 a chain of fields (``self.a``). Guarantees: ``h`` is the method called on that chain's object,
 after a run-time check that ``h`` is still that method bound to that object (a
 ``SrcgradError`` otherwise, never a wrong value), so the gradient reaches the object's fields as
-Python's calls read them, also with respect to ``self``.
+Python's calls read them, also with respect to ``self``. An item taken by an index or key known
+only when it runs (``for f in self.fs``) is a branch on which of the methods the example holds it
+is (``is_held_method``), each path calling one on its object.
 
     y = self_hooks_item(x)  ->   self_a = self.a
                                  unused = check_held_method(self_hooks_item, self_a, Block_s)
