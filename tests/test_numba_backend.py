@@ -112,10 +112,35 @@ def test_forward_mode_and_vjp_equal_python():
 
 
 def test_saves_of_arrays_and_of_a_loop_without_a_trip_count():
-    g = srcgrad.grad(iterated, backend="numba")(X)
+    dn = srcgrad.grad(iterated, backend="numba")
+    g = dn(X)
     np.testing.assert_allclose(g, srcgrad.grad(iterated)(X), rtol=1e-13)
     np.testing.assert_allclose(g, numeric_grad(iterated, (X,), 0), rtol=1e-6)
     assert srcgrad.grad(square_root, backend="numba")(2.0) == pytest.approx(0.5 / 2**0.5)
+    helpers_called_unlinked(dn)
+
+
+def helpers_called_unlinked(dn):
+    """runtime/numba_linking.py: the cached helpers' code is not linked into (and optimized
+    again in) the derivative's module; its reload list loads them in a later process."""
+    from llvmlite import binding
+
+    from srcgrad.runtime import numba_linking
+
+    (result,) = dn.__wrapped__.__srcgrad_numba__.overloads.values()
+    reloads = [f for f in result.reload_init if getattr(f, "func", None) is numba_linking.loaded]
+    called = {f.args[1] for f in reloads}
+    assert {"srcgrad_save", "srcgrad_restore", "_unreduce_cached"} <= called, called
+    module = result.library._shared_module or result.library._final_module  # (numba's cache)
+    for reload in reloads:
+        assert module.get_function(reload.args[3]).is_declaration
+    # a helper compiled again under another symbol (its cache written by another process): the
+    # symbol the derivative calls becomes an alias of its code
+    module, qualname, key, symbol = reloads[0].args
+    helper = getattr(sys.modules[module], qualname).overloads[key]
+    numba_linking.loaded(module, qualname, key, "srcgrad_test_" + symbol)
+    address = helper.library.get_pointer_to_function(helper.fndesc.mangled_name)
+    assert binding.address_of_symbol("srcgrad_test_" + symbol) == address != 0
 
 
 def test_scalar_arguments_value_and_grad_and_hessian():
@@ -300,6 +325,41 @@ def test_a_second_process_loads_the_compiled_derivative_from_numbas_cache(tmp_pa
                            env=env, check=True).stdout.split("\n") for _ in range(2)]
     assert runs[0][0].split()[1] == runs[1][0].split()[1]  # the same gradient
     assert runs[0][1] == "Counter()" and "1" in runs[1][1]  # compiled, then loaded
+
+
+@pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (three processes compiling "
+                    "srcgrad's helpers into a numba cache of their own)")
+def test_a_cached_derivative_runs_when_its_helpers_were_compiled_again(tmp_path):
+    # runtime/numba_linking.py: the derivative's code calls the helpers by their symbols; here
+    # they are compiled again in the later processes (their cache entries removed, numba's
+    # function counter moved), under other symbols, and the derivative still loads and runs
+    script = (
+        "import sys, numba, numpy as np, srcgrad\n"
+        "for _ in range(int(sys.argv[1])):\n"
+        "    numba.njit(lambda v: v + 1)(1.0)\n"
+        "from test_numba_backend import iterated, X\n"
+        "dn = srcgrad.grad(iterated, backend='numba')\n"
+        "print(dn(X).tolist(), '|', srcgrad.grad(iterated)(X).tolist())\n"
+        "print(dn.__wrapped__.__srcgrad_numba__.stats.cache_hits)\n"
+        "from srcgrad.runtime.numba_linking import loaded\n"
+        "(r,) = dn.__wrapped__.__srcgrad_numba__.overloads.values()\n"
+        "print(sum(getattr(sys.modules[f.args[0]], f.args[1]).overloads[f.args[2]].fndesc"
+        ".mangled_name != f.args[3] for f in r.reload_init if getattr(f, 'func', 0) is loaded))\n"
+    )
+    numba_cache = tmp_path / "numba"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "tests")]),
+               SRCGRAD_CACHE_DIR=str(tmp_path / "srcgrad"), NUMBA_CACHE_DIR=str(numba_cache))
+    runs = []
+    for shift in (0, 7, 3):
+        for entry in numba_cache.rglob("numba_cached.*"):
+            entry.unlink()
+        runs.append(subprocess.run([sys.executable, "-c", script, str(shift)],
+                                   capture_output=True, text=True, env=env,
+                                   check=True).stdout.split("\n"))
+    for got, want in (run[0].split("|") for run in runs):
+        assert got.strip() == want.strip()  # the gradient Python computes, to the last bit
+    assert runs[0][1] == "Counter()" and "1" in runs[1][1] and "1" in runs[2][1]
+    assert runs[0][2] == "0" and runs[1][2] != "0" and runs[2][2] != "0"  # other symbols
 
 
 SCALE = 2.0

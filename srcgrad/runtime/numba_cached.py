@@ -24,6 +24,7 @@ from numba.core import types
 from numba.extending import overload
 
 from . import numba_helpers as nh
+from . import numba_linking
 from .numba_reductions import chooser_grad
 
 
@@ -34,6 +35,7 @@ def _stamp():
 
 
 STAMP = _stamp()
+numba_linking.install()
 
 
 def stamped(fn):
@@ -42,6 +44,7 @@ def stamped(fn):
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if cache_file is not None and hasattr(cache_file, "_source_stamp"):
         cache_file._source_stamp = (cache_file._source_stamp, STAMP)
+        numba_linking.register(dispatcher)  # (called unlinked from derivatives' modules)
     else:  # pragma: no cover - a numba whose cache is laid out otherwise
         from numba.core.caching import NullCache
 
