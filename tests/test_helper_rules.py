@@ -305,7 +305,9 @@ def f_vector_norm_sin(x):
 
 
 def f_einsum_six(v):
-    return np.einsum("i,i,i,i,i,i->", v, v**2, np.sin(v), np.cos(v), v + 1.0, np.tanh(v))
+    # (squared: the cotangent of the einsum depends on v, so forward over reverse reads the
+    # tangent rule of einsum_vjp in g)
+    return np.einsum("i,i,i,i,i,i->", v, v**2, np.sin(v), np.cos(v), v + 1.0, np.tanh(v)) ** 2
 
 
 SPD2 = np.stack([SPD[:2, :2], SPD[1:, 1:]])  # a stack of two 2 x 2 symmetric positive definite
@@ -395,7 +397,8 @@ W2 = np.array([0.7, -1.3])
 
 
 def f_einsum_one_constant(v):
-    return np.einsum("i,i,i,i,i,i->", v, v**2, W2, W2**2, v + 1.0, np.tanh(v))
+    # (operand 4 constant too: the tangent helper of operand 5 must not read operand 4's)
+    return np.einsum("i,i,i,i,i,i->", v, v**2, W2, W2**2, W2 + 1.0, np.tanh(v))
 
 
 def test_compositions_that_reach_the_in_place_helpers_rules():
