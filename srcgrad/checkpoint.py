@@ -144,7 +144,7 @@ def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
         kept, intervals = [], [(lo, hi, width) for lo, hi in zip(at, at[1:] + [n])]
         for lo, hi, _ in intervals:
             kept.append(copy_state(state))
-            state = step(lo, hi, steps, state, invariants)
+            state = checkpoint_fast.advance(step, lo, hi, steps, state, invariants)
         return (*state, Snapshots(kept, intervals))
     total = sys.maxsize if steps is None else len(steps)
     thinning, held, trip = Thinning(snapshots, state), {0: copy_state(state)}, 0

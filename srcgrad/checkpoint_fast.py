@@ -1,4 +1,5 @@
-"""The reverse of a checkpointed loop's segments on numbers and float64 arrays, specialized.
+"""The reverse of a checkpointed loop's segments on numbers and float64 arrays, and the primal
+sweep of its steps, specialized.
 
 Requires: a step function ``checkpoint.py`` made (``(lo, hi, steps, state, invariants) ->
 state``), called by ``checkpoint.reverse_segment`` with a state, invariants and a seed.
@@ -25,11 +26,19 @@ may have made it a float); a seed None (zero) adds no term. A seed that does not
 seeded sum (a number's seed where the step made an array) runs the generic vjp too. Used
 from the ``AFTER_TRIPS``-th trip a step reversed on (a derivative called on a short loop does
 not pay the generation, 20-60 ms).
+
+:func:`advance` runs the trips of a ``for`` loop's primal sweep (``checkpoint.checkpointed_loop``)
+by the same flat step's jvp along ``lo`` (an int: no tangent is computed, the code is the step's
+own, optimized), specialized to the kinds of the state and the invariants, so ``np.sin`` of a
+float runs as ``math.sin`` (optimize/scalars.py); the returned state is the same numbers, a
+NumPy float64 scalar again where the state had one. From the ``AFTER_TRIPS``-th trip the step
+ran forward; any other state runs the step as written.
 """
 
 from __future__ import annotations
 
 import ast
+import types
 from typing import Any
 
 import numpy as np
@@ -56,6 +65,19 @@ def reverse(step: Any, lo: int, hi: int, steps: Any, state: tuple, invariants: t
     return fast(lo, hi, steps, state, invariants, seed)
 
 
+def advance(step: Any, lo: int, hi: int, steps: Any, state: tuple, invariants: tuple) -> Any:
+    """``step(lo, hi, steps, state, invariants)``: the state after the trips ``lo .. hi - 1``,
+    by the step's specialized forward where it applies (as :func:`reverse`, without a seed)."""
+    if type(step) is types.FunctionType:
+        fast = step.__dict__.get(FAST)
+        if fast is None:
+            fast = step.__dict__[FAST] = _Fast(step)
+        out = fast.forward(lo, hi, steps, state, invariants)
+        if out is not None:
+            return out
+    return step(lo, hi, steps, state, invariants)
+
+
 def _tag(value: Any) -> Any:
     """``"i"`` for an int, ``0`` for a float64 number, the number of dimensions for a float64
     array; None for anything else."""
@@ -69,6 +91,16 @@ def _tag(value: Any) -> Any:
     if kind[0] == "array" and kind[2].str == FLOAT64:
         return kind[1]
     return None
+
+
+def _start_stride(steps: Any) -> tuple:
+    """The start and stride of a ``for`` loop's range, ``(0, 1)`` for a ``while`` loop's steps
+    (None); ``(None, None)`` for anything else."""
+    if steps is None:
+        return 0, 1
+    if type(steps) is range:
+        return steps.start, steps.step
+    return None, None
 
 
 def _number(value: Any) -> Any:
@@ -86,19 +118,56 @@ class _Fast:
     """A step's specialized vjps, one per layout of its state and invariants."""
 
     def __init__(self, step: Any) -> None:
-        self.step, self.trips = step, 0
+        self.step, self.trips, self.advanced = step, 0, 0
         self.flat: Any = None  # (flat step, its parameter names, how many are state)
         self.made: dict = {}  # layout -> specialized gradient of the seeded sum, or None
+        self.forwards: dict = {}  # tags -> specialized forward, or None
+
+    def forward(self, lo, hi, steps, state, invariants):
+        """The state after the trips ``lo .. hi - 1``; None where the specialized forward (the
+        step's jvp along its ``lo``, which has no tangent: the step's own code, specialized)
+        does not apply."""
+        if self.advanced < AFTER_TRIPS:
+            self.advanced += hi - lo
+            return None
+        start, stride = _start_stride(steps)
+        if stride is None or type(state) is not tuple or type(invariants) is not tuple:
+            return None
+        tags = tuple(map(_tag, state + invariants))
+        if None in tags:
+            return None
+        made = self.forwards.get(tags, False)
+        if made is False:
+            made = self.forwards[tags] = self._make_forward(tags)
+        if made is None:
+            return None
+        try:
+            out, _ = made(lo, hi, start, stride, *map(_number, state + invariants), 0)
+        except SrcgradError:
+            self.forwards[tags] = None
+            return None
+        return tuple(map(_like, out, state))
+
+    def _make_forward(self, tags):
+        from .emit.numba_checkpoint import flat_step
+        from .kinds import Specialized
+
+        try:
+            if self.flat is None:
+                self.flat = flat_step(self.step)
+            flat, names, _ = self.flat
+            if len(names) != len(tags):
+                return None
+            return Specialized(unwrap(transforms.derived(flat, "jvp", "lo")), after=1)
+        except SrcgradError:
+            return None
 
     def __call__(self, lo, hi, steps, state, invariants, seed):
         if self.trips < AFTER_TRIPS:
             self.trips += hi - lo
             return None
-        if steps is None:
-            start, stride = 0, 1
-        elif type(steps) is range:
-            start, stride = steps.start, steps.step
-        else:
+        start, stride = _start_stride(steps)
+        if stride is None:
             return None
         if type(state) is list:  # (a loop that can leave early: its probe's state)
             state = tuple(state)

@@ -189,6 +189,30 @@ def test_dtypes_and_kinds_dispatch_to_their_own_code(dtype):
     same(df(dtype(0.5), np.float64(2.0)), generic.__wrapped__(dtype(0.5), np.float64(2.0)))
 
 
+def stepped_pair(x, y):
+    for _ in range(3):
+        x, y = x + 0.1 * np.sin(y), y - 0.1 * x
+    return (x, y)
+
+
+def stepped_pair_read(x, y):
+    t = (np.sin(x), y)
+    return t[0] ** 0.5  # (a negative sin: NumPy's nan, a Python float's complex number)
+
+
+def test_a_tuple_of_numbers_only_returned_stays_on_python_floats_read_otherwise_not():
+    # the jvp of a function returning a tuple binds it (`tup = (x, y)`) and returns it: its
+    # numbers may be Python floats; a tuple whose elements are read again keeps NumPy
+    generic = srcgrad.jvp(stepped_pair, wrt=0)
+    df = srcgrad.specialize(generic)
+    same(df(0.3, 1.2, 1.0), generic.__wrapped__(0.3, 1.2, 1.0))
+    assert "math.sin(y)" in srcgrad.source(df) and "tup = (x, y)" in srcgrad.source(df)
+    generic = srcgrad.grad(stepped_pair_read)
+    df = srcgrad.specialize(generic)
+    same(df(0.3, 1.2), generic.__wrapped__(0.3, 1.2))
+    assert "math.sin" not in srcgrad.source(df)
+
+
 def test_a_float32_operand_keeps_numpy_on_numbers():
     # math.cos would make a Python float, which leaves float32 in float32 (NumPy's float64
     # scalar does not): the specialized code keeps np.cos

@@ -1,4 +1,5 @@
-"""checkpoint=: the specialized reverse of a checkpointed loop's segments (checkpoint_fast.py),
+"""checkpoint=: the specialized reverse of a checkpointed loop's segments and the specialized
+primal sweep of its steps (checkpoint_fast.py),
 a list grown by ``+=`` in a checkpointed loop, and the refusals of concatenations and of field
 writes (checkpoint_concat.py). Gradients against the un-checkpointed ones (1e-12 relative) and
 central differences."""
@@ -81,14 +82,27 @@ def test_the_specialized_reverse_equals_the_generic_one(f, args, wrt, monkeypatc
         return out
 
     monkeypatch.setattr(checkpoint_fast, "reverse", counting)
+    forwarded = []
+    forward = checkpoint_fast._Fast.forward
+
+    def counting_forward(self, *a):
+        out = forward(self, *a)
+        forwarded.append(out is not None)
+        return out
+
+    monkeypatch.setattr(checkpoint_fast._Fast, "forward", counting_forward)
     got = grad(f, wrt=wrt, checkpoint=3)(*args)
     for g, w, h in zip(got, want, generic):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-14)
     value, back = pullback(f, wrt=wrt, checkpoint=3)(*args)
+    assert value == f(*args)  # the primal sweep by the specialized forward: the same numbers
     for g, h, w in zip(back(1.0), back(1.0), want):
         np.testing.assert_allclose([g, h], [w, w], rtol=1e-12, atol=1e-14)
     assert fast and all(fast)  # every segment reversed by the specialized code
+    # and the primal sweep of a `for` loop by the specialized forward (a `while` loop's probe
+    # runs the loop as written)
+    assert f is counted_swing and not forwarded or forwarded and all(forwarded)
 
 
 def grown(x, n):

@@ -26,7 +26,8 @@ element writes) and the helpers above: a float32 operand (which a Python float w
 float32, NumPy's float64 scalar not), an unknown value, ``%``, ``//`` or a power with a
 non-integer exponent (complex for a negative Python float) keep NumPy. Where Python raises on a
 float and NumPy returns inf or nan (``x / 0.0``, ``math.sqrt(-1.0)``), the dispatcher runs the
-unspecialized derivative instead (kinds.py).
+unspecialized derivative instead (kinds.py). A tuple of numbers bound to a name that is only
+returned (a jvp's ``tup = (x, y); return (tup, copy_grad(dtup))``) counts as returned numbers.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class Kinds:
         self.saves = {}  # list name -> kinds of the tuples appended to it
         self.hazards = []  # expressions holding numbers, used where their type matters
         self.numbers = set()  # id of the assignments whose target is a number
+        self.packed = {}  # name -> the tuple displays bound to it (safe if only returned)
 
     def _listable(self, fn_node):
         """The float64 vector parameters the function never rebinds or updates in place."""
@@ -161,8 +163,31 @@ class Kinds:
     def resolve(self, func):
         return self.ctx.namespace.resolve(func, self.locals)
 
+    def packed_hazards(self, fn_node):
+        """The numbers of a tuple display bound to a name (``tup = (a, b)``, a function that
+        returns its state) are hazards unless the name is only returned (``return tup``,
+        ``return (tup, as_like(None, tup))``, ``copy_grad(dtup)``, which give numbers as they
+        are): a returned number may be a Python float."""
+        returned = {id(self._unwrapped(e)) for r in walk(fn_node)
+                    if isinstance(r, gast.Return) and r.value is not None
+                    for e in (r.value.elts if isinstance(r.value, gast.Tuple) else [r.value])}
+        for name, displays in self.packed.items():
+            if any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                   and id(n) not in returned for n in walk(fn_node)):
+                self.hazards.extend(e for d in displays for e in d.elts)
+
+    def _unwrapped(self, e):
+        """``x`` of a returned ``as_like(None, x)`` or ``copy_grad(x)``, else ``e``."""
+        call = self.resolve(e.func) if isinstance(e, gast.Call) else None
+        if call is runtime.as_like and len(e.args) == 2 and isinstance(
+            e.args[0], gast.Constant
+        ) and e.args[0].value is None:
+            return e.args[1]
+        return e.args[0] if call is runtime.copy_grad and len(e.args) == 1 else e
+
     def safe(self, fn_node):
         """Whether no hazard reads a value computed from a ``math`` result."""
+        self.packed_hazards(fn_node)
         tainted, saves = set(), set()
         changed = True
         while changed:
@@ -210,7 +235,22 @@ class Kinds:
             self.statement(s, env)
         return env
 
+    def pack(self, s, env):
+        """``tup = (a, b)``: the kinds of ``a`` and ``b`` (their hazards: packed_hazards);
+        False for any other statement."""
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Tuple)):
+            return False
+        for elt in s.value.elts:
+            self.expr(elt, env)
+        self.packed.setdefault(s.targets[0].id, []).append(s.value)
+        env[s.targets[0].id] = None
+        self.numbers.discard(id(s))
+        return True
+
     def statement(self, s, env):
+        if self.pack(s, env):
+            return
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
             self.assign(s.targets[0], s.value, env)
             self.numbers.discard(id(s))
