@@ -345,7 +345,7 @@ def _written(x):
 
 def test_a_returned_array_written_into_is_the_value_the_primal_left():
     # transform.reverse._as_returned: the sweep puts back the element the write overwrote, so
-    # the returned array is copied first (its mutants returned the array the sweep restores)
+    # the returned array is kept first (killed: `in in_place` -> `not in in_place`)
     x = np.array([0.5, 1.5, -1.0])
     want = _written(x.copy())
     (value, aux), g = srcgrad.value_and_grad(_written_and_returned, has_aux=True)(x)
