@@ -518,18 +518,30 @@ class Storing:
             h = f(h)
         return np.sum(h * fs[0](x))
 
+    def looped(self, x):
+        fs = []
+        for blk in (self.a, self.c, self.b):  # objects of two classes
+            fs.append(blk.s)
+            g = blk.s
+            x = g(x) + x
+        h = x
+        for f in fs:
+            h = f(h) * x
+        return np.sum(h + fs[1](x)) * len(fs)
+
     def returned(self, x):
         fs = []
         self.store(fs)
         return fs
 
 
-@pytest.mark.parametrize("name, x", [("stored", X), ("branched", X), ("branched", -X)])
+@pytest.mark.parametrize("name, x", [("stored", X), ("branched", X), ("branched", -X),
+                                     ("looped", X)])
 def test_bound_methods_stored_by_a_helper_or_bound_on_two_paths(name, x):
     # a helper appending `self.a.s` to the caller's list; `fs = [g]` of a `g` bound on the two
-    # paths of a branch: a list of the methods' objects, each call a branch on the class
-    # (both were refused at transform time; the branch on the class at second order:
-    # test_mixed_layers.py)
+    # paths of a branch; `fs.append(blk.s)` in a loop over objects of two classes: a list of
+    # the methods' objects, each call a branch on the class (all were refused at transform
+    # time; the branch on the class at second order: test_mixed_layers.py)
     def fresh(v):
         return getattr(Storing(), name)(v)
 

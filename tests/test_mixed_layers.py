@@ -285,6 +285,19 @@ def _written_by_an_index(x):
     return np.sum(layers[1](layers[0].affine(x)))
 
 
+def replaced_by_a_constant_index(x, c):
+    # an item of a literal of one class replaced by an object of another, then read by a
+    # run-time index (raised "inlined the methods of Dense for an object that is now a Act"
+    # when it ran)
+    layers = [Dense(c), Dense(x[0])]
+    layers[0] = Act(x[1])
+    k = 1 if c > 0 else 0
+    h = layers[k].affine(x) + layers[0](x)
+    for i in range(len(layers)):
+        h = layers[i].affine(h) * layers[i](h)
+    return np.sum(h)
+
+
 def test_objects_written_into_a_list_by_an_index_at_second_order():
     f, v = _written_by_an_index, np.array([0.2, -0.4, 0.1, 0.3])
     np.testing.assert_allclose(srcgrad.hvp(f)(X, v), hessian_by_differences(f, (X,)) @ v,
@@ -294,7 +307,8 @@ def test_objects_written_into_a_list_by_an_index_at_second_order():
 @pytest.mark.parametrize("f", [branch_assigned, branch_expression, appended, appended_in_a_loop,
                                branch_with_a_constant_matrix, given_by_a_helper_in_a_loop,
                                held_in_a_dict_and_a_field, read_by_a_key_known_when_it_runs,
-                               written_into_a_list_by_an_index], ids=lambda f: f.__name__)
+                               written_into_a_list_by_an_index, replaced_by_a_constant_index],
+                         ids=lambda f: f.__name__)
 def test_a_variable_or_a_list_appended_to_given_objects_of_two_classes(f):
     # a call or a property read on it is a branch on the object's class (normalize/methods.py
     # Receivers.join and _appended, inline.py _by_class; these were refused at transform time:

@@ -268,6 +268,50 @@ class HeldMethods:
         self.methods[target.id] = (value.attr, receiver, None)
         return self._check(value.value, known), held
 
+    def _method_value(self, stmt, value):
+        """``h = obj.method`` (a bound method as a value, assigned once): the receiver kept
+        under a name of its own, so that ``h(x)`` is a call of the method on it."""
+        known = self.known.get(value.value.id)
+        target = stmt.targets[0]
+        if known is None or not user_class(known.cls) or not isinstance(target, gast.Name) or (
+                self.stores.get(target.id, 0) != 1):
+            return None
+        static = inspect.getattr_static(known.cls, value.attr, MISSING)
+        if not isinstance(static, types.FunctionType) or (
+                known.example is not None and value.attr in getattr(known.example, "__dict__", {})):
+            return None
+        receiver = self.ctx.namer.fresh(naming.SELF.format(target.id))
+        self.ctx.local_names.add(receiver)
+        held = gast.copy_location(gast.Assign(
+            [gast.Name(receiver, gast.Store(), None, None)], value.value, None), stmt)
+        held.method_of = target.id
+        self.methods[target.id] = (static, receiver, known)
+        self.known[receiver] = known
+        return self._check(value.value, known), held
+
+    def _method_of_classes(self, stmt, value):
+        """``h = obj.s`` of a name that may hold objects of several of the user's classes
+        (``for blk in (self.a, self.b)``), each with a plain method ``s``: ``h_self = obj``,
+        and ``h`` known as the method ``s`` of that object, so that a call of ``h``, or of an
+        item of a list it is appended to (``_listed``), is a branch on its class; else None."""
+        classes, target = self.classes.get(value.value.id), stmt.targets[0]
+        if not isinstance(target, gast.Name) or self.stores.get(target.id, 0) != 1 or (
+                value.value.id in self.known):
+            return None
+        if not classes or not all(user_class(c) and isinstance(
+                inspect.getattr_static(c, value.attr, MISSING), types.FunctionType)
+                for c in classes):
+            return None
+        target = target.id
+        receiver = self.ctx.namer.fresh(naming.SELF.format(target))
+        self.ctx.local_names.add(receiver)
+        self.stores[receiver] += 1
+        held = gast.copy_location(gast.Assign(
+            [gast.Name(receiver, gast.Store(), None, None)], value.value, None), stmt)
+        held.method_of = target
+        self.methods[target] = (value.attr, receiver, None)
+        return [], held
+
     def _classes_by_key(self, value):
         """The user classes of the objects ``d[k]`` may be, for a key ``k`` known only when it
         runs, of a dict built here whose constant keys each hold an object of a known class,

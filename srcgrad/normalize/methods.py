@@ -387,9 +387,10 @@ class Receivers(Builds, HeldMethods):
                 runtime.list_append, runtime.setitem)[len(value.args) - 2]:
             return None  # (`layers[i] = Act(...)`: setitem(layers, i, obj), of any index too)
         held, known = self.global_lists.get(target), self._of(value.args[-1])
-        if not isinstance(held, Classes) or known is None or not user_class(known.cls):
+        added = self._classes_of_items(value.args[-1]) or [getattr(known, "cls", None)]
+        if not isinstance(held, Classes) or not all(user_class(c) for c in added):
             return None
-        return Classes(tuple(dict.fromkeys(held.classes + (known.cls,))))
+        return Classes(tuple(dict.fromkeys(held.classes + tuple(added))))
 
     def _classes_of_items(self, value):
         """The classes, in the order they first appear, of the objects ``xs[i]`` may be, for a
@@ -505,7 +506,12 @@ class Receivers(Builds, HeldMethods):
         base = self._of(call.args[0])
         if base is None or base.classes:
             return None
-        return base.with_field(call.args[1].value, self._of_value(call.args[2]))
+        value = self._of_value(call.args[2])
+        known = base.with_field(call.args[1].value, value)
+        if fn is runtime.setitem and base.element is not None and (  # `layers[0] = Act()`:
+                getattr(value, "cls", None) is not base.element.cls):  # (`_classes_of_items`)
+            known = Known(known.cls, known.example, known.exact, None, known.fields)
+        return known
 
     def _of_value(self, value):
         """What is known of a value put into a field or a dict: ``_of``, or for a name that may
@@ -549,7 +555,7 @@ class Receivers(Builds, HeldMethods):
             return listed if isinstance(listed, tuple) else ([], listed)
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             return self._rebound_method(stmt, value) or self._property(stmt, value) or (
-                self._method_value(stmt, value))
+                self._method_value(stmt, value)) or self._method_of_classes(stmt, value)
         if isinstance(value, gast.Name) and value.id in self.methods:
             return self._method_alias(stmt, value.id)
         if not isinstance(value, gast.Call):
@@ -698,27 +704,6 @@ class Receivers(Builds, HeldMethods):
             call = gast.Call(holder, stmt.value.args, stmt.value.keywords)
             return [read], gast.copy_location(gast.Assign(stmt.targets, call, None), stmt)
         return self._called_object(stmt, stmt.value, holder, [read], self.known[held])
-
-    def _method_value(self, stmt, value):
-        """``h = obj.method`` (a bound method as a value, assigned once): the receiver kept
-        under a name of its own, so that ``h(x)`` is a call of the method on it."""
-        known = self.known.get(value.value.id)
-        target = stmt.targets[0]
-        if known is None or not user_class(known.cls) or not isinstance(target, gast.Name) or (
-                self.stores.get(target.id, 0) != 1):
-            return None
-        static = inspect.getattr_static(known.cls, value.attr, MISSING)
-        if not isinstance(static, types.FunctionType) or (
-                known.example is not None and value.attr in getattr(known.example, "__dict__", {})):
-            return None
-        receiver = self.ctx.namer.fresh(naming.SELF.format(target.id))
-        self.ctx.local_names.add(receiver)
-        held = gast.copy_location(gast.Assign(
-            [gast.Name(receiver, gast.Store(), None, None)], value.value, None), stmt)
-        held.method_of = target.id
-        self.methods[target.id] = (static, receiver, known)
-        self.known[receiver] = known
-        return self._check(value.value, known), held
 
     def _method_alias(self, stmt, held):
         """``f = h`` of a bound method ``h`` held by name (a helper returned it: ``f =
