@@ -297,3 +297,40 @@ def test_a_derived_function_called_wrongly_is_a_srcgrad_error_and_a_type_error()
     with pytest.raises(DerivedCallError, match="multiple values") as info:
         vjp(f)(x, 5.0, x, scale=4.0)
     assert isinstance(info.value, SrcgradError) and isinstance(info.value, TypeError)
+
+
+def _loops_over_a_function(x, act):
+    hs = []
+    for _ in range(3):
+        x = act(x) * x
+        hs.append(x)
+    return np.sum(hs[1])
+
+
+def _writes_after_a_function(x, act):
+    y = act(x) * x
+    y[1] = y[0] * 0.5
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f, marker, why", [
+    (_loops_over_a_function, "for _ in", "a loop or branch interleaves the primal and its tangent"),
+    (_writes_after_a_function, "y[1] =", "the primal writes into a value in place"),
+])
+def test_linearize_that_would_rerun_the_jvp_given_a_function_is_located(f, marker, why):
+    # the split of linearize fails, and jvp_fn would rerun the jvp, which a function passed
+    # does not allow: refused at the user's line, naming the user's function (not the
+    # generated f_linearize)
+    from srcgrad import linearize
+
+    lineno, offset, line = where_is(f, marker)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        linearize(f)(np.array([0.3, 0.5]), np.tanh)
+    err = info.value
+    assert os.path.realpath(err.filename) == os.path.realpath(__file__)
+    assert (err.lineno, err.offset) == (lineno, offset)
+    assert err.message == (
+        f"linearize of {f.__name__}, which is called with functions, is not supported here: "
+        f"{why}, so each call of its jvp_fn would rerun the jvp; call jvp(...) once per tangent "
+        f"instead")
+    assert line.strip() in str(err) and "^" in str(err)

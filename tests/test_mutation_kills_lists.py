@@ -263,11 +263,11 @@ def _appending_through_a_function(x, act):
 
 
 def test_linearize_of_a_loop_it_cannot_split_given_a_function_is_refused():
-    # transform.pullback.rerun: the loop interleaves primal and tangent, so each call would
-    # rerun the jvp, which a function given as an argument does not allow (with the call dropped
-    # the raise of a string was a TypeError); jvp itself works
+    # transform.linearize._unsplit_refusal: the loop interleaves primal and tangent, so each
+    # call would rerun the jvp, which a function given as an argument does not allow (with the
+    # call dropped the raise of a string was a TypeError); jvp itself works
     with pytest.raises(SrcgradError, match=r"which is called with functions, is not supported "
-                                           r"here \(a loop or branch interleaves the primal"):
+                                           r"here: a loop or branch interleaves the primal"):
         srcgrad.linearize(_appending_through_a_function)(X, np.tanh)
     value, tangent = srcgrad.jvp(_appending_through_a_function)(X, np.tanh, T)
     assert value == _appending_through_a_function(X, np.tanh)

@@ -360,7 +360,8 @@ ELSEWHERE = {
     "random draws: methods of `np.random.Generator`": "tests/test_random_draws.py",
     "tuples, lists, dicts (constant keys) as arguments": "tests/test_language.py, "
                                                          "tests/test_random_programs.py",
-    "attributes (`p.W`, `cfg.reg`": "tests/test_objects.py",
+    "attributes (`p.W`, `cfg.reg`": "tests/test_objects.py, "
+                                   "tests/test_objects_of_gradients.py",
     "methods, `__call__` (`self.layer1(x)`)": "tests/test_objects.py",
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",

@@ -17,8 +17,8 @@ from ..errors import (
     TangentShapeError,
 )
 from .complex_values import complex_output_error, conj_like, conj_seed, is_complex
-from .containers import Cotangents, cast_like
-from .pytrees import check_structure, kind_of
+from .containers import Cotangents, DictCotangents, cast_like
+from .pytrees import check_structure, kind_of, rebuild
 from .shapes import as_array, float_dtype
 
 
@@ -180,6 +180,10 @@ def check_seed(seed, out):
             and seed.dtype.kind == "f"):
         return seed  # the usual case, checked first (a Jacobian calls back once per row)
     if kind_of(out) is not None:
+        if isinstance(seed, (Cotangents, DictCotangents)):
+            # the cotangent generated code builds for a read of the output's fields (attr_grad,
+            # `grad(f)(p).a` differentiated again): the same seed, with the output's structure
+            seed = rebuild(seed, out, lambda part, value: part)
         if type(seed) is not type(out):
             raise SrcgradError(
                 f"the vjp seed is a {type(seed).__name__}, but the output is a "

@@ -45,7 +45,10 @@ def conj_like(g, x):
     if kind_of(x) is not None:
         return rebuild(g, x, conj_like)
     if isinstance(x, dict) and isinstance(g, dict):
-        return {k: conj_like(v, x.get(k)) for k, v in g.items()}
+        parts = {k: conj_like(v, x.get(k)) for k, v in g.items()}
+        # an object's cotangent (DictCotangents, of a field read) stays one: check_seed tells it
+        # from a dict by its type
+        return parts if type(g) is dict else _same_kind(g, parts)
     if isinstance(x, (tuple, list)) and isinstance(g, (tuple, list)):
         parts = [conj_like(gi, xi) for gi, xi in zip(g, x)]
         return type(g)(parts) if type(g) in (tuple, list) else _same_kind(g, parts)

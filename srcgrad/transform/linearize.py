@@ -34,6 +34,7 @@ from .. import runtime
 from ..astutil import param_names, store_counts, walk
 from ..emit import naming
 from ..emit.unparse import is_comment
+from ..errors import UnsupportedSyntaxError
 from .nodes import assign, call, name
 from .pullback import IN_PLACE, MUTATING_METHODS, owned, rerun, without_dels
 
@@ -52,6 +53,8 @@ def run(fn_node, ctx):
     if split is not None and _names_in([value]) & _stored(split[1]):
         split = None  # the value is computed beside its tangent (a recursive helper's pair)
     if split is None:
+        if ctx.static:
+            raise _unsplit_refusal(fn_node, body, ctx)
         keeping, inner_def = rerun(fn_node, ctx, inner, "jvp", RERUN_JVP, 1)
         paired = _names_in([value]) & _tangent_names(body, ctx.seed)
         primal = [keeping] + _primal_only(body, ctx.seed)
@@ -74,6 +77,27 @@ def run(fn_node, ctx):
     fn_node.body = primal + [inner_def, gast.Return(gast.Tuple([value, name(inner)],
                                                                gast.Load()))]
     return fn_node
+
+
+def _unsplit_refusal(fn_node, body, ctx):
+    """The error for a jvp of a function given functions that linearize cannot split: ``jvp_fn``
+    would call the jvp again on copies of the arguments, and the jvp made per function passed
+    is not one it can call. Located at the first loop, branch or write in place of the user's
+    function (at its ``def`` where there is none)."""
+    user = getattr(ctx.fn, "__name__", fn_node.name)
+    node, why = fn_node, "its tangent cannot be split from the primal"
+    for stmt in body:
+        if isinstance(stmt, (gast.For, gast.While, gast.If)):
+            node, why = stmt, "a loop or branch interleaves the primal and its tangent"
+            break
+        if _writes(stmt, ctx):
+            node, why = stmt, "the primal writes into a value in place"
+            break
+    return ctx.location.error(
+        UnsupportedSyntaxError, node,
+        f"linearize of {user}, which is called with functions, is not supported here: {why}, "
+        f"so each call of its jvp_fn would rerun the jvp; call jvp(...) once per tangent instead",
+    )
 
 
 def _unshared(stmts):

@@ -224,11 +224,6 @@ UNREUSABLE = (
 def rerun(fn_node, ctx, inner, mode, why, pick):
     """``x_kept, ... = deepcopy((x, ...))`` (for the top of the function) and ``def inner(seed)``
     returning ``pick`` (an index, or None) of the ``mode`` derivative called on those copies."""
-    if ctx.static:
-        raise SrcgradError(
-            f"{ctx.mode} of {fn_node.name}, which is called with functions, is not supported "
-            f"here ({why[0]}); call {mode} once per seed or tangent instead"
-        )
     wrt = ctx.wrt if ctx.as_tuple or len(ctx.wrt) > 1 else ctx.wrt[0]
     derived = transforms.derived(ctx.fn, mode, wrt, Options(optimize=ctx.optimize,
                                                             has_aux=ctx.has_aux))
