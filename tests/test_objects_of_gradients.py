@@ -1,7 +1,7 @@
 """Differentiating again through a gradient that is an object (a namedtuple or a dataclass
 argument's gradient has its class), with a field of it read: the cotangent of that field read
 is the seed of the inner gradient's vjp. Checked against central differences of the inner
-gradient (float64), in reverse and in forward mode."""
+gradient (float64), in reverse and in forward mode; also a class registered as a pytree."""
 
 import collections
 import dataclasses
@@ -20,6 +20,16 @@ class D:
     b: object
 
 
+class R:
+    """A class registered as a pytree (issue 14): its gradient is rebuilt by unflatten."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+srcgrad.register_pytree(R, lambda r: ((r.a, r.b), None), lambda aux, children: R(*children))
+
+
 def _f(p):
     return np.sum(np.sin(p.a) * p.b ** 2)
 
@@ -31,6 +41,10 @@ def _field_a_of_namedtuple(x):
 def _fields_of_dataclass(x):
     g = srcgrad.grad(_f)(D(x, 2.0 * x + 1.0))
     return np.sum(g.a * g.b)
+
+
+def _field_b_of_registered(x):
+    return np.sum(srcgrad.grad(_f)(R(np.cos(x), x * x)).b)
 
 
 def _central(h, x, eps=1e-6):
@@ -46,7 +60,8 @@ X = np.array([0.3, -0.7, 1.1])
 T = np.array([0.2, 0.5, -0.4])
 
 
-@pytest.mark.parametrize("h", [_field_a_of_namedtuple, _fields_of_dataclass])
+@pytest.mark.parametrize("h", [_field_a_of_namedtuple, _fields_of_dataclass,
+                               _field_b_of_registered])
 def test_a_field_of_an_object_gradient_differentiated_again(h):
     # was refused: "the vjp seed is a Cotangents (a dict), but the output is a P/D"
     want = _central(h, X)
