@@ -178,6 +178,8 @@ def _rebindable(namespace, func, fn):
     """Whether the callee ``func`` is a variable of the user's module or closure (not a builtin,
     not one srcgrad bound), or an attribute of an object one holds (``cfg.act``; not of a
     module: ``np.sin``), holding ``fn``, which a later assignment may rebind."""
+    if (getattr(fn, "__module__", None) or "").split(".")[0] == "srcgrad":
+        return False  # srcgrad's own (`checkpointed_loop`, in the closure of a rewritten loop)
     root = func
     while isinstance(root, gast.Attribute):
         root = root.value
