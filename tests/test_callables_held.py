@@ -489,6 +489,43 @@ def test_bound_methods_held_by_the_object_called_by_an_index_known_when_it_runs(
         srcgrad.grad(f)(X)
 
 
+class GlobalHooks:
+    def __init__(self, w):
+        self.a, self.b, self.c = Block(w), Block(-1.5), Other(0.7)
+        self.hooks = {"a": self.a.s, "b": self.b.s, "c": self.c.s}
+        self.fs = [self.c.s, self.a.s]
+
+
+HOOKS = GlobalHooks(0.6)
+
+
+def global_hooks_by_a_run_time_key(x):
+    y = x
+    for k in HOOKS.hooks:  # (Block has a `__call__` too: the item's method is what is called)
+        y = HOOKS.hooks[k](y) * x
+    for f in HOOKS.fs:
+        y = f(y) + x
+    return np.sum(y)
+
+
+def test_a_global_objects_bound_methods_called_by_a_key_known_when_it_runs(monkeypatch):
+    # `for k in HOOKS.hooks: HOOKS.hooks[k](y)`, `for f in HOOKS.fs` of a global object: a
+    # branch on which held method the item is (was refused at transform time: "cannot
+    # resolve"; a loop over a global's dict raised KeyError when it ran)
+    f = global_hooks_by_a_run_time_key
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    monkeypatch.setitem(HOOKS.hooks, "b", HOOKS.c.s)  # another of the methods: followed
+    np.testing.assert_allclose(srcgrad.value_and_grad(f)(X)[0], f(X), rtol=1e-13)
+    # hooks["a"] keeps the old object, which the fields no longer reach: made again, refused
+    monkeypatch.setattr(HOOKS, "a", Block(2.0))
+    with pytest.raises(SrcgradError, match="cannot resolve `hooks_item`"):
+        srcgrad.grad(f)(X)
+
+
 class Storing:
     def __init__(self):
         self.a, self.b, self.c = Block(0.5), Block(-1.5), Other(0.7)

@@ -11,6 +11,7 @@ import operator
 import statistics
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -470,8 +471,23 @@ def duplicate_keys(x):
     return d["a"] * d["b"] + d[1] + e["a"] * 2.0
 
 
+WEIGHTS = {"a": 0.5, "b": -2.0}
+HOLDER = SimpleNamespace(weights={"c": 1.5})
+
+
+def loop_over_a_global_dict(x):
+    # `for k in WEIGHTS` of a global dict, or one a global's field holds: over its keys (its
+    # items were read by position, a KeyError when it ran)
+    y = x[0]
+    for k in WEIGHTS:
+        y = y * WEIGHTS[k] + x[1]
+    for k in HOLDER.weights:
+        y = y * HOLDER.weights[k] * x[2]
+    return y
+
+
 BUILTINS = [builtins_on_sequences, builtins_on_numbers, math_functions, operator_functions,
-            item_method, map_and_filter, dict_calls, duplicate_keys]
+            item_method, map_and_filter, dict_calls, duplicate_keys, loop_over_a_global_dict]
 
 
 @pytest.mark.parametrize("f", BUILTINS, ids=[f.__name__ for f in BUILTINS])

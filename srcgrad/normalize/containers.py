@@ -455,6 +455,8 @@ class ContainerMethods:
         return gast.Name(seq, gast.Load(), None, None)
 
     def _may_not_index(self, it):
+        if isinstance(it, (gast.Name, gast.Attribute)) and isinstance(self._resolve(it), dict):
+            return True  # a global dict, or one a global's field holds (`for k in HK.hooks`)
         if isinstance(it, gast.Name):
             return it.id in self.params or it.id in self.dict_names
         if isinstance(it, (gast.Subscript, gast.Attribute)):

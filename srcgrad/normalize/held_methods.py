@@ -39,7 +39,7 @@ from ..astutil import clone, store_counts, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
-from .object_classes import own_class, user_class
+from .object_classes import Known, own_class, user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
 
@@ -138,16 +138,40 @@ class HeldMethods:
         objects of the user's classes, by an index or key known only when it runs: the methods
         ``f`` may be (``by_identity``); any other assignment forgets them."""
         self.held_items.pop(target, None)
+        self.held_sources.pop(target, None)
         value = stmt.value
-        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)) or (
-                isinstance(value.slice, gast.Constant)):
+        if isinstance(value, gast.Attribute):  # `seq = HK.fs` of a global HK
+            self._note_global_items(target, value)
+        if not (isinstance(value, gast.Subscript) and isinstance(value.value, (
+                gast.Name, gast.Attribute))) or isinstance(value.slice, gast.Constant):
             return
-        base = self.known.get(value.value.id)
-        items = getattr(base, "example", None)
+        base = self.known.get(value.value.id) if isinstance(value.value, gast.Name) else None
+        items, outer = getattr(base, "example", None), None
+        if base is None:  # `HK.hooks[k]`, `seq[i]` of `seq = HK.fs`
+            items, outer = self.held_sources.get(getattr(value.value, "id", None)) or (
+                self._global_items(value.value))
+        if items:
+            self.held_items[target] = (items, outer)
+
+    def _global_items(self, value):
+        """The bound methods of the user's objects a list, tuple or dict a global's field holds
+        (``HK.hooks``), and the global's name and value; or ``(None, None)``."""
+        root = value
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.ctx.local_names:
+            return None, None
+        items = self.ctx.namespace.resolve(value, self.ctx.local_names)
         items = list(items.values()) if isinstance(items, dict) else items
-        if isinstance(items, (list, tuple)) and items and all(
-                bound_method(m) is not None for m in items):
-            self.held_items[target] = list(items)
+        if not (isinstance(items, (list, tuple)) and items and all(
+                bound_method(m) is not None for m in items)):
+            return None, None
+        return list(items), (root.id, self.ctx.namespace.resolve(root, self.ctx.local_names))
+
+    def _note_global_items(self, target, value):
+        items, outer = self._global_items(value)
+        if items:
+            self.held_sources[target] = (items, outer)
 
     def by_identity(self, stmt):
         """``y = f(x)`` of an item of held bound methods (``_note_held_item``): a branch on
@@ -160,10 +184,11 @@ class HeldMethods:
                 and call.func.id in self.held_items and isinstance(stmt.targets[0], gast.Name)):
             return None
         self._stmt = stmt
-        found = {(id(m.__self__), m.__func__): m for m in self.held_items[call.func.id]}
+        items, outer = self.held_items[call.func.id]
+        found = {(id(m.__self__), m.__func__): m for m in items}
         paths = []
         for m in found.values():
-            reached = self._reached(m.__self__)
+            reached = self._reached(m.__self__, outer)
             if reached is None:
                 return None
             paths.append((reached, m.__func__))
@@ -391,14 +416,15 @@ class HeldMethods:
         return before, self._call(stmt, fn, [gast.Name(holder, gast.Load(), None, None)]
                                   + call.args)
 
-    def _reached(self, receiver):
+    def _reached(self, receiver, outer=None):
         """The statements reading ``receiver`` by a chain of fields from a parameter known by
-        its example (``self_a = self.a``), each noted, and the last name; or None."""
-        for root, known in list(self.known.items()):
-            if self.stores.get(root, 0) or known.example is None:
-                continue
-            path = [] if known.example is receiver else path_to(known.example, receiver)
-            if path is None:
+        its example (``self_a = self.a``), or from the global ``outer`` (its name and value)
+        that holds the item called, each noted, and the last name; or None."""
+        roots = [(n, k.example) for n, k in self.known.items()
+                 if not self.stores.get(n, 0) and k.example is not None]
+        for root, example in roots + ([outer] if outer is not None else []):
+            path = [] if example is receiver else path_to(example, receiver)
+            if path is None or (not path and root not in self.known):
                 continue
             reads, base = [], root
             for attr in path:
@@ -409,6 +435,9 @@ class HeldMethods:
                 read = gast.copy_location(read, self._stmt)
                 self.stores[held] += 1
                 self.note(read)
+                example = _fields(example)[attr]
+                if held not in self.known and root not in self.known:  # (read from a global)
+                    self.known[held] = Known(type(example), example)
                 reads.append(read)
                 base = held
             if base in self.known:

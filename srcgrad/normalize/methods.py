@@ -199,6 +199,7 @@ class Receivers(Builds, HeldMethods):
         self.listed = {}  # every name `method_lists` held, for held_methods.refuse_other_uses
         self.bindings = {}  # held_methods.method_bindings of the function
         self.held_items = {}  # name -> the bound methods it may hold (held_methods.py)
+        self.held_sources = {}  # name -> those a global's list or dict of them holds
         self.rebinds = {}  # name -> (whether its first binding was a method, its objects' name)
 
     def seed(self, fn, node, example=MISSING):
