@@ -78,6 +78,31 @@ def path_to(root, target):
     return None
 
 
+def hidden_method(ctx, names, obj, cls, attr, stmt):
+    """``[unused = check_method_of(obj, "attr")]`` where ``attr`` is a plain method of ``cls``
+    (a field of that name of the object hides it, and Python reads the field: a
+    ``SrcgradError`` when it runs), else ``[]``; the name made is added to ``names``."""
+    if not isinstance(inspect.getattr_static(cls, attr, None), types.FunctionType):
+        return []
+    unused = ctx.namer.fresh(naming.UNUSED)
+    names.add(unused)
+    check = gast.Call(gast.Name(ctx.global_name(runtime.check_method_of, "check_method_of"),
+                                gast.Load(), None, None), [
+        gast.Name(obj, gast.Load(), None, None), gast.Constant(attr, None)], [])
+    return [gast.copy_location(gast.Assign([gast.Name(unused, gast.Store(), None, None)], check,
+                                           None), stmt)]
+
+
+def _methods_of(items):
+    """The items of a list, tuple or dict (its values) when each is a bound method of an object
+    of the user's classes (``bound_method``), else None."""
+    items = list(items.values()) if isinstance(items, dict) else items
+    if isinstance(items, (list, tuple)) and items and all(
+            bound_method(m) is not None for m in items):
+        return list(items)
+    return None
+
+
 def method_bindings(fn_node):
     """Name -> (attribute, how many times it is assigned) for each name of the function that
     is assigned more than once, each time ``g = obj.attr`` of one attribute name (a bound
@@ -146,7 +171,7 @@ class HeldMethods:
                 gast.Name, gast.Attribute))) or isinstance(value.slice, gast.Constant):
             return
         base = self.known.get(value.value.id) if isinstance(value.value, gast.Name) else None
-        items, outer = getattr(base, "example", None), None
+        items, outer = _methods_of(getattr(base, "example", None)), None
         if base is None:  # `HK.hooks[k]`, `seq[i]` of `seq = HK.fs`
             items, outer = self.held_sources.get(getattr(value.value, "id", None)) or (
                 self._global_items(value.value))
@@ -161,12 +186,10 @@ class HeldMethods:
             root = root.value
         if not isinstance(root, gast.Name) or root.id in self.ctx.local_names:
             return None, None
-        items = self.ctx.namespace.resolve(value, self.ctx.local_names)
-        items = list(items.values()) if isinstance(items, dict) else items
-        if not (isinstance(items, (list, tuple)) and items and all(
-                bound_method(m) is not None for m in items)):
+        items = _methods_of(self.ctx.namespace.resolve(value, self.ctx.local_names))
+        if items is None:
             return None, None
-        return list(items), (root.id, self.ctx.namespace.resolve(root, self.ctx.local_names))
+        return items, (root.id, self.ctx.namespace.resolve(root, self.ctx.local_names))
 
     def _note_global_items(self, target, value):
         items, outer = self._global_items(value)
@@ -335,7 +358,8 @@ class HeldMethods:
             [gast.Name(receiver, gast.Store(), None, None)], value.value, None), stmt)
         held.method_of = target
         self.methods[target] = (value.attr, receiver, None)
-        return [], held
+        return hidden_method(self.ctx, self.ctx.local_names, value.value.id, classes[0],
+                             value.attr, stmt), held
 
     def _classes_by_key(self, value):
         """The user classes of the objects ``d[k]`` may be, for a key ``k`` known only when it

@@ -305,11 +305,14 @@ class InlineCalls:
                                        stmt)
             typed.annotation = gast.Name(self.ctx.global_name(cls, cls.__name__), gast.Load(),
                                          None, None)
-            call = clone(stmt)
-            callee = call.value if func is value else call.value.func
+            call = [clone(stmt)]
+            callee = call[0].value if func is value else call[0].value.func
             (callee.value if isinstance(func, gast.Attribute) else callee).id = own
+            if func is not value and isinstance(func, gast.Attribute):  # (`lay.s(h)`)
+                call[:0] = held_methods.hidden_method(self.ctx, self.locals, own, cls, func.attr,
+                                                      stmt)
             if branch is None:
-                branch = [typed, call]
+                branch = [typed] + call
                 continue
             test = self.ctx.namer.fresh(naming.IS_CLASS.format(cls.__name__))
             self.locals.add(test)
@@ -318,7 +321,7 @@ class InlineCalls:
                               [gast.Name(name.id, gast.Load(), None, None),
                                clone(typed.annotation)], [])
             branch = [gast.copy_location(_assign(test, check), stmt), gast.copy_location(
-                gast.If(gast.Name(test, gast.Load(), None, None), [typed, call], branch), stmt)]
+                gast.If(gast.Name(test, gast.Load(), None, None), [typed] + call, branch), stmt)]
         return branch
 
     def _callee(self, stmt):

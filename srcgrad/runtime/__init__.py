@@ -291,6 +291,7 @@ from .products import (  # noqa: F401
 from .pytrees import (  # noqa: F401
     check_class,
     check_held_method,
+    check_method_of,
     check_updated_in_place,
     has_class,
     is_held_method,

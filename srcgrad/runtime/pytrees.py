@@ -294,6 +294,18 @@ def is_held_method(method, receiver, fn):
         method, "__func__", None) is fn
 
 
+def check_method_of(obj, name):
+    """Refuse to run a derivative that called the method ``name`` of ``obj``'s class where the
+    object holds a field of that name, which Python reads instead (normalize/held_methods.py,
+    inline.py ``_by_class``: objects of several classes, known by their class alone)."""
+    if name in (getattr(obj, "__dict__", None) or {}):
+        raise SrcgradError(
+            f"this derivative calls the method {type(obj).__qualname__}.{name}, but the object "
+            f"holds a field `{name}`, which hides it: give the field another name, or call "
+            f"what the field holds where it is named")
+    return None
+
+
 def check_held_method(method, receiver, fn):
     """Refuse to run a derivative that called ``fn`` on ``receiver`` for a bound method an
     object holds (``self.hooks["a"]``, normalize/held_methods.py) that is now another method,
