@@ -446,7 +446,10 @@ class Gen:
         by the function, then looped over and an item called; a name bound to methods of two
         classes on the paths of a branch, put into a list; objects of two classes in a dict
         built here, read by the keys of a loop over it; objects written into a list by an
-        index and read back; a dict of bound methods a global object holds."""
+        index and read back; a dict of bound methods a global object holds (called by
+        constant keys and by the keys of a loop over it); bound methods appended in a loop
+        over objects of two classes; an item of a one-class list literal replaced by an object
+        of another class, read by a run-time index."""
         lin, act = self.name("Lin"), self.name("Act")
         self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
                     f"        self.b = b\n\n    def s(self, v):\n"
@@ -457,7 +460,18 @@ class Gen:
                     f"    def s(self, v):\n        return self.c * np.sin(v)\n")
         a, b, fs = self.name("a"), self.name("b"), self.name("fs")
         self.emit(f"{a} = {lin}({self.W}, {self.b})", f"{b} = {act}(h[0] * {self.c})")
-        choice = self.rng.randrange(5)
+        choice = self.rng.randrange(7)
+        if choice == 5:  # appended in a loop over objects of two classes
+            self.emit(f"{fs} = []", f"for blk in ({a}, {b}, {a}):", f"    {fs}.append(blk.s)",
+                      f"for f in {fs}:", "    h = f(h) + 0.5 * h",
+                      f"h = {fs}[1 if h[0] > 0 else 0](h)")
+            return
+        if choice == 6:  # an item of a one-class literal replaced, read by a run-time index
+            objs = self.name("objs")
+            self.emit(f"{objs} = [{lin}({self.W}, {self.b}), {lin}({self.W}, {self.b} * 0.5)]",
+                      f"{objs}[0] = {act}(h[1])", "for k in range(2):",
+                      f"    h = {objs}[k if h[0] > 0 else 1 - k].s(h)")
+            return
         if choice == 4:  # a dict of bound methods a global object holds, called by keys
             hooks = self.name("HOOKS").upper()
             self.define(f"class {hooks.title()}:\n    def __init__(self):\n"
@@ -465,7 +479,8 @@ class Gen:
                         f'        self.hooks = {{"a": self.a.s, "b": self.b.s}}\n\n\n'
                         f"{hooks} = {hooks.title()}()\n")
             self.emit(f'h = {hooks}.hooks["a"](h) + h', 'for k in ("b", "a"):',
-                      f"    h = {hooks}.hooks[k](h) * {self.c}")
+                      f"    h = {hooks}.hooks[k](h) * {self.c}", f"for k in {hooks}.hooks:",
+                      f"    h = {hooks}.hooks[k](h) + 0.5 * h")
             return
         if choice == 0:  # stored by a helper, and by the function
             self.emit(f"{fs} = []", f"{a}.store({fs}, {b})", f"{fs}.append({b}.s)",
