@@ -46,7 +46,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..runtime.pytrees import kind_of
 from . import operators
-from .held_methods import HeldMethods
+from .held_methods import HeldMethods, hidden_method
 from .object_builds import Builds
 from .object_classes import (  # noqa: F401
     Classes,
@@ -685,7 +685,10 @@ class Receivers(Builds, HeldMethods):
                             None, None)
             return [], self._call(stmt, static.__func__, [cls] + value.args)
         if isinstance(static, types.FunctionType):
-            return self._check(receiver, known), self._call(stmt, static, [receiver] + value.args)
+            checks = self._check(receiver, known)  # (and a field that would hide the method)
+            checks += checks and hidden_method(self.ctx, self.ctx.local_names, receiver.id,
+                                               known.cls, func.attr, stmt)
+            return checks, self._call(stmt, static, [receiver] + value.args)
         if not isinstance(static, (types.FunctionType, property)) and attribute(
                 known, func.attr) is not None:
             # `self.layer1(x)`, `P.act(x)`: an object held in a field (a namedtuple's too)

@@ -3,6 +3,7 @@ def dloss(self, x, y):
     tanh_z_2_saved = []
     loop_saved = []
     unused = check_class(self, MLP)
+    unused_2 = check_method_of(self, 'forward')
     self_2 = self
     x_2 = x
     seq_2 = self_2.layers
@@ -10,7 +11,7 @@ def dloss(self, x, y):
     len_seq_2 = len(seq_2_1)
     for i_2 in range(len_seq_2):
         layer_2 = seq_2_1[i_2]
-        unused_2 = check_class(layer_2, Dense)
+        unused_3 = check_class(layer_2, Dense)
         self_3 = layer_2
         x_3 = x_2
         self_3_p = self_3.p
@@ -31,7 +32,7 @@ def dloss(self, x, y):
         x_2 = result
         loop_saved.append((x_3, self_3_p_W, x_3_matmul_self_3_p_W, self_3_act, x_2_old))
     del seq_2_1
-    unused_3 = check_class(self_2, MLP)
+    unused_4 = check_class(self_2, MLP)
     self_4 = self_2
     self_4_scale_factor = self_4.scale_factor
     times = self_4_scale_factor * 2.0
