@@ -685,9 +685,8 @@ class Receivers(Builds, HeldMethods):
                             None, None)
             return [], self._call(stmt, static.__func__, [cls] + value.args)
         if isinstance(static, types.FunctionType):
-            checks = self._check(receiver, known)  # (and a field that would hide the method)
-            checks += checks and hidden_method(self.ctx, self.ctx.local_names, receiver.id,
-                                               known.cls, func.attr, stmt)
+            checks = self._check(receiver, known) + hidden_method(  # (a field hiding it)
+                self.ctx, self.ctx.local_names, receiver.id, known.cls, func.attr, stmt)
             return checks, self._call(stmt, static, [receiver] + value.args)
         if not isinstance(static, (types.FunctionType, property)) and attribute(
                 known, func.attr) is not None:
