@@ -335,7 +335,8 @@ class HeldMethods:
         held.method_of = target.id
         self.methods[target.id] = (static, receiver, known)
         self.known[receiver] = known
-        return self._check(value.value, known), held
+        return self._check(value.value, known) + hidden_method(
+            self.ctx, self.ctx.local_names, value.value.id, known.cls, value.attr, stmt), held
 
     def _method_of_classes(self, stmt, value):
         """``h = obj.s`` of a name that may hold objects of several of the user's classes
