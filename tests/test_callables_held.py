@@ -39,6 +39,16 @@ LAYERS = [Layer(0.7), Layer(-1.3)]
 FNS = [np.sin, np.tanh]
 
 
+def check_first_order(f):
+    """``f(X)``'s value as Python computes it, its gradient against central differences, and its
+    jvp along ones against the sum of those differences."""
+    value, _ = srcgrad.value_and_grad(f)(X)
+    np.testing.assert_allclose(value, f(X), rtol=1e-13)
+    check_grad(f, (X,))
+    _, t = srcgrad.jvp(f)(X, np.ones(4))
+    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+
+
 def _loss_of(layers, x):
     h = x
     for i in range(len(layers)):
@@ -79,11 +89,7 @@ CASES = [by_index_of_a_global_field, helper_given_a_field, helper_given_a_global
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_callables_called_by_the_index_of_a_loop(f):
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
 
 
 @pytest.mark.parametrize("f", [helper_given_a_global, by_index_of_a_literal],
@@ -184,11 +190,7 @@ MODEL = Model()
 @pytest.mark.parametrize("f", [MODEL.by_index, MODEL.by_negative_index, MODEL.by_key],
                          ids=lambda f: f.__name__)
 def test_bound_methods_in_a_literal_called_by_a_constant_index(f):
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
 
 
 def test_bound_methods_in_a_literal_at_second_order():
@@ -333,11 +335,7 @@ def indices_of_a_tuple(x):
 def test_callables_called_by_the_keys_of_a_loop_over_a_literal(f):
     # `for k in ("first", "second"): h = hooks[k](h)` is unrolled, each copy calling the
     # constant item `hooks["first"]` (was `cannot resolve hooks_item`)
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
 
 
 def test_callables_called_by_the_keys_of_a_loop_at_second_order():
@@ -387,11 +385,7 @@ def test_bound_methods_appended_to_a_list_literal_at_once(name):
     # `fs = [self.a.s]; fs.append(self.b.s)` is the literal `[self.a.s, self.b.s]` (was
     # refused: a bound method used as a value)
     f = getattr(Appending(), name)
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
 
 
 class Hooked:
@@ -414,11 +408,7 @@ def test_a_dict_of_bound_methods_held_by_the_object():
     # on the object it is bound to, reached by its fields (was refused at transform time)
     model = Hooked()
     f = model.run
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
     v = np.array([0.2, -0.4, 0.1, 0.3])
     np.testing.assert_allclose(srcgrad.hvp(f)(X, v), hessian_by_differences(f, (X,)) @ v,
                                rtol=1e-5, atol=1e-6)
@@ -467,11 +457,7 @@ def test_bound_methods_held_by_the_object_called_by_an_index_known_when_it_runs(
     # each path calling it on its object reached by the fields (was refused at transform time)
     model = HeldList()
     f = model.run
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
     g = srcgrad.grad(HeldList.run, wrt="self")(model, X)
 
     def of_w(w):
@@ -513,11 +499,7 @@ def test_a_global_objects_bound_methods_called_by_a_key_known_when_it_runs(monke
     # branch on which held method the item is (was refused at transform time: "cannot
     # resolve"; a loop over a global's dict raised KeyError when it ran)
     f = global_hooks_by_a_run_time_key
-    value, _ = srcgrad.value_and_grad(f)(X)
-    np.testing.assert_allclose(value, f(X), rtol=1e-13)
-    check_grad(f, (X,))
-    _, t = srcgrad.jvp(f)(X, np.ones(4))
-    np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
+    check_first_order(f)
     monkeypatch.setitem(HELD_HOOKS.hooks, "b", HELD_HOOKS.c.s)  # another of its methods
     np.testing.assert_allclose(srcgrad.value_and_grad(f)(X)[0], f(X), rtol=1e-13)
     # hooks["a"] keeps the old object, which the fields no longer reach: made again, refused
