@@ -555,8 +555,9 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
     bound = _params(node) | _stored(node.body[:position])
     inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
              for v in state if v not in bound]
+    defs = checkpoint_concat.called_defs(node, position, loop)
     loop_parts = (loop, index, state, invariants, constants, exposed,
-                  {v for v in state if v not in bound})
+                  {v for v in state if v not in bound}, defs)
     made = [_step_function(node.name, loop_parts, (f, location), probe=False, held=held)]
     if is_while or any(True for _ in _breaks(loop.body)):
         made.append(_step_function(node.name, loop_parts, (f, location), probe=True, held=held))
@@ -617,6 +618,8 @@ def _loop_names(node, position, loop, location):
     state = sorted(assigned & (exposed | read_after))  # empty: nothing to checkpoint
     local = _params(node) | _stored(node.body)
     loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
+    for definition in checkpoint_concat.called_defs(node, position, loop):
+        loaded |= checkpoint_concat.free_names(definition)  # (the step defines it again)
     constants = _constants(node, before, loaded - assigned)
     invariants = sorted((loaded - assigned - {index} - set(constants)) & local)
     return index, state, invariants, constants, exposed
@@ -647,7 +650,7 @@ def _step_function(fname, loop_parts, user, probe, held=False):
     left at a ``break``). With ``held`` (the body updates an array in place, ``z += v``, that
     a list of the state may hold), the step copies its whole state first, in one
     ``copy_state``: the copy of ``z`` is the one the copied list holds."""
-    loop, index, state, invariants, constants, exposed, unbound = loop_parts
+    loop, index, state, invariants, constants, exposed, unbound, defs = loop_parts
     f, location = user
     name = (naming.PROBE if probe else naming.STEP).format(fname)
     unpack = [
@@ -658,6 +661,7 @@ def _step_function(fname, loop_parts, user, probe, held=False):
                for v, value in sorted(constants.items())]
     copier = _unused(loop, "copy_state")  # what is only passed to a helper may be a float
     unpack += _state_copies(loop, (state, exposed, unbound), copier, held)
+    unpack += copy.deepcopy(defs)  # (`def g(t): ...` before the loop, which its body calls)
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
     body = copy.deepcopy(loop.body)
     target, it, ret = (_probe_loop if probe else _replay_loop)(loop, index, packed, body,

@@ -17,6 +17,10 @@ Guarantees:
   to the next (``p.a = ...``, ``p.a += ...``, ``p.items.append(...)``) is refused at the
   loop's line: a snapshot holds the object itself, not a copy of its fields, so a replay would
   start from the fields as the last trip left them.
+* :func:`called_defs`: the functions and classes defined before the loop that its body calls
+  (``def g(t): ...``), which the step defines again (it is a function of its own, where the
+  function's local ``g`` does not exist), and :func:`free_names`, the names they read, which
+  the step then binds (as invariants or state).
 """
 
 from __future__ import annotations
@@ -145,3 +149,38 @@ def refuse_field_writes(loop, location, carried):
                 f"object, not a copy of its fields, so a replay would start from the fields "
                 f"the last trip left. Bind `{base.id}` to a new object in each trip instead, or "
                 f"leave out checkpoint="))
+
+
+def called_defs(node, position, loop):
+    """The functions and classes the function defines before the loop (``def g(t): ...``) that
+    the loop's body calls, and those they call in turn, in order: the step defines them again,
+    after binding the names they read (a name also assigned is left alone)."""
+    before = node.body[:position]
+    defs = {s.name: s for s in before if isinstance(s, (gast.FunctionDef, gast.ClassDef))}
+    for name in set(defs) & _stored_names(node.body):
+        del defs[name]
+    body = [gast.Expr(loop.test)] if isinstance(loop, gast.While) else []
+    todo = [n.id for n in walk(gast.Module(body + loop.body, [])) if isinstance(n, gast.Name)]
+    seen = set()
+    while todo:
+        name = todo.pop()
+        if name in defs and name not in seen:
+            seen.add(name)
+            todo += [n.id for n in walk(defs[name]) if isinstance(n, gast.Name)]
+    return [s for s in before if isinstance(s, (gast.FunctionDef, gast.ClassDef))
+            and s.name in seen and defs.get(s.name) is not None]
+
+
+def free_names(definition):
+    """The names a function or class defined in the function reads from it (not its own
+    parameters or the names its body binds)."""
+    own = _stored_names(definition.body)
+    if isinstance(definition, gast.FunctionDef):
+        own |= {a.id for a in walk(definition.args) if isinstance(a, gast.Name)}
+    return {n.id for n in walk(definition) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)} - own
+
+
+def _stored_names(stmts):
+    return {n.id for n in walk(gast.Module(stmts, []))
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}

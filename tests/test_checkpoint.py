@@ -712,3 +712,28 @@ def test_a_refusal_in_a_loop_step_names_the_users_line():
         value_and_grad(read_on_later_trips, checkpoint=2)(x)
     assert info.value.filename == __file__
     assert info.value.lineno == read_on_later_trips.__code__.co_firstlineno + 4
+
+
+def calls_local_functions(x, a):
+    def g(t):
+        return np.exp(np.tanh(t / (1.0 + a ** 2)))
+
+    def h(t):
+        return g(t) * 2.0
+
+    y = x * 1.0
+    for _ in range(1, 3):
+        y = h(y) * 0.5
+        a = a * 1.1  # state that g reads
+    return np.sum(y) + a
+
+
+def test_functions_defined_before_the_loop_are_defined_again_in_its_step():
+    # `def g(t): ...` before the loop, called in it: the step had no `g` (a NameError)
+    x = np.array([0.3, -0.2, 0.5])
+    for wrt in (0, 1):
+        want = grad(calls_local_functions, wrt=wrt)(x, 0.7)
+        np.testing.assert_allclose(grad(calls_local_functions, wrt=wrt, checkpoint=2)(x, 0.7),
+                                   want, rtol=1e-12)
+        np.testing.assert_allclose(want, numeric_grad(calls_local_functions, (x, 0.7), wrt),
+                                   rtol=1e-6)
