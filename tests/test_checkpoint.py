@@ -737,3 +737,23 @@ def test_functions_defined_before_the_loop_are_defined_again_in_its_step():
                                    want, rtol=1e-12)
         np.testing.assert_allclose(want, numeric_grad(calls_local_functions, (x, 0.7), wrt),
                                    rtol=1e-6)
+
+
+def held_then_written_after_the_loop(x, a):
+    z = (-x).copy()
+    L = []
+    for _ in range(2):
+        z += x * a
+        L.append(z)  # L holds z twice
+    L[0] *= np.tanh(x)  # changes z too
+    return np.sum(z * 1.5) + 0.5 * np.tanh(np.sum(np.array(L)))
+
+
+def test_a_write_after_the_loop_through_a_list_that_holds_its_state_is_refused_when_it_runs():
+    # the returned list holds the returned array; srcgrad wrote into the list only and returned
+    # 1.496 where Python computes 1.0816, with a wrong gradient (random programs, seed 56049)
+    x = np.array([0.3, -0.2, 0.5, 0.7, -0.1])
+    want = held_then_written_after_the_loop(x.copy(), 0.8)
+    np.testing.assert_allclose(value_and_grad(held_then_written_after_the_loop)(x, 0.8)[0], want)
+    with pytest.raises(srcgrad.SrcgradError, match="`z` refers to the array in `L`"):
+        value_and_grad(held_then_written_after_the_loop, checkpoint=2)(x, 0.8)

@@ -92,24 +92,25 @@ def check_not_view(value, base, name, base_name):
 def check_not_holding(value, base, name, base_name):
     """Refuse a value that holds ``base``'s array (or a view of it) through a list, tuple or
     dict (``L = [y]; z = L[0]; y[0] = v; ... z``): it would change with a write into ``base``
-    that srcgrad does not follow."""
-    if isinstance(value, (list, tuple)):
-        parts = value
-    elif isinstance(value, dict):
-        parts = value.values()
-    else:
-        parts = (value,)
-    for part in parts:
-        if isinstance(part, (list, tuple, dict)):
-            check_not_holding(part, base, name, base_name)
-        elif isinstance(part, np.ndarray) and isinstance(base, np.ndarray) and (
-            np.may_share_memory(part, base)
-        ):
+    that srcgrad does not follow. ``base`` may be a list, tuple or dict itself, written into
+    through an item (``L[0] *= v`` where ``z`` is ``L[0]``'s array: the state a checkpointed
+    loop returns)."""
+    for part in _arrays_in(value):
+        if any(np.may_share_memory(part, written) for written in _arrays_in(base)):
             raise SrcgradError(
                 f"`{name}` refers to the array in `{base_name}` (through a list, tuple or "
                 f"dict), which is written into afterwards, so it changes with the write: a "
                 f"dependence srcgrad does not follow. Use a copy there (`{base_name}.copy()`)"
             )
+
+
+def _arrays_in(value):
+    """The arrays ``value`` is or holds, through lists, tuples and dicts."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (list, tuple, dict)):
+        for part in value.values() if isinstance(value, dict) else value:
+            yield from _arrays_in(part)
 
 
 def check_not_array(value, name):
