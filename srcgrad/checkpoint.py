@@ -60,7 +60,7 @@ import gast
 import numpy as np
 
 from . import checkpoint_concat, checkpoint_fast, transforms
-from .astutil import HELD_UPDATE, updated_while_held, walk
+from .astutil import HELD_UPDATE, stored, updated_while_held, walk
 from .checkpoint_sharing import (
     mutated,
     sharing_closure,
@@ -405,7 +405,7 @@ def _refuse_shared_writes(node, loop, location, originals, held=False):
             and isinstance(n.ctx, gast.Load)}
     if isinstance(loop, gast.While):
         read |= {n.id for n in walk(loop.test) if isinstance(n, gast.Name)}
-    bound = _params(node) | _stored(before)  # (what a trip binds is its own)
+    bound = _params(node) | stored(before)  # (what a trip binds is its own)
     for v in sorted(mutated(loop.body)):
         shared = sharing_closure({v}, edges | inner if v in deep else edges)
         for other in sorted((shared - {v} - carried) & read & bound)[:1]:
@@ -552,7 +552,7 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
     index, state, invariants, constants, exposed = _loop_names(node, position, loop, location)
     if not state:  # nothing the loop computes is carried or read after it: left as it is
         return None
-    bound = _params(node) | _stored(node.body[:position])
+    bound = _params(node) | stored(node.body[:position])
     inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
              for v in state if v not in bound]
     defs = checkpoint_concat.called_defs(node, position, loop)
@@ -564,7 +564,7 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
     # the state the body never binds: the loop returns the object it was given, or the step's
     # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
     # and the state it binds only to new arrays of arithmetic that nothing else holds
-    rebound = _stored(loop.body) - _made_afresh(loop.body)
+    rebound = stored(loop.body) - _made_afresh(loop.body)
     for made_fn in made:
         made_fn.__srcgrad_kept_state__ = frozenset(
             k for k, v in enumerate(state) if v not in rebound)
@@ -605,7 +605,7 @@ def _loop_names(node, position, loop, location):
     is_while = isinstance(loop, gast.While)
     index = None if is_while else loop.target.id
     body = ([gast.Expr(loop.test)] if is_while else []) + loop.body
-    assigned = _stored(loop.body) | _written(loop)
+    assigned = stored(loop.body) | _written(loop)
     exposed = exposed_reads(body, set() if is_while else {index})[1]
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
     # (a later loop of the same variable binds it again before reading it)
@@ -616,7 +616,7 @@ def _loop_names(node, position, loop, location):
         )
     # a name a trip binds afresh before reading it (a list built per trip) is not carried
     state = sorted(assigned & (exposed | read_after))  # empty: nothing to checkpoint
-    local = _params(node) | _stored(node.body)
+    local = _params(node) | stored(node.body)
     loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
     for definition in checkpoint_concat.called_defs(node, position, loop):
         loaded |= checkpoint_concat.free_names(definition)  # (the step defines it again)
@@ -767,11 +767,6 @@ def _replay_loop(loop, index, packed, body, trips):
 
 def _segment():
     return gast.Subscript(_load("steps"), gast.Slice(_load("lo"), _load("hi"), None), gast.Load())
-
-
-def _stored(stmts):
-    return {n.id for n in walk(gast.Module(stmts, []))
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _written(loop):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gast
 
-from .astutil import walk
+from .astutil import stored, walk
 from .errors import UnsupportedSyntaxError
 
 MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
@@ -157,7 +157,7 @@ def called_defs(node, position, loop):
     after binding the names they read (a name also assigned is left alone)."""
     before = node.body[:position]
     defs = {s.name: s for s in before if isinstance(s, (gast.FunctionDef, gast.ClassDef))}
-    for name in set(defs) & _stored_names(node.body):
+    for name in set(defs) & stored(node.body):
         del defs[name]
     body = [gast.Expr(loop.test)] if isinstance(loop, gast.While) else []
     todo = [n.id for n in walk(gast.Module(body + loop.body, [])) if isinstance(n, gast.Name)]
@@ -174,13 +174,8 @@ def called_defs(node, position, loop):
 def free_names(definition):
     """The names a function or class defined in the function reads from it (not its own
     parameters or the names its body binds)."""
-    own = _stored_names(definition.body)
+    own = stored(definition.body)
     if isinstance(definition, gast.FunctionDef):
         own |= {a.id for a in walk(definition.args) if isinstance(a, gast.Name)}
     return {n.id for n in walk(definition) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} - own
-
-
-def _stored_names(stmts):
-    return {n.id for n in walk(gast.Module(stmts, []))
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
