@@ -437,6 +437,54 @@ class Other:
         return np.cos(self.w * x) * x
 
 
+class BuiltHooks:
+    def __init__(self, w):
+        self.a, self.b = Block(w), Other(w * 0.5)
+        self.hooks = {"a": self.a.s, "b": self.b.s}
+
+
+class Deeper:
+    def __init__(self, w):
+        self.inner = BuiltHooks(w)
+        self.hooks = {"deep": self.inner.b.s}
+
+
+def hooks_of_objects_built_here(x):
+    deeper = Deeper(x[0] * x[1])
+    y = deeper.hooks["deep"](x)  # (its object reached by two fields)
+    for k in ("a", "b"):  # (Block's `__call__` is not what is called)
+        y = deeper.inner.hooks[k](y) * x
+    return np.sum(y)
+
+
+def hook_of_an_object_built_here(x):
+    return np.sum(BuiltHooks(x[0]).hooks["a"](x) * x)
+
+
+def test_a_dict_of_bound_methods_held_by_an_object_built_here():
+    # `hk = BuiltHooks(w)`, whose __init__ holds `{"a": self.a.s}`: the item's method is called
+    # on the object the fields of `hk` reach, checked to be the one it is bound to (was refused
+    # at transform time)
+    check_first_order(hooks_of_objects_built_here)
+    f, v = hook_of_an_object_built_here, np.array([0.2, -0.4, 0.1, 0.3])
+    np.testing.assert_allclose(srcgrad.hvp(f)(X, v), hessian_by_differences(f, (X,)) @ v,
+                               rtol=1e-5, atol=1e-6)
+
+
+def _changed_after(x):
+    hk = BuiltHooks(x[0])
+    hk.a = Block(x[1])  # the dict still holds the method of the old object, as in Python
+    return np.sum(hk.hooks["a"](x))
+
+
+def test_an_object_built_here_changed_after_its_dict_of_bound_methods_is_made():
+    # Python calls the method on the old object; the derivative reads `hk.a`: refused when it
+    # runs, never a wrong value
+    f = srcgrad.grad(_changed_after)
+    with pytest.raises(SrcgradError, match="no longer hold"):
+        f(X)
+
+
 class HeldList:
     def __init__(self):
         self.a, self.b = Block(np.array([0.5, 0.2, -0.3, 1.0])), Other(-1.5)

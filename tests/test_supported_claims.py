@@ -275,11 +275,28 @@ class _Holder:
 class _Hooks:
     def __init__(self, w):
         self.a = _Holder(w)
-        self.hooks = {"a": self.a.scale}
+        self.hooks = {"a": self.a.scale, "own": self.tail}
+
+    def tail(self, x):
+        return x * self.a.w
 
 
-def hooks_of_an_object_built_here(x):
-    return np.sum(_Hooks(2.0).hooks["a"](x))
+def own_method_of_an_object_built_here(x):
+    return np.sum(_Hooks(2.0).hooks["own"](x))
+
+
+def hooks_of_an_object_built_here_by_a_run_time_key(x):
+    hk = _Hooks(x[0])
+    y = x
+    for k in hk.hooks:
+        y = hk.hooks[k](y)
+    return np.sum(y)
+
+
+def hooks_of_an_object_built_here_changed(x):
+    hk = _Hooks(x[0])
+    hk.a.w = x[1]
+    return np.sum(hk.hooks["a"](x))
 
 
 @dataclasses.dataclass
@@ -612,8 +629,12 @@ CLAIMS = [
      TRANSFORM, "the list `fs` of bound methods"),
     ("an item read before it is written fails its class check when it runs",
      item_read_before_written, 0, (X,), RUN, "now a NoneType"),
-    ("or held by an object the function builds", hooks_of_an_object_built_here, 0, (X,),
-     TRANSFORM, "bound method"),
+    ("where the method is one of that object itself", own_method_of_an_object_built_here, 0,
+     (X,), TRANSFORM, "cannot resolve"),
+    ("or is read by a key known only when it runs (`for k in hk.hooks`)",
+     hooks_of_an_object_built_here_by_a_run_time_key, 0, (X,), TRANSFORM, "cannot resolve"),
+    ("a change of that object after the dict is made", hooks_of_an_object_built_here_changed, 0,
+     (X,), RUN, "no longer hold"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "
      "error when it runs", replace_with_post_init, 0, (X, _Checked(X)), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),

@@ -29,6 +29,7 @@ such a list read any other way (returned, passed on) is an error at transform ti
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import types
 
@@ -42,6 +43,20 @@ from ..frontend.resolve import MISSING
 from .object_classes import Known, own_class, user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldMethod:
+    """A bound method of the user's classes held as a value (``Known.method``): its function,
+    and the object it is bound to, as names that reach it by fields (``anchors``: (name,
+    fields) where it was taken, ``h = self.a.s``) or, once written into an object's field (or
+    a dict that field holds), the fields from that object (``path``) and how many reads lead
+    from the item to that object (``hops``: 1 for the field, 2 for a key of its dict)."""
+
+    fn: object
+    anchors: tuple = ()
+    path: tuple | None = None
+    hops: int = 0
 
 
 def bound_method(example):
@@ -91,6 +106,24 @@ def hidden_method(ctx, names, obj, cls, attr, stmt):
         gast.Name(obj, gast.Load(), None, None), gast.Constant(attr, None)], [])
     return [gast.copy_location(gast.Assign([gast.Name(unused, gast.Store(), None, None)], check,
                                            None), stmt)]
+
+
+def _relative(method, base, hops):
+    """``method`` (``HeldMethod``) known by the fields from the object ``base`` to its own, for
+    an item ``hops`` reads away from ``base``; by no path where ``base`` does not reach it, or
+    is that object itself (``self.hooks = {"t": self.tail}``: writing the field copies
+    ``base``, so the method stays bound to the object before the write)."""
+    path = next((p for name, p in method.anchors if name == base), None)
+    return HeldMethod(method.fn, (), path or None, hops)
+
+
+def _attr_of(entry):
+    """The name under which the class of a bound method's object (``_method_value``'s entry:
+    function, object's name, what is known of it) holds its function, or None."""
+    if entry is None or not isinstance(entry[0], types.FunctionType) or entry[2] is None:
+        return None
+    return next((n for klass in entry[2].cls.__mro__ for n, f in vars(klass).items()
+                 if f is entry[0]), None)
 
 
 def _methods_of(items):
@@ -157,6 +190,126 @@ def _allowed_reads(fn_node):
 class HeldMethods:
     """``Receivers``' calls of bound methods held by an object, or by a list the function
     builds (see the module's docstring)."""
+
+    def unbound_methods(self):
+        """The names of bound methods (``h = obj.s``) with no value when the derivative runs:
+        those not also bound where a dict holds them (``_bound_in_dict``)."""
+        return {n: m for n, m in self.methods.items() if n not in self.bound_values}
+
+    def _note_read(self, stmt, target):
+        """``target = base.attr`` / ``base[key]`` (a constant key) / ``base``: where the value
+        came from (``reads``), to find the object whose fields hold a bound method called."""
+        value = stmt.value
+        if isinstance(value, gast.Name):
+            self.reads[target] = (value.id, None)
+        elif isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            self.reads[target] = (value.value.id, ("attr", value.attr))
+        elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and (
+                isinstance(value.slice, gast.Constant)):
+            self.reads[target] = (value.value.id, ("key", value.slice.value))
+        else:
+            self.reads.pop(target, None)
+
+    def _anchors(self, name):
+        """(name, fields) of each name that reaches the object ``name`` holds by reading
+        fields (``h_self = self_a``, ``self_a = self.a``: ``("self", ("a",))``)."""
+        found, path = [(name, ())], ()
+        while len(path) < MAX_PATH and len(found) < 2 * MAX_PATH + 2:
+            read = self.reads.get(name)
+            if read is None or (read[1] is not None and read[1][0] != "attr"):
+                break
+            name, path = read[0], (read[1][1],) + path if read[1] else path
+            found.append((name, path))
+        return tuple(found)
+
+    def _bound_in_dict(self, stmt, value):
+        """``d = {"a": h}`` of a bound method ``h = obj.s`` (``_method_value``): the method
+        itself, ``h_2 = bound_method_of(h_self, "s")``, is put in the dict, known as that
+        method of the object its fields reach (``HeldMethod``), so that an object built here
+        may hold the dict in a field and call its item (``_kept_method``); a call of ``h_2``
+        is still the method called on ``h_self``. None where the dict holds no such name."""
+        before, values = [], []
+        for v in value.values:
+            entry = self.methods.get(getattr(v, "id", None))
+            attr = _attr_of(entry)
+            if attr is None:
+                values.append(v)
+                continue
+            name = self.ctx.namer.fresh(v.id)
+            self.ctx.local_names.add(name)
+            self.stores[name] += 1
+            bound = self._helper(runtime.bound_method_of, "bound_method_of", [
+                gast.Name(entry[1], gast.Load(), None, None), gast.Constant(attr, None)])
+            before.append(gast.copy_location(gast.Assign(
+                [gast.Name(name, gast.Store(), None, None)], bound, None), stmt))
+            self.methods[name] = entry
+            self.bound_values.add(name)
+            self.known[name] = Known(types.MethodType, method=HeldMethod(
+                entry[0], self._anchors(entry[1])))
+            values.append(gast.Name(name, gast.Load(), None, None))
+        if not before:
+            return None
+        new = gast.copy_location(gast.Dict(value.keys, values), value)
+        return before, gast.copy_location(gast.Assign(stmt.targets, new, None), stmt)
+
+    def _anchored(self, known, base, fn):
+        """What is known of a value ``set_field`` (``fn``) writes into a field of the object
+        ``base``: a bound method (``HeldMethod``), or a dict of them, known by the fields from
+        ``base`` to the method's object; as it is otherwise. A method whose object ``base``
+        does not reach by fields is known by no path (a call of it is refused)."""
+        if known is None or fn is runtime.setitem or not isinstance(base, gast.Name):
+            return known
+        if known.method is not None:
+            return dataclasses.replace(known, method=_relative(known.method, base.id, 1))
+        if known.cls is not dict or not any(k.method for _, k in known.fields):
+            return known
+        fields = tuple((n, dataclasses.replace(k, method=_relative(k.method, base.id, 2))
+                        if k.method else k) for n, k in known.fields)
+        return dataclasses.replace(known, fields=fields)
+
+    def _kept_method(self, stmt, call, func, method):
+        """``y = h(x)`` of ``h`` an item of a dict of bound methods, or a field holding one, of
+        an object built here (``_anchored``): the object the fields of that object reach,
+        read now (``self_a = hk.a``), after a run-time check that ``h`` is still the method
+        bound to it (``check_held_method``, a ``SrcgradError`` otherwise), and its class
+        checked, is given to the method: never a call of the object itself. None where the
+        object that holds it cannot be found."""
+        holder, hops = func.id, method.hops
+        while hops and method.path is not None:
+            read = self.reads.get(holder)
+            if read is None:
+                return None
+            holder = read[0]
+            if read[1] is not None:
+                if read[1][0] != ("attr" if hops == 1 else "key"):
+                    return None
+                hops -= 1
+        known = self.known.get(holder)
+        if method.path is None or known is None or not user_class(known.cls):
+            return None
+        self._stmt, before = stmt, []
+        for attr in method.path:
+            held = self.ctx.namer.fresh(naming.RECEIVER_FIELD.format(holder, attr))
+            self.ctx.local_names.add(held)
+            self.stores[held] += 1
+            read = gast.copy_location(gast.Assign([gast.Name(held, gast.Store(), None, None)],
+                                                  gast.Attribute(gast.Name(
+                                                      holder, gast.Load(), None, None), attr,
+                                                      gast.Load()), None), stmt)
+            self.note(read)
+            before.append(read)
+            holder = held
+        receiver = self.known.get(holder)
+        if receiver is None or not user_class(receiver.cls):
+            return None
+        fn_name = gast.Name(self.ctx.global_name(method.fn, naming.METHOD.format(
+            method.fn.__qualname__.replace(".", "_"))), gast.Load(), None, None)
+        before.append(self._unused(self._helper(runtime.check_held_method, "check_held_method", [
+            gast.Name(func.id, gast.Load(), None, None),
+            gast.Name(holder, gast.Load(), None, None), fn_name])))
+        before += self._check(gast.Name(holder, gast.Load(), None, None), receiver)
+        return before, self._call(stmt, method.fn,
+                                  [gast.Name(holder, gast.Load(), None, None)] + call.args)
 
     def _note_held_item(self, stmt, target):
         """``f = fs[i]`` of a list, tuple or dict an example shows to hold bound methods of
@@ -422,6 +575,8 @@ class HeldMethods:
     def _held_method(self, stmt, call, func, known):
         """``y = h(x)`` of a name ``h`` whose example is a bound method reached from a
         parameter: the statements before, and the call of the method; None otherwise."""
+        if known.method is not None:  # (of an object built here)
+            return self._kept_method(stmt, call, func, known.method)
         found = bound_method(known.example)
         if found is None:
             return None

@@ -70,7 +70,7 @@ def run(fn_node, ctx):
     fn_node.body = _without_unread(fn_node.body, set(values.values))
     _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
     held_methods.refuse_other_uses(fn_node, ctx.receivers.listed, ctx.location)
-    _refuse_local_function_values(fn_node, ctx.receivers.methods, ctx.location, (
+    _refuse_local_function_values(fn_node, ctx.receivers.unbound_methods(), ctx.location, (
         "a bound method (`h = obj.method`) used as a value other than by calling it or passing "
         "it to a helper that calls it (held in a list, tuple or dict, returned, stored by the "
         "helper); call it where it is named (`self.layer.scale(x)`, or "

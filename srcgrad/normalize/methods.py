@@ -150,7 +150,7 @@ def _join(a, b):
     """What is known of a name that holds what ``a`` or ``b`` tell, or None."""
     if b is None or a.cls is not b.cls:
         return None
-    if a is b or a.classes or b.classes:
+    if a is b or a.classes or b.classes or a.method or b.method:
         return a if a == b else None
     fields = tuple((n, k) for n, k in a.fields if _join(k, b.field_of(n)) == k)
     return Known(a.cls, a.example if a.example is b.example else None, a.exact and b.exact,
@@ -201,6 +201,8 @@ class Receivers(Builds, HeldMethods):
         self.held_items = {}  # name -> the bound methods it may hold (held_methods.py)
         self.held_sources = {}  # name -> those a global's list or dict of them holds
         self.rebinds = {}  # name -> (whether its first binding was a method, its objects' name)
+        self.reads = {}  # name -> (base, how) of `n = base.attr` / `base[key]` / `base`
+        self.bound_values = set()  # bound methods put in a dict as values (`_bound_in_dict`)
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -318,6 +320,7 @@ class Receivers(Builds, HeldMethods):
             self.methods.pop(target, None)
         self._note_method_list(stmt, target)
         self._note_held_item(stmt, target)
+        self._note_read(stmt, target)
         origin = self._origin(stmt.value)
         if origin is None:
             self.origins.pop(target, None)
@@ -507,7 +510,7 @@ class Receivers(Builds, HeldMethods):
         base = self._of(call.args[0])
         if base is None or base.classes:
             return None
-        value = self._of_value(call.args[2])
+        value = self._anchored(self._of_value(call.args[2]), call.args[0], fn)
         known = base.with_field(call.args[1].value, value)
         if fn is runtime.setitem and base.element is not None and (  # `layers[0] = Act()`:
                 getattr(value, "cls", None) is not base.element.cls):  # (`_classes_of_items`)
@@ -559,6 +562,8 @@ class Receivers(Builds, HeldMethods):
                 self._method_value(stmt, value)) or self._method_of_classes(stmt, value)
         if isinstance(value, gast.Name) and value.id in self.methods:
             return self._method_alias(stmt, value.id)
+        if isinstance(value, gast.Dict):
+            return self._bound_in_dict(stmt, value)
         if not isinstance(value, gast.Call):
             return None
         return self._rewrite_call(stmt, value)

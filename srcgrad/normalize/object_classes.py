@@ -107,6 +107,9 @@ class Known:
     # the user classes (two or more) of a field given a variable that may hold objects of
     # several (`d = {"a": layer}`, `box.lay = layer`); ``cls`` is then ``object``
     classes: tuple = ()
+    # a bound method of the user's classes held in a field or a dict's key of an object built
+    # here (``held_methods.HeldMethod``: the function, the fields that reach its object)
+    method: object = None
 
     def with_field(self, name, known):
         """This, with field ``name`` known as ``known`` (None: unknown). A field's class is
@@ -115,7 +118,7 @@ class Known:
         kept = tuple((n, k) for n, k in self.fields if n != name)
         if known is not None:
             kept += ((name, Known(known.cls, known.example, False, known.element,
-                                  known.fields, known.classes)),)
+                                  known.fields, known.classes, known.method)),)
         return Known(self.cls, self.example, self.exact, self.element, kept)
 
     def field_of(self, name):

@@ -27,7 +27,7 @@ linear(runtime.attr_grad, "g, obj, name", vjp={"g": "attr_of(dy, obj, name)"})
 linear(runtime.attr_of, "g, obj, name", vjp={"g": "attr_grad(dy, obj, name)"})
 nondiff(runtime.check_class, runtime.check_updated_in_place, runtime.new_instance,
         runtime.has_class, runtime.check_held_method, runtime.is_held_method,
-        runtime.check_method_of)
+        runtime.check_method_of, runtime.bound_method_of)
 nondiff(runtime.try_begin, runtime.try_which, runtime.try_error, runtime.restore_tape,
         runtime.cut_list, runtime.tape_size)
 linear(runtime.structure_tangent, "like, parts", vjp={"parts": "attr_parts(dy, like)"},

@@ -289,6 +289,7 @@ from .products import (  # noqa: F401
     unbroadcast_steps_joined,
 )
 from .pytrees import (  # noqa: F401
+    bound_method_of,
     check_class,
     check_held_method,
     check_method_of,

@@ -294,6 +294,12 @@ def is_held_method(method, receiver, fn):
         method, "__func__", None) is fn
 
 
+def bound_method_of(obj, name):
+    """``obj.name`` of a plain method ``name`` of obj's class, as a value Python holds (a dict
+    of bound methods an object built in the function keeps: normalize/held_methods.py)."""
+    return getattr(obj, name)
+
+
 def check_method_of(obj, name):
     """Refuse to run a derivative that called the method ``name`` of ``obj``'s class where the
     object holds a field of that name, which Python reads instead (normalize/held_methods.py,
