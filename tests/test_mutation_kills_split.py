@@ -9,6 +9,7 @@ of ``tests/mutate_code.py`` it kills.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from srcgrad import runtime
@@ -22,6 +23,10 @@ def cube(x):
     return x * x * x
 
 
+def square_past_the_largest_float(x):
+    return x * x + np.inf
+
+
 def test_a_split_call_of_a_split_derivative_finished_without_its_seed_takes_a_zero_seed():
     # split2_finish when step 2 (the seed in, the gradients out) was never taken: the seed is
     # zero, so the cotangent of x is that of the value alone, 3 x**2 * dvalue.
@@ -32,6 +37,13 @@ def test_a_split_call_of_a_split_derivative_finished_without_its_seed_takes_a_ze
     runtime.split2_finish(s, 1.5)
     assert s.final == {"x": pytest.approx(1.5 * 3 * X**2)}
     assert runtime.split2_final(s, s) is s.final  # finished once
+    # the seed is a zero, not the value: with an infinite value (and a finite gradient 2 x)
+    # a seed other than zero gives nan. Kills recursion:189 (zeros_like dropped).
+    s = derived.Splitter2(square_past_the_largest_float, ("x",))(X)
+    with np.errstate(invalid="ignore"):
+        runtime.split2_finish(s, 1.5)
+    assert s.value == np.inf
+    assert s.final == {"x": pytest.approx(1.5 * 2 * X)}
 
 
 def test_a_split_call_of_a_split_derivative_finished_after_its_seed():
