@@ -1,0 +1,122 @@
+"""Cases that only a surviving mutant of a rule of srcgrad's runtime helpers
+(``rules/runtime_rules.py``) showed untested (docs/development.md, mutation testing): the rules a
+transform reads only when it differentiates generated code that calls the helper, a complex
+norm's gradient, ``np.real_if_close``'s, forward mode over ``max`` of a list, ``np.fft`` with a
+length, ``holomorphic_grad`` and ``has_aux`` differentiated again.
+
+Each is a program a user can write, its derivative checked against central differences;
+``tests/mutate_rules.py`` runs these tests against the rules they read (the comment names the
+mutants each kills).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numeric_grad
+
+import srcgrad
+
+Z = np.array([0.5 + 0.3j, -1.0 + 0.8j, 0.2 - 0.6j])
+W = np.array([0.7 - 0.2j, 0.1 + 0.9j, -0.5 + 0.4j])
+X = np.array([0.3, -0.7, 1.1])
+T = np.array([0.4, 0.25, -0.6])
+
+
+def _along(f, x, t, h=1e-6):
+    """The central difference of f at x along t."""
+    return (f(x + h * t) - f(x - h * t)) / (2 * h)
+
+
+def _check_complex_second_order(f):
+    """grad of z -> Re sum(grad(f)(z) * W), a complex argument, against central differences."""
+    df = srcgrad.grad(f)
+
+    def h(z):
+        return np.real(np.sum(df(z) * W))
+
+    np.testing.assert_allclose(srcgrad.grad(h)(Z), numeric_grad(h, (Z,), 0), rtol=1e-6, atol=1e-8)
+
+
+def norm_of_square(z):
+    return np.linalg.norm(z * z)
+
+
+def real_if_close_squared(z):
+    return np.real(np.sum(np.real_if_close(z * z) ** 2))
+
+
+@pytest.mark.parametrize("f", [norm_of_square, real_if_close_squared])
+def test_second_order_through_complex_boundaries(f):
+    # norm_of_square: the gradient of a complex norm is taken at |x| (norm_input), whose vjp
+    # passes the cotangent: kills norm_input vjp[x] `x` and `y`.
+    # real_if_close_squared: its vjp conjugates back (conj_like), whose vjp is conj_like of
+    # the cotangent: kills conj_like vjp[g] `conj_like(g, x)` and `conj_like(y, x)`.
+    _check_complex_second_order(f)
+
+
+def extremes_of_a_list(x):
+    return max([x[0], x[1] ** 2, x[2]]) ** 2 + min([x[0], x[1]]) ** 3
+
+
+def test_reverse_over_forward_of_max_and_min_of_a_list():
+    # the tangent of max(items) is pick_extreme(ditems, items, True), whose vjp scatters the
+    # cotangent to the chosen item: kills pick_extreme vjp[d] (4 names replaced).
+    def h(x):
+        return srcgrad.jvp(extremes_of_a_list)(x, T)[1]
+
+    check_grad(h, (X,))
+
+
+def fft_with_a_length(x):
+    padded = np.abs(np.fft.fft(x * x, n=5)) ** 2
+    cropped = np.real(np.fft.irfft(np.fft.rfft(np.sin(x)), n=2))
+    return np.sum(padded) + np.sum(cropped**3)
+
+
+def test_grad_of_grad_of_fft_with_a_length():
+    # np.fft with n: the gradient pads or crops (fit_axes), whose vjp crops or pads back:
+    # kills fit_axes vjp[g] (4 names replaced).
+    df = srcgrad.grad(fft_with_a_length)
+    check_grad(lambda x: np.sum(df(x) * X), (X,))
+
+
+def cubic_times_sine(z):
+    return z * z * np.sin(z)
+
+
+def test_holomorphic_grad_differentiated_again():
+    # holomorphic_grad ends in holomorphic_result (a conjugate): its vjp and jvp conjugate the
+    # cotangent and the tangent. Kills holomorphic_result vjp[g] and jvp[g] (3 mutants each).
+    dz = srcgrad.holomorphic_grad(cubic_times_sine)
+
+    def h(x):
+        d = dz(x[0] + 1j * x[1])
+        return np.real(d) * x[2] + np.imag(d) ** 2
+
+    check_grad(h, (X,))
+    np.testing.assert_allclose(srcgrad.jvp(h)(X, T)[1], _along(h, X, T), rtol=1e-6)
+
+
+def _pair(x):
+    if x[0] > 0:
+        return np.sum(np.sin(x) * x), x * x
+    return np.sum(x), x
+
+
+def loss_and_stats(x):
+    return _pair(x)
+
+
+def test_grad_with_aux_differentiated_again():
+    # a pair the function does not build itself is split at run time (split_aux), whose vjp
+    # and jvp pass the cotangent and tangent of the pair: kills split_aux vjp[pair] and
+    # jvp[pair] (`pair`, `y`).
+    df = srcgrad.grad(loss_and_stats, has_aux=True)
+
+    def h(x):
+        g, stats = df(x)
+        return np.sum(g * x) + np.sum(stats * g)
+
+    check_grad(h, (X,))
+    np.testing.assert_allclose(srcgrad.jvp(h)(X, T)[1], _along(h, X, T), rtol=1e-6)
