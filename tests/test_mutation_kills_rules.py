@@ -56,16 +56,36 @@ def test_second_order_through_complex_boundaries(f):
 
 
 def extremes_of_a_list(x):
-    return max([x[0], x[1] ** 2, x[2]]) ** 2 + min([x[0], x[1]]) ** 3
+    return max([x[0], x[1] ** 2, x[2]]) ** 2 + min([x[0] * x[2], x[2]]) ** 3
 
 
 def test_reverse_over_forward_of_max_and_min_of_a_list():
     # the tangent of max(items) is pick_extreme(ditems, items, True), whose vjp scatters the
-    # cotangent to the chosen item: kills pick_extreme vjp[d] (4 names replaced).
+    # cotangent to the chosen item: kills pick_extreme vjp[d] (4 names replaced). At this point
+    # the items chosen (x[1] ** 2 and x[0] * x[2]) have tangents that depend on x.
+    x = np.array([0.3, -1.2, 1.1])
+
     def h(x):
         return srcgrad.jvp(extremes_of_a_list)(x, T)[1]
 
-    check_grad(h, (X,))
+    check_grad(h, (x,))
+
+
+M = np.array([[0.5, -1.0, 2.0], [0.3, 0.7, -0.4]])
+
+
+def broadcast_along_the_last_axis(x):
+    return np.sum(np.sin((x * x)[:, None] * 2.0 + M) ** 2)
+
+
+def test_reverse_over_forward_of_a_tangent_broadcast_along_its_last_axis():
+    # the tangent of the (2, 1) operand is spread to (2, 3) (broadcast_like), whose vjp sums the
+    # cotangent back to (2, 1): kills broadcast_like vjp[t] `unbroadcast(dy, y)` and
+    # `unbroadcast(dy, dy)` (a (2, 3) cotangent for the (2, 1) operand).
+    def h(x):
+        return srcgrad.jvp(broadcast_along_the_last_axis)(x, T[:2])[1]
+
+    check_grad(h, (X[:2],))
 
 
 def fft_with_a_length(x):
