@@ -68,6 +68,7 @@ def test_reverse_over_forward_of_max_and_min_of_a_list():
     def h(x):
         return srcgrad.jvp(extremes_of_a_list)(x, T)[1]
 
+    np.testing.assert_allclose(h(x), _along(extremes_of_a_list, x, T), rtol=1e-6)
     check_grad(h, (x,))
 
 
@@ -85,6 +86,8 @@ def test_reverse_over_forward_of_a_tangent_broadcast_along_its_last_axis():
     def h(x):
         return srcgrad.jvp(broadcast_along_the_last_axis)(x, T[:2])[1]
 
+    np.testing.assert_allclose(h(X[:2]), _along(broadcast_along_the_last_axis, X[:2], T[:2]),
+                               rtol=1e-6)
     check_grad(h, (X[:2],))
 
 
