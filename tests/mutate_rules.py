@@ -251,7 +251,8 @@ MODULES = []  # the rule modules of this run (main sets it)
 # rule modules read only by derivatives of generated code (second order and up): their checks
 # are the tests of RECORD (test modules) that read each rule's templates, found by running them
 RECORDED = ("helper_rules", "runtime_rules")
-RECORD = ["test_helper_rules", "test_mutation_kills_lists", "test_mutation_kills_rules"]  # (--record adds test modules)
+# (--record adds test modules)
+RECORD = ["test_helper_rules", "test_mutation_kills_lists", "test_mutation_kills_rules"]
 
 
 def _tests_of_module(module):
