@@ -143,3 +143,51 @@ def test_grad_with_aux_differentiated_again():
 
     check_grad(h, (X,))
     np.testing.assert_allclose(srcgrad.jvp(h)(X, T)[1], _along(h, X, T), rtol=1e-6)
+
+
+V = np.array([0.6, -0.4, 1.3, 0.2, -0.9])
+
+
+def correlate_valid(v):
+    return np.sum(np.correlate(v, v[:3] ** 2, mode="valid") ** 2)
+
+
+def test_grad_of_grad_of_correlate_in_valid_mode():
+    # the first-order code calls correlate_vjp(g, a, v, wrt=0), whose adjoint in a is zero (a
+    # is read for its length only): zeros of a's length, not of g's (3 here, against 5).
+    # Kills correlate_vjp vjp[a] `correlate_vjp_partner(g, g, v, dy, ...)`.
+    df = srcgrad.grad(correlate_valid)
+    check_grad(lambda v: np.sum(df(v) * np.cos(V)), (V,))
+
+
+Y2 = np.array([[0.5, -1.0, 2.0], [0.3, 0.7, -0.4]])
+
+
+def cross_weighted(x, y):
+    return np.sum(np.cross(x, y) ** 2 * np.sin(x))
+
+
+def test_forward_over_the_gradient_of_the_second_operand_of_cross():
+    # the gradient in y calls cross_vjp(g, x, y, wrt=1); forward mode in x alone reads its
+    # tangent in operand a, where y has no tangent. Kills cross_vjp jvp[a]
+    # `cross_vjp_tangent(g, a, db, da, ...)` (an error where db is not y's shape).
+    gy = srcgrad.grad(cross_weighted, wrt=1)
+
+    def h(x):
+        return np.sum(gy(x, Y2) * Y2)
+
+    x = np.array([[0.2, -0.4, 0.9], [1.0, 0.1, -0.3]])
+    t = np.array([[0.1, 0.5, -0.2], [0.3, -0.6, 0.2]])
+    np.testing.assert_allclose(srcgrad.jvp(h)(x, t)[1], _along(h, x, t), rtol=1e-6)
+
+
+def product_along_rows(x):
+    return np.sum(np.prod(x, axis=1) ** 3)
+
+
+def test_grad_of_grad_of_a_product_along_the_last_axis():
+    # prod_grad's adjoint in g reads only the shape of g's ones (a product along axis 0 hides
+    # a g spread to a's shape; along axis 1 it cannot broadcast). Kills prod_grad vjp[g]
+    # `prod_grad(np.ones_like(y), ...)`.
+    df = srcgrad.grad(product_along_rows)
+    check_grad(lambda x: np.sum(df(x) * np.cos(Y2)), (Y2,))
