@@ -49,6 +49,21 @@ def appended(x, n):
     return np.sum(np.stack(hs), axis=0)
 
 
+def left_then_fresh(x, a):
+    for _ in range(3):
+        if x.sum() < -0.2:
+            break
+        x = np.zeros(2) + a * x
+    x = np.sin(a) * np.ones(2)  # the loop's x is restored by the sweep, never read by it
+    return np.sum(x) + np.tanh(a)
+
+
+def twice(x, a):
+    """Random programs, seed 56056: the second inlined call's primal deletes the name its sweep
+    restores, which the pullback took for a name the sweep reads (an internal error)."""
+    return np.stack([left_then_fresh(x, a), left_then_fresh(np.cos(x) - 1.5, 0.5 * a)])
+
+
 def central(f, args, pos, seed, eps=1e-6):
     """seed . df/dargs[pos] by central differences."""
     x = np.asarray(args[pos], dtype=float)
@@ -69,6 +84,8 @@ CASES = [
     (mlp, (np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)), 0),
     (mlp, (np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0, 1, 12).reshape(4, 3)), 1),
     (appended, (np.array([0.3, -0.2]), 4), 0),
+    (twice, (np.array([0.3, -0.2]), 0.7), 1),
+    (twice, (np.array([0.3, 0.2]), 0.7), 0),
 ]
 
 

@@ -76,11 +76,12 @@ def run(fn_node, ctx):
     surely = param_names(fn_node, packed=True) | _surely_bound(primal)
     bound = surely | _stored(primal, deleted=False)
     stacks = _popped(sweep) - _own_lists(sweep, ctx)
-    used = {n.id for n in walk(gast.Module(sweep, [])) if isinstance(n, gast.Name)}
+    read = exposed_reads(sweep)[1]  # (a name the sweep binds before it reads it is its own)
     writes = _in_place(sweep, ctx)
-    if _in_place(sweep, ctx, logged=True) or not stacks <= surely or used & _deleted(primal):
+    if _in_place(sweep, ctx, logged=True) or not stacks <= surely or read & _deleted(primal):
         # (the reverse transform writes in place through the logged helpers only, binds its
-        # stacks at the top and deletes nothing the sweep reads: see UNREUSABLE)
+        # stacks at the top and deletes nothing the sweep reads before binding it: see
+        # UNREUSABLE)
         raise SrcgradError(UNREUSABLE.format(fn_node.name))
     if not writes:  # (a value the sweep restores in place is not the primal's last one)
         recomputed.run(primal, sweep, ctx, surely)  # what each call would compute again
