@@ -15,6 +15,7 @@ passes read, each set by the stage that computes it:
     defaults        transform  the parameter defaults the transform dropped with a new parameter
     assigned_in_control  reverse  variables assigned inside an ``if`` or loop (and trip counters)
     shape_sets, adjoint_names  reverse  symbolic broadcast shapes; each variable's adjoint name
+    followed        sharing    the containers whose items' updates in place reach their holders
 
 It also gives one name per object that generated code refers to beyond the user's own names
 (runtime helpers, ``numpy`` when the user imported it under another name), the user's own name
@@ -110,6 +111,10 @@ class Context:
     # writes them back; without one it has nothing to look for
     tried: bool = False
     plain_defaults: bool = False  # Options.plain_defaults
+    # the containers whose items' updates in place (`T[i] += v`) normalize/sharing.py passes on
+    # to every other holder of the item, by identity (None: not known; True: every container,
+    # as no item is updated in place)
+    followed: object = None
 
     @property
     def extras(self):

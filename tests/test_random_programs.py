@@ -110,7 +110,7 @@ GENERATOR_FEATURES = (
     "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
     "library call, with a rule or refused", "with manager", "try block",
     "array from outside the function", "item updated in place", "list repetition",
-    "nested item updated in place",
+    "nested item updated in place", "loop's list written after it",
     "list concatenation", "rebound to another shape", "argument spread, then rebound",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -772,9 +772,19 @@ class Gen(LibraryStatements):
                           f"{hist} += [{appended}]", f"{hist} = {hist} + [{appended}]"])
         if "+" in grow:
             self.features.add("list concatenation")
-        return [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
-                f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
-                f"{ind}    {acc} {update} {value}", f"{ind}    {grow}"]
+        lines = [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
+                 f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
+                 f"{ind}    {acc} {update} {value}", f"{ind}    {grow}"]
+        if self.coin(1, 4):
+            # written through the list after the loop (`L[0] *= v` changes acc too): with
+            # checkpoint=2 (a loop at the top of f), the list and the array the checkpointed
+            # loop returns must be Python's, one holding the other (random programs, seed 56049)
+            self.features.add("loop's list written after it")
+            op = self.pick(["+=", "-=", "*="])
+            value = self.vector(scope, 1)
+            lines.append(f"{ind}{hist}[{self.pick(['0', '-1'])}] {op} "
+                         + (f"np.tanh({value})" if op == "*=" else value))
+        return lines
 
     def appendcopy(self, scope, ind, depth):
         """`L.append(z * 1.0)` (a copy), then `z += v`: the list keeps the old values."""

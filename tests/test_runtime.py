@@ -284,3 +284,27 @@ def test_the_hessian_of_row_norms_is_its_second_differences():
     x = np.array([0.3, -1.2, 2.0, 0.7, 1.1, -0.4])
     np.testing.assert_allclose(srcgrad.hessian(f)(x), _second_differences(f, x), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_check_not_holding_through_a_container_whose_item_updates_are_followed():
+    """``check_not_holding(r, L, ..., followed=True)``: the sharing pass passes an update of an
+    item of ``L`` in place on to every holder of it (a checkpointed loop's ``L`` holding its
+    ``z``), so only a value holding ``L`` itself, or a list or dict ``L`` holds, changes with a
+    write into ``L``'s slots; without it, any array both hold is refused."""
+    check = runtime.check_not_holding
+    z = np.ones(3)
+    L = [z, z]
+    check(z, L, "z", "L", True)
+    check((z, [z]), L, "t", "L", True)
+    with pytest.raises(srcgrad.SrcgradError, match="`z` refers to the array in `L`"):
+        check(z, L, "z", "L")
+    for holder in (L, [L], (1.0, L), {"a": L}):
+        with pytest.raises(srcgrad.SrcgradError, match="`M` refers to the array in `L`"):
+            check(holder, L, "M", "L", True)
+    inner = [z]
+    with pytest.raises(srcgrad.SrcgradError):
+        check({"a": inner}, [inner], "d", "L", True)  # a list both hold
+    y = np.ones(4)
+    with pytest.raises(srcgrad.SrcgradError):
+        check([y[1:]], y, "v", "y", True)  # an array written into: its memory
+    check([y.copy()], y, "v", "y", True)

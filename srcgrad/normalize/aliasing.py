@@ -221,3 +221,40 @@ def _bound_from(fn_node, position):
             for t in stored(stmt):
                 out.setdefault(t, position[id(stmt)])
     return out
+
+
+def checkpointed_loop_fn():
+    """``checkpoint.checkpointed_loop`` (imported when asked: checkpoint.py imports the
+    transforms, which import this package)."""
+    from ..checkpoint import checkpointed_loop
+
+    return checkpointed_loop
+
+
+def kept_state(value, values, ctx, names):
+    """The name ``v`` when ``value`` is ``t[k]`` of ``t = checkpointed_loop(probe, step, steps,
+    state, ...)`` (the call ``checkpoint=`` makes of a loop), ``state`` bound once to a tuple
+    display with the name ``v`` at ``k``, and ``k`` among the step's kept state (the loop's
+    body binds ``v`` never, or only to a new array of arithmetic): ``t[k]`` is then the object
+    ``v`` was, or the step's copy of it, of the same kind (a list of ``v``'s, a dict...); else
+    None. ``values``: ``{name: the values of its plain bindings}``; ``names``: the local
+    names (a callee is resolved through ``ctx``'s namespace)."""
+    def resolve(func):
+        return ctx.namespace.resolve(func, names)
+
+    if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+            and isinstance(value.slice, gast.Constant) and type(value.slice.value) is int):
+        return None
+    k, made = value.slice.value, values.get(value.value.id, ())
+    if len(made) != 1 or not isinstance(made[0], gast.Call) or len(made[0].args) < 4:
+        return None
+    call = made[0]
+    if resolve(call.func) is not checkpointed_loop_fn() or not isinstance(call.args[1], gast.Name):
+        return None
+    kept = getattr(resolve(call.args[1]), "__srcgrad_kept_state__", ())
+    state = call.args[3]
+    tuples = values.get(state.id, ()) if isinstance(state, gast.Name) else ()
+    if k in kept and len(tuples) == 1 and isinstance(tuples[0], gast.Tuple) and (
+            k < len(tuples[0].elts) and isinstance(tuples[0].elts[k], gast.Name)):
+        return tuples[0].elts[k]
+    return None

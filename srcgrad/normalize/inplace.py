@@ -37,6 +37,7 @@ from .aliasing import (
     _new_cast,
     _reached,
     _viewed,
+    kept_state,
 )
 from .containers import mutator_names
 from .methods import user_class
@@ -246,21 +247,8 @@ class CopyBeforeWrite:
     def _kept_by_checkpoint(self, value, var):
         """``y = t[k]`` of ``t = checkpointed_loop(probe, step, steps, (..., y, ...), ...)``
         with ``y`` at ``k`` and a loop body that never binds ``y`` (only writes into it)."""
-        if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
-                and isinstance(value.slice, gast.Constant)
-                and type(value.slice.value) is int):
-            return False
-        k, made = value.slice.value, self.values.get(value.value.id, ())
-        if len(made) != 1 or not isinstance(made[0], gast.Call) or len(made[0].args) < 4:
-            return False
-        call = made[0]
-        step, state = call.args[1], call.args[3]
-        kept = getattr(self.ctx.namespace.resolve(step, self.ctx.local_names),
-                       "__srcgrad_kept_state__", ()) if isinstance(step, gast.Name) else ()
-        tuples = self.values.get(state.id, ()) if isinstance(state, gast.Name) else ()
-        return (k in kept and len(tuples) == 1 and isinstance(tuples[0], gast.Tuple)
-                and k < len(tuples[0].elts) and _is_name(tuples[0].elts[k], var)
-                and isinstance(call.func, gast.Name) and call.func.id in self.checkpointed)
+        kept = kept_state(value, self.values, self.ctx, self.ctx.local_names)
+        return kept is not None and kept.id == var
 
     def _not_owned(self, var, write):
         source = self.last_source.get(var)
@@ -306,6 +294,11 @@ class CopyBeforeWrite:
                  gast.Constant(r, None), gast.Constant(base, None)],
                 [],
             )
+            followed = self.ctx.followed
+            if check is runtime.check_not_holding and (followed is True or base in (
+                    followed or ())):
+                # an update of an item of `base` in place reaches `r` (normalize/sharing.py)
+                call.args.append(gast.Constant(True, None))
             check = gast.Expr(gast.copy_location(call, stmt.value))
             check.lineno = stmt.lineno
             _insert_after(fn_node, stmt, check)

@@ -52,7 +52,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..frontend.source import is_derivative
 from ..runtime import writes
-from .aliasing import same_items
+from .aliasing import checkpointed_loop_fn, kept_state, same_items
 from .anf import VIEW_METHODS
 from .integer_writes import typed_buffers
 
@@ -98,6 +98,7 @@ def run(fn_node, ctx):
     _refuse_managers_beside_outside_arrays(fn_node, ctx)
     updated = _markers(ctx)
     SharedUpdates(ctx).concatenate(fn_node)
+    ctx.followed = True  # (no item of a container updated in place; else SharedUpdates.run's)
     if not any(_is_update(n, updated) for n in walk(fn_node)):
         return fn_node
     return SharedUpdates(ctx).run(fn_node)
@@ -177,8 +178,7 @@ def _is_update(node, updated):
 
 
 def _field_update(node, updated):
-    """The call of ``x = field_updated(x, name, v)`` or ``x = element_written(x, w)``, or
-    None."""
+    """The call of ``x = field_updated(x, name, v)`` or ``x = element_written(x, w)``; None."""
     if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
             and isinstance(node.value, gast.Call) and isinstance(node.value.func, gast.Name)
             and node.value.args and isinstance(node.value.args[0], gast.Name)
@@ -191,9 +191,8 @@ class SharedUpdates:
     def __init__(self, ctx):
         self.ctx = ctx
         self.updated = _markers(ctx)
-        self.holding = {
-            id(getattr(runtime, h)) for h in HOLDING_HELPERS if hasattr(runtime, h)
-        }
+        self.holding = {id(getattr(runtime, h)) for h in HOLDING_HELPERS if hasattr(runtime, h)
+                        } | {id(checkpointed_loop_fn())}  # (its state: what it was given)
 
     def _setup(self, fn_node):
         self.locals = local_names(fn_node)  # ANF's temporaries too
@@ -202,7 +201,7 @@ class SharedUpdates:
         for packed in (fn_node.args.vararg, fn_node.args.kwarg):
             if packed is not None:
                 self.params.add(packed.id)
-        self.fn_node = fn_node
+        self.fn_node, self.values = fn_node, assigned_values(fn_node)
         self.items = item_values(fn_node, self._added, self._bound_otherwise(fn_node))
         self.containers = self._containers(fn_node)
         self.sequences = self._surely(fn_node)
@@ -299,6 +298,7 @@ class SharedUpdates:
                     call.args[1], gast.Name):
                 self.element_copies.add(call.args[1].id)
                 self._connect(call.args[1].id, [call.args[0].id])
+        self.ctx.followed = self.sequences | self.element_copies  # (`T[i] += v` reaches holders)
         self._positions(fn_node.body)
         self.live_out = {}
         self._live(fn_node.body, set(), None)
@@ -581,10 +581,11 @@ class SharedUpdates:
 
     def _item_made(self, value, made, every):
         """``L = d["a"]`` of a container made here all items of which (``every``; ``any``: may
-        be) are lists made here."""
+        be) are lists made here; ``L = t[0]`` of a checkpointed loop's state, as that name."""
+        kept = kept_state(value, self.values, self.ctx, self.locals)
         held = self.items.get(value.value.id) if isinstance(value.value, gast.Name) else None
-        return held is not None and value.value.id in made and every(
-            self._makes_container(v, made) for v in held)
+        return kept.id in made if kept else held is not None and value.value.id in made and (
+            every(self._makes_container(v, made) for v in held))
 
     def _added(self, value, name):
         """The item ``name = setitem(name, k, v)`` (``list_append(name, v)``, ...) adds, or None."""

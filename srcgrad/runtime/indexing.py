@@ -89,19 +89,36 @@ def check_not_view(value, base, name, base_name):
         )
 
 
-def check_not_holding(value, base, name, base_name):
+def check_not_holding(value, base, name, base_name, followed=False):
     """Refuse a value that holds ``base``'s array (or a view of it) through a list, tuple or
     dict (``L = [y]; z = L[0]; y[0] = v; ... z``): it would change with a write into ``base``
     that srcgrad does not follow. ``base`` may be a list, tuple or dict itself, written into
     through an item (``L[0] *= v`` where ``z`` is ``L[0]``'s array: the state a checkpointed
-    loop returns)."""
-    for part in _arrays_in(value):
-        if any(np.may_share_memory(part, written) for written in _arrays_in(base)):
-            raise SrcgradError(
-                f"`{name}` refers to the array in `{base_name}` (through a list, tuple or "
-                f"dict), which is written into afterwards, so it changes with the write: a "
-                f"dependence srcgrad does not follow. Use a copy there (`{base_name}.copy()`)"
-            )
+    loop returns). With ``followed`` (``base`` is surely a list, dict or tuple, and an update
+    in place of one of its items reaches every other holder of that item by identity,
+    normalize/sharing.py), only a value that holds ``base`` itself, or a list or dict that
+    ``base`` holds, is refused: a write into ``base``'s slots changes those, not its arrays."""
+    if followed and not isinstance(base, np.ndarray):
+        shared = {id(c) for c in _containers_in(base)}
+        held = any(id(c) in shared for c in _containers_in(value))
+    else:
+        held = any(np.may_share_memory(part, written) for part in _arrays_in(value)
+                   for written in _arrays_in(base))
+    if held:
+        raise SrcgradError(
+            f"`{name}` refers to the array in `{base_name}` (through a list, tuple or "
+            f"dict), which is written into afterwards, so it changes with the write: a "
+            f"dependence srcgrad does not follow. Use a copy there (`{base_name}.copy()`)"
+        )
+
+
+def _containers_in(value):
+    """The lists and dicts ``value`` is or holds, through lists, tuples and dicts."""
+    if isinstance(value, (list, tuple, dict)):
+        if not isinstance(value, tuple):
+            yield value
+        for part in value.values() if isinstance(value, dict) else value:
+            yield from _containers_in(part)
 
 
 def _arrays_in(value):
