@@ -285,11 +285,11 @@ def own_method_of_an_object_built_here(x):
     return np.sum(_Hooks(2.0).hooks["own"](x))
 
 
-def hooks_of_an_object_built_here_by_a_run_time_key(x):
+def hooks_of_an_object_built_here_as_values(x):
     hk = _Hooks(x[0])
     y = x
-    for k in hk.hooks:
-        y = hk.hooks[k](y)
+    for f in hk.hooks.values():
+        y = f(y)
     return np.sum(y)
 
 
@@ -631,8 +631,8 @@ CLAIMS = [
      item_read_before_written, 0, (X,), RUN, "now a NoneType"),
     ("where the method is one of that object itself", own_method_of_an_object_built_here, 0,
      (X,), TRANSFORM, "cannot resolve"),
-    ("or is read by a key known only when it runs (`for k in hk.hooks`)",
-     hooks_of_an_object_built_here_by_a_run_time_key, 0, (X,), TRANSFORM, "cannot resolve"),
+    ("or looped over as values (`for f in hk.hooks.values()`)",
+     hooks_of_an_object_built_here_as_values, 0, (X,), TRANSFORM, "cannot resolve"),
     ("a change of that object after the dict is made", hooks_of_an_object_built_here_changed, 0,
      (X,), RUN, "no longer hold"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "

@@ -204,11 +204,20 @@ class HeldMethods:
             self.reads[target] = (value.id, None)
         elif isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             self.reads[target] = (value.value.id, ("attr", value.attr))
-        elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and (
-                isinstance(value.slice, gast.Constant)):
-            self.reads[target] = (value.value.id, ("key", value.slice.value))
+        elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            key = value.slice.value if isinstance(value.slice, gast.Constant) else None
+            self.reads[target] = (value.value.id, ("key", key))
         else:
             self.reads.pop(target, None)
+        self.kept_items.pop(target, None)
+        base = self.known.get(value.value.id) if isinstance(value, gast.Subscript) and (
+            isinstance(value.value, gast.Name)) else None
+        if base is None or base.cls is not dict or isinstance(value.slice, gast.Constant):
+            return
+        held = [k.method for _, k in base.fields]  # `d[k]` of a dict of an object built here
+        if held and all(isinstance(m, HeldMethod) and m.path is not None and m.hops == 2
+                        for m in held):
+            self.kept_items[target] = tuple(dict.fromkeys(held))
 
     def _anchors(self, name):
         """(name, fields) of each name that reaches the object ``name`` holds by reading
@@ -274,8 +283,61 @@ class HeldMethods:
         bound to it (``check_held_method``, a ``SrcgradError`` otherwise), and its class
         checked, is given to the method: never a call of the object itself. None where the
         object that holds it cannot be found."""
-        holder, hops = func.id, method.hops
-        while hops and method.path is not None:
+        holder = None if method.path is None else self._holder_of(func.id, method.hops)
+        found = None if holder is None else self._path_read(holder, method.path, stmt)
+        if found is None:
+            return None
+        before, receiver, known = found
+        before.append(self._unused(self._helper(runtime.check_held_method, "check_held_method",
+                                                self._held_args(func.id, receiver, method.fn))))
+        before += self._check(gast.Name(receiver, gast.Load(), None, None), known)
+        return before, self._call(stmt, method.fn,
+                                  [gast.Name(receiver, gast.Load(), None, None)] + call.args)
+
+    def _kept_branch(self, stmt):
+        """``y = h(x)`` of ``h = d[k]``, ``k`` known only when it runs, of a dict of bound
+        methods an object built here holds (``kept_items``): a branch on which of them ``h``
+        is (``is_held_method``), each path calling one on the object the holder's fields reach
+        now; the last path checks it (``check_held_method``). None otherwise."""
+        call = stmt.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+                and call.func.id in self.kept_items and isinstance(stmt.targets[0], gast.Name)):
+            return None
+        holder, branch = self._holder_of(call.func.id, 2), None
+        for method in reversed(self.kept_items[call.func.id] if holder else ()):
+            found = self._path_read(holder, method.path, stmt)
+            if found is None:
+                return None
+            reads, receiver, known = found
+            args = self._held_args(call.func.id, receiver, method.fn)
+            called = gast.copy_location(gast.Assign(stmt.targets, gast.Call(
+                clone(args[2]), [gast.Name(receiver, gast.Load(), None, None)] + call.args,
+                call.keywords), None), stmt)
+            called = self._check(gast.Name(receiver, gast.Load(), None, None), known) + [called]
+            if branch is None:
+                check = self._helper(runtime.check_held_method, "check_held_method", args)
+                branch = reads + [self._unused(check)] + called
+                continue
+            test = self.ctx.namer.fresh(naming.IS_HELD)
+            self.ctx.local_names.add(test)
+            is_it = gast.copy_location(gast.Assign([gast.Name(test, gast.Store(), None, None)],
+                                                   self._helper(runtime.is_held_method,
+                                                                "is_held_method", args), None),
+                                       stmt)
+            branch = reads + [is_it, gast.copy_location(gast.If(
+                gast.Name(test, gast.Load(), None, None), called, branch), stmt)]
+        return branch
+
+    def _held_args(self, item, receiver, fn):
+        """``[item, receiver, fn]``: what ``check_held_method`` / ``is_held_method`` take."""
+        fn_name = self.ctx.global_name(fn, naming.METHOD.format(fn.__qualname__.replace(".", "_")))
+        return [gast.Name(n, gast.Load(), None, None) for n in (item, receiver, fn_name)]
+
+    def _holder_of(self, name, hops):
+        """The name of the object of the user's classes ``hops`` reads up from ``name`` (a
+        field read last, a dict's item before it), following names given it; or None."""
+        holder = name
+        while hops:
             read = self.reads.get(holder)
             if read is None:
                 return None
@@ -285,10 +347,13 @@ class HeldMethods:
                     return None
                 hops -= 1
         known = self.known.get(holder)
-        if method.path is None or known is None or not user_class(known.cls):
-            return None
+        return holder if known is not None and user_class(known.cls) else None
+
+    def _path_read(self, holder, path, stmt):
+        """The reads of the fields ``path`` from ``holder`` (``hk_a = hk.a``, each noted), the
+        last name and what is known of it, an object of the user's classes; or None."""
         self._stmt, before = stmt, []
-        for attr in method.path:
+        for attr in path:
             held = self.ctx.namer.fresh(naming.RECEIVER_FIELD.format(holder, attr))
             self.ctx.local_names.add(held)
             self.stores[held] += 1
@@ -299,17 +364,10 @@ class HeldMethods:
             self.note(read)
             before.append(read)
             holder = held
-        receiver = self.known.get(holder)
-        if receiver is None or not user_class(receiver.cls):
+        known = self.known.get(holder)
+        if known is None or not user_class(known.cls):
             return None
-        fn_name = gast.Name(self.ctx.global_name(method.fn, naming.METHOD.format(
-            method.fn.__qualname__.replace(".", "_"))), gast.Load(), None, None)
-        before.append(self._unused(self._helper(runtime.check_held_method, "check_held_method", [
-            gast.Name(func.id, gast.Load(), None, None),
-            gast.Name(holder, gast.Load(), None, None), fn_name])))
-        before += self._check(gast.Name(holder, gast.Load(), None, None), receiver)
-        return before, self._call(stmt, method.fn,
-                                  [gast.Name(holder, gast.Load(), None, None)] + call.args)
+        return before, holder, known
 
     def _note_held_item(self, stmt, target):
         """``f = fs[i]`` of a list, tuple or dict an example shows to hold bound methods of
@@ -358,7 +416,7 @@ class HeldMethods:
         call = stmt.value
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
                 and call.func.id in self.held_items and isinstance(stmt.targets[0], gast.Name)):
-            return None
+            return self._kept_branch(stmt)
         self._stmt = stmt
         items, outer = self.held_items[call.func.id]
         found = {(id(m.__self__), m.__func__): m for m in items}

@@ -203,6 +203,7 @@ class Receivers(Builds, HeldMethods):
         self.rebinds = {}  # name -> (whether its first binding was a method, its objects' name)
         self.reads = {}  # name -> (base, how) of `n = base.attr` / `base[key]` / `base`
         self.bound_values = set()  # bound methods put in a dict as values (`_bound_in_dict`)
+        self.kept_items = {}  # name -> the `HeldMethod`s an item by a run-time key may be
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
