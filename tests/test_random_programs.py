@@ -36,7 +36,7 @@ A located refusal listed in KNOWN_REFUSALS (an error, never a number) is counted
 `SRCGRAD_RANDOM_EXAMPLES=2000 python -m pytest -n 0 tests/test_random_programs.py -s` runs more
 examples with a random seed (the default run is derandomized); `SRCGRAD_RANDOM_SHRINK=0` reports
 a failure unshrunk; `SRCGRAD_RANDOM_LOG=FILE` logs every srcgrad error (with its program) to
-FILE and goes on, to catalogue refusals. A hunt draws every program afresh (`fresh_programs`;
+FILE and goes on, to catalogue refusals. Every program is drawn afresh (`fresh_programs`;
 `SRCGRAD_RANDOM_MUTATE=1` keeps hypothesis's mutations of earlier programs). The bugs this test
 found are fixed; their reproducers are pinned in `tests/test_higher_order_loops.py` and
 `tests/test_hunt_reproducers.py`.
@@ -2162,17 +2162,16 @@ if HUNT:
 
 @contextlib.contextmanager
 def fresh_programs():
-    """In a hunt, every program drawn afresh. Hypothesis follows each new example with up to five
-    mutations of it (a part of its choices copied over another part with the same label), which
-    gives programs that differ in a statement or a constant: of 300 programs of a hunt, about 90
-    had distinct first three lines of `f` (seeds 56051, 56052 and 7: 93, 93, 85; 278, 279, 279
-    without the mutations). Such clusters made the hunt see fewer programs than it counted, and
-    the feature frequencies (`too_rare`, which takes the programs as independent) fail by chance:
+    """Every program drawn afresh. Hypothesis follows each new example with up to five mutations
+    of it (a part of its choices copied over another part with the same label), which gives
+    programs that differ in a statement or a constant: of 300 programs of a hunt, about 90 had
+    distinct first three lines of `f` (seeds 56051, 56052 and 7: 93, 93, 85; 278, 279, 279
+    without the mutations). Such clusters made a run see fewer programs than it counted, and the
+    feature frequencies (`too_rare`, which takes the programs as independent) fail by chance:
     seed 56052 checked no program with an array without gradient changed in place, where its
     share is 4% (a replay of its draws: 14 such programs, six of them one program and its
-    mutations, 10 refused for another statement). Outside a hunt (and with
-    SRCGRAD_RANDOM_MUTATE=1) nothing changes."""
-    if not HUNT or os.environ.get("SRCGRAD_RANDOM_MUTATE") == "1":
+    mutations, 10 refused for another statement). SRCGRAD_RANDOM_MUTATE=1 keeps the mutations."""
+    if os.environ.get("SRCGRAD_RANDOM_MUTATE") == "1":
         yield
         return
     mutate = ConjectureRunner.generate_mutations_from
