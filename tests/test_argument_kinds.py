@@ -294,3 +294,97 @@ def test_an_argument_whose_operators_mean_something_else_is_refused(make):
     # the same values as a plain array: differentiated
     np.testing.assert_allclose(srcgrad.grad(_weighted_square)(np.asarray(x)),
                                2 * np.asarray(x) * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def recurrent(Wx, Wh, xs, h0):
+    h = h0
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ Wx + h @ Wh)
+    return np.sum(h * h)
+
+
+def matrix_vector(X, w):
+    return np.sum(np.tanh(X @ w))
+
+
+def vector_matrix(v, M):
+    return np.sum(np.tanh(v @ M))
+
+
+def _checked_products(f, args, present, absent):
+    """The specialized derivative of f wrt every argument: the unspecialized one's numbers bit
+    for bit, central differences, and the product helpers it calls or inlines."""
+    wrt = f.__code__.co_varnames[:f.__code__.co_argcount]
+    generic = srcgrad.grad(f, wrt=wrt)
+    df = srcgrad.specialize(generic)
+    got = df(*args)
+    same(got, generic.__wrapped__(*args))
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numeric_grad(f, args, i), rtol=1e-6, atol=1e-8)
+    text = srcgrad.source(df)
+    for piece in present:
+        assert piece in text, (piece, text)
+    for piece in absent:
+        assert piece not in text, (piece, text)
+
+
+def test_products_of_float64_matrices_are_inlined_in_specialized_code():
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal((2, 3)), 0.5 * rng.standard_normal((3, 3)),
+            rng.standard_normal((4, 5, 2)), rng.standard_normal((5, 3)))
+    # h @ Wh of matrices in the loop (xs[t]: a float64 matrix): dh @ Wh.T; h0's, after the loop
+    _checked_products(recurrent, args, ["@ Wh.T"], [])
+    # X @ w: w's gradient X.T @ dy; X's stays the helper's outer product (w is a vector)
+    X, w = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    _checked_products(matrix_vector, (X, w), ["X.T @ ", "matmul_vjp_left("],
+                      ["matmul_vjp_right("])
+    # v @ M of a vector v: both helpers stay (an outer product and a matrix-vector product)
+    v, M = rng.standard_normal(4), rng.standard_normal((4, 3))
+    _checked_products(vector_matrix, (v, M), ["matmul_vjp_left(", "matmul_vjp_right("], [".T @"])
+    # float32 matrices: the helpers stay
+    _checked_products(matrix_vector, (X.astype(np.float32), w.astype(np.float32)),
+                      ["matmul_vjp_left(", "matmul_vjp_right("], [".T @"])
+
+
+def rows_recurrent(Wx, Wh, xs, h0):
+    h = h0
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ Wx + h @ Wh)
+    return np.sum(h * h)
+
+
+def read_whole(Wx, xs):
+    s = 0.0
+    for t in range(len(xs)):
+        p = xs[t] @ Wx
+        s = s + np.sin(np.sum(p))
+    return s
+
+
+def shifted_steps(Wx, xs):
+    s = 0.0
+    for t in range(len(xs) - 1):
+        W = Wx * (t + 1.0)
+        q = xs[t + 1] @ Wx  # not the step's own row
+        r = xs[t] @ W  # not a fixed matrix
+        s = s + np.sum(q * q) + np.sum(r * r)
+    return s
+
+
+def test_a_loops_products_of_its_input_and_a_matrix_are_made_once_before_it():
+    rng = np.random.default_rng(4)
+    Wx, Wh = rng.standard_normal((2, 3)), 0.5 * rng.standard_normal((3, 3))
+    xs, h0 = rng.standard_normal((4, 5, 2)), rng.standard_normal((5, 3))
+    _checked_products(recurrent, (Wx, Wh, xs, h0),
+                      ["xs_matmul_Wx = xs @ Wx if len_xs > 0 else None", "= xs_matmul_Wx[t]"], [])
+    # no step: no product made (xs's 7 columns do not fit Wx's 2 rows), as without specializing
+    generic = srcgrad.grad(recurrent, wrt=("Wx", "Wh", "h0"))
+    df = srcgrad.specialize(generic)
+    empty = np.zeros((0, 5, 7))
+    same(df(Wx, Wh, empty, h0), generic.__wrapped__(Wx, Wh, empty, h0))
+    assert "xs @ Wx" in srcgrad.source(df)
+    # rows of a matrix: a vector times a matrix each step (NumPy's product of the whole matrix
+    # may round otherwise); a product read whole (np.sum(p)): left in the loop
+    _checked_products(rows_recurrent, (Wx, Wh, xs[:, 0], h0[0]), [], ["xs @ Wx"])
+    _checked_products(read_whole, (Wx, xs), ["xs_item @ Wx"], ["xs @ Wx"])
+    _checked_products(shifted_steps, (Wx, xs), [], [" @ Wx if", " @ W if"])

@@ -80,6 +80,7 @@ ARGUMENT = "{}_arg"  # argument ``x`` as passed, where the body rebinds ``x`` (i
 # names derived from a variable's name ``x``
 SAVED = "{}_saved"  # the stack of the values ``x`` held
 LISTED = "{}_list"  # float64 vector argument ``x`` as a list of floats, its elements read in loops
+PROJECTED = "{}_matmul_{}"  # `X @ W` made once before a loop reading its rows (projections.py)
 SAVES_TOP = "{}_top"  # the number of entries in the typed arrays of saves ``x`` (typed_saves.py)
 SAVES_CAP = "{}_cap"  # their length: the trip count of the loop that fills them
 SAVES_COLUMN = "{}_{}"  # the typed array of position ``i`` of the tuples saved in ``x``

@@ -15,8 +15,14 @@ float64 number (a Python float or a NumPy float64 scalar):
     np.sin(t)           ->  math.sin(t)    (also cos, sqrt: ~5x cheaper on a number)
     x[i] in a loop      ->  x_list[i]      (x_list = x.tolist() once, for a float64 vector
                                             parameter the function never rebinds or updates)
+    matmul_vjp_left(g, a, b)   ->  g @ b.T   (a, b float64 matrices: what it computes)
+    matmul_vjp_right(g, a, b)  ->  a.T @ g   (a a float64 matrix, b one or a vector: the same)
 
-The first four give what the helper returns for a number, so the values are unchanged. The last
+The first four give what the helper returns for a number, and the two products the very
+expression the helper evaluates for those kinds (a float64 array's ``x[i]``, fewer indices than
+dimensions, is an array of the rest; ``a @ b`` of float64 matrices, or of an N-d array and a
+matrix, one of as many dimensions as ``a``), so the values are unchanged (numba compiles the
+helpers of its own instead). The last
 two make a Python float where NumPy makes a float64 scalar: the same IEEE double, as long as the
 two libraries compute the same results (checked on this machine once per process; cos, sin and
 sqrt agree bit for bit wherever NumPy calls the C library; sqrt is exact everywhere) and as long
@@ -28,6 +34,8 @@ non-integer exponent (complex for a negative Python float) keep NumPy. Where Pyt
 float and NumPy returns inf or nan (``x / 0.0``, ``math.sqrt(-1.0)``), the dispatcher runs the
 unspecialized derivative instead (kinds.py). A tuple of numbers bound to a name that is only
 returned (a jvp's ``tup = (x, y); return (tup, copy_grad(dtup))``) counts as returned numbers.
+For Python (not numba), a loop's per-step products ``X[t] @ W`` of fixed float64 arguments are
+then made once before the loop, the same numbers (projections.py).
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
 from ..emit import naming
-from . import recompute, typed_saves
+from . import projections, recompute, typed_saves
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
 I = "int"  # noqa: E741 (a Python int)
@@ -69,6 +77,8 @@ def run(fn_node, ctx):
     rewrite = Rewrite(ctx, kinds, floats and _math_agrees(), floats and not ctx.for_numba)
     rewrite.visit(fn_node)
     fn_node.body[:0] = rewrite.listed()
+    if not ctx.for_numba:
+        projections.run(fn_node, ctx, kinds, top, unwritten(ctx, fn_node))
     if ctx.for_numba:
         saves = recompute.run(fn_node, kinds, top)
         typed_saves.run(fn_node, ctx, saves, kinds.is_range)
@@ -99,6 +109,18 @@ def _is_none(node):
     return isinstance(node, gast.Constant) and node.value is None
 
 
+def _of_arrays(op, a, b):
+    """The kind of ``a op b`` where one is a float64 array and the other a number or one (None:
+    unknown)."""
+    if not (_array(a) or _array(b)) or not all(_number(k) or _array(k) for k in (a, b)):
+        return None
+    if isinstance(op, ARITHMETIC):
+        return ("array", max(k[1] for k in (a, b) if _array(k)))
+    if isinstance(op, gast.MatMult) and _array(a) and a[1] >= 2 and b == ("array", 2):
+        return a  # (float64 matrices stacked along a's leading axes)
+    return None
+
+
 def _join(a, b):
     return a if a == b else None
 
@@ -122,25 +144,11 @@ class Kinds:
         self.hazards = []  # expressions holding numbers, used where their type matters
         self.numbers = set()  # id of the assignments whose target is a number
         self.packed = {}  # name -> the tuple displays bound to it (safe if only returned)
+        self.products = {}  # id(matmul_vjp_left / _right call) -> the helper it calls
 
     def _listable(self, fn_node):
         """The float64 vector parameters the function never rebinds or updates in place."""
-        vectors = {p for p, k in self.ctx.kinds.items()
-                   if argkinds.is_float64_array(k) and k[1] == 1}
-        in_place = set(self.ctx.helpers.values())
-        for n in walk(fn_node):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-                vectors.discard(n.id)
-            elif isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(
-                n.ctx, gast.Load
-            ) or isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
-                base = n.func.value if isinstance(n, gast.Call) else n.value
-                vectors -= {m.id for m in walk(base) if isinstance(m, gast.Name)}
-            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and (
-                n.func.id in in_place
-            ):
-                vectors -= {m.id for a in n.args[:1] for m in walk(a) if isinstance(m, gast.Name)}
-        return vectors
+        return {p for p, ndim in unwritten(self.ctx, fn_node).items() if ndim == 1}
 
     def join(self, a, b):
         """The kind of a value that has kind ``a`` or ``b``; in code numba compiles, an int or a
@@ -418,9 +426,9 @@ class Kinds:
             if a == b == I:
                 return F if isinstance(op, gast.Div) else I
             return F
-        if (_array(a) or _array(b)) and all(_number(k) or _array(k) for k in (a, b)):
-            if isinstance(op, ARITHMETIC):
-                return ("array", max(k[1] for k in (a, b) if _array(k)))
+        kind = _of_arrays(op, a, b)
+        if kind is not None:
+            return kind
         self.hazards.extend(e for e, k in ((left, a), (right, b)) if k == F)
         return None
 
@@ -434,6 +442,8 @@ class Kinds:
             if self.loops and isinstance(e.value, gast.Name) and e.value.id in self.listable:
                 self.reads[id(e)] = e.value.id
             return F
+        if _array(kind) and kind[1] > len(index) and all(k == I for k in kinds):
+            return ("array", kind[1] - len(index))  # a view of the rest, a float64 ndarray
         self.hazards.extend(i for i, k in zip(index, kinds) if k == F)
         return None
 
@@ -446,6 +456,7 @@ class Kinds:
             fn = None
         self.found.pop(id(e), None)  # a loop's earlier pass may have found more than holds
         self.math_calls.discard(id(e))
+        self.products.pop(id(e), None)
         kind = self.known_call(e, fn, kinds)
         if kind is None and fn not in (runtime.cast_like, runtime.as_like, runtime.check_real):
             # (the gradient in the argument's dtype: any number converts; a number is real)
@@ -468,10 +479,24 @@ class Kinds:
             return first
         if fn is len:
             return I
+        if fn in (runtime.matmul_vjp_left, runtime.matmul_vjp_right) and len(kinds) == 3:
+            return self.product(e, fn, kinds)
         if fn is float and len(kinds) == 1 and _number(first):
             return F
         return None
 
+
+    def product(self, e, fn, kinds):
+        """``matmul_vjp_left(g, a, b)`` of float64 matrices ``a`` and ``b`` is ``g @ b.T``,
+        ``matmul_vjp_right(g, a, b)`` of a float64 matrix ``a`` and a float64 matrix or vector
+        ``b`` is ``a.T @ g`` (runtime/products.py): the kind of ``g``, for a matrix ``g``."""
+        g, a, b = kinds
+        if a != ("array", 2) or b not in (("array", 1), ("array", 2)):
+            return None
+        if fn is runtime.matmul_vjp_left and b[1] != 2:
+            return None
+        self.products[id(e)] = fn
+        return g if g == ("array", b[1] if fn is runtime.matmul_vjp_right else 2) else None
 
     def elementwise(self, e, fn, first):
         """The kind of NumPy's elementwise ``fn`` of a value of kind ``first``."""
@@ -544,9 +569,45 @@ class Rewrite(gast.NodeTransformer):
                                    gast.Load()),
                     [gast.Attribute(node.args[0], "shape", gast.Load())], [])
             return gast.Constant(0.0 if fn is runtime.zeros_like else 1.0, None)
+        fn = self.kinds.products.get(id(node))
+        if fn is not None and not self.ctx.for_numba and not node.keywords:
+            g, a, b = node.args
+            if fn is runtime.matmul_vjp_left:
+                return gast.BinOp(g, gast.MatMult(), _transposed(b))
+            return gast.BinOp(_transposed(a), gast.MatMult(), g)
         if self.math_ok and id(node) in self.kinds.math_calls:
             py_fn = MATH[self.kinds.resolve(node.func)]
             module = self.ctx.global_name(math, "math")
             node.func = gast.Attribute(gast.Name(module, gast.Load(), None, None), py_fn.__name__,
                                        gast.Load())
         return node
+
+
+def _transposed(node):
+    return gast.Attribute(node, "T", gast.Load())
+
+
+def unwritten(ctx, fn_node):
+    """The float64 array parameters the function never rebinds or updates in place -> their
+    numbers of dimensions."""
+    arrays = {p: k[1] for p, k in ctx.kinds.items() if argkinds.is_float64_array(k)}
+    written = set()
+    in_place = set(ctx.helpers.values())
+    for n in walk(fn_node):
+        written |= _written(n, in_place)
+    return {p: ndim for p, ndim in arrays.items() if p not in written}
+
+
+def _written(n, in_place):
+    """The names node ``n`` rebinds or may update in place (the base of an element or attribute
+    written, of a method called; the first argument of a helper updating it in place)."""
+    if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+        return {n.id}
+    if isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(
+        n.ctx, gast.Load
+    ) or isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+        base = n.func.value if isinstance(n, gast.Call) else n.value
+        return {m.id for m in walk(base) if isinstance(m, gast.Name)}
+    if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in in_place:
+        return {m.id for a in n.args[:1] for m in walk(a) if isinstance(m, gast.Name)}
+    return set()
