@@ -281,6 +281,19 @@ class _Hooks:
         return x * self.a.w
 
 
+class _Hiding:
+    def __init__(self, w):
+        self.w = w
+        self.s = np.sin  # hides the method: Python calls np.sin
+
+    def s(self, x):
+        return self.w * x
+
+
+def method_hidden_by_a_field(x):
+    return np.sum(_Hiding(x[0]).s(x))
+
+
 def own_method_of_an_object_built_here(x):
     return np.sum(_Hooks(2.0).hooks["own"](x))
 
@@ -629,6 +642,8 @@ CLAIMS = [
      TRANSFORM, "the list `fs` of bound methods"),
     ("an item read before it is written fails its class check when it runs",
      item_read_before_written, 0, (X,), RUN, "now a NoneType"),
+    ("calling a method of your class on an object that holds an instance field of the same "
+     "name", method_hidden_by_a_field, 0, (X,), RUN, "holds a field `s`, which hides it"),
     ("where the method is one of that object itself", own_method_of_an_object_built_here, 0,
      (X,), TRANSFORM, "cannot resolve"),
     ("or looped over as values (`for f in hk.hooks.values()`)",
