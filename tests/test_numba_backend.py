@@ -111,13 +111,69 @@ def test_forward_mode_and_vjp_equal_python():
         srcgrad.vjp(rosen, backend="numba")(X, 100.0, np.ones(2))
 
 
-def test_saves_of_arrays_and_of_a_loop_without_a_trip_count():
+def test_saves_of_arrays_and_of_a_loop_without_a_trip_count(monkeypatch, tmp_path):
+    monkeypatch.setenv("SRCGRAD_CACHE_DIR", str(tmp_path))  # (numba's cache of it empty)
     dn = srcgrad.grad(iterated, backend="numba")
     g = dn(X)
     np.testing.assert_allclose(g, srcgrad.grad(iterated)(X), rtol=1e-13)
     np.testing.assert_allclose(g, numeric_grad(iterated, (X,), 0), rtol=1e-6)
     assert srcgrad.grad(square_root, backend="numba")(2.0) == pytest.approx(0.5 / 2**0.5)
+    compiled_in_tiers(dn, g)
     helpers_called_unlinked(dn)
+
+
+def compiled_in_tiers(dn, g):
+    """emit/numba_tiers.py: the first call ran the quick tier, whose module was optimized at the
+    quick levels; the full code, compiled behind it, serves the calls now, with the same
+    result to the last bit; the first call had nothing else to compile."""
+    from srcgrad.emit import numba_tiers
+
+    numba_tiers.settle()
+    calls = dn.__wrapped__.__globals__["__srcgrad_calls__"]
+    (compiled,) = calls.made.values()
+    quick = numba_tiers._QUICK[compiled.path]
+    assert compiled.serving is compiled.jitted is calls.scope["__srcgrad_jit__"] is not quick
+    assert quick.signatures == compiled.jitted.signatures and len(quick.signatures) == 1
+    (result,) = quick.overloads.values()
+    assert result.library._srcgrad_levels == numba_tiers.QUICK
+    (full,) = compiled.jitted.overloads.values()
+    assert not hasattr(full.library, "_srcgrad_levels")
+    np.testing.assert_array_equal(quick(X), g)
+    np.testing.assert_array_equal(dn(X), g)
+
+
+def test_the_quick_tier_optimizes_at_its_levels_and_a_failed_full_compile_keeps_it():
+    from numba.core import config
+
+    from srcgrad.emit import numba_tiers
+
+    class Library:
+        seen = []
+
+        def _optimize_functions(self, module):
+            self.seen.append(("functions", int(config.OPT)))
+
+        def _optimize_final_module(self):
+            self.seen.append(("module", int(config.OPT)))
+
+    saved = int(config.OPT)
+    library = Library()
+    numba_tiers._quick_library(library)
+    library._optimize_functions(None)
+    library._optimize_final_module()
+    assert Library.seen == [("functions", numba_tiers.QUICK[0]), ("module", numba_tiers.QUICK[1])]
+    assert int(config.OPT) == saved and library._srcgrad_levels == numba_tiers.QUICK
+
+    class Failing:
+        def compile(self, sig):
+            raise RuntimeError("no")
+
+    done = []
+    numba_tiers.behind(Failing(), (), lambda: done.append(1))
+    numba_tiers.behind(type("Fine", (), {"compile": lambda self, sig: None})(), (),
+                       lambda: done.append(2))
+    numba_tiers.settle()
+    assert done == [2]
 
 
 def helpers_called_unlinked(dn):
@@ -316,6 +372,8 @@ def test_a_second_process_loads_the_compiled_derivative_from_numbas_cache(tmp_pa
         "g = srcgrad.grad(pendulum, backend='numba')(0.3, 1.5, 1.0)\n"
         "print(time.perf_counter() - t, g)\n"
         "import numba\n"
+        "from srcgrad.emit import numba_tiers\n"
+        "print(len(numba_tiers._QUICK))\n"
         "d = srcgrad.grad(pendulum, backend='numba').__wrapped__.__srcgrad_numba__\n"
         "print(d.stats.cache_hits)\n"
     )
@@ -324,7 +382,10 @@ def test_a_second_process_loads_the_compiled_derivative_from_numbas_cache(tmp_pa
     runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                            env=env, check=True).stdout.split("\n") for _ in range(2)]
     assert runs[0][0].split()[1] == runs[1][0].split()[1]  # the same gradient
-    assert runs[0][1] == "Counter()" and "1" in runs[1][1]  # compiled, then loaded
+    # the first process ran the quick tier, and wrote the full code to numba's cache on its way
+    # out (emit/numba_tiers.py); the second loaded that, and compiled no quick tier
+    assert runs[0][1] == "1" and runs[1][1] == "0"
+    assert runs[0][2] == "Counter()" and "1" in runs[1][2]  # compiled, then loaded
 
 
 @pytest.mark.skipif(not SWEEP, reason="set SRCGRAD_NUMBA_SWEEP=1 (three processes compiling "
@@ -341,6 +402,8 @@ def test_a_cached_derivative_runs_when_its_helpers_were_compiled_again(tmp_path)
         "dn = srcgrad.grad(iterated, backend='numba')\n"
         "print(dn(X).tolist(), '|', srcgrad.grad(iterated)(X).tolist())\n"
         "print(dn.__wrapped__.__srcgrad_numba__.stats.cache_hits)\n"
+        "from srcgrad.emit.numba_tiers import settle\n"
+        "settle()  # (the full code, compiled behind the first call: emit/numba_tiers.py)\n"
         "from srcgrad.runtime.numba_linking import loaded\n"
         "(r,) = dn.__wrapped__.__srcgrad_numba__.overloads.values()\n"
         "print(sum(getattr(sys.modules[f.args[0]], f.args[1]).overloads[f.args[2]].fndesc"

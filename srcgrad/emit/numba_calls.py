@@ -15,8 +15,10 @@ dispatch costs what numba's alone does plus that test. A call whose arguments ha
 runs the unspecialized lowering. ``source()`` shows the module compiled last (the
 unspecialized lowering before the first call).
 
+Without ``SRCGRAD_NUMBA_OPT``, a first call whose code numba has neither compiled nor cached runs
+a quick compile of the module and the full one is compiled behind it (``numba_tiers.py``);
 ``SRCGRAD_NUMBA_OPT`` sets the LLVM optimization level the first call compiles the module at
-(:func:`opt_level`, :func:`at_level`).
+instead (:func:`opt_level`, :func:`at_level`).
 
 A failure of numba's type inference for some argument kinds is the located error of
 ``numba_backend.typing_failure`` (``backend="numba"``) or a run of the Python derivative
@@ -31,6 +33,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 from typing import Any
 
 import numpy as np
@@ -38,7 +41,7 @@ import numpy as np
 from ..analysis.argkinds import signature_kind, stable
 from ..errors import SrcgradError
 from ..frontend.source import GENERATED_SOURCE
-from . import diskcache
+from . import diskcache, numba_tiers
 from .compile import compile_function
 
 _TEMP: list[str] = []
@@ -136,8 +139,12 @@ class Compiled:
 
     def __init__(self, numba: Any, py_fn: Any, lowered: Any) -> None:
         self.py_fn, self.lowered = py_fn, lowered
+        self.numba = numba
         self.level = opt_level()  # the first call compiles at it (SRCGRAD_NUMBA_OPT)
         self.jitted, self.path = jit(numba, lowered, self.level)
+        self.serving = self.jitted  # what the calls run: the quick tier until this is compiled
+        self.served: Any = None  # called when ``serving`` changes (Calls._serve)
+        self.first = True
         self.stale = stale_test(py_fn, lowered)
         self.failed: dict[tuple, Exception] = {}  # argument types -> numba's error for them
 
@@ -145,13 +152,36 @@ class Compiled:
         """The compiled function's result for ``args`` (the arrays it returns that the caller
         allocates allocated here: ``numba_backend._outputs``)."""
         outputs = self.lowered.outputs
-        level, self.level = self.level, None  # (the first call compiles)
-        with at_level(level):
-            if not outputs:
-                return self.jitted(*args)
-            made = [np.empty(args[index].shape) for _, _, index in outputs]
-            rest = self.jitted(*args, *made)
+        made = [np.empty(args[index].shape) for _, _, index in outputs]
+        level, first, self.level, self.first = self.level, self.first, None, False
+        tiered = first and level is None  # without SRCGRAD_NUMBA_OPT: in tiers (numba_tiers)
+        sig = self._quick((*args, *made)) if tiered else None
+        try:
+            with at_level(level):
+                rest = self.serving(*args, *made)
+        finally:  # (after the quick code's first run: its objmode calls take numba's lock once)
+            if sig is not None:
+                numba_tiers.behind(self.jitted, sig, lambda: self._serve(self.jitted))
+        if not outputs:
+            return rest
         return _assembled(self.lowered, made, rest)
+
+    def _quick(self, args: tuple) -> tuple | None:
+        """The quick tier compiled for ``args`` and serving, and their numba types (for the full
+        compile behind it); None when numba has the full code for them already (compiled, or in
+        its cache)."""
+        sig = numba_tiers.signature(self.jitted, args)
+        if sig is None or numba_tiers.ready(self.jitted, sig):
+            return None
+        quick = numba_tiers.quick(self.numba, self.jitted, self.path)
+        quick.compile(sig)  # (numba's typing errors: Calls.run's)
+        self._serve(quick)
+        return sig
+
+    def _serve(self, jitted: Any) -> None:
+        self.serving = jitted
+        if self.served is not None:
+            self.served(self)
 
 
 def _assembled(lowered: Any, made: list, rest: Any) -> Any:
@@ -181,6 +211,7 @@ class Calls:
         self.fn: Any = None  # the wrapper (made by ``wrapper``)
         self.routed = False  # numba failed for some arguments: every call goes through call()
         self.scope: dict[str, Any] = {}  # its globals
+        self.lock = threading.Lock()
 
     def call(self, *args: Any) -> Any:
         """A call through the kinds of its arguments (the first with new kinds compiles)."""
@@ -230,8 +261,15 @@ class Calls:
         else:
             compiled = self._generic()
         self.made[key] = compiled
+        compiled.served = self._serve
         self._install(key, compiled)
         return compiled
+
+    def _serve(self, compiled: Compiled) -> None:
+        """``compiled`` serves from another dispatcher (numba_tiers): the wrapper calls it."""
+        with self.lock:
+            if self.scope.get("__srcgrad_compiled__") is compiled:
+                self.scope["__srcgrad_jit__"] = compiled.serving
 
     def _generic(self) -> Compiled:
         if self.generic is None:
@@ -250,8 +288,9 @@ class Calls:
             self.scope["__srcgrad_stale__"] = compiled.stale
             stale = (f"\n        if __srcgrad_stale__():\n"
                      f"            return __srcgrad_python__({params})")
-        self.scope["__srcgrad_jit__"] = compiled.jitted
-        self.scope["__srcgrad_compiled__"] = compiled
+        with self.lock:  # (numba_tiers' thread may change what ``compiled`` serves)
+            self.scope["__srcgrad_jit__"] = compiled.serving
+            self.scope["__srcgrad_compiled__"] = compiled
         template = SLOW if self.routed else FAST
         call, result = f"return __srcgrad_jit__({params})", ""
         outputs = compiled.lowered.outputs
