@@ -1,0 +1,37 @@
+"""Cases that only a surviving mutant of the emitters (``srcgrad/transform/forward.py``,
+``reverse.py``, ``tape.py``) showed untested (docs/development.md, mutation testing).
+
+Each is a program a user can write, its derivative checked against central differences; the
+comment names the mutant of ``tests/mutate_code.py`` it kills.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcgrad
+
+C = np.array([0.5, -1.0, 2.0])
+
+
+def grows_in_a_loop(s, n):
+    a = s * s
+    for _ in range(n):
+        a = a + C
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_tangent_of_a_number_that_a_loop_makes_an_array(n):
+    # `a = a + C` in a loop: a is a number before the first iteration and an array after, and
+    # its tangent (that of a number) is broadcast to the new a's shape, so the tangent is
+    # computed after the new value (a fresh name, then the rebinding). With one iteration the
+    # tangent broadcast to the old a stays a number, and np.sum gives 2 s, not 3 * 2 s.
+    # Kills forward:396 ForwardAD._needs_result (unary dropped: `if active or ...`).
+    h = 1e-6
+    want = (grows_in_a_loop(0.7 + h, n) - grows_in_a_loop(0.7 - h, n)) / (2 * h)
+    got = srcgrad.jvp(grows_in_a_loop)(0.7, n, 1.0)[1]
+    assert np.shape(got) == ()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(got, 3 * 2 * 0.7, rtol=1e-12)
