@@ -191,3 +191,20 @@ def test_grad_of_grad_of_a_product_along_the_last_axis():
     # `prod_grad(np.ones_like(y), ...)`.
     df = srcgrad.grad(product_along_rows)
     check_grad(lambda x: np.sum(df(x) * np.cos(Y2)), (Y2,))
+
+
+def matrix_norms(x):
+    return np.linalg.matrix_norm(x) ** 3 + np.linalg.matrix_norm(np.sin(x), ord="nuc") ** 2
+
+
+def test_second_order_of_matrix_norms():
+    # grad of grad and jvp of grad read matrix_norm_grad's rules (the Frobenius norm's partials
+    # and the nuclear norm's, through its SVD)
+    df = srcgrad.grad(matrix_norms)
+
+    def h(x):
+        return np.sum(df(x) * np.cos(Y2))
+
+    check_grad(h, (Y2,))
+    t = np.cos(3 * Y2)
+    np.testing.assert_allclose(srcgrad.jvp(df)(Y2, t)[1], _along(df, Y2, t), rtol=1e-6, atol=1e-9)
