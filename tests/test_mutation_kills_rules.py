@@ -193,18 +193,26 @@ def test_grad_of_grad_of_a_product_along_the_last_axis():
     check_grad(lambda x: np.sum(df(x) * np.cos(Y2)), (Y2,))
 
 
+S3 = np.stack([Y2, np.cos(Y2)])  # two 2x3 matrices
+K = np.array([[[1.5]], [[-0.5]]])
+
+
 def matrix_norms(x):
-    return np.linalg.matrix_norm(x) ** 3 + np.linalg.matrix_norm(np.sin(x), ord="nuc") ** 2
+    fro = np.linalg.matrix_norm(x, keepdims=True)  # (2, 1, 1)
+    nuc = np.linalg.matrix_norm(np.sin(x), ord="nuc")  # (2,)
+    return np.sum(fro**3 * K) + np.sum(nuc**2 * K[:, 0, 0])
 
 
-def test_second_order_of_matrix_norms():
+def test_second_order_of_matrix_norms_of_a_stack():
     # grad of grad and jvp of grad read matrix_norm_grad's rules (the Frobenius norm's partials
-    # and the nuclear norm's, through its SVD)
+    # and the nuclear norm's, through its SVD), over the last two axes of a stack, one of them
+    # with keepdims: kills matrix_norm_grad's mutants that drop or change axis=(-2, -1),
+    # keepdims or kind='matrix', or read another name
     df = srcgrad.grad(matrix_norms)
 
     def h(x):
-        return np.sum(df(x) * np.cos(Y2))
+        return np.sum(df(x) * np.cos(S3))
 
-    check_grad(h, (Y2,))
-    t = np.cos(3 * Y2)
-    np.testing.assert_allclose(srcgrad.jvp(df)(Y2, t)[1], _along(df, Y2, t), rtol=1e-6, atol=1e-9)
+    check_grad(h, (S3,))
+    t = np.cos(3 * S3)
+    np.testing.assert_allclose(srcgrad.jvp(df)(S3, t)[1], _along(df, S3, t), rtol=1e-6, atol=1e-9)
