@@ -553,10 +553,38 @@ def test_a_global_objects_bound_methods_called_by_a_key_known_when_it_runs(monke
     check_first_order(f)
     monkeypatch.setitem(HELD_HOOKS.hooks, "b", HELD_HOOKS.c.s)  # another of its methods
     np.testing.assert_allclose(srcgrad.value_and_grad(f)(X)[0], f(X), rtol=1e-13)
-    # hooks["a"] keeps the old object, which the fields no longer reach: made again, refused
+    # hooks["a"] keeps the old object, which the fields no longer reach: the derivative is made
+    # again (it read `HELD_HOOKS.a`), and calls the method on that object, a constant as the
+    # global is (was refused at transform time: "cannot resolve `hooks_item`")
     monkeypatch.setattr(HELD_HOOKS, "a", Block(2.0))
-    with pytest.raises(SrcgradError, match="cannot resolve `hooks_item`"):
-        srcgrad.grad(f)(X)
+    check_first_order(f)
+
+
+class Holding:
+    def __init__(self, w):
+        self.a = Block(w)
+
+
+HOLDING = Holding(0.6)
+
+
+def _through_a_global_field(x):
+    return np.sum(HOLDING.a.s(x) + HOLDING.a(x) + apply_twice(HOLDING.a, x))
+
+
+def apply_twice(f, x):
+    return f(f(x))
+
+
+def test_a_global_objects_field_replaced_after_the_derivative_is_made(monkeypatch):
+    # `HOLDING.a` holds an object with `__call__`: the derivative held it as a constant and did
+    # not notice `HOLDING.a = Block(2.0)` (a wrong value: 0.65 against Python's 1.39 for
+    # `HOLDING.a.s(x)`); it now watches the field and is made again
+    f = srcgrad.value_and_grad(_through_a_global_field)
+    np.testing.assert_allclose(f(X)[0], _through_a_global_field(X), rtol=1e-13)
+    monkeypatch.setattr(HOLDING, "a", Block(2.0))
+    np.testing.assert_allclose(f(X)[0], _through_a_global_field(X), rtol=1e-13)
+    check_grad(_through_a_global_field, (X,))
 
 
 class Storing:

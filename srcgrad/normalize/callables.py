@@ -145,12 +145,14 @@ class StaticValues:
         if known is not MISSING and is_callable_value(known):
             self.values[target] = known
 
-    def source(self, func, locals_, obj):
+    def source(self, func, locals_, obj, direct=False):
         """(the expression of a global or closure variable a static local ``func`` was assigned
         from, ``h = ACT``, ``g = h``, ``h = cfg.act``; the object it holds), or None: the
         derivative calls what it held then (``obj``), and its guard (emit/guard.py) must notice
         when it is rebound. None for a name srcgrad made and for a read that gives a new object
-        each time (a bound method, ``rng.normal``): nothing to compare by identity."""
+        each time (a bound method, ``rng.normal``): nothing to compare by identity.
+        ``direct``: also for ``func`` read from outside itself (``NET.act``), whose object the
+        derivative holds as a constant."""
         expr, seen = func, set()
         while isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
             seen.add(expr.id)
@@ -160,12 +162,21 @@ class StaticValues:
         while isinstance(root, gast.Attribute):
             parts.append(root.attr)
             root = root.value
-        if expr is func or not isinstance(root, gast.Name) or root.id in locals_:
+        if (expr is func and not direct) or not isinstance(root, gast.Name) or (
+                root.id in locals_):
             return None
         held = [self._raw(root.id, reversed(parts)) for _ in range(2)]
         if held[0] is MISSING or held[0] is not held[1] or plain(held[0]) is not plain(obj):
             return None
         return expr, held[0]
+
+    def watch(self, expr, locals_, obj, dependencies):
+        """Note in ``dependencies`` (for the guard, emit/guard.py) where ``expr``, a static
+        local or a field of a global (``NET.act``), was read from outside (``source``); the
+        derivative holds ``obj`` as a constant, so it is made again once that holds another."""
+        held = self.source(expr, locals_, obj, isinstance(expr, gast.Attribute))
+        if held is not None:
+            dependencies.append((self.namespace, clone(held[0]), held[1]))
 
     def _raw(self, name, attrs):
         """What ``name.attrs`` holds now, as the generated code reads it (not unwrapped)."""

@@ -423,6 +423,8 @@ class HeldMethods:
         paths = []
         for m in found.values():
             reached = self._reached(m.__self__, outer)
+            if reached is None and outer is not None:  # (a global's: no gradient to reach)
+                reached = self._kept_object(m.__self__)
             if reached is None:
                 return None
             paths.append((reached, m.__func__))
@@ -654,6 +656,22 @@ class HeldMethods:
         return before, self._call(stmt, fn, [gast.Name(holder, gast.Load(), None, None)]
                                   + call.args)
 
+    def _kept_object(self, receiver):
+        """``held = <receiver>``: the object a bound method a global holds is bound to, which
+        the global's fields no longer reach (``HK.a = Block(2.0)`` after ``HK.hooks`` was
+        made), as the constant it is (a global carries no gradient; the call's run-time check
+        compares the item's object with it by identity); the read, and the name."""
+        held = self.ctx.namer.fresh(naming.SELF.format(type(receiver).__name__))
+        self.ctx.local_names.add(held)
+        self.stores[held] += 1
+        read = gast.copy_location(gast.Assign([gast.Name(held, gast.Store(), None, None)],
+                                              gast.Name(self.ctx.global_name(receiver, "held"),
+                                                        gast.Load(), None, None), None),
+                                  self._stmt)
+        self.note(read)
+        self.known[held] = Known(type(receiver), receiver)
+        return [read], held
+
     def _reached(self, receiver, outer=None):
         """The statements reading ``receiver`` by a chain of fields from a parameter known by
         its example (``self_a = self.a``), or from the global ``outer`` (its name and value)
@@ -678,6 +696,11 @@ class HeldMethods:
                     self.known[held] = Known(type(example), example)
                 reads.append(read)
                 base = held
+            if path and root not in self.known:  # made again when the global's field is
+                expr = gast.Name(root, gast.Load(), None, None)  # rebound (emit/guard.py)
+                for attr in path:
+                    expr = gast.Attribute(expr, attr, gast.Load())
+                self.ctx.dependencies.append((self.ctx.namespace, expr, example))
             if base in self.known:
                 return reads, base
         return None

@@ -345,9 +345,7 @@ class InlineCalls:
         if fn is not obj or self._static_local(func):
             # what a static local, a partial or an object stands for, under a name of its own,
             # so later stages resolve the call as they would a global's
-            held = self.values.source(func, self.locals, obj)  # `h = ACT`: ACT is watched
-            if held is not None:
-                self.ctx.dependencies.append((self.namespace, clone(held[0]), held[1]))
+            self.values.watch(func, self.locals, obj, self.ctx.dependencies)  # `h = ACT`, `G.act`
             name = self.ctx.global_name(fn, _short_name(fn))
             call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
         stmt.value = call
@@ -556,6 +554,7 @@ class InlineCalls:
             _note_held_items(self.ctx, self.namespace, atom, value)
         if isinstance(atom, gast.Name):
             return atom.id
+        self.values.watch(atom, self.locals, value, self.ctx.dependencies)  # (`NET.act`)
         return self.ctx.global_name(value, _short_name(value))
 
     def _local_functions(self, node, location):
