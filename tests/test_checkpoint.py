@@ -847,13 +847,23 @@ def held_then_a_slot_replaced(x, a):
     return np.sum(z * 1.5) + np.sum(np.array(L) ** 2)
 
 
+def updated_after_the_loop_beside_an_invariant_bound_in_a_loop(x, a):
+    for e in [1.0, 2.0]:  # (not checkpointed: over a list)
+        w = x * e
+    z = x.copy()
+    for _ in range(2):
+        z = z * a + w  # w: an invariant, which the loop's state may hold
+    z += x  # (w was taken for a holder of z that may not be bound yet: refused)
+    return np.sum(z * z) + np.sum(w)
+
+
 WRITTEN_AFTER_THE_LOOP = [
     (held_then_written_after_the_loop, 2),
     (rebound_then_written_through_the_list, 2), (held_by_a_dict_then_written, "auto"),
     (held_by_a_while_loop_then_written, 2), (held_until_a_break_then_written, 2),
     (held_then_an_element_updated, 2), (held_by_two_lists_then_written, "auto"),
     (held_in_tuples_then_updated_by_a_name, 2), (held_in_inner_lists_then_written, 2),
-    (held_then_a_slot_replaced, 2),
+    (held_then_a_slot_replaced, 2), (updated_after_the_loop_beside_an_invariant_bound_in_a_loop, 2),
 ]
 
 

@@ -169,10 +169,9 @@ def _markers(ctx):
 
 
 def _is_update(node, updated):
-    """``x op= v`` on a name, or ``x = field_updated(x, name, v)`` (``a.b.c = v`` with ``x``
-    holding ``a.b``, normalize/containers.py), or ``x = element_written(x, w)`` (``a[i][j] = v``
-    with ``x`` holding ``a[i]``; ``updated`` the generated names of both, ``_markers``): a
-    change of x's object in place."""
+    """``x op= v`` on a name, ``x = field_updated(x, name, v)`` (``a.b.c = v``, ``x`` holding
+    ``a.b``, normalize/containers.py) or ``x = element_written(x, w)`` (``a[i][j] = v``, ``x``
+    holding ``a[i]``; ``updated``: their generated names, ``_markers``): x's object changed."""
     return isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) or (
         _field_update(node, updated) is not None)
 
@@ -508,11 +507,12 @@ class SharedUpdates:
             elif _is_update(s, self.updated):
                 out += self._update(s, defined, self._item_of(stmts, s))
                 defined.add(_updated(s))
-            else:
+            else:  # (and what a display read: `t = (a, w)` ran, so `w` was bound)
                 out.append(s)
-                for n in ordered_walk(s):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        defined.add(n.id)
+                shown = s.value.elts if isinstance(s, gast.Assign) and isinstance(
+                    s.value, (gast.Tuple, gast.List)) else []
+                defined |= {n.id for n in ordered_walk(s) if isinstance(n, gast.Name) and (
+                    isinstance(n.ctx, gast.Store) or any(n is e for e in shown))}
         return out, defined
 
     def _item_of(self, stmts, s):
