@@ -857,6 +857,26 @@ def updated_after_the_loop_beside_an_invariant_bound_in_a_loop(x, a):
     return np.sum(z * z) + np.sum(w)
 
 
+def bound_to_an_invariant_then_updated(x, a):
+    z = x.copy()
+    g = x * 2.0
+    for i in range(3):
+        z = z * a
+        if i == 2:
+            z = g  # the loop returns g's array as z
+    z *= x  # g changes too
+    return np.sum(z ** 2) + np.sum(g * x)
+
+
+def invariant_appended_then_written(x, a):
+    y = x * 3.0
+    L = []
+    for _ in range(2):
+        L.append(y)  # y: an invariant of the loop, held by its state
+    L[0] *= x  # y changes too
+    return np.sum(y ** 2) + np.sum(L[1])
+
+
 WRITTEN_AFTER_THE_LOOP = [
     (held_then_written_after_the_loop, 2),
     (rebound_then_written_through_the_list, 2), (held_by_a_dict_then_written, "auto"),
@@ -864,6 +884,7 @@ WRITTEN_AFTER_THE_LOOP = [
     (held_then_an_element_updated, 2), (held_by_two_lists_then_written, "auto"),
     (held_in_tuples_then_updated_by_a_name, 2), (held_in_inner_lists_then_written, 2),
     (held_then_a_slot_replaced, 2), (updated_after_the_loop_beside_an_invariant_bound_in_a_loop, 2),
+    (bound_to_an_invariant_then_updated, 2), (invariant_appended_then_written, "auto"),
 ]
 
 
@@ -874,7 +895,11 @@ def test_a_write_after_the_loop_through_a_container_that_holds_its_state(f, k):
     Python, and a write through the container reaches the array (and back): values equal
     Python's, gradients central differences, vjp and jvp agree. It was a wrong value and
     gradient (1.496 where Python computes 1.0816, random programs, seed 56049), then an error
-    when it ran (`z` refers to the array in `L`)."""
+    when it ran (`z` refers to the array in `L`). ``bound_to_an_invariant_then_updated``: the
+    state array the loop returns is its invariant's (`z = g`); `z *= x` after the loop left `g`
+    as it was, a wrong value (0.79 off) and gradient, until the loop's call was taken for one
+    that may return what it is given (normalize/sharing.py, 3917711); so was
+    ``invariant_appended_then_written`` (6.1 off)."""
     x = np.array([0.3, -0.2, 0.5, 0.7, -0.1])
     want = f(x.copy(), 0.8)
     value, g = value_and_grad(f, checkpoint=k)(x, 0.8)
