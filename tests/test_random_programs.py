@@ -765,8 +765,13 @@ class Gen(LibraryStatements):
         value = self.vector(body, 2)
         if update == "*=":
             value = f"np.tanh({value})"
+        held = self.vector_name(scope)  # (drawn before acc is in scope)
         scope.names[acc], scope.names[hist] = "v", "lv"
-        appended = self.pick([acc, acc, f"{acc} * 1.0", f"{acc}.copy()"])
+        appended = self.pick([acc, acc, f"{acc} * 1.0", f"{acc}.copy()"] + [held] * bool(held))
+        if appended == held:
+            # an array from before the loop (an invariant of it, with checkpoint=2) that the
+            # list then holds: a write through the list after the loop changes it too
+            self.owned.discard(held)
         # the append spelled as a concatenation too (`hist += [acc]` extends hist in place)
         grow = self.pick([f"{hist}.append({appended})", f"{hist}.append({appended})",
                           f"{hist} += [{appended}]", f"{hist} = {hist} + [{appended}]"])
