@@ -248,6 +248,20 @@ def test_mixed_second_order(f, z):
 _Z = np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])
 _Z_INTERP = np.array([0.4, 2.2, 1.0, -0.5, 2.0, 0.7])
 _rt = srcgrad.runtime
+def logaddexp_sum(a, b):
+    return np.sum(np.logaddexp(a, b) * np.array([1.0, -2.0, 0.5]))
+
+
+def test_logaddexp_of_two_boolean_arrays():
+    # the gradient of logaddexp at booleans is the one at 0.0 and 1.0 (its vjp writes
+    # `x2 - (x1 + 0.0)`: NumPy has no `-` of two boolean arrays)
+    a, b = np.array([True, False, True]), np.array([False, False, True])
+    want = grad(logaddexp_sum, wrt=(0, 1))(a.astype(float), b.astype(float))
+    got = grad(logaddexp_sum, wrt=(0, 1))(a, b)
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    np.testing.assert_allclose(want[1], np.array([1.0, -2.0, 0.5]) / (1 + np.exp(a - 0.0 - b)))
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -256,6 +270,7 @@ MUTATION_CHECKS = {
     np.unwrap: [test_unwrap_passes_the_gradient_and_one_argument_where_has_none],
     np.polyfit: [test_refusals],
     np.real_if_close: [test_real_if_close_of_complex_input],
+    np.logaddexp: [test_logaddexp_of_two_boolean_arrays],
     np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
     np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
     _rt.trapezoid_grad: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
