@@ -877,6 +877,17 @@ def invariant_appended_then_written(x, a):
     return np.sum(y ** 2) + np.sum(L[1])
 
 
+def invariant_held_by_a_dict_then_written(x, a):
+    g = x * 2.0
+    z = x.copy()
+    d = {}
+    for _ in range(2):
+        z = z * a + g
+        d["a"] = g
+    d["a"] *= x  # g changes too (2.3 off before 3917711)
+    return np.sum(g ** 2) + np.sum(z)
+
+
 WRITTEN_AFTER_THE_LOOP = [
     (held_then_written_after_the_loop, 2),
     (rebound_then_written_through_the_list, 2), (held_by_a_dict_then_written, "auto"),
@@ -885,6 +896,7 @@ WRITTEN_AFTER_THE_LOOP = [
     (held_in_tuples_then_updated_by_a_name, 2), (held_in_inner_lists_then_written, 2),
     (held_then_a_slot_replaced, 2), (updated_after_the_loop_beside_an_invariant_bound_in_a_loop, 2),
     (bound_to_an_invariant_then_updated, 2), (invariant_appended_then_written, "auto"),
+    (invariant_held_by_a_dict_then_written, 2),
 ]
 
 
