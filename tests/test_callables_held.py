@@ -562,14 +562,14 @@ def test_a_global_objects_bound_methods_called_by_a_key_known_when_it_runs(monke
 
 class Holding:
     def __init__(self, w):
-        self.a = Block(w)
+        self.a, self.d = Block(w), {"b": Block(-w)}
 
 
 HOLDING = Holding(0.6)
 
 
 def _through_a_global_field(x):
-    return np.sum(HOLDING.a.s(x) + HOLDING.a(x) + apply_twice(HOLDING.a, x))
+    return np.sum(HOLDING.a.s(x) + HOLDING.a(x) + apply_twice(HOLDING.a, x) + HOLDING.d["b"].s(x))
 
 
 def apply_twice(f, x):
@@ -583,6 +583,8 @@ def test_a_global_objects_field_replaced_after_the_derivative_is_made(monkeypatc
     f = srcgrad.value_and_grad(_through_a_global_field)
     np.testing.assert_allclose(f(X)[0], _through_a_global_field(X), rtol=1e-13)
     monkeypatch.setattr(HOLDING, "a", Block(2.0))
+    np.testing.assert_allclose(f(X)[0], _through_a_global_field(X), rtol=1e-13)
+    monkeypatch.setitem(HOLDING.d, "b", Block(0.3))  # (`HOLDING.d["b"].s(x)`: the same)
     np.testing.assert_allclose(f(X)[0], _through_a_global_field(X), rtol=1e-13)
     check_grad(_through_a_global_field, (X,))
 

@@ -33,7 +33,7 @@ from ..astutil import clone
 from ..derived import plain
 from ..emit import naming
 from ..errors import NoRuleError
-from ..frontend.resolve import MISSING
+from ..frontend.resolve import MISSING, HeldItems, items_of
 
 # Objects that can stand where Python would call a function, and how many layers of them a
 # call may go through (a partial of a bound method of ...).
@@ -173,10 +173,29 @@ class StaticValues:
     def watch(self, expr, locals_, obj, dependencies):
         """Note in ``dependencies`` (for the guard, emit/guard.py) where ``expr``, a static
         local or a field of a global (``NET.act``), was read from outside (``source``); the
-        derivative holds ``obj`` as a constant, so it is made again once that holds another."""
+        derivative holds ``obj`` as a constant, so it is made again once that holds another;
+        also an item of a container from outside it is, or a bound method's object is."""
         held = self.source(expr, locals_, obj, isinstance(expr, gast.Attribute))
         if held is not None:
             dependencies.append((self.namespace, clone(held[0]), held[1]))
+        receiver = inspect.ismethod(obj) and isinstance(expr, gast.Attribute)  # `G.d["a"].s`
+        self.watch_item(expr.value if receiver else expr, locals_, dependencies)
+
+    def watch_item(self, expr, locals_, dependencies):
+        """Note in ``dependencies`` (``HeldItems``) the tuple, list or dict of callables from
+        outside that ``expr``, or the name it was assigned from, is an item of by a constant
+        key (``NET.d["a"]``): the derivative holds that item as a constant, so it is made
+        again once the container holds other items."""
+        seen = set()
+        while isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
+            seen.add(expr.id)
+            expr = self.defs[expr.id]
+        if not (isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant)):
+            return
+        held = self.namespace.resolve(expr.value, locals_)
+        if isinstance(held, (tuple, list, dict)) and is_callable_value(held):
+            dependencies.append((HeldItems(self.namespace, items_of(held)), clone(expr.value),
+                                 HeldItems.SAME))
 
     def _raw(self, name, attrs):
         """What ``name.attrs`` holds now, as the generated code reads it (not unwrapped)."""

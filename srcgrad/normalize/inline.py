@@ -372,8 +372,7 @@ class InlineCalls:
         return CheckSupported(parsed.location, inlined=True).run(parsed.node), parsed.location
 
     def _static_local(self, func):
-        """Whether ``func`` reads a local whose value is known statically (``fs[0]``, ``f``
-        given a function)."""
+        """Whether ``func`` reads a local known statically (``fs[0]``, ``f`` given one)."""
         while isinstance(func, (gast.Attribute, gast.Subscript)):
             func = func.value
         return isinstance(func, gast.Name) and func.id in self.values.values
@@ -552,6 +551,7 @@ class InlineCalls:
             return None
         if self.namespace.resolve(atom, self.locals) is value:  # read from outside
             _note_held_items(self.ctx, self.namespace, atom, value)
+        self.values.watch_item(atom, self.locals, self.ctx.dependencies)  # (`NET.d["a"]`)
         if isinstance(atom, gast.Name):
             return atom.id
         self.values.watch(atom, self.locals, value, self.ctx.dependencies)  # (`NET.act`)
