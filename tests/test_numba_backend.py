@@ -502,6 +502,20 @@ def test_reductions_over_an_axis_and_the_adjoint_of_max_with_ties():
     np.testing.assert_allclose(got, want, rtol=1e-13)
     # (at a tie central differences see half the gradient on each element: the equal split)
     np.testing.assert_allclose(got, numeric_grad(log_softmax_loss, (z, Y), 0), rtol=1e-6)
+    # the implementations of the reductions call the float64 kernels unlinked (numba_linking):
+    # the derivative's module only declares them, and its reload list loads them
+    from srcgrad.emit import numba_tiers
+    from srcgrad.runtime import numba_linking
+
+    numba_tiers.settle()
+    dn = srcgrad.grad(log_softmax_loss, backend="numba")
+    (result,) = dn.__wrapped__.__srcgrad_numba__.overloads.values()
+    reloads = {f.args[1]: f.args[3] for f in result.reload_init
+               if getattr(f, "func", None) is numba_linking.loaded}
+    assert {"_reduce_f64", "_reduce_f64_kept"} <= set(reloads), reloads
+    module = result.library._shared_module or result.library._final_module
+    for name in ("_reduce_f64", "_reduce_f64_kept"):
+        assert module.get_function(reloads[name]).is_declaration
 
 
 def test_a_lowering_is_read_back_from_the_disk_cache_while_the_names_mean_the_same(monkeypatch):

@@ -1,10 +1,14 @@
 """A derivative's module calls srcgrad's cached helpers as functions of their own, unlinked.
 
 Requires: numba's CPU target (its target context's ``insert_user_function``, a code library's
-``_reload_init``: numba 0.6x); the helpers registered by ``numba_cached.stamped``. Guarantees:
-a call from a derivative's module (the module files ``emit/numba_calls.jit`` writes, named
-``srcgrad_numba_*``) to a registered helper is a call of the helper's own compiled code, not a
-copy of the helper linked into the module. numba links every function a function calls into its
+``_reload_init``: numba 0.6x); the helpers registered by ``numba_cached.stamped`` and the float64
+reduction kernels of ``numba_reductions``. Guarantees: a call from a derivative's module (the
+module files ``emit/numba_calls.jit`` writes, named ``srcgrad_numba_*``), or from the
+implementation of a reduction that ``numba_reductions`` compiles in each process and the
+derivative links in, to a registered helper is a call of the helper's own compiled code, not a
+copy of the helper linked into the module (the benchmark MLP's two reductions then compile in
+about 0.05 s instead of 0.17-0.2 s each: its first call 1.08-1.17 s of CPU time instead of
+1.44-1.69 s; benchmarks/RESULTS.md, session 10). numba links every function a function calls into its
 module and optimizes and compiles the whole again: the benchmark MLP's module held 75 functions,
 most of them srcgrad's helpers already compiled (and cached) on their own; without them it holds
 10, its first call took 21-40% less CPU time, its calls as fast, and a later process loads it
@@ -29,8 +33,10 @@ from typing import Any
 #: (module, qualified name) of each helper called unlinked -> its dispatcher
 SEPARATE: dict[tuple[str, str], Any] = {}
 
-# what the derivative modules' functions' symbols hold (numba mangles module and function name)
-_DERIVATIVE = "srcgrad_numba_"
+# what the symbols of the functions calling the helpers unlinked hold (numba mangles module and
+# function name): the derivative modules', and numba_reductions' implementations of a reduction
+# (compiled in each process that types one, and linked into the derivative)
+_CALLERS = ("srcgrad_numba_", "_cached_reduction")
 
 
 def register(dispatcher: Any) -> None:
@@ -74,7 +80,7 @@ def _separate(fndesc: Any, libs: tuple, dispatcher: Any) -> Any:
     reload: list = []
 
     def imp(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        if _DERIVATIVE in builder.function.name:
+        if any(caller in builder.function.name for caller in _CALLERS):
             if not reload:
                 reload.append(_reloads(dispatcher, fndesc))
             context.active_code_library._reload_init.add(reload[0])

@@ -17,7 +17,7 @@ from numba.core import types
 from numba.extending import overload
 
 from ..errors import CompiledValueError, UnsupportedCaseError
-from . import complex_values, reductions
+from . import complex_values, numba_linking, reductions
 from .numba_helpers import _absent, _complex_type, _float_dtype, _generated, _number
 
 
@@ -89,6 +89,13 @@ def _reduce_f64_1d(a, axis, op):
     """:func:`_reduce_f64` over the axis of the 1-d ``a`` (one element)."""
     _axis(axis, 1)
     return _reduce_f64(a.reshape((1, a.shape[0])), 1, op)
+
+
+# called unlinked from the implementations (numba_linking): each process that types a reduction
+# compiles its implementation, which then links and optimizes no kernel again
+for _kernel in (_reduce_f64, _reduce_f64_kept, _reduce_f64_1d):
+    numba_linking.register(_kernel)
+numba_linking.install()
 
 
 def _reduction(op, keep):
