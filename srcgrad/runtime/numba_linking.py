@@ -6,8 +6,8 @@ reduction kernels of ``numba_reductions``. Guarantees: a call from a derivative'
 module files ``emit/numba_calls.jit`` writes, named ``srcgrad_numba_*``), or from the
 implementation of a reduction that ``numba_reductions`` compiles in each process and the
 derivative links in, to a registered helper is a call of the helper's own compiled code, not a
-copy of the helper linked into the module (the benchmark MLP's two reductions then compile in
-about 0.05 s instead of 0.17-0.2 s each: its first call 1.08-1.17 s of CPU time instead of
+copy of the helper linked into the module (the benchmark MLP's two reductions then compiled in
+0.04-0.05 s instead of 0.14-0.21 s each: its first call 1.08-1.17 s of CPU time instead of
 1.44-1.69 s; benchmarks/RESULTS.md, session 10). numba links every function a function calls into its
 module and optimizes and compiles the whole again: the benchmark MLP's module held 75 functions,
 most of them srcgrad's helpers already compiled (and cached) on their own; without them it holds
