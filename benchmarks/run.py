@@ -441,6 +441,7 @@ def prepare(tool, wl, args, peers):
         df = sg.grad(wl.forward, wrt=wrt, backend="numba")
         df(*args)  # numba compiles on the first call (or loads its on-disk cache)
         extra["prepare_s"] = time.perf_counter() - t0
+        _numba_settled()
         return (lambda: df(*args)), (lambda r: to_numpy(as_grad_tuple(r, n))), extra
 
     if tool == "numba_fwd":
@@ -548,6 +549,14 @@ def srcgrad_transform_times(wl, args, peers, fresh):
     return out
 
 
+def _numba_settled():
+    """The fully optimized code numba compiles behind a first call (srcgrad/emit/numba_tiers.py)
+    waited for: the calls timed run it."""
+    from srcgrad.emit import numba_tiers
+
+    numba_tiers.settle()
+
+
 NUMBA_SECOND_PROCESS = """\
 import importlib.util, sys, time
 spec = importlib.util.spec_from_file_location({module!r}, {path!r})
@@ -580,6 +589,7 @@ def srcgrad_numba_first_calls(wl, args, peers, fresh):
     t0 = time.perf_counter()
     sg.grad(fn, wrt=wrt, backend="numba")(*args)
     out = {"cold_total_s": time.perf_counter() - t0}
+    _numba_settled()  # (numba's cache then holds the full code for the second process)
     module = sys.modules[fn.__module__]
     import subprocess
     import tempfile

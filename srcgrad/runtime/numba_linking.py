@@ -8,12 +8,12 @@ implementation of a reduction that ``numba_reductions`` compiles in each process
 derivative links in, to a registered helper is a call of the helper's own compiled code, not a
 copy of the helper linked into the module (the benchmark MLP's two reductions then compiled in
 0.04-0.05 s instead of 0.14-0.21 s each: its first call 1.08-1.17 s of CPU time instead of
-1.44-1.69 s; benchmarks/RESULTS.md, session 10). numba links every function a function calls into its
-module and optimizes and compiles the whole again: the benchmark MLP's module held 75 functions,
-most of them srcgrad's helpers already compiled (and cached) on their own; without them it holds
-10, its first call took 21-40% less CPU time, its calls as fast, and a later process loads it
-0.05-0.13 s slower, helper by helper (benchmarks/RESULTS.md, session 9). Any other caller (a
-helper, a user's function) links the helper as numba does.
+1.44-1.69 s; benchmarks/RESULTS.md, session 10). numba links every function a function calls
+into its module and optimizes and compiles the whole again: the benchmark MLP's module held 75
+functions, most of them srcgrad's helpers already compiled (and cached) on their own; without
+them it holds 10, its first call took 21-40% less CPU time, its calls as fast, and a later
+process loads it 0.05-0.13 s slower, helper by helper (benchmarks/RESULTS.md, session 9). Any
+other caller (a helper, a user's function) links the helper as numba does.
 
 The compiled derivative refers to the helper by the helper's symbol. When numba's cache loads
 the derivative in another process, :func:`loaded` (in the compiled result's reload list, run
