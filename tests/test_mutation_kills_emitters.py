@@ -35,3 +35,31 @@ def test_the_tangent_of_a_number_that_a_loop_makes_an_array(n):
     assert np.shape(got) == ()
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(got, 3 * 2 * 0.7, rtol=1e-12)
+
+
+def softsign(x):
+    return x / (1.0 + np.abs(x))
+
+
+@srcgrad.adjoint(softsign)
+def softsign_adjoint(dy, y, x):
+    return dy / (1.0 + np.abs(x)) ** 2
+
+
+def weighted_softsign(x):
+    return np.sum(softsign(x) * x)
+
+
+def test_forward_mode_of_a_function_with_a_gradient_rule_alone_is_refused_where_it_is_called():
+    # the gradient works; forward mode needs a tangent rule and says so, naming the parameter,
+    # at the call. Kills forward:411 ForwardAD._apply_rule (the parameters' names joined)
+    x = np.array([0.3, -0.7])
+    np.testing.assert_allclose(
+        srcgrad.grad(weighted_softsign)(x), softsign(x) + x / (1.0 + np.abs(x)) ** 2, rtol=1e-14
+    )
+    with pytest.raises(srcgrad.NoRuleError) as info:
+        srcgrad.jvp(weighted_softsign)(x, np.ones(2))
+    message = str(info.value)
+    assert "softsign has a gradient rule but no tangent rule for x; forward mode needs one" in message
+    assert "test_mutation_kills_emitters.py" in message
+    assert "return np.sum(softsign(x) * x)" in message and "^" in message
