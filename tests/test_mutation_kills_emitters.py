@@ -60,6 +60,6 @@ def test_forward_mode_of_a_function_with_a_gradient_rule_alone_is_refused_where_
     with pytest.raises(srcgrad.NoRuleError) as info:
         srcgrad.jvp(weighted_softsign)(x, np.ones(2))
     message = str(info.value)
-    assert "softsign has a gradient rule but no tangent rule for x; forward mode needs one" in message
+    assert "softsign has a gradient rule but no tangent rule for x; forward mode" in message
     assert "test_mutation_kills_emitters.py" in message
     assert "return np.sum(softsign(x) * x)" in message and "^" in message
