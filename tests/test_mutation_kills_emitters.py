@@ -77,3 +77,19 @@ def test_an_array_written_into_itself():
     # ReverseAD._adjoint_setitem (call dropped: `name(held)`).
     x = np.array([0.3, -0.7, 1.1])
     np.testing.assert_allclose(srcgrad.grad(written_into_itself)(x), 12 * x**2, rtol=1e-14)
+
+
+def bound_changed_in_the_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x * (i + 1.0)
+        n = n + 1  # range(n) was evaluated once: the loop still runs 3 times
+    return s
+
+
+def test_a_loop_whose_bound_its_body_rebinds():
+    # the sweep cannot replay reversed(range(n)) with the n the loop left: it counts the trips.
+    # Kills tape:197 Tape._reversible (boolean operator: a name rebound in the loop counted as
+    # a fixed bound).
+    assert bound_changed_in_the_loop(0.7, 3) == pytest.approx(0.7 * 6)
+    assert srcgrad.grad(bound_changed_in_the_loop)(0.7, 3) == pytest.approx(6.0, rel=1e-14)
