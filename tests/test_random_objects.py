@@ -447,9 +447,11 @@ class Gen:
         classes on the paths of a branch, put into a list; objects of two classes in a dict
         built here, read by the keys of a loop over it; objects written into a list by an
         index and read back; a dict of bound methods a global object holds (called by
-        constant keys and by the keys of a loop over it); bound methods appended in a loop
-        over objects of two classes; an item of a one-class list literal replaced by an object
-        of another class, read by a run-time index."""
+        constant keys and by the keys of a loop over it; maybe after one of its fields is
+        replaced); bound methods appended in a loop over objects of two classes; an item of a
+        one-class list literal replaced by an object of another class, read by a run-time
+        index; a dict of bound methods held by an object built in the function (constant
+        keys, a loop over a literal of keys, a loop over the dict)."""
         lin, act = self.name("Lin"), self.name("Act")
         self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
                     f"        self.b = b\n\n    def s(self, v):\n"
@@ -460,7 +462,17 @@ class Gen:
                     f"    def s(self, v):\n        return self.c * np.sin(v)\n")
         a, b, fs = self.name("a"), self.name("b"), self.name("fs")
         self.emit(f"{a} = {lin}({self.W}, {self.b})", f"{b} = {act}(h[0] * {self.c})")
-        choice = self.rng.randrange(7)
+        choice = self.rng.randrange(8)
+        if choice == 7:  # a dict of bound methods held by an object built here
+            holder, hk = self.name("Hooks"), self.name("hk")
+            self.define(f"class {holder}:\n    def __init__(self, W, b, c):\n"
+                        f"        self.a = {lin}(W, b)\n        self.b = {act}(c)\n"
+                        f'        self.hooks = {{"a": self.a.s, "b": self.b.s}}\n')
+            self.emit(f"{hk} = {holder}({self.W}, {self.b}, h[0] * {self.c})",
+                      f'h = {hk}.hooks["a"](h) + h', 'for k in ("b", "a"):',
+                      f"    h = {hk}.hooks[k](h) * {self.c}", f"for k in {hk}.hooks:",
+                      f"    h = {hk}.hooks[k](h) + 0.5 * h")
+            return
         if choice == 5:  # appended in a loop over objects of two classes
             self.emit(f"{fs} = []", f"for blk in ({a}, {b}, {a}):", f"    {fs}.append(blk.s)",
                       f"for f in {fs}:", "    h = f(h) + 0.5 * h",
@@ -477,7 +489,9 @@ class Gen:
             self.define(f"class {hooks.title()}:\n    def __init__(self):\n"
                         f"        self.a = {act}(0.75)\n        self.b = {act}(-0.5)\n"
                         f'        self.hooks = {{"a": self.a.s, "b": self.b.s}}\n\n\n'
-                        f"{hooks} = {hooks.title()}()\n")
+                        f"{hooks} = {hooks.title()}()\n"
+                        # (a field replaced: hooks["a"] keeps the old object's method)
+                        + (f"{hooks}.a = {act}(1.25)\n" if self.rng.random() < 0.5 else ""))
             self.emit(f'h = {hooks}.hooks["a"](h) + h', 'for k in ("b", "a"):',
                       f"    h = {hooks}.hooks[k](h) * {self.c}", f"for k in {hooks}.hooks:",
                       f"    h = {hooks}.hooks[k](h) + 0.5 * h")
