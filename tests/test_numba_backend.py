@@ -136,6 +136,7 @@ def compiled_in_tiers(dn, g):
     assert quick.signatures == compiled.jitted.signatures and len(quick.signatures) == 1
     (result,) = quick.overloads.values()
     assert result.library._srcgrad_levels == numba_tiers.QUICK
+    assert quick.targetoptions == compiled.jitted.targetoptions  # (bounds checked, as the full)
     (full,) = compiled.jitted.overloads.values()
     assert not hasattr(full.library, "_srcgrad_levels")
     np.testing.assert_array_equal(quick(X), g)

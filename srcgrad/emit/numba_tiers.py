@@ -63,11 +63,12 @@ def ready(dispatcher: Any, sig: tuple) -> bool:
 
 
 def quick(numba: Any, jitted: Any, path: str) -> Any:
-    """The dispatcher compiling ``jitted``'s function at the quick level (one per module file,
-    not cached: numba's cache holds only the full code)."""
+    """The dispatcher compiling ``jitted``'s function with ``jitted``'s options at the quick
+    level (one per module file, not cached: numba's cache holds only the full code)."""
     dispatcher = _QUICK.get(path)
     if dispatcher is None:
-        dispatcher = numba.njit(boundscheck=True, pipeline_class=_pipeline())(jitted.py_func)
+        options = {k: v for k, v in jitted.targetoptions.items() if k != "nopython"}
+        dispatcher = numba.njit(pipeline_class=_pipeline(), **options)(jitted.py_func)
         _QUICK[path] = dispatcher
     return dispatcher
 
