@@ -262,6 +262,36 @@ def test_logaddexp_of_two_boolean_arrays():
     np.testing.assert_allclose(want[1], np.array([1.0, -2.0, 0.5]) / (1 + np.exp(a - 0.0 - b)))
 
 
+A_VAR = np.array([[0.5, -1.0, 2.0], [0.3, 0.7, -0.4]])
+
+
+def var_about_a_given_mean(m):
+    mean = m[:, None] * 1.0
+    return np.sum(np.var(A_VAR, axis=1, keepdims=True, mean=mean) * np.array([[1.0], [2.0]]))
+
+
+def test_the_tangent_of_var_in_its_mean_alone():
+    # np.var of a constant array about an active mean: the divisor is the count of the array's
+    # elements per mean (np.size(a) / np.size(y)), read from the array, which has no tangent
+    m, t = np.array([0.2, -0.1]), np.array([1.0, 0.5])
+    h = 1e-6
+    want = (var_about_a_given_mean(m + h * t) - var_about_a_given_mean(m - h * t)) / (2 * h)
+    np.testing.assert_allclose(jvp(var_about_a_given_mean)(m, t)[1], want, rtol=1e-6)
+    np.testing.assert_allclose(want, -2 * np.sum((A_VAR.mean(1) - m) * t * [1.0, 2.0]), rtol=1e-6)
+
+
+def weighted_angle(z):
+    return np.sum(np.angle(z) * np.array([2.0, 3.0]))
+
+
+def test_the_tangent_of_angle_at_zero_is_zero():
+    # the convention of its gradient (zero at z == 0) holds for its tangent: a complex tangent
+    # at 0 adds nothing; at 1 + 1j the tangent is Im(dz / z)
+    z, t = np.array([0.0 + 0.0j, 1.0 + 1.0j]), np.array([0.3 + 0.4j, 0.5 - 0.2j])
+    np.testing.assert_allclose(jvp(weighted_angle)(z, t)[1], 3 * np.imag(t[1] / z[1]), rtol=1e-14)
+    assert grad(weighted_angle)(z)[0] == 0
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -271,6 +301,8 @@ MUTATION_CHECKS = {
     np.polyfit: [test_refusals],
     np.real_if_close: [test_real_if_close_of_complex_input],
     np.logaddexp: [test_logaddexp_of_two_boolean_arrays],
+    np.var: [test_the_tangent_of_var_in_its_mean_alone],
+    np.angle: [test_the_tangent_of_angle_at_zero_is_zero],
     np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
     np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
     _rt.trapezoid_grad: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
