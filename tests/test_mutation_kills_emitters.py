@@ -93,3 +93,21 @@ def test_a_loop_whose_bound_its_body_rebinds():
     # a fixed bound).
     assert bound_changed_in_the_loop(0.7, 3) == pytest.approx(0.7 * 6)
     assert srcgrad.grad(bound_changed_in_the_loop)(0.7, 3) == pytest.approx(6.0, rel=1e-14)
+
+
+M = np.array([[0.5, -1.0, 2.0], [0.35, 0.7, -0.4]])
+
+
+def broadcast_against_a_matrix(x):
+    return np.sum(np.sin(x * M) + np.arctan2(x, M))
+
+
+def test_a_gradient_without_optimization_sums_broadcast_contributions_back():
+    # with optimize=False no shapes are known: whether an operand may have been broadcast is
+    # read from the other operands (a name may broadcast, a number not). Kills reverse:502
+    # ReverseAD._may_broadcast (comparison: `p not in op.args`, no unbroadcast at all).
+    x = np.array([0.3, -0.7, 1.1])
+    want = np.sum(M * np.cos(x * M) + M / (x**2 + M**2), axis=0)
+    for optimize in (True, False):
+        got = srcgrad.grad(broadcast_against_a_matrix, optimize=optimize)(x)
+        np.testing.assert_allclose(got, want, rtol=1e-13)
