@@ -143,10 +143,22 @@ def compiled_in_tiers(dn, g):
     np.testing.assert_array_equal(dn(X), g)
 
 
-def test_the_quick_tier_optimizes_at_its_levels_and_a_failed_full_compile_keeps_it():
+def test_the_quick_tier_optimizes_at_its_levels_and_a_failed_full_compile_keeps_it(
+        monkeypatch):
+    from types import SimpleNamespace
+
     from numba.core import config
 
-    from srcgrad.emit import numba_tiers
+    from srcgrad.emit import numba_calls, numba_tiers
+
+    # SRCGRAD_NUMBA_TIERS=0: no quick tier (the first call compiles the full code)
+    monkeypatch.setenv("SRCGRAD_NUMBA_TIERS", "0")
+    uncompiled = SimpleNamespace(typeof_pyval=type, overloads={})  # (tiers would compile it)
+    assert numba_calls.Compiled._quick(SimpleNamespace(jitted=uncompiled), (1.0,)) is None
+    monkeypatch.setenv("SRCGRAD_NUMBA_TIERS", "1")
+    assert numba_tiers.enabled()
+    monkeypatch.delenv("SRCGRAD_NUMBA_TIERS")
+    assert numba_tiers.enabled()
 
     class Library:
         seen = []

@@ -169,7 +169,9 @@ class Compiled:
     def _quick(self, args: tuple) -> tuple | None:
         """The quick tier compiled for ``args`` and serving, and their numba types (for the full
         compile behind it); None when numba has the full code for them already (compiled, or in
-        its cache)."""
+        its cache), or tiers are off (``SRCGRAD_NUMBA_TIERS=0``)."""
+        if not numba_tiers.enabled():
+            return None
         sig = numba_tiers.signature(self.jitted, args)
         if sig is None or numba_tiers.ready(self.jitted, sig):
             return None

@@ -26,10 +26,17 @@ from typing import Any
 
 #: LLVM optimization levels of the quick tier: (function passes, module passes)
 QUICK = (0, 1)
+#: "0" turns the tiers off: a first call compiles the full code itself (less CPU time in all)
+VARIABLE = "SRCGRAD_NUMBA_TIERS"
 
 _QUICK: dict[str, Any] = {}  # module file -> the quick dispatcher of its function
 _THREADS: list[threading.Thread] = []
 _LOCK = threading.Lock()
+
+
+def enabled() -> bool:
+    """Whether first calls compile in tiers (``SRCGRAD_NUMBA_TIERS`` unset or not "0")."""
+    return os.environ.get(VARIABLE, "").strip() != "0"
 
 
 def signature(dispatcher: Any, args: tuple) -> tuple | None:
