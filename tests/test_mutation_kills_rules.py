@@ -216,3 +216,22 @@ def test_second_order_of_matrix_norms_of_a_stack():
     check_grad(h, (S3,))
     t = np.cos(3 * S3)
     np.testing.assert_allclose(srcgrad.jvp(df)(S3, t)[1], _along(df, S3, t), rtol=1e-6, atol=1e-9)
+
+
+W6 = np.arange(1.0, 7.0)
+
+
+def tiled(v):
+    return np.sum(np.tile(v, 2) ** 3 * W6)
+
+
+def test_reverse_over_a_hessian_vector_product_of_tile():
+    # np.tile's gradient gathers (select_grad), whose tangent scatters (select_scatter); reverse
+    # mode over that forward-over-reverse code reads select_scatter's adjoint
+    dt = srcgrad.grad(tiled)
+    t = np.array([0.2, 0.5, -0.3])
+
+    def h(v):
+        return np.sum(srcgrad.jvp(dt)(v, t)[1] * np.cos(V[:3]))
+
+    check_grad(h, (V[:3],))
