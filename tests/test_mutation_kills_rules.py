@@ -218,20 +218,21 @@ def test_second_order_of_matrix_norms_of_a_stack():
     np.testing.assert_allclose(srcgrad.jvp(df)(S3, t)[1], _along(df, S3, t), rtol=1e-6, atol=1e-9)
 
 
-W6 = np.arange(1.0, 7.0)
+W8 = np.arange(1.0, 9.0).reshape(2, 4)
 
 
-def tiled(v):
-    return np.sum(np.tile(v, 2) ** 3 * W6)
+def taken(x):
+    return np.sum(np.take(x, [0, 2, 3, 5], axis=1, mode="wrap") ** 3 * W8)
 
 
-def test_reverse_over_a_hessian_vector_product_of_tile():
-    # np.tile's gradient gathers (select_grad), whose tangent scatters (select_scatter); reverse
-    # mode over that forward-over-reverse code reads select_scatter's adjoint
-    dt = srcgrad.grad(tiled)
-    t = np.array([0.2, 0.5, -0.3])
+def test_reverse_over_a_hessian_vector_product_of_take():
+    # np.take's gradient gathers (select_grad, with its axis and mode), whose tangent scatters
+    # (select_scatter); reverse mode over that forward-over-reverse code reads select_scatter's
+    # adjoint, and the indices 3 and 5 wrap only with mode="wrap" along axis 1
+    dt = srcgrad.grad(taken)
+    t = np.cos(3 * Y2)
 
-    def h(v):
-        return np.sum(srcgrad.jvp(dt)(v, t)[1] * np.cos(V[:3]))
+    def h(x):
+        return np.sum(srcgrad.jvp(dt)(x, t)[1] * np.cos(Y2))
 
-    check_grad(h, (V[:3],))
+    check_grad(h, (Y2,))
