@@ -314,19 +314,24 @@ class HeldMethods:
                 clone(args[2]), [gast.Name(receiver, gast.Load(), None, None)] + call.args,
                 call.keywords), None), stmt)
             called = self._check(gast.Name(receiver, gast.Load(), None, None), known) + [called]
-            if branch is None:
-                check = self._helper(runtime.check_held_method, "check_held_method", args)
-                branch = reads + [self._unused(check)] + called
-                continue
-            test = self.ctx.namer.fresh(naming.IS_HELD)
-            self.ctx.local_names.add(test)
-            is_it = gast.copy_location(gast.Assign([gast.Name(test, gast.Store(), None, None)],
-                                                   self._helper(runtime.is_held_method,
-                                                                "is_held_method", args), None),
-                                       stmt)
-            branch = reads + [is_it, gast.copy_location(gast.If(
-                gast.Name(test, gast.Load(), None, None), called, branch), stmt)]
+            branch = self._path(stmt, branch, reads, args, called)
         return branch
+
+    def _path(self, stmt, branch, reads, args, called):
+        """One more path, put before ``branch``, of a branch on which held method the item
+        ``args[0]`` is: ``reads`` then ``called`` when ``is_held_method(*args)``, else
+        ``branch``; the last path (``branch`` None) checks it (``check_held_method``)."""
+        if branch is None:
+            check = self._helper(runtime.check_held_method, "check_held_method", args)
+            return reads + [self._unused(check)] + called
+        test = self.ctx.namer.fresh(naming.IS_HELD)
+        self.ctx.local_names.add(test)
+        is_it = gast.copy_location(gast.Assign([gast.Name(test, gast.Store(), None, None)],
+                                               self._helper(runtime.is_held_method,
+                                                            "is_held_method", args), None),
+                                   stmt)
+        return reads + [is_it, gast.copy_location(gast.If(
+            gast.Name(test, gast.Load(), None, None), called, branch), stmt)]
 
     def _held_args(self, item, receiver, fn):
         """``[item, receiver, fn]``: what ``check_held_method`` / ``is_held_method`` take."""
@@ -437,18 +442,7 @@ class HeldMethods:
             called = gast.copy_location(gast.Assign(stmt.targets, gast.Call(
                 clone(fn_name), [gast.Name(holder, gast.Load(), None, None)] + call.args,
                 call.keywords), None), stmt)
-            if branch is None:
-                check = self._helper(runtime.check_held_method, "check_held_method", args)
-                branch = reads + [self._unused(check), called]
-                continue
-            test = self.ctx.namer.fresh(naming.IS_HELD)
-            self.ctx.local_names.add(test)
-            is_it = gast.copy_location(gast.Assign([gast.Name(test, gast.Store(), None, None)],
-                                                   self._helper(runtime.is_held_method,
-                                                                "is_held_method", args), None),
-                                       stmt)
-            branch = reads + [is_it, gast.copy_location(gast.If(
-                gast.Name(test, gast.Load(), None, None), [called], branch), stmt)]
+            branch = self._path(stmt, branch, reads, args, [called])
         return branch
 
     def _helper(self, fn, stem, args):
