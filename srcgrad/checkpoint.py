@@ -371,6 +371,9 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     text = unparse(node) + "\n"
     made = compile_function(text, node.name, f, extras)
     REWRITTEN_USER_CODE.add(made.__code__)
+    # what srcgrad refuses in the rewritten function at the user's line (as for the steps)
+    notes.register(made.__code__, made.__code__.co_filename,
+                   notes.line_map(node, text, parsed.location, node.name))
     made.__srcgrad_depends__ = getattr(f, "__srcgrad_depends__", ())
     return made
 
@@ -618,8 +621,11 @@ def _loop_names(node, position, loop, location):
     state = sorted(assigned & (exposed | read_after))  # empty: nothing to checkpoint
     local = _params(node) | stored(node.body)
     loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
-    for definition in checkpoint_concat.called_defs(node, position, loop):
+    defs = checkpoint_concat.called_defs(node, position, loop)
+    checkpoint_concat.refuse_other_defs(node, loop, defs, location)
+    for definition in defs:
         loaded |= checkpoint_concat.free_names(definition)  # (the step defines it again)
+    loaded -= {checkpoint_concat.defined_name(d) for d in defs}  # (`g = lambda`: not given)
     constants = _constants(node, before, loaded - assigned)
     invariants = sorted((loaded - assigned - {index} - set(constants)) & local)
     return index, state, invariants, constants, exposed

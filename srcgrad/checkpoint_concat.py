@@ -18,16 +18,16 @@ Guarantees:
   loop's line: a snapshot holds the object itself, not a copy of its fields, so a replay would
   start from the fields as the last trip left them.
 * :func:`called_defs`: the functions and classes defined before the loop that its body calls
-  (``def g(t): ...``), which the step defines again (it is a function of its own, where the
-  function's local ``g`` does not exist), and :func:`free_names`, the names they read, which
-  the step then binds (as invariants or state).
+  (``def g(t): ...``, ``g = lambda t: ...``), which the step defines again (it is a function
+  of its own, where the function's local ``g`` does not exist), and :func:`free_names`, the
+  names they read, which the step then binds (as invariants or state).
 """
 
 from __future__ import annotations
 
 import gast
 
-from .astutil import stored, walk
+from .astutil import store_counts, stored, walk
 from .errors import UnsupportedSyntaxError
 
 MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
@@ -152,13 +152,17 @@ def refuse_field_writes(loop, location, carried):
 
 
 def called_defs(node, position, loop):
-    """The functions and classes the function defines before the loop (``def g(t): ...``) that
-    the loop's body calls, and those they call in turn, in order: the step defines them again,
-    after binding the names they read (a name also assigned is left alone)."""
+    """The functions and classes the function defines before the loop (``def g(t): ...``, and
+    ``g = lambda t: ...`` bound once in the function) that the loop's body calls, and those they
+    call in turn, in order: the step defines them again, after binding the names they read (a
+    name also assigned elsewhere is left alone)."""
     before = node.body[:position]
-    defs = {s.name: s for s in before if isinstance(s, (gast.FunctionDef, gast.ClassDef))}
-    for name in set(defs) & stored(node.body):
-        del defs[name]
+    counts = store_counts(node.body)
+    defs = {}
+    for s in before:
+        name = defined_name(s)
+        if name is not None and counts[name] == (1 if isinstance(s, gast.Assign) else 0):
+            defs[name] = s
     body = [gast.Expr(loop.test)] if isinstance(loop, gast.While) else []
     todo = [n.id for n in walk(gast.Module(body + loop.body, [])) if isinstance(n, gast.Name)]
     seen = set()
@@ -167,15 +171,47 @@ def called_defs(node, position, loop):
         if name in defs and name not in seen:
             seen.add(name)
             todo += [n.id for n in walk(defs[name]) if isinstance(n, gast.Name)]
-    return [s for s in before if isinstance(s, (gast.FunctionDef, gast.ClassDef))
-            and s.name in seen and defs.get(s.name) is not None]
+    return [s for s in before if defined_name(s) in seen and defs.get(defined_name(s)) is s]
+
+
+def refuse_other_defs(node, loop, defs, location):
+    """Refuse a loop whose body calls a function or class the function defines other than once
+    at its top level before the loop (in a branch, after the loop, on two paths): the step,
+    a function of its own, could not define it again (``defs``: :func:`called_defs`)."""
+    elsewhere = set()
+    for stmt in node.body:
+        if stmt is not loop:
+            elsewhere |= {defined_name(n) for n in walk(stmt)} - {None}
+    elsewhere -= {defined_name(d) for d in defs}
+    body = [gast.Expr(loop.test)] if isinstance(loop, gast.While) else []
+    for n in walk(gast.Module(body + loop.body + defs, [])):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in elsewhere:
+            raise location.error(
+                UnsupportedSyntaxError, loop,
+                f"checkpoint= cannot checkpoint this loop: it calls `{n.id}`, which the "
+                f"function defines in a branch, a loop, or more than once; define `{n.id}` "
+                f"once at the top of the function, before the loop",
+            )
+
+
+def defined_name(stmt):
+    """The name ``stmt`` defines a function or class under (``def g``, ``class C``, ``g =
+    lambda ...``), or None."""
+    if isinstance(stmt, (gast.FunctionDef, gast.ClassDef)):
+        return stmt.name
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Lambda)):
+        return stmt.targets[0].id
+    return None
 
 
 def free_names(definition):
     """The names a function or class defined in the function reads from it (not its own
     parameters or the names its body binds)."""
+    if isinstance(definition, gast.Assign):  # `g = lambda t: ...`
+        definition = definition.value
     own = stored(definition.body)
-    if isinstance(definition, gast.FunctionDef):
+    if isinstance(definition, (gast.FunctionDef, gast.Lambda)):
         own |= {a.id for a in walk(definition.args) if isinstance(a, gast.Name)}
     return {n.id for n in walk(definition) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} - own

@@ -728,15 +728,46 @@ def calls_local_functions(x, a):
     return np.sum(y) + a
 
 
-def test_functions_defined_before_the_loop_are_defined_again_in_its_step():
-    # `def g(t): ...` before the loop, called in it: the step had no `g` (a NameError)
+def calls_local_lambdas(x, a):
+    g = lambda t: np.cos(t / (1.0 + a ** 2))  # noqa: E731
+    h = lambda t: g(t) * 2.0 + c  # noqa: E731
+    c = np.sum(x)  # (bound after the lambdas, before the loop)
+    y = x * 1.0
+    for _ in range(1, 3):
+        y = y + h(y) * 0.5
+        a = a * 1.1  # state that g reads
+    return np.sum(y) + a
+
+
+@pytest.mark.parametrize("f", [calls_local_functions, calls_local_lambdas],
+                         ids=lambda f: f.__name__)
+def test_functions_defined_before_the_loop_are_defined_again_in_its_step(f):
+    # `def g(t): ...` before the loop, called in it: the step had no `g` (a NameError); `g =
+    # lambda t: ...` was passed to the step as an invariant, refused as a local function used
+    # as a value (random programs, seed 56064)
     x = np.array([0.3, -0.2, 0.5])
     for wrt in (0, 1):
-        want = grad(calls_local_functions, wrt=wrt)(x, 0.7)
-        np.testing.assert_allclose(grad(calls_local_functions, wrt=wrt, checkpoint=2)(x, 0.7),
-                                   want, rtol=1e-12)
-        np.testing.assert_allclose(want, numeric_grad(calls_local_functions, (x, 0.7), wrt),
-                                   rtol=1e-6)
+        want = grad(f, wrt=wrt)(x, 0.7)
+        np.testing.assert_allclose(grad(f, wrt=wrt, checkpoint=2)(x, 0.7), want, rtol=1e-12)
+        np.testing.assert_allclose(want, numeric_grad(f, (x, 0.7), wrt), rtol=1e-6)
+
+
+def calls_a_function_defined_in_a_branch(x, a):
+    if a > 0.5:
+        def g(t):
+            return np.cos(t * a)
+    y = x * 1.0
+    for _ in range(3):
+        y = y + g(y) * 0.5
+    return np.sum(y)
+
+
+def test_a_function_defined_in_a_branch_before_the_loop_is_refused_at_the_loop():
+    # (the step had no `g`: a NameError when the derivative ran)
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="it calls `g`") as info:
+        grad(calls_a_function_defined_in_a_branch, wrt=1, checkpoint=2)
+    assert info.value.filename == __file__
+    assert info.value.lineno == calls_a_function_defined_in_a_branch.__code__.co_firstlineno + 5
 
 
 def held_then_written_after_the_loop(x, a):

@@ -524,6 +524,16 @@ def checkpointed_concatenation(x):
     return np.sum(np.array(L))
 
 
+def checkpointed_call_of_a_def_in_a_branch(x):
+    if x[0] > -5.0:
+        def g(t):
+            return np.sin(t)
+    y = x * 1.0
+    for _ in range(3):
+        y = g(y) * x
+    return np.sum(y)
+
+
 @dataclasses.dataclass
 class _Carried:
     a: np.ndarray
@@ -769,6 +779,8 @@ CLAIMS = [
      checkpointed_update_held_and_passed, 0, (X,), "checkpoint", "passes `z`"),
     ("`checkpoint=` of a loop that concatenates a list or tuple it carries with `+`",
      checkpointed_concatenation, 0, (X,), "checkpoint", "concatenates `L`"),
+    ("`checkpoint=` of a loop that calls a function or lambda the function defines in a branch",
+     checkpointed_call_of_a_def_in_a_branch, 0, (X,), "checkpoint", "it calls `g`"),
     ("`checkpoint=` of a loop that writes a field of an object it carries",
      checkpointed_field_write, 0, (X,), "checkpoint", "writes a field of `p`"),
     ("reading the array appended after the write into its element",
