@@ -608,7 +608,9 @@ def _loop_names(node, position, loop, location):
     is_while = isinstance(loop, gast.While)
     index = None if is_while else loop.target.id
     body = ([gast.Expr(loop.test)] if is_while else []) + loop.body
-    assigned = stored(loop.body) | _written(loop)
+    local = _params(node) | stored(node.body)
+    # (a module is no state: `np.put(idx, ...)` writes into idx, not np)
+    assigned = stored(loop.body) | (_written(loop) & local)
     exposed = exposed_reads(body, set() if is_while else {index})[1]
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
     # (a later loop of the same variable binds it again before reading it)
@@ -619,7 +621,6 @@ def _loop_names(node, position, loop, location):
         )
     # a name a trip binds afresh before reading it (a list built per trip) is not carried
     state = sorted(assigned & (exposed | read_after))  # empty: nothing to checkpoint
-    local = _params(node) | stored(node.body)
     loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
     defs = checkpoint_concat.called_defs(node, position, loop)
     checkpoint_concat.refuse_other_defs(node, loop, defs, location)

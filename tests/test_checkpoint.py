@@ -770,6 +770,28 @@ def test_a_function_defined_in_a_branch_before_the_loop_is_refused_at_the_loop()
     assert info.value.lineno == calls_a_function_defined_in_a_branch.__code__.co_firstlineno + 5
 
 
+def numpy_calls_in_and_before_the_loop(x, a):
+    y = x.copy()
+    np.add.at(y, [2, 1, 1], 0.5)
+    for _ in range(3):
+        idx = np.arange(3)[::-1].copy()
+        np.put(idx, [1], [0])  # (`np` was taken for state the loop writes into: `np = None`)
+        y = np.sin(y[idx]) * a + y
+    return np.sum(y)
+
+
+def test_a_numpy_function_writing_in_place_in_the_loop_leaves_numpy_alone():
+    # random programs, seed 56077: np.put(idx, ...) in the loop made `np` the loop's state,
+    # and the function's `np.add.at` before the loop was refused as a method of `np_add`
+    x = np.array([0.3, -0.2, 0.5])
+    for wrt in (0, 1):
+        want = grad(numpy_calls_in_and_before_the_loop, wrt=wrt)(x, 0.7)
+        got = grad(numpy_calls_in_and_before_the_loop, wrt=wrt, checkpoint=2)(x, 0.7)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        np.testing.assert_allclose(
+            want, numeric_grad(numpy_calls_in_and_before_the_loop, (x, 0.7), wrt), rtol=1e-6)
+
+
 def held_then_written_after_the_loop(x, a):
     z = (-x).copy()
     L = []
