@@ -346,13 +346,6 @@ def test_products_of_float64_matrices_are_inlined_in_specialized_code():
                       ["matmul_vjp_left(", "matmul_vjp_right("], [".T @"])
 
 
-def rows_recurrent(Wx, Wh, xs, h0):
-    h = h0
-    for t in range(len(xs)):
-        h = np.tanh(xs[t] @ Wx + h @ Wh)
-    return np.sum(h * h)
-
-
 def read_whole(Wx, xs):
     s = 0.0
     for t in range(len(xs)):
@@ -385,6 +378,6 @@ def test_a_loops_products_of_its_input_and_a_matrix_are_made_once_before_it():
     assert "xs @ Wx" in srcgrad.source(df)
     # rows of a matrix: a vector times a matrix each step (NumPy's product of the whole matrix
     # may round otherwise); a product read whole (np.sum(p)): left in the loop
-    _checked_products(rows_recurrent, (Wx, Wh, xs[:, 0], h0[0]), [], ["xs @ Wx"])
+    _checked_products(recurrent, (Wx, Wh, xs[:, 0], h0[0]), [], ["xs @ Wx"])
     _checked_products(read_whole, (Wx, xs), ["xs_item @ Wx"], ["xs @ Wx"])
     _checked_products(shifted_steps, (Wx, xs), [], [" @ Wx if", " @ W if"])
