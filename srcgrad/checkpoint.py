@@ -709,9 +709,9 @@ def _state_copies(loop, names, copier, held):
         copies.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
                                   gast.Call(_load(copier), [names], []), None))
     for v in sorted(mutated(loop.body, augmented=False)):
-        if v not in state or v not in exposed:
-            continue
-        if v not in written and not held:
+        if v not in state or v not in exposed or (held and v not in written):
+            continue  # (held: only passed to a helper, a float too; copy_state copied it)
+        if v not in written:
             value = gast.Call(_load(copier), [_load(v)], [])
         else:
             value = gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
