@@ -46,7 +46,8 @@ REFUSALS = {
     "opaque call given an array read elsewhere": (
         r"has neither a gradient rule nor Python source, so srcgrad cannot tell"),
     "jump out of a with or try block": (
-        r"does not support `(break|continue|return)` inside a `(with|try)` block"),
+        r"does not support `(break|continue|return)` inside (a `(with|try)` block|"
+        r"`try` \.\.\. `except`)"),
     "manager given a variable": r"does not support a `with` manager given `\w+`",
     "manager of one's own beside an outside array": r"a `with` manager of your own in a function",
     "try block changing a value read after it": r"does not support a `try` block that",
