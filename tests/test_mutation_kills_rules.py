@@ -218,6 +218,29 @@ def test_second_order_of_matrix_norms_of_a_stack():
     np.testing.assert_allclose(srcgrad.jvp(df)(S3, t)[1], _along(df, S3, t), rtol=1e-6, atol=1e-9)
 
 
+def matrix_norm_squared(x, o):
+    return np.sum(np.linalg.matrix_norm(x, ord=o) ** 2 * K[:, 0, 0])
+
+
+@pytest.mark.parametrize("o", [1, 2, -2])
+def test_second_order_of_a_matrix_norm_of_a_stack_by_ord(o):
+    # ord as an argument: the derivative keeps matrix_norm_grad's conditional on ord, and each
+    # ord takes its branch. ord=1's gradient is piecewise constant (its partial in x is zero,
+    # not g / nrm: kills the mutants that drop ord= from norm_grad_dx); 2 and -2 take the SVD
+    # branch (kills the mutants of ('nuc', 2, -2) that send them to norm_grad_dx, which refuses
+    # them)
+    df = srcgrad.grad(matrix_norm_squared)
+
+    def h(x):
+        return np.sum(df(x, o) * np.cos(S3))
+
+    check_grad(h, (S3,))
+    t = np.cos(3 * S3)
+    np.testing.assert_allclose(
+        srcgrad.jvp(df)(S3, o, t)[1], _along(lambda x: df(x, o), S3, t), rtol=1e-6, atol=1e-9
+    )
+
+
 W8 = np.arange(1.0, 9.0).reshape(2, 4)
 
 
