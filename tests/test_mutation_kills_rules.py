@@ -259,3 +259,103 @@ def test_reverse_over_a_hessian_vector_product_of_take():
         return np.sum(srcgrad.jvp(dt)(x, t)[1] * np.cos(Y2))
 
     check_grad(h, (Y2,))
+
+
+X23 = np.array([[0.4, -0.9, 1.2], [0.8, 0.3, -0.5]])
+
+
+def einsum_of_four_shapes(x):
+    # four operands of three shapes (x5, x4 not given): operand 0 is (2, 3), operand 1 (3,)
+    out = np.einsum("ij,j,i,ij->i", x, np.sin(x[0]), np.cos(x[:, 0]), x**2)
+    return np.sum(out**2 * np.array([1.0, -2.0]))
+
+
+def test_second_order_of_einsum_with_four_operands_of_other_shapes():
+    # reverse over reverse reads einsum_vjp's partner adjoints, which read each operand's shape
+    # (kills a partner given another operand's shape); forward over reverse its tangents with
+    # x4 and x5 not given (kills a tangent given None, an absent operand's tangent, for x3)
+    df = srcgrad.grad(einsum_of_four_shapes)
+
+    def h(x):
+        return np.sum(df(x) * np.cos(X23))
+
+    check_grad(h, (X23,))
+    t = np.sin(2 * X23)
+    np.testing.assert_allclose(srcgrad.jvp(df)(X23, t)[1], _along(df, X23, t), rtol=1e-6, atol=1e-9)
+
+
+def sine_of_column_norms(x):
+    return np.sum(np.sin(np.linalg.vector_norm(x, axis=0)))
+
+
+def test_grad_of_grad_of_a_vector_norm_along_an_axis():
+    # the norm's cotangent depends on x: reverse over reverse reads vector_norm_grad's adjoint
+    # in g, ones of the norm's shape spread back along axis 0 (ones of x's shape are not)
+    df = srcgrad.grad(sine_of_column_norms)
+
+    def h(x):
+        return np.sum(df(x) * np.cos(X23))
+
+    check_grad(h, (X23,))
+
+
+def norm_squared(x, o):
+    return np.linalg.norm(x, o) ** 2
+
+
+@pytest.mark.parametrize("o", ["nuc", 2, -2])
+def test_forward_over_reverse_of_a_norm_of_singular_values(o):
+    # forward over reverse reads norm_grad's tangent in x through its SVD branch, which reads
+    # x and g (ord an argument: one derivative for the three)
+    df = srcgrad.grad(norm_squared)
+    t = np.cos(3 * X23)
+    np.testing.assert_allclose(
+        srcgrad.jvp(df)(X23, o, t)[1], _along(lambda x: df(x, o), X23, t), rtol=1e-6, atol=1e-9
+    )
+
+
+def cumprod_along_rows(x):
+    return np.sum(np.cumprod(x, axis=1) ** 2)
+
+
+def test_forward_over_forward_of_cumprod_along_the_point_itself():
+    # the inner tangent is the point itself, so the outer tangent differentiates cumprod_jvp in
+    # its tangent t too (cumprod_jvp(a, dt): a, not cumprod_jvp's own result)
+    tangent = srcgrad.jvp(cumprod_along_rows)
+
+    def h(x):
+        return tangent(x, x)[1]
+
+    t = np.cos(2 * X23)
+    np.testing.assert_allclose(srcgrad.jvp(h)(X23, t)[1], _along(h, X23, t), rtol=1e-6)
+
+
+def logspace_of_a_vector(x):
+    # start (2,), stop a number, base an element of x: base is made 1-d (leading_ones)
+    return np.sum(np.logspace(x[:2], 0.5, 4, base=x[2]) * np.arange(1.0, 9.0).reshape(4, 2))
+
+
+def test_grad_of_grad_of_logspace_with_a_vector_start():
+    df = srcgrad.grad(logspace_of_a_vector)
+    v = np.array([0.3, -0.4, 2.5])
+
+    def h(x):
+        return np.sum(df(x) * np.array([0.7, -0.2, 1.1]))
+
+    check_grad(h, (v,))
+
+
+def diagonals_of_a_stack(x):
+    return np.sum(np.diagonal(x, offset=1, axis1=1, axis2=2) ** 3)
+
+
+def test_grad_of_grad_of_diagonals_along_the_last_two_axes():
+    # reverse over reverse reads diagonal_grad's adjoint in g: np.diagonal of the cotangent with
+    # the same offset and axes (axis1=1, not the default 0)
+    df = srcgrad.grad(diagonals_of_a_stack)
+    x = np.stack([X23, np.cos(X23)]).reshape(2, 2, 3)
+
+    def h(z):
+        return np.sum(df(z) * np.sin(x))
+
+    check_grad(h, (x,))

@@ -267,17 +267,21 @@ A_VAR = np.array([[0.5, -1.0, 2.0], [0.3, 0.7, -0.4]])
 
 def var_about_a_given_mean(m):
     mean = m[:, None] * 1.0
-    return np.sum(np.var(A_VAR, axis=1, keepdims=True, mean=mean) * np.array([[1.0], [2.0]]))
+    spread = np.var(A_VAR, axis=1, ddof=1, keepdims=True, mean=mean)
+    return np.sum(spread * np.array([[1.0], [2.0]]))
 
 
 def test_the_tangent_of_var_in_its_mean_alone():
     # np.var of a constant array about an active mean: the divisor is the count of the array's
-    # elements per mean (np.size(a) / np.size(y)), read from the array, which has no tangent
+    # elements per mean (np.size(a) / np.size(y)), read from the array, which has no tangent,
+    # less ddof
     m, t = np.array([0.2, -0.1]), np.array([1.0, 0.5])
     h = 1e-6
     want = (var_about_a_given_mean(m + h * t) - var_about_a_given_mean(m - h * t)) / (2 * h)
     np.testing.assert_allclose(jvp(var_about_a_given_mean)(m, t)[1], want, rtol=1e-6)
-    np.testing.assert_allclose(want, -2 * np.sum((A_VAR.mean(1) - m) * t * [1.0, 2.0]), rtol=1e-6)
+    # d/dm sum((a - m)^2) / (n - 1) = -2 n (mean(a) - m) / (n - 1), n = 3
+    want_by_hand = -3 * np.sum((A_VAR.mean(1) - m) * t * [1.0, 2.0])
+    np.testing.assert_allclose(want, want_by_hand, rtol=1e-6)
 
 
 def weighted_angle(z):
@@ -292,6 +296,19 @@ def test_the_tangent_of_angle_at_zero_is_zero():
     assert grad(weighted_angle)(z)[0] == 0
 
 
+def ediff1d_in_to_begin(b):
+    return np.ediff1d(A_VAR[0], to_end=np.array([1.0, -2.0]), to_begin=b * 2.0)
+
+
+def test_the_tangent_of_ediff1d_in_to_begin_alone():
+    # ary and to_end constant: the tangent's zeros stand for their pieces at their shapes (two
+    # differences of three elements, two elements at the end), not at their tangents' (None)
+    b, t = np.array([0.5, -1.5]), np.array([1.0, 0.3])
+    y, dy = jvp(ediff1d_in_to_begin)(b, t)
+    np.testing.assert_array_equal(y, [1.0, -3.0, -1.5, 3.0, 1.0, -2.0])
+    np.testing.assert_array_equal(dy, [2.0, 0.6, 0.0, 0.0, 0.0, 0.0])
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -302,6 +319,7 @@ MUTATION_CHECKS = {
     np.real_if_close: [test_real_if_close_of_complex_input],
     np.logaddexp: [test_logaddexp_of_two_boolean_arrays],
     np.var: [test_the_tangent_of_var_in_its_mean_alone],
+    np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
     np.angle: [test_the_tangent_of_angle_at_zero_is_zero],
     np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
     np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],

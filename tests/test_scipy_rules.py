@@ -518,6 +518,16 @@ def test_odeint_accuracy_follows_the_tolerances():
         errors.append(abs(srcgrad.grad(f)(1.0) - exact))
     assert errors[1] < 1e-8 < errors[0] * 10
     assert errors[0] < 1e-3
+    # forward mode integrates the sensitivities with the same rtol and atol: tight with both
+    # tight, loose with either loose (the default 1.5e-8 in place of either would not be)
+    f = define(["k", "rtol", "atol"],
+               ["return odeint(decay0, 1.0, T, args=(k,), rtol=rtol, atol=atol)[-1, 0]"],
+               {"decay0": decay0, "T": np.array([0.0, 2.0])})
+    tangent = srcgrad.jvp(f)
+    errors = [abs(tangent(1.0, rtol, atol, 1.0)[1] - exact)
+              for rtol, atol in ((1e-12, 1e-12), (1e-4, 1e-12), (1e-12, 1e-4))]
+    assert errors[0] < 1e-10
+    assert 1e-7 < errors[1] < 1e-3 and 1e-7 < errors[2] < 1e-3
 
 
 # --- adjoints of the helpers, directly -----------------------------------------------------------
