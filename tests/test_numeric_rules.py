@@ -309,6 +309,41 @@ def test_the_tangent_of_ediff1d_in_to_begin_alone():
     np.testing.assert_array_equal(dy, [2.0, 0.6, 0.0, 0.0, 0.0, 0.0])
 
 
+def diff_after_a_given_start(p):
+    return np.diff(A_VAR, prepend=p * 2.0, axis=1)
+
+
+def test_the_tangent_of_diff_in_prepend_alone():
+    # a constant: its piece of the joined array is read from a's shape, not its tangent's (None)
+    p, t = np.array([[0.5], [1.0]]), np.array([[1.0], [-3.0]])
+    _, dy = jvp(diff_after_a_given_start)(p, t)
+    np.testing.assert_array_equal(dy, [[-2.0, 0.0, 0.0], [6.0, 0.0, 0.0]])
+
+
+def spread_about_a_given_mean(a):
+    return np.std(a, axis=1, keepdims=True, mean=np.array([[0.1], [0.2]]))
+
+
+def test_the_tangent_of_std_about_a_given_mean_with_keepdims():
+    # the tangent keeps the reduced axis, as y does: (2, 1)
+    t = np.cos(A_VAR)
+    got = jvp(spread_about_a_given_mean)(A_VAR, t)[1]
+    h = 1e-6
+    want = (spread_about_a_given_mean(A_VAR + h * t) - spread_about_a_given_mean(A_VAR - h * t))
+    assert got.shape == (2, 1)
+    np.testing.assert_allclose(got, want / (2 * h), rtol=1e-6)
+
+
+def product_from_an_initial_value(c):
+    return np.sum(np.prod(A_VAR, axis=1, keepdims=True, initial=c) * np.array([[1.0], [-2.0]]))
+
+
+def test_the_gradient_of_prod_in_initial_with_keepdims():
+    # d/dc sum(w * c * prod(rows)) = sum(w * prod(rows)), each row's product with its own weight
+    want = np.sum(np.prod(A_VAR, axis=1) * np.array([1.0, -2.0]))
+    np.testing.assert_allclose(grad(product_from_an_initial_value)(0.7), want, rtol=1e-14)
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -320,6 +355,8 @@ MUTATION_CHECKS = {
     np.logaddexp: [test_logaddexp_of_two_boolean_arrays],
     np.var: [test_the_tangent_of_var_in_its_mean_alone],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
+    np.diff: [test_the_tangent_of_diff_in_prepend_alone],
+    np.std: [test_the_tangent_of_std_about_a_given_mean_with_keepdims],
     np.angle: [test_the_tangent_of_angle_at_zero_is_zero],
     np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
     np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
@@ -334,6 +371,7 @@ MUTATION_CHECKS = {
     _rt.gradient_vjp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
     _rt.gradient_jvp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
     np.sum: [lambda: test_mixed_second_order(masked_reductions, _Z)],
-    np.prod: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.prod: [lambda: test_mixed_second_order(masked_reductions, _Z),
+              test_the_gradient_of_prod_in_initial_with_keepdims],
     np.add.reduce: [lambda: test_mixed_second_order(masked_reductions, _Z)],
 }
