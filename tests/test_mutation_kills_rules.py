@@ -265,16 +265,58 @@ X23 = np.array([[0.4, -0.9, 1.2], [0.8, 0.3, -0.5]])
 
 
 def einsum_of_four_shapes(x):
-    # four operands of three shapes (x5, x4 not given): operand 0 is (2, 3), operand 1 (3,)
-    out = np.einsum("ij,j,i,ij->i", x, np.sin(x[0]), np.cos(x[:, 0]), x**2)
+    # four operands (x4, x5 not given) of three shapes: (3,), (2, 3), (2,), (2, 3)
+    out = np.einsum("j,ij,i,ij->i", np.sin(x[0]), x, np.cos(x[:, 0]), x**2)
     return np.sum(out**2 * np.array([1.0, -2.0]))
 
 
 def test_second_order_of_einsum_with_four_operands_of_other_shapes():
     # reverse over reverse reads einsum_vjp's partner adjoints, which read each operand's shape
     # (kills a partner given another operand's shape); forward over reverse its tangents with
-    # x4 and x5 not given (kills a tangent given None, an absent operand's tangent, for x3)
+    # x4 and x5 not given (kills a tangent given None, an absent operand's tangent, for x3, and
+    # zeros of another operand's shape); reverse over forward einsum_jvp's partners
     df = srcgrad.grad(einsum_of_four_shapes)
+
+    def h(x):
+        return np.sum(df(x) * np.cos(X23))
+
+    check_grad(h, (X23,))
+    t = np.sin(2 * X23)
+    np.testing.assert_allclose(srcgrad.jvp(df)(X23, t)[1], _along(df, X23, t), rtol=1e-6, atol=1e-9)
+    tangent = srcgrad.jvp(einsum_of_four_shapes)
+    check_grad(lambda x: tangent(x, t)[1], (X23,))
+
+
+W2 = np.array([0.7, -1.3])
+
+
+def einsum_of_five_third_constant(v):
+    return np.einsum("i,i,i,i,i->", v, v**2, W2, np.sin(v), np.cos(v)) ** 2
+
+
+def test_forward_over_forward_of_einsum_with_a_constant_operand():
+    # einsum_jvp's tangent in operand 4 with operand 2 constant (its tangent None)
+    u, u2 = np.array([0.3, -0.8]), np.array([1.1, 0.4])
+    tangent = srcgrad.jvp(einsum_of_five_third_constant)
+
+    def h(v):
+        return tangent(v, u)[1]
+
+    v = np.array([0.6, -0.2])
+    np.testing.assert_allclose(srcgrad.jvp(h)(v, u2)[1], _along(h, v, u2), rtol=1e-6)
+
+
+def sine_of_row_norms(x):
+    columns = np.linalg.vector_norm(x, axis=0, keepdims=True)  # (1, 3)
+    return np.sum(np.sin(np.linalg.vector_norm(x, axis=1))) + np.sum(np.cos(columns) * X23)
+
+
+def test_second_order_of_vector_norms_along_an_axis():
+    # the norms' cotangents depend on x: reverse over reverse reads vector_norm_grad's adjoint
+    # in g, ones of the norm's shape spread back along axis 1 (ones of x's shape, spread along
+    # a new axis 1, would sum the cotangent over the rows); forward over reverse its tangent in
+    # g, with keepdims (without, the tangent would get a new axis 0)
+    df = srcgrad.grad(sine_of_row_norms)
 
     def h(x):
         return np.sum(df(x) * np.cos(X23))
@@ -284,14 +326,24 @@ def test_second_order_of_einsum_with_four_operands_of_other_shapes():
     np.testing.assert_allclose(srcgrad.jvp(df)(X23, t)[1], _along(df, X23, t), rtol=1e-6, atol=1e-9)
 
 
-def sine_of_column_norms(x):
-    return np.sum(np.sin(np.linalg.vector_norm(x, axis=0)))
+def kron_of_two_sizes(x):
+    return np.sum(np.kron(np.sin(x[:2]), x) ** 2)
 
 
-def test_grad_of_grad_of_a_vector_norm_along_an_axis():
-    # the norm's cotangent depends on x: reverse over reverse reads vector_norm_grad's adjoint
-    # in g, ones of the norm's shape spread back along axis 0 (ones of x's shape are not)
-    df = srcgrad.grad(sine_of_column_norms)
+def test_forward_over_reverse_of_kron_of_two_sizes():
+    # kron_vjp's tangent in b for the gradient of b: zeros of b's shape (3,), not a's (2,)
+    df = srcgrad.grad(kron_of_two_sizes)
+    x, t = np.array([0.3, -0.7, 1.1]), np.array([0.4, 0.25, -0.6])
+    np.testing.assert_allclose(srcgrad.jvp(df)(x, t)[1], _along(df, x, t), rtol=1e-6, atol=1e-9)
+
+
+def depth_stacked(x):
+    return np.sum(np.dstack((x, np.sin(x))) ** 3 * np.arange(12.0).reshape(2, 3, 2))
+
+
+def test_grad_of_grad_of_dstack():
+    # dstack_grad's adjoint in g joins the pieces' cotangents along axis 2 of 2-d pieces
+    df = srcgrad.grad(depth_stacked)
 
     def h(x):
         return np.sum(df(x) * np.cos(X23))
