@@ -344,6 +344,19 @@ def test_the_gradient_of_prod_in_initial_with_keepdims():
     np.testing.assert_allclose(grad(product_from_an_initial_value)(0.7), want, rtol=1e-14)
 
 
+def cast_and_weigh(x):
+    return (np.sum(np.float16(x) * 0.5) + np.sum(np.float32(x) * 2.0)
+            + np.sum(np.float64(x) * 3.0) + np.sum(np.longdouble(x) * 4.0))
+
+
+def test_the_gradient_through_calls_of_floating_types_is_of_the_arguments_type():
+    # np.float16(x) ... np.longdouble(x) pass the cotangent back in x's type (float64), not in
+    # the type called
+    got = grad(cast_and_weigh)(np.array([0.5, -1.25]))
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, [9.5, 9.5])
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -357,6 +370,8 @@ MUTATION_CHECKS = {
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone],
     np.std: [test_the_tangent_of_std_about_a_given_mean_with_keepdims],
+    **dict.fromkeys((np.float16, np.float32, np.float64, np.longdouble),
+                    [test_the_gradient_through_calls_of_floating_types_is_of_the_arguments_type]),
     np.angle: [test_the_tangent_of_angle_at_zero_is_zero],
     np.polyval: [lambda: test_mixed_second_order(mixed_polyval, _Z)],
     np.trapezoid: [lambda: test_mixed_second_order(mixed_trapezoid, _Z)],
