@@ -345,16 +345,33 @@ def test_the_gradient_of_prod_in_initial_with_keepdims():
 
 
 def cast_and_weigh(x):
-    return (np.sum(np.float16(x) * 0.5) + np.sum(np.float32(x) * 2.0)
-            + np.sum(np.float64(x) * 3.0) + np.sum(np.longdouble(x) * 4.0))
+    # (weights of an array: float64 cotangents for the float16 and float32 values)
+    return np.sum(np.float16(x) * np.array([0.1, 0.3])) + np.sum(np.float32(x) * np.array([0.7]))
+
+
+A_LONG, B_LONG = float.fromhex("0x1.c8bd68ab1e4a4p-3"), float.fromhex("0x1.44a4e4006a518p-34")
+
+
+def long_and_plain(x):
+    return np.sum(np.longdouble(x) * A_LONG) + np.sum(x * B_LONG)
+
+
+def wide_and_single(x):
+    return np.sum(np.float64(x) * 0.637) + np.sum(x * np.float32(0.27))
 
 
 def test_the_gradient_through_calls_of_floating_types_is_of_the_arguments_type():
-    # np.float16(x) ... np.longdouble(x) pass the cotangent back in x's type (float64), not in
-    # the type called
+    # np.float16(x) ... np.longdouble(x) pass the cotangent back in x's type, not in the type
+    # called: not rounded to float16 or float32, and added in float64 arithmetic to x's other
+    # contributions (A_LONG + B_LONG rounds otherwise through longdouble), or in float32 for a
+    # float32 x (0.637 + 0.27 is 0.90700006 in float32, 0.907 rounded from float64)
     got = grad(cast_and_weigh)(np.array([0.5, -1.25]))
     assert got.dtype == np.float64
-    np.testing.assert_array_equal(got, [9.5, 9.5])
+    np.testing.assert_allclose(got, [0.8, 1.0], rtol=1e-15)
+    assert grad(long_and_plain)(np.array([0.5]))[0] == A_LONG + B_LONG
+    single = grad(wide_and_single)(np.array([0.5, 2.0], dtype=np.float32))
+    assert single.dtype == np.float32
+    np.testing.assert_array_equal(single, np.float32(0.637) + np.float32(0.27))
 
 
 MUTATION_CHECKS = {
