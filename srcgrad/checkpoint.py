@@ -330,19 +330,20 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         _check_loop(loop, parsed.location)
         checkpoint_concat.refuse_concatenations(node, loop, parsed.location)
         checkpoint_concat.extend_lists(node, loop)
-        names = _loop_names(node, node.body.index(loop), loop, parsed.location)
+        names = _loop_names(node, node.body.index(loop), loop, parsed.location)  # (once)
         checkpoint_concat.refuse_field_writes(loop, parsed.location, set(names[1]) & names[4])
         # `z += v` while a list holds z (or the caller passed it): the step copies its whole
         # state at once, sharing kept, and updates that copy in place as Python would
         updated = updated_while_held(node, loop.body, _params(node))
         for z in updated[:1]:
-            _refuse_held_passed(node, loop, parsed.location, z)
+            _refuse_held_passed(loop, parsed.location, z, names)
         # a write through a name the body binds to what another name holds (`O = [L]`,
         # `O[0][-1] += v`) writes into that name's value: the step copies its whole state
         held = bool(updated) or bool(_written(loop) - mutated(loop.body))
-        _refuse_shared_writes(node, loop, parsed.location, originals, held)
+        _refuse_shared_writes(node, loop, parsed.location, originals, set(names[1]) if held
+                              else set())
         position = node.body.index(loop)
-        parts = _loop_call(node, position, loop, namer, parsed.location, f, held)
+        parts = _loop_call(node, loop, namer, (parsed.location, f), held, names)
         if parts is None:
             continue
         call, inits, made = parts
@@ -378,28 +379,26 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     return made
 
 
-def _refuse_held_passed(node, loop, location, z):
+def _refuse_held_passed(loop, location, z, names):
     """Refuse a loop that updates ``z`` in place while a container holds it and passes a name
     of its state to a helper (which may write into it): the step copies such a name on its own
     (``copy_state(v)``), apart from the copy the containers of its state hold."""
-    position = node.body.index(loop)
-    _, state, _, _, exposed = _loop_names(node, position, loop, location)
+    _, state, _, _, exposed, _ = names
     passed = mutated(loop.body, augmented=False) - mutated(loop.body, augmented=False,
                                                              calls=False)
     for v in sorted(passed & set(state) & exposed)[:1]:
         raise location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z, v=v))
 
 
-def _refuse_shared_writes(node, loop, location, originals, held=False):
+def _refuse_shared_writes(node, loop, location, originals, carried):
     """Refuse a loop that writes into an array (or list, dict) in place while another name
     bound before it shares it and is read in or after the loop (``z = y[0:2]``, ``L = [y]``,
     ``y = x``): the step writes into a copy of its state (a replay starts from a snapshot), so
-    Python's ``z`` would see the writes and srcgrad's would not. With ``held`` (the step copies
-    its whole state at once, sharing kept), a name of the state is not such a name: the loop
-    rebinds it to the step's copy."""
+    Python's ``z`` would see the writes and srcgrad's would not. ``carried``: the loop's state
+    where its step copies the whole state at once, sharing kept (else empty); such a name is
+    not one: the loop rebinds it to the step's copy."""
     position = node.body.index(loop)
     before, after = node.body[:position], node.body[position + 1:]
-    carried = set(_loop_names(node, position, loop, location)[1]) if held else set()
     edges = sharing_edges([originals.get(id(s), s) for s in before])
     # a write into an item of what the body binds (`O = [L]; O[0][-1] += v`) reaches `L`
     deep = written_through_items(loop.body)
@@ -547,18 +546,17 @@ def _breaks(stmts):
                 yield from _breaks(handler.body)
 
 
-def _loop_call(node, position, loop, namer, location, f, held=False):
+def _loop_call(node, loop, namer, user, held, names):
     """The parts of the call replacing ``loop``, the statements that bind what it needs first,
     and the compiled step function (and, for a loop that can leave early, its probe); None for
     a loop that carries no state (nothing to checkpoint)."""
-    is_while = isinstance(loop, gast.While)
-    index, state, invariants, constants, exposed = _loop_names(node, position, loop, location)
+    is_while, position, (location, f) = isinstance(loop, gast.While), node.body.index(loop), user
+    index, state, invariants, constants, exposed, defs = names
     if not state:  # nothing the loop computes is carried or read after it: left as it is
         return None
     bound = _params(node) | stored(node.body[:position])
     inits = [gast.Assign([_store(v)], gast.Constant(None, None), None)
              for v in state if v not in bound]
-    defs = checkpoint_concat.called_defs(node, position, loop)
     loop_parts = (loop, index, state, invariants, constants, exposed,
                   {v for v in state if v not in bound}, defs)
     made = [_step_function(node.name, loop_parts, (f, location), probe=False, held=held)]
@@ -568,9 +566,11 @@ def _loop_call(node, position, loop, namer, location, f, held=False):
     # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
     # and the state it binds only to new arrays of arithmetic that nothing else holds
     rebound = stored(loop.body) - _made_afresh(loop.body)
+    touched = rebound | _written(loop)  # (else what the loop returns holds no invariant)
     for made_fn in made:
         made_fn.__srcgrad_kept_state__ = frozenset(
             k for k, v in enumerate(state) if v not in rebound)
+        made_fn.__srcgrad_holds_invariants__ = any(v in touched for v in state)
     kept = _store(namer.fresh(naming.KEPT))
     return {
         "target": gast.Tuple([_store(v) for v in state] + [kept], gast.Store()),
@@ -603,7 +603,8 @@ def _params(node):
 
 def _loop_names(node, position, loop, location):
     """The loop's index (None for ``while``), the state it carries, the invariants it reads, the
-    constants the step binds itself, and the names its body may read before binding them."""
+    constants the step binds itself, the names its body may read before binding them, and the
+    functions defined before it that it calls (``checkpoint_concat.called_defs``)."""
     before, after = node.body[:position], node.body[position + 1:]
     is_while = isinstance(loop, gast.While)
     index = None if is_while else loop.target.id
@@ -629,7 +630,7 @@ def _loop_names(node, position, loop, location):
     loaded -= {checkpoint_concat.defined_name(d) for d in defs}  # (`g = lambda`: not given)
     constants = _constants(node, before, loaded - assigned)
     invariants = sorted((loaded - assigned - {index} - set(constants)) & local)
-    return index, state, invariants, constants, exposed
+    return index, state, invariants, constants, exposed, defs
 
 
 def _constants(node, before, names):

@@ -28,10 +28,9 @@ from __future__ import annotations
 import gast
 
 from .astutil import store_counts, stored, walk
+from .checkpoint_sharing import call_writes
 from .errors import UnsupportedSyntaxError
 
-MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "sort", "reverse",
-            "fill", "resize", "put", "setdefault", "popitem")
 LISTS = (gast.List, gast.ListComp)
 
 
@@ -129,26 +128,30 @@ def refuse_field_writes(loop, location, carried):
     """Refuse a loop that writes a field of an object it ``carried`` into a trip (the names of
     its state a trip reads before binding them; module docstring)."""
     for n in walk(gast.Module(loop.body, [])):
-        base = None
+        bases = []
         if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
                 n.ctx, (gast.Store, gast.Del)):
-            base = n
+            bases = [n]
         elif isinstance(n, gast.AugAssign):
-            base = n.target
-        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-              and n.func.attr in MUTATING):
-            base = n.func.value
-        through = False
-        while isinstance(base, (gast.Subscript, gast.Attribute)):
-            through = through or isinstance(base, gast.Attribute)
-            base = base.value
-        if through and isinstance(base, gast.Name) and base.id in carried:
-            raise location.error(UnsupportedSyntaxError, loop, (
-                f"checkpoint= cannot checkpoint this loop: it writes a field of `{base.id}` in "
-                f"place, which it carries from one trip to the next; a snapshot holds the "
-                f"object, not a copy of its fields, so a replay would start from the fields "
-                f"the last trip left. Bind `{base.id}` to a new object in each trip instead, or "
-                f"leave out checkpoint="))
+            bases = [n.target]
+        elif isinstance(n, gast.Call):
+            bases = list(call_writes(n))  # (`np.put(p.w, ...)` too)
+        for base in bases:
+            _refuse_field_write(loop, location, carried, base)
+
+
+def _refuse_field_write(loop, location, carried, base):
+    through = False
+    while isinstance(base, (gast.Subscript, gast.Attribute)):
+        through = through or isinstance(base, gast.Attribute)
+        base = base.value
+    if through and isinstance(base, gast.Name) and base.id in carried:
+        raise location.error(UnsupportedSyntaxError, loop, (
+            f"checkpoint= cannot checkpoint this loop: it writes a field of `{base.id}` in "
+            f"place, which it carries from one trip to the next; a snapshot holds the "
+            f"object, not a copy of its fields, so a replay would start from the fields "
+            f"the last trip left. Bind `{base.id}` to a new object in each trip instead, or "
+            f"leave out checkpoint="))
 
 
 def called_defs(node, position, loop):

@@ -30,6 +30,10 @@ MUTATING = ("append", "extend", "insert", "remove", "clear", "update", "pop", "s
             "fill", "resize", "put", "setdefault", "popitem")
 
 
+# NumPy functions that write into their first argument
+NUMPY_WRITES = ("put", "copyto", "place", "putmask", "fill_diagonal", "put_along_axis")
+
+
 # methods whose result is never the array they are called on, nor a view of it
 _NEW_METHODS = {"copy", "flatten", "sum", "mean", "prod", "max", "min", "dot", "item",
                 "tolist", "std", "var", "cumsum", "cumprod", "round", "clip", "argmax",
@@ -161,9 +165,29 @@ def _written_bases(n, augmented):
         yield n.value
     elif isinstance(n, gast.AugAssign) and augmented:
         yield n.target
-    elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-          and n.func.attr in MUTATING):
-        yield n.func.value
+    elif isinstance(n, gast.Call):
+        yield from call_writes(n)
+
+
+def call_writes(call):
+    """The expressions a call writes into in place: ``x`` of ``x.append(...)``, of NumPy's
+    ``np.put(x, ...)``, ``np.copyto(x, ...)``, ``np.add.at(x, ...)`` and of ``out=x`` of a
+    NumPy function (a helper's ``out=`` is ``_passed``)."""
+    func = call.func
+    if not isinstance(func, gast.Attribute):
+        return
+    if _numpy(func.value) and func.attr in NUMPY_WRITES or (
+            func.attr == "at" and isinstance(func.value, gast.Attribute)
+            and _numpy(func.value.value)):
+        yield from call.args[:1]
+    elif func.attr in MUTATING:
+        yield func.value
+    if _known(call):
+        yield from (k.value for k in call.keywords if k.arg == "out")
+
+
+def _numpy(node):
+    return isinstance(node, gast.Name) and node.id in ("np", "numpy")
 
 
 def _passed(call):

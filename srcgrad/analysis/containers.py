@@ -13,12 +13,18 @@ them with the structure of the argument.
 
 from __future__ import annotations
 
+import operator
+
 import gast
+import numpy as np
 
 from .. import runtime
 from ..astutil import ordered_walk
 from ..rules.kinds import Kind
 
+# arithmetic (an operator's rule): a number or an array
+_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+               operator.mod, operator.pow, operator.matmul, operator.neg, operator.pos}
 # Rule parameters that take a sequence of arrays (np.concatenate's `arrays`, ...).
 SEQUENCE_PARAMS = {"arrays", "tup", "items", "iterable", "xs", "operands", "mapping"}
 
@@ -36,7 +42,29 @@ def container_suspects(body, ops):
     objects = {a.id for n in assigns for a in [_object_read(ops[id(n)])] if a is not None}
     copies_of_objects = copies + [(n.targets[0].id, ops[id(n)].args["x"].id) for n in assigns
                                   if _fresh_copy(ops[id(n)])]
+    objects |= _held_structures(body, assigns, ops)
     return _closed(out, copies) | _closed(objects, copies_of_objects)
+
+
+def _held_structures(body, assigns, ops):
+    """The names a tuple, list or dict literal holds that may be structures: all but those
+    every binding of which is NumPy's or arithmetic's result. An argument an object or a
+    dataclass was given to (``invariants = (P,)`` of two checkpointed loops) gets a
+    cotangent from the literal's and from another use: they are added with ``add``."""
+    held = {a.id for n in assigns if ops[id(n)].kind in ("tuple", "dict")
+            for a in ops[id(n)].args.values() if isinstance(a, gast.Name)}
+    numeric, targets = {}, set()
+    for n in assigns:
+        if len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
+            targets.add(id(n.targets[0]))
+            fn = getattr(getattr(ops[id(n)], "rule", None), "fn", None)
+            sure = fn in _ARITHMETIC or isinstance(fn, np.ufunc) or (
+                getattr(fn, "__module__", None) or "").startswith("numpy")
+            numeric[n.targets[0].id] = numeric.get(n.targets[0].id, True) and sure
+    for n in ordered_walk(gast.Module(body, [])):  # (a loop's target, unpacking: any value)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in targets:
+            numeric[n.id] = False
+    return {v for v in held if not numeric.get(v, False)}
 
 
 def _suspects_of(n, op):

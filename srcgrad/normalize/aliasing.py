@@ -231,6 +231,16 @@ def checkpointed_loop_fn():
     return checkpointed_loop
 
 
+def returned_arguments(call, fn, ctx, names):
+    """``call`` with the arguments what it returns may hold: a checkpointed loop's state alone
+    when its body binds no name of the state but to new arrays of arithmetic, and writes into
+    none (the step's ``__srcgrad_holds_invariants__`` False): it returns no invariant."""
+    if fn is not checkpointed_loop_fn() or len(call.args) < 5 or getattr(
+            ctx.namespace.resolve(call.args[1], names), "__srcgrad_holds_invariants__", True):
+        return call
+    return gast.Call(call.func, call.args[:4], [])
+
+
 def kept_state(value, values, ctx, names):
     """The name ``v`` when ``value`` is ``t[k]`` of ``t = checkpointed_loop(probe, step, steps,
     state, ...)`` (the call ``checkpoint=`` makes of a loop), ``state`` bound once to a tuple

@@ -52,7 +52,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..frontend.source import is_derivative
 from ..runtime import writes
-from .aliasing import checkpointed_loop_fn, kept_state, same_items
+from .aliasing import checkpointed_loop_fn, kept_state, returned_arguments, same_items
 from .anf import VIEW_METHODS
 from .integer_writes import typed_buffers
 
@@ -354,8 +354,8 @@ class SharedUpdates:
             # `y = setitem(y, i, v)` holds y and v, never the index
             return [n for k, a in enumerate(value.args) if k != 1
                     for n in self._passed_on(a, outside)]
-        if fn is MISSING or self._may_return_an_argument(fn):
-            return self._arguments(value, outside)  # a local callable: anything may come back
+        if fn is MISSING or self._may_return_an_argument(fn):  # (a local callable: any)
+            return self._arguments(returned_arguments(value, fn, self.ctx, self.locals), outside)
         return []
 
     def _may_return_an_argument(self, fn):

@@ -386,8 +386,15 @@ class ReverseAD:
                     else gast.Constant(int(key), None)
                 )
                 part = self._call(runtime.elem, dt, index, name(element.id))
-                contribs[element.id] = _plus(contribs.get(element.id), part)
+                contribs[element.id] = self._plus(element.id, contribs.get(element.id), part)
         return contribs
+
+    def _plus(self, var, a, b):
+        """``a + b``, two contributions to the adjoint of ``var``: ``add(a, b)`` where ``var``
+        may hold a structure (``(P, P)``: an object's cotangents have no ``+``)."""
+        if a is None or var not in self.adjoints.containers:
+            return _plus(a, b)
+        return self._call(runtime.add, a, b)
 
     def _adjoint_setitem(self, stmt):
         """``y[index] = value``: the value gets ``dy[index]``, and ``dy[index]`` becomes zero,
@@ -469,9 +476,7 @@ class ReverseAD:
                 if self.shapes.get(id(stmt), ({}, None))[0].get(p) == frozenset():
                     reference = gast.Constant(0.0, None)  # a number: any number's shape
                 contrib = self._call(runtime.unbroadcast, contrib, reference)
-            contribs[var] = contrib if var not in contribs else gast.BinOp(
-                contribs[var], gast.Add(), contrib
-            )
+            contribs[var] = self._plus(var, contribs.get(var), contrib)
         return contribs
 
     def _moved_step(self, rule, wanted, stmt):
