@@ -104,6 +104,7 @@ def special_rows():
         row(special.logsumexp, "special.logsumexp(a)", a=x((3, 4))),
         row(special.logsumexp, "special.logsumexp(a, axis=1)", a=x((3, 4))),
         row(special.logsumexp, "special.logsumexp(a, axis=0, keepdims=True)", a=x((3, 4))),
+        row(special.logsumexp, "special.logsumexp(a, axis=1, keepdims=True)", a=x((3, 4))),
         row(special.logsumexp, "special.logsumexp(a, axis=-1, b=b)", a=x((3, 4)),
             b=x((4,), POS)),
         row(special.logsumexp, "special.logsumexp(a, b=b)", a=x((3,)), b=x((2, 3), POS)),
@@ -158,13 +159,19 @@ def stats_rows():
         for method in ("cdf", "logcdf", "sf", "logsf"):
             call = f"stats.{name}.{method}({cargs})"
             rows.append(row(getattr(dist, method), call, **fixed))
+        if name == "laplace":  # at x == loc, where the score -sign(z) is 0
+            for method in ("logpdf", "pdf"):
+                rows.append(row(getattr(dist, method), f"stats.laplace.{method}(0.5, 0.5, scale)",
+                                scale=x((), scaled)))
         # x broadcast up by an array loc
         rows.append(row(dist.logpdf, f"stats.{name}.logpdf({cargs.replace('x', 'x0', 1)})",
                         x0=x((), xd), loc=x((2,), locd), scale=x((), scaled)))
     counts = np.array([0.0, 1.0, 3.0, 6.0])
     for method in ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf"):
         fn = getattr(stats.poisson, method)
-        rows.append(row(fn, f"stats.poisson.{method}(K, mu)", mu=x((), (1.0, 4.0)), K=counts))
+        # (counts between integers for the cdf family, which takes the floor)
+        k = counts if method.endswith("pmf") else counts + 0.5
+        rows.append(row(fn, f"stats.poisson.{method}(K, mu)", mu=x((), (1.0, 4.0)), K=k))
         rows.append(row(fn, f"stats.poisson.{method}(K, mu, 1)", mu=x((4,), (1.0, 4.0)),
                         K=counts + 1))
     for method in ("logpdf", "pdf"):
@@ -456,10 +463,24 @@ def test_odeint_tfirst():
     def rhs(t, y, k):
         return -k * y * t
 
-    f = define(["k"], ["return np.sum(odeint(rhs, Y0, T, args=(k,), tfirst=True, "
-                       "rtol=1e-10, atol=1e-10))"],
-               {"rhs": rhs, "Y0": np.array([1.0, 2.0]), "T": np.array([0.0, 1.0, 2.0])})
-    check_grad(f, (0.6,), rtol=1e-5)
+    # (in y0 too: its adjoint reads the right-hand side with t first)
+    f = define(["k", "y0"], ["return np.sum(odeint(rhs, y0, T, args=(k,), tfirst=True, "
+                             "rtol=1e-10, atol=1e-10) ** 2)"],
+               {"rhs": rhs, "T": np.array([0.0, 1.0, 2.0])})
+    check_grad(f, (0.6, np.array([1.0, 2.0])), wrt=(0, 1), rtol=1e-5)
+
+
+def logsumexp_with_its_sign(a, b):
+    return special.logsumexp(a, b=b, return_sign=True)[0]
+
+
+def test_logsumexp_with_return_sign_is_not_differentiated():
+    a, b = np.array([0.5, 1.0]), np.array([1.0, -2.0])
+    for wrt in (0, 1):
+        with pytest.raises(srcgrad.NoRuleError, match="return_sign=True"):
+            srcgrad.grad(logsumexp_with_its_sign, wrt=wrt)(a, b)
+        with pytest.raises(srcgrad.NoRuleError, match="return_sign=True"):
+            srcgrad.jvp(logsumexp_with_its_sign, wrt=wrt)(a, b, np.ones(2))
 
 
 def exchange(z, t, a):
