@@ -461,9 +461,9 @@ def test_odeint_vector_field_with_matrix_argument():
 
 def test_odeint_tfirst():
     def rhs(t, y, k):
-        return -k * y * t
+        return -k * y * t + np.sin(3 * t)
 
-    # (in y0 too: its adjoint reads the right-hand side with t first)
+    # (in y0 too: its adjoint reads the right-hand side with t first; rhs(y, t, k) differs)
     f = define(["k", "y0"], ["return np.sum(odeint(rhs, y0, T, args=(k,), tfirst=True, "
                              "rtol=1e-10, atol=1e-10) ** 2)"],
                {"rhs": rhs, "T": np.array([0.0, 1.0, 2.0])})
