@@ -134,13 +134,46 @@ def test_specialized_sums_share_what_they_join_only_where_it_is_the_same(h0):
     args = (WX, WH, B, XS, h0)
     df(*args)
     text = source(df)
-    assert "joins = []" in text and "matmul_vjp_right_steps_joined" in text, text
+    # the kinds prove the layout of the products' lists (their checks skipped), the gradient's
+    # kind holds through the loop (its unbroadcasts a shape test, `1 -` of a float)
+    assert "joins = []" in text and "dWh += matmul_vjp_right_steps_known(dWh_dys, dWh_xs, " \
+        "joins)" in text and "dWx += matmul_vjp_right_steps_known(" in text, text
+    assert "dh_matmul_Wh = dplus if dplus.shape == h_matmul_Wh.shape else unbroadcast(dplus, " \
+        "h_matmul_Wh)" in text and "dh * (1.0 - h * h)" in text, text
     got = df.last()(*args)  # the specialized code itself (df runs the other on a ValueError)
     want = generic.__wrapped__(*args)
     for g, w in zip(got, want):
         assert g.shape == w.shape and np.array_equal(g, w)
     for i in range(3):
         check_grad(rnn, args, i)
+
+
+@pytest.mark.parametrize("steps", [3, 0])
+def test_specialized_sums_of_unproven_kinds_check_them(steps):
+    # vectors (h @ Wh of a vector h has no kind here): the products' lists are checked; no
+    # steps: no gradient; the same bits as the unspecialized code's
+    generic = grad(vector_rnn, wrt=(0, 1))
+    df = specialize(generic)
+    args = (WX, WH, XS[:steps, 0], H0[0])
+    df(*args)
+    text = source(df)
+    assert "dWh += matmul_vjp_right_steps_joined(dWh_dys, dWh_xs, Wh, joins)" in text, text
+    got = df.last()(*args)
+    want = generic.__wrapped__(*args)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and np.array_equal(g, w) and (steps or not g.any())
+    if steps:
+        check_grad(vector_rnn, args, 1)
+
+
+def test_specialized_sums_of_no_steps_are_no_gradient():
+    generic = grad(rnn, wrt=(0, 1, 2))
+    df = specialize(generic)
+    args = (WX, WH, B, XS[:0], H0)
+    df(*args)
+    assert "matmul_vjp_right_steps_known(" in source(df)
+    for g, w in zip(df.last()(*args), generic.__wrapped__(*args)):
+        assert g.shape == w.shape and np.array_equal(g, w) and not g.any()
 
 
 def test_joined_reuses_only_the_same_arrays_joined_the_same_way():

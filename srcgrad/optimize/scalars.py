@@ -17,8 +17,19 @@ float64 number (a Python float or a NumPy float64 scalar):
                                             parameter the function never rebinds or updates)
     matmul_vjp_left(g, a, b)   ->  g @ b.T   (a, b float64 matrices: what it computes)
     matmul_vjp_right(g, a, b)  ->  a.T @ g   (a a float64 matrix, b one or a vector: the same)
+    1 - h               ->  1.0 - h  (h a float64 array: NumPy converts the int to that float;
+                                      also +, *, /)
+    unbroadcast(g, x)   ->  g if g.shape == x.shape else unbroadcast(g, x)
+                                     (g, x float64 arrays: the test the helper starts with)
+    matmul_vjp_right_steps_joined(dys, xs, b, joins)
+                        ->  matmul_vjp_right_steps_known(dys, xs, joins)
+                                     (the lists' items float64 matrices, b one: the
+                                      product of their joined rows, without checking them)
 
-The first four give what the helper returns for a number, and the two products the very
+The kinds of some helpers' results are known too (``shape_like``, ``unreduce`` of a number and
+``unbroadcast`` of float64 arrays of one or more dimensions make float64 arrays of as many
+dimensions as the array they shape their result on), so that a gradient's kind holds through a
+loop. The first four give what the helper returns for a number, and the two products the very
 expression the helper evaluates for those kinds (a float64 array's ``x[i]``, fewer indices than
 dimensions, is an array of the rest; ``a @ b`` of float64 matrices, or of an N-d array and a
 matrix, one of as many dimensions as ``a``), so the values are unchanged (numba compiles the
@@ -49,6 +60,7 @@ from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
 from ..emit import naming
+from ..transform.nodes import call
 from . import projections, recompute, typed_saves
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
@@ -62,8 +74,9 @@ ELEMENTWISE = {
     np.negative, np.square, np.exp2,
 }
 ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+WIDENED = (gast.Add, gast.Sub, gast.Mult, gast.Div)  # (an int power may take another path)
 HELPERS = (runtime.unbroadcast, runtime.unreduce, runtime.zeros_like, runtime.unit_seed,
-           runtime.check_tangent)
+           runtime.check_tangent, runtime.shape_like)
 _AGREES: dict = {}
 
 
@@ -79,6 +92,7 @@ def run(fn_node, ctx):
     fn_node.body[:0] = rewrite.listed()
     if not ctx.for_numba:
         projections.run(fn_node, ctx, kinds, top, unwritten(ctx, fn_node))
+        ShapeTested(ctx, kinds).visit(fn_node)
     if ctx.for_numba:
         saves = recompute.run(fn_node, kinds, top)
         typed_saves.run(fn_node, ctx, saves, kinds.is_range)
@@ -145,6 +159,9 @@ class Kinds:
         self.numbers = set()  # id of the assignments whose target is a number
         self.packed = {}  # name -> the tuple displays bound to it (safe if only returned)
         self.products = {}  # id(matmul_vjp_left / _right call) -> the helper it calls
+        self.widened = set()  # id of int constants operands of float64 array arithmetic
+        self.same_shapes = set()  # id of unbroadcast(g, x) calls of float64 arrays g and x
+        self.layouts = {}  # id(matmul_vjp_right_steps_joined call) -> its layout, proven
 
     def _listable(self, fn_node):
         """The float64 vector parameters the function never rebinds or updates in place."""
@@ -427,10 +444,22 @@ class Kinds:
                 return F if isinstance(op, gast.Div) else I
             return F
         kind = _of_arrays(op, a, b)
+        for operand, other in ((left, b), (right, a)):
+            self.widen(operand, op, kind if _array(other) else None)
         if kind is not None:
             return kind
         self.hazards.extend(e for e, k in ((left, a), (right, b)) if k == F)
         return None
+
+    def widen(self, operand, op, kind):
+        """An int constant added to, subtracted from, multiplying or dividing a float64 array
+        (``1 - h * h``) is written as the float it is converted to (NumPy converts a Python int
+        at every call, a float at less cost)."""
+        if isinstance(operand, gast.Constant) and type(operand.value) is int:
+            if kind is not None and isinstance(op, WIDENED) and abs(operand.value) < 2**53:
+                self.widened.add(id(operand))
+            else:
+                self.widened.discard(id(operand))
 
     def element(self, e, env):
         """``x[i]`` / ``x[i, j]`` with int indices, of a float64 array of as many dimensions."""
@@ -457,6 +486,8 @@ class Kinds:
         self.found.pop(id(e), None)  # a loop's earlier pass may have found more than holds
         self.math_calls.discard(id(e))
         self.products.pop(id(e), None)
+        self.same_shapes.discard(id(e))
+        self.layouts.pop(id(e), None)
         kind = self.known_call(e, fn, kinds)
         if kind is None and fn not in (runtime.cast_like, runtime.as_like, runtime.check_real):
             # (the gradient in the argument's dtype: any number converts; a number is real)
@@ -483,6 +514,8 @@ class Kinds:
             return self.product(e, fn, kinds)
         if fn is float and len(kinds) == 1 and _number(first):
             return F
+        if fn is runtime.matmul_vjp_right_steps_joined:
+            return self.steps_layout(e, kinds)
         return None
 
 
@@ -523,6 +556,39 @@ class Kinds:
             return first
         if fn is runtime.check_tangent:
             return first  # the tangent as given, once its shape is checked
+        return self.spread(e, fn, kinds)
+
+    def spread(self, e, fn, kinds):
+        """The float64 arrays of one or more dimensions (never a 0-d result, which NumPy may
+        give as a scalar) helpers make of float64 arrays (runtime/shapes.py):
+        ``shape_like(a, ...)`` a broadcast view of the shape the arrays broadcast to;
+        ``unreduce(number, x)`` the number spread over ``x``'s shape (a view);
+        ``unbroadcast(g, x)`` ``g`` summed to ``x``'s shape, or ``g`` itself where the two
+        shapes are the same (the test it starts with, written out: ``shape_tested``)."""
+        if fn is runtime.shape_like and kinds and all(map(_array, kinds)):
+            ndim = max(k[1] for k in kinds)
+            return ("array", ndim) if ndim >= 1 else None
+        if len(kinds) != 2 or not _array(kinds[1]) or kinds[1][1] < 1:
+            return None
+        if fn is runtime.unreduce and kinds[0] == F:
+            return kinds[1]
+        if fn is runtime.unbroadcast and _array(kinds[0]):
+            if all(isinstance(a, gast.Name) for a in e.args):
+                self.same_shapes.add(id(e))
+            return kinds[1]
+        return None
+
+    def steps_layout(self, e, kinds):
+        """``matmul_vjp_right_steps_joined(dys, xs, b, joins)`` of step lists holding float64
+        matrices only and a float64 matrix ``b``: the layout ``runtime.steps_layout`` finds for
+        them when there are any steps, their rows joined (recorded, its checks skipped:
+        ``matmul_vjp_right_steps_known``)."""
+        if len(e.args) != 4 or kinds[2] != ("array", 2) or not all(
+            isinstance(a, gast.Name) for a in e.args[:2]
+        ):
+            return None
+        if self.saves.get(e.args[0].id) == self.saves.get(e.args[1].id) == (("array", 2),):
+            self.layouts[id(e)] = 2
         return None
 
 
@@ -535,6 +601,11 @@ class Rewrite(gast.NodeTransformer):
         self.math_ok = math_ok
         self.lists_ok = lists_ok
         self.lists = {}  # vector parameter -> the name of its list
+
+    def visit_Constant(self, node):
+        if id(node) in self.kinds.widened and not self.ctx.for_numba:
+            return gast.Constant(float(node.value), None)
+        return node
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
@@ -581,6 +652,36 @@ class Rewrite(gast.NodeTransformer):
             node.func = gast.Attribute(gast.Name(module, gast.Load(), None, None), py_fn.__name__,
                                        gast.Load())
         return node
+
+
+class ShapeTested(gast.NodeTransformer):
+    """Python only, after ``projections``: ``unbroadcast(g, x)`` of float64 arrays ``g`` and
+    ``x`` as ``g if g.shape == x.shape else unbroadcast(g, x)`` (the test ``unbroadcast``
+    starts with for two arrays, without the call), and ``matmul_vjp_right_steps_joined`` of a
+    proven layout as ``matmul_vjp_right_steps_known`` (the same product, without the checks of
+    every step's kinds)."""
+
+    def __init__(self, ctx, kinds):
+        self.ctx = ctx
+        self.kinds = kinds
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        layout = self.kinds.layouts.get(id(node))
+        if layout is not None:
+            dys, xs, _, joins = node.args
+            return call(self.ctx, runtime.matmul_vjp_right_steps_known, dys, xs, joins)
+        if id(node) not in self.kinds.same_shapes or self.kinds.resolve(
+            node.func
+        ) is not runtime.unbroadcast:
+            return node
+        g, x = node.args
+        test = gast.Compare(_shape(g), [gast.Eq()], [_shape(x)])
+        return gast.IfExp(test, gast.Name(g.id, gast.Load(), None, None), node)
+
+
+def _shape(name):
+    return gast.Attribute(gast.Name(name.id, gast.Load(), None, None), "shape", gast.Load())
 
 
 def _transposed(node):

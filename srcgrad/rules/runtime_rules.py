@@ -43,6 +43,8 @@ for _seed in (runtime.uniform_mean_grad, runtime.uniform_unreduce):
 # So do the sums after a loop that share their joined arrays (optimize/steps.py).
 defrule(runtime.matmul_vjp_right_steps_joined, "dys, xs, b, joins", vjp={},
         unsupported={"dys": _SPECIALIZED_ONLY, "xs": _SPECIALIZED_ONLY})
+defrule(runtime.matmul_vjp_right_steps_known, "dys, xs, joins", vjp={},
+        unsupported={"dys": _SPECIALIZED_ONLY, "xs": _SPECIALIZED_ONLY})
 defrule(runtime.unbroadcast_steps_joined, "gs, x, joins", vjp={},
         unsupported={"gs": _SPECIALIZED_ONLY})
 defrule(runtime.joined, "arrays, stack, joins", vjp={}, unsupported={"arrays": _SPECIALIZED_ONLY})

@@ -281,6 +281,7 @@ from .products import (  # noqa: F401
     matmul_vjp_right,
     matmul_vjp_right_steps,
     matmul_vjp_right_steps_joined,
+    matmul_vjp_right_steps_known,
     steps_layout,
     sums_layout,
     tensordot_vjp_left,

@@ -149,6 +149,15 @@ def matmul_vjp_right_steps_joined(dys, xs, b, joins):
     return matmul_vjp_right_steps(dys, xs, b)
 
 
+def matmul_vjp_right_steps_known(dys, xs, joins):
+    """``matmul_vjp_right_steps_joined(dys, xs, b, joins)`` where the code's kinds prove what
+    ``steps_layout`` checks: ``b``, every ``xs[i]`` and every ``dys[i]`` a float64 matrix
+    (optimize/scalars.py); no steps, no gradient."""
+    if not xs:
+        return 0.0
+    return joined(xs, False, joins).T @ joined(dys, False, joins)
+
+
 def unbroadcast_steps_joined(gs, x, joins):
     """``unbroadcast_steps(gs, x)``, its stacked or joined contributions from ``joined``."""
     layout = sums_layout(gs, x)
