@@ -60,8 +60,7 @@ from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
 from ..emit import naming
-from ..transform.nodes import call
-from . import projections, recompute, typed_saves
+from . import projections, recompute, tested, typed_saves
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
 I = "int"  # noqa: E741 (a Python int)
@@ -74,6 +73,7 @@ ELEMENTWISE = {
     np.negative, np.square, np.exp2,
 }
 ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+KEPT = (np.sum, np.max, np.min, np.amax, np.amin, np.mean, np.prod)  # reductions
 WIDENED = (gast.Add, gast.Sub, gast.Mult, gast.Div)  # (an int power may take another path)
 HELPERS = (runtime.unbroadcast, runtime.unreduce, runtime.zeros_like, runtime.unit_seed,
            runtime.check_tangent, runtime.shape_like)
@@ -92,7 +92,7 @@ def run(fn_node, ctx):
     fn_node.body[:0] = rewrite.listed()
     if not ctx.for_numba:
         projections.run(fn_node, ctx, kinds, top, unwritten(ctx, fn_node))
-        ShapeTested(ctx, kinds).visit(fn_node)
+        tested.run(fn_node, ctx, kinds)
     if ctx.for_numba:
         saves = recompute.run(fn_node, kinds, top)
         typed_saves.run(fn_node, ctx, saves, kinds.is_range)
@@ -161,6 +161,7 @@ class Kinds:
         self.products = {}  # id(matmul_vjp_left / _right call) -> the helper it calls
         self.widened = set()  # id of int constants operands of float64 array arithmetic
         self.same_shapes = set()  # id of unbroadcast(g, x) calls of float64 arrays g and x
+        self.spreads = set()  # id of unreduce(g, x, axis=..., keepdims=True) calls of such
         self.layouts = {}  # id(matmul_vjp_right_steps_joined call) -> its layout, proven
 
     def _listable(self, fn_node):
@@ -481,8 +482,9 @@ class Kinds:
         kinds = [self.expr(a, env) for a in e.args]
         for kw in e.keywords:
             self.use(kw.value, env)
+        self.spreads.discard(id(e))
         if e.keywords:
-            fn = None
+            return self.spread_kept(e, fn, kinds)
         self.found.pop(id(e), None)  # a loop's earlier pass may have found more than holds
         self.math_calls.discard(id(e))
         self.products.pop(id(e), None)
@@ -493,6 +495,28 @@ class Kinds:
             # (the gradient in the argument's dtype: any number converts; a number is real)
             self.hazards.extend(a for a, k in zip(e.args, kinds) if k == F)
         return kind
+
+    def spread_kept(self, e, fn, kinds):
+        """``np.sum(x, axis=a, keepdims=True)`` (also max, min, mean, prod) of a float64 array
+        ``x`` of one or more dimensions: a float64 array of as many.
+        ``unreduce(g, x, axis=a, keepdims=True)`` of such an ``x``: ``g`` spread over ``x``'s
+        shape (a view; ``spreads``: tested.py may read ``g`` in its place), a float64 array for
+        a float64 number or array ``g``."""
+        keywords = {kw.arg: kw.value for kw in e.keywords}
+        kept = keywords.get("keepdims")
+        if set(keywords) != {"axis", "keepdims"} or not (
+            isinstance(kept, gast.Constant) and kept.value is True
+        ) or not kinds or not _array(kinds[-1]) or kinds[-1][1] < 1:
+            return None
+        if fn in KEPT and len(kinds) == 1:
+            return kinds[0]  # (a reduction keeping its axes: an array of as many)
+        if fn is not runtime.unreduce or len(kinds) != 2:
+            return None
+        if _array(kinds[0]) and kinds[0] != kinds[1]:
+            return None
+        if all(isinstance(a, gast.Name) for a in e.args):
+            self.spreads.add(id(e))
+        return kinds[1] if kinds[0] == F or _array(kinds[0]) else None
 
     def known_call(self, e, fn, kinds):
         """The kind of a call's result, for the functions this pass knows."""
@@ -652,36 +676,6 @@ class Rewrite(gast.NodeTransformer):
             node.func = gast.Attribute(gast.Name(module, gast.Load(), None, None), py_fn.__name__,
                                        gast.Load())
         return node
-
-
-class ShapeTested(gast.NodeTransformer):
-    """Python only, after ``projections``: ``unbroadcast(g, x)`` of float64 arrays ``g`` and
-    ``x`` as ``g if g.shape == x.shape else unbroadcast(g, x)`` (the test ``unbroadcast``
-    starts with for two arrays, without the call), and ``matmul_vjp_right_steps_joined`` of a
-    proven layout as ``matmul_vjp_right_steps_known`` (the same product, without the checks of
-    every step's kinds)."""
-
-    def __init__(self, ctx, kinds):
-        self.ctx = ctx
-        self.kinds = kinds
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        layout = self.kinds.layouts.get(id(node))
-        if layout is not None:
-            dys, xs, _, joins = node.args
-            return call(self.ctx, runtime.matmul_vjp_right_steps_known, dys, xs, joins)
-        if id(node) not in self.kinds.same_shapes or self.kinds.resolve(
-            node.func
-        ) is not runtime.unbroadcast:
-            return node
-        g, x = node.args
-        test = gast.Compare(_shape(g), [gast.Eq()], [_shape(x)])
-        return gast.IfExp(test, gast.Name(g.id, gast.Load(), None, None), node)
-
-
-def _shape(name):
-    return gast.Attribute(gast.Name(name.id, gast.Load(), None, None), "shape", gast.Load())
 
 
 def _transposed(node):
