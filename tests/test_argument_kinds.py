@@ -381,3 +381,31 @@ def test_a_loops_products_of_its_input_and_a_matrix_are_made_once_before_it():
     _checked_products(recurrent, (Wx, Wh, xs[:, 0], h0[0]), [], ["xs @ Wx"])
     _checked_products(read_whole, (Wx, xs), ["xs_item @ Wx"], ["xs @ Wx"])
     _checked_products(shifted_steps, (Wx, xs), [], [" @ Wx if", " @ W if"])
+
+
+def log_softmax_loss(x, w):
+    z = x - np.max(x, axis=1, keepdims=True)
+    return np.sum(np.log(np.sum(np.exp(z), axis=1, keepdims=True)) * w)
+
+
+def kept_square(a, w):  # (a * a has a's shape: the spread is over a, met by a)
+    return np.sum(np.sqrt(np.sum(a * a, axis=1, keepdims=True)) * w)
+
+
+def kept_sum(a, w):
+    return np.sum(np.sum(a, axis=1, keepdims=True) * w)
+
+
+def dropped_axis(a, w):
+    return np.sum(np.log(np.sum(np.exp(a), axis=1)) * w)
+
+
+def test_a_spread_met_only_by_what_was_summed_is_the_cotangent_itself():
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal((4, 1))
+    # d(exp_z) = unreduce(g, exp_z, axis=1, keepdims=True), read only in `* exp_z`: g itself
+    _checked_products(log_softmax_loss, (x, w), ["dexp_z = dsum_exp_z\n"], ["= unreduce("])
+    _checked_products(kept_square, (x, w), ["da_times_a = dsum_a_times_a\n"], ["= unreduce("])
+    # the spread returned (not met by a): kept; without keepdims: kept
+    _checked_products(kept_sum, (x, w), ["unreduce(dsum_a, a, axis=1, keepdims=True)"], [])
+    _checked_products(dropped_axis, (x, w[:, 0]), ["unreduce(dsum_exp_a, exp_a, axis=1)"], [])

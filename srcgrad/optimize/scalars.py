@@ -339,6 +339,10 @@ class Kinds:
             self.found.pop(id(n), None)
             self.math_calls.discard(id(n))
             self.reads.pop(id(n), None)
+            self.products.pop(id(n), None)
+            self.layouts.pop(id(n), None)
+            for found in (self.widened, self.same_shapes, self.spreads):
+                found.discard(id(n))
         self.unknown(s, env)
 
     def is_range(self, it):

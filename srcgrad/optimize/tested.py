@@ -27,7 +27,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
-from ..astutil import store_counts, walk
+from ..astutil import binding_counts, walk
 from ..transform.nodes import call
 
 ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div)
@@ -67,7 +67,7 @@ def _shape(name):
 
 def _unspread(fn_node, kinds):
     """The last rewrite of the module docstring."""
-    counts = store_counts(fn_node)
+    counts = binding_counts(fn_node)
     operands = {}  # id of each name read as an operand of elementwise arithmetic -> the other
     for n in walk(fn_node):
         if isinstance(n, gast.BinOp) and isinstance(n.op, ELEMENTWISE):
@@ -79,7 +79,7 @@ def _unspread(fn_node, kinds):
         ) or kinds.resolve(value.func) is not runtime.unreduce:
             continue
         d, (g, x) = s.targets[0].id, value.args
-        if counts[d] == 1 and counts[x.id] <= 1 and all(
+        if counts[d] == 1 and counts[x.id] == 1 and all(
             _with(operands.get(id(n)), x.id) for n in walk(fn_node)
             if isinstance(n, gast.Name) and n.id == d and not isinstance(n.ctx, gast.Store)
         ):
