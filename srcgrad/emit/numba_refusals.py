@@ -9,7 +9,8 @@ objects other than NumPy, ``math``, numbers and srcgrad's helpers); else it retu
 header, one import or constant per name the code reads from outside. :func:`located` makes a
 refusal the user's error at the line behind the generated one (file, line, caret);
 :func:`typing_failure` does the same for a failure of numba's type inference on the first call
-with new argument kinds (``numba_calls``). ``docs/numba.md`` lists these constructs.
+with new argument kinds (``numba_calls``). ``docs/api.md`` (``backend="numba"``) lists these
+constructs.
 """
 
 from __future__ import annotations

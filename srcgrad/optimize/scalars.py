@@ -486,15 +486,16 @@ class Kinds:
         kinds = [self.expr(a, env) for a in e.args]
         for kw in e.keywords:
             self.use(kw.value, env)
-        self.spreads.discard(id(e))
-        if e.keywords:
-            return self.spread_kept(e, fn, kinds)
         self.found.pop(id(e), None)  # a loop's earlier pass may have found more than holds
         self.math_calls.discard(id(e))
         self.products.pop(id(e), None)
         self.same_shapes.discard(id(e))
         self.layouts.pop(id(e), None)
-        kind = self.known_call(e, fn, kinds)
+        self.spreads.discard(id(e))
+        if e.keywords:
+            kind = self.spread_kept(e, fn, kinds)
+        else:
+            kind = self.known_call(e, fn, kinds)
         if kind is None and fn not in (runtime.cast_like, runtime.as_like, runtime.check_real):
             # (the gradient in the argument's dtype: any number converts; a number is real)
             self.hazards.extend(a for a, k in zip(e.args, kinds) if k == F)
