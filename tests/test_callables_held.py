@@ -485,6 +485,74 @@ def test_an_object_built_here_changed_after_its_dict_of_bound_methods_is_made():
         f(X)
 
 
+
+def a_dict_the_function_reads_itself(x):
+    blk, other = Block(x[0]), Other(x[1])
+    d = {"a": blk.s, "b": other.s}
+    y = d["a"](x)  # (Block's `__call__` gives another value)
+    for k in d:  # a key known when it runs: a branch on which method it is
+        y = d[k](y) * x
+    return np.sum(y)
+
+
+def a_dict_item_of_a_block(x):
+    blk = Block(x[0] * x[1])
+    d = {"a": blk.s}
+    return np.sum(d["a"](x) * x)
+
+
+def test_a_dict_of_bound_methods_the_function_makes_and_reads_itself():
+    # `d = {"a": blk.s}; d["a"](x)`: the method called on the object `blk` names, checked to be
+    # the one the item is bound to (was refused at transform time: "cannot resolve `d_item`")
+    check_first_order(a_dict_the_function_reads_itself)
+    f, v = a_dict_item_of_a_block, np.array([0.2, -0.4, 0.1, 0.3])
+    np.testing.assert_allclose(srcgrad.hvp(f)(X, v), hessian_by_differences(f, (X,)) @ v,
+                               rtol=1e-5, atol=1e-6)
+
+
+
+def hooks_as_values_and_items(x):
+    hk = BuiltHooks(x[0])
+    y = x
+    for f in hk.hooks.values():  # (Block's `__call__` is not what is called)
+        y = f(y) * x
+    for k, f in hk.hooks.items():
+        y = f(y) + x * len(k)
+    d = {"a": Block(x[1]).s, "b": Other(x[2]).s}
+    for f in d.values():
+        y = f(y)
+    return np.sum(y)
+
+
+def global_hooks_as_values_and_items(x):
+    y = x
+    for f in HELD_HOOKS.hooks.values():
+        y = f(y) * x
+    for k, f in HELD_HOOKS.hooks.items():
+        y = f(y) + x * len(k)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [hooks_as_values_and_items, global_hooks_as_values_and_items],
+                         ids=lambda f: f.__name__)
+def test_the_values_and_items_of_a_dict_of_bound_methods_called(f):
+    # a branch on which of the dict's methods each item is, as for `for k in hk.hooks` (was
+    # refused at transform time: "cannot resolve `f`")
+    check_first_order(f)
+
+def _its_object_changed_after(x):
+    blk = Block(x[0])
+    d = {"a": blk.s}
+    blk.w = x[1]  # Python's item sees the new `w`; srcgrad's write makes a copy
+    return np.sum(d["a"](x))
+
+
+def test_a_dict_of_bound_methods_whose_object_is_changed_afterwards_is_refused_at_the_call():
+    with pytest.raises(SrcgradError, match="is written into or bound again") as e:
+        srcgrad.grad(_its_object_changed_after)(X)
+    assert e.value.lineno == inspect.getsourcelines(_its_object_changed_after)[1] + 4
+
+
 class HeldList:
     def __init__(self):
         self.a, self.b = Block(np.array([0.5, 0.2, -0.3, 1.0])), Other(-1.5)

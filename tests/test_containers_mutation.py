@@ -169,6 +169,20 @@ def iterate_items(x):
     return s
 
 
+_WEIGHTS = {"a": np.array([1.0, 2.0, 3.0]), "b": np.array([0.5, -0.1, 0.2])}
+
+
+def iterate_a_global_dicts_values_and_items(x):
+    # `.values()` / `.items()` of a global dict: Python's views, indexed by srcgrad's loop
+    # (a `TypeError` when it ran: 'dict_values' object is not subscriptable)
+    y = x
+    for v in _WEIGHTS.values():
+        y = np.sin(y) * v
+    for k, v in _WEIGHTS.items():
+        y = y * v + len(k)
+    return np.sum(y)
+
+
 def values_and_items_as_lists(x):
     d = {"a": x, "b": np.cos(x)}
     vs = list(d.values())
@@ -248,7 +262,8 @@ CASES = [
     (del_key, (X,)), (update_dict, (X,)), (clear_list, (X,)), (iterate_dict, (X,)),
     (iterate_dict_argument, (X, {"w": X * 2.0, "v": X - 1.0})), (iterate_keys, (X,)),
     (iterate_values, (X,)), (iterate_items, (X,)), (values_and_items_as_lists, (X,)),
-    (dict_get, (X,)), (dict_get_default_active, (X,)), (iterate_ndindex, (M,)),
+    (iterate_a_global_dicts_values_and_items, (X,)), (dict_get, (X,)),
+    (dict_get_default_active, (X,)), (iterate_ndindex, (M,)),
     (iterate_ndindex_varargs, (M,)), (iterate_ndenumerate, (M,)), (unpack_pairs, (X,)),
     (index_and_count, (X,)), (mutate_in_loop, (X,)), (list_of_things, (X,)),
 ]

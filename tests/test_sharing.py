@@ -740,3 +740,39 @@ def returns_from_a_loop_that_updates(x, a):
 def test_a_value_returned_from_inside_the_loop_is_no_holder():
     check_all(returns_from_a_loop_that_updates, (X, 0.7), wrt=1)
     check_all(returns_from_a_loop_that_updates, (X, 0.7), wrt=0)
+
+
+class _Cell:
+    def __init__(self, w):
+        self.w = w
+
+
+class _Holds:
+    def __init__(self, cell):
+        self.a = cell  # (inlined: `cell_2 = cell; hk = set_field(hk, "a", cell_2)`)
+
+
+def _held_by_a_built_object_then_written(x):
+    cell = _Cell(x[0])
+    hk = _Holds(cell)
+    cell.w = x[1]  # hk.a is cell: Python's hk.a.w is x[1]
+    return np.sum(hk.a.w * x)
+
+
+def _held_through_a_rename_then_written(x):
+    L = [x[0]]
+    L2 = L
+    M = [L2]
+    L.append(x[1])  # M[0] is L: Python's sum is x[0] + x[1]
+    return sum(M[0]) * np.sum(x)
+
+
+@pytest.mark.parametrize("f, name", [
+    (_held_by_a_built_object_then_written, "hk"), (_held_through_a_rename_then_written, "M"),
+], ids=lambda v: getattr(v, "__name__", v))
+def test_a_holder_of_a_renamed_object_written_afterwards_is_refused(f, name):
+    # were silently wrong values and gradients (0.36 against Python's -0.252 for the first at
+    # x = (0.3, -0.7, 0.5, 1.1)): the holder was made from another name for the object
+    with pytest.raises(UnsupportedSyntaxError, match=f"`{name}` refers to the array") as e:
+        grad(f)(X)
+    assert e.value.lineno == f.__code__.co_firstlineno + {"hk": 2, "M": 3}[name]

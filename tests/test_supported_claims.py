@@ -294,16 +294,15 @@ def method_hidden_by_a_field(x):
     return np.sum(_Hiding(x[0]).s(x))
 
 
+def dict_of_bound_methods_changed(x):
+    blk = _Holder(x[0])
+    d = {"a": blk.scale}
+    blk.w = x[1]
+    return np.sum(d["a"](x))
+
+
 def own_method_of_an_object_built_here(x):
     return np.sum(_Hooks(2.0).hooks["own"](x))
-
-
-def hooks_of_an_object_built_here_as_values(x):
-    hk = _Hooks(x[0])
-    y = x
-    for f in hk.hooks.values():
-        y = f(y)
-    return np.sum(y)
 
 
 def hooks_of_an_object_built_here_changed(x):
@@ -656,10 +655,10 @@ CLAIMS = [
      "name", method_hidden_by_a_field, 0, (X,), RUN, "holds a field `s`, which hides it"),
     ("where the method is one of that object itself", own_method_of_an_object_built_here, 0,
      (X,), TRANSFORM, "cannot resolve"),
-    ("or looped over as values (`for f in hk.hooks.values()`)",
-     hooks_of_an_object_built_here_as_values, 0, (X,), TRANSFORM, "cannot resolve"),
     ("a change of that object after the dict is made", hooks_of_an_object_built_here_changed, 0,
      (X,), RUN, "no longer hold"),
+    ("a write into that object or a new binding of that name between the dict and the call",
+     dict_of_bound_methods_changed, 0, (X,), TRANSFORM, "is written into or bound again"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "
      "error when it runs", replace_with_post_init, 0, (X, _Checked(X)), RUN, "__post_init__"),
     ("a read after it (a `NameError`) is a transform-time error", read_after_del, 0, (X,),

@@ -461,6 +461,9 @@ class ContainerMethods:
             return it.id in self.params or it.id in self.dict_names
         if isinstance(it, (gast.Subscript, gast.Attribute)):
             return self._local_root(it)
+        if isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and (
+                it.func.attr in ("keys", "values", "items")) and not it.args:
+            return True  # (a global dict's views, `HK.hooks.values()`: not indexable)
         if isinstance(it, gast.Call):
             fn = self.ctx.namespace.resolve(it.func, self.locals)
             return any(fn is f for f in ITERATORS) or fn is runtime.own_fields

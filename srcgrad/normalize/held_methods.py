@@ -40,6 +40,7 @@ from ..astutil import clone, store_counts, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
+from .dict_views import DictViews
 from .object_classes import Known, own_class, user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
@@ -57,6 +58,7 @@ class HeldMethod:
     anchors: tuple = ()
     path: tuple | None = None
     hops: int = 0
+    versions: tuple = ()  # how many bindings of each anchor were noted when it was taken
 
 
 def bound_method(example):
@@ -187,7 +189,7 @@ def _allowed_reads(fn_node):
     return allowed
 
 
-class HeldMethods:
+class HeldMethods(DictViews):
     """``Receivers``' calls of bound methods held by an object, or by a list the function
     builds (see the module's docstring)."""
 
@@ -198,25 +200,26 @@ class HeldMethods:
 
     def _note_read(self, stmt, target):
         """``target = base.attr`` / ``base[key]`` (a constant key) / ``base``: where the value
-        came from (``reads``), to find the object whose fields hold a bound method called."""
+        came from (``reads``), to find the object whose fields hold a bound method called. The
+        values or items of a dict (``seq = dict_values(d)``) count as the dict itself, an item
+        of them (``f = seq[i]``, ``f = seq_item[1]`` of ``seq = dict_items(d)``) as its item."""
         value = stmt.value
-        if isinstance(value, gast.Name):
-            self.reads[target] = (value.id, None)
-        elif isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
-            self.reads[target] = (value.value.id, ("attr", value.attr))
-        elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-            key = value.slice.value if isinstance(value.slice, gast.Constant) else None
-            self.reads[target] = (value.value.id, ("key", key))
-        else:
-            self.reads.pop(target, None)
+        if self._same_sequence(value, target):
+            return
+        pair = self._pair_value(value)
+        self._note_source(value, target, pair)
+        kept = self.kept_items.get(pair) if pair is not None else None
         self.kept_items.pop(target, None)
-        base = self.known.get(value.value.id) if isinstance(value, gast.Subscript) and (
+        if kept is not None:
+            self.kept_items[target] = kept
+        base = self._dict_known(value.value.id) if isinstance(value, gast.Subscript) and (
             isinstance(value.value, gast.Name)) else None
         if base is None or base.cls is not dict or isinstance(value.slice, gast.Constant):
             return
         held = [k.method for _, k in base.fields]  # `d[k]` of a dict of an object built here
-        if held and all(isinstance(m, HeldMethod) and m.path is not None and m.hops == 2
-                        for m in held):
+        if held and all(isinstance(m, HeldMethod) and (
+                m.path is not None and m.hops == 2 or m.path is None and m.anchors)
+                for m in held):
             self.kept_items[target] = tuple(dict.fromkeys(held))
 
     def _anchors(self, name):
@@ -253,8 +256,9 @@ class HeldMethods:
                 [gast.Name(name, gast.Store(), None, None)], bound, None), stmt))
             self.methods[name] = entry
             self.bound_values.add(name)
+            anchors = self._anchors(entry[1])
             self.known[name] = Known(types.MethodType, method=HeldMethod(
-                entry[0], self._anchors(entry[1])))
+                entry[0], anchors, versions=tuple(self.versions[n] for n, _ in anchors)))
             values.append(gast.Name(name, gast.Load(), None, None))
         if not before:
             return None
@@ -283,8 +287,11 @@ class HeldMethods:
         bound to it (``check_held_method``, a ``SrcgradError`` otherwise), and its class
         checked, is given to the method: never a call of the object itself. None where the
         object that holds it cannot be found."""
-        holder = None if method.path is None else self._holder_of(func.id, method.hops)
-        found = None if holder is None else self._path_read(holder, method.path, stmt)
+        if method.path is None:  # (a dict the function reads itself: by the names it has)
+            found = self._anchor_read(method, stmt)
+        else:
+            holder = self._holder_of(func.id, method.hops)
+            found = None if holder is None else self._path_read(holder, method.path, stmt)
         if found is None:
             return None
         before, receiver, known = found
@@ -293,6 +300,29 @@ class HeldMethods:
         before += self._check(gast.Name(receiver, gast.Load(), None, None), known)
         return before, self._call(stmt, method.fn,
                                   [gast.Name(receiver, gast.Load(), None, None)] + call.args)
+
+    def _anchor_read(self, method, stmt):
+        """The reads of a bound method's object, for an item of a dict the function made and
+        reads itself (``d = {"a": blk.s}; d["a"](x)``), by the name furthest from it among its
+        anchors that reaches it by fields (``blk``, or ``self`` by ``a`` for ``self.a.s``); or
+        None. A name of them bound again since the method was taken (``blk.w = v`` rebinds
+        ``blk`` to srcgrad's copy, ``blk = Block(v)`` to another object) is an error at
+        transform time: Python's item would still be bound to the object, changed or not."""
+        for (name, path), version in reversed(list(zip(method.anchors, method.versions))):
+            if self.versions[name] != version:
+                attr = method.fn.__name__
+                raise self.ctx.location.error(UnsupportedSyntaxError, stmt, (
+                    f"srcgrad does not support calling the bound method "
+                    f"`{method.fn.__qualname__}` that a dict the function made holds, after "
+                    f"`{name}`, which reaches its object, is written into or bound again "
+                    f"(`{name}.w = v`, `{name} = ...`): its write makes a copy, which the "
+                    f"item would not follow. Make the dict after the change, or call the "
+                    f"method where it is named (`{name}.{attr}(x)`)"))
+            if name in self.known and user_class(self.known[name].cls) or path:
+                found = self._path_read(name, path, stmt)
+                if found is not None:
+                    return found
+        return None
 
     def _kept_branch(self, stmt):
         """``y = h(x)`` of ``h = d[k]``, ``k`` known only when it runs, of a dict of bound
@@ -303,9 +333,11 @@ class HeldMethods:
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
                 and call.func.id in self.kept_items and isinstance(stmt.targets[0], gast.Name)):
             return None
-        holder, branch = self._holder_of(call.func.id, 2), None
-        for method in reversed(self.kept_items[call.func.id] if holder else ()):
-            found = self._path_read(holder, method.path, stmt)
+        methods, branch = self.kept_items[call.func.id], None
+        holder = self._holder_of(call.func.id, 2) if methods[0].path is not None else None
+        for method in reversed(methods):
+            found = self._anchor_read(method, stmt) if method.path is None else (
+                holder and self._path_read(holder, method.path, stmt))
             if found is None:
                 return None
             reads, receiver, known = found
@@ -378,15 +410,22 @@ class HeldMethods:
         """``f = fs[i]`` of a list, tuple or dict an example shows to hold bound methods of
         objects of the user's classes, by an index or key known only when it runs: the methods
         ``f`` may be (``by_identity``); any other assignment forgets them."""
+        if self._same_sequence(stmt.value, target):
+            return
         self.held_items.pop(target, None)
         self.held_sources.pop(target, None)
-        value = stmt.value
+        value, view, pair = stmt.value, self._dict_view(stmt.value), self._pair_value(
+            stmt.value)
         if isinstance(value, gast.Attribute):  # `seq = HK.fs` of a global HK
             self._note_global_items(target, value)
+        elif view is not None and isinstance(view[0], gast.Attribute):  # `HK.hooks.values()`
+            self._note_global_items(target, view[0])
+        if pair is not None and pair in self.held_items:  # `f = seq_item[1]` of its items
+            self.held_items[target] = self.held_items[pair]
         if not (isinstance(value, gast.Subscript) and isinstance(value.value, (
                 gast.Name, gast.Attribute))) or isinstance(value.slice, gast.Constant):
             return
-        base = self.known.get(value.value.id) if isinstance(value.value, gast.Name) else None
+        base = self._dict_known(value.value.id) if isinstance(value.value, gast.Name) else None
         items, outer = _methods_of(getattr(base, "example", None)), None
         if base is None:  # `HK.hooks[k]`, `seq[i]` of `seq = HK.fs`
             items, outer = self.held_sources.get(getattr(value.value, "id", None)) or (

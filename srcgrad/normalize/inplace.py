@@ -285,7 +285,7 @@ class CopyBeforeWrite:
                 # of one operand may be a view: checked when it runs
                 checks.append((stmt, r, base, runtime.check_not_view))
             else:
-                raise self._view_error(stmt.value, r, base)
+                raise self._view_error(stmt.value, r, base, stmt)
         for stmt, r, base, check in checks:
             helper = self.ctx.global_name(check, check.__name__)
             call = gast.Call(
@@ -379,6 +379,8 @@ class CopyBeforeWrite:
                      if isinstance(b, gast.Name)]
             base = next((b.id for b in bases if b.id in written), None)
             r, made = node.targets[0].id, position[id(node)]
+            if base is None and held is not None:
+                base = self._renamed_base(node.value, bases, made, written, r)
             if base is None:
                 # (a view of a view, `t = np.ravel(y); z = np.reshape(t, s)`, through its bases)
                 if held is not None and (
@@ -392,6 +394,33 @@ class CopyBeforeWrite:
                 continue  # an element of a list that only grows or shrinks stays what it was
             if self._read_after_a_later_write(node.value, r, made, writes[base], reads):
                 yield node, r, base, False
+
+    def _renamed_base(self, value, bases, made, written, r):
+        """``L = [b2]`` of ``b2 = blk`` (an inlined ``__init__``'s ``self.a = blk``, too),
+        then ``blk.w = v`` / ``blk[0] = v``: L holds blk's object itself; the name written
+        into (``blk``), or None."""
+        if not self._holds_parts(value):
+            return None
+        return next((n for n in self._renamed(bases, made) if n in written and n != r), None)
+
+    def _holds_parts(self, value):
+        """Whether ``value`` holds its parts themselves: a list, tuple or dict display, or a
+        call of a helper that puts a value into a container or field (``set_field``)."""
+        return isinstance(value, (gast.List, gast.Tuple, gast.Dict)) or (
+            isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and value.func.id in self.holding)
+
+    def _renamed(self, names, before):
+        """The names that ``names`` were bound from by plain renames (``b2 = blk``) made before
+        position ``before``, transitively: each holds the same object."""
+        seen, stack = set(), [n.id for n in names]
+        while stack:
+            name = stack.pop()
+            for pos, value in zip(self.bindings.get(name, ()), self.values.get(name, ())):
+                if pos < before and isinstance(value, gast.Name) and value.id not in seen:
+                    seen.add(value.id)
+                    stack.append(value.id)
+        return sorted(seen)
 
     def _takes_items(self, value):
         """``e.update(d)``, ``L.extend(M)``: the container holds the items of the others, not
@@ -480,7 +509,7 @@ class CopyBeforeWrite:
                 out.append(end + 0.5)
         return out
 
-    def _view_error(self, value, r, base):
+    def _view_error(self, value, r, base, stmt=None):
         fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
             value, gast.Call) else None
         if any(fn is v for v in DICT_VIEWS):
@@ -512,7 +541,10 @@ class CopyBeforeWrite:
                 f"with the write: a dependence srcgrad does not follow. Take a copy "
                 f"(`{r} = {base}[...].copy()`)"
             )
-        return self.ctx.location.error(UnsupportedSyntaxError, value, what)
+        # (a value of an inlined helper's line, `self.a = cell` in an `__init__`: at the call)
+        where = stmt if stmt is not None and getattr(value, "lineno", None) != getattr(
+            stmt, "lineno", None) else value
+        return self.ctx.location.error(UnsupportedSyntaxError, where, what)
 
     def _sometimes_a_view(self, value):
         from .sharing import SOMETIMES_VIEWS

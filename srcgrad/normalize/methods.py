@@ -204,6 +204,8 @@ class Receivers(Builds, HeldMethods):
         self.reads = {}  # name -> (base, how) of `n = base.attr` / `base[key]` / `base`
         self.bound_values = set()  # bound methods put in a dict as values (`_bound_in_dict`)
         self.kept_items = {}  # name -> the `HeldMethod`s an item by a run-time key may be
+        self.versions = Counter()  # name -> how many of its bindings were noted (so far)
+        self.views = {}  # name -> "values" / "items" of a dict, "pair" of its items
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -317,6 +319,7 @@ class Receivers(Builds, HeldMethods):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             return
         target = stmt.targets[0].id
+        self.versions[target] += 1
         if getattr(stmt, "method_of", None) is None:
             self.methods.pop(target, None)
         self._note_method_list(stmt, target)
