@@ -259,6 +259,22 @@ def test_reverse_over_a_hessian_vector_product_of_take():
         return np.sum(srcgrad.jvp(dt)(x, t)[1] * np.cos(Y2))
 
     check_grad(h, (Y2,))
+    # forward over it reads select_scatter's tangent in g (with the same axis and mode)
+    u = np.sin(2 * Y2)
+    np.testing.assert_allclose(srcgrad.jvp(h)(Y2, u)[1], _along(h, Y2, u), rtol=1e-6)
+
+
+def test_third_order_reverse_of_take():
+    # grad of grad of take's gradient: the second gathers (select_gather) a cotangent that
+    # depends on x (h squares the gradient), so the third reads select_gather's adjoint, a
+    # scatter with take's axis and mode
+    dt = srcgrad.grad(taken)
+
+    def h(x):
+        return np.sum(dt(x) ** 2 * np.cos(Y2))
+
+    dh = srcgrad.grad(h)
+    check_grad(lambda x: np.sum(dh(x) * np.sin(Y2)), (Y2,))
 
 
 X23 = np.array([[0.4, -0.9, 1.2], [0.8, 0.3, -0.5]])
