@@ -7,6 +7,8 @@ comment names the mutant of ``tests/mutate_code.py`` it kills.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,21 @@ def test_a_gradient_without_optimization_sums_broadcast_contributions_back():
     for optimize in (True, False):
         got = srcgrad.grad(broadcast_against_a_matrix, optimize=optimize)(x)
         np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def squares_of_items_times_a_complex(x, z):
+    s = 0.0
+    for i in range(3):
+        s = s + np.real((x[i] * z) ** 2)
+    return s
+
+
+def test_items_of_a_real_array_into_complex_arithmetic_add_no_complex_into_real():
+    # the contribution of x[i] is complex (z is): it widens the real adjoint of x, so it is
+    # added out of place, never cast into x's real buffer (no ComplexWarning; kills
+    # `_in_place_item` adding items in place where the contribution widens the adjoint)
+    x, z = np.array([0.3, -0.7, 1.1]), 0.5 + 1.5j
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        got = srcgrad.grad(squares_of_items_times_a_complex)(x, z)
+    np.testing.assert_allclose(got, 2 * x * np.real(z**2), rtol=1e-14)
