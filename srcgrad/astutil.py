@@ -145,16 +145,6 @@ def local_names(fn_node):
     return names
 
 
-# checkpoint='s refusal of a loop updating an array a container holds while it passes a name of
-# its state to a helper (the step's own copy of that name would not be the one the containers of
-# the state hold; without such a call, the step copies its whole state at once, sharing kept)
-HELD_UPDATE = (
-    "checkpoint= cannot checkpoint this loop: it updates `{z}` in place (`{z} += ...`) while a "
-    "list, tuple or dict holds it, or the caller passed it, and passes `{v}`, which it carries "
-    "from one trip to the next, to a function that may write into it: the step's copy of `{v}` "
-    "would not be the one the containers of its state hold; write `{z} = {z} + ...`")
-
-
 def updated_while_held(tree, body, params=()):
     """The names ``body`` updates in place (``z += v``) that a list, tuple, set or dict of
     ``tree`` holds (a literal's element, ``L.append(z)``, ``d[k] = z``) or that are among

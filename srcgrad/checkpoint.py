@@ -60,7 +60,7 @@ import gast
 import numpy as np
 
 from . import checkpoint_concat, checkpoint_fast, transforms
-from .astutil import HELD_UPDATE, stored, updated_while_held, walk
+from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
     mutated,
     sharing_closure,
@@ -333,15 +333,18 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         names = _loop_names(node, node.body.index(loop), loop, parsed.location)  # (once)
         checkpoint_concat.refuse_field_writes(loop, parsed.location, set(names[1]) & names[4])
         # `z += v` while a list holds z (or the caller passed it): the step copies its whole
-        # state at once, sharing kept, and updates that copy in place as Python would
+        # state at once, sharing kept, and updates that copy in place as Python would; so
+        # for a write through a name the body binds to what another name holds (`O = [L]`,
+        # `O[0][-1] += v` writes into L's value), and for a name of the state passed to a
+        # helper, which may write into it while a list of the state holds it (a copy of its
+        # own, apart from the list's, missed the write: a wrong value)
+        # (but a name bound before the loop sharing one passed is still refused: copy_state
+        # keeps arrays that are one another's, not a view of its base)
         updated = updated_while_held(node, loop.body, _params(node))
-        for z in updated[:1]:
-            _refuse_held_passed(loop, parsed.location, z, names)
-        # a write through a name the body binds to what another name holds (`O = [L]`,
-        # `O[0][-1] += v`) writes into that name's value: the step copies its whole state
         held = bool(updated) or bool(_written(loop) - mutated(loop.body))
         _refuse_shared_writes(node, loop, parsed.location, originals, set(names[1]) if held
                               else set())
+        held = held or bool(_passed_only(loop) & set(names[1]))
         position = node.body.index(loop)
         parts = _loop_call(node, loop, namer, (parsed.location, f), held, names)
         if parts is None:
@@ -377,17 +380,6 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
                    notes.line_map(node, text, parsed.location, node.name))
     made.__srcgrad_depends__ = getattr(f, "__srcgrad_depends__", ())
     return made
-
-
-def _refuse_held_passed(loop, location, z, names):
-    """Refuse a loop that updates ``z`` in place while a container holds it and passes a name
-    of its state to a helper (which may write into it): the step copies such a name on its own
-    (``copy_state(v)``), apart from the copy the containers of its state hold."""
-    _, state, _, _, exposed, _ = names
-    passed = mutated(loop.body, augmented=False) - mutated(loop.body, augmented=False,
-                                                             calls=False)
-    for v in sorted(passed & set(state) & exposed)[:1]:
-        raise location.error(UnsupportedSyntaxError, loop, HELD_UPDATE.format(z=z, v=v))
 
 
 def _refuse_shared_writes(node, loop, location, originals, carried):
@@ -696,10 +688,11 @@ def _step_function(fname, loop_parts, user, probe, held=False):
 
 def _state_copies(loop, names, copier, held):
     """The step's copies of the state it writes into (the state it was given is a snapshot):
-    ``v = v.copy()`` of what the body writes into, ``v = copy_state(v)`` of what it passes to a
-    helper. With ``held``, the whole state first, at once (``(L, z) = copy_state((L, z))``:
-    the copy of ``z`` is the one the copy of ``L`` holds), then shallow copies (their own
-    containers, the same copied items) of what the body writes into. State the function had
+    ``v = v.copy()`` of what the body writes into. With ``held`` (which a name of the state
+    passed to a helper makes: it may be a float, and the helper may write into it), the whole
+    state first, at once (``(L, z) = copy_state((L, z))``: the copy of ``z`` is the one the
+    copy of ``L`` holds), then shallow copies (their own containers, the same copied items)
+    of what the body writes into. State the function had
     not bound before the loop (``unbound``) is None until a trip binds it: ``v = None if v is
     None else v.copy()``, as the body reads it only after binding it (or Python raises)."""
     state, exposed, unbound = names
@@ -709,16 +702,11 @@ def _state_copies(loop, names, copier, held):
         names = gast.Tuple([_load(v) for v in copied], gast.Load())
         copies.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
                                   gast.Call(_load(copier), [names], []), None))
-    for v in sorted(mutated(loop.body, augmented=False)):
-        if v not in state or v not in exposed or (held and v not in written):
-            continue  # (held: only passed to a helper, a float too; copy_state copied it)
-        if v not in written:
-            value = gast.Call(_load(copier), [_load(v)], [])
-        else:
-            value = gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
-            if v in unbound:
-                value = gast.IfExp(gast.Compare(_load(v), [gast.Is()], [gast.Constant(None, None)]),
-                                   gast.Constant(None, None), value)
+    for v in sorted(written & set(state) & exposed):
+        value = gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
+        if v in unbound:
+            value = gast.IfExp(gast.Compare(_load(v), [gast.Is()], [gast.Constant(None, None)]),
+                               gast.Constant(None, None), value)
         copies.append(gast.Assign([_store(v)], value, None))
     return copies
 
@@ -775,6 +763,12 @@ def _replay_loop(loop, index, packed, body, trips):
 
 def _segment():
     return gast.Subscript(_load("steps"), gast.Slice(_load("lo"), _load("hi"), None), gast.Load())
+
+
+def _passed_only(loop):
+    """The names the loop's body passes to a helper (which may write into them) and does not
+    write into itself."""
+    return mutated(loop.body, augmented=False) - mutated(loop.body, augmented=False, calls=False)
 
 
 def _written(loop):

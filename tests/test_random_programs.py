@@ -96,7 +96,7 @@ FEATURE_PATTERNS = {
     "size-1 axes": re.compile(r"None|keepdims|:1\]|\(1, "),
     "batched matmul": re.compile(r"np\.stack\(\[.*@|@ np\.stack"),
     "matrix-vector product": re.compile(r"\)\.T @ \(\("),
-    "in-place NumPy call": re.compile(r"np\.copyto|\.at\(|out=|\.sort\(\)|\.fill\("),
+    "in-place NumPy call": re.compile(r"np\.copyto|np\.put\(|\.at\(|out=|\.sort\(\)|\.fill\("),
     "complex intermediate": re.compile(r"\dj\b|np\.fft\."),
     "dict() call or repeated key": re.compile(r"dict\(p=|dict\(zip|\{\"p\": np\.cos"),
 }
@@ -1412,9 +1412,12 @@ class Gen(LibraryStatements):
     def inplace(self, t, scope, ind, e):
         """A NumPy call that writes into ``t``, an array of the function's own (issue 13)."""
         i, j = self.integer(0, N - 1), self.integer(0, N - 1)
-        form = self.pick(["copyto", "add.at", "subtract.at", "sort", "out", "out-self", "fill"])
+        form = self.pick(["copyto", "add.at", "subtract.at", "sort", "out", "out-self", "fill",
+                          "put"])
         if form == "copyto":
             return [f"{ind}np.copyto({t}, {self.vector(scope, e)})"]
+        if form == "put":  # (a write of a checkpointed loop since 926e6a2)
+            return [f"{ind}np.put({t}, [{i}, {j}], ({self.vector(scope, e)})[0:2])"]
         if form in ("add.at", "subtract.at"):
             return [f"{ind}np.{form}({t}, [{i}, {j}, {j}], {self.scalar(scope, e)})"]
         if form == "sort":

@@ -511,11 +511,6 @@ def checkpointed_write_under_a_view(x):
     return np.sum(z * x[0:2])
 
 
-def _scaled(v, c):
-    v *= c
-    return v
-
-
 def checkpointed_concatenation(x):
     L = []
     for _ in range(3):
@@ -543,16 +538,6 @@ def checkpointed_field_write(x):
     for _ in range(3):
         p.a = np.sin(p.a) * x
     return np.sum(p.a)
-
-
-def checkpointed_update_held_and_passed(x):
-    z = x * 1.0
-    L = []
-    for _ in range(3):
-        z += x
-        L.append(z)
-        _scaled(z, 0.5)
-    return np.sum(np.array(L))
 
 
 def items_written_through_enumerate(x):
@@ -774,8 +759,6 @@ CLAIMS = [
      items_written_then_list_read, 0, (X,), TRANSFORM, "writing into `y`"),
     ("`checkpoint=` of a loop that writes into an array, list or dict in place",
      checkpointed_write_under_a_view, 0, (X,), "checkpoint", "cannot checkpoint this loop"),
-    ("`checkpoint=` of a loop that updates an array in place (`z += v`) while a list",
-     checkpointed_update_held_and_passed, 0, (X,), "checkpoint", "passes `z`"),
     ("`checkpoint=` of a loop that concatenates a list or tuple it carries with `+`",
      checkpointed_concatenation, 0, (X,), "checkpoint", "concatenates `L`"),
     ("`checkpoint=` of a loop that calls a function or lambda the function defines in a branch",
