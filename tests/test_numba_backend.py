@@ -718,6 +718,25 @@ def test_a_step_numba_cannot_compile_is_refused_at_its_line_and_auto_runs_python
     np.testing.assert_allclose(got, srcgrad.grad(keeps_a_dict)(X, 5), rtol=1e-14)
 
 
+def scaled_by_out(x, a):
+    y = x * 0.5
+    for _ in range(3):
+        y[0] = y[0] * 1.0
+        np.multiply(y, a, out=y)
+    return np.sum(y)
+
+
+def test_a_step_whose_lowering_numba_cannot_do_runs_python_with_auto():
+    # numba types `np.multiply(y, a, out=y)` in the step, then its lowering raises
+    # NotImplementedError (unsupported keyword arguments), which no `except NumbaError` caught:
+    # "auto" crashed where Python runs
+    x = np.array([0.3, -0.2, 0.5])
+    got = srcgrad.value_and_grad(scaled_by_out, checkpoint=2, backend="auto")(x, 0.7)
+    want = srcgrad.value_and_grad(scaled_by_out)(x, 0.7)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-14)
+
+
 def strided(x, W, n):
     s = 0.0
     for i in range(2, n, 3):

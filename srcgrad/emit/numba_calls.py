@@ -209,7 +209,9 @@ class Calls:
         self.specialized = specialized
         self.params = _params(py_fn)
         self.made: dict[tuple, Compiled] = {}
-        self.errors = (NumbaError,)
+        # (numba's lowering raises NotImplementedError for some calls it typed, such as a
+        # ufunc's `out=` keyword in a checkpointed loop's step: "auto" runs Python)
+        self.errors = (NumbaError, NotImplementedError)
         self.fn: Any = None  # the wrapper (made by ``wrapper``)
         self.routed = False  # numba failed for some arguments: every call goes through call()
         self.scope: dict[str, Any] = {}  # its globals
