@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import ordered_walk
+from ..astutil import ordered_walk, walk
 from ..rules.kinds import Kind
 
 # arithmetic (an operator's rule): a number or an array
@@ -48,23 +48,39 @@ def container_suspects(body, ops):
 
 def _held_structures(body, assigns, ops):
     """The names a tuple, list or dict literal holds that may be structures: all but those
-    every binding of which is NumPy's or arithmetic's result. An argument an object or a
-    dataclass was given to (``invariants = (P,)`` of two checkpointed loops) gets a
+    every binding of which is NumPy's or arithmetic's result, and but those held only by
+    literals NumPy alone reads (``np.concatenate((x, h))``: arrays). An argument an object or
+    a dataclass was given to (``invariants = (P,)`` of two checkpointed loops) gets a
     cotangent from the literal's and from another use: they are added with ``add``."""
-    held = {a.id for n in assigns if ops[id(n)].kind in ("tuple", "dict")
-            for a in ops[id(n)].args.values() if isinstance(a, gast.Name)}
-    numeric, targets = {}, set()
-    for n in assigns:
-        if len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
-            targets.add(id(n.targets[0]))
-            fn = getattr(getattr(ops[id(n)], "rule", None), "fn", None)
-            sure = fn in _ARITHMETIC or isinstance(fn, np.ufunc) or (
-                getattr(fn, "__module__", None) or "").startswith("numpy")
-            numeric[n.targets[0].id] = numeric.get(n.targets[0].id, True) and sure
+    numeric, targets, by_numpy = _numeric(assigns, ops)
+    loads = {}
     for n in ordered_walk(gast.Module(body, [])):  # (a loop's target, unpacking: any value)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in targets:
             numeric[n.id] = False
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    held = {a.id for n in assigns if ops[id(n)].kind in ("tuple", "dict")
+            and not (isinstance(n.targets[0], gast.Name) and loads.get(n.targets[0].id)
+                     == by_numpy.get(n.targets[0].id))
+            for a in ops[id(n)].args.values() if isinstance(a, gast.Name)}
     return {v for v in held if not numeric.get(v, False)}
+
+
+def _numeric(assigns, ops):
+    """``{name: whether every assignment binds it to NumPy's or arithmetic's result}``, the
+    ids of those assignments' target names, and ``{name: its reads in such assignments}``."""
+    numeric, targets, by_numpy = {}, set(), {}
+    for n in assigns:
+        fn = getattr(getattr(ops[id(n)], "rule", None), "fn", None)
+        sure = fn in _ARITHMETIC or isinstance(fn, np.ufunc) or (
+            getattr(fn, "__module__", None) or "").startswith("numpy")
+        if len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
+            targets.add(id(n.targets[0]))
+            numeric[n.targets[0].id] = numeric.get(n.targets[0].id, True) and sure
+        for m in walk(n.value) if sure else ():
+            if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
+                by_numpy[m.id] = by_numpy.get(m.id, 0) + 1
+    return numeric, targets, by_numpy
 
 
 def _suspects_of(n, op):
