@@ -427,3 +427,19 @@ def test_grad_of_grad_of_diagonals_along_the_last_two_axes():
         return np.sum(df(z) * np.sin(x))
 
     check_grad(h, (x,))
+
+
+def sorted_down_the_columns(x):
+    return np.sum(np.sort(x, axis=0) ** 3 * np.array([[1.0], [-2.0]]))
+
+
+def test_grad_of_grad_of_sort_along_axis_0():
+    # sort's gradient permutes the cotangent back (permutation_grad), and its adjoint permutes
+    # along the same axis, 0 here (the default is -1)
+    df = srcgrad.grad(sorted_down_the_columns)
+    x = np.array([[0.4, -0.9, 1.2], [-0.8, 0.3, 1.5]])  # column 0 and 1 swap, column 2 not
+
+    def h(z):
+        return np.sum(df(z) * np.cos(X23))
+
+    check_grad(h, (x,))
