@@ -286,6 +286,18 @@ def einsum_of_four_shapes(x):
     return np.sum(out**2 * np.array([1.0, -2.0]))
 
 
+def einsum_of_six_shapes(x):
+    # six operands, each of another shape than the next: (3,), (2, 3), (2,), (2, 3), (3,), (2,)
+    out = np.einsum("j,ij,i,ij,j,i->", np.sin(x[0]), x, np.cos(x[:, 0]), x**2, x[1], x[:, 1])
+    return out**2
+
+
+def test_reverse_over_forward_of_einsum_with_six_operands_of_other_shapes():
+    # einsum_jvp's partner adjoints in operands 4 and 5 read those operands' shapes
+    tangent = srcgrad.jvp(einsum_of_six_shapes)
+    check_grad(lambda x: tangent(x, np.sin(2 * X23))[1], (X23,))
+
+
 def test_second_order_of_einsum_with_four_operands_of_other_shapes():
     # reverse over reverse reads einsum_vjp's partner adjoints, which read each operand's shape
     # (kills a partner given another operand's shape); forward over reverse its tangents with
@@ -323,15 +335,16 @@ def test_forward_over_forward_of_einsum_with_a_constant_operand():
 
 
 def sine_of_row_norms(x):
-    columns = np.linalg.vector_norm(x, axis=0, keepdims=True)  # (1, 3)
-    return np.sum(np.sin(np.linalg.vector_norm(x, axis=1))) + np.sum(np.cos(columns) * X23)
+    rows = np.linalg.vector_norm(x, axis=1, keepdims=True)  # (2, 1)
+    return np.sum(np.sin(np.linalg.vector_norm(x, axis=1))) + np.sum(np.cos(rows) * X23)
 
 
 def test_second_order_of_vector_norms_along_an_axis():
     # the norms' cotangents depend on x: reverse over reverse reads vector_norm_grad's adjoint
     # in g, ones of the norm's shape spread back along axis 1 (ones of x's shape, spread along
     # a new axis 1, would sum the cotangent over the rows); forward over reverse its tangent in
-    # g, with keepdims (without, the tangent would get a new axis 0)
+    # g, with keepdims (without, the tangent would get a new axis 1, and the adjoint in nrm
+    # would lose the kept axis 1: (2,) against (2, 1))
     df = srcgrad.grad(sine_of_row_norms)
 
     def h(x):

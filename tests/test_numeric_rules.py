@@ -374,6 +374,75 @@ def test_the_gradient_through_calls_of_floating_types_is_of_the_arguments_type()
     np.testing.assert_array_equal(single, np.float32(0.637) + np.float32(0.27))
 
 
+def var_about_one_mean(m):
+    return np.sum(np.var(A_VAR, axis=1, mean=m * 1.0) * np.array([1.0, 2.0]))
+
+
+def test_the_tangent_of_var_about_a_mean_broadcast_to_every_row():
+    # a number for the mean of each row: the divisor is still the count per row, 3, which
+    # np.size(a) / np.size(y) gives (not np.size(a) / np.size(mean), 6)
+    m = 0.25
+    want = -2 * np.sum((A_VAR.mean(axis=1) - m) * np.array([1.0, 2.0]))
+    np.testing.assert_allclose(jvp(var_about_one_mean)(m, 1.0)[1], want, rtol=1e-12)
+
+
+def nan_spread_kept(x):
+    return np.sum(np.nanvar(x, axis=1, keepdims=True) * np.array([[1.0], [-2.0]]))
+
+
+def test_the_gradient_of_nanvar_with_keepdims():
+    x = A_VAR.copy()
+    x[0, 1] = np.nan
+    got = grad(nan_spread_kept)(x)
+    centered = x - np.nanmean(x, axis=1, keepdims=True)
+    counts = np.array([[2.0], [3.0]])
+    want = np.where(np.isnan(x), 0.0, 2 * centered / counts * np.array([[1.0], [-2.0]]))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def diff_after_a_constant_start(a):
+    return np.diff(a * 2.0, prepend=np.array([[0.5], [1.0]]), axis=1)
+
+
+def test_the_tangent_of_diff_in_a_with_a_constant_prepend():
+    # the prepended piece is constant (its tangent None): a's tangent still goes through the
+    # joined array, one difference per column of a (3), not the differences of a alone (2)
+    t = np.array([[1.0, 0.0, 2.0], [0.0, -1.0, 0.0]])
+    _, dy = jvp(diff_after_a_constant_start)(A_VAR, t)
+    np.testing.assert_array_equal(dy, [[2.0, -2.0, 4.0], [0.0, -2.0, 2.0]])
+
+
+def spread_about_its_own_value(a):
+    return np.sum(np.std(a, axis=1, mean=np.array([[0.5], [0.5]])) * np.array([1.0, 2.0]))
+
+
+def test_the_tangent_of_std_about_a_given_mean_at_zero():
+    # every element at the given mean: std 0, where its tangent is 0 (as its gradient), not 0 / 0
+    got = jvp(spread_about_its_own_value)(np.full((2, 3), 0.5), np.ones((2, 3)))[1]
+    assert got == 0.0
+
+
+def reshaped_by_the_method(x):
+    return np.sum(np.ndarray.reshape(x, (3, 2), order="F") * np.arange(6.0).reshape(3, 2))
+
+
+def test_ndarray_reshape_called_on_the_class_with_order():
+    w = np.arange(6.0).reshape(3, 2)
+    want = np.reshape(w, (2, 3), order="F")
+    np.testing.assert_array_equal(grad(reshaped_by_the_method)(A_VAR), want)
+    np.testing.assert_array_equal(jvp(reshaped_by_the_method)(A_VAR, np.ones((2, 3)))[1], 15.0)
+
+
+def weighted_by_exponents(x):
+    return np.sum(x**2 * np.frexp(x)[1])
+
+
+def test_the_gradient_through_the_exponent_of_frexp_alone():
+    # the mantissa's cotangent is absent: frexp's adjoint takes zeros of x's shape for it
+    x = np.array([0.3, -1.7, 5.0])
+    np.testing.assert_array_equal(grad(weighted_by_exponents)(x), 2 * x * np.frexp(x)[1])
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -383,10 +452,16 @@ MUTATION_CHECKS = {
     np.polyfit: [test_refusals],
     np.real_if_close: [test_real_if_close_of_complex_input],
     np.logaddexp: [test_logaddexp_of_two_boolean_arrays],
-    np.var: [test_the_tangent_of_var_in_its_mean_alone],
+    np.var: [test_the_tangent_of_var_in_its_mean_alone,
+             test_the_tangent_of_var_about_a_mean_broadcast_to_every_row],
+    np.nanvar: [test_the_gradient_of_nanvar_with_keepdims],
+    np.frexp: [test_the_gradient_through_the_exponent_of_frexp_alone],
+    np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
-    np.diff: [test_the_tangent_of_diff_in_prepend_alone],
-    np.std: [test_the_tangent_of_std_about_a_given_mean_with_keepdims],
+    np.diff: [test_the_tangent_of_diff_in_prepend_alone,
+              test_the_tangent_of_diff_in_a_with_a_constant_prepend],
+    np.std: [test_the_tangent_of_std_about_a_given_mean_with_keepdims,
+             test_the_tangent_of_std_about_a_given_mean_at_zero],
     **dict.fromkeys((np.float16, np.float32, np.float64, np.longdouble),
                     [test_the_gradient_through_calls_of_floating_types_is_of_the_arguments_type]),
     np.angle: [test_the_tangent_of_angle_at_zero_is_zero],
