@@ -282,8 +282,8 @@ X23 = np.array([[0.4, -0.9, 1.2], [0.8, 0.3, -0.5]])
 
 def einsum_of_four_shapes(x):
     # four operands (x4, x5 not given) of three shapes: (3,), (2, 3), (2,), (2, 3)
-    out = np.einsum("j,ij,i,ij->i", np.sin(x[0]), x, np.cos(x[:, 0]), x**2)
-    return np.sum(out**2 * np.array([1.0, -2.0]))
+    out = np.einsum("j,ij,i,ij->ij", np.sin(x[0]), x, np.cos(x[:, 0]), x**2)  # (2, 3)
+    return np.sum(out**2 * X23)
 
 
 def einsum_of_six_shapes(x):
@@ -302,7 +302,7 @@ def test_second_order_of_einsum_with_four_operands_of_other_shapes():
     # reverse over reverse reads einsum_vjp's partner adjoints, which read each operand's shape
     # (kills a partner given another operand's shape); forward over reverse its tangents with
     # x4 and x5 not given (kills a tangent given None, an absent operand's tangent, for x3, and
-    # zeros of another operand's shape)
+    # zeros of another operand's shape, or of the output's)
     df = srcgrad.grad(einsum_of_four_shapes)
 
     def h(x):
@@ -454,3 +454,46 @@ def test_grad_of_grad_of_sort_along_axis_0():
         return np.sum(df(z) * np.cos(X23))
 
     check_grad(h, (x,))
+
+
+def transposed_cubed(x):
+    return np.sum(np.linalg.matrix_transpose(x) ** 3 * np.arange(6.0).reshape(3, 2))
+
+
+def diagonal_placed(v):
+    return np.sum(np.diag(v, k=1) ** 3 * np.arange(9.0).reshape(3, 3))
+
+
+def spaced_without_the_end(v):
+    return np.sum(np.linspace(v[0], v[1], 4, endpoint=False) ** 3 * np.arange(1.0, 5.0))
+
+
+def determinant_squared(a):
+    return np.linalg.det(a) ** 2
+
+
+def eigenvalues_cubed(a):
+    return np.sum(np.linalg.eigh(a + a.T)[0] ** 3)
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        # mT's adjoint transposes back: (3, 2) -> (2, 3)
+        (transposed_cubed, X23),
+        # diag_grad's adjoint extracts the diagonal k=1 of the cotangent
+        (diagonal_placed, np.array([0.6, -1.1])),
+        # linspace_grad's adjoint spreads with the same endpoint=False
+        (spaced_without_the_end, np.array([0.6, -1.1])),
+        # det_vjp's adjoint in det reads inv(a) transposed: a is not symmetric
+        (determinant_squared, np.array([[1.2, 0.7], [-0.4, 0.9]])),
+        # eigh_vjp (by_source) reads the eigenvalues' cotangent through as_array, whose
+        # adjoint passes its cotangent on
+        (eigenvalues_cubed, np.array([[1.5, 0.3], [0.3, -0.8]])),
+    ],
+    ids=["matrix_transpose", "diag", "linspace", "det", "eigh"],
+)
+def test_grad_of_grad_through_helpers_that_rows_leave_square_or_default(f, x):
+    df = srcgrad.grad(f)
+    w = np.cos(np.arange(x.size)).reshape(x.shape)
+    check_grad(lambda z: np.sum(df(z) * w), (x,))
