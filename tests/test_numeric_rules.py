@@ -398,6 +398,10 @@ def test_the_gradient_of_nanvar_with_keepdims():
     counts = np.array([[2.0], [3.0]])
     want = np.where(np.isnan(x), 0.0, 2 * centered / counts * np.array([[1.0], [-2.0]]))
     np.testing.assert_allclose(got, want, rtol=1e-12)
+    # the tangent at the NaN is not read, even an infinite one
+    t = np.array([[1.0, np.inf, 0.5], [0.0, 2.0, -1.0]])
+    np.testing.assert_allclose(jvp(nan_spread_kept)(x, t)[1], np.sum(np.nan_to_num(want * t)),
+                               rtol=1e-12)
 
 
 def diff_after_a_constant_start(a):
