@@ -329,6 +329,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         _continues(loop, namer)
         _check_loop(loop, parsed.location)
         checkpoint_concat.refuse_concatenations(node, loop, parsed.location)
+        checkpoint_concat.refuse_list_sorts(node, loop, parsed.location)
         checkpoint_concat.extend_lists(node, loop)
         names = _loop_names(node, node.body.index(loop), loop, parsed.location)  # (once)
         checkpoint_concat.refuse_field_writes(loop, parsed.location, set(names[1]) & names[4])

@@ -101,6 +101,21 @@ def extend_lists(node, loop):
             del s.target, s.op
 
 
+def refuse_list_sorts(node, loop, location):
+    """Refuse ``L.sort()`` in the loop of a name bound to a list before it: in the step, ``L``
+    comes from the state tuple, and its sort was taken for an array's (``L[...] = np.sort(L)``),
+    a TypeError when the derivative ran (random programs, seed 3249)."""
+    for s in walk(gast.Module(loop.body, [])):
+        if (isinstance(s, gast.Call) and isinstance(s.func, gast.Attribute)
+                and s.func.attr == "sort" and isinstance(s.func.value, gast.Name)
+                and _displays_before(node, loop, s.func.value.id, list)):
+            name = s.func.value.id
+            raise location.error(UnsupportedSyntaxError, loop, (
+                f"checkpoint= cannot checkpoint this loop: it sorts the list `{name}` in place "
+                f"(`{name}.sort()`), which its step cannot tell from an array's sort. Write "
+                f"`{name} = sorted({name})`, or leave out checkpoint="))
+
+
 def refuse_concatenations(node, loop, location):
     """Refuse ``L = L + [...]`` of a list, ``T += (...)`` / ``T = T + (...)`` of a tuple."""
     for s in walk(gast.Module(loop.body, [])):

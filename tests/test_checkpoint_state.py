@@ -290,3 +290,23 @@ def test_a_helper_writing_into_state_a_list_of_the_state_holds(f, k):
     (docs/supported.md). Such a name makes the step copy its whole state at once, sharing
     kept."""
     _agrees(f, (np.array([-1.4, 0.8, -0.85]), np.array([-0.58, -0.1, -0.88])), 0, k)
+
+
+# --- a list sorted in place in a checkpointed loop --------------------------------------------
+
+def sorts_a_list(x, a):
+    L = [x[0] * 1.0, x[1] * 2.0, a]
+    j = 0
+    while j < 1:
+        j = j + 1
+        x = np.zeros(5) + x ** 2
+        L.sort()
+    return np.sum(x) + np.sum(np.array(L))
+
+
+def test_a_list_sorted_in_place_in_a_checkpointed_loop_is_refused_at_the_loop():
+    # in the step, L comes from the state tuple and its sort was taken for an array's
+    # (`L[...] = np.sort(L)`): a TypeError when the derivative ran (random programs, seed 3249)
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="sorts the list `L`") as info:
+        value_and_grad(sorts_a_list, checkpoint=2)
+    assert info.value.lineno == sorts_a_list.__code__.co_firstlineno + 3

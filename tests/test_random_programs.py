@@ -780,6 +780,12 @@ class Gen(LibraryStatements):
         lines = [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
                  f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
                  f"{ind}    {acc} {update} {value}", f"{ind}    {grow}"]
+        changing = [h for h in self.mut_helpers if h[1] == "v"]
+        if changing and self.coin(1, 4):
+            # a helper writes into acc, which the list holds (with checkpoint=2, the step
+            # copied acc apart from the list's copy: a wrong value before 3516426)
+            self.features.add("mutating helper")
+            lines.append(f"{ind}    {self.pick(changing)[0]}({acc}, {self.scalar(body, 2)})")
         if self.coin(1, 4):
             # written through the list after the loop (`L[0] *= v` changes acc too): with
             # checkpoint=2 (a loop at the top of f), the list and the array the checkpointed
