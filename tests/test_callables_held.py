@@ -8,6 +8,7 @@ Python would call the new items. A call it cannot resolve is refused at its line
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 import numpy as np
@@ -477,13 +478,19 @@ def _changed_after(x):
     return np.sum(hk.hooks["a"](x))
 
 
-def test_an_object_built_here_changed_after_its_dict_of_bound_methods_is_made():
-    # Python calls the method on the old object; the derivative reads `hk.a`: refused when it
-    # runs, never a wrong value
-    f = srcgrad.grad(_changed_after)
-    with pytest.raises(SrcgradError, match="no longer hold"):
-        f(X)
+def _written_after(x):
+    hk = BuiltHooks(x[0])
+    hk.a.w = x[1]  # Python's item sees the new `w`; srcgrad's write makes a copy
+    return np.sum(hk.hooks["a"](x) + hk.b.s(x))
 
+
+@pytest.mark.parametrize("f", [_changed_after, _written_after], ids=lambda f: f.__name__)
+def test_an_object_built_here_changed_after_its_dict_of_bound_methods_is_made(f):
+    # the derivative reads `hk.a`, which is not the object the item is bound to: refused at
+    # the call, at transform time (was an error when it ran)
+    with pytest.raises(SrcgradError, match="is written into or replaced") as e:
+        srcgrad.grad(f)(X)
+    assert e.value.lineno == inspect.getsourcelines(f)[1] + 3
 
 
 def a_dict_the_function_reads_itself(x):
@@ -539,6 +546,21 @@ def test_the_values_and_items_of_a_dict_of_bound_methods_called(f):
     # a branch on which of the dict's methods each item is, as for `for k in hk.hooks` (was
     # refused at transform time: "cannot resolve `f`")
     check_first_order(f)
+
+
+def a_deep_copy_of_the_holder(x):
+    hk = BuiltHooks(x[0])
+    h2 = copy.deepcopy(hk)  # its dict holds the methods of the copies of `a` and `b`
+    hk.a.w = x[1]  # (the copy does not see it)
+    y = h2.hooks["a"](x) * hk.a.s(x)
+    for f in h2.hooks.values():
+        y = f(y)
+    return np.sum(y)
+
+
+def test_a_deep_copy_of_an_object_holding_bound_methods():
+    # (`copy.deepcopy` was refused at transform time, at a line of the standard library)
+    check_first_order(a_deep_copy_of_the_holder)
 
 def _its_object_changed_after(x):
     blk = Block(x[0])

@@ -183,6 +183,22 @@ def iterate_a_global_dicts_values_and_items(x):
     return np.sum(y)
 
 
+def _order():
+    return {0: 1, 1: 0}
+
+
+def iterate_a_dict_a_helper_returns(x):
+    # was a silently wrong value (0.8068 for Python's 3.7872): the loop took the dict for a
+    # list and ran over `d[0], d[1]`, its values, not its keys
+    y = x
+    for k in _order():
+        y = np.sin(y) * x[k] + k
+    d = _order()
+    for k in d:
+        y = np.sin(y) * x[k] + k
+    return np.sum(y)
+
+
 def values_and_items_as_lists(x):
     d = {"a": x, "b": np.cos(x)}
     vs = list(d.values())
@@ -262,7 +278,8 @@ CASES = [
     (del_key, (X,)), (update_dict, (X,)), (clear_list, (X,)), (iterate_dict, (X,)),
     (iterate_dict_argument, (X, {"w": X * 2.0, "v": X - 1.0})), (iterate_keys, (X,)),
     (iterate_values, (X,)), (iterate_items, (X,)), (values_and_items_as_lists, (X,)),
-    (iterate_a_global_dicts_values_and_items, (X,)), (dict_get, (X,)),
+    (iterate_a_global_dicts_values_and_items, (X,)), (iterate_a_dict_a_helper_returns, (X,)),
+    (dict_get, (X,)),
     (dict_get_default_active, (X,)), (iterate_ndindex, (M,)),
     (iterate_ndindex_varargs, (M,)), (iterate_ndenumerate, (M,)), (unpack_pairs, (X,)),
     (index_and_count, (X,)), (mutate_in_loop, (X,)), (list_of_things, (X,)),

@@ -45,6 +45,7 @@ REFUSALS = collections.Counter()
 _counter = itertools.count()
 
 PRELUDE = """\
+import copy
 import dataclasses
 import functools
 import types
@@ -451,7 +452,8 @@ class Gen:
         replaced); bound methods appended in a loop over objects of two classes; an item of a
         one-class list literal replaced by an object of another class, read by a run-time
         index; a dict of bound methods held by an object built in the function (constant
-        keys, a loop over a literal of keys, a loop over the dict)."""
+        keys, a loop over a literal of keys, a loop over the dict; maybe its deep copy, and
+        loops over its values and items); one the function makes and reads itself."""
         lin, act = self.name("Lin"), self.name("Act")
         self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
                     f"        self.b = b\n\n    def s(self, v):\n"
@@ -462,14 +464,25 @@ class Gen:
                     f"    def s(self, v):\n        return self.c * np.sin(v)\n")
         a, b, fs = self.name("a"), self.name("b"), self.name("fs")
         self.emit(f"{a} = {lin}({self.W}, {self.b})", f"{b} = {act}(h[0] * {self.c})")
-        choice = self.rng.randrange(8)
-        if choice == 7:  # a dict of bound methods held by an object built here
+        choice = self.rng.randrange(10)
+        if choice == 8:  # a dict of bound methods the function makes and reads itself
+            d = self.name("d")
+            self.emit(f'{d} = {{"a": {a}.s, "b": {b}.s}}', f'h = {d}["a"](h) + h',
+                      f"for k in {d}:", f"    h = {d}[k](h) * {self.c}",
+                      f"for f in {d}.values():", "    h = f(h) + 0.5 * h",
+                      f"for k, f in {d}.items():", "    h = f(h) * len(k)")
+            return
+        if choice in (7, 9):  # a dict of bound methods held by an object built here
             holder, hk = self.name("Hooks"), self.name("hk")
             self.define(f"class {holder}:\n    def __init__(self, W, b, c):\n"
                         f"        self.a = {lin}(W, b)\n        self.b = {act}(c)\n"
                         f'        self.hooks = {{"a": self.a.s, "b": self.b.s}}\n')
-            self.emit(f"{hk} = {holder}({self.W}, {self.b}, h[0] * {self.c})",
-                      f'h = {hk}.hooks["a"](h) + h', 'for k in ("b", "a"):',
+            self.emit(f"{hk} = {holder}({self.W}, {self.b}, h[0] * {self.c})")
+            if choice == 9:  # its deep copy, and the values and items of its dict
+                self.emit(f"{hk} = copy.deepcopy({hk})", f"for f in {hk}.hooks.values():",
+                          "    h = f(h) + 0.5 * h", f"for k, f in {hk}.hooks.items():",
+                          f"    h = f(h) * {self.c}")
+            self.emit(f'h = {hk}.hooks["a"](h) + h', 'for k in ("b", "a"):',
                       f"    h = {hk}.hooks[k](h) * {self.c}", f"for k in {hk}.hooks:",
                       f"    h = {hk}.hooks[k](h) + 0.5 * h")
             return
@@ -495,6 +508,9 @@ class Gen:
             self.emit(f'h = {hooks}.hooks["a"](h) + h', 'for k in ("b", "a"):',
                       f"    h = {hooks}.hooks[k](h) * {self.c}", f"for k in {hooks}.hooks:",
                       f"    h = {hooks}.hooks[k](h) + 0.5 * h")
+            if self.rng.random() < 0.5:  # its values and items
+                self.emit(f"for f in {hooks}.hooks.values():", "    h = f(h) * 0.75",
+                          f"for k, f in {hooks}.hooks.items():", "    h = f(h) + h * len(k)")
             return
         if choice == 0:  # stored by a helper, and by the function
             self.emit(f"{fs} = []", f"{a}.store({fs}, {b})", f"{fs}.append({b}.s)",

@@ -9,6 +9,7 @@ of the page's own ``refused_`` / ``fixed_`` pairs are checked by tests/test_docs
 only by those pairs name them here by ``DOC_PAIRS``.
 """
 
+import copy
 import dataclasses
 import re
 import statistics
@@ -299,6 +300,15 @@ def dict_of_bound_methods_changed(x):
     d = {"a": blk.scale}
     blk.w = x[1]
     return np.sum(d["a"](x))
+
+
+def shallow_copied(x):
+    return np.sum(copy.copy(_Holder(x[0])).scale(x))
+
+
+def deep_copied_twice_held(x):
+    a = x * 2.0
+    return np.sum(copy.deepcopy([a, a])[1])
 
 
 def own_method_of_an_object_built_here(x):
@@ -639,9 +649,12 @@ CLAIMS = [
     ("calling a method of your class on an object that holds an instance field of the same "
      "name", method_hidden_by_a_field, 0, (X,), RUN, "holds a field `s`, which hides it"),
     ("where the method is one of that object itself", own_method_of_an_object_built_here, 0,
-     (X,), TRANSFORM, "cannot resolve"),
+     (X,), TRANSFORM, "bound to the object itself"),
     ("a change of that object after the dict is made", hooks_of_an_object_built_here_changed, 0,
-     (X,), RUN, "no longer hold"),
+     (X,), TRANSFORM, "is written into or replaced"),
+    ("`copy.copy(obj)`;", shallow_copied, 0, (X,), TRANSFORM, r"does not support `copy\.copy`"),
+    ("`copy.deepcopy` of a value whose copy holds one array, list or dict in two places",
+     deep_copied_twice_held, 0, (X,), RUN, "holds one ndarray in two places"),
     ("a write into that object or a new binding of that name between the dict and the call",
      dict_of_bound_methods_changed, 0, (X,), TRANSFORM, "is written into or bound again"),
     ("where the object's class is not known at transform time (a plain parameter) that is an "

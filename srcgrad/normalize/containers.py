@@ -22,6 +22,7 @@ through a container that another name may hold (they count as list writes there)
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import itertools
 import sys
@@ -34,7 +35,7 @@ from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
-from . import own_fields
+from . import dict_views, own_fields
 from .check import field_path
 
 # The helpers that change a container; CopyBeforeWrite treats them as writes into it.
@@ -70,7 +71,8 @@ class ContainerMethods:
         self.dict_names = set()
 
     def run(self, fn_node):
-        self.dict_names = _dict_assigned(fn_node)
+        self.dict_names = _dict_assigned(fn_node) | dict_views.returned_by_calls(
+            fn_node, self._resolve)
         # `y.sort()` of an array is NumPy's in-place sort (normalize/inplace_calls.py): only a
         # name that surely holds a list is sorted here
         self.list_names = _list_assigned(fn_node)
@@ -464,6 +466,8 @@ class ContainerMethods:
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and (
                 it.func.attr in ("keys", "values", "items")) and not it.args:
             return True  # (a global dict's views, `HK.hooks.values()`: not indexable)
+        if isinstance(it, gast.Call) and dict_views.users_call(it.func, self._resolve):
+            return True  # (`for k in make(x)`: maybe a dict)
         if isinstance(it, gast.Call):
             fn = self.ctx.namespace.resolve(it.func, self.locals)
             return any(fn is f for f in ITERATORS) or fn is runtime.own_fields
@@ -491,6 +495,8 @@ class _Readers(gast.NodeTransformer):
             return self._vars(node)
         if found is dataclasses.asdict and len(node.args) == 1 and not node.keywords:
             return gast.copy_location(self.owner._call("as_dict", node.args[0]), node)
+        if found is copy.deepcopy or found is copy.copy:
+            return self._copied(node, found)
         if len(node.args) == 1 and found is dataclasses.replace and not any(
                 k.arg is None for k in node.keywords):
             # one call, the class decides (normalize/methods.py): `__post_init__` runs once
@@ -506,6 +512,18 @@ class _Readers(gast.NodeTransformer):
         for k in node.keywords:
             obj = self.owner._call("replace_field", obj, gast.Constant(k.arg, None), k.value)
         return gast.copy_location(obj, node)
+
+    def _copied(self, node, found):
+        """``copy.deepcopy(x)`` as ``deep_copy(x)``; ``copy.copy`` refused."""
+        if found is copy.copy:
+            raise self.owner._error(node, (
+                "srcgrad does not support `copy.copy`: the copy shares the arrays, lists and "
+                "dicts its object holds, and a write through one would change the other, "
+                "which srcgrad does not follow. Use `copy.deepcopy(obj)`, `x.copy()` of an "
+                "array, `list(L)` / `dict(d)`, or build a new object"))
+        if len(node.args) != 1 or node.keywords:
+            return None
+        return gast.copy_location(self.owner._call("deep_copy", node.args[0]), node)
 
     def _vars(self, node):
         """``vars(obj)`` that ``own_fields.mark_read_at_once`` marked: ``own_fields(obj)``."""

@@ -7,13 +7,46 @@ HK.hooks.values()`` (a global's), ``seq = iteration_sequence(seq)``, ``f = seq[i
 items, ``t = seq[i]; f = t[1]``, noted in order. Guarantees: ``f`` is known as an item of ``d``
 (``reads``: read from ``d``; ``views``: what ``seq`` and ``t`` hold), so that a call of it is a
 branch on which of the dict's methods it is, as for ``d[k]``; nothing else is changed.
+
+Also, for ``ContainerMethods`` (containers.py): the names bound to what a function of the user's
+returns (``d = make(x)``, ``for k in make(x)``), which may be a dict: a loop over one runs over
+``iteration_sequence`` of it, its keys, not over ``d[0], d[1], ...``.
 """
 
 from __future__ import annotations
 
+import inspect
+import types
+
 import gast
+import numpy as np
 
 from .. import runtime
+from ..astutil import ordered_walk
+from ..frontend.resolve import MISSING
+
+# an array's, list's, dict's or string's own methods: no function of the user's
+_KNOWN_METHODS = set(dir(np.ndarray)) | set(dir(list)) | set(dir(dict)) | set(dir(str))
+
+
+def returned_by_calls(fn_node, resolve):
+    """Names some statement binds to what a function of the user's returns (``d = make(x)``,
+    ``d = obj.build()``): maybe a dict, whose loop runs over its keys."""
+    return {n.targets[0].id for n in ordered_walk(fn_node)
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
+            and isinstance(n.value, gast.Call) and users_call(n.value.func, resolve)}
+
+
+def users_call(func, resolve):
+    """Whether ``func`` (called) is a Python function or method of the user's, or a method of
+    an object not known here (``obj.build()``)."""
+    if isinstance(func, gast.Attribute) and func.attr in _KNOWN_METHODS:
+        return False
+    fn = resolve(func)
+    if isinstance(fn, types.FunctionType) or inspect.ismethod(fn):
+        module = getattr(fn, "__module__", "") or ""
+        return module.split(".")[0] not in ("numpy", "scipy", "srcgrad")
+    return fn is MISSING and isinstance(func, gast.Attribute)
 
 
 class DictViews:

@@ -222,6 +222,52 @@ class HeldMethods(DictViews):
                 for m in held):
             self.kept_items[target] = tuple(dict.fromkeys(held))
 
+    def _note_write(self, stmt, target):
+        """``x = field_updated(x, "w", v)`` / ``x = set_field(x, "a", v)`` of an object on the
+        path from a holder of bound methods (``HeldMethod``) to the object one is bound to
+        (``hk.a.w = v``, ``hk.a = Block(v)``): that method's object is now srcgrad's copy, or
+        another one, which Python's item does not follow; a call of the item afterwards is an
+        error at transform time (``stale``). Any other binding of ``x`` forgets it."""
+        value = stmt.value
+        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
+            value, gast.Call) else None
+        if not (any(fn is h for h in (runtime.field_updated, runtime.set_field))
+                and len(value.args) == 3 and isinstance(value.args[0], gast.Name)
+                and value.args[0].id == target and isinstance(value.args[1], gast.Constant)):
+            self.stale.pop(target, None)
+            return
+        name, path = target, ()
+        while True:
+            if any(len(m.path) >= len(path) and m.path[:len(path)] == path and (
+                    len(m.path) == len(path) or m.path[len(path)] == value.args[1].value)
+                   for m in self._paths_held(name)):
+                self.stale[name] = stmt
+            read = self.reads.get(name)
+            if read is None or read[1] is None or read[1][0] != "attr" or len(path) >= MAX_PATH:
+                return
+            name, path = read[0], (read[1][1],) + path
+
+    def _paths_held(self, name):
+        """The ``HeldMethod``s with a path the object ``name`` holds (or a dict it holds)."""
+        known = self.known.get(name)
+        for _, field in known.fields if known is not None else ():
+            inner = [field] + [k for _, k in field.fields] if field.cls is dict else [field]
+            yield from (k.method for k in inner
+                        if isinstance(k.method, HeldMethod) and k.method.path is not None)
+
+    def _refuse_stale(self, holder, stmt):
+        """An error at transform time where ``holder`` is ``stale`` (``_note_write``)."""
+        if holder not in self.stale:
+            return
+        line = self.ctx.location.of(self.stale[holder])[1]
+        raise self.ctx.location.error(UnsupportedSyntaxError, stmt, (
+            f"srcgrad does not support calling a bound method that `{holder}` holds (in a "
+            f"field, or a dict a field holds) after the object it is bound to, or one on the "
+            f"way to it, is written into or replaced (line {line}; `{holder}.a.w = v`, "
+            f"`{holder}.a = Block(v)`): srcgrad's write makes a copy, which the held method "
+            f"would not follow. Make the dict after the change, or call the method on the "
+            f"object (`{holder}.a.s(x)`)"))
+
     def _anchors(self, name):
         """(name, fields) of each name that reaches the object ``name`` holds by reading
         fields (``h_self = self_a``, ``self_a = self.a``: ``("self", ("a",))``)."""
@@ -287,10 +333,18 @@ class HeldMethods(DictViews):
         bound to it (``check_held_method``, a ``SrcgradError`` otherwise), and its class
         checked, is given to the method: never a call of the object itself. None where the
         object that holds it cannot be found."""
+        if method.path is None and not method.anchors:  # (`_relative`: no fields reach it)
+            raise self.ctx.location.error(UnsupportedSyntaxError, stmt, (
+                f"srcgrad does not support calling `{method.fn.__qualname__}` here: an object "
+                f"built in the function holds it, bound to the object itself "
+                f"(`self.hooks = {{\"t\": self.{method.fn.__name__}}}` in `__init__`) or to one "
+                f"none of its fields holds; call the method where it is named "
+                f"(`hk.{method.fn.__name__}(x)`)"))
         if method.path is None:  # (a dict the function reads itself: by the names it has)
             found = self._anchor_read(method, stmt)
         else:
             holder = self._holder_of(func.id, method.hops)
+            self._refuse_stale(holder, stmt)
             found = None if holder is None else self._path_read(holder, method.path, stmt)
         if found is None:
             return None
@@ -335,6 +389,7 @@ class HeldMethods(DictViews):
             return None
         methods, branch = self.kept_items[call.func.id], None
         holder = self._holder_of(call.func.id, 2) if methods[0].path is not None else None
+        self._refuse_stale(holder, stmt)
         for method in reversed(methods):
             found = self._anchor_read(method, stmt) if method.path is None else (
                 holder and self._path_read(holder, method.path, stmt))

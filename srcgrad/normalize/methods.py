@@ -206,6 +206,7 @@ class Receivers(Builds, HeldMethods):
         self.kept_items = {}  # name -> the `HeldMethod`s an item by a run-time key may be
         self.versions = Counter()  # name -> how many of its bindings were noted (so far)
         self.views = {}  # name -> "values" / "items" of a dict, "pair" of its items
+        self.stale = {}  # holder -> a write that leaves the methods its dict holds behind
 
     def seed(self, fn, node, example=MISSING):
         """What the parameters of the transformed function tell: ``self`` of a method and
@@ -324,6 +325,7 @@ class Receivers(Builds, HeldMethods):
             self.methods.pop(target, None)
         self._note_method_list(stmt, target)
         self._note_held_item(stmt, target)
+        self._note_write(stmt, target)
         self._note_read(stmt, target)
         origin = self._origin(stmt.value)
         if origin is None:
@@ -498,7 +500,7 @@ class Receivers(Builds, HeldMethods):
             return written
         if value.args and any(fn is h for h in (
                 runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy,
-                runtime.field_updated)):
+                runtime.field_updated, runtime.deep_copy)):
             return self._of(value.args[0])  # the same object, or one of its class
         if user_class(fn) and fn is not type:
             return Known(fn, None, True)

@@ -102,6 +102,7 @@ from .containers import (  # noqa: F401
     cast_like,
     copy_array,
     copy_grad,
+    deep_copy,
     elem,
     extreme_index,
     field_cleared,

@@ -10,6 +10,7 @@ Here too: the value form of ``list.append``/``list.pop`` and their adjoints, the
 from __future__ import annotations
 
 import copy
+import inspect
 
 import numpy as np
 
@@ -517,6 +518,45 @@ def replaced_copy(obj):
             f"object whose class it does not know at transform time: annotate it with its "
             f"class (`p: {type(obj).__name__}`), or call the class (`{type(obj).__name__}(...)`)")
     return copy.copy(obj)
+
+
+def deep_copy(obj):
+    """``copy.deepcopy(obj)`` of an object, list, dict or tuple: a new value that shares
+    nothing that can change with ``obj`` (bound methods it holds are bound to the copies of
+    their objects), equal to it in value: its cotangent is ``obj``'s. A copy that holds one
+    array, list or dict in two places (``deepcopy([a, a])``: Python's copy keeps them one) is
+    an error: srcgrad would not follow a write through one place to the other."""
+    new = copy.deepcopy(obj)
+    _refuse_shared_parts(new, set(), set())
+    return new
+
+
+def _refuse_shared_parts(value, parts, objects):
+    if isinstance(value, (np.ndarray, list, dict)):
+        if id(value) in parts:
+            raise SrcgradError(
+                f"srcgrad does not support this `copy.deepcopy`: the copy holds one "
+                f"{type(value).__name__} in two places, and a write through one would change "
+                f"the other, which srcgrad does not follow; copy each part on its own")
+        parts.add(id(value))
+    if isinstance(value, (list, tuple)):
+        inner = list(value)
+    elif isinstance(value, dict):
+        inner = list(value.values())
+    elif inspect.ismethod(value):
+        inner = [value.__self__]
+    elif not isinstance(value, (type, np.generic, str, bytes)) and (
+            isinstance(getattr(value, "__dict__", None), dict) or hasattr(value, "__slots__")):
+        if id(value) in objects:  # (an object held twice: its fields are replaced, not written)
+            return
+        objects.add(id(value))
+        slots = [n for klass in type(value).__mro__ for n in getattr(klass, "__slots__", ())
+                 if isinstance(n, str) and hasattr(value, n)]
+        inner = list(getattr(value, "__dict__", {}).values()) + [getattr(value, n) for n in slots]
+    else:
+        return
+    for v in inner:
+        _refuse_shared_parts(v, parts, objects)
 
 
 def replace_field(obj, name, value):
