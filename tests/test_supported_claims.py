@@ -528,6 +528,14 @@ def checkpointed_concatenation(x):
     return np.sum(np.array(L))
 
 
+def checkpointed_list_sort(x):
+    L = [x[0] * 1.0, x[1] * 2.0]
+    for _ in range(3):
+        x = np.sin(x)
+        L.sort()
+    return np.sum(np.array(L)) + np.sum(x)
+
+
 def checkpointed_call_of_a_def_in_a_branch(x):
     if x[0] > -5.0:
         def g(t):
@@ -774,6 +782,8 @@ CLAIMS = [
      checkpointed_write_under_a_view, 0, (X,), "checkpoint", "cannot checkpoint this loop"),
     ("`checkpoint=` of a loop that concatenates a list or tuple it carries with `+`",
      checkpointed_concatenation, 0, (X,), "checkpoint", "concatenates `L`"),
+    ("`checkpoint=` of a loop that sorts in place a list bound before it",
+     checkpointed_list_sort, 0, (X,), "checkpoint", "sorts the list `L`"),
     ("`checkpoint=` of a loop that calls a function or lambda the function defines in a branch",
      checkpointed_call_of_a_def_in_a_branch, 0, (X,), "checkpoint", "it calls `g`"),
     ("`checkpoint=` of a loop that writes a field of an object it carries",
