@@ -112,6 +112,7 @@ GENERATOR_FEATURES = (
     "array from outside the function", "item updated in place", "list repetition",
     "nested item updated in place", "loop's list written after it",
     "list concatenation", "rebound to another shape", "argument spread, then rebound",
+    "helper writes into an array a loop's list holds",
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
 # hunts of 300 (seeds 50001 and 50002, tests/test_random_programs.py at the commits of
@@ -767,7 +768,12 @@ class Gen(LibraryStatements):
             value = f"np.tanh({value})"
         held = self.vector_name(scope)  # (drawn before acc is in scope)
         scope.names[acc], scope.names[hist] = "v", "lv"
-        appended = self.pick([acc, acc, f"{acc} * 1.0", f"{acc}.copy()"] + [held] * bool(held))
+        changing = [h for h in self.mut_helpers if h[1] == "v"]
+        # a helper writes into acc, which the list holds (with checkpoint=2, the step copied
+        # acc apart from the list's copy: a wrong value before 3516426)
+        mutated = self.pick(changing) if changing and self.coin(1, 3) else None
+        appended = acc if mutated else self.pick(
+            [acc, acc, f"{acc} * 1.0", f"{acc}.copy()"] + [held] * bool(held))
         if appended == held:
             # an array from before the loop (an invariant of it, with checkpoint=2) that the
             # list then holds: a write through the list after the loop changes it too
@@ -780,12 +786,9 @@ class Gen(LibraryStatements):
         lines = [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
                  f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
                  f"{ind}    {acc} {update} {value}", f"{ind}    {grow}"]
-        changing = [h for h in self.mut_helpers if h[1] == "v"]
-        if changing and self.coin(1, 4):
-            # a helper writes into acc, which the list holds (with checkpoint=2, the step
-            # copied acc apart from the list's copy: a wrong value before 3516426)
-            self.features.add("mutating helper")
-            lines.append(f"{ind}    {self.pick(changing)[0]}({acc}, {self.scalar(body, 2)})")
+        if mutated:
+            self.features |= {"mutating helper", "helper writes into an array a loop's list holds"}
+            lines.append(f"{ind}    {mutated[0]}({acc}, {self.scalar(body, 2)})")
         if self.coin(1, 4):
             # written through the list after the loop (`L[0] *= v` changes acc too): with
             # checkpoint=2 (a loop at the top of f), the list and the array the checkpointed
