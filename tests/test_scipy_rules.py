@@ -100,7 +100,7 @@ def special_rows():
         row(special.gammainc, "special.gammainc(2.5, x)", second=True, x=x((3,), POS)),
         row(special.gammaincc, "special.gammaincc(A, x)", x=x((2, 3), POS),
             A=np.array([0.5, 1.0, 3.0])),
-        row(special.betainc, "special.betainc(2.0, 3.5, x)", x=x((3,), PROB)),
+        row(special.betainc, "special.betainc(2.5, 3.5, x)", x=x((3,), PROB)),  # (a - 1 != 1)
         row(special.logsumexp, "special.logsumexp(a)", a=x((3, 4))),
         row(special.logsumexp, "special.logsumexp(a, axis=1)", a=x((3, 4))),
         row(special.logsumexp, "special.logsumexp(a, axis=0, keepdims=True)", a=x((3, 4))),
@@ -225,7 +225,7 @@ def linalg_rows():
         row(linalg.expm, "linalg.expm(a)", a=a),
         row(linalg.expm, "linalg.expm(a)", a=x((2, 2, 2))),
         row(linalg.sqrtm, f"linalg.sqrtm({_spd('a')})", a=a),
-        row(linalg.solve_sylvester, f"linalg.solve_sylvester({shifted}, {_spd('b', 2)}, c)", a=a,
+        row(linalg.solve_sylvester, f"linalg.solve_sylvester({shifted}, b + 3 * np.eye(2), c)", a=a,
             b=x((2, 2)), c=x((3, 2))),
         row(linalg.solve, f"linalg.solve({shifted}, b)", a=a, b=b1),
         row(linalg.solve, f"linalg.solve({shifted}, b, transposed=True)", a=a, b=b2),
