@@ -342,6 +342,7 @@ def test_copy_gives_a_written_argument_a_fresh_copy():
     """)
     assert after == code("""
         def writes_into_argument(x):
+            unused = check_argument_parts(x, 'x')
             x = fresh_copy(x)
             x = setitem(x, 0, 0.0)
             sum_x = np.sum(x)

@@ -306,6 +306,14 @@ def shallow_copied(x):
     return np.sum(copy.copy(_Holder(x[0])).scale(x))
 
 
+_B = np.array([1.0, 2.0, 3.0])
+
+
+def argument_list_holding_one_array_twice(x, L):
+    L[0] += x
+    return np.sum(L[1] * x)
+
+
 def deep_copied_twice_held(x):
     a = x * 2.0
     return np.sum(copy.deepcopy([a, a])[1])
@@ -660,6 +668,9 @@ CLAIMS = [
      (X,), TRANSFORM, "bound to the object itself"),
     ("a change of that object after the dict is made", hooks_of_an_object_built_here_changed, 0,
      (X,), TRANSFORM, "is written into or replaced"),
+    ("a list, tuple or dict argument that holds one array, list or dict in two places",
+     argument_list_holding_one_array_twice, 0, (X[:3], [_B, _B]), RUN,
+     "the argument `L` holds one ndarray in two places"),
     ("`copy.copy(obj)`;", shallow_copied, 0, (X,), TRANSFORM, r"does not support `copy\.copy`"),
     ("`copy.deepcopy` of a value whose copy holds one array, list or dict in two places",
      deep_copied_twice_held, 0, (X,), RUN, "holds one ndarray in two places"),

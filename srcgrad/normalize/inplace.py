@@ -2,13 +2,15 @@
 
 Requires: an A-normal-form body where ``y[i] = v`` reads ``y = setitem(y, i, v)``. Guarantees:
 every array written in place was created inside the function. A parameter that is written into
-is copied once, first, so the caller's array is never modified; a variable that may share memory
-with another array (``y = x``, ``y = x[1:]``, ``y = x.T``) and is then written into is rejected
-with a clear error instead of silently changing another value.
+is copied once, first, so the caller's array is never modified (and checked, when it is a list,
+tuple or dict, not to hold one array twice: ``check_argument_parts``); a variable that may
+share memory with another array (``y = x``, ``y = x[1:]``, ``y = x.T``) and is then written
+into is rejected with a clear error instead of silently changing another value.
 
     def f(x):                      def f(x):
-        x[0] = 0.0        ->           x = fresh_copy(x)
-        return np.sum(x)               x = setitem(x, 0, 0.0)
+        x[0] = 0.0        ->           unused = check_argument_parts(x, 'x')
+        return np.sum(x)               x = fresh_copy(x)
+                                       x = setitem(x, 0, 0.0)
 """
 
 from __future__ import annotations
@@ -164,7 +166,16 @@ class CopyBeforeWrite:
                     None,
                 )
                 copy.lineno = fn_node.body[0].lineno
-                copies.append(copy)
+                check = gast.Assign(
+                    [gast.Name(self.ctx.namer.fresh(naming.UNUSED), gast.Store(), None, None)],
+                    gast.Call(gast.Name(self.ctx.global_name(
+                        runtime.check_argument_parts, "check_argument_parts"), gast.Load(),
+                        None, None), [gast.Name(var, gast.Load(), None, None),
+                                      gast.Constant(var, None)], []),
+                    None,
+                )  # (a list argument holding one array twice: an error, not a wrong value)
+                check.lineno = copy.lineno
+                copies += [check, copy]
         fn_node.body = copies + fn_node.body
         return fn_node
 

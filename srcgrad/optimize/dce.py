@@ -23,7 +23,7 @@ from ..rules.derived import JvpPair, Splitter, Splitter2, SplitterN, Step
 # Helpers that validate at run time: never removed, even when their result is unused.
 CHECKS = (runtime.unit_seed, runtime.check_real, runtime.check_seed, runtime.check_class,
           runtime.check_updated_in_place, runtime.check_element_written,
-          runtime.check_held_method, runtime.check_method_of)
+          runtime.check_argument_parts, runtime.check_held_method, runtime.check_method_of)
 # the steps of a started split derivative (runtime/recursion.py): each resumes its generator,
 # whose later steps need it taken, whether or not its own result is read
 STEPS = (runtime.recursion_send, runtime.recursion_send_pair, runtime.split2_send,
@@ -103,8 +103,8 @@ class DeadCode:
                 held, (Splitter, Splitter2, SplitterN, Step, JvpPair)) and (
                 not any(held is s for s in STEPS))
         obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
-        if any(obj is s for s in STEPS):
-            return False
+        if any(obj is s for s in STEPS) or any(obj is c for c in CHECKS):
+            return False  # (a check in generated code differentiated again is kept too)
         if isinstance(func, gast.Name) and func.id == "slice":
             return True
         rule = rules.lookup(obj)

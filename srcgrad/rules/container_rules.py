@@ -256,7 +256,8 @@ linear(runtime.get_tangent, "dd, ddefault, d, key, default",
 # x += v seen by every other holder of x's object (normalize/sharing.py): where is found by
 # identity (no gradient); putting x there is linear in the holder and in x jointly (written: no
 # one-argument call); its adjoint helpers are linear in g (derived).
-nondiff(runtime.shared_positions, runtime.check_element_written, runtime.element_written)
+nondiff(runtime.shared_positions, runtime.check_element_written, runtime.element_written,
+        runtime.check_argument_parts)  # (an argument holding one array twice: an error)
 nondiff(runtime.steps_layout, runtime.sums_layout)  # how a loop's steps are summed
 linear(runtime.put_shared, "holder, where, value",
        vjp={"holder": "put_shared_grad_holder(dy, where, holder)",

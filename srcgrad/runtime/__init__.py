@@ -354,6 +354,7 @@ from .shapes import (  # noqa: F401
     unreduce,
 )
 from .sharing import (  # noqa: F401
+    check_argument_parts,
     check_element_written,
     element_written,
     put_at_paths,

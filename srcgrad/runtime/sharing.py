@@ -230,6 +230,31 @@ def put_shared_tangent(dholder, dvalue, holder, where, value):
     return _put(base, where, lambda h: dvalue)
 
 
+def check_argument_parts(x, text):
+    """The argument ``text`` (``x``), which the function writes into: a list, tuple or dict
+    whose parts (its items, theirs, ...) hold one ndarray, list or dict in two places is an
+    error. Python's ``L[0] += v`` changes that array in place, so ``L[1]`` sees it too; srcgrad
+    writes into a copy of ``L`` item by item, which would not reach ``L[1]`` (a wrong value).
+    A list or dict the function makes itself is followed at transform time (sharing.py)."""
+    if isinstance(x, (list, tuple, dict)):
+        _refuse_held_twice(x, set(), text)
+
+
+def _refuse_held_twice(value, seen, text):
+    for part in value.values() if isinstance(value, dict) else value:
+        if isinstance(part, (np.ndarray, list, dict)):
+            if id(part) in seen:
+                raise SrcgradError(
+                    f"the argument `{text}` holds one {type(part).__name__} in two places, and "
+                    f"the function writes into `{text}`: in Python a write through one place "
+                    f"(`{text}[0] += v`) changes the other too, which srcgrad does not follow "
+                    f"for an argument. Pass distinct values (`[b, b.copy()]`)"
+                )
+            seen.add(id(part))
+        if isinstance(part, (list, tuple, dict)):
+            _refuse_held_twice(part, seen, text)
+
+
 def check_element_written(inner, text):
     """``x[i][j] = v`` (``a.b[i] = v``), for ``inner`` the object ``x[i]`` (``a.b``) holds:
     normalize/containers.py writes into a copy of it that ``element_written`` then puts wherever
