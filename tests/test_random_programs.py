@@ -1759,6 +1759,11 @@ KNOWN_REFUSALS = {
     "view read after an update of its base": (
         r"^`\w+ [-+*/]= \.\.\.` updates an array in place, and `\w+` shares memory with it"
     ),
+    # a name that may hold x's array, bound on some paths or later in a loop (docs/supported.md)
+    "update while a holder may not be assigned yet": (
+        r"^`\w+ [-+*/]= \.\.\.` updates an array in place, and `\w+` may hold the same array, "
+        r"but may not be assigned yet"
+    ),
     "lambda or nested def in an inlined function": (
         r"does not support a (nested function definition|lambda) here"
     ),
@@ -1779,7 +1784,8 @@ FIRST_ORDER_ONLY = ("write into an array that may share memory",
                     "array read after a write into one it refers to",
                     "loop over a sequence whose array the loop writes",
                     "view read after a write into its base",
-                    "view read after an update of its base")
+                    "view read after an update of its base",
+                    "update while a holder may not be assigned yet")
 LOG = os.environ.get("SRCGRAD_RANDOM_LOG")  # hunting: log every srcgrad error, don't fail
 
 
