@@ -527,36 +527,47 @@ def deep_copy(obj):
     array, list or dict in two places (``deepcopy([a, a])``: Python's copy keeps them one) is
     an error: srcgrad would not follow a write through one place to the other."""
     new = copy.deepcopy(obj)
-    _refuse_shared_parts(new, set(), set())
+    part = shared_part(new)
+    if part is not None:
+        raise SrcgradError(
+            f"srcgrad does not support this `copy.deepcopy`: the copy holds one "
+            f"{type(part).__name__} in two places, and a write through one would change "
+            f"the other, which srcgrad does not follow; copy each part on its own")
     return new
 
 
-def _refuse_shared_parts(value, parts, objects):
-    if isinstance(value, (np.ndarray, list, dict)):
-        if id(value) in parts:
-            raise SrcgradError(
-                f"srcgrad does not support this `copy.deepcopy`: the copy holds one "
-                f"{type(value).__name__} in two places, and a write through one would change "
-                f"the other, which srcgrad does not follow; copy each part on its own")
-        parts.add(id(value))
-    if isinstance(value, (list, tuple)):
-        inner = list(value)
-    elif isinstance(value, dict):
-        inner = list(value.values())
-    elif inspect.ismethod(value):
-        inner = [value.__self__]
-    elif not isinstance(value, (type, np.generic, str, bytes)) and (
-            isinstance(getattr(value, "__dict__", None), dict) or hasattr(value, "__slots__")):
-        if id(value) in objects:  # (an object held twice: its fields are replaced, not written)
-            return
-        objects.add(id(value))
-        slots = [n for klass in type(value).__mro__ for n in getattr(klass, "__slots__", ())
-                 if isinstance(n, str) and hasattr(value, n)]
-        inner = list(getattr(value, "__dict__", {}).values()) + [getattr(value, n) for n in slots]
-    else:
-        return
-    for v in inner:
-        _refuse_shared_parts(v, parts, objects)
+def shared_part(value, objects=True):
+    """The first ndarray, list or dict that ``value`` holds in two places (in its items,
+    theirs, ...; with ``objects``, in the fields of the objects it holds and the objects of
+    its bound methods too), or None."""
+    parts, seen = set(), set()
+
+    def first(v):
+        if isinstance(v, (np.ndarray, list, dict)):
+            if id(v) in parts:
+                return v
+            parts.add(id(v))
+        if isinstance(v, (list, tuple)):
+            inner = list(v)
+        elif isinstance(v, dict):
+            inner = list(v.values())
+        elif not objects:
+            return None
+        elif inspect.ismethod(v):
+            inner = [v.__self__]
+        elif not isinstance(v, (type, np.generic, str, bytes)) and (
+                isinstance(getattr(v, "__dict__", None), dict) or hasattr(v, "__slots__")):
+            if id(v) in seen:  # (an object held twice: its fields are replaced, not written)
+                return None
+            seen.add(id(v))
+            slots = [n for klass in type(v).__mro__ for n in getattr(klass, "__slots__", ())
+                     if isinstance(n, str) and hasattr(v, n)]
+            inner = list(getattr(v, "__dict__", {}).values()) + [getattr(v, n) for n in slots]
+        else:
+            return None
+        return next((p for p in map(first, inner) if p is not None), None)
+
+    return first(value)
 
 
 def replace_field(obj, name, value):

@@ -27,7 +27,7 @@ import copy
 import numpy as np
 
 from ..errors import PythonTypeError, SrcgradError
-from .containers import Cotangents, DictCotangents, add, zeros_like
+from .containers import Cotangents, DictCotangents, add, shared_part, zeros_like
 from .pytrees import fields, kind_of
 
 # What `x += v` updates in place (a number or a tuple is rebound instead).
@@ -236,23 +236,14 @@ def check_argument_parts(x, text):
     error. Python's ``L[0] += v`` changes that array in place, so ``L[1]`` sees it too; srcgrad
     writes into a copy of ``L`` item by item, which would not reach ``L[1]`` (a wrong value).
     A list or dict the function makes itself is followed at transform time (sharing.py)."""
-    if isinstance(x, (list, tuple, dict)):
-        _refuse_held_twice(x, set(), text)
-
-
-def _refuse_held_twice(value, seen, text):
-    for part in value.values() if isinstance(value, dict) else value:
-        if isinstance(part, (np.ndarray, list, dict)):
-            if id(part) in seen:
-                raise SrcgradError(
-                    f"the argument `{text}` holds one {type(part).__name__} in two places, and "
-                    f"the function writes into `{text}`: in Python a write through one place "
-                    f"(`{text}[0] += v`) changes the other too, which srcgrad does not follow "
-                    f"for an argument. Pass distinct values (`[b, b.copy()]`)"
-                )
-            seen.add(id(part))
-        if isinstance(part, (list, tuple, dict)):
-            _refuse_held_twice(part, seen, text)
+    part = shared_part(x, objects=False) if isinstance(x, (list, tuple, dict)) else None
+    if part is not None:
+        raise SrcgradError(
+            f"the argument `{text}` holds one {type(part).__name__} in two places, and the "
+            f"function writes into `{text}`: in Python a write through one place "
+            f"(`{text}[0] += v`) changes the other too, which srcgrad does not follow for an "
+            f"argument. Pass distinct values (`[b, b.copy()]`)"
+        )
 
 
 def check_element_written(inner, text):
