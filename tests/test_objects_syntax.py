@@ -243,6 +243,25 @@ def test_try_except_at_second_order():
     np.testing.assert_allclose(row, want[0], rtol=1e-5, atol=1e-6)
 
 
+def write_raises(x):
+    a = x * 1.0
+    try:
+        a[5] = 1.0
+    except IndexError:
+        a[0] = 9.0
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("f", [raises_second, write_raises])
+def test_try_except_forward_over_reverse(f):
+    # the tangent of the emitted block pushes names it makes (`dv = copy_item(da, 5)`) before
+    # the statement that raises: the handler cuts the stacks, it does not read those names
+    # (UnboundLocalError from generated code before)
+    x = XT[:4]
+    np.testing.assert_allclose(srcgrad.hessian(f)(x), hessian_by_differences(f, (x,)),
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("A", [np.array([[2.0, 0.3], [0.3, 1.0]]),
                                np.array([[1.0, 2.0], [2.0, 1.0]])], ids=["block", "handler"])
 def test_try_except_around_one_statement(A):

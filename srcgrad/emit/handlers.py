@@ -129,16 +129,20 @@ class _Emitter:
         for s in block:
             if isinstance(s, gast.Assign) and not _rewrites_own(s):
                 made |= stored(s)
-        tapes, first, kinds, writes = [], {}, {}, []
+        tapes, first, kinds, writes, earlier = [], {}, {}, [], set()
         for n, nested in _in_order(block):
             target, value = _appended(n, self.ctx)
             if target is None:
                 if _writes_in_place(n, self.ctx):
                     writes.append(n)
+                if isinstance(n, (gast.Assign, gast.AugAssign)):
+                    earlier |= stored(n)
                 continue
             if target in made:
                 continue
             held = value.id if isinstance(value, gast.Name) else None
+            if held in earlier:  # a value the block made (``v = copy_item(a, 5)``; a
+                held = None      # derivative transformed again pushes such names): cut only
             if target not in tapes:
                 tapes.append(target)
                 first[target] = (held, nested)
