@@ -302,10 +302,6 @@ def dict_of_bound_methods_changed(x):
     return np.sum(d["a"](x))
 
 
-def shallow_copied(x):
-    return np.sum(copy.copy(_Holder(x[0])).scale(x))
-
-
 _B = np.array([1.0, 2.0, 3.0])
 
 
@@ -671,7 +667,6 @@ CLAIMS = [
     ("a list, tuple or dict argument that holds one array, list or dict in two places",
      argument_list_holding_one_array_twice, 0, (X[:3], [_B, _B]), RUN,
      "the argument `L` holds one ndarray in two places"),
-    ("`copy.copy(obj)`;", shallow_copied, 0, (X,), TRANSFORM, r"does not support `copy\.copy`"),
     ("`copy.deepcopy` of a value whose copy holds one array, list or dict in two places",
      deep_copied_twice_held, 0, (X,), RUN, "holds one ndarray in two places"),
     ("a write into that object or a new binding of that name between the dict and the call",

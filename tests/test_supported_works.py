@@ -366,6 +366,7 @@ ELSEWHERE = {
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",
+    "`copy.copy(obj)` of an object": "tests/test_shallow_copy.py, tests/test_callables_held.py",
     "`obj.attr = v` on a variable": "tests/test_objects.py",
     "list and dict mutation: `insert`, `extend`": "tests/test_containers_mutation.py",
     "`x += v` (and `L[i] += v`, `d[k] += v` of an array item) on an array that other names":

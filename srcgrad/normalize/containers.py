@@ -514,16 +514,12 @@ class _Readers(gast.NodeTransformer):
         return gast.copy_location(obj, node)
 
     def _copied(self, node, found):
-        """``copy.deepcopy(x)`` as ``deep_copy(x)``; ``copy.copy`` refused."""
-        if found is copy.copy:
-            raise self.owner._error(node, (
-                "srcgrad does not support `copy.copy`: the copy shares the arrays, lists and "
-                "dicts its object holds, and a write through one would change the other, "
-                "which srcgrad does not follow. Use `copy.deepcopy(obj)`, `x.copy()` of an "
-                "array, `list(L)` / `dict(d)`, or build a new object"))
+        """``copy.deepcopy(x)`` as ``deep_copy(x)``, ``copy.copy(x)`` as ``shallow_copy(x)``
+        (another holder of x's parts, normalize/sharing.py)."""
         if len(node.args) != 1 or node.keywords:
             return None
-        return gast.copy_location(self.owner._call("deep_copy", node.args[0]), node)
+        helper = "deep_copy" if found is copy.deepcopy else "shallow_copy"
+        return gast.copy_location(self.owner._call(helper, node.args[0]), node)
 
     def _vars(self, node):
         """``vars(obj)`` that ``own_fields.mark_read_at_once`` marked: ``own_fields(obj)``."""

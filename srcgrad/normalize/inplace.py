@@ -68,6 +68,7 @@ CREATORS = {
     runtime.list_reverse, runtime.list_permute, runtime.clear_items, runtime.dict_update,
     runtime.repeat_sequence, runtime.concat_sequence, runtime.dict_keys, runtime.dict_values,
     runtime.dict_items, runtime.popped, runtime.own_fields, runtime.deep_copy,
+    runtime.shallow_copy,
     runtime.getitem_grad,  # zeros, or a new container of Nones, with dy placed at the index
 }
 

@@ -500,7 +500,7 @@ class Receivers(Builds, HeldMethods):
             return written
         if value.args and any(fn is h for h in (
                 runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy,
-                runtime.field_updated, runtime.deep_copy)):
+                runtime.field_updated, runtime.deep_copy, runtime.shallow_copy)):
             return self._of(value.args[0])  # the same object, or one of its class
         if user_class(fn) and fn is not type:
             return Known(fn, None, True)

@@ -80,7 +80,7 @@ HOLDING_HELPERS = (
     "list_reverse", "list_permute", "dict_update", "dict_values", "dict_items", "dict_get",
     "iteration_sequence", "as_list", "as_tuple", "max_of", "min_of", "put_shared",
     "ndenumerate_items", "set_field", "replace_field", "field_updated", "repeat_sequence",
-    "concat_sequence", "own_fields",
+    "concat_sequence", "own_fields", "shallow_copy",
 )
 # Of those, the ones that return the container they are given, changed (not an item of it).
 CONTAINER_HELPERS = (
@@ -616,10 +616,10 @@ class SharedUpdates:
         if any(fn is c for c in (list, dict, tuple, sorted, dict.fromkeys, runtime.as_list,
                                  runtime.as_tuple, runtime.own_fields)):
             return True
-        if fn is copy.copy:  # of an array, an array
-            return bool(value.args) and self._makes_container(value.args[0], made)
-        return any(fn is getattr(runtime, h) for h in CONTAINER_HELPERS) and bool(
-            value.args) and self._makes_container(value.args[0], made)
+        same_kind = (copy.copy, runtime.shallow_copy, *(  # (a copy of an array: an array)
+            getattr(runtime, h) for h in CONTAINER_HELPERS))
+        return any(fn is h for h in same_kind) and bool(value.args) and self._makes_container(
+            value.args[0], made)
 
     def _update(self, s, defined, container=None):
         x = _updated(s)

@@ -20,6 +20,7 @@ linear(runtime.add, "a, b", vjp=("dy", "dy"), jvp={"*": "add(da, db)"})
 linear(runtime.fresh_copy, "x", vjp="dy")
 linear(runtime.replaced_copy, "obj", vjp="dy")
 linear(runtime.deep_copy, "obj", vjp="dy")
+linear(runtime.shallow_copy, "obj", vjp="dy")
 # `obj.name` of a structure (runtime/pytrees.py) is linear in obj; its tangent is the same
 # attribute of obj's tangent, checked to be data of obj and not a property computed from it.
 linear(getattr, "obj, name", vjp={"obj": "attr_grad(dy, obj, name)"},

@@ -122,6 +122,7 @@ from .containers import (  # noqa: F401
     replaced_copy,
     set_field,
     set_field_tangent,
+    shallow_copy,
     structure_tangent,
     sum_grad,
     sum_tangent,

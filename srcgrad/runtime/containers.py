@@ -520,6 +520,13 @@ def replaced_copy(obj):
     return copy.copy(obj)
 
 
+def shallow_copy(obj):
+    """``copy.copy(obj)``: a new list, dict or object holding ``obj``'s own items or fields
+    (the same arrays, lists, dicts and objects: the sharing analysis counts it as another holder
+    of them, normalize/sharing.py), equal to it in value: its cotangent is ``obj``'s."""
+    return copy.copy(obj)
+
+
 def deep_copy(obj):
     """``copy.deepcopy(obj)`` of an object, list, dict or tuple: a new value that shares
     nothing that can change with ``obj`` (bound methods it holds are bound to the copies of
