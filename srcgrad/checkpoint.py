@@ -136,6 +136,9 @@ def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
     :class:`Snapshots`. A ``for`` loop (``probe`` None) keeps them where the binomial schedule's
     first sweep would: the primal is that sweep. A loop that can leave early runs ``probe`` (the
     loop as written, stopping after a given trip) and keeps them by :class:`Thinning`."""
+    # the step writes into its state in place (`y *= v`): into a copy, not the caller's arrays,
+    # which the reverse sweep of the statements before the loop reads (their values then)
+    state = copy_state(state)
     if probe is None:
         n = len(steps)
         width = segment_width(n, state)
