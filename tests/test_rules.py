@@ -153,6 +153,9 @@ def reduction_rows():
         # keepdims over a trailing axis: over the leading one, a dropped keepdims only broadcasts
         row(np.average, "np.average(a, axis=1, weights=w, keepdims=True)", a=A, w=x((4,), POS)),
         row(np.average, "np.average(a, axis=1, weights=[1, 2, 3, 4])", a=A),  # a list, of ints
+        # keepdims without weights: the tangent's ones are shaped like y (kept axes), which
+        # mean_grad spreads only when told keepdims
+        row(np.average, "np.average(a, axis=1, keepdims=True)", a=A),
         row(np.median, "np.median(a)", a=x((5,))),
         row(np.median, "np.median(a, axis=0)", a=x((4, 3))),
         row(np.median, "np.median(a, axis=1, keepdims=True)", a=x((4, 3))),
@@ -477,6 +480,7 @@ def complex_rows():
         row(np.dot, "np.dot(z, w)", z=c, w=cv),
         row(np.vdot, "np.vdot(z, w)", z=c, w=x((2, 3), CX)),
         row(np.vecdot, "np.vecdot(z, w, axis=0)", z=c, w=x((2, 1), CX)),
+        row(np.linalg.vecdot, "np.linalg.vecdot(z, w, axis=0)", z=c, w=x((2, 1), CX)),
         row(np.vecmat, "np.vecmat(w, z)", z=c, w=x((2,), CX)),
         row(np.matvec, "np.matvec(z, w)", z=c, w=cv),
         row(np.inner, "np.inner(z, w)", z=c, w=cv),
