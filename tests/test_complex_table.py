@@ -48,6 +48,9 @@ CALLS = [
     "np.linalg.matrix_norm(zz) * w", "np.linalg.matrix_norm(np.stack([zz, 2 * zz]))",
     "np.linalg.matrix_norm(np.stack([zz, 2 * zz]), keepdims=True)",
     "np.ediff1d(z, to_begin=w[0])", "np.ediff1d(z, to_end=w[0])",
+    # a real part (imaginary part, angle) met by complex arithmetic: a complex cotangent, whose
+    # real part alone counts
+    "(np.real(z) + 2 * np.imag(z) + 3 * np.angle(z)) * w",
 ]
 NAMES = ("z", "w", "h", "zz")
 STEP = 1e-6

@@ -342,6 +342,9 @@ def test_the_gradient_of_prod_in_initial_with_keepdims():
     # d/dc sum(w * c * prod(rows)) = sum(w * prod(rows)), each row's product with its own weight
     want = np.sum(np.prod(A_VAR, axis=1) * np.array([1.0, -2.0]))
     np.testing.assert_allclose(grad(product_from_an_initial_value)(0.7), want, rtol=1e-14)
+    # the tangent too: shaped like the kept product (2, 1), not (2,), which the weights (2, 1)
+    # would broadcast to (2, 2)
+    assert jvp(product_from_an_initial_value)(0.7, 1.0)[1] == pytest.approx(want, rel=1e-14)
 
 
 def cast_and_weigh(x):
@@ -449,6 +452,58 @@ def test_the_gradient_through_the_exponent_of_frexp_alone():
     np.testing.assert_array_equal(grad(weighted_by_exponents)(x), 2 * x * np.frexp(x)[1])
 
 
+def nanstd_of_rows(x):
+    return np.sum(np.nanstd(x, axis=1) * np.array([1.0, -2.0]))
+
+
+def test_a_zero_nanstd_has_gradient_and_tangent_zero():
+    # as np.std's (test_rules.py): a row of equal numbers (its NaN skipped) has std 0, gradient
+    # and tangent 0; the NaNs get none, and their tangent is not read, even an infinite one
+    x = np.array([[1.5, np.nan, 1.5, 1.5], [1.0, 2.0, np.nan, 4.0]])
+    g = grad(nanstd_of_rows)(x)
+    numbers = np.array([1.0, 2.0, 4.0])
+    spread = -2.0 * (numbers - np.mean(numbers)) / (3 * np.std(numbers))
+    np.testing.assert_allclose(g, [[0.0, 0.0, 0.0, 0.0], [spread[0], spread[1], 0.0, spread[2]]],
+                               rtol=1e-12, atol=0.0)
+    t = np.array([[1.0, np.inf, -2.0, 0.5], [0.3, 0.1, np.inf, -0.4]])
+    want = np.sum(spread * [0.3, 0.1, -0.4])
+    assert jvp(nanstd_of_rows)(x, t)[1] == pytest.approx(want, rel=1e-12)
+
+
+def sums_from(c):
+    return np.outer(np.sum(A_VAR, axis=0, initial=c), np.array([1.0, 2.0]))
+
+
+def test_the_tangent_of_sum_in_initial_alone_has_the_results_shape():
+    # initial is added to each of the three sums: its tangent, a number, spread to y's shape
+    # (a tangent left 0-d made the outer product's tangent one row instead of three)
+    _, t = jvp(sums_from)(0.5, 2.0)
+    np.testing.assert_array_equal(t, [[2.0, 4.0]] * 3)
+
+
+def masked_kept_product(a):
+    kept = np.prod(a, axis=1, keepdims=True, where=np.array([True, False, True]))
+    return np.sum(kept * np.array([[1.0], [-2.0]]))
+
+
+def test_the_gradient_of_a_masked_product_with_keepdims():
+    # d/da[i, j] of w[i] prod_k a[i, k] over the selected k: w[i] times the other selected one
+    want = np.array([[2.0, 0.0, 0.5], [-2.0 * -0.4, 0.0, -2.0 * 0.3]])
+    np.testing.assert_allclose(grad(masked_kept_product)(A_VAR), want, rtol=1e-14)
+    t = np.array([[1.0, 5.0, -1.0], [0.5, 7.0, 2.0]])
+    assert jvp(masked_kept_product)(A_VAR, t)[1] == pytest.approx(np.sum(want * t), rel=1e-14)
+
+
+def product_of_no_element(a):
+    return np.sum(np.prod(a, axis=1, where=False) * np.array([1.0, -2.0]))
+
+
+def test_a_product_over_no_element_has_gradient_and_tangent_zero():
+    # where=False selects nothing: each product is `initial` (1), constant in a
+    np.testing.assert_array_equal(grad(product_of_no_element)(A_VAR), np.zeros((2, 3)))
+    assert jvp(product_of_no_element)(A_VAR, np.ones((2, 3)))[1] == 0.0
+
+
 MUTATION_CHECKS = {
     np.interp: [test_interp_slope_at_knots_and_outside,
                 lambda: test_mixed_second_order(mixed_interp, _Z_INTERP)],
@@ -461,6 +516,7 @@ MUTATION_CHECKS = {
     np.var: [test_the_tangent_of_var_in_its_mean_alone,
              test_the_tangent_of_var_about_a_mean_broadcast_to_every_row],
     np.nanvar: [test_the_gradient_of_nanvar_with_keepdims],
+    np.nanstd: [test_a_zero_nanstd_has_gradient_and_tangent_zero],
     np.frexp: [test_the_gradient_through_the_exponent_of_frexp_alone],
     np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
@@ -483,8 +539,11 @@ MUTATION_CHECKS = {
     _rt.polyfit_tangent: [lambda: test_mixed_second_order(mixed_polyfit, _Z)],
     _rt.gradient_vjp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
     _rt.gradient_jvp: [lambda: test_mixed_second_order(masked_reductions, _Z)],
-    np.sum: [lambda: test_mixed_second_order(masked_reductions, _Z)],
+    np.sum: [lambda: test_mixed_second_order(masked_reductions, _Z),
+             test_the_tangent_of_sum_in_initial_alone_has_the_results_shape],
     np.prod: [lambda: test_mixed_second_order(masked_reductions, _Z),
-              test_the_gradient_of_prod_in_initial_with_keepdims],
+              test_the_gradient_of_prod_in_initial_with_keepdims,
+              test_the_gradient_of_a_masked_product_with_keepdims,
+              test_a_product_over_no_element_has_gradient_and_tangent_zero],
     np.add.reduce: [lambda: test_mixed_second_order(masked_reductions, _Z)],
 }
