@@ -284,6 +284,25 @@ def test_the_tangent_of_var_in_its_mean_alone():
     np.testing.assert_allclose(want, want_by_hand, rtol=1e-6)
 
 
+def var_about_one_number(a, m):
+    return np.sum(np.var(a, axis=1, ddof=1, mean=m) * np.array([1.0, -2.0]))
+
+
+def test_var_about_one_given_number_with_ddof():
+    # sum((a - m)^2) / (n - ddof) per row, n = 3, ddof = 1, about one number m (1, 1) for both
+    # rows: d/da = w (a - m), d/dm = -sum(w (a - m)); the divisor is the count per row (not per
+    # mean: np.size(a) / np.size(y), 3, not 6), less ddof (not plus)
+    m = np.array([[0.3]])
+    w = np.array([[1.0], [-2.0]])
+    want_a, want_m = w * (A_VAR - m), -np.sum(w * (A_VAR - m))
+    got_a, got_m = grad(var_about_one_number, wrt=(0, 1))(A_VAR, m)
+    np.testing.assert_allclose(got_a, want_a, rtol=1e-13)
+    np.testing.assert_allclose(got_m, [[want_m]], rtol=1e-13)
+    t = np.array([[1.0, 0.5, -2.0], [0.3, 0.0, 1.0]])
+    tangent = jvp(var_about_one_number, wrt=0)(A_VAR, m, t)[1]  # in a alone: m is constant
+    assert tangent == pytest.approx(np.sum(want_a * t), rel=1e-13)
+
+
 def weighted_angle(z):
     return np.sum(np.angle(z) * np.array([2.0, 3.0]))
 
@@ -513,7 +532,7 @@ MUTATION_CHECKS = {
     np.polyfit: [test_refusals],
     np.real_if_close: [test_real_if_close_of_complex_input],
     np.logaddexp: [test_logaddexp_of_two_boolean_arrays],
-    np.var: [test_the_tangent_of_var_in_its_mean_alone,
+    np.var: [test_the_tangent_of_var_in_its_mean_alone, test_var_about_one_given_number_with_ddof,
              test_the_tangent_of_var_about_a_mean_broadcast_to_every_row],
     np.nanvar: [test_the_gradient_of_nanvar_with_keepdims],
     np.nanstd: [test_a_zero_nanstd_has_gradient_and_tangent_zero],
