@@ -214,6 +214,9 @@ def linalg_rows():
         row(linalg.cholesky, f"linalg.cholesky({_spd('a')}, lower=True)", a=a),
         row(linalg.cho_factor, f"linalg.cho_factor({_spd('a')})[0]", a=a),
         row(linalg.cho_factor, f"linalg.cho_factor({_spd('a')}, lower=True)[0]", a=a),
+        # the flag alone (True) times a: the factor gets no cotangent, and a's gradient from
+        # cho_factor is zeros of a's shape
+        row(linalg.cho_factor, f"linalg.cho_factor({_spd('a')}, lower=True)[1] * a", a=a),
         row(linalg.cho_solve, f"linalg.cho_solve(linalg.cho_factor({_spd('a')}), b)", a=a,
             b=b1),
         row(linalg.cho_solve, f"c = linalg.cholesky({_spd('a')}, lower=True); "
@@ -236,6 +239,10 @@ def linalg_rows():
         row(linalg.inv, f"linalg.inv({_spd('a')}, assume_a='pos')", a=a),
         row(linalg.det, "linalg.det(a)", a=a),
         row(linalg.eigh, "linalg.eigh(a + np.transpose(a), eigvals_only=True)", a=a),
+        # two of the three eigenvalues: their eigenvectors, not all three (a vjp without
+        # subset_by_index took all of them)
+        row(linalg.eigh, "linalg.eigh(a + np.transpose(a), eigvals_only=True, "
+            "subset_by_index=[1, 2])", a=a),
         row(linalg.eigh, "e = linalg.eigh(a + np.transpose(a)); e[0] + e[1][0] ** 2", a=a),
     ]
 
@@ -457,6 +464,23 @@ def test_odeint_vector_field_with_matrix_argument():
     got = srcgrad.grad(f, wrt=(0, 1, 2))(*args)
     for i, g in enumerate(got):
         np.testing.assert_allclose(g, numeric_grad(loss, args, i), rtol=1e-5, atol=1e-7)
+
+
+def oscillator(y, t, w):
+    return np.array([y[1], -w * w * y[0]])
+
+
+def oscillation(y0):
+    return odeint(oscillator, y0, np.array([0.0, 1.0]), args=(40.0,), mxstep=2000, rtol=1e-8,
+                  atol=1e-10)[-1]
+
+
+def test_odeint_tangent_takes_mxstep():
+    # about 600 steps, more than odeint's default 500: the tangent's solve is given the
+    # caller's mxstep too (without it, it stopped early: a wrong tangent, and only a warning).
+    # y'' = -w^2 y from (1, 0): y = cos(w t), whose tangent in y0[0] is itself
+    _, t = srcgrad.jvp(oscillation)(np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    np.testing.assert_allclose(t, [np.cos(40.0), -40.0 * np.sin(40.0)], rtol=1e-5)
 
 
 def test_odeint_tfirst():
