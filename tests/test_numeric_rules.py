@@ -303,6 +303,26 @@ def test_var_about_one_given_number_with_ddof():
     assert tangent == pytest.approx(np.sum(want_a * t), rel=1e-13)
 
 
+def std_about_one_number(a, m):
+    return np.sum(np.std(a, axis=1, ddof=1, mean=m) * np.array([1.0, -2.0]))
+
+
+def test_std_about_one_given_number_with_ddof_and_a_zero_row():
+    # sqrt(sum((a - m)^2) / (n - ddof)) per row, n = 3, ddof = 1, about one number m (1, 1):
+    # d/da = w (a - m) / ((n - ddof) std), d/dm = -sum(d/da); the first row is all m: its std
+    # is 0, and its gradient and tangent 0 (as test_a_zero_std_has_gradient_and_tangent_zero's)
+    m = np.array([[0.3]])
+    a = np.array([[0.3, 0.3, 0.3], [0.3, 0.7, -0.4]])
+    spread = a[1] - m[0, 0]
+    want_a = np.array([np.zeros(3), -2.0 * spread / (2 * np.sqrt(np.sum(spread**2) / 2))])
+    got_a, got_m = grad(std_about_one_number, wrt=(0, 1))(a, m)
+    np.testing.assert_allclose(got_a, want_a, rtol=1e-13, atol=0.0)
+    np.testing.assert_allclose(got_m, [[-np.sum(want_a)]], rtol=1e-13)
+    t = np.array([[1.0, 0.5, -2.0], [0.3, 0.0, 1.0]])
+    tangent = jvp(std_about_one_number, wrt=0)(a, m, t)[1]  # in a alone: m is constant
+    assert tangent == pytest.approx(np.sum(want_a * t), rel=1e-13)
+
+
 def weighted_angle(z):
     return np.sum(np.angle(z) * np.array([2.0, 3.0]))
 
@@ -351,6 +371,9 @@ def test_the_tangent_of_std_about_a_given_mean_with_keepdims():
     want = (spread_about_a_given_mean(A_VAR + h * t) - spread_about_a_given_mean(A_VAR - h * t))
     assert got.shape == (2, 1)
     np.testing.assert_allclose(got, want / (2 * h), rtol=1e-6)
+    # and the gradient: the kept (2, 1) cotangent spread over the rows
+    g = srcgrad.vjp(spread_about_a_given_mean)(A_VAR, np.array([[1.0], [-2.0]]))
+    assert np.sum(g * t) == pytest.approx(np.sum(want / (2 * h) * [[1.0], [-2.0]]), rel=1e-6)
 
 
 def product_from_an_initial_value(c):
@@ -541,7 +564,8 @@ MUTATION_CHECKS = {
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone,
               test_the_tangent_of_diff_in_a_with_a_constant_prepend],
-    np.std: [test_the_tangent_of_std_about_a_given_mean_with_keepdims,
+    np.std: [test_std_about_one_given_number_with_ddof_and_a_zero_row,
+             test_the_tangent_of_std_about_a_given_mean_with_keepdims,
              test_the_tangent_of_std_about_a_given_mean_at_zero],
     **dict.fromkeys((np.float16, np.float32, np.float64, np.longdouble),
                     [test_the_gradient_through_calls_of_floating_types_is_of_the_arguments_type]),
