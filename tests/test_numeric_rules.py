@@ -321,6 +321,8 @@ def test_std_about_one_given_number_with_ddof_and_a_zero_row():
     t = np.array([[1.0, 0.5, -2.0], [0.3, 0.0, 1.0]])
     tangent = jvp(std_about_one_number, wrt=0)(a, m, t)[1]  # in a alone: m is constant
     assert tangent == pytest.approx(np.sum(want_a * t), rel=1e-13)
+    tangent = jvp(std_about_one_number, wrt=1)(a, m, np.array([[0.7]]))[1]  # in m alone
+    assert tangent == pytest.approx(-0.7 * np.sum(want_a), rel=1e-13)
 
 
 def weighted_angle(z):
@@ -363,6 +365,10 @@ def spread_about_a_given_mean(a):
     return np.std(a, axis=1, keepdims=True, mean=np.array([[0.1], [0.2]]))
 
 
+def spread_about_a_given_mean_kept(a, m):
+    return np.std(a, axis=1, keepdims=True, mean=m)
+
+
 def test_the_tangent_of_std_about_a_given_mean_with_keepdims():
     # the tangent keeps the reduced axis, as y does: (2, 1)
     t = np.cos(A_VAR)
@@ -371,6 +377,9 @@ def test_the_tangent_of_std_about_a_given_mean_with_keepdims():
     want = (spread_about_a_given_mean(A_VAR + h * t) - spread_about_a_given_mean(A_VAR - h * t))
     assert got.shape == (2, 1)
     np.testing.assert_allclose(got, want / (2 * h), rtol=1e-6)
+    # the tangent in the mean alone keeps the axis too
+    _, got = jvp(spread_about_a_given_mean_kept, wrt=1)(A_VAR, np.array([[0.1], [0.2]]), t[:, :1])
+    assert got.shape == (2, 1)
     # and the gradient: the kept (2, 1) cotangent spread over the rows
     g = srcgrad.vjp(spread_about_a_given_mean)(A_VAR, np.array([[1.0], [-2.0]]))
     assert np.sum(g * t) == pytest.approx(np.sum(want / (2 * h) * [[1.0], [-2.0]]), rel=1e-6)
