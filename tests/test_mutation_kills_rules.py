@@ -497,3 +497,95 @@ def test_grad_of_grad_through_helpers_that_rows_leave_square_or_default(f, x):
     df = srcgrad.grad(f)
     w = np.cos(np.arange(x.size)).reshape(x.shape)
     check_grad(lambda z: np.sum(df(z) * w), (x,))
+
+
+# --- the helpers only third-order code calls (their rules: rules/helper_rules.py), called here
+# directly: a user's function that calls one is differentiated with the helper's rule, at first
+# order, far cheaper than a third derivative of np.linalg.solve or np.concatenate. Each kills
+# the mutants of its rule's templates that `--record test_third_order` left surviving or
+# without checks (solve_like, vec_matmul, vec_outer, join/split_cotangents, split_pieces,
+# unstack_pieces, stack_cotangents, permute_like).
+_H = srcgrad.runtime.higher_order
+_R3 = np.random.default_rng(5)
+_A3 = _R3.normal(size=(3, 3)) + 3 * np.eye(3)
+_B1, _B2 = np.zeros(3), np.zeros((3, 2))  # read for their number of axes alone
+_W3, _W32, _W33 = _R3.normal(size=3), _R3.normal(size=(3, 2)), _R3.normal(size=(3, 3))
+_PIECES = [np.zeros((2, 3)), np.zeros((1, 3))]
+_S = np.array([0.3, -1.2, 0.8, 0.1])
+
+
+def solve_vector(a, w):
+    return np.sum(_H.solve_like(a, w, _B1) * _W3)
+
+
+def solve_matrix(a, w):
+    return np.sum(_H.solve_like(a, w, _B2) * _W32)
+
+
+def times_vector(m, v):
+    return np.sum(_H.vec_matmul(m, v, _B1) * _W3)
+
+
+def times_matrix(m, v):
+    return np.sum(_H.vec_matmul(m, v, _B2) * _W32)
+
+
+def outer_of_vectors(w, v):
+    return np.sum(_H.vec_outer(w, v, _B1) * _W33)
+
+
+def outer_of_matrices(w, v):
+    return np.sum(_H.vec_outer(w, v, _B2) * _W33)
+
+
+def joined(p0, p1):
+    return np.sum(_H.join_cotangents([p0, p1], _PIECES, "concatenate", 0) * _W33)
+
+
+def split_back(g):
+    parts = _H.split_cotangents(g, _PIECES, "concatenate", 0)
+    return np.sum(parts[0] * _W33[:2]) + np.sum(parts[1] * _W33[2:])
+
+
+def cut(w):
+    parts = _H.split_pieces(w, 2, 1)
+    return np.sum(parts[0] * _W33[:, :2]) + np.sum(parts[1] * _W33[:, 2:])
+
+
+def unstacked(w):
+    parts = _H.unstack_pieces(w, 1)
+    return np.sum(parts[0] * _W3) - np.sum(parts[2] * _W3**2)
+
+
+def stacked(p0, p1):
+    return np.sum(srcgrad.runtime.stack_cotangents([p0, p1], _W32, 1) * _W32)
+
+
+def permuted(t):
+    return np.sum(srcgrad.runtime.permute_like(t, _S, np.sort(_S)) * np.arange(1.0, 5.0))
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (solve_vector, (_A3, _W3)),
+        (solve_matrix, (_A3, _W32)),
+        (times_vector, (_W33, _W3)),
+        (times_matrix, (_W33, _W32)),
+        (outer_of_vectors, (_W3, _W3 + 1.0)),
+        (outer_of_matrices, (_W32, _W32 + 1.0)),
+        (joined, (_W32.T, _W3[None, :])),
+        (split_back, (_W33,)),
+        (cut, (_W33,)),
+        (unstacked, (_W33,)),
+        (stacked, (_W3, _W3 + 1.0)),
+        (permuted, (_W3[[0, 1, 2, 0]],)),
+    ],
+)
+def test_third_order_helpers_called_directly(f, args):
+    wrt = tuple(range(len(args)))
+    check_grad(f, args, wrt=wrt)
+    tangents = tuple(np.cos(np.arange(np.size(a)) + 1.0).reshape(np.shape(a)) for a in args)
+    _, t = srcgrad.jvp(f, wrt=wrt)(*args, tangents)
+    want = sum(np.sum(numeric_grad(f, args, i) * tangents[i]) for i in wrt)
+    assert t == pytest.approx(want, rel=1e-6)
