@@ -511,6 +511,7 @@ _A3 = _R3.normal(size=(3, 3)) + 3 * np.eye(3)
 _B1, _B2 = np.zeros(3), np.zeros((3, 2))  # read for their number of axes alone
 _W3, _W32, _W33 = _R3.normal(size=3), _R3.normal(size=(3, 2)), _R3.normal(size=(3, 3))
 _PIECES = [np.zeros((2, 3)), np.zeros((1, 3))]
+_PIECES_T = [np.zeros((3, 2)), np.zeros((3, 1))]  # (along axis 1)
 _S = np.array([0.3, -1.2, 0.8, 0.1])
 
 
@@ -520,6 +521,11 @@ def solve_vector(a, w):
 
 def solve_matrix(a, w):
     return np.sum(_H.solve_like(a, w, _B2) * _W32)
+
+
+def solve_stacked(a, w):
+    # two matrices, one right-hand side for both: w's gradient sums the two
+    return np.sum(_H.solve_like(a, w, _B1) * _W32.T)
 
 
 def times_vector(m, v):
@@ -539,12 +545,12 @@ def outer_of_matrices(w, v):
 
 
 def joined(p0, p1):
-    return np.sum(_H.join_cotangents([p0, p1], _PIECES, "concatenate", 0) * _W33)
+    return np.sum(_H.join_cotangents([p0, p1], _PIECES_T, "concatenate", 1) * _W33)
 
 
 def split_back(g):
-    parts = _H.split_cotangents(g, _PIECES, "concatenate", 0)
-    return np.sum(parts[0] * _W33[:2]) + np.sum(parts[1] * _W33[2:])
+    parts = _H.split_cotangents(g, _PIECES_T, "concatenate", 1)
+    return np.sum(parts[0] * _W33[:, :2]) + np.sum(parts[1] * _W33[:, 2:])
 
 
 def cut(w):
@@ -553,8 +559,8 @@ def cut(w):
 
 
 def unstacked(w):
-    parts = _H.unstack_pieces(w, 1)
-    return np.sum(parts[0] * _W3) - np.sum(parts[2] * _W3**2)
+    parts = _H.unstack_pieces(w, 1)  # w (2, 3): three pieces (2,), the middle one unread
+    return np.sum(parts[0] * _W3[:2]) - np.sum(parts[2] * _W3[1:] ** 2)
 
 
 def stacked(p0, p1):
@@ -562,7 +568,8 @@ def stacked(p0, p1):
 
 
 def permuted(t):
-    return np.sum(srcgrad.runtime.permute_like(t, _S, np.sort(_S)) * np.arange(1.0, 5.0))
+    a = np.stack([_S, _S[::-1] * 2.0])
+    return np.sum(srcgrad.runtime.permute_like(t, a, np.sort(a, axis=0), axis=0) * _S)
 
 
 @pytest.mark.parametrize(
@@ -570,16 +577,17 @@ def permuted(t):
     [
         (solve_vector, (_A3, _W3)),
         (solve_matrix, (_A3, _W32)),
+        (solve_stacked, (np.stack([_A3, _A3.T + np.eye(3)]), _W3)),
         (times_vector, (_W33, _W3)),
         (times_matrix, (_W33, _W32)),
         (outer_of_vectors, (_W3, _W3 + 1.0)),
         (outer_of_matrices, (_W32, _W32 + 1.0)),
-        (joined, (_W32.T, _W3[None, :])),
-        (split_back, (_W33,)),
-        (cut, (_W33,)),
-        (unstacked, (_W33,)),
+        (joined, (_W32, _W3[:, None])),
+        (split_back, (_A3,)),  # (inputs other than the weights: y is not dy)
+        (cut, (_A3,)),
+        (unstacked, (_W32.T,)),
         (stacked, (_W3, _W3 + 1.0)),
-        (permuted, (_W3[[0, 1, 2, 0]],)),
+        (permuted, (np.stack([_W3 + 1.0, _W3[::-1] ** 2])[:, [0, 1, 2, 0]],)),
     ],
 )
 def test_third_order_helpers_called_directly(f, args):
