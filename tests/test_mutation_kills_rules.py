@@ -513,6 +513,7 @@ _W3, _W32, _W33 = _R3.normal(size=3), _R3.normal(size=(3, 2)), _R3.normal(size=(
 _PIECES = [np.zeros((2, 3)), np.zeros((1, 3))]
 _PIECES_T = [np.zeros((3, 2)), np.zeros((3, 1))]  # (along axis 1)
 _S = np.array([0.3, -1.2, 0.8, 0.1])
+_W34 = np.outer(_W3, _S)
 
 
 def solve_vector(a, w):
@@ -529,19 +530,24 @@ def solve_stacked(a, w):
 
 
 def times_vector(m, v):
-    return np.sum(_H.vec_matmul(m, v, _B1) * _W3)
+    return np.sum(_H.vec_matmul(m, v, _B1) * _W3[::-1])
 
 
 def times_matrix(m, v):
-    return np.sum(_H.vec_matmul(m, v, _B2) * _W32)
+    return np.sum(_H.vec_matmul(m, v, _B2) * _W32[::-1])
+
+
+def times_stacked(m, v):
+    # two matrices times one vector: v's gradient sums the two
+    return np.sum(_H.vec_matmul(m, v, _B1) * _W32.T)
 
 
 def outer_of_vectors(w, v):
-    return np.sum(_H.vec_outer(w, v, _B1) * _W33)
+    return np.sum(_H.vec_outer(w, v, _B1) * _W34)
 
 
 def outer_of_matrices(w, v):
-    return np.sum(_H.vec_outer(w, v, _B2) * _W33)
+    return np.sum(_H.vec_outer(w, v, _B2) * _W34)
 
 
 def joined(p0, p1):
@@ -580,8 +586,9 @@ def permuted(t):
         (solve_stacked, (np.stack([_A3, _A3.T + np.eye(3)]), _W3)),
         (times_vector, (_W33, _W3)),
         (times_matrix, (_W33, _W32)),
-        (outer_of_vectors, (_W3, _W3 + 1.0)),
-        (outer_of_matrices, (_W32, _W32 + 1.0)),
+        (times_stacked, (np.stack([_W33, _A3]), _W3)),
+        (outer_of_vectors, (_W3, _S)),
+        (outer_of_matrices, (_W32, np.stack([_S, _S**2], axis=1))),
         (joined, (_W32, _W3[:, None])),
         (split_back, (_A3,)),  # (inputs other than the weights: y is not dy)
         (cut, (_A3,)),
