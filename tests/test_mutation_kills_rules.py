@@ -550,6 +550,11 @@ def outer_of_matrices(w, v):
     return np.sum(_H.vec_outer(w, v, _B2) * _W34)
 
 
+def outer_of_a_stack(w, v):
+    # two vectors w times one v: v's gradient sums the two outer products' parts
+    return np.sum(_H.vec_outer(w, v, _B1) * np.stack([_W34, -_W34**2]))
+
+
 def joined(p0, p1):
     return np.sum(_H.join_cotangents([p0, p1], _PIECES_T, "concatenate", 1) * _W33)
 
@@ -589,6 +594,7 @@ def permuted(t):
         (times_stacked, (np.stack([_W33, _A3]), _W3)),
         (outer_of_vectors, (_W3, _S)),
         (outer_of_matrices, (_W32, np.stack([_S, _S**2], axis=1))),
+        (outer_of_a_stack, (_W32.T, _S)),
         (joined, (_W32, _W3[:, None])),
         (split_back, (_A3,)),  # (inputs other than the weights: y is not dy)
         (cut, (_A3,)),
