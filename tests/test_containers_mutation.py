@@ -7,7 +7,7 @@ import pytest
 from sharing_check import check_all
 
 from srcgrad import grad, hessian
-from srcgrad.errors import UnsupportedSyntaxError
+from srcgrad.errors import SrcgradError, UnsupportedSyntaxError
 
 X = np.array([0.5, -1.0, 2.0])
 M = np.arange(6.0).reshape(2, 3) / 5 - 0.3
@@ -270,6 +270,15 @@ def list_of_things(x):
     return np.sum(rows[2] * a[0]) + np.sum(b[1]) * len(d)
 
 
+def slice_written(x):
+    # `L[1:] = [...]` crashed in the reverse sweep (zero_item wrote None into a list's slice)
+    y = x * 1.5
+    L = [x * 0.5, x * 0.0, x[0]]
+    L[1:] = (y, x[1] * x[2])
+    L[1] += np.sin(x)
+    return np.sum(y * x * L[0]) + L[2]
+
+
 CASES = [
     (insert_front, (X,)), (insert_past_end, (X,)), (extend_list, (X,)), (extend_by_rows, (X,)),
     (pop_at, (X,)), (pop_in_expression, (X,)), (pop_bare, (X,)), (remove_value, (X,)),
@@ -283,6 +292,7 @@ CASES = [
     (dict_get_default_active, (X,)), (iterate_ndindex, (M,)),
     (iterate_ndindex_varargs, (M,)), (iterate_ndenumerate, (M,)), (unpack_pairs, (X,)),
     (index_and_count, (X,)), (mutate_in_loop, (X,)), (list_of_things, (X,)),
+    (slice_written, (X,)),
 ]
 
 
@@ -360,7 +370,7 @@ def test_list_methods_on_an_array_raise_like_python():
 
 
 @pytest.mark.parametrize("f", [sort_floats, iterate_items, update_dict, extend_list, del_key,
-                               iterate_ndenumerate, dict_get_default_active],
+                               iterate_ndenumerate, dict_get_default_active, slice_written],
                          ids=lambda f: f.__name__)
 def test_hessian_matches_differences_of_the_gradient(f):
     x = M if f is iterate_ndenumerate else X
@@ -380,3 +390,13 @@ def test_sorting_a_list_of_numbers():
     from test_inplace_numpy import sorts_a_list  # was refused there
 
     check_all(sorts_a_list, (X,))
+
+
+def test_a_slice_write_that_changes_a_lists_length_is_an_error():
+    def f(x):
+        L = [x * 1.0, x * 3.0]
+        L[1:] = [x * 2.0, np.sin(x)]
+        return np.sum(L[1] * L[2] * L[0])
+
+    with pytest.raises(SrcgradError, match=r"puts 2 items in the place of 1"):
+        grad(f)(X)

@@ -159,8 +159,24 @@ def setitem(a, index, value):
     if value is ABSENT:
         del a[index]
     else:
+        _check_list_slice(a, index, value)
         a[index] = value
     return a
+
+
+def _check_list_slice(a, index, value):
+    """``L[i:j] = values`` of a list must keep its length: the adjoints read the written items'
+    cotangents back by the slice (``take_item``), which names other items once the list has
+    grown or shrunk."""
+    if isinstance(a, list) and isinstance(index, slice):
+        count = len(range(*index.indices(len(a))))
+        if len(value) != count:
+            raise SrcgradError(
+                f"a write into a slice of a list (`L[i:j] = ...`) puts {len(value)} items in "
+                f"the place of {count}, which changes the list's length: srcgrad differentiates "
+                f"it only while a slice write keeps the length. Write the items one by one, or "
+                f"build the list with `append`, `insert` or a comprehension"
+            )
 
 
 class _Absent:
@@ -220,7 +236,10 @@ def zero_item(d, index):
     A read-only ``d`` (the broadcast view ``unreduce`` returns) is copied first."""
     if isinstance(d, NUMBERS) or (isinstance(d, np.ndarray) and not d.flags.writeable):
         d = np.array(d)  # (a number: the cotangent of a 0-d array, `float(y)`'s)
-    d[index] = None if isinstance(d, (list, dict)) else 0.0
+    if isinstance(d, list) and isinstance(index, slice):
+        d[index] = [None] * len(d[index])  # (a slice write keeps the length: setitem)
+    else:
+        d[index] = None if isinstance(d, (list, dict)) else 0.0
     return d
 
 
