@@ -379,6 +379,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     text = unparse(node) + "\n"
     made = compile_function(text, node.name, f, extras)
     REWRITTEN_USER_CODE.add(made.__code__)
+    made.__srcgrad_user_parameters__ = True  # (normalize/inplace.py checks its arguments apart)
     # what srcgrad refuses in the rewritten function at the user's line (as for the steps)
     notes.register(made.__code__, made.__code__.co_filename,
                    notes.line_map(node, text, parsed.location, node.name))

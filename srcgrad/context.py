@@ -16,6 +16,7 @@ passes read, each set by the stage that computes it:
     assigned_in_control  reverse  variables assigned inside an ``if`` or loop (and trip counters)
     shape_sets, adjoint_names  reverse  symbolic broadcast shapes; each variable's adjoint name
     followed        sharing    the containers whose items' updates in place reach their holders
+    updated_params  sharing    the parameters whose object ``x op= v`` may update in place
 
 It also gives one name per object that generated code refers to beyond the user's own names
 (runtime helpers, ``numpy`` when the user imported it under another name), the user's own name
@@ -115,6 +116,9 @@ class Context:
     # to every other holder of the item, by identity (None: not known; True: every container,
     # as no item is updated in place)
     followed: object = None
+    # the parameters whose object `x op= v` (normalize/sharing.py) may update in place, through
+    # any name: normalize/inplace.py checks that they share nothing with another argument
+    updated_params: set = field(default_factory=set)
 
     @property
     def extras(self):

@@ -310,6 +310,11 @@ def argument_list_holding_one_array_twice(x, L):
     return np.sum(L[1] * x)
 
 
+def updated_beside_another_argument(x, y):
+    y += x
+    return np.sum(x * y)
+
+
 def deep_copied_twice_held(x):
     a = x * 2.0
     return np.sum(copy.deepcopy([a, a])[1])
@@ -667,6 +672,9 @@ CLAIMS = [
     ("a list, tuple or dict argument that holds one array, list or dict in two places",
      argument_list_holding_one_array_twice, 0, (X[:3], [_B, _B]), RUN,
      "the argument `L` holds one ndarray in two places"),
+    ("arguments that share an array, list or dict with each other",
+     updated_beside_another_argument, 0, (X, X), RUN, "the arguments `y` and `x` share one "
+     "ndarray"),
     ("`copy.deepcopy` of a value whose copy holds one array, list or dict in two places",
      deep_copied_twice_held, 0, (X,), RUN, "holds one ndarray in two places"),
     ("a write into that object or a new binding of that name between the dict and the call",

@@ -206,7 +206,7 @@ def _header(py_fn: Any, fdef: ast.FunctionDef, constants: dict[str, Any]) -> lis
 #: srcgrad's runtime helpers of element and slice writes, which have no numba implementation
 WRITES = frozenset("""
 setitem copy_item restore_item take_item zero_item write_dtype written written_grad add_at
-add_at_advanced element_written fresh_copy check_argument_parts
+add_at_advanced element_written fresh_copy check_argument_parts check_arguments_apart
 """.split())
 
 
@@ -217,7 +217,8 @@ CHECKPOINTED = ("a loop checkpointed by `checkpoint=` in a derivative of a deriv
 
 def _copies_first(value: Any) -> bool:
     """Whether ``value`` is ``runtime.fresh_copy`` (the copy of an argument written into)."""
-    return (getattr(value, "__name__", None) in ("fresh_copy", "check_argument_parts")
+    return (getattr(value, "__name__", None) in ("fresh_copy", "check_argument_parts",
+                                                      "check_arguments_apart")
             and str(getattr(value, "__module__", "")).startswith("srcgrad."))
 
 

@@ -25,6 +25,7 @@ from .. import runtime
 from ..astutil import index_value, ordered_walk, stored, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
+from ..frontend.source import GENERATED_SOURCE
 from ..runtime import writes
 from .aliasing import (
     DICT_VIEWS,
@@ -99,6 +100,24 @@ def _checkpointed_loops(fn_node, ctx):
             and ctx.namespace.resolve(n.func, ctx.local_names) is checkpointed_loop}
 
 
+def _check_arguments(var, named):
+    """The arguments of ``check_argument_parts`` for the written parameter ``var``: ``var``,
+    its name, and the other parameters (their names in one string, then each)."""
+    others = [n for n in named if n != var]
+    out = [gast.Name(var, gast.Load(), None, None), gast.Constant(var, None)]
+    if others:
+        out.append(gast.Constant(" ".join(others), None))
+        out += [gast.Name(n, gast.Load(), None, None) for n in others]
+    return out
+
+
+def _users(fn):
+    """Whether ``fn``'s parameters are the user's: its own code, or the user's function that
+    ``checkpoint=`` rewrote (not a derivative, nor a step whose parameters srcgrad made)."""
+    return getattr(fn, "__code__", None) not in GENERATED_SOURCE or getattr(
+        fn, "__srcgrad_user_parameters__", False)
+
+
 def _generated(fn):
     from ..frontend.source import is_derivative
 
@@ -134,6 +153,7 @@ class CopyBeforeWrite:
 
     def run(self, fn_node):
         written = {}
+        checked = set(self.ctx.updated_params)  # (`x += v` of a parameter's array: no copy)
         self.item_written = set()  # written by element (setitem), not only grown or shrunk
         for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node):
@@ -141,6 +161,7 @@ class CopyBeforeWrite:
                 if _calls(node.value, self.setitem):
                     self.item_written.add(node.targets[0].id)
         if not written:
+            fn_node.body = self._checks(fn_node, checked) + fn_node.body
             return fn_node
         self.index_lists = _integer_lists(fn_node)
         self.private_elements = self._unshared(fn_node, private_elements(
@@ -155,9 +176,32 @@ class CopyBeforeWrite:
         helper = self.ctx.global_name(runtime.fresh_copy, "fresh_copy")
         for stmt in self.kept_copies.values():
             _insert_after(fn_node, stmt, _copied(stmt.targets[0].id, helper, stmt))
-        copies = []
-        for var in sorted(written):
-            if var in params:
+        fn_node.body = self._checks(fn_node, checked, set(written) & params) + fn_node.body
+        return fn_node
+
+    def _checks(self, fn_node, checked, copied=frozenset()):
+        """The statements first in the body: for each parameter written into (``copied``),
+        ``check_argument_parts`` and a copy; for each other one whose array ``x op= v`` may
+        update in place (``checked``: rebound, not copied), the check alone. The check names
+        every other parameter, which a write must not reach (not in a derivative, whose user
+        function was checked)."""
+        named = [] if not _users(self.ctx.fn) else [
+            a.id for a in [*fn_node.args.posonlyargs, *fn_node.args.args, fn_node.args.vararg,
+                           *fn_node.args.kwonlyargs, fn_node.args.kwarg] if a is not None]
+        line = fn_node.body[0].lineno
+        out = []
+        for var in sorted(set(copied) | (set(checked) if len(named) > 1 else set())):
+            helper = runtime.check_argument_parts if var in copied else (
+                runtime.check_arguments_apart)
+            check = gast.Assign(
+                [gast.Name(self.ctx.namer.fresh(naming.UNUSED), gast.Store(), None, None)],
+                gast.Call(gast.Name(self.ctx.global_name(helper, helper.__name__), gast.Load(),
+                                    None, None), _check_arguments(var, named), []),
+                None,
+            )  # (an argument holding one array twice, or another's: an error)
+            check.lineno = line
+            out.append(check)
+            if var in copied:
                 helper = gast.Name(
                     self.ctx.global_name(runtime.fresh_copy, "fresh_copy"), gast.Load(), None, None
                 )
@@ -166,19 +210,9 @@ class CopyBeforeWrite:
                     gast.Call(helper, [gast.Name(var, gast.Load(), None, None)], []),
                     None,
                 )
-                copy.lineno = fn_node.body[0].lineno
-                check = gast.Assign(
-                    [gast.Name(self.ctx.namer.fresh(naming.UNUSED), gast.Store(), None, None)],
-                    gast.Call(gast.Name(self.ctx.global_name(
-                        runtime.check_argument_parts, "check_argument_parts"), gast.Load(),
-                        None, None), [gast.Name(var, gast.Load(), None, None),
-                                      gast.Constant(var, None)], []),
-                    None,
-                )  # (a list argument holding one array twice: an error, not a wrong value)
-                check.lineno = copy.lineno
-                copies += [check, copy]
-        fn_node.body = copies + fn_node.body
-        return fn_node
+                copy.lineno = line
+                out.append(copy)
+        return out
 
     def _unshared(self, fn_node, private):
         """The private elements (``a = L[k]``, see ``private_elements``) whose array no other

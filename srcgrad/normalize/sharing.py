@@ -278,8 +278,7 @@ class SharedUpdates:
 
     def run(self, fn_node):
         self._setup(fn_node)
-        self.graph = {}
-        self.outside = {}  # variable -> expressions from outside the function it may hold
+        self.graph, self.outside = {}, {}  # outside: variable -> expressions from outside it holds
         for n in ordered_walk(fn_node):
             if isinstance(n, gast.AugAssign) and self._sequences(n.target, n.value):
                 self._connect(n.target.id, self._passed_on(n.value))  # `hs += [h]` holds h
@@ -626,6 +625,7 @@ class SharedUpdates:
         call = _field_update(s, self.updated)
         element = call is not None and call.func.id == self.updated[1]
         self._check_not_outside(s, x, element)
+        self.ctx.updated_params |= ({x} | self._connected(x)) & self.params  # (inplace.py)
         value = self._operation(s, x) if call is None else call
         holders = self._holders(s, x, defined, container)
         if not holders:

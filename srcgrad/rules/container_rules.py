@@ -258,7 +258,8 @@ linear(runtime.get_tangent, "dd, ddefault, d, key, default",
 # identity (no gradient); putting x there is linear in the holder and in x jointly (written: no
 # one-argument call); its adjoint helpers are linear in g (derived).
 nondiff(runtime.shared_positions, runtime.check_element_written, runtime.element_written,
-        runtime.check_argument_parts)  # (an argument holding one array twice: an error)
+        runtime.check_argument_parts, runtime.check_arguments_apart)  # (an argument holding
+# one array twice, or sharing one with another argument, written into: an error)
 nondiff(runtime.steps_layout, runtime.sums_layout)  # how a loop's steps are summed
 linear(runtime.put_shared, "holder, where, value",
        vjp={"holder": "put_shared_grad_holder(dy, where, holder)",

@@ -356,6 +356,7 @@ from .shapes import (  # noqa: F401
 )
 from .sharing import (  # noqa: F401
     check_argument_parts,
+    check_arguments_apart,
     check_element_written,
     element_written,
     put_at_paths,

@@ -23,6 +23,7 @@ with an error: the update would change part of ``r``, a dependence srcgrad does 
 from __future__ import annotations
 
 import copy
+import types
 
 import numpy as np
 
@@ -230,13 +231,22 @@ def put_shared_tangent(dholder, dvalue, holder, where, value):
     return _put(base, where, lambda h: dvalue)
 
 
-def check_argument_parts(x, text):
-    """The argument ``text`` (``x``), which the function writes into: a list, tuple or dict
-    whose parts (its items, theirs, ...) hold one ndarray, list or dict in two places is an
-    error. Python's ``L[0] += v`` changes that array in place, so ``L[1]`` sees it too; srcgrad
-    writes into a copy of ``L`` item by item, which would not reach ``L[1]`` (a wrong value).
+def check_argument_parts(x, text, names="", *others):
+    """The argument ``text`` (``x``), which the function writes into, against what a write
+    through one place would change elsewhere, which srcgrad does not follow for an argument (it
+    writes into a copy of ``x``, item by item): a wrong value, so an error.
+
+    - ``x``, a list, tuple or dict whose parts (its items, theirs, ...) hold one ndarray, list
+      or dict in two places, or two arrays that share memory (``[b, b[:2]]``): Python's
+      ``L[0] += v`` changes that array in place, so ``L[1]`` sees it too;
+    - ``x`` sharing an array, list, dict or object with another argument (``others``, named by
+      the words of ``names``), in itself, an item or a field: ``f(b, b)`` with ``y += x``,
+      ``f(x, [x])``, an argument that views another (``f(A[0], A)``).
+
     A list or dict the function makes itself is followed at transform time (sharing.py)."""
     part = shared_part(x, objects=False) if isinstance(x, (list, tuple, dict)) else None
+    if part is None and isinstance(x, (list, tuple, dict)):
+        part = _overlapping([(a, 0) for a in _parts(x, objects=False)], 0)
     if part is not None:
         raise SrcgradError(
             f"the argument `{text}` holds one {type(part).__name__} in two places, and the "
@@ -244,6 +254,92 @@ def check_argument_parts(x, text):
             f"(`{text}[0] += v`) changes the other too, which srcgrad does not follow for an "
             f"argument. Pass distinct values (`[b, b.copy()]`)"
         )
+    check_arguments_apart(x, text, names, *others)
+
+
+def check_arguments_apart(x, text, names="", *others):
+    """``x``, the argument ``text``, which ``x op= v`` may update in place (through any name:
+    ``y = x; y += v``), shares nothing with another argument (``others``, named by the words of
+    ``names``): Python would change that one too. Places within ``x`` that hold one array are
+    followed (normalize/sharing.py's ``shared_positions``)."""
+    if not others:
+        return
+    own = _parts(x)
+    mine = {id(p) for p in own}
+    for name, other in zip(names.split(), others):
+        theirs = _parts(other)
+        part = next((p for p in theirs if id(p) in mine), None)
+        if part is None:
+            part = _overlapping([(a, 0) for a in own] + [(a, 1) for a in theirs], 1)
+        if part is not None:
+            raise SrcgradError(
+                f"the arguments `{text}` and `{name}` share one {type(part).__name__} (the "
+                f"same value passed twice, held in both, or an array and a view of it), and "
+                f"the function writes into `{text}`: in Python the write changes `{name}` "
+                f"too, which srcgrad does not follow for arguments. Pass distinct values "
+                f"(`f(b, b.copy())`)"
+            )
+
+
+def _parts(value, objects=True):
+    """The ndarrays, lists, dicts and (with ``objects``) objects ``value`` is or holds, through
+    items and fields, each once."""
+    out, seen = [], set()
+
+    def visit(v):
+        if id(v) in seen:
+            return
+        if isinstance(v, (list, tuple, dict)):
+            seen.add(id(v))
+            if not isinstance(v, tuple):
+                out.append(v)
+            for item in (v.values() if isinstance(v, dict) else v):
+                visit(item)
+        elif isinstance(v, np.ndarray):
+            seen.add(id(v))
+            out.append(v)
+        elif objects and _is_object(v):
+            seen.add(id(v))
+            out.append(v)
+            for field in fields_of(v):
+                visit(field)
+
+    visit(value)
+    return out
+
+
+def _is_object(v):
+    """Whether ``v`` is an object with fields of its own (not a class, module, function,
+    bound method or NumPy scalar, whose attributes no argument shares)."""
+    return (not isinstance(v, (type, np.generic, str, bytes, types.ModuleType))
+            and not callable(v)
+            and (isinstance(getattr(v, "__dict__", None), dict) or hasattr(v, "__slots__")))
+
+
+def fields_of(v):
+    """The values of an object's fields (``__dict__`` and ``__slots__``)."""
+    slots = [n for klass in type(v).__mro__ for n in getattr(klass, "__slots__", ())
+             if isinstance(n, str) and hasattr(v, n)]
+    return list(getattr(v, "__dict__", {}).values()) + [getattr(v, n) for n in slots]
+
+
+_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(
+    np, "byte_bounds", None)  # (NumPy 2 moved it)
+
+
+def _overlapping(tagged, other):
+    """The first array of ``tagged`` (pairs of an array and a tag) that shares memory with
+    another array there of tag ``other`` (with ``other`` 0, any other array), or None. Arrays
+    sorted by their first byte: only neighbours whose bytes overlap are compared exactly."""
+    spans = sorted(((*_byte_bounds(a), n, a, tag) for n, (a, tag) in enumerate(tagged)
+                    if isinstance(a, np.ndarray) and a.size), key=lambda s: s[0])
+    for i, (_, high, _, a, tag) in enumerate(spans):
+        for low2, _, _, b, tag2 in spans[i + 1:]:
+            if low2 >= high:
+                break
+            if (other == 0 or tag != tag2) and np.shares_memory(a, b):
+                return b
+    return None
 
 
 def check_element_written(inner, text):
