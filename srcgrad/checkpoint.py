@@ -327,6 +327,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     namer = Namer(taken)
     extras = {}
     originals = {}  # id of the call that replaced a loop -> the loop (what it shares is its)
+    carried = set()  # the parameters a loop carries, which its step may update in place
     for loop in loops:
         _early_returns(node, loop, namer)
         _continues(loop, namer)
@@ -336,6 +337,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         checkpoint_concat.extend_lists(node, loop)
         names = _loop_names(node, node.body.index(loop), loop, parsed.location)  # (once)
         checkpoint_concat.refuse_field_writes(loop, parsed.location, set(names[1]) & names[4])
+        carried |= set(names[1]) & _params(node)
         # `z += v` while a list holds z (or the caller passed it): the step copies its whole
         # state at once, sharing kept, and updates that copy in place as Python would; so
         # for a write through a name the body binds to what another name holds (`O = [L]`,
@@ -379,7 +381,8 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     text = unparse(node) + "\n"
     made = compile_function(text, node.name, f, extras)
     REWRITTEN_USER_CODE.add(made.__code__)
-    made.__srcgrad_user_parameters__ = True  # (normalize/inplace.py checks its arguments apart)
+    # (normalize/inplace.py checks those apart from the other arguments, as for `x += v`)
+    made.__srcgrad_user_parameters__ = frozenset(carried)
     # what srcgrad refuses in the rewritten function at the user's line (as for the steps)
     notes.register(made.__code__, made.__code__.co_filename,
                    notes.line_map(node, text, parsed.location, node.name))

@@ -114,8 +114,8 @@ def _check_arguments(var, named):
 def _users(fn):
     """Whether ``fn``'s parameters are the user's: its own code, or the user's function that
     ``checkpoint=`` rewrote (not a derivative, nor a step whose parameters srcgrad made)."""
-    return getattr(fn, "__code__", None) not in GENERATED_SOURCE or getattr(
-        fn, "__srcgrad_user_parameters__", False)
+    return getattr(fn, "__code__", None) not in GENERATED_SOURCE or hasattr(
+        fn, "__srcgrad_user_parameters__")
 
 
 def _generated(fn):
@@ -153,7 +153,9 @@ class CopyBeforeWrite:
 
     def run(self, fn_node):
         written = {}
-        checked = set(self.ctx.updated_params)  # (`x += v` of a parameter's array: no copy)
+        # (`x += v` of a parameter's array, in a checkpointed loop's step too: no copy)
+        checked = self.ctx.updated_params | getattr(self.ctx.fn, "__srcgrad_user_parameters__",
+                                                    set())
         self.item_written = set()  # written by element (setitem), not only grown or shrunk
         for node in ordered_walk(fn_node):
             if isinstance(node, gast.Assign) and self._writes(node):
