@@ -400,6 +400,27 @@ def dropped_axis(a, w):
     return np.sum(np.log(np.sum(np.exp(a), axis=1)) * w)
 
 
+def kept_reductions(a, w):
+    m = np.mean(a, axis=1, keepdims=True) + np.amin(a, axis=0, keepdims=True)
+    p = np.prod(a - m, axis=1, keepdims=True) + np.max(a, axis=1, keepdims=True)
+    return np.sum(p * w)
+
+
+def test_a_reduction_keeping_its_axes_of_a_float64_array_is_the_arrays_own_method():
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal((4, 1))
+    methods = [".mean(axis=1, keepdims=True)", ".min(axis=0, keepdims=True)",
+               ".prod(axis=1, keepdims=True)", ".max(axis=1, keepdims=True)"]
+    functions = ["mean_a = np.mean(", "amin_a = np.amin(", "prod_a_minus_m = np.prod(",
+                 "max_a = np.max("]  # (not the comments quoting the source)
+    _checked_products(kept_reductions, (x, w), methods, functions)
+    # float32 arrays: NumPy's functions stay
+    df = srcgrad.specialize(srcgrad.grad(kept_reductions, wrt=("a", "w")))
+    df(x.astype(np.float32), w.astype(np.float32))
+    text = srcgrad.source(df)
+    assert all(f in text for f in functions) and not any(m in text for m in methods), text
+
+
 def test_a_spread_met_only_by_what_was_summed_is_the_cotangent_itself():
     rng = np.random.default_rng(5)
     x, w = rng.standard_normal((4, 3)), rng.standard_normal((4, 1))

@@ -670,8 +670,14 @@ def test_unbroadcast_sums_exactly_the_broadcast_axes(gshape, xshape):
 def test_shape_like_is_the_broadcast_shape():
     shapes = [(3, 1), (4,), (), (2, 1, 1)]
     assert runtime.shape_like(*(np.zeros(s) for s in shapes)).shape == (2, 3, 4)
-    with pytest.raises(ValueError):
-        runtime.shape_like(np.zeros(3), np.zeros(4))
+    for _ in range(2):  # (again: the view kept for those shapes and dtypes)
+        with pytest.raises(ValueError):
+            runtime.shape_like(np.zeros(3), np.zeros(4))
+        view = runtime.shape_like(np.zeros((3, 1)), np.zeros(4), np.zeros((2, 1, 1)))
+        assert view.shape == (2, 3, 4) and view.dtype == np.float64
+        single = runtime.shape_like(np.zeros((2, 1), np.float32), np.zeros(3, np.float32))
+        assert single.shape == (2, 3) and single.dtype == np.float32
+        assert runtime.shape_like(np.zeros((2, 1), np.float32), np.zeros(3)).dtype == np.float64
 
 
 def test_max_gradient_goes_to_the_nan_when_the_maximum_is_nan():

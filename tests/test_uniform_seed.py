@@ -162,3 +162,6 @@ def test_the_check_at_the_call_with_members_of_several_dimensions():
     for other in (np.ones((2, 5, 4)), np.ones((2, 1, 1)), np.ones(4, np.float32), 2.0):
         spread = uniform_unreduce(2.0, None, (Y,), (np.ones(4), other))
         same(spread, unreduce(2.0, shape_like(Y, np.ones(4), other)))
+    # a member of as many dimensions but longer along an axis: the spread array
+    row = np.ones((1, 4))
+    same(uniform_unreduce(2.0, None, (row,), (Y,)), unreduce(2.0, shape_like(row, Y)))

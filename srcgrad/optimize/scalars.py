@@ -162,6 +162,7 @@ class Kinds:
         self.widened = set()  # id of int constants operands of float64 array arithmetic
         self.same_shapes = set()  # id of unbroadcast(g, x) calls of float64 arrays g and x
         self.spreads = set()  # id of unreduce(g, x, axis=..., keepdims=True) calls of such
+        self.methods = set()  # id of np.sum(x, axis=..., keepdims=True) calls of such x (KEPT)
         self.layouts = {}  # id(matmul_vjp_right_steps_joined call) -> its layout, proven
 
     def _listable(self, fn_node):
@@ -341,7 +342,7 @@ class Kinds:
             self.reads.pop(id(n), None)
             self.products.pop(id(n), None)
             self.layouts.pop(id(n), None)
-            for found in (self.widened, self.same_shapes, self.spreads):
+            for found in (self.widened, self.same_shapes, self.spreads, self.methods):
                 found.discard(id(n))
         self.unknown(s, env)
 
@@ -492,6 +493,7 @@ class Kinds:
         self.same_shapes.discard(id(e))
         self.layouts.pop(id(e), None)
         self.spreads.discard(id(e))
+        self.methods.discard(id(e))
         if e.keywords:
             kind = self.spread_kept(e, fn, kinds)
         else:
@@ -514,6 +516,7 @@ class Kinds:
         ) or not kinds or not _array(kinds[-1]) or kinds[-1][1] < 1:
             return None
         if fn in KEPT and len(kinds) == 1:
+            self.methods.add(id(e))  # (tested.py: the array's own method, the same reduction)
             return kinds[0]  # (a reduction keeping its axes: an array of as many)
         if fn is not runtime.unreduce or len(kinds) != 2:
             return None

@@ -14,6 +14,10 @@ Requires: a derivative specialized to its arguments' kinds for Python (not numba
         (``x`` a float64 array, ``g`` a name, no array of other dimensions; the statement at
         the top level of the function; ``d`` and ``x`` bound once; every read of ``d`` an
         operand of ``+``, ``-``, ``*`` or ``/`` whose other operand is ``x``)
+    np.max(x, axis=a, keepdims=True)   ->   x.max(axis=a, keepdims=True)
+        (``x`` a float64 array; also ``sum``, ``min``, ``mean``, ``prod``, ``amax``, ``amin``:
+        for an ndarray NumPy's function calls the very reduction the method does, the ufunc's
+        ``reduce`` or ``_methods._mean``, after a layer of Python the method skips)
 
 The last: the spread is a view of ``g`` (as an array of its floating dtype) broadcast to
 ``x``'s shape, and NumPy broadcasts ``g`` to that shape in ``g * x`` itself (``g`` is the
@@ -25,12 +29,16 @@ the same operation on the same two numbers, and the result has ``x``'s shape eit
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..astutil import binding_counts, walk
 from ..transform.nodes import call
 
 ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div)
+# NumPy's reductions -> the ndarray method doing the same reduction
+METHODS = {np.sum: "sum", np.max: "max", np.amax: "max", np.min: "min", np.amin: "min",
+           np.mean: "mean", np.prod: "prod"}
 
 
 def run(fn_node, ctx, kinds):
@@ -41,7 +49,7 @@ def run(fn_node, ctx, kinds):
 
 
 class Tested(gast.NodeTransformer):
-    """The first two rewrites of the module docstring."""
+    """The rewrites of the module docstring but the third."""
 
     def __init__(self, ctx, kinds):
         self.ctx = ctx
@@ -49,6 +57,12 @@ class Tested(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        if id(node) in self.kinds.methods:
+            fn = self.kinds.resolve(node.func)
+            method = METHODS.get(fn)
+            if method is not None:
+                return gast.Call(gast.Attribute(node.args[0], method, gast.Load()), [],
+                                 node.keywords)
         if id(node) in self.kinds.layouts:
             dys, xs, _, joins = node.args
             return call(self.ctx, runtime.matmul_vjp_right_steps_known, dys, xs, joins)

@@ -164,18 +164,23 @@ def _expand(dy, ndim, axis, keepdims):
 
 
 _SHAPE_VIEWS: dict = {}
+_SHAPES_OF: dict = {}  # (shapes, dtypes) of arrays of one or more dimensions -> their view
 
 
 def _broadcast_shape(shapes):
     """``np.broadcast_shapes``, a few times faster for the handful of small shapes here."""
-    ndim = max(len(s) for s in shapes)
+    ndim = max(map(len, shapes))
     out = [1] * ndim
     for s in shapes:
-        for i, n in enumerate(s, ndim - len(s)):
+        i = ndim - len(s)
+        for n in s:
             if n != 1:
-                if out[i] != 1 and out[i] != n:
+                m = out[i]
+                if m == 1:
+                    out[i] = n
+                elif m != n:
                     return np.broadcast_shapes(*shapes)  # raises the usual error
-                out[i] = n
+            i += 1
     return tuple(out)
 
 
@@ -190,10 +195,7 @@ def shape_like(*values):
         shape = values[0].shape
         dtype = values[0].dtype
     elif all(type(v) is np.ndarray for v in values):  # arrays (of one shape, often)
-        shapes = [v.shape for v in values]
-        first = shapes[0]
-        shape = first if all(s == first for s in shapes) else _broadcast_shape(shapes)
-        dtype = float_dtype(*values)
+        return _arrays_shape(values)
     elif any(is_duck(v) for v in values):
         return _duck_shape(values)
     else:
@@ -205,6 +207,31 @@ def shape_like(*values):
         if len(_SHAPE_VIEWS) > 256:
             _SHAPE_VIEWS.clear()
         view = _SHAPE_VIEWS[key] = np.broadcast_to(np.empty((), dtype), shape)
+    return view
+
+
+def _arrays_shape(values):
+    """``shape_like`` of several NumPy arrays. Their view depends only on their shapes and
+    dtypes (NumPy's promotion of arrays of one or more dimensions reads no values), so it is
+    kept for those: the same arrays' kinds meet it at every call."""
+    known = (tuple([v.shape for v in values]), tuple([v.dtype for v in values]))
+    view = _SHAPES_OF.get(known)
+    if view is not None:
+        return view
+    shapes = known[0]
+    first = shapes[0]
+    shape = first if all(s == first for s in shapes) else _broadcast_shape(shapes)
+    dtype = float_dtype(*values)
+    key = (shape, dtype.str)
+    view = _SHAPE_VIEWS.get(key)
+    if view is None:
+        if len(_SHAPE_VIEWS) > 256:
+            _SHAPE_VIEWS.clear()
+        view = _SHAPE_VIEWS[key] = np.broadcast_to(np.empty((), dtype), shape)
+    if all(shapes):  # (a 0-d array's value may decide the dtype: NumPy before 2.0)
+        if len(_SHAPES_OF) > 256:
+            _SHAPES_OF.clear()
+        _SHAPES_OF[known] = view
     return view
 
 
@@ -288,7 +315,7 @@ def _uniform_shape(values, others=()):
     all of them broadcast to); else None."""
     shape = None
     for v in values:
-        if type(v) is not np.ndarray or v.dtype != np.float64 or not v.ndim:
+        if type(v) is not np.ndarray or v.dtype != _FLOAT64 or not v.ndim:
             return None
         if shape is None:
             shape = v.shape
@@ -297,13 +324,21 @@ def _uniform_shape(values, others=()):
     if shape is None:
         return None
     for v in others:
-        if type(v) is not np.ndarray or v.dtype != np.float64:
+        if type(v) is not np.ndarray or v.dtype != _FLOAT64:
             return None
-        if v.shape != shape:
-            lead = len(shape) - v.ndim
-            if lead < 0 or any(n != 1 and n != m for n, m in zip(v.shape, shape[lead:])):
+        own = v.shape
+        if own != shape:
+            i = len(shape) - len(own)
+            if i < 0:
                 return None
+            for n in own:
+                if n != 1 and n != shape[i]:
+                    return None
+                i += 1
     return shape
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def uniform_mean_grad(dy, x, values, others=()):
