@@ -10,7 +10,7 @@ from golden_source import assert_golden
 from gradcheck import check_grad
 
 from srcgrad import grad, jvp, source, specialize, value_and_grad, vjp
-from srcgrad.runtime import joined
+from srcgrad.runtime import joined, unbroadcast_steps, unbroadcast_steps_known
 
 RNG = np.random.default_rng(16)
 WX = RNG.normal(size=(2, 3)) / 2
@@ -138,8 +138,11 @@ def test_specialized_sums_share_what_they_join_only_where_it_is_the_same(h0):
     # kind holds through the loop (its unbroadcasts a shape test, `1 -` of a float)
     assert "joins = []" in text and "dWh += matmul_vjp_right_steps_known(dWh_dys, dWh_xs, " \
         "joins)" in text and "dWx += matmul_vjp_right_steps_known(" in text, text
-    assert "dh_matmul_Wh = dplus if dplus.shape == h_matmul_Wh.shape else unbroadcast(dplus, " \
-        "h_matmul_Wh)" in text and "dh * (1.0 - h * h)" in text, text
+    # and the forward saves the shapes of what only they read; db's sum checks only shapes
+    assert "dh_matmul_Wh = dplus if dplus.shape == h_matmul_Wh_shape else unbroadcast(dplus, " \
+        "of_shape(h_matmul_Wh_shape))" in text and "dh * (1.0 - h * h)" in text, text
+    assert "h_matmul_Wh.shape, plus.shape, h_old))" in text, text
+    assert "db += unbroadcast_steps_known(db_parts, b, joins, False)" in text, text
     got = df.last()(*args)  # the specialized code itself (df runs the other on a ValueError)
     want = generic.__wrapped__(*args)
     for g, w in zip(got, want):
@@ -185,3 +188,16 @@ def test_joined_reuses_only_the_same_arrays_joined_the_same_way():
         assert not np.shares_memory(joined(other, False, joins), first)
     assert joined([a, b], True, joins).shape == (2, 2, 4)
     np.testing.assert_array_equal(first, np.concatenate([a, b]))
+
+
+def test_sums_of_known_kinds_check_only_the_shapes():
+    # the unproven form's numbers, bit for bit: rows joined, stacked, steps of other shapes
+    # (one step summed per step then), no steps
+    rows = [RNG.normal(size=(5, 3)) for _ in range(4)]
+    cases = [(rows, B, False), (rows, np.zeros((5, 3)), True),
+             (rows + [RNG.normal(size=(1, 3))], B, False), ([], B, False)]
+    for gs, x, stack in cases:
+        got = unbroadcast_steps_known(gs, x, [], stack)
+        want = unbroadcast_steps(gs, x)
+        assert np.shape(got) == np.shape(want) and np.array_equal(got, want)
+    assert unbroadcast_steps_known([], B, [], False) == 0.0

@@ -98,7 +98,7 @@ GLOBALS_OF = "globals_of_{}"  # the globals of module ``x``, read by a staleness
 CELL_OF = "cell_of_{}"  # the closure cell of ``x`` in an inlined helper, read by a guard
 LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
 LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
-SHAPE = "{}_shape"  # a view holding only the shape of ``x``
+SHAPE = "{}_shape"  # a view holding only the shape of ``x`` (or its shape saved: tested.py)
 DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` computed it
 # callables resolved at transform time (normalize/callables.py)
 BOUND = "{}_bound"  # argument ``x`` of a ``functools.partial`` made in the body, as it was made

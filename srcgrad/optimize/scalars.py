@@ -25,6 +25,10 @@ float64 number (a Python float or a NumPy float64 scalar):
                         ->  matmul_vjp_right_steps_known(dys, xs, joins)
                                      (the lists' items float64 matrices, b one: the
                                       product of their joined rows, without checking them)
+    unbroadcast_steps_joined(gs, x, joins)
+                        ->  unbroadcast_steps_known(gs, x, joins, stack)
+                                     (the list's items float64 arrays of no fewer dimensions
+                                      than the float64 array x: only their shapes checked)
 
 The kinds of some helpers' results are known too (``shape_like``, ``unreduce`` of a number and
 ``unbroadcast`` of float64 arrays of one or more dimensions make float64 arrays of as many
@@ -548,6 +552,8 @@ class Kinds:
             return F
         if fn is runtime.matmul_vjp_right_steps_joined:
             return self.steps_layout(e, kinds)
+        if fn is runtime.unbroadcast_steps_joined:
+            return self.sums_layout(e, kinds)
         return None
 
 
@@ -621,6 +627,19 @@ class Kinds:
             return None
         if self.saves.get(e.args[0].id) == self.saves.get(e.args[1].id) == (("array", 2),):
             self.layouts[id(e)] = 2
+        return None
+
+
+    def sums_layout(self, e, kinds):
+        """``unbroadcast_steps_joined(gs, x, joins)`` of a step list holding float64 arrays of
+        one number of dimensions, no fewer than the float64 array ``x`` has: the layout
+        ``runtime.sums_layout`` finds where their shapes are the same (recorded:
+        ``unbroadcast_steps_known`` checks only the shapes)."""
+        if len(e.args) != 3 or not _array(kinds[1]) or not isinstance(e.args[0], gast.Name):
+            return None
+        held = self.saves.get(e.args[0].id)
+        if held is not None and len(held) == 1 and _array(held[0]) and held[0][1] >= kinds[1][1]:
+            self.layouts[id(e)] = 1 if held[0][1] > kinds[1][1] else 2
         return None
 
 

@@ -120,6 +120,7 @@ defrule(
 nondiff(runtime.bind_optional)
 # A shape reference built from values that broadcast together: it carries no gradient.
 nondiff(runtime.shape_like)
+nondiff(runtime.of_shape)
 
 # Jacobians and Hessians are generated code too: stacking their rows or columns is linear.
 nondiff(runtime.unit_basis)

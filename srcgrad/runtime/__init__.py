@@ -290,6 +290,7 @@ from .products import (  # noqa: F401
     tensordot_vjp_right,
     unbroadcast_steps,
     unbroadcast_steps_joined,
+    unbroadcast_steps_known,
 )
 from .pytrees import (  # noqa: F401
     bound_method_of,
@@ -347,6 +348,7 @@ from .shapes import (  # noqa: F401
     inverse_permutation,
     mean_grad,
     mT,
+    of_shape,
     reshape_like,
     shape_like,
     unbroadcast,

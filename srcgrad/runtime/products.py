@@ -166,6 +166,21 @@ def unbroadcast_steps_joined(gs, x, joins):
     return unbroadcast_steps(gs, x)
 
 
+def unbroadcast_steps_known(gs, x, joins, stack):
+    """``unbroadcast_steps_joined(gs, x, joins)`` where the code's kinds prove what
+    ``sums_layout`` checks but the shapes: ``x`` and every ``gs[i]`` float64 arrays, the
+    ``gs[i]`` of more dimensions than ``x`` (``stack`` False: their rows joined) or as many
+    (True: stacked). Only that the ``gs[i]`` have one shape is checked, by a plain loop."""
+    if gs:
+        shape = gs[0].shape
+        for g in gs:
+            if g.shape != shape:
+                break
+        else:
+            return unbroadcast(joined(gs, stack, joins), x)
+    return unbroadcast_steps(gs, x)
+
+
 def dot_vjp_left(dy, a, b):
     """Gradient of ``np.dot(a, b)`` with respect to ``a``."""
     if np.ndim(a) == 0 or np.ndim(b) == 0:

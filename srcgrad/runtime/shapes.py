@@ -210,6 +210,19 @@ def shape_like(*values):
     return view
 
 
+def of_shape(shape):
+    """A float64 zero-strided view of the shape ``shape``: where a loop saved an array's shape
+    alone (optimize/tested.py), what ``unbroadcast`` reads of it, its shape and that it is an
+    array."""
+    key = (shape, "<f8")
+    view = _SHAPE_VIEWS.get(key)
+    if view is None:
+        if len(_SHAPE_VIEWS) > 256:
+            _SHAPE_VIEWS.clear()
+        view = _SHAPE_VIEWS[key] = np.broadcast_to(np.empty((), np.float64), shape)
+    return view
+
+
 def _arrays_shape(values):
     """``shape_like`` of several NumPy arrays. Their view depends only on their shapes and
     dtypes (NumPy's promotion of arrays of one or more dimensions reads no values), so it is
