@@ -124,24 +124,30 @@ def test_loops_left_alone_and_others_right():
     assert "matmul_vjp_right_steps" in text and "matmul_vjp_right(" in text
 
 
-@pytest.mark.parametrize("h0", [H0, H0[:1]], ids=["batch", "one_row"])
-def test_specialized_sums_share_what_they_join_only_where_it_is_the_same(h0):
+@pytest.mark.parametrize("wx, h0, xs", [(WX, H0, XS), (WX, H0[:1], XS), (WX, H0[:1], XS[:, :1]),
+                                        (WX[:1], H0[:1], XS[:, :1, :1])],
+                         ids=["batch", "one_row", "batch_of_one", "one_input"])
+def test_specialized_sums_share_what_they_join_only_where_it_is_the_same(wx, h0, xs):
     # specialized code joins db's, Wx's and Wh's per-step contributions once where they are the
     # same arrays; with h0 of one row, Wh's first contribution is summed to one row (another
     # array): its join is its own. Against the unspecialized code (same bits) and differences.
     generic = grad(rnn, wrt=(0, 1, 2))
     df = specialize(generic)
-    args = (WX, WH, B, XS, h0)
+    args = (wx, WH, B, xs, h0)
     df(*args)
     text = source(df)
     # the kinds prove the layout of the products' lists (their checks skipped), the gradient's
     # kind holds through the loop (its unbroadcasts a shape test, `1 -` of a float)
     assert "joins = []" in text and "dWh += matmul_vjp_right_steps_known(dWh_dys, dWh_xs, " \
-        "joins)" in text and "dWx += matmul_vjp_right_steps_known(" in text, text
+        "joins)" in text, text
+    # Wx's rows are xs's, read back from xs (in reversed order), not saved step by step
+    assert "dWx += matmul_vjp_right_rows(dWx_dys, xs, joins)" in text, text
+    assert "xs[t]" not in text.replace("# grad of: h = np.tanh(xs[t]", ""), text
     # and the forward saves the shapes of what only they read; db's sum checks only shapes
     assert "dh_matmul_Wh = dplus if dplus.shape == h_matmul_Wh_shape else unbroadcast(dplus, " \
         "of_shape(h_matmul_Wh_shape))" in text and "dh * (1.0 - h * h)" in text, text
-    assert "h_matmul_Wh.shape, plus.shape, h_old))" in text, text
+    assert "loop_saved.append((xs_item_matmul_Wx.shape, h_matmul_Wh.shape, plus.shape, " \
+        "h_old))" in text, text
     assert "db += unbroadcast_steps_known(db_parts, b, joins, False)" in text, text
     got = df.last()(*args)  # the specialized code itself (df runs the other on a ValueError)
     want = generic.__wrapped__(*args)

@@ -64,7 +64,7 @@ from .. import runtime
 from ..analysis import argkinds
 from ..astutil import local_names, walk
 from ..emit import naming
-from . import projections, recompute, tested, typed_saves
+from . import projections, recompute, rows, tested, typed_saves
 
 F = "float"  # a float64 number: a Python float or a NumPy float64 scalar
 I = "int"  # noqa: E741 (a Python int)
@@ -95,8 +95,10 @@ def run(fn_node, ctx):
     rewrite.visit(fn_node)
     fn_node.body[:0] = rewrite.listed()
     if not ctx.for_numba:
-        projections.run(fn_node, ctx, kinds, top, unwritten(ctx, fn_node))
+        kept = unwritten(ctx, fn_node)
+        projections.run(fn_node, ctx, kinds, top, kept)
         tested.run(fn_node, ctx, kinds)
+        rows.run(fn_node, ctx, kinds, kept)
     if ctx.for_numba:
         saves = recompute.run(fn_node, kinds, top)
         typed_saves.run(fn_node, ctx, saves, kinds.is_range)

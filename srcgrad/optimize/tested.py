@@ -54,6 +54,7 @@ import numpy as np
 
 from .. import runtime
 from ..astutil import binding_counts, walk
+from ..emit import naming
 from ..transform.nodes import call
 
 ELEMENTWISE = (gast.Add, gast.Sub, gast.Mult, gast.Div)
@@ -139,36 +140,50 @@ def _shapes_saved(fn_node, ctx, kinds, stack):
     """The rewrite of the saves a reversed loop reads only for their shapes (module
     docstring), for the list ``stack`` (a name bound to ``[]`` at the top level)."""
     held = kinds.saves.get(stack.id) if isinstance(stack, gast.Name) else None
-    found = _push_pop(fn_node, stack.id) if held else None
-    if found is None:
+    found = push_pop(fn_node, stack.id) if held else None
+    if found is None or not _names_saved(found, held):
         return
     push, pop, back = found
     pushed, popped = push.value.args[0], pop.targets[0]
-    if not (isinstance(pushed, gast.Tuple) and isinstance(popped, gast.Tuple)
-            and len(pushed.elts) == len(popped.elts) == len(held)
-            and all(isinstance(e, gast.Name) for e in pushed.elts + popped.elts)
-            and len({e.id for e in popped.elts}) == len(popped.elts)):
-        return
     after = fn_node.body[fn_node.body.index(back) + 1:]
     later = {n.id for s in after for n in walk(s) if isinstance(n, gast.Name)}
     at = back.body.index(pop)
-    for i, (item, name) in enumerate(zip(pushed.elts, popped.elts)):
-        uses = _shape_uses(back, at, name.id, kinds)
-        if held[i] is None or held[i][0] != "array" or name.id in later or uses is None:
+    for i, name in enumerate(popped.elts):
+        if held[i] is None or held[i][0] != "array" or name.id in later:
             continue
-        shape = ctx.namer.fresh(f"{name.id}_shape")
-        pushed.elts[i] = gast.Attribute(item, "shape", gast.Load())
-        name.id = shape
-        for parent, field, index, argument in uses:
-            read = gast.Name(shape, gast.Load(), None, None)
-            read = call(ctx, runtime.of_shape, read) if argument else read
-            if index is None:
-                setattr(parent, field, read)
-            else:
-                getattr(parent, field)[index] = read
+        uses = _shape_uses(back, at, name.id, kinds)
+        if uses is not None:
+            _shape_saved(ctx, pushed, i, name, uses)
 
 
-def _push_pop(fn_node, stack):
+def _names_saved(found, held):
+    """Whether the one push and the one pop ``found`` are of tuples of names, as many as the
+    kinds ``held``, the popped names different."""
+    push, pop, _ = found
+    pushed, popped = push.value.args[0], pop.targets[0]
+    if not (isinstance(pushed, gast.Tuple) and isinstance(popped, gast.Tuple)):
+        return False
+    names = pushed.elts + popped.elts
+    return (len(pushed.elts) == len(popped.elts) == len(held)
+            and all(isinstance(e, gast.Name) for e in names)
+            and len({e.id for e in popped.elts}) == len(popped.elts))
+
+
+def _shape_saved(ctx, pushed, i, name, uses):
+    """Push item ``i``'s shape, pop it as ``name``_shape, and read that at ``uses``."""
+    shape = ctx.namer.fresh(naming.SHAPE.format(name.id))
+    pushed.elts[i] = gast.Attribute(pushed.elts[i], "shape", gast.Load())
+    name.id = shape
+    for parent, field, index, argument in uses:
+        read = gast.Name(shape, gast.Load(), None, None)
+        read = call(ctx, runtime.of_shape, read) if argument else read
+        if index is None:
+            setattr(parent, field, read)
+        else:
+            getattr(parent, field)[index] = read
+
+
+def push_pop(fn_node, stack):
     """The one ``stack.append(...)`` (a statement of a loop at the top level) and the one
     ``... = stack.pop()`` (a statement of a later such loop) and that loop, where ``stack`` is
     read nowhere else; else None."""
@@ -205,23 +220,26 @@ def _shape_uses(loop, at, name, kinds):
     uses, reads = [], 0
     for k, s in enumerate(loop.body):
         for n in walk(s):
-            if isinstance(n, gast.Name) and n.id == name:
-                if k == at and isinstance(n.ctx, gast.Store):
-                    continue
+            if _is(n, name) and not (k == at and isinstance(n.ctx, gast.Store)):
                 if k <= at or not isinstance(n.ctx, gast.Load):
                     return None
                 reads += 1
-            for field, value in gast.iter_fields(n):
-                values = value if isinstance(value, list) else [value]
-                for j, c in enumerate(values):
-                    index = j if isinstance(value, list) else None
-                    if isinstance(c, gast.Attribute) and c.attr == "shape" and isinstance(
-                        c.ctx, gast.Load
-                    ) and _is(c.value, name):
-                        uses.append((n, field, index, False))
-                    elif _is(c, name) and _unbroadcast(n, kinds) and field == "args" and j == 1:
-                        uses.append((n, field, index, True))
+            uses.extend(_reads_of_shape(n, name, kinds))
     return uses if len(uses) == reads else None
+
+
+def _reads_of_shape(n, name, kinds):
+    """The children of node ``n`` that read ``name`` for its shape: ``name.shape``, or the
+    second argument of ``unbroadcast`` (``n`` the call)."""
+    for field, value in gast.iter_fields(n):
+        values = value if isinstance(value, list) else [value]
+        for j, c in enumerate(values):
+            index = j if isinstance(value, list) else None
+            if isinstance(c, gast.Attribute) and c.attr == "shape" and _is(c.value, name):
+                if isinstance(c.ctx, gast.Load):
+                    yield n, field, index, False
+            elif _is(c, name) and field == "args" and j == 1 and _unbroadcast(n, kinds):
+                yield n, field, index, True
 
 
 def _is(node, name):

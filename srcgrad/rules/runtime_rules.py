@@ -47,6 +47,8 @@ defrule(runtime.matmul_vjp_right_steps_known, "dys, xs, joins", vjp={},
         unsupported={"dys": _SPECIALIZED_ONLY, "xs": _SPECIALIZED_ONLY})
 defrule(runtime.unbroadcast_steps_joined, "gs, x, joins", vjp={},
         unsupported={"gs": _SPECIALIZED_ONLY})
+defrule(runtime.matmul_vjp_right_rows, "dys, xs, joins", vjp={},
+        unsupported={"dys": _SPECIALIZED_ONLY, "xs": _SPECIALIZED_ONLY})
 defrule(runtime.unbroadcast_steps_known, "gs, x, joins, stack", vjp={},
         unsupported={"gs": _SPECIALIZED_ONLY})
 defrule(runtime.joined, "arrays, stack, joins", vjp={}, unsupported={"arrays": _SPECIALIZED_ONLY})

@@ -281,6 +281,7 @@ from .products import (  # noqa: F401
     kron_vjp,
     matmul_vjp_left,
     matmul_vjp_right,
+    matmul_vjp_right_rows,
     matmul_vjp_right_steps,
     matmul_vjp_right_steps_joined,
     matmul_vjp_right_steps_known,

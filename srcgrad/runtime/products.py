@@ -166,6 +166,16 @@ def unbroadcast_steps_joined(gs, x, joins):
     return unbroadcast_steps(gs, x)
 
 
+def matmul_vjp_right_rows(dys, xs, joins):
+    """``matmul_vjp_right_steps_known(dys, list(xs[::-1]), joins)``: the rows of the argument
+    ``xs``, a float64 array of three dimensions, that a loop read in turn and the reversed loop
+    kept in reversed order (optimize/rows.py), joined by one copy of ``xs[::-1]``."""
+    if not dys or len(dys) != len(xs):
+        return matmul_vjp_right_steps_known(dys, list(xs[::-1]), joins)
+    rows = np.ascontiguousarray(xs[::-1]).reshape(-1, xs.shape[-1])  # (as joined: C order)
+    return rows.T @ joined(dys, False, joins)
+
+
 def unbroadcast_steps_known(gs, x, joins, stack):
     """``unbroadcast_steps_joined(gs, x, joins)`` where the code's kinds prove what
     ``sums_layout`` checks but the shapes: ``x`` and every ``gs[i]`` float64 arrays, the
