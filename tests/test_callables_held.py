@@ -803,3 +803,53 @@ def test_a_field_that_hides_the_method_of_an_object_is_refused(name):
                "bound": (bound_hiding, ())}.get(name, (getattr(TwoKinds(), name, None), ()))
     with pytest.raises(SrcgradError, match="holds a field `s`, which hides it"):
         srcgrad.grad(f)(X, *rest)
+
+
+class OwnHooks:
+    def __init__(self, w):
+        self.a = Block(w)
+        self.w = w
+        self.hooks = {"a": self.a.s, "t": self.tail}
+
+    def tail(self, x):
+        return x * self.w + self.a.s(x)
+
+    def __call__(self, x):  # (not what an item calls)
+        return x * 100.0
+
+
+def own_methods_in_the_objects_dict(x):
+    hk = OwnHooks(x[0])
+    y = hk.hooks["t"](x)
+    hk.w = x[1]  # Python's item is bound to `hk` itself: it sees the write
+    for k in hk.hooks:
+        y = hk.hooks[k](y) * x
+    for f in hk.hooks.values():
+        y = f(y)
+    return np.sum(y)
+
+
+def own_method_called(x):
+    hk = OwnHooks(x[0])
+    hk.w = x[1]
+    return np.sum(hk.hooks["t"](x) * x)
+
+
+def own_method_through_a_dict_of_an_object_bound_again(x):
+    hk = OwnHooks(x[0])
+    d = hk.hooks
+    hk = OwnHooks(x[1])  # `d["t"]` stays bound to the first object
+    return np.sum(d["t"](x) * hk.w)
+
+
+def test_an_objects_own_method_in_its_dict():
+    # `self.hooks = {"t": self.tail}` in `__init__`, `hk.hooks["t"](x)`: `tail` is given `hk`
+    # after a check that a dict of `hk` holds that item (was refused at transform time:
+    # srcgrad's field write copies `hk`, and the item stays bound to the object before it)
+    check_value_and_grad(own_methods_in_the_objects_dict)
+    v = np.array([0.2, -0.4, 0.1, 0.3])
+    hv = srcgrad.hvp(own_method_called)(X, v)
+    g, h = srcgrad.grad(own_method_called), 1e-5
+    np.testing.assert_allclose(hv, (g(X + h * v) - g(X - h * v)) / (2 * h), rtol=1e-5, atol=1e-7)
+    with pytest.raises(SrcgradError, match="no longer hold"):
+        srcgrad.grad(own_method_through_a_dict_of_an_object_bound_again)(X)

@@ -320,8 +320,8 @@ def deep_copied_twice_held(x):
     return np.sum(copy.deepcopy([a, a])[1])
 
 
-def own_method_of_an_object_built_here(x):
-    return np.sum(_Hooks(2.0).hooks["own"](x))
+def own_method_of_a_copy(x):
+    return np.sum(copy.copy(_Hooks(2.0)).hooks["own"](x))
 
 
 def hooks_of_an_object_built_here_changed(x):
@@ -665,8 +665,8 @@ CLAIMS = [
      item_read_before_written, 0, (X,), RUN, "now a NoneType"),
     ("calling a method of your class on an object that holds an instance field of the same "
      "name", method_hidden_by_a_field, 0, (X,), RUN, "holds a field `s`, which hides it"),
-    ("where the method is one of that object itself", own_method_of_an_object_built_here, 0,
-     (X,), TRANSFORM, "bound to the object itself"),
+    ("where the method is one of that object itself", own_method_of_a_copy, 0, (X,), TRANSFORM,
+     "reached through a copy of it"),
     ("a change of that object after the dict is made", hooks_of_an_object_built_here_changed, 0,
      (X,), TRANSFORM, "is written into or replaced"),
     ("a list, tuple or dict argument that holds one array, list or dict in two places",

@@ -41,6 +41,7 @@ from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from .dict_views import DictViews
+from .held_lists import refuse_other_uses  # noqa: F401 (inline.py calls it from here)
 from .object_classes import Known, own_class, user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
@@ -59,6 +60,7 @@ class HeldMethod:
     path: tuple | None = None
     hops: int = 0
     versions: tuple = ()  # how many bindings of each anchor were noted when it was taken
+    made: str | None = None  # the name of the bound method put in the dict (`_bound_in_dict`)
 
 
 def bound_method(example):
@@ -110,13 +112,34 @@ def hidden_method(ctx, names, obj, cls, attr, stmt):
                                            None), stmt)]
 
 
-def _relative(method, base, hops):
+def _relative(method, base, hops, version):
     """``method`` (``HeldMethod``) known by the fields from the object ``base`` to its own, for
-    an item ``hops`` reads away from ``base``; by no path where ``base`` does not reach it, or
-    is that object itself (``self.hooks = {"t": self.tail}``: writing the field copies
-    ``base``, so the method stays bound to the object before the write)."""
-    path = next((p for name, p in method.anchors if name == base), None)
+    an item ``hops`` reads away from ``base``; by no path where ``base`` does not reach it. Where
+    ``base`` is that object itself, not bound again since (``version``: how many bindings of it
+    were noted; ``self.hooks = {"t": self.tail}``), by the empty path and the name of the
+    method put in the dict (``made``): writing the field copies ``base``, so the item stays
+    bound to the object before the write; a call of it gives the holder itself to the method,
+    after a run-time check that the item is still the one put in the dict."""
+    path, then = next(((p, v) for (name, p), v in zip(method.anchors, method.versions)
+                       if name == base), (None, None))
+    if path == () and then == version and method.made is not None:
+        return HeldMethod(method.fn, (), (), hops, made=method.made)
     return HeldMethod(method.fn, (), path or None, hops)
+
+
+def without_own(known):
+    """What is known of a copy of an object (``copy.copy``, ``copy.deepcopy``): as of the
+    object, but the items of its dicts that are the object's own methods (``_relative``) known
+    by no path, as the copy's own are not: a call of one is an error at transform time."""
+    def strip(k):
+        own = isinstance(k.method, HeldMethod) and k.method.path == ()
+        return dataclasses.replace(k, method=HeldMethod(k.method.fn, (), None, k.method.hops)
+                                   ) if own else k
+    if known is None or not known.fields:
+        return known
+    return dataclasses.replace(known, fields=tuple((n, dataclasses.replace(
+        strip(k), fields=tuple((m, strip(i)) for m, i in k.fields)) if k.fields else strip(k))
+        for n, k in known.fields))
 
 
 def _attr_of(entry):
@@ -150,43 +173,6 @@ def method_bindings(fn_node):
             found.setdefault(node.targets[0].id, []).append(node.value.attr)
     return {n: (attrs[0], len(attrs)) for n, attrs in found.items()
             if len(set(attrs)) == 1 and len(attrs) == counts[n]}
-
-
-def refuse_other_uses(fn_node, listed, location):
-    """A list of bound methods that holds their objects (``_listed``) read otherwise than by
-    ``len``, by appending to it, or by taking an item to call (returned, passed, looped over
-    as a value) would give the objects: an error at transform time."""
-    if not listed:
-        return
-    allowed = _allowed_reads(fn_node)
-    for stmt in walk(fn_node.body):
-        if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
-            continue
-        for n in walk(stmt):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and (
-                    n.id in listed) and id(n) not in allowed:
-                raise location.error(UnsupportedSyntaxError, stmt, (
-                    f"srcgrad does not support the list `{n.id}` of bound methods here: its "
-                    f"items must be methods of one name (`fs.append(self.a.scale)`, "
-                    f"`fs.append(self.b.scale)`), and it must only be appended to, counted "
-                    f"(`len`) or have its items called; call each method where it is named "
-                    f"(`self.layer.scale(x)`)"))
-
-
-def _allowed_reads(fn_node):
-    """The ids of the reads of a name that a list of bound methods' objects allows: the list
-    an item is taken from to call, appended to, or given to ``len``."""
-    allowed = set()
-    for node in walk(fn_node):
-        if isinstance(node, gast.Assign) and getattr(node, "method_of", None) is not None and (
-                isinstance(node.value, gast.Subscript)):
-            allowed.add(id(node.value.value))
-        elif isinstance(node, gast.Assign) and getattr(node, "method_list", False):
-            allowed |= {id(a) for a in getattr(node.value, "args", ())[:1]}
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
-                node.func.id == "len") and len(node.args) == 1:
-            allowed.add(id(node.args[0]))
-    return allowed
 
 
 class HeldMethods(DictViews):
@@ -252,8 +238,8 @@ class HeldMethods(DictViews):
         known = self.known.get(name)
         for _, field in known.fields if known is not None else ():
             inner = [field] + [k for _, k in field.fields] if field.cls is dict else [field]
-            yield from (k.method for k in inner
-                        if isinstance(k.method, HeldMethod) and k.method.path is not None)
+            yield from (k.method for k in inner  # (an own method: the holder is given it)
+                        if isinstance(k.method, HeldMethod) and k.method.path)
 
     def _refuse_stale(self, holder, stmt):
         """An error at transform time where ``holder`` is ``stale`` (``_note_write``)."""
@@ -304,7 +290,8 @@ class HeldMethods(DictViews):
             self.bound_values.add(name)
             anchors = self._anchors(entry[1])
             self.known[name] = Known(types.MethodType, method=HeldMethod(
-                entry[0], anchors, versions=tuple(self.versions[n] for n, _ in anchors)))
+                entry[0], anchors, versions=tuple(self.versions[n] for n, _ in anchors),
+                made=name))
             values.append(gast.Name(name, gast.Load(), None, None))
         if not before:
             return None
@@ -318,11 +305,16 @@ class HeldMethods(DictViews):
         does not reach by fields is known by no path (a call of it is refused)."""
         if known is None or fn is runtime.setitem or not isinstance(base, gast.Name):
             return known
+        # (`base = set_field(base, ...)`, noted already: the binding before it; a new object
+        # made with the field, `replace_field`, is not the one the method is bound to)
+        version = self.versions[base.id] - 1 if fn is not runtime.replace_field else None
         if known.method is not None:
-            return dataclasses.replace(known, method=_relative(known.method, base.id, 1))
+            return dataclasses.replace(known, method=_relative(known.method, base.id, 1,
+                                                               version))
         if known.cls is not dict or not any(k.method for _, k in known.fields):
             return known
-        fields = tuple((n, dataclasses.replace(k, method=_relative(k.method, base.id, 2))
+        fields = tuple((n, dataclasses.replace(k, method=_relative(k.method, base.id, 2,
+                                                                   version))
                         if k.method else k) for n, k in known.fields)
         return dataclasses.replace(known, fields=fields)
 
@@ -336,10 +328,11 @@ class HeldMethods(DictViews):
         if method.path is None and not method.anchors:  # (`_relative`: no fields reach it)
             raise self.ctx.location.error(UnsupportedSyntaxError, stmt, (
                 f"srcgrad does not support calling `{method.fn.__qualname__}` here: an object "
-                f"built in the function holds it, bound to the object itself "
-                f"(`self.hooks = {{\"t\": self.{method.fn.__name__}}}` in `__init__`) or to one "
-                f"none of its fields holds; call the method where it is named "
-                f"(`hk.{method.fn.__name__}(x)`)"))
+                f"built in the function holds it, bound to one none of its fields holds, or "
+                f"to the object itself (`self.hooks = {{\"t\": self.{method.fn.__name__}}}`) "
+                f"but reached through a copy of it (`copy.copy(hk)`: Python's item is still "
+                f"bound to the original), or through a dict made before the object's last "
+                f"binding; call the method where it is named (`hk.{method.fn.__name__}(x)`)"))
         if method.path is None:  # (a dict the function reads itself: by the names it has)
             found = self._anchor_read(method, stmt)
         else:
@@ -350,7 +343,7 @@ class HeldMethods(DictViews):
             return None
         before, receiver, known = found
         before.append(self._unused(self._helper(runtime.check_held_method, "check_held_method",
-                                                self._held_args(func.id, receiver, method.fn))))
+                                                self._held_args(func.id, receiver, method))))
         before += self._check(gast.Name(receiver, gast.Load(), None, None), known)
         return before, self._call(stmt, method.fn,
                                   [gast.Name(receiver, gast.Load(), None, None)] + call.args)
@@ -396,7 +389,7 @@ class HeldMethods(DictViews):
             if found is None:
                 return None
             reads, receiver, known = found
-            args = self._held_args(call.func.id, receiver, method.fn)
+            args = self._held_args(call.func.id, receiver, method)
             called = gast.copy_location(gast.Assign(stmt.targets, gast.Call(
                 clone(args[2]), [gast.Name(receiver, gast.Load(), None, None)] + call.args,
                 call.keywords), None), stmt)
@@ -420,10 +413,14 @@ class HeldMethods(DictViews):
         return reads + [is_it, gast.copy_location(gast.If(
             gast.Name(test, gast.Load(), None, None), called, branch), stmt)]
 
-    def _held_args(self, item, receiver, fn):
-        """``[item, receiver, fn]``: what ``check_held_method`` / ``is_held_method`` take."""
+    def _held_args(self, item, receiver, method):
+        """``[item, receiver, fn]``: what ``check_held_method`` / ``is_held_method`` take; for
+        an object's own method, ``[item, made, fn, receiver]`` (``_relative``)."""
+        fn = method.fn
         fn_name = self.ctx.global_name(fn, naming.METHOD.format(fn.__qualname__.replace(".", "_")))
-        return [gast.Name(n, gast.Load(), None, None) for n in (item, receiver, fn_name)]
+        names = (item, receiver, fn_name) if method.path != () else (
+            item, method.made, fn_name, receiver)
+        return [gast.Name(n, gast.Load(), None, None) for n in names]
 
     def _holder_of(self, name, hops):
         """The name of the object of the user's classes ``hops`` reads up from ``name`` (a

@@ -46,7 +46,7 @@ from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..runtime.pytrees import kind_of
 from . import operators
-from .held_methods import HeldMethods, hidden_method
+from .held_methods import HeldMethods, hidden_method, without_own
 from .object_builds import Builds
 from .object_classes import (  # noqa: F401
     Classes,
@@ -498,9 +498,11 @@ class Receivers(Builds, HeldMethods):
         written = self._written_field(fn, value)
         if written is not None:
             return written
+        if value.args and any(fn is h for h in (runtime.deep_copy, runtime.shallow_copy)):
+            return without_own(self._of(value.args[0]))  # (of its class, not its own methods)
         if value.args and any(fn is h for h in (
                 runtime.iteration_sequence, runtime.set_field, runtime.fresh_copy,
-                runtime.field_updated, runtime.deep_copy, runtime.shallow_copy)):
+                runtime.field_updated)):
             return self._of(value.args[0])  # the same object, or one of its class
         if user_class(fn) and fn is not type:
             return Known(fn, None, True)

@@ -287,9 +287,21 @@ def check_class(obj, cls):
     return None
 
 
-def is_held_method(method, receiver, fn):
-    """Whether ``method`` is ``fn`` bound to ``receiver``: which branch a call of an item of
-    held bound methods takes (normalize/held_methods.py)."""
+def _own_item(method, made, holder):
+    """Whether ``method`` is ``made``, the bound method an object's own dict, list or tuple
+    was made with, and a field of ``holder`` still holds it there."""
+    fields = getattr(holder, "__dict__", None) or {}
+    held = (v for f in fields.values() if isinstance(f, (dict, list, tuple))
+            for v in (f.values() if isinstance(f, dict) else f))
+    return method is made and any(v is made for v in held)
+
+
+def is_held_method(method, receiver, fn, holder=None):
+    """Whether ``method`` is ``fn`` bound to ``receiver`` (or, with ``holder``, is
+    ``receiver``, its own method as a dict of ``holder`` holds it: ``_own_item``): which
+    branch a call of an item of held bound methods takes (normalize/held_methods.py)."""
+    if holder is not None:
+        return _own_item(method, receiver, holder)
     return getattr(method, "__self__", None) is receiver and getattr(
         method, "__func__", None) is fn
 
@@ -312,13 +324,15 @@ def check_method_of(obj, name):
     return None
 
 
-def check_held_method(method, receiver, fn):
+def check_held_method(method, receiver, fn, holder=None):
     """Refuse to run a derivative that called ``fn`` on ``receiver`` for a bound method an
     object holds (``self.hooks["a"]``, normalize/held_methods.py) that is now another method,
-    or bound to another object."""
+    or bound to another object (with ``holder``: not ``receiver``, the object's own method
+    that a dict of ``holder`` holds, ``_own_item``)."""
     if getattr(method, "__func__", None) is not fn:
         now = f"now holds {getattr(method, '__qualname__', type(method).__qualname__)}"
-    elif method.__self__ is not receiver:
+    elif not _own_item(method, receiver, holder) if holder is not None else (
+            method.__self__ is not receiver):
         now = "is now bound to an object the fields that reached it no longer hold"
     else:
         return None
