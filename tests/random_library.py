@@ -133,6 +133,10 @@ class LibraryStatements:
         else:  # the block's last statement the only change read after it
             if self.coin(1, 3):
                 lines += self.block(body, ind + "    ", 0, jumps, 1, ret_kind)
+            if self.coin(2, 3):  # the handler runs for some inputs, after what the block pushed
+                self.features.add("try block whose handler may run")
+                lines += [f"{ind}    if {self.scalar(body, 1)} > 0.0:",
+                          f"{ind}        raise ValueError('drawn')"]
             lines.append(f"{ind}    {s} = {self.scalar(body, 1)}")
             lines += [f"{ind}except (ValueError, FloatingPointError):", f"{ind}    {s} = 0.5"]
             if self.coin():

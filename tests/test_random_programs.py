@@ -109,6 +109,7 @@ GENERATOR_FEATURES = (
     "append of a copy, then an update", "argument rebound", "write into a comprehension's item",
     "iterator bound to a name", "recursive helper", "state tuple rebuilt in a loop",
     "library call, with a rule or refused", "with manager", "try block",
+    "try block whose handler may run", "array read before a loop writes into it",
     "array from outside the function", "item updated in place", "list repetition",
     "nested item updated in place", "loop's list written after it",
     "list concatenation", "rebound to another shape", "argument spread, then rebound",
@@ -786,6 +787,13 @@ class Gen(LibraryStatements):
         lines = [f"{ind}{acc} = {start}", f"{ind}{hist} = []",
                  f"{ind}for {i} in range({self.integer(1, MAX_TRIPS)}):",
                  f"{ind}    {acc} {update} {value}", f"{ind}    {grow}"]
+        if self.coin(1, 2):
+            # the adjoint of this line reads acc as it was before the loop's writes (with
+            # checkpoint=2 the step wrote into that array: a wrong gradient before a0b6dfb)
+            self.features.add("array read before a loop writes into it")
+            read = self.fresh("s")
+            lines.insert(1, f"{ind}{read} = np.sum(np.sin({acc}) * {acc})")
+            scope.names[read] = "s"
         if mutated:
             self.features |= {"mutating helper", "helper writes into an array a loop's list holds"}
             lines.append(f"{ind}    {mutated[0]}({acc}, {self.scalar(body, 2)})")
