@@ -317,7 +317,7 @@ def test_a_list_sorted_in_place_in_a_checkpointed_loop_is_refused_at_the_loop():
 def read_then_scaled(x, a):
     y = x * a
     z = np.sum(np.sin(y)) + np.sum(y * x)  # their adjoints read y as it was here
-    for i in range(3):
+    for _i in range(3):
         y *= np.tanh(x)
     return np.sum(y) + z
 
@@ -336,7 +336,7 @@ def read_then_written_while(x, a):
 def in_a_list_read_then_scaled(x, a):
     y = [x * a]
     z = np.sum(np.sin(y[0]))
-    for i in range(2):
+    for _i in range(2):
         y[0] *= np.tanh(x)
     return np.sum(y[0]) + z
 
