@@ -853,3 +853,30 @@ def test_an_objects_own_method_in_its_dict():
     np.testing.assert_allclose(hv, (g(X + h * v) - g(X - h * v)) / (2 * h), rtol=1e-5, atol=1e-7)
     with pytest.raises(SrcgradError, match="no longer hold"):
         srcgrad.grad(own_method_through_a_dict_of_an_object_bound_again)(X)
+
+
+def values_and_items_of_a_parameters_dict(x, hk):
+    y = x
+    for f in hk.hooks.values():  # (OwnHooks and Block have a `__call__` of their own)
+        y = f(y) * x
+    for k, f in hk.hooks.items():
+        y = f(y) + x * len(k)
+    return np.sum(y)
+
+
+def test_the_values_and_items_of_a_parameters_dict_of_bound_methods():
+    # a plain parameter, no annotation: the derivative is made when called, knowing the
+    # object passed (was refused at transform time: "cannot resolve `f`"); wrt it too
+    hk, f = OwnHooks(0.7), values_and_items_of_a_parameters_dict
+    value, g = srcgrad.value_and_grad(f)(X, hk)
+    np.testing.assert_allclose(value, f(X, copy.deepcopy(hk)), rtol=1e-13)
+    np.testing.assert_allclose(g, numeric_grad(f, (X, hk), 0), rtol=1e-6, atol=1e-8)
+    g_hk = srcgrad.grad(f, wrt=1)(X, hk)
+
+    def of_weights(w):
+        h2 = copy.deepcopy(hk)
+        h2.a.w, h2.w = w
+        return f(X, h2)
+
+    np.testing.assert_allclose([g_hk.a.w, g_hk.w], numeric_grad(
+        of_weights, (np.array([hk.a.w, hk.w]),), 0), rtol=1e-6, atol=1e-8)

@@ -450,7 +450,8 @@ class Receivers(Builds, HeldMethods):
             value = value.value
         elif isinstance(value, gast.Call) and len(value.args) == 1 and any(
                 self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
-                for h in (runtime.iteration_sequence, runtime.fresh_copy)):
+                for h in (runtime.iteration_sequence, runtime.fresh_copy, runtime.dict_values,
+                          runtime.dict_items)):
             value = value.args[0]
         elif isinstance(value, gast.Call) and value.args and any(
                 self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
