@@ -113,6 +113,15 @@ def _unbroadcast_arrays(g, x):
         # the usual case: leading batch axes broadcast in front of x
         axes = 0 if lead == 1 else tuple(range(lead))
         return np.add.reduce(g, axes) if type(g) is np.ndarray else g.sum(axis=axes)
+    if lead == 0 and type(g) is np.ndarray:
+        # the other common case: axes of length one in x (keepdims results), as
+        # _unbroadcast_shapes sums them
+        axes = tuple([i for i, n in enumerate(shape) if n != gshape[i]])
+        for i in axes:
+            if shape[i] != 1:
+                break
+        else:
+            return np.add.reduce(g, axis=axes, keepdims=True)
     return _unbroadcast_shapes(g, x)
 
 
