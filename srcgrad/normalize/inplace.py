@@ -111,6 +111,15 @@ def _check_arguments(var, named):
     return out
 
 
+def _mutable(value):
+    """Whether ``value`` is (or, a tuple, may hold) an array, list, dict or object with fields
+    that a write into an argument could reach."""
+    if isinstance(value, (np.ndarray, list, dict, tuple)):
+        return True
+    return not (isinstance(value, (type, types.ModuleType, np.generic, str, bytes))
+                or callable(value)) and hasattr(value, "__dict__")
+
+
 def _users(fn):
     """Whether ``fn``'s parameters are the user's: its own code, or the user's function that
     ``checkpoint=`` rewrote (not a derivative, nor a step whose parameters srcgrad made)."""
@@ -190,6 +199,8 @@ class CopyBeforeWrite:
         named = [] if not _users(self.ctx.fn) else [
             a.id for a in [*fn_node.args.posonlyargs, *fn_node.args.args, fn_node.args.vararg,
                            *fn_node.args.kwonlyargs, fn_node.args.kwarg] if a is not None]
+        if named:  # and what it reads from outside: a global array passed as `x` (`f(G)`)
+            named += self._outside(fn_node, named)
         line = fn_node.body[0].lineno
         out = []
         for var in sorted(set(copied) | (set(checked) if len(named) > 1 else set())):
@@ -214,6 +225,17 @@ class CopyBeforeWrite:
                 )
                 copy.lineno = line
                 out.append(copy)
+        return out
+
+    def _outside(self, fn_node, named):
+        """The names ``fn_node`` reads from outside the function (globals, closure variables)
+        that hold an array, list, dict or object, which an argument may share."""
+        out = []
+        for n in walk(fn_node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in (
+                    out + named) and _mutable(self.ctx.namespace.resolve(
+                        n, self.ctx.local_names)):
+                out.append(n.id)
         return out
 
     def _unshared(self, fn_node, private):

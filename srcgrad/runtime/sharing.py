@@ -239,9 +239,10 @@ def check_argument_parts(x, text, names="", *others):
     - ``x``, a list, tuple or dict whose parts (its items, theirs, ...) hold one ndarray, list
       or dict in two places, or two arrays that share memory (``[b, b[:2]]``): Python's
       ``L[0] += v`` changes that array in place, so ``L[1]`` sees it too;
-    - ``x`` sharing an array, list, dict or object with another argument (``others``, named by
-      the words of ``names``), in itself, an item or a field: ``f(b, b)`` with ``y += x``,
-      ``f(x, [x])``, an argument that views another (``f(A[0], A)``).
+    - ``x`` sharing an array, list, dict or object with another argument or a value the
+      function reads from outside (``others``, named by the words of ``names``), in itself, an
+      item or a field: ``f(b, b)`` with ``y += x``, ``f(x, [x])``, an argument that views
+      another (``f(A[0], A)``), a global array passed as ``x`` (``f(G)``).
 
     A list or dict the function makes itself is followed at transform time (sharing.py)."""
     part = shared_part(x, objects=False) if isinstance(x, (list, tuple, dict)) else None
@@ -274,10 +275,10 @@ def check_arguments_apart(x, text, names="", *others):
         if part is not None:
             raise SrcgradError(
                 f"the arguments `{text}` and `{name}` share one {type(part).__name__} (the "
-                f"same value passed twice, held in both, or an array and a view of it), and "
-                f"the function writes into `{text}`: in Python the write changes `{name}` "
-                f"too, which srcgrad does not follow for arguments. Pass distinct values "
-                f"(`f(b, b.copy())`)"
+                f"same value passed twice, held in both, or an array and a view of it; or "
+                f"`{name}` is read from outside the function), and the function writes into "
+                f"`{text}`: in Python the write changes `{name}` too, which srcgrad does not "
+                f"follow for arguments. Pass distinct values (`f(b, b.copy())`)"
             )
 
 
