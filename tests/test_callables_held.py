@@ -880,3 +880,27 @@ def test_the_values_and_items_of_a_parameters_dict_of_bound_methods():
 
     np.testing.assert_allclose([g_hk.a.w, g_hk.w], numeric_grad(
         of_weights, (np.array([hk.a.w, hk.w]),), 0), rtol=1e-6, atol=1e-8)
+
+
+class HoldsOne:
+    def __init__(self, blk):
+        self.a = blk
+
+
+def a_dicts_object_changed_through_other_holders(x):
+    blk = Block(x[0])
+    d = {"a": blk.s}
+    L, hk = [blk], HoldsOne(blk)
+    y = d["a"](x)
+    L[0].w = x[1]  # Python's item is bound to `blk`'s object: it sees both writes
+    y = d["a"](y) * x
+    for i in range(2):
+        hk.a.w = x[i + 2]
+        y = d["a"](y)
+    return np.sum(y)
+
+
+def test_a_dicts_object_changed_through_another_holder():
+    # the item's method is given what `blk` holds now, after a check that the item is the
+    # bound method put in the dict (was an error when it ran: srcgrad's writes copy the object)
+    check_value_and_grad(a_dicts_object_changed_through_other_holders)

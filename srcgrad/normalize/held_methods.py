@@ -36,12 +36,12 @@ import types
 import gast
 
 from .. import runtime
-from ..astutil import clone, store_counts, walk
+from ..astutil import clone
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from .dict_views import DictViews
-from .held_lists import refuse_other_uses  # noqa: F401 (inline.py calls it from here)
+from .held_lists import bound_once, method_bindings, refuse_other_uses  # noqa: F401 (inline.py)
 from .object_classes import Known, own_class, user_class
 
 MAX_PATH = 3  # fields followed from a parameter to the object a held method is bound to
@@ -159,20 +159,6 @@ def _methods_of(items):
             bound_method(m) is not None for m in items):
         return list(items)
     return None
-
-
-def method_bindings(fn_node):
-    """Name -> (attribute, how many times it is assigned) for each name of the function that
-    is assigned more than once, each time ``g = obj.attr`` of one attribute name (a bound
-    method bound on two paths of a branch, maybe; ``_rebound_method``)."""
-    found, counts = {}, store_counts(fn_node)
-    for node in walk(fn_node):
-        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], gast.Name) and isinstance(node.value, gast.Attribute) and (
-                isinstance(node.value.value, gast.Name)) and counts[node.targets[0].id] > 1:
-            found.setdefault(node.targets[0].id, []).append(node.value.attr)
-    return {n: (attrs[0], len(attrs)) for n, attrs in found.items()
-            if len(set(attrs)) == 1 and len(attrs) == counts[n]}
 
 
 class HeldMethods(DictViews):
@@ -415,12 +401,20 @@ class HeldMethods(DictViews):
 
     def _held_args(self, item, receiver, method):
         """``[item, receiver, fn]``: what ``check_held_method`` / ``is_held_method`` take; for
-        an object's own method, ``[item, made, fn, receiver]`` (``_relative``)."""
+        an object's own method, ``[item, made, fn, receiver]`` (``_relative``); for an item of
+        a dict the function made, bound to the object a name holds all along (``bound_once``;
+        ``d = {"a": blk.s}``, the object read by that name), ``[item, made, fn, True]``: that
+        name is bound again only where that object changes in place (``L[0].w = v``,
+        normalize/sharing.py)."""
         fn = method.fn
         fn_name = self.ctx.global_name(fn, naming.METHOD.format(fn.__qualname__.replace(".", "_")))
         names = (item, receiver, fn_name) if method.path != () else (
             item, method.made, fn_name, receiver)
-        return [gast.Name(n, gast.Load(), None, None) for n in names]
+        if method.path is None and (receiver, ()) in method.anchors and receiver in self.once:
+            names = (item, method.made, fn_name)
+        args = [gast.Name(n, gast.Load(), None, None) for n in names]
+        return args + [gast.Constant(True, None)] if len(names) == 3 and names[1] != receiver else (
+            args)
 
     def _holder_of(self, name, hops):
         """The name of the object of the user's classes ``hops`` reads up from ``name`` (a

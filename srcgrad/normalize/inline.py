@@ -63,6 +63,7 @@ def run(fn_node, ctx):
     ctx.receivers.seed(ctx.fn, fn_node, bound_instance(ctx.fn))
     ctx.receivers.stores.update(store_counts(fn_node))
     ctx.receivers.bindings = held_methods.method_bindings(fn_node)
+    ctx.receivers.once = held_methods.bound_once(fn_node)
     values = StaticValues(ctx.namespace, ctx.static, param_names(fn_node, packed=True),
                           store_counts(fn_node))
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)

@@ -198,6 +198,7 @@ class Receivers(Builds, HeldMethods):
         self.method_lists = {}
         self.listed = {}  # every name `method_lists` held, for held_methods.refuse_other_uses
         self.bindings = {}  # held_methods.method_bindings of the function
+        self.once = set()  # held_methods.bound_once of the function
         self.held_items = {}  # name -> the bound methods it may hold (held_methods.py)
         self.held_sources = {}  # name -> those a global's list or dict of them holds
         self.rebinds = {}  # name -> (whether its first binding was a method, its objects' name)

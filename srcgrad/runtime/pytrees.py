@@ -289,7 +289,10 @@ def check_class(obj, cls):
 
 def _own_item(method, made, holder):
     """Whether ``method`` is ``made``, the bound method an object's own dict, list or tuple
-    was made with, and a field of ``holder`` still holds it there."""
+    was made with, and a field of ``holder`` still holds it there (``holder`` True: a dict
+    the function made, whose object a name holds, normalize/held_methods.py)."""
+    if holder is True:
+        return method is made
     fields = getattr(holder, "__dict__", None) or {}
     held = (v for f in fields.values() if isinstance(f, (dict, list, tuple))
             for v in (f.values() if isinstance(f, dict) else f))
