@@ -361,6 +361,26 @@ def test_the_tangent_of_diff_in_prepend_alone():
     np.testing.assert_array_equal(dy, [[-2.0, 0.0, 0.0], [6.0, 0.0, 0.0]])
 
 
+def diff_before_a_constant_end(a):
+    return np.diff(a * 2.0, append=np.array([[0.5], [1.0]]), axis=1)
+
+
+def diff_between_a_start_and_a_constant_end(p):
+    return np.diff(A_VAR, prepend=p * 2.0, append=np.array([[0.5], [1.0]]), axis=1)
+
+
+def test_the_tangent_of_diff_with_a_constant_append():
+    # the appended piece is constant (its tangent None) but there: a's tangent goes through the
+    # joined array (three differences, the last against the constant end), and so does the
+    # prepended piece's
+    t = np.array([[1.0, 0.0, 2.0], [0.0, -1.0, 0.0]])
+    _, dy = jvp(diff_before_a_constant_end)(A_VAR, t)
+    np.testing.assert_array_equal(dy, [[-2.0, 4.0, -4.0], [-2.0, 2.0, 0.0]])
+    _, dy = jvp(diff_between_a_start_and_a_constant_end)(np.array([[0.5], [1.0]]),
+                                                        np.array([[1.0], [-3.0]]))
+    np.testing.assert_array_equal(dy, [[-2.0, 0.0, 0.0, 0.0], [6.0, 0.0, 0.0, 0.0]])
+
+
 def spread_about_a_given_mean(a):
     return np.std(a, axis=1, keepdims=True, mean=np.array([[0.1], [0.2]]))
 
@@ -571,7 +591,7 @@ MUTATION_CHECKS = {
     np.frexp: [test_the_gradient_through_the_exponent_of_frexp_alone],
     np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
-    np.diff: [test_the_tangent_of_diff_in_prepend_alone,
+    np.diff: [test_the_tangent_of_diff_in_prepend_alone, test_the_tangent_of_diff_with_a_constant_append,
               test_the_tangent_of_diff_in_a_with_a_constant_prepend],
     np.std: [test_std_about_one_given_number_with_ddof_and_a_zero_row,
              test_the_tangent_of_std_about_a_given_mean_with_keepdims,
