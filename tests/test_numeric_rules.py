@@ -381,6 +381,29 @@ def test_the_tangent_of_diff_with_a_constant_append():
     np.testing.assert_array_equal(dy, [[-2.0, 0.0, 0.0, 0.0], [6.0, 0.0, 0.0, 0.0]])
 
 
+def logspace_along_the_last_axis(s, t, b):
+    return np.sum(np.logspace(s, t, 3, base=b, axis=2) * np.cos(np.arange(18.0)).reshape(2, 3, 3))
+
+
+def test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis():
+    # start (2, 3), stop (3,), base (2, 1): y (2, 3, 3), the samples' axis last, after base's
+    # axes (base's gradient is summed back to (2, 1))
+    args = (np.array([[0.2, 0.5, 0.3], [0.7, 0.4, 0.6]]), np.array([1.1, 0.9, 1.3]),
+            np.array([[1.5], [2.5]]))
+    got = grad(logspace_along_the_last_axis, wrt=(0, 1, 2))(*args)
+    h = 1e-6
+    for i, g in enumerate(got):
+        want = np.zeros(np.shape(args[i]))
+        for k in np.ndindex(np.shape(args[i])):
+            e = np.zeros(np.shape(args[i]))
+            e[k] = h
+            up = [a + e if j == i else a for j, a in enumerate(args)]
+            down = [a - e if j == i else a for j, a in enumerate(args)]
+            f = logspace_along_the_last_axis
+            want[k] = (f(*up) - f(*down)) / (2 * h)
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+
+
 def spread_about_a_given_mean(a):
     return np.std(a, axis=1, keepdims=True, mean=np.array([[0.1], [0.2]]))
 
@@ -590,8 +613,10 @@ MUTATION_CHECKS = {
     np.nanstd: [test_a_zero_nanstd_has_gradient_and_tangent_zero],
     np.frexp: [test_the_gradient_through_the_exponent_of_frexp_alone],
     np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
+    np.logspace: [test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
-    np.diff: [test_the_tangent_of_diff_in_prepend_alone, test_the_tangent_of_diff_with_a_constant_append,
+    np.diff: [test_the_tangent_of_diff_in_prepend_alone,
+              test_the_tangent_of_diff_with_a_constant_append,
               test_the_tangent_of_diff_in_a_with_a_constant_prepend],
     np.std: [test_std_about_one_given_number_with_ddof_and_a_zero_row,
              test_the_tangent_of_std_about_a_given_mean_with_keepdims,
