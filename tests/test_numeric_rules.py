@@ -404,6 +404,17 @@ def test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis():
         np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
 
 
+def geomspace_to_three_ends(s):
+    return np.geomspace(s, np.array([2.0, 3.0, 5.0]), 4)
+
+
+def test_the_tangent_of_geomspace_in_its_start_alone_towards_a_vector_stop():
+    # y[k] = s^(1 - k/3) stop^(k/3): dy/ds = (1 - k/3) y / s, each of the three columns (the
+    # stop's zero tangent shaped like stop, not like its absent tangent)
+    y, t = jvp(geomspace_to_three_ends)(1.5, 1.0)
+    np.testing.assert_allclose(t, (1.0 - np.arange(4.0)[:, None] / 3) * y / 1.5, rtol=1e-13)
+
+
 def spread_about_a_given_mean(a):
     return np.std(a, axis=1, keepdims=True, mean=np.array([[0.1], [0.2]]))
 
@@ -614,6 +625,7 @@ MUTATION_CHECKS = {
     np.frexp: [test_the_gradient_through_the_exponent_of_frexp_alone],
     np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
     np.logspace: [test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis],
+    np.geomspace: [test_the_tangent_of_geomspace_in_its_start_alone_towards_a_vector_stop],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone,
               test_the_tangent_of_diff_with_a_constant_append,
