@@ -350,6 +350,29 @@ def test_the_tangent_of_ediff1d_in_to_begin_alone():
     np.testing.assert_array_equal(dy, [2.0, 0.6, 0.0, 0.0, 0.0, 0.0])
 
 
+def ediff1d_between_ends(ary, to_end):
+    return np.ediff1d(ary * 2.0, to_end=to_end * 2.0, to_begin=np.array([1.0, -2.0]))
+
+
+def ediff1d_of_ends(to_begin, to_end):
+    return np.ediff1d(np.array([0.5, -1.0, 2.0]), to_end=to_end, to_begin=to_begin)
+
+
+def test_the_tangent_of_ediff1d_in_ary_alone_and_in_to_end_alone():
+    # the constant pieces keep their places (two at the beginning, two at the end), at their
+    # own shapes, not at their absent tangents'
+    ary, end = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25])
+    _, t = jvp(ediff1d_between_ends, wrt=0)(ary, end, np.array([1.0, 3.0, -2.0]))
+    np.testing.assert_array_equal(t, [0.0, 0.0, 4.0, -10.0, 0.0, 0.0])
+    _, t = jvp(ediff1d_between_ends, wrt=1)(ary, end, np.array([1.0, -1.0]))
+    np.testing.assert_array_equal(t, [0.0, 0.0, 0.0, 0.0, 2.0, -2.0])
+    # complex tangents of the (real) ends: the zeros standing for the constant ary take the
+    # tangents' dtype (NumPy refuses a complex end of a real array)
+    tangents = (np.array([1.0 + 2.0j]), np.array([2.0 - 1.0j]))
+    _, t = jvp(ediff1d_of_ends, wrt=(0, 1))(np.array([1.0]), np.array([-1.0]), tangents)
+    np.testing.assert_array_equal(t, [1.0 + 2.0j, 0.0, 0.0, 2.0 - 1.0j])
+
+
 def diff_after_a_given_start(p):
     return np.diff(A_VAR, prepend=p * 2.0, axis=1)
 
@@ -626,7 +649,8 @@ MUTATION_CHECKS = {
     np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
     np.logspace: [test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis],
     np.geomspace: [test_the_tangent_of_geomspace_in_its_start_alone_towards_a_vector_stop],
-    np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone],
+    np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone,
+                 test_the_tangent_of_ediff1d_in_ary_alone_and_in_to_end_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone,
               test_the_tangent_of_diff_with_a_constant_append,
               test_the_tangent_of_diff_in_a_with_a_constant_prepend],
