@@ -373,6 +373,15 @@ def test_the_tangent_of_ediff1d_in_ary_alone_and_in_to_end_alone():
     np.testing.assert_array_equal(t, [1.0 + 2.0j, 0.0, 0.0, 2.0 - 1.0j])
 
 
+def vdot_with_a_list(a):
+    return np.vdot(a, [1.0, 2.0, 3.0])
+
+
+def test_the_gradient_of_vdot_with_a_list():
+    # the list is raveled into an array before the cotangent (a number) multiplies it
+    np.testing.assert_array_equal(grad(vdot_with_a_list)(np.array([0.5, 1.0, 2.0])), [1, 2, 3])
+
+
 def diff_after_a_given_start(p):
     return np.diff(A_VAR, prepend=p * 2.0, axis=1)
 
@@ -649,6 +658,7 @@ MUTATION_CHECKS = {
     np.ndarray.reshape: [test_ndarray_reshape_called_on_the_class_with_order],
     np.logspace: [test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis],
     np.geomspace: [test_the_tangent_of_geomspace_in_its_start_alone_towards_a_vector_stop],
+    np.vdot: [test_the_gradient_of_vdot_with_a_list],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone,
                  test_the_tangent_of_ediff1d_in_ary_alone_and_in_to_end_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone,
