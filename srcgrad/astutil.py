@@ -165,3 +165,13 @@ def updated_while_held(tree, body, params=()):
             parts = [n.value]
         held |= {p.id for p in parts if isinstance(p, gast.Name)}
     return sorted(updated & (held | set(params)))
+
+
+def relocated(stmts, lineno, col_offset):
+    """``stmts`` (an inlined body) at the line of the call they replace: each statement, and
+    each expression from another line, so that an error located at it is at the call."""
+    for s in stmts:
+        for n in ordered_walk(s):
+            if isinstance(n, gast.stmt) or getattr(n, "lineno", None) not in (None, lineno):
+                n.lineno, n.col_offset = lineno, col_offset
+    return stmts

@@ -35,6 +35,7 @@ from ..astutil import (
     local_names,
     ordered_walk,
     param_names,
+    relocated,
     store_counts,
     stored,
     walk,
@@ -497,11 +498,7 @@ class InlineCalls:
         ret = body[-1]
         out = bindings + body[:-1] + [_assign(target, ret.value)]
         self.ctx.receivers.note(out[-1])
-        for s in out:
-            for n in ordered_walk(s):
-                if isinstance(n, gast.stmt):
-                    n.lineno = lineno
-        return out
+        return relocated(out, lineno, getattr(stmt, "col_offset", 0))
 
     def _normalized(self, node, locals_, params, location):
         """The helper's body through the passes the caller's went through before ``inline``
