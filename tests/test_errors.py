@@ -334,3 +334,32 @@ def test_linearize_that_would_rerun_the_jvp_given_a_function_is_located(f, marke
         f"{why}, so each call of its jvp_fn would rerun the jvp; call jvp(...) once per tangent "
         f"instead")
     assert line.strip() in str(err) and "^" in str(err)
+
+
+class _Called:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, v):
+        return v * self.w
+
+
+class _Calls:
+    def loss(self, v):
+        h = v * 2.0
+        return np.sum(_Called(0.4)(h))  # a call of a call's result: refused after inlining
+
+
+_CALLS = _Calls()
+
+
+def _calls_a_method(v):
+    return _CALLS.loss(v)  # the error is located here, the call of the inlined method
+
+
+def test_an_error_in_an_inlined_method_is_at_the_line_of_its_call():
+    # (was a line of the file computed from the method's own numbering: the line below)
+    with pytest.raises(SrcgradError) as e:
+        grad(_calls_a_method)(np.ones(3))
+    assert e.value.lineno == inspect.getsourcelines(_calls_a_method)[1] + 1
+    assert "_CALLS.loss(v)" in e.value.line

@@ -453,7 +453,11 @@ class Gen:
         one-class list literal replaced by an object of another class, read by a run-time
         index; a dict of bound methods held by an object built in the function (constant
         keys, a loop over a literal of keys, a loop over the dict; maybe its deep copy, and
-        loops over its values and items); one the function makes and reads itself."""
+        loops over its values and items); one the function makes and reads itself (maybe its
+        object changed through a list holding it before a call); an object's own method in
+        its dict (``self.hooks = {"t": self.tail}``), a field of it written before the calls;
+        a shallow copy (``copy.copy``) of an object, of a list and of the argument, written
+        in place through one holder and read through the other."""
         lin, act = self.name("Lin"), self.name("Act")
         self.define(f"class {lin}:\n    def __init__(self, W, b):\n        self.W = W\n"
                     f"        self.b = b\n\n    def s(self, v):\n"
@@ -464,7 +468,28 @@ class Gen:
                     f"    def s(self, v):\n        return self.c * np.sin(v)\n")
         a, b, fs = self.name("a"), self.name("b"), self.name("fs")
         self.emit(f"{a} = {lin}({self.W}, {self.b})", f"{b} = {act}(h[0] * {self.c})")
-        choice = self.rng.randrange(10)
+        choice = self.rng.randrange(13)
+        if choice == 10:
+            self._shallow_copies(lin, a)
+            return
+        if choice == 11:  # an object's own method in its dict, a field written before a call
+            own, hk = self.name("Own"), self.name("hk")
+            self.define(f"class {own}:\n    def __init__(self, W, c):\n"
+                        f"        self.a = {act}(c)\n        self.W = W\n"
+                        f'        self.hooks = {{"t": self.tail, "a": self.a.s}}\n\n'
+                        f"    def tail(self, v):\n        return np.tanh(self.W @ v) * self.a.c\n\n"
+                        f"    def __call__(self, v):\n        return v\n")
+            self.emit(f"{hk} = {own}({self.W}, h[1] * {self.c})", f'h = {hk}.hooks["t"](h) + h',
+                      f"{hk}.W = {hk}.W * 0.5", f"for k in {hk}.hooks:",
+                      f"    h = {hk}.hooks[k](h) * {self.c}", f"for f in {hk}.hooks.values():",
+                      "    h = f(h) + 0.5 * h")
+            return
+        if choice == 12:  # one the function makes, its object changed through a list holding it
+            d = self.name("d")
+            self.emit(f'{d} = {{"a": {a}.s, "b": {b}.s}}', f"held = [{a}]",
+                      f'h = {d}["a"](h) + h', f"held[0].b = held[0].b * {self.c} + h",
+                      f"for k in {d}:", f"    h = {d}[k](h) * {self.c}")
+            return
         if choice == 8:  # a dict of bound methods the function makes and reads itself
             d = self.name("d")
             self.emit(f'{d} = {{"a": {a}.s, "b": {b}.s}}', f'h = {d}["a"](h) + h',
@@ -532,6 +557,27 @@ class Gen:
                       "    if h[k] > 0:", f"        {objs}[k] = {lin}({self.W}, {self.b} * h[k])",
                       "    else:", f"        {objs}[k] = {act}(h[k])",
                       "for k in range(3):", f"    h = {objs}[k].s(h)")
+
+    def _shallow_copies(self, lin, a):
+        """``copy.copy`` of an object built here, of a list holding arrays and objects, or of
+        the argument: an array both hold written in place through one, read through the other;
+        a field or item bound again in one only."""
+        choice = self.rng.randrange(3)
+        cp = self.name("cp")
+        if choice == 0:
+            self.emit(f"{cp} = copy.copy({a})", f"{cp}.b += 0.5 * h", f"{cp}.W = {cp}.W * 0.5",
+                      f"h = {a}.s(h) + {cp}.s(h)")
+        elif choice == 1:
+            rows = self.name("rows")
+            self.emit(f"{rows} = [h * 1.0, {a}]", f"{cp} = copy.copy({rows})",
+                      f"{cp}[0] *= {self.c}", f"{cp}[1].b = {cp}[1].b + h", f"{cp}.append(h)",
+                      f"h = {rows}[0] + {a}.s(h) * len({rows}) + {cp}[2]")
+        elif self.kind in ("dataclass", "namespace") and not self.model:
+            self.emit(f"{cp} = copy.copy(P)", f"{cp}.b += 0.5 * h", f"{cp}.c = {cp}.c * 2.0",
+                      f"h = h * P.b + {cp}.c * P.c")
+        else:
+            self.emit(f"{cp} = copy.copy({a})", f"{a}.b[0] = h[1] * {self.c}",
+                      f"h = {cp}.s(h) * {cp}.b")
 
     def own_class(self):
         """A class whose operators and a method build objects of its own class
