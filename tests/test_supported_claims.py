@@ -646,12 +646,40 @@ def widened_in_place(x):
     return np.sum(y)
 
 
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, v):
+        return v * self.w
+
+
+def result_of_a_call_called(x):
+    return np.sum(_Scaled(0.4)(x))
+
+
+def dict_display_unpacked(x):
+    d = {"a": x}
+    return np.sum({**d, "c": x * 2.0}["c"])
+
+
+def starred_target(x):
+    first, *rest = [x[0], x[1], x[2]]
+    return first * rest[0]
+
+
 def unpacked_into_too_few(x):
     a, b = x
     return a * b
 
 
 CLAIMS = [
+    ("calling the result of a call where it is made", result_of_a_call_called, 0, (X,),
+     TRANSFORM, "cannot resolve `Call`"),
+    ("`**` unpacking in a dict display", dict_display_unpacked, 0, (X,), TRANSFORM,
+     "a dict key that is not a constant"),
+    ("a starred target (`first, *rest = xs`)", starred_target, 0, (X,), TRANSFORM,
+     "nested or indexed targets"),
     ("a `v` that would widen it (`y += np.outer(x, x)` of a vector) raises NumPy's error when it "
      "runs", widened_in_place, 0, (X,), RUN, "non-broadcastable output operand"),
     ("`a, b = v` of a sequence of another length raises Python's error when it runs",
