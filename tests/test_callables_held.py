@@ -847,6 +847,9 @@ def test_an_objects_own_method_in_its_dict():
     # after a check that a dict of `hk` holds that item (was refused at transform time:
     # srcgrad's field write copies `hk`, and the item stays bound to the object before it)
     check_value_and_grad(own_methods_in_the_objects_dict)
+
+
+def test_an_objects_own_method_at_second_order_and_its_run_time_check():
     v = np.array([0.2, -0.4, 0.1, 0.3])
     hv = srcgrad.hvp(own_method_called)(X, v)
     g, h = srcgrad.grad(own_method_called), 1e-5
