@@ -382,6 +382,32 @@ def test_the_gradient_of_vdot_with_a_list():
     np.testing.assert_array_equal(grad(vdot_with_a_list)(np.array([0.5, 1.0, 2.0])), [1, 2, 3])
 
 
+_E1, _E2, _E3, _E4 = (np.arange(1.0, 7.0).reshape(2, 3) / k for k in (1.0, 2.0, 3.0, 4.0))
+
+
+def matrix_times(v):
+    return np.einsum("ij,j->i", _E1, v)
+
+
+def chain_of_four(d):
+    return np.einsum("ij,jk,kl,lm->im", _E1, _E2.T, _E3, d)
+
+
+def chain_of_five(e):
+    return np.einsum("ij,jk,kl,lm,m->i", _E1, _E2.T, _E3, _E4.T, e)
+
+
+def test_the_tangent_of_einsum_in_its_last_operand_alone():
+    # two, four and five operands, the last alone active: its tangent takes the last operand's
+    # place, the constant ones theirs (none of them is dropped from the einsum)
+    v, dv = np.array([1.0, 0.5, -1.0]), np.array([2.0, 0.0, 1.0])
+    np.testing.assert_allclose(jvp(matrix_times)(v, dv)[1], matrix_times(dv), rtol=1e-14)
+    d, t = np.arange(6.0).reshape(3, 2), np.ones((3, 2))
+    np.testing.assert_allclose(jvp(chain_of_four)(d, t)[1], chain_of_four(t), rtol=1e-14)
+    e, u = np.array([1.0, -2.0]), np.array([0.5, 3.0])
+    np.testing.assert_allclose(jvp(chain_of_five)(e, u)[1], chain_of_five(u), rtol=1e-14)
+
+
 def diff_after_a_given_start(p):
     return np.diff(A_VAR, prepend=p * 2.0, axis=1)
 
@@ -659,6 +685,7 @@ MUTATION_CHECKS = {
     np.logspace: [test_the_gradient_of_logspace_in_a_base_of_two_axes_along_the_last_axis],
     np.geomspace: [test_the_tangent_of_geomspace_in_its_start_alone_towards_a_vector_stop],
     np.vdot: [test_the_gradient_of_vdot_with_a_list],
+    np.einsum: [test_the_tangent_of_einsum_in_its_last_operand_alone],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone,
                  test_the_tangent_of_ediff1d_in_ary_alone_and_in_to_end_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone,
