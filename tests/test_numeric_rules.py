@@ -385,6 +385,18 @@ def test_the_gradient_of_vdot_with_a_list():
 _E1, _E2, _E3, _E4 = (np.arange(1.0, 7.0).reshape(2, 3) / k for k in (1.0, 2.0, 3.0, 4.0))
 
 
+def correlation_energy(v):
+    return np.sum(np.correlate(np.array([0.5, -1.0, 2.0, 0.3]), v, "full") ** 2)
+
+
+def test_the_hessian_of_a_correlation_in_its_second_operand():
+    # |C v|^2 with C the linear map v -> correlate(a, v): its hessian is 2 C^T C (the second
+    # derivative reads the rule's vjp in v as the adjoint of operand 1, v)
+    c = np.stack([np.correlate(np.array([0.5, -1.0, 2.0, 0.3]), e, "full") for e in np.eye(3)], 1)
+    h = srcgrad.hessian(correlation_energy)(np.array([1.0, -0.5, 0.25]))
+    np.testing.assert_allclose(h, 2 * c.T @ c, rtol=1e-13)
+
+
 def matrix_times(v):
     return np.einsum("ij,j->i", _E1, v)
 
@@ -686,6 +698,7 @@ MUTATION_CHECKS = {
     np.geomspace: [test_the_tangent_of_geomspace_in_its_start_alone_towards_a_vector_stop],
     np.vdot: [test_the_gradient_of_vdot_with_a_list],
     np.einsum: [test_the_tangent_of_einsum_in_its_last_operand_alone],
+    np.correlate: [test_the_hessian_of_a_correlation_in_its_second_operand],
     np.ediff1d: [test_the_tangent_of_ediff1d_in_to_begin_alone,
                  test_the_tangent_of_ediff1d_in_ary_alone_and_in_to_end_alone],
     np.diff: [test_the_tangent_of_diff_in_prepend_alone,
