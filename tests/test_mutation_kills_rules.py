@@ -610,3 +610,44 @@ def test_third_order_helpers_called_directly(f, args):
     _, t = srcgrad.jvp(f, wrt=wrt)(*args, tangents)
     want = sum(np.sum(numeric_grad(f, args, i) * tangents[i]) for i in wrt)
     assert t == pytest.approx(want, rel=1e-6)
+
+
+# --- the reductions' helpers (chooser_grad, ptp_grad, var_grad, prod_grad) with an axis and
+# keepdims, differentiated twice: reverse over reverse reads their vjp, forward over reverse
+# (a hessian-vector product) their jvp
+_X34 = np.array([[0.3, -1.2, 0.8, 0.5], [1.1, 0.2, -0.4, 0.9], [-0.7, 0.6, 0.1, 1.4]])
+
+
+def max_kept(x):
+    return np.sum(np.sin(np.max(x, axis=1, keepdims=True)) * x)
+
+
+def max_along(x):
+    return np.sum(np.min(x, axis=0) ** 2 * np.arange(1.0, 5.0))
+
+
+def spread_kept(x):
+    return np.sum(np.ptp(x, axis=1, keepdims=True) ** 2 * x)
+
+
+def var_kept(x):
+    return np.sum(np.var(x, axis=1, ddof=1, keepdims=True) * x)
+
+
+def product_kept(x):
+    return np.sum(np.prod(x, axis=1, keepdims=True) * np.cos(x))
+
+
+@pytest.mark.parametrize("f", [max_kept, max_along, spread_kept, var_kept, product_kept])
+def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
+    w = np.cos(np.arange(12.0)).reshape(3, 4)
+    df = srcgrad.grad(f)
+
+    def along(z):
+        return np.sum(df(z) * w)
+
+    g = srcgrad.grad(along)(_X34)  # reverse over reverse: the hessian times w
+    u = np.sin(np.arange(12.0) + 1.0).reshape(3, 4)
+    assert np.sum(g * u) == pytest.approx(_along(along, _X34, u), rel=1e-6)
+    _, hw = srcgrad.jvp(df)(_X34, w)  # forward over reverse: the same (the hessian is symmetric)
+    np.testing.assert_allclose(hw, g, rtol=1e-9, atol=1e-12)
