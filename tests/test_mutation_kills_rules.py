@@ -651,3 +651,9 @@ def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
     assert np.sum(g * u) == pytest.approx(_along(along, _X34, u), rel=1e-6)
     _, hw = srcgrad.jvp(df)(_X34, w)  # forward over reverse: the same (the hessian is symmetric)
     np.testing.assert_allclose(hw, g, rtol=1e-9, atol=1e-12)
+
+    def tangent(z, t):
+        return srcgrad.jvp(f)(z, t)[1]
+
+    # reverse over forward, in the tangent: the tangent is linear in it, its gradient f's
+    np.testing.assert_allclose(srcgrad.grad(tangent, wrt=1)(_X34, w), df(_X34), rtol=1e-12)
