@@ -612,9 +612,10 @@ def test_third_order_helpers_called_directly(f, args):
     assert t == pytest.approx(want, rel=1e-6)
 
 
-# --- the reductions' helpers (chooser_grad, ptp_grad, var_grad, prod_grad) with an axis and
-# keepdims, differentiated twice: reverse over reverse reads their vjp, forward over reverse
-# (a hessian-vector product) their jvp
+# --- the reductions' helpers (chooser_grad, ptp_grad, var_grad, prod_grad, cumprod_jvp,
+# reduce_jvp) with an axis and keepdims, differentiated twice: reverse over reverse reads their
+# vjp, forward over reverse (a hessian-vector product) their jvp, reverse over forward in the
+# tangent the adjoints of the tangents' helpers
 _X34 = np.array([[0.3, -1.2, 0.8, 0.5], [1.1, 0.2, -0.4, 0.9], [-0.7, 0.6, 0.1, 1.4]])
 
 
@@ -638,7 +639,13 @@ def product_kept(x):
     return np.sum(np.prod(x, axis=1, keepdims=True) * np.cos(x))
 
 
-@pytest.mark.parametrize("f", [max_kept, min_along, spread_along, var_kept, product_kept])
+def running_products(x):
+    return np.sum(np.cumprod(x, axis=1) * np.cos(x))
+
+
+@pytest.mark.parametrize(
+    "f", [max_kept, min_along, spread_along, var_kept, product_kept, running_products]
+)
 def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
     w = np.cos(np.arange(12.0)).reshape(3, 4)
     df = srcgrad.grad(f)
