@@ -613,9 +613,10 @@ def test_third_order_helpers_called_directly(f, args):
 
 
 # --- the reductions' helpers (chooser_grad, ptp_grad, var_grad, prod_grad, cumprod_jvp,
-# reduce_jvp) with an axis and keepdims, differentiated twice: reverse over reverse reads their
-# vjp, forward over reverse (a hessian-vector product) their jvp, reverse over forward in the
-# tangent the adjoints of the tangents' helpers
+# reduce_jvp, trace_grad, quantile_grad, diff_part_grad) with an axis and keepdims,
+# differentiated twice: reverse over reverse reads their vjp, forward over reverse (a
+# hessian-vector product) their jvp, reverse over forward in the tangent the adjoints of the
+# tangents' helpers
 _X34 = np.array([[0.3, -1.2, 0.8, 0.5], [1.1, 0.2, -0.4, 0.9], [-0.7, 0.6, 0.1, 1.4]])
 
 
@@ -643,8 +644,22 @@ def running_products(x):
     return np.sum(np.cumprod(x, axis=1) * np.cos(x))
 
 
+def traced(x):
+    return np.sum(np.trace(x[:, :, None] * x[:, None, :], offset=1, axis1=0, axis2=2) ** 2)
+
+
+def quantiles_kept(x):
+    return np.sum(np.quantile(x**2, 0.3, axis=1, keepdims=True, method="linear") * x)
+
+
+def differences_after_a_start(x):
+    return np.sum(np.diff(x, prepend=x[:, :1] ** 2, axis=1) ** 3)
+
+
 @pytest.mark.parametrize(
-    "f", [max_kept, min_along, spread_along, var_kept, product_kept, running_products]
+    "f",
+    [max_kept, min_along, spread_along, var_kept, product_kept, running_products, traced,
+     quantiles_kept, differences_after_a_start],
 )
 def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
     w = np.cos(np.arange(12.0)).reshape(3, 4)
