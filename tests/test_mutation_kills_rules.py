@@ -645,11 +645,15 @@ def running_products(x):
 
 
 def traced(x):
-    return np.sum(np.trace(x[:, :, None] * x[:, None, :], offset=1, axis1=0, axis2=2) ** 2)
+    return np.sum(np.trace(x[:, :, None] * x[:, None, :], offset=1, axis1=1, axis2=2) ** 2)
 
 
 def quantiles_kept(x):
-    return np.sum(np.quantile(x**2, 0.3, axis=1, keepdims=True, method="linear") * x)
+    return np.sum(np.quantile(x**2, 0.3, axis=1, keepdims=True, method="weibull") * x)
+
+
+def norms_kept(x):
+    return np.sum(np.linalg.norm(x, axis=1, keepdims=True) * x)
 
 
 def differences_after_a_start(x):
@@ -659,7 +663,7 @@ def differences_after_a_start(x):
 @pytest.mark.parametrize(
     "f",
     [max_kept, min_along, spread_along, var_kept, product_kept, running_products, traced,
-     quantiles_kept, differences_after_a_start],
+     quantiles_kept, differences_after_a_start, norms_kept],
 )
 def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
     w = np.cos(np.arange(12.0)).reshape(3, 4)
