@@ -291,8 +291,10 @@ class Gen:
     def field_alias(self):
         """An array field updated in place (``obj.h += v``, ``self.total += v``) while another
         variable, list or object holds the same array: every holder sees the update."""
-        choice = self.rng.randrange(5)
-        if choice == 4:  # an element of the field, and a field of an object in a list
+        choice = self.rng.randrange(7)
+        if choice >= 5:  # renamed, stored in a holder, then written through another name
+            self.renamed_in_a_holder()
+        elif choice == 4:  # an element of the field, and a field of an object in a list
             self.emit("st = types.SimpleNamespace(h=h * 1.0)", "keep = st.h",
                       f"st.h[1] += {self.c} * h[0]", "boxes = [st]", f"boxes[0].h *= {self.b}",
                       "h = keep * h + st.h")
@@ -311,6 +313,24 @@ class Gen:
         else:
             self.emit("held = [h]", "st = types.SimpleNamespace(h=h)", f"st.h -= 0.5 * {self.b}",
                       "h = held[0] * st.h")
+
+    def renamed_in_a_holder(self):
+        """An object renamed (``b2 = cell``) and given to a constructor that stores it, or a
+        list renamed and put in a list (``L2 = L; M = [L2]``), then written through its other
+        name (``cell.w += v``, ``b2.w = v``, ``L.append(v)``) and read through the holder:
+        Python's holder sees the write (srcgrad gave the old value, found by hand; now refused
+        at transform time)."""
+        if self.rng.random() < 0.5:
+            cls = self.name("Holds")
+            self.define(f"class {cls}:\n    def __init__(self, a):\n        self.a = a\n")
+            write = self.rng.choice([f"cell.w += {self.b}", f"b2.w = h * {self.c}",
+                                     "cell.w *= np.tanh(h)", f"b2.w[0] = {self.c} * h[1]"])
+            self.emit("cell = types.SimpleNamespace(w=h * 1.0)", "b2 = cell",
+                      f"hk = {cls}(b2)", write, "h = hk.a.w * h + cell.w")
+        else:
+            write = self.rng.choice([f"L.append(h * {self.c})", f"L[0] += {self.b}",
+                                     "L2.append(np.sin(h))"])
+            self.emit("L = [h * 1.0]", "L2 = L", "M = [L2]", write, "h = M[0][-1] * h + L[0]")
 
     def try_except(self):
         choice = self.rng.randrange(3)
