@@ -23,7 +23,7 @@ import scipy.ndimage
 import scipy.stats
 from test_second_order_generated import grown_then_added
 
-from srcgrad import SrcgradError, grad, hessian, hvp, jacobian, jvp, vjp
+from srcgrad import SrcgradError, grad, hessian, hvp, jacobian, jvp, register_pytree, vjp
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "supported.md"
 X = np.array([0.5, -1.0, 2.0])
@@ -668,12 +668,26 @@ def starred_target(x):
     return first * rest[0]
 
 
+class _Boxed:
+    def __init__(self, a, k):
+        self.a, self.k = a, k
+
+
+register_pytree(_Boxed, lambda o: ((o.a,), o.k), lambda k, children: _Boxed(children[0], k))
+
+
+def aux_data_read(b, x):
+    return np.sum(b.a * x) * b.k
+
+
 def unpacked_into_too_few(x):
     a, b = x
     return a * b
 
 
 CLAIMS = [
+    ("whose aux data (what `flatten` returns beside the children)", aux_data_read, 0,
+     (_Boxed(np.array([0.4, 0.2, 0.1]), 3), X), RUN, "not among the children"),
     ("calling the result of a call where it is made", result_of_a_call_called, 0, (X,),
      TRANSFORM, "cannot resolve `Call`"),
     ("`**` unpacking in a dict display", dict_display_unpacked, 0, (X,), TRANSFORM,
