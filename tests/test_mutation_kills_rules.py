@@ -683,3 +683,16 @@ def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
 
     # reverse over forward, in the tangent: the tangent is linear in it, its gradient f's
     np.testing.assert_allclose(srcgrad.grad(tangent, wrt=1)(_X34, w), df(_X34), rtol=1e-12)
+
+
+def test_forward_over_forward_of_running_products():
+    # the tangent's own tangent reads cumprod_jvp's jvp: along w, then along u, against a
+    # central difference of the first tangent along u
+    w = np.cos(np.arange(12.0)).reshape(3, 4)
+    u = np.sin(np.arange(12.0) + 1.0).reshape(3, 4)
+
+    def tangent(z):
+        return srcgrad.jvp(running_products)(z, w)[1]
+
+    _, second = srcgrad.jvp(tangent)(_X34, u)
+    assert second == pytest.approx(_along(tangent, _X34, u), rel=1e-6)
