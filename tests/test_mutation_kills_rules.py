@@ -686,13 +686,13 @@ def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
 
 
 def test_forward_over_forward_of_running_products():
-    # the tangent's own tangent reads cumprod_jvp's jvp: along w, then along u, against a
+    # the tangent's own tangent reads cumprod_jvp's jvp: along z * w, then along u, against a
     # central difference of the first tangent along u
     w = np.cos(np.arange(12.0)).reshape(3, 4)
     u = np.sin(np.arange(12.0) + 1.0).reshape(3, 4)
 
-    def tangent(z):
-        return srcgrad.jvp(running_products)(z, w)[1]
+    def tangent(z):  # along a direction that moves with z: the inner tangent is active too
+        return srcgrad.jvp(running_products)(z, z * w)[1]
 
     _, second = srcgrad.jvp(tangent)(_X34, u)
     assert second == pytest.approx(_along(tangent, _X34, u), rel=1e-6)
