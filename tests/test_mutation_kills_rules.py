@@ -656,6 +656,12 @@ def norms_kept(x):
     return np.sum(np.linalg.norm(x, axis=1, keepdims=True) * x)
 
 
+def matrix_norms_kept(x):
+    # the smallest singular value (ord -2) of two matrices, axes (1, 2) kept
+    stack = np.stack([x, np.cos(x)])
+    return np.sum(np.linalg.norm(stack, ord=-2, axis=(1, 2), keepdims=True) * stack)
+
+
 def differences_after_a_start(x):
     return np.sum(np.diff(x, prepend=x[:, :1] ** 2, axis=1) ** 3)
 
@@ -663,7 +669,7 @@ def differences_after_a_start(x):
 @pytest.mark.parametrize(
     "f",
     [max_kept, min_along, spread_along, var_kept, product_kept, running_products, traced,
-     quantiles_kept, differences_after_a_start, norms_kept],
+     quantiles_kept, differences_after_a_start, norms_kept, matrix_norms_kept],
 )
 def test_second_derivatives_of_reductions_with_an_axis_and_keepdims(f):
     w = np.cos(np.arange(12.0)).reshape(3, 4)
