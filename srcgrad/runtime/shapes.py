@@ -236,7 +236,9 @@ def _arrays_shape(values):
     """``shape_like`` of several NumPy arrays. Their view depends only on their shapes and
     dtypes (NumPy's promotion of arrays of one or more dimensions reads no values), so it is
     kept for those: the same arrays' kinds meet it at every call."""
-    known = (tuple([v.shape for v in values]), tuple([v.dtype for v in values]))
+    # (dtypes by their strings: a standalone module (emit/standalone.py) writes this cache
+    # out as a literal)
+    known = (tuple([v.shape for v in values]), tuple([v.dtype.str for v in values]))
     view = _SHAPES_OF.get(known)
     if view is not None:
         return view
