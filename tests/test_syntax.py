@@ -412,6 +412,24 @@ def test_a_set_of_values_with_gradient_is_refused():
         grad(set_of_active_values)(V4)
 
 
+def loop_over_a_set(x):
+    ks = {0, 2}
+    s = 0.0
+    for k in ks:
+        s = s + np.sin(x[k]) * x[1]
+    for k in set([3, 3, 1]):
+        s = s + x[k] ** 2
+    return s
+
+
+def test_a_loop_over_a_set_of_indices():
+    # `for k in ks` was `ks[i]` of the set in generated code: a TypeError when it ran
+    check_grad(loop_over_a_set, (V4,))
+    hess = np.stack([numeric_grad(lambda z: grad(loop_over_a_set)(z)[i], (V4,), 0)
+                     for i in range(V4.size)])
+    np.testing.assert_allclose(hessian(loop_over_a_set)(V4), hess, rtol=1e-6, atol=1e-8)
+
+
 # --- builtins, math, operator, methods ---------------------------------------------------------
 
 

@@ -73,6 +73,7 @@ class ContainerMethods:
     def run(self, fn_node):
         self.dict_names = _dict_assigned(fn_node) | dict_views.returned_by_calls(
             fn_node, self._resolve)
+        self.set_names = _dict_assigned(fn_node, sets=True)
         # `y.sort()` of an array is NumPy's in-place sort (normalize/inplace_calls.py): only a
         # name that surely holds a list is sorted here
         self.list_names = _list_assigned(fn_node)
@@ -457,10 +458,12 @@ class ContainerMethods:
         return gast.Name(seq, gast.Load(), None, None)
 
     def _may_not_index(self, it):
+        if _a_set(it, self.locals):
+            return True  # (not indexable)
         if isinstance(it, (gast.Name, gast.Attribute)) and isinstance(self._resolve(it), dict):
             return True  # a global dict, or one a global's field holds (`for k in HK.hooks`)
         if isinstance(it, gast.Name):
-            return it.id in self.params or it.id in self.dict_names
+            return it.id in self.params or it.id in self.dict_names or it.id in self.set_names
         if isinstance(it, (gast.Subscript, gast.Attribute)):
             return self._local_root(it)
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and (
@@ -472,6 +475,13 @@ class ContainerMethods:
             fn = self.ctx.namespace.resolve(it.func, self.locals)
             return any(fn is f for f in ITERATORS) or fn is runtime.own_fields
         return False
+
+
+def _a_set(node, locals_):
+    """A set display or comprehension, or a call of the builtin ``set`` or ``frozenset``."""
+    return isinstance(node, (gast.Set, gast.SetComp)) or (
+        isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+        and node.func.id in ("set", "frozenset") and node.func.id not in locals_)
 
 
 def _zip_call(node, locals_):
@@ -732,15 +742,19 @@ class _HoistPops(gast.NodeTransformer):
         return node
 
 
-def _dict_assigned(fn_node):
-    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``."""
+def _dict_assigned(fn_node, sets=False):
+    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``
+    (``sets``: to a set display, a set comprehension, ``set(...)`` or ``frozenset(...)``, which
+    a loop runs over as ``iteration_sequence`` of them too: they are not indexable)."""
+    nodes, calls = ((gast.Set, gast.SetComp), ("set", "frozenset")) if sets else (
+        (gast.Dict, gast.DictComp), ("dict",))
     out = set()
     for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             v = n.value
-            if isinstance(v, (gast.Dict, gast.DictComp)) or (
+            if isinstance(v, nodes) or (
                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
-                and v.func.id == "dict"
+                and v.func.id in calls
             ):
                 out.add(n.targets[0].id)
     return out
