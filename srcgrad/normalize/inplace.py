@@ -107,8 +107,29 @@ def _check_arguments(var, named):
     out = [gast.Name(var, gast.Load(), None, None), gast.Constant(var, None)]
     if others:
         out.append(gast.Constant(" ".join(others), None))
-        out += [gast.Name(n, gast.Load(), None, None) for n in others]
+        out += [_dotted_load(n) for n in others]
     return out
+
+
+def _dotted_load(text):
+    """``a.b.c`` read: a name, or the attributes of one."""
+    root, *attrs = text.split(".")
+    node = gast.Name(root, gast.Load(), None, None)
+    for attr in attrs:
+        node = gast.Attribute(node, attr, gast.Load())
+    return node
+
+
+def _module_path(node, namespace, local_names):
+    """``("data", "G")`` of ``data.G``: an attribute of a module (not a local name), else None."""
+    path = []
+    while isinstance(node, gast.Attribute):
+        path.append(node.attr)
+        node = node.value
+    if not (path and isinstance(node, gast.Name)) or node.id in local_names:
+        return None
+    path = (node.id, *reversed(path))
+    return path if isinstance(namespace.read(path[:-1]), types.ModuleType) else None
 
 
 def _mutable(value):
@@ -236,6 +257,12 @@ class CopyBeforeWrite:
                     out + named) and _mutable(self.ctx.namespace.resolve(
                         n, self.ctx.local_names)):
                 out.append(n.id)
+            elif isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load):
+                # a module's array (`data.G`) passed as an argument too (`f(data.G)`)
+                path = _module_path(n, self.ctx.namespace, self.ctx.local_names)
+                if path is not None and ".".join(path) not in out and _mutable(
+                        self.ctx.namespace.read(path)):
+                    out.append(".".join(path))
         return out
 
     def _unshared(self, fn_node, private):
