@@ -111,6 +111,11 @@ def _check_arguments(var, named):
     return out
 
 
+# NumPy functions that return a list of views of their argument
+_VIEW_LISTS = tuple(f for f in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
+                                getattr(np, "unstack", None)) if f is not None)
+
+
 def _dotted_load(text):
     """``a.b.c`` read: a name, or the attributes of one."""
     root, *attrs = text.split(".")
@@ -424,6 +429,12 @@ class CopyBeforeWrite:
             )
             return
         helper = self.ctx.global_name(runtime.fresh_copy, "fresh_copy")
+        if isinstance(value, gast.Call) and any(self.ctx.namespace.resolve(
+                value.func, self.ctx.local_names) is f for f in _VIEW_LISTS):
+            # `parts = np.split(x, 5)`: a list of views of x, whose items a shallow copy of the
+            # list would leave views (the restore of x, a write into a copy when transformed
+            # again, would not reach them: a wrong hvp, hunt seed 56121)
+            helper = self.ctx.global_name(runtime.deep_copy, "deep_copy")
         if isinstance(value, (gast.List, gast.Tuple, gast.Dict)):
             # `t = (x, y)`: the element that is `base` is copied first, under a name of its own
             copy = self.ctx.namer.fresh(base)
