@@ -73,7 +73,9 @@ class ContainerMethods:
     def run(self, fn_node):
         self.dict_names = _dict_assigned(fn_node) | dict_views.returned_by_calls(
             fn_node, self._resolve)
-        self.set_names = _dict_assigned(fn_node, sets=True)
+        self.set_names = {  # (a set: a loop runs over `iteration_sequence` of it)
+            n.targets[0].id for n in ordered_walk(fn_node) if isinstance(n, gast.Assign)
+            and isinstance(n.targets[0], gast.Name) and _a_set(n.value, self.locals)}
         # `y.sort()` of an array is NumPy's in-place sort (normalize/inplace_calls.py): only a
         # name that surely holds a list is sorted here
         self.list_names = _list_assigned(fn_node)
@@ -742,19 +744,15 @@ class _HoistPops(gast.NodeTransformer):
         return node
 
 
-def _dict_assigned(fn_node, sets=False):
-    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``
-    (``sets``: to a set display, a set comprehension, ``set(...)`` or ``frozenset(...)``, which
-    a loop runs over as ``iteration_sequence`` of them too: they are not indexable)."""
-    nodes, calls = ((gast.Set, gast.SetComp), ("set", "frozenset")) if sets else (
-        (gast.Dict, gast.DictComp), ("dict",))
+def _dict_assigned(fn_node):
+    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``."""
     out = set()
     for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             v = n.value
-            if isinstance(v, nodes) or (
+            if isinstance(v, (gast.Dict, gast.DictComp)) or (
                 isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
-                and v.func.id in calls
+                and v.func.id == "dict"
             ):
                 out.add(n.targets[0].id)
     return out
