@@ -63,15 +63,17 @@ from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
     mutated,
+    outside_reads,
     sharing_closure,
     sharing_edges,
     written_through_items,
 )
 from .emit import naming, notes
-from .emit.compile import compile_function
+from .emit.compile import _cells, compile_function
 from .emit.naming import Namer
 from .emit.unparse import unparse
 from .errors import SrcgradError, UnsupportedSyntaxError
+from .frontend.default_values import default_values_bound
 from .frontend.source import REWRITTEN_USER_CODE, parse_function
 from .rules.custom import adjoint, tangent
 from .rules.registry import linear, nondiff
@@ -323,9 +325,10 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
              if isinstance(s, gast.While) or (isinstance(s, gast.For) and _over_range(s.iter))]
     if not loops:
         return f
+    reads = outside_reads(loops, node)  # (the steps read them: see below)
     taken = {n.id for n in walk(node) if isinstance(n, gast.Name)} | {node.name}
     namer = Namer(taken)
-    extras = {}
+    extras = default_values_bound(node, f, namer)  # (`W=W0`: W0 of the scope f was made in)
     originals = {}  # id of the call that replaced a loop -> the loop (what it shares is its)
     carried = set()  # the parameters a loop carries, which its step may update in place
     for loop in loops:
@@ -383,6 +386,8 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     REWRITTEN_USER_CODE.add(made.__code__)
     # (normalize/inplace.py checks those apart from the other arguments, as for `x += v`)
     made.__srcgrad_user_parameters__ = frozenset(carried)
+    # and against what its loops read from outside (f's closure cells too: emit/compile.py)
+    made.__srcgrad_loop_reads__, made.__srcgrad_cells__ = reads, _cells(f)
     # what srcgrad refuses in the rewritten function at the user's line (as for the steps)
     notes.register(made.__code__, made.__code__.co_filename,
                    notes.line_map(node, text, parsed.location, node.name))

@@ -12,7 +12,7 @@ import builtins
 
 import gast
 
-from .astutil import walk
+from .astutil import clone, walk
 
 # NumPy functions whose result may be a view of their first argument (normalize/sharing.py)
 _VIEW_FUNCTIONS = {"asarray", "asanyarray", "reshape", "ravel", "transpose", "squeeze",
@@ -209,3 +209,23 @@ def _known(call):
     return isinstance(func, gast.Name) and (
         func.id in ("np", "numpy", "math") or (call.func is func and hasattr(builtins, func.id))
     )
+
+
+
+def outside_reads(loops, fn_node):
+    """The names and dotted names (``G``, ``cfg.W``, ``Model.W``) that ``loops`` read and
+    ``fn_node`` never binds, each once (copies): the rewritten function's checks name them
+    (normalize/inplace.py), since its steps, not itself, read them."""
+    local = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))}
+    out, seen = [], set()
+    for n in (n for loop in loops for n in walk(loop)):
+        root = n
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if (isinstance(n, (gast.Name, gast.Attribute)) and isinstance(n.ctx, gast.Load)
+                and isinstance(root, gast.Name) and root.id not in local
+                and gast.dump(n) not in seen):
+            seen.add(gast.dump(n))
+            out.append(clone(n))
+    return tuple(out)

@@ -165,6 +165,9 @@ def shim(f: Any, host: Any) -> Any:
     text = f"def {name}({', '.join(params)}):\n    return {called}({', '.join(args)})\n"
     fn = compile_function(text, name, host, extras)
     fn.__doc__ = f"Calls {f!r} (srcgrad transforms it through this function)."
+    # its parameters are the user's: normalize/inplace.py checks a written one against the
+    # others and what the function reads from outside (`partial(g, W)` called with W as x)
+    fn.__srcgrad_user_parameters__ = frozenset()
     return fn
 
 

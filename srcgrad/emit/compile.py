@@ -143,7 +143,10 @@ def _with_fallback(aug):
 
 
 def _cells(fn):
+    """``fn``'s closure cells by name; for a function ``checkpoint=`` rewrote, also the user
+    function's (``__srcgrad_cells__``), which its checks read (normalize/inplace.py)."""
     code = getattr(fn, "__code__", None)
+    outer = getattr(fn, "__srcgrad_cells__", {})
     if code is None or not fn.__closure__:
-        return {}
-    return dict(zip(code.co_freevars, fn.__closure__))
+        return dict(outer)
+    return {**outer, **dict(zip(code.co_freevars, fn.__closure__))}

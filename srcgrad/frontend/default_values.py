@@ -69,3 +69,19 @@ def _same_literal(literal, value):
     if literal is None or isinstance(literal, bool):
         return literal is value
     return type(literal) is type(value) and literal == value
+
+
+def default_values_bound(node, fn, namer):
+    """``bind_default_values`` for code compiled outside a pipeline (``checkpoint=``'s rewrite
+    of ``fn``, whose default text may read a name of the scope ``fn`` was made in): every
+    default bound to its value; the names bound, for the compile's extras."""
+    extras = {}
+
+    class Names:
+        def global_name(self, value, preferred):
+            name = namer.fresh(preferred)
+            extras[name] = value
+            return name
+
+    bind_default_values(node, Names(), fn)
+    return extras

@@ -54,7 +54,8 @@ class Namespace:
         code = getattr(fn, "__code__", None)
         cells = getattr(fn, "__closure__", None) or ()
         freevars = code.co_freevars if code is not None else ()
-        self.cells = dict(zip(freevars, cells))
+        # (a function checkpoint= rewrote reads the user function's cells too: emit/compile.py)
+        self.cells = {**getattr(fn, "__srcgrad_cells__", {}), **dict(zip(freevars, cells))}
         self.extras = {}  # names generated code adds (helpers, inlined callees' globals)
 
     def lookup(self, name):

@@ -27,6 +27,7 @@ from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.source import GENERATED_SOURCE
 from ..runtime import writes
+from ..runtime.sharing import _is_object
 from .aliasing import (
     DICT_VIEWS,
     _aliased,
@@ -126,7 +127,8 @@ def _dotted_load(text):
 
 
 def _module_path(node, namespace, local_names):
-    """``("data", "G")`` of ``data.G``: an attribute of a module (not a local name), else None."""
+    """``("data", "G")`` of ``data.G``: an attribute of a module or a class (``Model.W``), not
+    of a local name, else None (an object's fields are searched when it runs)."""
     path = []
     while isinstance(node, gast.Attribute):
         path.append(node.attr)
@@ -134,16 +136,25 @@ def _module_path(node, namespace, local_names):
     if not (path and isinstance(node, gast.Name)) or node.id in local_names:
         return None
     path = (node.id, *reversed(path))
-    return path if isinstance(namespace.read(path[:-1]), types.ModuleType) else None
+    return path if isinstance(_read(namespace, path[:-1]), (types.ModuleType, type)) else None
+
+
+def _read(namespace, path):
+    """``namespace.read(path)``, or through a name an inlined callee's global is bound to."""
+    if path[0] not in namespace.extras:
+        return namespace.read(path)
+    found = namespace.extras[path[0]]
+    for attr in path[1:]:
+        found = getattr(found, attr, None)
+    return found
 
 
 def _mutable(value):
     """Whether ``value`` is (or, a tuple, may hold) an array, list, dict or object with fields
-    that a write into an argument could reach."""
+    that a write into an argument could reach (an object of a class with ``__call__`` too)."""
     if isinstance(value, (np.ndarray, list, dict, tuple)):
         return True
-    return not (isinstance(value, (type, types.ModuleType, np.generic, str, bytes))
-                or callable(value)) and hasattr(value, "__dict__")
+    return _is_object(value)
 
 
 def _users(fn):
@@ -257,7 +268,8 @@ class CopyBeforeWrite:
         """The names ``fn_node`` reads from outside the function (globals, closure variables)
         that hold an array, list, dict or object, which an argument may share."""
         out = []
-        for n in walk(fn_node):
+        # (and what checkpoint='s loops, now steps, read: checkpoint.py)
+        for n in [*walk(fn_node), *getattr(self.ctx.fn, "__srcgrad_loop_reads__", ())]:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in (
                     out + named) and _mutable(self.ctx.namespace.resolve(
                         n, self.ctx.local_names)):
@@ -266,7 +278,7 @@ class CopyBeforeWrite:
                 # a module's array (`data.G`) passed as an argument too (`f(data.G)`)
                 path = _module_path(n, self.ctx.namespace, self.ctx.local_names)
                 if path is not None and ".".join(path) not in out and _mutable(
-                        self.ctx.namespace.read(path)):
+                        _read(self.ctx.namespace, path)):
                     out.append(".".join(path))
         return out
 

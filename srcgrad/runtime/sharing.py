@@ -23,6 +23,8 @@ with an error: the update would change part of ``r``, a dependence srcgrad does 
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import types
 
 import numpy as np
@@ -268,7 +270,7 @@ def check_arguments_apart(x, text, names="", *others):
     own = _parts(x)
     mine = {id(p) for p in own}
     for name, other in zip(names.split(), others):
-        theirs = _parts(other)
+        theirs = _parts(other, held=True)
         part = next((p for p in theirs if id(p) in mine), None)
         if part is None:
             part = _overlapping([(a, 0) for a in own] + [(a, 1) for a in theirs], 1)
@@ -282,7 +284,7 @@ def check_arguments_apart(x, text, names="", *others):
             )
 
 
-def _parts(value, objects=True):
+def _parts(value, objects=True, held=False):
     """The ndarrays, lists, dicts and (with ``objects``) objects ``value`` is or holds, through
     items and fields, each once."""
     out, seen = [], set()
@@ -302,7 +304,7 @@ def _parts(value, objects=True):
         elif objects and _is_object(v):
             seen.add(id(v))
             out.append(v)
-            for field in fields_of(v):
+            for field in fields_of(v, held):
                 visit(field)
 
     visit(value)
@@ -311,17 +313,47 @@ def _parts(value, objects=True):
 
 def _is_object(v):
     """Whether ``v`` is an object with fields of its own (not a class, module, function,
-    bound method or NumPy scalar, whose attributes no argument shares)."""
+    bound method, partial or NumPy scalar, whose attributes no argument shares; an object with
+    ``__call__`` is one, and so is srcgrad's own). Shared with normalize/inplace.py."""
     return (not isinstance(v, (type, np.generic, str, bytes, types.ModuleType))
-            and not callable(v)
+            and not routine(v)
+            and not (type(v).__module__ or "").startswith("srcgrad")
             and (isinstance(getattr(v, "__dict__", None), dict) or hasattr(v, "__slots__")))
 
 
-def fields_of(v):
-    """The values of an object's fields (``__dict__`` and ``__slots__``)."""
+def routine(v):
+    """Whether ``v`` is a function, method or partial (not an object whose class has
+    ``__call__``: ``grad(Loss(W))`` reads ``self.W``)."""
+    return inspect.isroutine(v) or isinstance(v, functools.partial)
+
+
+def fields_of(v, held=False):
+    """The values of an object's fields (``__dict__`` and ``__slots__``); with ``held``, also
+    the arrays, lists, dicts and tuples its class (or a base class) holds and what its
+    properties give: ``self.W`` may read a class attribute ``W`` the object does not set (not
+    for the written argument: two objects of one class share its class attributes)."""
     slots = [n for klass in type(v).__mro__ for n in getattr(klass, "__slots__", ())
              if isinstance(n, str) and hasattr(v, n)]
-    return list(getattr(v, "__dict__", {}).values()) + [getattr(v, n) for n in slots]
+    own = getattr(v, "__dict__", {})
+    if not held:
+        return list(own.values()) + [getattr(v, n) for n in slots]
+    kept = [value for klass in type(v).__mro__[:-1] for name, value in vars(klass).items()
+            if name not in own and isinstance(value, (np.ndarray, list, dict, tuple))
+            and not name.startswith("__")]
+    return list(own.values()) + [getattr(v, n) for n in slots] + kept + _properties(v)
+
+
+def _properties(v):
+    """What ``v``'s properties give (``obj.W`` may return a global array): each read once, as
+    the function would; one that raises gives nothing."""
+    out = []
+    for name in sorted({n for klass in type(v).__mro__[:-1] for n, d in vars(klass).items()
+                        if isinstance(d, property)}):
+        try:
+            out.append(getattr(v, name))
+        except Exception:  # noqa: BLE001 (a property the function may never read)
+            pass
+    return out
 
 
 _byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(
