@@ -83,8 +83,8 @@ def make_uses_nonlocal():
 
 
 def uses_del_item(x):
-    y = x * 2.0
-    del y[1:]
+    y = [x * 2.0]
+    del y[0][1:]
     return x
 
 

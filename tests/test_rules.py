@@ -200,6 +200,7 @@ def shape_rows():
         row(np.moveaxis, "np.moveaxis(a, (0, 1), (2, 0))", a=b),
         row(np.reshape, "np.reshape(a, (4, 3))", a=A),
         row(np.reshape, "np.reshape(a, -1, order='F')", a=A),
+        row(np.ndarray.view, "a.view()", a=A),
         row(np.ravel, "np.ravel(a)", a=b),
         row(np.expand_dims, "np.expand_dims(a, (0, -1))", a=A),
         row(np.squeeze, "np.squeeze(a)", a=x((3, 1, 4, 1))),

@@ -211,12 +211,6 @@ def pop_with_default(x):
     return d.pop("b", x[1]) * 2.0
 
 
-def del_a_slice(x):
-    xs = [x[0], x[1], x[2]]
-    del xs[0:2]
-    return xs[0] * 2.0
-
-
 def pop_inside_an_expression(x):
     xs = [x[0], x[1], x[2]]
     return xs.pop(1) * xs[1]
@@ -779,12 +773,8 @@ CLAIMS = [
      (X, (X, X)), RUN, "tuple"),
     ("a set of values with gradient is an error", set_of_gradient, 0, (X,), TRANSFORM, "set"),
     ("a set of values that carry gradient", set_of_gradient, 0, (X,), TRANSFORM, "set"),
-    ("`sort(key=...)`, `d.pop(k, default)`, `del xs[a:b]`", sort_with_key, 0, (X,), TRANSFORM,
-     "sort"),
-    ("`sort(key=...)`, `d.pop(k, default)`, `del xs[a:b]`", pop_with_default, 0, (X,),
-     TRANSFORM, "pop"),
-    ("`sort(key=...)`, `d.pop(k, default)`, `del xs[a:b]`", del_a_slice, 0, (X,), TRANSFORM,
-     "of a slice"),
+    ("`sort(key=...)`, `d.pop(k, default)`", sort_with_key, 0, (X,), TRANSFORM, "sort"),
+    ("`sort(key=...)`, `d.pop(k, default)`", pop_with_default, 0, (X,), TRANSFORM, "pop"),
     ("`xs.pop(i)` inside an expression that also reads `xs`", pop_inside_an_expression, 0, (X,),
      TRANSFORM, "pop"),
     ("or a list or dict that holds it (`L = [a]`", written_then_read_through_a_list, 0, (X,),

@@ -72,6 +72,7 @@ METHODS = {
     "cumprod": np.cumprod,
     "trace": np.trace,
     "reshape": np.ndarray.reshape,
+    "view": np.ndarray.view,
     "ravel": np.ravel,
     "flatten": np.ravel,
     "squeeze": np.squeeze,

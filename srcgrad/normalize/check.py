@@ -20,6 +20,7 @@ read (a ``NameError`` in Python) is an error, never a read of the value the name
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import gast
@@ -260,7 +261,8 @@ class CheckSupported(gast.NodeVisitor):
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
         fn_node = unpacking.spread(fn_node, self.forwarded)
         fn_node = unpacking.unroll_function_loops(fn_node)
-        fn_node.body = _del_items_as_pops(fn_node.body)
+        fn_node.body = _del_items_as_pops(fn_node.body, {
+            n.id for n in walk(fn_node) if isinstance(n, gast.Name)})
         for stmt in fn_node.body:
             self.visit(stmt)
         if any(isinstance(n, gast.Delete) for n in walk(fn_node)):
@@ -601,31 +603,59 @@ def _free_names(local_functions):
     return free
 
 
-def _del_items_as_pops(stmts):
+def _del_items_as_pops(stmts, taken):
     """``del xs[i]`` is ``xs.pop(i)`` for its effect, for a list and for a dict (on an array both
-    raise): written so, it is the container mutation ``normalize/containers.py`` models."""
+    raise): written so, it is the container mutation ``normalize/containers.py`` models.
+    ``del xs[a:b]`` (any slice) pops the indices it covers, last first (``taken``: the names
+    in use, the loop's is another):
+
+        del L[:1]       ->   for k in sorted(range(len(L[:]))[:1], reverse=True):
+                                 L.pop(k)
+
+    (``L[:]``: a dict raises Python's TypeError there.)"""
     out = []
     for s in stmts:
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
-                setattr(s, field, _del_items_as_pops(inner))
+                setattr(s, field, _del_items_as_pops(inner, taken))
         if isinstance(s, gast.Delete) and all(_deletable_item(t) for t in s.targets):
             for t in s.targets:
-                pop = gast.Attribute(gast.Name(t.value.id, gast.Load(), None, None), "pop",
-                                     gast.Load())
-                call = gast.Call(pop, [t.slice], [])
-                out.append(gast.copy_location(gast.Expr(gast.copy_location(call, t)), s))
+                out.append(gast.copy_location(_popped(t, taken), s))
             continue
         out.append(s)
     return out
+
+
+def _popped(t, taken):
+    """The statement that pops what ``del t`` deletes."""
+    def load(name):
+        return gast.Name(name, gast.Load(), None, None)
+
+    pop = gast.Attribute(load(t.value.id), "pop", gast.Load())
+    if not isinstance(t.slice, gast.Slice):
+        return gast.Expr(gast.copy_location(gast.Call(pop, [t.slice], []), t))
+    k = next(f"deleted_{n}" for n in itertools.count() if f"deleted_{n}" not in taken)
+    taken.add(k)
+    whole = gast.Subscript(load(t.value.id), gast.Slice(None, None, None), gast.Load())
+    indices = gast.Subscript(gast.Call(load("range"), [gast.Call(load("len"), [whole], [])],
+                                       []), t.slice, gast.Load())
+    order = gast.Call(load("sorted"), [indices], [gast.keyword("reverse",
+                                                               gast.Constant(True, None))])
+    body = gast.Expr(gast.copy_location(gast.Call(pop, [load(k)], []), t))
+    loop = gast.For(gast.Name(k, gast.Store(), None, None), order, [gast.copy_location(body, t)],
+                    [], None)
+    for n in walk(loop):
+        if hasattr(n, "lineno") or isinstance(n, (gast.expr, gast.stmt)):
+            gast.copy_location(n, t)
+    return loop
 
 
 def _deletable_item(t):
     return (
         isinstance(t, gast.Subscript)
         and isinstance(t.value, gast.Name)
-        and not isinstance(t.slice, (gast.Slice, gast.Tuple))
+        and not isinstance(t.slice, gast.Tuple)
     )
 
 

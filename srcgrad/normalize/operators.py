@@ -38,6 +38,7 @@ import inspect
 import textwrap
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..analysis.dataflow import greatest_kinds
@@ -171,6 +172,8 @@ class Operators(gast.NodeTransformer):
 
     def visit_Call(self, node):
         fn = self._resolved(node.func)
+        if fn is np.array:
+            node = self._array_copy(node)
         iterated = node.args[1:] if fn in (map, filter) else node.args if fn is zip else (
             node.args[:1] if fn in (list, tuple, enumerate, sorted, reversed, sum) or fn in (
                 max, min) and len(node.args) == 1 else [])
@@ -180,6 +183,22 @@ class Operators(gast.NodeTransformer):
             if isinstance(arg, gast.Starred):
                 self._not_iterated(arg.value)
         return self.generic_visit(node)
+
+    def _array_copy(self, node):
+        """``np.array(a, copy=True)`` is ``np.array(a)``; ``copy=False`` or ``copy=None`` is
+        ``np.asarray(a)``: ``a`` itself when it is an array of the dtype asked for (NumPy 2's
+        ``copy=False`` raises where a copy is needed; ``np.asarray`` copies there)."""
+        copy = [k for k in node.keywords if k.arg == "copy"]
+        others = [k for k in node.keywords if k.arg != "copy"]
+        if len(copy) != 1 or not isinstance(copy[0].value, gast.Constant) or any(
+                k.arg != "dtype" for k in others) or len(node.args) > 2:
+            return node  # (checked against np.array's signature later)
+        if copy[0].value.value is True:
+            return gast.copy_location(gast.Call(node.func, node.args, others), node)
+        if copy[0].value.value not in (False, None):
+            return node
+        asarray = gast.Name(self.ctx.global_name(np.asarray, "asarray"), gast.Load(), None, None)
+        return gast.copy_location(gast.Call(asarray, node.args, others), node)
 
     def _not_iterated(self, node):
         """Refuses iterating (a loop, unpacking, ``list(v)``) an object of a class of the user's:

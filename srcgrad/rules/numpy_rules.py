@@ -419,6 +419,9 @@ linear(np.reshape, "a, shape=None, order='C'", vjp="reshape_like(dy, a, order=or
 linear(np.ndarray.reshape, "a, shape, *, order='C'", vjp="reshape_like(dy, a, order=order)",
        jvp="np.reshape(da, np.shape(y), order=order)")
 linear(np.ravel, "a, order='C'", vjp="reshape_like(dy, a, order=order)")
+# `x.view()`: another array object over x's memory (a dtype or type argument is refused); its
+# tangent a view of x's, as reshape's
+linear(np.ndarray.view, "a", vjp="reshape_like(dy, a)", jvp="np.reshape(da, np.shape(y))")
 linear(np.expand_dims, "a, axis", vjp="reshape_like(dy, a)")
 linear(np.squeeze, "a, axis=None", vjp="reshape_like(dy, a)")
 for _atleast in (np.atleast_1d, np.atleast_2d, np.atleast_3d):

@@ -282,6 +282,13 @@ def exposed_reads(stmts, bound=None, exposed=None):
             other = exposed_reads(stmt.orelse, set(bound), exposed)[0]
             if isinstance(stmt, gast.If):
                 bound |= then & other
+        elif isinstance(stmt, gast.With):  # (a manager may suppress an exception: what the
+            # body binds may be unbound after it, but it reads in order what it bound itself)
+            for item in stmt.items:
+                exposed |= _names(item.context_expr, gast.Load) - bound
+            inner = bound | {n for i in stmt.items if i.optional_vars is not None
+                             for n in _names(i.optional_vars, gast.Store)}
+            exposed_reads(stmt.body, inner, exposed)
         else:  # an expression, a return, anything else: read as a whole
             exposed |= {n.id for n in walk(stmt) if isinstance(n, gast.Name)} - bound
     return bound, exposed
