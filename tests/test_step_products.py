@@ -145,7 +145,7 @@ def test_specialized_sums_share_what_they_join_only_where_it_is_the_same(wx, h0,
     assert "xs[t]" not in text.replace("# grad of: h = np.tanh(xs[t]", ""), text
     # and the forward saves the shapes of what only they read; db's sum checks only shapes
     assert "dh_matmul_Wh = dplus if dplus.shape == h_matmul_Wh_shape else unbroadcast(dplus, " \
-        "of_shape(h_matmul_Wh_shape))" in text and "dh * (1.0 - h * h)" in text, text
+        "of_shape(h_matmul_Wh_shape))" in text and "dh * (f64_1_0 - h * h)" in text, text
     assert "loop_saved.append((xs_item_matmul_Wx.shape, h_matmul_Wh.shape, plus.shape, " \
         "h_old))" in text, text
     assert "db += unbroadcast_steps_known(db_parts, b, joins, False)" in text, text

@@ -52,6 +52,11 @@ defrule(runtime.matmul_vjp_right_rows, "dys, xs, joins", vjp={},
 defrule(runtime.unbroadcast_steps_known, "gs, x, joins, stack", vjp={},
         unsupported={"gs": _SPECIALIZED_ONLY})
 defrule(runtime.joined, "arrays, stack, joins", vjp={}, unsupported={"arrays": _SPECIALIZED_ONLY})
+# And a fixed operand spread to a loop step's shape (optimize/spread.py), an operation written
+# into its operand (optimize/reuse.py).
+defrule(runtime.spread_rows, "b, a, held", vjp={}, unsupported={"b": _SPECIALIZED_ONLY})
+defrule(runtime.written_into, "ufunc, x, b", vjp={},
+        unsupported={"x": _SPECIALIZED_ONLY, "b": _SPECIALIZED_ONLY})
 
 # The adjoint of `x[index]` scatters into zeros shaped like x; its adjoint gathers again (a dict
 # or list cotangent may have nothing at index: zeros shaped like g, `elem`).

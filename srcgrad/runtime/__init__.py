@@ -352,10 +352,12 @@ from .shapes import (  # noqa: F401
     of_shape,
     reshape_like,
     shape_like,
+    spread_rows,
     unbroadcast,
     uniform_mean_grad,
     uniform_unreduce,
     unreduce,
+    written_into,
 )
 from .sharing import (  # noqa: F401
     check_argument_parts,

@@ -232,6 +232,39 @@ def of_shape(shape):
     return view
 
 
+def spread_rows(b, a, held):
+    """``b``, an operand of arithmetic with ``a`` in a loop's step (optimize/spread.py), as an
+    array of a's shape of its own where ``a`` is an ndarray of another shape to which ``b``
+    broadcasts without widening it: the same numbers, which NumPy's inner loop then takes in one
+    run instead of one run per broadcast row. Made once per shape (kept in the dict ``held``,
+    bound before the loop), ``b`` itself otherwise."""
+    if type(a) is not np.ndarray:
+        return b
+    shape = a.shape
+    full = held.get(shape)
+    if full is None:
+        own = b.shape
+        lead = len(shape) - len(own)
+        full = b
+        if own != shape and lead >= 0 and all(
+                m == n or m == 1 for m, n in zip(own, shape[lead:])):
+            full = np.ascontiguousarray(np.broadcast_to(b, shape))
+        if len(held) > 8:
+            held.clear()
+        held[shape] = full
+    return full
+
+
+def written_into(ufunc, x, b):
+    """``ufunc(x, b)`` written into ``x``, an array the function made and reads no more
+    (optimize/reuse.py), where b's shape is that of x's trailing axes (the result's shape is
+    x's); a new array otherwise."""
+    own = b.shape
+    if len(own) <= len(x.shape) and own == x.shape[len(x.shape) - len(own):]:
+        return ufunc(x, b, out=x)
+    return ufunc(x, b)
+
+
 def _arrays_shape(values):
     """``shape_like`` of several NumPy arrays. Their view depends only on their shapes and
     dtypes (NumPy's promotion of arrays of one or more dimensions reads no values), so it is
