@@ -698,9 +698,10 @@ def f_ptp_keepdims(x):
 
 def f_norm_nuclear(x):
     # (+ the spectral norm, and a vector norm of a matrix: ord and kind="vector" read in reverse
-    # over reverse)
+    # over reverse; and the vector 2-norms of the rows, whose ord 2 takes the branch of the
+    # singular values in norm_grad's rule, where norm_grad_x_vjp reads the norms)
     return (np.linalg.norm(x, "nuc") ** 2 + np.linalg.norm(x, 2) ** 2
-            + np.linalg.vector_norm(x, ord=3) ** 2)
+            + np.linalg.vector_norm(x, ord=3) ** 2 + np.sum(np.linalg.norm(x, ord=2, axis=1) ** 3))
 
 
 def f_vector_norm_ord3(x):
