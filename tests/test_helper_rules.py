@@ -27,6 +27,9 @@ X[1, 2] = 0.0  # products and cumulative products are exact at zeros
 V = RNG.normal(size=5)
 _B = RNG.normal(size=(3, 3))
 SPD = _B @ _B.T + 3 * np.eye(3)
+# not symmetric (its symmetric part SPD, so det > 0): a transpose dropped from the rules of
+# det_vjp and slogdet_vjp gives the same result at a symmetric matrix only
+NONSYMMETRIC = SPD + 0.5 * (_B - _B.T)
 W4 = np.arange(1.0, 5.0)
 W5 = np.arange(1.0, 6.0)
 
@@ -307,8 +310,10 @@ def f_vector_norm_sin(x):
 
 def f_einsum_six(v):
     # (squared: the cotangent of the einsum depends on v, so forward over reverse reads the
-    # tangent rule of einsum_vjp in g)
-    return np.einsum("i,i,i,i,i,i->", v, v**2, np.sin(v), np.cos(v), v + 1.0, np.tanh(v)) ** 2
+    # tangent rule of einsum_vjp in g; operands 4 and 5 of different shapes: the partner adjoint
+    # in operand 4 takes its shape)
+    return np.einsum("i,i,i,i,ij,j->", v, v**2, np.sin(v), np.cos(v), np.outer(v, v + 1.0),
+                     np.tanh(v)) ** 2
 
 
 SPD2 = np.stack([SPD[:2, :2], SPD[1:, 1:]])  # a stack of two 2 x 2 symmetric positive definite
@@ -327,7 +332,7 @@ CASES = [
     (f_pad_constant, X), (f_linspace, np.array([0.3, 1.7])), (f_concatenate, V), (f_stack, V),
     (f_vstack, V), (f_hstack, V), (f_split, V), (f_einsum, X), (f_einsum_matrix, X),
     (f_tensordot, X), (f_inner, X), (f_kron, V[:3]), (f_cross, X[:2, :3]), (f_convolve, V),
-    (f_correlate, V), (f_det, SPD), (f_slogdet, SPD), (f_solve_vector, SPD),
+    (f_correlate, V), (f_det, NONSYMMETRIC), (f_slogdet, NONSYMMETRIC), (f_solve_vector, SPD),
     (f_solve_matrix, SPD), (f_inv, SPD), (f_norm, V), (f_norm_ord3, V), (f_norm_axis, X),
     (f_norm_fro, X), (f_vector_norm, X), (f_element_write, V), (f_sort_method, V),
     (f_written, V), (f_vector_norm_sin, X), (f_einsum_six, V[:2]), (f_det_stack, SPD2),
@@ -392,9 +397,17 @@ def test_grad_of_grad_of_einsum_with_six_operands():
     test_grad_of_jvp(f_einsum_six, V[:2])
     # forward over forward with operands 2 and 3 constant (their tangents None)
     test_jvp_of_jvp(f_einsum_one_constant, V[:2])
+    # forward over reverse with constant operands
+    test_hessian(f_einsum_mixed, V[:2])
 
 
 W2 = np.array([0.7, -1.3])
+
+
+def f_einsum_mixed(v):
+    # operand 2 constant and 4 active: the tangent helper in operand 4 must not read operand
+    # 2's tangent (None)
+    return np.einsum("i,i,i,i,i,i->", v, v**2, W2, np.sin(v), v + 1.0, np.tanh(v)) ** 2
 
 
 def f_einsum_one_constant(v):
