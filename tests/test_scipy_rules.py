@@ -108,6 +108,9 @@ def special_rows():
         row(special.logsumexp, "special.logsumexp(a, axis=-1, b=b)", a=x((3, 4)),
             b=x((4,), POS)),
         row(special.logsumexp, "special.logsumexp(a, b=b)", a=x((3,)), b=x((2, 3), POS)),
+        # b of more dimensions than a, along a negative axis: the tangent in b reads b's
+        row(special.logsumexp, "special.logsumexp(a, axis=-1, b=b)", a=x((3,)),
+            b=x((2, 3), POS)),
         row(special.softmax, "special.softmax(a)", second=True, a=x((3, 4))),
         row(special.softmax, "special.softmax(a, axis=1)", a=x((3, 4))),
         row(special.log_softmax, "special.log_softmax(a)", second=True, a=x((3, 4))),
