@@ -236,6 +236,10 @@ def linalg_rows():
         row(linalg.solve, f"linalg.solve({shifted}, b)", a=a, b=b1),
         row(linalg.solve, f"linalg.solve({shifted}, b, transposed=True)", a=a, b=b2),
         row(linalg.solve, f"linalg.solve({_spd('a')}, b, assume_a='pos')", a=a, b=b2),
+        # the solver reads the lower triangle alone (J, above the diagonal, is not read): the
+        # adjoint's solve must read the same one
+        row(linalg.solve, f"linalg.solve({_spd('a')} + J, b, assume_a='sym', lower=True)", a=a,
+            b=b1, J=np.triu(np.full((3, 3), 5.0), 1)),
         row(linalg.solve, f"linalg.solve({shifted}, b, assume_a='lower triangular')", a=a,
             b=b1),
         row(linalg.inv, f"linalg.inv({shifted})", a=a),
