@@ -430,6 +430,58 @@ def test_a_loop_over_a_set_of_indices():
     np.testing.assert_allclose(hessian(loop_over_a_set)(V4), hess, rtol=1e-6, atol=1e-8)
 
 
+def comprehensions_over_sets_and_dicts(x, d):
+    ks = {0, 2}
+    own = {1: 1, 0: 1}  # int keys and values: `own[0], own[1]` would be keys again
+    s = sum(x[k] * x[1] for k in ks) + max(x[k] for k in ks) * any(k > 0 for k in ks)
+    pair = [x[k] for k in frozenset([1, 3])]
+    by_key = {k: np.sin(x[k]) for k in {i % 3 for i in range(4)}}
+    s = s + pair[0] * pair[1] + by_key[0] * by_key[2] + min(x[k] for k in ks if k > 0)
+    s = s + sum(own[k] * x[k] ** 2 for k in own) + sum(x[k] * x[3] for k in d)
+    return s + sum(x[i] * x[j] for i, j in np.ndindex(2, 2))
+
+
+def test_comprehensions_over_sets_dicts_and_iterators():
+    # a comprehension over a set or an iterator indexed it in generated code (TypeError); over a
+    # dict (the function's or a parameter's) it read `own[0], own[1]`, the values, as the keys:
+    # -1.4 where Python gives -0.4 for `sum(own[k] * x[k] for k in own)`, own = {1: 1, 0: 1}
+    d = {1: "a", 0: "b"}
+    f = comprehensions_over_sets_and_dicts
+    check_grad(f, (V4, d))
+    value, tangent = jvp(f)(V4, d, T4)
+    step = 1e-6
+    np.testing.assert_allclose(value, f(V4, d), rtol=1e-12)
+    want = (f(V4 + step * T4, d) - f(V4 - step * T4, d)) / (2 * step)
+    np.testing.assert_allclose(tangent, want, rtol=1e-5, atol=1e-7)
+    # (second order: the loops these become, test_a_loop_over_a_set_of_indices)
+
+
+def lambda_defaults(x):
+    i = 1
+    g = lambda v, i=i: v * x[i]  # noqa: E731 (the default is i as the lambda is made: 1)
+    w = x * 2.0
+
+    def h(v, s=w[1:3], *, k=i + 1):
+        return np.sum(v[:2] * s) * k
+
+    i = 3
+    w = w * 0.0
+    s = np.sum(g(x)) * x[i] + h(x)
+    for j in range(3):
+        def term(v, j=j):
+            return v[j] * x[j]
+        s = s + term(x)
+    return s
+
+
+def test_lambda_and_nested_def_defaults_are_the_values_at_the_definition():
+    # the inliner renamed a default's `i` with the callee's own `i` (`i_2 = i_2`): an
+    # UnboundLocalError, or in a loop the value of the trip before (`v[None]`); and a default
+    # read at the call gave 0.0 where Python gives -1.96 for `def h(v, s=w[1:3])` with `w`
+    # bound again before the call
+    check_all(lambda_defaults, V4)
+
+
 # --- builtins, math, operator, methods ---------------------------------------------------------
 
 

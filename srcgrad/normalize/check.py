@@ -34,6 +34,7 @@ from ..astutil import (
     stored,
     walk,
 )
+from ..emit.naming import DEFAULT, Namer
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
 from . import renumbered, sugar, unpacking
@@ -67,7 +68,11 @@ def run(fn_node, ctx):
     ctx.tried = ctx.tried or any(isinstance(n, gast.Try) for n in walk(fn_node))
     namespace = Namespace(ctx.fn)
     renumbered.run(fn_node, namespace)
-    ctx.local_functions = extract_local_functions(fn_node, ctx.location)
+    # (the namer is made after this pass, from the names then in the body: these among them)
+    code = getattr(ctx.fn, "__code__", None)
+    taken = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)} | {fn_node.name} | set(
+        getattr(code, "co_freevars", ()))
+    ctx.local_functions = extract_local_functions(fn_node, ctx.location, Namer(taken))
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
 
@@ -109,7 +114,7 @@ def _pin_called_items(fn_node, namespace, ctx):
                                      HeldItems.SAME))
 
 
-def extract_local_functions(fn_node, location):
+def extract_local_functions(fn_node, location, namer=None):
     """Take ``name = lambda ...`` and nested ``def`` statements out of the body, wherever they
     are (in a loop, a branch, ...).
 
@@ -117,7 +122,9 @@ def extract_local_functions(fn_node, location):
     function is inlined where it happens, reading the caller's variables as a closure would
     (the values they hold at the call, as Python's late binding reads them). A name defined
     twice stays in the body and is refused: which definition a call means is known only when
-    it runs.
+    it runs. A default that is not a constant is evaluated where the function is defined, as
+    Python does: ``lambda v, i=i: ...`` leaves ``i_default = i`` there, and its default is
+    ``i_default`` (``namer``: the fresh names).
     """
     stores = binding_counts(fn_node)  # (a parameter is the argument before a `def` of it)
     defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
@@ -139,12 +146,14 @@ def extract_local_functions(fn_node, location):
                 node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
                 gast.copy_location(node, s)
                 found[node.name] = (CheckSupported(location).run(node), location)
+                body += _defaults_bound(node, s, namer, found)
                 continue
             if (
                 isinstance(s, gast.FunctionDef) and not s.decorator_list
                 and s.name not in stores and defs[s.name] == 1
             ):
                 found[s.name] = (CheckSupported(location, nested=True).run(s), location)
+                body += _defaults_bound(s, s, namer, found)
                 continue
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(s, field, None)
@@ -155,6 +164,32 @@ def extract_local_functions(fn_node, location):
 
     fn_node.body = take(fn_node.body)
     return found
+
+
+def _defaults_bound(node, where, namer, found):
+    """``d = expr`` for each default ``expr`` of the local function ``node`` that is not a
+    constant (nor the name of a local function defined before it), which then becomes ``d``:
+    the value the definition gave it, whatever the name holds at the call."""
+    if namer is None:
+        return []
+    out = []
+    args = node.args
+    params = (args.posonlyargs + args.args)[len(args.posonlyargs + args.args)
+                                            - len(args.defaults):]
+    pairs = list(zip(params, args.defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+    bound = {}
+    for param, expr in pairs:
+        if expr is None or isinstance(expr, gast.Constant) or (
+                isinstance(expr, gast.UnaryOp) and isinstance(expr.operand, gast.Constant)) or (
+                isinstance(expr, gast.Name) and expr.id in found):
+            continue
+        name = namer.fresh(DEFAULT.format(param.id))
+        out.append(gast.copy_location(
+            gast.Assign([gast.Name(name, gast.Store(), None, None)], expr, None), where))
+        bound[id(expr)] = gast.copy_location(gast.Name(name, gast.Load(), None, None), expr)
+    args.defaults = [bound.get(id(d), d) for d in args.defaults]
+    args.kw_defaults = [bound.get(id(d), d) for d in args.kw_defaults]
+    return out
 
 
 def _why_not_local(node):

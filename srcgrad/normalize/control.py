@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gast
 
+from .. import runtime
 from ..astutil import clone, ordered_walk, stored
 from ..emit import naming
 
@@ -50,13 +51,14 @@ def _located(stmts, node):
 
 def run(fn_node, ctx):
     """The pass: loops, branches and early exits in the few forms the transforms know."""
-    return DesugarControl(ctx.namer, ctx.local_names).run(fn_node)
+    return DesugarControl(ctx.namer, ctx.local_names, ctx).run(fn_node)
 
 
 class DesugarControl:
-    def __init__(self, namer, locals_):
+    def __init__(self, namer, locals_, ctx=None):
         self.namer = namer
         self.locals = locals_
+        self.ctx = ctx
 
     def run(self, fn_node):
         body = self._comprehensions(fn_node.body)
@@ -182,9 +184,21 @@ class DesugarControl:
         if isinstance(expr, gast.Name) and expr.id not in stored(list(body)):
             return expr.id
         seq = self.namer.fresh(naming.SEQ)
-        pre.append(gast.copy_location(_assign(seq, expr), expr))
         self.locals.add(seq)
+        if self._made_indexable(expr):
+            # a comprehension's set, dict or iterator (ContainerMethods): bound first, so that
+            # alias checks see that seq holds it, as for a loop
+            pre.append(gast.copy_location(_assign(seq, expr.args[0]), expr))
+            expr.args[0] = _name(seq)
+        pre.append(gast.copy_location(_assign(seq, expr), expr))
         return seq
+
+    def _made_indexable(self, expr):
+        """Whether ``expr`` is ``iteration_sequence(it)``."""
+        helper = self.ctx.named(runtime.iteration_sequence) if self.ctx is not None else None
+        return helper is not None and isinstance(expr, gast.Call) and isinstance(
+            expr.func, gast.Name) and expr.func.id == helper and len(expr.args) == 1 and (
+            not expr.keywords)
 
     def _index_loop(self, loop):
         pre = []

@@ -504,7 +504,7 @@ class InlineCalls:
         """The helper's body through the passes the caller's went through before ``inline``
         (``params``: its parameters, renamed)."""
         ContainerMethods(self.ctx, locals_, params, location).run(node)
-        DesugarControl(self.ctx.namer, locals_).run(node)
+        DesugarControl(self.ctx.namer, locals_, self.ctx).run(node)
         ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
         rebound.dispatch(node, self.ctx, locals_, params)
         self.ctx.receivers.stores.update(store_counts(node))  # (ANF's temporaries too)
@@ -558,7 +558,7 @@ class InlineCalls:
     def _local_functions(self, node, location):
         """The helper's own lambdas and nested defs (their names and the names they read
         already the helper's renamed ones): local functions of the caller, by a fresh name."""
-        found = extract_local_functions(node, location)
+        found = extract_local_functions(node, location, self.ctx.namer)
         refuse_leftover_functions(node, location)
         fresh = {name: self.ctx.namer.fresh(name) for name in found}
         _RenameNames(fresh).visit(node)
