@@ -640,28 +640,6 @@ def widened_in_place(x):
     return np.sum(y)
 
 
-class _Scaled:
-    def __init__(self, w):
-        self.w = w
-
-    def __call__(self, v):
-        return v * self.w
-
-
-def result_of_a_call_called(x):
-    return np.sum(_Scaled(0.4)(x))
-
-
-def dict_display_unpacked(x):
-    d = {"a": x}
-    return np.sum({**d, "c": x * 2.0}["c"])
-
-
-def starred_target(x):
-    first, *rest = [x[0], x[1], x[2]]
-    return first * rest[0]
-
-
 class _Boxed:
     def __init__(self, a, k):
         self.a, self.k = a, k
@@ -682,12 +660,6 @@ def unpacked_into_too_few(x):
 CLAIMS = [
     ("whose aux data (what `flatten` returns beside the children)", aux_data_read, 0,
      (_Boxed(np.array([0.4, 0.2, 0.1]), 3), X), RUN, "not among the children"),
-    ("calling the result of a call where it is made", result_of_a_call_called, 0, (X,),
-     TRANSFORM, "cannot resolve `Call`"),
-    ("`**` unpacking in a dict display", dict_display_unpacked, 0, (X,), TRANSFORM,
-     "a dict key that is not a constant"),
-    ("a starred target (`first, *rest = xs`)", starred_target, 0, (X,), TRANSFORM,
-     "nested or indexed targets"),
     ("a `v` that would widen it (`y += np.outer(x, x)` of a vector) raises NumPy's error when it "
      "runs", widened_in_place, 0, (X,), RUN, "non-broadcastable output operand"),
     ("`a, b = v` of a sequence of another length raises Python's error when it runs",

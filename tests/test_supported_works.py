@@ -74,7 +74,10 @@ def assignments(x):
     p = q = a * b
     if (t := c * 2.0) > -10.0:
         p += t
-    return np.sum(y * _W) + p + q
+    first, *rest = x
+    for head, *tail in [(a, b, c)]:
+        p = p + head * tail[-1]
+    return np.sum(y * _W) + p + q + first * rest[0]
 
 
 def deleted_name(x):
@@ -169,7 +172,8 @@ def functions_as_arguments(x):
 def callables(x):
     half = functools.partial(_helper, c=0.5)
     lin = _Affine(3.0)
-    return np.sum(half(x)) + np.sum(_doubled(x)) + np.sum(x ** _cached_power()) + np.sum(lin(x))
+    return (np.sum(half(x)) + np.sum(_doubled(x)) + np.sum(x ** _cached_power()) + np.sum(lin(x))
+            + np.sum(_Affine(2.0)(x)))
 
 
 def star_calls(x):
@@ -188,8 +192,8 @@ def lambdas_and_nested_defs(x):
     sq = lambda v: v * v  # noqa: E731
     total = 0.0
     for i in range(2):
-        def g(v):
-            return v * x[i]  # noqa: B023 (called in the same trip)
+        def g(v, j=i):
+            return v * x[i] * x[j]  # noqa: B023 (called in the same trip)
 
         total = total + np.sum(g(sq(x)))
     return total
@@ -210,7 +214,10 @@ def comprehensions(x):
     squares = [v * v for v in x]
     named = {str(i): v for i, v in enumerate(x)}
     labels = {int(i) for i in range(3)}
-    return sum(hs) + sum(v for v in squares) + np.sum(list(x)) + named["1"] * len(labels)
+    more = {**named, "3": x[0] * x[1]}
+    longer = [*squares, x[2]] + list((*hs, x[0]))
+    return (sum(hs) + sum(v for v in squares) + np.sum(list(x)) + named["1"] * len(labels)
+            + sum(x[k] for k in labels) + more["3"] + longer[3] * longer[-1])
 
 
 def reads(x):
@@ -277,7 +284,8 @@ def more_builtins(x):
             + pow(x[2], 2) + r + sum(map(lambda v: v * v, vals))
             + sum(filter(lambda v: v > 0, vals)) + math.lgamma(x[2]) + math.gamma(x[2])
             + math.fsum(vals) + math.hypot(x[0], x[1]) + operator.mul(x[0], x[2])
-            + operator.neg(x[1]) + x[0].item())
+            + operator.neg(x[1]) + x[0].item() + operator.itemgetter(2)(vals)
+            + getattr(x, "T")[0])  # noqa: B009 (the form differentiated)
 
 
 class _Timer:

@@ -24,7 +24,18 @@ def run(fn_node, ctx):
     """The pass: one operation per statement. Sets ``ctx.helpers``, the generated names of the
     runtime helpers it writes in-place updates with."""
     ctx.helpers = in_place_helpers(ctx)
-    return ANF(ctx.namer, ctx.local_names, ctx.helpers).run(fn_node)
+    return ANF(ctx.namer, ctx.local_names, ctx.helpers, derives(ctx, ctx.local_names)).run(
+        fn_node)
+
+
+def derives(ctx, locals_):
+    """Whether a call whose result is called where it is made is one of srcgrad's transforms
+    (``grad(g)(x)``, evaluated at transform time by analysis/ops.py); any other one
+    (``Dense(0.4)(x)``, ``operator.itemgetter(1)(t)``) is bound to a name first, and that name
+    is called, as if the user had named it."""
+    from .. import transforms
+
+    return lambda call: transforms.is_transform(ctx.namespace.resolve(call.func, locals_))
 
 
 def in_place_helpers(ctx):
@@ -51,9 +62,10 @@ def _made_here(value):
 
 
 class ANF:
-    def __init__(self, namer, locals_, helpers=None):
+    def __init__(self, namer, locals_, helpers=None, derives=None):
         self.namer = namer
         self.locals = locals_
+        self.derives = derives  # (a callee made in place kept in place: `derives` above)
         # the names generated code calls runtime.list_append, list_pop and setitem by
         helpers = helpers or {}
         self.list_append = helpers.get("list_append", "list_append")
@@ -251,6 +263,7 @@ class ANF:
             and self.is_static(node.func)
             and all(self.is_static(a) for a in node.args)
             and all(self.is_static(k.value) for k in node.keywords)
+            and (self.derives is None or self.derives(node))
         )
 
     def _pop(self, target, call):

@@ -427,13 +427,9 @@ class ContainerMethods:
     def expr(self, node):
         own_fields.mark_read_at_once(node, self._resolve)
         node = _Readers(self).visit(node)
-        for gen in ordered_walk(node):
-            # a comprehension over a set, a dict or an iterator runs, like a loop, over
-            # `iteration_sequence` of it (DesugarControl binds it first: `seq = it; seq =
-            # iteration_sequence(seq)`), not over `it[0], it[1], ...`
+        for gen in ordered_walk(node):  # (over a set, dict or iterator: as a loop, control.py)
             if isinstance(gen, gast.comprehension) and self._may_not_index(gen.iter):
-                gen.iter = gast.copy_location(self._call("iteration_sequence", gen.iter),
-                                              gen.iter)
+                gen.iter = gast.copy_location(self._call("iteration_sequence", gen.iter), gen.iter)
         return node
 
     def _resolve(self, node):

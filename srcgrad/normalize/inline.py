@@ -47,7 +47,7 @@ from ..frontend.resolve import MISSING, HeldItems, Namespace, items_of
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
 from . import callables, held_methods, rebound, renumbered, stdlib_forms, supercalls, unpacking
-from .anf import ANF, in_place_helpers
+from .anf import ANF, derives, in_place_helpers
 from .callables import StaticArgumentNeeded, StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
 from .containers import ContainerMethods
@@ -505,7 +505,8 @@ class InlineCalls:
         (``params``: its parameters, renamed)."""
         ContainerMethods(self.ctx, locals_, params, location).run(node)
         DesugarControl(self.ctx.namer, locals_, self.ctx).run(node)
-        ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx)).run(node)
+        ANF(self.ctx.namer, locals_, in_place_helpers(self.ctx),
+            derives(self.ctx, self.locals | locals_)).run(node)
         rebound.dispatch(node, self.ctx, locals_, params)
         self.ctx.receivers.stores.update(store_counts(node))  # (ANF's temporaries too)
 

@@ -34,9 +34,11 @@ refused by ``CheckSupported``.
 
 from __future__ import annotations
 
+import operator
+
 import gast
 
-from ..astutil import clone, walk
+from ..astutil import clone, local_names, walk
 from ..emit import naming
 from ..emit.naming import Namer
 from . import handlers
@@ -70,6 +72,12 @@ class Sugar:
         self.fn_node, self.location, self.namespace = fn_node, location, namespace
         self.namer = Namer({n.id for n in walk(fn_node) if isinstance(n, gast.Name)}
                            | {fn_node.name})
+        self.shadowed = {"list", "tuple"} & local_names(fn_node)  # (else the builtins)
+        self.dicts = {a.id for a in fn_node.args.args + fn_node.args.kwonlyargs} | {
+            n.targets[0].id for n in walk(fn_node) if isinstance(n, gast.Assign)
+            and isinstance(n.targets[0], gast.Name) and (isinstance(
+                n.value, (gast.Dict, gast.DictComp)) or (isinstance(n.value, gast.Call) and (
+                    isinstance(n.value.func, gast.Name) and n.value.func.id == "dict")))}
 
     def run(self, fn_node):
         fn_node.body = self.block(fn_node.body)
@@ -77,6 +85,10 @@ class Sugar:
             if isinstance(n, _COMPREHENSIONS):
                 self._comprehension_targets(n)
         fn_node = _Sets().visit(fn_node)
+        if self.namespace is not None:
+            fn_node = _Getters(self.namespace, local_names(fn_node)).visit(fn_node)
+        if not self.shadowed & {"list", "tuple"}:
+            fn_node = _Spreads().visit(fn_node)
         if not any(isinstance(n, gast.Name) and n.id == "dict" and not isinstance(n.ctx, gast.Load)
                    for n in walk(fn_node)):
             fn_node = _DictCalls(self.namer).visit(fn_node)
@@ -112,6 +124,9 @@ class Sugar:
             # `try: B finally: F` runs B then F (when B raises, F is skipped: the error goes on
             # to the caller of the derivative, which differentiates nothing further)
             return pre + s.body + s.finalbody
+        setdefault = self._setdefault(s)
+        if setdefault is not None:
+            return pre + setdefault
         if isinstance(s, gast.Assign):
             return pre + self._assign(s)
         if isinstance(s, gast.For):
@@ -142,9 +157,12 @@ class Sugar:
         if isinstance(target, gast.List):
             target = s.targets[0] = gast.copy_location(gast.Tuple(target.elts, gast.Store()),
                                                        target)
-        if not isinstance(target, gast.Tuple) or any(
-            isinstance(e, gast.Starred) for e in target.elts
-        ):
+        if not isinstance(target, gast.Tuple):
+            return [s]
+        starred = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+        if len(starred) == 1 and "list" not in self.shadowed:
+            return self._starred(s, target, starred[0])
+        if starred:
             return [s]
         later = []
         for i, e in enumerate(target.elts):
@@ -155,6 +173,63 @@ class Sugar:
             later += self._split(_located(gast.Assign([e], _load(part), None), s))
         return [s] + later
 
+    def _starred(self, s, target, k):
+        """``a, *m, b = v``: ``v`` made a list once (as Python iterates it once), its length
+        checked as Python's, then ``a = p[0]``, ``m = p[1:-1]`` (a new list), ``b = p[-1]``."""
+        elts = target.elts
+        after = len(elts) - k - 1
+        whole = self.namer.fresh(naming.JOINED(_target_names(target)) or naming.PACKED)
+        out = [_located(gast.Assign([_store(whole)], gast.Call(_load("list"), [s.value], []),
+                                    None), s)]
+        if k + after:
+            short = gast.Compare(gast.Call(_load("len"), [_load(whole)], []), [gast.Lt()],
+                                 [gast.Constant(k + after, None)])
+            error = gast.Call(_load("ValueError"), [gast.Constant(
+                f"not enough values to unpack (expected at least {k + after})", None)], [])
+            out.append(_located(gast.If(short, [gast.Raise(error, None)], []), s))
+        for i, e in enumerate(elts):
+            if i < k:
+                read = gast.Subscript(_load(whole), gast.Constant(i, None), gast.Load())
+            elif i == k:
+                upper = gast.Constant(-after, None) if after else None
+                read = gast.Subscript(_load(whole), gast.Slice(gast.Constant(k, None), upper,
+                                                               None), gast.Load())
+                e = e.value
+            else:
+                read = gast.Subscript(_load(whole), gast.Constant(i - len(elts), None),
+                                      gast.Load())
+            out += self._split(_located(gast.Assign([e], read, None), s))
+        return out
+
+    def _setdefault(self, s):
+        """``t = d.setdefault(k, v)`` (or the call alone) of a dict ``d`` the function makes
+        or is given: ``k`` and ``v`` evaluated, ``if k not in d: d[k] = v``, ``t = d[k]``."""
+        call = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "setdefault" and isinstance(call.func.value, gast.Name)
+                and call.func.value.id in self.dicts and 1 <= len(call.args) <= 2
+                and not call.keywords and not any(isinstance(a, gast.Starred) for a in call.args)
+                and (isinstance(s, gast.Expr) or len(s.targets) == 1)):
+            return None
+        d = call.func.value.id
+        out, atoms = [], []
+        for a in call.args + [gast.Constant(None, None)] * (2 - len(call.args)):
+            if isinstance(a, (gast.Constant, gast.Name)) and (
+                    not isinstance(a, gast.Name) or a.id != d):
+                atoms.append(a)
+                continue
+            held = self.namer.fresh(naming.describe(a))
+            out.append(_located(gast.Assign([_store(held)], a, None), s))
+            atoms.append(_load(held))
+        key, value = atoms
+        absent = gast.Compare(clone(key), [gast.NotIn()], [_load(d)])
+        put = gast.Assign([gast.Subscript(_load(d), clone(key), gast.Store())], value, None)
+        out.append(_located(gast.If(absent, [put], []), s))
+        if isinstance(s, gast.Assign):
+            read = gast.Subscript(_load(d), clone(key), gast.Load())
+            out += self._assign(_located(gast.Assign(s.targets, read, None), s))
+        return out
+
     # --- loops -----------------------------------------------------------------------------
     def _for(self, s):
         target = s.target
@@ -162,7 +237,7 @@ class Sugar:
             target = s.target = gast.copy_location(gast.Tuple(target.elts, gast.Store()), target)
         if isinstance(target, gast.Tuple) and not all(
             isinstance(e, gast.Name) for e in target.elts
-        ) and not any(isinstance(e, gast.Starred) for e in target.elts) and not enumerate_zip(s):
+        ) and not enumerate_zip(s):
             part = self.namer.fresh(naming.JOINED(_target_names(target)) or naming.PACKED)
             unpack = _located(gast.Assign([target], _load(part), None), s)
             s.target = gast.copy_location(_store(part), target)
@@ -403,6 +478,127 @@ class _Sets(gast.NodeTransformer):
     def _set(items, node):
         call = gast.Call(_load("set"), [gast.copy_location(items, node)], [])
         return _located(gast.copy_location(call, node), node)
+
+
+class _Spreads(gast.NodeTransformer):
+    """``{**d, "c": v}`` is ``({} | d) | {"c": v}`` (a new dict, later entries over earlier
+    ones), ``[*L, v]`` is ``list(L) + [v]`` and ``(*t, v)`` is ``tuple(t) + (v,)``: forms with
+    rules, evaluated in Python's order."""
+
+    def visit_Dict(self, node):
+        self.generic_visit(node)
+        if all(k is not None for k in node.keys):
+            return node
+        parts, keys, values = [], [], []
+        for k, v in zip(node.keys, node.values):
+            if k is not None:
+                keys.append(k)
+                values.append(v)
+                continue
+            if keys or not parts:
+                parts.append(gast.Dict(keys, values))
+                keys, values = [], []
+            parts.append(v)
+        if keys:
+            parts.append(gast.Dict(keys, values))
+        return self._joined(parts, gast.BitOr(), node)
+
+    def visit_List(self, node):
+        return self._display(node, gast.List, "list")
+
+    def visit_Tuple(self, node):
+        return self._display(node, gast.Tuple, "tuple")
+
+    def _display(self, node, kind, builtin):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or not any(
+                isinstance(e, gast.Starred) for e in node.elts):
+            return node
+        parts, items = [], []
+        for e in node.elts:
+            if not isinstance(e, gast.Starred):
+                items.append(e)
+                continue
+            if items:
+                parts.append(kind(items, gast.Load()))
+                items = []
+            parts.append(gast.Call(_load(builtin), [e.value], []))
+        if items:
+            parts.append(kind(items, gast.Load()))
+        return self._joined(parts, gast.Add(), node)
+
+    @staticmethod
+    def _joined(parts, op, node):
+        out = parts[0]
+        for part in parts[1:]:
+            out = gast.BinOp(out, op, part)
+        return _located(gast.copy_location(out, node), node)
+
+
+class _Getters(gast.NodeTransformer):
+    """``getattr(o, "a")`` is ``o.a`` and ``setattr(o, "a", v)`` is ``o.a = v`` (the name a
+    constant); ``operator.itemgetter(k)(t)`` is ``t[k]`` (``itemgetter(j, k)(t)``, ``t`` a
+    name: ``(t[j], t[k])``) and ``operator.attrgetter("a.b")(o)`` is ``o.a.b``."""
+
+    def __init__(self, namespace, locals_):
+        self.namespace, self.locals = namespace, locals_
+
+    def _is(self, func, fn):
+        return self.namespace.resolve(func, self.locals) is fn
+
+    def visit_Expr(self, node):
+        call = node.value
+        if isinstance(call, gast.Call) and self._is(call.func, setattr) and len(
+                call.args) == 3 and not call.keywords and _field_name(call.args[1]):
+            self.generic_visit(node)
+            obj, name, value = call.args
+            target = gast.copy_location(gast.Attribute(obj, name.value, gast.Store()), call)
+            return _located(gast.copy_location(gast.Assign([target], value, None), node), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        args, inner = node.args, node.func
+        if any(isinstance(a, gast.Starred) for a in args) or node.keywords:
+            return node
+        if len(args) == 2 and _field_name(args[1]) and self._is(inner, getattr):
+            return _located(gast.copy_location(
+                gast.Attribute(args[0], args[1].value, gast.Load()), node), node)
+        if not (isinstance(inner, gast.Call) and len(args) == 1 and inner.args
+                and not inner.keywords):
+            return node
+        reads = self._getter_reads(inner, args[0])
+        if reads is None:
+            return node
+        out = reads[0] if len(reads) == 1 else gast.Tuple(reads, gast.Load())
+        return _located(gast.copy_location(out, node), node)
+
+    def _getter_reads(self, getter, obj):
+        """What ``getter(obj)`` reads, ``getter`` an ``itemgetter`` / ``attrgetter`` call made
+        there, one read per key; None for any other call."""
+        keys = getter.args
+        if any(isinstance(k, gast.Starred) for k in keys) or (
+                len(keys) > 1 and not isinstance(obj, gast.Name)):
+            return None  # (the object evaluated once)
+        if self._is(getter.func, operator.itemgetter):
+            return [gast.Subscript(clone(obj), k, gast.Load()) for k in keys]
+        if not self._is(getter.func, operator.attrgetter) or not all(
+                isinstance(k, gast.Constant) and isinstance(k.value, str) and all(
+                    p.isidentifier() for p in k.value.split(".")) for k in keys):
+            return None
+        reads = []
+        for k in keys:
+            read = clone(obj)
+            for part in k.value.split("."):
+                read = gast.Attribute(read, part, gast.Load())
+            reads.append(read)
+        return reads
+
+
+def _field_name(node):
+    return isinstance(node, gast.Constant) and isinstance(node.value, str) and (
+        node.value.isidentifier())
 
 
 class _DictCalls(gast.NodeTransformer):
