@@ -85,8 +85,35 @@ class Holder:
 
 P = Holder(v=np.array([1.0, 2.0, 3.0, 4.0]), L=[[0.5, 1.5]])
 
+
+class _Recorder:
+    def __init__(self):
+        self.hist = []
+        self.last = {}
+
+    def step(self, h):
+        self.hist.append(h)  # (was refused: "does not know whether it changes `self_hist`")
+        self.last.update({"h": h})
+        return np.tanh(h * 2.0)
+
+
+def methods_of_a_fields_list(x):
+    r = _Recorder()
+    seen = r.hist  # another holder of the list: sees the appends, as in Python
+    h = x
+    for _ in range(2):
+        h = r.step(h)
+    r.hist.insert(0, x * 3.0)
+    box = SimpleNamespace(inner=SimpleNamespace(L=[x[0]]))
+    box.inner.L.extend([x[1], x[2]])
+    box.inner.L.remove(x[1])
+    return (np.sum(seen[0] * r.hist[1] * r.last["h"]) + len(seen)
+            + box.inner.L[0] * box.inner.L[-1])
+
+
 CASES = [lists_of_numbers, list_of_arrays, array_in_a_field, one_array_held_twice,
-         read_through_another_name, written_in_a_loop, three_levels_and_a_dict]
+         read_through_another_name, written_in_a_loop, three_levels_and_a_dict,
+         methods_of_a_fields_list]
 
 
 def _python(f, args):

@@ -129,3 +129,37 @@ def test_unpacking_of_unknown_length_is_refused_with_advice(f, args, what):
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match=what) as info:
         grad(f)(*args)
     assert "test_static_calls.py" in str(info.value)
+
+
+def loops_over_passed_functions(x, fs, hooks):
+    for f in fs:
+        x = f(x)
+    for k in hooks:
+        x = hooks[k](x) * 0.9
+    for g in hooks.values():
+        x = g(x)
+    return np.sum(x ** 2)
+
+
+def loops_over_a_changed_dict(x, hooks):
+    hooks["c"] = np.cos
+    for k in hooks:
+        x = hooks[k](x)
+    return np.sum(x)
+
+
+def test_loops_over_a_tuple_or_dict_of_functions_passed():
+    # `for g in fs` of the differentiated function's own parameter was `cannot resolve g`:
+    # the derivative is now specialized per tuple (dict) of functions passed, and unrolled
+    hooks = {"a": step, "b": np.tanh}
+    for fs in ((np.tanh, step), (step,)):
+        check_grad(loops_over_passed_functions, (X, fs, hooks))
+        t = np.array([1.0, -0.5, 2.0])
+        _, tangent = jvp(loops_over_passed_functions)(X, fs, hooks, t)
+        want = numeric_grad(loops_over_passed_functions, (X, fs, hooks), 0) @ t
+        assert tangent == pytest.approx(want, rel=1e-6)
+    check_second_order(loops_over_passed_functions, (X, (np.tanh, step), hooks))
+    # a dict the function changes: what it holds is known only when it runs
+    with pytest.raises(srcgrad.SrcgradError, match="cannot resolve") as info:
+        grad(loops_over_a_changed_dict)(X, {"a": step})
+    assert "test_static_calls.py" in str(info.value)

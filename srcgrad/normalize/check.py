@@ -38,6 +38,7 @@ from ..emit.naming import DEFAULT, Namer
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
 from . import renumbered, sugar, unpacking
+from .callables import StaticArgumentNeeded
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
@@ -76,7 +77,15 @@ def run(fn_node, ctx):
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
 
+    params = param_names(fn_node, packed=True) - set(store_counts(fn_node))
+    written = {n.value.id for n in walk(fn_node) if isinstance(n, (
+        gast.Subscript, gast.Attribute)) and isinstance(n.value, gast.Name) and (
+        not isinstance(n.ctx, gast.Load) or (isinstance(n, gast.Attribute) and n.attr not in (
+            "values", "keys", "items", "get", "index", "count")))}
+
     def known(expr):
+        if isinstance(expr, gast.Name) and expr.id in params:
+            return _passed_functions(expr, ctx, written)
         value = namespace.resolve(expr)
         count = unpacking.functions_held(value)
         if count is not None:  # unrolled: the derivative calls these items
@@ -84,9 +93,26 @@ def run(fn_node, ctx):
                                      HeldItems.SAME))
         return count
 
-    fn_node = unpacking.unroll_function_loops(fn_node, known)
+    fn_node = unpacking.unroll_function_loops(fn_node, known, params)
     _pin_called_items(fn_node, namespace, ctx)
     return fn_node
+
+
+def _passed_functions(param, ctx, written):
+    """How many functions the tuple or list a call passes as ``param`` holds (a loop over it
+    calls each: unrolled, the derivative specialized per tuple passed, as for a function
+    passed); None for one holding objects (called through their classes, methods.py). Before
+    the call is known: ``StaticArgumentNeeded``."""
+    if param.id in ctx.static:
+        value = ctx.static[param.id]
+        return unpacking.functions_held(value) or unpacking.functions_keyed(value)
+    if param.id in ctx.examples or param.id in ctx.wrt or param.id in written:
+        return None  # (a tuple, list or dict changed here: what it holds is known when it runs)
+    filename, lineno, offset, line = ctx.location.of(param)
+    raise StaticArgumentNeeded(
+        param.id, f"`{param.id}` holds the functions a loop calls: srcgrad specializes the "
+        f"derivative per tuple of functions passed as `{param.id}`, so call the derivative with "
+        f"one there", held=True, filename=filename, lineno=lineno, offset=offset, line=line)
 
 
 def _pin_called_items(fn_node, namespace, ctx):

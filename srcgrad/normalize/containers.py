@@ -38,6 +38,9 @@ from ..errors import UnsupportedSyntaxError
 from . import dict_views, own_fields
 from .check import field_path
 
+# The methods of a list or dict held by a field or an element (`self.hist.append(h)`) written
+# as a write into that inner object, for every holder of it (`_update_element`).
+INNER_METHODS = ("append", "extend", "insert", "remove", "reverse", "clear", "update")
 # The helpers that change a container; CopyBeforeWrite treats them as writes into it.
 MUTATORS = (
     "list_insert", "pop_item", "list_extend", "list_reverse", "list_permute", "clear_items",
@@ -71,14 +74,14 @@ class ContainerMethods:
         self.dict_names = set()
 
     def run(self, fn_node):
-        self.dict_names = _dict_assigned(fn_node) | dict_views.returned_by_calls(
+        self.dict_names = dict_views.dict_assigned(fn_node) | dict_views.returned_by_calls(
             fn_node, self._resolve)
         self.set_names = {  # (a set: a loop runs over `iteration_sequence` of it)
             n.targets[0].id for n in ordered_walk(fn_node) if isinstance(n, gast.Assign)
             and isinstance(n.targets[0], gast.Name) and _a_set(n.value, self.locals)}
         # `y.sort()` of an array is NumPy's in-place sort (normalize/inplace_calls.py): only a
         # name that surely holds a list is sorted here
-        self.list_names = _list_assigned(fn_node)
+        self.list_names = dict_views.list_assigned(fn_node)
         fn_node.body = self.block(fn_node.body)
         return fn_node
 
@@ -132,6 +135,11 @@ class ContainerMethods:
             mutated = self._mutation(s.value, s)
             if mutated is not None:
                 return mutated
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(
+                s.value.func, gast.Attribute) and s.value.func.attr in INNER_METHODS and (
+                isinstance(s.value.func.value, (gast.Attribute, gast.Subscript))) and (
+                self._local_root(s.value.func.value)):
+            return self._update_element(s)  # `self.hist.append(h)`: as `a.b[i] = v`
         if (
             isinstance(s, gast.Assign)
             and isinstance(s.targets[0], gast.Name)
@@ -230,13 +238,17 @@ class ContainerMethods:
         objects are never changed. An inner array that views another (``A[i]`` of a 2-D
         ``A``) is an error when it runs (``check_element_written``). ``vars(obj)["a"] = v``
         is ``obj.a = v``."""
-        if own_fields.is_vars(_target(s).value, self._resolve):
+        call = s.value if isinstance(s, gast.Expr) else None  # (a method: `a.b.append(v)`)
+        if call is None and own_fields.is_vars(_target(s).value, self._resolve):
             return self.statement(self._attribute_written(s))
-        target = _target(s)
+        target = _target(s) if call is None else call.func
         inner = target.value
         text = ast.unparse(gast.gast_to_ast(clone(inner)))
         pre, value = [], s.value
-        if isinstance(s, gast.Assign):
+        if call is not None:
+            args = [_load(self._fresh(naming.describe(a))) for a in call.args]
+            pre += [self._assign(a.id, v, s) for a, v in zip(args, call.args)]
+        elif isinstance(s, gast.Assign):
             value = _load(self._fresh(naming.describe(target)))
             pre.append(self._assign(value.id, s.value, s))
         held = self._fresh(naming.describe(inner))
@@ -248,9 +260,13 @@ class ContainerMethods:
             self._assign(written, self._call("fresh_copy", _load(held)), s),
         ]
         out = self._normalized(pre)
-        place = gast.Subscript(_load(written), target.slice, gast.Store())
-        write = (gast.Assign([place], value, None) if isinstance(s, gast.Assign)
-                 else gast.AugAssign(place, s.op, value))
+        if call is not None:
+            method = gast.Attribute(_load(written), target.attr, gast.Load())
+            write = gast.Expr(gast.Call(method, args, call.keywords))
+        else:
+            place = gast.Subscript(_load(written), target.slice, gast.Store())
+            write = (gast.Assign([place], value, None) if isinstance(s, gast.Assign)
+                     else gast.AugAssign(place, s.op, value))
         out += self.statement(_located(write, s))
         return out + [self._assign(held, self._call("element_written", _load(held),
                                                     _load(written)), s)]
@@ -746,39 +762,6 @@ class _HoistPops(gast.NodeTransformer):
             self.pre.extend(owner._pop(held, node, self.stmt))
             return gast.copy_location(gast.Name(held, gast.Load(), None, None), node)
         return node
-
-
-def _dict_assigned(fn_node):
-    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``."""
-    out = set()
-    for n in ordered_walk(fn_node):
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            v = n.value
-            if isinstance(v, (gast.Dict, gast.DictComp)) or (
-                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
-                and v.func.id == "dict"
-            ):
-                out.add(n.targets[0].id)
-    return out
-
-
-def _list_assigned(fn_node):
-    """Names every assignment of which binds a list (a literal, a comprehension, ``list()``)."""
-    kinds = {}
-    for n in ordered_walk(fn_node):
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            v = n.value
-            is_list = isinstance(v, (gast.List, gast.ListComp)) or (
-                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
-                and v.func.id in ("list", "sorted")
-            ) or (isinstance(v, gast.Subscript) and isinstance(v.slice, gast.Slice)
-                  and isinstance(v.value, gast.Name) and v.value.id == n.targets[0].id)
-            kinds.setdefault(n.targets[0].id, []).append(is_list)
-        elif isinstance(n, (gast.For, gast.AugAssign)):
-            for t in ordered_walk(n.target):
-                if isinstance(t, gast.Name):
-                    kinds.setdefault(t.id, []).append(False)
-    return {name for name, flags in kinds.items() if all(flags)}
 
 
 def _load(name):

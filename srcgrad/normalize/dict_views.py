@@ -10,7 +10,8 @@ branch on which of the dict's methods it is, as for ``d[k]``; nothing else is ch
 
 Also, for ``ContainerMethods`` (containers.py): the names bound to what a function of the user's
 returns (``d = make(x)``, ``for k in make(x)``), which may be a dict: a loop over one runs over
-``iteration_sequence`` of it, its keys, not over ``d[0], d[1], ...``.
+``iteration_sequence`` of it, its keys, not over ``d[0], d[1], ...``; and the names bound to
+dict and list literals.
 """
 
 from __future__ import annotations
@@ -111,3 +112,36 @@ class DictViews:
         while self.views.get(name) in ("values", "items") and name in self.reads:
             name = self.reads[name][0]
         return self.known.get(name)
+
+
+def dict_assigned(fn_node):
+    """Names some statement binds to a dict literal, a dict comprehension or ``dict(...)``."""
+    out = set()
+    for n in ordered_walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            v = n.value
+            if isinstance(v, (gast.Dict, gast.DictComp)) or (
+                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                and v.func.id == "dict"
+            ):
+                out.add(n.targets[0].id)
+    return out
+
+
+def list_assigned(fn_node):
+    """Names every assignment of which binds a list (a literal, a comprehension, ``list()``)."""
+    kinds = {}
+    for n in ordered_walk(fn_node):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            v = n.value
+            is_list = isinstance(v, (gast.List, gast.ListComp)) or (
+                isinstance(v, gast.Call) and isinstance(v.func, gast.Name)
+                and v.func.id in ("list", "sorted")
+            ) or (isinstance(v, gast.Subscript) and isinstance(v.slice, gast.Slice)
+                  and isinstance(v.value, gast.Name) and v.value.id == n.targets[0].id)
+            kinds.setdefault(n.targets[0].id, []).append(is_list)
+        elif isinstance(n, (gast.For, gast.AugAssign)):
+            for t in ordered_walk(n.target):
+                if isinstance(t, gast.Name):
+                    kinds.setdefault(t.id, []).append(False)
+    return {name for name, flags in kinds.items() if all(flags)}

@@ -42,11 +42,11 @@ def _spreads(node):
     return isinstance(node, gast.Starred) or (isinstance(node, gast.keyword) and node.arg is None)
 
 
-def unroll_function_loops(fn_node, known=None):
+def unroll_function_loops(fn_node, known=None, given=()):
     """``fn_node`` with every loop over functions unrolled (see the module's docstring).
     ``known(expr)`` is the length of the tuple or list of functions a name the function never
     assigns (or an attribute of one) holds at transform time (a global, a helper's parameter
-    given one), else None."""
+    given one; ``given``: the parameters it may answer for too), else None."""
     if not any(_unrollable(n) or _indexing(n) or _called_item(n) or _called_by_target(n)
                for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
@@ -55,7 +55,7 @@ def unroll_function_loops(fn_node, known=None):
     stored = set(store_counts(fn_node))  # (not the names _bind_items makes: each bound once)
     _bind_items(fn_node, literals, stored)
     if known is not None:  # what it finds is of the names the function reads from outside
-        local = stored | param_names(fn_node, packed=True)
+        local = stored | (param_names(fn_node, packed=True) - set(given))
         known = _from_outside(known, local)
     fn_node.body = _unrolled(fn_node.body, literals, stored, known)
     _call_items_by_name(fn_node, literals, stored)
@@ -239,6 +239,14 @@ def functions_held(value):
     return None
 
 
+def functions_keyed(value):
+    """The keys of ``value`` if it is a dict of functions by str or int keys, else None."""
+    if isinstance(value, dict) and value and all(type(k) in (str, int) for k in value) and all(
+            callable(v) and not hasattr(v, "__array__") for v in value.values()):
+        return list(value)
+    return None
+
+
 def _unrolled(stmts, literals, stored, known):
     out = []
     for s in stmts:
@@ -250,7 +258,7 @@ def _unrolled(stmts, literals, stored, known):
         if count is not None:
             out += [c for k in range(count) for c in _copy_at(s, k)]
             continue
-        keys = _keys_loop(s, literals)
+        keys = _keys_loop(s, literals, stored, known)
         if keys is not None:
             out += [c for k in keys for c in _copy_at(s, k)]
             continue
@@ -269,9 +277,15 @@ def _functions_looped(loop, literals, stored, known):
     if not _unrollable(loop):
         return None
     seq = loop.iter
+    if isinstance(seq, gast.Call) and isinstance(seq.func, gast.Attribute) and (
+            seq.func.attr == "values") and not seq.args and isinstance(seq.func.value, gast.Name):
+        seq = seq.func.value  # `for g in fs.values()` of a dict of functions known here
+        keys = known(seq) if seq.id not in stored and known is not None else None
+        return [gast.Subscript(clone(seq), gast.Constant(k, None), gast.Load())
+                for k in keys] if isinstance(keys, list) else None
     if isinstance(seq, gast.Name) and seq.id not in stored and known is not None:
         n = known(seq)
-        if n is not None:
+        if isinstance(n, int):
             return [gast.Subscript(clone(seq), gast.Constant(i, None), gast.Load())
                     for i in range(n)]
     if isinstance(seq, gast.Name):
@@ -315,7 +329,7 @@ def _called_by_target(loop):
             and n.func.slice.id == k and isinstance(_root(n.func.value), gast.Name)]
 
 
-def _keys_loop(loop, literals):
+def _keys_loop(loop, literals, stored=(), known=None):
     """The constant keys of ``for k in ("first", "second")`` (a tuple or list literal of strings
     or integers, or a name assigned one once, unchanged and only indexed or looped over) whose
     body calls ``S[k](...)`` (``S`` a name or an attribute of one) and has no ``break``,
@@ -325,7 +339,12 @@ def _keys_loop(loop, literals):
             and not loop.orelse):
         return None
     seq = loop.iter
-    if isinstance(seq, gast.Name):
+    if isinstance(seq, gast.Name) and seq.id not in literals and seq.id not in stored and (
+            known is not None):  # (`for k in fs` of a dict of functions known here)
+        keys = known(seq)
+        seq = gast.Tuple([gast.Constant(k, None) for k in keys], gast.Load()) if isinstance(
+            keys, list) else None
+    elif isinstance(seq, gast.Name):
         seq = literals.get(seq.id)
     if not (isinstance(seq, (gast.Tuple, gast.List)) and seq.elts and all(
             isinstance(e, gast.Constant) and type(e.value) in (str, int) for e in seq.elts)):
@@ -366,7 +385,8 @@ def _indices_looped(loop, literals, stored, known):
     held = literals.get(seq.id) if isinstance(seq, gast.Name) else None
     if isinstance(held, (gast.Tuple, gast.List)) and _literal(held):
         return len(held.elts) if all(_named_function(e, stored) for e in held.elts) else None
-    return known(seq) if known is not None else None
+    n = known(seq) if known is not None else None
+    return n if isinstance(n, int) else None
 
 
 def _copy_at(loop, k):
