@@ -67,14 +67,6 @@ def reverses_a_global_read_before(x):
     return a + x[0] * GLOBAL_HISTORY[0]
 
 
-def lambda_defined_twice(x):
-    if x[0] > 0:
-        g = lambda v: v * 2.0  # noqa: E731
-    else:
-        g = lambda v: v * 3.0  # noqa: E731
-    return np.sum(g(x))
-
-
 def function_as_a_value(x):
     sq = lambda v: v * v  # noqa: E731
     fs = (np.sin, sq)
@@ -701,9 +693,6 @@ CLAIMS = [
      "shuffle"),
     ("a call that may change an array, list or dict from outside the function",
      reverses_a_global_read_before, 0, (X,), TRANSFORM, "is read before the change"),
-    ("a name defined on two paths (one `def g` per branch) is an error at transform time",
-     lambda_defined_twice, 0, (X,),
-     TRANSFORM, "lambda"),
     ("a lambda or nested def used as a value other than by calling it", function_as_a_value, 0,
      (X,), TRANSFORM, "used as a value"),
     ("building one that is frozen or has `InitVar` fields is an error at transform time",
@@ -838,7 +827,7 @@ DOC_PAIRS = {
     "reading an alias after writing into it": "refused_alias_read",
     "`x += v` where a view of `x`": "refused_view_augment",
     "`try` ... `except` | at transform time": "refused_try",
-    "a lambda passed to anything but `map`": "refused_lambda_argument",
+    "a lambda or nested def used as a value other than": "refused_function_value",
     "`f(*xs)` / `f(**kw)` where the length": "refused_star_call",
     "a loop over functions that leaves early": "refused_loop_over_functions",
     "`:=` evaluated only sometimes (right of": "refused_walrus_sometimes",

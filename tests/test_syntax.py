@@ -519,15 +519,26 @@ def lambda_defaults(x):
         def term(v, j=j):
             return v[j] * x[j]
         s = s + term(x)
-    return s
+    s = s + np.sum(_apply_hook({"f": lambda v: v * x[0]}, x))  # a lambda in a display passed on
+    s = s + sum(map(lambda v, i=i: v * x[i], [x[1], x[2]]))
+    if x[0] > 0:  # a lambda (a def) defined on two paths
+        scaled = lambda v: v * 2.0  # noqa: E731
+    else:
+        scaled = lambda v: v * 3.0  # noqa: E731
+    return s + np.sum(scaled(x))
+
+
+def _apply_hook(hooks, v):
+    return hooks["f"](v)
 
 
 def test_lambda_and_nested_def_defaults_are_the_values_at_the_definition():
     # the inliner renamed a default's `i` with the callee's own `i` (`i_2 = i_2`): an
     # UnboundLocalError, or in a loop the value of the trip before (`v[None]`); and a default
     # read at the call gave 0.0 where Python gives -1.96 for `def h(v, s=w[1:3])` with `w`
-    # bound again before the call
-    check_all(lambda_defaults, V4)
+    # bound again before the call; a lambda in a display given to a helper, one with defaults
+    # given to `map`, and one defined on two paths were refused at transform time
+    check_all(lambda_defaults, V4, second=False)  # (normalized before any transform)
 
 
 # --- builtins, math, operator, methods ---------------------------------------------------------

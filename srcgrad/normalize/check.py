@@ -34,11 +34,12 @@ from ..astutil import (
     stored,
     walk,
 )
-from ..emit.naming import DEFAULT, Namer
+from ..emit.naming import Namer
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
 from . import renumbered, sugar, unpacking
 from .callables import StaticArgumentNeeded
+from .local_functions import bound_to, defaults_bound, lambdas_named
 
 # What each rejected construct is called in the error message.
 UNSUPPORTED = {
@@ -158,28 +159,26 @@ def extract_local_functions(fn_node, location, namer=None):
 
     def take(stmts):
         body = []
-        for s in stmts:
-            if (
-                isinstance(s, gast.Assign)
-                and len(s.targets) == 1
-                and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.Lambda)
-                and stores[s.targets[0].id] == 1
-                and s.targets[0].id not in defs
-            ):
+        for s in [h for t in stmts for h in lambdas_named(t, namer)]:
+            lam = isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)
+            once = lam and stores[s.targets[0].id] <= 1 and s.targets[0].id not in defs
+            if lam and (once or namer is not None):
+                name = s.targets[0].id if once else namer.fresh(s.targets[0].id)
                 lam = s.value
                 ret = gast.copy_location(gast.Return(lam.body), lam.body)
-                node = gast.FunctionDef(s.targets[0].id, lam.args, [ret], [], None, None)
+                node = gast.FunctionDef(name, lam.args, [ret], [], None, None)
                 gast.copy_location(node, s)
                 found[node.name] = (CheckSupported(location).run(node), location)
-                body += _defaults_bound(node, s, namer, found)
+                body += defaults_bound(node, s, namer, found) + bound_to(
+                    s, s.targets[0].id, name)
                 continue
-            if (
-                isinstance(s, gast.FunctionDef) and not s.decorator_list
-                and s.name not in stores and defs[s.name] == 1
-            ):
+            if isinstance(s, gast.FunctionDef) and not s.decorator_list and (
+                    (s.name not in stores and defs[s.name] == 1) or namer is not None):
+                once = s.name not in stores and defs[s.name] == 1
+                name, s.name = s.name, s.name if once else namer.fresh(s.name)
                 found[s.name] = (CheckSupported(location, nested=True).run(s), location)
-                body += _defaults_bound(s, s, namer, found)
+                body += defaults_bound(s, s, namer, found) + bound_to(s, name, s.name)
                 continue
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(s, field, None)
@@ -190,32 +189,6 @@ def extract_local_functions(fn_node, location, namer=None):
 
     fn_node.body = take(fn_node.body)
     return found
-
-
-def _defaults_bound(node, where, namer, found):
-    """``d = expr`` for each default ``expr`` of the local function ``node`` that is not a
-    constant (nor the name of a local function defined before it), which then becomes ``d``:
-    the value the definition gave it, whatever the name holds at the call."""
-    if namer is None:
-        return []
-    out = []
-    args = node.args
-    params = (args.posonlyargs + args.args)[len(args.posonlyargs + args.args)
-                                            - len(args.defaults):]
-    pairs = list(zip(params, args.defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-    bound = {}
-    for param, expr in pairs:
-        if expr is None or isinstance(expr, gast.Constant) or (
-                isinstance(expr, gast.UnaryOp) and isinstance(expr.operand, gast.Constant)) or (
-                isinstance(expr, gast.Name) and expr.id in found):
-            continue
-        name = namer.fresh(DEFAULT.format(param.id))
-        out.append(gast.copy_location(
-            gast.Assign([gast.Name(name, gast.Store(), None, None)], expr, None), where))
-        bound[id(expr)] = gast.copy_location(gast.Name(name, gast.Load(), None, None), expr)
-    args.defaults = [bound.get(id(d), d) for d in args.defaults]
-    args.kw_defaults = [bound.get(id(d), d) for d in args.kw_defaults]
-    return out
 
 
 def _why_not_local(node):

@@ -131,15 +131,9 @@ class ContainerMethods:
         return out
 
     def statement(self, s):
-        if isinstance(s, gast.Expr) and self._method(s.value):
-            mutated = self._mutation(s.value, s)
-            if mutated is not None:
-                return mutated
-        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and isinstance(
-                s.value.func, gast.Attribute) and s.value.func.attr in INNER_METHODS and (
-                isinstance(s.value.func.value, (gast.Attribute, gast.Subscript))) and (
-                self._local_root(s.value.func.value)):
-            return self._update_element(s)  # `self.hist.append(h)`: as `a.b[i] = v`
+        mutated = self._method_statement(s)
+        if mutated is not None:
+            return mutated
         if (
             isinstance(s, gast.Assign)
             and isinstance(s.targets[0], gast.Name)
@@ -164,6 +158,19 @@ class ContainerMethods:
             if getattr(s, field, None) is not None:
                 setattr(s, field, self.expr(getattr(s, field)))
         return pre + [s]
+
+    def _method_statement(self, s):
+        """``recv.method(...)`` as a statement (``_mutation``), or ``a.b.append(v)``
+        (``INNER_METHODS``) of a local's inner object, as ``a.b[i] = v``; else None."""
+        call = s.value if isinstance(s, gast.Expr) else None
+        if self._method(call):
+            return self._mutation(call, s)
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and (
+                call.func.attr in INNER_METHODS) and isinstance(
+                call.func.value, (gast.Attribute, gast.Subscript)) and self._local_root(
+                call.func.value):
+            return self._update_element(s)
+        return None
 
     def _attribute_written(self, s):
         """``vars(obj)["a"] = v`` (``+=``) as ``obj.a = v``."""

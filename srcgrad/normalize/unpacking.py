@@ -277,17 +277,9 @@ def _functions_looped(loop, literals, stored, known):
     if not _unrollable(loop):
         return None
     seq = loop.iter
-    if isinstance(seq, gast.Call) and isinstance(seq.func, gast.Attribute) and (
-            seq.func.attr == "values") and not seq.args and isinstance(seq.func.value, gast.Name):
-        seq = seq.func.value  # `for g in fs.values()` of a dict of functions known here
-        keys = known(seq) if seq.id not in stored and known is not None else None
-        return [gast.Subscript(clone(seq), gast.Constant(k, None), gast.Load())
-                for k in keys] if isinstance(keys, list) else None
-    if isinstance(seq, gast.Name) and seq.id not in stored and known is not None:
-        n = known(seq)
-        if isinstance(n, int):
-            return [gast.Subscript(clone(seq), gast.Constant(i, None), gast.Load())
-                    for i in range(n)]
+    held = _known_items(seq, stored, known)
+    if held is not None:
+        return held
     if isinstance(seq, gast.Name):
         seq = literals.get(seq.id)
     if not (isinstance(seq, (gast.Tuple, gast.List)) and _literal(seq)):
@@ -295,6 +287,25 @@ def _functions_looped(loop, literals, stored, known):
     if not all(_named_function(e, stored) for e in seq.elts):
         return None
     return seq.elts
+
+
+def _known_items(seq, stored, known):
+    """The items ``seq[0], seq[1], ...`` of a name ``known`` finds a tuple or list of functions
+    in, or ``d["a"], ...`` of ``d.values()`` of one it finds a dict of functions in; else
+    None."""
+    values = isinstance(seq, gast.Call) and isinstance(seq.func, gast.Attribute) and (
+        seq.func.attr == "values") and not seq.args
+    name = seq.func.value if values else seq
+    if not isinstance(name, gast.Name) or name.id in stored or known is None:
+        return None
+    found = known(name)
+    if values and isinstance(found, list):
+        keys = found
+    elif not values and isinstance(found, int):
+        keys = range(found)
+    else:
+        return None
+    return [gast.Subscript(clone(name), gast.Constant(k, None), gast.Load()) for k in keys]
 
 
 def _indexing(loop):
@@ -338,14 +349,7 @@ def _keys_loop(loop, literals, stored=(), known=None):
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
             and not loop.orelse):
         return None
-    seq = loop.iter
-    if isinstance(seq, gast.Name) and seq.id not in literals and seq.id not in stored and (
-            known is not None):  # (`for k in fs` of a dict of functions known here)
-        keys = known(seq)
-        seq = gast.Tuple([gast.Constant(k, None) for k in keys], gast.Load()) if isinstance(
-            keys, list) else None
-    elif isinstance(seq, gast.Name):
-        seq = literals.get(seq.id)
+    seq = _keys_known(loop.iter, literals, stored, known)
     if not (isinstance(seq, (gast.Tuple, gast.List)) and seq.elts and all(
             isinstance(e, gast.Constant) and type(e.value) in (str, int) for e in seq.elts)):
         return None
@@ -360,6 +364,18 @@ def _keys_loop(loop, literals, stored=(), known=None):
            for n in nodes):
         return None
     return [e.value for e in seq.elts]
+
+
+def _keys_known(seq, literals, stored, known):
+    """The literal ``seq`` is, or is a name of; for a name ``known`` finds a dict of functions
+    in (``for k in fs`` of a parameter given one), a tuple literal of its keys."""
+    if not isinstance(seq, gast.Name):
+        return seq
+    if seq.id in literals or seq.id in stored or known is None:
+        return literals.get(seq.id)
+    keys = known(seq)
+    return gast.Tuple([gast.Constant(k, None) for k in keys], gast.Load()) if isinstance(
+        keys, list) else None
 
 
 def _range_of_len(it):
