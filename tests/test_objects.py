@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from golden_source import assert_golden
-from gradcheck import check_grad
+from gradcheck import check_grad, numeric_grad
 from second_order_check import check_second_order
 
 import srcgrad
@@ -594,6 +594,38 @@ def test_a_registered_class_built_in_the_function():
     assert g[0] == pytest.approx(2.0 * 1.7) and g[1] == pytest.approx(0.6)
     _, t = srcgrad.jvp(built_box)(0.3, 1.7, 1.0)
     assert t == pytest.approx(3.4)
+
+
+class Scaled:
+    """A registered class whose aux data (``k``) is a float the function reads."""
+
+    def __init__(self, a, k):
+        self.a, self.k = a, k
+
+
+srcgrad.register_pytree(Scaled, lambda o: ((o.a,), o.k), lambda k, ch: Scaled(ch[0], k))
+
+
+def reads_aux_data(b, x):
+    return np.sum(np.sin(b.a) * x) * b.k
+
+
+def test_the_aux_data_of_a_registered_class_is_static():
+    # was "a gradient reached the attributes ['k'] ... not among the children" when it ran:
+    # the aux data is static, as in JAX, and the gradient is unflatten(aux, child gradients)
+    b, x = Scaled(np.array([0.4, 0.2, 0.1]), 3.0), np.array([0.5, -1.0, 2.0])
+    g = srcgrad.grad(reads_aux_data)(b, x)
+    assert isinstance(g, Scaled) and g.k == 3.0
+    want = numeric_grad(lambda a: reads_aux_data(Scaled(a, 3.0), x), (b.a,), 0)
+    np.testing.assert_allclose(g.a, want, rtol=1e-6, atol=1e-9)
+    t = Scaled(np.array([0.3, -0.2, 0.5]), 3.0)
+    _, jt = srcgrad.jvp(reads_aux_data)(b, x, t)
+    assert jt == pytest.approx(float(want @ t.a), rel=1e-6)
+    h = srcgrad.hvp(reads_aux_data)(b, x, t)
+    step = 1e-6
+    grad_a = lambda a: srcgrad.grad(reads_aux_data)(Scaled(a, 3.0), x).a  # noqa: E731
+    np.testing.assert_allclose(h.a, (grad_a(b.a + step * t.a) - grad_a(b.a - step * t.a))
+                               / (2 * step), rtol=1e-5, atol=1e-7)
 
 
 def update_array_field(x):

@@ -372,7 +372,7 @@ class Gen:
     # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
     # the program it gave before they were added, with one of them at its end
     EXTRA = ("field_alias", "try_except", "replace", "asdict", "nested_write", "rebound_callable",
-             "mixed_layers", "own_class", "held_methods")
+             "mixed_layers", "own_class", "held_methods", "python_forms")
 
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
@@ -622,6 +622,46 @@ class Gen:
         else:
             self.emit(f"u = {vec}(h, {self.c})", "for _ in range(2):",
                       "    u = u.scaled(0.75) + -u", "h = u.a * u.s")
+
+    def python_forms(self):
+        """Everyday forms made to work in session 13: a starred target, a comprehension over a
+        set or a dict, ``*`` and ``**`` in displays, lambda and nested-def defaults read where
+        they are defined, ``setdefault``, ``getattr`` / ``setattr``, a call of a call's result,
+        a method of a field's list, a lambda in a display passed on, a lambda defined on two
+        paths."""
+        c, a, d = self.c, self.name("a"), self.name("d")
+        choice = self.rng.randrange(10)
+        if choice == 0:
+            self.emit(f"{a}, *{d} = h", f"h = h * {a} + sum({d}) * {c}")
+        elif choice == 1:
+            self.emit(f"{d} = {{0, 2}}", f"{a} = {{0: 1.0, 2: {c}}}",
+                      f"h = h + sum(h[k] * {c} for k in {d}) * sum({a}[k] * h[k] for k in {a})")
+        elif choice == 2:
+            self.emit(f"{a} = [h, h * {c}]", f"{a} = [*{a}, np.sin(h)]", f'{d} = {{"p": h}}',
+                      f'{d} = {{**{d}, "q": {a}[2]}}', f'h = {d}["p"] * {d}["q"] + {a}[1]')
+        elif choice == 3:
+            self.emit("for i in range(2):", f"    {a} = lambda v, i=i: v * (i + {c})",
+                      f"    h = {a}(h)", f"def {d}(v, s=h[0]):", "    return v * s",
+                      "h = h * 0.5", f"h = {d}(h)")
+        elif choice == 4:
+            self.emit(f"{d} = {{}}", f'{d}.setdefault("w", h * {c})', f'{d}.setdefault("w", h)',
+                      f"{a} = types.SimpleNamespace()", f'setattr({a}, "w", {d}["w"])',
+                      f'h = getattr({a}, "w") + h')
+        elif choice == 5:
+            cls = self.name("Scale")
+            self.define(f"class {cls}:\n    def __init__(self, s):\n        self.s = s\n\n"
+                        f"    def __call__(self, v):\n        return self.s * np.sin(v)\n")
+            self.emit(f"h = {cls}({c})(h) + h")
+        elif choice == 6:
+            self.emit(f"{a} = types.SimpleNamespace(hist=[h])",
+                      f"{a}.hist.append(np.sin(h) * {c})", f"h = {a}.hist[0] * {a}.hist[-1]")
+        elif choice == 7:
+            app = self.name("apply")
+            self.define(f'def {app}(hooks, v):\n    return hooks["f"](v)\n')
+            self.emit(f'h = {app}({{"f": lambda v: v * {c}}}, h)')
+        else:
+            self.emit("if np.sum(h) > 0.0:", f"    {a} = lambda v: v * {c}", "else:",
+                      f"    {a} = lambda v: np.sin(v)", f"h = {a}(h) + h")
 
     def program(self):
         start = self.rng.choice(["h = x", "h = x * 1.0", "h = np.tanh(x)", "h = x.copy()"])

@@ -634,14 +634,14 @@ def widened_in_place(x):
 
 class _Boxed:
     def __init__(self, a, k):
-        self.a, self.k = a, k
+        self.a, self.k, self.a2 = a, k, 2.0 * a
 
 
 register_pytree(_Boxed, lambda o: ((o.a,), o.k), lambda k, children: _Boxed(children[0], k))
 
 
-def aux_data_read(b, x):
-    return np.sum(b.a * x) * b.k
+def derived_read(b, x):
+    return np.sum(b.a2 * x) * b.k  # (`b.k`, the aux data, is static: works)
 
 
 def unpacked_into_too_few(x):
@@ -650,7 +650,7 @@ def unpacked_into_too_few(x):
 
 
 CLAIMS = [
-    ("whose aux data (what `flatten` returns beside the children)", aux_data_read, 0,
+    ("whose attribute that is neither among the children nor the aux data", derived_read, 0,
      (_Boxed(np.array([0.4, 0.2, 0.1]), 3), X), RUN, "not among the children"),
     ("a `v` that would widen it (`y += np.outer(x, x)` of a vector) raises NumPy's error when it "
      "runs", widened_in_place, 0, (X,), RUN, "non-broadcastable output operand"),

@@ -7,13 +7,19 @@ what the helper computes for the arguments differentiated code gives it, and rai
 refuses; for the sequences differentiated code passes it, this form computes the same value
 (``math.fsum`` of the data over its length, the weighted form likewise) and raises the same
 errors, and ``inline`` inlines it in its place. A helper missing here is inlined from its own
-source, or refused at the line of that source that srcgrad does not support.
+source, or refused at the line of that source that srcgrad does not support, with what to use
+instead (``advised``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
+import sys
+import sysconfig
+
+from ..errors import UnsupportedSyntaxError
 
 
 def fmean(data, weights=None):
@@ -35,3 +41,25 @@ def fmean(data, weights=None):
 
 # the standard library's function -> the form inlined in its place
 FORMS = {statistics.fmean: fmean}
+
+
+@contextlib.contextmanager
+def advised(fn):
+    """A refusal raised inside (checking the source of ``fn``) says, where ``fn`` is a function
+    of the standard library (``statistics.mean``), what to compute it with instead."""
+    try:
+        yield
+    except UnsupportedSyntaxError as error:
+        if _standard_library(fn):
+            error.message += (f" (in the standard library's `{fn.__module__}."
+                              f"{fn.__qualname__}`: compute it with NumPy, `np.mean`, "
+                              f"`np.median`, or with `statistics.fmean`, which srcgrad inlines)")
+            error.args = (error._render(),)
+        raise
+
+
+def _standard_library(fn):
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    path = getattr(module, "__file__", None) or ""
+    return bool(path) and path.startswith(sysconfig.get_paths()["stdlib"]) and (
+        "site-packages" not in path)

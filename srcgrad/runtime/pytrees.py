@@ -223,6 +223,11 @@ def rebuild(g, x, leaf):
         children, aux = flatten(x)
         named = _attribute_names(x, children)
         unknown = {n for n, v in parts.items() if v is not None} - set(named)
+        # an attribute holding the aux data itself (`k` of `((o.a,), o.k)`) is static, as in
+        # JAX: its gradient is dropped; one holding anything else (derived from the children)
+        # cannot be given back
+        static = {id(v) for v in _aux_values(aux)}
+        unknown = {n for n in unknown if id(getattr(x, n, None)) not in static}
         if unknown:
             raise SrcgradError(
                 f"a gradient reached the attributes {sorted(unknown)} of a {type(x).__name__}, "
@@ -246,6 +251,16 @@ def rebuild(g, x, leaf):
     for n, v in values.items():
         object.__setattr__(new, n, v)
     return new
+
+
+def _aux_values(aux):
+    """The values a registered class's aux data holds (itself, or the items of a tuple, list
+    or dict of them, nested)."""
+    if isinstance(aux, dict):
+        aux = list(aux.values())
+    if isinstance(aux, (list, tuple)):
+        return [aux] + [v for item in aux for v in _aux_values(item)]
+    return [aux]
 
 
 def check_updated_in_place(value, name, numbers=False):
