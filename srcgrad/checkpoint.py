@@ -69,7 +69,7 @@ from .checkpoint_sharing import (
     written_through_items,
 )
 from .emit import naming, notes
-from .emit.compile import _cells, compile_function
+from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import unparse
 from .errors import SrcgradError, UnsupportedSyntaxError
@@ -325,7 +325,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
              if isinstance(s, gast.While) or (isinstance(s, gast.For) and _over_range(s.iter))]
     if not loops:
         return f
-    reads = outside_reads(loops, node)  # (the steps read them: see below)
+    reads, cells = outside_reads(loops, node, f)  # (the steps read them: see below)
     taken = {n.id for n in walk(node) if isinstance(n, gast.Name)} | {node.name}
     namer = Namer(taken)
     extras = default_values_bound(node, f, namer)  # (`W=W0`: W0 of the scope f was made in)
@@ -387,7 +387,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
     # (normalize/inplace.py checks those apart from the other arguments, as for `x += v`)
     made.__srcgrad_user_parameters__ = frozenset(carried)
     # and against what its loops read from outside (f's closure cells too: emit/compile.py)
-    made.__srcgrad_loop_reads__, made.__srcgrad_cells__ = reads, _cells(f)
+    made.__srcgrad_loop_reads__, made.__srcgrad_cells__ = reads, cells
     # what srcgrad refuses in the rewritten function at the user's line (as for the steps)
     notes.register(made.__code__, made.__code__.co_filename,
                    notes.line_map(node, text, parsed.location, node.name))

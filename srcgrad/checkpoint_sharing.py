@@ -9,10 +9,16 @@ and what the loop writes into (``mutated``, ``written_through_items``) is its st
 from __future__ import annotations
 
 import builtins
+import inspect
+import sys
+import types
 
 import gast
+import numpy as np
 
 from .astutil import clone, walk
+from .emit.compile import _cells
+from .frontend.source import GENERATED_SOURCE
 
 # NumPy functions whose result may be a view of their first argument (normalize/sharing.py)
 _VIEW_FUNCTIONS = {"asarray", "asanyarray", "reshape", "ravel", "transpose", "squeeze",
@@ -212,14 +218,19 @@ def _known(call):
 
 
 
-def outside_reads(loops, fn_node):
-    """The names and dotted names (``G``, ``cfg.W``, ``Model.W``) that ``loops`` read and
-    ``fn_node`` never binds, each once (copies): the rewritten function's checks name them
-    (normalize/inplace.py), since its steps, not itself, read them."""
+def outside_reads(loops, fn_node, fn):
+    """What the rewritten function's checks name (normalize/inplace.py), since its steps, not
+    itself, read it: the names and dotted names (``G``, ``cfg.W``, ``Model.W``) that ``loops``
+    (or a function ``fn_node`` defines) read and ``fn_node`` never binds, each once (copies);
+    and, read through a name of its own, each array, list, dict or object that a function the
+    loops call reads as a global of another module or a closure variable (``helper_reads``).
+    Also the cells those names are read through, ``fn``'s own among them."""
     local = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)
              and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))}
+    defs = [d for d in walk(fn_node) if isinstance(d, (gast.FunctionDef, gast.Lambda))
+            and d is not fn_node]
     out, seen = [], set()
-    for n in (n for loop in loops for n in walk(loop)):
+    for n in (n for part in [*loops, *defs] for n in walk(part)):
         root = n
         while isinstance(root, gast.Attribute):
             root = root.value
@@ -228,4 +239,88 @@ def outside_reads(loops, fn_node):
                 and gast.dump(n) not in seen):
             seen.add(gast.dump(n))
             out.append(clone(n))
-    return tuple(out)
+    cells = _cells(fn)
+    for k, (name, cell, attr) in enumerate(helper_reads(loops, fn)):
+        if cell is not None:
+            name = f"{name}_{k}"
+            cells[name] = cell
+        read = gast.Name(name, gast.Load(), None, None)
+        out.append(read if attr is None else gast.Attribute(read, attr, gast.Load()))
+    return tuple(out), cells
+
+
+def helper_reads(loops, fn, depth=4):
+    """What the Python functions ``loops`` call (by a name or dotted name of ``fn``'s, and the
+    functions those call, to ``depth``) read from outside: ``(name, None, None)`` for a global
+    of ``fn``'s module; ``(word, cell, attr)`` for another module's global data (a new cell of
+    the module: read as its attribute when it runs, as the step does) and ``(word, cell,
+    None)`` for a closure variable (the function's own cell)."""
+    todo = [v for v in (_called(n.func, fn) for loop in loops for n in walk(loop)
+                        if isinstance(n, gast.Call)) if inspect.isfunction(v)]
+    out, seen = [], set()
+    while todo and depth:
+        depth -= 1
+        found = []
+        for f in todo:
+            if id(f) not in seen and f.__code__ not in GENERATED_SOURCE:
+                seen.add(id(f))
+                out += _reads_of(f, fn.__globals__, found)
+        todo = found
+    return out
+
+
+def _reads_of(f, own, found):
+    """``helper_reads``'s reads of the function ``f`` alone (``own``: the globals of the
+    function checkpoint= rewrites); the functions it calls are appended to ``found``."""
+    out = []
+    module = sys.modules.get(f.__globals__.get("__name__"))
+    module = module if getattr(module, "__dict__", None) is f.__globals__ else None
+    for name in _code_names(f.__code__):
+        value = f.__globals__.get(name)
+        if inspect.isfunction(value):
+            found.append(value)
+        elif name in f.__globals__ and _data(value):
+            out.append((name, None, None) if f.__globals__ is own else (
+                module.__name__.rpartition(".")[2], types.CellType(module), name)
+                if module is not None else (name, types.CellType(value), None))
+    for var, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # (a cell not bound yet)
+            continue
+        if inspect.isfunction(value):
+            found.append(value)
+        elif _data(value):
+            out.append((var, cell, None))
+    return out
+
+
+def _called(func, fn):
+    """The object ``func`` (a name or dotted name) denotes in ``fn``'s globals or closure."""
+    path = []
+    while isinstance(func, gast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name):
+        return None
+    cells = _cells(fn)
+    value = cells[func.id].cell_contents if func.id in cells else fn.__globals__.get(func.id)
+    for attr in reversed(path):
+        value = getattr(value, attr, None)
+    return value
+
+
+def _code_names(code):
+    """The global names ``code`` and the code objects inside it read."""
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _code_names(const)
+    return out
+
+
+def _data(value):
+    return isinstance(value, (np.ndarray, list, dict, tuple)) or (
+        value is not None and not callable(value)
+        and not isinstance(value, (type, types.ModuleType, str, bytes, int, float, complex))
+        and hasattr(value, "__dict__"))

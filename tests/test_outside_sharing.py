@@ -9,6 +9,7 @@ import functools
 import types
 
 import numpy as np
+import outside_module
 import pytest
 
 import srcgrad
@@ -85,6 +86,40 @@ def loop_reads_an_object(x):
     return s
 
 
+def _helper_reads_a_global(v):
+    return np.sum(CFG.W * v)
+
+
+def loop_calls_a_helper(x):  # the helper reads CFG, which the loop does not name
+    s = 0.0
+    for _ in range(2):
+        x += 0.5
+        s = s + _helper_reads_a_global(x)
+    return s
+
+
+def loop_calls_another_modules_helper(x):  # it reads outside_module.H
+    s = 0.0
+    for _ in range(2):
+        x += 0.5
+        s = s + outside_module.reads_h(x)
+    return s
+
+
+def _nested():
+    C = _values()
+
+    def f(x):
+        def g(v):
+            return np.sum(C * v)
+        s = 0.0
+        for _ in range(2):
+            x += 0.5
+            s = s + g(x)
+        return s
+    return f, C
+
+
 def _cases():
     """(name, function, the shared array, the other arguments, options, message word)."""
     W = _values()
@@ -101,6 +136,10 @@ def _cases():
         ("closure, checkpoint=2", f, C, (), {"checkpoint": 2}, "C"),
         ("object's field, checkpoint=2", loop_reads_an_object, CFG.W, (), {"checkpoint": 2},
          "CFG"),
+        ("helper, checkpoint=2", loop_calls_a_helper, CFG.W, (), {"checkpoint": 2}, "CFG"),
+        ("another module's helper, checkpoint=2", loop_calls_another_modules_helper,
+         outside_module.H, (), {"checkpoint": 2}, r"outside_module_\d+\.H"),
+        ("nested def, checkpoint=2", *_nested(), (), {"checkpoint": 2}, "C"),
     ]
 
 
@@ -146,3 +185,19 @@ def test_a_checkpointed_function_whose_default_names_a_closure_variable():
     value, g = srcgrad.value_and_grad(f, checkpoint=2)(X)
     assert value == pytest.approx(f(X), rel=1e-12)
     np.testing.assert_allclose(g, 2.0 * _values() * np.cos(X), rtol=1e-12)
+
+
+def test_a_helper_of_another_module_reads_its_global_when_it_runs():
+    # the inlined helper held the array `H` named when the derivative was made: after
+    # `outside_module.H = ...` it gave 1.4 where Python gives 14.0
+    kept = outside_module.H
+    try:
+        df = srcgrad.value_and_grad(lambda x: outside_module.reads_h(x))
+        x = np.array([0.3, -0.2, 0.5])
+        assert df(x)[0] == pytest.approx(1.4, rel=1e-12)
+        outside_module.H = 10.0 * kept
+        value, g = df(x)
+        assert value == pytest.approx(14.0, rel=1e-12)
+        np.testing.assert_allclose(g, 10.0 * kept, rtol=1e-12)
+    finally:
+        outside_module.H = kept

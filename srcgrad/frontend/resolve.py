@@ -14,7 +14,9 @@ user's world, which the disk cache (``emit/diskcache.py``) checks again before i
 from __future__ import annotations
 
 import builtins
+import sys
 import threading
+import types
 
 import gast
 
@@ -157,3 +159,25 @@ def same_items(held, items):
     if isinstance(held, dict):
         return all(k == j and v is w for (k, v), (j, w) in zip(now, items))
     return all(a is b for a, b in zip(now, items))
+
+
+def data_module(namespace, name, obj, own):
+    """The module whose global ``name`` is ``obj`` in ``namespace`` (a callee's), when ``obj`` is
+    data (not a function, class or module) and that module's globals are not ``own``'s (the
+    function's): an inlined callee reads it there when it runs (``hmod.H``), as Python does
+    after ``hmod.H = ...``. None otherwise."""
+    if (name in namespace.cells or name not in namespace.globals or callable(obj)
+            or isinstance(obj, types.ModuleType) or namespace.globals is own.globals):
+        return None
+    module = sys.modules.get(namespace.globals.get("__name__"))
+    return module if getattr(module, "__dict__", None) is namespace.globals else None
+
+
+def data_read(namespace, name, obj, ctx):
+    """``module.name`` read when it runs, the module bound in ``ctx``'s generated code, for a
+    callee's global ``name`` that ``data_module`` finds; else None."""
+    module = data_module(namespace, name, obj, ctx.namespace)
+    if module is None:
+        return None
+    base = ctx.global_name(module, module.__name__.rpartition(".")[2])
+    return gast.Attribute(gast.Name(base, gast.Load(), None, None), name, gast.Load())

@@ -43,7 +43,7 @@ from ..astutil import (
 from ..emit import naming
 from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.default_values import bind_default_values
-from ..frontend.resolve import MISSING, HeldItems, Namespace, items_of
+from ..frontend.resolve import MISSING, HeldItems, Namespace, data_read, items_of
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
 from . import callables, held_methods, rebound, renumbered, stdlib_forms, supercalls, unpacking
@@ -663,9 +663,7 @@ class _Rename(gast.NodeTransformer):
     """Rename a callee's locals apart and bind its globals in the generated function."""
 
     def __init__(self, renames, namespace, ctx):
-        self.renames = renames
-        self.namespace = namespace
-        self.ctx = ctx
+        self.renames, self.namespace, self.ctx = renames, namespace, ctx
 
     def visit_Name(self, node):
         if node.id in self.renames:
@@ -678,6 +676,9 @@ class _Rename(gast.NodeTransformer):
                     original = gast.Name(node.id, gast.Load(), None, None)
                     self.ctx.dependencies.append((self.namespace, original, obj))
                 _note_held_items(self.ctx, self.namespace, node, obj)
+                live = data_read(self.namespace, node.id, obj, self.ctx)
+                if live is not None:  # (another module's data, read there when it runs)
+                    return live
                 node.id = self.ctx.global_name(obj, node.id)
         return node
 
