@@ -101,7 +101,7 @@ CELL_OF = "cell_of_{}"  # the closure cell of ``x`` in an inlined helper, read b
 LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
 LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
 SHAPE = "{}_shape"  # a view holding only the shape of ``x`` (or its shape saved: tested.py)
-LAMBDA = "fn"  # a lambda given to a helper or put into a display, named (local_functions.py)
+LAMBDA = "lambda"  # a lambda given to a helper or put into a display: `lambda_2`
 DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` computed it
 # callables resolved at transform time (normalize/callables.py)
 BOUND = "{}_bound"  # argument ``x`` of a ``functools.partial`` made in the body, as it was made

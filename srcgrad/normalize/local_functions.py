@@ -8,8 +8,8 @@ too, gets a name of its own that its name is bound to there (``bound_to``); a de
 not a constant is bound where the function is defined, as Python evaluates it
 (``defaults_bound``).
 
-    apply({"f": lambda v: v * 3.0}, x)     ->   fn = lambda v: v * 3.0
-                                                apply({"f": fn}, x)
+    apply({"f": lambda v: v * 3.0}, x)     ->   lambda_2 = lambda v: v * 3.0
+                                                apply({"f": lambda_2}, x)
     if c:                                       if c:
         g = lambda v: v * 2.0              ->       g_2 = lambda v: v * 2.0
     else:                                           g = g_2
@@ -36,8 +36,8 @@ def bound_to(where, target, own):
 
 
 def lambdas_named(s, namer):
-    """``s``, after ``fn = lambda ...`` for each lambda it gives a helper or puts into a
-    display (``apply({"f": lambda v: v * 3.0}, x)``), which then reads ``fn``: a local
+    """``s``, after ``lambda_2 = lambda ...`` for each lambda it gives a helper or puts into a
+    display (``apply({"f": lambda v: v * 3.0}, x)``), which then reads ``lambda_2``: a local
     function of its own name. Not a lambda without defaults given to ``map``, ``filter``,
     ``sorted``, ``min`` or ``max`` (those become comprehensions), nor one inside a
     comprehension or a lambda."""
