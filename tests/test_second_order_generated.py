@@ -120,6 +120,17 @@ def list_inactive_write(x, c):
     return s
 
 
+def shared_update_then_written(x, M):
+    # found by the random programs (checkpoint family, seed 57216), shrunk. The first-order code
+    # saves `x` before `x = put_shared(x, ...)` (x itself: nothing in x is d["q"]), then writes
+    # x[-1] in place, and its sweep restores x[-1] in place. Differentiated again the restore
+    # wrote into a copy, so the saved x kept the write: hessian[4] and vjp(grad) wrong
+    d = {"q": x * 1.0, "p": M.T @ (M @ (x / (1.0 + x**2)))}
+    d["q"] *= 2.0
+    x[-1] = d["p"][-3]
+    return np.tanh(np.sum(x))
+
+
 ELEMENT = np.array([[1.0, -0.5], [-0.5, 1.0]])
 
 CASES = [
@@ -140,6 +151,9 @@ CASES = [
     (dict_loop, (np.array([0.5, -1.0, 0.3]), 0.3), 1),
     (dict_inactive_write, (np.array([0.5, -1.0, 0.3]), np.array([0.2, 0.4, 0.1])), 0),
     (list_inactive_write, (np.array([0.5, -1.0, 0.3]), np.array([0.2, 0.4, 0.1])), 0),
+    (shared_update_then_written, (np.array([1.32, -0.79, 0.63, 1.5, 1.37]),
+                                  np.array([[0.05, 0.37, -0.05, 1.32, -1.44],
+                                            [1.3, -0.1, -0.52, -0.34, -0.26]])), 0),
 ]
 
 

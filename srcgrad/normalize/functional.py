@@ -5,7 +5,10 @@ adjoint buffer in place become functional, so a second transform never sees a va
 it: ``add_at(acc, i, g)`` becomes ``add(acc, getitem_grad(g, acc, i))``, ``zero_item(d, i)``
 zeroes a copy, and ``restore_item(y, i, v)`` is the element write ``setitem(fresh_copy(y), i, v)``
 it is, into a copy; ``list_pop(L)`` is ``popped(L)``, a new list (and
-``append_tangent`` is ``appended_tangent``).
+``append_tangent`` is ``appended_tangent``). A save ``y_saved.append(y)`` of an object that the
+code writes into in place afterwards (``y = setitem(y, i, v)``, ``y = list_append(y, v)``) saves
+a copy: the first-order sweep finds the saved object put back by its in-place restores, which
+now write into copies (``y = put_shared(y, ...)`` returns ``y`` itself when nothing is shared).
 First-order code keeps the fast in-place forms; only code that is differentiated again pays.
 A derivative's optional parameters, bound from ``*rest`` at its start, become plain parameters
 again (``plain_parameters``).
@@ -98,7 +101,64 @@ class FunctionalHelpers(gast.NodeTransformer):
         self.ctx = ctx
 
     def run(self, fn_node):
+        self.written = self._written_in_place(fn_node)
         return self.visit(fn_node)
+
+    def _written_in_place(self, fn_node):
+        """The names ``y`` of ``y = setitem(y, ...)`` or ``y = list_append(y, ...)``: the code
+        writes into the object ``y`` holds."""
+        out = set()
+        for node in gast.walk(fn_node):
+            if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], gast.Name)
+                    and isinstance(node.value, gast.Call) and node.value.args
+                    and isinstance(node.value.args[0], gast.Name)
+                    and node.value.args[0].id == node.targets[0].id
+                    and self.ctx.namespace.resolve(node.value.func, self.ctx.local_names)
+                    in (runtime.setitem, runtime.list_append)):
+                out.add(node.targets[0].id)
+        return out
+
+    def visit_Assign(self, node):
+        """``y = restore_item(y, i, v)``: ``y = fresh_copy(y)`` and ``y = setitem(y, i, v)``,
+        two statements, so that a second transform sees the copy as a rebinding of ``y`` (its
+        sweep brings back the object ``y`` held, which the restores of earlier element writes
+        then reach) and the write as a write into ``y``'s own object."""
+        value = node.value
+        if not (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and isinstance(value, gast.Call) and len(value.args) == 3 and not value.keywords
+                and isinstance(value.args[0], gast.Name)
+                and value.args[0].id == node.targets[0].id
+                and self._is(value.func, runtime.restore_item)):
+            return self.generic_visit(node)
+        self.generic_visit(value)  # (the saved value, `y_saved.pop()`, may hold calls too)
+        var = node.targets[0].id
+        copied = gast.Assign([gast.Name(var, gast.Store(), None, None)], gast.Call(
+            self._ref(runtime.fresh_copy), [gast.Name(var, gast.Load(), None, None)], []))
+        write = gast.Assign([gast.Name(var, gast.Store(), None, None)], gast.Call(
+            self._ref(runtime.setitem), value.args, []))
+        return [gast.copy_location(copied, node), gast.copy_location(write, node)]
+
+    def visit_Expr(self, node):
+        """``y_saved.append(y)`` (a save of the first-order code) of a ``y`` written into in
+        place: ``y_saved.append(fresh_copy(y))``, also for the items of a tuple saved."""
+        self.generic_visit(node)
+        call = node.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+                and len(call.args) == 1 and not call.keywords):
+            return node
+        saved = call.args[0]
+        if isinstance(saved, gast.Tuple):
+            saved.elts = [self._copied(e) for e in saved.elts]
+        else:
+            call.args = [self._copied(saved)]
+        return node
+
+    def _copied(self, e):
+        if isinstance(e, gast.Name) and e.id in self.written:
+            return gast.Call(self._ref(runtime.fresh_copy), [e], [])
+        return e
 
     def _ref(self, fn):
         return gast.Name(self.ctx.global_name(fn, fn.__name__), gast.Load(), None, None)
