@@ -44,13 +44,29 @@ def run(fn_node, ctx, kinds, top, elementwise, numbers):
     if any(isinstance(n, (gast.FunctionDef, gast.Lambda)) for n in walk(fn_node) if n is not
            fn_node):
         return  # (a nested function's names are its own)
-    bound = binding_counts(fn_node)
+    names = (binding_counts(fn_node), numbers, _reads(fn_node, kinds))
     for block in [fn_node.body] + [n.body for n in walk(fn_node) if isinstance(
             n, (gast.For, gast.While))]:
-        _block(block, fn_node, ctx, kinds, top, elementwise, (bound, numbers))
+        _block(block, ctx, kinds, top, elementwise, names)
 
 
-def _block(block, fn_node, ctx, kinds, top, elementwise, names):
+def _reads(fn_node, kinds):
+    """Name -> the reads of it that take more than its shape (``x.shape``, ``shape_like(x)``)."""
+    shapes = set()
+    for n in walk(fn_node):
+        if isinstance(n, gast.Attribute) and n.attr == "shape" and isinstance(n.value, gast.Name):
+            shapes.add(id(n.value))
+        elif isinstance(n, gast.Call) and len(n.args) == 1 and not n.keywords and (
+                kinds.resolve(n.func) is runtime.shape_like):
+            shapes.add(id(n.args[0]))
+    reads = {}
+    for n in walk(fn_node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in shapes:
+            reads.setdefault(n.id, []).append(n)
+    return reads
+
+
+def _block(block, ctx, kinds, top, elementwise, names):
     """The rewrite in the statements ``block`` (the function's or a loop's body)."""
     fresh = {}  # name -> bound once, in this block, to a new float64 array
     for i, s in enumerate(block):
@@ -61,7 +77,7 @@ def _block(block, fn_node, ctx, kinds, top, elementwise, names):
         kind = top.get(target)
         new = isinstance(kind, tuple) and kind[1] >= 1 and _new_array(value, kinds, elementwise)
         operand = _operand(value, kinds, elementwise)
-        if operand in fresh and _read_only_by(fn_node, operand, value, kinds):
+        if operand in fresh and _read_only_by(names[2].get(operand, ()), value):
             s.value = _into(ctx, value, top, names)
         if new and names[0][target] == 1:
             fresh[target] = i
@@ -90,24 +106,17 @@ def _new_array(value, kinds, elementwise):
     return False
 
 
-def _read_only_by(fn_node, name, value, kinds):
-    """Whether every read of ``name`` is the operand of ``value`` (once) or its shape."""
-    allowed = {id(value.args[0] if isinstance(value, gast.Call) else value.left)}
-    for n in walk(fn_node):
-        if isinstance(n, gast.Attribute) and n.attr == "shape" and isinstance(n.value, gast.Name):
-            allowed.add(id(n.value))
-        elif isinstance(n, gast.Call) and len(n.args) == 1 and not n.keywords and (
-                kinds.resolve(n.func) is runtime.shape_like):
-            allowed.add(id(n.args[0]))
-    reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name
-             and isinstance(n.ctx, gast.Load)]
-    return all(id(n) in allowed for n in reads)
+def _read_only_by(reads, value):
+    """Whether the reads of a name that take more than its shape are the operand of ``value``
+    alone."""
+    operand = value.args[0] if isinstance(value, gast.Call) else value.left
+    return len(reads) == 1 and reads[0] is operand
 
 
 def _into(ctx, value, top, names):
     """``value`` writing its result into its operand (module docstring); ``names``: how many
-    times each name is bound, and the names of numbers made arrays."""
-    bound, numbers = names
+    times each name is bound, the names of numbers made arrays (and the reads of each name)."""
+    bound, numbers, _ = names
     if isinstance(value, gast.Call):
         value.keywords = [gast.keyword("out", _load(value.args[0].id))]
         return value
