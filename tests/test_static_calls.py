@@ -138,6 +138,8 @@ def loops_over_passed_functions(x, fs, hooks):
         x = hooks[k](x) * 0.9
     for g in hooks.values():
         x = g(x)
+    for name, g in hooks.items():
+        x = g(x) * (1.0 + 0.1 * len(name))
     return np.sum(x ** 2)
 
 

@@ -48,6 +48,7 @@ def unroll_function_loops(fn_node, known=None, given=()):
     assigns (or an attribute of one) holds at transform time (a global, a helper's parameter
     given one; ``given``: the parameters it may answer for too), else None."""
     if not any(_unrollable(n) or _indexing(n) or _called_item(n) or _called_by_target(n)
+               or _pairs_loop(n) is not None
                for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
     _merge_appends(fn_node, _looped_or_indexed(fn_node))
@@ -262,6 +263,10 @@ def _unrolled(stmts, literals, stored, known):
         if keys is not None:
             out += [c for k in keys for c in _copy_at(s, k)]
             continue
+        pairs = _pairs_looped(s, stored, known)
+        if pairs is not None:
+            out += pairs
+            continue
         functions = _functions_looped(s, literals, stored, known)
         if functions is None:
             out.append(s)
@@ -440,6 +445,53 @@ def _named_function(expr, stored):
             return False
         expr = expr.value
     return isinstance(expr, gast.Name) and expr.id not in stored
+
+
+def _pairs_loop(loop):
+    """The dict ``d`` of ``for k, g in d.items()`` whose body calls ``g``, has no ``break`` or
+    ``continue`` and assigns neither ``k`` nor ``g``; else None."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Tuple) and len(
+            loop.target.elts) == 2 and all(isinstance(e, gast.Name) for e in loop.target.elts)
+            and not loop.orelse):
+        return None
+    it = loop.iter
+    if not (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and (
+            it.func.attr == "items") and not it.args and isinstance(it.func.value, gast.Name)):
+        return None
+    k, g = (e.id for e in loop.target.elts)
+    return it.func.value if _calls_plainly(loop.body, g, (k, g)) else None
+
+
+def _calls_plainly(body, g, names):
+    """Whether ``body`` calls ``g``, has no ``break`` or ``continue``, and assigns none of
+    ``names``."""
+    nodes = list(walk(gast.Module(body, [])))
+    calls = any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == g
+                for n in nodes)
+    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in nodes)
+    assigned = any(isinstance(n, gast.Name) and n.id in names and not isinstance(
+        n.ctx, gast.Load) for n in nodes)
+    return calls and not jumps and not assigned
+
+
+def _pairs_looped(loop, stored, known):
+    """``for k, g in d.items()`` (``_pairs_loop``) of a dict of functions ``known`` finds
+    (a parameter given one): unrolled, each copy binding ``k`` to its key and calling
+    ``d[key]``; else None."""
+    d = _pairs_loop(loop)
+    if d is None or d.id in stored or known is None:
+        return None
+    keys = known(d)
+    if not isinstance(keys, list):
+        return None
+    k, g = (e.id for e in loop.target.elts)
+    out = []
+    for key in keys:
+        item = gast.Subscript(clone(d), gast.Constant(key, None), gast.Load())
+        out.append(gast.copy_location(gast.Assign([gast.Name(k, gast.Store(), None, None)],
+                                                  gast.Constant(key, None), None), loop))
+        out += [_Bind(g, item).visit(clone(stmt)) for stmt in loop.body]
+    return out
 
 
 class _Bind(gast.NodeTransformer):
