@@ -473,8 +473,8 @@ class Kinds:
     def widen(self, operand, op, kind):
         """A number constant added to, subtracted from, multiplying or dividing a float64 array
         (``1 - h * h``) is written as the float64 array of no dimensions it is converted to
-        (NumPy converts a Python number at every call, at 0.7 us more than it takes an array's
-        in a step of 512 numbers; Rewrite, for Python)."""
+        (NumPy converts a Python number at every call: `1.0 - a` of a 16x32 array 0.66-0.69 us
+        of CPU time against 0.53 us for the array, in three runs; Rewrite, for Python)."""
         if isinstance(operand, gast.Constant) and type(operand.value) in (int, float):
             if kind is not None and isinstance(op, WIDENED) and abs(operand.value) < 2**53:
                 self.widened.add(id(operand))
