@@ -165,3 +165,28 @@ def test_loops_over_a_tuple_or_dict_of_functions_passed():
     with pytest.raises(srcgrad.SrcgradError, match="cannot resolve") as info:
         grad(loops_over_a_changed_dict)(X, {"a": step})
     assert "test_static_calls.py" in str(info.value)
+
+
+class _Block:
+    def __init__(self, w):
+        self.w = w
+
+    def scale(self, v):
+        return np.sin(v) * self.w
+
+
+def loops_over_passed_methods(x, fs):
+    for f in fs:
+        x = f(x)
+    return np.sum(x)
+
+
+def test_loops_over_a_tuple_of_bound_methods_passed():
+    # specialized per (method, object) passed; the object's field is read when it runs
+    a, b = _Block(2.0), _Block(3.0)
+    df = grad(loops_over_passed_methods)
+    for w in (2.0, 5.0):
+        a.w = w
+        fs = (a.scale, b.scale)
+        want = numeric_grad(loops_over_passed_methods, (X, fs), 0)
+        np.testing.assert_allclose(df(X, fs), want, rtol=1e-6, atol=1e-8)
