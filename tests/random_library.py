@@ -26,6 +26,9 @@ DEFINITIONS = {
     "GV": ["GV = np.array([0.4, -0.2, 0.9, 1.3, -0.6])"],
     "GS": ["GS = 0.7"],
     "GL": ["GL = [np.array([0.5, 1.0, -0.5, 0.2, 0.1]), np.array([0.3, 0.3, 0.3, -0.1, 0.6])]"],
+    # GV reached through a class attribute and a helper (tests/test_random_programs: f called
+    # with GV itself as x); named after GV, whose definition they follow
+    "GW": ["class GW:", "    W = GV", "", "", "def gw_read(v):", "    return np.sum(GV * v)"],
     "Keeper": ["class Keeper:", "    def __enter__(self):", "        return self", "",
                "    def __exit__(self, *exc):", "        return False"],
     "Scaler": ["class Scaler:", "    def __init__(self, y):", "        self.y = y", "",
