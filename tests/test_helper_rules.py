@@ -310,11 +310,12 @@ def f_vector_norm_sin(x):
 
 def f_einsum_six(v):
     # (squared: the cotangent of the einsum depends on v, so forward over reverse reads the
-    # tangent rule of einsum_vjp in g; operands 4 (2, 3) and 5 (3,) and the result (3,) of
-    # shapes no other operand has: the partner adjoints in operands 4 and 5 take their shapes,
-    # and so do the zeros of einsum_vjp's tangent in the operand it is the adjoint of)
+    # tangent rule of einsum_vjp in g; operands 3 (4,), 4 (2, 3) and 5 (3,) of shapes no other
+    # operand has, and a result (2,) that does not broadcast to them: the partner adjoints in
+    # operands 3 to 5 take their shapes, and so do the zeros of einsum_vjp's tangent in the
+    # operand it is the adjoint of)
     w = v[[0, 1, 0]]
-    return np.sum(np.einsum("i,i,i,i,ij,j->j", v, v**2, np.sin(v), np.cos(v),
+    return np.sum(np.einsum("i,i,i,k,ij,j->i", v, v**2, np.sin(v), np.cos(v[[0, 1, 0, 1]]),
                             np.outer(v, w + 1.0), np.tanh(w)) ** 2)
 
 
