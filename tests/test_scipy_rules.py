@@ -505,6 +505,17 @@ def test_odeint_tfirst():
     check_grad(f, (0.6, np.array([1.0, 2.0])), wrt=(0, 1), rtol=1e-5)
 
 
+def rhs_time_first(t, y, k):
+    return -k * y * t + np.sin(3 * t)
+
+
+def test_odeint_tfirst_in_the_times():
+    # the adjoint in the times reads the right-hand side with t first too
+    f = define(["t"], ["return np.sum(odeint(rhs, Y0, t, args=(0.6,), tfirst=True, rtol=1e-10, "
+                       "atol=1e-10) ** 2)"], {"rhs": rhs_time_first, "Y0": np.array([1.0, 2.0])})
+    check_grad(f, (np.array([0.3, 0.7, 1.5]),), rtol=1e-5)
+
+
 def logsumexp_with_its_sign(a, b):
     return special.logsumexp(a, b=b, return_sign=True)[0]
 
