@@ -57,11 +57,12 @@ import sys
 from typing import Any
 
 import gast
-import numpy as np
 
 from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
+    copy_state,
+    keeping,
     mutated,
     outside_reads,
     sharing_closure,
@@ -99,25 +100,6 @@ UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MI
 
 # --- what runs -----------------------------------------------------------------------------------
 
-def copy_state(state, memo=None):
-    """A copy of a loop's state that the step may update in place without touching the copy;
-    an array or list held in two places (``L = [z]`` beside ``z``) is copied once, and the
-    copy is held in both (one ``memo`` for the whole state)."""
-    memo = {} if memo is None else memo
-    if not isinstance(state, (np.ndarray, tuple, list, dict)):
-        return state
-    if id(state) in memo:
-        return memo[id(state)][1]
-    if isinstance(state, np.ndarray):
-        out = state.copy()
-    elif isinstance(state, dict):
-        out = {k: copy_state(v, memo) for k, v in state.items()}
-    else:
-        out = type(state)(copy_state(s, memo) for s in state)
-    memo[id(state)] = (state, out)  # (the original kept alive: its id is not reused)
-    return out
-
-
 class Snapshots(list):
     """The states a checkpointed loop kept when it ran (the loop's entry state first), and
     ``intervals``: ``(lo, hi, width)`` for each, the trips from it to the next one (or to the
@@ -134,6 +116,12 @@ def kept_intervals(kept):
 
 
 def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
+    """:func:`run_loop`, its copies of the state keeping what ``invariants`` hold (``keeping``)."""
+    with keeping(invariants):
+        return run_loop(probe, step, steps, state, invariants, snapshots)
+
+
+def run_loop(probe, step, steps, state, invariants, snapshots):
     """The loop, keeping its state at most ``snapshots`` times: ``(*state, kept)``, ``kept`` the
     :class:`Snapshots`. A ``for`` loop (``probe`` None) keeps them where the binomial schedule's
     first sweep would: the primal is that sweep. A loop that can leave early runs ``probe`` (the

@@ -9,6 +9,7 @@ and what the loop writes into (``mutated``, ``written_through_items``) is its st
 from __future__ import annotations
 
 import builtins
+import contextlib
 import inspect
 import sys
 import types
@@ -324,3 +325,54 @@ def _data(value):
         value is not None and not callable(value)
         and not isinstance(value, (type, types.ModuleType, str, bytes, int, float, complex))
         and hasattr(value, "__dict__"))
+
+
+# the invariants of the checkpointed loops running (the innermost last): ``copy_state`` keeps
+# the arrays, lists and dicts they hold, so that a state holding one (`L.append(x)`, `x` read by
+# the loop) still holds it, as in Python, after the loop's copies (entry, snapshots, its step's)
+_KEPT = []
+
+
+@contextlib.contextmanager
+def keeping(invariants):
+    """While a checkpointed loop runs: ``copy_state`` keeps what ``invariants`` hold."""
+    _KEPT.append(invariants)
+    try:
+        yield
+    finally:
+        _KEPT.pop()
+
+
+def copy_state(state, memo=None):
+    """A copy of a loop's state that the step may update in place without touching the copy;
+    an array or list held in two places (``L = [z]`` beside ``z``) is copied once, and the
+    copy is held in both (one ``memo`` for the whole state). What the running checkpointed
+    loop's invariants hold is not copied (the loop does not change it: ``keeping``)."""
+    if memo is None:
+        memo = {}
+        if _KEPT:
+            _held(_KEPT[-1], memo)
+    if not isinstance(state, (np.ndarray, tuple, list, dict)):
+        return state
+    if id(state) in memo:
+        return memo[id(state)][1]
+    if isinstance(state, np.ndarray):
+        out = state.copy()
+    elif isinstance(state, dict):
+        out = {k: copy_state(v, memo) for k, v in state.items()}
+    else:
+        out = type(state)(copy_state(s, memo) for s in state)
+    memo[id(state)] = (state, out)  # (the original kept alive: its id is not reused)
+    return out
+
+
+def _held(value, memo):
+    """``memo`` maps each array, list and dict in ``value`` (tuples walked) to itself."""
+    if isinstance(value, (np.ndarray, list, dict)):
+        memo[id(value)] = (value, value)
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _held(v, memo)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _held(v, memo)
