@@ -96,6 +96,15 @@ def _shaped(z):
     return z if z.shape else complex(z)
 
 
+def same_bits(got, want):
+    """``got`` is ``want`` (a value or a tuple of them) bit for bit, in shape and dtype too."""
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
+        assert np.array_equal(g, w), (g, w)
+
+
 def assert_same(before, after, what="argument"):
     """Deep equality of values that may contain arrays (used to detect mutation)."""
     if isinstance(before, np.ndarray):

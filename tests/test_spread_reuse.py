@@ -7,20 +7,13 @@ shape), central differences, the generated text, and what must stay as it is."""
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
+from gradcheck import same_bits as same
 
 import srcgrad
 from srcgrad.optimize import scalars
 from srcgrad.runtime import spread_rows, written_into
 
 RNG = np.random.default_rng(21)
-
-
-def same(got, want):
-    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
-        assert np.array_equal(g, w), (g, w)
 
 
 def checked(f, args, present, absent, transform=srcgrad.grad):

@@ -5,6 +5,7 @@ derivative with the unspecialized one (same bits, dtype and shape) and central d
 
 import numpy as np
 from gradcheck import numeric_grad
+from gradcheck import same_bits as same
 
 import srcgrad
 
@@ -12,14 +13,6 @@ RNG = np.random.default_rng(7)
 X = RNG.standard_normal((6, 3))
 W = RNG.standard_normal(3)
 Y = (RNG.uniform(size=6) < 0.5).astype(np.float64)
-
-
-def same(got, want):
-    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
-        assert np.array_equal(g, w), (g, w)
 
 
 def specialized(df, *args):
