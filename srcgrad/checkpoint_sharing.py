@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import contextvars
 import inspect
 import sys
 import types
@@ -327,20 +328,21 @@ def _data(value):
         and hasattr(value, "__dict__"))
 
 
-# the invariants of the checkpointed loops running (the innermost last): ``copy_state`` keeps
-# the arrays, lists and dicts they hold, so that a state holding one (`L.append(x)`, `x` read by
-# the loop) still holds it, as in Python, after the loop's copies (entry, snapshots, its step's)
-_KEPT = []
+# the invariants of the innermost checkpointed loop running in this thread (or task):
+# ``copy_state`` keeps the arrays, lists and dicts they hold, so that a state holding one
+# (`L.append(x)`, `x` read by the loop) still holds it, as in Python, after the loop's copies
+# (entry, snapshots, its step's); a loop in another thread keeps its own
+_KEPT = contextvars.ContextVar("srcgrad_checkpoint_invariants", default=None)
 
 
 @contextlib.contextmanager
 def keeping(invariants):
     """While a checkpointed loop runs: ``copy_state`` keeps what ``invariants`` hold."""
-    _KEPT.append(invariants)
+    token = _KEPT.set(invariants)
     try:
         yield
     finally:
-        _KEPT.pop()
+        _KEPT.reset(token)
 
 
 def copy_state(state, memo=None):
@@ -350,8 +352,9 @@ def copy_state(state, memo=None):
     loop's invariants hold is not copied (the loop does not change it: ``keeping``)."""
     if memo is None:
         memo = {}
-        if _KEPT:
-            _held(_KEPT[-1], memo)
+        kept = _KEPT.get()
+        if kept is not None:
+            _held(kept, memo)
     if not isinstance(state, (np.ndarray, tuple, list, dict)):
         return state
     if id(state) in memo:
