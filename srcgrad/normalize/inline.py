@@ -351,10 +351,11 @@ class InlineCalls:
             name = self.ctx.global_name(fn, _short_name(fn))
             call.func = gast.copy_location(gast.Name(name, gast.Load(), None, None), func)
         stmt.value = call
+        module = getattr(fn, "__module__", "") or ""
+        # statistics.fmean: a form without its `try`; functools.reduce: one with source
+        fn = stdlib_forms.FORMS.get(fn, fn)
         if not inspect.isfunction(fn) or rules.lookup(fn) is not None or _generated(fn):
             return None
-        module = getattr(fn, "__module__", "") or ""
-        fn = stdlib_forms.FORMS.get(fn, fn)  # statistics.fmean: a form without its `try`
         if module.split(".")[0] in OPAQUE_MODULES and fn not in BY_SOURCE:
             return None
         if fn in self.stack or len(self.stack) >= MAX_DEPTH:

