@@ -19,6 +19,16 @@ An operand that is broadcast still needs its shape in the adjoint sweep, and any
 same shape serves: the *shape reference* of an operand is its set's single member, or another
 value still holding that set (``t = c * x`` above: ``{k, x}``), so the sweep reads values it keeps
 anyway instead of keeping more (``x ** 2`` needs no saving in a loop when ``x`` is saved).
+
+A reduction that keeps its axes (``keepdims=True``), or removes leading ones (``axis=0``), has
+a shape that broadcasts into its operand's: where a set holds the operand's whole set beside
+it, the reduction's value adds nothing to the shape and is left out of the set. So a softmax's
+``z = l - np.max(l, axis=1, keepdims=True)`` has the set of ``l``, and its adjoint passes
+``dz`` to ``l`` as it is (a fact about a value computed outside loops and branches, kept
+under the value's version symbol when its variable is assigned again):
+
+    m = np.max(l, axis=1, keepdims=True)      S(m) = {m}, m broadcasts into {l}
+    z = l - m                                 S(z) = {l}
 """
 
 from __future__ import annotations
@@ -57,6 +67,10 @@ class BroadcastShapes:
         self.versions = itertools.count(1)
         self.loops = 0  # loops around the statement being analysed
         self.sequences = set()  # variables assigned a list, tuple or dict display (or made of one)
+        self.branches = 0  # branches of `if` statements around the statement being analysed
+        # a value (variable or version symbol) -> a set whose shape its own broadcasts into
+        self.absorbed = {}
+        self.absorbing = None  # the set the value being assigned broadcasts into
 
     def run(self, body):
         scalars = {p: SCALAR for p, k in self.kinds.items() if argkinds.ndim(k) == 0}
@@ -77,8 +91,10 @@ class BroadcastShapes:
             if isinstance(s, gast.Assign):
                 self._assign(s, avail)
             elif isinstance(s, gast.If):
+                self.branches += 1
                 first = self._block(s.body, dict(avail))
                 second = self._block(s.orelse, dict(avail))
+                self.branches -= 1
                 self._version(avail, stored(s))
                 for v in list(avail):
                     if first.get(v) != avail[v] or second.get(v) != avail[v]:
@@ -130,6 +146,10 @@ class BroadcastShapes:
         elif op is not None and op.kind == "rule":
             result = self._rule(stmt, op, avail)
         symbol = self._version(avail, {target}).get(target)
+        if self.absorbing is not None:  # (named after the target's old value is versioned)
+            self.absorbed[target] = frozenset(symbol if m == target else m
+                                              for m in self.absorbing)
+            self.absorbing = None
         self.shape_names.discard(target)
         if id(stmt.value) in self.shape_tuples:
             self.shape_names.add(target)
@@ -164,6 +184,9 @@ class BroadcastShapes:
         symbols = {n: f"{n}@{next(self.versions)}" for n in names}
         for n in names:
             self.ndims.pop(n, None)
+        if self.absorbed and symbols:
+            self.absorbed = {symbols.get(v, v): frozenset(symbols.get(m, m) for m in into)
+                             for v, into in self.absorbed.items()}
         for v in list(avail):
             if v in symbols:
                 del avail[v]
@@ -217,6 +240,7 @@ class BroadcastShapes:
             axis, keep = op.args.get("axis"), op.args.get("keepdims")
             if _is_const(axis, None) and (keep is None or _is_const(keep, False)):
                 return SCALAR
+            self._note_absorbed(stmt, op, avail, axis, keep)
             return None
         params = rule.signature.parameters
         if not (rule.broadcast or fn in SHAPE_KEEPING):
@@ -234,7 +258,7 @@ class BroadcastShapes:
         }
         if any(v is None for v in operands.values()):
             return None
-        result = frozenset().union(*operands.values())
+        result = self._absorb(frozenset().union(*operands.values()))
         self.info[id(stmt)] = (operands, result)
         # not the statement's own target: the sweep reads the reference before it restores the
         # target's old value (`a = np.sin(a) + x` in a loop, `a` a float before: the new `a`,
@@ -245,6 +269,40 @@ class BroadcastShapes:
             if (ref := _reference(members, avail, latest=not self.loops)) not in (None, target)
         }
         return result
+
+
+    def _note_absorbed(self, stmt, op, avail, axis, keep):
+        """``r = np.sum(a, axis=..., keepdims=True)`` (or over leading axes, ``axis=0``,
+        without keepdims), outside loops and branches: r's shape broadcasts into a's."""
+        if self.loops or self.branches or op.args.get("a") is None:
+            return
+        into = self._sym(op.args["a"], avail)
+        if not into:  # (unknown, or a scalar's)
+            return
+        leading = (keep is None or _is_const(keep, False)) and _leading_axes(axis)
+        if _is_const(keep, True) or leading:
+            self.absorbing = into
+
+    def _absorb(self, members):
+        """``members`` without the values whose shapes broadcast into the rest's, one at a time
+        (each left out adds nothing to the shape of those that stay)."""
+        if not self.absorbed:
+            return members
+        for m in sorted(members & self.absorbed.keys()):
+            if self.absorbed[m] <= members - {m}:
+                members = members - {m}
+        return members
+
+
+def _leading_axes(axis):
+    """Whether ``axis`` is the constant 0 or a tuple of the constants 0, 1, ..., k."""
+    if isinstance(axis, gast.Constant):
+        return type(axis.value) is int and axis.value == 0
+    if isinstance(axis, gast.Tuple) and axis.elts:
+        values = [e.value if isinstance(e, gast.Constant) and type(e.value) is int else None
+                  for e in axis.elts]
+        return sorted(v for v in values if v is not None) == list(range(len(values)))
+    return False
 
 
 def _reference(members, avail, latest=True):

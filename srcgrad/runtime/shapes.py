@@ -172,7 +172,8 @@ def _expand(dy, ndim, axis, keepdims):
     return np.expand_dims(dy, tuple(a % ndim for a in axes))
 
 
-_SHAPE_VIEWS: dict = {}
+_SHAPE_VIEWS: dict = {}  # (shape, dtype's number, or string if not native) -> its view
+_FLOAT64_NUM = np.dtype(np.float64).num
 _SHAPES_OF: dict = {}  # (shapes, dtypes) of arrays of one or more dimensions -> their view
 
 
@@ -210,7 +211,7 @@ def shape_like(*values):
     else:
         shape = _broadcast_shape([np.shape(v) for v in values])
         dtype = float_dtype(*values)
-    key = (shape, dtype.str)
+    key = (shape, dtype.num if dtype.isnative else dtype.str)
     view = _SHAPE_VIEWS.get(key)
     if view is None:
         if len(_SHAPE_VIEWS) > 256:
@@ -223,7 +224,7 @@ def of_shape(shape):
     """A float64 zero-strided view of the shape ``shape``: where a loop saved an array's shape
     alone (optimize/tested.py), what ``unbroadcast`` reads of it, its shape and that it is an
     array."""
-    key = (shape, "<f8")
+    key = (shape, _FLOAT64_NUM)
     view = _SHAPE_VIEWS.get(key)
     if view is None:
         if len(_SHAPE_VIEWS) > 256:
@@ -269,9 +270,12 @@ def _arrays_shape(values):
     """``shape_like`` of several NumPy arrays. Their view depends only on their shapes and
     dtypes (NumPy's promotion of arrays of one or more dimensions reads no values), so it is
     kept for those: the same arrays' kinds meet it at every call."""
-    # (dtypes by their strings: a standalone module (emit/standalone.py) writes this cache
-    # out as a literal)
-    known = (tuple([v.shape for v in values]), tuple([v.dtype.str for v in values]))
+    # (dtypes by their numbers, or their strings where the byte order is not the machine's: a
+    # standalone module (emit/standalone.py) writes this cache out as a literal, and a dtype's
+    # string is made anew at each read, 0.25-0.5 us. Native dtypes of one number (datetime64
+    # units, string lengths) promote alike, and to no floating dtype: float_dtype gives float64)
+    known = (tuple([v.shape for v in values]),
+             tuple([d.num if d.isnative else d.str for d in [v.dtype for v in values]]))
     view = _SHAPES_OF.get(known)
     if view is not None:
         return view
@@ -279,7 +283,7 @@ def _arrays_shape(values):
     first = shapes[0]
     shape = first if all(s == first for s in shapes) else _broadcast_shape(shapes)
     dtype = float_dtype(*values)
-    key = (shape, dtype.str)
+    key = (shape, dtype.num if dtype.isnative else dtype.str)
     view = _SHAPE_VIEWS.get(key)
     if view is None:
         if len(_SHAPE_VIEWS) > 256:
@@ -372,7 +376,8 @@ def _uniform_shape(values, others=()):
     all of them broadcast to); else None."""
     shape = None
     for v in values:
-        if type(v) is not np.ndarray or v.dtype != _FLOAT64 or not v.ndim:
+        if type(v) is not np.ndarray or not v.ndim or (
+                v.dtype is not _FLOAT64 and v.dtype != _FLOAT64):
             return None
         if shape is None:
             shape = v.shape
@@ -381,7 +386,7 @@ def _uniform_shape(values, others=()):
     if shape is None:
         return None
     for v in others:
-        if type(v) is not np.ndarray or v.dtype != _FLOAT64:
+        if type(v) is not np.ndarray or (v.dtype is not _FLOAT64 and v.dtype != _FLOAT64):
             return None
         own = v.shape
         if own != shape:
