@@ -24,6 +24,13 @@ def log_softmax(a, y):
     return -np.sum(y * logp)
 
 
+def softmax_head(l, b, y):  # logits l + b: logp has the shape of exp_z, no argument's
+    logits = l + b
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.sum(y * logp) / y.shape[0]
+
+
 def centered(a, w):  # the mean over the leading axis, no keepdims: (4,) into (3, 4)
     c = a - np.mean(a, axis=0)
     return np.sum(np.tanh(c * w) ** 2)
@@ -69,6 +76,7 @@ def in_a_loop(a, w):  # a's shape grows in the first trip: (3, 4) -> (2, 3, 4)
 
 CASES = [
     (log_softmax, (A, Y)),
+    (softmax_head, (A, ROW, Y)),
     (centered, (A, BIG)),
     (rebound, (A, BIG)),
     (bigger_other, (A, BIG)),
@@ -81,7 +89,7 @@ CASES = [
 
 @pytest.mark.parametrize("f, args", CASES, ids=[f.__name__ for f, _ in CASES])
 def test_gradients_match_central_differences(f, args):
-    for wrt in (0, 1):
+    for wrt in (0, 1):  # (every case has two arrays first)
         expected = numeric_grad(f, args, wrt)
         for df in (srcgrad.grad(f, wrt=wrt), srcgrad.specialize(srcgrad.grad(f, wrt=wrt))):
             np.testing.assert_allclose(df(*args), expected, rtol=1e-6, atol=1e-8)
@@ -116,3 +124,16 @@ def test_the_sums_stay_where_shapes_may_differ():
     assert "dv = unbroadcast(dz, v)" in text, text
     text = srcgrad.source(srcgrad.grad(in_a_branch))
     assert "unbroadcast(dz, a)" in text, text  # (m's fact, in a branch, is not kept)
+
+
+def test_a_value_read_anyway_gives_logp_its_shape():
+    """optimize/shape_proxy.py: logp, never computed, is summed back to the shape of exp_z,
+    which the sweep reads anyway, not to a shape view made at each call; and the seed checks
+    only y (optimize/uniform.py: exp_z is no value the number meets)."""
+    text = srcgrad.source(srcgrad.grad(softmax_head))
+    assert "dlogp = unbroadcast(dy_times_logp * y, exp_z)" in text, text
+    df = srcgrad.specialize(srcgrad.grad(softmax_head, wrt=(0, 1)))
+    df(A, ROW, Y)
+    text = srcgrad.source(df)
+    assert "dlogp = unbroadcast(dy_times_logp * y, exp_z)" in text, text
+    assert "uniform_unreduce(dsum_y_times_logp, None, (y,), (b, l))" in text, text

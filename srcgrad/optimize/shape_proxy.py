@@ -11,6 +11,14 @@ memory -- so the variable, and whatever only fed it, becomes dead code for ``Dea
     t = l - y * z                              # (removed)
     dt = mean_grad(1.0, t)            ->       dt = mean_grad(1.0, shape_like(y, z))
 
+Where a value that the function reads anyway, bound once before, has the same broadcast shape
+set, and is read for more than its shape at or after the last such read, ``unbroadcast`` reads
+that value instead (it holds exactly that shape, and the shape of an array is what
+``unbroadcast`` reads of its second argument): no shape view is made at each call. The
+log-softmax's ``logp = z - np.log(s)``, never computed, has the shape of ``exp_z = np.exp(z)``:
+
+    dlogp = unbroadcast(dy * Y, shape_like(b, h_W))   ->   dlogp = unbroadcast(dy * Y, exp_z)
+
 A value whose shape is not such a broadcast (a matrix product, say) but which the sweep reads
 only for its shape after its last other read gets its shape view taken once, where it is
 computed (``keep_shapes``), so the value itself can be released early:
@@ -64,6 +72,7 @@ class ShapeProxies:
             ctx.global_name(fn, fn.__name__): positions for fn, positions in SHAPE_ONLY.items()
         }
         self.shape_like = ctx.global_name(runtime.shape_like, "shape_like")
+        self.unbroadcast = ctx.global_name(runtime.unbroadcast, "unbroadcast")
 
     def _shape_reads(self, tree, with_shape_like=False):
         """``(call, position, name)`` for every variable ``tree`` passes to a helper that reads
@@ -80,6 +89,7 @@ class ShapeProxies:
         self.replaced = 0  # shape references replaced by this run
         params = param_names(fn_node)
         counts = store_counts(fn_node)
+        held = _Held(fn_node, self, params, counts)
         shape_reads = {}
         for call, i, a in self._shape_reads(fn_node):
             shape_reads.setdefault(a.id, []).append((call, i))
@@ -97,7 +107,8 @@ class ShapeProxies:
             ):
                 continue
             for call, i in uses:
-                call.args[i] = self._proxy(members)
+                kept = held.value(members, call) if call.func.id == self.unbroadcast else None
+                call.args[i] = self._proxy(members) if kept is None else _load(kept)
                 self.replaced += 1
         return fn_node
 
@@ -184,3 +195,43 @@ class ShapeProxies:
         """``shape_like(a, b, ...)``."""
         helper = gast.Name(self.shape_like, gast.Load(), None, None)
         return gast.Call(helper, [gast.Name(n, gast.Load(), None, None) for n in names], [])
+
+
+class _Held:
+    """The values bound once at the top level of ``fn_node``, by the statement where each is
+    bound and the last top-level statement reading it for more than its shape."""
+
+    def __init__(self, fn_node, proxies, params, counts):
+        self.sets = proxies.shape_sets
+        self.at = {}  # id of every node -> the index of the top-level statement holding it
+        self.defined, self.last_read = {}, {}
+        for k, stmt in enumerate(fn_node.body):
+            shape_only = {id(a) for _, _, a in proxies._shape_reads(stmt, with_shape_like=True)}
+            for node in walk(stmt):
+                self.at[id(node)] = k
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and id(
+                        node) not in shape_only:
+                    self.last_read[node.id] = k
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+                name = stmt.targets[0].id
+                if counts[name] == 1 and name not in proxies.fixed and name not in params:
+                    self.defined[name] = k
+        self.by_set = {}
+        for name in self.defined:
+            if self.sets.get(name):
+                self.by_set.setdefault(self.sets[name], []).append(name)
+
+    def value(self, members, call):
+        """A value of the shape ``members`` denote, bound before the statement of ``call`` and
+        read for more than its shape at or after it; None if there is none."""
+        k = self.at.get(id(call))
+        if k is None:
+            return None
+        for name in self.by_set.get(frozenset(members), ()):
+            if self.defined[name] < k <= self.last_read.get(name, -1):
+                return name
+        return None
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)

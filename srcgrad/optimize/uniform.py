@@ -210,13 +210,14 @@ class Uses:
         v = stmt.targets[0].id
         if self.counts[v] != 1 or v in self.members:
             return False
-        value = stmt.value
+        value, into = stmt.value, None
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
                 and value.func.id == self.unbroadcast and not value.keywords
-                and len(value.args) == 2 and self._kind(value.args[1]) == ARRAY
-                and isinstance(value.args[1], gast.Name)):
-            value = value.args[0]
-        if self._kind(value) != NUMBER:
+                and len(value.args) == 2 and isinstance(value.args[1], gast.Name)):
+            value, into = value.args
+        # (the target's kind is asked only of a number's unbroadcast: asking marks a name bound
+        # before as one the helper checks, which an array's unbroadcast needs not)
+        if self._kind(value) != NUMBER or (into is not None and self._kind(into) != ARRAY):
             return False
         self.numbers.add(v)
         return True
