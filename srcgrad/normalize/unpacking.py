@@ -51,9 +51,13 @@ def unroll_function_loops(fn_node, known=None, given=()):
                or _pairs_loop(n) is not None
                for n in walk(fn_node)):
         return fn_node  # no loop over functions (most functions): no walk for the literals
-    _merge_appends(fn_node, _looped_or_indexed(fn_node))
-    literals = _static_literals(fn_node)
+    from . import folded_literals  # (which reads this module's helpers)
+
+    holders = _looped_or_indexed(fn_node)
+    _merge_appends(fn_node, holders)
     stored = set(store_counts(fn_node))  # (not the names _bind_items makes: each bound once)
+    folded_literals.fold_changes(fn_node, holders, stored)
+    literals = _static_literals(fn_node)
     _bind_items(fn_node, literals, stored)
     if known is not None:  # what it finds is of the names the function reads from outside
         local = stored | (param_names(fn_node, packed=True) - set(given))
@@ -72,10 +76,26 @@ def unroll_function_loops(fn_node, known=None, given=()):
 
 
 def _looped_or_indexed(fn_node):
-    """The names a loop over functions runs over (``for f in fs``) or whose constant item is
-    called (``fs[0](x)``)."""
-    return {n.iter.id for n in walk(fn_node) if _unrollable(n) and isinstance(n.iter, gast.Name)}\
-        | {n.func.value.id for n in walk(fn_node) if _called_item(n)}
+    """The names a loop over functions runs over (``for f in fs``, ``for g in d.values()``,
+    ``for k, g in d.items()``, ``for k in d`` calling ``d[k]``, ``for i in range(len(fs))``
+    calling ``fs[i]``) or whose constant item is called (``fs[0](x)``)."""
+    found = set()
+    for n in walk(fn_node):
+        if _unrollable(n):
+            it = n.iter
+            if isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute) and (
+                    it.func.attr == "values") and not it.args:
+                it = it.func.value
+            found |= {it.id} if isinstance(it, gast.Name) else set()
+        elif _called_item(n):
+            found.add(n.func.value.id)
+        elif isinstance(n, gast.For):
+            pairs, indexed = _pairs_loop(n), _indexing(n)
+            found |= {pairs.id} if pairs is not None else set()
+            found |= {indexed.id} if isinstance(indexed, gast.Name) else set()
+            found |= {c.id for c in _called_by_target(n) if isinstance(c, gast.Name) and (
+                isinstance(n.iter, gast.Name) and n.iter.id == c.id)}
+    return found
 
 
 def _merge_appends(fn_node, names):
@@ -263,7 +283,7 @@ def _unrolled(stmts, literals, stored, known):
         if keys is not None:
             out += [c for k in keys for c in _copy_at(s, k)]
             continue
-        pairs = _pairs_looped(s, stored, known)
+        pairs = _pairs_looped(s, stored, known, literals)
         if pairs is not None:
             out += pairs
             continue
@@ -285,7 +305,10 @@ def _functions_looped(loop, literals, stored, known):
     held = _known_items(seq, stored, known)
     if held is not None:
         return held
-    if isinstance(seq, gast.Name):
+    viewed = _viewed(seq, "values")
+    if viewed is not None and isinstance(literals.get(viewed.id), gast.Dict):
+        seq = gast.List(literals[viewed.id].values, gast.Load())  # `for g in d.values()`
+    elif isinstance(seq, gast.Name):
         seq = literals.get(seq.id)
     if not (isinstance(seq, (gast.Tuple, gast.List)) and _literal(seq)):
         return None
@@ -376,6 +399,8 @@ def _keys_known(seq, literals, stored, known):
     in (``for k in fs`` of a parameter given one), a tuple literal of its keys."""
     if not isinstance(seq, gast.Name):
         return seq
+    if isinstance(literals.get(seq.id), gast.Dict):  # `for k in hooks` of a dict literal
+        return gast.Tuple([clone(k) for k in literals[seq.id].keys], gast.Load())
     if seq.id in literals or seq.id in stored or known is None:
         return literals.get(seq.id)
     keys = known(seq)
@@ -474,14 +499,25 @@ def _calls_plainly(body, g, names):
     return calls and not jumps and not assigned
 
 
-def _pairs_looped(loop, stored, known):
+def _viewed(seq, view):
+    """The name ``d`` of ``d.values()`` (``view``) called with no argument, else None."""
+    if isinstance(seq, gast.Call) and isinstance(seq.func, gast.Attribute) and (
+            seq.func.attr == view) and not seq.args and isinstance(seq.func.value, gast.Name):
+        return seq.func.value
+    return None
+
+
+def _pairs_looped(loop, stored, known, literals):
     """``for k, g in d.items()`` (``_pairs_loop``) of a dict of functions ``known`` finds
     (a parameter given one): unrolled, each copy binding ``k`` to its key and calling
     ``d[key]``; else None."""
     d = _pairs_loop(loop)
-    if d is None or d.id in stored or known is None:
+    if d is not None and isinstance(literals.get(d.id), gast.Dict):
+        keys = [k.value for k in literals[d.id].keys]  # a dict literal of the function
+    elif d is None or d.id in stored or known is None:
         return None
-    keys = known(d)
+    else:
+        keys = known(d)
     if not isinstance(keys, list):
         return None
     k, g = (e.id for e in loop.target.elts)
@@ -538,6 +574,10 @@ def _plain_uses(fn_node):
             allowed.add(id(node.value))
         elif isinstance(node, gast.For):
             allowed.add(id(node.iter))
+            viewed = _viewed(node.iter, "values") or _viewed(node.iter, "items") or _viewed(
+                node.iter, "keys")
+            if viewed is not None:  # `for g in d.values()`: a loop over its items
+                allowed.add(id(viewed))
         elif isinstance(node, gast.keyword) and node.arg is None:
             allowed.add(id(node.value))
         elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
