@@ -9,10 +9,11 @@ import functools
 import operator
 
 import numpy as np
+import pytest
 from gradcheck import check_grad, numeric_grad
 from second_order_check import check_second_order
 
-from srcgrad import grad, jvp
+from srcgrad import SrcgradError, grad, jvp, register_pytree
 
 
 class Model:
@@ -233,3 +234,71 @@ def test_loop_over_functions_changed_first():
     for method, wrapped in ((Net().rebinds_between, net_rebinds),
                             (Net().inserts_and_extends, net_inserts)):  # a bound method as input
         np.testing.assert_allclose(grad(method)(x), numeric_grad(wrapped, (x,), 0), rtol=1e-6)
+
+
+def lambdas_appended_in_a_loop(x, w):
+    fs = []
+    for i in range(3):
+        fs.append(lambda t, a=w[i]: np.sin(a * t))  # the default: w[i] when it is made
+        fs.append(lambda t, k=2.0: k * t * w[0])  # w read when it is called (not rebound)
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x))
+    return s * len(fs)
+
+
+def lambdas_of_a_comprehension(x):
+    fs = [lambda t, p=p: t ** p for p in (1.0, 2.0, 3.0)]
+    s = 0.0
+    for i in range(len(fs)):
+        s = s + np.sum(fs[i](x))
+    return s + np.sum(fs[0](x, 4.0))  # a default passed
+
+
+def lambdas_read_late(x):
+    fs = []
+    for c in (1.0, 2.0):
+        fs.append(lambda t: c * t * x[0])  # noqa: B023 (as Python: both read the last c)
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x))
+    return s
+
+
+def test_list_of_lambdas_built_in_a_loop():
+    # each was "the local function `lambda_2` used as a value"
+    x, w = np.array([0.3, 0.5, 0.7]), np.array([0.4, 1.1, -0.6])
+    check_grad(lambdas_appended_in_a_loop, (x, w), wrt=(0, 1))
+    check_grad(lambdas_of_a_comprehension, (x,))
+    check_grad(lambdas_read_late, (x,))
+    check_second_order(lambdas_appended_in_a_loop, (x, w), k=1)
+
+
+class Squared:
+    def __init__(self, a, k):
+        self.a, self.k, self.a2 = a, k, a * a  # a2: neither a child nor aux data
+
+
+register_pytree(Squared, lambda o: ((o.a,), o.k), lambda k, children: Squared(children[0], k))
+
+
+def reads_a_derived_attribute(b, x):
+    return np.sum(b.a2 * x)
+
+
+def reads_children_and_aux(b, x):
+    return np.sum(b.a * x) * b.k
+
+
+def test_registered_attribute_neither_child_nor_aux_is_refused_in_every_mode():
+    # the tangent of b.a2 was zeros: jvp gave 0.0 for 0.8, silently (the gradient was already
+    # an error); JAX would follow it through unflatten, which srcgrad does not differentiate
+    a, x = np.array([0.4, 0.2, 0.1]), np.array([1.0, 2.0, 3.0])
+    b, t = Squared(a, 3), Squared(np.array([1.0, 0.0, 0.0]), 3)
+    for call in (lambda: jvp(reads_a_derived_attribute)(b, x, t),
+                 lambda: grad(reads_a_derived_attribute)(b, x)):
+        with pytest.raises(SrcgradError, match=r"attributes \['a2'\] .* nor its aux data"):
+            call()
+    value, tangent = jvp(reads_children_and_aux)(b, x, t)  # children and aux: as before
+    assert np.isclose(value, 3 * np.sum(a * x)) and np.isclose(tangent, 3.0)
+    np.testing.assert_allclose(grad(reads_children_and_aux)(b, x).a, 3 * x)

@@ -37,7 +37,7 @@ from ..astutil import (
 from ..emit.naming import Namer
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
-from . import renumbered, sugar, unpacking
+from . import lambda_lists, renumbered, sugar, unpacking
 from .callables import StaticArgumentNeeded
 from .local_functions import bound_to, defaults_bound, lambdas_named
 
@@ -153,6 +153,7 @@ def extract_local_functions(fn_node, location, namer=None):
     Python does: ``lambda v, i=i: ...`` leaves ``i_default = i`` there, and its default is
     ``i_default`` (``namer``: the fresh names).
     """
+    lambda_lists.run(fn_node, namer)  # (a list of lambdas holds their defaults instead)
     stores = binding_counts(fn_node)  # (a parameter is the argument before a `def` of it)
     defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}

@@ -19,6 +19,7 @@ from .complex_values import conj_leaf
 from .pytrees import (
     _registered,
     check_field_names,
+    check_static,
     checked_attribute,
     fields,
     kind_of,
@@ -413,10 +414,12 @@ def _child_part(d, obj, name):
     unflatten copies from the primal: zeros."""
     value = getattr(obj, name)
     flatten = _registered(type(obj))[0]
-    for i, child in enumerate(flatten(obj)[0]):
+    children, aux = flatten(obj)
+    for i, child in enumerate(children):
         if child is value:
             part = flatten(d)[0][i]
             return zeros_like(value) if part is None else part
+    check_static(obj, name, value, aux)  # (float data derived from the children: refused)
     return zeros_like(value)
 
 

@@ -229,11 +229,7 @@ def rebuild(g, x, leaf):
         static = {id(v) for v in _aux_values(aux)}
         unknown = {n for n in unknown if id(getattr(x, n, None)) not in static}
         if unknown:
-            raise SrcgradError(
-                f"a gradient reached the attributes {sorted(unknown)} of a {type(x).__name__}, "
-                f"which are not among the children its registered flatten returns: srcgrad "
-                f"cannot give them back through unflatten"
-            )
+            raise not_a_child(x, sorted(unknown), "a gradient")
         by_id = {id(v): parts.get(n) for n, v in named.items()}
         new = [leaf(by_id.get(id(c)), c) for c in children]
         return unflatten(aux, new)
@@ -251,6 +247,27 @@ def rebuild(g, x, leaf):
     for n, v in values.items():
         object.__setattr__(new, n, v)
     return new
+
+
+def not_a_child(x, names, what):
+    """The error for ``what`` (a gradient, a tangent) of attributes ``names`` of a registered
+    ``x`` that hold data neither among the children nor the aux data its flatten returns: in
+    JAX the object a function sees is the one unflatten builds, whose such attribute follows
+    the children; srcgrad does not differentiate through unflatten."""
+    return SrcgradError(
+        f"{what} reached the attributes {names} of a {type(x).__name__}, which are not among "
+        f"the children its registered flatten returns, nor its aux data: srcgrad cannot tell "
+        f"how they follow the children (it does not differentiate through unflatten); compute "
+        f"them in the function from the children (`2.0 * b.a`), or return them among the "
+        f"children (or the aux data, for a constant)"
+    )
+
+
+def check_static(x, name, value, aux):
+    """Refuse a tangent of ``x.name`` (``value``), an attribute of the registered ``x`` that is
+    no child, unless it is aux data, or no float data: static, as in JAX (a zero tangent)."""
+    if _differentiable(value) and not any(value is v for v in _aux_values(aux)):
+        raise not_a_child(x, [name], "a tangent")
 
 
 def _aux_values(aux):
