@@ -329,6 +329,34 @@ def standard_library(x):
     return statistics.fmean([x[0], x[1], x[2]]) + statistics.fmean([x[0], x[1]], weights=[1, 3])
 
 
+def functions_changed_first(x):
+    fs = [np.sin]
+    y = x * 2.0
+    fs.append(np.cos)
+    hooks = {"a": np.tanh, "b": np.sin}
+    hooks["b"] = np.cos
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(y))
+    for g in hooks.values():
+        s = s + np.sum(g(x))
+    return s
+
+
+def lambdas_in_a_list(x):
+    fs = []
+    for i in range(2):
+        fs.append(lambda t, a=x[i]: np.sin(a * t))
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x))
+    return s * len(fs)
+
+
+def reduced(x):
+    return functools.reduce(lambda a, b: a * b, x) + functools.reduce(operator.add, x, 1.0)
+
+
 # (phrase of the page's row, function)
 WORKS = [
     ("assignments, tuple unpacking", assignments),
@@ -342,6 +370,9 @@ WORKS = [
     ("`functools.partial` (made in the body", callables),
     ("`f(*xs)` / `f(**kw)` of a tuple, list or dict literal", star_calls),
     ("a loop over a tuple or list of functions that calls them", loop_over_functions),
+    ("Also one the function changes first", functions_changed_first),
+    ("a list of lambdas the function builds", lambdas_in_a_list),
+    ("`functools.reduce` (with an initial value too", reduced),
     ("`lambda` assigned to a name once, `def` nested anywhere", lambdas_and_nested_defs),
     ("`dict(a=x, b=y)`, `dict([(", dict_forms),
     ("`list.append`, list and dict comprehensions", comprehensions),
@@ -374,9 +405,11 @@ ELSEWHERE = {
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",
-    "`copy.copy(obj)` of an object": "tests/test_shallow_copy.py, tests/test_callables_held.py",
+    "`copy.copy(obj)` of an object": "tests/test_shallow_copy.py, tests/test_callables_held.py, "
+                                     "tests/test_python_values.py",
     "`obj.attr = v` on a variable": "tests/test_objects.py",
-    "list and dict mutation: `insert`, `extend`": "tests/test_containers_mutation.py",
+    "list and dict mutation: `insert`, `extend`": "tests/test_containers_mutation.py, "
+                                                  "tests/test_python_values.py",
     "`x += v` (and `L[i] += v`, `d[k] += v` of an array item) on an array that other names":
         "tests/test_sharing.py, tests/test_hunt_reproducers.py",
     "`[v] * n`, `n * (a, b)`: a list or tuple display repeated": "tests/test_hunt_reproducers.py",
