@@ -62,11 +62,11 @@ from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
     copy_state,
-    keeping,
     mutated,
     outside_reads,
     sharing_closure,
     sharing_edges,
+    written_through_aliases,
     written_through_items,
 )
 from .emit import naming, notes
@@ -116,19 +116,14 @@ def kept_intervals(kept):
 
 
 def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
-    """:func:`run_loop`, its copies of the state keeping what ``invariants`` hold (``keeping``)."""
-    with keeping(invariants):
-        return run_loop(probe, step, steps, state, invariants, snapshots)
-
-
-def run_loop(probe, step, steps, state, invariants, snapshots):
     """The loop, keeping its state at most ``snapshots`` times: ``(*state, kept)``, ``kept`` the
     :class:`Snapshots`. A ``for`` loop (``probe`` None) keeps them where the binomial schedule's
     first sweep would: the primal is that sweep. A loop that can leave early runs ``probe`` (the
-    loop as written, stopping after a given trip) and keeps them by :class:`Thinning`."""
+    loop as written, stopping after a given trip) and keeps them by :class:`Thinning`. Its
+    copies of the state keep what ``invariants`` hold (``copy_state``), as its step's do."""
     # the step writes into its state in place (`y *= v`): into a copy, not the caller's arrays,
     # which the reverse sweep of the statements before the loop reads (their values then)
-    state = copy_state(state)
+    state = copy_state(state, invariants)
     if probe is None:
         n = len(steps)
         width = segment_width(n, state)
@@ -136,11 +131,11 @@ def run_loop(probe, step, steps, state, invariants, snapshots):
         at = [min(u * width, n) for u in first_sweep(units, snapshots)]
         kept, intervals = [], [(lo, hi, width) for lo, hi in zip(at, at[1:] + [n])]
         for lo, hi, _ in intervals:
-            kept.append(copy_state(state))
+            kept.append(copy_state(state, invariants))
             state = checkpoint_fast.advance(step, lo, hi, steps, state, invariants)
         return (*state, Snapshots(kept, intervals))
     total = sys.maxsize if steps is None else len(steps)
-    thinning, held, trip = Thinning(snapshots, state), {0: copy_state(state)}, 0
+    thinning, held, trip = Thinning(snapshots, state), {0: copy_state(state, invariants)}, 0
     while True:
         *state, trip, left = probe(trip, min(thinning.next(trip), total), steps, state,
                                    invariants)
@@ -149,7 +144,7 @@ def run_loop(probe, step, steps, state, invariants, snapshots):
         if thinning.reach(trip):  # dropped some: at most `snapshots` held, the new one among them
             held = {t: held[t] for t in thinning.at if t in held}
         if trip in thinning.at:
-            held[trip] = copy_state(state)
+            held[trip] = copy_state(state, invariants)
     intervals = thinning.choose(trip)
     return (*state, Snapshots([held[lo] for lo, _, _ in intervals], intervals))
 
@@ -264,15 +259,15 @@ def checkpointed_loop_adjoint(dy, y, probe, step, steps, state, invariants, snap
         lo, hi, width = intervals[j]
         held = [kept.pop()]
         snapshot = held[0]
-        current = copy_state(held[-1])
+        current = copy_state(held[-1], invariants)
         for action, a, b in revolve(-(-(hi - lo) // width), snapshots - j):  # in segments
             if action == ADVANCE:
                 current = step(lo + a * width, min(lo + b * width, hi), steps, current,
                                invariants)
             elif action == SNAPSHOT:
-                held.append(copy_state(current))
+                held.append(copy_state(current, invariants))
             elif action == RESTORE:
-                current = copy_state(held[-1])
+                current = copy_state(held[-1], invariants)
             elif action == FORGET:
                 held.pop()
             else:
@@ -298,7 +293,7 @@ nondiff(step_vjp, signature="step")
 nondiff(step_jvp, signature="step")
 nondiff(segment_width, signature="steps, state")
 nondiff(kept_intervals, signature="kept")
-linear(copy_state, "state", vjp="dy", jvp="dstate")
+linear(copy_state, "state, invariants", vjp={"state": "dy"}, jvp="dstate")
 
 
 # --- the rewrite ---------------------------------------------------------------------------------
@@ -401,7 +396,7 @@ def _refuse_shared_writes(node, loop, location, originals, carried):
     if isinstance(loop, gast.While):
         read |= {n.id for n in walk(loop.test) if isinstance(n, gast.Name)}
     bound = _params(node) | stored(before)  # (what a trip binds is its own)
-    for v in sorted(mutated(loop.body)):
+    for v in sorted(mutated(loop.body) | _written(loop)):
         shared = sharing_closure({v}, edges | inner if v in deep else edges)
         for other in sorted((shared - {v} - carried) & read & bound)[:1]:
             raise location.error(UnsupportedSyntaxError, loop, (
@@ -661,7 +656,7 @@ def _step_function(fname, loop_parts, user, probe, held=False):
     unpack += [gast.Assign([_store(v)], gast.Constant(value, None), None)
                for v, value in sorted(constants.items())]
     copier = _unused(loop, "copy_state")  # what is only passed to a helper may be a float
-    unpack += _state_copies(loop, (state, exposed, unbound), copier, held)
+    unpack += _state_copies(loop, (state, exposed, unbound, invariants), copier, held)
     unpack += copy.deepcopy(defs)  # (`def g(t): ...` before the loop, which its body calls)
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
     body = copy.deepcopy(loop.body)
@@ -691,18 +686,19 @@ def _state_copies(loop, names, copier, held):
     """The step's copies of the state it writes into (the state it was given is a snapshot):
     ``v = v.copy()`` of what the body writes into. With ``held`` (which a name of the state
     passed to a helper makes: it may be a float, and the helper may write into it), the whole
-    state first, at once (``(L, z) = copy_state((L, z))``: the copy of ``z`` is the one the
-    copy of ``L`` holds), then shallow copies (their own containers, the same copied items)
-    of what the body writes into. State the function had
-    not bound before the loop (``unbound``) is None until a trip binds it: ``v = None if v is
+    state first, at once (``(L, z) = copy_state((L, z), (x,))``: the copy of ``z`` is the
+    one the copy of ``L`` holds, and what the invariants ``(x,)`` hold is kept), then shallow
+    copies (their own containers, the same copied items) of what the body writes into. State
+    the function had not bound before the loop (``unbound``) is None until a trip binds it: ``v = None if v is
     None else v.copy()``, as the body reads it only after binding it (or Python raises)."""
-    state, exposed, unbound = names
+    state, exposed, unbound, invariants = names
     written = mutated(loop.body, augmented=False, calls=False)
     copies, copied = [], [v for v in state if v in exposed] if held else []
     if copied:
         names = gast.Tuple([_load(v) for v in copied], gast.Load())
         copies.append(gast.Assign([gast.Tuple([_store(v) for v in copied], gast.Store())],
-                                  gast.Call(_load(copier), [names], []), None))
+                                  gast.Call(_load(copier), [names, gast.Tuple(
+                                      [_load(v) for v in invariants], gast.Load())], []), None))
     for v in sorted(written & set(state) & exposed):
         value = gast.Call(gast.Attribute(_load(v), "copy", gast.Load()), [], [])
         if v in unbound:
@@ -775,9 +771,9 @@ def _passed_only(loop):
 def _written(loop):
     """The names whose value the loop's body may change in place: the names it writes into
     (``_mutated``) and the names those may share memory with through what the body binds
-    (``O = [L]; O[0][-1] += v`` writes into ``L``)."""
+    (``O = [L]; O[0][-1] += v`` writes into ``L``; ``O = L[-1]; O *= v`` into ``L``'s items)."""
     through = sharing_closure(written_through_items(loop.body), sharing_edges(loop.body))
-    return mutated(loop.body) | through
+    return mutated(loop.body) | through | written_through_aliases(loop.body)
 
 
 def _load(name):

@@ -9,8 +9,6 @@ and what the loop writes into (``mutated``, ``written_through_items``) is its st
 from __future__ import annotations
 
 import builtins
-import contextlib
-import contextvars
 import inspect
 import sys
 import types
@@ -136,6 +134,86 @@ def written_through_items(stmts):
         if isinstance(n, gast.Call) and not bases and not _known(n):  # a helper given O[0]
             bases = n.args + [k.value for k in n.keywords]
         out |= {_base_name(b) for b in bases if isinstance(b, (gast.Subscript, gast.Attribute))}
+    return out - {None}
+
+
+# methods that change a list's, dict's or set's slots, not the objects it holds
+SLOT_METHODS = ("append", "extend", "insert", "remove", "clear", "update", "pop", "setdefault",
+                "popitem", "reverse", "add", "discard")
+
+
+def written_through_aliases(stmts):
+    """The names whose object the statements may change in place through another name they
+    bind to it (or to what it holds): ``L.append(x); O = L[-1]; O *= 2.0`` writes into ``x``
+    (``O`` is an item of ``L``, so it may be any of them) and ``L``'s content, ``O = d["a"];
+    O += v`` into what ``d`` holds. From each name whose object they change
+    (``objects_written``): up to what it is part of or held by, and down to what those hold
+    when it was their item; a write into a container's slot (``d["a"] = g``) changes no item."""
+    alias, holds = _edge_kinds(stmts)
+    containers = {a for a, _ in holds}
+    out, todo, seen = set(), [(n, False) for n in objects_written(stmts)], set()
+    while todo:
+        name, as_item = todo.pop()
+        if (name, as_item) in seen:
+            continue
+        seen.add((name, as_item))
+        out.add(name)
+        todo += [(b, True) for a, b in alias if a == name]  # `name = b[k]`: b's content
+        todo += [(a, False) for a, b in holds if b == name]  # b holds name: its content
+        if as_item or name not in containers:  # what it holds, its items or views
+            todo += [(a, False) for a, b in alias if b == name]
+            todo += [(b, False) for a, b in holds if a == name]
+    return out
+
+
+def _edge_kinds(stmts):
+    """``sharing_edges`` of ``stmts`` in two kinds: ``(t, v)`` where ``t`` may be ``v``, a
+    part, view or item of it (``t = v[0]``, ``for t in v``, ``t = h(v)``), and ``(t, v)`` where
+    ``t`` holds ``v`` (``t = [v]``, ``t.append(v)``, ``t[k] = v``)."""
+    alias, holds = set(), set()
+    for n in walk(gast.Module(stmts, [])):
+        if isinstance(n, (gast.Assign, gast.AnnAssign)) and n.value is not None:
+            same, held = _parts(n.value)
+            for target in n.targets if isinstance(n, gast.Assign) else [n.target]:
+                if isinstance(target, (gast.Subscript, gast.Attribute)):
+                    holds |= {(_base_name(target), v) for v in same | held}
+                    continue
+                alias |= {(t, v) for t in _target_names(target) for v in same}
+                holds |= {(t, v) for t in _target_names(target) for v in held}
+        elif isinstance(n, gast.For):
+            alias |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}
+        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+              and n.func.attr in ("append", "insert", "extend", "add", "update", "setdefault")):
+            holds |= {(_base_name(n.func.value), v) for a in n.args for v in _sharing(a)}
+    return ({(a, b) for a, b in alias if a is not None and a != b},
+            {(a, b) for a, b in holds if a is not None and a != b})
+
+
+def _parts(value):
+    """``(same, held)``: the names ``value`` may be (or be part of) and the names it holds."""
+    if isinstance(value, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+        return set(), _sharing(value)
+    if isinstance(value, gast.IfExp):
+        (a, b), (c, d) = _parts(value.body), _parts(value.orelse)
+        return a | c, b | d
+    if isinstance(value, gast.NamedExpr):
+        return _parts(value.value)
+    return _sharing(value), set()
+
+
+def objects_written(stmts):
+    """The names whose object (an array, or the items of a list) the statements may change in
+    place: ``mutated`` but a list's or dict's own slots (``L.append(x)`` changes ``L``, not
+    ``x``; ``L[i] = v`` is taken for a write into an array)."""
+    out = set()
+    for n in walk(gast.Module(stmts, [])):
+        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                and n.func.attr in SLOT_METHODS):
+            continue
+        bases = list(_written_bases(n, augmented=True))
+        out |= {_base_name(b) for b in bases}
+        if isinstance(n, gast.Call) and not bases:
+            out |= _passed(n)
     return out - {None}
 
 
@@ -328,33 +406,16 @@ def _data(value):
         and hasattr(value, "__dict__"))
 
 
-# the invariants of the innermost checkpointed loop running in this thread (or task):
-# ``copy_state`` keeps the arrays, lists and dicts they hold, so that a state holding one
-# (`L.append(x)`, `x` read by the loop) still holds it, as in Python, after the loop's copies
-# (entry, snapshots, its step's); a loop in another thread keeps its own
-_KEPT = contextvars.ContextVar("srcgrad_checkpoint_invariants", default=None)
-
-
-@contextlib.contextmanager
-def keeping(invariants):
-    """While a checkpointed loop runs: ``copy_state`` keeps what ``invariants`` hold."""
-    token = _KEPT.set(invariants)
-    try:
-        yield
-    finally:
-        _KEPT.reset(token)
-
-
-def copy_state(state, memo=None):
+def copy_state(state, invariants=(), memo=None):
     """A copy of a loop's state that the step may update in place without touching the copy;
     an array or list held in two places (``L = [z]`` beside ``z``) is copied once, and the
-    copy is held in both (one ``memo`` for the whole state). What the running checkpointed
-    loop's invariants hold is not copied (the loop does not change it: ``keeping``)."""
+    copy is held in both (one ``memo`` for the whole state). What the loop's ``invariants``
+    hold is not copied: the loop does not change it, and a state holding one (``L.append(x)``,
+    ``x`` read by the loop) holds that object still, as in Python, after each copy the loop
+    makes (at its entry, its snapshots, its step's, and its sweep's replays)."""
     if memo is None:
         memo = {}
-        kept = _KEPT.get()
-        if kept is not None:
-            _held(kept, memo)
+        _held(invariants, memo)
     if not isinstance(state, (np.ndarray, tuple, list, dict)):
         return state
     if id(state) in memo:
@@ -362,9 +423,9 @@ def copy_state(state, memo=None):
     if isinstance(state, np.ndarray):
         out = state.copy()
     elif isinstance(state, dict):
-        out = {k: copy_state(v, memo) for k, v in state.items()}
+        out = {k: copy_state(v, invariants, memo) for k, v in state.items()}
     else:
-        out = type(state)(copy_state(s, memo) for s in state)
+        out = type(state)(copy_state(s, invariants, memo) for s in state)
     memo[id(state)] = (state, out)  # (the original kept alive: its id is not reused)
     return out
 

@@ -142,12 +142,13 @@ def broadcast_like(t, y):
     return shapes.broadcast_like(t, y)
 
 
-def copy_state(state):
+def copy_state(state, invariants=()):
     """``checkpoint.copy_state`` of a number or an array (the state a checkpointed loop's step
-    writes into, copied from the snapshot it was given)."""
+    writes into, copied from the snapshot it was given; a tuple of numbers and arrays holds
+    no invariant of the loop's)."""
     from ..checkpoint import copy_state as python_copy_state
 
-    return python_copy_state(state)
+    return python_copy_state(state, invariants)
 
 
 def matmul_vjp_left(dy, a, b):
@@ -595,11 +596,11 @@ def _shared_state():
 
 
 @overload(copy_state)
-def _copy_state(state):
+def _copy_state(state, invariants=()):
     if _number(state):
-        return lambda state: state
+        return lambda state, invariants=(): state
     if isinstance(state, types.Array):
-        return lambda state: state.copy()
+        return lambda state, invariants=(): state.copy()
     if not (isinstance(state, types.BaseTuple)
             and all(_number(t) or isinstance(t, types.Array) for t in state.types)):
         return None  # (a list, a dict: no overload, refused at the line)
@@ -608,7 +609,7 @@ def _copy_state(state):
              f"        _shared_state()" for k, i in enumerate(arrays) for j in arrays[:k]]
     parts = [f"state[{i}].copy()" if i in arrays else f"state[{i}]"
              for i in range(len(state.types))]
-    text = "\n".join(["def copy(state):", *lines, f"    return ({', '.join(parts)},)"]) + "\n"
+    text = "\n".join(["def copy(state, invariants=()):", *lines, f"    return ({', '.join(parts)},)"]) + "\n"
     return _generated(text, "copy", {"_shared_state": _shared_state})
 
 

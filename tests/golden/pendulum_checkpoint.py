@@ -33,14 +33,14 @@ def dpendulum(theta, n):
         lo, hi, width = intervals[j]
         held = [kept_2.pop()]
         snapshot = held[0]
-        current = copy_state(held[-1])
+        current = copy_state(held[-1], tup_2)
         for action, a, b in revolve(-(-(hi - lo) // width), 3 - j):
             if action == ADVANCE:
                 current = pendulum_step(lo + a * width, min(lo + b * width, hi), range_n, current, tup_2)
             elif action == SNAPSHOT:
-                held.append(copy_state(current))
+                held.append(copy_state(current, tup_2))
             elif action == RESTORE:
-                current = copy_state(held[-1])
+                current = copy_state(held[-1], tup_2)
             elif action == FORGET:
                 held.pop()
             else:

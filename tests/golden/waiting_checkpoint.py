@@ -23,14 +23,14 @@ def dwaiting(x, c):
         lo, hi, width = intervals[j]
         held = [kept_2.pop()]
         snapshot = held[0]
-        current = copy_state(held[-1])
+        current = copy_state(held[-1], tup_2)
         for action, a, b in revolve(-(-(hi - lo) // width), 3 - j):
             if action == ADVANCE:
                 current = waiting_step(lo + a * width, min(lo + b * width, hi), None, current, tup_2)
             elif action == SNAPSHOT:
-                held.append(copy_state(current))
+                held.append(copy_state(current, tup_2))
             elif action == RESTORE:
-                current = copy_state(held[-1])
+                current = copy_state(held[-1], tup_2)
             elif action == FORGET:
                 held.pop()
             else:

@@ -1,0 +1,132 @@
+"""checkpoint=: a loop that writes into what it reads through a name it binds to it (issue 13).
+
+``O = L[-1]; O *= 1.1`` after ``L.append(x)`` writes into ``x``, which the loop only reads: it
+was an invariant, which the step wrote into where the caller's array was (the argument changed)
+and every replay wrote into again (a wrong gradient, 25-70% off, no error). Such a name is now
+the loop's state. And the loop's replays in the reverse sweep copied a snapshot apart from the
+invariants it holds: ``L[0] is x`` was True in the primal and False in the replays (the
+gradient 4x off). Values against Python on copies, gradients against central differences.
+"""
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+
+import srcgrad
+from srcgrad import UnsupportedSyntaxError, value_and_grad
+
+
+def written_through_an_item(x, M):
+    z = x * 1.0
+    L = []
+    for i in range(4):
+        z = z * np.tanh(M[i])
+        L.append(x)
+        O = L[-1]
+        O *= 1.1  # x itself
+    return np.sum(z) + np.sum(np.array(L)) + np.sum(x)
+
+
+def first_item_updated(x, M):
+    z = x * 1.0
+    L = []
+    for i in range(4):
+        z *= np.tanh(M[i])
+        L.append(x)
+        w = L[0]
+        w += 0.1 * z
+    return np.sum(z) + np.sum(np.array(L)) + np.sum(x)
+
+
+def written_through_a_name(x, M):
+    z = x * 1.0
+    for i in range(4):
+        z = z * np.tanh(M[i])
+        O = x
+        O *= 1.1
+    return np.sum(z) + np.sum(x)
+
+
+def item_of_a_list_bound_before(x, M):
+    z = x * 1.0
+    L = [z]
+    for i in range(4):
+        z = z * np.tanh(M[i])
+        O = L[0]  # the first z, which only L holds after the first trip
+        O *= z
+    return np.sum(z) + np.sum(np.array(L) ** 2)
+
+
+def scale(v, s):
+    v *= s
+
+
+def item_given_to_a_helper(x, M):
+    z = x * 1.0
+    L = []
+    for i in range(4):
+        z = z * np.tanh(M[i])
+        L.append(x)
+        O = L[-1]
+        scale(O, 1.1)
+    return np.sum(z) + np.sum(np.array(L)) + np.sum(x)
+
+
+def identity_read_in_a_replay(x, M):
+    z = x * 1.0
+    L = []
+    for i in range(6):
+        z = z * np.tanh(M[i])
+        L.append(x)
+        if L[0] is x:
+            z = z + 0.1 * x
+    return np.sum(z)
+
+
+def identity_read_in_a_while_replay(x, M):
+    z = x * 1.0
+    L = []
+    i = 0
+    while i < 6:
+        z *= np.tanh(M[i])
+        L.append(x)
+        if L[0] is x:
+            z = z + 0.1 * x
+        i += 1
+    return np.sum(z)
+
+
+CASES = [(written_through_an_item, 2), (first_item_updated, 2), (written_through_a_name, "auto"),
+         (item_of_a_list_bound_before, 2), (item_given_to_a_helper, 2),
+         (identity_read_in_a_replay, 2), (identity_read_in_a_replay, 3),
+         (identity_read_in_a_while_replay, 2)]
+
+
+@pytest.mark.parametrize("f, k", CASES, ids=[f"{f.__name__}-{k}" for f, k in CASES])
+def test_a_loop_writing_through_a_name_it_binds_or_reading_identity(f, k):
+    x, M = np.array([0.3, -0.5, 0.8]), np.linspace(0.2, 1.4, 18).reshape(6, 3)
+    on_copies = lambda x, M: f(x.copy(), M.copy())  # noqa: E731 (f may write into x)
+    value, (gx, gM) = value_and_grad(f, wrt=(0, 1), checkpoint=k)(x, M)
+    np.testing.assert_allclose(value, on_copies(x, M), rtol=1e-13)
+    np.testing.assert_allclose(gx, numeric_grad(on_copies, (x, M), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gM, numeric_grad(on_copies, (x, M), 1), rtol=1e-6, atol=1e-8)
+    assert x.tolist() == [0.3, -0.5, 0.8]
+
+
+def held_by_a_dict_read_after(x, M):
+    z = x * 1.0
+    d = {"a": x}
+    for i in range(4):
+        z = z * np.tanh(M[i])
+        O = d["a"]
+        O += z  # x, which is read after the loop
+    return np.sum(z) + np.sum(x ** 2)
+
+
+def test_a_write_through_a_name_into_what_a_name_bound_before_holds_is_refused():
+    # (a wrong gradient before, 3-8x off, and the caller's x written into)
+    x, M = np.array([0.3, -0.5, 0.8]), np.linspace(0.2, 1.4, 12).reshape(4, 3)
+    with pytest.raises(UnsupportedSyntaxError, match="may share its memory") as raised:
+        srcgrad.grad(held_by_a_dict_read_after, checkpoint=2)(x, M)
+    assert raised.value.line.strip() == "for i in range(4):"
+    assert x.tolist() == [0.3, -0.5, 0.8]
