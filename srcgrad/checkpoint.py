@@ -689,8 +689,9 @@ def _state_copies(loop, names, copier, held):
     state first, at once (``(L, z) = copy_state((L, z), (x,))``: the copy of ``z`` is the
     one the copy of ``L`` holds, and what the invariants ``(x,)`` hold is kept), then shallow
     copies (their own containers, the same copied items) of what the body writes into. State
-    the function had not bound before the loop (``unbound``) is None until a trip binds it: ``v = None if v is
-    None else v.copy()``, as the body reads it only after binding it (or Python raises)."""
+    the function had not bound before the loop (``unbound``) is None until a trip binds it:
+    ``v = None if v is None else v.copy()``, as the body reads it only after binding it (or
+    Python raises)."""
     state, exposed, unbound, invariants = names
     written = mutated(loop.body, augmented=False, calls=False)
     copies, copied = [], [v for v in state if v in exposed] if held else []

@@ -609,7 +609,8 @@ def _copy_state(state, invariants=()):
              f"        _shared_state()" for k, i in enumerate(arrays) for j in arrays[:k]]
     parts = [f"state[{i}].copy()" if i in arrays else f"state[{i}]"
              for i in range(len(state.types))]
-    text = "\n".join(["def copy(state, invariants=()):", *lines, f"    return ({', '.join(parts)},)"]) + "\n"
+    text = "\n".join(["def copy(state, invariants=()):", *lines,
+                      f"    return ({', '.join(parts)},)"]) + "\n"
     return _generated(text, "copy", {"_shared_state": _shared_state})
 
 
