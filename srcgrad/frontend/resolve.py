@@ -175,9 +175,23 @@ def data_module(namespace, name, obj, own):
 
 def data_read(namespace, name, obj, ctx):
     """``module.name`` read when it runs, the module bound in ``ctx``'s generated code, for a
-    callee's global ``name`` that ``data_module`` finds; else None."""
+    callee's global ``name`` that ``data_module`` finds; ``cell.cell_contents`` for a callee's
+    closure variable holding data (rebound after the derivative was made by a ``nonlocal`` of
+    the function that made the callee, or by that function itself, the callee reads the new
+    value, as Python does); else None."""
+    cell = namespace.cells.get(name)
+    if cell is not None and namespace is not ctx.namespace and _data(obj):
+        from ..emit import naming  # (emit imports the frontend)
+
+        base = ctx.global_name(cell, naming.CELL_OF.format(name))
+        return gast.Attribute(gast.Name(base, gast.Load(), None, None), "cell_contents",
+                              gast.Load())
     module = data_module(namespace, name, obj, ctx.namespace)
     if module is None:
         return None
     base = ctx.global_name(module, module.__name__.rpartition(".")[2])
     return gast.Attribute(gast.Name(base, gast.Load(), None, None), name, gast.Load())
+
+
+def _data(obj):
+    return obj is not MISSING and not callable(obj) and not isinstance(obj, types.ModuleType)
