@@ -173,13 +173,8 @@ def _edge_kinds(stmts):
     alias, holds = set(), set()
     for n in walk(gast.Module(stmts, [])):
         if isinstance(n, (gast.Assign, gast.AnnAssign)) and n.value is not None:
-            same, held = _parts(n.value)
             for target in n.targets if isinstance(n, gast.Assign) else [n.target]:
-                if isinstance(target, (gast.Subscript, gast.Attribute)):
-                    holds |= {(_base_name(target), v) for v in same | held}
-                    continue
-                alias |= {(t, v) for t in _target_names(target) for v in same}
-                holds |= {(t, v) for t in _target_names(target) for v in held}
+                _assigned_edges(target, n.value, alias, holds)
         elif isinstance(n, gast.For):
             alias |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}
         elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
@@ -187,6 +182,16 @@ def _edge_kinds(stmts):
             holds |= {(_base_name(n.func.value), v) for a in n.args for v in _sharing(a)}
     return ({(a, b) for a, b in alias if a is not None and a != b},
             {(a, b) for a, b in holds if a is not None and a != b})
+
+
+def _assigned_edges(target, value, alias, holds):
+    """``_edge_kinds`` of ``target = value``, added to ``alias`` and ``holds``."""
+    same, held = _parts(value)
+    if isinstance(target, (gast.Subscript, gast.Attribute)):
+        holds |= {(_base_name(target), v) for v in same | held}
+        return
+    alias |= {(t, v) for t in _target_names(target) for v in same}
+    holds |= {(t, v) for t in _target_names(target) for v in held}
 
 
 def _parts(value):
