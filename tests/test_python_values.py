@@ -120,6 +120,14 @@ def grouped_by_sign(x):
     return groups[True][0] * groups[False][-1]
 
 
+def nested_by_key(x):
+    d = {}
+    for i in range(3):
+        d.setdefault(i % 2, {})["v"] = x[i] * 2.0  # (the value first, as Python evaluates it)
+        d.setdefault("sums", [0.0])[0] += x[i] ** 2
+    return d[0]["v"] * d[1]["v"] + d["sums"][0]
+
+
 def extends_a_given_dict(x, d):
     d.setdefault("h", []).extend([x[0], x[1] ** 2])
     d.setdefault("h", [9.0]).append(np.sin(x[2]))  # (present: the default is not put)
@@ -129,7 +137,7 @@ def extends_a_given_dict(x, d):
 def test_setdefault_then_a_method_of_the_list():
     # was "does not support the method `.append()` of `setdefault_..._lst`"
     x = np.array([0.3, 0.5, 0.7, 0.2])
-    for f in (grouped, grouped_by_sign):
+    for f in (grouped, grouped_by_sign, nested_by_key):
         check_grad(f, (x,))
     check_second_order(grouped_by_sign, (x,))
     given = {"h": [1.5]}

@@ -204,18 +204,20 @@ class Sugar:
     def _setdefault(self, s):
         """``t = d.setdefault(k, v)`` (or the call alone) of a dict ``d`` the function makes
         or is given: ``k`` and ``v`` evaluated, ``if k not in d: d[k] = v``, ``t = d[k]``;
-        a method called on its result, ``d.setdefault(k, []).append(v)``, is called on
-        ``d[k]`` after that (``d[k].append(v)``: the list the dict holds, changed in place)."""
-        call = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
-        chained = None
-        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and (
-                self._setdefault_call(call.func.value)):
-            chained, call = call, call.func.value
-        if not self._setdefault_call(call) or not (
-                isinstance(s, gast.Expr) or len(s.targets) == 1):
+        its result used further, ``d.setdefault(k, []).append(v)``, ``d.setdefault(k,
+        {})["a"] = w`` (``+=`` too), is ``d[k]`` after that (``d[k].append(v)``, ``d[k]["a"] =
+        w``: the list or dict the dict holds, changed in place)."""
+        site = self._setdefault_site(s)
+        if site is None:
             return None
+        call, parent = site
         d = call.func.value.id
         out, atoms = [], []
+        if isinstance(s, gast.Assign) and parent is not None and not isinstance(
+                s.value, (gast.Constant, gast.Name)):  # (Python evaluates it first)
+            held = self.namer.fresh(naming.describe(s.value))
+            out.append(_located(gast.Assign([_store(held)], s.value, None), s))
+            s.value = _load(held)
         for a in call.args + [gast.Constant(None, None)] * (2 - len(call.args)):
             if isinstance(a, (gast.Constant, gast.Name)) and (
                     not isinstance(a, gast.Name) or a.id != d):
@@ -228,13 +230,35 @@ class Sugar:
         absent = gast.Compare(clone(key), [gast.NotIn()], [_load(d)])
         put = gast.Assign([gast.Subscript(_load(d), clone(key), gast.Store())], value, None)
         out.append(_located(gast.If(absent, [put], []), s))
-        read = gast.Subscript(_load(d), clone(key), gast.Load())
-        if chained is not None:
-            chained.func.value = gast.copy_location(read, call)
+        read = gast.copy_location(gast.Subscript(_load(d), clone(key), gast.Load()), call)
+        if parent is not None:
+            parent.value = read
             out += self._assign(s) if isinstance(s, gast.Assign) else [s]
         elif isinstance(s, gast.Assign):
             out += self._assign(_located(gast.Assign(s.targets, read, None), s))
         return out
+
+    def _setdefault_site(self, s):
+        """``(call, parent)`` of the ``d.setdefault(...)`` call ``s`` starts with: its value
+        (``parent`` None), or the node whose ``value`` it is (``d.setdefault(k, []).append``,
+        a target ``d.setdefault(k, {})["a"]``); else None."""
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            heads = [s.value, s.targets[0]]
+        elif isinstance(s, gast.AugAssign):
+            heads = [s.target]
+        elif isinstance(s, gast.Expr):
+            heads = [s.value]
+        else:
+            return None
+        if self._setdefault_call(heads[0]):
+            return heads[0], None
+        for head in heads:
+            node = head.func if isinstance(head, gast.Call) else head
+            while isinstance(node, (gast.Attribute, gast.Subscript)):
+                if self._setdefault_call(node.value):
+                    return node.value, node
+                node = node.value
+        return None
 
     def _setdefault_call(self, call):
         """Whether ``call`` is ``d.setdefault(k[, v])`` of a dict ``d`` the function makes or
