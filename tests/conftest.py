@@ -19,15 +19,22 @@ from pathlib import Path
 
 import pytest
 
-_CACHE_DIR = tempfile.mkdtemp(prefix="srcgrad-test-cache-")
+# One directory for the run, made by the process that starts it and shared by its pytest-xdist
+# workers (they inherit the environment): a derivative one worker stored, another loads, as the
+# rule tables derive the same rows in several modules (test_rules, test_dask, ...). Entries are
+# written atomically and checked when read (srcgrad/emit/diskcache.py), as for processes sharing
+# a user's cache. The process that made the directory removes it at the end.
+_OWN_CACHE = "SRCGRAD_TEST_CACHE_DIR" not in os.environ
+if _OWN_CACHE:
+    os.environ["SRCGRAD_TEST_CACHE_DIR"] = tempfile.mkdtemp(prefix="srcgrad-test-cache-")
+_CACHE_DIR = os.environ["SRCGRAD_TEST_CACHE_DIR"]
 os.environ["SRCGRAD_CACHE_DIR"] = _CACHE_DIR
 os.environ.pop("SRCGRAD_CACHE", None)  # the cache is on in the tests, whatever the shell says
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _remove_test_cache():
-    yield
-    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+def pytest_unconfigure(config):
+    if _OWN_CACHE:
+        shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
 
 ROOT = Path(__file__).resolve().parent.parent
