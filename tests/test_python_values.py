@@ -273,12 +273,23 @@ def lambdas_read_late(x):
     return s
 
 
+def lambdas_called_on_their_results(x):
+    fs = []
+    for c in (1.0, 2.0):
+        fs.append(lambda t, c=c: np.sin(c * t))
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(f(x)))  # (the inner call rewritten first)
+    return s
+
+
 def test_list_of_lambdas_built_in_a_loop():
     # each was "the local function `lambda_2` used as a value"
     x, w = np.array([0.3, 0.5, 0.7]), np.array([0.4, 1.1, -0.6])
     check_grad(lambdas_appended_in_a_loop, (x, w), wrt=(0, 1))
     check_grad(lambdas_of_a_comprehension, (x,))
     check_grad(lambdas_read_late, (x,))
+    check_grad(lambdas_called_on_their_results, (x,))
     check_second_order(lambdas_appended_in_a_loop, (x, w), k=1)
 
 

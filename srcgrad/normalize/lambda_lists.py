@@ -46,8 +46,9 @@ def run(fn_node, namer):
         defs = [gast.copy_location(gast.Assign([gast.Name(f, gast.Store(), None, None)],
                                                _without_defaults(lam), None), lam)
                 for f, lam in zip(functions, sites)]
-        for (_, call), new in zip(uses, calls):
-            _become(call, new)
+        # innermost first (`f(f(x))`: the outer call is built from the inner one rewritten)
+        for item, call in sorted(uses, key=lambda use: -_depth(use[1], fn_node)):
+            _become(call, _call_of(item, call, sites, functions))
         for k, lam in enumerate(sites):
             _become(lam, _held(k, lam))
         fn_node.body[:0] = defs
@@ -176,6 +177,13 @@ def _call_of(item, call, sites, functions):
                             [gast.Eq()], [gast.Constant(k, None)])
         out = gast.IfExp(test, options[k], out)
     return gast.copy_location(out, call)
+
+
+def _depth(node, root):
+    """How many calls enclose the call ``node`` in ``root``."""
+    inside = [c for c in walk(root) if isinstance(c, gast.Call) and c is not node and any(
+        n is node for n in walk(c))]
+    return len(inside)
 
 
 def _held(k, lam):
