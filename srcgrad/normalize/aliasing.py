@@ -268,3 +268,39 @@ def kept_state(value, values, ctx, names):
             k < len(tuples[0].elts) and isinstance(tuples[0].elts[k], gast.Name)):
         return tuples[0].elts[k]
     return None
+
+
+def own_key_writes(inplace, value, r, later):
+    """``for k, v in d.items(): d[k] = ...``: every later write into the dict is at the key
+    of the item the loop is at, so the items still to come are unchanged (``inplace``: the
+    pass of normalize/inplace.py, its bindings known)."""
+    fn = inplace.ctx.namespace.resolve(value.func, inplace.ctx.local_names) if isinstance(
+        value, gast.Call) else None
+    if fn is not runtime.dict_items:
+        return False
+    items = {n for n, vs in inplace.values.items()
+             if all(isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name)
+                    and v.value.id == r for v in vs)}
+    keys = {n for n, vs in inplace.values.items()
+            if all(isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name)
+                   and v.value.id in items and isinstance(v.slice, gast.Constant)
+                   and v.slice.value == 0 for v in vs)}
+    written = [inplace.write_nodes.get(w) for w in later]
+    return all(w is not None and len(w.value.args) > 1 and isinstance(w.value.args[1],
+               gast.Name) and w.value.args[1].id in keys for w in written)
+
+
+def written_next_trip(inplace, base, made, writes, reads):
+    """Whether a write into ``base`` before ``r = ...`` (at position ``made``, ``r`` holding or
+    viewing ``base``'s array) in a loop around both is made again in the next trip, after it,
+    and ``r`` is read in a later trip or after the loop: ``g[0] = v; L.append(g)``, then
+    ``L[0]`` sees the next trip's write (unless the loop binds ``base`` afresh each trip).
+    ``writes``, ``reads``: the positions of the writes into ``base`` and of the reads of
+    ``r``."""
+    for start, end in inplace.loop_spans:
+        fresh = any(start <= p <= end and p not in inplace.write_nodes
+                    for p in inplace.bindings.get(base, ()))
+        if start < made <= end and not fresh and any(start <= w < made for w in writes) and any(
+                k >= start and k != made for k in reads):
+            return True
+    return False

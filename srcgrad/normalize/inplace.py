@@ -42,6 +42,8 @@ from .aliasing import (
     _reached,
     _viewed,
     kept_state,
+    own_key_writes,
+    written_next_trip,
 )
 from .containers import mutator_names
 from .methods import user_class
@@ -512,7 +514,8 @@ class CopyBeforeWrite:
             if base not in self.item_written and (
                     isinstance(node.value, gast.Subscript) or self._takes_items(node.value)):
                 continue  # an element of a list that only grows or shrinks stays what it was
-            if self._read_after_a_later_write(node.value, r, made, writes[base], reads):
+            if self._read_after_a_later_write(node.value, r, made, writes[base], reads) or (
+                    written_next_trip(self, base, made, writes[base], reads.get(r, ()))):
                 yield node, r, base, False
 
     def _renamed_base(self, value, bases, made, written, r):
@@ -598,24 +601,7 @@ class CopyBeforeWrite:
         base that come after it (not ``d[k] = ...`` at the loop's own key of ``d.items()``)."""
         later = [w for w in writes if w > made]
         return bool(later) and any(k > min(later) for k in self._reads_of(r, made, reads)) and (
-            not self._own_key_writes(value, r, later))
-
-    def _own_key_writes(self, value, r, later):
-        """``for k, v in d.items(): d[k] = ...``: every later write into the dict is at the key
-        of the item the loop is at, so the items still to come are unchanged."""
-        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
-            value, gast.Call) else None
-        if fn is not runtime.dict_items:
-            return False
-        items = {n for n, vs in self.values.items()
-                 if all(isinstance(v, gast.Subscript) and _is_name(v.value, r) for v in vs)}
-        keys = {n for n, vs in self.values.items()
-                if all(isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name)
-                       and v.value.id in items and isinstance(v.slice, gast.Constant)
-                       and v.slice.value == 0 for v in vs)}
-        written = [self.write_nodes.get(w) for w in later]
-        return all(w is not None and len(w.value.args) > 1 and isinstance(w.value.args[1],
-                   gast.Name) and w.value.args[1].id in keys for w in written)
+            not own_key_writes(self, value, r, later))
 
     def _reads_of(self, r, made, reads):
         """The positions where ``r`` is read; a read inside a loop that ``r`` was not made in
