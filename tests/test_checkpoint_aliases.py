@@ -130,3 +130,23 @@ def test_a_write_through_a_name_into_what_a_name_bound_before_holds_is_refused()
         srcgrad.grad(held_by_a_dict_read_after, checkpoint=2)(x, M)
     assert raised.value.line.strip() == "for i in range(4):"
     assert x.tolist() == [0.3, -0.5, 0.8]
+
+
+def view_written_in_a_loop(x, M):
+    z = x * 1.0
+    for i in range(4):
+        z = z * np.tanh(M[i])
+        O = x[0:2]
+        O[0] = z[1]
+    return np.sum(z) + np.sum(x ** 2)
+
+
+def test_a_refusal_in_a_checkpointed_loop_names_the_users_line_of_the_view():
+    # the message named the line of the view in the loop's step ("line 8"), not the user's
+    x, M = np.array([0.3, -0.5, 0.8]), np.linspace(0.2, 1.4, 12).reshape(4, 3)
+    first = view_written_in_a_loop.__code__.co_firstlineno
+    for k in (None, 2):
+        with pytest.raises(UnsupportedSyntaxError) as raised:
+            srcgrad.grad(view_written_in_a_loop, checkpoint=k)(x, M)
+        assert f"(line {first + 4}: O = x[0:2])" in str(raised.value)
+        assert raised.value.lineno == first + 5

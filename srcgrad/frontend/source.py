@@ -55,6 +55,15 @@ class Location:
             offset = len(text) - len(text.lstrip()) + 1
         return self.filename, file_line, offset, text
 
+    def users_line(self, node):
+        """``(line, text)`` of ``node`` in the user's file: for a loop's step (checkpoint=) or
+        generated code, the user's line behind it, as ``error`` locates it."""
+        filename, lineno, _, text = self.of(node)
+        behind = _users_line(filename, lineno)
+        if behind is None:
+            return lineno, text
+        return behind[1], linecache.getline(*behind) or None
+
     def error(self, cls, node, message):
         """``cls(message)`` located at ``node``; in generated code (a derivative differentiated
         again) at the user's line that code was generated from."""

@@ -370,7 +370,7 @@ class CopyBeforeWrite:
         source = self.last_source.get(var)
         where = ""
         if source is not None:
-            _, line, _, text = self.ctx.location.of(source)
+            line, text = self.ctx.location.users_line(source)
             where = f" (line {line}: {(text or '').strip()})"
         raise self.ctx.location.error(
             UnsupportedSyntaxError,
