@@ -28,7 +28,7 @@ from __future__ import annotations
 import gast
 
 from .astutil import store_counts, stored, walk
-from .checkpoint_sharing import call_writes
+from .checkpoint_sharing import call_writes, objects_written
 from .errors import UnsupportedSyntaxError
 
 LISTS = (gast.List, gast.ListComp)
@@ -141,7 +141,8 @@ def refuse_concatenations(node, loop, location):
 
 def refuse_field_writes(loop, location, carried):
     """Refuse a loop that writes a field of an object it ``carried`` into a trip (the names of
-    its state a trip reads before binding them; module docstring)."""
+    its state a trip reads before binding them; module docstring), or into what a name it
+    binds to that field holds (``O = p.w; O *= v``)."""
     for n in walk(gast.Module(loop.body, [])):
         bases = []
         if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
@@ -153,6 +154,11 @@ def refuse_field_writes(loop, location, carried):
             bases = list(call_writes(n))  # (`np.put(p.w, ...)` too)
         for base in bases:
             _refuse_field_write(loop, location, carried, base)
+    written = objects_written(loop.body)
+    for n in walk(gast.Module(loop.body, [])):  # `O = p.w; O *= v`: p's field, written
+        if isinstance(n, gast.Assign) and any(isinstance(t, gast.Name) and t.id in written
+                                              for t in n.targets):
+            _refuse_field_write(loop, location, carried, n.value)
 
 
 def _refuse_field_write(loop, location, carried, base):

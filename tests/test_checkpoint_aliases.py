@@ -8,6 +8,8 @@ invariants it holds: ``L[0] is x`` was True in the primal and False in the repla
 gradient 4x off). Values against Python on copies, gradients against central differences.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
@@ -150,3 +152,26 @@ def test_a_refusal_in_a_checkpointed_loop_names_the_users_line_of_the_view():
             srcgrad.grad(view_written_in_a_loop, checkpoint=k)(x, M)
         assert f"(line {first + 4}: O = x[0:2])" in str(raised.value)
         assert raised.value.lineno == first + 5
+
+
+@dataclasses.dataclass
+class Weights:
+    w: np.ndarray
+
+
+def field_written_through_a_name(x, M, p):
+    z = x * 1.0
+    for i in range(4):
+        z = z * np.tanh(M[i]) * p.w
+        O = p.w
+        O *= 1.1  # p.w itself: a snapshot holds p, not a copy of its fields
+    return np.sum(z)
+
+
+def test_a_field_written_through_a_name_the_loop_binds_is_refused():
+    # d/dx was half of central differences', and the caller's p.w was written into
+    x, M = np.array([0.3, -0.5, 0.8]), np.linspace(0.2, 1.4, 12).reshape(4, 3)
+    p = Weights(w=np.array([1.0, 0.9, 1.1]))
+    with pytest.raises(UnsupportedSyntaxError, match="writes a field of `p` in place"):
+        srcgrad.grad(field_written_through_a_name, checkpoint=2)(x, M, p)
+    assert p.w.tolist() == [1.0, 0.9, 1.1]
