@@ -199,7 +199,7 @@ def put_into_what_a_list_holds(x, a):
     L = []
     for _ in range(3):
         np.put(y, [1], y[0] * a)
-        L.append(y)
+        L = [y]  # (L.append(y) is refused: the next trip writes into the y L holds)
     return np.sum(L[0] * x)
 
 

@@ -290,13 +290,16 @@ def own_key_writes(inplace, value, r, later):
                gast.Name) and w.value.args[1].id in keys for w in written)
 
 
-def written_next_trip(inplace, base, made, writes, reads):
-    """Whether a write into ``base`` before ``r = ...`` (at position ``made``, ``r`` holding or
-    viewing ``base``'s array) in a loop around both is made again in the next trip, after it,
-    and ``r`` is read in a later trip or after the loop: ``g[0] = v; L.append(g)``, then
-    ``L[0]`` sees the next trip's write (unless the loop binds ``base`` afresh each trip).
-    ``writes``, ``reads``: the positions of the writes into ``base`` and of the reads of
-    ``r``."""
+def written_next_trip(inplace, node, made, base, writes, reads):
+    """Whether a write into ``base`` before ``node`` (``r = ...`` at position ``made``, ``r``
+    holding or viewing ``base``'s array) in a loop around both is made again in the next trip,
+    after it, while ``r`` still holds it (``node`` updates ``r``: ``L = list_append(L, g)``) and
+    is read in a later trip or after the loop: ``g[0] = v; L.append(g)``, then ``L[0]`` sees
+    the next trip's write (unless the loop binds ``base`` afresh each trip). ``writes``,
+    ``reads``: the positions of the writes into ``base`` and of the reads of ``r``."""
+    r = node.targets[0].id
+    if not any(isinstance(n, gast.Name) and n.id == r for n in walk(node.value)):
+        return False  # (`L = [g]`: each trip's r is a new container)
     for start, end in inplace.loop_spans:
         fresh = any(start <= p <= end and p not in inplace.write_nodes
                     for p in inplace.bindings.get(base, ()))

@@ -515,7 +515,7 @@ class CopyBeforeWrite:
                     isinstance(node.value, gast.Subscript) or self._takes_items(node.value)):
                 continue  # an element of a list that only grows or shrinks stays what it was
             if self._read_after_a_later_write(node.value, r, made, writes[base], reads) or (
-                    written_next_trip(self, base, made, writes[base], reads.get(r, ()))):
+                    written_next_trip(self, node, made, base, writes[base], reads.get(r, ()))):
                 yield node, r, base, False
 
     def _renamed_base(self, value, bases, made, written, r):
