@@ -321,3 +321,33 @@ def test_registered_attribute_neither_child_nor_aux_is_refused_in_every_mode():
     value, tangent = jvp(reads_children_and_aux)(b, x, t)  # children and aux: as before
     assert np.isclose(value, 3 * np.sum(a * x)) and np.isclose(tangent, 3.0)
     np.testing.assert_allclose(grad(reads_children_and_aux)(b, x).a, 3 * x)
+
+
+def leaves_early(x):
+    for f in (np.sin, np.cos, np.tanh):
+        x = f(x) * 1.5
+        if x[0] > 0.4:
+            break
+    return np.sum(x)
+
+
+def skips_and_leaves(x):
+    s = 0.0
+    for f in (np.sin, np.cos, np.tanh, np.exp):
+        y = f(x)
+        if y[1] < 0.6:
+            continue
+        s = s + np.sum(y * x)
+        if s > 2.0:
+            break
+        s = s * 1.1
+    return s
+
+
+def test_loop_over_functions_with_break_and_continue():
+    # was "cannot resolve `f`": the unrolled copies now run under flags, as the trips would;
+    # the points below take the break after the first, the second copy, and none
+    for x in (np.array([0.3, 0.5, 0.7]), np.array([0.05, 2.0, 0.3]), np.array([-0.9, 0.2, 0.1])):
+        for f in (leaves_early, skips_and_leaves):
+            check_grad(f, (x,))
+    check_second_order(skips_and_leaves, (np.array([0.05, 2.0, 0.3]),))

@@ -829,7 +829,8 @@ DOC_PAIRS = {
     "`try` ... `except` | at transform time": "refused_try",
     "a lambda or nested def used as a value other than": "refused_function_value",
     "`f(*xs)` / `f(**kw)` where the length": "refused_star_call",
-    "a loop over functions that leaves early": "refused_loop_over_functions",
+    "a loop over functions whose functions are known only when it runs":
+        "refused_loop_over_functions",
     "`:=` evaluated only sometimes (right of": "refused_walrus_sometimes",
     "`set(...)` of values that carry gradient; `dict(m)`": "refused_dict_of_pairs",
     "a standard-library helper that uses `try`": "refused_stdlib_try",

@@ -343,6 +343,18 @@ def functions_changed_first(x):
     return s
 
 
+def functions_left_early(x):
+    s = 0.0
+    for f in (np.sin, np.cos, np.tanh):
+        y = f(x)
+        if y[1] < 0.0:
+            continue
+        s = s + np.sum(y * x)
+        if s > 1.0:
+            break
+    return s
+
+
 def lambdas_in_a_list(x):
     fs = []
     for i in range(2):
@@ -371,6 +383,7 @@ WORKS = [
     ("`f(*xs)` / `f(**kw)` of a tuple, list or dict literal", star_calls),
     ("a loop over a tuple or list of functions that calls them", loop_over_functions),
     ("Also one the function changes first", functions_changed_first),
+    ("A `break` or `continue` in an `if` of the loop", functions_left_early),
     ("a list of lambdas the function builds", lambdas_in_a_list),
     ("`functools.reduce` (with an initial value too", reduced),
     ("`lambda` assigned to a name once, `def` nested anywhere", lambdas_and_nested_defs),

@@ -54,6 +54,9 @@ INDEX = "i"  # the index of a `for` loop over a sequence
 RESULT, RETURNED = "result", "returned"  # the value and flag of an early return
 DISCARD = "_"  # a value computed for its effect only
 BROKE = "broke"  # whether a loop with an `else` left by `break` (normalize/sugar.py)
+# whether a copy of an unrolled loop over functions was left (`break`, `continue`), and whether
+# by `break` (normalize/early_exits.py)
+LOOP_LEFT, LOOP_STOPPED = "left", "stopped"
 JOINED = "_".join  # the value a nested target `(a, b)` unpacks, named after its parts: `a_b`
 # the reverse sweep
 TRIPS = "trips"  # a loop's iteration count

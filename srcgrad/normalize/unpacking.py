@@ -22,6 +22,7 @@ import gast
 
 from ..astutil import binding_counts, clone, param_names, store_counts, walk
 from ..emit import naming
+from . import early_exits
 
 
 def spread(fn_node, forwarded=()):
@@ -62,7 +63,9 @@ def unroll_function_loops(fn_node, known=None, given=()):
     if known is not None:  # what it finds is of the names the function reads from outside
         local = stored | (param_names(fn_node, packed=True) - set(given))
         known = _from_outside(known, local)
-    fn_node.body = _unrolled(fn_node.body, literals, stored, known)
+    taken = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)}
+    fn_node.body = _unrolled(fn_node.body, literals, stored, known,
+                             lambda stem: _fresh(stem, taken))
     _call_items_by_name(fn_node, literals, stored)
     # a literal of bound methods read by no statement left (`fs = [self.a.f, self.b.f]`, each
     # now called where it is named): its methods are not values the derivative holds
@@ -268,13 +271,13 @@ def functions_keyed(value):
     return None
 
 
-def _unrolled(stmts, literals, stored, known):
+def _unrolled(stmts, literals, stored, known, fresh):
     out = []
     for s in stmts:
         for field_ in ("body", "orelse"):
             inner = getattr(s, field_, None)
             if isinstance(inner, list) and inner and not isinstance(s, gast.FunctionDef):
-                setattr(s, field_, _unrolled(inner, literals, stored, known))
+                setattr(s, field_, _unrolled(inner, literals, stored, known, fresh))
         count = _indices_looped(s, literals, stored, known)
         if count is not None:
             out += [c for k in range(count) for c in _copy_at(s, k)]
@@ -291,9 +294,9 @@ def _unrolled(stmts, literals, stored, known):
         if functions is None:
             out.append(s)
             continue
-        for fn in functions:
-            for stmt in s.body:
-                out.append(_Bind(s.target.id, fn).visit(clone(stmt)))
+        copies = [[_Bind(s.target.id, fn).visit(clone(stmt)) for stmt in s.body]
+                  for fn in functions]
+        out += early_exits.unrolled(copies, fresh, s)  # (`break`: the copies after skipped)
     return out
 
 
@@ -446,8 +449,8 @@ def _copy_at(loop, k):
 
 
 def _unrollable(loop):
-    """A ``for`` over a name whose body calls it, has no ``break``/``continue``, and never
-    assigns it."""
+    """A ``for`` over a name whose body calls it, never assigns it, and leaves a trip early
+    (``break``, ``continue``) only in ``if`` statements (``early_exits``)."""
     if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
             and not loop.orelse):
         return False
@@ -455,10 +458,9 @@ def _unrollable(loop):
     nodes = list(walk(gast.Module(loop.body, [])))
     calls = any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == name
                 for n in nodes)
-    jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in nodes)
     assigned = any(isinstance(n, gast.Name) and n.id == name and not isinstance(
         n.ctx, gast.Load) for n in nodes)
-    return calls and not jumps and not assigned
+    return calls and early_exits.only_ifs(loop.body) and not assigned
 
 
 def _named_function(expr, stored):
