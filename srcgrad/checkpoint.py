@@ -333,7 +333,8 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         # (but a name bound before the loop sharing one passed is still refused: copy_state
         # keeps arrays that are one another's, not a view of its base)
         updated = updated_while_held(node, loop.body, _params(node))
-        held = bool(updated) or bool(_written(loop) - mutated(loop.body))
+        held = bool(updated) or bool(_written(loop) - mutated(loop.body)) or bool(
+            checkpoint_concat.written_by(names[5]))
         _refuse_shared_writes(node, loop, parsed.location, originals, set(names[1]) if held
                               else set())
         held = held or bool(_passed_only(loop) & set(names[1]))
@@ -396,7 +397,8 @@ def _refuse_shared_writes(node, loop, location, originals, carried):
     if isinstance(loop, gast.While):
         read |= {n.id for n in walk(loop.test) if isinstance(n, gast.Name)}
     bound = _params(node) | stored(before)  # (what a trip binds is its own)
-    for v in sorted(mutated(loop.body) | _written(loop)):
+    defs = checkpoint_concat.called_defs(node, position, loop)
+    for v in sorted(mutated(loop.body) | _written(loop) | checkpoint_concat.written_by(defs)):
         shared = sharing_closure({v}, edges | inner if v in deep else edges)
         for other in sorted((shared - {v} - carried) & read & bound)[:1]:
             raise location.error(UnsupportedSyntaxError, loop, (
@@ -598,9 +600,12 @@ def _loop_names(node, position, loop, location):
     index = None if is_while else loop.target.id
     body = ([gast.Expr(loop.test)] if is_while else []) + loop.body
     local = _params(node) | stored(node.body)
-    # (a module is no state: `np.put(idx, ...)` writes into idx, not np)
-    assigned = stored(loop.body) | (_written(loop) & local)
+    defs = checkpoint_concat.called_defs(node, position, loop)
+    # (a module is no state: `np.put(idx, ...)` writes into idx, not np; what a def the body
+    # calls writes into, `acc[:] = ...`, is, and what it reads it reads when called)
+    assigned = stored(loop.body) | ((_written(loop) | checkpoint_concat.written_by(defs)) & local)
     exposed = exposed_reads(body, set() if is_while else {index})[1]
+    exposed |= {n for d in defs for n in checkpoint_concat.free_names(d)} & local
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
     # (a later loop of the same variable binds it again before reading it)
     if index is not None and index in exposed_reads(after, set())[1]:
@@ -611,7 +616,6 @@ def _loop_names(node, position, loop, location):
     # a name a trip binds afresh before reading it (a list built per trip) is not carried
     state = sorted(assigned & (exposed | read_after))  # empty: nothing to checkpoint
     loaded = {n.id for n in walk(gast.Module(body, [])) if isinstance(n, gast.Name)}
-    defs = checkpoint_concat.called_defs(node, position, loop)
     checkpoint_concat.refuse_other_defs(node, loop, defs, location)
     for definition in defs:
         loaded |= checkpoint_concat.free_names(definition)  # (the step defines it again)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import gast
 
 from .astutil import store_counts, stored, walk
-from .checkpoint_sharing import call_writes, objects_written
+from .checkpoint_sharing import call_writes, mutated, objects_written
 from .errors import UnsupportedSyntaxError
 
 LISTS = (gast.List, gast.ListComp)
@@ -239,3 +239,14 @@ def free_names(definition):
         own |= {a.id for a in walk(definition.args) if isinstance(a, gast.Name)}
     return {n.id for n in walk(definition) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} - own
+
+
+def written_by(defs):
+    """The names of the function that the functions ``defs`` write into in place when the
+    loop calls them (``def add(v): acc[:] = acc + v``, ``hs.append(v)``): the loop's state."""
+    out = set()
+    for definition in defs:
+        inner = definition.value if isinstance(definition, gast.Assign) else definition
+        body = [gast.Expr(inner.body)] if isinstance(inner, gast.Lambda) else inner.body
+        out |= mutated(body) & free_names(definition)
+    return out
