@@ -72,8 +72,8 @@ def test_held_method_of_a_copy():
         value, tangent = jvp(f, wrt=position)(*args, np.ones(3))
         assert np.isclose(value, f(*args))
         np.testing.assert_allclose(tangent, np.sum(got), rtol=1e-9)
-        check_second_order(f, args, k=position)
         _model_gradient(f, X, W)
+    check_second_order(held_through_a_copy, (Model(W.copy()), X), k=1)
 
 
 def product(a, b):
@@ -238,7 +238,6 @@ def test_loop_over_functions_changed_first():
               net_rebinds, net_inserts):
         check_grad(f, (x,))
     check_second_order(dict_item_replaced, (x,))
-    check_second_order(net_rebinds, (x,))
     for method, wrapped in ((Net().rebinds_between, net_rebinds),
                             (Net().inserts_and_extends, net_inserts)):  # a bound method as input
         np.testing.assert_allclose(grad(method)(x), numeric_grad(wrapped, (x,), 0), rtol=1e-6)
@@ -350,4 +349,3 @@ def test_loop_over_functions_with_break_and_continue():
     for x in (np.array([0.3, 0.5, 0.7]), np.array([0.05, 2.0, 0.3]), np.array([-0.9, 0.2, 0.1])):
         for f in (leaves_early, skips_and_leaves):
             check_grad(f, (x,))
-    check_second_order(skips_and_leaves, (np.array([0.05, 2.0, 0.3]),))
