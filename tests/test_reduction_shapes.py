@@ -8,6 +8,7 @@ shows which contributions are still summed back to their operand's shape."""
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
+from second_order_check import check_second_order
 
 import srcgrad
 
@@ -138,3 +139,12 @@ def test_a_value_read_anyway_gives_logp_its_shape():
     text = srcgrad.source(df)
     assert "dlogp = unbroadcast(dy_times_logp * y, exp_z)" in text, text
     assert "uniform_unreduce(dsum_y_times_logp, None, (y,), (b, l))" in text, text
+
+
+@pytest.mark.parametrize("f, args", [(softmax_head, (A[:2, :3], ROW[:3], Y[:2, :3])),
+                                     (centered, (A[:2, :2], BIG[:, :2, :2]))],
+                         ids=["softmax_head", "centered"])
+def test_second_order_reads_the_held_values(f, args):
+    """Second order differentiates the code above, whose unbroadcast reads exp_z (or a) for
+    the shape of a value never computed."""
+    check_second_order(f, list(args), 0)
