@@ -182,3 +182,38 @@ def test_the_else_branch_does_not_inherit_what_the_if_branch_owns(c):
              - two_aliases_of_one_cotangent(x - h * e, c)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(srcgrad.grad(two_aliases_of_one_cotangent)(x, c), want,
                                rtol=1e-7)
+
+
+def rebound_on_one_branch(x, c):
+    u = x * 2.0
+    v = x * 3.0
+    t = u * v
+    if c > 0:
+        u = u * 2.0
+    w = u + v
+    return np.sum(w * w) + np.sum(t)
+
+
+def rebound_on_the_other_branch(x, c):
+    u = x * 2.0
+    v = x * 3.0
+    t = u * v
+    if c > 0:
+        c = c * 2.0
+    else:
+        u = u * 2.0
+    w = u + v
+    return np.sum(w * w) + np.sum(t)
+
+
+@pytest.mark.parametrize("f", [rebound_on_one_branch, rebound_on_the_other_branch])
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_a_buffer_only_one_branch_made_is_not_added_into_after_the_if(f, c):
+    # du is w's cotangent before the if, as dv is; only the if branch gives du a new array, so
+    # after the if `t = u * v` adds out of place (du = du + dt * v): on the path without the
+    # branch du is still dv's buffer. Kills adjoints:250 Adjoints.join_branches (left operand
+    # only: `self.owned = owned_body`; and right operand only, with the else branch).
+    x = np.array([0.3, -0.7, 1.1])
+    h = 1e-6
+    want = [(f(x + h * e, c) - f(x - h * e, c)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(srcgrad.grad(f)(x, c), want, rtol=1e-7)
