@@ -217,3 +217,25 @@ def test_a_buffer_only_one_branch_made_is_not_added_into_after_the_if(f, c):
     h = 1e-6
     want = [(f(x + h * e, c) - f(x - h * e, c)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(srcgrad.grad(f)(x, c), want, rtol=1e-7)
+
+
+def read_by_index_where_bound(x, c):
+    s = 0.0
+    if c > 0:
+        y = x * 2.0
+    for i in range(3):
+        if c > 0:
+            s = s + y[i] * x[i]
+    return s
+
+
+def test_a_variable_perhaps_unbound_before_a_loop_that_reads_its_items():
+    # y is bound only when c > 0: its adjoint before the loop is the number 0.0, which gets no
+    # private copy (a 0-d array would take no index: `dy = add_at(dy, i, g)` fails). Kills
+    # adjoints:256 Adjoints.private_copies (condition negated; `or`; `var not in surely`).
+    x = np.array([0.3, -0.7, 1.1])
+    h = 1e-6
+    want = [(read_by_index_where_bound(x + h * e, 1.0) - read_by_index_where_bound(x - h * e, 1.0))
+            / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(srcgrad.grad(read_by_index_where_bound)(x, 1.0), want, rtol=1e-7)
+    np.testing.assert_allclose(srcgrad.grad(read_by_index_where_bound)(x, -1.0), 0.0 * x)
