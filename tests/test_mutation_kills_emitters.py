@@ -239,3 +239,23 @@ def test_a_variable_perhaps_unbound_before_a_loop_that_reads_its_items():
             / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(srcgrad.grad(read_by_index_where_bound)(x, 1.0), want, rtol=1e-7)
     np.testing.assert_allclose(srcgrad.grad(read_by_index_where_bound)(x, -1.0), 0.0 * x)
+
+
+def norm_copied(x):
+    a = np.linalg.norm(x)
+    b = a
+    return b * np.sum(x)
+
+
+def test_forward_mode_aliases_the_tangent_of_a_copy():
+    # `b = a` gives b the tangent name da, no statement (tangents.py: a name or constant is
+    # aliased outside branches and loops). Kills tangents:61 Tangents.bind (unary dropped:
+    # `alias = ... and prelude`, which copies it, and drops a template's prelude where it has one).
+    x = np.array([0.3, -0.7, 1.1])
+    t = np.array([1.0, 0.5, -2.0])
+    h = 1e-6
+    want = (norm_copied(x + h * t) - norm_copied(x - h * t)) / (2 * h)
+    df = srcgrad.jvp(norm_copied)
+    np.testing.assert_allclose(df(x, t)[1], want, rtol=1e-7)
+    text = srcgrad.source(df)
+    assert "db = da" not in text and "da * sum_x" in text
