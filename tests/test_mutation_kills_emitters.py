@@ -259,3 +259,35 @@ def test_forward_mode_aliases_the_tangent_of_a_copy():
     np.testing.assert_allclose(df(x, t)[1], want, rtol=1e-7)
     text = srcgrad.source(df)
     assert "db = da" not in text and "da * sum_x" in text
+
+
+def copied_then_updated_in_a_loop(x):
+    a = x * 2.0
+    s = a
+    for _ in range(3):
+        a = a * x
+    return np.sum(s * a)
+
+
+def copied_then_updated_on_a_branch(x):
+    a = x * 2.0
+    s = a
+    if np.sum(x) > 0:
+        a = a * x
+    return np.sum(s * a)
+
+
+@pytest.mark.parametrize("f, sign", [(copied_then_updated_in_a_loop, 1.0),
+                                     (copied_then_updated_on_a_branch, 1.0),
+                                     (copied_then_updated_on_a_branch, -1.0)])
+def test_forward_mode_copies_a_tangent_that_control_flow_reassigns(f, sign):
+    # `s = a` where a's tangent is reassigned in a loop or branch after: s gets its own copy
+    # there. An alias would be copied just before the reassignment instead, in the loop (each
+    # trip: ds ends as da before the last trip) or on the branch (ds unbound on the other path).
+    # Kills tangents:65 Tangents.bind (constant: `alias = True`) and tangents:63 (comparison
+    # `!=`; call dropped: `any(v for v in ...)`).
+    x = sign * np.array([0.3, -0.7, 1.1])
+    t = np.array([1.0, 0.5, -2.0])
+    h = 1e-6
+    want = (f(x + h * t) - f(x - h * t)) / (2 * h)
+    np.testing.assert_allclose(srcgrad.jvp(f)(x, t)[1], want, rtol=1e-7)
