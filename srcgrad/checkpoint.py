@@ -52,6 +52,7 @@ derivative would carry their gradient for nothing).
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 import sys
 from typing import Any
@@ -120,7 +121,12 @@ def checkpointed_loop(probe, step, steps, state, invariants, snapshots):
     :class:`Snapshots`. A ``for`` loop (``probe`` None) keeps them where the binomial schedule's
     first sweep would: the primal is that sweep. A loop that can leave early runs ``probe`` (the
     loop as written, stopping after a given trip) and keeps them by :class:`Thinning`. Its
-    copies of the state keep what ``invariants`` hold (``copy_state``), as its step's do."""
+    copies of the state keep what ``invariants`` hold (``copy_state``), as its step's do. The
+    step's vjp is made first, unless the sweep takes the specialized one (numbers and float64
+    arrays): what srcgrad refuses in the step is refused before the loop runs (a helper the
+    step calls may write into the caller's objects, ``o.w = ...``)."""
+    if inspect.isfunction(step) and not checkpoint_fast.plain(state + invariants):
+        step_vjp(step)
     # the step writes into its state in place (`y *= v`): into a copy, not the caller's arrays,
     # which the reverse sweep of the statements before the loop reads (their values then)
     state = copy_state(state, invariants)

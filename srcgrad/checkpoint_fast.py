@@ -78,6 +78,12 @@ def advance(step: Any, lo: int, hi: int, steps: Any, state: tuple, invariants: t
     return step(lo, hi, steps, state, invariants)
 
 
+def plain(values: tuple) -> bool:
+    """Whether each of ``values`` is an int, a float64 number or a float64 array (what the
+    specialized vjp may take)."""
+    return type(values) is tuple and all(_tag(v) is not None for v in values)
+
+
 def _tag(value: Any) -> Any:
     """``"i"`` for an int, ``0`` for a float64 number, the number of dimensions for a float64
     array; None for anything else."""

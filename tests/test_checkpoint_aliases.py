@@ -250,3 +250,25 @@ def test_a_def_reading_a_name_the_loop_rebinds():
     assert value == f(x, M)
     np.testing.assert_allclose(gx, numeric_grad(f, (x, M), 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gM, numeric_grad(f, (x, M), 1), rtol=1e-6, atol=1e-8)
+
+
+def rescale(o, s):
+    o.w = o.w * s  # a field of the caller's object, rebound
+
+
+def field_rebound_by_a_helper(x, M, o):
+    z = x * 1.0
+    for i in range(4):
+        z = np.tanh(M[i] * z) + o.w
+        rescale(o, 0.9)
+    return np.sum(z ** 2)
+
+
+def test_a_step_refused_is_refused_before_the_loop_runs():
+    # the loop ran (rebinding the caller's o.w four times) before the sweep made the step's vjp,
+    # which refused it: the caller's object was changed by a call that raised
+    x, M = np.array([0.3, -0.5, 0.8]), np.linspace(0.2, 1.4, 12).reshape(4, 3)
+    o = Weights(w=np.array([1.0, 0.9, 1.1]))
+    with pytest.raises(UnsupportedSyntaxError):
+        srcgrad.grad(field_rebound_by_a_helper, checkpoint=2)(x, M, o)
+    assert o.w.tolist() == [1.0, 0.9, 1.1]
