@@ -282,6 +282,21 @@ def lambdas_called_on_their_results(x):
     return s
 
 
+def two_lists_of_one_name(x):
+    s = 0.0
+    fs = []
+    for i in range(3):
+        fs.append(lambda t, a=x[i]: a * t * t)
+    for f in fs:
+        s = s + np.sum(f(x))
+    fs = []  # a new list under the same name (normalize/renumbered.py names each its own)
+    for i in range(2):
+        fs.append(lambda t, a=x[i] * 2.0: np.sin(a * t))
+    for j in range(len(fs)):
+        s = s + np.sum(fs[j](x) * x)
+    return s
+
+
 def test_list_of_lambdas_built_in_a_loop():
     # each was "the local function `lambda_2` used as a value"
     x, w = np.array([0.3, 0.5, 0.7]), np.array([0.4, 1.1, -0.6])
@@ -289,6 +304,7 @@ def test_list_of_lambdas_built_in_a_loop():
     check_grad(lambdas_of_a_comprehension, (x,))
     check_grad(lambdas_read_late, (x,))
     check_grad(lambdas_called_on_their_results, (x,))
+    check_grad(two_lists_of_one_name, (x,))
     check_second_order(lambdas_appended_in_a_loop, (x, w), k=1)
 
 

@@ -5,7 +5,8 @@ Guarantees: a name ``g`` that one block of statements assigns two or more times,
 assignment is a plain ``g = ...`` or ``def g`` of that block, the first statement of the block
 that mentions ``g`` assigns it, nothing outside the block and no nested function or lambda reads
 or assigns ``g``, and one of the assignments is a callable (a ``def``, a lambda, a
-``functools.partial``, a function's name, or a tuple, list or dict holding one) or ``g`` is given
+``functools.partial``, a function's name, or a tuple, list or dict holding one, a list of
+lambdas: a comprehension of one, or one ``g.append(lambda ...)`` is given) or ``g`` is given
 to ``*``/``**``: then every read of ``g`` sees the assignment before it in the block, as in
 Python, so each assignment gets its own name and the reads take the name of the one before them.
 Later passes then see names assigned once (a local function, a lambda, a tuple or dict of
@@ -82,7 +83,8 @@ def _candidates(fn_node, block, params, static):
     out = []
     for g, stmts in bindings.items():
         if len(stmts) > 1 and g not in params and _confined(fn_node, block, g, stmts) and (
-                any(_callable_value(s, static) for s in stmts) or _spread(fn_node, g)):
+                any(_callable_value(s, static) for s in stmts) or _spread(fn_node, g)
+                or _lambdas_appended(fn_node, g)):
             out.append(g)
     return out
 
@@ -131,6 +133,8 @@ def _callable_value(s, static):
     if isinstance(s, gast.FunctionDef):
         return True
     value = s.value
+    if isinstance(value, gast.ListComp) and isinstance(value.elt, gast.Lambda):
+        return True  # a list of lambdas (normalize/lambda_lists.py)
     if isinstance(value, _DISPLAYS):
         elts = value.values if isinstance(value, gast.Dict) else value.elts
         return any(_callable_atom(e, static) for e in elts)
@@ -157,6 +161,14 @@ class _Static:
         if not isinstance(e, (gast.Name, gast.Attribute)):
             return MISSING
         return self.namespace.resolve(e, self.local)
+
+
+def _lambdas_appended(fn_node, g):
+    """``g.append(lambda ...)``: a list of lambdas (normalize/lambda_lists.py)."""
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+               and n.func.attr == "append" and isinstance(n.func.value, gast.Name)
+               and n.func.value.id == g and n.args and isinstance(n.args[0], gast.Lambda)
+               for n in walk(fn_node.body))
 
 
 def _spread(fn_node, g):
