@@ -63,6 +63,7 @@ from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
     copy_state,
+    holds_pairs,
     mutated,
     outside_reads,
     sharing_closure,
@@ -563,9 +564,12 @@ def _loop_call(node, loop, namer, user, held, names):
     # and the state it binds only to new arrays of arithmetic that nothing else holds
     rebound = stored(loop.body) - _made_afresh(loop.body)
     touched = rebound | _written(loop)  # (else what the loop returns holds no invariant)
+    # (nor what another name of the state holds, d["a"] = g: a copy of its own after the loop
+    # would be another object than the one d holds, which a write through d reaches)
+    held = {v for a, v in holds_pairs(loop.body) if a in state}
     for made_fn in made:
         made_fn.__srcgrad_kept_state__ = frozenset(
-            k for k, v in enumerate(state) if v not in rebound)
+            k for k, v in enumerate(state) if v not in rebound | held)
         made_fn.__srcgrad_holds_invariants__ = any(v in touched for v in state)
     kept = _store(namer.fresh(naming.KEPT))
     return {

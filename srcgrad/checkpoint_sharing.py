@@ -166,6 +166,12 @@ def written_through_aliases(stmts):
     return out
 
 
+def holds_pairs(stmts):
+    """The pairs ``(t, v)`` where ``t`` holds ``v`` after the statements (``t = [v]``,
+    ``t.append(v)``, ``t[k] = v``)."""
+    return _edge_kinds(stmts)[1]
+
+
 def _edge_kinds(stmts):
     """``sharing_edges`` of ``stmts`` in two kinds: ``(t, v)`` where ``t`` may be ``v``, a
     part, view or item of it (``t = v[0]``, ``for t in v``, ``t = h(v)``), and ``(t, v)`` where
