@@ -48,6 +48,31 @@ def softsign_adjoint(dy, y, x):
     return dy / (1.0 + np.abs(x)) ** 2
 
 
+def softclip(x):
+    return np.tanh(x) * 2.0
+
+
+@srcgrad.tangent(softclip)
+def softclip_tangent(y, x, dx):
+    c = np.cosh(x)
+    return 2.0 * dx / (c * c)
+
+
+def weighted_softclip(x):
+    return np.sum(softclip(x) * x)
+
+
+def test_a_tangent_rule_with_a_statement_before_its_return():
+    # the rule's `c = np.cosh(x)` is inlined before the tangent that reads it. Kills
+    # tangents:72 Tangents.bind (right operand only: `return [assign(dname, value)]`, the
+    # rule's statements dropped: NameError).
+    x = np.array([0.3, -0.7, 1.1])
+    t = np.array([1.0, 0.5, -2.0])
+    h = 1e-6
+    want = (weighted_softclip(x + h * t) - weighted_softclip(x - h * t)) / (2 * h)
+    np.testing.assert_allclose(srcgrad.jvp(weighted_softclip)(x, t)[1], want, rtol=1e-7)
+
+
 def weighted_softsign(x):
     return np.sum(softsign(x) * x)
 
