@@ -316,3 +316,19 @@ def test_forward_mode_copies_a_tangent_that_control_flow_reassigns(f, sign):
     h = 1e-6
     want = (f(x + h * t) - f(x - h * t)) / (2 * h)
     np.testing.assert_allclose(srcgrad.jvp(f)(x, t)[1], want, rtol=1e-7)
+
+
+def halved(x):
+    return x * 0.5
+
+
+@srcgrad.adjoint(halved)
+def halved_adjoint(dy, y, x):
+    return dy * NOT_DEFINED_ANYWHERE  # noqa: F821 (the error under test)
+
+
+def test_a_gradient_rule_that_reads_an_unknown_name_is_refused_when_inlined():
+    # Kills templates:78 _Substitute.visit_Name (call dropped: the raise made an expression,
+    # so the unknown name was bound to MISSING and the derivative failed, if ever, when called).
+    with pytest.raises(srcgrad.SrcgradError, match="NOT_DEFINED_ANYWHERE"):
+        srcgrad.grad(lambda x: np.sum(halved(x)))(np.ones(3))
