@@ -60,8 +60,9 @@ def sharing_edges(stmts):
             targets = n.targets if isinstance(n, gast.Assign) else [n.target]
             for target in targets:
                 edges |= {(t, v) for t in _target_names(target) for v in _sharing(n.value)}
-        elif isinstance(n, gast.For):
-            edges |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}
+        elif isinstance(n, (gast.For, gast.NamedExpr)):  # (`(z := y[0:2])` too)
+            target, value = (n.target, n.iter) if isinstance(n, gast.For) else (n.target, n.value)
+            edges |= {(t, v) for t in _target_names(target) for v in _sharing(value)}
         elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
               and n.func.attr in ("append", "insert", "extend", "add", "update", "setdefault")):
             base = _base_name(n.func.value)
@@ -178,8 +179,8 @@ def _edge_kinds(stmts):
     ``t`` holds ``v`` (``t = [v]``, ``t.append(v)``, ``t[k] = v``)."""
     alias, holds = set(), set()
     for n in walk(gast.Module(stmts, [])):
-        if isinstance(n, (gast.Assign, gast.AnnAssign)) and n.value is not None:
-            for target in n.targets if isinstance(n, gast.Assign) else [n.target]:
+        if isinstance(n, (gast.Assign, gast.AnnAssign, gast.NamedExpr)) and n.value is not None:
+            for target in n.targets if isinstance(n, gast.Assign) else [n.target]:  # (`:=` too)
                 _assigned_edges(target, n.value, alias, holds)
         elif isinstance(n, gast.For):
             alias |= {(t, v) for t in _target_names(n.target) for v in _sharing(n.iter)}

@@ -98,7 +98,18 @@ def identity_read_in_a_while_replay(x, M):
     return np.sum(z)
 
 
-CASES = [(written_through_an_item, 2), (first_item_updated, 2), (written_through_a_name, "auto"),
+def bound_by_a_walrus(x, M):
+    z = x * 1.0
+    L = [x * 2.0]
+    for i in range(4):
+        z = z * np.tanh(M[i]) + L[0]
+        (O := L[0])
+        O *= 0.9  # L[0] itself, read by the next trip
+    return np.sum(z)
+
+
+CASES = [(bound_by_a_walrus, 2), (written_through_an_item, 2), (first_item_updated, 2),
+         (written_through_a_name, "auto"),
          (item_of_a_list_bound_before, 2), (item_given_to_a_helper, 2),
          (identity_read_in_a_replay, 2), (identity_read_in_a_replay, 3),
          (identity_read_in_a_while_replay, 2)]
