@@ -644,12 +644,31 @@ def derived_read(b, x):
     return np.sum(b.a2 * x) * b.k  # (`b.k`, the aux data, is static: works)
 
 
+def setdefault_held_by_another_name(x):
+    d = {}
+    for i in range(3):
+        lst = d.setdefault(i % 2, [])
+        lst.append(x[i])
+    return sum(d[0]) * d[1][0]
+
+
+def setdefault_of_a_field(x):
+    s = SimpleNamespace(d={})
+    for i in range(3):
+        s.d.setdefault(i % 2, []).append(x[i])
+    return sum(s.d[0]) * s.d[1][0]
+
+
 def unpacked_into_too_few(x):
     a, b = x
     return a * b
 
 
 CLAIMS = [
+    ("the list or dict `d.setdefault(k, [])` returns held by another name",
+     setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
+    ("or `setdefault` of a dict a field holds", setdefault_of_a_field, 0, (X,), TRANSFORM,
+     r"`\.append\(\)`"),
     ("whose attribute that is neither among the children nor the aux data", derived_read, 0,
      (_Boxed(np.array([0.4, 0.2, 0.1]), 3), X), RUN, "not among the children"),
     ("a `v` that would widen it (`y += np.outer(x, x)` of a vector) raises NumPy's error when it "
