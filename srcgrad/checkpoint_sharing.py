@@ -101,9 +101,22 @@ def _sharing(value):
         return _sharing(value.body) | _sharing(value.orelse)
     if isinstance(value, gast.NamedExpr):
         return _sharing(value.value)
+    if isinstance(value, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+        return _comprehension_sharing(value)
     if not isinstance(value, gast.Call):
-        return set()  # arithmetic, comparisons, comprehensions, constants: new values
+        return set()  # arithmetic, comparisons, constants: new values
     return _call_sharing(value)
+
+
+def _comprehension_sharing(value):
+    """``_sharing`` of a comprehension: ``[v for v in L]`` holds ``L``'s items themselves (an
+    item that is a new value, ``[v * 2 for v in L]``, shares nothing)."""
+    inner = _sharing(value.value if isinstance(value, gast.DictComp) else value.elt)
+    targets = {t for g in value.generators for t in _target_names(g.target)}
+    out = inner - targets
+    if inner & targets:
+        out |= {v for g in value.generators for v in _sharing(g.iter)}
+    return out
 
 
 def _call_sharing(value):
@@ -197,6 +210,8 @@ def _assigned_edges(target, value, alias, holds):
     if isinstance(target, (gast.Subscript, gast.Attribute)):
         holds |= {(_base_name(target), v) for v in same | held}
         return
+    if isinstance(target, (gast.Tuple, gast.List)):  # `O, P = L[0], L[1]`: each is an item
+        same, held = same | held, set()
     alias |= {(t, v) for t in _target_names(target) for v in same}
     holds |= {(t, v) for t in _target_names(target) for v in held}
 

@@ -108,7 +108,28 @@ def bound_by_a_walrus(x, M):
     return np.sum(z)
 
 
-CASES = [(bound_by_a_walrus, 2), (written_through_an_item, 2), (first_item_updated, 2),
+def bound_by_a_tuple_target(x, M):
+    z = x * 1.0
+    L = [x * 2.0, x * 3.0]
+    for i in range(4):
+        z = z * np.tanh(M[i]) + L[0]
+        O, P = L[0], L[1]
+        O += P * 0.1  # L[0] itself
+    return np.sum(z)
+
+
+def item_of_a_comprehension(x, M):
+    z = x * 1.0
+    L = [x * 2.0]
+    for i in range(4):
+        z = z * np.tanh(M[i]) + L[0]
+        O = [v for v in L][0]  # L[0] itself, not a copy
+        O *= 0.9
+    return np.sum(z)
+
+
+CASES = [(bound_by_a_tuple_target, 2), (item_of_a_comprehension, 2), (bound_by_a_walrus, 2),
+         (written_through_an_item, 2), (first_item_updated, 2),
          (written_through_a_name, "auto"),
          (item_of_a_list_bound_before, 2), (item_given_to_a_helper, 2),
          (identity_read_in_a_replay, 2), (identity_read_in_a_replay, 3),
