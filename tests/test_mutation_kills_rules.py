@@ -702,3 +702,16 @@ def test_forward_over_forward_of_running_products():
 
     _, second = srcgrad.jvp(tangent)(_X34, u)
     assert second == pytest.approx(_along(tangent, _X34, u), rel=1e-6)
+
+
+def vector_norm_minus_2(x):
+    return np.linalg.vector_norm(x, ord=-2)
+
+
+def test_forward_over_the_gradient_of_a_vector_norm_of_order_minus_2():
+    # ord -2 of a vector is a power norm (no singular values): the tangent of its gradient in x
+    # reads |x| ** (p - 2) of x itself. Kills helper_rules vector_norm_grad jvp[x] (name
+    # replaced: `norm_grad_x_jvp(dx, g, y, nrm, ...)`, the gradient for x: errors of 1e6).
+    g = srcgrad.grad(vector_norm_minus_2)
+    want = _along(g, X, T, h=1e-5)
+    np.testing.assert_allclose(srcgrad.jvp(g)(X, T)[1], want, rtol=1e-6)
