@@ -715,3 +715,22 @@ def test_forward_over_the_gradient_of_a_vector_norm_of_order_minus_2():
     g = srcgrad.grad(vector_norm_minus_2)
     want = _along(g, X, T, h=1e-5)
     np.testing.assert_allclose(srcgrad.jvp(g)(X, T)[1], want, rtol=1e-6)
+
+
+CONVOLVE_W = np.array([0.3, -1.2, 0.8, 0.5, -0.4])
+
+
+def convolved(a, v, mode):
+    return np.sum(CONVOLVE_W[: len(np.convolve(a, v, mode=mode))] * np.convolve(a, v, mode=mode))
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_forward_in_one_operand_over_the_gradient_of_convolve_in_the_other(mode):
+    # the gradient in v, differentiated in a: convolve_vjp's tangent in a reads v (its length
+    # sets the shape of the gradient). Kills helper_rules convolve_vjp jvp[a] (name replaced:
+    # `convolve_vjp_tangent(g, a, g, da, ...)`).
+    a, v = np.array([0.5, -1.0, 2.0, 0.7]), np.array([0.3, 0.9])
+    gv = srcgrad.grad(convolved, wrt=1)
+    want = _along(lambda s: gv(s, v, mode), a, np.array([1.0, -0.5, 0.25, 2.0]))
+    got = srcgrad.jvp(gv, wrt=0)(a, v, mode, np.array([1.0, -0.5, 0.25, 2.0]))[1]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
