@@ -108,6 +108,9 @@ def special_rows():
         row(special.logsumexp, "special.logsumexp(a, axis=-1, b=b)", a=x((3, 4)),
             b=x((4,), POS)),
         row(special.logsumexp, "special.logsumexp(a, b=b)", a=x((3,)), b=x((2, 3), POS)),
+        # the tangent in b keeps the reduced axis (mutants20: a survivor dropped keepdims there)
+        row(special.logsumexp, "special.logsumexp(a, axis=1, b=b, keepdims=True)", a=x((3, 4)),
+            b=x((3, 4), POS)),
         # b of more dimensions than a, along a negative axis: the tangent in b reads b's
         row(special.logsumexp, "special.logsumexp(a, axis=-1, b=b)", a=x((3,)),
             b=x((2, 3), POS)),
