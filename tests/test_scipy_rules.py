@@ -497,6 +497,14 @@ def test_odeint_tangent_takes_mxstep():
     np.testing.assert_allclose(t, [np.cos(40.0), -40.0 * np.sin(40.0)], rtol=1e-5)
 
 
+def test_odeint_adjoint_takes_mxstep():
+    # the same system backwards: the adjoint's solve needs the caller's mxstep as well. The
+    # map y0 -> y(1) is a rotation scaled by w, so the gradient of y(1)[0] is (cos w, sin w / w)
+    # (kills the scipy_rules survivor that dropped mxstep from odeint_vjp, mutants20)
+    g = srcgrad.grad(lambda y0: oscillation(y0)[0])(np.array([1.0, 0.0]))
+    np.testing.assert_allclose(g, [np.cos(40.0), np.sin(40.0) / 40.0], rtol=1e-5)
+
+
 def test_odeint_tfirst():
     def rhs(t, y, k):
         return -k * y * t + np.sin(3 * t)
