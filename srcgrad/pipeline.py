@@ -1,6 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> (yields) -> check -> functional -> operators -> containers -> control -> super
+    parse -> (yields) -> check -> shallow -> functional -> operators -> containers -> control
+    -> super
     -> anf -> rebound -> inline -> recursion -> double -> unpair -> higher -> steps -> sharing
     -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
@@ -60,6 +61,7 @@ from .normalize import (
     operators,
     rebound,
     recursion,
+    shallow_copies,
     sharing,
     ssa,
     supercalls,
@@ -137,6 +139,7 @@ NORMALIZE = (
     Stage("yields", recursion.mark_yields, recursion.yields_wanted, dump=False),
     Stage("check", check.run),
     Stage("names", _bind_names, dump=False),
+    Stage("shallow", shallow_copies.run),
     Stage("functional", functional.run),
     Stage("operators", operators.run),
     Stage("containers", containers.run),

@@ -1218,9 +1218,9 @@ class Gen(LibraryStatements):
                         "tuple": ("P[0]", "P[0]")}[self.pkind]
         s, i = self.fresh("s"), self.integer(0, N - 1)
         value = self.vector(scope, 1)
-        form = self.pick(["aug", "aug", "alias", "element", "loop", "helper"])
-        if self.pkind == "tuple" and form in ("aug", "element"):
-            form = "alias"  # (`P[0] += v` of a tuple P is Python's TypeError)
+        form = self.pick(["aug", "aug", "alias", "element", "loop", "helper", "copy"])
+        if self.pkind == "tuple" and form in ("aug", "element", "copy"):
+            form = "alias"  # (`P[0] += v` of a tuple P is Python's TypeError; no P.copy())
         if form == "helper":  # a helper given P's item, which it changes in place
             helpers = [h for h, kind, _ in self.mut_helpers if kind == "v"]
             if not helpers:
@@ -1235,6 +1235,9 @@ class Gen(LibraryStatements):
             lines = [f"{ind}{w} = {first}", f"{ind}{w} *= np.tanh({value})"]
         elif form == "element":
             lines = [f"{ind}{first}[{i}] = {self.scalar(scope, 2)}"]
+        elif form == "copy":  # a shallow copy of P, whose items are P's own arrays, written
+            c = self.fresh("c")
+            lines = [f"{ind}{c} = P.copy()", f"{ind}{first.replace('P', c, 1)} *= np.tanh({value})"]
         elif form == "loop":  # the loop's name is each item: `+=` updates it in place
             e = self.fresh("e")
             items = "P.values()" if self.pkind == "dict" else "P"
@@ -1918,6 +1921,9 @@ KNOWN_REFUSALS = {
     "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
     "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
     "loop over a sequence whose array the loop writes": r"^the sequence this loop runs over holds",
+    # pwrite's `c = P.copy(); c[0] *= v`: P is a list or dict, its copy shallow (a check when
+    # the derivative runs, normalize/shallow_copies.py)
+    "write into the items of a shallow copy": r"^the copy of `P` made here is shallow",
     # second order only: a helper's in-place update whose holders are found by identity
     "second order of an update found by identity": (
         r"^a derivative of this derivative: `\w+` is read"

@@ -664,7 +664,15 @@ def unpacked_into_too_few(x):
     return a * b
 
 
+def writes_into_a_shallow_copy(x, L):
+    M = L.copy()
+    M[0] *= 0.9
+    return np.sum(L[0] * x)
+
+
 CLAIMS = [
+    ("then a write in place into its items", writes_into_a_shallow_copy, 0, (X, [X * 1.5]), RUN,
+     "the copy of `L` made here is shallow"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
      setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
     ("or `setdefault` of a dict a field holds", setdefault_of_a_field, 0, (X,), TRANSFORM,

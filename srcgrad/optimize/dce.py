@@ -24,7 +24,7 @@ from ..rules.derived import JvpPair, Splitter, Splitter2, SplitterN, Step
 CHECKS = (runtime.unit_seed, runtime.check_real, runtime.check_seed, runtime.check_class,
           runtime.check_updated_in_place, runtime.check_element_written,
           runtime.check_argument_parts, runtime.check_arguments_apart,
-          runtime.check_held_method, runtime.check_method_of)
+          runtime.check_held_method, runtime.check_method_of, runtime.check_copied_array)
 # the steps of a started split derivative (runtime/recursion.py): each resumes its generator,
 # whose later steps need it taken, whether or not its own result is read
 STEPS = (runtime.recursion_send, runtime.recursion_send_pair, runtime.split2_send,

@@ -136,6 +136,7 @@ linear(runtime.single_output, "value, name='f'", vjp={"value": "dy"},
 nondiff(runtime.check_not_array)
 nondiff(runtime.check_not_view)
 nondiff(runtime.check_not_holding)
+nondiff(runtime.check_copied_array)  # a shallow copy written into (normalize/shallow_copies.py)
 nondiff(runtime.check_unpacked)  # Python's error for `a, b = v` of another length
 linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"})
 

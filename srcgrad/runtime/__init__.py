@@ -132,6 +132,7 @@ from .fft import axis_sizes, fft_axes, fft_sizes, fit_axes, hermitian_weights  #
 from .handlers import cut_list, restore_tape, tape_size, try_begin, try_error, try_which  # noqa: F401
 from .indexing import (  # noqa: F401
     add_at,
+    check_copied_array,
     check_not_array,
     check_not_holding,
     check_not_view,

@@ -89,6 +89,21 @@ def check_not_view(value, base, name, base_name):
         )
 
 
+def check_copied_array(value, name):
+    """Refuse ``name.copy()`` (or ``copy.copy(name)``) of a list, tuple or dict holding arrays
+    where the function writes in place into the copy's items (normalize/shallow_copies.py): the
+    copy is shallow, its items are the argument's own arrays."""
+    if isinstance(value, (list, tuple, dict)) and any(
+            isinstance(v, np.ndarray) or isinstance(v, (list, tuple, dict))
+            for v in (value.values() if isinstance(value, dict) else value)):
+        raise SrcgradError(
+            f"the copy of `{name}` made here is shallow (`{name}` is a {type(value).__name__}): "
+            f"its items are the arrays of `{name}` itself, and the function writes into them in "
+            f"place, which srcgrad does not follow. Copy the items too (`[v.copy() for v in "
+            f"{name}]`, `copy.deepcopy({name})`), or write `v = v * s` instead of `v *= s`."
+        )
+
+
 def check_not_holding(value, base, name, base_name, followed=False):
     """Refuse a value that holds ``base``'s array (or a view of it) through a list, tuple or
     dict (``L = [y]; z = L[0]; y[0] = v; ... z``): it would change with a write into ``base``

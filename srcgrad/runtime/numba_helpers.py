@@ -151,6 +151,11 @@ def copy_state(state, invariants=()):
     return python_copy_state(state, invariants)
 
 
+def check_copied_array(value, name):
+    """``runtime.check_copied_array``."""
+    return indexing.check_copied_array(value, name)
+
+
 def matmul_vjp_left(dy, a, b):
     """``runtime.matmul_vjp_left``."""
     return products.matmul_vjp_left(dy, a, b)
@@ -166,6 +171,7 @@ HELPERS = {
     shapes.unbroadcast: unbroadcast,
     boundary.unit_seed: unit_seed,
     complex_values.check_real: check_real,
+    indexing.check_copied_array: check_copied_array,
     containers.zeros_like: zeros_like,
     containers.cast_like: cast_like,
     containers.as_like: as_like,
@@ -331,6 +337,18 @@ def _check_real(*values):
     if any(_complex_type(t) for t in values):
         return _refuse_complex
     return lambda *values: None
+
+
+@overload(check_copied_array)
+def _check_copied_array(value, name):
+    # an array's copy is an array of its own; a list's is shallow (runtime.check_copied_array)
+    if isinstance(value, types.Array) or _number(value):
+        return lambda value, name: None
+
+    def refuse(value, name):
+        raise CompiledValueError("srcgrad: the copy of a list or tuple of arrays is shallow, "
+                                 "and the function writes into its items in place")
+    return refuse
 
 
 @overload(unit_seed)

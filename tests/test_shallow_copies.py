@@ -1,0 +1,112 @@
+"""``L.copy()`` and ``copy.copy(L)`` of a list or dict argument are shallow copies: their items are
+the argument's own arrays. Where the function writes into those items in place, srcgrad refuses
+when the derivative runs (it took the copy for a new array and dropped the write: values and
+gradients 10-25% off, no error, before normalize/shallow_copies.py). The same code given an
+array copies it, and differentiates."""
+
+import copy
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+
+import srcgrad
+from srcgrad.errors import SrcgradError
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def item_of_a_copy(x, L):
+    O = L.copy()[0]  # noqa: E741 (the user's name)
+    O *= 0.9
+    return np.sum(L[0] * x)
+
+
+def item_written_through_the_copy(x, L):
+    M = L.copy()
+    M[0] *= 0.9
+    return np.sum(L[0] * x)
+
+
+def copy_copy(x, L):
+    M = copy.copy(L)
+    M[0] *= 0.9
+    return np.sum(L[0] * x)
+
+
+def dict_copy(x, L):
+    e = L.copy()
+    e["a"] *= 0.9
+    return np.sum(L["a"] * x)
+
+
+def item_scaled_by_x(x, L):
+    O = L.copy()[0]  # noqa: E741
+    O *= x
+    return np.sum(L[0] * x)
+
+
+def item_in_a_loop(x, L):
+    for o in L.copy():
+        o += x
+    return np.sum(L[0] * x)
+
+
+WRITTEN = [item_of_a_copy, item_written_through_the_copy, copy_copy, item_scaled_by_x,
+           item_in_a_loop]
+
+
+@pytest.mark.parametrize("f", WRITTEN + [dict_copy], ids=lambda f: f.__name__)
+def test_a_write_into_the_items_of_a_shallow_copy_is_refused_at_the_users_line(f):
+    container = {"a": X * 1.5} if f is dict_copy else [X * 1.5, X + 1.0]
+    for transform in (srcgrad.value_and_grad, srcgrad.grad, srcgrad.jvp):
+        df = transform(f)
+        args = (X.copy(), copy.deepcopy(container))
+        with pytest.raises(SrcgradError, match="shallow") as info:
+            df(*args, np.ones(3)) if transform is srcgrad.jvp else df(*args)
+        notes = "\n".join(getattr(info.value, "__notes__", []))
+        assert f"in {f.__name__}" in notes and "copy" in notes, notes
+        assert np.array_equal(args[1]["a"] if f is dict_copy else args[1][0], X * 1.5)
+
+
+@pytest.mark.parametrize("f", WRITTEN[:-1], ids=lambda f: f.__name__)
+def test_the_same_code_given_an_array_differentiates(f):
+    M = np.array([X * 1.5, X + 1.0])
+    value, g = srcgrad.value_and_grad(f, wrt=(0, 1))(X.copy(), M.copy())
+    assert np.isclose(value, f(X.copy(), M.copy()))
+    for k in (0, 1):
+        np.testing.assert_allclose(g[k], numeric_grad(f, (X.copy(), M.copy()), k),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def read_or_appended(x, L):
+    M = L.copy()
+    M.append(x * 2.0)
+    M[0] = M[0] * 0.9
+    return sum(np.sum(m * x) for m in M) + np.sum(L[0])
+
+
+def test_a_shallow_copy_only_read_appended_to_or_given_new_items_needs_no_check():
+    L = [X * 1.5]
+    value, g = srcgrad.value_and_grad(read_or_appended)(X.copy(), L)
+    assert np.isclose(value, read_or_appended(X.copy(), [X * 1.5]))
+    np.testing.assert_allclose(g, numeric_grad(read_or_appended, (X.copy(), [X * 1.5]), 0),
+                               rtol=1e-6)
+    assert "check_copied_array" not in srcgrad.source(srcgrad.grad(read_or_appended))
+
+
+def test_the_check_is_before_the_copy_in_the_generated_code():
+    text = srcgrad.source(srcgrad.grad(item_written_through_the_copy, wrt=(0, 1)))
+    lines = [s.strip() for s in text.splitlines()]
+    assert lines.index("check_copied_array(L, 'L')") < lines.index("M = L.copy()"), text
+
+
+def test_second_order_of_the_array_form():
+    M = np.array([X * 1.5, X + 1.0])
+    h = srcgrad.hessian(item_scaled_by_x)(X.copy(), M.copy())
+    g = srcgrad.grad(item_scaled_by_x)
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = 1e-5
+        cd = (g(X + e, M.copy()) - g(X - e, M.copy())) / 2e-5
+        np.testing.assert_allclose(h[:, i], cd, rtol=1e-5, atol=1e-7)
