@@ -26,13 +26,11 @@ import gast
 
 from .. import runtime
 from ..astutil import param_names, walk
+from ..checkpoint_sharing import NUMPY_WRITES
 from ..frontend.source import is_derivative
 
 # methods of an array that write into it
 WRITING_METHODS = frozenset({"sort", "fill", "put", "partition", "itemset", "resize", "setfield"})
-# NumPy functions whose first argument is written into
-WRITING_FUNCTIONS = frozenset({"copyto", "put", "put_along_axis", "place", "putmask",
-                               "fill_diagonal"})
 
 
 def _root(node):
@@ -84,9 +82,7 @@ class _Sites:
 
     def _held(self, value):
         """The parameters whose copy's items ``value`` may hold or be."""
-        out = set()
-        for _call, p in _copies_in(value, self.params, self.namespace, self.local):
-            out.add(p)
+        out = {p for _, p in _copies_in(value, self.params, self.namespace, self.local)}
         for n in walk(value):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 out |= self.copies.get(n.id, set()) | self.items.get(n.id, set())
@@ -158,7 +154,7 @@ class _Sites:
             if k.arg == "out":
                 out |= self._held(k.value)
         name = func.attr if isinstance(func, gast.Attribute) else None
-        if call.args and (name in WRITING_FUNCTIONS or name == "at"):
+        if call.args and (name in NUMPY_WRITES or name == "at"):
             out |= self._held(call.args[0])
         fn = self.namespace.resolve(func, self.local) if isinstance(
             func, (gast.Name, gast.Attribute)) else None
@@ -184,14 +180,10 @@ def run(fn_node, ctx):
     for block in _blocks(fn_node):
         new = []
         for stmt in block:
-            if not isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try)):
-                checked = sorted({p for _, p in _copies_in(stmt, sites.params, sites.namespace,
-                                                           sites.local)} & written)
-            else:
-                checked = sorted({p for _, p in _copies_in(_header(stmt), sites.params,
-                                                           sites.namespace, sites.local)}
-                                 & written)
-            for p in checked:
+            compound = isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try))
+            part = _header(stmt) if compound else stmt  # (a body's statements: their own block)
+            copies = _copies_in(part, sites.params, sites.namespace, sites.local)
+            for p in sorted({p for _, p in copies} & written):
                 call = gast.Call(gast.Name(helper, gast.Load(), None, None),
                                  [gast.Name(p, gast.Load(), None, None), gast.Constant(p, None)],
                                  [])
