@@ -330,5 +330,9 @@ def halved_adjoint(dy, y, x):
 def test_a_gradient_rule_that_reads_an_unknown_name_is_refused_when_inlined():
     # Kills templates:78 _Substitute.visit_Name (call dropped: the raise made an expression,
     # so the unknown name was bound to MISSING and the derivative failed, if ever, when called).
-    with pytest.raises(srcgrad.SrcgradError, match="NOT_DEFINED_ANYWHERE"):
+    # The user's mistake is located at the rule's line, not called an internal error.
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match="NOT_DEFINED_ANYWHERE") as info:
         srcgrad.grad(lambda x: np.sum(halved(x)))(np.ones(3))
+    assert "internal" not in info.value.message
+    assert info.value.filename == __file__
+    assert info.value.line.strip().startswith("return dy * NOT_DEFINED_ANYWHERE")

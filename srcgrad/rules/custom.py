@@ -53,7 +53,7 @@ def adjoint(fn):
 
     def register(rule_fn):
         sig = _fn_signature(fn, rule_fn, 2)
-        prelude, value, params = _parse(rule_fn, "adjoint", fn)
+        prelude, value, params, location = _parse(rule_fn, "adjoint", fn)
         positional = [p for p, spec in sig.parameters.items() if spec.kind in POSITIONAL]
         returned = value.elts if isinstance(value, gast.Tuple) else [value]
         if len(returned) > len(positional):
@@ -66,7 +66,7 @@ def adjoint(fn):
             if not (isinstance(e, gast.Constant) and e.value is None)
         }
         names = {params[0]: COTANGENT, params[1]: RESULT, **_param_roles(params[2:], sig)}
-        template = Template(prelude, outputs, Namespace(rule_fn), names)
+        template = Template(prelude, outputs, Namespace(rule_fn), names, location)
         _rule_for(fn, sig).vjp_template = template
         CUSTOM_RULES.append(("adjoint", fn, rule_fn))
         return rule_fn
@@ -83,7 +83,7 @@ def tangent(fn):
     """
 
     def register(rule_fn):
-        prelude, value, params = _parse(rule_fn, "tangent", fn)
+        prelude, value, params, location = _parse(rule_fn, "tangent", fn)
         n = (len(params) - 1) // 2
         sig = _fn_signature(fn, rule_fn, 1, n)
         specs = [s for s in sig.parameters.values() if s.kind in POSITIONAL]
@@ -98,7 +98,7 @@ def tangent(fn):
         primals, tangents = params[1 : 1 + n], params[1 + n :]
         names = {params[0]: RESULT, **_param_roles(primals, sig)}
         names.update({t: tangent_of(p) for t, p in zip(tangents, positional)})
-        template = Template(prelude, {"*": value}, Namespace(rule_fn), names)
+        template = Template(prelude, {"*": value}, Namespace(rule_fn), names, location)
         _rule_for(fn, sig).jvp_template = template
         CUSTOM_RULES.append(("tangent", fn, rule_fn))
         return rule_fn
@@ -156,7 +156,8 @@ def _fn_signature(fn, rule_fn, skip, count=None):
 
 
 def _parse(rule_fn, what, fn):
-    node = parse_function(rule_fn).node
+    parsed = parse_function(rule_fn)
+    node = parsed.node
     body = list(node.body)
     if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
         body = body[1:]  # docstring
@@ -166,7 +167,7 @@ def _parse(rule_fn, what, fn):
         )
     args = node.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
-    return body[:-1], body[-1].value, params
+    return body[:-1], body[-1].value, params, parsed.location
 
 
 def _param_roles(rule_params, sig):

@@ -69,6 +69,9 @@ class Template:
     outputs: dict  # param name -> expression (gast), or "*" -> whole expression
     namespace: object  # lookup(name) for the template's global names
     names: dict = field(default_factory=dict)  # rule-visible name -> Binding
+    # where a user's rule was written (frontend.source.Location), for errors at its lines;
+    # None for srcgrad's own rules
+    location: object = None
 
     def reads(self, role, outputs=None):
         """The bindings of ``role`` that the prelude and ``outputs`` (default: all) read."""

@@ -20,7 +20,7 @@ import gast
 
 from .. import rules, runtime
 from ..astutil import clone, ordered_walk
-from ..errors import SrcgradError
+from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.registry import Role
 
@@ -75,7 +75,14 @@ class _Substitute(gast.NodeTransformer):
             return clone(self.env[node.id])
         obj = self.template.namespace.lookup(node.id)
         if obj is MISSING:
-            raise SrcgradError(f"internal error: a rule template uses the unknown name {node.id!r}")
+            if self.template.location is None:
+                raise SrcgradError(
+                    f"internal error: a rule template uses the unknown name {node.id!r}")
+            raise self.template.location.error(
+                UnsupportedSyntaxError, node,
+                f"the gradient rule reads the name {node.id!r}, which is not defined where the "
+                f"rule is (neither a parameter, a local, a global of its module nor a builtin)",
+            )
         name = self.ctx.global_name(obj, node.id)
         self.resolved[name] = obj
         return gast.Name(name, node.ctx, None, None)
