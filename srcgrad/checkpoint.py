@@ -62,13 +62,16 @@ import gast
 from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
+    container_copies,
+    copy_checks,
     copy_state,
     holds_pairs,
+    loop_writes,
     mutated,
     outside_reads,
+    passed_only,
     sharing_closure,
     sharing_edges,
-    written_through_aliases,
     written_through_items,
 )
 from .emit import naming, notes
@@ -80,7 +83,7 @@ from .frontend.default_values import default_values_bound
 from .frontend.source import REWRITTEN_USER_CODE, parse_function
 from .rules.custom import adjoint, tangent
 from .rules.registry import linear, nondiff
-from .runtime import add, as_like
+from .runtime import add, as_like, check_copied_array
 from .runtime.complex_values import conj_like
 from .schedule import (
     ADVANCE,
@@ -325,6 +328,7 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         _early_returns(node, loop, namer)
         _continues(loop, namer)
         _check_loop(loop, parsed.location)
+        container_copies(node, loop, f)  # (`L.copy()` of a list: `list(L)`, its items L's)
         checkpoint_concat.refuse_concatenations(node, loop, parsed.location)
         checkpoint_concat.refuse_list_sorts(node, loop, parsed.location)
         checkpoint_concat.extend_lists(node, loop)
@@ -340,11 +344,11 @@ def checkpointed(f: Any, checkpoint: Any, max_memory: Any) -> Any:
         # (but a name bound before the loop sharing one passed is still refused: copy_state
         # keeps arrays that are one another's, not a view of its base)
         updated = updated_while_held(node, loop.body, _params(node))
-        held = bool(updated) or bool(_written(loop) - mutated(loop.body)) or bool(
+        held = bool(updated) or bool(loop_writes(loop) - mutated(loop.body)) or bool(
             checkpoint_concat.written_by(names[5]))
         _refuse_shared_writes(node, loop, parsed.location, originals, set(names[1]) if held
                               else set())
-        held = held or bool(_passed_only(loop) & set(names[1]))
+        held = held or bool(passed_only(loop) & set(names[1]))
         position = node.body.index(loop)
         parts = _loop_call(node, loop, namer, (parsed.location, f), held, names)
         if parts is None:
@@ -405,7 +409,7 @@ def _refuse_shared_writes(node, loop, location, originals, carried):
         read |= {n.id for n in walk(loop.test) if isinstance(n, gast.Name)}
     bound = _params(node) | stored(before)  # (what a trip binds is its own)
     defs = checkpoint_concat.called_defs(node, position, loop)
-    for v in sorted(mutated(loop.body) | _written(loop) | checkpoint_concat.written_by(defs)):
+    for v in sorted(mutated(loop.body) | loop_writes(loop) | checkpoint_concat.written_by(defs)):
         shared = sharing_closure({v}, edges | inner if v in deep else edges)
         for other in sorted((shared - {v} - carried) & read & bound)[:1]:
             raise location.error(UnsupportedSyntaxError, loop, (
@@ -563,7 +567,7 @@ def _loop_call(node, loop, namer, user, held, names):
     # copy of it (normalize/inplace.py: what the function owned before the loop it owns after)
     # and the state it binds only to new arrays of arithmetic that nothing else holds
     rebound = stored(loop.body) - _made_afresh(loop.body)
-    touched = rebound | _written(loop)  # (else what the loop returns holds no invariant)
+    touched = rebound | loop_writes(loop)  # (else what the loop returns holds no invariant)
     # (nor what another name of the state holds, d["a"] = g: a copy of its own after the loop
     # would be another object than the one d holds, which a write through d reaches)
     held = {v for a, v in holds_pairs(loop.body) if a in state}
@@ -613,7 +617,8 @@ def _loop_names(node, position, loop, location):
     defs = checkpoint_concat.called_defs(node, position, loop)
     # (a module is no state: `np.put(idx, ...)` writes into idx, not np; what a def the body
     # calls writes into, `acc[:] = ...`, is, and what it reads it reads when called)
-    assigned = stored(loop.body) | ((_written(loop) | checkpoint_concat.written_by(defs)) & local)
+    written = loop_writes(loop) | checkpoint_concat.written_by(defs)
+    assigned = stored(loop.body) | (written & local)
     exposed = exposed_reads(body, set() if is_while else {index})[1]
     exposed |= {n for d in defs for n in checkpoint_concat.free_names(d)} & local
     read_after = {n.id for n in walk(gast.Module(after, [])) if isinstance(n, gast.Name)}
@@ -673,7 +678,8 @@ def _step_function(fname, loop_parts, user, probe, held=False):
     unpack += _state_copies(loop, (state, exposed, unbound, invariants), copier, held)
     unpack += copy.deepcopy(defs)  # (`def g(t): ...` before the loop, which its body calls)
     packed = gast.Tuple([_load(v) for v in state], gast.Load())
-    body = copy.deepcopy(loop.body)
+    checker = _unused(loop, "check_copied_array")  # (a copy of what the loop was given)
+    body = copy_checks(copy.deepcopy(loop.body), f, checker)
     target, it, ret = (_probe_loop if probe else _replay_loop)(loop, index, packed, body,
                                                                _trips_name(loop))
     args = gast.arguments([gast.Name(p, gast.Param(), None, None) for p in STEP_PARAMS], [], None,
@@ -688,11 +694,13 @@ def _step_function(fname, loop_parts, user, probe, held=False):
             f"the loop in {fname} takes parameters of those names"
         )
     text = unparse(fn) + "\n"
-    step = compile_function(text, name, f, {copier: copy_state})
+    # what srcgrad refuses in the step (transformed when the sweep reaches it), and an error
+    # raised while it runs (a shape mismatch in the loop's body), at the user's line
+    lines = notes.line_map(fn, text, location, fname)
+    step = compile_function(text, name, f, {copier: copy_state, checker: check_copied_array},
+                            lines)
     REWRITTEN_USER_CODE.add(step.__code__)
-    # what srcgrad refuses in the step (transformed when the sweep reaches it) at the user's line
-    notes.register(step.__code__, step.__code__.co_filename,
-                   notes.line_map(fn, text, location, fname))
+    notes.register(step.__code__, step.__code__.co_filename, lines)
     return step
 
 
@@ -775,20 +783,6 @@ def _replay_loop(loop, index, packed, body, trips):
 
 def _segment():
     return gast.Subscript(_load("steps"), gast.Slice(_load("lo"), _load("hi"), None), gast.Load())
-
-
-def _passed_only(loop):
-    """The names the loop's body passes to a helper (which may write into them) and does not
-    write into itself."""
-    return mutated(loop.body, augmented=False) - mutated(loop.body, augmented=False, calls=False)
-
-
-def _written(loop):
-    """The names whose value the loop's body may change in place: the names it writes into
-    (``_mutated``) and the names those may share memory with through what the body binds
-    (``O = [L]; O[0][-1] += v`` writes into ``L``; ``O = L[-1]; O *= v`` into ``L``'s items)."""
-    through = sharing_closure(written_through_items(loop.body), sharing_edges(loop.body))
-    return mutated(loop.body) | through | written_through_aliases(loop.body)
 
 
 def _load(name):

@@ -9,6 +9,7 @@ and what the loop writes into (``mutated``, ``written_through_items``) is its st
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import sys
 import types
@@ -242,6 +243,152 @@ def objects_written(stmts):
         if isinstance(n, gast.Call) and not bases:
             out |= _passed(n)
     return out - {None}
+
+
+def container_copies(node, loop, fn):
+    """Each ``L.copy()`` (or ``copy.copy(L)``) in ``loop`` of a name ``L`` that ``node``
+    (``fn``'s tree) binds only to lists becomes ``list(L)``, the shallow copy it is: a new list
+    holding ``L``'s own arrays, which this module and the step's derivative follow as ``L``'s
+    items (``O = L.copy()[0]; O *= v`` writes into ``L[0]``), where ``.copy()`` of a name of
+    unknown kind is taken for an array's copy; of a dict ``d``, ``{k: v for k, v in
+    d.items()}``. (A copy of a name whose kind is not known here is checked where the step
+    runs, normalize/shallow_copies.py.)"""
+    kinds = container_kinds(node)
+    names = {n.id for n in walk(node) if isinstance(n, gast.Name)}
+    key, value = (_unused_name(stem, names) for stem in ("key", "value"))
+
+    def shallow(n):
+        copied = _copied_name(n, fn)
+        kind = kinds.get(copied)
+        if kind == "list" and "list" not in names and "list" not in fn.__globals__:
+            return gast.copy_location(gast.Call(_name("list"), [_name(copied)], []), n)
+        if kind == "dict":
+            pair = gast.Tuple([_name(key, gast.Store()), _name(value, gast.Store())],
+                              gast.Store())
+            items = gast.Call(gast.Attribute(_name(copied), "items", gast.Load()), [], [])
+            return gast.copy_location(gast.DictComp(
+                _name(key), _name(value), [gast.comprehension(pair, items, [], 0)]), n)
+        return n
+
+    _Calls(shallow).visit(loop)
+
+
+class _Calls(gast.NodeTransformer):
+    """Each call of a tree, innermost first, replaced by ``rewrite(call)``."""
+
+    def __init__(self, rewrite):
+        self.rewrite = rewrite
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        return self.rewrite(node)
+
+
+def _name(name, ctx=None):
+    return gast.Name(name, ctx or gast.Load(), None, None)
+
+
+def copy_checks(body, fn, checker):
+    """``body`` (a loop's, for its step) with ``checker(L, 'L')`` (``check_copied_array``)
+    before each statement that copies a name ``L`` (``L.copy()``, ``copy.copy(L)``) whose
+    copy's items the body writes into in place (``O = L.copy()[0]; O *= v``): ``L`` is then a
+    list or dict of the caller's (or of what the function was given), its copy shallow and its
+    items ``L``'s own arrays, which srcgrad does not follow, or an array (the check passes).
+    The step runs it before the write, as the loop runs forward: the caller's arrays are not
+    written before the refusal. (``container_copies`` has made the copies of the function's own
+    lists and dicts ``list(L)`` and dict comprehensions: what is left is of unknown kind.)"""
+    copied = set()
+
+    def as_shared(n):
+        name = _copied_name(n, fn)
+        if name is None:
+            return n
+        copied.add(name)
+        return gast.Call(_name("list"), [_name(name)], [])
+
+    modelled = [_Calls(as_shared).visit(s) for s in copy.deepcopy(body)]
+    written = written_through_aliases(modelled) & copied
+    out = []
+    for stmt in body:
+        found = {_copied_name(n, fn) for n in walk(stmt) if isinstance(n, gast.Call)}
+        for name in sorted(found & written):
+            call = gast.Call(_name(checker), [_name(name), gast.Constant(name, None)], [])
+            out.append(gast.copy_location(gast.Expr(gast.copy_location(call, stmt)), stmt))
+        out.append(stmt)
+    return out
+
+
+def _copied_name(n, fn):
+    """The name ``n`` copies (``L.copy()``, ``copy.copy(L)``), or None."""
+    if n.keywords:
+        return None
+    if isinstance(n.func, gast.Attribute) and n.func.attr == "copy" and not n.args:
+        copied = n.func.value
+    elif len(n.args) == 1 and _called(n.func, fn) is copy.copy:
+        copied = n.args[0]
+    else:
+        return None
+    return copied.id if isinstance(copied, gast.Name) else None
+
+
+def _unused_name(stem, names):
+    while stem in names:
+        stem += "_"
+    return stem
+
+
+def container_kinds(node):
+    """``{name: "list" or "dict"}`` for the names that ``node`` binds only by ``name = v``,
+    ``v`` a list (dict) display or comprehension, a ``list(...)`` (``dict(...)``) call or the
+    ``.copy()`` of such a name: never a parameter, a loop's or tuple's target, ``+=``..."""
+    values, plain = {}, set()
+    for n in walk(node):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name):
+            values.setdefault(n.targets[0].id, []).append(n.value)
+            plain.add(id(n.targets[0]))
+    # (a parameter, a loop's or tuple's target, `+=`, ...)
+    other = {n.id for n in walk(node) if isinstance(n, gast.Name)
+             and not isinstance(n.ctx, gast.Load) and id(n) not in plain}
+    kinds, changed = {}, True
+    while changed:
+        changed = False
+        for name, bound in values.items():
+            found = {_container_kind(v, kinds) for v in bound}
+            if name not in other | set(kinds) and len(found) == 1 and None not in found:
+                kinds[name], changed = found.pop(), True
+    return kinds
+
+
+def _container_kind(value, kinds):
+    """``container_kinds``' kind of the value ``value`` (None: another, or not known)."""
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return "list"
+    if isinstance(value, (gast.Dict, gast.DictComp)):
+        return "dict"
+    if not isinstance(value, gast.Call):
+        return None
+    func = value.func
+    if isinstance(func, gast.Name) and func.id in ("list", "dict"):
+        return func.id
+    if (isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args
+            and isinstance(func.value, gast.Name)):
+        return kinds.get(func.value.id)
+    return None
+
+
+def passed_only(loop):
+    """The names the loop's body passes to a helper (which may write into them) and does not
+    write into itself."""
+    return mutated(loop.body, augmented=False) - mutated(loop.body, augmented=False, calls=False)
+
+
+def loop_writes(loop):
+    """The names whose value the loop's body may change in place: the names it writes into
+    (``mutated``) and the names those may share memory with through what the body binds
+    (``O = [L]; O[0][-1] += v`` writes into ``L``; ``O = L[-1]; O *= v`` into ``L``'s items)."""
+    through = sharing_closure(written_through_items(loop.body), sharing_edges(loop.body))
+    return mutated(loop.body) | through | written_through_aliases(loop.body)
 
 
 def sharing_closure(names, edges):

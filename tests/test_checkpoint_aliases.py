@@ -128,7 +128,39 @@ def item_of_a_comprehension(x, M):
     return np.sum(z)
 
 
-CASES = [(bound_by_a_tuple_target, 2), (item_of_a_comprehension, 2), (bound_by_a_walrus, 2),
+def item_of_a_shallow_copy(x, M):
+    z = x * 1.0
+    L = [x * 2.0]
+    for i in range(4):
+        z = z * np.tanh(M[i]) + L[0]
+        O = L.copy()[0]  # L[0] itself: the copy is shallow
+        O *= 0.9
+    return np.sum(z)
+
+
+def items_of_a_shallow_copy_iterated(x, M):
+    z = x * 1.0
+    L = [x * 2.0, x * 3.0]
+    for i in range(4):
+        z = z * np.tanh(M[i]) + L[0] * L[1]
+        for e in L.copy():
+            e *= 0.9
+    return np.sum(z)
+
+
+def item_of_a_dicts_shallow_copy(x, M):
+    z = x * 1.0
+    d = {"a": x * 2.0}
+    for i in range(4):
+        z = z * np.tanh(M[i]) + d["a"]
+        c = d.copy()
+        c["a"] *= 0.9  # d["a"] itself
+    return np.sum(z)
+
+
+CASES = [(item_of_a_shallow_copy, 2), (items_of_a_shallow_copy_iterated, 3),
+         (item_of_a_dicts_shallow_copy, 2), (bound_by_a_tuple_target, 2),
+         (item_of_a_comprehension, 2), (bound_by_a_walrus, 2),
          (written_through_an_item, 2), (first_item_updated, 2),
          (written_through_a_name, "auto"),
          (item_of_a_list_bound_before, 2), (item_given_to_a_helper, 2),

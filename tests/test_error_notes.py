@@ -112,6 +112,23 @@ def test_a_derivative_of_a_derivative_reports_the_users_line():
 XS = np.ones((4, 5))
 
 
+def shrinks(x, M):
+    z = x * 1.0
+    for _i in range(3):
+        z = np.tanh(M @ z)  # (4, 5) @ (4,) on the second trip
+    return np.sum(z)
+
+
+def test_an_error_in_a_checkpointed_loop_names_the_line_in_its_body():
+    # the step (the loop's body, checkpoint.py) had no note of its own: the derivative's named
+    # the loop's `for` line
+    with pytest.raises(ValueError, match="matmul") as info:
+        grad(shrinks, checkpoint=2)(np.ones(5), XS)
+    note = notes_of(info)
+    assert f'line {line_of(shrinks, "z = np.tanh(M @ z)")}, in shrinks' in note
+    assert "z = np.tanh(M @ z)" in note and "for _i in range(3)" not in note
+
+
 def test_the_happy_path_is_unchanged():
     W, X = np.full((3, 2), 0.1), np.ones((4, 3))
     g = grad(layer)(W, X)

@@ -11,11 +11,15 @@ statement that copies raises a located error when the argument is not an array
 read, appended to or given new items (``M = L.copy(); M.append(v)``, ``e = d.copy();
 e["b"] = v``) is what Python computes either way, and gets no check.
 
+A name unpacked from a parameter (``a, L = P``) is of a kind known only then too, and so is
+each name of a checkpointed loop's state in its step (``(L, z) = state``, checkpoint.py, which
+makes ``L.copy()`` of a name it knows for a list ``list(L)``).
+
 Requires: the checked user function (after ``check``; names bound, ``ctx.namespace``), not yet
-in A-normal form. Guarantees: before each statement that copies a parameter (``P.copy()``,
-``copy.copy(P)``) whose copy's items the function may write into in place, a
-``check_copied_array(P, 'P')`` statement; nothing else changes. Generated code (a derivative
-differentiated again) is left as it is."""
+in A-normal form. Guarantees: before each statement that copies a parameter, or a name unpacked
+from one (``P.copy()``, ``copy.copy(P)``), whose copy's items the function may write into in
+place, a ``check_copied_array(P, 'P')`` statement; nothing else changes. Generated code (a
+derivative differentiated again) is left as it is."""
 
 from __future__ import annotations
 
@@ -54,6 +58,32 @@ def _copied(value, params, namespace, local):
     return target.id if isinstance(target, gast.Name) and target.id in params else None
 
 
+def _unknown_kinds(fn_node):
+    """The parameters, and the names bound to one of them, to an item or field of one, or
+    unpacked from one (``L = P[1]``, ``for L in P``, ``a, L = P``; a checkpointed loop's
+    step's ``(L, z) = state``, checkpoint.py): what kind of value each is, is known only when
+    the derivative runs."""
+    out, size = set(param_names(fn_node, packed=True)), -1
+    bindings = [(n.targets, n.value) for n in walk(fn_node) if isinstance(n, gast.Assign)]
+    bindings += [([n.target], n.iter) for n in walk(fn_node) if isinstance(n, gast.For)]
+    while size != len(out):
+        size = len(out)
+        for targets, value in bindings:
+            if (isinstance(value, (gast.Name, gast.Subscript, gast.Attribute))
+                    and _root(value) in out):
+                out |= {t.id for target in targets for t in walk(target)
+                        if isinstance(t, gast.Name) and isinstance(t.ctx, gast.Store)}
+    return out
+
+
+def _state_copies(fn_node, ctx):
+    """The statements of a checkpointed loop's step before its loop (``(L, z) = state``,
+    ``L = L.copy()``, checkpoint.py): the copies of its state the step makes, not the user's."""
+    if not hasattr(ctx.fn, "__srcgrad_kept_state__"):
+        return set()
+    return {id(s) for s in fn_node.body if isinstance(s, gast.Assign)}
+
+
 def _copies_in(node, params, namespace, local):
     """(call, parameter) of each copy of a parameter in ``node``."""
     for n in walk(node):
@@ -67,10 +97,12 @@ class _Sites:
 
     def __init__(self, fn_node, ctx):
         self.namespace, self.local = ctx.namespace, ctx.local_names
-        self.params = set(param_names(fn_node, packed=True))
+        self.params = _unknown_kinds(fn_node)
+        self.skip = _state_copies(fn_node, ctx)
         self.copies = {}  # name -> parameters it may be a copy of
         self.items = {}  # name -> parameters it may be an item of a copy of
-        assigns = [n for n in walk(fn_node) if isinstance(n, gast.Assign)]
+        assigns = [n for n in walk(fn_node) if isinstance(n, gast.Assign)
+                   and id(n) not in self.skip]
         loops = [n for n in walk(fn_node) if isinstance(n, gast.For)]
         changed = True
         while changed:
@@ -180,6 +212,9 @@ def run(fn_node, ctx):
     for block in _blocks(fn_node):
         new = []
         for stmt in block:
+            if id(stmt) in sites.skip:
+                new.append(stmt)
+                continue
             compound = isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try))
             part = _header(stmt) if compound else stmt  # (a body's statements: their own block)
             copies = _copies_in(part, sites.params, sites.namespace, sites.local)
