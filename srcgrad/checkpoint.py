@@ -63,7 +63,9 @@ from . import checkpoint_concat, checkpoint_fast, transforms
 from .astutil import stored, updated_while_held, walk
 from .checkpoint_sharing import (
     container_copies,
+    container_kinds,
     copy_checks,
+    copy_edges,
     copy_state,
     holds_pairs,
     loop_writes,
@@ -400,6 +402,7 @@ def _refuse_shared_writes(node, loop, location, originals, carried):
     position = node.body.index(loop)
     before, after = node.body[:position], node.body[position + 1:]
     edges = sharing_edges([originals.get(id(s), s) for s in before])
+    edges |= copy_edges(before, container_kinds(node), loop.body)  # (`M = L.copy()`, L a list)
     # a write into an item of what the body binds (`O = [L]; O[0][-1] += v`) reaches `L`
     deep = written_through_items(loop.body)
     inner = sharing_edges(loop.body)

@@ -337,6 +337,24 @@ def _unused_name(stem, names):
     return stem
 
 
+def copy_edges(stmts, kinds, body):
+    """``sharing_edges``' pairs for the copies of the function's own lists and dicts (``kinds``,
+    ``container_kinds``) in ``stmts`` whose items the statements ``body`` (a loop's) write into
+    in place: ``M = L.copy()`` holds ``L``'s items, where ``sharing_edges`` takes it for an
+    array's new copy (``M.append(v)`` changes ``M`` alone)."""
+    written, edges = written_through_aliases(body), set()
+    for n in walk(gast.Module(stmts, [])):
+        if isinstance(n, (gast.Assign, gast.For)):
+            targets, value = (n.targets, n.value) if isinstance(n, gast.Assign) else (
+                [n.target], n.iter)
+            copied = {c.func.value.id for c in walk(value) if isinstance(c, gast.Call)
+                      and isinstance(c.func, gast.Attribute) and c.func.attr == "copy"
+                      and isinstance(c.func.value, gast.Name) and c.func.value.id in kinds}
+            edges |= {(t, v) for target in targets for t in _target_names(target)
+                      for v in copied if t != v and t in written}
+    return edges
+
+
 def container_kinds(node):
     """``{name: "list" or "dict"}`` for the names that ``node`` binds only by ``name = v``,
     ``v`` a list (dict) display or comprehension, a ``list(...)`` (``dict(...)``) call or the

@@ -198,6 +198,25 @@ def test_a_write_through_a_name_into_what_a_name_bound_before_holds_is_refused()
     assert x.tolist() == [0.3, -0.5, 0.8]
 
 
+def shallow_copy_before_the_loop(x, M):
+    L = [x * 2.0]
+    C = L.copy()  # C holds L's own array
+    z = x * 1.0
+    for i in range(4):
+        O = C[0]
+        O *= 0.9  # L[0] too, read after the loop
+        z = z * np.tanh(M[i]) + C[0]
+    return np.sum(L[0] * x) + np.sum(z)
+
+
+def test_a_loop_writing_into_a_shallow_copys_items_a_list_bound_before_holds_is_refused():
+    # (value 5.49 for Python's 4.96 before, with checkpoint=2, no error; a replay writes into
+    # a copy of C's item, which L does not hold)
+    x, M = np.array([0.3, -0.5, 0.8]), np.linspace(0.2, 1.4, 12).reshape(4, 3)
+    with pytest.raises(UnsupportedSyntaxError, match="`L`, bound before the loop, may share"):
+        srcgrad.grad(shallow_copy_before_the_loop, checkpoint=2)(x, M)
+
+
 def view_written_in_a_loop(x, M):
     z = x * 1.0
     for i in range(4):
