@@ -31,6 +31,13 @@ from .matrices import METHODS, hessian_of, holomorphic, jacobian_of
 from .normalize.callables import StaticArgumentNeeded
 from .normalize.methods import bound_to
 from .pipeline import derive
+from .rebuilding import (
+    MADE_BY_REBUILDING,
+    REBUILD,
+    Rebuilding,
+    RebuildingSpecializing,
+    plans_key,
+)
 from .reverse_options import _reverse_options
 from .rules.custom import adjoint, nondifferentiable, stop_gradient, tangent
 from .runtime.pytrees import register_pytree
@@ -205,7 +212,10 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
     names = wrt_names(read, wrt)
     as_tuple = isinstance(wrt, (tuple, list))
     try:
-        fn: Fn = diskcache.derive_cached(f, read, mode, names, as_tuple, options, derive)
+        if options.rebuild:  # (plans name classes: kept in this process only)
+            fn = derive(read, mode, names, options, as_tuple)[0]
+        else:
+            fn = diskcache.derive_cached(f, read, mode, names, as_tuple, options, derive)
     except (StaticArgumentNeeded, ClassesNeeded) as need:
         if need.param in names and not need.held:
             raise SrcgradError(
@@ -214,11 +224,44 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
                 f"given instead"
             ) from None
         # a parameter called as a function (holding objects called): specialized at the call
-        return Specializing(
-            lambda static: derive(read, mode, names, options, as_tuple, static)[0],
-            read, mode,
-        )
-    return fn
+        return RebuildingSpecializing(
+            lambda static: _specialization(read, mode, names, options, as_tuple, static),
+            read, mode, () if options.rebuild or options.checkpoint is not None else names)
+    return _rebuilding(fn, f, mode, wrt, names, options)
+
+
+def _specialization(read: Fn, mode: str, names: tuple[str, ...], options: Options,
+                    as_tuple: bool, static: dict[str, Any]) -> Fn:
+    """The derivative of ``read`` specialized to ``static`` (``specialize.Specializing``),
+    seeing the registered objects of its plans (``static[REBUILD]``) rebuilt, where srcgrad
+    can differentiate that (else without: an attribute derived from the children is refused
+    where it is read)."""
+    plans = static.pop(REBUILD, ())
+    if plans:
+        try:
+            return derive(read, mode, names, replace(options, rebuild=plans), as_tuple,
+                          static)[0]
+        except SrcgradError:
+            pass
+    return derive(read, mode, names, options, as_tuple, static)[0]
+
+
+def _rebuilding(fn: Fn, f: Fn, mode: str, wrt: Wrt, names: tuple[str, ...],
+                options: Options) -> Fn:
+    """``fn``, or where it may read attributes of the arguments ``names``, a ``Rebuilding``
+    of it: a call passing registered objects with attributes derived from their children runs
+    the derivative of the function that sees them as their unflatten builds them (JAX's)."""
+    if (options.backend != "python" or options.for_numba or options.kinds or options.rebuild
+            or options.checkpoint is not None or not names
+            or not inspect.isfunction(target(f)) or getattr(f, MADE_BY_REBUILDING, False)):
+        return fn
+    shown = GENERATED_SOURCE.get(getattr(fn, "__code__", None))
+    if shown is None or not ("attr_grad(" in shown[0] or "attr_of(" in shown[0]):
+        return fn
+    fn.__srcgrad_recipe__ = (f, mode, wrt, options, _generated)  # (by_kinds regenerates)
+    called = by_kinds(fn, _after(mode))
+    return Rebuilding(fn, lambda plans: _derived(f, mode, wrt, replace(
+        options, rebuild=plans_key(plans))), target(f), mode, names, called)
 
 
 grad = _scalar_transform("grad")
@@ -380,7 +423,8 @@ def holomorphic_grad(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False
 
 
 def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
-    f = getattr(f, numba_backend.PYTHON, f)  # a compiled derivative: the code it compiles
+    if not isinstance(f, Rebuilding):  # (its transforms rebuild as it does)
+        f = getattr(f, numba_backend.PYTHON, f)  # a compiled derivative: the code it compiles
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
     if inspect.ismethod(f) and getattr(f.__func__, "__code__", None) is not None:
@@ -436,6 +480,8 @@ def source(fn: Fn) -> str:
     """The complete generated Python source behind a derived function (for a derivative
     specialized per function passed, the specialization made last)."""
     called = fn.func if type(fn) is Derived else fn  # (by_kinds: specialized to the last call)
+    if isinstance(called, Rebuilding) and not called.made:  # (no object rebuilt yet)
+        called = called.called
     fn = called if isinstance(called, Specialized) else unwrap(fn)
     shown = GENERATED_SOURCE.get(getattr(fn, "__code__", None))
     if shown is not None and hasattr(fn, numba_backend.PYTHON):

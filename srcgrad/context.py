@@ -55,6 +55,9 @@ class Options:
     # a jvp whose optional parameters are plain ones (no `*rest`): what a JvpPair calls, so
     # that a recursion with default values is differentiated again (rules/derived.JvpPair)
     plain_defaults: bool = False
+    # ((parameter, plan), ...): the arguments rebuilt as their registered unflatten builds them
+    # (rebuilding.py, normalize/rebuilt_arguments.py)
+    rebuild: tuple = ()
 
 
 @dataclass
@@ -112,6 +115,7 @@ class Context:
     # writes them back; without one it has nothing to look for
     tried: bool = False
     plain_defaults: bool = False  # Options.plain_defaults
+    rebuild: dict = field(default_factory=dict)  # Options.rebuild: parameter -> plan
     # the containers whose items' updates in place (`T[i] += v`) normalize/sharing.py passes on
     # to every other holder of the item, by identity (None: not known; True: every container,
     # as no item is updated in place)

@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> (yields) -> check -> shallow -> functional -> operators -> containers -> control
-    -> super
+    parse -> (yields) -> check -> rebuilt -> shallow -> functional -> operators -> containers
+    -> control -> super
     -> anf -> rebound -> inline -> recursion -> double -> unpair -> higher -> steps -> sharing
     -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
@@ -60,6 +60,7 @@ from .normalize import (
     integer_writes,
     operators,
     rebound,
+    rebuilt_arguments,
     recursion,
     shallow_copies,
     sharing,
@@ -139,6 +140,7 @@ NORMALIZE = (
     Stage("yields", recursion.mark_yields, recursion.yields_wanted, dump=False),
     Stage("check", check.run),
     Stage("names", _bind_names, dump=False),
+    Stage("rebuilt", rebuilt_arguments.run, lambda ctx: bool(ctx.rebuild)),
     Stage("shallow", shallow_copies.run),
     Stage("functional", functional.run),
     Stage("operators", operators.run),
@@ -221,6 +223,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     ctx.kinds = dict(options.kinds)
     ctx.for_numba = options.for_numba
     ctx.plain_defaults = options.plain_defaults
+    ctx.rebuild = dict(options.rebuild)
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node

@@ -413,7 +413,8 @@ ELSEWHERE = {
     "tuples, lists, dicts (constant keys) as arguments": "tests/test_language.py, "
                                                          "tests/test_random_programs.py",
     "attributes (`p.W`, `cfg.reg`": "tests/test_objects.py, "
-                                   "tests/test_objects_of_gradients.py",
+                                   "tests/test_objects_of_gradients.py, "
+                                   "tests/test_rebuilt_pytrees.py",
     "methods, `__call__` (`self.layer1(x)`)": "tests/test_objects.py",
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",

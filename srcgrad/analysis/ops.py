@@ -225,7 +225,10 @@ def derived_callee(node, namespace, locals_, dependencies=None):
                             if callable(v) and isinstance(a, (gast.Name, gast.Attribute)))
     args, kwargs = values[:len(node.args)], dict(zip([k.arg for k in node.keywords],
                                                      values[len(node.args):]))
-    return unwrap(transform(*args, **kwargs))
+    fn = unwrap(transform(*args, **kwargs))
+    # (a derivative choosing per call whether to rebuild registered objects, rebuilding.py:
+    # the one it runs otherwise, whose code is generated)
+    return getattr(fn, "plain", fn) if type(fn).__name__ == "Rebuilding" else fn
 
 
 def _static_value(node, namespace, locals_):

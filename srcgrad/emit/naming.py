@@ -109,6 +109,9 @@ DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` compu
 # callables resolved at transform time (normalize/callables.py)
 BOUND = "{}_bound"  # argument ``x`` of a ``functools.partial`` made in the body, as it was made
 PARTIAL_ARG = "partial_arg"  # a positional argument a ``functools.partial`` object binds
+# a registered argument rebuilt as its unflatten builds it (rebuilding.py): the children and
+# aux data its flatten gives, and the two functions
+PARTS, FLATTEN, UNFLATTEN, CHILD = "{}_parts", "flatten", "unflatten", "child"
 CALLED = "called"  # the callable a transform input that is not a plain function stands for
 SELF = "{}_self"  # the object a bound method or a callable object of class ``x`` is called on
 RECEIVER_FIELD = "{}_{}"  # field ``y`` of ``x`` on the way to the object a held method is bound to

@@ -46,6 +46,8 @@ class Builds:
         cls = self.ctx.namespace.resolve(call.func, self.ctx.local_names)
         if cls is types.SimpleNamespace:
             return self._namespace(stmt, call)
+        if cls is object.__new__:
+            return self._bare(stmt, call)
         if not user_class(cls) or structure_rule(cls) is not None:
             return None
         init = inspect.getattr_static(cls, "__init__", None)
@@ -71,6 +73,21 @@ class Builds:
         receiver = gast.Name(target, gast.Load(), None, None)
         return [empty], self._call(gast.copy_location(holder, stmt), init,
                                    [receiver] + call.args)
+
+    def _bare(self, stmt, call):
+        """``o = object.__new__(Cls)`` (or ``Cls.__new__(Cls)``) of a user class: an instance
+        before any ``__init__`` (the unflatten of a registered class that sets its fields
+        itself), known to be of ``Cls`` and built here; else None."""
+        cls = self.ctx.namespace.resolve(call.args[0], self.ctx.local_names) if len(
+            call.args) == 1 and not call.keywords else None
+        if not (user_class(cls) and isinstance(stmt.targets[0], gast.Name)) or (
+                inspect.getattr_static(cls, "__new__", object.__new__) is not object.__new__):
+            return None
+        target = stmt.targets[0].id
+        self.ctx.local_names.add(target)
+        self.known[target] = Known(cls, None, True)
+        return [], gast.copy_location(gast.Assign(stmt.targets, gast.Call(
+            self._global(runtime.new_instance), [self._global(cls)], []), None), stmt)
 
     def _replaced(self, stmt, call):
         """``q = replaced(p, a=v, b=w)`` (``dataclasses.replace``): for a dataclass with a

@@ -42,6 +42,7 @@ from ..astutil import clone, local_names, walk
 from ..emit import naming
 from ..emit.naming import Namer
 from . import handlers
+from .setdefault_held import HeldSetdefault
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
 
@@ -58,6 +59,22 @@ def _load(name):
 
 def _store(name):
     return gast.Name(name, gast.Store(), None, None)
+
+
+def _root(node):
+    """The name ``obj`` of ``obj.a.d`` (``d`` itself for a name), or None."""
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _loaded(node):
+    """A copy of the name or field ``node``, read."""
+    node = clone(node)
+    for n in walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return node
 
 
 def _located(stmt, where):
@@ -78,6 +95,7 @@ class Sugar:
             and isinstance(n.targets[0], gast.Name) and (isinstance(
                 n.value, (gast.Dict, gast.DictComp)) or (isinstance(n.value, gast.Call) and (
                     isinstance(n.value.func, gast.Name) and n.value.func.id == "dict")))}
+        self.held = HeldSetdefault(fn_node, self.namer, self._setdefault_call)
 
     def run(self, fn_node):
         fn_node.body = self.block(fn_node.body)
@@ -96,8 +114,10 @@ class Sugar:
 
     def block(self, stmts):
         out = []
-        for s in stmts:
-            out.extend(self.statement(s))
+        stmts = list(stmts)
+        for i, s in enumerate(stmts):
+            for t in self.held.rewrite(s, stmts[i + 1:]) or [s]:
+                out.extend(self.statement(t))
         return _raising_branches(out)
 
     def statement(self, s):
@@ -211,7 +231,8 @@ class Sugar:
         if site is None:
             return None
         call, parent = site
-        d = call.func.value.id
+        held_dict = call.func.value  # a name, or a field (`obj.d`)
+        d = _root(held_dict)
         out, atoms = [], []
         if isinstance(s, gast.Assign) and parent is not None and not isinstance(
                 s.value, (gast.Constant, gast.Name)):  # (Python evaluates it first)
@@ -227,10 +248,12 @@ class Sugar:
             out.append(_located(gast.Assign([_store(held)], a, None), s))
             atoms.append(_load(held))
         key, value = atoms
-        absent = gast.Compare(clone(key), [gast.NotIn()], [_load(d)])
-        put = gast.Assign([gast.Subscript(_load(d), clone(key), gast.Store())], value, None)
+        absent = gast.Compare(clone(key), [gast.NotIn()], [_loaded(held_dict)])
+        put = gast.Assign([gast.Subscript(_loaded(held_dict), clone(key), gast.Store())], value,
+                          None)
         out.append(_located(gast.If(absent, [put], []), s))
-        read = gast.copy_location(gast.Subscript(_load(d), clone(key), gast.Load()), call)
+        read = gast.copy_location(gast.Subscript(_loaded(held_dict), clone(key), gast.Load()),
+                                  call)
         if parent is not None:
             parent.value = read
             out += self._assign(s) if isinstance(s, gast.Assign) else [s]
@@ -262,10 +285,13 @@ class Sugar:
 
     def _setdefault_call(self, call):
         """Whether ``call`` is ``d.setdefault(k[, v])`` of a dict ``d`` the function makes or
-        is given."""
-        return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-                and call.func.attr == "setdefault" and isinstance(call.func.value, gast.Name)
-                and call.func.value.id in self.dicts and 1 <= len(call.args) <= 2
+        is given, or of a field (``obj.d``: a dict, as ``setdefault`` is a dict's method)."""
+        held = call.func.value if isinstance(call, gast.Call) and isinstance(
+            call.func, gast.Attribute) else None
+        return (held is not None and call.func.attr == "setdefault" and (
+                    isinstance(held, gast.Name) and held.id in self.dicts
+                    or isinstance(held, gast.Attribute) and _root(held) is not None)
+                and 1 <= len(call.args) <= 2
                 and not call.keywords
                 and not any(isinstance(a, gast.Starred) for a in call.args))
 

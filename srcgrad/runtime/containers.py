@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import weakref
 
 import numpy as np
 
@@ -395,7 +396,8 @@ def attr_of(d, obj, name):
         part = d.get(name)
     elif isinstance(d, list):
         part = d[type(obj)._fields.index(name)]
-    elif kind_of(obj) == "registered" and name not in fields(obj):
+    elif kind_of(obj) == "registered" and name not in fields(obj) and (
+            _FIELD_BY_FIELD.get(id(d)) is not d):
         return _child_part(d, obj, name)
     else:
         part = getattr(d, name)
@@ -405,6 +407,12 @@ def attr_of(d, obj, name):
         # written with a value that carries none, `st.lay = Lin(0.7)`)
         return zeros_like(value)
     return part
+
+
+# The tangents of registered objects built here that ``set_field_tangent`` wrote field by field
+# (id -> object): their attributes are the fields' tangents, those of a tangent the caller
+# passes (built by unflatten) are the children's alone.
+_FIELD_BY_FIELD: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def _child_part(d, obj, name):
@@ -500,6 +508,11 @@ def set_field_tangent(dobj, dvalue, obj, name):
     for k, v in data.items():
         part = parts.get(k)
         object.__setattr__(new, k, zeros_like(v) if part is None and _has_tangent(v) else part)
+    if kind_of(new) == "registered":
+        try:
+            _FIELD_BY_FIELD[id(new)] = new
+        except TypeError:  # (no weak reference to it: its derived fields stay refused)
+            pass
     return new
 
 

@@ -39,7 +39,11 @@ def register_pytree(cls, flatten, unflatten):
     # kept on the class itself (not inherited: a subclass registers itself, as in JAX), so a
     # standalone module (emit/standalone.py) that copies these helpers finds it too
     type.__setattr__(cls, "__srcgrad_pytree__", (cls, flatten, unflatten))
+    REGISTERED.add(cls)
     return cls
+
+
+REGISTERED: set = set()  # (no class registered: no argument needs a rebuild, rebuild_plan)
 
 
 def _registered(cls):
@@ -249,17 +253,62 @@ def rebuild(g, x, leaf):
     return new
 
 
+def rebuild_plan(x, depth=0):
+    """How a derivative rebuilds the argument ``x`` as JAX's function sees it (each registered
+    object as ``unflatten(aux, children)`` builds it, ``rebuilding.py``), as a hashable value,
+    or None where nothing needs it: a registered object whose attributes include float data
+    neither among its children nor its aux data (``self.a2 = a * a`` of ``__init__``), or one
+    holding such objects among its children, in a plain dict, list or tuple, nested freely.
+
+        rebuild_plan(Squared(a, 3))  ->  ("registered", Squared, tuple, (None,))
+    """
+    if not REGISTERED or depth > 12:
+        return None
+    cls = type(x)
+    if _registered(cls) is not None:
+        children, aux = _registered(cls)[0](x)
+        if not isinstance(children, (tuple, list)):
+            return None
+        parts = tuple(rebuild_plan(c, depth + 1) for c in children)
+        if not derived_names(x, children, aux) and not any(parts):
+            return None
+        return "registered", cls, type(children), parts
+    if cls is dict and all(type(k) in (str, int) for k in x):
+        parts = tuple((k, rebuild_plan(v, depth + 1)) for k, v in x.items())
+        return ("dict", parts) if any(p for _, p in parts) else None
+    if cls in (list, tuple):
+        parts = tuple(rebuild_plan(v, depth + 1) for v in x)
+        return (cls.__name__, parts) if any(parts) else None
+    return None
+
+
+def derived_names(x, children, aux):
+    """The attributes of the registered ``x`` holding float data that is neither one of its
+    ``children`` nor its ``aux`` data: data derived from the children, which JAX's function
+    sees as ``unflatten`` recomputes it."""
+    static = {id(v) for v in _aux_values(aux)} | {id(c) for c in children}
+    names = list(getattr(x, "__dict__", None) or {})
+    names += [n for n in getattr(type(x), "__slots__", ()) if hasattr(x, n)]
+    return [n for n in names
+            if _differentiable(getattr(x, n)) and id(getattr(x, n)) not in static]
+
+
+class DerivedAttributeError(SrcgradError):
+    """A gradient or tangent reached an attribute of a registered object that is neither a
+    child nor aux data, in a derivative that did not rebuild the object (``not_a_child``)."""
+
+
 def not_a_child(x, names, what):
     """The error for ``what`` (a gradient, a tangent) of attributes ``names`` of a registered
-    ``x`` that hold data neither among the children nor the aux data its flatten returns: in
-    JAX the object a function sees is the one unflatten builds, whose such attribute follows
-    the children; srcgrad does not differentiate through unflatten."""
-    return SrcgradError(
+    ``x`` that hold data neither among the children nor the aux data its flatten returns, where
+    the derivative could not see ``x`` as JAX does, rebuilt by unflatten (``rebuilding.py``)."""
+    return DerivedAttributeError(
         f"{what} reached the attributes {names} of a {type(x).__name__}, which are not among "
-        f"the children its registered flatten returns, nor its aux data: srcgrad cannot tell "
-        f"how they follow the children (it does not differentiate through unflatten); compute "
-        f"them in the function from the children (`2.0 * b.a`), or return them among the "
-        f"children (or the aux data, for a constant)"
+        f"the children its registered flatten returns, nor its aux data: srcgrad follows them "
+        f"through unflatten (as JAX does) only for such an object that is a differentiated "
+        f"argument, or is held by one in dicts, lists, tuples or the children of registered "
+        f"objects; compute them in the function from the children (`2.0 * b.a`), or return "
+        f"them among the children (or the aux data, for a constant)"
     )
 
 
