@@ -201,9 +201,11 @@ def apply_template(rule, side, param, text):
     rule.vjp_template = rule.jvp_template = None
 
 
-def _items_of(items, rule):
+def _items_of(items, rule, reads=None):
     """The tests of a rule: those with a row of its function among their parameters (rows have
-    an ``fn``), or every test if none has."""
+    an ``fn``), and the tests that are no row and read its templates when they ran unmutated
+    (``reads``: nodeid -> the ids of the rules whose templates the test took; recorded by the
+    first run of a template run); every test if none of them is."""
     if rule is None:
         return items
     from srcgrad.rules import registry
@@ -212,15 +214,38 @@ def _items_of(items, rule):
     mine = []
     for item in items:
         callspec = getattr(item, "callspec", None)
+        row = False
         for value in callspec.params.values() if callspec else ():
             fn = getattr(value, "fn", None)
             try:
+                row = row or (fn is not None and registry._key(fn) is not None)
                 if fn is not None and registry._key(fn) in keys:
                     mine.append(item)
                     break
             except TypeError:
                 continue
+        else:
+            if not row and reads is not None and id(rule) in reads.get(item.nodeid, ()):
+                mine.append(item)
     return mine or items
+
+
+READS = set()  # the ids of the rules whose templates the test that runs took (first run)
+
+
+def record_reads():
+    """Make ``Rule.vjp`` and ``Rule.jvp`` add the rule's id to ``READS`` (in the first run's
+    child: which tests that are no row of a rule table read which rules)."""
+    from srcgrad.rules import registry
+
+    for side in ("vjp", "jvp"):
+        original = getattr(registry.Rule, side)
+
+        def recording(rule, *args, original=original, **kwargs):
+            READS.add(id(rule))
+            return original(rule, *args, **kwargs)
+
+        setattr(registry.Rule, side, recording)
 
 
 HITS = set()  # the statements run by the test that runs, when instrumented (the first run)
@@ -300,6 +325,7 @@ class Mutator:
         self.done = set()
         self.seconds = {}  # how long each test took unmutated (recorded with coverage)
         self.killers = {}  # function -> the tests that killed its mutants, the latest first
+        self.reads = None  # nodeid -> the rules whose templates it read (template runs)
         if args.out and os.path.exists(args.out):
             verdicts = ("killed", "killed (timeout)", "survived", "survived (no test runs it)",
                         "equivalent")
@@ -312,11 +338,12 @@ class Mutator:
             self.out.write(line + "\n")
             self.out.flush()
 
-    def _child(self, items, apply, timeout, failed=None, cover=None):
+    def _child(self, items, apply, timeout, failed=None, cover=None, reads=None):
         """Fork; run the items with the mutant applied. Returns (True, the test that failed),
         ("timeout", None) or (False, None). With ``failed``, run them all and collect the
         failing ones; with ``cover``, also record which of srcgrad's statements each test runs
-        (``cover[nodeid]``: a set of ``_key``:line)."""
+        (``cover[nodeid]``: a set of ``_key``:line); with ``reads``, which rules' templates
+        each test takes (``reads[nodeid]``: a set of rule ids)."""
         from _pytest.runner import runtestprotocol
 
         read, write = os.pipe()
@@ -329,14 +356,19 @@ class Mutator:
                 signal.alarm(timeout)
                 if apply is not None:
                     apply()
+                if reads is not None:
+                    record_reads()
                 for i, item in enumerate(items):
                     nxt = items[i + 1] if i + 1 < len(items) else None
                     HITS.clear()
+                    READS.clear()
                     began = time.time()
                     reports = runtestprotocol(item, nextitem=nxt, log=False)
                     if cover is not None:
                         _send(write, "\t".join(["C", item.nodeid, str(time.time() - began)]
                                                + sorted(HITS)))
+                    if reads is not None:
+                        _send(write, "\t".join(["R", item.nodeid] + [str(r) for r in READS]))
                     if any(r.failed for r in reports):
                         status = 1
                         _send(write, "F\t" + item.nodeid)
@@ -366,6 +398,8 @@ class Mutator:
             elif kind == "C" and cover is not None:
                 cover[nodeid] = set(keys[1:])
                 self.seconds[nodeid] = float(keys[0])
+            elif kind == "R" and reads is not None:
+                reads[nodeid] = {int(k) for k in keys}
             elif kind == "U" and cover is not None:
                 cover.setdefault("", set()).add(nodeid)  # (the key of a function not traced)
         if os.WIFSIGNALED(code) and os.WTERMSIG(code) == signal.SIGALRM:
@@ -387,8 +421,15 @@ class Mutator:
             todo = [t for t in todo if pattern.search(_unlined(t[0]).split(" (", 1)[0])]
         if args.rerun:  # (matched without line numbers: the source may have moved since)
             wanted = {_unlined(line.split(": ", 1)[1].strip()) for line in open(args.rerun)
-                      if line.startswith("survived")}
+                      if line.startswith(("survived", "undecided"))}
             todo = [t for t in todo if _unlined(t[0]) in wanted]
+        if args.exclude:  # (matched without line numbers, as --rerun)
+            ran_before = {_unlined(label) for path in args.exclude
+                          for label in mutate_rules._reported(path)}
+            before = len(todo)
+            todo = [t for t in todo if _unlined(t[0]) not in ran_before]
+            self.say(f"== {before} mutants, {before - len(todo)} of them reported by "
+                     f"{', '.join(args.exclude)}: {len(todo)} not run before")
         population = len(todo)
         if args.sample:  # (a sample as large as the population: all of them, shuffled)
             picked = random.Random(args.seed).sample(range(population),
@@ -441,8 +482,11 @@ class Mutator:
                                  "them to the first run (--instrument)")
             return failed, cover
         modules = list(dict.fromkeys(args.code + args.instrument))
+        # a template run: which tests that are no row read which rules (_items_of)
+        self.reads = {} if args.templates and not args.code else None
         self._child(session.items, (lambda: instrument(modules)) if cover is not None
-                    else None, args.baseline_timeout or 20 * args.timeout, failed, cover)
+                    else None, args.baseline_timeout or 20 * args.timeout, failed, cover,
+                    self.reads)
         if args.coverage and cover is not None:
             names = sorted(set().union(*cover.values())) if cover else []
             index = {name: i for i, name in enumerate(names)}
@@ -457,7 +501,7 @@ class Mutator:
         """The tests a mutant runs: those that ran its statement (its function's, with a
         coverage file of an older run), the ones that killed a mutant of its function first,
         then the quick ones."""
-        mine = _items_of(items, rule)
+        mine = _items_of(items, rule, self.reads)
         if cover is not None and key is not None and key not in cover.get("", ()):
             where = f"{key}:{line}"
             mine = [i for i in mine if where in cover.get(i.nodeid, ())
@@ -550,7 +594,11 @@ def main(argv=None):
     ap.add_argument("--baseline-timeout", type=int, default=0,
                     help="seconds the first run may take (default 20 x --timeout)")
     ap.add_argument("--rerun", default=None,
-                    help="only the mutants a previous run's output (this file) lists as survived")
+                    help="only the mutants a previous run's output (this file) lists as survived "
+                    "or undecided")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="an output file of an earlier run: the mutants it reports are left out "
+                    "before --sample draws (a sample of the mutants not run before)")
     ap.add_argument("--equivalent", default=mutate_rules.EQUIVALENT)
     args = ap.parse_args(argv[:split])
     args.code, args.instrument = _modules(args.code), _modules(args.instrument)

@@ -252,7 +252,8 @@ MODULES = []  # the rule modules of this run (main sets it)
 # are the tests of RECORD (test modules) that read each rule's templates, found by running them
 RECORDED = ("helper_rules", "runtime_rules")
 # (--record adds test modules)
-RECORD = ["test_helper_rules", "test_mutation_kills_lists", "test_mutation_kills_rules"]
+RECORD = ["test_helper_rules", "test_mutation_kills_lists", "test_mutation_kills_rules",
+          "test_mutation_kills_helpers"]
 
 
 def _tests_of_module(module):
@@ -353,6 +354,14 @@ def _equivalent(path):
             if line.strip() and not line.startswith("#")}
 
 
+def _reported(path):
+    """The mutants an output file of an earlier run reports a verdict of."""
+    verdicts = ("killed", "killed (timeout)", "survived", "survived (no test runs it)",
+                "equivalent")
+    return {line.split(": ", 1)[1].strip() for line in open(path)
+            if line.split(": ", 1)[0] in verdicts}
+
+
 def _names(rule, side):
     """The names a template's names may be replaced by: the result, the differentiable
     parameters and their cotangent or tangents."""
@@ -423,6 +432,9 @@ def main(argv=None):
     ap.add_argument("--sample", type=int, default=0,
                     help="run only a random sample of this many of each module's mutants")
     ap.add_argument("--seed", type=int, default=0, help="the seed of --sample")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="an output file of an earlier run: the mutants it reports are left out "
+                    "before --sample draws (a sample of the mutants not run before)")
     ap.add_argument("--budget", type=int, default=0,
                     help="start no mutant after this many seconds")
     ap.add_argument("--record", action="append", default=[],
@@ -436,6 +448,7 @@ def main(argv=None):
     if args.out and os.path.exists(args.out):
         done = {line.split(": ", 1)[1].strip() for line in open(args.out)
                 if line.split(": ", 1)[0] in ("killed", "survived", "equivalent")}
+    ran_before = set().union(*(_reported(path) for path in args.exclude))
     wanted = None
     if args.rerun:
         wanted = {line.split(": ", 1)[1].strip() for line in open(args.rerun)
@@ -463,6 +476,11 @@ def main(argv=None):
                 continue
             rules.append(rule)
         todo = _enumerate(rules, wanted)
+        if args.exclude:
+            before = len(todo)
+            todo = [m for m in todo if m[-1] not in ran_before]
+            say(f"== {module_name}: {before} mutants, {before - len(todo)} of them reported by "
+                f"{', '.join(args.exclude)}: {len(todo)} not run before")
         population = len(todo)
         if args.sample:
             picked = random.Random(args.seed).sample(range(population),

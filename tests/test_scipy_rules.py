@@ -252,6 +252,8 @@ def linalg_rows():
         row(linalg.inv, f"linalg.inv({shifted})", a=a),
         row(linalg.inv, f"linalg.inv({_spd('a')}, assume_a='pos')", a=a),
         row(linalg.det, "linalg.det(a)", a=a),
+        # a stack of matrices: the tangent's trace is over the last two axes of each
+        row(linalg.det, "linalg.det(a)", a=x((2, 3, 3))),
         row(linalg.eigh, "linalg.eigh(a + np.transpose(a), eigvals_only=True)", a=a),
         # two of the three eigenvalues: their eigenvectors, not all three (a vjp without
         # subset_by_index took all of them)
