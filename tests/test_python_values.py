@@ -385,6 +385,37 @@ def skips_and_leaves(x):
     return s
 
 
+def measured_between_changes(x):
+    fs = [np.sin]
+    n1 = len(fs)
+    fs.append(np.cos)
+    scale = 1.0 / len(fs)
+    fs += [np.tanh]
+    s = 0.0
+    for f in fs:
+        s = s + scale * n1 * np.sum(f(x) * x)
+    return s * len(fs)
+
+
+def dict_measured_between_changes(x):
+    hooks = {"a": np.sin}
+    k = len(hooks)
+    hooks["b"] = np.exp
+    s = 0.0
+    for g in hooks.values():
+        s = s + np.sum(g(x)) * k
+    return s
+
+
+def test_len_between_the_changes_of_a_loops_functions():
+    # was "cannot resolve `f`": `len(fs)` between the changes is the number of items then
+    x, t = np.array([0.3, 0.5, 0.7]), np.array([1.0, -0.5, 0.25])
+    for f in (measured_between_changes, dict_measured_between_changes):
+        check_grad(f, (x,))
+        value, tangent = jvp(f)(x, t)
+        assert np.isclose(value, f(x)) and np.isclose(tangent, numeric_grad(f, (x,), 0) @ t)
+
+
 def test_loop_over_functions_with_break_and_continue():
     # was "cannot resolve `f`": the unrolled copies now run under flags, as the trips would;
     # the points below take the break after the first, the second copy, and none

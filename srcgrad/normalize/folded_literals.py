@@ -10,8 +10,8 @@ name for it, ``fs_2 = fs + (b,)``, where ``fs`` is read nowhere else), ``hooks["
 each read where Python reads it: an attribute into a name of its own there (a bound method
 keeps the object it was taken from), a name no statement of the function rebinds as it is. A
 loop over ``fs`` then sees a literal of functions, as if it had been written so. An item that
-is neither (``fs.append(make())``), or a read of ``fs`` between (``len(fs)``), leaves the
-statements as they are.
+is neither (``fs.append(make())``), or a read of ``fs`` between other than ``len(fs)`` (the
+number of items it holds there, a constant), leaves the statements as they are.
 
     fs = [np.sin]                 fs_1 = np.sin
     y = x * 2.0            ->     y = x * 2.0
@@ -103,6 +103,7 @@ def _changes(stmts, k, name, literal, names, out):
         if change is not None and change[0] == "rename" and seen[name] != names.mentions[name]:
             change = None  # (`fs` read elsewhere too: it holds the list before the change)
         if change is None:
+            _measured(t, name, literal, names)
             if any(isinstance(n, gast.Name) and n.id == name for n in walk(t)):
                 break
             out.append(t)
@@ -116,6 +117,38 @@ def _changes(stmts, k, name, literal, names, out):
         _apply(literal, how, new, key)
         last = j
     return last, name
+
+
+def _measured(t, name, literal, names):
+    """``len(fs)`` in ``t`` made the number of items the literal holds there, where ``fs`` is
+    read only so in ``t`` (and ``len`` is the builtin): what Python's ``len`` gives, the
+    changes before being known."""
+    sizes = [n for n in walk(t) if _is_len_of(n, name)]
+    reads = [n for n in walk(t) if isinstance(n, gast.Name) and n.id == name]
+    if not sizes or len(sizes) != len(reads) or "len" in names.stored:
+        return
+    size = len(literal.keys if isinstance(literal, gast.Dict) else literal.elts)
+    for parent in walk(t):
+        for field_, value in gast.iter_fields(parent):
+            items = value if isinstance(value, list) else [value]
+            for i, child in enumerate(items):
+                if any(child is c for c in sizes):
+                    _put(parent, field_, i, gast.copy_location(gast.Constant(size, None), child))
+
+
+def _is_len_of(n, name):
+    return (isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len"
+            and len(n.args) == 1 and not n.keywords and isinstance(n.args[0], gast.Name)
+            and n.args[0].id == name)
+
+
+def _put(parent, field_, i, node):
+    """``node`` in place of the ``i``-th child of ``parent``'s ``field_``."""
+    value = getattr(parent, field_)
+    if isinstance(value, list):
+        value[i] = node
+    else:
+        setattr(parent, field_, node)
 
 
 def _read(e, where, name, names, out):
