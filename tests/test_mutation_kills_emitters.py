@@ -318,6 +318,40 @@ def test_forward_mode_copies_a_tangent_that_control_flow_reassigns(f, sign):
     np.testing.assert_allclose(srcgrad.jvp(f)(x, t)[1], want, rtol=1e-7)
 
 
+def added_then_written(x):
+    y = x * 1.0
+    v = y + 0.0
+    y[0] = 2.0 * x[1]
+    return np.sum(v * y)
+
+
+def plus_then_written(x):
+    y = x * 1.0
+    v = +y
+    y[0] = 2.0 * x[1]
+    return np.sum(v * y)
+
+
+def np_add_then_written(x):
+    y = x * 1.0
+    v = np.add(0.0, y)
+    y[1] = np.sin(x[2])
+    return np.sum(v * y) + v[1]
+
+
+@pytest.mark.parametrize("f", [added_then_written, plus_then_written, np_add_then_written])
+def test_forward_mode_keeps_the_tangent_of_a_new_array_equal_to_one_written_after(f):
+    # `v = y + 0.0` is a new array whose tangent is y's, aliased (the add's tangent is dy
+    # alone); `y[0] = ...` then rebinds dy, so v first gets its own copy of it (_unalias).
+    # Kills tangents:72 Tangents.bind (right operand only: `return prelude + [...]`, the
+    # copy dropped: v then had the written y's tangent).
+    x = np.array([0.5, -1.2, 2.0])
+    t = np.array([1.0, 0.3, -0.7])
+    h = 1e-6
+    want = (f(x + h * t) - f(x - h * t)) / (2 * h)
+    np.testing.assert_allclose(srcgrad.jvp(f)(x, t)[1], want, rtol=1e-7)
+
+
 def halved(x):
     return x * 0.5
 

@@ -33,19 +33,24 @@ def einsum_operands_1_and_4_constant(v):
     return np.einsum("i,i,i,i,i,i->", v, W2, np.sin(v), np.cos(v), W2**2, np.tanh(v)) ** 2
 
 
+def einsum_operand_0_constant(v):
+    return np.einsum("i,i,i->", W2, np.sin(v), v) ** 2
+
+
 def einsum_of_one_operand(v):
     return np.einsum("i->", np.sin(v) * v) ** 3
 
 
-@pytest.mark.parametrize("f, v", [(einsum_operands_1_and_4_constant, np.array([0.6, -0.2])),
-                                  (einsum_of_one_operand, np.array([0.6, -0.2]))],
-                         ids=["six_operands", "one_operand"])
-def test_forward_over_forward_of_einsum_with_constant_operands(f, v):
+@pytest.mark.parametrize("f", [einsum_operands_1_and_4_constant, einsum_operand_0_constant,
+                               einsum_of_one_operand],
+                         ids=["six_operands", "first_constant", "one_operand"])
+def test_forward_over_forward_of_einsum_with_constant_operands(f):
     # einsum_jvp's tangent in operand j (active) with another operand constant, its tangent
     # None: `einsum_given(j, ...)` must read operand j, not that tangent. Kills helper_rules
     # einsum_jvp jvp[x5] (x5=dx1), jvp[x3] (x3=dx4) and jvp[x0] (x0=dx1, which the einsum of
-    # one operand, x1 not given, kills too): each gave a zero second derivative for operand j.
-    u, u2 = np.array([0.3, -0.8]), np.array([1.1, 0.4])
+    # one operand, x1 not given, kills too), and jvp[x1] (x1=dx0, the first operand constant):
+    # each gave a zero second derivative for operand j.
+    v, u, u2 = np.array([0.6, -0.2]), np.array([0.3, -0.8]), np.array([1.1, 0.4])
     tangent = srcgrad.jvp(f)
 
     def h(z):
@@ -102,3 +107,80 @@ def test_grad_of_grad_of_column_stack_and_hsplit(f, x):
         return np.sum(df(z) * w)
 
     check_grad(h, (x,))
+
+
+def crossed(a, b):
+    return np.sum(np.cross(a, b) ** 2 * X23)
+
+
+def test_forward_in_one_operand_over_the_gradient_of_cross_in_the_other():
+    # the gradient in a, differentiated in b alone (a has no tangent there): cross_vjp's
+    # tangent in b reads a itself. Kills helper_rules cross_vjp jvp[b] (name replaced:
+    # `cross_vjp_tangent(g, da, b, db, ...)`, which reads a's tangent, None here).
+    a, b = np.array([0.5, -1.0, 2.0]), X23
+    ga = srcgrad.grad(crossed, wrt=0)
+    got = srcgrad.jvp(ga, wrt=1)(a, b, T23)[1]
+    np.testing.assert_allclose(got, _along(lambda z: ga(a, z), b, T23), rtol=1e-6, atol=1e-9)
+
+
+def cross_broadcast(x):
+    return np.sum(np.cross(np.sin(x[0]), x) ** 2) + np.sum(np.cross(x, np.cos(x[1])) ** 2)
+
+
+def test_grad_of_grad_of_cross_of_operands_of_two_shapes():
+    # reverse over reverse reads cross_vjp's partner adjoints, which take the shape of the
+    # operand they are the adjoint in: (3,) and (2, 3) here. Kills helper_rules cross_vjp
+    # vjp[b] (name replaced: `cross_vjp_partner(g, a, a, dy, ..., param=1)`).
+    df = srcgrad.grad(cross_broadcast)
+
+    def h(z):
+        return np.sum(df(z) * np.cos(X23))
+
+    check_grad(h, (X23,))
+
+
+def correlated(a, v, mode):
+    out = np.correlate(a, v, mode=mode)
+    return np.sum(np.arange(1.0, len(out) + 1.0) * out**2)
+
+
+@pytest.mark.parametrize("mode", ["full", "valid"])
+def test_forward_in_v_over_the_gradient_of_correlate_in_a(mode):
+    # the gradient in a, differentiated in v: correlate_vjp's tangent in v reads a (its length
+    # sets the gradient's). Kills helper_rules correlate_vjp jvp[v] (name replaced:
+    # `correlate_vjp_tangent(g, g, v, dv, ...)`: the output's length, 5 or 3, for a's 4).
+    a, v, t = np.array([0.5, -1.0, 2.0, 0.7]), np.array([0.3, 0.9]), np.array([1.0, -0.5])
+    ga = srcgrad.grad(correlated, wrt=0)
+    got = srcgrad.jvp(ga, wrt=1)(a, v, mode, t)[1]
+    np.testing.assert_allclose(got, _along(lambda z: ga(a, z, mode), v, t), rtol=1e-6)
+
+
+def popped(x):
+    L = [x, x**2, np.sin(x)]
+    last = L.pop()
+    return np.sum(sum(L) ** 2 * last) + np.sum(np.cos(L[1]))
+
+
+def test_grad_of_grad_of_a_list_pop():
+    # reverse over reverse reads the rule of append_none (the adjoint of L.pop(): the list's
+    # cotangent with a zero last item), which no other test read: the list after the pop is
+    # summed by the builtin sum, whose gradient's adjoint adds every item of its cotangent (one
+    # for the popped item too, with the rule's adjoint dropped: `dy` for append_grad_items(dy))
+    df = srcgrad.grad(popped)
+
+    def h(z):
+        return np.sum(df(z) * np.cos(V4))
+
+    check_grad(h, (V4,))
+
+
+def summed_items(x):
+    return sum([x, x**2, np.sin(x)]) ** 2
+
+
+def test_third_derivative_of_the_builtin_sum_of_a_list():
+    # reverse over reverse over reverse reads the rule of sum_grad_adjoint (the adjoint of
+    # sum_grad, the gradient of the builtin sum), which no other test read
+    d3 = srcgrad.grad(srcgrad.grad(srcgrad.grad(summed_items)))
+    d2 = srcgrad.grad(srcgrad.grad(summed_items))
+    np.testing.assert_allclose(d3(0.7), _along(d2, 0.7, 1.0, h=1e-5), rtol=1e-6)
