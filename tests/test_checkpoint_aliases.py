@@ -158,7 +158,18 @@ def item_of_a_dicts_shallow_copy(x, M):
     return np.sum(z)
 
 
-CASES = [(item_of_a_shallow_copy, 2), (items_of_a_shallow_copy_iterated, 3),
+def equal_arrays_one_held_by_a_list(x, M):
+    z = x * 1.0
+    L = [x * 1.0]  # equal to z, not z: the optimizer merged the two, O *= 0.9 scaled z too
+    for i in range(4):
+        O = L[0]
+        O *= 0.9
+        z = z * np.tanh(M[i] * L[0])
+    return np.sum(z ** 2)
+
+
+CASES = [(equal_arrays_one_held_by_a_list, 2), (item_of_a_shallow_copy, 2),
+         (items_of_a_shallow_copy_iterated, 3),
          (item_of_a_dicts_shallow_copy, 2), (bound_by_a_tuple_target, 2),
          (item_of_a_comprehension, 2), (bound_by_a_walrus, 2),
          (written_through_an_item, 2), (first_item_updated, 2),

@@ -117,11 +117,17 @@ class HoistInvariants:
 
 
 def held_by_identity(fn_node, namespace, locals_):
-    """Where an update in place is found by identity when it runs (``shared_positions``), the
-    names an assignment puts into a list, dict, tuple or an object's field: each must stay the
-    array it was made as (not hoisted out of a loop, not merged with an equal one); else none."""
-    if not any(isinstance(n, gast.Call) and namespace.resolve(n.func, locals_)
-               is runtime.shared_positions for n in walk(fn_node)):
+    """Where an update in place is found by identity when it runs (``shared_positions``, and a
+    checkpointed loop's step, which updates its state in place in a copy that keeps what is one
+    array one: ``L = [x * 1.0]; z = x * 1.0`` merged made ``O = L[0]; O *= 0.9`` scale ``z``
+    too, checkpoint.py), the names an assignment puts into a list, dict, tuple or an object's
+    field: each must stay the array it was made as (not hoisted out of a loop, not merged with
+    an equal one); else none."""
+    from ..normalize.aliasing import checkpointed_loop_fn
+
+    by_identity = (runtime.shared_positions, checkpointed_loop_fn())
+    if not any(isinstance(n, gast.Call) and any(
+            namespace.resolve(n.func, locals_) is f for f in by_identity) for n in walk(fn_node)):
         return set()
     return held_names(fn_node, namespace, locals_)
 
