@@ -368,13 +368,16 @@ def container_kinds(node):
     # (a parameter, a loop's or tuple's target, `+=`, ...)
     other = {n.id for n in walk(node) if isinstance(n, gast.Name)
              and not isinstance(n.ctx, gast.Load) and id(n) not in plain}
-    kinds, changed = {}, True
+    # the largest consistent answer (`L = []` then `L = L.copy()` in a loop: a list)
+    direct = {name: {_container_kind(v, {}) for v in bound} - {None}
+              for name, bound in values.items() if name not in other}
+    kinds = {name: found.pop() for name, found in direct.items() if len(found) == 1}
+    changed = True
     while changed:
-        changed = False
-        for name, bound in values.items():
-            found = {_container_kind(v, kinds) for v in bound}
-            if name not in other | set(kinds) and len(found) == 1 and None not in found:
-                kinds[name], changed = found.pop(), True
+        wrong = {n for n, k in kinds.items() if any(_container_kind(v, kinds) != k
+                                                     for v in values[n])}
+        changed = bool(wrong)
+        kinds = {n: k for n, k in kinds.items() if n not in wrong}
     return kinds
 
 

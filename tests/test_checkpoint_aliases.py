@@ -158,6 +158,16 @@ def item_of_a_dicts_shallow_copy(x, M):
     return np.sum(z)
 
 
+def a_list_rebound_to_its_copy(x, M):
+    z = x * 1.0
+    L = [x * 2.0]
+    for i in range(4):
+        L = L.copy()  # a list all along: its copy's item written is L's own
+        L[0] = L[0] * 0.9
+        z = z * np.tanh(M[i]) + L[0]
+    return np.sum(z)
+
+
 def equal_arrays_one_held_by_a_list(x, M):
     z = x * 1.0
     L = [x * 1.0]  # equal to z, not z: the optimizer merged the two, O *= 0.9 scaled z too
@@ -168,7 +178,8 @@ def equal_arrays_one_held_by_a_list(x, M):
     return np.sum(z ** 2)
 
 
-CASES = [(equal_arrays_one_held_by_a_list, 2), (item_of_a_shallow_copy, 2),
+CASES = [(a_list_rebound_to_its_copy, 2), (equal_arrays_one_held_by_a_list, 2),
+         (item_of_a_shallow_copy, 2),
          (items_of_a_shallow_copy_iterated, 3),
          (item_of_a_dicts_shallow_copy, 2), (bound_by_a_tuple_target, 2),
          (item_of_a_comprehension, 2), (bound_by_a_walrus, 2),
