@@ -2,8 +2,8 @@
 
     parse -> (yields) -> check -> rebuilt -> shallow -> functional -> operators -> containers
     -> control -> super
-    -> anf -> rebound -> inline -> recursion -> double -> unpair -> higher -> steps -> sharing
-    -> einsum
+    -> anf -> rebound -> lifted -> inline -> recursion -> double -> unpair -> higher -> steps
+    -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes
     -> reverse | forward -> defaults -> fold -> dce -> proxy -> owned -> products -> release
@@ -58,6 +58,7 @@ from .normalize import (
     inline,
     inplace,
     integer_writes,
+    lifted_functions,
     operators,
     rebound,
     rebuilt_arguments,
@@ -149,6 +150,7 @@ NORMALIZE = (
     Stage("super", supercalls.run),
     Stage("anf", anf.run),
     Stage("rebound", rebound.run),
+    Stage("lifted", lifted_functions.run, lambda ctx: bool(ctx.local_functions)),
     Stage("inline", inline.run),
     Stage("recursion", recursion.run, recursion.wanted),
     Stage("double", recursion.double, recursion.double_wanted),

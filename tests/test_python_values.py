@@ -407,6 +407,38 @@ def dict_measured_between_changes(x):
     return s
 
 
+def _apply_all(fs, v):
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(v) * v)
+    return s
+
+
+def lambdas_passed_to_a_helper(x):
+    fs = [lambda t: t * 2.0, lambda t: np.sin(t) ** 2]
+    return _apply_all(fs, x)
+
+
+def measured_tuple_with_a_def(x):
+    def cube(t):
+        return t * t * t
+
+    fs = (np.sin, cube)
+    table = {"f": lambda t: np.exp(-t)}
+    return np.sum(fs[1](x)) * len(fs) + np.sum(table["f"](x))
+
+
+def test_local_functions_that_read_no_variable_are_values():
+    # each was "the local function `lambda_3` used as a value": it reads no variable of the
+    # function, so it is made the function Python would make at module level
+    x, t = np.array([0.3, 0.5, 0.7]), np.array([1.0, -0.5, 0.25])
+    for f in (lambdas_passed_to_a_helper, measured_tuple_with_a_def):
+        check_grad(f, (x,))
+        value, tangent = jvp(f)(x, t)
+        assert np.isclose(value, f(x)) and np.isclose(tangent, numeric_grad(f, (x,), 0) @ t)
+    check_second_order(lambdas_passed_to_a_helper, (x,))
+
+
 def test_len_between_the_changes_of_a_loops_functions():
     # was "cannot resolve `f`": `len(fs)` between the changes is the number of items then
     x, t = np.array([0.3, 0.5, 0.7]), np.array([1.0, -0.5, 0.25])

@@ -68,7 +68,8 @@ def reverses_a_global_read_before(x):
 
 
 def function_as_a_value(x):
-    sq = lambda v: v * v  # noqa: E731
+    c = x[0]
+    sq = lambda v: c * v * v  # noqa: E731  (reads `c`: no module-level function)
     fs = (np.sin, sq)
     return np.sum(fs[1](x)) * len(fs)
 
@@ -713,7 +714,7 @@ CLAIMS = [
      "shuffle"),
     ("a call that may change an array, list or dict from outside the function",
      reverses_a_global_read_before, 0, (X,), TRANSFORM, "is read before the change"),
-    ("a lambda or nested def used as a value other than by calling it", function_as_a_value, 0,
+    ("a lambda or nested def that reads a variable of the function", function_as_a_value, 0,
      (X,), TRANSFORM, "used as a value"),
     ("building one that is frozen or has `InitVar` fields is an error at transform time",
      frozen_post_init, 0, (X,), TRANSFORM, "__post_init__"),
@@ -847,7 +848,7 @@ DOC_PAIRS = {
     "reading an alias after writing into it": "refused_alias_read",
     "`x += v` where a view of `x`": "refused_view_augment",
     "`try` ... `except` | at transform time": "refused_try",
-    "a lambda or nested def used as a value other than": "refused_function_value",
+    "a lambda or nested def that reads a variable of the function": "refused_function_value",
     "`f(*xs)` / `f(**kw)` where the length": "refused_star_call",
     "a loop over functions whose functions are known only when it runs":
         "refused_loop_over_functions",

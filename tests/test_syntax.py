@@ -397,7 +397,8 @@ def test_a_local_function_defined_on_two_paths_calls_the_one_defined():
 
 
 def local_function_as_a_value(x):
-    sq = lambda t: t * t  # noqa: E731
+    c = x[0]
+    sq = lambda t: c * t * t  # noqa: E731  (reads `c`; one that reads no variable works)
     fs = (np.sin, sq)
     return np.sum(fs[1](x)) * len(fs)
 
