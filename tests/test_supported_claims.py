@@ -654,6 +654,10 @@ def setdefault_held_by_another_name(x):
     return sum(d[0]) * d[1][0]
 
 
+def calls_a_function_field(x, cfg):
+    return np.sum(cfg.act(x))
+
+
 def unpacked_into_too_few(x):
     a, b = x
     return a * b
@@ -668,6 +672,8 @@ def writes_into_a_shallow_copy(x, L):
 CLAIMS = [
     ("then a write in place into its items", writes_into_a_shallow_copy, 0, (X, [X * 1.5]), RUN,
      "the copy of `L` made here is shallow"),
+    ("a function held in a field of an object and called through it", calls_a_function_field,
+     0, (X, SimpleNamespace(act=np.tanh)), RUN, r"cfg\['act'\]\(x\)"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
      setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
     ("where the object is held in a field of a dataclass, `SimpleNamespace` or other object",

@@ -329,7 +329,10 @@ class OpClassifier:
                 raise _refused(self.location.error(
                     UnsupportedSyntaxError, func, f"srcgrad does not support the method "
                     f"`.{func.attr}()` here: it knows the array methods, and inlines the methods "
-                    f"of objects whose class it knows at transform time. {CLASS_ADVICE}"
+                    f"of objects whose class it knows at transform time. {CLASS_ADVICE}. A "
+                    f"function an object's field holds (`cfg.act = np.tanh`) is called from a "
+                    f"dict or tuple of functions (`cfg = {{'act': np.tanh}}`, `cfg['act'](x)`) "
+                    f"or given as an argument of its own"
                 ), func)
             if func.attr in ("reshape", "transpose") and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]  # x.reshape(2, 3) is x.reshape((2, 3))
