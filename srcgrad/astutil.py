@@ -175,3 +175,72 @@ def relocated(stmts, lineno, col_offset):
             if isinstance(n, gast.stmt) or getattr(n, "lineno", None) not in (None, lineno):
                 n.lineno, n.col_offset = lineno, col_offset
     return stmts
+
+
+_DEPRECATED_CONSTANT_VISITS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant",
+                               "visit_Ellipsis")
+_METHODS: dict = {}  # (visitor class, node class) -> its visit function
+
+
+def _method(visitor_cls, node_cls):
+    """What ``NodeVisitor.visit`` calls for a node of ``node_cls``: ``visit_<name>``, else
+    ``generic_visit``; the base's ``visit_Constant`` (which only looks for the visits of
+    Python 3.7's constant nodes) is ``generic_visit`` where the visitor has none of them."""
+    found = getattr(visitor_cls, "visit_" + node_cls.__name__, None)
+    if found is gast.NodeVisitor.visit_Constant and not any(
+            hasattr(visitor_cls, m) for m in _DEPRECATED_CONSTANT_VISITS):
+        found = None
+    found = found or visitor_cls.generic_visit
+    _METHODS[visitor_cls, node_cls] = found
+    return found
+
+
+class NodeVisitor(gast.NodeVisitor):
+    """``gast.NodeVisitor`` with the same visits in the same order, about twice as fast: the
+    method for a class of node is looked up once (a pass's visitor sets none on its
+    instances)."""
+
+    def visit(self, node):
+        key = (self.__class__, node.__class__)
+        method = _METHODS.get(key) or _method(*key)
+        return method(self, node)
+
+    def generic_visit(self, node):
+        AST, visit = gast.AST, self.visit
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        visit(item)
+            elif isinstance(value, AST):
+                visit(value)
+
+
+class NodeTransformer(NodeVisitor):
+    """``gast.NodeTransformer`` (its replacements, removals and spliced lists) on the faster
+    visits of :class:`NodeVisitor`."""
+
+    def generic_visit(self, node):
+        AST, visit = gast.AST, self.visit
+        for field in node._fields:
+            old_value = getattr(node, field, None)
+            if isinstance(old_value, list):
+                new_values = []
+                for value in old_value:
+                    if isinstance(value, AST):
+                        value = visit(value)
+                        if value is None:
+                            continue
+                        if not isinstance(value, AST):
+                            new_values.extend(value)
+                            continue
+                    new_values.append(value)
+                old_value[:] = new_values
+            elif isinstance(old_value, AST):
+                new_node = visit(old_value)
+                if new_node is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new_node)
+        return node

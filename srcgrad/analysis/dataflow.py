@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import gast
 
+from ..astutil import ordered_walk
+
 
 class Dataflow:
     backward = False
@@ -70,7 +72,7 @@ def assigned_values(fn_node):
     """``{name: [the values of its plain bindings name = value]}`` (the flow-insensitive
     closures below read a function's names through these)."""
     values = {}
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
     return values

@@ -37,6 +37,7 @@ import types
 import gast
 import numpy as np
 
+from ..astutil import ordered_walk
 from ..frontend.resolve import MISSING
 from ..rules import random_draws
 from ..rules.registry import lookup
@@ -87,7 +88,7 @@ def may_be_complex(body):
 
 def _walk(body):
     for stmt in body:
-        yield from gast.walk(stmt)
+        yield from ordered_walk(stmt)
 
 
 def _complex_source(node):
@@ -133,7 +134,7 @@ class Realness:
                 self._define(node.optional_vars, node.context_expr)
 
     def _define(self, target, value):
-        for node in gast.walk(target):
+        for node in ordered_walk(target):
             if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
                 self.defs.setdefault(node.id, []).append(value)
                 self.rebound.add(node.id)
@@ -238,7 +239,7 @@ class Realness:
         return names
 
     def _call(self, node):
-        if any(_complex_source(n) for n in gast.walk(node.func)):
+        if any(_complex_source(n) for n in ordered_walk(node.func)):
             return OPAQUE
         fn = self.namespace.resolve(node.func, self.local_names)
         if fn is MISSING:
@@ -429,7 +430,7 @@ def _names(node):
     """The base names a statement stores and the names it reads."""
     stored = node.target if not isinstance(node, gast.Assign) else gast.Tuple(node.targets, None)
     targets, reads = set(), set()
-    for sub in gast.walk(stored):
+    for sub in ordered_walk(stored):
         if isinstance(sub, gast.Name):
             (targets if isinstance(sub.ctx, (gast.Store, gast.Del)) else reads).add(sub.id)
         elif isinstance(sub, (gast.Subscript, gast.Attribute)) and isinstance(sub.ctx, gast.Store):

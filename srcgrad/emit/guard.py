@@ -25,6 +25,7 @@ import sys
 import gast
 
 from .. import transforms
+from ..astutil import ordered_walk
 from ..derived import PUBLIC
 from ..frontend.resolve import HeldItems, Namespace, same_items
 from . import naming
@@ -79,7 +80,7 @@ def run(fn_node, ctx):
         keywords.append(gast.keyword(None, _name(args.kwarg.id)))
     current = gast.Call(gast.Call(_name(helper), [_name(holder)], []), positional, keywords)
     test = tests[0] if len(tests) == 1 else gast.BoolOp(gast.Or(), tests)
-    if ctx.mode == "split" or any(isinstance(n, gast.Yield) for n in gast.walk(fn_node)):
+    if ctx.mode == "split" or any(isinstance(n, gast.Yield) for n in ordered_walk(fn_node)):
         # a generator (a split derivative, its jvp) hands over to the regenerated one
         current = gast.YieldFrom(current)
     guard = gast.If(test, [gast.Return(current)], [])

@@ -155,7 +155,7 @@ def _parse_lambda(fn, code):
     ]
     params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     found = []
-    for node in ast.walk(tree):
+    for node in ordered_walk(tree):
         if not isinstance(node, ast.Lambda) or node.lineno != code.co_firstlineno:
             continue
         args = node.args

@@ -26,6 +26,7 @@ from collections import Counter
 import gast
 
 from ..astutil import (
+    NodeVisitor,
     binding_counts,
     loaded,
     ordered_walk,
@@ -270,7 +271,7 @@ def _contexts(nodes, context):
             yield from _contexts(list(gast.iter_child_nodes(node)), context)
 
 
-class CheckSupported(gast.NodeVisitor):
+class CheckSupported(NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
 
     def __init__(self, location, inlined=False, local_functions=None, nested=False,

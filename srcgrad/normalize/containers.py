@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, ordered_walk, param_names, stored
+from ..astutil import NodeTransformer, clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from . import dict_views, own_fields
@@ -518,7 +518,7 @@ def _zip_call(node, locals_):
             and node.func.id == "zip" and "zip" not in locals_)
 
 
-class _Readers(gast.NodeTransformer):
+class _Readers(NodeTransformer):
     """``d.keys()``, ``d.get(k)``, ``np.ndenumerate(a)``... as helper calls."""
 
     def __init__(self, owner):
@@ -743,7 +743,7 @@ def _builtin_call(readers, node):
     return None
 
 
-class _HoistPops(gast.NodeTransformer):
+class _HoistPops(NodeTransformer):
     """``s = s + hs.pop(0)``: the pop runs first, into a fresh name (refused where the
     statement reads the list elsewhere: Python would read it before the pop)."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
-from ..astutil import clone, ordered_walk, stored
+from ..astutil import NodeTransformer, clone, ordered_walk, stored
 from ..emit import naming
 
 
@@ -364,7 +364,7 @@ class DesugarControl:
         return body + [gast.copy_location(ret, last)]
 
 
-class _HoistComprehensions(gast.NodeTransformer):
+class _HoistComprehensions(NodeTransformer):
     def __init__(self, owner, hoisted):
         self.owner = owner
         self.hoisted = hoisted
@@ -415,7 +415,7 @@ def _built_into(s, hoisted):
         hoisted[0].targets[0].id == built)
 
 
-class _RenameNames(gast.NodeTransformer):
+class _RenameNames(NodeTransformer):
     def __init__(self, renames):
         self.renames = renames
 

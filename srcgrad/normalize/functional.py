@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from .. import runtime
+from ..astutil import NodeTransformer, ordered_walk
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 
@@ -96,7 +97,7 @@ def _binding(fn_node, ctx):
     return first if isinstance(rest, gast.Name) and rest.id == args.vararg.id else None
 
 
-class FunctionalHelpers(gast.NodeTransformer):
+class FunctionalHelpers(NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
 
@@ -108,7 +109,7 @@ class FunctionalHelpers(gast.NodeTransformer):
         """The names ``y`` of ``y = setitem(y, ...)`` or ``y = list_append(y, ...)``: the code
         writes into the object ``y`` holds."""
         out = set()
-        for node in gast.walk(fn_node):
+        for node in ordered_walk(fn_node):
             if (isinstance(node, gast.Assign) and len(node.targets) == 1
                     and isinstance(node.targets[0], gast.Name)
                     and isinstance(node.value, gast.Call) and node.value.args

@@ -30,6 +30,7 @@ import gast
 from .. import rules, runtime
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import (
+    NodeTransformer,
     clone,
     loaded,
     local_names,
@@ -617,7 +618,7 @@ class InlineCalls:
         return out
 
 
-class _Forward(gast.NodeTransformer):
+class _Forward(NodeTransformer):
     """``f(*args, **kwargs)`` inside an inlined function, with ``args`` and ``kwargs`` its own
     ``*``/``**`` parameters: spelled out with the arguments the call site passed."""
 
@@ -660,7 +661,7 @@ def _note_held_items(ctx, namespace, expr, value):
         ctx.dependencies.append((held, clone(expr), HeldItems.SAME))
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(NodeTransformer):
     """Rename a callee's locals apart and bind its globals in the generated function."""
 
     def __init__(self, renames, namespace, ctx):
@@ -711,7 +712,7 @@ def _changed_in_place(fn_node, name):
     return False
 
 
-class _RenameNames(gast.NodeTransformer):
+class _RenameNames(NodeTransformer):
     def __init__(self, renames):
         self.renames = renames
 

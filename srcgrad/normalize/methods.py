@@ -40,7 +40,7 @@ from typing import Any, Iterator
 import gast
 
 from .. import runtime
-from ..astutil import clone
+from ..astutil import clone, ordered_walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -285,7 +285,7 @@ class Receivers(Builds, HeldMethods):
         branch on the class (``classes``; a class found only when it runs fails its check).
         The classes a helper's result may have (``lay = make_layer(i)``) are what ``probe``
         finds inlining the call on a copy."""
-        for node in gast.walk(gast.Module(loop.body, [])):
+        for node in ordered_walk(gast.Module(loop.body, [])):
             if not (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)):
                 continue
             name, found = node.targets[0].id, self._of(node.value)
@@ -744,7 +744,7 @@ class Receivers(Builds, HeldMethods):
         """A call of a global or closure object of the user's classes (``model(x)``) or of a
         method of one (``model.forward(x)``), read where the user's code reads it."""
         if any(isinstance(n, gast.Name) and n.id in self.ctx.local_names
-               for n in gast.walk(func)):
+               for n in ordered_walk(func)):
             return None
         obj = self.ctx.namespace.resolve(func, self.ctx.local_names)
         if obj is MISSING or isinstance(obj, type):

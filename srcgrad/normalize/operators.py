@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis.dataflow import greatest_kinds
+from ..astutil import NodeTransformer, ordered_walk
 from ..errors import UnsupportedSyntaxError
 
 DICT = "dict"
@@ -62,7 +63,7 @@ def run(fn_node, ctx):
     return Operators(ctx).run(fn_node)
 
 
-class Operators(gast.NodeTransformer):
+class Operators(NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
         self.namespace = ctx.namespace
@@ -151,7 +152,7 @@ class Operators(gast.NodeTransformer):
     def visit_Subscript(self, node):
         cls = self._kind(node.value, self.kinds)
         self.generic_visit(node)
-        sliced = any(isinstance(n, gast.Slice) for n in gast.walk(node.slice))
+        sliced = any(isinstance(n, gast.Slice) for n in ordered_walk(node.slice))
         if (isinstance(node.ctx, gast.Load) and _user_class(cls) and not sliced
                 and defines(cls, "__getitem__")):
             return _located(method_call(node.value, "__getitem__", node.slice), node)
@@ -293,7 +294,7 @@ def _returned_class(cls, method):
     except (OSError, TypeError, SyntaxError):
         return None
     found = set()
-    for n in ast.walk(tree.body[0]):
+    for n in ordered_walk(tree.body[0]):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and (
                 n is not tree.body[0]):
             return None  # a nested function's returns are not the method's
@@ -328,7 +329,7 @@ def _user_class(kind):
 
 def _located(new, where):
     gast.copy_location(new, where)
-    for n in gast.walk(new):
+    for n in ordered_walk(new):
         if isinstance(n, (gast.expr, gast.stmt)) and getattr(n, "lineno", None) is None:
             gast.copy_location(n, where)
     return new
@@ -359,7 +360,7 @@ def _bindings(fn_node):
     nothing."""
     bindings = {}
     plain = set()  # the targets of `name = value` and `name op= value`
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if isinstance(n, gast.Assign):
             for t in n.targets:
                 if isinstance(t, gast.Name):
@@ -368,7 +369,7 @@ def _bindings(fn_node):
                         n.value if len(n.targets) == 1 else None)
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             plain.add(id(n.target))
-    for n in gast.walk(fn_node):
+    for n in ordered_walk(fn_node):
         if (isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del, gast.Param))
                 and id(n) not in plain):
             bindings.setdefault(n.id, []).append(None)

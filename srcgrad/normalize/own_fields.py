@@ -30,6 +30,8 @@ import types
 
 import gast
 
+from ..astutil import ordered_walk
+
 VIEWS = frozenset({"keys", "values", "items"})
 AT_ONCE = frozenset({"get", "copy"})
 COPIES = (dict, len, list, tuple, sorted)
@@ -65,7 +67,7 @@ def mark_read_at_once(node, resolve):
     """Mark (``read_at_once``) each ``vars(obj)`` in expression ``node`` whose dict is read at
     once or copied; a comprehension over it when its parts write and call nothing that could
     change an attribute (``loop_is_safe``)."""
-    for parent in gast.walk(node):
+    for parent in ordered_walk(node):
         found = []
         if isinstance(parent, gast.Subscript) and isinstance(parent.ctx, gast.Load):
             found.append(parent.value)
@@ -97,7 +99,7 @@ def loop_is_safe(nodes, resolve):
     """Whether running ``nodes`` can change no attribute of any object: no attribute written,
     no call but of NumPy's, ``math``'s, builtins (not ``setattr``/``delattr``) and of the
     methods of lists, dicts and arrays."""
-    for node in (n for top in nodes for n in gast.walk(top)):
+    for node in (n for top in nodes for n in ordered_walk(top)):
         if isinstance(node, gast.Attribute) and isinstance(node.ctx, (gast.Store, gast.Del)):
             return False
         if isinstance(node, gast.Call) and not _safe_call(node, resolve):

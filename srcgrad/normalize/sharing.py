@@ -266,10 +266,14 @@ class SharedUpdates:
         """``L + M`` of two lists (or tuples) made in the function (``hs = hs + [h]``) is
         ``concat_sequence(L, M)``, a concatenation srcgrad differentiates (``+`` of sequences
         is no sum)."""
+        sums = [n for n in walk(fn_node) if isinstance(n, gast.Assign) and isinstance(
+            n.value, gast.BinOp) and isinstance(n.value.op, gast.Add) and isinstance(
+            n.value.left, gast.Name) and isinstance(n.value.right, gast.Name)]
+        if not sums:  # (the analyses are for them alone)
+            return
         self._setup(fn_node)
-        for n in walk(fn_node):
-            if isinstance(n, gast.Assign) and isinstance(n.value, gast.BinOp) and isinstance(
-                    n.value.op, gast.Add) and self._sequences(n.value.left, n.value.right):
+        for n in sums:
+            if self._sequences(n.value.left, n.value.right):
                 n.value = gast.copy_location(
                     self._call("concat_sequence", n.value.left, n.value.right), n.value)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import ordered_walk
+from ..astutil import NodeTransformer, ordered_walk
 
 
 def run(fn_node, ctx):
@@ -21,7 +21,7 @@ def run(fn_node, ctx):
     return SSARename(ctx.namer, ctx.in_place_calls).run(fn_node)
 
 
-class SSARename(gast.NodeTransformer):
+class SSARename(NodeTransformer):
     def __init__(self, namer, in_place=()):
         self.namer = namer
         self.in_place = in_place

@@ -38,7 +38,7 @@ import operator
 
 import gast
 
-from ..astutil import clone, local_names, walk
+from ..astutil import NodeTransformer, clone, local_names, walk
 from ..emit import naming
 from ..emit.naming import Namer
 from . import handlers
@@ -414,7 +414,7 @@ def _index_reads(target, whole, reads):
         _index_reads(e, item, reads)
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(NodeTransformer):
     def __init__(self, reads):
         self.reads = reads
 
@@ -492,7 +492,7 @@ def _raising_branches(stmts):
     return out
 
 
-class _NamedArguments(gast.NodeTransformer):
+class _NamedArguments(NodeTransformer):
     """``sorted(f(x), key=k)`` and ``divmod(a * b, c)``: each argument they read twice once they
     are written with what has rules (``normalize/containers.py``) is first given a name."""
 
@@ -526,7 +526,7 @@ class _NamedArguments(gast.NodeTransformer):
     visit_BoolOp = visit_IfExp = _comprehension
 
 
-class _Sets(gast.NodeTransformer):
+class _Sets(NodeTransformer):
     """``{a, b}`` is ``set([a, b])`` and ``{f(v) for v in xs}`` is ``set([f(v) for v in xs])``:
     a set is made by the builtin, which has no gradient rule, so a set of values that carry
     gradient is refused by activity analysis, and a set of indices or labels just works."""
@@ -545,7 +545,7 @@ class _Sets(gast.NodeTransformer):
         return _located(gast.copy_location(call, node), node)
 
 
-class _Spreads(gast.NodeTransformer):
+class _Spreads(NodeTransformer):
     """``{**d, "c": v}`` is ``({} | d) | {"c": v}`` (a new dict, later entries over earlier
     ones), ``[*L, v]`` is ``list(L) + [v]`` and ``(*t, v)`` is ``tuple(t) + (v,)``: forms with
     rules, evaluated in Python's order."""
@@ -600,7 +600,7 @@ class _Spreads(gast.NodeTransformer):
         return _located(gast.copy_location(out, node), node)
 
 
-class _Getters(gast.NodeTransformer):
+class _Getters(NodeTransformer):
     """``getattr(o, "a")`` is ``o.a`` and ``setattr(o, "a", v)`` is ``o.a = v`` (the name a
     constant); ``operator.itemgetter(k)(t)`` is ``t[k]`` (``itemgetter(j, k)(t)``, ``t`` a
     name: ``(t[j], t[k])``) and ``operator.attrgetter("a.b")(o)`` is ``o.a.b``."""
@@ -666,7 +666,7 @@ def _field_name(node):
         node.value.isidentifier())
 
 
-class _DictCalls(gast.NodeTransformer):
+class _DictCalls(NodeTransformer):
     """``dict(a=x, b=y)`` is ``{"a": x, "b": y}``, ``dict([(k, v), ...])`` is ``{k: v, ...}``,
     ``dict(zip(ks, vs))`` is ``{k: v for k, v in zip(ks, vs)}`` and ``dict((k, v) for ...)`` a
     dict comprehension: forms with rules, in the order Python evaluates them. Any other call of
@@ -719,7 +719,7 @@ class _DictCalls(gast.NodeTransformer):
         return _located(gast.copy_location(made, node), node)
 
 
-class _Walrus(gast.NodeTransformer):
+class _Walrus(NodeTransformer):
     """``(n := v)`` where it is evaluated unconditionally: ``n = v`` before the statement and
     ``n`` in its place. Not when the statement reads ``n`` before the ``:=`` in source order."""
 

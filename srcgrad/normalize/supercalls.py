@@ -22,6 +22,7 @@ import types
 
 import gast
 
+from ..astutil import ordered_walk
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from .methods import Known, user_class
@@ -50,7 +51,7 @@ def _is_super(node, ctx):
 def resolve(node, fn, self_name, known, ctx, location):
     """Rewrite the ``super()`` calls in ``node`` (the method ``fn``'s body); the statements to
     run before the inlined body (a class check), or ``[]``."""
-    found = [n for n in gast.walk(node) if _is_super(n, ctx)]
+    found = [n for n in ordered_walk(node) if _is_super(n, ctx)]
     if not found:
         return []
     owner = defining_class(fn)
@@ -58,7 +59,7 @@ def resolve(node, fn, self_name, known, ctx, location):
         raise _error(location, found[0], "`super()` outside a method of a class")
     if known is None or not user_class(known.cls) or not issubclass(known.cls, owner):
         known = Known(owner)
-    parents = {id(n.func.value): n for n in gast.walk(node)
+    parents = {id(n.func.value): n for n in ordered_walk(node)
                if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
                and _is_super(n.func.value, ctx)}
     for call in found:
@@ -122,7 +123,7 @@ def run(fn_node, ctx):
     from .methods import bound_instance, of_value, owner_class
 
     params = fn_node.args.posonlyargs + fn_node.args.args
-    if not params or not any(_is_super(n, ctx) for n in gast.walk(fn_node)):
+    if not params or not any(_is_super(n, ctx) for n in ordered_walk(fn_node)):
         return fn_node
     instance = bound_instance(ctx.fn)
     if instance is not MISSING:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import binding_counts, clone, param_names, store_counts, walk
+from ..astutil import NodeTransformer, binding_counts, clone, param_names, store_counts, walk
 from ..emit import naming
 from . import early_exits
 
@@ -532,7 +532,7 @@ def _pairs_looped(loop, stored, known, literals):
     return out
 
 
-class _Bind(gast.NodeTransformer):
+class _Bind(NodeTransformer):
     """The loop target read in one unrolled copy: the function's own expression."""
 
     def __init__(self, name, fn):

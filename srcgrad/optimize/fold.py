@@ -18,7 +18,7 @@ import operator
 
 import gast
 
-from ..astutil import walk
+from ..astutil import NodeTransformer, walk
 from .licm import held_names
 
 _FOLD = {
@@ -64,7 +64,7 @@ def run(fn_node, ctx):
     return ConstantFold(ctx).run(fn_node)
 
 
-class ConstantFold(gast.NodeTransformer):
+class ConstantFold(NodeTransformer):
     """``x * 1.0`` is a new array, ``x`` is not: in a statement that writes into its target in
     place later (``a = x * 1.0; a = setitem(a, ...)``, ``a += v``) or reads an array that is
     written into, folding it away would make two names share one array and the write reach the

@@ -62,7 +62,7 @@ import numpy as np
 
 from .. import runtime
 from ..analysis import argkinds
-from ..astutil import local_names, walk
+from ..astutil import NodeTransformer, local_names, walk
 from ..emit import naming
 from . import projections, recompute, reuse, rows, spread, tested, typed_saves
 
@@ -653,7 +653,7 @@ class Kinds:
         return None
 
 
-class Rewrite(gast.NodeTransformer):
+class Rewrite(NodeTransformer):
     """The rewrites of the module docstring, at the calls ``Kinds`` found."""
 
     def __init__(self, ctx, kinds, math_ok, lists_ok):

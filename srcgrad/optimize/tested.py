@@ -53,7 +53,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..astutil import binding_counts, walk
+from ..astutil import NodeTransformer, binding_counts, walk
 from ..emit import naming
 from ..transform.nodes import call
 
@@ -74,7 +74,7 @@ def run(fn_node, ctx, kinds):
                 _shapes_saved(fn_node, ctx, kinds, s.targets[0])
 
 
-class Tested(gast.NodeTransformer):
+class Tested(NodeTransformer):
     """The rewrites of the module docstring but the third."""
 
     def __init__(self, ctx, kinds):

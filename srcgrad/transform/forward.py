@@ -28,7 +28,7 @@ import inspect
 import gast
 
 from .. import runtime
-from ..astutil import clone, ordered_walk, stored
+from ..astutil import NodeTransformer, clone, ordered_walk, stored
 from ..emit import naming
 from ..emit.unparse import comment
 from ..errors import NoRuleError
@@ -495,7 +495,7 @@ def _rebinds(stmt, pending):
     ) or any(isinstance(n, gast.Name) and n.id in written for n in ordered_walk(stmt.value))
 
 
-class _SliceSyntax(gast.NodeTransformer):
+class _SliceSyntax(NodeTransformer):
     """``dx[slice(1, None, None)]`` -> ``dx[1:]``: an index reads as the user wrote it."""
 
     def __init__(self, namespace):

@@ -19,7 +19,7 @@ import inspect
 import gast
 
 from .. import rules, runtime
-from ..astutil import clone, ordered_walk
+from ..astutil import NodeTransformer, clone, ordered_walk
 from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from ..rules.registry import Role
@@ -60,7 +60,7 @@ def instantiate(template, env, ctx, outputs=None):
     return prelude, exprs
 
 
-class _Substitute(gast.NodeTransformer):
+class _Substitute(NodeTransformer):
     def __init__(self, template, env, ctx, renamed):
         self.template = template
         self.env = env
