@@ -3,6 +3,8 @@ parameters, the local names of a function), and a fast clone."""
 
 from __future__ import annotations
 
+import ast
+import sys
 from collections import Counter, deque
 
 import gast
@@ -244,3 +246,77 @@ class NodeTransformer(NodeVisitor):
                 else:
                     setattr(node, field, new_node)
         return node
+
+
+def to_ast(node):
+    """``gast.gast_to_ast(node)``, faster: the same new tree of ``ast`` nodes, with the same
+    fields and locations (gast's own on Python 3.12 and later, whose nodes have more)."""
+    if sys.version_info >= (3, 12):
+        return gast.gast_to_ast(node)
+    return _to_ast(node)
+
+
+def _to_ast(value):
+    if isinstance(value, list):
+        return [_to_ast(v) for v in value]
+    if not isinstance(value, gast.AST):
+        return value
+    special = _TO_AST.get(value.__class__.__name__)
+    if special is not None:
+        return special(value)
+    cls = getattr(ast, value.__class__.__name__, None)
+    if cls is None:  # (gast's: a node not in ``ast`` is dropped)
+        return None
+    new = cls(**{f: _to_ast(getattr(value, f)) for f in value._fields if hasattr(value, f)})
+    for attr in value._attributes:
+        if hasattr(value, attr):
+            setattr(new, attr, getattr(value, attr))
+    return new
+
+
+def _arg(node):
+    if node is None:
+        return None
+    new = ast.arg(_to_ast(node.id), _to_ast(node.annotation), _to_ast(node.type_comment))
+    return ast.copy_location(new, node)
+
+
+def _arguments(node):
+    return ast.arguments(
+        [_arg(a) for a in node.posonlyargs], [_arg(a) for a in node.args], _arg(node.vararg),
+        [_arg(a) for a in node.kwonlyargs], _to_ast(node.kw_defaults), _arg(node.kwarg),
+        _to_ast(node.defaults))
+
+
+def _except_handler(node):
+    if not node.name:
+        cls = ast.ExceptHandler
+        new = cls(**{f: _to_ast(getattr(node, f)) for f in node._fields if hasattr(node, f)})
+        for attr in node._attributes:
+            if hasattr(node, attr):
+                setattr(new, attr, getattr(node, attr))
+        return new
+    new = ast.ExceptHandler(_to_ast(node.type), node.name.id, _to_ast(node.body))
+    return ast.copy_location(new, node)
+
+
+def _function(cls):
+    def convert(node):
+        new = cls(_to_ast(node.name), _arguments(node.args), _to_ast(node.body),
+                  _to_ast(node.decorator_list), _to_ast(node.returns),
+                  _to_ast(node.type_comment))
+        return ast.copy_location(new, node)
+    return convert
+
+
+_TO_AST = {
+    "Name": lambda n: ast.copy_location(ast.Name(_to_ast(n.id), _to_ast(n.ctx)), n),
+    "Assign": lambda n: ast.copy_location(ast.Assign(_to_ast(n.targets), _to_ast(n.value)), n),
+    "ClassDef": lambda n: ast.copy_location(ast.ClassDef(
+        _to_ast(n.name), _to_ast(n.bases), _to_ast(n.keywords), _to_ast(n.body),
+        _to_ast(n.decorator_list)), n),
+    "FunctionDef": _function(ast.FunctionDef),
+    "AsyncFunctionDef": _function(ast.AsyncFunctionDef),
+    "arguments": _arguments,
+    "ExceptHandler": _except_handler,
+}

@@ -12,7 +12,7 @@ import sys
 
 import gast
 
-from ..astutil import walk
+from ..astutil import to_ast, walk
 
 _SENTINEL = "\x00srcgrad-comment:"
 _MARKER = re.compile(r"^(\s*)('.*'|\".*\")$")
@@ -49,26 +49,49 @@ def _fill_empty_blocks(node):
 def _signed_constants(tree):
     """Every negative number constant of ``tree`` becomes a unary minus on its absolute value,
     which ``ast.unparse`` parenthesizes where precedence needs it: a negative constant as the
-    base of ``**`` would print as ``-0.7 ** x``, which Python reads as ``-(0.7 ** x)``. (What an
-    ``ast.NodeTransformer`` would do, on a plain stack, a few times faster.)"""
-    stack = [tree]
+    base of ``**`` would print as ``-0.7 ** x``, which Python reads as ``-(0.7 ** x)``. Every
+    node missing a location gets its parent's, as ``ast.fix_missing_locations`` does (the
+    unparser reads ``lineno``). (What an ``ast.NodeTransformer`` and that would do, in one walk
+    on a plain stack, a few times faster.)"""
+    stack = [(tree, 1, 0, 1, 0)]
     AST = ast.AST
     while stack:
-        node = stack.pop()
+        node, lineno, col_offset, end_lineno, end_col_offset = stack.pop()
+        attributes = node._attributes
+        if "lineno" in attributes:
+            if not hasattr(node, "lineno"):
+                node.lineno = lineno
+            else:
+                lineno = node.lineno
+        if "end_lineno" in attributes:
+            if getattr(node, "end_lineno", None) is None:
+                node.end_lineno = end_lineno
+            else:
+                end_lineno = node.end_lineno
+        if "col_offset" in attributes:
+            if not hasattr(node, "col_offset"):
+                node.col_offset = col_offset
+            else:
+                col_offset = node.col_offset
+        if "end_col_offset" in attributes:
+            if getattr(node, "end_col_offset", None) is None:
+                node.end_col_offset = end_col_offset
+            else:
+                end_col_offset = node.end_col_offset
+        where = (lineno, col_offset, end_lineno, end_col_offset)
         for field in node._fields:
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for i, item in enumerate(value):
                     if isinstance(item, AST):
                         if _is_negative(item):
-                            value[i] = _negated(item)
-                        else:
-                            stack.append(item)
+                            item = value[i] = _negated(item)
+                        stack.append((item, *where))
             elif isinstance(value, AST):
                 if _is_negative(value):
-                    setattr(node, field, _negated(value))
-                else:
-                    stack.append(value)
+                    value = _negated(value)
+                    setattr(node, field, value)
+                stack.append((value, *where))
     return tree
 
 
@@ -85,9 +108,8 @@ def _negated(node):
 
 def unparse(node):
     _fill_empty_blocks(node)
-    tree = gast.gast_to_ast(node)  # a new tree: the passes keep theirs
+    tree = to_ast(node)  # a new tree: the passes keep theirs
     tree = _signed_constants(tree)
-    ast.fix_missing_locations(tree)
     text = ast.unparse(tree)
     lines = []
     for line in text.splitlines():

@@ -30,7 +30,6 @@ import gast
 from .. import rules, runtime
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import (
-    NodeTransformer,
     clone,
     loaded,
     local_names,
@@ -618,7 +617,7 @@ class InlineCalls:
         return out
 
 
-class _Forward(NodeTransformer):
+class _Forward(gast.NodeTransformer):
     """``f(*args, **kwargs)`` inside an inlined function, with ``args`` and ``kwargs`` its own
     ``*``/``**`` parameters: spelled out with the arguments the call site passed."""
 
@@ -661,7 +660,7 @@ def _note_held_items(ctx, namespace, expr, value):
         ctx.dependencies.append((held, clone(expr), HeldItems.SAME))
 
 
-class _Rename(NodeTransformer):
+class _Rename(gast.NodeTransformer):
     """Rename a callee's locals apart and bind its globals in the generated function."""
 
     def __init__(self, renames, namespace, ctx):
@@ -712,7 +711,7 @@ def _changed_in_place(fn_node, name):
     return False
 
 
-class _RenameNames(NodeTransformer):
+class _RenameNames(gast.NodeTransformer):
     def __init__(self, renames):
         self.renames = renames
 

@@ -46,7 +46,7 @@ from ..analysis.dataflow import (
 )
 from ..analysis.kept_writes import kept_updates
 from ..analysis.ops import OPAQUE_MODULES
-from ..astutil import clone, local_names, ordered_walk, walk
+from ..astutil import clone, local_names, ordered_walk, param_names, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
@@ -195,11 +195,7 @@ class SharedUpdates:
 
     def _setup(self, fn_node):
         self.locals = local_names(fn_node)  # ANF's temporaries too
-        self.params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
-                       + fn_node.args.kwonlyargs}
-        for packed in (fn_node.args.vararg, fn_node.args.kwarg):
-            if packed is not None:
-                self.params.add(packed.id)
+        self.params = param_names(fn_node, packed=True)
         self.fn_node, self.values = fn_node, assigned_values(fn_node)
         self.items = item_values(fn_node, self._added, self._bound_otherwise(fn_node))
         self.containers = self._containers(fn_node)
