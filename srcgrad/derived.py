@@ -117,4 +117,6 @@ def plain(obj: Any) -> Any:
     """``unwrap(obj)``, and for a derivative compiled by numba the Python derivative it
     compiles: what other transforms read and inline."""
     fn = unwrap(obj)
+    if fn.__class__ is types.ModuleType:  # none is (and NumPy's getattr of a missing name is slow)
+        return fn
     return getattr(fn, PYTHON_BEHIND, fn)

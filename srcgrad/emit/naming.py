@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
+import re
 from collections.abc import Iterable
 
 import gast
@@ -193,6 +194,9 @@ OP_NAMES = {
 }
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_]*\Z")
+
+
 class Namer:
     """Hands out unique names; knows every name already taken in the function."""
 
@@ -232,7 +236,9 @@ class Namer:
 
 
 def _clean(base):
-    base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base).strip("_") or "t"
+    if not _PLAIN.match(base):  # (a name of ASCII letters, digits and _ keeps each one)
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base)
+    base = base.strip("_") or "t"
     if base[0].isdigit():
         base = "v" + base
     return base
