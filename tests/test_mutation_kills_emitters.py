@@ -352,6 +352,54 @@ def test_forward_mode_keeps_the_tangent_of_a_new_array_equal_to_one_written_afte
     np.testing.assert_allclose(srcgrad.jvp(f)(x, t)[1], want, rtol=1e-7)
 
 
+def looped_on_one_branch_then_summed(x, c):
+    s = 0.0
+    if c > 0:
+        for i in range(3):
+            s = s + x[i] ** 2
+        x = np.ones(3) * c
+    else:
+        s = s + x[1] * 3.0
+    return s + np.sum(x)
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_the_else_branch_does_not_inherit_the_zeros_buffer_of_the_if_branch(c):
+    # the if branch rebinds x, then its loop reads x[i]: there x's adjoint is a zeros buffer
+    # (dx[i] += g). The else branch starts from the adjoint at the if's end, the read-only
+    # broadcast of np.sum's cotangent, where x[1] needs add_at (a copy first). Kills
+    # adjoints:223 Adjoints.snapshot (call dropped: `self.zeroed`, the live set, as the entry's:
+    # the else branch wrote dx[1] += g into the read-only view), listed as equivalent before.
+    x = np.array([0.5, -1.2, 2.0])
+    f = looped_on_one_branch_then_summed
+    h = 1e-6
+    want = np.array([(f(x + h * e, c) - f(x - h * e, c)) / (2 * h) for e in np.eye(3)])
+    np.testing.assert_allclose(srcgrad.grad(f)(x.copy(), c), want, rtol=1e-6, atol=1e-8)
+
+
+def rebound_after_an_inner_loop(x, n):
+    s = 0.0
+    for _ in range(n):
+        for i in range(3):
+            s = s + x[i] ** 2
+        x = np.ones(3) * s * 0.1
+        s = s + x[0] * 2.0
+    return s + np.sum(x)
+
+
+def test_a_trial_sweep_leaves_the_zeros_buffers_of_the_loop_alone():
+    # the loop's body is first swept on trial (which adjoints it assigns): there x's adjoint
+    # is a zeros buffer before the inner loop. The real sweep reads x[0] first, with x's
+    # adjoint still the read-only broadcast of np.sum's cotangent (add_at, a copy first).
+    # Kills adjoints:283 Adjoints.trial (call dropped: `self.zeroed = self.zeroed`, the trial
+    # updating the set it restores: dx[0] += g into the read-only view), listed as equivalent.
+    x = np.array([0.5, -1.2, 2.0])
+    f = rebound_after_an_inner_loop
+    h = 1e-6
+    want = np.array([(f(x + h * e, 1) - f(x - h * e, 1)) / (2 * h) for e in np.eye(3)])
+    np.testing.assert_allclose(srcgrad.grad(f)(x.copy(), 1), want, rtol=1e-6, atol=1e-8)
+
+
 def halved(x):
     return x * 0.5
 
