@@ -142,6 +142,9 @@ def by_kinds(fn: Any, after: int = AFTER) -> Any:
     regenerated for the kinds of the arguments it is called with (``kinds.py``) from the
     ``after``-th call of a signature on, made once per ``fn``; anything else (a derivative numba
     compiled, a method, one specialized per function passed) as it is."""
+    if isinstance(fn, Rebuilding):  # (the derivative it runs where nothing is rebuilt)
+        fn.called = by_kinds(fn.plain, after)
+        return fn
     if (type(fn) is not types.FunctionType or getattr(fn, "__srcgrad_recipe__", None) is None
             or hasattr(fn, numba_backend.PYTHON)):
         return fn
@@ -259,9 +262,8 @@ def _rebuilding(fn: Fn, f: Fn, mode: str, wrt: Wrt, names: tuple[str, ...],
     if shown is None or not ("attr_grad(" in shown[0] or "attr_of(" in shown[0]):
         return fn
     fn.__srcgrad_recipe__ = (f, mode, wrt, options, _generated)  # (by_kinds regenerates)
-    called = by_kinds(fn, _after(mode))
     return Rebuilding(fn, lambda plans: _derived(f, mode, wrt, replace(
-        options, rebuild=plans_key(plans))), target(f), mode, names, called)
+        options, rebuild=plans_key(plans))), target(f), mode, names)
 
 
 grad = _scalar_transform("grad")
@@ -423,7 +425,9 @@ def holomorphic_grad(f: Fn | None = None, wrt: Wrt = 0, *, verbose: bool = False
 
 
 def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
-    if not isinstance(f, Rebuilding):  # (its transforms rebuild as it does)
+    if inspect.ismethod(f) and isinstance(f.__func__, Rebuilding):  # (its code, as before)
+        f = types.MethodType(f.__func__.plain, f.__self__)
+    elif not isinstance(f, Rebuilding):  # (its transforms rebuild as it does)
         f = getattr(f, numba_backend.PYTHON, f)  # a compiled derivative: the code it compiles
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
@@ -480,9 +484,12 @@ def source(fn: Fn) -> str:
     """The complete generated Python source behind a derived function (for a derivative
     specialized per function passed, the specialization made last)."""
     called = fn.func if type(fn) is Derived else fn  # (by_kinds: specialized to the last call)
-    if isinstance(called, Rebuilding) and not called.made:  # (no object rebuilt yet)
-        called = called.called
-    fn = called if isinstance(called, Specialized) else unwrap(fn)
+    if isinstance(called, types.MethodType) and isinstance(called.__func__, Rebuilding):
+        called = called.__func__  # (`grad(model.loss)`: bound to the instance)
+    if isinstance(called, Rebuilding):
+        fn = called if called.made else called.called  # (no object rebuilt yet)
+    else:
+        fn = called if isinstance(called, Specialized) else unwrap(fn)
     shown = GENERATED_SOURCE.get(getattr(fn, "__code__", None))
     if shown is not None and hasattr(fn, numba_backend.PYTHON):
         return str(shown[0])

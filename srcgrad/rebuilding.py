@@ -15,6 +15,7 @@ derivative made when the transform was called, as before.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 from .derived import PYTHON_BEHIND
@@ -40,8 +41,13 @@ class Rebuilding(Specializing):
         self.refused: dict[Any, SrcgradError] = {}  # plans -> why no derivative was made
         for made in (self, plain):  # (a transform of them chooses by this one's plans)
             setattr(made, MADE_BY_REBUILDING, True)
-        # what another function calling this derivative inlines (frontend/resolve.py)
+        # what another function calling this derivative inlines (frontend/resolve.py); its
+        # name and signature (`inspect` follows `__wrapped__`)
         setattr(self, PYTHON_BEHIND, plain)
+        if inspect.isfunction(plain):
+            for name in ("__name__", "__qualname__", "__module__", "__doc__"):
+                setattr(self, name, getattr(plain, name))
+            self.__wrapped__ = plain
 
     @property
     def __srcgrad_depends__(self) -> Any:
