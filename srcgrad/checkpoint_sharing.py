@@ -8,6 +8,7 @@ and what the loop writes into (``mutated``, ``written_through_items``) is its st
 
 from __future__ import annotations
 
+import ast
 import builtins
 import copy
 import inspect
@@ -297,29 +298,33 @@ def copy_checks(body, fn, checker):
     The step runs it before the write, as the loop runs forward: the caller's arrays are not
     written before the refusal. (``container_copies`` has made the copies of the function's own
     lists and dicts ``list(L)`` and dict comprehensions: what is left is of unknown kind.)"""
-    copied = set()
+    copied = {}  # the text of what is copied -> the name it is read from
 
     def as_shared(n):
-        name = _copied_name(n, fn)
-        if name is None:
+        found = _copied_part(n, fn)
+        if found is None:
             return n
-        copied.add(name)
-        return gast.Call(_name("list"), [_name(name)], [])
+        copied[_text(found)] = _base_name(found)
+        return gast.Call(_name("list"), [found], [])
 
     modelled = [_Calls(as_shared).visit(s) for s in copy.deepcopy(body)]
-    written = written_through_aliases(modelled) & copied
+    written = {text for text, name in copied.items()
+               if name in written_through_aliases(modelled)}
     out = []
     for stmt in body:
-        found = {_copied_name(n, fn) for n in walk(stmt) if isinstance(n, gast.Call)}
-        for name in sorted(found & written):
-            call = gast.Call(_name(checker), [_name(name), gast.Constant(name, None)], [])
+        found = {_text(p) for n in walk(stmt) if isinstance(n, gast.Call)
+                 for p in [_copied_part(n, fn)] if p is not None}
+        for text in sorted(found & written):
+            call = gast.Call(_name(checker), [copy.deepcopy(_expression(text)),
+                                              gast.Constant(text, None)], [])
             out.append(gast.copy_location(gast.Expr(gast.copy_location(call, stmt)), stmt))
         out.append(stmt)
     return out
 
 
-def _copied_name(n, fn):
-    """The name ``n`` copies (``L.copy()``, ``copy.copy(L)``), or None."""
+def _copied_part(n, fn):
+    """What the call ``n`` copies (``L.copy()``, ``copy.copy(L)``, ``P[0].copy()``): a name,
+    or an item or field of one at constant keys; else None."""
     if n.keywords:
         return None
     if isinstance(n.func, gast.Attribute) and n.func.attr == "copy" and not n.args:
@@ -328,7 +333,26 @@ def _copied_name(n, fn):
         copied = n.args[0]
     else:
         return None
-    return copied.id if isinstance(copied, gast.Name) else None
+    part = copied
+    while isinstance(part, (gast.Subscript, gast.Attribute)):
+        if isinstance(part, gast.Subscript) and not isinstance(part.slice, gast.Constant):
+            return None
+        part = part.value
+    return copied if isinstance(part, gast.Name) else None
+
+
+def _text(node):
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def _expression(text):
+    return gast.ast_to_gast(ast.parse(text, mode="eval")).body
+
+
+def _copied_name(n, fn):
+    """The name ``n`` copies (``L.copy()``, ``copy.copy(L)``), or None."""
+    part = _copied_part(n, fn)
+    return part.id if isinstance(part, gast.Name) else None
 
 
 def _unused_name(stem, names):

@@ -79,14 +79,31 @@ def copy_in_a_checkpointed_loop(x, L):
     return np.sum(z)
 
 
+def copy_of_the_arguments_item(x, P):
+    C = P[1].copy()  # P[1] a list: C holds its arrays (a wrong value before, no error)
+    C[0] *= 0.9
+    return np.sum(P[1][0] * x)
+
+
+def item_copied_in_a_checkpointed_loop(x, P):
+    z = x * 1.0
+    for _i in range(4):
+        O = P[1].copy()[0]  # noqa: E741
+        O *= 0.9
+        z = z * 0.9 + P[1][0]
+    return np.sum(z)
+
+
 @pytest.mark.parametrize("f, options", [
     (copy_of_an_item_of_the_argument, {}), (copy_of_a_name_unpacked_from_the_argument, {}),
-    (copy_in_a_checkpointed_loop, {"checkpoint": 2})], ids=lambda v: getattr(v, "__name__", str(v)))
+    (copy_in_a_checkpointed_loop, {"checkpoint": 2}), (copy_of_the_arguments_item, {}),
+    (item_copied_in_a_checkpointed_loop, {"checkpoint": 2})],
+    ids=lambda v: getattr(v, "__name__", str(v)))
 def test_a_copy_of_what_the_argument_holds_or_of_a_loops_state_is_checked(f, options):
     # an item of the argument, or a name unpacked from it, is a list or an array as the
     # argument is (value 0.903 for Python's 0.813 before, no error); so is the state of a
     # checkpointed loop in its step: with checkpoint=2 a list argument's copy was not checked
-    P = (0.5, [X * 1.5]) if "checkpoint" not in options else [X * 1.5]
+    P = [X * 1.5] if f is copy_in_a_checkpointed_loop else (0.5, [X * 1.5])
     args = (X.copy(), copy.deepcopy(P))
     with pytest.raises(SrcgradError, match="shallow") as info:
         srcgrad.value_and_grad(f, **options)(*args)

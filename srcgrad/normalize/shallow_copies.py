@@ -23,6 +23,7 @@ derivative differentiated again) is left as it is."""
 
 from __future__ import annotations
 
+import ast
 import copy as copy_module
 import types
 
@@ -45,7 +46,8 @@ def _root(node):
 
 
 def _copied(value, params, namespace, local):
-    """The parameter ``value`` copies (``P.copy()``, ``copy.copy(P)``), or None."""
+    """The parameter ``value`` copies (``P.copy()``, ``copy.copy(P)``), or the text of the item
+    or field of one it copies (``P[0].copy()``: ``"P[0]"``, at constant keys), or None."""
     if not isinstance(value, gast.Call) or value.keywords:
         return None
     func = value.func
@@ -55,7 +57,21 @@ def _copied(value, params, namespace, local):
         target = value.args[0]
     else:
         return None
-    return target.id if isinstance(target, gast.Name) and target.id in params else None
+    if isinstance(target, gast.Name):
+        return target.id if target.id in params else None
+    part = target
+    while isinstance(part, (gast.Subscript, gast.Attribute)):
+        if isinstance(part, gast.Subscript) and not isinstance(part.slice, gast.Constant):
+            return None
+        part = part.value
+    if isinstance(part, gast.Name) and part.id in params:
+        return ast.unparse(gast.gast_to_ast(target))
+    return None
+
+
+def _expression(text):
+    """The expression ``_copied`` gave the text of, to read again in the check."""
+    return gast.ast_to_gast(ast.parse(text, mode="eval")).body
 
 
 def _unknown_kinds(fn_node):
@@ -220,8 +236,7 @@ def run(fn_node, ctx):
             copies = _copies_in(part, sites.params, sites.namespace, sites.local)
             for p in sorted({p for _, p in copies} & written):
                 call = gast.Call(gast.Name(helper, gast.Load(), None, None),
-                                 [gast.Name(p, gast.Load(), None, None), gast.Constant(p, None)],
-                                 [])
+                                 [_expression(p), gast.Constant(p, None)], [])
                 check = gast.Expr(gast.copy_location(call, stmt))
                 gast.copy_location(check, stmt)
                 new.append(check)
