@@ -242,11 +242,11 @@ def _specialization(read: Fn, mode: str, names: tuple[str, ...], options: Option
     plans = static.pop(REBUILD, ())
     if plans:
         try:
-            return derive(read, mode, names, replace(options, rebuild=plans), as_tuple,
-                          static)[0]
+            return cast(Fn, derive(read, mode, names, replace(options, rebuild=plans),
+                                   as_tuple, static)[0])
         except SrcgradError:
             pass
-    return derive(read, mode, names, options, as_tuple, static)[0]
+    return cast(Fn, derive(read, mode, names, options, as_tuple, static)[0])
 
 
 def _rebuilding(fn: Fn, f: Fn, mode: str, wrt: Wrt, names: tuple[str, ...],
@@ -261,7 +261,7 @@ def _rebuilding(fn: Fn, f: Fn, mode: str, wrt: Wrt, names: tuple[str, ...],
     shown = GENERATED_SOURCE.get(getattr(fn, "__code__", None))
     if shown is None or not ("attr_grad(" in shown[0] or "attr_of(" in shown[0]):
         return fn
-    fn.__srcgrad_recipe__ = (f, mode, wrt, options, _generated)  # (by_kinds regenerates)
+    cast(Any, fn).__srcgrad_recipe__ = (f, mode, wrt, options, _generated)  # (by_kinds regenerates)
     return Rebuilding(fn, lambda plans: _derived(f, mode, wrt, replace(
         options, rebuild=plans_key(plans))), target(f), mode, names)
 
