@@ -641,6 +641,11 @@ class _Boxed:
 register_pytree(_Boxed, lambda o: ((o.a,), o.k), lambda k, children: _Boxed(children[0], k))
 
 
+@dataclasses.dataclass(frozen=True)
+class _FrozenHolder:
+    box: object
+
+
 def derived_read(p, x):
     return np.sum(p.box.a2 * x) * p.box.k  # (`b.a2` of an argument `b` works)
 
@@ -676,8 +681,8 @@ CLAIMS = [
      0, (X, SimpleNamespace(act=np.tanh)), RUN, r"cfg\['act'\]\(x\)"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
      setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
-    ("where the object is held in a field of a dataclass, `SimpleNamespace` or other object",
-     derived_read, 0, (SimpleNamespace(box=_Boxed(np.array([0.4, 0.2, 0.1]), 3)), X), RUN,
+    ("where the object is held in a field of a frozen dataclass", derived_read, 0,
+     (_FrozenHolder(_Boxed(np.array([0.4, 0.2, 0.1]), 3)), X), RUN,
      "only for such an object that is a differentiated argument"),
     ("a `v` that would widen it (`y += np.outer(x, x)` of a vector) raises NumPy's error when it "
      "runs", widened_in_place, 0, (X,), RUN, "non-broadcastable output operand"),

@@ -14,6 +14,7 @@ and the ``__init__`` an ``unflatten`` calls), at the ``def`` line:
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import gast
@@ -60,6 +61,13 @@ def _rebuilt_expr(expr: str, plan: Any, lines: list[str], fresh: Callable[[str],
         items = [_rebuilt_expr(f"{held}[0][{i}]", p, lines, fresh, global_name)
                  for i, p in enumerate(parts)]
         return f"{unflat}({held}[1], {_display(children_type, items)})"
+    if plan[0] == "fields":
+        held = fresh(naming.PARTS.format(expr if expr.isidentifier() else naming.CHILD))
+        lines.append(f"{held} = {global_name(copy.copy, naming.COPY)}({expr})")
+        for name, part in plan[2]:
+            value = _rebuilt_expr(f"{expr}.{name}", part, lines, fresh, global_name)
+            lines.append(f"{held}.{name} = {value}")
+        return held
     if plan[0] == "dict":
         items = [f"{k!r}: {_rebuilt_expr(f'{expr}[{k!r}]', p, lines, fresh, global_name)}"
                  for k, p in plan[1]]

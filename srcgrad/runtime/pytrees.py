@@ -258,7 +258,9 @@ def rebuild_plan(x, depth=0):
     object as ``unflatten(aux, children)`` builds it, ``rebuilding.py``), as a hashable value,
     or None where nothing needs it: a registered object whose attributes include float data
     neither among its children nor its aux data (``self.a2 = a * a`` of ``__init__``), or one
-    holding such objects among its children, in a plain dict, list or tuple, nested freely.
+    holding such objects among its children, in a plain dict, list or tuple, or in a field of
+    a dataclass (not frozen), a ``SimpleNamespace`` or an object of the user's class, nested
+    freely.
 
         rebuild_plan(Squared(a, 3))  ->  ("registered", Squared, tuple, (None,))
     """
@@ -279,7 +281,19 @@ def rebuild_plan(x, depth=0):
     if cls in (list, tuple):
         parts = tuple(rebuild_plan(v, depth + 1) for v in x)
         return (cls.__name__, parts) if any(parts) else None
-    return None
+    return _fields_plan(x, depth)
+
+
+def _fields_plan(x, depth):
+    """``rebuild_plan`` of an object whose fields hold such objects: a shallow copy of it with
+    those fields rebuilt (not of a frozen dataclass, which cannot be written)."""
+    cls = type(x)
+    if kind_of(x) not in ("namespace", "dataclass", "object") or getattr(
+            getattr(cls, "__dataclass_params__", None), "frozen", False):
+        return None
+    parts = tuple((k, rebuild_plan(v, depth + 1)) for k, v in vars(x).items())
+    parts = tuple((k, p) for k, p in parts if p is not None)
+    return ("fields", cls, parts) if parts else None
 
 
 def derived_names(x, children, aux):
@@ -306,8 +320,9 @@ def not_a_child(x, names, what):
         f"{what} reached the attributes {names} of a {type(x).__name__}, which are not among "
         f"the children its registered flatten returns, nor its aux data: srcgrad follows them "
         f"through unflatten (as JAX does) only for such an object that is a differentiated "
-        f"argument, or is held by one in dicts, lists, tuples or the children of registered "
-        f"objects; compute them in the function from the children (`2.0 * b.a`), or return "
+        f"argument, or is held by one in dicts, lists, tuples, fields (not of a frozen "
+        f"dataclass) or the children of registered objects, without checkpoint= or numba; "
+        f"compute them in the function from the children (`2.0 * b.a`), or return "
         f"them among the children (or the aux data, for a constant)"
     )
 
