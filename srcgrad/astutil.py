@@ -9,17 +9,28 @@ from collections import Counter, deque
 
 import gast
 
+# The fields of gast's nodes that hold a name, a number or a comment, never a node: the walks
+# below skip them (the rest of a node's fields, in order, for each gast class)
+_LEAVES = {"id", "attr", "arg", "type_comment"}
+_LEAVES_OF = {gast.Constant: {"value", "kind"}, gast.FunctionDef: {"name"},
+              gast.AsyncFunctionDef: {"name"}, gast.ClassDef: {"name"}}
+_CHILDREN = {
+    cls: tuple(f for f in cls._fields if f not in _LEAVES and f not in _LEAVES_OF.get(cls, ()))
+    for cls in vars(gast).values() if isinstance(cls, type) and issubclass(cls, gast.AST)
+}
+
 
 def _nodes(tree):
     """Every node of ``tree`` (a node or a list of them), in no particular order: a plain stack
     walk, a few times faster than ``gast.walk`` on the large trees of generated code."""
     stack = list(tree) if isinstance(tree, list) else [tree]
-    AST = gast.AST
+    AST, children = gast.AST, _CHILDREN.get
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         yield node
-        for field in node._fields:
+        fields = children(node.__class__)
+        for field in node._fields if fields is None else fields:
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for v in value:
@@ -36,11 +47,12 @@ def ordered_walk(tree):
     """Every node of ``tree`` in ``gast.walk``'s order (breadth first, a node's children taken
     before it is yielded, so a caller may replace them), about twice as fast."""
     todo = deque([tree])
-    AST = gast.AST
+    AST, children = gast.AST, _CHILDREN.get
     pop, push = todo.popleft, todo.append
     while todo:
         node = pop()
-        for field in node._fields:
+        fields = children(node.__class__)
+        for field in node._fields if fields is None else fields:
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for item in value:
@@ -56,7 +68,7 @@ def _names(tree, ctx):
     inlined, that does not descend into a name's context node."""
     out = []
     stack = list(tree) if isinstance(tree, list) else [tree]
-    AST, Name = gast.AST, gast.Name
+    AST, Name, children = gast.AST, gast.Name, _CHILDREN.get
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
@@ -66,7 +78,8 @@ def _names(tree, ctx):
             if node.annotation is not None:
                 push(node.annotation)
             continue
-        for field in node._fields:
+        fields = children(node.__class__)
+        for field in node._fields if fields is None else fields:
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for v in value:
@@ -209,7 +222,8 @@ class NodeVisitor(gast.NodeVisitor):
 
     def generic_visit(self, node):
         AST, visit = gast.AST, self.visit
-        for field in node._fields:
+        fields = _CHILDREN.get(node.__class__)
+        for field in node._fields if fields is None else fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
                 for item in value:
@@ -225,7 +239,8 @@ class NodeTransformer(NodeVisitor):
 
     def generic_visit(self, node):
         AST, visit = gast.AST, self.visit
-        for field in node._fields:
+        fields = _CHILDREN.get(node.__class__)
+        for field in node._fields if fields is None else fields:
             old_value = getattr(node, field, None)
             if isinstance(old_value, list):
                 new_values = []
