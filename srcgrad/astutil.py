@@ -282,11 +282,19 @@ def _to_ast(value):
     cls = getattr(ast, value.__class__.__name__, None)
     if cls is None:  # (gast's: a node not in ``ast`` is dropped)
         return None
-    new = cls(**{f: _to_ast(getattr(value, f)) for f in value._fields if hasattr(value, f)})
+    new = cls()  # (its fields set one by one, as keyword arguments would)
+    for f in value._fields:
+        v = getattr(value, f, _ABSENT)
+        if v is not _ABSENT:
+            setattr(new, f, _to_ast(v) if isinstance(v, (list, gast.AST)) else v)
     for attr in value._attributes:
-        if hasattr(value, attr):
-            setattr(new, attr, getattr(value, attr))
+        v = getattr(value, attr, _ABSENT)
+        if v is not _ABSENT:
+            setattr(new, attr, v)
     return new
+
+
+_ABSENT = object()
 
 
 def _arg(node):
