@@ -427,11 +427,18 @@ def measured_tuple_with_a_def(x):
     return np.sum(fs[1](x)) * len(fs) + np.sum(table["f"](x))
 
 
+def lambdas_put_into_a_dict_item(x):
+    d = {}
+    d["f"] = lambda t: t * 2.0  # (reads no variable: a function as at module level)
+    d["g"] = lambda t: np.sin(t * x[0])  # (reads `x`: a local function of the dict's item)
+    return np.sum(d["f"](x) * d["g"](x))
+
+
 def test_local_functions_that_read_no_variable_are_values():
     # each was "the local function `lambda_3` used as a value": it reads no variable of the
     # function, so it is made the function Python would make at module level
     x, t = np.array([0.3, 0.5, 0.7]), np.array([1.0, -0.5, 0.25])
-    for f in (lambdas_passed_to_a_helper, measured_tuple_with_a_def):
+    for f in (lambdas_passed_to_a_helper, measured_tuple_with_a_def, lambdas_put_into_a_dict_item):
         check_grad(f, (x,))
         value, tangent = jvp(f)(x, t)
         assert np.isclose(value, f(x)) and np.isclose(tangent, numeric_grad(f, (x,), 0) @ t)

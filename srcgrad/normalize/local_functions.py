@@ -36,14 +36,16 @@ def bound_to(where, target, own):
 
 
 def lambdas_named(s, namer):
-    """``s``, after ``lambda_2 = lambda ...`` for each lambda it gives a helper or puts into a
-    display (``apply({"f": lambda v: v * 3.0}, x)``), which then reads ``lambda_2``: a local
-    function of its own name. Not a lambda without defaults given to ``map``, ``filter``,
+    """``s``, after ``lambda_2 = lambda ...`` for each lambda it gives a helper, puts into a
+    display (``apply({"f": lambda v: v * 3.0}, x)``), returns or assigns into an item or a
+    field (``d["f"] = lambda v: ...``), which then reads ``lambda_2``: a local function of its
+    own name. Not a lambda without defaults given to ``map``, ``filter``,
     ``sorted``, ``min`` or ``max`` (those become comprehensions), nor one inside a
     comprehension or a lambda."""
     if namer is None or not isinstance(s, (gast.Assign, gast.AugAssign, gast.Expr,
                                             gast.Return)) or (
-            isinstance(s, gast.Assign) and isinstance(s.value, gast.Lambda)):
+            isinstance(s, gast.Assign) and isinstance(s.value, gast.Lambda)
+            and all(isinstance(t, gast.Name) for t in s.targets)):
         return [s]
     out = []
 
@@ -61,7 +63,8 @@ def lambdas_named(s, namer):
             for i, item in enumerate(items):
                 if isinstance(item, gast.Lambda) and (not kept or item.args.defaults or any(
                         item.args.kw_defaults)) and isinstance(node, (
-                        gast.Call, gast.keyword, gast.Dict, gast.List, gast.Tuple)):
+                        gast.Call, gast.keyword, gast.Dict, gast.List, gast.Tuple,
+                        gast.Return, gast.Assign)):
                     items[i] = named(item)
                 elif isinstance(item, gast.AST) and not isinstance(item, _OWN_SCOPES):
                     visit(item, kept and isinstance(item, gast.keyword))
