@@ -659,6 +659,15 @@ def setdefault_held_by_another_name(x):
     return sum(d[0]) * d[1][0]
 
 
+def _make_scaled(c):
+    return lambda t: c * t
+
+
+def calls_a_returned_lambda(x):
+    g = _make_scaled(2.0)
+    return np.sum(g(x))
+
+
 def calls_a_function_field(x, cfg):
     return np.sum(cfg.act(x))
 
@@ -677,6 +686,8 @@ def writes_into_a_shallow_copy(x, L):
 CLAIMS = [
     ("then a write in place into its items", writes_into_a_shallow_copy, 0, (X, [X * 1.5]), RUN,
      "the copy of `L` made here is shallow"),
+    ("a lambda or nested def returned by a helper and called by the caller",
+     calls_a_returned_lambda, 0, (X,), TRANSFORM, "a lambda that is not assigned to a name"),
     ("a function held in a field of an object and called through it", calls_a_function_field,
      0, (X, SimpleNamespace(act=np.tanh)), RUN, r"cfg\['act'\]\(x\)"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
