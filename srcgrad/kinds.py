@@ -48,6 +48,7 @@ from . import transforms
 from .analysis.argkinds import signature_kind, stable
 from .derived import PYTHON_BEHIND, unwrap
 from .errors import SrcgradError
+from .rebuilding import Rebuilding
 from .specialize import Specializing
 
 SIGNATURES = 8  # specializations kept by default
@@ -227,9 +228,15 @@ def _fast(key: tuple, fn: Any, generic: Any, slow: Any) -> Any:
     return made["fast"]
 
 
-def specialize(df: Any, *, signatures: int = SIGNATURES) -> Specialized:
+def specialize(df: Any, *, signatures: int = SIGNATURES) -> Specialized | Rebuilding:
     """``df`` (a derivative srcgrad generated) regenerated for the kinds of the arguments it is
     called with, at most ``signatures`` kinds kept (see the module docstring)."""
     if isinstance(df, Specialized):
         return df
+    rebuilding = unwrap(df)
+    if isinstance(rebuilding, Rebuilding):  # (of a function reading attributes: rebuilding.py)
+        # specialized where no registered object is rebuilt; a call that rebuilds one runs the
+        # derivative made for it, as ``df`` does
+        return Rebuilding(rebuilding.plain, rebuilding.build, rebuilding.base, rebuilding.mode,
+                          rebuilding.names, called=Specialized(rebuilding.plain, signatures))
     return Specialized(df, signatures)  # (of what a transform returns: of its generated code)

@@ -205,3 +205,17 @@ def test_transforms_of_a_bound_method_that_reads_attributes_keep_its_instance():
     assert str(inspect.signature(grad(reads_a2))) == "(b, x)"
     assert "def dreads_a2(b, x):" in source(grad(reads_a2))
     assert "def dloss(self, x):" in source(grad(m.loss))
+
+
+def test_specialize_of_a_derivative_that_reads_attributes():
+    # grad of a function reading attributes is a Rebuilding since c7bf7f6, which
+    # srcgrad.specialize refused ("takes a derivative srcgrad generated as Python code") for
+    # any object argument (the random programs' Fields); it specializes the derivative that
+    # runs where nothing is rebuilt, and a call rebuilding a registered object runs its own
+    from srcgrad import specialize
+
+    ns = types.SimpleNamespace(a2=A * A, k=3)
+    df = specialize(grad(reads_a2))
+    for _ in range(2):
+        np.testing.assert_allclose(df(ns, X).a2, np.cos(A * A) * X * 3, rtol=1e-12)
+    np.testing.assert_allclose(df(Squared(A, 3), X).a, JAX_GRAD, rtol=1e-7)
