@@ -400,6 +400,22 @@ def test_a_trial_sweep_leaves_the_zeros_buffers_of_the_loop_alone():
     np.testing.assert_allclose(srcgrad.grad(f)(x.copy(), 1), want, rtol=1e-6, atol=1e-8)
 
 
+def quotient_of_arrays(x, y):
+    return np.sum(x / y)
+
+
+def test_a_tangent_that_reads_the_result_is_not_broadcast_again():
+    # the tangent of x / y in both operands reads the result ((dx - y_ * dy) / y), so it has
+    # the result's shape: no broadcast_like around it (it would return it unchanged: needless
+    # work in the generated code). Kills forward:472 _has_output_shape (constant: `return
+    # False`). The generated code is a product: this pins its text.
+    x, y = np.array([0.5, -1.2, 2.0]), np.array([1.5, 0.7, 2.2])
+    df = srcgrad.jvp(quotient_of_arrays, wrt=(0, 1))
+    value, tangent = df(x, y, (np.ones(3), np.ones(3)))
+    assert tangent == pytest.approx(np.sum(1.0 / y - x / y**2), rel=1e-12)
+    assert "broadcast_like" not in srcgrad.source(df)
+
+
 def halved(x):
     return x * 0.5
 

@@ -275,6 +275,11 @@ def test_reverse_over_forward_through_recursion():
     # d/dx of (2 x**3 + 6 x**2 t) for t = 1: 6 x**2 + 12 x
     got = srcgrad.vjp(jvp(doubled_cube))(1.5, 1.0, (1.0, 1.0))
     assert got == pytest.approx(6 * 1.5**2 + 12 * 1.5, rel=1e-12)
+    # the (value, tangent) pair of the recursive call is named after its value (kills
+    # forward:344 ForwardAD._recursive_pair, call dropped: a fresh name made from the value's)
+    text = srcgrad.source(jvp(doubled_cube))
+    assert "counted_power_2_pair = counted_power_jvp_pair((dx,), x_2, n_minus_1)" in text
+    assert "dcounted_power_2 = counted_power_2_pair[1]" in text
 
 
 def counted_runs(derived, *args):
