@@ -392,17 +392,26 @@ def container_kinds(node):
     # (a parameter, a loop's or tuple's target, `+=`, ...)
     other = {n.id for n in walk(node) if isinstance(n, gast.Name)
              and not isinstance(n.ctx, gast.Load) and id(n) not in plain}
-    # the largest consistent answer (`L = []` then `L = L.copy()` in a loop: a list)
-    direct = {name: {_container_kind(v, {}) for v in bound} - {None}
-              for name, bound in values.items() if name not in other}
-    kinds = {name: found.pop() for name, found in direct.items() if len(found) == 1}
-    changed = True
-    while changed:
+    # the largest consistent answer (`L = []` then `L = L.copy()` in a loop: a list): a kind
+    # guessed from any binding (`M = L`: L's), then the guesses some binding contradicts dropped
+    kinds, size = {}, -1
+    while size != len(kinds):
+        size = len(kinds)
+        for name, bound in values.items():
+            found = {_container_kind(v, kinds) for v in bound} - {None}
+            if name not in other and name not in kinds and len(found) == 1:
+                kinds[name] = found.pop()
+    return _consistent(kinds, values)
+
+
+def _consistent(kinds, values):
+    """``kinds`` less each guess a binding of ``values`` contradicts, until none does."""
+    while True:
         wrong = {n for n, k in kinds.items() if any(_container_kind(v, kinds) != k
                                                      for v in values[n])}
-        changed = bool(wrong)
+        if not wrong:
+            return kinds
         kinds = {n: k for n, k in kinds.items() if n not in wrong}
-    return kinds
 
 
 def _container_kind(value, kinds):
@@ -411,6 +420,15 @@ def _container_kind(value, kinds):
         return "list"
     if isinstance(value, (gast.Dict, gast.DictComp)):
         return "dict"
+    if isinstance(value, gast.Name):  # (`M = L`)
+        return kinds.get(value.id)
+    if isinstance(value, gast.BinOp):  # `L + [v]` of two lists; `[v] * 2` of a list and an int
+        sides = [_container_kind(o, kinds) for o in (value.left, value.right)]
+        counts = [isinstance(o, gast.Constant) and type(o.value) is int
+                  for o in (value.left, value.right)]
+        plus = isinstance(value.op, gast.Add) and sides == ["list", "list"]
+        times = isinstance(value.op, gast.Mult) and "list" in sides and any(counts)
+        return "list" if plus or times else None
     if not isinstance(value, gast.Call):
         return None
     func = value.func

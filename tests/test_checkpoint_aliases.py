@@ -168,6 +168,16 @@ def a_list_rebound_to_its_copy(x, M):
     return np.sum(z)
 
 
+def item_of_a_concatenations_copy(x, M):
+    z = x * 1.0
+    L = [x * 2.0] + [x * 3.0]  # a list: its copy's items are L's (refused when it ran before)
+    for i in range(4):
+        O = L.copy()[0]
+        O *= 0.9
+        z = z * np.tanh(M[i]) + L[0]
+    return np.sum(z)
+
+
 def equal_arrays_one_held_by_a_list(x, M):
     z = x * 1.0
     L = [x * 1.0]  # equal to z, not z: the optimizer merged the two, O *= 0.9 scaled z too
@@ -179,6 +189,7 @@ def equal_arrays_one_held_by_a_list(x, M):
 
 
 CASES = [(a_list_rebound_to_its_copy, 2), (equal_arrays_one_held_by_a_list, 2),
+         (item_of_a_concatenations_copy, 2),
          (item_of_a_shallow_copy, 2),
          (items_of_a_shallow_copy_iterated, 3),
          (item_of_a_dicts_shallow_copy, 2), (bound_by_a_tuple_target, 2),
