@@ -35,7 +35,7 @@ DEFINITIONS = {
                "    def __enter__(self):", "        self.y *= 2.0", "        return self.y", "",
                "    def __exit__(self, *exc):", "        self.y *= 0.5", "        return False"],
 }
-IMPORTS = {"contextlib": "import contextlib", "warnings": "import warnings",
+IMPORTS = {"copy": "import copy", "contextlib": "import contextlib", "warnings": "import warnings",
            "blas": "import scipy.linalg.blas", "special": "import scipy.special"}
 
 # the refusals these statements meet by design (message patterns, for KNOWN_REFUSALS)
