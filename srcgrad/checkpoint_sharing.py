@@ -335,7 +335,8 @@ def _copied_part(n, fn):
         return None
     part = copied
     while isinstance(part, (gast.Subscript, gast.Attribute)):
-        if isinstance(part, gast.Subscript) and not isinstance(part.slice, gast.Constant):
+        if isinstance(part, gast.Subscript) and any(
+                isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda)) for n in walk(part.slice)):
             return None
         part = part.value
     return copied if isinstance(part, gast.Name) else None

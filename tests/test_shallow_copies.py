@@ -85,6 +85,13 @@ def copy_of_the_arguments_item(x, P):
     return np.sum(P[1][0] * x)
 
 
+def copy_of_the_arguments_item_at_a_variable_key(x, P):
+    k = 1
+    C = P[k][0:1].copy()  # a list: C holds P[1][0] (a wrong value before, no error)
+    C[0] *= 0.9
+    return np.sum(P[1][0] * x)
+
+
 def item_copied_in_a_checkpointed_loop(x, P):
     z = x * 1.0
     for _i in range(4):
@@ -97,6 +104,7 @@ def item_copied_in_a_checkpointed_loop(x, P):
 @pytest.mark.parametrize("f, options", [
     (copy_of_an_item_of_the_argument, {}), (copy_of_a_name_unpacked_from_the_argument, {}),
     (copy_in_a_checkpointed_loop, {"checkpoint": 2}), (copy_of_the_arguments_item, {}),
+    (copy_of_the_arguments_item_at_a_variable_key, {}),
     (item_copied_in_a_checkpointed_loop, {"checkpoint": 2})],
     ids=lambda v: getattr(v, "__name__", str(v)))
 def test_a_copy_of_what_the_argument_holds_or_of_a_loops_state_is_checked(f, options):

@@ -47,7 +47,7 @@ def _root(node):
 
 def _copied(value, params, namespace, local):
     """The parameter ``value`` copies (``P.copy()``, ``copy.copy(P)``), or the text of the item
-    or field of one it copies (``P[0].copy()``: ``"P[0]"``, at constant keys), or None."""
+    or field of one it copies (``P[0].copy()``: ``"P[0]"``; ``P[i]``, ``P[0][0:1]``), or None."""
     if not isinstance(value, gast.Call) or value.keywords:
         return None
     func = value.func
@@ -61,8 +61,9 @@ def _copied(value, params, namespace, local):
         return target.id if target.id in params else None
     part = target
     while isinstance(part, (gast.Subscript, gast.Attribute)):
-        if isinstance(part, gast.Subscript) and not isinstance(part.slice, gast.Constant):
-            return None
+        if isinstance(part, gast.Subscript) and any(
+                isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda)) for n in walk(part.slice)):
+            return None  # (a key read again by the check: names, numbers, slices)
         part = part.value
     if isinstance(part, gast.Name) and part.id in params:
         return ast.unparse(gast.gast_to_ast(target))
