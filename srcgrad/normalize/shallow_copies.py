@@ -32,6 +32,7 @@ import gast
 from .. import runtime
 from ..astutil import param_names, walk
 from ..checkpoint_sharing import NUMPY_WRITES
+from ..errors import UnsupportedSyntaxError
 from ..frontend.source import is_derivative
 
 # methods of an array that write into it
@@ -61,13 +62,18 @@ def _copied(value, params, namespace, local):
         return target.id if target.id in params else None
     part = target
     while isinstance(part, (gast.Subscript, gast.Attribute)):
-        if isinstance(part, gast.Subscript) and any(
-                isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda)) for n in walk(part.slice)):
-            return None  # (a key read again by the check: names, numbers, slices)
         part = part.value
     if isinstance(part, gast.Name) and part.id in params:
         return ast.unparse(gast.gast_to_ast(target))
     return None
+
+
+def _computed_key(text):
+    """Whether the item ``text`` (``_copied``'s) is taken at a key with a call, a ``:=`` or a
+    lambda in it, which the check cannot read again (``P[len(P) - 1]``, ``P[rng.integers(3)]``)."""
+    return any(isinstance(n, gast.Subscript) and any(
+        isinstance(k, (gast.Call, gast.NamedExpr, gast.Lambda)) for k in walk(n.slice))
+        for n in walk(_expression(text)))
 
 
 def _expression(text):
@@ -236,6 +242,13 @@ def run(fn_node, ctx):
             part = _header(stmt) if compound else stmt  # (a body's statements: their own block)
             copies = _copies_in(part, sites.params, sites.namespace, sites.local)
             for p in sorted({p for _, p in copies} & written):
+                if _computed_key(p):
+                    raise ctx.location.error(UnsupportedSyntaxError, stmt, (
+                        f"srcgrad does not support writing into the items of a copy of "
+                        f"`{p}`, an item of an argument taken at a key a call computes: the "
+                        f"item may be a list or dict, whose copy shares its arrays, which "
+                        f"srcgrad checks when the derivative runs by reading the item again. "
+                        f"Bind the key to a name first (`k = ...; C = P[k].copy()`)"))
                 call = gast.Call(gast.Name(helper, gast.Load(), None, None),
                                  [_expression(p), gast.Constant(p, None)], [])
                 check = gast.Expr(gast.copy_location(call, stmt))
