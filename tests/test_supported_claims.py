@@ -683,9 +683,17 @@ def writes_into_a_shallow_copy(x, L):
     return np.sum(L[0] * x)
 
 
+def writes_into_a_copy_at_a_computed_key(x, P):
+    C = P[len(P) - 1].copy()
+    C[0] *= 0.9
+    return np.sum(P[1][0] * x)
+
+
 CLAIMS = [
     ("then a write in place into its items", writes_into_a_shallow_copy, 0, (X, [X * 1.5]), RUN,
      "the copy of `L` made here is shallow"),
+    ("taken at a key a call computes", writes_into_a_copy_at_a_computed_key, 0,
+     (X, [X, [X * 1.5]]), TRANSFORM, "Bind the key to a name first"),
     ("a lambda or nested def returned by a helper and called by the caller",
      calls_a_returned_lambda, 0, (X,), TRANSFORM, "a lambda that is not assigned to a name"),
     ("a function held in a field of an object and called through it", calls_a_function_field,
