@@ -48,7 +48,8 @@ def _root(node):
 
 def _copied(value, params, namespace, local):
     """The parameter ``value`` copies (``P.copy()``, ``copy.copy(P)``), or the text of the item
-    or field of one it copies (``P[0].copy()``: ``"P[0]"``; ``P[i]``, ``P[0][0:1]``), or None."""
+    or field of a parameter or a local name it copies (``P[0].copy()``: ``"P[0]"``; ``P[i]``,
+    ``P[0][0:1]``), or None."""
     if not isinstance(value, gast.Call) or value.keywords:
         return None
     func = value.func
@@ -63,7 +64,9 @@ def _copied(value, params, namespace, local):
     part = target
     while isinstance(part, (gast.Subscript, gast.Attribute)):
         part = part.value
-    if isinstance(part, gast.Name) and part.id in params:
+    # an item or field of a parameter, or of a name of the function's own (`P = [x, [a]]`:
+    # `P[1]` is a list whose copy shares its arrays, which aliasing.same_items does not follow)
+    if isinstance(part, gast.Name) and (part.id in params or part.id in local):
         return ast.unparse(gast.gast_to_ast(target))
     return None
 
@@ -245,7 +248,7 @@ def run(fn_node, ctx):
                 if _computed_key(p):
                     raise ctx.location.error(UnsupportedSyntaxError, stmt, (
                         f"srcgrad does not support writing into the items of a copy of "
-                        f"`{p}`, an item of an argument taken at a key a call computes: the "
+                        f"`{p}`, an item taken at a key a call computes: the "
                         f"item may be a list or dict, whose copy shares its arrays, which "
                         f"srcgrad checks when the derivative runs by reading the item again. "
                         f"Bind the key to a name first (`k = ...; C = P[k].copy()`)"))
