@@ -47,11 +47,11 @@ class LoopWrites:
     ``fresh``, ``scalar``, ``vector``, ``features`` and ``uses``)."""
 
     def loopwrite(self, scope, ind, depth):
-        form = self.pick(["item", "def", "next trip", "item", "item", "def"])
+        form = self.pick(["item", "def", "next trip", "item", "item", "def", "item's copy"])
         if form == "def" and ind != "    ":
             form = "item"  # (a nested def at the top of f's body only)
-        return {"item": self.item_loop, "def": self.def_loop,
-                "next trip": self.next_trip_loop}[form](scope, ind)
+        return {"item": self.item_loop, "def": self.def_loop, "next trip": self.next_trip_loop,
+                "item's copy": self.item_copy_loop}[form](scope, ind)
 
     def _loop_start(self, scope, ind):
         """``z = <v> * 1.0`` and a ``for`` header: z, the loop's index, the body's scope."""
@@ -111,6 +111,31 @@ class LoopWrites:
                   *writes]
         after = '"b"' if is_dict else "1"
         lines.append(f"{ind}{s} = np.sum({z} * {c}[{read}]) + np.sum(np.sin({c}[{after}]))")
+        scope.names[s] = "s"
+        return lines
+
+    def item_copy_loop(self, scope, ind):
+        """A copy of an item of a list made here (``C = L[1].copy()``), written in place in a
+        loop: of an item that is a list the copy shares its arrays (``C[0] *= c`` writes into
+        ``L[1][0]``; refused when it runs, KNOWN_REFUSALS' "write into the items of a shallow
+        copy of an item"); of an array item, a new array (session 2026-12-03c: dropped, no
+        error, 1.96 for Python's 1.764)."""
+        self.features.add(SHALLOW)
+        c, o, s = self.fresh("L"), self.fresh("C"), self.fresh("s")
+        first, second = self.vector(scope, 1), self.vector(scope, 1)
+        nested = self.coin(1, 2)
+        held = f"{c}[1][0]" if nested else f"{c}[1]"
+        copied = self.pick([f"{c}[1].copy()", f"copy.copy({c}[1])"])
+        if "copy.copy" in copied:
+            self.uses("copy")
+        z, body, lines = self._loop_start(scope, ind)
+        item = f"[np.sin({second})]" if nested else f"np.sin({second})"
+        lines[:0] = [f"{ind}{c} = [({first}) * 1.0, {item}]", f"{ind}{o} = {copied}"]
+        inner = ind + "    "
+        lines += [f"{inner}{z} = {z} * np.tanh({self.scalar(body, 1)}) + {held} * 0.5",
+                  self._write(f"{o}[0]" if nested else o, body, inner)]
+        copy_read = "" if nested else f" + np.sum(np.sin({o}))"
+        lines.append(f"{ind}{s} = np.sum({z} * {held}) + np.sum({c}[0]){copy_read}")
         scope.names[s] = "s"
         return lines
 

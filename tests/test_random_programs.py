@@ -1946,6 +1946,10 @@ KNOWN_REFUSALS = {
     # pwrite's `c = P.copy(); c[0] *= v`: P is a list or dict, its copy shallow (a check when
     # the derivative runs, normalize/shallow_copies.py)
     "write into the items of a shallow copy": r"^the copy of `P` made here is shallow",
+    # random_loop_writes' `C = L[1].copy()` of a list item, written in a loop (its items are
+    # L[1]'s own arrays: a check when the derivative runs)
+    "write into the items of a shallow copy of an item": (
+        r"^the copy of `L\d*\[1\]` made here is shallow"),
     # second order only: a helper's in-place update whose holders are found by identity
     "second order of an update found by identity": (
         r"^a derivative of this derivative: `\w+` is read"
