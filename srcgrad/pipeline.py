@@ -241,7 +241,8 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     if options.verbose:
         print(highlight(text))
     try:
-        lines = notes.line_map(node, text, ctx.location, getattr(fn, "__name__", "f"))
+        lines = notes.line_map(node, text, ctx.location, getattr(fn, "__name__", "f"),
+                               forward=mode in FORWARD_MODES)
         compiled = compile_function(text, ctx.out_name, fn, ctx.extras, lines)
     except SyntaxError as exc:  # a bug in srcgrad, never the user's fault
         raise SrcgradError(

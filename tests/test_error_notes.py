@@ -64,6 +64,21 @@ def test_a_shape_mismatch_names_the_users_line():
     assert "z = np.tanh(X @ W)" in note and "while computing" in note
 
 
+def two_lines(x, W):
+    a = np.sin(x)
+    b = a @ W
+    return np.sum(np.tanh(b))
+
+
+def test_forward_mode_names_the_line_a_primal_statement_computes():
+    # (the statement after a tangent's block is the next line's, not the block's)
+    with pytest.raises(ValueError, match="matmul") as info:
+        srcgrad.jvp(two_lines)(np.ones(3), np.ones((4, 2)), np.ones(3))
+    note = notes_of(info)
+    assert f"line {line_of(two_lines, 'b = a @ W')}, in two_lines" in note
+    assert "b = a @ W" in note and "while computing" in note
+
+
 def test_an_inlined_helper_is_reported_at_its_call():
     with pytest.raises(ValueError) as info:
         grad(through_helper)(np.ones((3, 2)), np.ones((4, 5)))

@@ -36,9 +36,14 @@ ERROR = "__srcgrad_error__"  # the name the handler binds the exception to
 SHIFT = 1  # compiled text line = generated text line + 1 (the factory's def line)
 
 
-def line_map(node, text, location, fn_name):
+def line_map(node, text, location, fn_name, forward=False):
     """``{compiled line: (kind, filename, file line, function name)}`` for ``node`` unparsed as
-    ``text``; empty when the two cannot be matched statement by statement."""
+    ``text``; empty when the two cannot be matched statement by statement.
+
+    In reverse-mode code everything under a ``# grad of:`` comment differentiates its line (the
+    sweep's statements may carry the lines of a template). In ``forward`` code the primal
+    statements are interleaved with the tangents' blocks and keep the line they compute: only a
+    statement without a line of its own differentiates the comment's line."""
     generated = list(_statements(ast.parse(text).body[0].body))
     ours = []
     current = None
@@ -49,7 +54,10 @@ def line_map(node, text, location, fn_name):
                 current = s.lineno
                 kind = "differentiating"
             continue
-        ours.append((s, current))
+        if forward and getattr(s, "lineno", None) is not None:
+            ours.append((s, None))
+        else:
+            ours.append((s, current))
     if len(ours) != len(generated):
         return {}
     out = {}
