@@ -431,7 +431,8 @@ def _cached(f: Fn, mode: Any, wrt: Wrt, options: Options, build: Fn) -> Fn:
         f = getattr(f, numba_backend.PYTHON, f)  # a compiled derivative: the code it compiles
     if not callable(f):
         raise SrcgradError(f"{mode} expects a function, got {type(f).__name__}")
-    if inspect.ismethod(f) and getattr(f.__func__, "__code__", None) is not None:
+    if inspect.ismethod(f) and (getattr(f.__func__, "__code__", None) is not None
+                                or isinstance(f.__func__, Specializing)):
         # `grad(model.loss)`: the derivative of the function with `self` its first parameter,
         # specialized for the instance's classes, bound to the instance
         with bound_to(f.__func__, f.__self__):

@@ -32,7 +32,7 @@ from .emit import naming
 from .emit.compile import compile_function
 from .errors import ClassesNeeded
 from .normalize.callables import Bound, is_callable_value
-from .normalize.object_classes import Example, classes_key, holds_objects
+from .normalize.object_classes import Example, classes_key, held_functions, holds_objects
 
 CACHE_SIZE = 32  # specializations kept per derivative
 
@@ -80,6 +80,9 @@ class Specializing:
             # the callables keep their ids meaningful (an example's classes are in the key)
             given = {k: v.value if isinstance(v, Example) else v for k, v in static.items()}
             kept = {k: v for k, v in given.items() if is_callable_value(v)}
+            # and the functions held in the objects' fields (their ids are in the key)
+            kept[None] = [f for v in static.values() if isinstance(v, Example)
+                          for f in held_functions(v.value)]
             try:
                 entry = (self.build(static), kept)
             except ClassesNeeded as need:  # the objects passed do not tell the class either

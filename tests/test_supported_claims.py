@@ -668,7 +668,8 @@ def calls_a_returned_lambda(x):
     return np.sum(g(x))
 
 
-def calls_a_function_field(x, cfg):
+def calls_a_function_field_it_writes(x, cfg):
+    cfg.act = np.sin
     return np.sum(cfg.act(x))
 
 
@@ -696,8 +697,9 @@ CLAIMS = [
      (X, [X, [X * 1.5]]), TRANSFORM, "Bind the key to a name first"),
     ("a lambda or nested def returned by a helper and called by the caller",
      calls_a_returned_lambda, 0, (X,), TRANSFORM, "a lambda that is not assigned to a name"),
-    ("a function held in a field of an object and called through it", calls_a_function_field,
-     0, (X, SimpleNamespace(act=np.tanh)), RUN, r"cfg\['act'\]\(x\)"),
+    ("a function held in a field that the function (or a helper it calls) also writes",
+     calls_a_function_field_it_writes, 0, (X, SimpleNamespace(act=np.tanh)), RUN,
+     "`cfg` may hold an object not built here"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
      setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
     ("where the object is held in a field of a frozen dataclass", derived_read, 0,

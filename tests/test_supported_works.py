@@ -416,6 +416,8 @@ ELSEWHERE = {
                                    "tests/test_objects_of_gradients.py, "
                                    "tests/test_rebuilt_pytrees.py",
     "methods, `__call__` (`self.layer1(x)`)": "tests/test_objects.py",
+    "a function held in a field of an object and called through it": (
+        "tests/test_function_fields.py"),
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",

@@ -29,11 +29,13 @@ from dataclasses import dataclass
 
 import gast
 
+from .. import runtime
 from ..astutil import clone
 from ..derived import plain
 from ..emit import naming
-from ..errors import NoRuleError
+from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, HeldItems, items_of
+from .object_classes import fields_of, is_function_value, user_class
 
 # Objects that can stand where Python would call a function, and how many layers of them a
 # call may go through (a partial of a bound method of ...).
@@ -87,7 +89,7 @@ class StaticValues:
     """The statically known values of a body's names, shared by every inlined body (their
     locals are renamed apart, so one table serves all)."""
 
-    def __init__(self, namespace, static, params, stores):
+    def __init__(self, namespace, static, params, stores, examples=None, node=None):
         self.namespace = namespace
         self.values = {}  # name -> object or Bound
         self.defs = {}  # name assigned once -> its value expression (to trace a parameter)
@@ -97,10 +99,110 @@ class StaticValues:
         for name, value in (static or {}).items():
             if name in self.params:
                 self.values[name] = value
+        # parameter -> the objects a call passes (a derivative specialized per the functions
+        # their fields hold): `cfg.act(x)` calls the function `cfg.act` holds, as a constant
+        self.examples = {p: v for p, v in (examples or {}).items() if p in self.params}
+        # the attributes the bodies write (`cfg.act = ...`), ITEMS if they write items
+        self.written = set() if node is None else written_attributes(node)
+        self.field_reads = []  # (fields, whether items too, where) of each `held_field` read
+        self.local_fields = {}  # name -> {field: the function it holds} of objects built here
 
-    def add_body(self, stores):
-        """The store counts of an inlined body (its names are fresh)."""
+    def add_body(self, stores, node=None):
+        """The store counts of an inlined body (its names are fresh), and the attributes it
+        writes."""
         self.stores.update(stores)
+        if node is not None:
+            self.written |= written_attributes(node)
+
+    def note_field(self, stmt, locals_):
+        """Note ``b = set_field(b, "f", g)`` of a function ``g`` known here (``b.f = np.tanh``,
+        ``Box(np.tanh)``'s ``__init__``): ``b.f`` read later holds ``g`` (checked at the end,
+        ``check_field_reads``: no other write of a field ``f``, ``b`` only ever an object
+        built here)."""
+        value = getattr(stmt, "value", None)
+        if isinstance(stmt, gast.Assign) and isinstance(value, gast.Call) and len(
+                value.args) == 3 and isinstance(value.args[1], gast.Constant) and isinstance(
+                value.args[0], gast.Name) and isinstance(stmt.targets[0], gast.Name) and (
+                value.args[0].id == stmt.targets[0].id) and self.namespace.resolve(
+                value.func, locals_) is runtime.set_field:
+            held = self.value(value.args[2], locals_)
+            if isinstance(held, LocalFunction) or is_function_value(held):
+                self.local_fields.setdefault(stmt.targets[0].id, {})[value.args[1].value] = held
+
+    def held_field(self, expr, locals_):
+        """The function a field of an object a call passes holds (``cfg.act``,
+        ``model.layers[0].act``, ``self.act`` of an inlined method of such an object, through
+        the names assigned once on the way), or MISSING. The derivative is specialized per the
+        functions those fields hold (``object_classes.classes_key``): it holds it as a
+        constant, and a call passing another makes another derivative. A field the function
+        writes is not read here."""
+        if isinstance(expr, gast.Attribute) and isinstance(expr.value, gast.Name) and (
+                expr.attr in self.local_fields.get(expr.value.id, {})):
+            self.field_reads.append((expr.attr, expr.value.id, expr))
+            return self.local_fields[expr.value.id][expr.attr]
+        root, path = self._field_path(expr, locals_)
+        steps = [s for s in path if isinstance(s, str)]
+        items = len(steps) < len(path)
+        if root is None or not steps or self.written & set(steps) or items and (
+                ITEMS in self.written or root not in self.examples):
+            return MISSING  # (no field read, one the body writes, an item of a global's)
+        found = self.examples[root] if root in self.examples else self._raw(root, ())
+        for step in reversed(path):
+            fields = {step[0]: _item(found, step[0])} if isinstance(step, tuple) else (
+                fields_of(found) or {})
+            found = fields.get(step[0] if isinstance(step, tuple) else step, MISSING)
+            if found is MISSING:
+                return MISSING
+        if not is_function_value(found):
+            return MISSING
+        self.field_reads.append((set(steps), items, expr))
+        return found
+
+    def _field_path(self, expr, locals_):
+        """(the parameter given an example or the global ``expr`` reads out of, the fields
+        and ``(key,)`` items read on the way, last first), or (None, [])."""
+        path, seen = [], set()
+        while not (isinstance(expr, gast.Name) and (
+                expr.id in self.examples or self._global(expr.id, locals_))):
+            if isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
+                seen.add(expr.id)
+                expr = self.defs[expr.id]
+            elif isinstance(expr, gast.Attribute):
+                path.append(expr.attr)
+                expr = expr.value
+            elif isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant):
+                path.append((expr.slice.value,))
+                expr = expr.value
+            else:
+                return None, []
+        return expr.id, path
+
+    def check_field_reads(self, location, node):
+        """Refuse a function read out of a field (``held_field``) that a body inlined after
+        the read writes (``cfg.act = g`` in a helper called later in a loop): the derivative
+        would call the function the field held first on every trip."""
+        written = self.written | written_attributes(node)
+        writes = Counter(written_attributes(node, counted=True))
+        for steps, items, expr in self.field_reads:
+            if isinstance(steps, str):  # `b.f` of an object built here, set once by one write
+                own = _own_writes(items, steps, node)
+                def builds(func):
+                    return user_class(self.namespace.resolve(func, ()))
+
+                if own == 1 and writes["*"] == 0 and _built_here(items, node, builds) and (
+                        writes[steps] == 1 or not _escapes(items, node)):
+                    continue
+                raise location.error(UnsupportedSyntaxError, expr, (
+                    f"srcgrad does not support calling here the function a field `{steps}` of "
+                    f"an object built here holds, when the function (or a helper it calls) "
+                    f"writes fields `{steps}` more than once, or `{items}` may hold an object "
+                    f"not built here (an argument, one another name reaches): call the "
+                    f"function where it is named, or pass it as an argument of its own"))
+            if steps & written or items and ITEMS in written or "*" in written:
+                raise location.error(UnsupportedSyntaxError, expr, (
+                    "srcgrad does not support calling here a function held in a field that the "
+                    "function (or a helper it calls) also writes: call the function where it "
+                    "is named, or pass it as an argument of its own"))
 
     def value(self, expr, locals_):
         """The object ``expr`` denotes at transform time, or MISSING."""
@@ -112,11 +214,14 @@ class StaticValues:
             return MISSING if expr.id in locals_ else self.namespace.lookup(expr.id)
         if isinstance(expr, gast.Attribute):
             base = self.value(expr.value, locals_)
-            if base is MISSING or isinstance(base, Bound):
+            if base is MISSING:
+                return self.held_field(expr, locals_)
+            if isinstance(base, Bound):
                 return MISSING
             return getattr(base, expr.attr, MISSING)
         if isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant):
-            return _item(self.value(expr.value, locals_), expr.slice.value)
+            found = _item(self.value(expr.value, locals_), expr.slice.value)
+            return self.held_field(expr, locals_) if found is MISSING else found
         if isinstance(expr, gast.Constant):
             return expr.value
         return self._literal(expr, locals_)
@@ -176,6 +281,8 @@ class StaticValues:
         derivative holds ``obj`` as a constant, so it is made again once that holds another;
         also an item of a container from outside it is, or a bound method's object is."""
         held = self.source(expr, locals_, obj, isinstance(expr, gast.Attribute))
+        if held is None and self.held_field(expr, locals_) is obj:
+            held = self._field_source(expr, locals_, obj)
         if held is not None:
             dependencies.append((self.namespace, clone(held[0]), held[1]))
         receiver = inspect.ismethod(obj) and isinstance(expr, gast.Attribute)  # `G.d["a"].s`
@@ -196,6 +303,35 @@ class StaticValues:
         if isinstance(held, (tuple, list, dict)) and is_callable_value(held):
             dependencies.append((HeldItems(self.namespace, items_of(held)), clone(expr.value),
                                  HeldItems.SAME))
+
+    def _global(self, name, locals_):
+        """Whether ``name`` reads the user's global or closure variable (which the guard reads
+        again when the derivative runs, emit/guard.py)."""
+        return name not in locals_ and (name in self.namespace.cells or (
+            name in self.namespace.globals and name not in self.namespace.extras))
+
+    def _field_source(self, expr, locals_, obj):
+        """(``G.a.act``, obj): a global's field holding ``obj`` that ``expr`` reads through
+        names assigned once (``s = G; s.a.act``, ``self.act`` of a global's inlined method),
+        for the guard; or None."""
+        parts, seen = [], set()
+        while True:
+            if isinstance(expr, gast.Name) and self._global(expr.id, locals_):
+                break
+            if isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
+                seen.add(expr.id)
+                expr = self.defs[expr.id]
+            elif isinstance(expr, gast.Attribute):
+                parts.append(expr.attr)
+                expr = expr.value
+            else:
+                return None
+        if not parts:
+            return None
+        read = gast.Name(expr.id, gast.Load(), None, None)
+        for attr in reversed(parts):
+            read = gast.Attribute(read, attr, gast.Load())
+        return read, obj
 
     def _raw(self, name, attrs):
         """What ``name.attrs`` holds now, as the generated code reads it (not unwrapped)."""
@@ -234,6 +370,107 @@ class StaticValues:
         else:
             return None
         return next((f for f in found if f is not None), None)
+
+
+ITEMS = "[]"  # what ``written_attributes`` gives for a body that may write items
+_CHANGES = ("append", "extend", "insert", "setitem", "pop", "remove", "clear", "sort",
+            "reverse", "update", "delitem", "setdefault")
+
+
+def needs_static(values, ctx, func, stmt):
+    """A callee that is a parameter of the transformed function (or taken from one): raise
+    ``StaticArgumentNeeded`` so the derivative is specialized per function passed."""
+    through = []
+    param = values.origin(func, through=through) if isinstance(func, gast.Name) else None
+    if param is None:
+        return
+    if param in ctx.receivers.known and getattr(func, "classes_of", None) == param:
+        return  # an object read out of `self`: specialized per its classes (analysis/ops)
+    where = func if getattr(func, "lineno", None) is not None else stmt
+    if param in ctx.receivers.known:  # `self`: an object, not a function passed
+        raise ctx.location.error(UnsupportedSyntaxError, where, (
+            "srcgrad does not support calling a method or object taken out of a list, "
+            "tuple or dict held by an object here; call it where it is named "
+            "(`self.layer.g(x)`, or `g = self.layer.g; g(x)`)"))
+    if param in ctx.wrt and (param in ctx.examples or param in ctx.static):
+        raise ctx.location.error(UnsupportedSyntaxError, where, (
+            f"srcgrad does not support calling here a function held by `{param}`, which "
+            f"wrt selects (a function has no gradient; the methods and `__call__` of "
+            f"objects of your classes are inlined): differentiate with respect to the "
+            f"values it holds, or pass the function as an argument of its own"))
+    filename, lineno, offset, line = ctx.location.of(func)
+    raise StaticArgumentNeeded(
+        param, f"`{param}` is called as a function here: srcgrad specializes the "
+        f"derivative per function passed as `{param}`, so call the derivative with a "
+        f"function (or a tuple or dict of functions) there", held=bool(through),
+        filename=filename, lineno=lineno, offset=offset, line=line,
+    )
+
+
+def written_attributes(node, counted=False):
+    """The attributes ``node`` writes (``obj.attr = v``, ``set_field(obj, "attr", v)``), and
+    ``ITEMS`` when it may write an item of a list or dict (``xs[0] = v``, ``xs.append(v)``),
+    ``"*"`` any attribute (``setattr(obj, name, v)``). ``counted``: a list, once per write."""
+    found = []
+    for n in gast.walk(node):
+        if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(
+                n.ctx, (gast.Store, gast.Del)):
+            found.append(n.attr if isinstance(n, gast.Attribute) else ITEMS)
+        elif isinstance(n, gast.Call):
+            name = n.func.attr if isinstance(n.func, gast.Attribute) else getattr(
+                n.func, "id", "")
+            if any(c in name for c in _CHANGES):
+                found.append(ITEMS)
+            if len(n.args) >= 2 and isinstance(n.args[1], gast.Constant) and isinstance(
+                    n.args[1].value, str):
+                found.append(n.args[1].value)  # (setattr, set_field, field_updated, ...)
+            elif "setattr" in name:
+                found.append("*")
+    return found if counted else set(found)
+
+
+def _own_writes(name, attr, node):
+    """How many ``name = set_field(name, "attr", v)`` ``node`` holds."""
+    return sum(1 for n in gast.walk(node) if isinstance(n, gast.Call) and len(n.args) == 3
+               and isinstance(n.args[0], gast.Name) and n.args[0].id == name
+               and isinstance(n.args[1], gast.Constant) and n.args[1].value == attr)
+
+
+def _escapes(name, node):
+    """Whether the object ``name`` holds may be reached by another name (``c = b``, a
+    helper's parameter, a container, a call): ``name`` read otherwise than as ``name.attr``
+    or as what ``name = set_field(name, ...)`` changes."""
+    inner = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name):
+            inner.add(id(n.value))
+        elif isinstance(n, gast.Call) and n.args and isinstance(n.args[0], gast.Name) and (
+                getattr(n.func, "id", "").startswith("set_field")):
+            inner.add(id(n.args[0]))
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+               and id(n) not in inner for n in gast.walk(node))
+
+
+def _built_here(name, node, builds):
+    """Whether every binding of ``name`` in ``node`` is an object built here
+    (``new_instance(C)``, ``C()`` of a class, ``builds(func)``) or a field of it set
+    (``name = set_field(name, ...)``), never a parameter (an argument's object)."""
+    args = getattr(node, "args", None)
+    if args is not None and name in {a.id for a in args.posonlyargs + args.args
+                                     + args.kwonlyargs}:
+        return False
+    for n in gast.walk(node):
+        targets = n.targets if isinstance(n, gast.Assign) else [getattr(n, "target", None)]
+        if not any(isinstance(t, gast.Name) and t.id == name for t in targets):
+            continue
+        value = getattr(n, "value", None)
+        func = getattr(getattr(value, "func", None), "id", "")
+        if not (isinstance(n, gast.Assign) and isinstance(value, gast.Call) and (
+                func.startswith("new_instance") or builds(value.func) or func.startswith(
+                    "set_field") and (
+                    isinstance(value.args[0], gast.Name) and value.args[0].id == name))):
+            return False
+    return True
 
 
 def _item(container, key):

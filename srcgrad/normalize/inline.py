@@ -48,7 +48,7 @@ from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
 from . import callables, held_methods, rebound, renumbered, stdlib_forms, supercalls, unpacking
 from .anf import ANF, derives, in_place_helpers
-from .callables import StaticArgumentNeeded, StaticValues
+from .callables import StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
 from .containers import ContainerMethods
 from .control import DesugarControl
@@ -66,9 +66,10 @@ def run(fn_node, ctx):
     ctx.receivers.bindings = held_methods.method_bindings(fn_node)
     ctx.receivers.once = held_methods.bound_once(fn_node)
     values = StaticValues(ctx.namespace, ctx.static, param_names(fn_node, packed=True),
-                          store_counts(fn_node))
+                          store_counts(fn_node), ctx.examples, fn_node)
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
+    values.check_field_reads(ctx.location, fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
     _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
     held_methods.refuse_other_uses(fn_node, ctx.receivers.listed, ctx.location)
@@ -228,6 +229,7 @@ class InlineCalls:
                     original.value = s.value  # the call as resolved
             elif isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 self.values.record(s.targets[0].id, s.value, self.locals)
+            self.values.note_field(original, self.locals)
             self.ctx.receivers.note(original)
             out.append(original)
         return out
@@ -344,7 +346,8 @@ class InlineCalls:
         fn = obj
         if isinstance(obj, callables.Bound) or rules.lookup(obj) is None and not _library(obj):
             fn, call = callables.target(obj, call, self._constant)
-        if fn is not obj or self._static_local(func):
+        if fn is not obj or self._static_local(func) or self.values.held_field(
+                func, self.locals) is not MISSING:
             # what a static local, a partial or an object stands for, under a name of its own,
             # so later stages resolve the call as they would a global's
             self.values.watch(func, self.locals, obj, self.ctx.dependencies)  # `h = ACT`, `G.act`
@@ -395,34 +398,7 @@ class InlineCalls:
         return gast.Name(self.ctx.global_name(value, preferred), gast.Load(), None, None)
 
     def _needs_static(self, func, stmt):
-        """A callee that is a parameter of the transformed function (or taken from one):
-        raise ``StaticArgumentNeeded`` so the derivative is specialized per function passed."""
-        through = []
-        param = self.values.origin(func, through=through) if isinstance(func, gast.Name) else None
-        if param is None:
-            return
-        if param in self.ctx.receivers.known and getattr(func, "classes_of", None) == param:
-            return  # an object read out of `self`: specialized per its classes (analysis/ops)
-        if param in self.ctx.receivers.known:  # `self`: an object, not a function passed
-            where = func if getattr(func, "lineno", None) is not None else stmt
-            raise self.ctx.location.error(UnsupportedSyntaxError, where, (
-                "srcgrad does not support calling a method or object taken out of a list, "
-                "tuple or dict held by an object here; call it where it is named "
-                "(`self.layer.g(x)`, or `g = self.layer.g; g(x)`)"))
-        if param in self.ctx.wrt and (param in self.ctx.examples or param in self.ctx.static):
-            where = func if getattr(func, "lineno", None) is not None else stmt
-            raise self.ctx.location.error(UnsupportedSyntaxError, where, (
-                f"srcgrad does not support calling here a function held by `{param}`, which "
-                f"wrt selects (a function has no gradient; the methods and `__call__` of "
-                f"objects of your classes are inlined): differentiate with respect to the "
-                f"values it holds, or pass the function as an argument of its own"))
-        filename, lineno, offset, line = self.ctx.location.of(func)
-        raise StaticArgumentNeeded(
-            param, f"`{param}` is called as a function here: srcgrad specializes the "
-            f"derivative per function passed as `{param}`, so call the derivative with a "
-            f"function (or a tuple or dict of functions) there", held=bool(through),
-            filename=filename, lineno=lineno, offset=offset, line=line,
-        )
+        callables.needs_static(self.values, self.ctx, func, stmt)
 
     def _partial(self, stmt):
         """``p = functools.partial(fn, a, k=b)``: its arguments copied where it is made, and
@@ -525,7 +501,8 @@ class InlineCalls:
 
     def _note(self, node, bindings):
         """The stores of an inlined body and the callables its parameters are bound to."""
-        self.values.add_body(store_counts(node) + Counter(b.targets[0].id for b in bindings))
+        self.values.add_body(store_counts(node) + Counter(b.targets[0].id for b in bindings),
+                             node)
         for b in bindings:
             self.values.record(b.targets[0].id, b.value, self.locals)
 

@@ -31,9 +31,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
-import sys
 import types
-import typing
 from collections import Counter
 from typing import Any, Iterator
 
@@ -52,9 +50,16 @@ from .object_classes import (  # noqa: F401
     Classes,
     Example,
     Known,
+    _join,
+    attribute,
     classes_key,
+    fields_of,
     holds_objects,
+    is_function_value,
+    of_annotation,
+    of_value,
     own_class,
+    owner_class,
     user_class,
 )
 
@@ -82,92 +87,6 @@ def bound_key(fn: Any) -> int | None:
     """What the cache key of a transform of ``fn`` adds: the id of that instance, or None."""
     current = _BOUND.get()
     return id(current[1]) if current is not None and current[0] is fn else None
-
-
-def of_value(value, exact=False):
-    """What an example value tells of a local holding it. The elements of a list or tuple are
-    known by the first one's attributes only when every element holds objects of the same
-    classes (``classes_key``), else by their class alone."""
-    if isinstance(value, (list, tuple)) and not kind_of(value) and value:
-        classes = {type(v) for v in value}
-        element = None
-        if len(classes) == 1:
-            first = classes_key(value[0])
-            same = all(classes_key(v) == first for v in value[1:])
-            # (not a bound method's: which one an index reads is known only when it runs)
-            element = of_value(value[0]) if same and not inspect.ismethod(value[0]) else Known(
-                type(value[0]))
-        return Known(type(value), value, exact, element)
-    return Known(type(value), value, exact)
-
-
-def of_annotation(annotation, scope):
-    """What an annotation (a class, ``list[Dense]``, or their text) tells, or None."""
-    if isinstance(annotation, str):
-        try:
-            annotation = eval(annotation, dict(scope))  # noqa: S307 - the user's own annotation
-        except Exception:  # an annotation naming something not importable here: no knowledge
-            return None
-    origin = typing.get_origin(annotation)
-    if origin in (list, tuple):
-        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
-        element = of_annotation(args[0], scope) if len(set(args)) == 1 else None
-        return Known(origin, None, False, element)
-    if user_class(annotation):
-        return Known(annotation)
-    return None
-
-
-def _module_scope(cls):
-    module = sys.modules.get(getattr(cls, "__module__", ""), None)
-    return vars(module) if module is not None else {}
-
-
-def attribute(known, attr):
-    """What is known of ``obj.attr`` from what is known of ``obj``."""
-    written = known.field_of(attr)
-    if written is not None:
-        return written
-    if known.example is not None:
-        example = known.example
-        if isinstance(example, tuple) and attr in getattr(type(example), "_fields", ()):
-            return of_value(getattr(example, attr))  # a namedtuple's field
-        try:
-            value = inspect.getattr_static(example, attr)
-        except AttributeError:
-            return None
-        if isinstance(value, (property, types.FunctionType, staticmethod, classmethod)):
-            return None
-        return of_value(value)
-    for klass in known.cls.__mro__:
-        annotation = vars(klass).get("__annotations__", {}).get(attr)
-        if annotation is not None:
-            return of_annotation(annotation, _module_scope(klass))
-    return None
-
-
-def _join(a, b):
-    """What is known of a name that holds what ``a`` or ``b`` tell, or None."""
-    if b is None or a.cls is not b.cls:
-        return None
-    if a is b or a.classes or b.classes or a.method or b.method:
-        return a if a == b else None
-    fields = tuple((n, k) for n, k in a.fields if _join(k, b.field_of(n)) == k)
-    return Known(a.cls, a.example if a.example is b.example else None, a.exact and b.exact,
-                 a.element if a.element == b.element else None, fields)
-
-
-def owner_class(fn):
-    """The class a function is defined in, found by its qualified name, or None."""
-    parts = (getattr(fn, "__qualname__", "") or "").split(".")
-    if len(parts) < 2 or "<locals>" in parts:
-        return None
-    obj = getattr(fn, "__globals__", {}).get(parts[0], MISSING)
-    for part in parts[1:-1]:
-        obj = getattr(obj, part, MISSING)
-    if not user_class(obj) or inspect.getattr_static(obj, parts[-1], None) is not fn:
-        return None
-    return obj
 
 
 class Receivers(Builds, HeldMethods):
@@ -703,6 +622,11 @@ class Receivers(Builds, HeldMethods):
             checks = self._check(receiver, known) + hidden_method(  # (a field hiding it)
                 self.ctx, self.ctx.local_names, receiver.id, known.cls, func.attr, stmt)
             return checks, self._call(stmt, static, [receiver] + value.args)
+        if static is MISSING and is_function_value(
+                (fields_of(known.example) or {}).get(func.attr)):
+            # `cfg.act(x)`: the function the field holds, inlined by inline.py in a derivative
+            # specialized per the functions the objects passed hold (`classes_of`)
+            return self._unknown_receiver(func)
         if not isinstance(static, (types.FunctionType, property)) and attribute(
                 known, func.attr) is not None:
             # `self.layer1(x)`, `P.act(x)`: an object held in a field (a namedtuple's too)
