@@ -698,7 +698,7 @@ CLAIMS = [
     ("a lambda or nested def returned by a helper and called by the caller",
      calls_a_returned_lambda, 0, (X,), TRANSFORM, "a lambda that is not assigned to a name"),
     ("a function held in a field that the function (or a helper it calls) also writes",
-     calls_a_function_field_it_writes, 0, (X, SimpleNamespace(act=np.tanh)), RUN,
+     calls_a_function_field_it_writes, 0, (X, SimpleNamespace(act=np.tanh)), TRANSFORM,
      "`cfg` may hold an object not built here"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
      setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
