@@ -1,0 +1,156 @@
+"""Cases that only a surviving mutant of ``srcgrad/transform/tape.py`` (the saves of the primal
+sweep and their restores in the adjoint sweep) showed untested (docs/development.md, mutation
+testing).
+
+Each is a program a user can write: its gradient checked against central differences where the
+mutant changed a result, its generated code pinned where the mutant changed only the text. The
+comments name the mutants of ``tests/mutate_code.py`` they kill.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+import srcgrad
+
+
+def written_after_a_loop_assigns_it(a):
+    s = 0.0
+    for i in range(3):
+        x = a * (i + 1.0)
+        x[0] = x[1] * x[2]
+        s = s + np.sum(np.sin(x) * x)
+    return s
+
+
+def index_array_written_after_it_indexed_a_write(w, c):
+    x = c * 1.0
+    idx = np.array([0, 1])
+    y = np.sum(x * w)
+    x[idx] = 5.0
+    idx[0] = 2
+    return y
+
+
+def base_of_a_view_of_a_view_written(w, c):
+    x = c * 1.0
+    r = x[1:]
+    q = r[1:]
+    y = np.sum(q * w)
+    x[2] = 5.0
+    z = x[2] * 1.0
+    return y + z * w[0]
+
+
+def base_of_a_view_written(w, c):
+    x = c * 1.0
+    r = x[1:]
+    y = np.sum(r * w)
+    x[1] = 5.0
+    z = x[1] * 1.0
+    return y + z * w[0]
+
+
+C4 = np.array([0.3, 0.5, 0.7, 0.9])
+
+CASES = [
+    # x, bound anew on every trip and then written by element, is saved before the next trip
+    # binds it: the sweep of each trip reads its own x. Kills tape:119 Tape._save (comparison:
+    # `var in self.item_written`, no save of an array written by element: every trip's sweep
+    # read the last trip's x)
+    (written_after_a_loop_assigns_it, (np.array([0.3, 0.5, 0.7]),)),
+    # the write into idx is undone before the sweep undoes x[idx] = 5.0 with it: the sweep
+    # reads idx only through that undo. Kills tape:325 _reads (left operand only: `return
+    # read, viewed`, without the index names the undo reads)
+    (index_array_written_after_it_indexed_a_write, (np.array([0.3, 0.5, 0.9]), C4[:3])),
+    # the sweep reads q (a view of a view of x), never x: the write into x is undone because q
+    # shares its memory. Kills tape:334 _with_bases (condition negated: no base at all) and
+    # tape:338 (call dropped: r, but not r's own base x)
+    (base_of_a_view_of_a_view_written, (np.array([0.3, 0.5]), C4)),
+    (base_of_a_view_written, (np.array([0.3, 0.5, 0.9]), C4)),
+]
+
+
+def _central(f, args, h=1e-6):
+    x = np.array(args[0], dtype=float)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = h
+        up = f(x + step, *(np.copy(a) for a in args[1:]))
+        down = f(x - step, *(np.copy(a) for a in args[1:]))
+        out[i] = (up - down) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_the_sweep_reads_the_values_the_primal_overwrote(f, args):
+    want = _central(f, args)
+    df = srcgrad.grad(f)
+    for _ in range(2):  # the same on every call
+        got = df(*(np.copy(a) for a in args))
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def base_rebound_on_a_branch(w, c, flag):
+    x = c * 1.0
+    if flag > 0:
+        x = c * 2.0
+    r = x[1:]
+    return np.sum(r * w)
+
+
+def new_on_a_branch_after_a_loop(x, c):
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(x * x)
+    if c > 0:
+        t = np.sin(x)
+    else:
+        t = np.cos(x)
+    return s + np.sum(t * x)
+
+
+def constant_on_both_branches(x, c):
+    k = 1.0
+    if c > 0:
+        k = 2.0
+    else:
+        k = 3.0
+    return np.sum(x * x) + k
+
+
+def _else_that_does_nothing(text):
+    return [
+        n.lineno for n in ast.walk(ast.parse(text))
+        if isinstance(n, (ast.If, ast.For, ast.While))
+        and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.Pass)
+    ]
+
+
+def test_what_the_sweep_never_reads_is_not_saved():
+    # The generated code is a product: these pin its text where a mutant changed only that.
+    w, c = np.array([0.3, 0.5]), np.array([0.3, 0.5, 0.7])
+    # x is rebound on a branch and the sweep reads only its view r: the name x need not be
+    # saved (a rebinding leaves r's memory alone). Kills tape:263 Tape._lower (branches
+    # swapped; comparison `is not`: a VALUE save checked against the names with their views'
+    # bases) and tape:333 _with_bases (call dropped: the bases added into the sweep's reads)
+    df = srcgrad.grad(base_rebound_on_a_branch)
+    np.testing.assert_allclose(df(w, c, 1.0), 2.0 * c[1:], rtol=1e-12)
+    assert "x_saved" not in srcgrad.source(df)
+    # t is new where the branch binds it (after a loop, outside any): no old value to save.
+    # Kills tape:169 Tape._primal_loop (constant: `depth += 2`, the depth left at 1 after the
+    # loop, so a name surely unbound got a save of None)
+    x = np.array([0.3, 0.5])
+    df = srcgrad.grad(new_on_a_branch_after_a_loop)
+    np.testing.assert_allclose(df(x, 1.0), 4 * x + np.sin(x) + x * np.cos(x), rtol=1e-12)
+    assert "t_saved" not in srcgrad.source(df)
+    # the restores of an inactive branch are dropped (the sweep never reads k): the else
+    # branch of the reversed if is then empty and left out, not `else: pass`. Kills tape:254
+    # Tape._rewrite (branches swapped; comparison `!=`: a body emptied, an orelse given `pass`)
+    df = srcgrad.grad(constant_on_both_branches)
+    np.testing.assert_allclose(df(x, 1.0), 2 * x, rtol=1e-12)
+    assert _else_that_does_nothing(srcgrad.source(df)) == []
