@@ -120,16 +120,18 @@ def binding_counts(fn_node):
     return store_counts(fn_node) + Counter(param_names(fn_node, packed=True))
 
 
-def index_value(node):
-    """A subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``)."""
+def index_value(node, slice_name="slice"):
+    """A subscript's index as an expression (``a:b`` -> ``slice(a, b, None)``). ``slice_name``:
+    the name generated code calls the builtin ``slice`` by (``ctx.global_name``: another name
+    where the user's module binds ``slice`` to something else)."""
     if isinstance(node, gast.Slice):
         parts = [
             p if p is not None else gast.Constant(None, None)
             for p in (node.lower, node.upper, node.step)
         ]
-        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+        return gast.Call(gast.Name(slice_name, gast.Load(), None, None), parts, [])
     if isinstance(node, gast.Tuple):
-        return gast.Tuple([index_value(e) for e in node.elts], gast.Load())
+        return gast.Tuple([index_value(e, slice_name) for e in node.elts], gast.Load())
     return node
 
 

@@ -48,7 +48,8 @@ def run(fn_node, ctx):
     ``ctx.active`` (the variables derivatives flow through, from ``ctx.wrt`` to the returned
     name). The tree is returned unchanged."""
     ctx.local_names = local_names(fn_node)
-    classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location, ctx.dependencies)
+    classifier = OpClassifier(ctx.namespace, ctx.local_names, ctx.location, ctx.dependencies,
+                              ctx.global_name(slice, "slice"))
     out = fn_node.body[-1].value
     outputs = {out.id} if isinstance(out, gast.Name) else set()
     activity = Activity(classifier, forward=ctx.mode in ("jvp", "tangent", "linearize"))

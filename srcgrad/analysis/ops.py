@@ -267,11 +267,14 @@ def _atoms(arg):
 
 
 class OpClassifier:
-    def __init__(self, namespace, local_names, location, dependencies=None):
+    def __init__(self, namespace, local_names, location, dependencies=None, slice_name="slice"):
         self.namespace = namespace
         self.locals = local_names
         self.location = location
         self.dependencies = dependencies  # ctx.dependencies (derived_callee)
+        # the name an index's slice is called by (ctx.global_name: the user's module may bind
+        # `slice` to its own function)
+        self.slice_name = slice_name
 
     def classify(self, value):
         if isinstance(value, gast.Name):
@@ -291,7 +294,7 @@ class OpClassifier:
         if isinstance(value, gast.Attribute):
             return self._attribute(value)
         if isinstance(value, gast.Subscript):
-            index = index_value(value.slice)
+            index = index_value(value.slice, self.slice_name)
             return self._rule_op(operator.getitem, [value.value, index], [], value)
         if isinstance(value, gast.Call):
             return self._call(value)

@@ -42,11 +42,14 @@ def in_place_helpers(ctx):
     """The runtime helpers ANF writes in-place list and array updates with, by generated name."""
     from .. import runtime
 
-    return {
+    helpers = {
         name: ctx.global_name(getattr(runtime, name), name)
         for name in ("list_append", "list_pop", "setitem", "check_not_array", "max_of", "min_of",
                      "repeat_sequence", "check_unpacked")
     }
+    # the builtins ANF writes calls of: the user's module may bind their names to its own
+    helpers.update((f.__name__, ctx.global_name(f, f.__name__)) for f in (bool, slice))
+    return helpers
 
 
 def _text(value):
@@ -157,7 +160,7 @@ class ANF:
             # `if acc: acc.pop()`, or a helper inlined later that empties acc); the reverse
             # sweep must replay the branch on the truth the test had when it ran, not on the
             # value the branch left, so that truth is taken first
-            truth = gast.Call(gast.Name("bool", gast.Load(), None, None), [test], [])
+            truth = gast.Call(self._builtin("bool"), [test], [])
             test = self._bind(gast.copy_location(truth, node.test), self.namer.temp(truth))
         self._emit(gast.If(test, body or [gast.Pass()], orelse))
 
@@ -197,6 +200,11 @@ class ANF:
         else:
             self._emit(gast.While(simple, body, []))
 
+    def _builtin(self, word):
+        """The name generated code calls the builtin ``word`` by (in_place_helpers)."""
+        return gast.Name(self.helpers.get(word, word) if self.helpers else word, gast.Load(),
+                         None, None)
+
     def _emit(self, stmt):
         stmt.lineno = self.lineno
         stmt.col_offset = 0
@@ -208,7 +216,7 @@ class ANF:
             return
         if isinstance(target, gast.Subscript):
             # `y[i] = v` as a value: `y = setitem(y, i, v)`, an overwrite of `y` in place
-            index = index_value(self._index(target.slice))
+            index = index_value(self._index(target.slice), self._builtin("slice").id)
             helper = gast.Name(self.setitem, gast.Load(), None, None)
             call = gast.Call(helper, [target.value, index, self.atom(value)], [])
             self._emit(_assign(target.value.id, gast.copy_location(call, target)))

@@ -436,9 +436,9 @@ class CopyBeforeWrite:
         value = stmt.value
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
             helper = self.ctx.global_name(runtime.copy_item, "copy_item")
+            index = index_value(value.slice, self.ctx.global_name(slice, "slice"))
             stmt.value = gast.copy_location(
-                gast.Call(gast.Name(helper, gast.Load(), None, None),
-                          [value.value, index_value(value.slice)], []),
+                gast.Call(gast.Name(helper, gast.Load(), None, None), [value.value, index], []),
                 value,
             )
             return

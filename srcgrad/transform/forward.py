@@ -526,8 +526,7 @@ class _SliceSyntax(NodeTransformer):
         if (
             isinstance(index, gast.Call)
             and isinstance(index.func, gast.Name)
-            and index.func.id == "slice"
-            and self.namespace.lookup("slice") is builtins.slice
+            and self.namespace.lookup(index.func.id) is builtins.slice
             and len(index.args) == 3
             and not index.keywords
         ):

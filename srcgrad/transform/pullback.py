@@ -183,7 +183,8 @@ def _reusable(sweep, grads, ctx, back, bound, stacks):
     sweep = without_dels(sweep, bound - _stored(sweep, deleted=False))
     exposed = exposed_reads(sweep)[1]
     defaults = sorted(((_stored(sweep) & exposed) | stacks) & bound, key=_first_use(sweep))
-    copies = [assign(s, gast.Call(name("list"), [name(s)], [])) for s in defaults if s in stacks]
+    listed = ctx.global_name(list, "list")
+    copies = [assign(s, gast.Call(name(listed), [name(s)], [])) for s in defaults if s in stacks]
     if copies:
         copies.insert(0, comment("each call pops copies of the stacks: the primal's stay whole"))
     grads = owned(grads, sweep, ctx, bound)
