@@ -145,11 +145,18 @@ class NonScalarOutputError(SrcgradError):
 class SeedShapeError(SrcgradError):
     """The seed passed to a ``vjp`` does not have the shape of the function's output."""
 
-    def __init__(self, seed_shape, out_shape):
+    def __init__(self, seed_shape, out_shape, where="", structure=None):
         self.seed_shape = tuple(seed_shape)
         self.out_shape = tuple(out_shape)
+        part = f"`{where}` of the output" if where else "the function's output"
+        if structure is not None:  # a container or object whose structure differs
+            super().__init__(
+                f"vjp seed{where} is {structure[0]} but {part} is {structure[1]}; the seed must "
+                f"have the structure of the output (None for a zero part)"
+            )
+            return
         super().__init__(
-            f"vjp seed has shape {self.seed_shape} but the function's output has shape "
+            f"vjp seed{where} has shape {self.seed_shape} but {part} has shape "
             f"{self.out_shape}; the seed must have the shape of the output"
         )
 
@@ -157,9 +164,15 @@ class SeedShapeError(SrcgradError):
 class TangentShapeError(SrcgradError):
     """A tangent passed to a ``jvp`` does not have the shape of the argument it belongs to."""
 
-    def __init__(self, tangent_shape, arg_shape, name):
+    def __init__(self, tangent_shape, arg_shape, name, structure=None):
         self.tangent_shape = tuple(tangent_shape)
         self.arg_shape = tuple(arg_shape)
+        if structure is not None:  # a container or object whose structure differs
+            super().__init__(
+                f"jvp tangent for {name!r} is {structure[0]} but the argument is {structure[1]}; "
+                f"each tangent must have the structure of its argument"
+            )
+            return
         super().__init__(
             f"jvp tangent for {name!r} has shape {self.tangent_shape} but the argument has shape "
             f"{self.arg_shape}; each tangent must have the shape of its argument"

@@ -5,6 +5,7 @@ explicit (numerical) Jacobians, and higher orders against exact derivatives of p
 against differences of a lower-order derivative.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -225,6 +226,56 @@ def test_vjp_seed_shape_mismatch_names_both_shapes():
     with pytest.raises(SeedShapeError) as info:
         vjp(doubled_square)(np.ones(3), np.ones((2, 3)))
     assert "(2, 3)" in str(info.value) and "(3,)" in str(info.value)
+
+
+@dataclasses.dataclass
+class SineAndSum:
+    s: np.ndarray
+    total: float
+    n: int
+
+
+def object_output(x):
+    return SineAndSum(np.sin(x), np.sum(x), 3)
+
+
+def dict_output(d):
+    return {"a": np.sin(d["a"]), "b": d["b"] * 2.0}
+
+
+def dict_argument(d):
+    return np.sum(np.sin(d["a"])) + np.sum(d["b"] ** 2)
+
+
+def test_structured_seeds_and_tangents_are_checked_part_by_part():
+    # a part of a dict or object seed (or tangent) of the wrong shape, a key missing or too
+    # many, a list for an array: each was taken without a word (a gradient of the seed's shape,
+    # a missing key a zero, an extra key dropped)
+    x = np.array([0.7, -1.3, 2.1])
+    d = {"a": x, "b": 2.0 * x}
+    ones = np.ones(3)
+    for seed, where in ((SineAndSum(np.ones((2, 3)), 1.0, 0), r"seed\.s has shape \(2, 3\)"),
+                        (SineAndSum(ones, ones, 0), r"seed\.total has shape \(3,\)")):
+        with pytest.raises(SeedShapeError, match=where):
+            vjp(object_output)(x, seed)
+    for seed, where in (({"a": ones, "b": np.ones(2)}, r"seed\['b'\] has shape \(2,\)"),
+                        ({"a": ones}, r"keys \['a'\] but the function's output is a dict"),
+                        ({"a": ones, "b": ones, "c": ones}, "keys"),
+                        ({"a": np.ones((1, 3)), "b": ones}, r"seed\['a'\] has shape \(1, 3\)")):
+        with pytest.raises(SeedShapeError, match=where):
+            vjp(dict_output)(d, seed)
+    with pytest.raises(SeedShapeError, match="list of 3 values"):
+        vjp(doubled_square)(x, [1.0, 1.0, 1.0])
+    for tangent in ({"a": ones}, {"a": ones, "b": ones, "c": ones}):
+        with pytest.raises(TangentShapeError, match="keys"):
+            jvp(dict_argument)(d, tangent)
+    # None is a zero part; a field that carries no gradient (an int) takes anything
+    g = vjp(dict_output)(d, {"a": ones, "b": None})
+    np.testing.assert_allclose(g["a"], np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(g["b"], 0.0)
+    assert jvp(dict_argument)(d, {"a": ones, "b": None})[1] == pytest.approx(np.sum(np.cos(x)))
+    g = vjp(object_output)(x, SineAndSum(ones, 1.0, None))
+    np.testing.assert_allclose(g, np.cos(x) + 1.0, rtol=1e-12)
 
 
 def two_outputs(x):

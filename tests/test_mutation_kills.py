@@ -461,14 +461,18 @@ def _sum_of_sines(x):
 
 
 def test_jvp_tangents_are_checked_against_their_arguments():
-    # check_tangent: a dict tangent's entries are checked where present (`k not in tangent`
-    # skipped them), a structured tangent for an array is refused naming the shapes (with
-    # `_structure(x)` dropped it named the array's values)
+    # check_tangent: a dict tangent's entries are checked (`k not in tangent` skipped them), a
+    # key missing is an error (it was taken for a zero without a word; None says zero), a
+    # structured tangent for an array is refused naming the shapes (with `_structure(x)`
+    # dropped it named the array's values)
     x = np.array([0.5, -1.0, 2.0])
     d = {"a": x, "b": x[:2]}
     with pytest.raises(TangentShapeError, match=r"\['b'\]"):
         srcgrad.jvp(_dict_argument)(d, {"a": x, "b": x})
-    assert srcgrad.jvp(_dict_argument)(d, {"a": x})[1] == pytest.approx(2.0 * np.sum(x))
+    assert srcgrad.jvp(_dict_argument)(d, {"a": x, "b": None})[1] == pytest.approx(
+        2.0 * np.sum(x))
+    with pytest.raises(TangentShapeError, match=r"keys \['a'\] but the argument is a dict"):
+        srcgrad.jvp(_dict_argument)(d, {"a": x})
     with pytest.raises(TangentShapeError, match=r"the argument has shape \(3,\);"):
         srcgrad.jvp(_sum_of_sines)(x, (x,))
 

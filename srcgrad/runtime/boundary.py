@@ -18,7 +18,7 @@ from ..errors import (
 )
 from .complex_values import complex_output_error, conj_like, conj_seed, is_complex
 from .containers import Cotangents, DictCotangents, cast_like
-from .pytrees import check_structure, kind_of, rebuild
+from .pytrees import _differentiable, check_structure, fields, kind_of, rebuild
 from .shapes import as_array, float_dtype
 
 
@@ -189,6 +189,7 @@ def check_seed(seed, out):
                 f"the vjp seed is a {type(seed).__name__}, but the output is a "
                 f"{type(out).__name__}: the seed of a structure has its structure"
             )
+        check_like(seed, out, "", _seed_error)
         return conj_like(seed, seed)
     if isinstance(out, (tuple, list)):
         if not isinstance(seed, (tuple, list)) or len(seed) != len(out):
@@ -196,9 +197,74 @@ def check_seed(seed, out):
         # None in a structured seed is a zero cotangent (the part of a derived function's tuple
         # output that nothing read)
         return Cotangents(None if s is None else check_seed(s, o) for s, o in zip(seed, out))
-    if np.shape(seed) != np.shape(out):
+    if isinstance(out, dict) or isinstance(seed, (dict, tuple, list)):
+        check_like(seed, out, "", _seed_error)
+    elif np.shape(seed) != np.shape(out):
         raise SeedShapeError(np.shape(seed), np.shape(out))
     return conj_seed(seed)
+
+
+def check_like(given, value, where, error):
+    """Raise ``error(given, value, where, structural)`` where the seed or tangent ``given`` has
+    not the structure and shapes of ``value``, through dicts, lists, tuples and objects: the
+    keys of a dict (a key missing is an error unless its value carries no gradient; a
+    ``DictCotangents`` of generated code leaves zero parts out), the fields of an object, the
+    shape of each array or number. ``None`` is a zero part; a part of ``value`` that carries no
+    gradient (an int, a string) takes anything."""
+    if given is None or not _differentiable(value):
+        return
+    if kind_of(value) is not None:
+        if type(given) is not type(value):
+            raise error(given, value, where, True)
+        theirs = fields(given)
+        for name, part in fields(value).items():
+            check_like(theirs.get(name), part, f"{where}.{name}", error)
+    elif isinstance(value, dict):
+        _check_dict_like(given, value, where, error)
+    elif isinstance(value, (tuple, list)):
+        if not isinstance(given, (tuple, list)) or len(given) != len(value):
+            raise error(given, value, where, True)
+        for i, (g, part) in enumerate(zip(given, value)):
+            check_like(g, part, f"{where}[{i}]", error)
+    elif isinstance(given, (tuple, list, dict)) or kind_of(given) is not None:
+        raise error(given, value, where, True)
+    elif np.shape(given) != np.shape(value):
+        raise error(given, value, where, False)
+
+
+def _check_dict_like(given, value, where, error):
+    if not isinstance(given, dict):
+        raise error(given, value, where, True)
+    extra = [k for k in given if k not in value]
+    missing = [k for k, v in value.items() if k not in given and _differentiable(v)]
+    if extra or (missing and type(given) is dict):
+        raise error(given, value, where, True)
+    for k, part in value.items():
+        if k in given:
+            check_like(given[k], part, f"{where}[{k!r}]", error)
+
+
+def _described_part(x):
+    if isinstance(x, dict):
+        return f"a dict with keys {list(x)}"
+    if isinstance(x, (tuple, list)) or kind_of(x) is not None:
+        return f"a {type(x).__name__} of {len(fields(x) or x)} values"
+    return f"an array of shape {np.shape(x)}"
+
+
+def _seed_error(given, value, where, structural):
+    return SeedShapeError(np.shape(given) if not structural else (), np.shape(value)
+                          if not structural else (), where,
+                          (_described_part(given), _described_part(value)) if structural else None)
+
+
+def _tangent_error(name):
+    def error(given, value, where, structural):
+        if structural:
+            return TangentShapeError((), (), name + where,
+                                     (_described_part(given), _described_part(value)))
+        return TangentShapeError(np.shape(given), np.shape(value), name + where)
+    return error
 
 
 def _structure(x):
@@ -218,6 +284,7 @@ def check_tangent(tangent, x, name="x"):
                 f"jvp tangent for {name!r} is a {type(tangent).__name__}, but the argument is a "
                 f"{type(x).__name__}: the tangent of a structure has its structure"
             )
+        check_like(tangent, x, "", _tangent_error(name))
         return tangent
     if isinstance(x, (tuple, list)) or isinstance(tangent, (tuple, list)):
         if not (isinstance(x, (tuple, list)) and isinstance(tangent, (tuple, list))
@@ -226,10 +293,8 @@ def check_tangent(tangent, x, name="x"):
         for i, (t, v) in enumerate(zip(tangent, x)):
             check_tangent(t, v, f"{name}[{i}]")
         return tangent
-    if isinstance(x, dict) and isinstance(tangent, dict):
-        for k, v in x.items():
-            if k in tangent:
-                check_tangent(tangent[k], v, f"{name}[{k!r}]")
+    if isinstance(x, dict) or isinstance(tangent, dict):
+        check_like(tangent, x, "", _tangent_error(name))
         return tangent
     if np.shape(tangent) != np.shape(x):
         raise TangentShapeError(np.shape(tangent), np.shape(x), name)
