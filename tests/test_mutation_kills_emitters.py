@@ -522,3 +522,24 @@ def test_a_gradient_rule_that_reads_an_unknown_name_is_refused_when_inlined():
     assert "internal" not in info.value.message
     assert info.value.filename == __file__
     assert info.value.line.strip().startswith("return dy * NOT_DEFINED_ANYWHERE")
+
+
+def power_with_a_sent_name(x, n):
+    if n == 0:
+        return 1.0
+    seed_sent = np.sin(x)
+    return x * power_with_a_sent_name(x, n - 1) + seed_sent * seed_sent
+
+
+def test_the_value_a_split_derivative_is_sent_takes_a_fresh_name():
+    # the jvp of a recursion's split derivative (behind hessian) receives `(seed, its tangent)`
+    # at its yield under a fresh name: not `seed_sent` when the function has a variable of
+    # that name (the tuple overwrote it: a TypeError). Kills forward:316
+    # ForwardAD._split_yield (call dropped: the name not made fresh).
+    def f(x):
+        return power_with_a_sent_name(x, 3)
+
+    h = 1e-5
+    g = srcgrad.grad(f)
+    want = (g(0.7 + h) - g(0.7 - h)) / (2 * h)
+    assert srcgrad.hessian(f)(0.7) == pytest.approx(want, rel=1e-7)
