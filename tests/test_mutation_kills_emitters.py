@@ -543,3 +543,23 @@ def test_the_value_a_split_derivative_is_sent_takes_a_fresh_name():
     g = srcgrad.grad(f)
     want = (g(0.7 + h) - g(0.7 - h)) / (2 * h)
     assert srcgrad.hessian(f)(0.7) == pytest.approx(want, rel=1e-7)
+
+
+def nests_itself_in_a_loop(x):
+    d = {"a": x}
+    for _ in range(2):
+        d = {"a": d["a"] * x, "b": d}
+    return np.sum(d["a"]) + np.sum(d["b"]["a"])
+
+
+def test_forward_mode_of_a_dict_a_loop_rebuilds_around_itself():
+    # `d = {..., "b": d}` rebinds d to a dict holding its old value: the statement overwrites
+    # its own operand and its op is no rule. Kills forward:392 ForwardAD._needs_result
+    # (boolean operator `and`: the rule's broadcast flag read where there is no rule).
+    x = np.array([0.3, 0.5])
+    h = 1e-6
+    want = [(nests_itself_in_a_loop(x + h * e) - nests_itself_in_a_loop(x - h * e)) / (2 * h)
+            for e in np.eye(2)]
+    jvp = srcgrad.jvp(nests_itself_in_a_loop)
+    got = [jvp(x, e)[1] for e in np.eye(2)]
+    np.testing.assert_allclose(got, want, rtol=1e-7)
