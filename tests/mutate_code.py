@@ -346,6 +346,8 @@ class Mutator:
         each test takes (``reads[nodeid]``: a set of rule ids)."""
         from _pytest.runner import runtestprotocol
 
+        from srcgrad.transforms import forget
+
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -362,6 +364,10 @@ class Mutator:
                     nxt = items[i + 1] if i + 1 < len(items) else None
                     HITS.clear()
                     READS.clear()
+                    # each test derives its functions anew: a derivative an earlier test left in
+                    # srcgrad's memory would neither be mutated nor record coverage (a golden
+                    # file's test read the text another test had generated)
+                    forget()
                     began = time.time()
                     reports = runtestprotocol(item, nextitem=nxt, log=False)
                     if cover is not None:
