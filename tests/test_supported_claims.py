@@ -663,9 +663,12 @@ def _make_scaled(c):
     return lambda t: c * t
 
 
-def calls_a_returned_lambda(x):
-    g = _make_scaled(2.0)
-    return np.sum(g(x))
+def keeps_a_closure_of_an_earlier_trip(x):
+    for k in range(3):
+        g = _make_scaled(x * (k + 1.0))
+        if k == 0:
+            h = g
+    return np.sum(h(x))
 
 
 def calls_a_function_field_it_writes(x, cfg):
@@ -695,8 +698,8 @@ CLAIMS = [
      "the copy of `L` made here is shallow"),
     ("taken at a key a call computes", writes_into_a_copy_at_a_computed_key, 0,
      (X, [X, [X * 1.5]]), TRANSFORM, "Bind the key to a name first"),
-    ("a lambda or nested def returned by a helper and called by the caller",
-     calls_a_returned_lambda, 0, (X,), TRANSFORM, "a lambda that is not assigned to a name"),
+    ("a function made again on each trip of a loop that holds values of its own",
+     keeps_a_closure_of_an_earlier_trip, 0, (X,), TRANSFORM, "a later trip makes it anew"),
     ("a function held in a field that the function (or a helper it calls) also writes",
      calls_a_function_field_it_writes, 0, (X, SimpleNamespace(act=np.tanh)), TRANSFORM,
      "`cfg` may hold an object not built here"),

@@ -418,6 +418,7 @@ ELSEWHERE = {
     "methods, `__call__` (`self.layer1(x)`)": "tests/test_objects.py",
     "a function held in a field of an object and called through it": (
         "tests/test_function_fields.py"),
+    "a lambda or nested def returned by a helper (a factory": "tests/test_factories.py",
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",

@@ -104,8 +104,13 @@ class StaticValues:
         self.examples = {p: v for p, v in (examples or {}).items() if p in self.params}
         # the attributes the bodies write (`cfg.act = ...`), ITEMS if they write items
         self.written = set() if node is None else written_attributes(node)
+        self.root = node
         self.field_reads = []  # (fields, whether items too, where) of each `held_field` read
         self.local_fields = {}  # name -> {field: the function it holds} of objects built here
+        self.loops = 0  # how many loops the statement being inlined is in
+        # (name, function) where a name in a loop is given a local function holding values of
+        # its own (defaults, a helper's variables), which another trip makes anew
+        self.aliases_in_loops = []
 
     def add_body(self, stores, node=None):
         """The store counts of an inlined body (its names are fresh), and the attributes it
@@ -180,7 +185,17 @@ class StaticValues:
     def check_field_reads(self, location, node):
         """Refuse a function read out of a field (``held_field``) that a body inlined after
         the read writes (``cfg.act = g`` in a helper called later in a loop): the derivative
-        would call the function the field held first on every trip."""
+        would call the function the field held first on every trip. Refuse a name bound in a
+        loop to a local function holding values of its own (``h = g`` of ``g = lambda t,
+        c=c: ...`` or ``g = make(c)``, a helper returning a closure), made again on a later
+        trip: its calls would read the values of the last one made."""
+        for where, _ in self.aliases_in_loops:
+            raise location.error(UnsupportedSyntaxError, where, (
+                "srcgrad does not support another name (or a tuple, list or dict) given, in a "
+                "loop, a function made there that holds values of its own (default values, "
+                "or the variables of the helper that returned it): a later trip makes it "
+                "anew, and its calls would read the values of the last one made; call it in "
+                "the trip that makes it, or make it after the loop"))
         written = self.written | written_attributes(node)
         writes = Counter(written_attributes(node, counted=True))
         for steps, items, expr in self.field_reads:
@@ -240,13 +255,18 @@ class StaticValues:
             return {k.value: v for k, v in zip(expr.keys, values)}
         return MISSING
 
-    def record(self, target, value, locals_):
+    def record(self, target, value, locals_, made=False):
         """Note ``target = value`` (assigned once): its static value, if it has one, and its
-        definition, to trace a parameter through."""
+        definition, to trace a parameter through. ``made``: the name a helper's result is
+        bound to (``f = make(a)``), where the function it returns is made."""
         if self.stores[target] != 1:
             return
         self.defs[target] = value
         known = self.value(value, locals_)
+        held = [f for f in _local_functions_in(known) if f != target and _frozen(
+            self.local_functions.get(f))]
+        if held and self.loops and not made:
+            self.aliases_in_loops.append((value, held[0]))
         if known is not MISSING and is_callable_value(known):
             self.values[target] = known
 
@@ -375,6 +395,97 @@ class StaticValues:
 ITEMS = "[]"  # what ``written_attributes`` gives for a body that may write items
 _CHANGES = ("append", "extend", "insert", "setitem", "pop", "remove", "clear", "sort",
             "reverse", "update", "delitem", "setdefault")
+
+
+def unrolled(values, loop, namer, locals_):
+    """``for fn in fs: body`` (as control.py writes it: ``for i in range(len(fs)): fn =
+    fs[i]; ...``) over a list or tuple of functions known only here, where the inliner made
+    them (``fs = [make(a), make_def(b)]`` of helpers returning a closure), ``fs`` assigned
+    once and read by nothing else: one copy of ``body`` per item, its names ``fn`` and ``i``
+    names of their own bound to ``fs[k]`` and ``k``, and ``fn``, ``i`` bound to the last
+    after them, as Python leaves them. None for any other statement."""
+    form = _loop_over_values(values, loop, locals_)
+    if form is None:
+        return None
+    seq, index, target, count = form
+    out = []
+    for k in range(count):
+        renames = {}
+        for name in (index, target):
+            renames[name] = namer.fresh(name)
+            locals_.add(renames[name])
+            values.stores[renames[name]] += 1
+        out.append(_bound(renames[index], gast.Constant(k, None), loop))
+        out.append(_bound(renames[target], gast.Subscript(
+            gast.Name(seq, gast.Load(), None, None), gast.Constant(k, None), gast.Load()), loop))
+        for stmt in loop.body[1:]:
+            copy = clone(stmt)
+            for n in gast.walk(copy):
+                if isinstance(n, gast.Name) and n.id in renames:
+                    n.id = renames[n.id]
+            out.append(copy)
+    return out + [_bound(index, gast.Constant(count - 1, None), loop), _bound(
+        target, gast.Subscript(gast.Name(seq, gast.Load(), None, None),
+                               gast.Constant(count - 1, None), gast.Load()), loop)]
+
+
+def _bound(name, value, where):
+    return gast.copy_location(gast.Assign([gast.Name(name, gast.Store(), None, None)], value,
+                                          None), where)
+
+
+def _loop_over_values(values, loop, locals_):
+    """(``fs``, ``i``, ``fn``, the number of items) of ``for i in range(n): fn = fs[i]; ...``
+    with ``n = len(fs)``, ``fs`` a list or tuple of functions known here that nothing else
+    reads, no jump out of the body; else None."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and isinstance(
+            loop.iter, gast.Call) and len(loop.iter.args) == 1 and isinstance(
+            loop.iter.args[0], gast.Name)) or loop.orelse or values.root is None or not (
+            loop.body and isinstance(loop.body[0], gast.Assign)):
+        return None
+    first, index = loop.body[0], loop.target.id
+    item, target = first.value, first.targets[0]
+    if not (isinstance(item, gast.Subscript) and isinstance(item.value, gast.Name) and isinstance(
+            item.slice, gast.Name) and item.slice.id == index and isinstance(target, gast.Name)):
+        return None
+    seq = item.value.id
+    sized = next((n for n in gast.walk(values.root) if isinstance(n, gast.Assign) and any(
+        isinstance(t, gast.Name) and t.id == loop.iter.args[0].id for t in n.targets)), None)
+    size = getattr(sized, "value", None)
+    held = values.value(item.value, locals_)
+    if not (values.namespace.resolve(loop.iter.func, locals_) is range and isinstance(
+            size, gast.Call) and values.namespace.resolve(size.func, locals_) is len and len(
+            size.args) == 1 and values.stores[loop.iter.args[0].id] == 1 and isinstance(size.args[0], gast.Name)
+            and size.args[0].id == seq and isinstance(held, (list, tuple)) and held
+            and _local_functions_in(held) and values.stores[seq] == 1
+            and values.stores[target.id] == 1 and values.stores[index] == 1):
+        return None
+    allowed = {id(size.args[0]), id(item.value)}
+    if any(isinstance(n, gast.Name) and n.id == seq and isinstance(n.ctx, gast.Load)
+           and id(n) not in allowed for n in gast.walk(values.root)) or any(
+            isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in gast.walk(loop)):
+        return None
+    sized.value = gast.copy_location(gast.Constant(len(held), None), size)  # (fs read no more)
+    return seq, index, target.id, len(held)
+
+
+def _local_functions_in(value):
+    """The names of the local functions ``value`` is or holds (in tuples, lists, dicts)."""
+    if isinstance(value, LocalFunction):
+        return [value.name]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [n for v in value for n in _local_functions_in(v)]
+    return []
+
+
+def _frozen(found):
+    """Whether a local function ``(FunctionDef, location)`` holds values of its own: defaults
+    evaluated where it is made, or the variables of the helper that made it."""
+    node = found[0] if found is not None else None
+    return node is not None and (getattr(node, "frozen", False) or bool(
+        node.args.defaults) or any(d is not None for d in node.args.kw_defaults))
 
 
 def needs_static(values, ctx, func, stmt):

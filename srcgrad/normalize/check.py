@@ -95,7 +95,8 @@ def run(fn_node, ctx):
                                      HeldItems.SAME))
         return count
 
-    fn_node = unpacking.unroll_function_loops(fn_node, known, params)
+    fn_node = unpacking.unroll_function_loops(fn_node, known, params, _remade_in_loops(
+        fn_node, {n: f[0] for n, f in ctx.local_functions.items()}))
     _pin_called_items(fn_node, namespace, ctx)
     return fn_node
 
@@ -115,6 +116,18 @@ def _passed_functions(param, ctx, written):
         param.id, f"`{param.id}` holds the functions a loop calls: srcgrad specializes the "
         f"derivative per tuple of functions passed as `{param.id}`, so call the derivative with "
         f"one there", held=True, filename=filename, lineno=lineno, offset=offset, line=line)
+
+
+def _remade_in_loops(fn_node, local_functions):
+    """The local functions whose default values a loop evaluates anew on each trip
+    (``g = lambda t, c=a * k: ...`` in a loop): each trip makes another function, so a name
+    or a literal holding one of them is not the same function everywhere."""
+    in_loops = {t.id for loop in walk(fn_node) if isinstance(loop, (gast.For, gast.While))
+                for n in walk(loop) if isinstance(n, gast.Assign)
+                for t in n.targets if isinstance(t, gast.Name)}
+    return {name for name, node in local_functions.items()
+            if any(isinstance(d, gast.Name) and d.id in in_loops for d in
+                   node.args.defaults + [k for k in node.args.kw_defaults if k is not None])}
 
 
 def _pin_called_items(fn_node, namespace, ctx):
@@ -296,7 +309,8 @@ class CheckSupported(NodeVisitor):
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
         fn_node = unpacking.spread(fn_node, self.forwarded)
-        fn_node = unpacking.unroll_function_loops(fn_node)
+        fn_node = unpacking.unroll_function_loops(fn_node, remade=_remade_in_loops(
+            fn_node, self.local_functions))
         fn_node.body = _del_items_as_pops(fn_node.body, {
             n.id for n in walk(fn_node) if isinstance(n, gast.Name)})
         for stmt in fn_node.body:
@@ -395,6 +409,11 @@ class CheckSupported(NodeVisitor):
         self.visit(node.value)
         for t in node.targets:
             self.generic_visit(t)
+
+    def visit_Return(self, node):
+        if self.inlined and isinstance(node.value, gast.Lambda):
+            return  # a helper returning a lambda (a factory): taken out like a nested def
+        self.generic_visit(node)
 
     def visit_Delete(self, node):
         for target in node.targets:

@@ -192,6 +192,10 @@ class InlineCalls:
         receivers = self.ctx.receivers
         for s in stmts:
             if isinstance(s, (gast.If, gast.For, gast.While)):
+                copies = callables.unrolled(self.values, s, self.ctx.namer, self.locals)
+                if copies is not None:  # `for fn in fs` of `fs = [make(a), make(b)]`
+                    out.extend(self.block(copies))
+                    continue
                 out.append(self._control(s))
                 continue
             if isinstance(s, gast.AugAssign):  # `q += w` of an object: its `__iadd__`
@@ -245,7 +249,9 @@ class InlineCalls:
             receivers.widen(s, self._probe)
             _foreseen(receivers, s, head)
         before = receivers.snapshot()
+        self.values.loops += not isinstance(s, gast.If)
         s.body = self.block(s.body)
+        self.values.loops -= not isinstance(s, gast.If)
         if isinstance(s, gast.If):
             after_body = receivers.snapshot()
             receivers.restore(before)
@@ -275,6 +281,8 @@ class InlineCalls:
         returned (``def pick(self): return self.a.scale``), makes ``f`` that method."""
         last = inlined[-1]
         receivers = self.ctx.receivers
+        if isinstance(last.value, gast.Name):  # `f = make(a)` of a helper returning a function
+            self.values.record(last.targets[0].id, last.value, self.locals, made=True)
         if not (isinstance(last.value, gast.Name) and last.value.id in receivers.methods):
             return inlined
         rewritten = receivers.rewrite(last)
@@ -545,6 +553,7 @@ class InlineCalls:
         for name, (fn_node, where) in found.items():
             _RenameNames(fresh).visit(fn_node)
             fn_node.name = fresh[name]
+            fn_node.frozen = True  # a helper's: its variables are a frame's of its own
             self.local_functions[fresh[name]] = (fn_node, where)
 
     def _bind(self, node, call):

@@ -43,11 +43,12 @@ def _spreads(node):
     return isinstance(node, gast.Starred) or (isinstance(node, gast.keyword) and node.arg is None)
 
 
-def unroll_function_loops(fn_node, known=None, given=()):
+def unroll_function_loops(fn_node, known=None, given=(), remade=()):
     """``fn_node`` with every loop over functions unrolled (see the module's docstring).
     ``known(expr)`` is the length of the tuple or list of functions a name the function never
     assigns (or an attribute of one) holds at transform time (a global, a helper's parameter
-    given one; ``given``: the parameters it may answer for too), else None."""
+    given one; ``given``: the parameters it may answer for too), else None. ``remade``: local
+    functions made anew on each trip of a loop (their defaults), taken as rebound names."""
     if not any(_unrollable(n) or _indexing(n) or _called_item(n) or _called_by_target(n)
                or _pairs_loop(n) is not None
                for n in walk(fn_node)):
@@ -56,7 +57,7 @@ def unroll_function_loops(fn_node, known=None, given=()):
 
     holders = _looped_or_indexed(fn_node)
     _merge_appends(fn_node, holders)
-    stored = set(store_counts(fn_node))  # (not the names _bind_items makes: each bound once)
+    stored = set(store_counts(fn_node)) | set(remade)  # (not those _bind_items makes)
     folded_literals.fold_changes(fn_node, holders, stored)
     literals = _static_literals(fn_node)
     _bind_items(fn_node, literals, stored)
