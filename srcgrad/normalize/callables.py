@@ -438,35 +438,55 @@ def _loop_over_values(values, loop, locals_):
     """(``fs``, ``i``, ``fn``, the number of items) of ``for i in range(n): fn = fs[i]; ...``
     with ``n = len(fs)``, ``fs`` a list or tuple of functions known here that nothing else
     reads, no jump out of the body; else None."""
-    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and isinstance(
-            loop.iter, gast.Call) and len(loop.iter.args) == 1 and isinstance(
-            loop.iter.args[0], gast.Name)) or loop.orelse or values.root is None or not (
-            loop.body and isinstance(loop.body[0], gast.Assign)):
+    form = _indexed_loop(loop) if values.root is not None else None
+    if form is None:
         return None
-    first, index = loop.body[0], loop.target.id
-    item, target = first.value, first.targets[0]
-    if not (isinstance(item, gast.Subscript) and isinstance(item.value, gast.Name) and isinstance(
-            item.slice, gast.Name) and item.slice.id == index and isinstance(target, gast.Name)):
+    seq, index, target, bound = form
+    sized = _length_of(values, seq, bound, locals_)
+    if sized is None:
         return None
-    seq = item.value.id
-    sized = next((n for n in gast.walk(values.root) if isinstance(n, gast.Assign) and any(
-        isinstance(t, gast.Name) and t.id == loop.iter.args[0].id for t in n.targets)), None)
-    size = getattr(sized, "value", None)
-    held = values.value(item.value, locals_)
-    if not (values.namespace.resolve(loop.iter.func, locals_) is range and isinstance(
-            size, gast.Call) and values.namespace.resolve(size.func, locals_) is len and len(
-            size.args) == 1 and values.stores[loop.iter.args[0].id] == 1 and isinstance(size.args[0], gast.Name)
-            and size.args[0].id == seq and isinstance(held, (list, tuple)) and held
-            and _local_functions_in(held) and values.stores[seq] == 1
-            and values.stores[target.id] == 1 and values.stores[index] == 1):
+    size = sized.value
+    held = values.value(gast.Name(seq, gast.Load(), None, None), locals_)
+    if not (values.namespace.resolve(loop.iter.func, locals_) is range
+            and isinstance(held, (list, tuple)) and held and _local_functions_in(held)
+            and all(values.stores[n] == 1 for n in (seq, target, index, bound))):
         return None
-    allowed = {id(size.args[0]), id(item.value)}
+    allowed = {id(size.args[0]), id(loop.body[0].value.value)}
     if any(isinstance(n, gast.Name) and n.id == seq and isinstance(n.ctx, gast.Load)
-           and id(n) not in allowed for n in gast.walk(values.root)) or any(
-            isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in gast.walk(loop)):
+           and id(n) not in allowed for n in gast.walk(values.root)):
         return None
     sized.value = gast.copy_location(gast.Constant(len(held), None), size)  # (fs read no more)
-    return seq, index, target.id, len(held)
+    return seq, index, target, len(held)
+
+
+def _length_of(values, seq, bound, locals_):
+    """The statement ``bound = len(seq)`` of the function, or None."""
+    sized = next((n for n in gast.walk(values.root) if isinstance(n, gast.Assign) and any(
+        isinstance(t, gast.Name) and t.id == bound for t in n.targets)), None)
+    size = getattr(sized, "value", None)
+    if isinstance(size, gast.Call) and len(size.args) == 1 and isinstance(
+            size.args[0], gast.Name) and size.args[0].id == seq and (
+            values.namespace.resolve(size.func, locals_) is len):
+        return sized
+    return None
+
+
+def _indexed_loop(loop):
+    """(``fs``, ``i``, ``fn``, ``n``) of ``for i in range(n): fn = fs[i]; ...`` with no jump
+    out of its body and no ``else``, or None."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) and isinstance(
+            loop.iter, gast.Call) and len(loop.iter.args) == 1 and isinstance(
+            loop.iter.args[0], gast.Name)) or loop.orelse or not loop.body:
+        return None
+    first = loop.body[0]
+    item = getattr(first, "value", None)
+    if not (isinstance(first, gast.Assign) and isinstance(first.targets[0], gast.Name)
+            and isinstance(item, gast.Subscript) and isinstance(item.value, gast.Name)
+            and isinstance(item.slice, gast.Name) and item.slice.id == loop.target.id):
+        return None
+    if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in gast.walk(loop)):
+        return None
+    return item.value.id, loop.target.id, first.targets[0].id, loop.iter.args[0].id
 
 
 def _local_functions_in(value):

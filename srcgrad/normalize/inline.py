@@ -192,11 +192,7 @@ class InlineCalls:
         receivers = self.ctx.receivers
         for s in stmts:
             if isinstance(s, (gast.If, gast.For, gast.While)):
-                copies = callables.unrolled(self.values, s, self.ctx.namer, self.locals)
-                if copies is not None:  # `for fn in fs` of `fs = [make(a), make(b)]`
-                    out.extend(self.block(copies))
-                    continue
-                out.append(self._control(s))
+                out.extend(self._controlled(s))
                 continue
             if isinstance(s, gast.AugAssign):  # `q += w` of an object: its `__iadd__`
                 s = receivers.augmented(s) or s
@@ -237,6 +233,12 @@ class InlineCalls:
             self.ctx.receivers.note(original)
             out.append(original)
         return out
+
+    def _controlled(self, s):
+        """A branch or loop inlined; a loop over a list of functions known only here (`fs =
+        [make(a), make(b)]`) unrolled first."""
+        copies = callables.unrolled(self.values, s, self.ctx.namer, self.locals)
+        return [self._control(s)] if copies is None else self.block(copies)
 
     def _control(self, s):
         """A branch or loop, its blocks inlined. What is known of the objects of locals after
