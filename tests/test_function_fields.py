@@ -167,3 +167,36 @@ def test_a_field_the_function_writes_is_refused_at_its_line(f, args):
     with pytest.raises(SrcgradError, match="also writes|writes fields") as info:
         grad(f, wrt=len(args) - 1)(*args)
     assert info.value.filename == __file__
+
+
+def helper_redefined_later(t):
+    return t * t
+
+
+def set_to_a_global_function(x):
+    e = Empty()
+    e.f = helper_redefined_later
+    return np.sum(e.f(x))
+
+
+def test_a_global_function_in_a_field_is_guarded(monkeypatch):
+    df = grad(set_to_a_global_function)
+    np.testing.assert_allclose(df(X), 2 * X)
+    monkeypatch.setitem(globals(), "helper_redefined_later", lambda t: t * t * t)
+    np.testing.assert_allclose(df(X), 3 * X * X)  # made again from the new definition
+
+
+def parameter_given_a_function(x, g=None):
+    if g is None:
+        g = np.sin
+    return np.sum(g(x))
+
+
+def test_a_parameter_the_function_assigns_a_function_is_refused_where_called():
+    # was silently wrong: `g(x)` called np.sin whatever the caller passed (grad(f)(x, np.cos)
+    # gave cos(x), value 0.576 for Python's 2.813): `g = np.sin` was taken for g's only binding
+    for args in ((X,), (X, np.cos)):
+        with pytest.raises(SrcgradError, match="calling the parameter `g`, which the function "
+                           "also assigns") as info:
+            value_and_grad(parameter_given_a_function)(*args)
+        assert info.value.filename == __file__

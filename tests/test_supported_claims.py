@@ -671,6 +671,12 @@ def keeps_a_closure_of_an_earlier_trip(x):
     return np.sum(h(x))
 
 
+def calls_a_parameter_it_assigns(x, g=None):
+    if g is None:
+        g = np.sin
+    return np.sum(g(x))
+
+
 def calls_a_function_field_it_writes(x, cfg):
     cfg.act = np.sin
     return np.sum(cfg.act(x))
@@ -698,6 +704,8 @@ CLAIMS = [
      "the copy of `L` made here is shallow"),
     ("taken at a key a call computes", writes_into_a_copy_at_a_computed_key, 0,
      (X, [X, [X * 1.5]]), TRANSFORM, "Bind the key to a name first"),
+    ("a parameter called as a function that the function also assigns",
+     calls_a_parameter_it_assigns, 0, (X,), TRANSFORM, "calling the parameter `g`"),
     ("a function made again on each trip of a loop that holds values of its own",
      keeps_a_closure_of_an_earlier_trip, 0, (X,), TRANSFORM, "a later trip makes it anew"),
     ("a function held in a field that the function (or a helper it calls) also writes",

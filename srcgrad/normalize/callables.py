@@ -95,6 +95,10 @@ class StaticValues:
         self.defs = {}  # name assigned once -> its value expression (to trace a parameter)
         self.stores = Counter(stores)
         self.params = set(params) - set(stores)  # the transformed function's, never rebound
+        self.rebound_params = set(params) & set(stores)
+        # a parameter is bound once by the call: `g = np.sin` in the body binds it again
+        # (`if g is None: g = np.sin`), so `g` holds no one value known here
+        self.stores.update(set(params))
         self.local_functions = {}  # the lambdas and nested defs of the bodies, by name (inline)
         for name, value in (static or {}).items():
             if name in self.params:
@@ -107,6 +111,7 @@ class StaticValues:
         self.root = node
         self.field_reads = []  # (fields, whether items too, where) of each `held_field` read
         self.local_fields = {}  # name -> {field: the function it holds} of objects built here
+        self.field_sources = {}  # (name, field) -> the expression the function was read from
         self.loops = 0  # how many loops the statement being inlined is in
         # (name, function) where a name in a loop is given a local function holding values of
         # its own (defaults, a helper's variables), which another trip makes anew
@@ -133,6 +138,8 @@ class StaticValues:
             held = self.value(value.args[2], locals_)
             if isinstance(held, LocalFunction) or is_function_value(held):
                 self.local_fields.setdefault(stmt.targets[0].id, {})[value.args[1].value] = held
+                # where it was read (`helper`, a global): the guard notices it redefined
+                self.field_sources[(stmt.targets[0].id, value.args[1].value)] = value.args[2]
 
     def held_field(self, expr, locals_):
         """The function a field of an object a call passes holds (``cfg.act``,
@@ -303,6 +310,9 @@ class StaticValues:
         held = self.source(expr, locals_, obj, isinstance(expr, gast.Attribute))
         if held is None and self.held_field(expr, locals_) is obj:
             held = self._field_source(expr, locals_, obj)
+        if held is None and isinstance(expr, gast.Attribute) and isinstance(expr.value, gast.Name):
+            read = self.field_sources.get((expr.value.id, expr.attr))  # `b.f` of `b.f = helper`
+            held = None if read is None else self.source(read, locals_, obj, True)
         if held is not None:
             dependencies.append((self.namespace, clone(held[0]), held[1]))
         receiver = inspect.ismethod(obj) and isinstance(expr, gast.Attribute)  # `G.d["a"].s`
@@ -513,6 +523,15 @@ def needs_static(values, ctx, func, stmt):
     ``StaticArgumentNeeded`` so the derivative is specialized per function passed."""
     through = []
     param = values.origin(func, through=through) if isinstance(func, gast.Name) else None
+    if param is None and isinstance(func, gast.Name) and func.id in values.rebound_params and (
+            func.id not in values.defs):
+        where = func if getattr(func, "lineno", None) is not None else stmt
+        raise ctx.location.error(UnsupportedSyntaxError, where, (
+            f"srcgrad does not support calling the parameter `{func.id}`, which the function "
+            f"also assigns (`if {func.id} is None: {func.id} = np.sin`): a derivative is "
+            f"specialized per function passed as a parameter the function never assigns; give "
+            f"it the function as its default (`{func.id}=np.sin`), or give what is assigned a "
+            f"name of its own (`h = np.sin`, then `h(x)`)"))
     if param is None:
         return
     if param in ctx.receivers.known and getattr(func, "classes_of", None) == param:
