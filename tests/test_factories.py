@@ -123,3 +123,19 @@ def test_a_function_remade_in_a_loop_kept_past_its_trip_is_refused(f):
 def test_a_factory_called_in_the_trip_that_makes_it():
     np.testing.assert_allclose(grad(factory_called_in_its_trip)(A, X),
                                numeric_grad(factory_called_in_its_trip, [A, X], 0), rtol=1e-6)
+
+
+def measured_and_looped_over(x, c):
+    fs = (np.sin, lambda t: c * t)
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x) ** 2)
+    return s * len(fs) + np.sum(fs[1](x))
+
+
+def test_a_tuple_holding_a_lambda_that_reads_a_variable_measured_and_looped_over():
+    # was "the local function `lambda_2` used as a value" (len(fs) read the tuple)
+    for k in (0, 1):
+        want = numeric_grad(measured_and_looped_over, [X, A], k)
+        np.testing.assert_allclose(grad(measured_and_looped_over, wrt=k)(X, A), want,
+                                   rtol=1e-6, atol=1e-9)

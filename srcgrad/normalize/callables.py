@@ -128,7 +128,8 @@ class StaticValues:
         """Note ``b = set_field(b, "f", g)`` of a function ``g`` known here (``b.f = np.tanh``,
         ``Box(np.tanh)``'s ``__init__``): ``b.f`` read later holds ``g`` (checked at the end,
         ``check_field_reads``: no other write of a field ``f``, ``b`` only ever an object
-        built here)."""
+        built here). ``n = len(fs)`` of a tuple of functions known here: ``fold_length``."""
+        fold_length(self, stmt, locals_)
         value = getattr(stmt, "value", None)
         if isinstance(stmt, gast.Assign) and isinstance(value, gast.Call) and len(
                 value.args) == 3 and isinstance(value.args[1], gast.Constant) and isinstance(
@@ -446,39 +447,61 @@ def _bound(name, value, where):
 
 def _loop_over_values(values, loop, locals_):
     """(``fs``, ``i``, ``fn``, the number of items) of ``for i in range(n): fn = fs[i]; ...``
-    with ``n = len(fs)``, ``fs`` a list or tuple of functions known here that nothing else
-    reads, no jump out of the body; else None."""
+    with ``n = len(fs)`` (or a number no larger), ``fs`` a list or tuple of functions known
+    here that is only measured and indexed, no jump out of the body; else None."""
     form = _indexed_loop(loop) if values.root is not None else None
     if form is None:
         return None
     seq, index, target, bound = form
-    sized = _length_of(values, seq, bound, locals_)
-    if sized is None:
+    held = _measured_functions(values, seq, locals_)
+    sized = next((n for n in gast.walk(values.root) if isinstance(n, gast.Assign) and any(
+        isinstance(t, gast.Name) and t.id == bound for t in n.targets)), None)
+    if held is None or sized is None or not (
+            values.namespace.resolve(loop.iter.func, locals_) is range
+            and all(values.stores[n] == 1 for n in (target, index, bound))):
         return None
-    size = sized.value
+    fold_length(values, sized, locals_)
+    count = sized.value.value if isinstance(sized.value, gast.Constant) else None
+    if type(count) is not int or not 0 <= count <= len(held):
+        return None
+    return seq, index, target, count
+
+
+def fold_length(values, stmt, locals_):
+    """``n = len(fs)`` of a tuple or list of functions known here (one a lambda or nested def
+    reading the function's variables) that is only measured and indexed: ``n = 2``, so that
+    ``fs`` is read no more where its items are called by constant indices (and its local
+    functions are no values the derivative holds)."""
+    value = getattr(stmt, "value", None)
+    if not (isinstance(stmt, gast.Assign) and isinstance(value, gast.Call) and len(
+            value.args) == 1 and isinstance(value.args[0], gast.Name) and not value.keywords
+            and values.namespace.resolve(value.func, locals_) is len):
+        return
+    held = _measured_functions(values, value.args[0].id, locals_)
+    if held is not None:
+        stmt.value = gast.copy_location(gast.Constant(len(held), None), value)
+
+
+def _measured_functions(values, seq, locals_):
+    """The tuple or list of functions known here ``seq`` holds (some local functions among
+    them), assigned once and read only by ``len(seq)``, ``seq[k]`` and ``for ... in seq``;
+    else None."""
     held = values.value(gast.Name(seq, gast.Load(), None, None), locals_)
-    if not (values.namespace.resolve(loop.iter.func, locals_) is range
-            and isinstance(held, (list, tuple)) and held and _local_functions_in(held)
-            and all(values.stores[n] == 1 for n in (seq, target, index, bound))):
+    if not (isinstance(held, (list, tuple)) and _local_functions_in(held)) or (
+            values.stores[seq] != 1 or values.root is None):
         return None
-    allowed = {id(size.args[0]), id(loop.body[0].value.value)}
+    allowed = set()
+    for n in gast.walk(values.root):
+        if isinstance(n, gast.Call) and len(n.args) == 1 and getattr(n.func, "id", "") == "len":
+            allowed.add(id(n.args[0]))
+        elif isinstance(n, gast.Subscript):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.For):
+            allowed.add(id(n.iter))
     if any(isinstance(n, gast.Name) and n.id == seq and isinstance(n.ctx, gast.Load)
            and id(n) not in allowed for n in gast.walk(values.root)):
         return None
-    sized.value = gast.copy_location(gast.Constant(len(held), None), size)  # (fs read no more)
-    return seq, index, target, len(held)
-
-
-def _length_of(values, seq, bound, locals_):
-    """The statement ``bound = len(seq)`` of the function, or None."""
-    sized = next((n for n in gast.walk(values.root) if isinstance(n, gast.Assign) and any(
-        isinstance(t, gast.Name) and t.id == bound for t in n.targets)), None)
-    size = getattr(sized, "value", None)
-    if isinstance(size, gast.Call) and len(size.args) == 1 and isinstance(
-            size.args[0], gast.Name) and size.args[0].id == seq and (
-            values.namespace.resolve(size.func, locals_) is len):
-        return sized
-    return None
+    return held
 
 
 def _indexed_loop(loop):
