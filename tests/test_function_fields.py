@@ -200,3 +200,25 @@ def test_a_parameter_the_function_assigns_a_function_is_refused_where_called():
                            "also assigns") as info:
             value_and_grad(parameter_given_a_function)(*args)
         assert info.value.filename == __file__
+
+
+class Stepper:
+    def __init__(self, w):
+        self.w = w
+
+    def step(self, x):
+        return np.sin(self.w * x)
+
+
+def method_kept_then_object_changed(x):
+    m = Stepper(np.array([1.0, 2.0, 3.0]))
+    g = m.step
+    m.w = m.w + 1.0
+    return np.sum(g(x))
+
+
+def test_a_method_kept_then_its_object_changed_names_the_users_names():
+    # the message named the generated `g_self` ("`g_self` refers to the array in `m`")
+    with pytest.raises(SrcgradError, match="`g` is a method of `m` taken as a value") as info:
+        grad(method_kept_then_object_changed)(X)
+    assert info.value.filename == __file__ and "g_self" not in str(info.value)

@@ -635,6 +635,14 @@ class CopyBeforeWrite:
                 f"values: a dependence srcgrad does not follow. Loop over a copy (`{base}.copy()`)"
                 f" or write into a new array"
             )
+        elif re.fullmatch(r"\w+_self", r) and isinstance(value, gast.Name):  # naming.SELF
+            held = r[: -len("_self")]
+            what = (
+                f"`{held}` is a method of `{base}` taken as a value (`{held} = {base}.method`), "
+                f"and `{base}` changes afterwards (a field assigned or written into): Python's "
+                f"`{held}` sees the change, srcgrad's would not. Call the method where it is "
+                f"named after the change (`{base}.method(x)`), or take `{held}` after it"
+            )
         elif not isinstance(value, gast.Subscript):
             what = (
                 f"`{r}` refers to the array in `{base}`, which is written into afterwards, so it "
