@@ -67,11 +67,17 @@ def reverses_a_global_read_before(x):
     return a + x[0] * GLOBAL_HISTORY[0]
 
 
+def _apply_all(fs, v):
+    s = 0.0
+    for f in fs:
+        s = s + f(v)
+    return s
+
+
 def function_as_a_value(x):
     c = x[0]
     sq = lambda v: c * v * v  # noqa: E731  (reads `c`: no module-level function)
-    fs = (np.sin, sq)
-    return np.sum(fs[1](x)) * len(fs)
+    return np.sum(_apply_all([np.sin, sq], x))
 
 
 class Box:
