@@ -4,6 +4,8 @@ parameters, the local names of a function), and a fast clone."""
 from __future__ import annotations
 
 import ast
+import builtins
+import itertools
 import sys
 from collections import Counter, deque
 
@@ -133,6 +135,22 @@ def index_value(node, slice_name="slice"):
     if isinstance(node, gast.Tuple):
         return gast.Tuple([index_value(e, slice_name) for e in node.elts], gast.Load())
     return node
+
+
+def own_builtin_name(call, tree, fn):
+    """``{name: builtin}`` to bind for the builtin a call srcgrad wrote in ``tree`` names
+    (``call.func``, a Name): renamed in place to a name ``tree`` does not use where ``fn``'s
+    module or closure binds the builtin's name to something else; ``{}`` where it is the
+    builtin."""
+    word = call.func.id
+    found = getattr(builtins, word)
+    code = getattr(fn, "__code__", None)
+    if word not in getattr(code, "co_freevars", ()) and (
+            getattr(fn, "__globals__", {}).get(word, found) is found):
+        return {}
+    taken = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
+    call.func.id = next(t for t in (f"{word}_{i}" for i in itertools.count(1)) if t not in taken)
+    return {call.func.id: found}
 
 
 def clone(node):

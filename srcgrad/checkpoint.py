@@ -60,7 +60,7 @@ from typing import Any
 import gast
 
 from . import checkpoint_concat, checkpoint_fast, transforms
-from .astutil import stored, updated_while_held, walk
+from .astutil import own_builtin_name, stored, updated_while_held, walk
 from .checkpoint_sharing import (
     container_copies,
     container_kinds,
@@ -689,6 +689,9 @@ def _step_function(fname, loop_parts, user, probe, held=False):
                           [], [], None, [])
     fn = gast.FunctionDef(name, args, unpack + [gast.For(target, it, body, [], None), ret], [],
                           None, None, [])
+    bound = {copier: copy_state, checker: check_copied_array}
+    if isinstance(it, gast.Call):  # `enumerate(...)` or `range(...)`: the builtin (astutil)
+        bound.update(own_builtin_name(it, fn, f))
     clash = {n.id for n in walk(gast.Module(loop.body, [])) if isinstance(n, gast.Name)}
     clash = (clash | {index} | set(state) | set(invariants)) & set(STEP_PARAMS)
     if clash:
@@ -700,8 +703,7 @@ def _step_function(fname, loop_parts, user, probe, held=False):
     # what srcgrad refuses in the step (transformed when the sweep reaches it), and an error
     # raised while it runs (a shape mismatch in the loop's body), at the user's line
     lines = notes.line_map(fn, text, location, fname)
-    step = compile_function(text, name, f, {copier: copy_state, checker: check_copied_array},
-                            lines)
+    step = compile_function(text, name, f, bound, lines)
     REWRITTEN_USER_CODE.add(step.__code__)
     notes.register(step.__code__, step.__code__.co_filename, lines)
     return step

@@ -131,6 +131,7 @@ def _bind_names(node, ctx):
     taken |= set(code.co_freevars) if code is not None else set()
     ctx.namer = Namer(taken | {node.name})
     ctx.namespace = Namespace(ctx.fn)
+    ctx.namespace.extras.update(ctx.renamed_builtins)  # (normalize/check.py)
     if ctx.yield_marker is not None:  # a split derivative's yield, marked (mark_yields)
         ctx.namer.reserve(ctx.yield_marker[0])
         ctx.namespace.extras[ctx.yield_marker[0]] = ctx.yield_marker[1]

@@ -20,6 +20,7 @@ read (a ``NameError`` in Python) is an error, never a read of the value the name
 
 from __future__ import annotations
 
+import builtins
 import itertools
 from collections import Counter
 
@@ -78,6 +79,10 @@ def run(fn_node, ctx):
     ctx.local_functions = extract_local_functions(fn_node, ctx.location, Namer(taken))
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
+    # the builtins the desugaring calls under names of their own (the module binds theirs)
+    ctx.renamed_builtins.update(
+        (k, v) for k, v in namespace.extras.items()
+        if getattr(builtins, getattr(v, "__name__", ""), None) is v)
 
     params = param_names(fn_node, packed=True) - set(store_counts(fn_node))
     written = {n.value.id for n in walk(fn_node) if isinstance(n, (
@@ -312,7 +317,7 @@ class CheckSupported(NodeVisitor):
         fn_node = unpacking.unroll_function_loops(fn_node, remade=_remade_in_loops(
             fn_node, self.local_functions))
         fn_node.body = _del_items_as_pops(fn_node.body, {
-            n.id for n in walk(fn_node) if isinstance(n, gast.Name)})
+            n.id for n in walk(fn_node) if isinstance(n, gast.Name)}, self.namespace)
         for stmt in fn_node.body:
             self.visit(stmt)
         if any(isinstance(n, gast.Delete) for n in walk(fn_node)):
@@ -658,7 +663,7 @@ def _free_names(local_functions):
     return free
 
 
-def _del_items_as_pops(stmts, taken):
+def _del_items_as_pops(stmts, taken, namespace=None):
     """``del xs[i]`` is ``xs.pop(i)`` for its effect, for a list and for a dict (on an array both
     raise): written so, it is the container mutation ``normalize/containers.py`` models.
     ``del xs[a:b]`` (any slice) pops the indices it covers, last first (``taken``: the names
@@ -673,19 +678,29 @@ def _del_items_as_pops(stmts, taken):
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
-                setattr(s, field, _del_items_as_pops(inner, taken))
+                setattr(s, field, _del_items_as_pops(inner, taken, namespace))
         if isinstance(s, gast.Delete) and all(_deletable_item(t) for t in s.targets):
             for t in s.targets:
-                out.append(gast.copy_location(_popped(t, taken), s))
+                out.append(gast.copy_location(_popped(t, taken, namespace), s))
             continue
         out.append(s)
     return out
 
 
-def _popped(t, taken):
-    """The statement that pops what ``del t`` deletes."""
+def _popped(t, taken, namespace=None):
+    """The statement that pops what ``del t`` deletes (the builtins it calls under names of
+    their own where ``namespace``, the user's, binds theirs to something else)."""
     def load(name):
         return gast.Name(name, gast.Load(), None, None)
+
+    def builtin(word):
+        found = getattr(builtins, word)
+        if namespace is None or namespace.lookup(word) is found:
+            return load(word)
+        fresh = next(f"{word}_{n}" for n in itertools.count(1) if f"{word}_{n}" not in taken)
+        taken.add(fresh)
+        namespace.extras[fresh] = found
+        return load(fresh)
 
     pop = gast.Attribute(load(t.value.id), "pop", gast.Load())
     if not isinstance(t.slice, gast.Slice):
@@ -693,9 +708,9 @@ def _popped(t, taken):
     k = next(f"deleted_{n}" for n in itertools.count() if f"deleted_{n}" not in taken)
     taken.add(k)
     whole = gast.Subscript(load(t.value.id), gast.Slice(None, None, None), gast.Load())
-    indices = gast.Subscript(gast.Call(load("range"), [gast.Call(load("len"), [whole], [])],
+    indices = gast.Subscript(gast.Call(builtin("range"), [gast.Call(builtin("len"), [whole], [])],
                                        []), t.slice, gast.Load())
-    order = gast.Call(load("sorted"), [indices], [gast.keyword("reverse",
+    order = gast.Call(builtin("sorted"), [indices], [gast.keyword("reverse",
                                                                gast.Constant(True, None))])
     body = gast.Expr(gast.copy_location(gast.Call(pop, [load(k)], []), t))
     loop = gast.For(gast.Name(k, gast.Store(), None, None), order, [gast.copy_location(body, t)],

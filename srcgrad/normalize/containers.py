@@ -704,7 +704,8 @@ class _Builtins:
         targets = [gast.Name(n, gast.Store(), None, None) for n in names]
         target = targets[0] if len(targets) == 1 else gast.Tuple(targets, gast.Store())
         it = iterables[0] if len(iterables) == 1 else gast.Call(
-            gast.Name("zip", gast.Load(), None, None), list(iterables), [])
+            gast.Name(self.owner.ctx.global_name(zip, "zip"), gast.Load(), None, None),
+            list(iterables), [])
         return kind(elt, [gast.comprehension(target, it, [], 0)])
 
     def _filtered(self, f, iterable):

@@ -20,6 +20,8 @@ Requires: a function accepted by ``CheckSupported``. Guarantees:
 
 from __future__ import annotations
 
+import builtins
+
 import gast
 
 from .. import runtime
@@ -173,10 +175,26 @@ class DesugarControl:
         return (
             isinstance(node, gast.Call)
             and isinstance(node.func, gast.Name)
-            and node.func.id == name
-            and name not in self.locals
+            and self._names_builtin(node.func.id, name)
             and not node.keywords
         )
+
+    def _names_builtin(self, found, word):
+        """Whether the name ``found`` calls the builtin ``word``: ``word`` itself unless the
+        function or its module binds it to something else (a module's own `zip` is no builtin),
+        or the name srcgrad gave the builtin there (``_call_builtin``)."""
+        if found in self.locals:
+            return False
+        if self.ctx is None:
+            return found == word
+        return self.ctx.namespace.lookup(found) is getattr(builtins, word)
+
+    def _call_builtin(self, word, *args):
+        """A call of the builtin ``word`` in generated code, by the name ``ctx.global_name``
+        gives it (another where the user's module binds ``word`` to its own function)."""
+        if self.ctx is not None:
+            word = self.ctx.global_name(getattr(builtins, word), word)
+        return _call(word, *args)
 
     def _sequence(self, expr, pre, body=()):
         """A name holding ``expr``, evaluated once before the loop (a name the body reassigns
@@ -206,7 +224,7 @@ class DesugarControl:
         index = self.namer.fresh(naming.INDEX)
         self.locals.add(index)
         reads = []
-        if _is_enumerate(it, self.locals) and isinstance(target, gast.Tuple):
+        if _is_enumerate(it, self._names_builtin) and isinstance(target, gast.Tuple):
             if len(target.elts) != 2:
                 return [loop]
             counter, item = target.elts
@@ -223,7 +241,7 @@ class DesugarControl:
             else:
                 seq = self._sequence(it.args[0], pre, loop.body)
                 reads.append(gast.Assign([item], self._item(seq, index), None))
-                bound = _call("len", _name(seq))
+                bound = self._call_builtin("len", _name(seq))
         elif self._builtin_call(it, "zip") and isinstance(target, gast.Tuple):
             if len(it.args) != len(target.elts):
                 return [loop]
@@ -238,20 +256,19 @@ class DesugarControl:
                 it = gast.copy_location(gast.Subscript(it.args[0], backwards, gast.Load()), it)
             seq = self._sequence(it, pre, loop.body)
             reads.append(gast.Assign([target], self._item(seq, index), None))
-            bound = _call("len", _name(seq))
+            bound = self._call_builtin("len", _name(seq))
         _located(reads, loop)
-        header = gast.copy_location(_call("range", bound), it)
+        header = gast.copy_location(self._call_builtin("range", bound), it)
         new = gast.For(_name(index, gast.Store()), header, reads + loop.body, loop.orelse, None)
         gast.copy_location(new, loop)
         return pre + [new]
 
-    @staticmethod
-    def _shortest(seqs):
+    def _shortest(self, seqs):
         """``len`` of the shortest of ``seqs`` (names), where ``zip`` stops."""
-        lens = [_call("len", _name(s)) for s in seqs]
+        lens = [self._call_builtin("len", _name(s)) for s in seqs]
         bound = lens[0]
         for other in lens[1:]:
-            bound = _call("min", bound, other)
+            bound = self._call_builtin("min", bound, other)
         return bound
 
     @staticmethod
@@ -431,12 +448,11 @@ def _set_store(target):
             n.ctx = gast.Store()
 
 
-def _is_enumerate(node, locals_):
+def _is_enumerate(node, names_builtin):
     if not (
         isinstance(node, gast.Call)
         and isinstance(node.func, gast.Name)
-        and node.func.id == "enumerate"
-        and "enumerate" not in locals_
+        and names_builtin(node.func.id, "enumerate")
     ):
         return False
     keywords_ok = all(k.arg == "start" for k in node.keywords)

@@ -34,6 +34,7 @@ refused by ``CheckSupported``.
 
 from __future__ import annotations
 
+import builtins
 import operator
 
 import gast
@@ -97,12 +98,22 @@ class Sugar:
                     isinstance(n.value.func, gast.Name) and n.value.func.id == "dict")))}
         self.held = HeldSetdefault(fn_node, self.namer, self._setdefault_call)
 
+    def _builtin(self, word):
+        """The builtin ``word`` as generated code calls it: its own name, or a fresh one bound
+        to it where the user's module binds ``word`` to something else."""
+        found = getattr(builtins, word)
+        if self.namespace is None or self.namespace.lookup(word) is found:
+            return _load(word)
+        fresh = self.namer.fresh(word)
+        self.namespace.extras[fresh] = found
+        return _load(fresh)
+
     def run(self, fn_node):
         fn_node.body = self.block(fn_node.body)
         for n in walk(fn_node):
             if isinstance(n, _COMPREHENSIONS):
                 self._comprehension_targets(n)
-        fn_node = _Sets().visit(fn_node)
+        fn_node = _Sets(self._builtin).visit(fn_node)
         if self.namespace is not None:
             fn_node = _Getters(self.namespace, local_names(fn_node)).visit(fn_node)
         if not self.shadowed & {"list", "tuple"}:
@@ -199,12 +210,12 @@ class Sugar:
         elts = target.elts
         after = len(elts) - k - 1
         whole = self.namer.fresh(naming.JOINED(_target_names(target)) or naming.PACKED)
-        out = [_located(gast.Assign([_store(whole)], gast.Call(_load("list"), [s.value], []),
-                                    None), s)]
+        listed = gast.Call(self._builtin("list"), [s.value], [])
+        out = [_located(gast.Assign([_store(whole)], listed, None), s)]
         if k + after:
-            short = gast.Compare(gast.Call(_load("len"), [_load(whole)], []), [gast.Lt()],
+            short = gast.Compare(gast.Call(self._builtin("len"), [_load(whole)], []), [gast.Lt()],
                                  [gast.Constant(k + after, None)])
-            error = gast.Call(_load("ValueError"), [gast.Constant(
+            error = gast.Call(self._builtin("ValueError"), [gast.Constant(
                 f"not enough values to unpack (expected at least {k + after})", None)], [])
             out.append(_located(gast.If(short, [gast.Raise(error, None)], []), s))
         for i, e in enumerate(elts):
@@ -531,6 +542,9 @@ class _Sets(NodeTransformer):
     a set is made by the builtin, which has no gradient rule, so a set of values that carry
     gradient is refused by activity analysis, and a set of indices or labels just works."""
 
+    def __init__(self, builtin):
+        self.builtin = builtin  # Sugar._builtin
+
     def visit_Set(self, node):
         self.generic_visit(node)
         return self._set(gast.List(node.elts, gast.Load()), node)
@@ -539,9 +553,8 @@ class _Sets(NodeTransformer):
         self.generic_visit(node)
         return self._set(gast.ListComp(node.elt, node.generators), node)
 
-    @staticmethod
-    def _set(items, node):
-        call = gast.Call(_load("set"), [gast.copy_location(items, node)], [])
+    def _set(self, items, node):
+        call = gast.Call(self.builtin("set"), [gast.copy_location(items, node)], [])
         return _located(gast.copy_location(call, node), node)
 
 
