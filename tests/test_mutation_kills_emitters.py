@@ -580,3 +580,18 @@ def test_the_tangent_of_a_slice_reads_as_the_user_wrote_it():
     assert jvp(x, np.ones(3))[1] == pytest.approx(np.sum(2.0 * np.cos(2.0 * x[1:])), rel=1e-12)
     text = srcgrad.source(jvp)
     assert "dy_item = dy[1:]" in text and "elem(" not in text
+
+
+def reads_only_its_first(x, y):
+    return np.sum(np.sin(x))
+
+
+def test_the_tangent_of_an_argument_the_output_ignores_is_checked_too():
+    # y is differentiated (wrt) but inactive: its tangent is still checked against y's shape.
+    # Kills forward:127 ForwardAD._seed_inputs (call dropped: the check of an inactive
+    # argument's tangent not emitted, a wrong-shaped tangent accepted silently).
+    jvp = srcgrad.jvp(reads_only_its_first, wrt=(0, 1))
+    x, y = np.array([0.3, 0.5]), np.array([1.0, 2.0, 3.0])
+    assert jvp(x, y, (np.ones(2), np.ones(3)))[1] == pytest.approx(np.sum(np.cos(x)))
+    with pytest.raises(srcgrad.SrcgradError, match="tangent for 'y' has shape"):
+        jvp(x, y, (np.ones(2), np.ones(5)))
