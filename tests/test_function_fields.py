@@ -222,3 +222,20 @@ def test_a_method_kept_then_its_object_changed_names_the_users_names():
     with pytest.raises(SrcgradError, match="`g` is a method of `m` taken as a value") as info:
         grad(method_kept_then_object_changed)(X)
     assert info.value.filename == __file__ and "g_self" not in str(info.value)
+
+
+def lambda_in_a_field(x, c):
+    e = Empty()
+    e.f = lambda t: c * t
+    e.w = x * 2.0
+    g = e.f
+    return np.sum(g(e.w) ** 2) + np.sum(e.f(x))
+
+
+def test_a_lambda_reading_the_functions_variables_in_a_field_of_an_object_built_here():
+    # was "the local function `lambda_2` used as a value": the field is read no more once its
+    # calls are inlined, so the write of the field is dropped
+    for k in (0, 1):
+        np.testing.assert_allclose(grad(lambda_in_a_field, wrt=k)(X, T),
+                                   numeric_grad(lambda_in_a_field, [X, T], k), rtol=1e-6,
+                                   atol=1e-9)

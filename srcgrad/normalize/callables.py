@@ -197,6 +197,23 @@ class StaticValues:
         loop to a local function holding values of its own (``h = g`` of ``g = lambda t,
         c=c: ...`` or ``g = make(c)``, a helper returning a closure), made again on a later
         trip: its calls would read the values of the last one made."""
+        self._check_aliases(location)
+        self._check_fields(location, node)
+        self._drop_function_fields(node)
+
+    def _drop_function_fields(self, node):
+        """``b = set_field(b, "f", lambda_2)`` of a local function whose every read ``b.f`` was
+        resolved here, ``b`` reached by no other name: the field is read no more, and a local
+        function is no value the derivative could hold."""
+        pairs = {(name, attr) for name, fields in self.local_fields.items()
+                 for attr, held in fields.items() if isinstance(held, LocalFunction)}
+        pairs = {(name, attr) for name, attr in pairs if not _escapes(name, node) and not any(
+            isinstance(n, gast.Attribute) and n.attr == attr and isinstance(n.value, gast.Name)
+            and n.value.id == name for n in gast.walk(node))}
+        if pairs:
+            _drop_field_writes(node, pairs)
+
+    def _check_aliases(self, location):
         for where, _ in self.aliases_in_loops:
             raise location.error(UnsupportedSyntaxError, where, (
                 "srcgrad does not support another name (or a tuple, list or dict) given, in a "
@@ -204,6 +221,8 @@ class StaticValues:
                 "or the variables of the helper that returned it): a later trip makes it "
                 "anew, and its calls would read the values of the last one made; call it in "
                 "the trip that makes it, or make it after the loop"))
+
+    def _check_fields(self, location, node):
         written = self.written | written_attributes(node)
         writes = Counter(written_attributes(node, counted=True))
         for steps, items, expr in self.field_reads:
@@ -600,6 +619,22 @@ def written_attributes(node, counted=False):
             elif "setattr" in name:
                 found.append("*")
     return found if counted else set(found)
+
+
+def _drop_field_writes(node, pairs):
+    """``node`` without the statements ``name = set_field(name, "attr", ...)`` of ``pairs``."""
+    for n in gast.walk(node):
+        for part in ("body", "orelse"):
+            stmts = getattr(n, part, None)
+            if not isinstance(stmts, list):
+                continue
+            kept = [s for s in stmts if not (
+                isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+                and len(s.value.args) == 3 and isinstance(s.value.args[0], gast.Name)
+                and isinstance(s.value.args[1], gast.Constant)
+                and getattr(s.value.func, "id", "").startswith("set_field")
+                and (s.value.args[0].id, s.value.args[1].value) in pairs)]
+            setattr(n, part, kept or ([gast.Pass()] if part == "body" and stmts else kept))
 
 
 def _own_writes(name, attr, node):

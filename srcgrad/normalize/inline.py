@@ -69,8 +69,8 @@ def run(fn_node, ctx):
                           store_counts(fn_node), ctx.examples, fn_node)
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
-    values.check_field_reads(ctx.location, fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
+    values.check_field_reads(ctx.location, fn_node)
     _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
     held_methods.refuse_other_uses(fn_node, ctx.receivers.listed, ctx.location)
     _refuse_local_function_values(fn_node, ctx.receivers.unbound_methods(), ctx.location, (
