@@ -239,3 +239,19 @@ def test_a_lambda_reading_the_functions_variables_in_a_field_of_an_object_built_
         np.testing.assert_allclose(grad(lambda_in_a_field, wrt=k)(X, T),
                                    numeric_grad(lambda_in_a_field, [X, T], k), rtol=1e-6,
                                    atol=1e-9)
+
+
+NET = SimpleNamespace(layers=[Layer(np.array([1.0, 2.0, 0.5]), np.tanh)])
+
+
+def reads_a_globals_item_field(x):
+    return np.sum(NET.layers[0].act(NET.layers[0].w * x) ** 2)
+
+
+def test_a_function_in_a_field_of_an_item_of_a_global_is_guarded(monkeypatch):
+    df = grad(reads_a_globals_item_field)
+    np.testing.assert_allclose(df(X), numeric_grad(reads_a_globals_item_field, [X], 0),
+                               rtol=1e-6)
+    monkeypatch.setattr(NET.layers[0], "act", np.sin)  # the guard reads the item's field
+    np.testing.assert_allclose(df(X), numeric_grad(reads_a_globals_item_field, [X], 0),
+                               rtol=1e-6)

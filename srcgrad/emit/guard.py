@@ -106,9 +106,17 @@ def _live_read(namespace, expr, ctx):
     ``namespace`` at call time, or None when nothing there can be rebound."""
     if not isinstance(namespace, Namespace):
         return None  # a derivative pinned by identity: it guards itself
+    if isinstance(expr, gast.Attribute) and _reads_an_item(expr.value):
+        base = _live_read(namespace, expr.value, ctx)  # (the item may be gone: no error)
+        return None if base is None else gast.Call(_name(ctx.global_name(
+            field_or_gone, "field_or_gone")), [base, gast.Constant(expr.attr, None)], [])
     if isinstance(expr, gast.Attribute):
         base = _live_read(namespace, expr.value, ctx)
         return None if base is None else gast.Attribute(base, expr.attr, gast.Load())
+    if isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant):
+        base = _live_read(namespace, expr.value, ctx)  # `NET.layers[0].act`
+        return None if base is None else gast.Call(_name(ctx.global_name(
+            item_or_gone, "item_or_gone")), [base, gast.Constant(expr.slice.value, None)], [])
     if not isinstance(expr, gast.Name):
         return None
     name = expr.id
@@ -135,6 +143,28 @@ def _live_read(namespace, expr, ctx):
     scope = ctx.global_name(namespace.globals, naming.GLOBALS_OF.format(_module_name(namespace)))
     get = gast.Attribute(_name(scope), "get", gast.Load())
     return gast.Call(get, [gast.Constant(name, None)], [])
+
+
+GONE = object()  # what the guard reads where an item or field it reads is gone
+
+
+def item_or_gone(container, key):
+    """``container[key]`` as the guard reads it, or ``GONE`` (the list is shorter now)."""
+    try:
+        return container[key]
+    except (LookupError, TypeError):
+        return GONE
+
+
+def field_or_gone(obj, name):
+    """``obj.name`` as the guard reads it, or ``GONE``."""
+    return getattr(obj, name, GONE)
+
+
+def _reads_an_item(expr):
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Subscript)
 
 
 def _module_name(namespace):

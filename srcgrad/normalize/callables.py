@@ -157,8 +157,8 @@ class StaticValues:
         steps = [s for s in path if isinstance(s, str)]
         items = len(steps) < len(path)
         if root is None or not steps or self.written & set(steps) or items and (
-                ITEMS in self.written or root not in self.examples):
-            return MISSING  # (no field read, one the body writes, an item of a global's)
+                ITEMS in self.written):
+            return MISSING  # (no field read, or one the body writes)
         found = self.examples[root] if root in self.examples else self._raw(root, ())
         for step in reversed(path):
             fields = {step[0]: _item(found, step[0])} if isinstance(step, tuple) else (
@@ -362,25 +362,15 @@ class StaticValues:
 
     def _field_source(self, expr, locals_, obj):
         """(``G.a.act``, obj): a global's field holding ``obj`` that ``expr`` reads through
-        names assigned once (``s = G; s.a.act``, ``self.act`` of a global's inlined method),
-        for the guard; or None."""
-        parts, seen = [], set()
-        while True:
-            if isinstance(expr, gast.Name) and self._global(expr.id, locals_):
-                break
-            if isinstance(expr, gast.Name) and expr.id in self.defs and expr.id not in seen:
-                seen.add(expr.id)
-                expr = self.defs[expr.id]
-            elif isinstance(expr, gast.Attribute):
-                parts.append(expr.attr)
-                expr = expr.value
-            else:
-                return None
-        if not parts:
+        names assigned once (``s = G; s.a.act``, ``self.layers[0].act`` of a global's inlined
+        method), for the guard; or None."""
+        root, path = self._field_path(expr, locals_)
+        if root is None or root in self.examples or not path:
             return None
-        read = gast.Name(expr.id, gast.Load(), None, None)
-        for attr in reversed(parts):
-            read = gast.Attribute(read, attr, gast.Load())
+        read = gast.Name(root, gast.Load(), None, None)
+        for step in reversed(path):
+            read = gast.Subscript(read, gast.Constant(step[0], None), gast.Load()) if (
+                isinstance(step, tuple)) else gast.Attribute(read, step, gast.Load())
         return read, obj
 
     def _raw(self, name, attrs):
