@@ -135,6 +135,7 @@ GENERATOR_FEATURES = (
     "helper writes into an array a loop's list holds", "container argument written",
     "argument holding one array twice, written", "renamed list in a holder, then changed",
     "view from np.split and its relatives, read before a write",
+    "builtins the program does not name bound by the module",
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -169,7 +170,9 @@ MINIMUM_SHARE = {"container argument read": 0.3, "container argument iteration":
                  # default hunt of 120 checked (seed 56301: 3.5%, 2.4%, 1.2%)
                  "loop writes through a name bound to an item": 0.012,
                  "loop writes into an item of a shallow copy": 0.008,
-                 "def the loop calls writes into the function's array": 0.005}
+                 "def the loop calls writes into the function's array": 0.005,
+                 # drawn for one program in four (a seed's last draw)
+                 "builtins the program does not name bound by the module": 0.08}
 # Features of programs that srcgrad refuses by design (a located refusal, KNOWN_REFUSALS), so
 # that no program with them is checked: their minimum share is among the programs drawn
 # (half the smallest share in draws of 600 programs, seeds 1 and 2, on the generator of
@@ -1712,11 +1715,35 @@ class Gen(LibraryStatements, LoopWrites):
         lines.append(f"    return {final}")
         lines += self.late_defs
         lines[1:1] = self.module_lines()
+        if self.coin(1, 4):  # drawn last: a seed keeps its earlier program
+            lines += shadowed_builtins("\n".join(lines))
+            self.features.add("builtins the program does not name bound by the module")
         # a vector-valued function of f (two calls: what the first writes into its arguments,
         # the second sees, as in Python) for the check of jvp against vjp transposed
         lines += ["", "", "def fv(x, a, M, P):",
                   "    return np.stack([f(x, a, M, P), f(np.cos(x), 0.5 * a, M, P)])"]
         return "\n".join(lines) + "\n"
+
+
+# builtins srcgrad's generated code may call: a module that binds one of these names (and does
+# not read it) must not change the derivative (a module's own `slice` shifted a gradient,
+# dd2791a; its `zip`, b07a783)
+SHADOWABLE = ("slice", "bool", "list", "tuple", "dict", "range", "len", "zip", "enumerate",
+              "reversed", "isinstance", "min", "max", "abs", "sum", "float", "int", "iter",
+              "next", "map", "any", "all", "type", "getattr", "hasattr", "sorted", "round",
+              "divmod", "pow", "id", "object", "callable", "set", "frozenset", "str", "complex",
+              "print", "super", "filter", "issubclass", "setattr", "vars")
+
+
+def shadowed_builtins(text):
+    """Module lines binding each name of ``SHADOWABLE`` the program text does not name to a
+    function that fails the run when called."""
+    named = set(re.findall(r"[A-Za-z_]\w*", text))
+    free = [n for n in SHADOWABLE if n not in named]
+    lines = ["", "", "def _shadow(name):", "    def shadow(*args, **kwargs):",
+             "        raise AssertionError(f'the module\\'s own {name} was called')",
+             "    return shadow", ""]
+    return lines + [f"{n} = _shadow({n!r})" for n in free]
 
 
 @st.composite
