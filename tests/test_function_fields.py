@@ -138,7 +138,14 @@ def set_here(x):
     return np.sum(g(x) * x)
 
 
-@pytest.mark.parametrize("f", [built_here, set_here])
+def written_again(x):
+    b = Box(np.tanh)
+    y = np.sum(b.f(x))
+    b.f = np.sin  # (statements of the function's own block: each read sees the write before)
+    return y * np.sum(b.f(x))
+
+
+@pytest.mark.parametrize("f", [built_here, set_here, written_again])
 def test_a_function_in_a_field_of_an_object_built_here(f):
     _modes(f, [X], 0)
 
@@ -155,14 +162,15 @@ def written_in_a_loop(cfg, x):
     return y
 
 
-def written_twice(x):
+def written_in_a_branch(x):
     b = Box(np.tanh)
-    b.f = np.sin
+    if x[0] > 0.0:
+        b.f = np.sin
     return np.sum(b.f(x))
 
 
 @pytest.mark.parametrize("f, args", [
-    (written_in_a_loop, (SimpleNamespace(act=np.tanh), X)), (written_twice, (X,))])
+    (written_in_a_loop, (SimpleNamespace(act=np.tanh), X)), (written_in_a_branch, (X,))])
 def test_a_field_the_function_writes_is_refused_at_its_line(f, args):
     with pytest.raises(SrcgradError, match="also writes|writes fields") as info:
         grad(f, wrt=len(args) - 1)(*args)

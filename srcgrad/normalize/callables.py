@@ -137,8 +137,10 @@ class StaticValues:
                 value.args[0].id == stmt.targets[0].id) and self.namespace.resolve(
                 value.func, locals_) is runtime.set_field:
             held = self.value(value.args[2], locals_)
+            fields = self.local_fields.setdefault(stmt.targets[0].id, {})
+            fields.pop(value.args[1].value, None)  # (another value: not known here)
             if isinstance(held, LocalFunction) or is_function_value(held):
-                self.local_fields.setdefault(stmt.targets[0].id, {})[value.args[1].value] = held
+                fields[value.args[1].value] = held
                 # where it was read (`helper`, a global): the guard notices it redefined
                 self.field_sources[(stmt.targets[0].id, value.args[1].value)] = value.args[2]
 
@@ -231,15 +233,18 @@ class StaticValues:
                 def builds(func):
                     return user_class(self.namespace.resolve(func, ()))
 
-                if own == 1 and writes["*"] == 0 and _built_here(items, node, builds) and (
-                        writes[steps] == 1 or not _escapes(items, node)):
+                once = own == 1 or own == _own_writes(items, steps, gast.Module(
+                    [s for s in node.body if isinstance(s, gast.Assign)], []))
+                if once and writes["*"] == 0 and _built_here(items, node, builds) and (
+                        writes[steps] == own or not _escapes(items, node)):
                     continue
                 raise location.error(UnsupportedSyntaxError, expr, (
                     f"srcgrad does not support calling here the function a field `{steps}` of "
                     f"an object built here holds, when the function (or a helper it calls) "
-                    f"writes fields `{steps}` more than once, or `{items}` may hold an object "
-                    f"not built here (an argument, one another name reaches): call the "
-                    f"function where it is named, or pass it as an argument of its own"))
+                    f"writes fields `{steps}` in a branch or a loop (or elsewhere, more than "
+                    f"once), or `{items}` may hold an object not built here (an argument, one "
+                    f"another name reaches): call the function where it is named, or pass it "
+                    f"as an argument of its own"))
             if steps & written or items and ITEMS in written or "*" in written:
                 raise location.error(UnsupportedSyntaxError, expr, (
                     "srcgrad does not support calling here a function held in a field that the "
