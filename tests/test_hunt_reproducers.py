@@ -2846,9 +2846,9 @@ def test_a_parameter_assigned_later_is_not_taken_for_that_value_before(f, args, 
     # was silently wrong: the einsum before the rebinding read the subscripts [1, 0] (4.257 for
     # Python's 4.066), `_three(*pair)` the tuple (x, x) (15.75 for 36.75), `g(x)` the lambda
     # (9.0 for 5.05); now refused where written, as for any argument. (`g`, a parameter called
-    # as a function and then rebound to a lambda: "cannot resolve `g`" at its first call since
-    # the lambda, which reads no variable, is a module-level function (9e66117); "the local
-    # function `g_2` used as a value" before)
+    # as a function and then rebound to a lambda: "calling the parameter `g`, which the
+    # function also assigns" at its first call; "cannot resolve `g`" before 46508e9, and "the
+    # local function `g_2` used as a value" before 9e66117)
     with pytest.raises((UnsupportedSyntaxError, NoRuleError), match=where) as info:
         value_and_grad(f)(*args)
     assert info.value.filename == __file__
