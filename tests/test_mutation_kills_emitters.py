@@ -580,6 +580,14 @@ def test_the_tangent_of_a_slice_reads_as_the_user_wrote_it():
     assert jvp(x, np.ones(3))[1] == pytest.approx(np.sum(2.0 * np.cos(2.0 * x[1:])), rel=1e-12)
     text = srcgrad.source(jvp)
     assert "dy_item = dy[1:]" in text and "elem(" not in text
+    # each part of a tuple index too: dx[1:, 0] (kills forward:525 _SliceSyntax._index, call
+    # dropped: the tuple's parts kept as slice(1, None, None))
+    jvp = srcgrad.jvp(lambda x: np.sum(np.sin(x[1:, 0]) * x[:-1, 1]))
+    x = np.arange(1.0, 7.0).reshape(3, 2) / 7.0
+    want = np.sum(np.cos(x[1:, 0]) * x[:-1, 1]) + np.sum(np.sin(x[1:, 0]))
+    assert jvp(x, np.ones((3, 2)))[1] == pytest.approx(want, rel=1e-12)
+    text = srcgrad.source(jvp)
+    assert "dx[1:, 0]" in text and "dx[:-1, 1]" in text
 
 
 def reads_only_its_first(x, y):
