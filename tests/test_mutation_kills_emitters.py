@@ -603,3 +603,20 @@ def test_the_tangent_of_an_argument_the_output_ignores_is_checked_too():
     assert jvp(x, y, (np.ones(2), np.ones(3)))[1] == pytest.approx(np.sum(np.cos(x)))
     with pytest.raises(srcgrad.SrcgradError, match="tangent for 'y' has shape"):
         jvp(x, y, (np.ones(2), np.ones(5)))
+
+
+def power_with_a_pair_name(x, n):
+    if n == 0:
+        return 1.0
+    r_pair = np.sin(x)
+    r = power_with_a_pair_name(x, n - 1)
+    return x * r + r_pair * r_pair
+
+
+def test_the_pair_of_a_recursive_call_in_forward_mode_takes_a_fresh_name():
+    # jvp of a recursion computes `(value, tangent)` of the call in one pair, named fresh: not
+    # `r_pair` when the function has a variable of that name (the pair overwrote it). Kills
+    # forward:344 ForwardAD._recursive_pair (call dropped: the name not made fresh).
+    h = 1e-6
+    want = (power_with_a_pair_name(0.7 + h, 3) - power_with_a_pair_name(0.7 - h, 3)) / (2 * h)
+    assert srcgrad.jvp(power_with_a_pair_name)(0.7, 3, 1.0)[1] == pytest.approx(want, rel=1e-8)
