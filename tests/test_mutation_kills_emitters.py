@@ -620,3 +620,24 @@ def test_the_pair_of_a_recursive_call_in_forward_mode_takes_a_fresh_name():
     h = 1e-6
     want = (power_with_a_pair_name(0.7 + h, 3) - power_with_a_pair_name(0.7 - h, 3)) / (2 * h)
     assert srcgrad.jvp(power_with_a_pair_name)(0.7, 3, 1.0)[1] == pytest.approx(want, rel=1e-8)
+
+
+def powers_itself_in_a_loop(x):
+    a = x * 3.0
+    for _ in range(2):
+        a = a ** 1.5
+        a = np.hypot(a, x)
+    return np.sum(a)
+
+
+def test_a_tangent_that_reads_the_old_operand_and_the_result_in_a_loop():
+    # `a = a ** 1.5` rebinds its own operand, and its tangent reads both the old a and the
+    # result: the result goes to a fresh name first (`a_2 = a ** 1.5`, the tangent, then
+    # `a = a_2`). Kills forward:206 ForwardAD._tangent_of (call dropped: the result written
+    # into a itself, so the tangent read the new a as the old: a wrong jvp).
+    x = np.array([0.3, 0.5, 0.7])
+    h = 1e-6
+    want = [(powers_itself_in_a_loop(x + h * e) - powers_itself_in_a_loop(x - h * e)) / (2 * h)
+            for e in np.eye(3)]
+    jvp = srcgrad.jvp(powers_itself_in_a_loop)
+    np.testing.assert_allclose([jvp(x, e)[1] for e in np.eye(3)], want, rtol=1e-6)
