@@ -372,7 +372,7 @@ class Gen:
     # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
     # the program it gave before they were added, with one of them at its end
     EXTRA = ("field_alias", "try_except", "replace", "asdict", "nested_write", "rebound_callable",
-             "mixed_layers", "own_class", "held_methods", "python_forms")
+             "mixed_layers", "own_class", "held_methods", "python_forms", "function_values")
 
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
@@ -622,6 +622,36 @@ class Gen:
         else:
             self.emit(f"u = {vec}(h, {self.c})", "for _ in range(2):",
                       "    u = u.scaled(0.75) + -u", "h = u.a * u.s")
+
+    def function_values(self):
+        """Functions as values (session 16): a factory's lambda or nested def, a function held
+        in a field (of an object built here, written again), a parameter defaulting to None and
+        assigned a function, a function remade per trip and kept past it (the last two were
+        silently wrong, and are refused)."""
+        c, make, box = self.c, self.name("make"), self.name("Box")
+        choice = self.rng.randrange(6)
+        if choice == 0:
+            self.define(f"def {make}(s):\n    return lambda v: np.sin(v) * s\n")
+            self.emit(f"fa = {make}(h[0])", f"fb = {make}({c})", "h = fa(h) + fb(h)")
+        elif choice == 1:
+            self.define(f"def {make}(s):\n    def inner(v):\n        return v * s + np.tanh(v)\n"
+                        f"\n    return inner\n")
+            self.emit(f"fs = [{make}(h[1]), {make}({c})]", "for fn in fs:", "    h = fn(h)")
+        elif choice == 2:
+            self.define(f"class {box}:\n    def __init__(self, f, s):\n        self.f = f\n"
+                        f"        self.s = s\n\n    def __call__(self, v):\n"
+                        f"        return self.f(v) * self.s\n")
+            self.emit(f"bx = {box}(np.tanh, {c})", "h = bx(h) + h", "bx.f = np.sin", "h = bx(h)")
+        elif choice == 3:
+            self.emit(f"ns = types.SimpleNamespace(act=np.tanh, k=h[2])", "h = ns.act(h) * ns.k")
+        elif choice == 4:
+            app = self.name("apply")
+            self.define(f"def {app}(v, g=None):\n    if g is None:\n        g = np.sin\n"
+                        f"    return g(v)\n")
+            self.emit(f"h = {app}(h) + {app}(h, np.cos)")
+        else:
+            self.emit("keep = None", "for k in range(2):", f"    g = lambda v, k=k: v * (k + {c})",
+                      "    if k == 0:", "        keep = g", "h = keep(h) + g(h)")
 
     def python_forms(self):
         """Everyday forms made to work in session 13: a starred target, a comprehension over a
