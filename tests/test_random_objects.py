@@ -643,7 +643,7 @@ class Gen:
                         f"        return self.f(v) * self.s\n")
             self.emit(f"bx = {box}(np.tanh, {c})", "h = bx(h) + h", "bx.f = np.sin", "h = bx(h)")
         elif choice == 3:
-            self.emit(f"ns = types.SimpleNamespace(act=np.tanh, k=h[2])", "h = ns.act(h) * ns.k")
+            self.emit("ns = types.SimpleNamespace(act=np.tanh, k=h[2])", "h = ns.act(h) * ns.k")
         elif choice == 4:
             app = self.name("apply")
             self.define(f"def {app}(v, g=None):\n    if g is None:\n        g = np.sin\n"
