@@ -193,3 +193,18 @@ def test_the_value_kept_before_the_sweep_takes_a_fresh_name():
     value, g = srcgrad.value_and_grad(f)(x)
     assert value == pytest.approx(f(x), rel=1e-12)
     np.testing.assert_allclose(g, 2 * (np.cos(x) * 2 * x + np.sin(x) * 2), rtol=1e-12)
+
+
+def a_dict_literal_with_equal_keys(x):
+    # 1 and 1.0 are one key (the later value stays); 0 and 2**61 - 1 have one hash but are
+    # two keys
+    d = {1: x * 2.0, 1.0: x * 3.0, 0: x * 5.0, 2305843009213693951: x * 7.0}
+    return np.sum(d[1] * d[0] * d[2305843009213693951])
+
+
+def test_a_dict_literal_keeps_the_last_value_of_an_equal_key():
+    # Kills reverse:86 _overwritten (comparison `!=`: 1's value counted though 1.0's replaced
+    # it, 0's dropped for a key of the same hash: a wrong gradient).
+    x = np.array([0.3, 0.5])
+    np.testing.assert_allclose(srcgrad.grad(a_dict_literal_with_equal_keys)(x),
+                               3 * 5 * 7 * 3 * x**2, rtol=1e-12)
