@@ -198,7 +198,7 @@ def test_the_value_kept_before_the_sweep_takes_a_fresh_name():
 def a_dict_literal_with_equal_keys(x):
     # 1 and 1.0 are one key (the later value stays); 0 and 2**61 - 1 have one hash but are
     # two keys
-    d = {1: x * 2.0, 1.0: x * 3.0, 0: x * 5.0, 2305843009213693951: x * 7.0}
+    d = {1: x * 2.0, 1.0: x * 3.0, 0: x * 5.0, 2305843009213693951: x * 7.0}  # noqa: F601
     return np.sum(d[1] * d[0] * d[2305843009213693951])
 
 
