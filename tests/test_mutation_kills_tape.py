@@ -208,3 +208,20 @@ def test_a_dict_literal_keeps_the_last_value_of_an_equal_key():
     x = np.array([0.3, 0.5])
     np.testing.assert_allclose(srcgrad.grad(a_dict_literal_with_equal_keys)(x),
                                3 * 5 * 7 * 3 * x**2, rtol=1e-12)
+
+
+def real_written_into_a_complex_argument_s_copy(x, z):
+    y = z * 1.0
+    v = x * 2.0
+    y[1:3] = v
+    s = np.sum(v * v)
+    return s + np.sum(np.abs(y * z) ** 2)
+
+
+def test_a_complex_cotangent_of_a_real_value_written_into_an_item_adds_out_of_place():
+    # the cotangent of v from y[1:3] = v is complex (z is), v's buffer real: it is added out of
+    # place. Kills reverse:426 ReverseAD._adjoint_setitem (keyword dropped: `widen`, so it
+    # was added in place and NumPy refused the cast).
+    x, z = np.array([0.3, 0.5]), np.array([1.0 + 1.0j, 2.0, 3.0 - 1.0j])
+    f = real_written_into_a_complex_argument_s_copy
+    np.testing.assert_allclose(srcgrad.grad(f)(x, z), _central(f, (x, z)), rtol=1e-7)
