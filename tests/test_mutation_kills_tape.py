@@ -1,6 +1,6 @@
 """Cases that only a surviving mutant of ``srcgrad/transform/tape.py`` (the saves of the primal
-sweep and their restores in the adjoint sweep) showed untested (docs/development.md, mutation
-testing).
+sweep and their restores in the adjoint sweep) or of ``reverse.py`` showed untested
+(docs/development.md, mutation testing).
 
 Each is a program a user can write: its gradient checked against central differences where the
 mutant changed a result, its generated code pinned where the mutant changed only the text. The
@@ -199,15 +199,18 @@ def a_dict_literal_with_equal_keys(x):
     # 1 and 1.0 are one key (the later value stays); 0 and 2**61 - 1 have one hash but are
     # two keys
     d = {1: x * 2.0, 1.0: x * 3.0, 0: x * 5.0, 2305843009213693951: x * 7.0}  # noqa: F601
-    return np.sum(d[1] * d[0] * d[2305843009213693951])
+    e = {"a": x * 11.0, "a": x * 13.0}  # noqa: F601
+    return np.sum(d[1] * d[0] * d[2305843009213693951] * e["a"])
 
 
 def test_a_dict_literal_keeps_the_last_value_of_an_equal_key():
     # Kills reverse:86 _overwritten (comparison `!=`: 1's value counted though 1.0's replaced
-    # it, 0's dropped for a key of the same hash: a wrong gradient).
+    # it, 0's dropped for a key of the same hash; call dropped, hash(k) == key: the first "a"
+    # counted; all wrong gradients), reverse:84 (unary dropped: no constant key overwritten),
+    # reverse:87 (constant: the next key skipped).
     x = np.array([0.3, 0.5])
     np.testing.assert_allclose(srcgrad.grad(a_dict_literal_with_equal_keys)(x),
-                               3 * 5 * 7 * 3 * x**2, rtol=1e-12)
+                               3 * 5 * 7 * 13 * 4 * x**3, rtol=1e-12)
 
 
 def real_written_into_a_complex_argument_s_copy(x, z):
@@ -225,3 +228,38 @@ def test_a_complex_cotangent_of_a_real_value_written_into_an_item_adds_out_of_pl
     x, z = np.array([0.3, 0.5]), np.array([1.0 + 1.0j, 2.0, 3.0 - 1.0j])
     f = real_written_into_a_complex_argument_s_copy
     np.testing.assert_allclose(srcgrad.grad(f)(x, z), _central(f, (x, z)), rtol=1e-7)
+
+
+def a_variable_named_like_the_kept_argument(x, n):
+    x_arg = np.float32(2.0)
+    for _ in range(n):
+        x = x * 1.5
+    return np.sum(x) * x_arg
+
+
+def aliased_before_a_loop(x):
+    y = x
+    z = np.sin(y)
+    for _ in range(2):
+        z = z * 1.5
+    return np.sum(z)
+
+
+def test_the_argument_kept_for_the_gradient_s_form_and_the_sweep_after_a_loop():
+    # the argument x, which the body rebinds, is kept under a fresh name for the gradient's
+    # form: not `x_arg` when the function has a variable of that name (a float32 number: the
+    # float64 gradient came back float32). Kills reverse:208 ReverseAD._keep_arguments (call
+    # dropped: the name not made fresh).
+    x = np.array([0.5, -1.2])
+    f = a_variable_named_like_the_kept_argument
+    g = srcgrad.grad(f)(x, 2)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, [4.5, 4.5], rtol=1e-12)
+    # after a loop's sweep the adjoints are out of control flow again: `y = x` aliases dx to dy
+    # (no `dx = dy`). Kills reverse:595 ReverseAD._adjoint_loop (call dropped: _leave, so the
+    # sweep after the loop stayed "inside control"). The generated code is a product: this
+    # pins its text.
+    df = srcgrad.grad(aliased_before_a_loop)
+    x = np.array([0.3, 0.5, 0.7])
+    np.testing.assert_allclose(df(x), 2.25 * np.cos(x), rtol=1e-12)
+    assert "dx = dy" not in srcgrad.source(df)
