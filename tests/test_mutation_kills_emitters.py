@@ -663,3 +663,20 @@ def test_a_later_statement_of_the_line_reads_the_rebinding_its_tangent_delays():
     h = 1e-6
     want = (two_statements_on_a_line(x + h) - two_statements_on_a_line(x - h)) / (2 * h)
     assert tangent == pytest.approx(want, rel=1e-6)
+
+
+def writes_into_a_keyword_only_argument(x, *, M):
+    M[0] = x[0] * 2.0
+    return np.sum(M * M)
+
+
+def test_a_keyword_only_argument_an_active_value_flows_into_starts_with_a_zero_tangent():
+    # M is outside wrt but x flows into it: its zero tangent is made with the other seeds,
+    # first, as for a positional argument. Kills forward:82 ForwardAD.run (left operand only,
+    # right operand only: keyword-only arguments left out, their zeros made at the write).
+    # The generated code is a product: this pins its text.
+    jvp = srcgrad.jvp(writes_into_a_keyword_only_argument)
+    x, M = np.array([0.3, 0.5]), np.array([1.0, 2.0, 3.0])
+    assert jvp(x, np.array([1.0, 0.0]), M=M.copy())[1] == pytest.approx(8 * 0.3 * 2.0 / 2)
+    text = srcgrad.source(jvp)
+    assert text.index("dM = zeros_like(M)") < text.index("# tangent of: M[0] = x[0] * 2.0")
