@@ -680,3 +680,19 @@ def test_a_keyword_only_argument_an_active_value_flows_into_starts_with_a_zero_t
     assert jvp(x, np.array([1.0, 0.0]), M=M.copy())[1] == pytest.approx(8 * 0.3 * 2.0 / 2)
     text = srcgrad.source(jvp)
     assert text.index("dM = zeros_like(M)") < text.index("# tangent of: M[0] = x[0] * 2.0")
+
+
+def prints_on_its_line(x):
+    s = np.sum(np.sin(x) * x); print("s", s)  # noqa: E702 (one line, under test)
+    return s * 2.0
+
+
+def test_a_call_statement_of_the_line_comes_before_the_line_s_tangents(capsys):
+    # the tangents of a line follow its last statement, a call statement (print) included.
+    # Kills forward:490 _rebinds (constant: True, the tangents flushed before the print).
+    # The generated code is a product: this pins its text.
+    jvp = srcgrad.jvp(prints_on_its_line)
+    x = np.array([0.3, 0.5, 0.7])
+    assert jvp(x, np.ones(3))[1] == pytest.approx(2 * np.sum(np.cos(x) * x + np.sin(x)))
+    text = srcgrad.source(jvp)
+    assert text.index("print('s', s)") < text.index("# tangent of: s = np.sum(")
