@@ -246,6 +246,14 @@ def aliased_before_a_loop(x):
     return np.sum(z)
 
 
+def aliased_before_a_branch(x, c):
+    y = x
+    z = np.sin(y)
+    if c > 0:
+        z = z * 1.5
+    return np.sum(z)
+
+
 def test_the_argument_kept_for_the_gradient_s_form_and_the_sweep_after_a_loop():
     # the argument x, which the body rebinds, is kept under a fresh name for the gradient's
     # form: not `x_arg` when the function has a variable of that name (a float32 number: the
@@ -263,4 +271,8 @@ def test_the_argument_kept_for_the_gradient_s_form_and_the_sweep_after_a_loop():
     df = srcgrad.grad(aliased_before_a_loop)
     x = np.array([0.3, 0.5, 0.7])
     np.testing.assert_allclose(df(x), 2.25 * np.cos(x), rtol=1e-12)
+    assert "dx = dy" not in srcgrad.source(df)
+    # and after a branch's (kills reverse:535 ReverseAD._adjoint_if, call dropped: _leave)
+    df = srcgrad.grad(aliased_before_a_branch)
+    np.testing.assert_allclose(df(x, 1.0), 1.5 * np.cos(x), rtol=1e-12)
     assert "dx = dy" not in srcgrad.source(df)
