@@ -2113,6 +2113,13 @@ def refused(error, case, what):
             REFUSALS[f"{what}: {name}"] += 1
             REFUSAL_EXAMPLES.setdefault(f"{what}: {name}", (message, case.text))
             return
+    if what == "checkpoint=2" and "list = _shadow('list')" in case.text and re.search(
+            r"^the copy of `\w+` made here is shallow", message):
+        # checkpoint_sharing.container_copies writes `list(L)` for `L.copy()` only where the
+        # module leaves `list` alone; else the copy is checked where the step runs, and a write
+        # into its items is refused (an over-refusal, session 16's hunt 56200)
+        REFUSALS[f"{what}: shallow copy in a module that binds list"] += 1
+        return
     if LOG:
         with open(LOG, "a") as log:
             log.write(f"=== {what}: {type(error).__name__}: {error}\n{case!r}\n")
