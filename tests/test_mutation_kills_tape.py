@@ -294,3 +294,18 @@ def test_the_cotangent_of_an_array_written_with_itself_takes_an_adjoint_name():
     x = np.array([0.3, 0.5, 0.7])
     f = written_with_itself_beside_a_y_old
     np.testing.assert_allclose(srcgrad.grad(f)(x), _central(f, (x,)), rtol=1e-7)
+
+
+def two_contributions(x):
+    y = x * 2.0
+    return np.sum(y * y) + np.sum(np.sin(y))
+
+
+def test_the_unoptimized_derivative_adds_out_of_place():
+    # optimize=False: no in-place adds into adjoint buffers (`dy = dy + g`, never `dy += g`).
+    # Kills reverse:175 ReverseAD._analyse (boolean operator `or`: in-place adds without the
+    # optimizer). The generated code is a product: this pins its text.
+    df = srcgrad.grad(two_contributions, optimize=False)
+    x = np.array([0.3, 0.5])
+    np.testing.assert_allclose(df(x), 8 * x + 2 * np.cos(2 * x), rtol=1e-12)
+    assert "+=" not in srcgrad.source(df)
