@@ -309,3 +309,21 @@ def test_the_unoptimized_derivative_adds_out_of_place():
     x = np.array([0.3, 0.5])
     np.testing.assert_allclose(df(x), 8 * x + 2 * np.cos(2 * x), rtol=1e-12)
     assert "+=" not in srcgrad.source(df)
+
+
+def scaled_and_shifted_by_its_sum(x):
+    c = np.sum(x)
+    y = x * c + c
+    return np.sum(y * y)
+
+
+def test_a_number_operand_s_contribution_is_unbroadcast_to_any_number():
+    # c is a number (its shape set is {()}): its contributions are summed to a number with the
+    # reference 0.0, no read of c. Kills reverse:476 ReverseAD._contributions (call dropped:
+    # the shape never looked up, `unbroadcast(dy, c)`). The generated code is a product: this
+    # pins its text.
+    df = srcgrad.grad(scaled_and_shifted_by_its_sum)
+    x = np.array([0.3, 0.5, 0.7])
+    np.testing.assert_allclose(df(x), _central(scaled_and_shifted_by_its_sum, (x,)), rtol=1e-7)
+    text = srcgrad.source(df)
+    assert "dc = unbroadcast(dy, 0.0)" in text and "unbroadcast(dy, c)" not in text
