@@ -45,6 +45,7 @@ from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
 from .errors import SrcgradError
+from .frontend import shadowed
 from .frontend.default_values import bind_default_values
 from .frontend.resolve import Namespace
 from .frontend.source import parse_function
@@ -230,6 +231,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     # a derivative of generated code is as current as the code it was generated from
     ctx.dependencies.extend(getattr(fn, "__srcgrad_depends__", ()))
     node = parsed.node
+    user_reads = {n.id for n in walk(node) if isinstance(n, gast.Name)}
     if dump:
         _print_stage("parse", node)
     for stage in stages(mode):
@@ -238,6 +240,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
             if dump and stage.dump:
                 _print_stage(stage.label, node)
 
+    shadowed.check(node, ctx, user_reads)
     text = unparse(node)
     if options.verbose:
         print(highlight(text))

@@ -21,6 +21,7 @@ import pytest
 import scipy.linalg.blas
 import scipy.ndimage
 import scipy.stats
+import shadowing_module
 from test_second_order_generated import grown_then_added
 
 from srcgrad import SrcgradError, grad, hessian, hvp, jacobian, jvp, register_pytree, vjp
@@ -706,6 +707,8 @@ def writes_into_a_copy_at_a_computed_key(x, P):
 
 
 CLAIMS = [
+    ("binds the name of a builtin srcgrad writes into the code of a helper",
+     shadowing_module.unpacks_in_a_helper, 0, (X,), TRANSFORM, "builtin's name `list`"),
     ("then a write in place into its items", writes_into_a_shallow_copy, 0, (X, [X * 1.5]), RUN,
      "the copy of `L` made here is shallow"),
     ("taken at a key a call computes", writes_into_a_copy_at_a_computed_key, 0,
