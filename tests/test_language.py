@@ -1120,3 +1120,27 @@ def test_print_in_a_recursive_function_runs_once_per_primal_call(capsys):
     capsys.readouterr()
     df(1.5)
     assert capsys.readouterr().out.count("level") == 4
+
+
+def raises_before_a_comprehension(x, M):
+    s = 0.0
+    try:
+        if np.sum(M) > 0.0:
+            raise ValueError("drawn")
+        s = sum([np.sin(t) for t in x])
+    except (ValueError, FloatingPointError):
+        s = 0.5
+    return np.sum(x) + np.tanh(s)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["raises", "runs"])
+def test_a_try_block_raising_before_its_loop_binds_the_index(sign):
+    # the handler restored the comprehension loop's index `i` from its tape, reading `i`,
+    # unbound when the block raised before the loop (UnboundLocalError; hunt seed 56245)
+    x, M = np.array([0.3, -0.5, 0.7]), sign * np.ones(2)
+    check_grad(raises_before_a_comprehension, (x, M))
+    v = np.array([0.2, 0.1, -0.4])
+    h = srcgrad.hvp(raises_before_a_comprehension)(x, M, v)
+    df = srcgrad.grad(raises_before_a_comprehension)
+    want = (df(x + 1e-5 * v, M) - df(x - 1e-5 * v, M)) / 2e-5
+    np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-7)

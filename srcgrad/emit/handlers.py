@@ -182,9 +182,15 @@ class _Emitter:
         for i, tape in enumerate(tapes):
             size = gast.Subscript(_name(sizes), gast.Constant(i, None), gast.Load())
             if tape in restored:
+                # only where the block pushed: a name it binds first (a loop's index, the
+                # raise before the loop) is not read unbound
                 held = restored[tape]
-                out.append(_assign(held, _call(self.ctx.global_name(
-                    runtime.restore_tape, "restore_tape"), [_name(tape), size, _name(held)])))
+                grew = _call(self.ctx.global_name(runtime.tape_grew, "tape_grew"),
+                             [_name(tape), size])
+                again = gast.Subscript(_name(sizes), gast.Constant(i, None), gast.Load())
+                out.append(gast.If(grew, [_assign(held, _call(self.ctx.global_name(
+                    runtime.restore_tape, "restore_tape"), [_name(tape), again,
+                                                            gast.Constant(None, None)]))], []))
             else:
                 out.append(_assign(tape, _call(self.ctx.global_name(runtime.cut_list, "cut_list"),
                                                [_name(tape), size])))

@@ -232,4 +232,5 @@ def _without_rollback(stmts, namespace):
     return [s for s in stmts if not (
         isinstance(s, (gast.Expr, gast.Assign)) and (
             _is_helper(s.value, namespace, "restore_tape")
-            or _is_helper(s.value, namespace, "cut_list")))]
+            or _is_helper(s.value, namespace, "cut_list"))
+        or isinstance(s, gast.If) and _is_helper(s.test, namespace, "tape_grew"))]

@@ -31,6 +31,7 @@ nondiff(runtime.check_class, runtime.check_updated_in_place, runtime.new_instanc
         runtime.has_class, runtime.check_held_method, runtime.is_held_method,
         runtime.check_method_of, runtime.bound_method_of)
 nondiff(runtime.try_begin, runtime.try_which, runtime.try_error, runtime.restore_tape,
+        runtime.tape_grew,
         runtime.cut_list, runtime.tape_size)
 linear(runtime.structure_tangent, "like, parts", vjp={"parts": "attr_parts(dy, like)"},
        jvp={"parts": "structure_tangent(like, dparts)"})

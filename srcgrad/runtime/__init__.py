@@ -129,7 +129,15 @@ from .containers import (  # noqa: F401
     zeros_like,
 )
 from .fft import axis_sizes, fft_axes, fft_sizes, fit_axes, hermitian_weights  # noqa: F401
-from .handlers import cut_list, restore_tape, tape_size, try_begin, try_error, try_which  # noqa: F401
+from .handlers import (  # noqa: F401
+    cut_list,
+    restore_tape,
+    tape_grew,
+    tape_size,
+    try_begin,
+    try_error,
+    try_which,
+)
 from .indexing import (  # noqa: F401
     add_at,
     check_copied_array,

@@ -33,6 +33,13 @@ def tape_size(items):
     return len(items) if isinstance(items, list) else None
 
 
+def tape_grew(saved, size):
+    """Whether a try block that raised pushed on the stack ``saved`` (cut back to ``size``):
+    only then is the variable it saves restored, so that one the block would have bound first
+    (a loop's index, the raise coming before the loop) is not read unbound."""
+    return isinstance(saved, list) and len(saved) > (size or 0)
+
+
 def restore_tape(saved, size, value):
     """``value`` as it was before a try block that raised: the first value the block pushed on
     the stack ``saved`` (the stack cut back to ``size``), or ``value`` if it pushed none."""
