@@ -16,6 +16,7 @@ import textwrap
 
 import numpy as np
 import pytest
+import shadowing_module
 
 import srcgrad
 
@@ -65,15 +66,20 @@ PROGRAMS = """
 NAMES = ["sliced", "branch_on_a_flag", "looped", "written_by_slice"]
 
 
-def _module(tmp_path, word):
-    text = "import builtins\n\nimport numpy as np\n\n" + textwrap.dedent(SHADOWS[word]) + (
-        textwrap.dedent(PROGRAMS))
-    path = tmp_path / f"shadows_{word}.py"
+def _loaded(tmp_path, name, text):
+    """The module ``name`` of source ``text`` (srcgrad reads the source from its file)."""
+    path = tmp_path / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(f"shadows_{word}", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _module(tmp_path, word):
+    text = "import builtins\n\nimport numpy as np\n\n" + textwrap.dedent(SHADOWS[word]) + (
+        textwrap.dedent(PROGRAMS))
+    return _loaded(tmp_path, f"shadows_{word}", text)
 
 
 def _central(f, x, h=1e-6):
@@ -263,11 +269,7 @@ def test_a_module_s_own_zip_or_enumerate_is_no_builtin(tmp_path):
     # had: a module's own zip (or enumerate) gave a wrong gradient, no error. Its own is
     # now inlined, or refused where its body is not supported (enumerate's comprehension
     # over builtins.enumerate): never the builtin's loop.
-    path = tmp_path / "own_zip.py"
-    path.write_text(textwrap.dedent(OWN))
-    spec = importlib.util.spec_from_file_location("own_zip", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _loaded(tmp_path, "own_zip", textwrap.dedent(OWN))
     x = np.array([0.3, 0.5])
     np.testing.assert_allclose(srcgrad.grad(module.pairs)(x), _central(module.pairs, x),
                                rtol=1e-6)
@@ -275,33 +277,9 @@ def test_a_module_s_own_zip_or_enumerate_is_no_builtin(tmp_path):
         srcgrad.grad(module.numbered)(x)
 
 
-HELPER_MODULE = """
-    import builtins
-
-    import numpy as np
-
-
-    def list(seq):
-        return builtins.list(seq)[::-1]
-
-
-    def helper(v):
-        first, *rest = [v, v * 2.0, v * 3.0]
-        return first + rest[0] * 10.0
-
-
-    def f(x):
-        return np.sum(helper(x) * x)
-"""
-
-
-def test_an_inlined_helpers_builtin_the_module_binds_is_refused(tmp_path):
+def test_an_inlined_helpers_builtin_the_module_binds_is_refused():
     # the starred unpacking of an inlined helper wrote `list(...)` by its bare name, which the
     # module's own list (reversing) answered: gradient 46 x for Python's 42 x, no error
-    path = tmp_path / "helper_list.py"
-    path.write_text(textwrap.dedent(HELPER_MODULE))
-    spec = importlib.util.spec_from_file_location("helper_list", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # (tests/shadowing_module.py, also the docs row's claim)
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="binds the builtin's name `list`"):
-        srcgrad.grad(module.f)(np.array([0.3, -0.5, 0.7]))
+        srcgrad.grad(shadowing_module.unpacks_in_a_helper)(np.array([0.3, -0.5, 0.7]))
