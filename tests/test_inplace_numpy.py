@@ -429,6 +429,18 @@ def sort_a_view(x):
     return np.sum(y * x)
 
 
+def out_into_an_item(x):
+    y = np.zeros((2, 3))
+    np.copyto(y[1], x ** 2)
+    return np.sum(y * y)
+
+
+def out_into_a_field(x):
+    s = types.SimpleNamespace(w=x * 1.0)
+    np.exp(s.w, out=s.w)
+    return np.sum(s.w)
+
+
 def sorts_a_list(x):  # works now (test_containers_mutation.py)
     hs = [x[0] * 1.0, x[1] * 2.0, x[2]]
     hs.sort()
@@ -453,6 +465,9 @@ REFUSED = [
     (out_into_a_global, "`out=` into `GLOBAL_BUFFER`, which is not an array of the function"),
     (two_outputs, "several outputs"),
     (sort_a_view, "writing into `v`"),
+    # the names the normal form gives `y[1]` and `s.w` (`y_item`, `s_w_2`) are not the user's
+    (out_into_an_item, r"writing into `y\[1\]`, .* write into `y\[1\]` by an assignment"),
+    (out_into_a_field, r"writing into `s.w`, .*\(`s.w = ...`\)"),
 ]
 
 

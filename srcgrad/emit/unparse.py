@@ -134,3 +134,14 @@ def highlight(text: str) -> str:
     except ImportError:
         return text
     return _hl(text, PythonLexer(), TerminalFormatter())
+
+
+def users_expression(var, value, text):
+    """``p.w`` for ``var``, a name the normal form gave the field or item ``value`` of the
+    user's line ``text`` (which does not name ``var``); else None."""
+    words = set(re.findall(r"\w+", text))
+    if var in words or not isinstance(value, (gast.Attribute, gast.Subscript)):
+        return None
+    if any(n.id not in words for n in walk(value) if isinstance(n, gast.Name)):
+        return None
+    return unparse(value).strip()

@@ -24,6 +24,7 @@ import numpy as np
 from .. import runtime
 from ..astutil import index_value, ordered_walk, stored, walk
 from ..emit import naming
+from ..emit.unparse import users_expression
 from ..errors import UnsupportedSyntaxError
 from ..frontend.source import GENERATED_SOURCE
 from ..runtime import writes
@@ -368,15 +369,18 @@ class CopyBeforeWrite:
 
     def _not_owned(self, var, write):
         source = self.last_source.get(var)
-        where = ""
+        where, advice = "", f"a copy instead (`{var} = ....copy()` or `np.array(...)`)"
         if source is not None:
             line, text = self.ctx.location.users_line(source)
             where = f" (line {line}: {(text or '').strip()})"
+            shown = users_expression(var, getattr(source, "value", None), text or "")
+            if shown is not None:  # `p_w_2 = p.w` the normal form made: name `p.w`
+                var, advice = shown, f"`{shown}` by an assignment (`{shown} = ...`), or into a copy"
         raise self.ctx.location.error(
             UnsupportedSyntaxError,
             write,
             f"writing into `{var}`, which may share memory with another array or list"
-            f"{where}; write into a copy instead (`{var} = ....copy()` or `np.array(...)`)",
+            f"{where}; write into {advice}",
         )
 
     def _views_outlive_writes(self, fn_node, written):
@@ -791,3 +795,4 @@ def _calls(value, name):
 
 def _is_name(node, name):
     return isinstance(node, gast.Name) and node.id == name
+
