@@ -346,6 +346,7 @@ class Mutator:
         each test takes (``reads[nodeid]``: a set of rule ids)."""
         from _pytest.runner import runtestprotocol
 
+        from srcgrad.rules import derived
         from srcgrad.transforms import forget
 
         read, write = os.pipe()
@@ -366,8 +367,12 @@ class Mutator:
                     READS.clear()
                     # each test derives its functions anew: a derivative an earlier test left in
                     # srcgrad's memory would neither be mutated nor record coverage (a golden
-                    # file's test read the text another test had generated)
+                    # file's test read the text another test had generated); the rule objects
+                    # of generated and recursive functions keep their derivatives too
+                    # (rules/derived.py: _Derivatives.made, _Lazy.made), and the splitters
                     forget()
+                    derived._RULES.clear()
+                    derived._SPLITTERS.clear()
                     began = time.time()
                     reports = runtestprotocol(item, nextitem=nxt, log=False)
                     if cover is not None:

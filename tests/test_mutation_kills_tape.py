@@ -327,3 +327,46 @@ def test_a_number_operand_s_contribution_is_unbroadcast_to_any_number():
     np.testing.assert_allclose(df(x), _central(scaled_and_shifted_by_its_sum, (x,)), rtol=1e-7)
     text = srcgrad.source(df)
     assert "dc = unbroadcast(dy, 0.0)" in text and "unbroadcast(dy, c)" not in text
+
+
+def _sum_of_squares(z):
+    return np.sum(z * z)
+
+
+def _sum_of_an_entry(d):
+    return np.sum(d["a"] * 2.0)
+
+
+Z = np.array([1.0 + 2.0j, 0.5 - 1.0j])
+
+
+@pytest.mark.parametrize("fn, arg", [(_sum_of_squares, Z), (_sum_of_an_entry, {"a": Z})],
+                         ids=["array", "dict"])
+def test_grad_of_a_complex_full_reduction_is_refused(fn, arg):
+    # np.sum(...) is a scalar by construction: the seed is 1.0 without unit_seed, and the
+    # output's realness is checked on what it follows from (check_real(z)): the leaves whose
+    # kind is not known real, including those with no kind at all (every parameter of the
+    # unspecialized derivative, a dict). Kills reverse:645 ReverseAD._check_real (call
+    # dropped: `if not _known_real(kinds.get(n))` -> `if kinds.get(n)`), under which grad
+    # returned [2-4j, 1+2j] for the complex output, no error.
+    with pytest.raises(srcgrad.SrcgradError, match="return a real number"):
+        srcgrad.grad(fn)(arg)
+
+
+def _constant_output(x, n):
+    y = np.sum(np.ones(3)[n])
+    return y
+
+
+def test_an_output_that_carries_no_gradient_is_still_computed_and_checked():
+    # The output does not depend on x: its seed is checked (unit_seed(y), a statement; the
+    # primal is computed) and x's gradient is zero. Kills reverse:621 ReverseAD._seed (boolean
+    # operator: `isinstance(out, Name) or out.id in active`), under which the inactive output
+    # was seeded as if active (`dy = 1.0`, the primal dropped as dead): an index out of range
+    # raised nothing and grad returned zeros.
+    x = np.array([1.0, 2.0])
+    df = srcgrad.grad(_constant_output)
+    np.testing.assert_array_equal(df(x, 1), [0.0, 0.0])
+    assert "\n    unit_seed(y)\n" in srcgrad.source(df)
+    with pytest.raises(IndexError):
+        df(x, 5)
