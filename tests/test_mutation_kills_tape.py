@@ -403,3 +403,23 @@ def test_an_adjoint_the_outer_loop_kills_is_rezeroed_inside_the_inner_loop(fn):
     h = 1e-6
     want = np.array([(fn(x + h * e, c) - fn(x - h * e, c)) / (2 * h) for e in np.eye(3)])
     np.testing.assert_allclose(srcgrad.grad(fn)(x, c), want, rtol=1e-6, atol=1e-9)
+
+
+def halves_down(x, n):
+    if n == 0:
+        return x * x
+    return halves_down(x, n - 1) + x
+
+
+def test_the_seed_a_split_of_a_split_receives_is_read_directly():
+    # The split derivative of a recursion's split derivative (behind grad(grad(f))): the
+    # yield `seed = yield result_value` receives the value's cotangent, `seed_sent`, and the
+    # sweep reads it directly (`dresult_2 = seed_sent`): the value's adjoint aliases it outside
+    # control flow. Kills reverse:320 ReverseAD._adjoint_yield (comparison: `target in
+    # assigned_in_control`), under which it was first assigned (`dresult_value = seed_sent`;
+    # the same values, other text).
+    first = srcgrad.transforms.derived(halves_down, "split", ("x",))
+    text = srcgrad.source(srcgrad.transforms.derived(first, "split", ("x",)))
+    assert "seed_sent = (yield dseed)" in text
+    assert "dresult_value" not in text
+    assert "dresult_2 = seed_sent\n" in text
