@@ -79,6 +79,8 @@ class Context:
     # objects it holds (normalize/methods.py)
     examples: dict = field(default_factory=dict)
     local_functions: dict = field(default_factory=dict)  # lambdas and nested defs, by name
+    # a list of lambdas holding (which, defaults) passed to a helper: name -> its lambdas
+    lambda_lists: dict = field(default_factory=dict)  # (normalize/lambda_lists.py)
     # name -> builtin, for a builtin the desugaring calls under a name of its own (the user's
     # module binds the builtin's name to something else): extras of the namespace made later
     renamed_builtins: dict = field(default_factory=dict)

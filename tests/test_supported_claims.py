@@ -78,7 +78,9 @@ def _apply_all(fs, v):
 def function_as_a_value(x):
     c = x[0]
     sq = lambda v: c * v * v  # noqa: E731  (reads `c`: no module-level function)
-    return np.sum(_apply_all([np.sin, sq], x))
+    fs = [np.sin, sq]
+    fs.append(np.cos)  # (a list nothing changes, passed to the helper, works)
+    return np.sum(_apply_all(fs, x))
 
 
 class Box:

@@ -419,6 +419,8 @@ ELSEWHERE = {
     "a function held in a field of an object and called through it": (
         "tests/test_function_fields.py"),
     "a lambda or nested def returned by a helper (a factory": "tests/test_factories.py",
+    "in a tuple or list passed to a helper that loops over it": "tests/test_function_values.py",
+    "with default values made again on each trip of a loop": "tests/test_function_values.py",
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",

@@ -109,6 +109,7 @@ class StaticValues:
         # the attributes the bodies write (`cfg.act = ...`), ITEMS if they write items
         self.written = set() if node is None else written_attributes(node)
         self.root = node
+        self.bodies = []  # the inlined helpers' bodies (``add_body``), read with ``root``
         self.field_reads = []  # (fields, whether items too, where) of each `held_field` read
         self.local_fields = {}  # name -> {field: the function it holds} of objects built here
         self.field_sources = {}  # (name, field) -> the expression the function was read from
@@ -123,6 +124,11 @@ class StaticValues:
         self.stores.update(stores)
         if node is not None:
             self.written |= written_attributes(node)
+            self.bodies.append(node)
+
+    def trees(self):
+        """The function's tree and the bodies of the helpers inlined into it so far."""
+        return [] if self.root is None else [self.root] + self.bodies
 
     def note_field(self, stmt, locals_):
         """Note ``b = set_field(b, "f", g)`` of a function ``g`` known here (``b.f = np.tanh``,
@@ -295,7 +301,7 @@ class StaticValues:
             return
         self.defs[target] = value
         known = self.value(value, locals_)
-        held = [f for f in _local_functions_in(known) if f != target and _frozen(
+        held = [f for f in local_functions_in(known) if f != target and _frozen(
             self.local_functions.get(f))]
         if held and self.loops and not made:
             self.aliases_in_loops.append((value, held[0]))
@@ -468,8 +474,9 @@ def _loop_over_values(values, loop, locals_):
         return None
     seq, index, target, bound = form
     held = _measured_functions(values, seq, locals_)
-    sized = next((n for n in gast.walk(values.root) if isinstance(n, gast.Assign) and any(
-        isinstance(t, gast.Name) and t.id == bound for t in n.targets)), None)
+    sized = next((n for tree in values.trees() for n in gast.walk(tree) if isinstance(
+        n, gast.Assign) and any(isinstance(t, gast.Name) and t.id == bound for t in n.targets)),
+                 None)
     if held is None or sized is None or not (
             values.namespace.resolve(loop.iter.func, locals_) is range
             and all(values.stores[n] == 1 for n in (target, index, bound))):
@@ -479,6 +486,22 @@ def _loop_over_values(values, loop, locals_):
     if type(count) is not int or not 0 <= count <= len(held):
         return None
     return seq, index, target, count
+
+
+def displays_named(values, namer, locals_, call):
+    """``functions = (np.sin, lambda_2)`` for each tuple of local functions ``call`` passes,
+    which it then passes by that name: the helper's parameter is the caller's list of
+    functions, whose loops ``unrolled`` unrolls (a tuple display is an atom of ANF)."""
+    out = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, gast.Tuple) and local_functions_in(values.value(arg, locals_)):
+            name = namer.fresh(naming.FUNCTIONS)
+            locals_.add(name)
+            values.stores[name] += 1
+            out.append(gast.copy_location(_bound(name, arg, call), call))
+            values.record(name, arg, locals_)
+            call.args[i] = gast.Name(name, gast.Load(), None, None)
+    return out
 
 
 def fold_length(values, stmt, locals_):
@@ -498,24 +521,43 @@ def fold_length(values, stmt, locals_):
 
 def _measured_functions(values, seq, locals_):
     """The tuple or list of functions known here ``seq`` holds (some local functions among
-    them), assigned once and read only by ``len(seq)``, ``seq[k]`` and ``for ... in seq``;
-    else None."""
+    them), assigned once and read only by ``len(seq)``, ``seq[k]``, ``for ... in seq`` and as
+    an argument of a helper (``apply_all(fs, x)``: its body, once inlined, is read too); else
+    None. A read left once every call is inlined keeps the list, whose local functions are
+    then refused as values (``local_functions.refuse_values``)."""
     held = values.value(gast.Name(seq, gast.Load(), None, None), locals_)
-    if not (isinstance(held, (list, tuple)) and _local_functions_in(held)) or (
+    if not (isinstance(held, (list, tuple)) and local_functions_in(held)) or (
             values.stores[seq] != 1 or values.root is None):
         return None
+    trees = values.trees()
+    allowed = _measuring_reads(values, trees, locals_)
+    if any(isinstance(n, gast.Name) and n.id == seq and isinstance(n.ctx, gast.Load)
+           and id(n) not in allowed for tree in trees for n in gast.walk(tree)):
+        return None
+    return held
+
+
+def _measuring_reads(values, trees, locals_):
+    """The ids of the expressions of ``trees`` that ``len(e)``, ``e[k]``, ``for ... in e`` and
+    a call of a helper read."""
     allowed = set()
-    for n in gast.walk(values.root):
+    for n in (n for tree in trees for n in gast.walk(tree)):
         if isinstance(n, gast.Call) and len(n.args) == 1 and getattr(n.func, "id", "") == "len":
             allowed.add(id(n.args[0]))
-        elif isinstance(n, gast.Subscript):
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
             allowed.add(id(n.value))
         elif isinstance(n, gast.For):
             allowed.add(id(n.iter))
-    if any(isinstance(n, gast.Name) and n.id == seq and isinstance(n.ctx, gast.Load)
-           and id(n) not in allowed for n in gast.walk(values.root)):
-        return None
-    return held
+        elif isinstance(n, gast.Call) and _helper(values, n.func, locals_):
+            allowed |= {id(a) for a in n.args} | {id(k.value) for k in n.keywords}
+    return allowed
+
+
+def _helper(values, func, locals_):
+    """Whether ``func`` is a Python function of the user's (inlined where it is called)."""
+    found = values.value(func, locals_)
+    return isinstance(found, LocalFunction) or (inspect.isfunction(found) and not getattr(
+        found, "__module__", "").startswith(("numpy", "scipy", "srcgrad")))
 
 
 def _indexed_loop(loop):
@@ -536,14 +578,14 @@ def _indexed_loop(loop):
     return item.value.id, loop.target.id, first.targets[0].id, loop.iter.args[0].id
 
 
-def _local_functions_in(value):
+def local_functions_in(value):
     """The names of the local functions ``value`` is or holds (in tuples, lists, dicts)."""
     if isinstance(value, LocalFunction):
         return [value.name]
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, (tuple, list)):
-        return [n for v in value for n in _local_functions_in(v)]
+        return [n for v in value for n in local_functions_in(v)]
     return []
 
 

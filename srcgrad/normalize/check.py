@@ -76,7 +76,8 @@ def run(fn_node, ctx):
     code = getattr(ctx.fn, "__code__", None)
     taken = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)} | {fn_node.name} | set(
         getattr(code, "co_freevars", ()))
-    ctx.local_functions = extract_local_functions(fn_node, ctx.location, Namer(taken))
+    ctx.local_functions = extract_local_functions(fn_node, ctx.location, Namer(taken),
+                                                  ctx.lambda_lists)
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
     # the builtins the desugaring calls under names of their own (the module binds theirs)
@@ -100,8 +101,9 @@ def run(fn_node, ctx):
                                      HeldItems.SAME))
         return count
 
-    fn_node = unpacking.unroll_function_loops(fn_node, known, params, _remade_in_loops(
-        fn_node, {n: f[0] for n, f in ctx.local_functions.items()}))
+    remade = _remade_in_loops(fn_node, {n: f[0] for n, f in ctx.local_functions.items()})
+    lambda_lists.kept_past_trips(fn_node, ctx.local_functions, remade)
+    fn_node = unpacking.unroll_function_loops(fn_node, known, params, remade)
     _pin_called_items(fn_node, namespace, ctx)
     return fn_node
 
@@ -160,7 +162,7 @@ def _pin_called_items(fn_node, namespace, ctx):
                                      HeldItems.SAME))
 
 
-def extract_local_functions(fn_node, location, namer=None):
+def extract_local_functions(fn_node, location, namer=None, passed=None):
     """Take ``name = lambda ...`` and nested ``def`` statements out of the body, wherever they
     are (in a loop, a branch, ...).
 
@@ -172,7 +174,8 @@ def extract_local_functions(fn_node, location, namer=None):
     Python does: ``lambda v, i=i: ...`` leaves ``i_default = i`` there, and its default is
     ``i_default`` (``namer``: the fresh names).
     """
-    lambda_lists.run(fn_node, namer)  # (a list of lambdas holds their defaults instead)
+    # (a list of lambdas holds their defaults instead; ``passed``: those passed to helpers)
+    lambda_lists.run(fn_node, namer, passed)
     stores = binding_counts(fn_node)  # (a parameter is the argument before a `def` of it)
     defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}

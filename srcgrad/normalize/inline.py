@@ -46,12 +46,22 @@ from ..frontend.default_values import bind_default_values
 from ..frontend.resolve import MISSING, HeldItems, Namespace, data_read, items_of
 from ..frontend.source import parse_function
 from ..runtime.shapes import BY_SOURCE
-from . import callables, held_methods, rebound, renumbered, stdlib_forms, supercalls, unpacking
+from . import (
+    callables,
+    held_methods,
+    lambda_lists,
+    rebound,
+    renumbered,
+    stdlib_forms,
+    supercalls,
+    unpacking,
+)
 from .anf import ANF, derives, in_place_helpers
 from .callables import StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
 from .containers import ContainerMethods
 from .control import DesugarControl
+from .local_functions import refuse_values
 from .methods import Known, Receivers, bound_instance
 from .object_classes import user_class
 
@@ -65,15 +75,18 @@ def run(fn_node, ctx):
     ctx.receivers.stores.update(store_counts(fn_node))
     ctx.receivers.bindings = held_methods.method_bindings(fn_node)
     ctx.receivers.once = held_methods.bound_once(fn_node)
+    for name in ctx.local_functions:  # (called from a helper's body: no temporary's name)
+        ctx.namer.reserve(name)
     values = StaticValues(ctx.namespace, ctx.static, param_names(fn_node, packed=True),
                           store_counts(fn_node), ctx.examples, fn_node)
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
     values.check_field_reads(ctx.location, fn_node)
-    _refuse_local_function_values(fn_node, inline.local_functions, ctx.location)
+    lambda_lists.check_reads(fn_node, ctx.lambda_lists, ctx.location)
+    refuse_values(fn_node, inline.local_functions, ctx.location)
     held_methods.refuse_other_uses(fn_node, ctx.receivers.listed, ctx.location)
-    _refuse_local_function_values(fn_node, ctx.receivers.unbound_methods(), ctx.location, (
+    refuse_values(fn_node, ctx.receivers.unbound_methods(), ctx.location, (
         "a bound method (`h = obj.method`) used as a value other than by calling it or passing "
         "it to a helper that calls it (held in a list, tuple or dict, returned, stored by the "
         "helper); call it where it is named (`self.layer.scale(x)`, or "
@@ -150,26 +163,6 @@ def _replaced(stmt, made):
         h.body = [r for s in h.body for r in made.get(id(s), [s])]
         for s in h.body:
             _replaced(s, made)
-
-
-def _refuse_local_function_values(fn_node, local_functions, location, what=None):
-    """A lambda or nested def has no object when the derivative runs (its calls are inlined):
-    one still read as a value after inlining (a tuple of them whose ``len`` is taken, one
-    returned) is an error at transform time, not a NameError when the derivative runs."""
-    if not local_functions:
-        return
-    for stmt in walk(fn_node.body):
-        if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
-            continue
-        n = next((n for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(
-            n.ctx, gast.Load) and n.id in local_functions), None)
-        if n is not None:
-            where = n if getattr(n, "lineno", None) is not None else stmt
-            raise location.error(UnsupportedSyntaxError, where, (
-                f"srcgrad does not support {what} here" if what is not None else
-                f"srcgrad does not support the local function `{n.id}` used as a value here "
-                f"(only its calls are inlined; it has no object when the derivative runs); "
-                f"define it at module level to pass it around as a value"))
 
 
 class InlineCalls:
@@ -449,9 +442,12 @@ class InlineCalls:
 
         callee_locals = local_names(node)
         forwarded = {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
+        displays = callables.displays_named(self.values, self.ctx.namer, self.locals, call)
         bound = self._bind(node, call)
+        lists = lambda_lists.passed_to(node, bound, self.ctx.lambda_lists, location)
         renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
         _Rename(renames, namespace, self.ctx).visit(node)
+        self.ctx.lambda_lists.update((renames[p], lists[p]) for p in lists)
         self._super(node, fn, renames, bound, call, location)
         # after renaming: the forwarded arguments are the caller's names, not the callee's
         _Forward({renames[p]: v for p, v in bound if p in forwarded}).visit(node)
@@ -484,7 +480,7 @@ class InlineCalls:
         body = inner.block(node.body)
 
         ret = body[-1]
-        out = bindings + body[:-1] + [_assign(target, ret.value)]
+        out = displays + bindings + body[:-1] + [_assign(target, ret.value)]
         self.ctx.receivers.note(out[-1])
         return relocated(out, lineno, getattr(stmt, "col_offset", 0))
 
@@ -548,7 +544,7 @@ class InlineCalls:
     def _local_functions(self, node, location):
         """The helper's own lambdas and nested defs (their names and the names they read
         already the helper's renamed ones): local functions of the caller, by a fresh name."""
-        found = extract_local_functions(node, location, self.ctx.namer)
+        found = extract_local_functions(node, location, self.ctx.namer, self.ctx.lambda_lists)
         refuse_leftover_functions(node, location)
         fresh = {name: self.ctx.namer.fresh(name) for name in found}
         _RenameNames(fresh).visit(node)
@@ -556,6 +552,7 @@ class InlineCalls:
             _RenameNames(fresh).visit(fn_node)
             fn_node.name = fresh[name]
             fn_node.frozen = True  # a helper's: its variables are a frame's of its own
+            fn_node.written_as = name
             self.local_functions[fresh[name]] = (fn_node, where)
 
     def _bind(self, node, call):

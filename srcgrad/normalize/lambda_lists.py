@@ -18,8 +18,13 @@ not pass.
                                                    s = s + lambda_2(x, f[1])
 
 Several lambdas appended to one list give a branch on which one an item holds
-(``lambda_2(x, f[1]) if f[0] == 0 else lambda_3(x)``). A list used in any other way (passed,
-returned, printed, an item taken out) is left as it is, and its lambdas refused as values.
+(``lambda_2(x, f[1]) if f[0] == 0 else lambda_3(x)``). Such a list may also be passed to a
+helper (``apply_all(fs, x)``): where the helper is inlined, its calls of the items are
+rewritten the same way (``passed_to``), and a read of the list left after inlining (given to a
+function that is not inlined) is an error (``check_reads``). A list used in any other way
+(returned, printed, an item taken out) is left as it is, and its lambdas refused as values.
+A name or display given, in a loop, a lambda that the loop makes anew with its default values
+and only called after the loop holds ``(0, *defaults)`` too (``kept_past_trips``).
 """
 
 from __future__ import annotations
@@ -28,27 +33,32 @@ import gast
 
 from ..astutil import binding_counts, clone, walk
 from ..emit.naming import LAMBDA
+from ..errors import UnsupportedSyntaxError
 
 
-def run(fn_node, namer):
-    """``fn_node`` with each list of lambdas (see above) holding their defaults."""
+def run(fn_node, namer, passed=None):
+    """``fn_node`` with each list of lambdas (see above) holding their defaults; ``passed``
+    gets, for each such list given to a helper (``apply_all(fs, x)``), what ``passed_to``
+    needs to call its items in the helper's body."""
     if namer is None or not any(isinstance(n, gast.Lambda) for n in walk(fn_node)):
         return fn_node
     counts = binding_counts(fn_node)
     for name, (made, sites) in _lists(fn_node, counts).items():
-        uses = _uses(fn_node, name, made, sites)
+        given = [] if passed is not None else None
+        uses = _uses(fn_node, name, made, sites, given)
         if uses is None:
             continue
         functions = [namer.fresh(LAMBDA) for _ in sites]
-        calls = [_call_of(item, call, sites, functions) for item, call in uses]
+        calls = [_call_of(item, call, _signatures(sites, functions)) for item, call in uses]
         if any(c is None for c in calls):
             continue
+        if given:
+            passed[name] = _signatures(sites, functions)
         defs = [gast.copy_location(gast.Assign([gast.Name(f, gast.Store(), None, None)],
                                                _without_defaults(lam), None), lam)
                 for f, lam in zip(functions, sites)]
         # innermost first (`f(f(x))`: the outer call is built from the inner one rewritten)
-        for item, call in sorted(uses, key=lambda use: -_depth(use[1], fn_node)):
-            _become(call, _call_of(item, call, sites, functions))
+        _rewrite(fn_node, uses, _signatures(sites, functions))
         for k, lam in enumerate(sites):
             _become(lam, _held(k, lam))
         fn_node.body[:0] = defs
@@ -102,32 +112,36 @@ def _read(node):
         n.ctx, gast.Load)}
 
 
-def _uses(fn_node, name, made, sites):
+def _uses(fn_node, name, made, sites, given=None):
     """``[(item, call)]``: each call of an item of the list ``name`` (``f(x)`` of ``for f in
     fs``: item ``f``; ``fs[i](x)``: item ``fs[i]``), if every read of it is allowed (see the
-    module's docstring), else None."""
+    module's docstring), else None. ``given`` (a list): a read as an argument of a call of a
+    name (a helper, ``apply_all(fs, x)``) is allowed too, and its calls gathered there."""
     allowed, uses = set(), []
     for n in walk(fn_node):
         if n is made:
             continue
-        found = _use(n, name, sites)
+        found = _use(n, name, sites, given)
         if found is None:
             return None
         allowed |= found[0]
         uses += found[1]
     reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name and (
         isinstance(n.ctx, gast.Load))]
-    if not uses or any(id(n) not in allowed for n in reads):
+    if not (uses or given) or any(id(n) not in allowed for n in reads):
         return None
     return uses
 
 
-def _use(n, name, sites):
+def _use(n, name, sites, given=None):
     """``(ids of the reads of name n allows, the calls of items it makes)``, or None for a loop
     over the list that does more than call its target."""
     appended = _appended(n, {name: None})
     if appended is not None and any(appended is s for s in sites):
         return {id(n.value.func.value)}, []
+    args = _passed_on(n, name, given)
+    if args:
+        return args, []
     if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len":
         return {id(a) for a in n.args}, []
     if isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript) and isinstance(
@@ -138,6 +152,18 @@ def _use(n, name, sites):
         calls = _target_calls(n)
         return None if calls is None else ({id(n.iter)}, calls)
     return set(), []
+
+
+def _passed_on(n, name, given):
+    """The ids of the reads of ``name`` that ``n``, a call of a name (a helper's), passes as
+    arguments, noted in ``given``; none where ``given`` is None."""
+    if given is None or not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)) or (
+            n.func.id == "len"):
+        return set()
+    args = {id(a) for a in n.args if isinstance(a, gast.Name) and a.id == name}
+    if args:
+        given.append(n)
+    return args
 
 
 def _target_calls(loop):
@@ -155,20 +181,114 @@ def _target_calls(loop):
     return [(c.func, c) for c in called]
 
 
-def _call_of(item, call, sites, functions):
+def _signatures(sites, functions):
+    """``[(function, number of parameters, number of defaults)]`` of the lambdas ``sites``
+    (named ``functions``), the ``k``-th of which an item ``(k, *defaults)`` holds."""
+    return [(fn, len(lam.args.args), len(lam.args.defaults))
+            for lam, fn in zip(sites, functions)]
+
+
+def _rewrite(fn_node, uses, signatures):
+    """Each call of ``uses`` turned into the call of the lambda its item holds."""
+    # innermost first (`f(f(x))`: the outer call is built from the inner one rewritten)
+    for item, call in sorted(uses, key=lambda use: -_depth(use[1], fn_node)):
+        _become(call, _call_of(item, call, signatures))
+
+
+def passed_to(helper, bound, lists, location):
+    """``{parameter: signatures}`` of the parameters of ``helper`` (its parsed tree, before it
+    is inlined; ``bound``: its ``(parameter, argument)`` pairs) given a list of lambdas that
+    holds ``(which, defaults)`` (``lists``, from ``run``): each call of an item in its body
+    becomes the call of the lambda it holds, as in the function that made the list. A helper
+    that rebinds the parameter or reads it otherwise than by ``len``, calling its items, a
+    loop calling them or passing it on to a helper is an error at its line."""
+    found = {}
+    counts = binding_counts(helper)  # (its parameters are bound by the call: none here)
+    for param, value in bound:
+        if not (isinstance(value, gast.Name) and value.id in lists):
+            continue
+        uses = _uses(helper, param, None, [], []) if counts[param] == 0 else None
+        calls = None if uses is None else [_call_of(i, c, lists[value.id]) for i, c in uses]
+        if calls is None or any(c is None for c in calls):
+            raise location.error(UnsupportedSyntaxError, helper, (
+                f"srcgrad does not support a list of lambdas with default values (made by "
+                f"appending them, or by a comprehension) given to `{helper.name}` as "
+                f"`{param}`, which it assigns or reads otherwise than by `len({param})`, "
+                f"calling its items with the arguments they take (`for f in {param}: f(x)`, "
+                f"`{param}[i](x)`), or passing it on to a helper: read the list that way, or "
+                f"loop over it where it is made"))
+        _rewrite(helper, uses, lists[value.id])
+        found[param] = lists[value.id]
+    return found
+
+
+def check_reads(fn_node, lists, location):
+    """A list of lambdas holding ``(which, defaults)`` read, once every helper it was given to
+    is inlined, otherwise than by ``len``, an item, a loop, its own appends or another name
+    for it (given to a function that is not inlined, ``print(fs)``) is an error: its items
+    are no functions."""
+    names = _aliases(fn_node, set(lists))
+    allowed = _reads_allowed(fn_node, names)
+    for n in walk(fn_node):
+        if isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and (
+                id(n) not in allowed):
+            raise location.error(UnsupportedSyntaxError, n, (
+                "srcgrad does not support a list of lambdas with default values (made by "
+                "appending them, or by a comprehension) given to a function it does not "
+                "inline, or used otherwise than by calling its items: its items hold the "
+                "lambdas' default values; loop over it and call them"))
+
+
+def _aliases(fn_node, names):
+    """``names`` and the names bound to one of them (a helper's parameter, a loop's
+    sequence)."""
+    while True:
+        more = {n.targets[0].id for n in walk(fn_node) if isinstance(n, gast.Assign) and (
+            isinstance(n.targets[0], gast.Name)) and _same_list(n.value, names)} - names
+        if not more:
+            return names
+        names = names | more
+
+
+def _reads_allowed(fn_node, names):
+    """The ids of the expressions ``len``, an item, a loop and the binding of one of ``names``
+    to another read."""
+    allowed = set()
+    for n in walk(fn_node):
+        if isinstance(n, gast.Call) and getattr(n.func, "id", "") == "len":
+            allowed |= {id(a) for a in n.args}
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.For):
+            allowed.add(id(n.iter))
+        elif isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and (
+                n.targets[0].id in names) and _same_list(n.value, names):
+            allowed |= {id(a) for a in walk(n.value) if isinstance(a, gast.Name)}
+    return allowed
+
+
+def _same_list(value, names):
+    """Whether ``value`` is one of the lists ``names`` (``fs``, ``iteration_sequence(fs)``,
+    ``list_append(fs, item)`` of its own appends, as the desugaring writes them)."""
+    if isinstance(value, gast.Call) and getattr(value.func, "id", "") in (
+            "iteration_sequence", "list_append") and value.args:
+        value = value.args[0]
+    return isinstance(value, gast.Name) and value.id in names
+
+
+def _call_of(item, call, signatures):
     """The call of the lambda ``item`` holds (a branch on which one, for several), or None
     where the call passes what a lambda cannot take."""
     if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
         return None
     options = []
-    for lam, fn in zip(sites, functions):
-        params, defaults = lam.args.args, lam.args.defaults
+    for fn, count, defaults in signatures:
         given = len(call.args)
-        first_default = len(params) - len(defaults)
-        if not first_default <= given <= len(params):
+        first_default = count - defaults
+        if not first_default <= given <= count:
             return None
         held = [gast.Subscript(clone(item), gast.Constant(1 + i - first_default, None),
-                               gast.Load()) for i in range(given, len(params))]
+                               gast.Load()) for i in range(given, count)]
         options.append(gast.Call(gast.Name(fn, gast.Load(), None, None),
                                  [clone(a) for a in call.args] + held, []))
     out = options[-1]
@@ -206,3 +326,96 @@ def _become(node, new):
             delattr(node, attr)
     for attr in new._fields:
         setattr(node, attr, getattr(new, attr))
+
+
+def kept_past_trips(fn_node, local_functions, remade):
+    """``fn_node`` where a name is given, in a loop, a local function that the loop makes
+    anew on each trip (``remade``: one whose default values the trip evaluates, ``g = lambda
+    t, c=a * k: c * t``) and is only called (``if k == 0: h = g`` then ``h(x)`` after the
+    loop): the name holds what Python's function would keep, which of the functions it was
+    given and its defaults then (``h = (0, c_default)``), and each call of it calls that
+    function with them (``g(x, h[1])``), as a list of lambdas does (``run``). So for a
+    tuple, list or dict display holding such functions (``d = {"f": g}``) whose items are
+    only called by constant keys (``d["f"](x)``). Only for a name bound once, and called
+    after the loops that bind it."""
+    counts = binding_counts(fn_node)
+    for name in sorted(counts):
+        binds = [n for n in walk(fn_node) if isinstance(n, gast.Assign) and any(
+            isinstance(t, gast.Name) and t.id == name for t in n.targets)]
+        if len(binds) != 1 or counts[name] != 1 or len(binds[0].targets) != 1:
+            continue
+        held = _held_functions(binds[0].value, name, local_functions, remade)
+        calls = _kept_calls(fn_node, name, binds[0], held) if held else None
+        if calls is None:
+            continue
+        for item, call, signature in sorted(calls, key=lambda c: -_depth(c[1], fn_node)):
+            _become(call, _call_of(item, call, [signature]))
+        for key, (fn, _, _) in held.items():
+            node = local_functions[fn][0]
+            _put(binds[0], key, gast.Tuple([gast.Constant(0, None)] + [
+                clone(d) for d in node.args.defaults], gast.Load()))
+    return fn_node
+
+
+def _kept_calls(fn_node, name, bind, held):
+    """``[(item, call, signature)]`` of the calls of the functions ``held`` that ``name``
+    (bound by ``bind``) holds, if every read of ``name`` calls it or an item of it after the
+    loops that bind it (a tuple read by a later trip is no value the transform follows yet),
+    else None."""
+    loops = [n for n in walk(fn_node) if isinstance(n, (gast.For, gast.While)) and any(
+        b is bind for b in walk(n))]
+    inside = {id(d) for loop in loops for d in walk(loop)}
+    reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name and (
+        isinstance(n.ctx, gast.Load))]
+    called = [n for n in walk(fn_node) if isinstance(n, gast.Call) and id(
+        n) not in inside and _key(n.func, name) is not None]
+    calls = [(n.func, n, held[_key(n.func, name)]) for n in called
+             if _key(n.func, name) in held]  # (the display's other items: as they are)
+    if len(called) != len(reads) or any(_call_of(i, c, [s]) is None for i, c, s in calls):
+        return None
+    return calls
+
+
+_WHOLE = ()  # the key of a name given the function itself (``h = g``)
+
+
+def _held_functions(value, name, local_functions, remade):
+    """``{key: signature}`` of the functions of ``remade`` that ``value`` is (key
+    ``_WHOLE``) or holds at constant keys of a display, if it holds nothing else there
+    but values; else {}."""
+    def remade_here(v):
+        return isinstance(v, gast.Name) and v.id in remade and v.id != name and _plain(
+            local_functions[v.id][0])
+
+    if isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
+        items = [(k.value, v) for k, v in zip(value.keys, value.values)]
+    elif isinstance(value, (gast.Tuple, gast.List)):
+        items = list(enumerate(value.elts))
+        if any(isinstance(v, gast.Starred) for _, v in items):
+            return {}
+    else:
+        items = [(_WHOLE, value)]
+    return {k: _signatures([local_functions[v.id][0]], [v.id])[0]
+            for k, v in items if remade_here(v)}
+
+
+def _key(func, name):
+    """The key of ``name`` that the callee ``func`` reads (``_WHOLE`` for ``name`` itself)."""
+    if isinstance(func, gast.Name) and func.id == name:
+        return _WHOLE
+    if isinstance(func, gast.Subscript) and isinstance(func.value, gast.Name) and (
+            func.value.id == name) and isinstance(func.slice, gast.Constant):
+        return func.slice.value
+    return None
+
+
+def _put(bind, key, held):
+    """``bind``'s value, or its item at ``key``, replaced by ``held``."""
+    value = bind.value
+    if key == _WHOLE:
+        bind.value = gast.copy_location(held, value)
+    elif isinstance(value, gast.Dict):
+        i = [k.value for k in value.keys].index(key)
+        value.values[i] = gast.copy_location(held, value.values[i])
+    else:
+        value.elts[key] = gast.copy_location(held, value.elts[key])

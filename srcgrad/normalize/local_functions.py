@@ -20,9 +20,14 @@ not a constant is bound where the function is defined, as Python evaluates it
 
 from __future__ import annotations
 
+import os
+import re
+
 import gast
 
+from ..astutil import walk
 from ..emit.naming import DEFAULT, LAMBDA
+from ..errors import UnsupportedSyntaxError
 
 
 def bound_to(where, target, own):
@@ -103,3 +108,38 @@ def defaults_bound(node, where, namer, found):
     args.defaults = [bound.get(id(d), d) for d in args.defaults]
     args.kw_defaults = [bound.get(id(d), d) for d in args.kw_defaults]
     return out
+
+
+def named(name, local_functions):
+    """How a message names the local function ``name`` (``local_functions``: name ->
+    (FunctionDef, location)): by the user's name for it, or, for a lambda (which has none),
+    by the file and line it is written on."""
+    node, location = local_functions.get(name, (None, None))
+    written = getattr(node, "written_as", name)
+    if not re.fullmatch(LAMBDA + r"(_\d+)+", written):
+        return f"the local function `{written}`"
+    if node is None or getattr(node, "lineno", None) is None:
+        return "a lambda"
+    filename, lineno, _, _ = location.of(node)
+    return f"the lambda written on line {lineno} of {os.path.basename(filename)}"
+
+
+def refuse_values(fn_node, local_functions, location, what=None):
+    """A lambda or nested def has no object when the derivative runs (its calls are inlined):
+    one still read as a value after inlining (a tuple of them whose ``len`` is taken, one
+    returned) is an error at transform time, not a NameError when the derivative runs."""
+    if not local_functions:
+        return
+    for stmt in walk(fn_node.body):
+        if not isinstance(stmt, gast.stmt) or isinstance(stmt, (gast.If, gast.For, gast.While)):
+            continue
+        n = next((n for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(
+            n.ctx, gast.Load) and n.id in local_functions), None)
+        if n is not None:
+            where = n if getattr(n, "lineno", None) is not None else stmt
+            raise location.error(UnsupportedSyntaxError, where, (
+                f"srcgrad does not support {what} here" if what is not None else
+                f"srcgrad does not support {named(n.id, local_functions)} used as a value here "
+                f"(only its calls are inlined; it has no object when the derivative runs): "
+                f"call it, or pass it (or a tuple or list holding it, which nothing changes or "
+                f"keeps) to a helper that calls it; or define it at module level"))
