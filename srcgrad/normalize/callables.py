@@ -35,6 +35,7 @@ from ..derived import plain
 from ..emit import naming
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, HeldItems, items_of
+from .built_fields import built_here, drop_field_writes, escapes, own_writes
 from .object_classes import fields_of, is_function_value, user_class
 
 # Objects that can stand where Python would call a function, and how many layers of them a
@@ -112,6 +113,11 @@ class StaticValues:
         self.bodies = []  # the inlined helpers' bodies (``add_body``), read with ``root``
         self.field_reads = []  # (fields, whether items too, where) of each `held_field` read
         self.local_fields = {}  # name -> {field: the function it holds} of objects built here
+        # name -> (the name it was given an object built here from, the writes of each field
+        # noted until then): a helper's parameter, `c = b` (``record``)
+        self.field_aliases = {}
+        self.alias_reads = {}  # id of a read `name.f` -> (writes of `f` noted then, loops)
+        self.field_writes = Counter()  # the writes of each field noted (``note_field``)
         self.field_sources = {}  # (name, field) -> the expression the function was read from
         self.loops = 0  # how many loops the statement being inlined is in
         # (name, function) where a name in a loop is given a local function holding values of
@@ -144,6 +150,7 @@ class StaticValues:
                 value.func, locals_) is runtime.set_field:
             held = self.value(value.args[2], locals_)
             fields = self.local_fields.setdefault(stmt.targets[0].id, {})
+            self.field_writes[value.args[1].value] += 1
             fields.pop(value.args[1].value, None)  # (another value: not known here)
             if isinstance(held, LocalFunction) or is_function_value(held):
                 fields[value.args[1].value] = held
@@ -160,6 +167,8 @@ class StaticValues:
         if isinstance(expr, gast.Attribute) and isinstance(expr.value, gast.Name) and (
                 expr.attr in self.local_fields.get(expr.value.id, {})):
             self.field_reads.append((expr.attr, expr.value.id, expr))
+            # (the writes of the field noted until this read, whether it is in a loop)
+            self.alias_reads[id(expr)] = (self.field_writes[expr.attr], self.loops)
             return self.local_fields[expr.value.id][expr.attr]
         root, path = self._field_path(expr, locals_)
         steps = [s for s in path if isinstance(s, str)]
@@ -211,15 +220,24 @@ class StaticValues:
 
     def _drop_function_fields(self, node):
         """``b = set_field(b, "f", lambda_2)`` of a local function whose every read ``b.f`` was
-        resolved here, ``b`` reached by no other name: the field is read no more, and a local
-        function is no value the derivative could hold."""
+        resolved here, ``b`` reached by no other name (but names given it whose reads were
+        too, ``field_aliases``): the field is read no more, and a local function is no value
+        the derivative could hold."""
         pairs = {(name, attr) for name, fields in self.local_fields.items()
                  for attr, held in fields.items() if isinstance(held, LocalFunction)}
-        pairs = {(name, attr) for name, attr in pairs if not _escapes(name, node) and not any(
-            isinstance(n, gast.Attribute) and n.attr == attr and isinstance(n.value, gast.Name)
-            and n.value.id == name for n in gast.walk(node))}
+        def unread(name, attr, group):
+            return not escapes(name, node, group) and not any(
+                isinstance(n, gast.Attribute) and n.attr == attr and isinstance(
+                    n.value, gast.Name) and n.value.id == name for n in gast.walk(node))
+
+        # (with the other names it was given, a helper's parameter: none of them reached
+        # otherwise, no read of the field of any of them left)
+        groups = {name: {name} | {a for a, (o, *_) in self.field_aliases.items() if o == name}
+                  for name, _ in pairs}
+        pairs = {(name, attr) for name, attr in pairs if name not in self.field_aliases and all(
+            unread(n, attr, groups[name]) for n in groups[name])}
         if pairs:
-            _drop_field_writes(node, pairs)
+            drop_field_writes(node, pairs)
 
     def _check_aliases(self, location):
         for where, _ in self.aliases_in_loops:
@@ -235,15 +253,9 @@ class StaticValues:
         writes = Counter(written_attributes(node, counted=True))
         for steps, items, expr in self.field_reads:
             if isinstance(steps, str):  # `b.f` of an object built here, set once by one write
-                own = _own_writes(items, steps, node)
-                def builds(func):
-                    return user_class(self.namespace.resolve(func, ()))
-
-                once = own == 1 or own == _own_writes(items, steps, gast.Module(
-                    [s for s in node.body if isinstance(s, gast.Assign)], []))
-                if once and writes["*"] == 0 and _built_here(items, node, builds) and (
-                        writes[steps] == own or not _escapes(items, node)):
+                if self._built_field_read(steps, items, node, writes, expr):
                     continue
+                items = self.field_aliases.get(items, (items,))[0]  # (the caller's name)
                 raise location.error(UnsupportedSyntaxError, expr, (
                     f"srcgrad does not support calling here the function a field `{steps}` of "
                     f"an object built here holds, when the function (or a helper it calls) "
@@ -256,6 +268,30 @@ class StaticValues:
                     "srcgrad does not support calling here a function held in a field that the "
                     "function (or a helper it calls) also writes: call the function where it "
                     "is named, or pass it as an argument of its own"))
+
+    def _built_field_read(self, attr, name, node, writes, expr):
+        """Whether ``name.attr``, read where ``local_fields`` knew what it holds, holds that:
+        ``name`` only ever an object built here, whose field ``attr`` one write sets (or
+        writes of the function's own block, in order), no other name reaching it while
+        another write of such a field exists; or ``name`` given such an object later (a
+        helper's parameter, ``self`` of its method), no field ``attr`` written after that, or
+        none between that and this read, neither in a loop."""
+        def builds(func):
+            return user_class(self.namespace.resolve(func, ()))
+
+        top = gast.Module([s for s in node.body if isinstance(s, gast.Assign)], [])
+        if name in self.field_aliases:  # (every write of such a field: the owner's, in its
+            owner, seen, looped = self.field_aliases[name]  # own block)
+            read, in_loop = self.alias_reads.get(id(expr), (None, 1))
+            ordered = writes[attr] == seen[attr] or (  # (none after, or none between)
+                read == seen[attr] and not looped and not in_loop)
+            return writes["*"] == 0 and ordered and writes[attr] == own_writes(
+                owner, attr, node) == own_writes(owner, attr, top) and built_here(
+                owner, node, builds)
+        own = own_writes(name, attr, node)
+        once = own == 1 or own == own_writes(name, attr, top)
+        return once and writes["*"] == 0 and built_here(name, node, builds) and (
+            writes[attr] == own or not escapes(name, node))
 
     def value(self, expr, locals_):
         """The object ``expr`` denotes at transform time, or MISSING."""
@@ -307,6 +343,14 @@ class StaticValues:
             self.aliases_in_loops.append((value, held[0]))
         if known is not MISSING and is_callable_value(known):
             self.values[target] = known
+        if isinstance(value, gast.Name) and value.id in self.local_fields:
+            # another name for an object built here: its function fields, as they are now
+            # (checked at the end: no write of those fields after this, ``_check_fields``)
+            self.local_fields[target] = dict(self.local_fields[value.id])
+            self.field_sources.update({(target, f): e for (n, f), e in list(
+                self.field_sources.items()) if n == value.id})
+            owner = self.field_aliases.get(value.id, (value.id,))[0]
+            self.field_aliases[target] = (owner, Counter(self.field_writes), self.loops)
 
     def source(self, func, locals_, obj, direct=False):
         """(the expression of a global or closure variable a static local ``func`` was assigned
@@ -656,66 +700,6 @@ def written_attributes(node, counted=False):
             elif "setattr" in name:
                 found.append("*")
     return found if counted else set(found)
-
-
-def _drop_field_writes(node, pairs):
-    """``node`` without the statements ``name = set_field(name, "attr", ...)`` of ``pairs``."""
-    for n in gast.walk(node):
-        for part in ("body", "orelse"):
-            stmts = getattr(n, part, None)
-            if not isinstance(stmts, list):
-                continue
-            kept = [s for s in stmts if not (
-                isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
-                and len(s.value.args) == 3 and isinstance(s.value.args[0], gast.Name)
-                and isinstance(s.value.args[1], gast.Constant)
-                and getattr(s.value.func, "id", "").startswith("set_field")
-                and (s.value.args[0].id, s.value.args[1].value) in pairs)]
-            setattr(n, part, kept or ([gast.Pass()] if part == "body" and stmts else kept))
-
-
-def _own_writes(name, attr, node):
-    """How many ``name = set_field(name, "attr", v)`` ``node`` holds."""
-    return sum(1 for n in gast.walk(node) if isinstance(n, gast.Call) and len(n.args) == 3
-               and isinstance(n.args[0], gast.Name) and n.args[0].id == name
-               and isinstance(n.args[1], gast.Constant) and n.args[1].value == attr)
-
-
-def _escapes(name, node):
-    """Whether the object ``name`` holds may be reached by another name (``c = b``, a
-    helper's parameter, a container, a call): ``name`` read otherwise than as ``name.attr``
-    or as what ``name = set_field(name, ...)`` changes."""
-    inner = set()
-    for n in gast.walk(node):
-        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name):
-            inner.add(id(n.value))
-        elif isinstance(n, gast.Call) and n.args and isinstance(n.args[0], gast.Name) and (
-                getattr(n.func, "id", "").startswith("set_field")):
-            inner.add(id(n.args[0]))
-    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
-               and id(n) not in inner for n in gast.walk(node))
-
-
-def _built_here(name, node, builds):
-    """Whether every binding of ``name`` in ``node`` is an object built here
-    (``new_instance(C)``, ``C()`` of a class, ``builds(func)``) or a field of it set
-    (``name = set_field(name, ...)``), never a parameter (an argument's object)."""
-    args = getattr(node, "args", None)
-    if args is not None and name in {a.id for a in args.posonlyargs + args.args
-                                     + args.kwonlyargs}:
-        return False
-    for n in gast.walk(node):
-        targets = n.targets if isinstance(n, gast.Assign) else [getattr(n, "target", None)]
-        if not any(isinstance(t, gast.Name) and t.id == name for t in targets):
-            continue
-        value = getattr(n, "value", None)
-        func = getattr(getattr(value, "func", None), "id", "")
-        if not (isinstance(n, gast.Assign) and isinstance(value, gast.Call) and (
-                func.startswith("new_instance") or builds(value.func) or func.startswith(
-                    "set_field") and (
-                    isinstance(value.args[0], gast.Name) and value.args[0].id == name))):
-            return False
-    return True
 
 
 def _item(container, key):

@@ -384,6 +384,9 @@ class CheckSupported(NodeVisitor):
         raise self._error(node, _why_not_local(node))
 
     def visit_Lambda(self, node):
+        if self.inlined:  # (named where the helper is inlined, or refused there if it is not:
+            self.generic_visit(node.args)  # `SimpleNamespace(act=lambda t: c * t)` returned)
+            return self.visit(node.body)
         if not getattr(node, "checked", False):
             raise self._error(node, UNSUPPORTED[gast.Lambda])
 

@@ -203,7 +203,7 @@ class InlineCalls:
             if isinstance(s, gast.Assign):
                 rewritten = self.ctx.receivers.rewrite(s)
                 if rewritten is not None:
-                    out.extend(rewritten[0])
+                    out.extend(self._noted(rewritten[0]))
                     s = original = rewritten[1]
                     dispatched = self._by_class(s)  # `box.lay(x)`, `lay` of several classes
                     if dispatched is not None:
@@ -226,6 +226,13 @@ class InlineCalls:
             self.ctx.receivers.note(original)
             out.append(original)
         return out
+
+    def _noted(self, stmts):
+        """``stmts`` (made before a rewritten statement), their field writes noted
+        (``SimpleNamespace(act=f, w=c)``'s first fields)."""
+        for s in stmts:
+            self.values.note_field(s, self.locals)
+        return stmts
 
     def _controlled(self, s):
         """A branch or loop inlined; a loop over a list of functions known only here (`fs =

@@ -1,0 +1,76 @@
+"""What is known of the fields of objects built in the function; part of ``callables``.
+
+Requires: a body after inlining (or as far as it got), its field writes in the form
+``name = set_field(name, "attr", value)``. Guarantees: the questions
+``StaticValues.check_field_reads`` asks of it: how many writes of a field a name's object
+gets, whether the object may be reached by another name, whether a name only ever holds
+objects built here; and the field writes of local functions dropped once every read of them
+is resolved.
+"""
+
+from __future__ import annotations
+
+import gast
+
+
+def drop_field_writes(node, pairs):
+    """``node`` without the statements ``name = set_field(name, "attr", ...)`` of ``pairs``."""
+    for n in gast.walk(node):
+        for part in ("body", "orelse"):
+            stmts = getattr(n, part, None)
+            if not isinstance(stmts, list):
+                continue
+            kept = [s for s in stmts if not (
+                isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+                and len(s.value.args) == 3 and isinstance(s.value.args[0], gast.Name)
+                and isinstance(s.value.args[1], gast.Constant)
+                and getattr(s.value.func, "id", "").startswith("set_field")
+                and (s.value.args[0].id, s.value.args[1].value) in pairs)]
+            setattr(n, part, kept or ([gast.Pass()] if part == "body" and stmts else kept))
+
+
+def own_writes(name, attr, node):
+    """How many ``name = set_field(name, "attr", v)`` ``node`` holds."""
+    return sum(1 for n in gast.walk(node) if isinstance(n, gast.Call) and len(n.args) == 3
+               and isinstance(n.args[0], gast.Name) and n.args[0].id == name
+               and isinstance(n.args[1], gast.Constant) and n.args[1].value == attr)
+
+
+def escapes(name, node, group=()):
+    """Whether the object ``name`` holds may be reached by another name (``c = b``, a
+    helper's parameter, a container, a call): ``name`` read otherwise than as ``name.attr``
+    or as what ``name = set_field(name, ...)`` changes (or given to a name of ``group``)."""
+    inner = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name):
+            inner.add(id(n.value))
+        elif isinstance(n, gast.Assign) and isinstance(n.value, gast.Name) and all(
+                isinstance(t, gast.Name) and t.id in group for t in n.targets):
+            inner.add(id(n.value))
+        elif isinstance(n, gast.Call) and n.args and isinstance(n.args[0], gast.Name) and (
+                getattr(n.func, "id", "").startswith("set_field")):
+            inner.add(id(n.args[0]))
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+               and id(n) not in inner for n in gast.walk(node))
+
+
+def built_here(name, node, builds):
+    """Whether every binding of ``name`` in ``node`` is an object built here
+    (``new_instance(C)``, ``C()`` of a class, ``builds(func)``) or a field of it set
+    (``name = set_field(name, ...)``), never a parameter (an argument's object)."""
+    args = getattr(node, "args", None)
+    if args is not None and name in {a.id for a in args.posonlyargs + args.args
+                                     + args.kwonlyargs}:
+        return False
+    for n in gast.walk(node):
+        targets = n.targets if isinstance(n, gast.Assign) else [getattr(n, "target", None)]
+        if not any(isinstance(t, gast.Name) and t.id == name for t in targets):
+            continue
+        value = getattr(n, "value", None)
+        func = getattr(getattr(value, "func", None), "id", "")
+        if not (isinstance(n, gast.Assign) and isinstance(value, gast.Call) and (
+                func.startswith("new_instance") or builds(value.func) or func.startswith(
+                    "set_field") and (
+                    isinstance(value.args[0], gast.Name) and value.args[0].id == name))):
+            return False
+    return True

@@ -1,0 +1,171 @@
+"""Functions held in fields of objects built in the function, reached by another name (issue
+14): a ``SimpleNamespace(act=np.tanh, w=c)`` built here, an object passed to a helper that
+calls its field (``use(b, x)`` with ``b.f(x)`` in it), a lambda reading the function's
+variables put into such a field and the object passed to helpers or returned by a factory, and
+``bx.f = np.sin`` before ``bx(x)`` calls ``self.f(v)`` in the object's own method. The name the
+object is given (a helper's parameter, ``self``) holds the functions its fields held then;
+every write of such a field must be the owner's, in its own block, and none between that and
+a read through the other name, neither in a loop (else refused).
+Checked against central differences in float64 (value_and_grad, jvp; hvp against differences
+of the gradient); each test fails on the code before (refused: "does not support the method
+`.act()`", "the local function `lambda_2` used as a value")."""
+
+import types
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+
+from srcgrad import UnsupportedSyntaxError, grad, hvp, jvp, value_and_grad
+
+C = 1.3
+X = np.array([0.3, -0.5, 0.7])
+T = np.array([0.2, 0.4, -0.6])
+
+
+class Box:
+    def __init__(self, f):
+        self.f = f
+
+
+class Layer:
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self, v):
+        return self.f(v)
+
+
+def use(b, x):
+    return np.sum(b.f(x) ** 2)
+
+
+def use_act(ns, x):
+    return np.sum(ns.act(x) * x)
+
+
+def namespace_of_two_fields(c, x):
+    ns = types.SimpleNamespace(act=np.tanh, w=c)
+    return np.sum(ns.act(x) ** 2) * ns.w
+
+
+def namespace_passed_to_a_helper(c, x):
+    ns = types.SimpleNamespace(act=np.tanh, w=c)
+    return use_act(ns, x) * ns.w
+
+
+def capturing_lambda_in_a_namespace_passed(c, x):
+    ns = types.SimpleNamespace(act=lambda t: c * np.sin(t))
+    return use_act(ns, x)
+
+
+def capturing_lambda_in_a_field_passed_twice(c, x):
+    b = Box(np.sin)
+    b.f = lambda t: c * t * t
+    return use(b, x) + use(b, 2.0 * x)
+
+
+def make_box(c):
+    b = Box(np.sin)
+    b.f = lambda t: c * t
+    return b
+
+
+def returned_by_a_factory(c, x):
+    b = make_box(c)
+    return np.sum(b.f(x) * x)
+
+
+def rebound_then_called_in_its_own_method(c, x):
+    bx = Layer(np.tanh)
+    bx.f = np.sin
+    return np.sum(bx(x)) * c
+
+
+def capturing_lambda_called_in_its_own_method(c, x):
+    bx = Layer(np.tanh)
+    bx.f = lambda t: c * np.sin(t)
+    return np.sum(bx(x) ** 2)
+
+
+def written_after_it_is_passed(c, x):
+    b = Box(np.sin)
+    s = use(b, x)
+    b.f = np.tanh
+    return (s + np.sum(b.f(x))) * c
+
+
+def rebound_between_two_calls_of_its_method(c, x):
+    bx = Layer(np.tanh)
+    y = bx(x)
+    bx.f = np.sin
+    return np.sum(bx(x) * y) * c
+
+
+CASES = [namespace_of_two_fields, namespace_passed_to_a_helper,
+         capturing_lambda_in_a_namespace_passed, capturing_lambda_in_a_field_passed_twice,
+         returned_by_a_factory, rebound_then_called_in_its_own_method,
+         capturing_lambda_called_in_its_own_method, written_after_it_is_passed,
+         rebound_between_two_calls_of_its_method]
+
+
+@pytest.mark.parametrize("f", CASES)
+def test_a_function_field_of_an_object_built_here(f):
+    want = [numeric_grad(f, [C, X], k) for k in (0, 1)]
+    value, got = value_and_grad(f, wrt=(0, 1))(C, X)
+    assert np.isclose(value, f(C, X))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-9)
+    _, t = jvp(f, wrt=1)(C, X, T)
+    np.testing.assert_allclose(t, want[1] @ T, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("f", [capturing_lambda_in_a_namespace_passed,
+                               rebound_then_called_in_its_own_method])
+def test_the_hvp_against_differences_of_the_gradient(f):
+    eps = 1e-5
+    df = grad(f, wrt=1)
+    np.testing.assert_allclose(df(C, X), numeric_grad(f, [C, X], 1), rtol=1e-6, atol=1e-9)
+    want = (df(C, X + eps * T) - df(C, X - eps * T)) / (2 * eps)
+    np.testing.assert_allclose(hvp(f, wrt=1)(C, X, T), want, rtol=1e-6, atol=1e-8)
+
+
+def written_in_a_branch_then_passed(c, x):
+    b = Box(np.sin)
+    if x[0] < 0:
+        b.f = np.cos
+    return use(b, x) * c
+
+
+def written_through_another_name_in_a_branch(c, x):
+    b = Box(np.sin)
+    b3 = b
+    if x[0] < 0:
+        b3.f = np.cos
+    return use(b, x) * c
+
+
+def written_in_a_loop_after_the_call(c, x):
+    b = Box(np.sin)
+    s = 0.0
+    for _ in range(2):
+        s = s + use(b, x)  # (the second trip calls np.cos)
+        b.f = np.cos
+    return s * c
+
+
+def read_again_after_a_write(c, x):
+    b = Box(np.sin)
+    b2 = b
+    y = np.sum(b2.f(x))
+    b.f = np.cos
+    return (y + np.sum(b2.f(x))) * c
+
+
+@pytest.mark.parametrize("f", [written_in_a_branch_then_passed,
+                               written_through_another_name_in_a_branch,
+                               written_in_a_loop_after_the_call, read_again_after_a_write])
+def test_a_field_written_where_the_order_is_not_known_is_refused(f):
+    # (the other name holds the functions the fields held when it was given the object)
+    with pytest.raises(UnsupportedSyntaxError, match="writes fields `f` in a branch or a loop"):
+        grad(f)(C, X)
