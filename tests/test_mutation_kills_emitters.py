@@ -700,3 +700,23 @@ def test_a_call_statement_of_the_line_comes_before_the_line_s_tangents(capsys):
     assert jvp(x, np.ones(3))[1] == pytest.approx(2 * np.sum(np.cos(x) * x + np.sin(x)))
     text = srcgrad.source(jvp)
     assert text.index("print('s', s)") < text.index("# tangent of: s = np.sum(")
+
+
+def nests_itself(x):
+    t = x * 1.0
+    for _ in range(2):
+        t = (t, x)
+    return t[0][1] * 2.0
+
+
+def test_a_tuple_that_holds_its_old_self_gets_its_tangent_first():
+    # `t = (t, x)` overwrites an operand, but a tuple's tangent reads no result: it is built
+    # from the old tangents first (`dt = (dt, dx)`), then the value, in place. Kills
+    # forward:442 _reads_result (constant: `return False` -> `return True` for an op that is
+    # no rule), under which it took the fresh-name form (`t_2 = (t, x)`, the tangent,
+    # `t = t_2`): the same values, other text.
+    df = srcgrad.jvp(nests_itself)
+    assert df(0.5, 1.0) == (1.0, 2.0)
+    body = srcgrad.source(df)
+    assert "        dt = (dt, dx)\n        t = (t, x)\n" in body
+    assert "t_2" not in body
