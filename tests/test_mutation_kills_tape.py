@@ -452,3 +452,31 @@ def test_an_array_written_from_itself_keeps_its_value_for_the_sweep(fn):
     h = 1e-6
     want = np.array([(fn(x + h * e) - fn(x - h * e)) / (2 * h) for e in np.eye(3)])
     np.testing.assert_allclose(srcgrad.grad(fn)(x), want, rtol=1e-6, atol=1e-9)
+
+
+X4 = np.array([0.3, -0.2, 0.9, 1.4])
+W4 = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+def clipped_below(lo):
+    return np.sum(np.clip(X4, lo, 1.0) * W4)
+
+
+def chosen_where_small(b):
+    return np.sum(np.where(X4 > 0.5, X4, b) * W4)
+
+
+@pytest.mark.parametrize("fn", [clipped_below, chosen_where_small])
+def test_an_operand_with_a_default_broadcast_by_another_without_shapes(fn):
+    # With optimize=False no shapes are known, and whether the contribution to `lo` (one
+    # element, broadcast against X4) is summed back (unbroadcast) is decided from the other
+    # operands: X4 is a name, so it may have broadcast it. Kills reverse:507
+    # ReverseAD._may_broadcast (comparison: `p == param`, the operand asking about itself),
+    # under which a parameter with a default (np.clip's a_min, np.where's y) got no
+    # unbroadcast: a gradient of shape (4,) for an argument of shape (1,).
+    lo = np.array([0.1])
+    h = 1e-6
+    want = np.array([(fn(lo + h) - fn(lo - h)) / (2 * h)])
+    got = srcgrad.grad(fn, optimize=False)(lo)
+    assert got.shape == (1,)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
