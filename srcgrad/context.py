@@ -78,6 +78,10 @@ class Context:
     # parameter -> the value the call passes, for a derivative specialized per classes of the
     # objects it holds (normalize/methods.py)
     examples: dict = field(default_factory=dict)
+    # the parameters a call passes None, and whether the derivative is specialized per the
+    # callables a call passes at all (normalize/chosen.py decides the tests `g is None`)
+    nones: frozenset = frozenset()
+    specialized: bool = False
     local_functions: dict = field(default_factory=dict)  # lambdas and nested defs, by name
     # a list of lambdas holding (which, defaults) passed to a helper: name -> its lambdas
     lambda_lists: dict = field(default_factory=dict)  # (normalize/lambda_lists.py)

@@ -1,7 +1,7 @@
 """The pass order of srcgrad, in one place.
 
-    parse -> (yields) -> check -> rebuilt -> shallow -> functional -> operators -> containers
-    -> control -> super
+    parse -> (yields) -> check -> chosen -> rebuilt -> shallow -> functional -> operators
+    -> containers -> control -> super
     -> anf -> rebound -> lifted -> inline -> recursion -> double -> unpair -> higher -> steps
     -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
@@ -53,6 +53,7 @@ from .normalize import (
     anf,
     aux,
     check,
+    chosen,
     containers,
     control,
     functional,
@@ -143,6 +144,7 @@ NORMALIZE = (
     Stage("yields", recursion.mark_yields, recursion.yields_wanted, dump=False),
     Stage("check", check.run),
     Stage("names", _bind_names, dump=False),
+    Stage("chosen", chosen.run),
     Stage("rebuilt", rebuilt_arguments.run, lambda ctx: bool(ctx.rebuild)),
     Stage("shallow", shallow_copies.run),
     Stage("functional", functional.run),
@@ -222,6 +224,8 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, callables,
                   parsed.location, parsed.source_lines)
     ctx.examples = examples
+    ctx.specialized = static is not None
+    chosen.split_nones(ctx, callables)
     # a split call runs a generator: only in Python (the numba backend compiles the plain form)
     ctx.split_recursion = options.split_recursion and options.backend == "python"
     ctx.kinds = dict(options.kinds)

@@ -135,17 +135,17 @@ class RebuildingSpecializing(Specializing):
     unflatten builds them: ``static`` holds their plans at ``REBUILD``."""
 
     def __init__(self, build: Callable[[dict[str, Any]], Any], base: Any, mode: str,
-                 names: tuple[str, ...]) -> None:
-        super().__init__(build, base, mode)
+                 names: tuple[str, ...], trailing: int = 0) -> None:
+        super().__init__(build, base, mode, trailing)
         self.names = names
 
     def static(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         static = super().static(args, kwargs)
-        plans = plans_of(self._positional, self.names, args, kwargs)
+        plans = plans_of(self._positional, self.names, args[:len(args) - self.trailing], kwargs)
         if plans:
             static[REBUILD] = plans_key(plans)
         return static
 
     def transformed(self, transform: Callable[[Any], Any], mode: str) -> Specializing:
         return RebuildingSpecializing(lambda static: transform(self.specialized(static)),
-                                      self.base, mode, self.names)
+                                      self.base, mode, self.names, self.trailing)

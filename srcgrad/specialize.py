@@ -41,10 +41,16 @@ class Specializing:
     """A derivative generated per function passed to it: ``build(static) -> generated
     function``, where ``static`` maps parameters of ``base`` to the callables a call passes."""
 
-    def __init__(self, build: Callable[[dict[str, Any]], Any], base: Any, mode: str) -> None:
+    def __init__(self, build: Callable[[dict[str, Any]], Any], base: Any, mode: str,
+                 trailing: int = 0) -> None:
+        from .pipeline import TRAILING_MODES
+
         self.build = build
         self.base = base  # the function whose parameters a call's arguments bind
         self.mode = mode
+        # the seeds and tangents after base's arguments (`vjp(f)(x, seed)`, `vjp(vjp(f))`):
+        # no argument of base, whatever default they pass over
+        self.trailing = trailing + (mode in TRAILING_MODES)
         self.made = OrderedDict()  # identity key -> (generated function, the static values)
         self.__name__ = self.__qualname__ = f"{base.__name__}_{mode}"
         self.__doc__ = (
@@ -67,10 +73,11 @@ class Specializing:
         """The parameters a call gives callables (its defaults included), and the ``Example``
         of each value holding objects of the user's classes."""
         given = dict(self._defaults)
-        given.update(zip(self._positional, args))
+        given.update(zip(self._positional, args[:len(args) - self.trailing]))
         given.update(kwargs)
+        # (None too: `if g is None: g = np.sin` is decided per call, normalize/chosen.py)
         return {k: Example(v) if holds_objects(v) else v for k, v in given.items()
-                if is_callable_value(v) or holds_objects(v)}
+                if is_callable_value(v) or holds_objects(v) or v is None}
 
     def specialized(self, static: dict[str, Any]) -> Any:
         """The derivative generated for the callables ``static`` (made now if new)."""
@@ -97,7 +104,8 @@ class Specializing:
     def transformed(self, transform: Callable[[Any], Any], mode: str) -> Specializing:
         """``transform`` applied to every specialization of this derivative, as a derivative
         specialized the same way (``grad(grad(f))``)."""
-        return Specializing(lambda static: transform(self.specialized(static)), self.base, mode)
+        return Specializing(lambda static: transform(self.specialized(static)), self.base, mode,
+                            self.trailing)
 
     def last(self) -> Any:
         """The specialization generated or used last."""

@@ -2837,18 +2837,23 @@ def callable_argument_rebound(x, g):
     return np.sum(a + g(x))
 
 
+def test_a_parameter_called_then_rebound_calls_each_function_in_turn():
+    # was silently wrong: `g(x)` read the lambda (9.0 for 5.05); then refused ("cannot resolve
+    # `g`", "calling the parameter `g`, which the function also assigns"); each call now
+    # calls what `g` holds there (normalize/chosen.py)
+    value, g = value_and_grad(callable_argument_rebound)(X, np.sin)
+    assert np.isclose(value, callable_argument_rebound(X, np.sin))
+    np.testing.assert_allclose(g, np.cos(X) + 3.0)
+
+
 @pytest.mark.parametrize("f, args, where", [
     (einsum_sublist_argument_rebound, (np.arange(6.0).reshape(2, 3), [0, 1]), "np.einsum"),
     (spread_argument_rebound, (X, (X, X * 2.0, 3.0)), "`\\*`"),
-    (callable_argument_rebound, (X, np.sin), "`g`"),
 ])
 def test_a_parameter_assigned_later_is_not_taken_for_that_value_before(f, args, where):
     # was silently wrong: the einsum before the rebinding read the subscripts [1, 0] (4.257 for
     # Python's 4.066), `_three(*pair)` the tuple (x, x) (15.75 for 36.75), `g(x)` the lambda
-    # (9.0 for 5.05); now refused where written, as for any argument. (`g`, a parameter called
-    # as a function and then rebound to a lambda: "calling the parameter `g`, which the
-    # function also assigns" at its first call; "cannot resolve `g`" before 46508e9, and "the
-    # local function `g_2` used as a value" before 9e66117)
+    # (9.0 for 5.05); now refused where written, as for any argument.
     with pytest.raises((UnsupportedSyntaxError, NoRuleError), match=where) as info:
         value_and_grad(f)(*args)
     assert info.value.filename == __file__

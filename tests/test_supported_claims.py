@@ -680,14 +680,17 @@ def keeps_a_closure_of_an_earlier_trip(x):
     return np.sum(h(x))
 
 
-def calls_a_parameter_it_assigns(x, g=None):
+def checks_a_parameter_after_a_run_time_branch(x, g=None):
+    if x[0] > 0:
+        g = np.cos
     if g is None:
         g = np.sin
     return np.sum(g(x))
 
 
-def calls_a_function_field_it_writes(x, cfg):
-    cfg.act = np.sin
+def calls_a_function_field_it_writes(x, cfg, flag=True):
+    if flag:
+        cfg.act = np.sin
     return np.sum(cfg.act(x))
 
 
@@ -715,13 +718,14 @@ CLAIMS = [
      "the copy of `L` made here is shallow"),
     ("taken at a key a call computes", writes_into_a_copy_at_a_computed_key, 0,
      (X, [X, [X * 1.5]]), TRANSFORM, "Bind the key to a name first"),
-    ("a parameter called as a function that the function also assigns",
-     calls_a_parameter_it_assigns, 0, (X,), TRANSFORM, "calling the parameter `g`"),
+    ("a parameter called as a function that the function tests after assigning it",
+     checks_a_parameter_after_a_run_time_branch, 0, (X,), RUN,
+     "test `g is None` before assigning it in such a branch"),
     ("a function made again on each trip of a loop that holds values of its own",
      keeps_a_closure_of_an_earlier_trip, 0, (X,), TRANSFORM, "a later trip makes it anew"),
-    ("a function held in a field that the function (or a helper it calls) also writes",
+    ("a function held in a field that the function (or a helper it calls) writes in a branch",
      calls_a_function_field_it_writes, 0, (X, SimpleNamespace(act=np.tanh)), TRANSFORM,
-     "`cfg` may hold an object not built here"),
+     "writes fields `act` in a branch or a loop"),
     ("the list or dict `d.setdefault(k, [])` returns held by another name",
      setdefault_held_by_another_name, 0, (X,), TRANSFORM, "writing into `lst`"),
     ("where the object is held in a field of a frozen dataclass", derived_read, 0,

@@ -421,6 +421,9 @@ ELSEWHERE = {
     "a lambda or nested def returned by a helper (a factory": "tests/test_factories.py",
     "in a tuple or list passed to a helper that loops over it": "tests/test_function_values.py",
     "with default values made again on each trip of a loop": "tests/test_function_values.py",
+    "a parameter that may be given a function or None": "tests/test_chosen_functions.py",
+    "a loop over a list of functions the function changes at run time": (
+        "tests/test_chosen_functions.py"),
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",
     "a method building an object of its own class": "tests/test_type_self.py",
     "`dataclasses.replace(p, w=...)`": "tests/test_objects_syntax.py",

@@ -54,13 +54,18 @@ def escapes(name, node, group=()):
                and id(n) not in inner for n in gast.walk(node))
 
 
-def built_here(name, node, builds):
+def is_parameter(name, node):
+    args = getattr(node, "args", None)
+    return args is not None and name in {a.id for a in args.posonlyargs + args.args
+                                         + args.kwonlyargs}
+
+
+def built_here(name, node, builds, argument=False):
     """Whether every binding of ``name`` in ``node`` is an object built here
     (``new_instance(C)``, ``C()`` of a class, ``builds(func)``) or a field of it set
-    (``name = set_field(name, ...)``), never a parameter (an argument's object)."""
-    args = getattr(node, "args", None)
-    if args is not None and name in {a.id for a in args.posonlyargs + args.args
-                                     + args.kwonlyargs}:
+    (``name = set_field(name, ...)``), never a parameter (an argument's object) unless
+    ``argument`` (then the parameter's binding and such field writes only)."""
+    if is_parameter(name, node) and not argument:
         return False
     for n in gast.walk(node):
         targets = n.targets if isinstance(n, gast.Assign) else [getattr(n, "target", None)]

@@ -35,7 +35,7 @@ from ..derived import plain
 from ..emit import naming
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, HeldItems, items_of
-from .built_fields import built_here, drop_field_writes, escapes, own_writes
+from .built_fields import built_here, drop_field_writes, escapes, is_parameter, own_writes
 from .object_classes import fields_of, is_function_value, user_class
 
 # Objects that can stand where Python would call a function, and how many layers of them a
@@ -107,6 +107,8 @@ class StaticValues:
         # parameter -> the objects a call passes (a derivative specialized per the functions
         # their fields hold): `cfg.act(x)` calls the function `cfg.act` holds, as a constant
         self.examples = {p: v for p, v in (examples or {}).items() if p in self.params}
+        self.arguments = dict(examples or {})  # (an argument's field read before it is written)
+        self.set_fields = set()  # (name, field) of each `name = set_field(name, "field", v)`
         # the attributes the bodies write (`cfg.act = ...`), ITEMS if they write items
         self.written = set() if node is None else written_attributes(node)
         self.root = node
@@ -149,6 +151,7 @@ class StaticValues:
                 value.args[0].id == stmt.targets[0].id) and self.namespace.resolve(
                 value.func, locals_) is runtime.set_field:
             held = self.value(value.args[2], locals_)
+            self.set_fields.add((stmt.targets[0].id, value.args[1].value))
             fields = self.local_fields.setdefault(stmt.targets[0].id, {})
             self.field_writes[value.args[1].value] += 1
             fields.pop(value.args[1].value, None)  # (another value: not known here)
@@ -170,6 +173,9 @@ class StaticValues:
             # (the writes of the field noted until this read, whether it is in a loop)
             self.alias_reads[id(expr)] = (self.field_writes[expr.attr], self.loops)
             return self.local_fields[expr.value.id][expr.attr]
+        found = self._argument_field(expr)
+        if found is not MISSING:
+            return found
         root, path = self._field_path(expr, locals_)
         steps = [s for s in path if isinstance(s, str)]
         items = len(steps) < len(path)
@@ -187,6 +193,19 @@ class StaticValues:
             return MISSING
         self.field_reads.append((set(steps), items, expr))
         return found
+
+    def _argument_field(self, expr):
+        """The function ``cfg.act`` of an argument holds, where the function's own block
+        writes that field later (checked at the end, ``_check_fields``), or MISSING."""
+        if not (isinstance(expr, gast.Attribute) and isinstance(expr.value, gast.Name) and (
+                expr.value.id, expr.attr) not in self.set_fields and (
+                expr.value.id in self.arguments) and expr.attr in self.written):
+            return MISSING
+        found = (fields_of(self.arguments[expr.value.id]) or {}).get(expr.attr, MISSING)
+        if is_function_value(found):
+            self.field_reads.append((expr.attr, (expr.value.id,), expr))
+            return found
+        return MISSING
 
     def _field_path(self, expr, locals_):
         """(the parameter given an example or the global ``expr`` reads out of, the fields
@@ -252,6 +271,8 @@ class StaticValues:
         written = self.written | written_attributes(node)
         writes = Counter(written_attributes(node, counted=True))
         for steps, items, expr in self.field_reads:
+            if isinstance(steps, str) and isinstance(items, tuple):  # an argument's, before
+                items = items[0]  # the writes: checked as after them
             if isinstance(steps, str):  # `b.f` of an object built here, set once by one write
                 if self._built_field_read(steps, items, node, writes, expr):
                     continue
@@ -288,10 +309,13 @@ class StaticValues:
             return writes["*"] == 0 and ordered and writes[attr] == own_writes(
                 owner, attr, node) == own_writes(owner, attr, top) and built_here(
                 owner, node, builds)
+        # an argument's object: written in the function's own block only, by no other name
+        # (the caller may pass the same object twice); the name never bound to another
+        argument = is_parameter(name, node)
         own = own_writes(name, attr, node)
-        once = own == 1 or own == own_writes(name, attr, top)
-        return once and writes["*"] == 0 and built_here(name, node, builds) and (
-            writes[attr] == own or not escapes(name, node))
+        once = own == 1 and not argument or own == own_writes(name, attr, top)
+        return once and writes["*"] == 0 and built_here(name, node, builds, argument) and (
+            writes[attr] == own or not argument and not escapes(name, node))
 
     def value(self, expr, locals_):
         """The object ``expr`` denotes at transform time, or MISSING."""
@@ -650,11 +674,12 @@ def needs_static(values, ctx, func, stmt):
             func.id not in values.defs):
         where = func if getattr(func, "lineno", None) is not None else stmt
         raise ctx.location.error(UnsupportedSyntaxError, where, (
-            f"srcgrad does not support calling the parameter `{func.id}`, which the function "
-            f"also assigns (`if {func.id} is None: {func.id} = np.sin`): a derivative is "
-            f"specialized per function passed as a parameter the function never assigns; give "
-            f"it the function as its default (`{func.id}=np.sin`), or give what is assigned a "
-            f"name of its own (`h = np.sin`, then `h(x)`)"))
+            f"srcgrad does not support calling the parameter `{func.id}` here: the function "
+            f"assigns it where srcgrad cannot tell which function it holds (a test such as "
+            f"`{func.id} is None` after an assignment in a branch on a run-time value, or an "
+            f"assignment that is not `{func.id} = ...`); test `{func.id} is None` before "
+            f"assigning it in such a branch, or give what is assigned a name of its own "
+            f"(`h = np.cos`, then `h(x)`)"))
     if param is None:
         return
     if param in ctx.receivers.known and getattr(func, "classes_of", None) == param:

@@ -101,8 +101,9 @@ def hidden_method(ctx, names, obj, cls, attr, stmt):
     """``[unused = check_method_of(obj, "attr")]`` where ``attr`` is a plain method of ``cls``
     (a field of that name of the object hides it, and Python reads the field: a
     ``SrcgradError`` when it runs), else ``[]``; the name made is added to ``names``."""
-    if not isinstance(inspect.getattr_static(cls, attr, None), types.FunctionType):
-        return []
+    found = inspect.getattr_static(cls, attr, None)
+    if found is None or hasattr(type(found), "__set__"):  # (a property is read before a field)
+        return []  # (a staticmethod, a ufunc held by the class: hidden too)
     unused = ctx.namer.fresh(naming.UNUSED)
     names.add(unused)
     check = gast.Call(gast.Name(ctx.global_name(runtime.check_method_of, "check_method_of"),

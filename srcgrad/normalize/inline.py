@@ -59,6 +59,7 @@ from . import (
 from .anf import ANF, derives, in_place_helpers
 from .callables import StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
+from .chosen import fold_helper
 from .containers import ContainerMethods
 from .control import DesugarControl
 from .local_functions import refuse_values
@@ -466,6 +467,7 @@ class InlineCalls:
             and _changed_in_place(node, renames[p])
         }
         _refuse_hidden_writes(node, bound, renames, same, location)
+        chosen_names = fold_helper(node, bound, renames, self.values, self.locals, self.ctx)
         # a parameter given a callable the transform knows is the caller's name for it: its
         # calls in the body resolve (and are inlined) as the caller's would
         passed = self._passed(bound, renames, forwarded | set(same), stored(node.body))
@@ -476,7 +478,7 @@ class InlineCalls:
         aliased = set(same) | set(passed)
         bindings = [_assign(renames[p], value) for p, value in bound if renames[p] not in aliased]
         self.ctx.receivers.note_all(bindings)
-        locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values())
+        locals_ = {renames[n] for n in callee_locals} - aliased | set(same.values()) | chosen_names
         locals_ |= _caller_variables(node, self.locals)
         self.locals |= locals_
         self._normalized(node, locals_, {renames[p] for p, _ in bound}, location)

@@ -612,12 +612,13 @@ class Receivers(Builds, HeldMethods):
         if user_class(known.cls):
             static = inspect.getattr_static(known.cls, func.attr, MISSING)
         receiver = func.value
-        if isinstance(static, staticmethod):
-            return [], self._call(stmt, static.__func__, value.args)
-        if isinstance(static, classmethod):
+        if isinstance(static, (staticmethod, classmethod)):  # (a field of its name hides it)
+            hidden = hidden_method(self.ctx, self.ctx.local_names, receiver.id, known.cls,
+                                   func.attr, stmt)
             cls = gast.Name(self.ctx.global_name(known.cls, known.cls.__name__), gast.Load(),
                             None, None)
-            return [], self._call(stmt, static.__func__, [cls] + value.args)
+            return hidden, self._call(stmt, static.__func__, value.args if isinstance(
+                static, staticmethod) else [cls] + value.args)
         if isinstance(static, types.FunctionType):
             checks = self._check(receiver, known) + hidden_method(  # (a field hiding it)
                 self.ctx, self.ctx.local_names, receiver.id, known.cls, func.attr, stmt)

@@ -322,9 +322,9 @@ def _is_object(v):
 
 
 def routine(v):
-    """Whether ``v`` is a function, method or partial (not an object whose class has
+    """Whether ``v`` is a function, method, ufunc or partial (not an object whose class has
     ``__call__``: ``grad(Loss(W))`` reads ``self.W``)."""
-    return inspect.isroutine(v) or isinstance(v, functools.partial)
+    return inspect.isroutine(v) or isinstance(v, (functools.partial, np.ufunc))
 
 
 def fields_of(v, held=False):

@@ -1,0 +1,105 @@
+"""A function field of an object built here, written in a branch or a loop, then called.
+
+Requires: the function as parsed (``chosen.run`` calls ``follow`` before desugaring).
+Guarantees: an object built once in the function's own block (``b = Box(np.tanh)``, a class of
+the user's), reached by no other name (``b`` read only as ``b.attr``, no method of it called
+but the field's), whose field ``f`` is written only by ``b.f = g`` statements and read only
+to be called (``b.f(x)``), has that field followed by a name of its own: read once where the
+object is built (what ``__init__`` stored), assigned where the field was, called where it was
+called. ``rebound`` then dispatches each call on the assignment that ran last:
+
+    b = Box(np.tanh)                     b = Box(np.tanh)
+                                         f = b.f
+    if flag:                   ->        if flag:
+        b.f = np.sin                         f = np.sin
+    y = b.f(x)                           y = f(x)
+
+The field is read nowhere else, so its writes are dropped. Any other use of the object or of
+the field leaves the function as it is (resolved, or refused at the call, as before).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gast
+
+from ..astutil import walk
+from ..frontend.resolve import MISSING
+from .object_classes import user_class
+
+
+def follow(fn_node, ctx):
+    """Rewrite ``fn_node`` in place (see the module docstring)."""
+    for stmt in list(fn_node.body):
+        cls = _built(stmt, ctx)
+        if cls is None:
+            continue
+        name = stmt.targets[0].id
+        for attr in _followed_fields(fn_node, name, cls):
+            local = ctx.namer.fresh(attr)
+            ctx.local_names.add(local)
+            _rewrite(fn_node, name, attr, local)
+            read = gast.Assign([gast.Name(local, gast.Store(), None, None)], gast.Attribute(
+                gast.Name(name, gast.Load(), None, None), attr, gast.Load()), None)
+            fn_node.body.insert(fn_node.body.index(stmt) + 1, gast.copy_location(read, stmt))
+
+
+def _built(stmt, ctx):
+    """The user's class ``stmt`` (``b = Box(...)``) builds an object of, or None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(
+            stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
+        return None
+    cls = ctx.namespace.resolve(stmt.value.func, ctx.local_names)
+    return cls if cls is not MISSING and inspect.isclass(cls) and user_class(cls) else None
+
+
+def _followed_fields(fn_node, name, cls):
+    """The fields of the object ``name`` holds that are written in a branch or a loop and
+    only written and called, where ``name`` is bound once and read only as ``name.attr``."""
+    names = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name]
+    attributes = [n for n in walk(fn_node) if isinstance(n, gast.Attribute) and isinstance(
+        n.value, gast.Name) and n.value.id == name]
+    if sum(isinstance(n.ctx, gast.Store) for n in names) != 1 or len(attributes) != len(
+            names) - 1:
+        return []  # (`name` bound again, or read otherwise: passed, returned, aliased)
+    called = {id(n.func) for n in walk(fn_node) if isinstance(n, gast.Call)}
+    written = _plain_writes(fn_node, name)
+    out = [attr for attr in sorted({a for a, nested in written if nested})
+           if _only_written_and_called(attr, attributes, written, called, cls)]
+    methods = {a.attr for a in attributes if id(a) in called}
+    return out if methods <= set(out) else []
+
+
+def _only_written_and_called(attr, attributes, written, called, cls):
+    """Whether the field ``attr`` is used only by plain writes and as the function of calls,
+    and is no attribute of the class (a method a field hides: checked when it runs)."""
+    uses = [a for a in attributes if a.attr == attr]
+    reads = [a for a in uses if isinstance(a.ctx, gast.Load)]
+    writes = sum(1 for a, _ in written if a == attr)
+    return inspect.getattr_static(cls, attr, MISSING) is MISSING and len(uses) == len(
+        reads) + writes and all(id(a) in called for a in reads)
+
+
+def _plain_writes(fn_node, name):
+    """(field, whether in a branch or a loop) of each ``name.field = v`` statement."""
+    top = {id(s) for s in fn_node.body}
+    return [(s.targets[0].attr, id(s) not in top) for s in walk(fn_node) if isinstance(
+        s, gast.Assign) and len(s.targets) == 1 and isinstance(
+        s.targets[0], gast.Attribute) and isinstance(s.targets[0].value, gast.Name) and (
+        s.targets[0].value.id == name)]
+
+
+def _rewrite(fn_node, name, attr, local):
+    """``name.attr = v`` as ``local = v``, and ``name.attr(...)`` as ``local(...)``."""
+    for n in walk(fn_node):
+        if isinstance(n, gast.Assign) and _is_field(n.targets[0], name, attr):
+            n.targets[0] = gast.copy_location(gast.Name(local, gast.Store(), None, None),
+                                              n.targets[0])
+        elif isinstance(n, gast.Call) and _is_field(n.func, name, attr):
+            n.func = gast.copy_location(gast.Name(local, gast.Load(), None, None), n.func)
+
+
+def _is_field(node, name, attr):
+    return isinstance(node, gast.Attribute) and node.attr == attr and isinstance(
+        node.value, gast.Name) and node.value.id == name
