@@ -22,6 +22,7 @@ def dloss(self, x, y):
         z = x_3_matmul_self_3_p_W + self_3_p_2_b
         self_3_act = self_3.act
         if self_3_act:
+            unused_4 = check_method_of(self_3, 'activation')
             z_2 = z
             tanh_z_2_saved.append(tanh_z_2)
             tanh_z_2 = np.tanh(z_2)
@@ -32,7 +33,7 @@ def dloss(self, x, y):
         x_2 = result
         loop_saved.append((x_3, self_3_p_W, x_3_matmul_self_3_p_W, self_3_act, x_2_old))
     del seq_2_1
-    unused_4 = check_class(self_2, MLP)
+    unused_5 = check_class(self_2, MLP)
     self_4 = self_2
     self_4_scale_factor = self_4.scale_factor
     times = self_4_scale_factor * 2.0
@@ -43,6 +44,7 @@ def dloss(self, x, y):
     seq = self.layers
     seq_3 = iteration_sequence(seq)
     len_seq = len(seq_3)
+    unused_6 = check_method_of(self, 'penalty')
     for i in range(len_seq):
         layer = seq_3[i]
         layer_p = layer.p
