@@ -327,6 +327,15 @@ def field_changed_in_a_loop(x, flag):
     return s
 
 
+def field_read_by_a_lambda(x, flag):
+    b = Box(np.tanh)
+    if flag:
+        b.f = np.cos
+    h = lambda t: b.f(t)  # noqa: E731
+    b.f = np.sin
+    return np.sum(h(x))
+
+
 @pytest.mark.parametrize("f", [field_chosen_in_a_branch, field_changed_in_a_loop])
 def test_a_field_of_an_object_built_here_written_in_a_branch_or_a_loop(f):
     # refused before ("writes fields `f` in a branch or a loop"): the field is followed by a
@@ -337,3 +346,6 @@ def test_a_field_of_an_object_built_here_written_in_a_branch_or_a_loop(f):
             value, g = df(x, flag)
             assert np.isclose(value, f(x.copy(), flag))
             np.testing.assert_allclose(g, numeric_grad(f, [x, flag], 0), rtol=1e-6, atol=1e-8)
+    # a lambda reads the field when it is called (the last write): not followed, refused
+    with pytest.raises(SrcgradError, match="writes fields `f` in a branch"):
+        grad(field_read_by_a_lambda)(X, True)

@@ -52,7 +52,8 @@ def run(fn_node, ctx):
         raise _needed(ctx, first, tested[first], "is tested and called as a function")
     known = {p: ctx.static.get(p) for p in tested if p in ctx.static or p in ctx.nones}
     made = fold(fn_node.body, known, ctx, ctx.local_names)
-    for name in known:
+    reads = _closure_reads(fn_node.body) | chosen_fields.local_function_reads(ctx)
+    for name in set(known) - reads:
         made |= _copied_to_a_local(fn_node.body, name, ctx)
     ctx.local_names |= made
     return fn_node
@@ -118,7 +119,7 @@ def fold(body, known, ctx, locals_):
     """Decide, in the statements ``body`` (changed in place), the tests of the names ``known``
     (name -> the object it holds on entry); give each such name assigned in this block
     afterwards a name of its own per assignment. Returns the names made."""
-    reads = _closure_reads(body)
+    reads = _closure_reads(body) | chosen_fields.local_function_reads(ctx)
     known = {n: v for n, v in known.items() if n not in reads}
     if not known:
         return set()

@@ -36,6 +36,8 @@ def follow(fn_node, ctx):
         if cls is None:
             continue
         name = stmt.targets[0].id
+        if _in_local_functions(fn_node, name) or name in local_function_reads(ctx):
+            continue  # (a lambda or nested def reads the field when it is called)
         for attr in _followed_fields(fn_node, name, cls):
             local = ctx.namer.fresh(attr)
             ctx.local_names.add(local)
@@ -79,6 +81,19 @@ def _only_written_and_called(attr, attributes, written, called, cls):
     writes = sum(1 for a, _ in written if a == attr)
     return inspect.getattr_static(cls, attr, MISSING) is MISSING and len(uses) == len(
         reads) + writes and all(id(a) in called for a in reads)
+
+
+def local_function_reads(ctx):
+    """The names the lambdas and nested defs ``check`` took out of the body read."""
+    return {n.id for fn, _ in ctx.local_functions.values() for n in walk(fn)
+            if isinstance(n, gast.Name)}
+
+
+def _in_local_functions(fn_node, name):
+    """Whether a lambda or nested def of ``fn_node`` names ``name``."""
+    functions = [f for f in walk(fn_node) if f is not fn_node and isinstance(
+        f, (gast.Lambda, gast.FunctionDef))]
+    return any(isinstance(n, gast.Name) and n.id == name for f in functions for n in walk(f))
 
 
 def _plain_writes(fn_node, name):

@@ -32,6 +32,7 @@ import gast
 
 from ..astutil import clone, walk
 from ..frontend.resolve import MISSING
+from . import chosen_fields
 from .callables import is_callable_value
 
 CHANGES = ("append", "insert", "extend")
@@ -43,7 +44,8 @@ def dispatch(fn_node, ctx):
         n.target, gast.Name) and isinstance(n.iter, gast.Name)]
     for loop in loops:
         functions = _functions_of(fn_node, loop.iter.id, ctx)
-        if functions and _read_only_in(fn_node, loop):
+        if functions and _read_only_in(fn_node, loop) and loop.target.id not in (
+                chosen_fields.local_function_reads(ctx)):
             loop.body = _dispatched(loop, functions)
             _split_conditional_displays(fn_node, loop.iter.id)
 
@@ -134,6 +136,9 @@ def _read_only_in(fn_node, loop):
     body."""
     inside = {id(n) for n in walk(loop)}
     target = loop.target.id
+    if any(_is(n, target) for f in walk(loop) if isinstance(f, (gast.Lambda, gast.FunctionDef))
+           for n in walk(f)):
+        return False  # (a lambda or nested def reads the last item when it is called)
     named = [n for n in walk(fn_node) if _is(n, target)]
     return all(id(n) in inside for n in named) and not any(
         isinstance(n.ctx, gast.Store) for s in loop.body for n in walk(s) if _is(n, target))
