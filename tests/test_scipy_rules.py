@@ -548,6 +548,12 @@ def test_odeint_tfirst():
                              "rtol=1e-10, atol=1e-10) ** 2)"],
                {"rhs": rhs, "T": np.array([0.0, 1.0, 2.0])})
     check_grad(f, (0.6, np.array([1.0, 2.0])), wrt=(0, 1), rtol=1e-5)
+    # and its tangent (kills the scipy_rules survivor odeint jvp[*] keyword dropped: tfirst)
+    dy0, h = np.array([0.5, -1.0]), 1e-6
+    want = (f(0.6 + h, np.array([1.0, 2.0]) + h * dy0)
+            - f(0.6 - h, np.array([1.0, 2.0]) - h * dy0)) / (2 * h)
+    _, t = srcgrad.jvp(f, wrt=(0, 1))(0.6, np.array([1.0, 2.0]), (1.0, dy0))
+    np.testing.assert_allclose(t, want, rtol=1e-5)
 
 
 def rhs_time_first(t, y, k):
