@@ -11,12 +11,13 @@ of the gradient); each test fails on the code before (refused: "does not support
 `.act()`", "the local function `lambda_2` used as a value")."""
 
 import types
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
 
-from srcgrad import UnsupportedSyntaxError, grad, hvp, jvp, value_and_grad
+from srcgrad import SrcgradError, UnsupportedSyntaxError, grad, hvp, jvp, value_and_grad
 
 C = 1.3
 X = np.array([0.3, -0.5, 0.7])
@@ -76,6 +77,17 @@ def returned_by_a_factory(c, x):
     return np.sum(b.f(x) * x)
 
 
+def make_namespace(c):
+    return SimpleNamespace(act=lambda t: c * np.tanh(t))
+
+
+def namespace_returned_by_a_factory(c, x):
+    # (the helper's temporary for the display is named `SimpleNamespace`, as the module's
+    # global is: it was taken for the class)
+    ns = make_namespace(c)
+    return np.sum(ns.act(x) * x)
+
+
 def rebound_then_called_in_its_own_method(c, x):
     bx = Layer(np.tanh)
     bx.f = np.sin
@@ -104,7 +116,8 @@ def rebound_between_two_calls_of_its_method(c, x):
 
 CASES = [namespace_of_two_fields, namespace_passed_to_a_helper,
          capturing_lambda_in_a_namespace_passed, capturing_lambda_in_a_field_passed_twice,
-         returned_by_a_factory, rebound_then_called_in_its_own_method,
+         returned_by_a_factory, namespace_returned_by_a_factory,
+         rebound_then_called_in_its_own_method,
          capturing_lambda_called_in_its_own_method, written_after_it_is_passed,
          rebound_between_two_calls_of_its_method]
 
@@ -169,3 +182,39 @@ def test_a_field_written_where_the_order_is_not_known_is_refused(f):
     # (the other name holds the functions the fields held when it was given the object)
     with pytest.raises(UnsupportedSyntaxError, match="writes fields `f` in a branch or a loop"):
         grad(f)(C, X)
+
+
+class HiddenStatic:
+    @staticmethod
+    def f(t):
+        return np.cos(t)
+
+    def __init__(self, f):
+        self.f = f  # (hides the staticmethod: Python calls np.sin)
+
+
+class HiddenClassMethod:
+    @classmethod
+    def f(cls, t):
+        return np.cos(t)
+
+    def __init__(self, f):
+        self.f = f
+
+
+def static_hidden_by_a_field(c, x):
+    h = HiddenStatic(np.sin)
+    return np.sum(h.f(x)) * c
+
+
+def classmethod_hidden_by_a_field(c, x):
+    h = HiddenClassMethod(np.sin)
+    return np.sum(h.f(x)) * c
+
+
+@pytest.mark.parametrize("f", [static_hidden_by_a_field, classmethod_hidden_by_a_field])
+def test_a_staticmethod_or_classmethod_hidden_by_a_field_is_refused_when_it_runs(f):
+    # before: the derivative called the class's method, np.cos, where Python calls the field's
+    # np.sin (gradient -sin(x) * c for Python's cos(x) * c, no error)
+    with pytest.raises(SrcgradError, match="holds a field `f`, which hides it"):
+        grad(f, wrt=1)(C, X)

@@ -324,7 +324,8 @@ class StaticValues:
                 return self.values[expr.id]
             if expr.id in self.local_functions:
                 return LocalFunction(expr.id)
-            return MISSING if expr.id in locals_ else self.namespace.lookup(expr.id)
+            return MISSING if expr.id in locals_ or self.stores[expr.id] else (  # (assigned:
+                self.namespace.lookup(expr.id))  # a temporary named as a global is no global)
         if isinstance(expr, gast.Attribute):
             base = self.value(expr.value, locals_)
             if base is MISSING:
@@ -558,8 +559,7 @@ def _loop_over_values(values, loop, locals_):
 
 def displays_named(values, namer, locals_, call):
     """``functions = (np.sin, lambda_2)`` for each tuple of local functions ``call`` passes,
-    which it then passes by that name: the helper's parameter is the caller's list of
-    functions, whose loops ``unrolled`` unrolls (a tuple display is an atom of ANF)."""
+    then passed by that name, whose loops in the helper ``unrolled`` unrolls (as a list's)."""
     out = []
     for i, arg in enumerate(call.args):
         if isinstance(arg, gast.Tuple) and local_functions_in(values.value(arg, locals_)):
