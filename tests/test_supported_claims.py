@@ -691,7 +691,8 @@ def checks_a_parameter_after_a_run_time_branch(x, g=None):
 def calls_a_function_field_it_writes(x, cfg, flag=True):
     if flag:
         cfg.act = np.sin
-    return np.sum(cfg.act(x))
+    g = cfg.act
+    return np.sum(g(x))
 
 
 def unpacked_into_too_few(x):

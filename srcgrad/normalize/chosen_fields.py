@@ -1,4 +1,5 @@
-"""A function field of an object built here, written in a branch or a loop, then called.
+"""A function field of an object built here or an argument's, written in a branch or a loop,
+then called.
 
 Requires: the function as parsed (``chosen.run`` calls ``follow`` before desugaring).
 Guarantees: an object built once in the function's own block (``b = Box(np.tanh)``, a class of
@@ -6,7 +7,9 @@ the user's), reached by no other name (``b`` read only as ``b.attr``, no method 
 but the field's), whose field ``f`` is written only by ``b.f = g`` statements and read only
 to be called (``b.f(x)``), has that field followed by a name of its own: read once where the
 object is built (what ``__init__`` stored), assigned where the field was, called where it was
-called. ``rebound`` then dispatches each call on the assignment that ran last:
+called. An argument's object (``cfg.act``) is followed the same way, read where the function
+starts; the caller's object is not changed, as for any field the function writes.
+``rebound`` then dispatches each call on the assignment that ran last:
 
     b = Box(np.tanh)                     b = Box(np.tanh)
                                          f = b.f
@@ -31,11 +34,14 @@ from .object_classes import user_class
 
 def follow(fn_node, ctx):
     """Rewrite ``fn_node`` in place (see the module docstring)."""
-    for stmt in list(fn_node.body):
-        cls = _built(stmt, ctx)
-        if cls is None:
-            continue
-        name = stmt.targets[0].id
+    objects = [(stmt.targets[0].id, _built(stmt, ctx), stmt) for stmt in fn_node.body
+               if _built(stmt, ctx) is not None]
+    # an argument's object too (not one `wrt` selects): its class is known once the
+    # derivative is specialized per the objects passed (``ctx.examples``)
+    objects += [(a.id, type(ctx.examples[a.id]) if a.id in ctx.examples else object, None)
+                for a in fn_node.args.posonlyargs + fn_node.args.args + fn_node.args.kwonlyargs
+                if a.id not in ctx.wrt]
+    for name, cls, stmt in objects:
         if _in_local_functions(fn_node, name) or name in local_function_reads(ctx):
             continue  # (a lambda or nested def reads the field when it is called)
         for attr in _followed_fields(fn_node, name, cls):
@@ -44,7 +50,8 @@ def follow(fn_node, ctx):
             _rewrite(fn_node, name, attr, local)
             read = gast.Assign([gast.Name(local, gast.Store(), None, None)], gast.Attribute(
                 gast.Name(name, gast.Load(), None, None), attr, gast.Load()), None)
-            fn_node.body.insert(fn_node.body.index(stmt) + 1, gast.copy_location(read, stmt))
+            where = 0 if stmt is None else fn_node.body.index(stmt) + 1
+            fn_node.body.insert(where, gast.copy_location(read, stmt or fn_node.body[0]))
 
 
 def _built(stmt, ctx):
@@ -62,8 +69,8 @@ def _followed_fields(fn_node, name, cls):
     names = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name]
     attributes = [n for n in walk(fn_node) if isinstance(n, gast.Attribute) and isinstance(
         n.value, gast.Name) and n.value.id == name]
-    if sum(isinstance(n.ctx, gast.Store) for n in names) != 1 or len(attributes) != len(
-            names) - 1:
+    bindings = sum(isinstance(n.ctx, (gast.Store, gast.Param)) for n in names)
+    if bindings != 1 or len(attributes) != len(names) - 1:
         return []  # (`name` bound again, or read otherwise: passed, returned, aliased)
     called = {id(n.func) for n in walk(fn_node) if isinstance(n, gast.Call)}
     written = _plain_writes(fn_node, name)
