@@ -41,8 +41,13 @@ def follow(fn_node, ctx):
     objects += [(a.id, type(ctx.examples[a.id]) if a.id in ctx.examples else object, None)
                 for a in fn_node.args.posonlyargs + fn_node.args.args + fn_node.args.kwonlyargs
                 if a.id not in ctx.wrt]
+    top = {id(s) for s in fn_node.body}
+    nested = {s.targets[0].value.id for s in walk(fn_node) if isinstance(s, gast.Assign) and (
+        id(s) not in top) and isinstance(s.targets[0], gast.Attribute) and isinstance(
+        s.targets[0].value, gast.Name)}  # (only these can have a field to follow)
     for name, cls, stmt in objects:
-        if _in_local_functions(fn_node, name) or name in local_function_reads(ctx):
+        if name not in nested or _in_local_functions(fn_node, name) or name in (
+                local_function_reads(ctx)):
             continue  # (a lambda or nested def reads the field when it is called)
         for attr in _followed_fields(fn_node, name, cls):
             local = ctx.namer.fresh(attr)
