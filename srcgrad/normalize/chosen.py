@@ -184,7 +184,7 @@ def _tested_and_called(fn_node, params, ctx):
         name = _test_of(n, ctx)
         if name in params:
             tests.setdefault(name, n)
-    called = _called_names(fn_node, ctx)
+    called = _called_names(fn_node, ctx) if tests else set()  # (reads the helpers called)
     found = {p: tests[p] for p in tests if _flows_to(fn_node, p) & called}
     # a parameter called, then assigned another function (`a = g(x); g = np.cos`)
     stored = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
