@@ -216,7 +216,7 @@ def test_a_function_remade_in_a_loop_kept_past_its_trip(f):
 
 
 def test_a_function_kept_past_its_trip_at_second_order():
-    _check_hvp(kept_in_a_dict_and_a_tuple)
+    _check_hvp(kept_from_an_earlier_trip)
 
 
 def kept_and_called_by_a_later_trip(a, x):
