@@ -23,12 +23,15 @@ the field leaves the function as it is (resolved, or refused at the call, as bef
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import gast
 
 from ..astutil import walk
+from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
+from ..frontend.source import parse_function
 from .object_classes import user_class
 
 
@@ -49,7 +52,7 @@ def follow(fn_node, ctx):
         if name not in nested or _in_local_functions(fn_node, name) or name in (
                 local_function_reads(ctx)):
             continue  # (a lambda or nested def reads the field when it is called)
-        for attr in _followed_fields(fn_node, name, cls):
+        for attr in _followed_fields(fn_node, name, cls, stmt is None):
             local = ctx.namer.fresh(attr)
             ctx.local_names.add(local)
             _rewrite(fn_node, name, attr, local)
@@ -68,7 +71,7 @@ def _built(stmt, ctx):
     return cls if cls is not MISSING and inspect.isclass(cls) and user_class(cls) else None
 
 
-def _followed_fields(fn_node, name, cls):
+def _followed_fields(fn_node, name, cls, argument):
     """The fields of the object ``name`` holds that are written in a branch or a loop and
     only written and called, where ``name`` is bound once and read only as ``name.attr``."""
     names = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name]
@@ -80,14 +83,36 @@ def _followed_fields(fn_node, name, cls):
     called = {id(n.func) for n in walk(fn_node) if isinstance(n, gast.Call)}
     written = _plain_writes(fn_node, name)
     out = [attr for attr in sorted({a for a, nested in written if nested})
-           if _only_written_and_called(attr, attributes, written, called, cls)]
+           if _only_written_and_called(attr, attributes, written, called, cls, argument)]
     methods = {a.attr for a in attributes if id(a) in called}
     return out if methods <= set(out) else []
 
 
-def _only_written_and_called(attr, attributes, written, called, cls):
+def _set_when_built(cls, attr):
+    """Whether an object of ``cls`` has the field ``attr`` once built: a dataclass field, or
+    ``self.attr = ...`` in its ``__init__`` (else the read where it is built would fail where
+    Python reads the field only after a write)."""
+    if dataclasses.is_dataclass(cls):
+        return attr in {f.name for f in dataclasses.fields(cls)}
+    init = getattr(cls, "__init__", None)
+    if not inspect.isfunction(init):
+        return False
+    try:
+        node = parse_function(init).node
+    except (OSError, TypeError, SrcgradError):
+        return False
+    first = node.args.args[0].id if node.args.args else None
+    return any(isinstance(t, gast.Attribute) and t.attr == attr and isinstance(
+        t.value, gast.Name) and t.value.id == first for n in walk(node) if isinstance(
+        n, gast.Assign) for t in n.targets)
+
+
+def _only_written_and_called(attr, attributes, written, called, cls, argument):
     """Whether the field ``attr`` is used only by plain writes and as the function of calls,
-    and is no attribute of the class (a method a field hides: checked when it runs)."""
+    is no attribute of the class (a method a field hides: checked when it runs), and, for an
+    object built here, is set when it is built."""
+    if not argument and not _set_when_built(cls, attr):
+        return False
     uses = [a for a in attributes if a.attr == attr]
     reads = [a for a in uses if isinstance(a.ctx, gast.Load)]
     writes = sum(1 for a, _ in written if a == attr)
