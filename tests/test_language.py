@@ -1144,3 +1144,51 @@ def test_a_try_block_raising_before_its_loop_binds_the_index(sign):
     df = srcgrad.grad(raises_before_a_comprehension)
     want = (df(x + 1e-5 * v, M) - df(x - 1e-5 * v, M)) / 2e-5
     np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-7)
+
+
+def tuple_first_bound_in_a_loop(a, x):
+    s = 0.0
+    for k in range(3):
+        if k == 1:
+            h = (a * k, np.sin(x))
+        if k >= 1:
+            s = s + np.sum(h[1] * h[0])
+    return s
+
+
+def list_first_bound_in_a_loop(a, x):
+    s = 0.0
+    for k in range(3):
+        if k == 0:
+            h = [a, x * a]
+        s = s + np.sum(h[1] * h[0]) * k
+    return s
+
+
+def dict_first_bound_in_a_loop(a, x):
+    s = 0.0
+    for k in range(3):
+        if k == 0:
+            h = {"p": a, "q": x * a}
+        s = s + np.sum(h["q"] * h["p"])
+    return s
+
+
+def object_first_bound_in_a_loop(a, x):
+    s = 0.0
+    for k in range(3):
+        if k == 0:
+            h = types.SimpleNamespace(p=a, q=x * a)
+        s = s + np.sum(h.q * h.p)
+    return s
+
+
+@pytest.mark.parametrize("f", [tuple_first_bound_in_a_loop, list_first_bound_in_a_loop,
+                               dict_first_bound_in_a_loop, object_first_bound_in_a_loop])
+def test_a_container_first_bound_in_a_branch_of_a_loop(f):
+    # its adjoint starts from the 0.0 of a variable that may not exist yet, and met the
+    # container's cotangents: TypeError / AttributeError from generated code (objects14e)
+    a, x, t = 1.3, np.array([0.3, -0.5, 0.7]), np.array([1.0, 2.0, 3.0])
+    check_grad(f, (a, x), wrt=(0, 1))
+    _, tangent = srcgrad.jvp(f, wrt=1)(a, x, t)
+    np.testing.assert_allclose(tangent, numeric_grad(f, (a, x), 1) @ t, rtol=1e-6)

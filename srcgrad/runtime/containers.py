@@ -38,7 +38,8 @@ class Cotangents(list):
     """
 
     def __add__(self, other):
-        if other is None:
+        if other is None or (type(other) is float and other == 0.0):
+            # (0.0: the zero an adjoint starts from where its variable may not exist yet)
             return self
         if isinstance(other, dict):
             raise SrcgradError(
@@ -84,7 +85,8 @@ class DictCotangents(dict):
     __sub__ = __rsub__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _operator
 
     def __add__(self, other):
-        if other is None:
+        if other is None or (type(other) is float and other == 0.0):
+            # (0.0: the zero an adjoint starts from where its variable may not exist yet)
             return self
         if not isinstance(other, dict):
             return add_objects(self, other)
@@ -118,7 +120,7 @@ def add(a, b):
 
 def elem(dy, key, x):
     """The cotangent of element ``key`` of a container from the container's cotangent ``dy``."""
-    if dy is None:
+    if dy is None or (type(dy) is float and dy == 0.0):  # (0.0: see Cotangents.__add__)
         return zeros_like(x)
     g = dy.get(key) if isinstance(dy, dict) else dy[key]
     return zeros_like(x) if g is None else g
