@@ -6,7 +6,8 @@ classes (``self`` bound, inheritance with overriding and ``super()``, properties
 classmethods, a method of the argument itself), callable objects, attribute writes on local
 objects (rebinding and in place), writes into an attribute or key of the argument, functions
 passed as arguments (through two levels, in tuples and dicts of callbacks),
-``functools.partial`` / ``wraps`` / ``lru_cache``, local functions, lambdas and closures (with
+``functools.partial`` / ``wraps`` / ``lru_cache``, a staticmethod or classmethod hidden by a
+field of its name, local functions, lambdas and closures (with
 Python's late binding), list/dict/generator comprehensions, recursion, ``with``,
 ``try``/``finally`` and ``**kwargs``. ``P`` is a dataclass (with int and str fields), a
 namedtuple, a ``SimpleNamespace``, a dict, a tuple or a nesting of them. For every program:
@@ -372,7 +373,8 @@ class Gen:
     # constructs drawn from a stream of their own (``Gen.extra``), so that a seed still gives
     # the program it gave before they were added, with one of them at its end
     EXTRA = ("field_alias", "try_except", "replace", "asdict", "nested_write", "rebound_callable",
-             "mixed_layers", "own_class", "held_methods", "python_forms", "function_values")
+             "mixed_layers", "own_class", "held_methods", "python_forms", "function_values",
+             "hidden_methods")
 
     CONSTRUCTS = ("method", "callable_object", "decorated_methods", "inheritance",
                   "class_attribute", "mutating_method", "own_method", "local_state",
@@ -652,6 +654,19 @@ class Gen:
         else:
             self.emit("keep = None", "for k in range(2):", f"    g = lambda v, k=k: v * (k + {c})",
                       "    if k == 0:", "        keep = g", "h = keep(h) + g(h)")
+
+    def hidden_methods(self):
+        """A staticmethod or classmethod of a class hidden by a field of its name that
+        ``__init__`` sets: Python calls the field (srcgrad called the class's function, with no
+        error, before 7ea69bf; a derivative now refuses to run, ``check_method_of``)."""
+        cls = self.name("Hid")
+        self.define(f"class {cls}:\n    def __init__(self, s, hide):\n        self.s = s\n"
+                    f"        if hide:\n            self.f = np.sin\n            self.g = np.tanh\n"
+                    f"\n    @staticmethod\n    def f(v):\n        return np.cos(v)\n\n"
+                    f"    @classmethod\n    def g(cls, v):\n        return v * 0.5\n")
+        hide = self.rng.random() < 0.5
+        self.emit(f"hd = {cls}({self.c}, {hide})",
+                  f"h = hd.{self.rng.choice(['f', 'g'])}(h) * hd.s + h")
 
     def python_forms(self):
         """Everyday forms made to work in session 13: a starred target, a comprehension over a
