@@ -170,11 +170,23 @@ def written_in_a_branch(x):
     return np.sum(g(x))
 
 
+class Empty:
+    pass
+
+
+def set_only_in_a_branch(x, flag):
+    b = Empty()
+    if flag:
+        b.f = np.sin
+    return np.sum(b.f(x))  # (Python: AttributeError where flag is False; srcgrad called np.sin)
+
+
 @pytest.mark.parametrize("f, args", [
-    (written_in_a_loop, (SimpleNamespace(act=np.tanh), X)), (written_in_a_branch, (X,))])
+    (written_in_a_loop, (SimpleNamespace(act=np.tanh), X)), (written_in_a_branch, (X,)),
+    (set_only_in_a_branch, (X, False))])
 def test_a_field_the_function_writes_is_refused_at_its_line(f, args):
     with pytest.raises(SrcgradError, match="also writes|writes fields") as info:
-        grad(f, wrt=len(args) - 1)(*args)
+        grad(f, wrt=0 if f is set_only_in_a_branch else len(args) - 1)(*args)
     assert info.value.filename == __file__
 
 

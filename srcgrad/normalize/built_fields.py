@@ -29,11 +29,26 @@ def drop_field_writes(node, pairs):
             setattr(n, part, kept or ([gast.Pass()] if part == "body" and stmts else kept))
 
 
-def own_writes(name, attr, node):
-    """How many ``name = set_field(name, "attr", v)`` ``node`` holds."""
+def own_writes(name, attr, node, before=None):
+    """How many ``name = set_field(name, "attr", v)`` ``node`` holds; with ``before`` (a
+    node of ``node``), whether the first runs before it on every path (``written_before``)."""
+    if before is not None:
+        return written_before(name, attr, node, before)
     return sum(1 for n in gast.walk(node) if isinstance(n, gast.Call) and len(n.args) == 3
                and isinstance(n.args[0], gast.Name) and n.args[0].id == name
                and isinstance(n.args[1], gast.Constant) and n.args[1].value == attr)
+
+
+def written_before(name, attr, node, expr):
+    """Whether the one ``name = set_field(name, "attr", v)`` of ``node`` runs before ``expr``
+    on every path to it: a block holds the write, then the statement holding ``expr``. (One
+    in a branch or a loop, read after it: where it did not run, Python finds no such field.)"""
+    for block in (getattr(n, f) for n in gast.walk(node) for f in ("body", "orelse",
+                  "finalbody") if isinstance(getattr(n, f, None), list)):
+        for i, s in enumerate(block):
+            if isinstance(s, gast.Assign) and own_writes(name, attr, s.value) == 1:
+                return any(n is expr for later in block[i + 1:] for n in gast.walk(later))
+    return False
 
 
 def escapes(name, node, group=()):

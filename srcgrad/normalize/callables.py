@@ -292,11 +292,11 @@ class StaticValues:
 
     def _built_field_read(self, attr, name, node, writes, expr):
         """Whether ``name.attr``, read where ``local_fields`` knew what it holds, holds that:
-        ``name`` only ever an object built here, whose field ``attr`` one write sets (or
-        writes of the function's own block, in order), no other name reaching it while
-        another write of such a field exists; or ``name`` given such an object later (a
-        helper's parameter, ``self`` of its method), no field ``attr`` written after that, or
-        none between that and this read, neither in a loop."""
+        ``name`` only ever an object built here, whose field ``attr`` one write on every path to the
+        read sets (or writes of its own block, in order), no other name reaching it while another
+        write of such a field exists; or ``name`` given such an object later (a helper's parameter,
+        ``self`` of its method), no field ``attr`` written after that, or none between that and this
+        read, neither in a loop."""
         def builds(func):
             return user_class(self.namespace.resolve(func, ()))
 
@@ -309,11 +309,11 @@ class StaticValues:
             return writes["*"] == 0 and ordered and writes[attr] == own_writes(
                 owner, attr, node) == own_writes(owner, attr, top) and built_here(
                 owner, node, builds)
-        # an argument's object: written in the function's own block only, by no other name
-        # (the caller may pass the same object twice); the name never bound to another
+        # an argument's object: written in its own block only (the caller may pass it twice)
         argument = is_parameter(name, node)
         own = own_writes(name, attr, node)
-        once = own == 1 and not argument or own == own_writes(name, attr, top)
+        once = own == 1 and not argument and own_writes(name, attr, node, expr) or (
+            own == own_writes(name, attr, top))
         return once and writes["*"] == 0 and built_here(name, node, builds, argument) and (
             writes[attr] == own or not argument and not escapes(name, node))
 
