@@ -269,6 +269,9 @@ def linalg_rows():
         row(linalg.eigh, "linalg.eigh(a + np.transpose(a), eigvals_only=True, "
             "subset_by_index=[1, 2])", a=a),
         row(linalg.eigh, "e = linalg.eigh(a + np.transpose(a)); e[0] + e[1][0] ** 2", a=a),
+        # by value: the two above 1.5 (a vjp without subset_by_value took all three; mutants20d)
+        row(linalg.eigh, "linalg.eigh(np.diag(D) + 0.1 * (a + np.transpose(a)), eigvals_only=True, "
+            "subset_by_value=(1.5, 10.0))", a=a, D=np.array([1.0, 2.0, 3.0])),
     ]
 
 
