@@ -170,10 +170,6 @@ def written_in_a_branch(x):
     return np.sum(g(x))
 
 
-class Empty:
-    pass
-
-
 def set_only_in_a_branch(x, flag):
     b = Empty()
     if flag:

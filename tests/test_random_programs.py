@@ -136,6 +136,7 @@ GENERATOR_FEATURES = (
     "argument holding one array twice, written", "renamed list in a holder, then changed",
     "view from np.split and its relatives, read before a write",
     "builtins the program does not name bound by the module",
+    "container first bound in a branch of a loop",
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -195,7 +196,7 @@ P_READS = {
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
                         "compwrite", "iterator", "stateloop", "opaque", "managed", "guarded",
-                        "outside", "itemupdate", "reshaped", "loopwrite")
+                        "outside", "itemupdate", "reshaped", "loopwrite", "latebound")
 
 _counter = itertools.count()
 
@@ -1101,6 +1102,29 @@ class Gen(LibraryStatements, LoopWrites):
                 f"{ind}{st}_0 = {st}[0]",
                 f"{ind}a = a + 0.1 * np.tanh({acc})"]  # so that later code depends on the loop
 
+    def latebound(self, scope, ind, depth):
+        """A tuple, list, dict or object first bound in a branch of a loop, on one trip, and
+        read on that trip and the later ones (its adjoint starts from the zero of a variable
+        that may not exist yet: a crash from generated code before 6f32a7a)."""
+        self.features.add("container first bound in a branch of a loop")
+        h, acc, i = self.fresh("lb"), self.fresh("s"), self.fresh("i")
+        trips = self.integer(2, MAX_TRIPS)
+        first = self.integer(0, trips - 1)
+        s, v = self.scalar(scope, 1), f"{self.vector(scope, 1)} * a"
+        value, p, q = self.pick([(f"({s}, {v})", f"{h}[0]", f"{h}[1]"),
+                                 (f"[{s}, {v}]", f"{h}[0]", f"{h}[1]"),
+                                 (f'{{"p": {s}, "q": {v}}}', f'{h}["p"]', f'{h}["q"]'),
+                                 (f"types.SimpleNamespace(p={s}, q={v})", f"{h}.p", f"{h}.q")])
+        term = self.pick([f"np.sum({q} * {p})", f"np.sum(np.sin({q})) * {p}"])
+        scope.names[acc] = "s"  # readable after the loop only
+        return [f"{ind}{acc} = 0.0",
+                f"{ind}for {i} in range({trips}):",
+                f"{ind}    if {i} == {first}:",
+                f"{ind}        {h} = {value}",
+                f"{ind}    if {i} >= {first}:",
+                f"{ind}        {acc} = {acc} + {term}",
+                f"{ind}a = a + 0.1 * np.tanh({acc})"]
+
     def reshaped(self, scope, ind, depth):
         """A variable, or a tuple, that a loop rebinds to a value of another shape, its old
         value read before the loop (``t = 0.5 * a; y = t * x; for ...: t = x * 2.0``, or
@@ -1374,7 +1398,7 @@ class Gen(LibraryStatements, LoopWrites):
             if self.mut_helpers:
                 kinds += ["mutcall", "mutcall"]
             if depth > 0:
-                kinds += ["ndloop", "histloop", "stateloop", "loopwrite"]
+                kinds += ["ndloop", "histloop", "stateloop", "loopwrite", "latebound"]
             kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator", "opaque",
                       "managed", "guarded", "outside", "compwrite", "compwrite", "reshaped"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
@@ -1722,6 +1746,8 @@ class Gen(LibraryStatements, LoopWrites):
         # the second sees, as in Python) for the check of jvp against vjp transposed
         lines += ["", "", "def fv(x, a, M, P):",
                   "    return np.stack([f(x, a, M, P), f(np.cos(x), 0.5 * a, M, P)])"]
+        if any("types.SimpleNamespace" in line for line in lines):
+            lines.insert(1, "import types")
         return "\n".join(lines) + "\n"
 
 
@@ -1948,7 +1974,7 @@ SHARED_ARGUMENT = "argument holding one array twice, written"
 SPLIT_VIEW = "view from np.split and its relatives, read before a write"
 OUTSIDE_ARGUMENT = "argument that is a global array the function reads, written"
 KNOWN_REFUSALS = {
-    "write into an array that may share memory": r"^writing into `\w+`, which may share memory",
+    "write into an array that may share memory": r"^writing into `[^`]+`, which may share memory",
     "array read after a write into one it refers to": (
         r"^`\w+` refers to the array in `\w+`( \(through a list, tuple or dict\))?, which is "
         r"written into afterwards"
