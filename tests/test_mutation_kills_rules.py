@@ -734,3 +734,20 @@ def test_forward_in_one_operand_over_the_gradient_of_convolve_in_the_other(mode)
     want = _along(lambda s: gv(s, v, mode), a, np.array([1.0, -0.5, 0.25, 2.0]))
     got = srcgrad.jvp(gv, wrt=0)(a, v, mode, np.array([1.0, -0.5, 0.25, 2.0]))[1]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _einsum_square(a, b):
+    return np.sum(np.einsum("ij,jk->ik", a, b) ** 2)
+
+
+def test_mixed_second_derivative_of_an_einsum_along_its_other_operand():
+    # the gradient in a, differentiated along b alone (a carries no tangent): einsum_vjp's
+    # tangent in operand 1 with operand 0 given, its tangent None. Kills the helper_rules
+    # survivor einsum_vjp jvp[x1] (name replaced: x1=dx0), under which operand 1 counted as
+    # not given and the tangent was that of operand 0 alone ([[0.526, ...]] for [[0.956, ...]])
+    a = np.array([[0.3, -0.2], [0.5, 1.1]])
+    b, db = np.array([[0.7, 0.1], [-0.4, 0.9]]), np.array([[1.0, 0.5], [-0.3, 0.2]])
+    ga = srcgrad.grad(_einsum_square, wrt=0)
+    h = 1e-6
+    want = (ga(a, b + h * db) - ga(a, b - h * db)) / (2 * h)
+    np.testing.assert_allclose(srcgrad.jvp(ga, wrt=1)(a, b, db)[1], want, rtol=1e-6)
