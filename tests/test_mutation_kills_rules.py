@@ -751,3 +751,19 @@ def test_mixed_second_derivative_of_an_einsum_along_its_other_operand():
     h = 1e-6
     want = (ga(a, b + h * db) - ga(a, b - h * db)) / (2 * h)
     np.testing.assert_allclose(srcgrad.jvp(ga, wrt=1)(a, b, db)[1], want, rtol=1e-6)
+
+
+def _einsum_of_five(a, b, c, d, e):
+    return np.sum(np.einsum("i,i,i,i,i->i", a, b, c, d, e) ** 2)
+
+
+def test_mixed_second_derivative_of_an_einsum_along_its_fifth_operand():
+    # as above with five operands, along the last (x5 not given): kills the helper_rules
+    # survivors einsum_vjp jvp[x4] (name replaced: x4=x5, x4=dx5), under which operand 4
+    # counted as not given (zeros)
+    ops = [np.array([0.3, -0.2, 0.5]) + k * 0.1 for k in range(5)]
+    de = np.array([1.0, 0.5, -0.3])
+    ga = srcgrad.grad(_einsum_of_five, wrt=0)
+    h = 1e-6
+    want = (ga(*ops[:4], ops[4] + h * de) - ga(*ops[:4], ops[4] - h * de)) / (2 * h)
+    np.testing.assert_allclose(srcgrad.jvp(ga, wrt=4)(*ops, de)[1], want, rtol=1e-6)
