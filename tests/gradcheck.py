@@ -10,7 +10,7 @@ import inspect
 
 import numpy as np
 
-from srcgrad import grad
+from srcgrad import grad, hvp, jvp, value_and_grad
 
 STEP = 1e-6  # relative step of the central differences
 RTOL = 1e-6
@@ -165,3 +165,24 @@ def check_grad(f, args, wrt=0, *, rtol=RTOL, atol=ATOL, **kwargs):
             gi, expected, rtol=rtol, atol=atol, err_msg=f"gradient wrt {sel!r} of {name}"
         )
     return g
+
+
+def check_both_and_jvp(f, c, x, t):
+    """``value_and_grad`` of ``f(c, x)`` in both arguments, and its jvp in ``x`` along ``t``,
+    against central differences (the value against ``f`` itself)."""
+    want = [numeric_grad(f, [c, x], k) for k in (0, 1)]
+    value, got = value_and_grad(f, wrt=(0, 1))(c, x)
+    assert np.isclose(value, f(c, x))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-9)
+    _, tangent = jvp(f, wrt=1)(c, x, t)
+    np.testing.assert_allclose(tangent, want[1] @ t, rtol=1e-6, atol=1e-9)
+
+
+def check_hvp_in_x(f, c, x, t, eps=1e-5):
+    """The gradient of ``f(c, x)`` in ``x`` against central differences, and its hvp along
+    ``t`` against differences of that gradient."""
+    df = grad(f, wrt=1)
+    np.testing.assert_allclose(df(c, x), numeric_grad(f, [c, x], 1), rtol=1e-6, atol=1e-9)
+    want = (df(c, x + eps * t) - df(c, x - eps * t)) / (2 * eps)
+    np.testing.assert_allclose(hvp(f, wrt=1)(c, x, t), want, rtol=1e-6, atol=1e-8)

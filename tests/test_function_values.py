@@ -16,9 +16,9 @@ made stays refused, naming the lambda by its line (not ``lambda_2``)."""
 
 import numpy as np
 import pytest
-from gradcheck import numeric_grad
+from gradcheck import check_both_and_jvp, check_hvp_in_x, numeric_grad
 
-from srcgrad import UnsupportedSyntaxError, grad, hvp, jvp, value_and_grad
+from srcgrad import UnsupportedSyntaxError, grad
 
 C = 1.3
 X = np.array([0.3, -0.5, 0.7])
@@ -92,34 +92,15 @@ CASES = [in_a_list, in_a_tuple_through_two_helpers, named_and_passed_twice,
          with_defaults_appended_in_a_loop, with_defaults_indexed_passed_twice]
 
 
-def _check_first_order(f):
-    """value_and_grad in both arguments and jvp in ``x`` against central differences."""
-    want = [numeric_grad(f, [C, X], k) for k in (0, 1)]
-    value, got = value_and_grad(f, wrt=(0, 1))(C, X)
-    assert np.isclose(value, f(C, X))
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-9)
-    _, t = jvp(f, wrt=1)(C, X, T)
-    np.testing.assert_allclose(t, want[1] @ T, rtol=1e-6, atol=1e-9)
-
-
-def _check_hvp(f, eps=1e-5):
-    """grad in ``x`` against central differences, hvp against differences of the gradient."""
-    df = grad(f, wrt=1)
-    np.testing.assert_allclose(df(C, X), numeric_grad(f, [C, X], 1), rtol=1e-6, atol=1e-9)
-    want = (df(C, X + eps * T) - df(C, X - eps * T)) / (2 * eps)
-    np.testing.assert_allclose(hvp(f, wrt=1)(C, X, T), want, rtol=1e-6, atol=1e-8)
-
-
 @pytest.mark.parametrize("f", CASES)
 def test_a_capturing_function_in_a_list_passed_to_a_helper(f):
-    _check_first_order(f)
+    check_both_and_jvp(f, C, X, T)
 
 
 @pytest.mark.parametrize("f", [in_a_tuple_through_two_helpers,
                                with_defaults_by_a_comprehension])
 def test_the_hvp_against_differences_of_the_gradient(f):
-    _check_hvp(f)
+    check_hvp_in_x(f, C, X, T)
 
 
 def changed_after_it_is_made(c, x):
@@ -212,11 +193,11 @@ def kept_from_the_trip_before(a, x):
                                kept_from_the_trip_before])
 def test_a_function_remade_in_a_loop_kept_past_its_trip(f):
     # before: refused ("a later trip makes it anew"); before that, silently the last trip's
-    _check_first_order(f)
+    check_both_and_jvp(f, C, X, T)
 
 
 def test_a_function_kept_past_its_trip_at_second_order():
-    _check_hvp(kept_from_an_earlier_trip)
+    check_hvp_in_x(kept_from_an_earlier_trip, C, X, T)
 
 
 def kept_and_called_by_a_later_trip(a, x):
