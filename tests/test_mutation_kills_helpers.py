@@ -33,6 +33,10 @@ def einsum_operands_1_and_4_constant(v):
     return np.einsum("i,i,i,i,i,i->", v, W2, np.sin(v), np.cos(v), W2**2, np.tanh(v)) ** 2
 
 
+def einsum_first_of_six_constant(v):
+    return np.einsum("i,i,i,i,i,i->", W2, v, np.sin(v), np.cos(v), v**2, np.tanh(v)) ** 2
+
+
 def einsum_operand_0_constant(v):
     return np.einsum("i,i,i->", W2, np.sin(v), v) ** 2
 
@@ -41,15 +45,17 @@ def einsum_of_one_operand(v):
     return np.einsum("i->", np.sin(v) * v) ** 3
 
 
-@pytest.mark.parametrize("f", [einsum_operands_1_and_4_constant, einsum_operand_0_constant,
-                               einsum_of_one_operand],
-                         ids=["six_operands", "first_constant", "one_operand"])
+@pytest.mark.parametrize("f", [einsum_operands_1_and_4_constant, einsum_first_of_six_constant,
+                               einsum_operand_0_constant, einsum_of_one_operand],
+                         ids=["six_operands", "first_of_six_constant", "first_constant",
+                              "one_operand"])
 def test_forward_over_forward_of_einsum_with_constant_operands(f):
     # einsum_jvp's tangent in operand j (active) with another operand constant, its tangent
     # None: `einsum_given(j, ...)` must read operand j, not that tangent. Kills helper_rules
     # einsum_jvp jvp[x5] (x5=dx1), jvp[x3] (x3=dx4) and jvp[x0] (x0=dx1, which the einsum of
     # one operand, x1 not given, kills too), and jvp[x1] (x1=dx0, the first operand constant):
-    # each gave a zero second derivative for operand j.
+    # each gave a zero second derivative for operand j; and jvp[x5] (x5=dx0, the first of six
+    # constant: a ValueError from generated code under it).
     v, u, u2 = np.array([0.6, -0.2]), np.array([0.3, -0.8]), np.array([1.1, 0.4])
     tangent = srcgrad.jvp(f)
 
@@ -57,6 +63,26 @@ def test_forward_over_forward_of_einsum_with_constant_operands(f):
         return tangent(z, u)[1]
 
     np.testing.assert_allclose(srcgrad.jvp(h)(v, u2)[1], _along(h, v, u2), rtol=1e-6)
+
+
+def einsum_product_squared(a, b):
+    return np.sum(np.einsum("ij,jk->ik", a, b) ** 2)
+
+
+@pytest.mark.parametrize("ashape, bshape", [((2, 3), (3, 4)), ((3, 3), (3, 1))],
+                         ids=["error", "silent"])
+def test_forward_in_the_second_operand_over_its_own_gradient_of_an_einsum(ashape, bshape):
+    # the gradient in b (operand k = 1), differentiated in b: einsum_vjp's tangent in its own
+    # operand is zero shaped like b. Kills helper_rules einsum_vjp jvp[x1] (name replaced:
+    # x1=x0), whose zeros took a's shape: a ValueError for (2, 3) and (3, 4), and for (3, 3)
+    # and (3, 1) a tangent of shape (3, 3), broadcast silently, for b's (3, 1).
+    a = np.cos(np.arange(np.prod(ashape))).reshape(ashape)
+    b = np.sin(np.arange(np.prod(bshape)) + 0.5).reshape(bshape)
+    db = np.linspace(-1.0, 1.0, b.size).reshape(bshape)
+    gb = srcgrad.grad(einsum_product_squared, wrt=1)
+    got = srcgrad.jvp(gb, wrt=1)(a, b, db)[1]
+    assert got.shape == bshape
+    np.testing.assert_allclose(got, _along(lambda z: gb(a, z), b, db), rtol=1e-6, atol=1e-9)
 
 
 def sine_of_matrix_vector_norm(x):
