@@ -130,11 +130,121 @@ def checked_after_a_run_time_branch(x, g=None):
     return np.sum(g(x))
 
 
-def test_a_test_after_a_run_time_assignment_is_refused_where_called():
-    with pytest.raises(SrcgradError, match="test `g is None` before") as info:
-        grad(checked_after_a_run_time_branch)(X)
+def chosen_by_or_after_a_run_time_branch(x, g=None):
+    if x[0] > 0:
+        g = np.cos
+    g = g or np.sin
+    return np.sum(g(x) * x)
+
+
+def chosen_by_callable_after_a_run_time_branch(x, g=None):
+    if x[0] > 0:
+        g = np.cos
+    if not callable(g):
+        g = np.tanh
+    return np.sum(g(x) * x)
+
+
+def reset_in_a_loop_after_a_test(x, g=None):
+    s = 0.0
+    for k in range(3):
+        if g is None:
+            g = np.sin
+        s = s + np.sum(g(x) * x[k])
+        if x[k] > 0:
+            g = None
+    return s
+
+
+def called_only_where_not_none(x, g=None):
+    if x[1] > 0:
+        g = np.cos
+    if g is not None and x[0] > 0:
+        return np.sum(g(x))
+    return np.sum(x * x)
+
+
+TESTED_AFTER = [checked_after_a_run_time_branch, chosen_by_or_after_a_run_time_branch,
+                chosen_by_callable_after_a_run_time_branch, reset_in_a_loop_after_a_test,
+                called_only_where_not_none]
+
+
+@pytest.mark.parametrize("f", TESTED_AFTER)
+def test_a_test_after_a_run_time_assignment(f):
+    # refused before ("test `g is None` before assigning it in such a branch"): a flag says
+    # whether the parameter holds None, set where it is assigned; each test reads it, and
+    # each call calls what the assignment that ran last bound
+    for x in (X, -X):
+        for passed in PASSED:
+            value, g = value_and_grad(f)(x, *passed)
+            assert np.isclose(value, f(x.copy(), *passed))
+            np.testing.assert_allclose(g, numeric_grad(f, [x, *passed], 0), rtol=1e-6,
+                                       atol=1e-8)
+            _, tangent = jvp(f)(x, *passed, T)
+            assert np.isclose(tangent, np.dot(g, T))
+
+
+def test_second_order_of_a_test_after_a_run_time_assignment():
+    f = checked_after_a_run_time_branch
+    for x, passed in [(X, ()), (-X, ()), (-X, (np.exp,))]:
+        H = hessian_by_differences(f, [x, *passed])
+        np.testing.assert_allclose(hvp(f)(x, *passed, T), H @ T, rtol=1e-5, atol=1e-6)
+
+
+def calls_none_on_a_run_time_branch(x, g=np.tanh):
+    if x[0] > 0:
+        g = None
+    return np.sum(g(x))
+
+
+def test_a_call_of_none_raises_pythons_error_where_it_runs():
+    f = calls_none_on_a_run_time_branch
+    np.testing.assert_allclose(grad(f)(-X), numeric_grad(f, [-X], 0), rtol=1e-6, atol=1e-8)
+    for passed in [(), (None,)]:
+        with pytest.raises(TypeError, match="'NoneType' object is not callable"):
+            f(X, *passed)
+        with pytest.raises(TypeError, match="'NoneType' object is not callable"):
+            grad(f)(X, *passed)
+
+
+def chosen_into_another_name(x, g=None):
+    if x[0] > 0:
+        g = np.cos
+    h = np.sin if g is None else g
+    return np.sum(h(x))
+
+
+def test_a_parameter_read_otherwise_after_a_run_time_assignment_is_refused():
+    with pytest.raises(SrcgradError, match="assign the choice to `g` itself") as info:
+        grad(chosen_into_another_name)(X)
     assert info.value.filename == __file__
-    assert "return np.sum(g(x))" in str(info.value)
+    assert "h = np.sin if g is None else g" in str(info.value)
+
+
+def chosen_into_itself(x, g=None):
+    if x[0] > 0:
+        g = np.cos
+    g = np.sin if g is None else g
+    return np.sum(g(x))
+
+
+def decided_then_assigned_on_a_run_time_branch(x, g=None):
+    if g is None:
+        g = np.sin
+    if x[0] > 0:
+        g = np.cos
+    return np.sum(g(x))
+
+
+@pytest.mark.parametrize("f", [chosen_into_itself, decided_then_assigned_on_a_run_time_branch])
+def test_the_workaround_of_that_refusal_works(f):
+    # docs/supported.md: "assign the choice to `g` itself"; "decide the default first"
+    for x in (X, -X):
+        for passed in PASSED:
+            value, g = value_and_grad(f)(x, *passed)
+            assert np.isclose(value, f(x.copy(), *passed))
+            np.testing.assert_allclose(g, numeric_grad(f, [x, *passed], 0), rtol=1e-6,
+                                       atol=1e-8)
 
 
 def default_function(x, g=np.sin):
@@ -149,25 +259,6 @@ def test_a_seed_or_tangent_is_no_argument_of_the_function():
     value, tangent = jvp(default_function)(X, T)
     assert np.isclose(value, default_function(X)) and np.isclose(tangent, np.dot(g, T))
     np.testing.assert_allclose(vjp(default_function)(X, 1.0), g)
-
-
-def decided_then_assigned_on_a_run_time_branch(x, g=None):
-    if g is None:
-        g = np.sin
-    if x[0] > 0:
-        g = np.cos
-    return np.sum(g(x))
-
-
-def test_the_workaround_of_that_refusal_works():
-    # docs/supported.md: "decide the default first, then assign in the branch"
-    f = decided_then_assigned_on_a_run_time_branch
-    for x in (X, -X):
-        for passed in PASSED:
-            value, g = value_and_grad(f)(x, *passed)
-            assert np.isclose(value, f(x.copy(), *passed))
-            np.testing.assert_allclose(g, numeric_grad(f, [x, *passed], 0), rtol=1e-6,
-                                       atol=1e-8)
 
 
 def written_then_called(x, cfg):

@@ -165,6 +165,7 @@ WHICH = "{}_which"  # the number of the binding a name rebound to callables hold
 HELD_ITEM = "{}_{}"  # item k of a literal of callables ``fs``, read where ``fs`` is made
 IS_CLASS = "is_{}"  # whether an item of a list of objects of several classes has that one
 WHICH_IS = "which_is_{}"  # whether that number is ``k`` (a branch of the call on it)
+IS_NONE = "{}_is_none"  # whether a parameter tested for None holds None (``chosen_tests``)
 # Names a temporary never takes: generated code may call any builtin (`min`, `sum`, `len`).
 RESERVED = frozenset(dir(builtins))
 

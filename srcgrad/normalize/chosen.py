@@ -25,7 +25,6 @@ loop is followed by a name of its own (``chosen_fields.py``).
 
 from __future__ import annotations
 
-import builtins
 import inspect
 
 import gast
@@ -33,10 +32,9 @@ import gast
 from ..astutil import walk
 from ..frontend.resolve import MISSING
 from ..frontend.source import parse_function
-from . import chosen_fields, chosen_loops
+from . import chosen_fields, chosen_loops, chosen_tests
 from .callables import StaticArgumentNeeded, is_callable_value
-
-UNKNOWN = object()  # a name whose value is not known at this point of the body
+from .chosen_tests import UNKNOWN, is_callable_call, is_none, is_none_test, truth
 
 
 def run(fn_node, ctx):
@@ -54,6 +52,7 @@ def run(fn_node, ctx):
     made = fold(fn_node.body, known, ctx, ctx.local_names)
     reads = _closure_reads(fn_node.body) | chosen_fields.local_function_reads(ctx)
     for name in set(known) - reads:
+        made |= chosen_tests.flagged(fn_node.body, name, known[name], ctx)
         made |= _copied_to_a_local(fn_node.body, name, ctx)
     ctx.local_names |= made
     return fn_node
@@ -151,7 +150,7 @@ def fold_helper(node, bound, renames, values, locals_, ctx):
 
 def _bound_value(values, atom, locals_, ctx):
     """None or the callable the caller's ``atom`` holds, else MISSING."""
-    if _is_none(atom) or _parameter(values, atom) in ctx.nones:
+    if is_none(atom) or _parameter(values, atom) in ctx.nones:
         return None
     value = values.value(atom, locals_)
     return value if value is None or is_callable_value(value) else MISSING
@@ -249,42 +248,14 @@ LIBRARIES = ("numpy", "scipy", "srcgrad", "builtins")
 def _test_of(node, ctx):
     """The name ``node`` tests for which function it holds (``g is None``, ``g is not
     None``, ``callable(g)``, ``g or h``, ``g and h``), or None."""
-    if _is_none_test(node):
+    if is_none_test(node):
         names = [s.id for s in (node.left, node.comparators[0]) if isinstance(s, gast.Name)]
         return names[0] if names else None
-    if _is_callable_call(node, ctx):
+    if is_callable_call(node, ctx):
         return node.args[0].id
     if isinstance(node, gast.BoolOp) and isinstance(node.values[0], gast.Name):
         return node.values[0].id
     return None
-
-
-def _is_none_test(node):
-    """``a is None``, ``None is not a``."""
-    return isinstance(node, gast.Compare) and len(node.ops) == 1 and isinstance(
-        node.ops[0], (gast.Is, gast.IsNot)) and any(
-        _is_none(s) for s in (node.left, node.comparators[0]))
-
-
-def _is_none(node):
-    return isinstance(node, gast.Constant) and node.value is None
-
-
-def _is_callable_call(node, ctx):
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
-        node.func.id not in ctx.local_names) and len(node.args) == 1 and not node.keywords and (
-        isinstance(node.args[0], gast.Name)) and (
-        ctx.namespace.resolve(node.func, ctx.local_names) is builtins.callable)
-
-
-def _truth(value):
-    """``bool(value)`` where Python's answer needs no user code (None, a function), else
-    UNKNOWN."""
-    if value is None:
-        return False
-    if callable(value) and not any(hasattr(type(value), a) for a in ("__bool__", "__len__")):
-        return True
-    return UNKNOWN
 
 
 class _Fold:
@@ -306,6 +277,10 @@ class _Fold:
             return self.branch(s, state)
         if isinstance(s, (gast.Assign, gast.AnnAssign)) and s.value is not None:
             s.value = self.expr(s.value, state)
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                    s.value, gast.Name) and s.value.id in state and isinstance(
+                    s.targets[0], gast.Name) and s.targets[0].id == s.value.id:
+                return []  # (`g = g or np.sin`, `g` known true: nothing changes)
             targets = s.targets if isinstance(s, gast.Assign) else [s.target]
             for t in targets:
                 for n in walk(t):
@@ -344,7 +319,7 @@ class _Fold:
         """The object ``expr`` holds, when it is a known name or a global's callable."""
         if isinstance(expr, gast.Name) and expr.id in state:
             return state[expr.id]
-        if _is_none(expr):
+        if is_none(expr):
             return None
         found = self.ctx.namespace.resolve(expr, self.locals)
         return found if found is not MISSING and is_callable_value(found) else UNKNOWN
@@ -380,11 +355,11 @@ class _Fold:
                 node.ops[0], (gast.Is, gast.IsNot)):
             sides = [node.left, node.comparators[0]]
             names = [s for s in sides if isinstance(s, gast.Name)]
-            if any(_is_none(s) for s in sides) and names and state.get(
+            if any(is_none(s) for s in sides) and names and state.get(
                     names[0].id, UNKNOWN) is not UNKNOWN:
                 same = state[names[0].id] is None
                 return same if isinstance(node.ops[0], gast.Is) else not same
-        if _is_callable_call(node, self.ctx) and state.get(
+        if is_callable_call(node, self.ctx) and state.get(
                 node.args[0].id, UNKNOWN) is not UNKNOWN:
             return callable(state[node.args[0].id])
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not) and (
@@ -399,12 +374,12 @@ class _Fold:
         values = list(node.values)
         while len(values) > 1:
             first = values[0]
-            truth = self.decided(first)
-            if truth is None and isinstance(first, gast.Name) and first.id in state:
-                truth = UNKNOWN if state[first.id] is UNKNOWN else _truth(state[first.id])
-            if truth is None or truth is UNKNOWN:
+            known = self.decided(first)
+            if known is None and isinstance(first, gast.Name) and first.id in state:
+                known = UNKNOWN if state[first.id] is UNKNOWN else truth(state[first.id])
+            if known is None or known is UNKNOWN:
                 break
-            if truth == stop:
+            if known == stop:
                 return first
             values.pop(0)
         if len(values) == 1:

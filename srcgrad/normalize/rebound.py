@@ -121,7 +121,10 @@ def _call_statement(s):
 
 
 def _static_looking(value, ctx, locals_):
-    """A name, an attribute or constant item of one, or a ``functools.partial(...)``."""
+    """A name, an attribute or constant item of one, a ``functools.partial(...)``, or None
+    (calling it raises Python's TypeError)."""
+    if isinstance(value, gast.Constant):
+        return value.value is None
     if isinstance(value, gast.Call):
         return ctx.namespace.resolve(value.func, locals_) is functools.partial
     while isinstance(value, (gast.Attribute, gast.Subscript)):
@@ -143,6 +146,7 @@ class Dispatch:
         self.which = {g: self._fresh(naming.WHICH.format(g)) for g in sorted(names)}
         self.own = {}  # id(assignment) -> (g, number, its name)
         self.outside = {}  # its name -> a value from outside the body, called as it is
+        self.values = {}  # its name -> the value assigned
         self.loops = []  # the assignments inside each loop around the statement
         # a partial of values from outside the body (`functools.partial(f, 2.0)`): made before
         # the body, so a call that a later assignment in a loop reaches finds it made
@@ -159,8 +163,9 @@ class Dispatch:
             if _plain_assignment(n) and n.targets[0].id in self.names:
                 g = n.targets[0].id
                 self.own[id(n)] = (g, count[g], self._fresh(g))
+                self.values[self.own[id(n)][2]] = n.value
                 count[g] += 1
-                if _from_outside(n.value, self.locals):
+                if _from_outside(n.value, self.locals) or isinstance(n.value, gast.Constant):
                     self.outside[self.own[id(n)][2]] = n.value
                 elif _fixed_partial(n.value, self.ctx, self.locals):
                     self.hoisted[id(n)] = n
@@ -243,15 +248,33 @@ class Dispatch:
 
 
     def _with(self, s, g, own):
-        """``s`` reading the binding ``own`` where it reads ``g``."""
+        """``s`` reading the binding ``own`` where it reads ``g`` (calling None: Python's
+        TypeError raised there)."""
         value = s.value
+        if isinstance(value.func, gast.Name) and value.func.id == g and self._none(own):
+            error = gast.Call(gast.Name("TypeError", gast.Load(), None, None),
+                              [gast.Constant("'NoneType' object is not callable", None)], [])
+            return _located(gast.Raise(error, None), s)
         if isinstance(value.func, gast.Name) and value.func.id == g:
             value.func = self._callee(own, value.func)
-        value.args = [self._callee(own, a) if _is(a, g) else a for a in value.args]
+        value.args = [self._passed(own, a) if _is(a, g) else a for a in value.args]
         for k in value.keywords:
             if _is(k.value, g):
-                k.value = self._callee(own, k.value)
+                k.value = self._passed(own, k.value)
         return s
+
+    def _none(self, own):
+        """Whether the binding ``own`` holds None (assigned it, or a parameter given it)."""
+        value = self.values[own]
+        return isinstance(value, gast.Constant) or isinstance(value, gast.Name) and (
+            value.id in getattr(self.ctx, "nones", ()))
+
+    def _passed(self, own, where):
+        """What a call is given where it passes the binding ``own``: None itself, for a
+        binding of None (so that a helper's tests of it are decided)."""
+        if self._none(own):
+            return gast.copy_location(gast.Constant(None, None), where)
+        return self._callee(own, where)
 
     def _callee(self, own, where):
         """The binding's own name, or the value from outside the body it was given (a global

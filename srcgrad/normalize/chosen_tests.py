@@ -1,0 +1,226 @@
+"""Tests of a parameter that holds a function or None, made where which one it holds is known
+only when it runs; part of ``chosen``.
+
+Requires: ``chosen.fold`` has decided every test it could (what is left follows an assignment
+in a branch or a loop on a run-time value). Guarantees: a parameter ``g`` whose every value is
+known here (what the call passed, None or a function, and what each plain assignment
+``g = ...`` binds) and that is still tested (``g is None``, ``g is not None``, ``callable(g)``,
+``g or np.sin``, ``g and h``) gets a flag saying whether it holds None, set where the function
+starts and after each assignment; each test reads the flag, and an assignment of a choice
+(``g = g or np.sin``, ``g = np.sin if g is None else g``) becomes an ``if``. ``g`` is then only
+assigned and called (or passed), which ``rebound`` dispatches on: each call calls what the
+assignment that ran last bound (a binding of None raises Python's TypeError there):
+
+    def f(x, g=None):                        def f(x, g=None):
+        if x[0] > 0:                             g_is_none = True
+            g = np.cos              ->           if x[0] > 0:
+        if g is None:                                g = np.cos
+            g = np.sin                               g_is_none = False
+        return np.sum(g(x))                      if g_is_none:
+                                                     g = np.sin
+                                                     g_is_none = False
+                                                 return np.sum(g(x))
+
+Anything else (``g`` assigned otherwise, read otherwise, a value whose truth needs user code)
+leaves the body as it was: its calls are refused at their line, as before.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from ..astutil import clone, walk
+from ..emit import naming
+from ..errors import UnsupportedSyntaxError
+from ..frontend.resolve import MISSING
+from .callables import is_callable_value
+
+UNKNOWN = object()  # a name whose value is not known at this point of the body
+
+
+def is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
+def is_none_test(node):
+    """``a is None``, ``None is not a``."""
+    return isinstance(node, gast.Compare) and len(node.ops) == 1 and isinstance(
+        node.ops[0], (gast.Is, gast.IsNot)) and any(
+        is_none(s) for s in (node.left, node.comparators[0]))
+
+
+def is_callable_call(node, ctx):
+    """``callable(name)``, ``callable`` being the builtin."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
+        node.func.id not in ctx.local_names) and len(node.args) == 1 and not node.keywords and (
+        isinstance(node.args[0], gast.Name)) and (
+        ctx.namespace.resolve(node.func, ctx.local_names) is builtins.callable)
+
+
+def truth(value):
+    """``bool(value)`` where Python's answer needs no user code (None, a function), else
+    UNKNOWN."""
+    if value is None:
+        return False
+    if callable(value) and not any(hasattr(type(value), a) for a in ("__bool__", "__len__")):
+        return True
+    return UNKNOWN
+
+
+def flagged(body, name, entry, ctx):
+    """Rewrite the statements ``body`` in place as the module docstring says, for the
+    parameter ``name`` that holds ``entry`` where they start; the names made (none when
+    ``body`` is left as it was)."""
+    if truth(entry) is UNKNOWN:
+        return set()
+    flag = ctx.namer.fresh(naming.IS_NONE.format(name))
+    rewrite = _Flag(name, flag, ctx)
+    new = rewrite.block([clone(s) for s in body])
+    if not rewrite.tested or rewrite.failed:
+        return set()
+    other = _read_otherwise(new, name)
+    if other is not None:
+        if _read_otherwise(body, name) is None:
+            return set()  # (``rebound`` dispatches on it as it is)
+        raise ctx.location.error(UnsupportedSyntaxError, other, (
+            f"srcgrad does not support reading the parameter `{name}` here other than to call "
+            f"it, pass it or test it: the function assigns it in a branch or a loop on a "
+            f"run-time value and tests it, so which function it holds is known only when it "
+            f"runs; assign the choice to `{name}` itself (`{name} = np.sin if {name} is None "
+            f"else {name}`, `if {name} is None: {name} = np.sin`), then call `{name}`"))
+    start = gast.Assign([gast.Name(flag, gast.Store(), None, None)],
+                        gast.Constant(entry is None, None), None)
+    body[:] = [_located(start, body[0]), *new]
+    return {flag}
+
+
+def _read_otherwise(body, name):
+    """The first read of ``name`` in ``body`` that is no call's function or argument, or
+    None."""
+    calls = [n for s in body for n in walk(s) if isinstance(n, gast.Call)]
+    used = {id(a) for c in calls for a in [c.func, *c.args, *(k.value for k in c.keywords)]}
+    return next((n for s in body for n in walk(s) if isinstance(n, gast.Name) and (
+        n.id == name) and isinstance(n.ctx, gast.Load) and id(n) not in used), None)
+
+
+class _Flag:
+    """The rewrite of one block after another; ``tested``: a test was rewritten; ``failed``:
+    ``name`` is bound in a way this cannot follow."""
+
+    def __init__(self, name, flag, ctx):
+        self.name, self.flag, self.ctx = name, flag, ctx
+        self.tested = self.failed = False
+        self.choices = set()  # ids of the IfExps made of tests (an assignment of one: an `if`)
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.statement(s))
+        return out
+
+    def statement(self, s):
+        if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
+            return [s]
+        for field, value in gast.iter_fields(s):
+            if isinstance(value, gast.expr):
+                setattr(s, field, self.expr(value))
+            elif isinstance(value, list) and value and isinstance(value[0], gast.stmt):
+                setattr(s, field, self.block(value) or [_located(gast.Pass(), s)])
+            elif isinstance(value, list):
+                setattr(s, field, [self.expr(v) if isinstance(v, gast.expr) else v
+                                   for v in value])
+        compound = any(isinstance(v, list) and v and isinstance(v[0], gast.stmt)
+                       for _, v in gast.iter_fields(s))
+        own = [getattr(s, "target", None), *(i.optional_vars for i in getattr(s, "items", ()))]
+        stores = [n for part in (own if compound else [s]) if part is not None
+                  for n in walk(part) if isinstance(n, gast.Name) and n.id == self.name
+                  and isinstance(n.ctx, (gast.Store, gast.Del))]
+        if not stores:
+            return [s]
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and s.targets[0] is stores[0]
+                and len(stores) == 1):
+            self.failed = True
+            return [s]
+        return self.assignment(s)
+
+    def assignment(self, s):
+        """``name = v``: the flag set after it (the assignment dropped when ``v`` is ``name``
+        itself, made an ``if`` when ``v`` is a choice of tests)."""
+        value = s.value
+        if id(value) in self.choices:
+            picked = [self.assignment(_located(gast.Assign([clone(s.targets[0])], v, None), s))
+                      for v in (value.body, value.orelse)]
+            return [_located(gast.If(value.test, picked[0] or [_located(gast.Pass(), s)],
+                                     picked[1]), s)]
+        if isinstance(value, gast.Name) and value.id == self.name:
+            return []
+        if is_none(value):
+            held = None
+        else:
+            held = self.ctx.namespace.resolve(value, self.ctx.local_names)
+            if held is MISSING or not is_callable_value(held) or truth(held) is not True:
+                self.failed = True
+                return [s]
+        mark = gast.Assign([gast.Name(self.flag, gast.Store(), None, None)],
+                           gast.Constant(held is None, None), None)
+        return [s, _located(mark, s)]
+
+    def expr(self, node):
+        """``node`` with the tests of ``name`` reading the flag (a new node where one is)."""
+        if isinstance(node, gast.Lambda):
+            return node
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, gast.AST) and not isinstance(value, gast.expr_context):
+                setattr(node, field, self.expr(value))
+            elif isinstance(value, list):
+                setattr(node, field, [self.expr(v) if isinstance(v, gast.AST) else v
+                                      for v in value])
+        if isinstance(node, gast.IfExp) and self._reads_flag(node.test):
+            self.choices.add(id(node))  # (`np.sin if g is None else g`)
+        made = self.test(node)
+        if made is not None:
+            self.tested = True
+            return _located_expr(made, node)
+        return node
+
+    def test(self, node):
+        """The expression reading the flag that ``node`` is, when it tests ``name``."""
+        flag = gast.Name(self.flag, gast.Load(), None, None)
+        if is_none_test(node) and any(self._is_name(s) for s in (node.left,
+                                                                   node.comparators[0])):
+            return flag if isinstance(node.ops[0], gast.Is) else gast.UnaryOp(gast.Not(), flag)
+        if is_callable_call(node, self.ctx) and self._is_name(node.args[0]):
+            return gast.UnaryOp(gast.Not(), flag)
+        if isinstance(node, gast.BoolOp) and self._is_name(node.values[0]):
+            rest = node.values[1:]
+            rest = rest[0] if len(rest) == 1 else gast.BoolOp(node.op, rest)
+            first = node.values[0]
+            choice = gast.IfExp(flag, rest, first) if isinstance(node.op, gast.Or) else (
+                gast.IfExp(flag, first, rest))
+            self.choices.add(id(choice))
+            return choice
+        return None
+
+    def _reads_flag(self, node):
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+            node = node.operand
+        return isinstance(node, gast.Name) and node.id == self.flag
+
+    def _is_name(self, node):
+        return isinstance(node, gast.Name) and node.id == self.name
+
+
+def _located_expr(expr, where):
+    for n in walk(expr):
+        if isinstance(n, gast.expr):
+            gast.copy_location(n, where)
+    return expr
+
+
+def _located(stmt, where):
+    for n in walk(stmt):
+        if isinstance(n, (gast.stmt, gast.expr)):
+            gast.copy_location(n, where)
+    return stmt
