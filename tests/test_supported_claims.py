@@ -683,15 +683,20 @@ def keeps_a_closure_of_an_earlier_trip(x):
 def checks_a_parameter_after_a_run_time_branch(x, g=None):
     if x[0] > 0:
         g = np.cos
-    h = np.sin if g is None else g
-    return np.sum(h(x))
+    if g is None:
+        g = np.sin
+    fs = [g]
+    return np.sum(g(x)) * len(fs)
+
+
+def _calls_act(c, v):
+    return np.sum(c.act(v))
 
 
 def calls_a_function_field_it_writes(x, cfg, flag=True):
     if flag:
         cfg.act = np.sin
-    g = cfg.act
-    return np.sum(g(x))
+    return _calls_act(cfg, x)
 
 
 def unpacked_into_too_few(x):
@@ -720,7 +725,7 @@ CLAIMS = [
      (X, [X, [X * 1.5]]), TRANSFORM, "Bind the key to a name first"),
     ("a parameter called as a function that the function tests after assigning it",
      checks_a_parameter_after_a_run_time_branch, 0, (X,), RUN,
-     "assign the choice to `g` itself"),
+     "instead of holding it in a list, tuple, dict or field"),
     ("a function made again on each trip of a loop that holds values of its own",
      keeps_a_closure_of_an_earlier_trip, 0, (X,), TRANSFORM, "a later trip makes it anew"),
     ("a function held in a field that the function (or a helper it calls) writes in a branch",

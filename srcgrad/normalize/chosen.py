@@ -78,12 +78,6 @@ def _names(body, name, context=None):
             and (context is None or isinstance(n.ctx, context))]
 
 
-def _called_or_passed(body):
-    """The ids of the nodes that are a call's function or argument in ``body``."""
-    calls = [n for s in body for n in walk(s) if isinstance(n, gast.Call)]
-    return {id(a) for c in calls for a in [c.func, *c.args, *(k.value for k in c.keywords)]}
-
-
 def _plain_targets(body):
     """The ids of the plain targets (``g = ...``) of the assignments in ``body``."""
     return {id(t) for s in body for a in walk(s) if isinstance(a, gast.Assign)
@@ -92,11 +86,11 @@ def _plain_targets(body):
 
 def _copied_to_a_local(body, name, ctx):
     """A parameter still assigned in a branch or a loop (``if x[0] > 0: g = np.cos``) and
-    read only to be called or passed: a local copy of it, which ``rebound`` dispatches on
-    (each call calls what the assignment that ran last bound)."""
+    read only to be called, passed or copied (``h = g``): a local copy of it, which
+    ``rebound`` dispatches on (each call calls what the assignment that ran last bound)."""
     stores = _names(body, name, (gast.Store, gast.Del))
     loads = _names(body, name, gast.Load)
-    plain, uses = _plain_targets(body), _called_or_passed(body)
+    plain, uses = _plain_targets(body), chosen_tests.called_passed_or_copied(body)
     if not stores or not all(id(n) in plain for n in stores) or not all(
             id(n) in uses for n in loads):
         return set()
@@ -145,7 +139,15 @@ def fold_helper(node, bound, renames, values, locals_, ctx):
                               "is given to a helper that tests it and calls it")
             if value is not MISSING:
                 known[renames[param]] = value
-    return fold(node.body, known, ctx, locals_) if known else set()
+    made = fold(node.body, known, ctx, locals_) if known else set()
+    # a parameter given None and still called (by a path of the caller's that gives it None
+    # where the helper never calls it, or where Python raises)
+    nones = {renames[p] for p, atom in bound if is_none(atom)} - {
+        n.id for s in node.body for n in walk(s) if isinstance(n, gast.Name) and isinstance(
+            n.ctx, (gast.Store, gast.Del))}
+    if nones:
+        node.body = chosen_tests.raising_where_called(node.body, nones)
+    return made
 
 
 def _bound_value(values, atom, locals_, ctx):
@@ -258,6 +260,13 @@ def _test_of(node, ctx):
     return None
 
 
+def _self_assignment(s, state):
+    """Whether ``s`` is ``g = g`` of a known name."""
+    return isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+        s.value, gast.Name) and s.value.id in state and isinstance(
+        s.targets[0], gast.Name) and s.targets[0].id == s.value.id
+
+
 class _Fold:
     """Decides the tests of known names statement by statement (``state``: name -> the object
     it holds here, or UNKNOWN)."""
@@ -276,18 +285,7 @@ class _Fold:
         if isinstance(s, gast.If):
             return self.branch(s, state)
         if isinstance(s, (gast.Assign, gast.AnnAssign)) and s.value is not None:
-            s.value = self.expr(s.value, state)
-            if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
-                    s.value, gast.Name) and s.value.id in state and isinstance(
-                    s.targets[0], gast.Name) and s.targets[0].id == s.value.id:
-                return []  # (`g = g or np.sin`, `g` known true: nothing changes)
-            targets = s.targets if isinstance(s, gast.Assign) else [s.target]
-            for t in targets:
-                for n in walk(t):
-                    if isinstance(n, gast.Name) and n.id in state:
-                        single = len(targets) == 1 and t is n
-                        state[n.id] = self.value_of(s.value, state) if single else UNKNOWN
-            return [s]
+            return self.assignment(s, state)
         if isinstance(s, (gast.Return, gast.Expr)) and s.value is not None:
             s.value = self.expr(s.value, state)
             return [s]
@@ -298,6 +296,18 @@ class _Fold:
             for field in ("body", "orelse", "finalbody"):
                 if getattr(s, field, None):
                     setattr(s, field, self.block(getattr(s, field), state))
+        return [s]
+
+    def assignment(self, s, state):
+        s.value = self.expr(s.value, state)
+        if _self_assignment(s, state):
+            return []  # (`g = g or np.sin`, `g` known true: nothing changes)
+        targets = s.targets if isinstance(s, gast.Assign) else [s.target]
+        for t in targets:
+            for n in walk(t):
+                if isinstance(n, gast.Name) and n.id in state:
+                    single = len(targets) == 1 and t is n
+                    state[n.id] = self.value_of(s.value, state) if single else UNKNOWN
         return [s]
 
     def branch(self, s, state):

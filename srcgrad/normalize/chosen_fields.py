@@ -17,8 +17,12 @@ starts; the caller's object is not changed, as for any field the function writes
         b.f = np.sin                         f = np.sin
     y = b.f(x)                           y = f(x)
 
-The field is read nowhere else, so its writes are dropped. Any other use of the object or of
-the field leaves the function as it is (resolved, or refused at the call, as before).
+A read of the field as a value, ``g = b.f``, becomes ``g = f`` (a copy ``rebound`` dispatches
+too). An object built here whose class does not set the field (``b = Empty()``, then ``if c:
+b.f = np.sin``) is followed from a ``NoField`` value: where no write ran, reading the field
+raises Python's AttributeError. The field is read nowhere else, so its writes are dropped. Any
+other use of the object or of the field leaves the function as it is (resolved, or refused
+at the call, as before).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 from ..frontend.source import parse_function
 from .object_classes import user_class
+from .rebound import NoField
 
 
 def follow(fn_node, ctx):
@@ -56,8 +61,8 @@ def follow(fn_node, ctx):
             local = ctx.namer.fresh(attr)
             ctx.local_names.add(local)
             _rewrite(fn_node, name, attr, local)
-            read = gast.Assign([gast.Name(local, gast.Store(), None, None)], gast.Attribute(
-                gast.Name(name, gast.Load(), None, None), attr, gast.Load()), None)
+            first = _first_value(name, attr, cls, stmt is not None)
+            read = gast.Assign([gast.Name(local, gast.Store(), None, None)], first, None)
             where = 0 if stmt is None else fn_node.body.index(stmt) + 1
             fn_node.body.insert(where, gast.copy_location(read, stmt or fn_node.body[0]))
 
@@ -80,12 +85,30 @@ def _followed_fields(fn_node, name, cls, argument):
     bindings = sum(isinstance(n.ctx, (gast.Store, gast.Param)) for n in names)
     if bindings != 1 or len(attributes) != len(names) - 1:
         return []  # (`name` bound again, or read otherwise: passed, returned, aliased)
-    called = {id(n.func) for n in walk(fn_node) if isinstance(n, gast.Call)}
+    called = _called_or_copied(fn_node)
     written = _plain_writes(fn_node, name)
     out = [attr for attr in sorted({a for a, nested in written if nested})
            if _only_written_and_called(attr, attributes, written, called, cls, argument)]
     methods = {a.attr for a in attributes if id(a) in called}
     return out if methods <= set(out) else []
+
+
+def _called_or_copied(fn_node):
+    """The ids of the nodes that are a call's function or the value of an assignment to a
+    name (``g = b.f``: a copy, which ``rebound`` dispatches)."""
+    return {id(n.func) for n in walk(fn_node) if isinstance(n, gast.Call)} | {
+        id(n.value) for n in walk(fn_node) if isinstance(n, gast.Assign) and len(
+            n.targets) == 1 and isinstance(n.targets[0], gast.Name)}
+
+
+def _first_value(name, attr, cls, built):
+    """What the name following ``name.attr`` holds first: the field, read where the object
+    is ``built`` (or where the function starts, for an argument's), or, for an object whose
+    class does not set it, what Python raises where the field is read."""
+    if built and not _set_when_built(cls, attr):
+        return gast.Constant(NoField(f"'{cls.__name__}' object has no attribute '{attr}'"),
+                             None)
+    return gast.Attribute(gast.Name(name, gast.Load(), None, None), attr, gast.Load())
 
 
 def _set_when_built(cls, attr):
@@ -108,16 +131,22 @@ def _set_when_built(cls, attr):
 
 
 def _only_written_and_called(attr, attributes, written, called, cls, argument):
-    """Whether the field ``attr`` is used only by plain writes and as the function of calls,
-    is no attribute of the class (a method a field hides: checked when it runs), and, for an
-    object built here, is set when it is built."""
-    if not argument and not _set_when_built(cls, attr):
+    """Whether the field ``attr`` is used only by plain writes, as the function of calls and
+    as the value of an assignment to a name (``g = b.f``), is no attribute of the class (a
+    method a field hides: checked when it runs), and, for an object built here, is set when it
+    is built or its class reads no field by code of its own (``__getattr__``: an object
+    without the field raises Python's AttributeError where the field is read)."""
+    if not argument and not _set_when_built(cls, attr) and any(
+            inspect.getattr_static(cls, a, None) is not None for a in OWN_READS):
         return False
     uses = [a for a in attributes if a.attr == attr]
     reads = [a for a in uses if isinstance(a.ctx, gast.Load)]
     writes = sum(1 for a, _ in written if a == attr)
     return inspect.getattr_static(cls, attr, MISSING) is MISSING and len(uses) == len(
         reads) + writes and all(id(a) in called for a in reads)
+
+
+OWN_READS = ("__getattr__", "__slots__")
 
 
 def local_function_reads(ctx):
@@ -143,11 +172,14 @@ def _plain_writes(fn_node, name):
 
 
 def _rewrite(fn_node, name, attr, local):
-    """``name.attr = v`` as ``local = v``, and ``name.attr(...)`` as ``local(...)``."""
+    """``name.attr = v`` as ``local = v``, ``name.attr(...)`` as ``local(...)``, and ``g =
+    name.attr`` as ``g = local``."""
     for n in walk(fn_node):
         if isinstance(n, gast.Assign) and _is_field(n.targets[0], name, attr):
             n.targets[0] = gast.copy_location(gast.Name(local, gast.Store(), None, None),
                                               n.targets[0])
+        elif isinstance(n, gast.Assign) and _is_field(n.value, name, attr):
+            n.value = gast.copy_location(gast.Name(local, gast.Load(), None, None), n.value)
         elif isinstance(n, gast.Call) and _is_field(n.func, name, attr):
             n.func = gast.copy_location(gast.Name(local, gast.Load(), None, None), n.func)
 

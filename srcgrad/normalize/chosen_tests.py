@@ -21,8 +21,13 @@ assignment that ran last bound (a binding of None raises Python's TypeError ther
                                                      g_is_none = False
                                                  return np.sum(g(x))
 
-Anything else (``g`` assigned otherwise, read otherwise, a value whose truth needs user code)
-leaves the body as it was: its calls are refused at their line, as before.
+A choice given another name (``h = np.sin if g is None else g``) becomes an ``if`` too, whose
+copy ``h = g`` ``rebound`` dispatches. ``g`` assigned otherwise, or a value whose truth needs
+user code, leaves the body as it was (its calls are refused at their line, as before); ``g``
+read otherwise (held in a list, a field) is refused at that read.
+
+``raising_where_called`` serves an inlined helper given None (``chosen.fold_helper``): a
+statement that surely calls it raises Python's TypeError instead.
 """
 
 from __future__ import annotations
@@ -86,23 +91,43 @@ def flagged(body, name, entry, ctx):
             return set()  # (``rebound`` dispatches on it as it is)
         raise ctx.location.error(UnsupportedSyntaxError, other, (
             f"srcgrad does not support reading the parameter `{name}` here other than to call "
-            f"it, pass it or test it: the function assigns it in a branch or a loop on a "
-            f"run-time value and tests it, so which function it holds is known only when it "
-            f"runs; assign the choice to `{name}` itself (`{name} = np.sin if {name} is None "
-            f"else {name}`, `if {name} is None: {name} = np.sin`), then call `{name}`"))
+            f"it, pass it to a function, copy it (`h = {name}`) or test it: the function "
+            f"assigns it in a branch or a loop on a run-time value and tests it, so which "
+            f"function it holds is known only when it runs; call it, pass it or copy it "
+            f"where it is named instead of holding it in a list, tuple, dict or field"))
     start = gast.Assign([gast.Name(flag, gast.Store(), None, None)],
                         gast.Constant(entry is None, None), None)
     body[:] = [_located(start, body[0]), *new]
     return {flag}
 
 
-def _read_otherwise(body, name):
-    """The first read of ``name`` in ``body`` that is no call's function or argument, or
-    None."""
+def called_passed_or_copied(body):
+    """The ids of the nodes of ``body`` that are a call's function or argument, or the value
+    of an assignment to a name (``h = g``): the reads ``rebound`` dispatches."""
     calls = [n for s in body for n in walk(s) if isinstance(n, gast.Call)]
-    used = {id(a) for c in calls for a in [c.func, *c.args, *(k.value for k in c.keywords)]}
+    copies = [n.value for s in body for n in walk(s) if isinstance(n, gast.Assign) and len(
+        n.targets) == 1 and isinstance(n.targets[0], gast.Name) and isinstance(
+        n.value, gast.Name)]
+    return {id(a) for c in calls for a in [c.func, *c.args, *(k.value for k in c.keywords)]} | {
+        id(v) for v in copies}
+
+
+def _read_otherwise(body, name):
+    """The first read of ``name`` in ``body`` that ``rebound`` cannot dispatch, or None."""
+    used = called_passed_or_copied(body)
     return next((n for s in body for n in walk(s) if isinstance(n, gast.Name) and (
         n.id == name) and isinstance(n.ctx, gast.Load) and id(n) not in used), None)
+
+
+def _own_stores(s, name):
+    """The ``Name`` nodes binding ``name`` in the statement ``s``, not in its nested
+    statements (a loop's target, ``with ... as name`` are its own)."""
+    compound = any(isinstance(v, list) and v and isinstance(v[0], gast.stmt)
+                   for _, v in gast.iter_fields(s))
+    own = [getattr(s, "target", None), *(i.optional_vars for i in getattr(s, "items", ()))]
+    return [n for part in (own if compound else [s]) if part is not None for n in walk(part)
+            if isinstance(n, gast.Name) and n.id == name and isinstance(
+                n.ctx, (gast.Store, gast.Del))]
 
 
 class _Flag:
@@ -123,20 +148,12 @@ class _Flag:
     def statement(self, s):
         if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
             return [s]
-        for field, value in gast.iter_fields(s):
-            if isinstance(value, gast.expr):
-                setattr(s, field, self.expr(value))
-            elif isinstance(value, list) and value and isinstance(value[0], gast.stmt):
-                setattr(s, field, self.block(value) or [_located(gast.Pass(), s)])
-            elif isinstance(value, list):
-                setattr(s, field, [self.expr(v) if isinstance(v, gast.expr) else v
-                                   for v in value])
-        compound = any(isinstance(v, list) and v and isinstance(v[0], gast.stmt)
-                       for _, v in gast.iter_fields(s))
-        own = [getattr(s, "target", None), *(i.optional_vars for i in getattr(s, "items", ()))]
-        stores = [n for part in (own if compound else [s]) if part is not None
-                  for n in walk(part) if isinstance(n, gast.Name) and n.id == self.name
-                  and isinstance(n.ctx, (gast.Store, gast.Del))]
+        self.parts(s)
+        stores = _own_stores(s, self.name)
+        if not stores and isinstance(s, gast.Assign) and id(s.value) in self.choices and (
+                len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)):
+            return [_chosen(s, *(_located(gast.Assign([clone(s.targets[0])], v, None), s)
+                                 for v in (s.value.body, s.value.orelse)))]
         if not stores:
             return [s]
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and s.targets[0] is stores[0]
@@ -145,15 +162,24 @@ class _Flag:
             return [s]
         return self.assignment(s)
 
+    def parts(self, s):
+        """The expressions and nested blocks of the statement ``s`` rewritten."""
+        for field, value in gast.iter_fields(s):
+            if isinstance(value, gast.expr):
+                setattr(s, field, self.expr(value))
+            elif isinstance(value, list) and value and isinstance(value[0], gast.stmt):
+                setattr(s, field, self.block(value) or [_located(gast.Pass(), s)])
+            elif isinstance(value, list):
+                setattr(s, field, [self.expr(v) if isinstance(v, gast.expr) else v
+                                   for v in value])
+
     def assignment(self, s):
         """``name = v``: the flag set after it (the assignment dropped when ``v`` is ``name``
         itself, made an ``if`` when ``v`` is a choice of tests)."""
         value = s.value
         if id(value) in self.choices:
-            picked = [self.assignment(_located(gast.Assign([clone(s.targets[0])], v, None), s))
-                      for v in (value.body, value.orelse)]
-            return [_located(gast.If(value.test, picked[0] or [_located(gast.Pass(), s)],
-                                     picked[1]), s)]
+            return [_chosen(s, *(self.assignment(_located(gast.Assign(
+                [clone(s.targets[0])], v, None), s)) for v in (value.body, value.orelse)))]
         if isinstance(value, gast.Name) and value.id == self.name:
             return []
         if is_none(value):
@@ -210,6 +236,65 @@ class _Flag:
 
     def _is_name(self, node):
         return isinstance(node, gast.Name) and node.id == self.name
+
+
+def raising_where_called(stmts, names):
+    """``stmts`` with each statement that surely calls a name of ``names`` (each holding
+    None) replaced by Python's ``raise TypeError("'NoneType' object is not callable")``; a
+    call that ``and``, ``or``, ``a if c else b``, a lambda or a comprehension may skip is left
+    as it is."""
+    out = []
+    for s in stmts:
+        if _surely_calls(s, names):
+            error = gast.Call(gast.Name("TypeError", gast.Load(), None, None),
+                              [gast.Constant("'NoneType' object is not callable", None)], [])
+            out.append(_located(gast.Raise(error, None), s))
+            # (never reached: kept so that the block keeps its shape, the call dropped)
+            out.append(_Uncalled(names).visit(s))
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                setattr(s, field, raising_where_called(getattr(s, field), names))
+        for h in getattr(s, "handlers", None) or ():
+            h.body = raising_where_called(h.body, names)
+        out.append(s)
+    return out
+
+
+class _Uncalled(gast.NodeTransformer):
+    """A call of a name of ``names`` replaced by its first argument (or 0.0)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.names:
+            return node.args[0] if node.args and not isinstance(
+                node.args[0], gast.Starred) else gast.copy_location(gast.Constant(0.0, None), node)
+        return node
+
+
+SKIPPING = (gast.BoolOp, gast.IfExp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+            gast.GeneratorExp, gast.FunctionDef, gast.ClassDef, gast.stmt)
+
+
+def _surely_calls(node, names, top=True):
+    """Whether evaluating the statement ``node`` (its own expressions: not its nested
+    statements) surely reaches a call of a name of ``names``."""
+    if not top and isinstance(node, SKIPPING):
+        return False
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and (
+            node.func.id in names):
+        return True
+    return any(_surely_calls(child, names, False) for child in gast.iter_child_nodes(node))
+
+
+def _chosen(s, then, otherwise):
+    """``if test: then else: otherwise`` for ``s``, the assignment of a choice ``a if test
+    else b`` (each a statement or a list of them)."""
+    then, otherwise = ([x] if isinstance(x, gast.stmt) else x for x in (then, otherwise))
+    return _located(gast.If(s.value.test, then or [_located(gast.Pass(), s)], otherwise), s)
 
 
 def _located_expr(expr, where):

@@ -24,7 +24,12 @@ the body is made once before the body: a call that the binding reaches from a la
 loop finds it made (as Python would, the same function and arguments).
 
 A call statement that passes the name to a function (``y = apply(g, x)``) is dispatched the
-same way, each path passing one binding. A name also read otherwise (held in a list,
+same way, each path passing one binding, and so is a copy ``h = g`` of a name that holds
+functions (``h`` called, or copied into one that is): ``h``, then bound once per path, is
+dispatched in the next round. A binding of None (a name a call may leave None: ``g = None``, a
+parameter given None) raises Python's ``TypeError`` where it would be called, and is passed as
+None; a ``NoField`` binding (``chosen_fields``: an object without the field) raises Python's
+``AttributeError`` where it is read. A name also read otherwise (held in a list,
 returned), assigned by anything but a plain assignment (a loop target, ``+=``, unpacking), or
 assigned something that is not a callable's name, an attribute or constant item of one, or a
 ``functools.partial`` is left as it is (its calls are resolved, or refused, as before).
@@ -40,6 +45,11 @@ from ..astutil import clone, walk
 from ..emit import naming
 
 
+class NoField(str):
+    """The value a name follows a field with where the object has no such field
+    (``chosen_fields``): reading it raises Python's AttributeError, this message."""
+
+
 def run(fn_node, ctx):
     """The pass: see the module docstring."""
     params = {a.id for a in walk(fn_node.args) if isinstance(a, gast.Name)}
@@ -50,10 +60,16 @@ def run(fn_node, ctx):
 def dispatch(node, ctx, locals_, params=()):
     """Rewrite ``node``'s body (a function or an inlined helper's ``FunctionDef``) in place;
     the names made are added to ``locals_``."""
-    names = _rebound_callables(node, ctx, locals_, set(params))
-    if not names:
-        return
-    Dispatch(names, ctx, locals_).run(node)
+    done = set()
+    for _ in range(MAX_ROUNDS):  # a copy `h = g` of a name dispatched: `h` in the next round
+        names = _rebound_callables(node, ctx, locals_, set(params)) - done
+        if not names:
+            return
+        Dispatch(names, ctx, locals_).run(node)
+        done |= names
+
+
+MAX_ROUNDS = 4
 
 
 def _rebound_callables(node, ctx, locals_, params):
@@ -68,19 +84,40 @@ def _rebound_callables(node, ctx, locals_, params):
     # a name a lambda or nested def reads (`h0 = h` ... `def loc(v): return v + h0`) is a value
     closure_reads = {n.id for fn, _ in local_functions.values() for n in walk(fn)
                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    excluded = (_read_or_stored_otherwise(node, plain) | set(params) | set(local_functions)
-                | closure_reads)
-    return {g for g, values in assigned.items() if len(values) > 1 and g not in excluded
-            and all(_static_looking(v, ctx, locals_) for v in values)}
+    functions = _function_names(node)
+    excluded = (_read_or_stored_otherwise(node, plain, functions) | set(params)
+                | set(local_functions) | closure_reads)
+    found = {g for g, values in assigned.items() if len(values) > 1 and g not in excluded
+             and all(_static_looking(v, ctx, locals_) for v in values) and (
+                 g in functions or not any(isinstance(v, gast.Constant) for v in values))}
+    # (a copy `h = g` of a name dispatched now is dispatched itself in the next round)
+    return {g for g in found if not any(isinstance(v, gast.Name) and v.id in found
+                                        for v in assigned[g])}
 
 
-def _read_or_stored_otherwise(node, plain):
+def _function_names(node):
+    """The names called (``y = g(x)``), and the names copied into one (``h = g``, then
+    ``h(x)``): the names that hold functions."""
+    out = {s.value.func.id for s in _nodes(node.body) if _call_statement(s)}
+    copies = [(n.targets[0].id, n.value.id) for n in _nodes(node.body) if _plain_assignment(
+        n) and isinstance(n.value, gast.Name)]
+    size = None
+    while size != len(out):
+        size = len(out)
+        out |= {g for h, g in copies if h in out}
+    return out
+
+
+def _read_or_stored_otherwise(node, plain, functions):
     """The names stored other than by the plain assignments ``plain`` (their targets' ids), or
     read other than as the function of a call statement or an argument of one (``apply(g,
-    x)``: a helper given the callable); a name read twice in one statement is excluded too."""
+    x)``: a helper given the callable) or, for a name of ``functions``, copied into another
+    (``h = g``); a name read twice in one statement is excluded too."""
     called = set()
     twice = set()
     for s in _nodes(node.body):
+        if _copy(s) and s.value.id in functions:
+            called.add(id(s.value))
         read = _passed(s)
         names = [n.id for n in read]
         if _call_statement(s):
@@ -113,6 +150,11 @@ def _plain_assignment(n):
         n.targets[0], gast.Name)
 
 
+def _copy(s):
+    """``h = g``, of names."""
+    return _plain_assignment(s) and isinstance(s.value, gast.Name)
+
+
 def _call_statement(s):
     """``y = g(...)`` or ``g(...)`` as a statement, ``g`` a name."""
     value = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
@@ -124,7 +166,7 @@ def _static_looking(value, ctx, locals_):
     """A name, an attribute or constant item of one, a ``functools.partial(...)``, or None
     (calling it raises Python's TypeError)."""
     if isinstance(value, gast.Constant):
-        return value.value is None
+        return value.value is None or isinstance(value.value, NoField)
     if isinstance(value, gast.Call):
         return ctx.namespace.resolve(value.func, locals_) is functools.partial
     while isinstance(value, (gast.Attribute, gast.Subscript)):
@@ -221,6 +263,8 @@ class Dispatch:
         """The rebound name the call statement ``s`` calls or passes on, or None."""
         if _call_statement(s) and s.value.func.id in self.names:
             return s.value.func.id
+        if _copy(s) and s.value.id in self.names:
+            return s.value.id
         found = [n.id for n in _passed(s) if n.id in self.names]
         return found[0] if found else None
 
@@ -251,6 +295,14 @@ class Dispatch:
         """``s`` reading the binding ``own`` where it reads ``g`` (calling None: Python's
         TypeError raised there)."""
         value = s.value
+        missing = self.values[own]
+        if isinstance(missing, gast.Constant) and isinstance(missing.value, NoField):
+            error = gast.Call(gast.Name("AttributeError", gast.Load(), None, None),
+                              [gast.Constant(str(missing.value), None)], [])
+            return _located(gast.Raise(error, None), s)
+        if _copy(s):
+            s.value = self._passed(own, value)
+            return s
         if isinstance(value.func, gast.Name) and value.func.id == g and self._none(own):
             error = gast.Call(gast.Name("TypeError", gast.Load(), None, None),
                               [gast.Constant("'NoneType' object is not callable", None)], [])
@@ -266,7 +318,7 @@ class Dispatch:
     def _none(self, own):
         """Whether the binding ``own`` holds None (assigned it, or a parameter given it)."""
         value = self.values[own]
-        return isinstance(value, gast.Constant) or isinstance(value, gast.Name) and (
+        return is_none(value) or isinstance(value, gast.Name) and (
             value.id in getattr(self.ctx, "nones", ()))
 
     def _passed(self, own, where):
@@ -284,6 +336,10 @@ class Dispatch:
         if value is None:
             return gast.Name(own, gast.Load(), None, None)
         return _located_expr(clone(value), where)
+
+
+def is_none(value):
+    return isinstance(value, gast.Constant) and value.value is None
 
 
 def _from_outside(value, locals_):
