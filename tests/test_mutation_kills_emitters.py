@@ -720,3 +720,24 @@ def test_a_tuple_that_holds_its_old_self_gets_its_tangent_first():
     body = srcgrad.source(df)
     assert "        dt = (dt, dx)\n        t = (t, x)\n" in body
     assert "t_2" not in body
+
+
+def test_a_step_read_whose_cotangent_no_operand_carries_is_an_internal_error():
+    # ReverseAD._moved_step, the guard of a step read `y = got_j(s, after)` (a recursion's split
+    # derivative): its cotangent goes with `after` when that is active, through the handle s
+    # when only s is, and with neither it would be dropped, so srcgrad refuses with a
+    # SrcgradError naming the line. No program has reached that refusal (the activity analysis
+    # makes every started handle active); this pins its contract. Kills reverse:493 (call
+    # dropped: `raise f'internal error ...'`, a TypeError, no SrcgradError).
+    from types import SimpleNamespace
+
+    from srcgrad.transform.reverse import ReverseAD
+
+    got, other = SimpleNamespace(sends_step=True), SimpleNamespace(sends_step=False)
+    stmt = SimpleNamespace(lineno=7)
+    assert ReverseAD._moved_step(None, got, ["after", "s"], stmt) == []
+    assert ReverseAD._moved_step(None, got, ["y", "s"], stmt) == ["after"]
+    assert ReverseAD._moved_step(None, other, [], stmt) == []
+    with pytest.raises(srcgrad.SrcgradError, match="internal error: the cotangent of a step "
+                       "read at line 7 would be dropped"):
+        ReverseAD._moved_step(None, got, ["y"], stmt)
