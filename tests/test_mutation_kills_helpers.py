@@ -65,6 +65,45 @@ def test_forward_over_forward_of_einsum_with_constant_operands(f):
     np.testing.assert_allclose(srcgrad.jvp(h)(v, u2)[1], _along(h, v, u2), rtol=1e-6)
 
 
+W6 = np.cos(np.arange(6.0))
+
+
+def kron_weighted(a, b):
+    return np.sum(np.kron(a, b) ** 2 * W6)
+
+
+A2, B3 = np.array([0.5, -1.2]), np.array([0.3, 0.8, -0.6])
+DA2, DB3 = np.array([0.7, 0.2]), np.array([-0.4, 1.0, 0.25])
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_second_derivatives_of_kron_of_two_operands_of_two_shapes(wrt):
+    # the gradient in operand wrt of np.kron(a, b), a (2,) and b (3,) both active: reverse over
+    # reverse reads kron_vjp's partner adjoints, forward over reverse its tangents, in both
+    # operands (the existing rows square kron(v, v**2), whose operands share a shape and a
+    # variable). Kills helper_rules kron_vjp vjp[a] and vjp[b] with an operand replaced by the
+    # other, by dy or y (the shape of the other), and, along one operand alone, jvp[a] and
+    # jvp[b] with the other operand replaced by its tangent, None there
+    g = srcgrad.grad(kron_weighted, wrt=wrt)
+    w = np.sin(np.arange(2.0 + wrt))
+
+    def h(a, b):
+        return np.sum(g(a, b) * w)
+
+    check_grad(h, (A2, B3), wrt=(0, 1))
+    got = srcgrad.jvp(g, wrt=(0, 1))(A2, B3, (DA2, DB3))[1]
+    want = (g(A2 + 1e-6 * DA2, B3 + 1e-6 * DB3) - g(A2 - 1e-6 * DA2, B3 - 1e-6 * DB3)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    # along the other operand alone (operand wrt carries no tangent, its tangent None)
+    if wrt == 0:
+        got = srcgrad.jvp(g, wrt=1)(A2, B3, DB3)[1]
+        want = _along(lambda z: g(A2, z), B3, DB3)
+    else:
+        got = srcgrad.jvp(g, wrt=0)(A2, B3, DA2)[1]
+        want = _along(lambda z: g(z, B3), A2, DA2)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
 def einsum_product_squared(a, b):
     return np.sum(np.einsum("ij,jk->ik", a, b) ** 2)
 
