@@ -915,7 +915,7 @@ DOC_PAIRS = {
     "`f(*xs)` / `f(**kw)` where the length": "refused_star_call",
     "a loop over functions whose functions are known only when it runs":
         "refused_loop_over_functions",
-    "`:=` evaluated only sometimes (right of": "refused_walrus_sometimes",
+    "`:=` whose name the statement reads before it (": "refused_walrus_sometimes",
     "`set(...)` of values that carry gradient; `dict(m)`": "refused_dict_of_pairs",
     "a standard-library helper that uses `try`": "refused_stdlib_try",
     "a recursive function that changes an argument in place": "refused_recursive_write",

@@ -213,27 +213,6 @@ def test_chained_assignment_is_one_value():
     assert "b = a" in text  # both names hold the one array, as in Python
 
 
-def walrus_in_comprehension(x):
-    return sum((y := v * v) for v in x)
-
-
-def walrus_on_the_right_of_or(x):
-    if x[0] > 0 or (n := x[1]) > 0:
-        return np.sum(x)
-    return np.sum(x * 2.0)
-
-
-@pytest.mark.parametrize("f, marker", [
-    (walrus_in_comprehension, "y := v"), (walrus_on_the_right_of_or, "n := x"),
-])
-def test_walrus_evaluated_only_sometimes_is_refused_with_advice(f, marker):
-    lineno, offset, line = where_is(f, marker)
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(f)
-    assert (info.value.lineno, info.value.offset) == (lineno, offset)
-    assert "on a line of its own" in str(info.value)
-
-
 # --- text, checks and exceptions: kept in the primal, carry no gradient ------------------------
 
 

@@ -155,14 +155,18 @@ class ANF:
         lineno = node.lineno
         body, orelse = self.block(node.body), self.block(node.orelse)
         self.lineno = lineno
-        if isinstance(node.test, gast.Name) and node.test.id in self.locals:
-            # a variable as the test: the branch may rebind or change it (`if c: c = False`,
-            # `if acc: acc.pop()`, or a helper inlined later that empties acc); the reverse
-            # sweep must replay the branch on the truth the test had when it ran, not on the
-            # value the branch left, so that truth is taken first
-            truth = gast.Call(self._builtin("bool"), [test], [])
-            test = self._bind(gast.copy_location(truth, node.test), self.namer.temp(truth))
-        self._emit(gast.If(test, body or [gast.Pass()], orelse))
+        self._emit(gast.If(self._truth(test, node.test), body or [gast.Pass()], orelse))
+
+    def _truth(self, test, node):
+        """The test of a branch: a variable (``if c:``; ``both`` of ``a and b``) may be rebound
+        or changed by the branch (`if c: c = False`, `if acc: acc.pop()`, a helper inlined
+        later that empties acc; ``both = b`` itself; ``(c := v) if c else w``); the reverse
+        sweep must replay the branch on the truth the test had when it ran, not on the value
+        the branch left, so that truth is taken first."""
+        if not (isinstance(test, gast.Name) and test.id in self.locals):
+            return test
+        truth = gast.Call(self._builtin("bool"), [test], [])
+        return self._bind(gast.copy_location(truth, node), self.namer.temp(truth))
 
     def _for(self, node):
         it = node.iter
@@ -385,6 +389,11 @@ class ANF:
     def _itself(self, node):
         return node
 
+    def _named(self, node):
+        """``(n := v)`` where it is evaluated: ``n = v``, then ``n`` (normalize/walrus.py)."""
+        self._emit(_assign(node.target.id, self.simple(node.value)))
+        return gast.Name(node.target.id, gast.Load(), None, None)
+
     def _joined(self, node):
         """An f-string stays one: each ``{value}`` an atom, its format spec as written."""
         values = []
@@ -402,7 +411,7 @@ class ANF:
 
     def _select(self, node):
         """``a if c else b`` as an if statement assigning a fresh name; only one side runs."""
-        test = self.atom(node.test)
+        test = self._truth(self.atom(node.test), node.test)
         name = self.namer.fresh(naming.SELECT)
         self.locals.add(name)
         lineno = self.lineno
@@ -431,6 +440,8 @@ class ANF:
             test = gast.Name(name, gast.Load(), None, None)
             if isinstance(op, gast.Or):
                 test = self.atom(gast.UnaryOp(gast.Not(), test))
+            else:
+                test = self._truth(test, values[0])
             self._emit(gast.If(test, rest, []))
         return gast.Name(name, gast.Load(), None, None)
 
@@ -472,6 +483,7 @@ class ANF:
         gast.JoinedStr: _joined,
         gast.IfExp: _select,
         gast.BoolOp: _boolop_expr,
+        gast.NamedExpr: _named,
     }
 
 

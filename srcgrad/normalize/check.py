@@ -39,7 +39,7 @@ from ..astutil import (
 from ..emit.naming import Namer
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
-from . import lambda_lists, renumbered, sugar, unpacking
+from . import lambda_lists, renumbered, sugar, unpacking, walrus
 from .callables import StaticArgumentNeeded
 from .local_functions import bound_to, defaults_bound, lambdas_named
 
@@ -59,9 +59,6 @@ UNSUPPORTED = {
     gast.Await: "`await`",
     gast.Lambda: "a lambda that is not assigned to a name of its own once (assign it, then call "
     "the name)",
-    gast.NamedExpr: "an assignment expression (`:=`) that is evaluated only sometimes (inside "
-    "a lambda, a comprehension, or the right side of `and`/`or`/`if`-`else`); assign it on a line "
-    "of its own before",
     gast.Starred: "a starred expression",
 }
 
@@ -313,6 +310,7 @@ class CheckSupported(NodeVisitor):
                 # checked before sugar.run flattens it into its body and its `finally` block
                 self._no_jump_out(n.body, "a `try` block", "the `finally` block would not run")
         fn_node = sugar.run(fn_node, self.location, self.namespace)
+        walrus.refuse_misordered(fn_node, self.location)  # (the rest: bound in anf)
         args = fn_node.args
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
