@@ -750,7 +750,8 @@ def test_golden_functions_are_correct():
 
 def uses_starred_call(x):
     xs = [x]
-    xs.append(x * 2.0)  # its length is not known where it is unpacked (a literal would be)
+    if x[0] > 0.0:
+        xs.append(x * 2.0)  # its length is known only when it runs, where it is unpacked
     return np.add(*xs)
 
 

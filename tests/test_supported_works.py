@@ -74,6 +74,8 @@ def assignments(x):
     p = q = a * b
     if (t := c * 2.0) > -10.0:
         p += t
+    if a > 10.0 or (u := a * c) > -10.0:  # bound only where the operand runs
+        p = p + u * sum([(s := v * b) for v in (a, c)]) + s
     first, *rest = x
     for head, *tail in [(a, b, c)]:
         p = p + head * tail[-1]
@@ -178,7 +180,14 @@ def callables(x):
 
 def star_calls(x):
     pair = (x, 2.0)
-    return np.sum(_helper(*pair)) + np.sum(_helper(x, **{"c": 3.0}))
+    grown = [x[0]]
+    kw = {}
+    for k in range(2):
+        grown.append(x[k + 1] * x[0])
+    for n in ("c", "scale"):
+        kw[n] = x[2]
+    return np.sum(_helper(*pair)) + np.sum(_helper(x, **{"c": 3.0})) + _helper(
+        *grown) + _helper(x[1], **kw)
 
 
 def loop_over_functions(x):

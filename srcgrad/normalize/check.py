@@ -314,7 +314,7 @@ class CheckSupported(NodeVisitor):
         args = fn_node.args
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
-        fn_node = unpacking.spread(fn_node, self.forwarded)
+        fn_node = unpacking.spread(fn_node, self.forwarded, self.local_functions)
         fn_node = unpacking.unroll_function_loops(fn_node, remade=_remade_in_loops(
             fn_node, self.local_functions))
         fn_node.body = _del_items_as_pops(fn_node.body, {

@@ -22,14 +22,18 @@ import gast
 
 from ..astutil import NodeTransformer, binding_counts, clone, param_names, store_counts, walk
 from ..emit import naming
-from . import early_exits
+from . import appended_spreads, early_exits
 
 
-def spread(fn_node, forwarded=()):
+def spread(fn_node, forwarded=(), local_functions=None):
     """``fn_node`` with every static ``*``/``**`` of a call spelled out (see above);
-    ``forwarded`` names a called helper's own ``*args``/``**kwargs`` (left as they are)."""
+    ``forwarded`` names a called helper's own ``*args``/``**kwargs`` (left as they are);
+    ``local_functions`` (name -> def) may change the lists they read when called."""
     if not any(_spreads(n) for n in walk(fn_node)):
         return fn_node  # nothing to spell out (most functions): no walk for the literals
+    closed = {n.id for f in (local_functions or {}).values() for n in walk(f)
+              if isinstance(n, gast.Name)}
+    appended_spreads.spell_out(fn_node, set(forwarded) | closed)
     literals = _static_literals(fn_node)
     for node in walk(fn_node):
         if isinstance(node, gast.Call):

@@ -1,0 +1,196 @@
+"""``f(*xs)`` of a list the function builds by appends whose count is known when the code is
+read; ``f(**kw)`` of a dict it fills at constant keys; part of ``unpacking.spread``.
+
+Requires: a parsed function after ``sugar``. Guarantees: a call ``f(*xs)`` (``f(**kw)``) that
+follows, in the block that assigns it, ``xs = [...]`` (``kw = {...}``, constant string keys),
+and only statements that append to it (``xs.append(v)``; ``kw["k"] = v``), loops over a range
+of constants (no ``break``, ``continue`` or ``return``) doing so, or statements that only read
+it (``xs[i]``, ``len(xs)``, ``for v in xs``, ``*xs``), is spelled out: ``f(xs[0], ..., xs[n-1])``
+(``f(a=kw["a"], ...)``). Anything else that reads the name (passed, aliased, changed in a branch)
+ends what is known of it; the ``*`` left is refused by ``CheckSupported``.
+
+    xs = []                             xs = []
+    for k in range(3):                  for k in range(3):
+        xs.append(x[k] * a)      ->         xs.append(x[k] * a)
+    y = f(*xs)                          y = f(xs[0], xs[1], xs[2])
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..astutil import binding_counts, clone, walk
+
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def spell_out(fn_node, forwarded=()):
+    """Each such ``*xs`` / ``**kw`` of ``fn_node`` spelled out, in place."""
+    counts = binding_counts(fn_node)
+    for block in _blocks(fn_node):
+        for i, s in enumerate(block):
+            name = _built(s)
+            if name is not None and counts[name] == 1 and name not in forwarded:
+                _follow(name, s.value, block[i + 1:])
+
+
+def _blocks(fn_node):
+    for n in walk(fn_node):
+        for field in _BLOCKS:
+            block = getattr(n, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                yield block
+
+
+def _built(s):
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)):
+        return None
+    v = s.value
+    if isinstance(v, gast.List) and not any(isinstance(e, gast.Starred) for e in v.elts):
+        return s.targets[0].id
+    if isinstance(v, gast.Dict) and all(
+            isinstance(k, gast.Constant) and isinstance(k.value, str) for k in v.keys):
+        return s.targets[0].id
+    return None
+
+
+def _follow(name, value, rest):
+    """Spell out the spreads of ``name`` in ``rest`` while what it holds is known."""
+    known = len(value.elts) if isinstance(value, gast.List) else [k.value for k in value.keys]
+    for s in rest:
+        grown = _grown(name, s, known)
+        if grown is not None:
+            known = grown
+            continue
+        if not _only_read(name, s):
+            return
+        _spell(name, s, known)
+
+
+def _grown(name, s, known):
+    """What ``name`` holds after ``s`` where ``s`` only adds to it, else None."""
+    if isinstance(known, int) and _appends(name, s):
+        return known + 1
+    if isinstance(known, list) and _key_written(name, s) is not None:
+        key = _key_written(name, s)
+        return known + ([] if key in known else [key])
+    keys = _keys_looped(name, s) if isinstance(known, list) else None
+    if keys is not None:
+        return known + [k for k in keys if k not in known]
+    trips = _range_trips(s)
+    if trips is None or not any(isinstance(n, gast.Name) and n.id == name for n in walk(s)):
+        return None
+    inner = known
+    for t in s.body:
+        if any(isinstance(n, gast.Name) and n.id == name for n in walk(t)):
+            inner = _grown(name, t, inner)
+            if inner is None:
+                return None
+    if isinstance(known, int):
+        return known + trips * (inner - known)
+    return inner  # (constant keys: the same ones on every trip)
+
+
+def _appends(name, s):
+    call = s.value if isinstance(s, gast.Expr) else None
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+            and call.func.value.id == name and len(call.args) == 1 and not call.keywords
+            and not isinstance(call.args[0], gast.Starred)
+            and not any(isinstance(n, gast.Name) and n.id == name for n in walk(call.args[0])))
+
+
+def _key_written(name, s):
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+        return None
+    t = s.targets[0]
+    if not (isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)
+            and t.value.id == name and isinstance(t.slice, gast.Constant)
+            and isinstance(t.slice.value, str)):
+        return None
+    if any(isinstance(n, gast.Name) and n.id == name for n in walk(s.value)):
+        return None
+    return t.slice.value
+
+
+def _keys_looped(name, s):
+    """The keys of ``for k in ("a", "b"): kw[k] = v`` (each statement of the body that names
+    ``kw`` writes it at ``k``), else None."""
+    if not _over_constant_keys(s):
+        return None
+    for t in s.body:
+        if not any(isinstance(n, gast.Name) and n.id == name for n in walk(t)):
+            continue
+        written = t.targets[0] if isinstance(t, gast.Assign) and len(t.targets) == 1 else None
+        if not (isinstance(written, gast.Subscript) and _named(written.value, name)
+                and _named(written.slice, s.target.id)
+                and not any(_named(n, name) for n in walk(t.value))):
+            return None
+    if any(_named(n, s.target.id) and isinstance(n.ctx, gast.Store)
+           for t in s.body for n in walk(t)):
+        return None  # (the key rebound in the body)
+    return [e.value for e in s.iter.elts]
+
+
+def _over_constant_keys(s):
+    """Whether ``s`` is ``for k in ("a", "b"): ...`` with no jump out of its body."""
+    return (isinstance(s, gast.For) and not s.orelse and isinstance(s.target, gast.Name)
+            and isinstance(s.iter, (gast.Tuple, gast.List)) and all(
+                isinstance(e, gast.Constant) and isinstance(e.value, str) for e in s.iter.elts)
+            and not any(isinstance(n, (gast.Break, gast.Continue)) for n in walk(s)))
+
+
+def _range_trips(s):
+    """The trips of ``for _ in range(<constants>)`` with no jump out of its body, else None."""
+    if not (isinstance(s, gast.For) and not s.orelse and isinstance(s.iter, gast.Call)
+            and isinstance(s.iter.func, gast.Name) and s.iter.func.id == "range"
+            and not s.iter.keywords and 1 <= len(s.iter.args) <= 3
+            and all(isinstance(a, gast.Constant) and type(a.value) is int for a in s.iter.args)):
+        return None
+    if any(isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.Raise, gast.Try,
+                          gast.FunctionDef, gast.Lambda)) for n in walk(s)):
+        return None
+    return len(range(*(a.value for a in s.iter.args)))
+
+
+def _only_read(name, s):
+    """Whether every mention of ``name`` in ``s`` reads it without changing what it holds."""
+    allowed = set()
+    for n in walk(s):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.For):
+            allowed.add(id(n.iter))
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len":
+            allowed.update(id(a) for a in n.args)
+    return all(id(n) in allowed for n in walk(s)
+               if isinstance(n, gast.Name) and n.id == name)
+
+
+def _spell(name, s, known):
+    for n in walk(s):
+        if not isinstance(n, gast.Call):
+            continue
+        if isinstance(known, int):
+            n.args = [a for arg in n.args for a in (
+                [_item(arg.value, i) for i in range(known)] if _spreads(arg, name) else [arg])]
+        else:
+            n.keywords = [k for kw in n.keywords for k in (
+                [gast.keyword(key, _item(kw.value, key)) for key in known]
+                if kw.arg is None and _named(kw.value, name) else [kw])]
+
+
+def _spreads(arg, name):
+    return isinstance(arg, gast.Starred) and _named(arg.value, name)
+
+
+def _named(node, name):
+    return isinstance(node, gast.Name) and node.id == name
+
+
+def _item(node, index):
+    read = gast.Subscript(clone(node), gast.Constant(index, None), gast.Load())
+    return gast.copy_location(read, node)
