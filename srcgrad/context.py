@@ -92,6 +92,7 @@ class Context:
     namespace: object = None  # the user function's Namespace
     namer: object = None
     local_names: set = field(default_factory=set)
+    user_names: dict = field(default_factory=dict)  # a helper's local renamed -> its own name
     _names: dict = field(default_factory=dict)  # id(object) -> generated name
     # (namespace, callee expression, function) for every inlined call: the derivative is stale
     # once the expression names another function (a helper redefined after the transform)

@@ -7,6 +7,8 @@ Python's own ``SyntaxError`` does.
 
 from __future__ import annotations
 
+import re
+
 
 class SrcgradError(Exception):
     """Base class of every error srcgrad raises."""
@@ -36,6 +38,30 @@ class LocatedError(SrcgradError):
             if self.offset is not None:
                 text += "\n    " + " " * (self.offset - 1) + "^"
         return text
+
+
+    def named_as_written(self, names):
+        """This error with each generated name of ``names`` (a helper's renamed local ``b_2``
+        -> ``("b", where it is bound)``) written, inside the message's backquotes, as the user
+        wrote it, and where that is said after the message."""
+        found = {}
+
+        def word(match):
+            name = match.group(0)
+            if name in names:
+                found[names[name][0]] = names[name][1]
+                return names[name][0]
+            return name
+
+        def spans(match):
+            return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", word, match.group(0))
+
+        message = re.sub(r"`[^`\n]*`", spans, self.message)
+        if found:
+            notes = "; ".join(f"`{name}`: {where}" for name, where in sorted(found.items()))
+            self.message = f"{message} ({notes})"
+            self.args = (self._render(),)
+        return self
 
 
 class UnsupportedSyntaxError(LocatedError):

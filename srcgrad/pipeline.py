@@ -44,7 +44,7 @@ from .emit import guard, handlers, notes
 from .emit.compile import compile_function
 from .emit.naming import Namer
 from .emit.unparse import highlight, unparse
-from .errors import SrcgradError
+from .errors import LocatedError, SrcgradError
 from .frontend import shadowed
 from .frontend.default_values import bind_default_values
 from .frontend.resolve import Namespace
@@ -207,6 +207,19 @@ def stages(mode):
     return NORMALIZE + (FORWARD if mode in FORWARD_MODES else REVERSE)
 
 
+def _staged(node, ctx, mode, dump):
+    """``node`` through the stages of ``mode``; an error names a helper's locals as written."""
+    try:
+        for stage in stages(mode):
+            if stage.when(ctx):
+                node = stage.run(node, ctx)
+                if dump and stage.dump:
+                    _print_stage(stage.label, node)
+    except LocatedError as error:
+        raise error.named_as_written(ctx.user_names) from error.__cause__
+    return node
+
+
 def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tuple: bool = False,
            static: dict[str, Any] | None = None) -> tuple[Any, str]:
     """Generate, compile and return the ``mode`` derivative of ``fn`` with respect to ``wrt``.
@@ -238,11 +251,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     user_reads = {n.id for n in walk(node) if isinstance(n, gast.Name)}
     if dump:
         _print_stage("parse", node)
-    for stage in stages(mode):
-        if stage.when(ctx):
-            node = stage.run(node, ctx)
-            if dump and stage.dump:
-                _print_stage(stage.label, node)
+    node = _staged(node, ctx, mode, dump)
 
     shadowed.check(node, ctx, user_reads)
     text = unparse(node)

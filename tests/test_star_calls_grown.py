@@ -98,3 +98,60 @@ def test_known_only_when_it_runs_is_refused_at_the_star(f):
         grad(f, wrt=1)
     assert (info.value.lineno, info.value.offset) == (lineno, offset)
     assert "pass the elements" in str(info.value)
+
+
+# --- `f(*p)` of an inlined helper's own parameter, given a tuple: JAX's `cls(*children)` ------
+
+
+def _call_with(f, args):
+    return f(*args)
+
+
+def tuple_passed_to_a_helper(c, x):
+    t = (x, c, x[0])
+    return np.sum(_call_with(_three, t)) + np.sum(_call_with(_three, (c, x)))
+
+
+class _Box:
+    def __init__(self, a):
+        self.a = a
+        self.a2 = 2.0 * a
+
+
+def _reads_derived(b, x):
+    return np.sum(b.a2 * x * b.a)
+
+
+def test_a_helpers_parameter_given_a_tuple():
+    check_both_and_jvp(tuple_passed_to_a_helper, 0.6, X, T)
+    check_hvp_in_x(tuple_passed_to_a_helper, 0.6, X, T)
+
+
+def test_unflatten_written_with_a_star():
+    import srcgrad
+
+    class Box(_Box):
+        pass
+
+    srcgrad.register_pytree(Box, lambda b: ((b.a,), None), lambda aux, ch: Box(*ch))
+    b = Box(np.array([0.5, 1.5, -0.7]))
+    g = grad(_reads_derived)(b, X)
+    np.testing.assert_allclose(g.a, 4.0 * b.a * X, rtol=1e-12)
+
+
+def _appends_then_spreads(xs):
+    xs.append(1.0)
+    return _three(*xs)
+
+
+def list_changed_by_the_helper(c, x):
+    t = (x, c)
+    return np.sum(_call_with(_three, t)) + np.sum(_appends_then_spreads([x, c]))
+
+
+def test_a_parameter_the_helper_changes_is_refused_at_its_star():
+    lineno, offset, _ = where_is(_appends_then_spreads, "*xs")
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(list_changed_by_the_helper, wrt=1)
+    assert (info.value.lineno, info.value.offset) == (lineno, offset)
+    assert "a parameter given a tuple written in the caller" in str(info.value)

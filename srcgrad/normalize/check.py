@@ -313,7 +313,8 @@ class CheckSupported(NodeVisitor):
         walrus.refuse_misordered(fn_node, self.location)  # (the rest: bound in anf)
         args = fn_node.args
         if self.inlined:
-            self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None}
+            self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None} | {
+                a.id for a in args.posonlyargs + args.args + args.kwonlyargs}  # (inline)
         fn_node = unpacking.spread(fn_node, self.forwarded, self.local_functions)
         fn_node = unpacking.unroll_function_loops(fn_node, remade=_remade_in_loops(
             fn_node, self.local_functions))

@@ -52,9 +52,11 @@ from . import (
     lambda_lists,
     rebound,
     renumbered,
+    starred_params,
     stdlib_forms,
     supercalls,
     unpacking,
+    user_names,
 )
 from .anf import ANF, derives, in_place_helpers
 from .callables import StaticValues
@@ -454,9 +456,11 @@ class InlineCalls:
         bound = self._bind(node, call)
         lists = lambda_lists.passed_to(node, bound, self.ctx.lambda_lists, location)
         renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
+        user_names.record(self.ctx.user_names, node, renames, location)
         _Rename(renames, namespace, self.ctx).visit(node)
         self.ctx.lambda_lists.update((renames[p], lists[p]) for p in lists)
         self._super(node, fn, renames, bound, call, location)
+        starred_params.spell_out(node, bound, renames, forwarded, self.values.defs, location)
         # after renaming: the forwarded arguments are the caller's names, not the callee's
         _Forward({renames[p]: v for p, v in bound if p in forwarded}).visit(node)
         # a parameter the helper changes in place (`out[0] = v`, `hs.insert(0, v)`) and never

@@ -1,0 +1,104 @@
+"""``f(*p)`` / ``f(**p)`` of an inlined helper's own parameter ``p``, spelled out with what the
+call site passes; part of ``inline``.
+
+Requires: a helper's body renamed apart (``renames``), ``bound`` its ``(parameter, argument)``
+pairs, ``defs`` the values of the names assigned once (``StaticValues.defs``). Guarantees:
+each ``*p`` of a parameter the body never rebinds, given a tuple display or a name assigned
+one once (a tuple never changes), is ``p[0], ..., p[n-1]``; each ``**p`` given a dict display
+with constant string keys is ``k=p["k"], ...``; any other is refused at the star, located in
+the helper. JAX's ``unflatten(aux, children)`` written ``cls(*children)``:
+
+    def unflatten(aux, ch):                 ch_2 = (b_parts_0_0,)
+        return Box(*ch)           ->        ... Box(ch_2[0]) ...
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..astutil import clone, walk
+from ..errors import UnsupportedSyntaxError
+
+
+def spell_out(node, bound, renames, forwarded, defs, location):
+    """``node`` (the renamed body) with its parameters' ``*``/``**`` spelled out, in place."""
+    given = {renames[p]: value for p, value in bound if p not in forwarded}
+    spread = _spread(node) & set(given)
+    if not spread:
+        return
+    read = _only_read(node)
+    shapes = {p: _display(given[p], defs) for p in spread if p in read}
+    for call in walk(node):
+        if isinstance(call, gast.Call):
+            call.args = [e for a in call.args for e in _args(a, shapes, given, location)]
+            call.keywords = [e for k in call.keywords
+                             for e in _keywords(k, shapes, given, location)]
+
+
+def _spread(node):
+    """The names ``node`` unpacks with ``*`` or ``**``."""
+    found = set()
+    for n in walk(node):
+        if isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
+            if isinstance(n.value, gast.Name):
+                found.add(n.value.id)
+    return found
+
+
+def _only_read(node):
+    """The names every mention of which in ``node`` only reads them: unpacked, indexed,
+    measured (a parameter the body rebinds or changes holds no display's length)."""
+    allowed = set()
+    for n in walk(node):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len":
+            allowed.update(id(a) for a in n.args)
+    names = [n for n in walk(node) if isinstance(n, gast.Name)]
+    bad = {n.id for n in names if id(n) not in allowed and not isinstance(n.ctx, gast.Param)}
+    return {n.id for n in names} - bad
+
+
+def _display(value, defs):
+    """The tuple or dict display the argument ``value`` is (or names), else None."""
+    if isinstance(value, gast.Name) and isinstance(defs.get(value.id), gast.Tuple):
+        value = defs[value.id]
+    if isinstance(value, (gast.Tuple, gast.List)) and not any(
+            isinstance(e, gast.Starred) for e in value.elts):
+        return len(value.elts)
+    if isinstance(value, gast.Dict) and all(
+            isinstance(k, gast.Constant) and isinstance(k.value, str) for k in value.keys):
+        return [k.value for k in value.keys]
+    return None
+
+
+def _args(a, shapes, given, location):
+    if not (isinstance(a, gast.Starred) and isinstance(a.value, gast.Name)
+            and a.value.id in given):
+        return [a]
+    count = shapes.get(a.value.id)
+    if not isinstance(count, int):
+        raise location.error(UnsupportedSyntaxError, a, (
+            "srcgrad does not support `*` here: the number of arguments it passes is not "
+            "known at transform time (a parameter given a tuple written in the caller, or a "
+            "name assigned one once, is spelled out); pass the elements: `f(xs[0], xs[1])`"))
+    return [_item(a.value, i) for i in range(count)]
+
+
+def _keywords(k, shapes, given, location):
+    if not (k.arg is None and isinstance(k.value, gast.Name) and k.value.id in given):
+        return [k]
+    keys = shapes.get(k.value.id)
+    if not isinstance(keys, list):
+        raise location.error(UnsupportedSyntaxError, k.value, (
+            "srcgrad does not support `**` here: the keys it passes are not known at "
+            "transform time (a parameter given a dict literal written in the caller is spelled "
+            "out); pass the values by name: `f(a=kw[\"a\"], b=kw[\"b\"])`"))
+    return [gast.keyword(key, _item(k.value, key)) for key in keys]
+
+
+def _item(name, index):
+    read = gast.Subscript(clone(name), gast.Constant(index, None), gast.Load())
+    return gast.copy_location(read, name)
