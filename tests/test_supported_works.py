@@ -37,6 +37,10 @@ def _scale(v, s):
     v *= s
 
 
+def _call_with(f, args):
+    return f(*args)
+
+
 def _step(v):
     return np.sin(v)
 
@@ -187,7 +191,7 @@ def star_calls(x):
     for n in ("c", "scale"):
         kw[n] = x[2]
     return np.sum(_helper(*pair)) + np.sum(_helper(x, **{"c": 3.0})) + _helper(
-        *grown) + _helper(x[1], **kw)
+        *grown) + _helper(x[1], **kw) + np.sum(_call_with(_helper, (x, x[0])))
 
 
 def loop_over_functions(x):
