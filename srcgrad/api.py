@@ -255,7 +255,7 @@ def _rebuilding(fn: Fn, f: Fn, mode: str, wrt: Wrt, names: tuple[str, ...],
     of it: a call passing registered objects with attributes derived from their children runs
     the derivative of the function that sees them as their unflatten builds them (JAX's)."""
     if (options.backend != "python" or options.for_numba or options.kinds or options.rebuild
-            or options.checkpoint is not None or not names
+            or not names
             or not inspect.isfunction(target(f)) or getattr(f, MADE_BY_REBUILDING, False)):
         return fn
     shown = GENERATED_SOURCE.get(getattr(fn, "__code__", None))

@@ -114,6 +114,7 @@ PARTIAL_ARG = "partial_arg"  # a positional argument a ``functools.partial`` obj
 # a registered argument rebuilt as its unflatten builds it (rebuilding.py): the children and
 # aux data its flatten gives, and the two functions
 PARTS, FLATTEN, UNFLATTEN, CHILD = "{}_parts", "flatten", "unflatten", "child"
+REPLACE = "replace"  # dataclasses.replace, rebuilding a frozen dataclass's fields
 COPY = "copy_of"  # copy.copy of an object whose field holds one
 CALLED = "called"  # the callable a transform input that is not a plain function stands for
 SELF = "{}_self"  # the object a bound method or a callable object of class ``x`` is called on

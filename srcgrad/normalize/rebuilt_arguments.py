@@ -15,6 +15,7 @@ and the ``__init__`` an ``unflatten`` calls), at the ``def`` line:
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any, Callable
 
 import gast
@@ -68,6 +69,11 @@ def _rebuilt_expr(expr: str, plan: Any, lines: list[str], fresh: Callable[[str],
             value = _rebuilt_expr(f"{expr}.{name}", part, lines, fresh, global_name)
             lines.append(f"{held}.{name} = {value}")
         return held
+    if plan[0] == "replaced":  # (a frozen dataclass: its fields cannot be written)
+        fields = [f"{name}={_rebuilt_expr(f'{expr}.{name}', part, lines, fresh, global_name)}"
+                  for name, part in plan[2]]
+        replace = global_name(dataclasses.replace, naming.REPLACE)
+        return f"{replace}({expr}, {', '.join(fields)})"
     if plan[0] == "dict":
         items = [f"{k!r}: {_rebuilt_expr(f'{expr}[{k!r}]', p, lines, fresh, global_name)}"
                  for k, p in plan[1]]

@@ -286,14 +286,19 @@ def rebuild_plan(x, depth=0):
 
 def _fields_plan(x, depth):
     """``rebuild_plan`` of an object whose fields hold such objects: a shallow copy of it with
-    those fields rebuilt (not of a frozen dataclass, which cannot be written)."""
+    those fields rebuilt; of a frozen dataclass (which cannot be written), the
+    ``dataclasses.replace`` of those fields, where each is an ``__init__`` field."""
     cls = type(x)
-    if kind_of(x) not in ("namespace", "dataclass", "object") or getattr(
-            getattr(cls, "__dataclass_params__", None), "frozen", False):
+    if kind_of(x) not in ("namespace", "dataclass", "object"):
         return None
     parts = tuple((k, rebuild_plan(v, depth + 1)) for k, v in vars(x).items())
     parts = tuple((k, p) for k, p in parts if p is not None)
-    return ("fields", cls, parts) if parts else None
+    if not parts:
+        return None
+    if getattr(getattr(cls, "__dataclass_params__", None), "frozen", False):
+        init = {f.name for f in dataclasses.fields(cls) if f.init}
+        return ("replaced", cls, parts) if all(k in init for k, _ in parts) else None
+    return "fields", cls, parts
 
 
 def derived_names(x, children, aux):
