@@ -444,7 +444,8 @@ ELSEWHERE = {
                                      "tests/test_python_values.py",
     "`obj.attr = v` on a variable": "tests/test_objects.py",
     "list and dict mutation: `insert`, `extend`": "tests/test_containers_mutation.py, "
-                                                  "tests/test_python_values.py",
+                                                  "tests/test_python_values.py, "
+                                                  "tests/test_setdefault_past_block.py",
     "`x += v` (and `L[i] += v`, `d[k] += v` of an array item) on an array that other names":
         "tests/test_sharing.py, tests/test_hunt_reproducers.py",
     "`[v] * n`, `n * (a, b)`: a list or tuple display repeated": "tests/test_hunt_reproducers.py",

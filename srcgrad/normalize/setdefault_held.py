@@ -33,15 +33,20 @@ class HeldSetdefault:
     def __init__(self, fn_node, namer, is_setdefault):
         self.fn_node, self.namer, self.is_setdefault = fn_node, namer, is_setdefault
         self.counts = binding_counts(fn_node)
+        # (the statement whose block is being desugared, the statements after it), innermost
+        # last: ``sugar.block`` keeps it
+        self.outer = []
 
     def rewrite(self, s, rest):
         """The statements ``s`` becomes (see above), ``rest`` changed in place; else None."""
         region = self._region(s, rest)
-        if region is None:
+        past = None if region is not None else self._past_block(s, rest)
+        if region is None and past is None:
             return None
+        region = region if past is None else past
         name, d, key = s.targets[0].id, s.value.func.value.id, s.value.args[0]
         out = []
-        if not isinstance(key, (gast.Name, gast.Constant)):
+        if not isinstance(key, (gast.Name, gast.Constant)) or past is not None:
             held = self.namer.fresh(naming.describe(key))
             out.append(gast.copy_location(gast.Assign(
                 [gast.Name(held, gast.Store(), None, None)], key, None), s))
@@ -74,6 +79,40 @@ class HeldSetdefault:
         inside = [n for t in region for n in _outside_scopes(t) if isinstance(n, gast.Name)
                   and n.id == name]
         return region if len(inside) == len(reads) and _unchanged(region, d, key) else None
+
+
+    def _past_block(self, s, rest):
+        """The statements after ``s`` in its block, then those after the ``if``, ``for`` or
+        ``while`` holding it up to the last read of ``lst``, where ``lst`` is read past that
+        block (``for ...: lst = d.setdefault(k, []) ...`` then ``lst.append(v)`` after the
+        loop: the list of the last trip, ``d[k]`` of that trip's key) and nothing in the
+        block but ``s``, nor after it up to that read, rebinds ``d`` or changes its items; else
+        None. (The key is held in a name of its own, which the loop's next trip does not
+        rebind.)"""
+        if not (self._held(s) and self.outer and isinstance(
+                self.outer[-1][0], (gast.For, gast.While, gast.If))):
+            return None
+        container, after = self.outer[-1]
+        name, d, key = s.targets[0].id, s.value.func.value.id, s.value.args[0]
+        if self.counts[name] != 1 or (isinstance(key, gast.Name) and key.id in (d, name)):
+            return None
+        last = max((i for i, t in enumerate(after) if _holds(t, name)), default=None)
+        region = None if last is None else rest + after[:last + 1]
+        unkeyed = gast.Constant(None, None)  # (the key is a name of its own: never rebound)
+        if region is None or not self._read_only_in(s, region) or not _unchanged(
+                [container] + region, d, unkeyed):
+            return None
+        return region
+
+    def _read_only_in(self, s, region):
+        """Whether the name ``s`` binds is only read, and only by ``region`` (outside its
+        lambdas, defs and comprehensions)."""
+        name = s.targets[0].id
+        reads = [n for n in walk(self.fn_node) if isinstance(n, gast.Name) and n.id == name
+                 and n is not s.targets[0]]
+        inside = [n for t in region for n in _outside_scopes(t) if isinstance(n, gast.Name)
+                  and n.id == name]
+        return all(isinstance(n.ctx, gast.Load) for n in reads) and len(inside) == len(reads)
 
 
 def _holds(stmt, name):

@@ -128,7 +128,9 @@ class Sugar:
         stmts = list(stmts)
         for i, s in enumerate(stmts):
             for t in self.held.rewrite(s, stmts[i + 1:]) or [s]:
+                self.held.outer.append((t, stmts[i + 1:]))
                 out.extend(self.statement(t))
+                self.held.outer.pop()
         return _raising_branches(out)
 
     def statement(self, s):
