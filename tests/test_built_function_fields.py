@@ -279,3 +279,41 @@ def test_an_arguments_field_written_in_a_branch_read_as_a_value():
         np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-9)
         _, tangent = jvp(f, wrt=1)(C, x, cfg, T)
         np.testing.assert_allclose(tangent, want[1] @ T, rtol=1e-6, atol=1e-9)
+
+
+def read_where_it_may_not_be_set(c, x):
+    b = Empty()
+    s = 0.0
+    if x[1] < 0.25:
+        b.f = np.cos
+    else:
+        g = b.f  # (Python: AttributeError here; the rest of the branch never runs)
+        s = s + np.sum(g(x))
+    return s + np.sum(b.f(x * c))
+
+
+def copied_in_two_branches_of_a_loop(c, x):
+    b = Box(np.tanh)
+    s = 0.0
+    for _ in range(2):
+        if x[2] < 0.25:
+            b.f = np.cos
+        else:
+            g = b.f
+            s = s + np.sum(g(x * c))
+        if x[0] < 0.25:
+            b.f = np.sin
+        else:
+            g = b.f
+            s = s + np.sum(g(x) * c)
+    return s
+
+
+def test_a_copy_of_a_field_where_it_may_not_be_set_or_in_several_branches_of_a_loop():
+    # (the copy `g = b.f` where no write ran raised before the rest of its block, which
+    # still named `g`: "cannot resolve `g`"; a call reaching a copy made later in the loop
+    # named it before it was bound: "cannot resolve `g_4`")
+    check_both_and_jvp(read_where_it_may_not_be_set, C, X, T)
+    with pytest.raises(AttributeError, match="'Empty' object has no attribute 'f'"):
+        grad(read_where_it_may_not_be_set, wrt=1)(C, np.array([0.3, 0.5, 0.7]))
+    check_both_and_jvp(copied_in_two_branches_of_a_loop, C, X, T)

@@ -194,6 +194,9 @@ def _tested_and_called(fn_node, params, ctx):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and (
                 n.func.id in params & stored):
             found.setdefault(n.func.id, n)
+        if isinstance(n, gast.Call) and params & stored:  # (`apply(g, x)`, then `g = None`)
+            for name in _given_to_a_caller(n, ctx) & params & stored:
+                found.setdefault(name, n)
     return found
 
 

@@ -41,8 +41,9 @@ import functools
 
 import gast
 
-from ..astutil import clone, walk
+from ..astutil import clone, store_counts, walk
 from ..emit import naming
+from ..frontend.resolve import MISSING
 
 
 class NoField(str):
@@ -80,19 +81,34 @@ def _rebound_callables(node, ctx, locals_, params):
         if _plain_assignment(n):
             assigned.setdefault(n.targets[0].id, []).append(n.value)
             plain.add(id(n.targets[0]))
-    local_functions = getattr(ctx, "local_functions", None) or {}
-    # a name a lambda or nested def reads (`h0 = h` ... `def loc(v): return v + h0`) is a value
-    closure_reads = {n.id for fn, _ in local_functions.values() for n in walk(fn)
-                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-    functions = _function_names(node)
-    excluded = (_read_or_stored_otherwise(node, plain, functions) | set(params)
-                | set(local_functions) | closure_reads)
+    functions = _function_names(node) | {g for g, values in assigned.items() if any(
+        _a_function(v, ctx, locals_) for v in values)}
+    excluded = _read_or_stored_otherwise(node, plain, functions) | set(params) | _values(ctx)
     found = {g for g, values in assigned.items() if len(values) > 1 and g not in excluded
              and all(_static_looking(v, ctx, locals_) for v in values) and (
                  g in functions or not any(isinstance(v, gast.Constant) for v in values))}
     # (a copy `h = g` of a name dispatched now is dispatched itself in the next round)
     return {g for g in found if not any(isinstance(v, gast.Name) and v.id in found
                                         for v in assigned[g])}
+
+
+def _values(ctx):
+    """The local functions, and the names a lambda or nested def reads (``h0 = h`` ... ``def
+    loc(v): return v + h0``): values, not dispatched."""
+    local_functions = getattr(ctx, "local_functions", None) or {}
+    return set(local_functions) | {n.id for fn, _ in local_functions.values() for n in walk(fn)
+                                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _a_function(value, ctx, locals_):
+    """Whether ``value`` is a function passed (a parameter specialized per function passed)
+    or a callable from outside the body (``np.cos``)."""
+    if isinstance(value, gast.Name) and value.id in set(getattr(
+            ctx, "static", None) or ()) | set(getattr(ctx, "nones", ())):
+        return True
+    found = ctx.namespace.resolve(value, locals_) if isinstance(
+        value, (gast.Name, gast.Attribute)) else None
+    return callable(found) and found is not MISSING
 
 
 def _function_names(node):
@@ -201,6 +217,10 @@ class Dispatch:
 
     def run(self, node):
         count = {g: 0 for g in self.names}
+        looped = {n.id for s in _nodes(node.body) if isinstance(s, (gast.For, gast.While))
+                  for n in walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        # the names bound once, not in a loop: each holds one value from there on
+        self.once = {n for n, k in store_counts(node).items() if k == 1} - looped
         for n in _nodes(node.body):
             if _plain_assignment(n) and n.targets[0].id in self.names:
                 g = n.targets[0].id
@@ -212,6 +232,7 @@ class Dispatch:
                 elif _fixed_partial(n.value, self.ctx, self.locals):
                     self.hoisted[id(n)] = n
         self.seen = []  # the numbered assignments met so far
+        self.top = node.body  # (kept whole: the function returns at its end)
         node.body = self._block(node.body, {})
         hoisted = [_located(clone(n), n) for n in self.hoisted.values()]
         node.body[:0] = hoisted
@@ -236,6 +257,8 @@ class Dispatch:
             elif self._reading(s) is not None:
                 g = self._reading(s)
                 out += self._dispatched(s, g, current.get(g))
+                if isinstance(out[-1], gast.Raise) and stmts is not self.top:
+                    break  # (what follows never runs: Python raised there)
             else:
                 inside = self._inside(s)  # (before the rewrite drops some assignments)
                 out.append(self._nested(s, current))
@@ -333,6 +356,10 @@ class Dispatch:
         function, ``np.cos``, ``MODEL.layer.scale``: called where the call is, it resolves there
         even when the assignment comes later in a loop)."""
         value = self.outside.get(own)
+        copied = self.values[own]
+        if value is None and isinstance(copied, gast.Name) and copied.id in self.once and (
+                copied.id not in self.names):
+            value = copied  # (`g_4 = f_1`, `f_1` bound once: read as it is, where `g_4` is)
         if value is None:
             return gast.Name(own, gast.Load(), None, None)
         return _located_expr(clone(value), where)
