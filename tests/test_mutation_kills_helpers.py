@@ -41,6 +41,18 @@ def einsum_second_of_six_constant(v):
     return np.einsum("i,i,i,i,i,i->", v, W2, np.sin(v), np.cos(v), v**2, np.tanh(v)) ** 2
 
 
+def einsum_third_of_six_constant(v):
+    return np.einsum("i,i,i,i,i,i->", v, np.sin(v), W2, np.cos(v), v**2, np.tanh(v)) ** 2
+
+
+def einsum_fourth_of_six_constant(v):
+    return np.einsum("i,i,i,i,i,i->", v, np.sin(v), np.cos(v), W2, v**2, np.tanh(v)) ** 2
+
+
+def einsum_last_of_six_constant(v):
+    return np.einsum("i,i,i,i,i,i->", v, np.sin(v), np.cos(v), v**2, np.tanh(v), W2) ** 2
+
+
 def einsum_operand_0_constant(v):
     return np.einsum("i,i,i->", W2, np.sin(v), v) ** 2
 
@@ -50,18 +62,20 @@ def einsum_of_one_operand(v):
 
 
 @pytest.mark.parametrize("f", [einsum_operands_1_and_4_constant, einsum_first_of_six_constant,
-                               einsum_second_of_six_constant, einsum_operand_0_constant,
-                               einsum_of_one_operand],
+                               einsum_second_of_six_constant, einsum_third_of_six_constant,
+                               einsum_fourth_of_six_constant, einsum_last_of_six_constant,
+                               einsum_operand_0_constant, einsum_of_one_operand],
                          ids=["six_operands", "first_of_six_constant", "second_of_six_constant",
-                              "first_constant", "one_operand"])
+                              "third_of_six_constant", "fourth_of_six_constant",
+                              "last_of_six_constant", "first_constant", "one_operand"])
 def test_forward_over_forward_of_einsum_with_constant_operands(f):
     # einsum_jvp's tangent in operand j (active) with another operand constant, its tangent
     # None: `einsum_given(j, ...)` must read operand j, not that tangent. Kills helper_rules
     # einsum_jvp jvp[x5] (x5=dx1), jvp[x3] (x3=dx4) and jvp[x0] (x0=dx1, which the einsum of
     # one operand, x1 not given, kills too), and jvp[x1] (x1=dx0, the first operand constant):
     # each gave a zero second derivative for operand j; and jvp[x5] (x5=dx0, the first of six
-    # constant: a ValueError from generated code under it), jvp[x4] (x4=dx1, the second
-    # constant).
+    # constant: a ValueError from generated code under it), jvp[x4] (x4=dx0, x4=dx1, x4=dx3):
+    # each operand of six constant in turn, for every operand j given the tangent of another.
     v, u, u2 = np.array([0.6, -0.2]), np.array([0.3, -0.8]), np.array([1.1, 0.4])
     tangent = srcgrad.jvp(f)
 
