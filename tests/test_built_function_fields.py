@@ -317,3 +317,23 @@ def test_a_copy_of_a_field_where_it_may_not_be_set_or_in_several_branches_of_a_l
     with pytest.raises(AttributeError, match="'Empty' object has no attribute 'f'"):
         grad(read_where_it_may_not_be_set, wrt=1)(C, np.array([0.3, 0.5, 0.7]))
     check_both_and_jvp(copied_in_two_branches_of_a_loop, C, X, T)
+
+
+def _use_function(act, v):
+    return np.sum(act(v) * v)
+
+
+def field_read_into_a_name_and_passed(c, x):
+    b = Box(np.tanh)
+    if x[0] > 0.0:
+        b.f = np.sin
+    g = b.f
+    return _use_function(g, x) * c
+
+
+def test_the_workaround_for_an_object_passed_to_a_helper_works():
+    # docs/supported.md: "read the field into a name and give the helper that"
+    with pytest.raises(UnsupportedSyntaxError, match="writes fields `f` in a branch or a loop"):
+        grad(written_in_a_branch_then_passed)(C, X)
+    for x in (X, -X):
+        check_both_and_jvp(field_read_into_a_name_and_passed, C, x, T)
