@@ -226,10 +226,13 @@ def _generated(f: Fn, mode: str, wrt: Wrt, options: Options) -> Fn:
                 f"function has no gradient; differentiate with respect to the values it is "
                 f"given instead"
             ) from None
-        # a parameter called as a function (holding objects called): specialized at the call
-        return RebuildingSpecializing(
+        # a parameter called as a function (holding objects called), or unpacked in a call
+        # (`f(*xs)`: per length, normalize/starred_params.py): specialized at the call
+        made = RebuildingSpecializing(
             lambda static: _specialization(read, mode, names, options, as_tuple, static),
             read, mode, () if options.rebuild or options.checkpoint is not None else names)
+        made.lengths = frozenset(getattr(need, "unpacked", ()))
+        return made
     return _rebuilding(fn, f, mode, wrt, names, options)
 
 

@@ -75,6 +75,7 @@ from .normalize import inplace_calls as writes
 from .normalize.callables import is_callable_value
 from .normalize.object_classes import Example
 from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy, steps, uniform
+from .specialize import Packed
 from .transform import defaults, forward, linearize, pullback, reverse
 
 MODES = ("grad", "value_and_grad", "vjp", "pullback", "jvp", "linearize", "tangent", "split")
@@ -237,6 +238,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, callables,
                   parsed.location, parsed.source_lines)
     ctx.examples = examples
+    ctx.packed = {p: v.length for p, v in (static or {}).items() if isinstance(v, Packed)}
     ctx.specialized = static is not None
     chosen.split_nones(ctx, callables)
     # a split call runs a generator: only in Python (the numba backend compiles the plain form)
@@ -284,7 +286,8 @@ def _split(static, wrt):
     refused."""
     examples = {p: v.value for p, v in static.items() if isinstance(v, Example)}
     callables = {p: examples.get(p, v) for p, v in static.items()
-                 if p not in wrt and (not isinstance(v, Example) or is_callable_value(v.value))}
+                 if p not in wrt and (not isinstance(v, Example) or is_callable_value(v.value))
+                 and not isinstance(v, Packed)}
     return callables, examples
 
 

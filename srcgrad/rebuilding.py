@@ -147,5 +147,7 @@ class RebuildingSpecializing(Specializing):
         return static
 
     def transformed(self, transform: Callable[[Any], Any], mode: str) -> Specializing:
-        return RebuildingSpecializing(lambda static: transform(self.specialized(static)),
+        made = RebuildingSpecializing(lambda static: transform(self.specialized(static)),
                                       self.base, mode, self.names, self.trailing)
+        made.lengths = self.lengths
+        return made

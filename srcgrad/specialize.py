@@ -23,6 +23,7 @@ run-time class check.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections import OrderedDict
@@ -35,6 +36,24 @@ from .normalize.callables import Bound, is_callable_value
 from .normalize.object_classes import Example, classes_key, held_functions, holds_objects
 
 CACHE_SIZE = 32  # specializations kept per derivative
+
+
+@dataclasses.dataclass(frozen=True)
+class Packed:
+    """What a derivative specialized per length knows of a tuple or list passed (``length``,
+    its ``len``) or a dict (``keys``), for ``f(*xs)`` / ``f(**kw)`` of the parameter
+    (normalize/starred_params.py)."""
+
+    length: Any
+
+    @staticmethod
+    def of(value: Any) -> Any:
+        """``Packed`` of ``value``, or None where it is no tuple, list or dict of str keys."""
+        if isinstance(value, (tuple, list)):
+            return Packed(len(value))
+        if isinstance(value, dict) and all(type(k) is str for k in value):
+            return Packed(tuple(value))
+        return None
 
 
 class Specializing:
@@ -52,6 +71,7 @@ class Specializing:
         # no argument of base, whatever default they pass over
         self.trailing = trailing + (mode in TRAILING_MODES)
         self.made = OrderedDict()  # identity key -> (generated function, the static values)
+        self.lengths: frozenset[str] = frozenset()  # parameters specialized per their length
         self.__name__ = self.__qualname__ = f"{base.__name__}_{mode}"
         self.__doc__ = (
             f"The {mode} of {base.__name__}, generated per function passed to it (see "
@@ -76,8 +96,13 @@ class Specializing:
         given.update(zip(self._positional, args[:len(args) - self.trailing]))
         given.update(kwargs)
         # (None too: `if g is None: g = np.sin` is decided per call, normalize/chosen.py)
-        return {k: Example(v) if holds_objects(v) else v for k, v in given.items()
-                if is_callable_value(v) or holds_objects(v) or v is None}
+        static = {k: Example(v) if holds_objects(v) else v for k, v in given.items()
+                  if is_callable_value(v) or holds_objects(v) or v is None}
+        for k in self.lengths:
+            packed = Packed.of(given.get(k))
+            if k not in static and packed is not None:
+                static[k] = packed
+        return static
 
     def specialized(self, static: dict[str, Any]) -> Any:
         """The derivative generated for the callables ``static`` (made now if new)."""
@@ -104,8 +129,10 @@ class Specializing:
     def transformed(self, transform: Callable[[Any], Any], mode: str) -> Specializing:
         """``transform`` applied to every specialization of this derivative, as a derivative
         specialized the same way (``grad(grad(f))``)."""
-        return Specializing(lambda static: transform(self.specialized(static)), self.base, mode,
+        made = Specializing(lambda static: transform(self.specialized(static)), self.base, mode,
                             self.trailing)
+        made.lengths = self.lengths
+        return made
 
     def last(self) -> Any:
         """The specialization generated or used last."""
@@ -121,6 +148,8 @@ class Specializing:
 
 def _identity(value):
     """What a specialization depends on in a value passed: the identity of every callable."""
+    if isinstance(value, Packed):
+        return "packed", value.length
     if isinstance(value, Example):
         return classes_key(value.value), _identity(value.value)
     if isinstance(value, (tuple, list)):

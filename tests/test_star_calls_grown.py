@@ -5,10 +5,10 @@ What is known only when it runs stays refused, at the ``*``."""
 
 import numpy as np
 import pytest
-from gradcheck import check_both_and_jvp, check_hvp_in_x
+from gradcheck import check_both_and_jvp, check_hvp_in_x, numeric_grad
 from test_errors import where_is
 
-from srcgrad import grad
+from srcgrad import grad, hvp, jvp
 from srcgrad.errors import UnsupportedSyntaxError
 
 X = np.array([0.7, -1.3, 2.1])
@@ -155,3 +155,32 @@ def test_a_parameter_the_helper_changes_is_refused_at_its_star():
         grad(list_changed_by_the_helper, wrt=1)
     assert (info.value.lineno, info.value.offset) == (lineno, offset)
     assert "a parameter given a tuple written in the caller" in str(info.value)
+
+
+# --- `f(*xs)` / `f(**kw)` of the differentiated function's own parameter: per length (keys) --
+
+
+def unpacks_a_parameter(c, x, xs):
+    return np.sum(_three(*xs)) * c + np.sum(x)
+
+
+def sums_squares(xs, x):
+    return np.sum(_total(*xs) * x)
+
+
+def passes_keywords(kw, x):
+    return np.sum(_three(x, **kw))
+
+
+def test_a_parameter_unpacked_specializes_per_length():
+    for xs in ((X, 2.0), (X, 2.0, X[0])):  # (a derivative per length)
+        g = grad(unpacks_a_parameter, wrt=(0, 1))(0.6, X, xs)
+        want = [numeric_grad(unpacks_a_parameter, [0.6, X, xs], k) for k in (0, 1)]
+        np.testing.assert_allclose(g[0], want[0], rtol=1e-6)
+        np.testing.assert_allclose(g[1], want[1], rtol=1e-6)
+    xs, n = [X[0], X[1] * 2.0], np.sum(X)
+    np.testing.assert_allclose(grad(sums_squares)(xs, X), [2 * xs[0] * n, 2 * xs[1] * n])
+    assert np.isclose(jvp(sums_squares)(xs, X, [1.0, 0.0])[1], 2 * xs[0] * n)
+    np.testing.assert_allclose(hvp(sums_squares)(xs, X, [1.0, 0.0]), [2 * n, 0.0])
+    np.testing.assert_allclose(grad(passes_keywords, wrt=1)({"b": 2.0, "c": 1.0}, X),
+                               np.full(3, 3.0))

@@ -83,7 +83,6 @@ def test_bound_where_the_operand_runs(f, c):
 
 
 def test_second_order():
-    check_hvp_in_x(right_of_and, 0.6, X, T)
     check_hvp_in_x(running_sum, 0.6, X, T)
 
 

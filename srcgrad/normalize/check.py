@@ -39,7 +39,7 @@ from ..astutil import (
 from ..emit.naming import Namer
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import HeldItems, Namespace, items_of
-from . import lambda_lists, renumbered, sugar, unpacking, walrus
+from . import lambda_lists, renumbered, starred_params, sugar, unpacking, walrus
 from .callables import StaticArgumentNeeded
 from .local_functions import bound_to, defaults_bound, lambdas_named
 
@@ -75,6 +75,7 @@ def run(fn_node, ctx):
         getattr(code, "co_freevars", ()))
     ctx.local_functions = extract_local_functions(fn_node, ctx.location, Namer(taken),
                                                   ctx.lambda_lists)
+    starred_params.spell_out_own(fn_node, ctx)  # (`f(*xs)` of a parameter: per length)
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
     # the builtins the desugaring calls under names of their own (the module binds theirs)

@@ -18,6 +18,7 @@ import gast
 
 from ..astutil import clone, walk
 from ..errors import UnsupportedSyntaxError
+from .callables import StaticArgumentNeeded
 
 
 def spell_out(node, bound, renames, forwarded, defs, location):
@@ -33,6 +34,54 @@ def spell_out(node, bound, renames, forwarded, defs, location):
             call.args = [e for a in call.args for e in _args(a, shapes, given, location)]
             call.keywords = [e for k in call.keywords
                              for e in _keywords(k, shapes, given, location)]
+
+
+class Unpacked(StaticArgumentNeeded):
+    """The transformed function unpacks parameters in calls (``f(*xs)``, ``f(**kw)``): the
+    derivative is specialized per length (keys) of what a call passes them (``unpacked``)."""
+
+    def __init__(self, unpacked, message, **where):
+        self.unpacked = tuple(sorted(unpacked))
+        super().__init__(self.unpacked[0], message, held=True, **where)
+
+
+def spell_out_own(fn_node, ctx):
+    """``fn_node``'s ``*p`` / ``**p`` in calls of its own parameters ``p`` (never rebound or
+    changed), spelled out with the length (keys) of what the call passes (``ctx.packed``); a
+    derivative not yet specialized so raises ``Unpacked``."""
+    args = fn_node.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    spread = _call_spreads(fn_node) & params & _only_read(fn_node)
+    if not spread:
+        return
+    missing = spread - set(ctx.packed)
+    if missing:
+        star = next(n for n in walk(fn_node) if isinstance(n, (gast.Starred, gast.keyword))
+                    and isinstance(n.value, gast.Name) and n.value.id in missing)
+        filename, lineno, offset, line = ctx.location.of(star)
+        raise Unpacked(missing, f"`{star.value.id}` is unpacked in a call: srcgrad specializes "
+                       "the derivative per length (keys) of the tuple or list (dict) passed, "
+                       "so call the derivative with one there", filename=filename,
+                       lineno=lineno, offset=offset, line=line)
+    given = {p: gast.Name(p, gast.Load(), None, None) for p in spread}
+    shapes = {p: ctx.packed[p] for p in spread}
+    for call in walk(fn_node):
+        if isinstance(call, gast.Call):
+            call.args = [e for a in call.args for e in _args(a, shapes, given, ctx.location)]
+            call.keywords = [e for k in call.keywords
+                             for e in _keywords(k, shapes, given, ctx.location)]
+
+
+def _call_spreads(node):
+    """The names ``node`` unpacks with ``*`` or ``**`` in a call."""
+    found = set()
+    for call in walk(node):
+        if isinstance(call, gast.Call):
+            found |= {a.value.id for a in call.args if isinstance(a, gast.Starred)
+                      and isinstance(a.value, gast.Name)}
+            found |= {k.value.id for k in call.keywords if k.arg is None
+                      and isinstance(k.value, gast.Name)}
+    return found
 
 
 def _spread(node):
@@ -79,7 +128,7 @@ def _args(a, shapes, given, location):
             and a.value.id in given):
         return [a]
     count = shapes.get(a.value.id)
-    if not isinstance(count, int):
+    if type(count) is not int:
         raise location.error(UnsupportedSyntaxError, a, (
             "srcgrad does not support `*` here: the number of arguments it passes is not "
             "known at transform time (a parameter given a tuple written in the caller, or a "
@@ -91,7 +140,7 @@ def _keywords(k, shapes, given, location):
     if not (k.arg is None and isinstance(k.value, gast.Name) and k.value.id in given):
         return [k]
     keys = shapes.get(k.value.id)
-    if not isinstance(keys, list):
+    if not isinstance(keys, (list, tuple)):
         raise location.error(UnsupportedSyntaxError, k.value, (
             "srcgrad does not support `**` here: the keys it passes are not known at "
             "transform time (a parameter given a dict literal written in the caller is spelled "
