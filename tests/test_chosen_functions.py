@@ -501,3 +501,21 @@ def test_a_field_of_an_object_built_here_written_in_a_branch_or_a_loop(f):
     # a lambda reads the field when it is called (the last write): not followed, refused
     with pytest.raises(SrcgradError, match="writes fields `f` in a branch"):
         grad(field_read_by_a_lambda)(X, True)
+
+
+def chooses_after_a_run_time_branch(v, g=None):
+    if v[0] > 0:
+        g = np.cos
+    if g is None:
+        g = np.sin
+    return np.sum(g(v) * v)
+
+
+def helper_testing_after_a_run_time_branch(x, g=None):
+    return chooses_after_a_run_time_branch(x, g) + chooses_after_a_run_time_branch(-x)
+
+
+def test_a_helper_testing_its_parameter_after_a_run_time_assignment():
+    # (the helper's parameter, given None or a function, is flagged and copied to a local
+    # there too; refused before: "cannot resolve `g`")
+    test_a_test_after_a_run_time_assignment(helper_testing_after_a_run_time_branch)

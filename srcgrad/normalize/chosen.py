@@ -84,10 +84,11 @@ def _plain_targets(body):
             for t in a.targets if isinstance(t, gast.Name)}
 
 
-def _copied_to_a_local(body, name, ctx):
+def _copied_to_a_local(body, name, ctx, none=False):
     """A parameter still assigned in a branch or a loop (``if x[0] > 0: g = np.cos``) and
     read only to be called, passed or copied (``h = g``): a local copy of it, which
-    ``rebound`` dispatches on (each call calls what the assignment that ran last bound)."""
+    ``rebound`` dispatches on (each call calls what the assignment that ran last bound).
+    ``none``: the parameter holds None (an inlined helper's, given None: the copy is None)."""
     stores = _names(body, name, (gast.Store, gast.Del))
     loads = _names(body, name, gast.Load)
     plain, uses = _plain_targets(body), chosen_tests.called_passed_or_copied(body)
@@ -102,8 +103,8 @@ def _copied_to_a_local(body, name, ctx):
     for n in [*stores, *loads]:
         n.id = local
     if not dead:
-        copy = gast.Assign([gast.Name(local, gast.Store(), None, None)],
-                           gast.Name(name, gast.Load(), None, None))
+        copy = gast.Assign([gast.Name(local, gast.Store(), None, None)], gast.Constant(
+            None, None) if none else gast.Name(name, gast.Load(), None, None))
         body.insert(0, gast.copy_location(copy, body[0]))
     return {local}
 
@@ -140,14 +141,31 @@ def fold_helper(node, bound, renames, values, locals_, ctx):
             if value is not MISSING:
                 known[renames[param]] = value
     made = fold(node.body, known, ctx, locals_) if known else set()
-    # a parameter given None and still called (by a path of the caller's that gives it None
-    # where the helper never calls it, or where Python raises)
+    made |= _run_time_tests(node, known, ctx)
+    _nones_called(node, bound, renames)
+    return made
+
+
+def _run_time_tests(node, known, ctx):
+    """The tests of the helper's parameters ``known`` left after ``fold`` (after an
+    assignment on a run-time value) flagged; such a parameter still assigned in a branch or
+    a loop copied to a local ``rebound`` dispatches on. Returns the names made."""
+    made = set()
+    reads = _closure_reads(node.body) | chosen_fields.local_function_reads(ctx)
+    for name in sorted(set(known) - reads):
+        made |= chosen_tests.flagged(node.body, name, known[name], ctx)
+        made |= _copied_to_a_local(node.body, name, ctx, known[name] is None)
+    return made
+
+
+def _nones_called(node, bound, renames):
+    """A parameter given None and still called (by a path of the caller's that gives it None
+    where the helper never calls it, or where Python raises): TypeError raised there."""
     nones = {renames[p] for p, atom in bound if is_none(atom)} - {
         n.id for s in node.body for n in walk(s) if isinstance(n, gast.Name) and isinstance(
             n.ctx, (gast.Store, gast.Del))}
     if nones:
         node.body = chosen_tests.raising_where_called(node.body, nones)
-    return made
 
 
 def _bound_value(values, atom, locals_, ctx):
