@@ -78,8 +78,8 @@ class Context:
     # parameter -> the value the call passes, for a derivative specialized per classes of the
     # objects it holds (normalize/methods.py)
     examples: dict = field(default_factory=dict)
-    # parameter -> the length (keys) of the tuple or list (dict) a call passes, where the
-    # derivative is specialized per length (``f(*xs)``, normalize/starred_params.py)
+    # parameter -> the ``Packed`` length (keys) of the tuple or list (dict) a call passes,
+    # where the derivative is specialized per length (``f(*xs)``, normalize/starred_params.py)
     packed: dict = field(default_factory=dict)
     # the parameters a call passes None, and whether the derivative is specialized per the
     # callables a call passes at all (normalize/chosen.py decides the tests `g is None`)

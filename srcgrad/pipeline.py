@@ -238,7 +238,7 @@ def derive(fn: Any, mode: str, wrt: tuple[str, ...], options: Any = None, as_tup
     ctx = Context(fn, mode, wrt, as_tuple, options.optimize, options.has_aux, callables,
                   parsed.location, parsed.source_lines)
     ctx.examples = examples
-    ctx.packed = {p: v.length for p, v in (static or {}).items() if isinstance(v, Packed)}
+    ctx.packed = {p: v for p, v in (static or {}).items() if isinstance(v, Packed)}
     ctx.specialized = static is not None
     chosen.split_nones(ctx, callables)
     # a split call runs a generator: only in Python (the numba backend compiles the plain form)

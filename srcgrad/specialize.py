@@ -45,12 +45,13 @@ class Packed:
     (normalize/starred_params.py)."""
 
     length: Any
+    fixed: bool = False  # a tuple: its length cannot change, wherever it is passed
 
     @staticmethod
     def of(value: Any) -> Any:
         """``Packed`` of ``value``, or None where it is no tuple, list or dict of str keys."""
         if isinstance(value, (tuple, list)):
-            return Packed(len(value))
+            return Packed(len(value), isinstance(value, tuple))
         if isinstance(value, dict) and all(type(k) is str for k in value):
             return Packed(tuple(value))
         return None
@@ -149,7 +150,7 @@ class Specializing:
 def _identity(value):
     """What a specialization depends on in a value passed: the identity of every callable."""
     if isinstance(value, Packed):
-        return "packed", value.length
+        return "packed", value.length, value.fixed
     if isinstance(value, Example):
         return classes_key(value.value), _identity(value.value)
     if isinstance(value, (tuple, list)):

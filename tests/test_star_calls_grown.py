@@ -184,3 +184,37 @@ def test_a_parameter_unpacked_specializes_per_length():
     np.testing.assert_allclose(hvp(sums_squares)(xs, X, [1.0, 0.0]), [2 * n, 0.0])
     np.testing.assert_allclose(grad(passes_keywords, wrt=1)({"b": 2.0, "c": 1.0}, X),
                                np.full(3, 3.0))
+
+
+def _euler(rhs, y, h, args):
+    for _ in range(3):
+        y = y + h * rhs(y, *args)
+    return y
+
+
+def _decay(y, k, w):
+    return -k * y + w
+
+
+def integrates(c, x, args):
+    return np.sum(_euler(_decay, x, 0.1, args) * x) * c
+
+
+def test_a_helper_unpacks_the_functions_tuple_parameter():
+    # the integrator's `rhs(y, *args)` with `args` the differentiated function's own tuple:
+    # specialized per its length (a tuple keeps it wherever it goes)
+    args = (0.7, 0.2)
+    g = grad(integrates, wrt=(0, 1))(0.6, X, args)
+    want = [numeric_grad(integrates, [0.6, X, args], k) for k in (0, 1)]
+    np.testing.assert_allclose(g[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(g[1], want[1], rtol=1e-6)
+    assert np.isclose(jvp(integrates, wrt=1)(0.6, X, args, T)[1], want[1] @ T, rtol=1e-6)
+    g = grad(integrates, wrt=2)(0.6, X, args)
+    for i in range(2):
+        step = np.zeros(2)
+        step[i] = 1e-6
+        want = (integrates(0.6, X, tuple(args + step)) - integrates(0.6, X, tuple(
+            args - step))) / 2e-6
+        assert np.isclose(g[i], want, rtol=1e-6)
+    with pytest.raises(UnsupportedSyntaxError, match="own parameter holding a tuple"):
+        grad(integrates, wrt=1)(0.6, X, list(args))  # (a list may change its length)

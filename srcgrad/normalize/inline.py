@@ -460,7 +460,7 @@ class InlineCalls:
         _Rename(renames, namespace, self.ctx).visit(node)
         self.ctx.lambda_lists.update((renames[p], lists[p]) for p in lists)
         self._super(node, fn, renames, bound, call, location)
-        starred_params.spell_out(node, bound, renames, forwarded, self.values.defs, location)
+        starred_params.spell_out(node, bound, renames, forwarded, self.values, self.ctx, location)
         # after renaming: the forwarded arguments are the caller's names, not the callee's
         _Forward({renames[p]: v for p, v in bound if p in forwarded}).visit(node)
         # a parameter the helper changes in place (`out[0] = v`, `hs.insert(0, v)`) and never

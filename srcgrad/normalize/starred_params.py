@@ -21,14 +21,18 @@ from ..errors import UnsupportedSyntaxError
 from .callables import StaticArgumentNeeded
 
 
-def spell_out(node, bound, renames, forwarded, defs, location):
-    """``node`` (the renamed body) with its parameters' ``*``/``**`` spelled out, in place."""
+def spell_out(node, bound, renames, forwarded, values, ctx, location):
+    """``node`` (the renamed body) with its parameters' ``*``/``**`` spelled out, in place;
+    a parameter given the differentiated function's own parameter, by the length of the
+    tuple a call passes there (``Unpacked`` where not yet specialized so)."""
     given = {renames[p]: value for p, value in bound if p not in forwarded}
     spread = _spread(node) & set(given)
     if not spread:
         return
     read = _only_read(node)
-    shapes = {p: _display(given[p], defs) for p in spread if p in read}
+    shapes = {p: _display(given[p], values.defs) for p in spread if p in read}
+    for p in [p for p in spread if p in read and shapes[p] is None]:
+        shapes[p] = _own_tuple(given[p], values, ctx)
     for call in walk(node):
         if isinstance(call, gast.Call):
             call.args = [e for a in call.args for e in _args(a, shapes, given, location)]
@@ -64,7 +68,7 @@ def spell_out_own(fn_node, ctx):
                        "so call the derivative with one there", filename=filename,
                        lineno=lineno, offset=offset, line=line)
     given = {p: gast.Name(p, gast.Load(), None, None) for p in spread}
-    shapes = {p: ctx.packed[p] for p in spread}
+    shapes = {p: ctx.packed[p].length for p in spread}
     for call in walk(fn_node):
         if isinstance(call, gast.Call):
             call.args = [e for a in call.args for e in _args(a, shapes, given, ctx.location)]
@@ -110,6 +114,22 @@ def _only_read(node):
     return {n.id for n in names} - bad
 
 
+def _own_tuple(value, values, ctx):
+    """The length of the tuple a call passes the differentiated function's parameter
+    ``value`` (never rebound there: a tuple keeps its length wherever it goes), None for
+    another value; ``Unpacked`` where the derivative is not specialized per that length."""
+    if not (isinstance(value, gast.Name) and value.id in values.params):
+        return None
+    packed = ctx.packed.get(value.id)
+    if packed is None:  # (``value`` is a name of the differentiated function's body)
+        filename, lineno, offset, line = ctx.location.of(value)
+        raise Unpacked({value.id}, f"`{value.id}` is unpacked in a call of a helper: srcgrad "
+                       "specializes the derivative per length of the tuple passed, so call the "
+                       "derivative with one there", filename=filename, lineno=lineno,
+                       offset=offset, line=line)
+    return packed.length if packed.fixed else None
+
+
 def _display(value, defs):
     """The tuple or dict display the argument ``value`` is (or names), else None."""
     if isinstance(value, gast.Name) and isinstance(defs.get(value.id), gast.Tuple):
@@ -131,8 +151,9 @@ def _args(a, shapes, given, location):
     if type(count) is not int:
         raise location.error(UnsupportedSyntaxError, a, (
             "srcgrad does not support `*` here: the number of arguments it passes is not "
-            "known at transform time (a parameter given a tuple written in the caller, or a "
-            "name assigned one once, is spelled out); pass the elements: `f(xs[0], xs[1])`"))
+            "known at transform time (a parameter given a tuple written in the caller, a "
+            "name assigned one once, or the differentiated function's own parameter holding a "
+            "tuple, is spelled out); pass the elements: `f(xs[0], xs[1])`"))
     return [_item(a.value, i) for i in range(count)]
 
 
