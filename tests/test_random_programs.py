@@ -119,6 +119,8 @@ FEATURE_PATTERNS = {
     "complex intermediate": re.compile(r"\dj\b|np\.fft\."),
     "dict() call or repeated key": re.compile(r"dict\(p=|dict\(zip|\{\"p\": np\.cos"),
 }
+BOOL_VALUES = "`and` / `or` giving a value"
+BOOL_ZERO = "`and` / `or` giving a value, x[0] == 0"  # (the program is called with x[0] = 0.0)
 # features the generator records as it writes them (Gen.features)
 GENERATOR_FEATURES = (
     "container argument read", "container argument iteration", "container argument unpack",
@@ -136,7 +138,7 @@ GENERATOR_FEATURES = (
     "argument holding one array twice, written", "renamed list in a holder, then changed",
     "view from np.split and its relatives, read before a write",
     "builtins the program does not name bound by the module",
-    "container first bound in a branch of a loop",
+    "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO,
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -325,6 +327,7 @@ class Gen(LibraryStatements, LoopWrites):
                     "size1",
                     "batched",
                     "complex",
+                    "boolvalue",
                 ]
             )
         d = depth - 1
@@ -372,6 +375,8 @@ class Gen(LibraryStatements, LoopWrites):
             return (
                 f"({self.scalar(scope, d)} if {self.cond(scope, d)} else {self.scalar(scope, d)})"
             )
+        if choice == "boolvalue":
+            return self.boolvalue(scope, d)
         if choice == "minmax":
             return f"{self.pick(['min', 'max'])}({self.scalar(scope, d)}, {self.scalar(scope, d)})"
         if choice == "abs":
@@ -589,6 +594,33 @@ class Gen(LibraryStatements, LoopWrites):
         if choice == "stack":
             return f"np.stack([{self.vector(scope, d)}, {self.vector(scope, d)}])"
         raise AssertionError(choice)
+
+    def boolvalue(self, scope, depth):
+        """`and` / `or` giving a value, not a truth: Python's result is the operand that decided
+        it. In the function itself `x[0] * s` may be the last operand: a program drawn with it
+        is called with `x[0] == 0.0` exactly (`cases`), so the operand returned is false though
+        its derivative is not zero: the reverse sweep must replay the branch on the truth of the
+        test, not on the value the branch left. The tests are comparisons: a value that is 0.0
+        at the point would switch the branch there (`a and b` is `b` near `a == 0`), where the
+        derivative of the branch taken is not the differences' (as for `x if x != 0 else 0`);
+        or a loop's index (an int: 0 on the first trip)."""
+        c1, s1 = self.cond(scope, depth), self.scalar(scope, depth)
+        forms = [
+            Marked(BOOL_VALUES, f"({c1} and {s1})"),
+            Marked(BOOL_VALUES, f"({c1} or {s1})"),
+            Marked(BOOL_VALUES, f"({c1} and {self.cond(scope, depth)} and {s1})"),
+        ]
+        loops = scope.of("i")
+        if loops:  # (a name as the test: the branch rebinds the name anf gives the result)
+            forms.append(Marked(BOOL_VALUES, f"({self.pick(loops)} and {s1})"))
+        if not self.in_helper and "x" in scope.of("v"):
+            forms += [
+                Marked(BOOL_ZERO, f"({c1} and x[0] * {s1})"),
+                Marked(BOOL_ZERO, f"(not ({c1}) or x[0] * {s1})"),
+            ]
+            if loops:
+                forms.append(Marked(BOOL_ZERO, f"({self.pick(loops)} and x[0] * {s1})"))
+        return self.pick(forms)
 
     def cond(self, scope, depth):
         a, b = self.scalar(scope, depth), self.scalar(scope, depth)
@@ -1860,6 +1892,8 @@ def cases(draw):
         assume(ONLY in features)
     args = [draw(vectors(0)), draw(values(1, N))[0], draw(matrices(N + 1)),
             draw(container_values(pkind, shared))]
+    if BOOL_ZERO in features:  # (`x[0] * s` an operand of `and` / `or`: a false value that
+        args[0][0] = 0.0      # has a derivative)
     wrt = draw(st.sampled_from(WRTS))
     if shared and 3 in positions(wrt):  # (differences move each leaf apart: P's array alone)
         wrt = ("x", "a")
