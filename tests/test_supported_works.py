@@ -209,7 +209,10 @@ def lambdas_and_nested_defs(x):
             return v * x[i] * x[j]  # noqa: B023 (called in the same trip)
 
         total = total + np.sum(g(sq(x)))
-    return total
+    c = x[0]
+    late = lambda t: c * t  # noqa: E731
+    c = 2.0 * x[1]  # (Python's late binding: the call reads this `c`)
+    return total + np.sum(late(x))
 
 
 def dict_forms(x):
