@@ -15,6 +15,7 @@ import pytest
 from gradcheck import numeric_grad
 
 from srcgrad import (
+    SrcgradError,
     grad,
     hvp,
     jvp,
@@ -241,3 +242,31 @@ def test_specialize_of_a_derivative_that_reads_attributes():
     for _ in range(2):
         np.testing.assert_allclose(df(ns, X).a2, np.cos(A * A) * X * 3, rtol=1e-12)
     np.testing.assert_allclose(df(Squared(A, 3), X).a, JAX_GRAD, rtol=1e-7)
+
+
+class SetSorted:
+    def __init__(self, a):
+        self.a, self.a2 = a, np.array(sorted(set(a)))  # a set of values with gradient
+
+
+class NpSorted:
+    def __init__(self, a):
+        self.a, self.a2 = a, np.sort(a)  # the same attribute, written with what has a rule
+
+
+for _cls in (SetSorted, NpSorted):
+    register_pytree(_cls, lambda o: ((o.a,), None), lambda aux, children, c=_cls: c(*children))
+
+
+def reads_sorted(b, x):
+    return np.sum(b.a2 * x)
+
+
+def test_an_unflatten_srcgrad_cannot_differentiate_and_its_workaround():
+    # docs/supported.md: refused when the gradient runs; write __init__ with what srcgrad
+    # differentiates (np.sort for sorted(set(...)))
+    with pytest.raises(SrcgradError, match="could not differentiate that here"):
+        grad(reads_sorted)(SetSorted(A), X)
+    got = grad(reads_sorted)(NpSorted(A), X).a
+    np.testing.assert_allclose(got, numeric_grad(lambda a, x: reads_sorted(NpSorted(a), x),
+                                                 (A, X), 0), rtol=1e-6)
