@@ -160,6 +160,41 @@ def test_forward_over_reverse_of_a_vector_norm_of_a_matrix():
     np.testing.assert_allclose(got, _along(df, X23, T23), rtol=1e-6, atol=1e-9)
 
 
+def vector_norms_of_a_matrix(x):
+    # np.linalg.vector_norm of all of x's elements with ord 2 (the default) and -2, and of its
+    # rows with ord 3
+    return (np.sin(np.linalg.vector_norm(x)) + np.linalg.vector_norm(x, ord=-2) ** 2
+            + np.sum(np.linalg.vector_norm(x, ord=3, axis=1) ** 2))
+
+
+def vector_3_norm_of_a_matrix(x):
+    return np.sin(np.linalg.vector_norm(x)) + np.linalg.vector_norm(x, ord=3) ** 2
+
+
+@pytest.mark.parametrize("over, f", [("reverse", vector_norms_of_a_matrix),
+                                     ("forward", vector_norms_of_a_matrix),
+                                     ("forward", vector_3_norm_of_a_matrix)],
+                         ids=["reverse", "forward", "forward-ord3"])
+def test_second_derivatives_of_vector_norms_of_a_matrix(over, f):
+    # reverse over reverse (and forward over reverse) of vector_norm with ord 2 and -2, the
+    # ords the rule sends to norm_grad_x_vjp: kind='vector' and the caller's ord must reach it
+    # (np.linalg.norm's kind takes a matrix's 2-norm for the spectral norm; ord None for -2 is
+    # the 2-norm; for ord 3, np.linalg.norm's kind reads a matrix's matrix norm), and the
+    # partials the caller's axis and x itself (for ord -2 they read its values). Kills
+    # helper_rules vector_norm_grad vjp[x] (keyword dropped: kind, ord; axis for ord 3; x
+    # replaced by y or dy) and jvp[x] (kind dropped for ord 3 over all of x).
+    df = srcgrad.grad(f)
+    if over == "forward":
+        got = srcgrad.jvp(df)(X23, T23)[1]
+        np.testing.assert_allclose(got, _along(df, X23, T23), rtol=1e-6, atol=1e-9)
+        return
+
+    def h(z):
+        return np.sum(df(z) * np.cos(X23))
+
+    check_grad(h, (X23,))
+
+
 W43 = np.arange(12.0).reshape(4, 3)
 
 
@@ -229,15 +264,29 @@ def correlated(a, v, mode):
     return np.sum(np.arange(1.0, len(out) + 1.0) * out**2)
 
 
-@pytest.mark.parametrize("mode", ["full", "valid"])
-def test_forward_in_v_over_the_gradient_of_correlate_in_a(mode):
-    # the gradient in a, differentiated in v: correlate_vjp's tangent in v reads a (its length
-    # sets the gradient's). Kills helper_rules correlate_vjp jvp[v] (name replaced:
-    # `correlate_vjp_tangent(g, g, v, dv, ...)`: the output's length, 5 or 3, for a's 4).
+def convolved(a, v, mode):
+    out = np.convolve(a, v, mode=mode)
+    return np.sum(np.arange(1.0, len(out) + 1.0) * out**2)
+
+
+@pytest.mark.parametrize("f, mode", [(correlated, "full"), (correlated, "valid"),
+                                     (convolved, "full"), (convolved, "valid")],
+                         ids=["correlate-full", "correlate-valid", "convolve-full",
+                              "convolve-valid"])
+def test_forward_in_v_over_the_gradient_of_correlate_in_a(f, mode):
+    # the gradient in a, differentiated in v: correlate_vjp's (convolve_vjp's) tangent in v
+    # reads a (its length sets the gradient's). Kills helper_rules correlate_vjp jvp[v] (name
+    # replaced: `correlate_vjp_tangent(g, g, v, dv, ...)`: the output's length, 5 or 3, for
+    # a's 4) and convolve_vjp jvp[v] (name replaced: `convolve_vjp_tangent(g, da, v, dv, ...)`,
+    # a's tangent, None here); in a along v, the same with the operands' roles exchanged.
     a, v, t = np.array([0.5, -1.0, 2.0, 0.7]), np.array([0.3, 0.9]), np.array([1.0, -0.5])
-    ga = srcgrad.grad(correlated, wrt=0)
+    ga = srcgrad.grad(f, wrt=0)
     got = srcgrad.jvp(ga, wrt=1)(a, v, mode, t)[1]
     np.testing.assert_allclose(got, _along(lambda z: ga(a, z, mode), v, t), rtol=1e-6)
+    # and the gradient in v along a alone (the tangent in a reads v's length)
+    gv, s = srcgrad.grad(f, wrt=1), np.array([0.2, 0.6, -1.0, 0.4])
+    got = srcgrad.jvp(gv, wrt=0)(a, v, mode, s)[1]
+    np.testing.assert_allclose(got, _along(lambda z: gv(z, v, mode), a, s), rtol=1e-6)
 
 
 def popped(x):
