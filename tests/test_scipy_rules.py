@@ -95,7 +95,8 @@ def special_rows():
         row(special.i0e, "special.i0e(x)", x=x((3,), (-2.0, -0.5))),
         # and ive's (its V rows below are positive): integer orders, where iv of a negative x is
         # real, its sign (-1)**V, so sign(y) is not sign(x) for an even V
-        row(special.ive, "special.ive(V, x)", x=x((2, 1), (-2.0, -0.5)), V=np.array([0.0, 1.0, 2.0])),
+        row(special.ive, "special.ive(V, x)", x=x((2, 1), (-2.0, -0.5)),
+            V=np.array([0.0, 1.0, 2.0])),
         row(special.polygamma, "special.polygamma(2, x)", second=True, x=x((3,), POS)),
         row(special.polygamma, "special.polygamma(N, x)", x=x((2, 1), POS), N=np.array([0, 1])),
         row(special.multigammaln, "special.multigammaln(a, 3)", a=x((), (2.0, 4.0))),
