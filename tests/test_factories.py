@@ -10,14 +10,15 @@ A function made again on each trip of a loop that holds values of its own (defau
 factory's variables) and is kept past its trip by another name or a literal was refused: its
 calls would read the values of the last one made (before, a lambda with a default kept so gave
 a silently wrong gradient). A lambda's default values are now kept with it
-(tests/test_function_values.py); a factory's variables are not, and stay refused."""
+(tests/test_function_values.py), and a factory's arguments with its result
+(tests/test_function_lists.py)."""
 
 import numpy as np
 import pytest
 from gradcheck import numeric_grad
 from second_order_check import check_second_order
 
-from srcgrad import SrcgradError, grad, jvp
+from srcgrad import grad, jvp
 
 A = np.array([0.7, 1.3, -0.4])
 X = np.array([0.3, -0.2, 0.5])
@@ -113,13 +114,12 @@ def factory_called_in_its_trip(a, x):
     return s
 
 
-# (kept_from_an_earlier_trip and kept_in_a_dict work now: the name or the dict holds the
-# lambda's default values of that trip, tests/test_function_values.py)
-@pytest.mark.parametrize("f", [factory_kept_from_an_earlier_trip])
-def test_a_function_remade_in_a_loop_kept_past_its_trip_is_refused(f):
-    with pytest.raises(SrcgradError, match="a later trip makes it anew") as info:
-        grad(f)(A, X)
-    assert info.value.filename == __file__
+# (kept_from_an_earlier_trip and kept_in_a_dict work: the name or the dict holds the
+# lambda's default values of that trip, tests/test_function_values.py; a factory's result, the
+# factory's arguments, tests/test_function_lists.py)
+def test_a_factorys_function_remade_in_a_loop_kept_past_its_trip():
+    f = factory_kept_from_an_earlier_trip
+    np.testing.assert_allclose(grad(f)(A, X), numeric_grad(f, [A, X], 0), rtol=1e-6)
 
 
 def test_a_factory_called_in_the_trip_that_makes_it():

@@ -74,7 +74,7 @@ def run(fn_node, ctx):
     taken = {n.id for n in walk(fn_node) if isinstance(n, gast.Name)} | {fn_node.name} | set(
         getattr(code, "co_freevars", ()))
     ctx.local_functions = extract_local_functions(fn_node, ctx.location, Namer(taken),
-                                                  ctx.lambda_lists)
+                                                  ctx.lambda_lists, namespace)
     starred_params.spell_out_own(fn_node, ctx)  # (`f(*xs)` of a parameter: per length)
     fn_node = CheckSupported(ctx.location, local_functions=ctx.local_functions,
                              namespace=namespace).run(fn_node)
@@ -100,7 +100,7 @@ def run(fn_node, ctx):
         return count
 
     remade = _remade_in_loops(fn_node, {n: f[0] for n, f in ctx.local_functions.items()})
-    lambda_lists.kept_past_trips(fn_node, ctx.local_functions, remade)
+    lambda_lists.kept_past_trips(fn_node, ctx.local_functions, remade, namespace)
     fn_node = unpacking.unroll_function_loops(fn_node, known, params, remade)
     _pin_called_items(fn_node, namespace, ctx)
     return fn_node
@@ -160,7 +160,7 @@ def _pin_called_items(fn_node, namespace, ctx):
                                      HeldItems.SAME))
 
 
-def extract_local_functions(fn_node, location, namer=None, passed=None):
+def extract_local_functions(fn_node, location, namer=None, passed=None, namespace=None):
     """Take ``name = lambda ...`` and nested ``def`` statements out of the body, wherever they
     are (in a loop, a branch, ...).
 
@@ -173,7 +173,7 @@ def extract_local_functions(fn_node, location, namer=None, passed=None):
     ``i_default`` (``namer``: the fresh names).
     """
     # (a list of lambdas holds their defaults instead; ``passed``: those passed to helpers)
-    lambda_lists.run(fn_node, namer, passed)
+    lambda_lists.run(fn_node, namer, passed, namespace)
     stores = binding_counts(fn_node)  # (a parameter is the argument before a `def` of it)
     defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}

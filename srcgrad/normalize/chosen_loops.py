@@ -47,7 +47,7 @@ def dispatch(fn_node, ctx):
         if functions and _read_only_in(fn_node, loop) and loop.target.id not in (
                 chosen_fields.local_function_reads(ctx)):
             loop.body = _dispatched(loop, functions)
-            _split_conditional_displays(fn_node, loop.iter.id)
+            split_conditional_displays(fn_node, loop.iter.id)
 
 
 def _functions_of(fn_node, name, ctx):
@@ -171,7 +171,7 @@ def _substituted(stmt, target, expr):
     return Substitute().visit(stmt)
 
 
-def _split_conditional_displays(fn_node, name):
+def split_conditional_displays(fn_node, name):
     """``fs = [a] if c else [b]`` as ``if c: fs = [a]`` / ``else: fs = [b]``: a list of each
     path's own."""
     for n in walk(fn_node):

@@ -454,7 +454,8 @@ class InlineCalls:
         forwarded = {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
         displays = callables.displays_named(self.values, self.ctx.namer, self.locals, call)
         bound = self._bind(node, call)
-        lists = lambda_lists.passed_to(node, bound, self.ctx.lambda_lists, location)
+        lists = lambda_lists.passed_to(node, bound, self.ctx.lambda_lists, location,
+                                       namespace)
         renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
         user_names.record(self.ctx.user_names, node, renames, location)
         _Rename(renames, namespace, self.ctx).visit(node)

@@ -32,72 +32,111 @@ from __future__ import annotations
 import gast
 
 from ..astutil import binding_counts, clone, walk
-from ..emit.naming import LAMBDA
+from ..emit.naming import LAMBDA, MADE, Namer
 from ..errors import UnsupportedSyntaxError
+from . import lambda_list_sites as kinds
+from .chosen_loops import split_conditional_displays
 
 
-def run(fn_node, namer, passed=None):
+def run(fn_node, namer, passed=None, namespace=None):
     """``fn_node`` with each list of lambdas (see above) holding their defaults; ``passed``
     gets, for each such list given to a helper (``apply_all(fs, x)``), what ``passed_to``
-    needs to call its items in the helper's body."""
-    if namer is None or not any(isinstance(n, gast.Lambda) for n in walk(fn_node)):
+    needs to call its items in the helper's body. With ``namespace``, a list may also hold
+    functions known at transform time and factories' results (``lambda_list_sites``)."""
+    if namer is None:
         return fn_node
     counts = binding_counts(fn_node)
-    for name, (made, sites) in _lists(fn_node, counts).items():
+    for name, (made, sites) in _lists(fn_node, counts, namespace).items():
         given = [] if passed is not None else None
-        uses = _uses(fn_node, name, made, sites, given)
-        if uses is None:
+        kept = []
+        uses = _uses(fn_node, name, made, sites, given, kept)
+        if uses is None or not kept and not given and _left_to_chosen_loops(sites, uses):
             continue
-        functions = [namer.fresh(LAMBDA) for _ in sites]
-        calls = [_call_of(item, call, _signatures(sites, functions)) for item, call in uses]
+        signatures = _signatures(sites, [namer.fresh(LAMBDA) if site.kind == kinds.LAMBDA
+                                         else None for site in sites])
+        calls = [_call_of(item, call, signatures) for item, call in uses]
         if any(c is None for c in calls):
             continue
         if given:
-            passed[name] = _signatures(sites, functions)
-        defs = [gast.copy_location(gast.Assign([gast.Name(f, gast.Store(), None, None)],
-                                               _without_defaults(lam), None), lam)
-                for f, lam in zip(functions, sites)]
+            passed[name] = signatures
+        defs = [gast.copy_location(gast.Assign([gast.Name(sig.function, gast.Store(), None,
+                                                          None)],
+                                               _without_defaults(sig.node), None), sig.node)
+                for sig in signatures if sig.kind == kinds.LAMBDA]
         # innermost first (`f(f(x))`: the outer call is built from the inner one rewritten)
-        _rewrite(fn_node, uses, _signatures(sites, functions))
-        for k, lam in enumerate(sites):
-            _become(lam, _held(k, lam))
+        _rewrite(fn_node, uses, signatures)
+        for k, site in enumerate(sites):
+            _become(site.node, kinds.held(k, site))
+        if isinstance(made.value, gast.IfExp):
+            split_conditional_displays(fn_node, name)
         fn_node.body[:0] = defs
     return fn_node
 
 
-def _lists(fn_node, counts):
-    """Name -> (its binding, the lambdas it is made of or appended) of each name bound once to
-    ``[]`` or to a comprehension of a lambda whose body reads no variable of the
-    comprehension (Python's closure would read the comprehension's own)."""
-    found = {}
+def _left_to_chosen_loops(sites, uses):
+    """A list of functions known at transform time only, only looped over where it is made:
+    ``chosen_loops`` branches on which function each item is (no tuples)."""
+    return all(site.kind == kinds.STATIC for site in sites) and all(
+        isinstance(item, gast.Name) for item, _ in uses)
+
+
+def _lists(fn_node, counts, namespace):
+    """Name -> (its binding, the sites of the functions it is made of or appended) of each
+    name bound once to ``[]``, to a comprehension of a lambda whose body reads no variable of
+    the comprehension (Python's closure would read the comprehension's own), or to a display
+    of functions (``lambda_list_sites``), or a conditional expression choosing between such
+    displays, that some function is appended to (or that holds a lambda or a factory's
+    result), or to a comprehension."""
+    found, changed = {}, set()
     for n in walk(fn_node):
         if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
                 n.targets[0], gast.Name) and counts[n.targets[0].id] == 1):
             continue
         value = n.value
-        if isinstance(value, gast.List) and not value.elts:
-            found[n.targets[0].id] = (n, [])
-        elif isinstance(value, gast.ListComp) and isinstance(value.elt, gast.Lambda) and len(
+        if isinstance(value, gast.ListComp) and isinstance(value.elt, gast.Lambda) and len(
                 value.generators) == 1 and _plain(value.elt):
             own = {t.id for t in walk(value.generators[0].target) if isinstance(t, gast.Name)}
             params = {a.id for a in value.elt.args.args}
             if not own & (_read(value.elt.body) - params):
-                found[n.targets[0].id] = (n, [value.elt])
+                found[n.targets[0].id] = (n, [kinds.site_of(value.elt, counts, namespace)])
+                changed.add(n.targets[0].id)
+            continue
+        sites = _display_sites(value, counts, namespace)
+        if sites is not None:
+            found[n.targets[0].id] = (n, sites)
+            if isinstance(value, gast.IfExp):
+                changed.add(n.targets[0].id)
     for n in walk(fn_node):
-        lam = _appended(n, found)
-        if lam is not None:
-            found[n.value.func.value.id][1].append(lam)
-    return {name: entry for name, entry in found.items() if entry[1]}
+        site = _appended(n, found, counts, namespace)
+        if site is not None:
+            found[n.value.func.value.id][1].append(site)
+            changed.add(n.value.func.value.id)
+    return {name: entry for name, entry in found.items() if entry[1] and name in changed}
 
 
-def _appended(stmt, found):
-    """The lambda of ``fs.append(lambda ...)`` of a name in ``found``, else None."""
+def _display_sites(value, counts, namespace):
+    """The sites of a list display of functions (or of a conditional expression choosing
+    between such displays), else None."""
+    if isinstance(value, gast.IfExp):
+        body = _display_sites(value.body, counts, namespace)
+        orelse = _display_sites(value.orelse, counts, namespace)
+        return None if body is None or orelse is None or namespace is None else body + orelse
+    if not isinstance(value, gast.List):
+        return None
+    sites = [kinds.site_of(e, counts, namespace) for e in value.elts]
+    return None if any(s is None for s in sites) else sites
+
+
+def _appended(stmt, found, counts=None, namespace=None):
+    """The site of ``fs.append(g)`` of a name in ``found`` (without ``counts``: ``g``), else
+    None."""
     call = stmt.value if isinstance(stmt, gast.Expr) else None
     if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
             and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
-            and call.func.value.id in found and len(call.args) == 1 and not call.keywords
-            and isinstance(call.args[0], gast.Lambda) and _plain(call.args[0])):
-        return call.args[0]
+            and call.func.value.id in found and len(call.args) == 1 and not call.keywords):
+        if counts is None:
+            return call.args[0]
+        return kinds.site_of(call.args[0], counts, namespace)
     return None
 
 
@@ -112,16 +151,20 @@ def _read(node):
         n.ctx, gast.Load)}
 
 
-def _uses(fn_node, name, made, sites, given=None):
+def _uses(fn_node, name, made, sites, given=None, kept=None):
     """``[(item, call)]``: each call of an item of the list ``name`` (``f(x)`` of ``for f in
-    fs``: item ``f``; ``fs[i](x)``: item ``fs[i]``), if every read of it is allowed (see the
+    fs``: item ``f``; ``fs[i](x)``: item ``fs[i]``; ``g(x)`` of ``g = fs[i]``, ``g`` bound
+    once and only called, noted in ``kept``), if every read of it is allowed (see the
     module's docstring), else None. ``given`` (a list): a read as an argument of a call of a
     name (a helper, ``apply_all(fs, x)``) is allowed too, and its calls gathered there."""
     allowed, uses = set(), []
+    counts = binding_counts(fn_node)
     for n in walk(fn_node):
         if n is made:
             continue
-        found = _use(n, name, sites, given)
+        found = _item_named(fn_node, n, name, counts, kept)
+        if found is None:
+            found = _use(n, name, sites, given)
         if found is None:
             return None
         allowed |= found[0]
@@ -137,21 +180,52 @@ def _use(n, name, sites, given=None):
     """``(ids of the reads of name n allows, the calls of items it makes)``, or None for a loop
     over the list that does more than call its target."""
     appended = _appended(n, {name: None})
-    if appended is not None and any(appended is s for s in sites):
+    if appended is not None and any(appended is s.node for s in sites):
         return {id(n.value.func.value)}, []
     args = _passed_on(n, name, given)
     if args:
         return args, []
     if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len":
         return {id(a) for a in n.args}, []
-    if isinstance(n, gast.Call) and isinstance(n.func, gast.Subscript) and isinstance(
-            n.func.value, gast.Name) and n.func.value.id == name and isinstance(
-            n.func.slice, (gast.Name, gast.Constant)):
+    if isinstance(n, gast.Call) and _an_item(n.func, name):
         return {id(n.func.value)}, [(n.func, n)]
     if isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id == name:
         calls = _target_calls(n)
         return None if calls is None else ({id(n.iter)}, calls)
     return set(), []
+
+
+def _an_item(expr, name):
+    """``fs[i]``, ``fs[0]``, ``fs[-1]`` of the list ``name``."""
+    if not (isinstance(expr, gast.Subscript) and isinstance(expr.value, gast.Name) and (
+            expr.value.id == name)):
+        index = None
+    elif isinstance(expr.slice, gast.UnaryOp) and isinstance(expr.slice.op, gast.USub):
+        index = expr.slice.operand
+    else:
+        index = expr.slice
+    return isinstance(index, (gast.Name, gast.Constant))
+
+
+def _item_named(fn_node, n, name, counts, kept):
+    """For ``g = fs[i]``, ``g`` bound there only and only called: (the read of ``fs``, the
+    calls of ``g``), ``g`` noted in ``kept``; else None."""
+    if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+            n.targets[0], gast.Name) and _an_item(n.value, name)):
+        return None
+    g = n.targets[0].id
+    reads = [r for r in walk(fn_node) if isinstance(r, gast.Name) and r.id == g and (
+        isinstance(r.ctx, gast.Load))]
+    calls = [c for c in walk(fn_node) if isinstance(c, gast.Call) and isinstance(
+        c.func, gast.Name) and c.func.id == g]
+    if counts[g] != 1 or len(calls) != len(reads) or any(
+            isinstance(f, (gast.Lambda, gast.FunctionDef)) and any(
+                isinstance(r, gast.Name) and r.id == g for r in walk(f))
+            for f in walk(fn_node) if f is not fn_node):
+        return None
+    if kept is not None:
+        kept.append(g)
+    return {id(n.value.value)}, [(c.func, c) for c in calls]
 
 
 def _passed_on(n, name, given):
@@ -182,10 +256,11 @@ def _target_calls(loop):
 
 
 def _signatures(sites, functions):
-    """``[(function, number of parameters, number of defaults)]`` of the lambdas ``sites``
-    (named ``functions``), the ``k``-th of which an item ``(k, *defaults)`` holds."""
-    return [(fn, len(lam.args.args), len(lam.args.defaults))
-            for lam, fn in zip(sites, functions)]
+    """The sites ``sites`` (or lambdas and defs), a lambda's named as in ``functions``, the
+    ``k``-th of which an item ``(k, ...)`` holds (``lambda_list_sites``)."""
+    return [kinds.lambda_site(site, fn) if not isinstance(site, kinds.Site) else
+            site._replace(function=fn) if site.kind == kinds.LAMBDA else site
+            for site, fn in zip(sites, functions)]
 
 
 def _rewrite(fn_node, uses, signatures):
@@ -195,13 +270,14 @@ def _rewrite(fn_node, uses, signatures):
         _become(call, _call_of(item, call, signatures))
 
 
-def passed_to(helper, bound, lists, location):
+def passed_to(helper, bound, lists, location, namespace=None):
     """``{parameter: signatures}`` of the parameters of ``helper`` (its parsed tree, before it
     is inlined; ``bound``: its ``(parameter, argument)`` pairs) given a list of lambdas that
     holds ``(which, defaults)`` (``lists``, from ``run``): each call of an item in its body
     becomes the call of the lambda it holds, as in the function that made the list. A helper
     that rebinds the parameter or reads it otherwise than by ``len``, calling its items, a
-    loop calling them or passing it on to a helper is an error at its line."""
+    loop calling them or passing it on to a helper is an error at its line; so is one whose
+    module (``namespace``) names a function the list holds otherwise than the caller's."""
     found = {}
     counts = binding_counts(helper)  # (its parameters are bound by the call: none here)
     for param, value in bound:
@@ -209,10 +285,16 @@ def passed_to(helper, bound, lists, location):
             continue
         uses = _uses(helper, param, None, [], []) if counts[param] == 0 else None
         calls = None if uses is None else [_call_of(i, c, lists[value.id]) for i, c in uses]
+        if not all(kinds.same_in(site, namespace) for site in lists[value.id]):
+            raise location.error(UnsupportedSyntaxError, helper, (
+                f"srcgrad does not support a list of functions changed at run time given to "
+                f"`{helper.name}`, whose module names a function it holds otherwise: loop "
+                f"over the list where it is made"))
         if calls is None or any(c is None for c in calls):
             raise location.error(UnsupportedSyntaxError, helper, (
-                f"srcgrad does not support a list of lambdas with default values (made by "
-                f"appending them, or by a comprehension) given to `{helper.name}` as "
+                f"srcgrad does not support a list of functions changed at run time (lambdas "
+                f"with default values made by appending them or by a comprehension, functions "
+                f"appended in a branch or a loop, factories' results) given to `{helper.name}` as "
                 f"`{param}`, which it assigns or reads otherwise than by `len({param})`, "
                 f"calling its items with the arguments they take (`for f in {param}: f(x)`, "
                 f"`{param}[i](x)`), or passing it on to a helper: read the list that way, or "
@@ -281,16 +363,9 @@ def _call_of(item, call, signatures):
     where the call passes what a lambda cannot take."""
     if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
         return None
-    options = []
-    for fn, count, defaults in signatures:
-        given = len(call.args)
-        first_default = count - defaults
-        if not first_default <= given <= count:
-            return None
-        held = [gast.Subscript(clone(item), gast.Constant(1 + i - first_default, None),
-                               gast.Load()) for i in range(given, count)]
-        options.append(gast.Call(gast.Name(fn, gast.Load(), None, None),
-                                 [clone(a) for a in call.args] + held, []))
+    options = [kinds.call_of(site, item, call.args) for site in signatures]
+    if any(option is None for option in options):
+        return None
     out = options[-1]
     for k in range(len(options) - 2, -1, -1):
         test = gast.Compare(gast.Subscript(clone(item), gast.Constant(0, None), gast.Load()),
@@ -304,12 +379,6 @@ def _depth(node, root):
     inside = [c for c in walk(root) if isinstance(c, gast.Call) and c is not node and any(
         n is node for n in walk(c))]
     return len(inside)
-
-
-def _held(k, lam):
-    """What the list holds for the lambda ``lam`` (the ``k``-th written): ``(k, *defaults)``."""
-    return gast.copy_location(gast.Tuple([gast.Constant(k, None)] + list(lam.args.defaults),
-                                         gast.Load()), lam)
 
 
 def _without_defaults(lam):
@@ -328,7 +397,7 @@ def _become(node, new):
         setattr(node, attr, getattr(new, attr))
 
 
-def kept_past_trips(fn_node, local_functions, remade):
+def kept_past_trips(fn_node, local_functions, remade, namespace=None):
     """``fn_node`` where a name is given, in a loop, a local function that the loop makes
     anew on each trip (``remade``: one whose default values the trip evaluates, ``g = lambda
     t, c=a * k: c * t``) and is only called (``if k == 0: h = g`` then ``h(x)`` after the
@@ -336,25 +405,74 @@ def kept_past_trips(fn_node, local_functions, remade):
     given and its defaults then (``h = (0, c_default)``), and each call of it calls that
     function with them (``g(x, h[1])``), as a list of lambdas does (``run``). So for a
     tuple, list or dict display holding such functions (``d = {"f": g}``) whose items are
-    only called by constant keys (``d["f"](x)``). Only for a name bound once, and called
-    after the loops that bind it."""
+    only called by constant keys (``d["f"](x)``). Only for a name bound once. A factory's
+    result made in a loop (``g = make(a * k)``, ``namespace``: the function's) is kept the
+    same way: ``g_made = (0, a * k)`` before ``g = make(g_made[1])``, ``h = g_made``, and
+    ``h(x)`` calls ``make(h[1])(x)`` (``lambda_list_sites``)."""
     counts = binding_counts(fn_node)
+    factories = _factory_results(fn_node, counts, namespace)
+    namer, made = None, {}
     for name in sorted(counts):
         binds = [n for n in walk(fn_node) if isinstance(n, gast.Assign) and any(
             isinstance(t, gast.Name) and t.id == name for t in n.targets)]
         if len(binds) != 1 or counts[name] != 1 or len(binds[0].targets) != 1:
             continue
-        held = _held_functions(binds[0].value, name, local_functions, remade)
+        held = _held_functions(binds[0].value, name, local_functions, remade, factories)
         calls = _kept_calls(fn_node, name, binds[0], held) if held else None
         if calls is None:
             continue
         for item, call, signature in sorted(calls, key=lambda c: -_depth(c[1], fn_node)):
             _become(call, _call_of(item, call, [signature]))
-        for key, (fn, _, _) in held.items():
-            node = local_functions[fn][0]
+        for key, site in held.items():
+            if site.kind == kinds.FACTORY:
+                if namer is None:
+                    namer = Namer({n.id for n in walk(fn_node) if isinstance(n, gast.Name)} | (
+                        set(local_functions)) | {fn_node.name})
+                g = site.node.id
+                if g not in made:
+                    made[g] = _made_apart(fn_node, factories[g][0], namer.fresh(MADE.format(g)))
+                _put(binds[0], key, gast.Name(made[g], gast.Load(), None, None))
+                continue
+            node = local_functions[site.function][0]
             _put(binds[0], key, gast.Tuple([gast.Constant(0, None)] + [
                 clone(d) for d in node.args.defaults], gast.Load()))
     return fn_node
+
+
+def _factory_results(fn_node, counts, namespace):
+    """``{g: (its binding, its site)}`` of each name bound once, in a loop, to a factory's
+    result (``g = make(a * k)``, ``lambda_list_sites``)."""
+    found = {}
+    for loop in walk(fn_node):
+        if not isinstance(loop, (gast.For, gast.While)):
+            continue
+        for n in walk(loop):
+            if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                    n.targets[0], gast.Name) and counts[n.targets[0].id] == 1:
+                site = kinds.site_of(n.value, counts, namespace) if isinstance(
+                    n.value, gast.Call) else None
+                if site is not None and site.kind == kinds.FACTORY:
+                    found[n.targets[0].id] = (n, site)
+    return found
+
+
+def _made_apart(fn_node, bind, made):
+    """``made = (0, *arguments)`` before ``bind`` (``g = make(...)``), which then calls the
+    factory with them; ``made``."""
+    call = bind.value
+    value = gast.Tuple([gast.Constant(0, None)] + call.args, gast.Load())
+    call.args = [gast.Subscript(gast.Name(made, gast.Load(), None, None),
+                                gast.Constant(1 + i, None), gast.Load())
+                 for i in range(len(value.elts) - 1)]
+    keep = gast.copy_location(gast.Assign([gast.Name(made, gast.Store(), None, None)], value,
+                                          None), bind)
+    for n in walk(fn_node):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(n, field, None)
+            if isinstance(stmts, list) and any(s is bind for s in stmts):
+                stmts.insert(next(i for i, s in enumerate(stmts) if s is bind), keep)
+                return made
+    return made
 
 
 def _kept_calls(fn_node, name, bind, held):
@@ -367,8 +485,8 @@ def _kept_calls(fn_node, name, bind, held):
     inside = {id(d) for loop in loops for d in walk(loop)}
     reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name and (
         isinstance(n.ctx, gast.Load))]
-    called = [n for n in walk(fn_node) if isinstance(n, gast.Call) and id(
-        n) not in inside and _key(n.func, name) is not None]
+    called = [n for n in walk(fn_node) if isinstance(n, gast.Call) and _key(
+        n.func, name) is not None]
     calls = [(n.func, n, held[_key(n.func, name)]) for n in called
              if _key(n.func, name) in held]  # (the display's other items: as they are)
     if len(called) != len(reads) or any(_call_of(i, c, [s]) is None for i, c, s in calls):
@@ -379,13 +497,18 @@ def _kept_calls(fn_node, name, bind, held):
 _WHOLE = ()  # the key of a name given the function itself (``h = g``)
 
 
-def _held_functions(value, name, local_functions, remade):
-    """``{key: signature}`` of the functions of ``remade`` that ``value`` is (key
-    ``_WHOLE``) or holds at constant keys of a display, if it holds nothing else there
-    but values; else {}."""
+def _held_functions(value, name, local_functions, remade, factories):
+    """``{key: signature}`` of the functions of ``remade`` (or factories' results in a loop,
+    ``factories``) that ``value`` is (key ``_WHOLE``) or holds at constant keys of a display,
+    if it holds nothing else there but values; else {}."""
     def remade_here(v):
         return isinstance(v, gast.Name) and v.id in remade and v.id != name and _plain(
             local_functions[v.id][0])
+
+    def signature(v):
+        if v.id in factories:
+            return factories[v.id][1]._replace(node=v)
+        return _signatures([local_functions[v.id][0]], [v.id])[0]
 
     if isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
         items = [(k.value, v) for k, v in zip(value.keys, value.values)]
@@ -395,8 +518,8 @@ def _held_functions(value, name, local_functions, remade):
             return {}
     else:
         items = [(_WHOLE, value)]
-    return {k: _signatures([local_functions[v.id][0]], [v.id])[0]
-            for k, v in items if remade_here(v)}
+    return {k: signature(v) for k, v in items if remade_here(v) or isinstance(
+        v, gast.Name) and v.id in factories and v.id != name}
 
 
 def _key(func, name):

@@ -1,0 +1,189 @@
+"""What a list of functions changed at run time holds for each function put into it, and how
+a call of an item calls that function; part of ``lambda_lists``.
+
+Requires: the function as parsed (``check``), its binding counts, and its namespace (for the
+factories). Guarantees: each function written into the list (a site) is one of
+
+- a lambda: the item holds ``(k, *defaults)``, its default values evaluated where it is made,
+  and a call of the item calls the lambda taken out (``lambda_2(x, f[1])``), which reads the
+  variables it captures when it is called, as Python's closure does;
+- a function known at transform time, a name the function does not bind or an attribute of
+  one (``np.sin``): the item holds ``(k,)``, a call of it calls that function (``np.sin(x)``);
+- the result of a factory, a function of the user's whose body only makes a function and
+  returns it (``def make(c): return lambda t: c * t``): the item holds ``(k, *arguments)``,
+  and a call of it calls the factory again with them (``make(f[1])(x)``), which makes the
+  same closure: the factory computes nothing else, and calls nothing but NumPy or ``math``.
+
+    fs = [np.sin]                          fs = [(0,)]
+    fs.append(lambda t, a=c: a * t)   ->   fs.append((1, c))
+    fs.append(make(c))                     fs.append((2, c))
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import NamedTuple
+
+import gast
+import numpy as np
+
+from ..astutil import clone, walk
+from ..frontend.resolve import MISSING
+from ..frontend.source import parse_function
+
+
+class Site(NamedTuple):
+    node: object  # what is written: a Lambda (or a def), a name, a call of a factory
+    kind: str  # LAMBDA, STATIC or FACTORY
+    function: object  # the lambda's name once taken out; the function's or factory's expression
+    count: int | None  # a lambda's parameters (None: the call passes what it passes)
+    held: int  # how many values the item holds after ``k``: defaults, factory arguments
+    obj: object = None  # what a static or factory expression names
+
+
+LAMBDA, STATIC, FACTORY = "lambda", "static", "factory"
+
+
+def site_of(expr, counts, namespace):
+    """The site ``expr`` is (its lambda's name not yet given), or None."""
+    if isinstance(expr, gast.Lambda):
+        a = expr.args
+        if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg:
+            return None
+        return Site(expr, LAMBDA, None, len(a.args), len(a.defaults))
+    if _static_looking(expr, counts):
+        obj = namespace.resolve(expr) if namespace is not None else None
+        if namespace is not None and not callable(obj):
+            return None
+        return Site(expr, STATIC, clone(expr), None, 0, obj)
+    if isinstance(expr, gast.Call) and namespace is not None and not expr.keywords and not any(
+            isinstance(a, gast.Starred) for a in expr.args) and _static_looking(
+            expr.func, counts):
+        obj = namespace.resolve(expr.func)
+        if is_factory(obj, len(expr.args)):
+            return Site(expr, FACTORY, clone(expr.func), None, len(expr.args), obj)
+    return None
+
+
+def lambda_site(node, name):
+    """The site of a lambda or def ``node`` taken out as ``name``."""
+    return Site(node, LAMBDA, name, len(node.args.args), len(node.args.defaults))
+
+
+def _static_looking(expr, counts):
+    """A name the function never binds, or an attribute of one (``np.sin``)."""
+    while isinstance(expr, gast.Attribute):
+        expr = expr.value
+    return isinstance(expr, gast.Name) and counts[expr.id] == 0
+
+
+def held(k, site):
+    """What the list holds for ``site``, the ``k``-th function written into it."""
+    if site.kind == LAMBDA:
+        rest = list(site.node.args.defaults)
+    elif site.kind == FACTORY:
+        rest = list(site.node.args)
+    else:
+        rest = []
+    return gast.copy_location(gast.Tuple([gast.Constant(k, None)] + rest, gast.Load()),
+                              site.node)
+
+
+def call_of(site, item, args):
+    """The call of the function ``item`` (holding ``site``'s values) with ``args``, or None
+    where a lambda cannot take them."""
+    def held_value(i):
+        return gast.Subscript(clone(item), gast.Constant(1 + i, None), gast.Load())
+
+    args = [clone(a) for a in args]
+    if site.kind == STATIC:
+        return gast.Call(clone(site.function), args, [])
+    if site.kind == FACTORY:
+        made = gast.Call(clone(site.function), [held_value(i) for i in range(site.held)], [])
+        return gast.Call(made, args, [])
+    first_default = site.count - site.held
+    if not first_default <= len(args) <= site.count:
+        return None
+    defaults = [held_value(i - first_default) for i in range(len(args), site.count)]
+    return gast.Call(gast.Name(site.function, gast.Load(), None, None), args + defaults, [])
+
+
+def same_in(site, namespace):
+    """Whether ``site``'s expression names the same function in ``namespace`` (a helper's, of
+    another module perhaps, that calls the items)."""
+    if site.kind == LAMBDA or site.obj is None:
+        return site.kind == LAMBDA
+    return namespace is not None and namespace.resolve(site.function) is site.obj
+
+
+_PURE_MODULES = ("numpy", "math")
+
+
+def is_factory(obj, given):
+    """Whether ``obj`` is a function of the user's, called with ``given`` positional
+    arguments, whose body only assigns values computed by NumPy or ``math`` and returns a
+    lambda or a def of its own: calling it again with the same arguments makes the same
+    function."""
+    if not inspect.isfunction(obj) or obj.__module__ in _PURE_MODULES:
+        return False
+    code = obj.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
+        return False
+    if code.co_kwonlyargcount or not (
+            code.co_argcount - len(obj.__defaults__ or ()) <= given <= code.co_argcount):
+        return False
+    try:
+        node = parse_function(obj).node
+    except Exception:  # noqa: BLE001 (no source: not a factory srcgrad can follow)
+        return False
+    *body, last = node.body
+    defs = {s.name for s in body if isinstance(s, gast.FunctionDef)}
+    if not isinstance(last, gast.Return) or not (isinstance(last.value, gast.Lambda) or (
+            isinstance(last.value, gast.Name) and last.value.id in defs)):
+        return False
+    globals_ = obj.__globals__
+    for s in body:
+        if isinstance(s, gast.FunctionDef):
+            if s.decorator_list or any(isinstance(n, (gast.Nonlocal, gast.Global))
+                                       for n in walk(s)) or not all(
+                    _pure(d, globals_) for d in s.args.defaults + s.args.kw_defaults if d):
+                return False
+        elif not (isinstance(s, gast.Assign) and all(isinstance(t, gast.Name) for t in (
+                s.targets)) and _pure(s.value, globals_)) and not (
+                isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)):
+            return False
+    return _pure(last.value, globals_) or isinstance(last.value, gast.Name)
+
+
+def _pure(expr, globals_):
+    """Whether ``expr`` calls nothing but NumPy's ufuncs, a few of its functions that make new
+    arrays and ``math``'s functions, named through the module's globals, given no ``out=``;
+    a lambda's defaults alike (its body runs only where it is called)."""
+    if isinstance(expr, gast.Lambda):
+        return all(_pure(d, globals_) for d in expr.args.defaults)
+    for n in walk(expr):
+        if isinstance(n, (gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await, gast.Lambda)):
+            return False
+        if isinstance(n, gast.Call) and not (_pure_function(n.func, globals_) and not any(
+                k.arg in (None, "out") for k in n.keywords)):
+            return False
+    return True
+
+
+_MAKERS = ("asarray", "array", "sum", "mean", "prod", "dot", "outer", "ones", "zeros",
+           "ones_like", "zeros_like", "full", "eye", "linspace", "arange", "where")
+
+
+def _pure_function(func, globals_):
+    path = []
+    while isinstance(func, gast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name) or len(path) != 1:
+        return False
+    module = globals_.get(func.id, MISSING)
+    obj = getattr(module, path[0], MISSING)
+    if module is math:
+        return callable(obj)
+    return module is np and (isinstance(obj, np.ufunc) or path[0] in _MAKERS)

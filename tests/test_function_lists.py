@@ -1,0 +1,168 @@
+"""Lists of functions changed at run time, and functions remade on each trip of a loop and
+kept past it (issue 14).
+
+A list bound once to a display of functions (``[np.sin]``, ``[np.sin] if flag else
+[np.cos]``, ``[]``) that functions are appended to (in a branch or a loop too) holds which
+function each item is and the values it keeps (normalize/lambda_list_sites.py): ``(k,)`` for a
+function known at transform time, ``(k, *defaults)`` for a lambda, ``(k, *arguments)`` for a
+factory's result (``make(c)``, a helper that only makes and returns a function). A call of an
+item branches on ``k`` and calls that function (the factory again with its arguments), so the
+list may be passed to a helper that loops over it, indexed (``fs[-1](x)``) or have an item
+named (``g = fs[-1]; g(x)``). A factory's result made on each trip of a loop and kept past it
+(``if k == 0: h = g``) holds the factory's arguments of that trip; a lambda with default values
+kept past its trip may be called by a later trip.
+
+Checked against central differences in float64 (value_and_grad in both arguments, jvp; hvp
+against differences of the gradient); each test fails on the code before (refused: "cannot
+resolve `g`", "the lambda ... used as a value", "a later trip makes it anew", "writing into
+`fs`, which may share memory")."""
+
+import numpy as np
+import pytest
+from gradcheck import check_both_and_jvp, check_hvp_in_x
+
+from srcgrad import UnsupportedSyntaxError, grad
+
+C = 1.3
+X = np.array([0.3, -0.5, 0.7])
+X_NEG = np.array([-0.3, -0.5, 0.7])
+T = np.array([0.2, 0.4, -0.6])
+
+
+def apply_all(fs, x):
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x) ** 2)
+    return s
+
+
+def make(c):
+    return lambda t: c * np.sin(t)
+
+
+def make_def(c):
+    w = np.exp(c)
+
+    def inner(t):
+        return w * t * t
+    return inner
+
+
+def chosen_then_passed(c, x):
+    fs = [np.sin] if c > 0 else [np.cos]
+    if x[0] > 0:
+        fs.append(np.tanh)
+    return apply_all(fs, x) * c
+
+
+def last_item_named(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(np.cos)
+    g = fs[-1]
+    return np.sum(g(x) * x) * c
+
+
+def items_indexed(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(lambda t: c * t * t)
+    return np.sum(fs[0](x) * fs[-1](x))
+
+
+def lambda_appended_in_a_branch(c, x):
+    fs = [lambda t: c * t]
+    if x[0] > 0:
+        fs.append(np.cos)
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x) * x)
+    return s
+
+
+def factory_results_appended(c, x):
+    fs = []
+    for k in range(3):
+        fs.append(make(c * (k + 1)))
+    fs.append(make_def(c))
+    s = 0.0
+    for f in fs:
+        s = s + np.sum(f(x))
+    return s
+
+
+def factory_results_passed(c, x):
+    fs = [np.tanh]
+    for k in range(2):
+        fs.append(make(c + k))
+    return apply_all(fs, x)
+
+
+@pytest.mark.parametrize("x", [X, X_NEG])
+@pytest.mark.parametrize("f", [chosen_then_passed, last_item_named, items_indexed,
+                               lambda_appended_in_a_branch, factory_results_appended,
+                               factory_results_passed])
+def test_a_list_of_functions_changed_at_run_time(f, x):
+    check_both_and_jvp(f, C, x, T)
+
+
+@pytest.mark.parametrize("f", [chosen_then_passed, factory_results_passed])
+def test_a_list_of_functions_changed_at_run_time_at_second_order(f):
+    check_hvp_in_x(f, C, X, T)
+
+
+def factory_kept_past_its_trip(c, x):
+    for k in range(3):
+        g = make(c * (k + 1.0))
+        if k == 0:
+            h = g
+    return np.sum(h(x) * g(x))
+
+
+def def_factory_kept_in_a_dict(c, x):
+    for k in range(3):
+        g = make_def(c + 0.1 * k)
+        if k == 1:
+            d = {"f": g}
+    return np.sum(d["f"](x))
+
+
+def lambda_kept_and_called_by_the_next_trips(c, x):
+    s = 0.0
+    for k in range(3):
+        g = lambda t, a=c * (k + 1): a * t * t  # noqa: E731
+        if k > 0:
+            s = s + np.sum(h(x) * g(x))  # noqa: F821  (the function the trip before made)
+        h = g
+    return s
+
+
+@pytest.mark.parametrize("f", [factory_kept_past_its_trip, def_factory_kept_in_a_dict,
+                               lambda_kept_and_called_by_the_next_trips])
+def test_a_function_remade_in_a_loop_kept_past_its_trip(f):
+    check_both_and_jvp(f, C, X, T)
+
+
+def test_a_function_kept_past_its_trip_at_second_order():
+    check_hvp_in_x(factory_kept_past_its_trip, C, X, T)
+
+
+def make_noisy(c):
+    print("made")
+    return lambda t: c * t
+
+
+def noisy_factory_results_appended(c, x):
+    fs = [np.sin]
+    for k in range(2):
+        fs.append(make_noisy(c * k))
+    return apply_all(fs, x)
+
+
+def test_a_factory_doing_more_than_making_a_function_stays_refused_located():
+    # calling it again for each call would print again: not followed, refused where the
+    # function it returns is used as a value, as before; the list changed at run time, holding
+    # functions known at transform time besides, is followed (test above)
+    with pytest.raises(UnsupportedSyntaxError, match="used as a value") as e:
+        grad(noisy_factory_results_appended)(C, X)
+    assert e.value.filename.endswith("test_function_lists.py")
