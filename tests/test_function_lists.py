@@ -133,7 +133,7 @@ def lambda_kept_and_called_by_the_next_trips(c, x):
         g = lambda t, a=c * (k + 1): a * t * t  # noqa: E731
         if k > 0:
             s = s + np.sum(h(x) * g(x))  # noqa: F821  (the function the trip before made)
-        h = g
+        h = g  # noqa: F841  (read by the next trip)
     return s
 
 
@@ -152,17 +152,43 @@ def make_noisy(c):
     return lambda t: c * t
 
 
-def noisy_factory_results_appended(c, x):
-    fs = [np.sin]
-    for k in range(2):
-        fs.append(make_noisy(c * k))
-    return apply_all(fs, x)
+def make_counting(c):
+    calls = []
+
+    def inner(t):
+        calls.append(1.0)
+        return c * t * len(calls)
+    return inner
 
 
-def test_a_factory_doing_more_than_making_a_function_stays_refused_located():
-    # calling it again for each call would print again: not followed, refused where the
-    # function it returns is used as a value, as before; the list changed at run time, holding
-    # functions known at transform time besides, is followed (test above)
+def make_counting_in_an_array(c):
+    calls = np.zeros(1)
+
+    def inner(t):
+        calls[0] += 1.0
+        return c * t * calls[0]
+    return inner
+
+
+def results_of(factory):
+    def f(c, x):
+        fs = [np.sin]
+        for k in range(2):
+            fs.append(factory(c * (k + 1.0)))
+        s = 0.0
+        for g in fs:
+            s = s + np.sum(g(x))
+        return s + apply_all(fs, x)
+    return f
+
+
+@pytest.mark.parametrize("factory", [make_noisy, make_counting, make_counting_in_an_array])
+def test_only_a_factory_that_only_makes_a_function_is_called_again(factory):
+    # each call of an item calls a factory again: the same function only where the factory
+    # does nothing else and the function changes none of the factory's values (else a silently
+    # wrong gradient: `calls` counts one call per function); the others are refused where the
+    # function is used as a value, as before
+    check_both_and_jvp(results_of(make), C, X, T)
     with pytest.raises(UnsupportedSyntaxError, match="used as a value") as e:
-        grad(noisy_factory_results_appended)(C, X)
+        grad(results_of(factory))(C, X)
     assert e.value.filename.endswith("test_function_lists.py")

@@ -106,7 +106,7 @@ LAST = "{}_last"  # the last element of list ``x`` (``x.pop()``)
 LOOP_INDEX = "{}_index"  # the index of a loop over ``x`` whose body rebinds ``x``
 SHAPE = "{}_shape"  # a view holding only the shape of ``x`` (or its shape saved: tested.py)
 LAMBDA = "lambda"  # a lambda given to a helper or put into a display: `lambda_2`
-MADE = "{}_made"  # which factory made the function ``x`` in a loop, and its arguments (lambda_lists)
+MADE = "{}_made"  # which factory made function ``x`` in a loop, and its arguments (lambda_lists)
 FUNCTIONS = "functions"  # a tuple of local functions passed to a helper (normalize/inline.py)
 DEFAULT = "{}_default"  # the default value of parameter ``x``, as ``def`` computed it
 # callables resolved at transform time (normalize/callables.py)

@@ -454,12 +454,12 @@ class InlineCalls:
         forwarded = {a.id for a in (node.args.vararg, node.args.kwarg) if a is not None}
         displays = callables.displays_named(self.values, self.ctx.namer, self.locals, call)
         bound = self._bind(node, call)
-        lists = lambda_lists.passed_to(node, bound, self.ctx.lambda_lists, location,
-                                       namespace)
         renames = {n: self.ctx.namer.fresh(n) for n in sorted(callee_locals)}
         user_names.record(self.ctx.user_names, node, renames, location)
         _Rename(renames, namespace, self.ctx).visit(node)
-        self.ctx.lambda_lists.update((renames[p], lists[p]) for p in lists)
+        # (after renaming: the calls it writes read the caller's names for the functions)
+        self.ctx.lambda_lists.update(lambda_lists.passed_to(
+            node, bound, self.ctx.lambda_lists, location, renames))
         self._super(node, fn, renames, bound, call, location)
         starred_params.spell_out(node, bound, renames, forwarded, self.values, self.ctx, location)
         # after renaming: the forwarded arguments are the caller's names, not the callee's

@@ -109,14 +109,6 @@ def call_of(site, item, args):
     return gast.Call(gast.Name(site.function, gast.Load(), None, None), args + defaults, [])
 
 
-def same_in(site, namespace):
-    """Whether ``site``'s expression names the same function in ``namespace`` (a helper's, of
-    another module perhaps, that calls the items)."""
-    if site.kind == LAMBDA or site.obj is None:
-        return site.kind == LAMBDA
-    return namespace is not None and namespace.resolve(site.function) is site.obj
-
-
 _PURE_MODULES = ("numpy", "math")
 
 
@@ -143,6 +135,8 @@ def is_factory(obj, given):
             isinstance(last.value, gast.Name) and last.value.id in defs)):
         return False
     globals_ = obj.__globals__
+    if not _state_unchanged(node, globals_):
+        return False
     for s in body:
         if isinstance(s, gast.FunctionDef):
             if s.decorator_list or any(isinstance(n, (gast.Nonlocal, gast.Global))
@@ -154,6 +148,35 @@ def is_factory(obj, given):
                 isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)):
             return False
     return _pure(last.value, globals_) or isinstance(last.value, gast.Name)
+
+
+def _state_unchanged(node, globals_):
+    """Whether the functions the factory ``node`` makes only read the values its body assigns
+    (no method called on them, none given to a call but NumPy's ufuncs and makers and
+    ``math``'s functions, no item or field written): calling the factory again makes them anew,
+    which a function changing them would tell apart (``acc = []`` then ``acc.append(t)``)."""
+    assigned = {t.id for s in node.body if isinstance(s, gast.Assign) for t in s.targets
+                if isinstance(t, gast.Name)}
+    made = [s for s in node.body if isinstance(s, gast.FunctionDef)] + [
+        s.value for s in node.body if isinstance(s, gast.Return)]
+    for inner in made:
+        for n in walk(inner):
+            if isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(
+                    n.ctx, gast.Load):
+                return False
+            if isinstance(n, gast.Call) and (
+                    isinstance(n.func, gast.Attribute) and _root(n.func) in assigned or any(
+                        _root(a) in assigned for a in [*n.args, *(k.value for k in n.keywords)]
+                    ) and not _pure_function(n.func, globals_)):
+                return False
+    return True
+
+
+def _root(expr):
+    """The name an expression of names, fields, items and slices reads from, else None."""
+    while isinstance(expr, (gast.Attribute, gast.Subscript, gast.Starred)):
+        expr = expr.value
+    return expr.id if isinstance(expr, gast.Name) else None
 
 
 def _pure(expr, globals_):

@@ -1,14 +1,17 @@
-"""Lists of lambdas the function builds and calls the items of; part of ``check``.
+"""Lists of functions the function changes at run time and calls the items of; part of
+``check``.
 
 Requires: a parsed body, before ``check.extract_local_functions`` takes its lambdas out, and a
-namer. Guarantees: a list ``fs`` bound once, to ``[]`` that only lambdas are appended to or to
-a comprehension of lambdas, and otherwise only looped over by a loop that only calls its
-target, called by an item (``fs[i](x)``) or measured (``len(fs)``), holds instead of each
-lambda the values Python's lambda would keep: which of the lambdas written it is, and its
-defaults, evaluated where the lambda is made. Each call of an item calls the lambda written
-there, a local function inlined where it is called (reading the variables Python's closure
-reads when it is called), given the defaults the item holds for the parameters the call does
-not pass.
+namer. Guarantees: a list ``fs`` bound once, to ``[]``, to a display of functions or to a
+conditional expression choosing between such displays, that functions are appended to (or to
+a comprehension of lambdas), and otherwise only looped over by a loop that only calls its
+target, called by an item (``fs[i](x)``, ``g = fs[-1]; g(x)``) or measured (``len(fs)``),
+holds instead of each function the values Python's function would keep: which of the
+functions written it is, and its defaults, evaluated where the lambda is made (a factory's
+arguments; nothing for a function known at transform time: ``lambda_list_sites``). Each call
+of an item calls the function written there: a lambda is a local function inlined where it
+is called (reading the variables Python's closure reads when it is called), given the
+defaults the item holds for the parameters the call does not pass.
 
     fs = []                                    lambda_2 = lambda t, c: c * t
     for c in cs:                               fs = []
@@ -17,14 +20,16 @@ not pass.
         s = s + f(x)                           for f in fs:
                                                    s = s + lambda_2(x, f[1])
 
-Several lambdas appended to one list give a branch on which one an item holds
-(``lambda_2(x, f[1]) if f[0] == 0 else lambda_3(x)``). Such a list may also be passed to a
+Several functions in one list give a branch on which one an item holds
+(``lambda_2(x, f[1]) if f[0] == 0 else np.sin(x)``). Such a list may also be passed to a
 helper (``apply_all(fs, x)``): where the helper is inlined, its calls of the items are
 rewritten the same way (``passed_to``), and a read of the list left after inlining (given to a
 function that is not inlined) is an error (``check_reads``). A list used in any other way
-(returned, printed, an item taken out) is left as it is, and its lambdas refused as values.
+(returned, printed) is left as it is, and its lambdas refused as values. A list of functions
+known at transform time only looped over where it is made is left to ``chosen_loops``.
 A name or display given, in a loop, a lambda that the loop makes anew with its default values
-and only called after the loop holds ``(0, *defaults)`` too (``kept_past_trips``).
+(or a factory's result) and only called, after the loop or by a later trip, holds
+``(0, *defaults)`` too (``kept_past_trips``).
 """
 
 from __future__ import annotations
@@ -270,26 +275,23 @@ def _rewrite(fn_node, uses, signatures):
         _become(call, _call_of(item, call, signatures))
 
 
-def passed_to(helper, bound, lists, location, namespace=None):
-    """``{parameter: signatures}`` of the parameters of ``helper`` (its parsed tree, before it
-    is inlined; ``bound``: its ``(parameter, argument)`` pairs) given a list of lambdas that
-    holds ``(which, defaults)`` (``lists``, from ``run``): each call of an item in its body
-    becomes the call of the lambda it holds, as in the function that made the list. A helper
-    that rebinds the parameter or reads it otherwise than by ``len``, calling its items, a
-    loop calling them or passing it on to a helper is an error at its line; so is one whose
-    module (``namespace``) names a function the list holds otherwise than the caller's."""
+def passed_to(helper, bound, lists, location, renames):
+    """``{parameter: signatures}`` of the parameters of ``helper`` (its parsed tree, its
+    locals renamed apart by ``renames``, before it is inlined; ``bound``: its ``(parameter,
+    argument)`` pairs) given a list of functions that holds ``(which, ...)`` (``lists``, from
+    ``run``): each call of an item in its body becomes the call of the function it holds, as
+    in the function that made the list (whose names the call reads: the helper's names are
+    renamed by then). A helper that rebinds the parameter or reads it otherwise than by
+    ``len``, calling its items, a loop calling them or passing it on to a helper is an error
+    at its line."""
     found = {}
     counts = binding_counts(helper)  # (its parameters are bound by the call: none here)
     for param, value in bound:
         if not (isinstance(value, gast.Name) and value.id in lists):
             continue
-        uses = _uses(helper, param, None, [], []) if counts[param] == 0 else None
+        name = renames.get(param, param)
+        uses = _uses(helper, name, None, [], []) if counts[name] == 0 else None
         calls = None if uses is None else [_call_of(i, c, lists[value.id]) for i, c in uses]
-        if not all(kinds.same_in(site, namespace) for site in lists[value.id]):
-            raise location.error(UnsupportedSyntaxError, helper, (
-                f"srcgrad does not support a list of functions changed at run time given to "
-                f"`{helper.name}`, whose module names a function it holds otherwise: loop "
-                f"over the list where it is made"))
         if calls is None or any(c is None for c in calls):
             raise location.error(UnsupportedSyntaxError, helper, (
                 f"srcgrad does not support a list of functions changed at run time (lambdas "
@@ -300,7 +302,7 @@ def passed_to(helper, bound, lists, location, namespace=None):
                 f"`{param}[i](x)`), or passing it on to a helper: read the list that way, or "
                 f"loop over it where it is made"))
         _rewrite(helper, uses, lists[value.id])
-        found[param] = lists[value.id]
+        found[name] = lists[value.id]
     return found
 
 
@@ -477,12 +479,9 @@ def _made_apart(fn_node, bind, made):
 
 def _kept_calls(fn_node, name, bind, held):
     """``[(item, call, signature)]`` of the calls of the functions ``held`` that ``name``
-    (bound by ``bind``) holds, if every read of ``name`` calls it or an item of it after the
-    loops that bind it (a tuple read by a later trip is no value the transform follows yet),
-    else None."""
-    loops = [n for n in walk(fn_node) if isinstance(n, (gast.For, gast.While)) and any(
-        b is bind for b in walk(n))]
-    inside = {id(d) for loop in loops for d in walk(loop)}
+    (bound by ``bind``) holds, if every read of ``name`` calls it or an item of it (after
+    the loops that bind it, or in a later trip: the tuple it holds is that trip's), else
+    None."""
     reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name and (
         isinstance(n.ctx, gast.Load))]
     called = [n for n in walk(fn_node) if isinstance(n, gast.Call) and _key(
