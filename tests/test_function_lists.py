@@ -98,10 +98,42 @@ def factory_results_passed(c, x):
     return apply_all(fs, x)
 
 
+def inserted_and_extended(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.insert(0, lambda t: c * t)
+    fs.extend([np.tanh, make(c)])
+    return apply_all(fs, x)
+
+
+def aliased(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(np.cos)
+    gs = fs
+    s = 0.0
+    for g in gs:
+        s = s + np.sum(g(x) * x)
+    return s * c
+
+
+def local_functions_by_name(c, x):
+    sq = lambda v: c * v * v  # noqa: E731
+
+    def th(v):
+        return c * np.tanh(v)
+    fs = [np.sin, sq]
+    if x[0] > 0:
+        fs.append(th)
+    c = c * 2.0  # (Python's closures read the new `c` when called: so do the calls here)
+    return apply_all(fs, x)
+
+
 @pytest.mark.parametrize("x", [X, X_NEG])
 @pytest.mark.parametrize("f", [chosen_then_passed, last_item_named, items_indexed,
                                lambda_appended_in_a_branch, factory_results_appended,
-                               factory_results_passed])
+                               factory_results_passed, inserted_and_extended, aliased,
+                               local_functions_by_name])
 def test_a_list_of_functions_changed_at_run_time(f, x):
     check_both_and_jvp(f, C, x, T)
 
@@ -137,14 +169,48 @@ def lambda_kept_and_called_by_the_next_trips(c, x):
     return s
 
 
+def factory_kept_and_passed_on(c, x):
+    for k in range(3):
+        g = make(c * (k + 1.0))
+        if k == 1:
+            h = g
+    return apply_all([h], x) + apply_all((h, h), 2.0 * x)
+
+
 @pytest.mark.parametrize("f", [factory_kept_past_its_trip, def_factory_kept_in_a_dict,
-                               lambda_kept_and_called_by_the_next_trips])
+                               lambda_kept_and_called_by_the_next_trips,
+                               factory_kept_and_passed_on])
 def test_a_function_remade_in_a_loop_kept_past_its_trip(f):
     check_both_and_jvp(f, C, X, T)
 
 
-def test_a_function_kept_past_its_trip_at_second_order():
-    check_hvp_in_x(factory_kept_past_its_trip, C, X, T)
+@pytest.mark.parametrize("f", [factory_kept_past_its_trip, factory_kept_and_passed_on])
+def test_a_function_kept_past_its_trip_at_second_order(f):
+    check_hvp_in_x(f, C, X, T)
+
+
+def apply_indexed(fs, x):
+    s = 0.0
+    for i in range(len(fs)):
+        s = s + np.sum(fs[i](x) * x)
+    return s
+
+
+def appended_and_passed_in_a_loop_of_data_length(c, x):
+    fs = []
+    s = 0.0
+    for xi in x:
+        fs.append(lambda t, a=xi * c: a * np.sin(t))
+        fs.append(lambda t, b=xi: b + t)
+        s = s + apply_indexed(fs, x)
+    return s
+
+
+def test_lambdas_appended_in_a_loop_of_data_length_and_passed_at_second_order():
+    # before: the hvp raised "cannot add the cotangents of sequences of different lengths
+    # (4 and 6)": the code differentiated again saved `fs` under another name (the helper's
+    # parameter) without copying it, and the sweep found it longer (normalize/functional.py)
+    check_hvp_in_x(appended_and_passed_in_a_loop_of_data_length, C, X, T)
 
 
 def make_noisy(c):

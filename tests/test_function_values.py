@@ -12,7 +12,8 @@ the default values of its trip the same way.
 Checked against central differences in float64 (value_and_grad, jvp; grad and hvp against
 differences of the gradient); each test fails on the code before (refused: "the local function
 `lambda_2` used as a value", "a later trip makes it anew"). A list that is changed after it is
-made stays refused, naming the lambda by its line (not ``lambda_2``)."""
+made, a function kept past its trip and called by a later trip or passed on in a list: see
+tests/test_function_lists.py."""
 
 import numpy as np
 import pytest
@@ -222,10 +223,9 @@ def test_a_function_kept_past_its_trip_called_by_a_later_trip():
     check_both_and_jvp(kept_and_called_by_a_later_trip, C, X, T)
 
 
-@pytest.mark.parametrize("f", [kept_and_passed])
-def test_a_function_kept_past_its_trip_used_otherwise_is_refused(f):
-    with pytest.raises(UnsupportedSyntaxError, match="a later trip makes it anew"):
-        grad(f)(C, X)
+def test_a_function_kept_past_its_trip_passed_on_in_a_list():
+    # before: refused ("a later trip makes it anew"); tests/test_function_lists.py
+    check_both_and_jvp(kept_and_passed, C, X, T)
 
 
 def _make(c):
@@ -233,7 +233,7 @@ def _make(c):
 
 
 def values_kept_instead(a, x):
-    # the docs' workaround for a function kept past its trip and passed on (still refused)
+    # the docs' workaround of last session for a factory's closure kept past its trip
     cs = []
     for k in range(3):
         cs.append(a * (k + 1.0))

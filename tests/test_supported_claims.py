@@ -79,8 +79,9 @@ def function_as_a_value(x):
     c = x[0]
     sq = lambda v: c * v * v  # noqa: E731  (reads `c`: no module-level function)
     fs = [np.sin, sq]
-    fs.append(np.cos)  # (a list nothing changes, passed to the helper, works)
-    return np.sum(_apply_all(fs, x))
+    fs.append(np.cos)  # (passed to the helper so, it works: tests/test_function_lists.py)
+    gs = fs + [np.tanh]
+    return np.sum(_apply_all(gs, x))
 
 
 class Box:
@@ -667,12 +668,16 @@ def _make_scaled(c):
     return lambda t: c * t
 
 
+def _applied(f, v):
+    return f(v)
+
+
 def keeps_a_closure_of_an_earlier_trip(x):
     for k in range(3):
         g = _make_scaled(x * (k + 1.0))
         if k == 0:
             h = g
-    return np.sum(h(x))
+    return np.sum(_applied(h, x))
 
 
 def checks_a_parameter_after_a_run_time_branch(x, g=None):

@@ -436,7 +436,10 @@ ELSEWHERE = {
         "tests/test_function_fields.py, tests/test_built_function_fields.py"),
     "a lambda or nested def returned by a helper (a factory": "tests/test_factories.py",
     "in a tuple or list passed to a helper that loops over it": "tests/test_function_values.py",
-    "with default values made again on each trip of a loop": "tests/test_function_values.py",
+    "with default values made again on each trip of a loop": "tests/test_function_values.py, "
+                                                              "tests/test_function_lists.py",
+    "a list of functions the function changes at run time (bound once": (
+        "tests/test_function_lists.py"),
     "a parameter that may be given a function or None": "tests/test_chosen_functions.py",
     "a loop over a list of functions the function changes at run time": (
         "tests/test_chosen_functions.py"),

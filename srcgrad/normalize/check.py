@@ -100,7 +100,8 @@ def run(fn_node, ctx):
         return count
 
     remade = _remade_in_loops(fn_node, {n: f[0] for n, f in ctx.local_functions.items()})
-    lambda_lists.kept_past_trips(fn_node, ctx.local_functions, remade, namespace)
+    lambda_lists.kept_past_trips(fn_node, ctx.local_functions, remade, namespace,
+                               ctx.lambda_lists)
     fn_node = unpacking.unroll_function_loops(fn_node, known, params, remade)
     _pin_called_items(fn_node, namespace, ctx)
     return fn_node

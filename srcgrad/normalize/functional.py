@@ -118,7 +118,29 @@ class FunctionalHelpers(NodeTransformer):
                     and self.ctx.namespace.resolve(node.value.func, self.ctx.local_names)
                     in (runtime.setitem, runtime.list_append)):
                 out.add(node.targets[0].id)
-        return out
+        return self._with_aliases(fn_node, out)
+
+    def _with_aliases(self, fn_node, written):
+        """``written`` and the names given the object one of them holds (``seq = vs``,
+        ``seq = iteration_sequence(seq)`` of a list: the object itself), anywhere: a save of
+        such a name saves the object the code writes into too (its first-order sweep shrinks
+        it again by ``list_pop``, which ``popped`` no longer does)."""
+        copies = []
+        for node in ordered_walk(fn_node):
+            if not (isinstance(node, gast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], gast.Name)):
+                continue
+            value = node.value
+            if isinstance(value, gast.Call) and len(value.args) == 1 and self._is(
+                    value.func, runtime.iteration_sequence):
+                value = value.args[0]
+            if isinstance(value, gast.Name):
+                copies.append((node.targets[0].id, value.id))
+        while True:
+            more = {target for target, source in copies if source in written} - written
+            if not more:
+                return written
+            written = written | more
 
     def visit_Assign(self, node):
         """``y = restore_item(y, i, v)``: ``y = fresh_copy(y)`` and ``y = setitem(y, i, v)``,

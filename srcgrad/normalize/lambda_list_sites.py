@@ -8,7 +8,8 @@ factories). Guarantees: each function written into the list (a site) is one of
   and a call of the item calls the lambda taken out (``lambda_2(x, f[1])``), which reads the
   variables it captures when it is called, as Python's closure does;
 - a function known at transform time, a name the function does not bind or an attribute of
-  one (``np.sin``): the item holds ``(k,)``, a call of it calls that function (``np.sin(x)``);
+  one (``np.sin``), or a local function defined once, outside loops (``sq``): the item holds
+  ``(k,)``, a call of it calls that function (``np.sin(x)``, ``sq(x)``);
 - the result of a factory, a function of the user's whose body only makes a function and
   returns it (``def make(c): return lambda t: c * t``): the item holds ``(k, *arguments)``,
   and a call of it calls the factory again with them (``make(f[1])(x)``), which makes the
@@ -23,12 +24,14 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections import Counter
 from typing import NamedTuple
 
 import gast
 import numpy as np
 
 from ..astutil import clone, walk
+from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 from ..frontend.source import parse_function
 
@@ -45,13 +48,16 @@ class Site(NamedTuple):
 LAMBDA, STATIC, FACTORY = "lambda", "static", "factory"
 
 
-def site_of(expr, counts, namespace):
-    """The site ``expr`` is (its lambda's name not yet given), or None."""
+def site_of(expr, counts, namespace, defined=frozenset()):
+    """The site ``expr`` is (its lambda's name not yet given), or None. ``defined``: the local
+    functions defined once, outside loops (``sq`` of ``def sq(v)``): called by their name."""
     if isinstance(expr, gast.Lambda):
         a = expr.args
         if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg:
             return None
         return Site(expr, LAMBDA, None, len(a.args), len(a.defaults))
+    if isinstance(expr, gast.Name) and expr.id in defined:
+        return Site(expr, STATIC, clone(expr), None, 0)
     if _static_looking(expr, counts):
         obj = namespace.resolve(expr) if namespace is not None else None
         if namespace is not None and not callable(obj):
@@ -64,6 +70,26 @@ def site_of(expr, counts, namespace):
         if is_factory(obj, len(expr.args)):
             return Site(expr, FACTORY, clone(expr.func), None, len(expr.args), obj)
     return None
+
+
+def defined_once(fn_node, counts):
+    """The names of the local functions ``fn_node`` defines once, outside loops (``def sq`` or
+    ``sq = lambda ...``)."""
+    in_loops = {id(n) for loop in walk(fn_node) if isinstance(loop, (gast.For, gast.While))
+                for n in walk(loop)}
+    defs = Counter(n.name for n in walk(fn_node) if isinstance(n, gast.FunctionDef) and (
+        n is not fn_node))
+    found = set()
+    for n in walk(fn_node):
+        if id(n) in in_loops or n is fn_node:
+            continue
+        if isinstance(n, gast.FunctionDef) and defs[n.name] == 1 and counts[n.name] == 0:
+            found.add(n.name)
+        elif isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name) and isinstance(n.value, gast.Lambda) and (
+                counts[n.targets[0].id] == 1 and defs[n.targets[0].id] == 0):
+            found.add(n.targets[0].id)
+    return found
 
 
 def lambda_site(node, name):
@@ -117,17 +143,11 @@ def is_factory(obj, given):
     arguments, whose body only assigns values computed by NumPy or ``math`` and returns a
     lambda or a def of its own: calling it again with the same arguments makes the same
     function."""
-    if not inspect.isfunction(obj) or obj.__module__ in _PURE_MODULES:
-        return False
-    code = obj.__code__
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
-        return False
-    if code.co_kwonlyargcount or not (
-            code.co_argcount - len(obj.__defaults__ or ()) <= given <= code.co_argcount):
+    if not _takes(obj, given):
         return False
     try:
         node = parse_function(obj).node
-    except Exception:  # noqa: BLE001 (no source: not a factory srcgrad can follow)
+    except (SrcgradError, OSError, SyntaxError):  # (no source: no factory srcgrad follows)
         return False
     *body, last = node.body
     defs = {s.name for s in body if isinstance(s, gast.FunctionDef)}
@@ -135,19 +155,35 @@ def is_factory(obj, given):
             isinstance(last.value, gast.Name) and last.value.id in defs)):
         return False
     globals_ = obj.__globals__
-    if not _state_unchanged(node, globals_):
+    return _state_unchanged(node, globals_) and all(
+        _makes_only(s, globals_) for s in body) and (
+        _pure(last.value, globals_) or isinstance(last.value, gast.Name))
+
+
+def _takes(obj, given):
+    """Whether ``obj`` is a plain function of the user's that ``given`` positional arguments
+    call (no ``*args``, ``**kwargs``, keyword-only parameters; no generator)."""
+    if not inspect.isfunction(obj) or obj.__module__ in _PURE_MODULES:
         return False
-    for s in body:
-        if isinstance(s, gast.FunctionDef):
-            if s.decorator_list or any(isinstance(n, (gast.Nonlocal, gast.Global))
-                                       for n in walk(s)) or not all(
-                    _pure(d, globals_) for d in s.args.defaults + s.args.kw_defaults if d):
-                return False
-        elif not (isinstance(s, gast.Assign) and all(isinstance(t, gast.Name) for t in (
-                s.targets)) and _pure(s.value, globals_)) and not (
-                isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)):
-            return False
-    return _pure(last.value, globals_) or isinstance(last.value, gast.Name)
+    code = obj.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
+        return False
+    return not code.co_kwonlyargcount and (
+        code.co_argcount - len(obj.__defaults__ or ()) <= given <= code.co_argcount)
+
+
+def _makes_only(stmt, globals_):
+    """Whether a statement of a factory's body (before its ``return``) is a docstring, an
+    assignment of a name computed by NumPy or ``math`` only, or a def without decorators,
+    ``nonlocal`` or ``global``, its defaults so computed."""
+    if isinstance(stmt, gast.FunctionDef):
+        return not stmt.decorator_list and not any(
+            isinstance(n, (gast.Nonlocal, gast.Global)) for n in walk(stmt)) and all(
+            _pure(d, globals_) for d in stmt.args.defaults + stmt.args.kw_defaults if d)
+    if isinstance(stmt, gast.Assign):
+        return all(isinstance(t, gast.Name) for t in stmt.targets) and _pure(
+            stmt.value, globals_)
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant)
 
 
 def _state_unchanged(node, globals_):

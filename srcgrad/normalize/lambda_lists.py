@@ -34,10 +34,12 @@ A name or display given, in a loop, a lambda that the loop makes anew with its d
 
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 
 from ..astutil import binding_counts, clone, walk
-from ..emit.naming import LAMBDA, MADE, Namer
+from ..emit.naming import FUNCTIONS, LAMBDA, MADE, Namer
 from ..errors import UnsupportedSyntaxError
 from . import lambda_list_sites as kinds
 from .chosen_loops import split_conditional_displays
@@ -51,7 +53,11 @@ def run(fn_node, namer, passed=None, namespace=None):
     if namer is None:
         return fn_node
     counts = binding_counts(fn_node)
-    for name, (made, sites) in _lists(fn_node, counts, namespace).items():
+    defined = kinds.defined_once(fn_node, counts)
+    # (a name a nested def binds is no global's: a list holding it holds that def)
+    counts += Counter(n.name for n in walk(fn_node) if isinstance(n, gast.FunctionDef) and (
+        n is not fn_node))
+    for name, (made, sites) in _lists(fn_node, counts, namespace, defined).items():
         given = [] if passed is not None else None
         kept = []
         uses = _uses(fn_node, name, made, sites, given, kept)
@@ -64,18 +70,23 @@ def run(fn_node, namer, passed=None, namespace=None):
             continue
         if given:
             passed[name] = signatures
-        defs = [gast.copy_location(gast.Assign([gast.Name(sig.function, gast.Store(), None,
-                                                          None)],
-                                               _without_defaults(sig.node), None), sig.node)
-                for sig in signatures if sig.kind == kinds.LAMBDA]
-        # innermost first (`f(f(x))`: the outer call is built from the inner one rewritten)
-        _rewrite(fn_node, uses, signatures)
-        for k, site in enumerate(sites):
-            _become(site.node, kinds.held(k, site))
-        if isinstance(made.value, gast.IfExp):
-            split_conditional_displays(fn_node, name)
-        fn_node.body[:0] = defs
+        _hold(fn_node, name, made, uses, signatures)
     return fn_node
+
+
+def _hold(fn_node, name, made, uses, signatures):
+    """The list ``name`` (bound by ``made``) holding ``(k, ...)`` for each function written
+    into it, its lambdas taken out to the top of ``fn_node``, and its items' ``uses`` the
+    calls of the functions they hold."""
+    defs = [gast.copy_location(gast.Assign([gast.Name(sig.function, gast.Store(), None, None)],
+                                           _without_defaults(sig.node), None), sig.node)
+            for sig in signatures if sig.kind == kinds.LAMBDA]
+    _rewrite(fn_node, uses, signatures)
+    for k, site in enumerate(signatures):
+        _become(site.node, kinds.held(k, site))
+    if isinstance(made.value, gast.IfExp):
+        split_conditional_displays(fn_node, name)
+    fn_node.body[:0] = defs
 
 
 def _left_to_chosen_loops(sites, uses):
@@ -85,7 +96,7 @@ def _left_to_chosen_loops(sites, uses):
         isinstance(item, gast.Name) for item, _ in uses)
 
 
-def _lists(fn_node, counts, namespace):
+def _lists(fn_node, counts, namespace, defined):
     """Name -> (its binding, the sites of the functions it is made of or appended) of each
     name bound once to ``[]``, to a comprehension of a lambda whose body reads no variable of
     the comprehension (Python's closure would read the comprehension's own), or to a display
@@ -98,50 +109,64 @@ def _lists(fn_node, counts, namespace):
                 n.targets[0], gast.Name) and counts[n.targets[0].id] == 1):
             continue
         value = n.value
-        if isinstance(value, gast.ListComp) and isinstance(value.elt, gast.Lambda) and len(
-                value.generators) == 1 and _plain(value.elt):
-            own = {t.id for t in walk(value.generators[0].target) if isinstance(t, gast.Name)}
-            params = {a.id for a in value.elt.args.args}
-            if not own & (_read(value.elt.body) - params):
-                found[n.targets[0].id] = (n, [kinds.site_of(value.elt, counts, namespace)])
-                changed.add(n.targets[0].id)
-            continue
-        sites = _display_sites(value, counts, namespace)
+        sites = _comprehension_sites(value, counts, namespace)
+        if sites is None:
+            sites = _display_sites(value, counts, namespace, defined)
         if sites is not None:
             found[n.targets[0].id] = (n, sites)
-            if isinstance(value, gast.IfExp):
+            if isinstance(value, (gast.IfExp, gast.ListComp)):
                 changed.add(n.targets[0].id)
     for n in walk(fn_node):
-        site = _appended(n, found, counts, namespace)
-        if site is not None:
-            found[n.value.func.value.id][1].append(site)
+        added = _added(n, found)
+        sites = [kinds.site_of(e, counts, namespace, defined) for e in added or ()]
+        if added and all(site is not None for site in sites):
+            found[n.value.func.value.id][1].extend(sites)
             changed.add(n.value.func.value.id)
     return {name: entry for name, entry in found.items() if entry[1] and name in changed}
 
 
-def _display_sites(value, counts, namespace):
+def _comprehension_sites(value, counts, namespace):
+    """The site of the lambda of a comprehension of one lambda whose body reads no variable
+    of the comprehension (Python's closure would read the comprehension's own), else None."""
+    if not (isinstance(value, gast.ListComp) and isinstance(value.elt, gast.Lambda) and len(
+            value.generators) == 1 and _plain(value.elt)):
+        return None
+    own = {t.id for t in walk(value.generators[0].target) if isinstance(t, gast.Name)}
+    params = {a.id for a in value.elt.args.args}
+    if own & (_read(value.elt.body) - params):
+        return None
+    return [kinds.site_of(value.elt, counts, namespace)]
+
+
+def _display_sites(value, counts, namespace, defined):
     """The sites of a list display of functions (or of a conditional expression choosing
     between such displays), else None."""
     if isinstance(value, gast.IfExp):
-        body = _display_sites(value.body, counts, namespace)
-        orelse = _display_sites(value.orelse, counts, namespace)
+        body = _display_sites(value.body, counts, namespace, defined)
+        orelse = _display_sites(value.orelse, counts, namespace, defined)
         return None if body is None or orelse is None or namespace is None else body + orelse
     if not isinstance(value, gast.List):
         return None
-    sites = [kinds.site_of(e, counts, namespace) for e in value.elts]
+    sites = [kinds.site_of(e, counts, namespace, defined) for e in value.elts]
     return None if any(s is None for s in sites) else sites
 
 
-def _appended(stmt, found, counts=None, namespace=None):
-    """The site of ``fs.append(g)`` of a name in ``found`` (without ``counts``: ``g``), else
-    None."""
+def _added(stmt, found):
+    """The functions written into a list of ``found`` by ``fs.append(g)``, ``fs.insert(i,
+    g)`` or ``fs.extend([g, h])``, else None."""
     call = stmt.value if isinstance(stmt, gast.Expr) else None
-    if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
-            and call.func.value.id in found and len(call.args) == 1 and not call.keywords):
-        if counts is None:
-            return call.args[0]
-        return kinds.site_of(call.args[0], counts, namespace)
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name) and call.func.value.id in found
+            and not call.keywords):
+        return None
+    method, args = call.func.attr, call.args
+    if method == "append" and len(args) == 1:
+        return [args[0]]
+    if method == "insert" and len(args) == 2:
+        return [args[1]]
+    if method == "extend" and len(args) == 1 and isinstance(args[0], (gast.List, gast.Tuple)):
+        elts = args[0].elts
+        return None if any(isinstance(e, gast.Starred) for e in elts) else elts
     return None
 
 
@@ -169,6 +194,8 @@ def _uses(fn_node, name, made, sites, given=None, kept=None):
             continue
         found = _item_named(fn_node, n, name, counts, kept)
         if found is None:
+            found = _aliased(fn_node, n, name, sites, counts, kept)
+        if found is None:
             found = _use(n, name, sites, given)
         if found is None:
             return None
@@ -184,8 +211,8 @@ def _uses(fn_node, name, made, sites, given=None, kept=None):
 def _use(n, name, sites, given=None):
     """``(ids of the reads of name n allows, the calls of items it makes)``, or None for a loop
     over the list that does more than call its target."""
-    appended = _appended(n, {name: None})
-    if appended is not None and any(appended is s.node for s in sites):
+    added = _added(n, {name: None})
+    if added and all(any(e is s.node for s in sites) for e in added):
         return {id(n.value.func.value)}, []
     args = _passed_on(n, name, given)
     if args:
@@ -219,18 +246,41 @@ def _item_named(fn_node, n, name, counts, kept):
             n.targets[0], gast.Name) and _an_item(n.value, name)):
         return None
     g = n.targets[0].id
-    reads = [r for r in walk(fn_node) if isinstance(r, gast.Name) and r.id == g and (
-        isinstance(r.ctx, gast.Load))]
-    calls = [c for c in walk(fn_node) if isinstance(c, gast.Call) and isinstance(
-        c.func, gast.Name) and c.func.id == g]
-    if counts[g] != 1 or len(calls) != len(reads) or any(
-            isinstance(f, (gast.Lambda, gast.FunctionDef)) and any(
-                isinstance(r, gast.Name) and r.id == g for r in walk(f))
-            for f in walk(fn_node) if f is not fn_node):
+    calls = _only_called(fn_node, g)
+    if counts[g] != 1 or calls is None:
         return None
     if kept is not None:
         kept.append(g)
     return {id(n.value.value)}, [(c.func, c) for c in calls]
+
+
+def _aliased(fn_node, n, name, sites, counts, kept):
+    """For ``gs = fs``, ``gs`` bound there only and read only as the list is (not passed to a
+    helper): (the read of ``fs``, the calls of items through ``gs``), or, ``gs`` read
+    otherwise, no read allowed (``fs`` is then no such list); else None."""
+    if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+            n.targets[0], gast.Name) and isinstance(n.value, gast.Name) and (
+            n.value.id == name) and counts[n.targets[0].id] == 1):
+        return None
+    uses = _uses(fn_node, n.targets[0].id, n, sites, None, kept)
+    if uses is not None and kept is not None:
+        kept.append(n.targets[0].id)  # (not left to chosen_loops, which follows no alias)
+    return (set(), []) if uses is None else ({id(n.value)}, uses)
+
+
+def _only_called(fn_node, g):
+    """The calls of ``g`` in ``fn_node``, if ``g`` is read only to be called and no lambda or
+    nested def reads it, else None."""
+    reads = [r for r in walk(fn_node) if isinstance(r, gast.Name) and r.id == g and (
+        isinstance(r.ctx, gast.Load))]
+    calls = [c for c in walk(fn_node) if isinstance(c, gast.Call) and isinstance(
+        c.func, gast.Name) and c.func.id == g]
+    nested = [f for f in walk(fn_node) if isinstance(f, (gast.Lambda, gast.FunctionDef)) and (
+        f is not fn_node)]
+    if len(calls) != len(reads) or any(isinstance(r, gast.Name) and r.id == g
+                                       for f in nested for r in walk(f)):
+        return None
+    return calls
 
 
 def _passed_on(n, name, given):
@@ -317,10 +367,11 @@ def check_reads(fn_node, lists, location):
         if isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and (
                 id(n) not in allowed):
             raise location.error(UnsupportedSyntaxError, n, (
-                "srcgrad does not support a list of lambdas with default values (made by "
-                "appending them, or by a comprehension) given to a function it does not "
-                "inline, or used otherwise than by calling its items: its items hold the "
-                "lambdas' default values; loop over it and call them"))
+                "srcgrad does not support a list of functions changed at run time (lambdas "
+                "with default values made by appending them or by a comprehension, functions "
+                "appended in a branch or a loop, factories' results) given to a function it "
+                "does not inline, or used otherwise than by calling its items: its items hold "
+                "which function each is and the values it keeps; loop over it and call them"))
 
 
 def _aliases(fn_node, names):
@@ -353,9 +404,10 @@ def _reads_allowed(fn_node, names):
 
 def _same_list(value, names):
     """Whether ``value`` is one of the lists ``names`` (``fs``, ``iteration_sequence(fs)``,
-    ``list_append(fs, item)`` of its own appends, as the desugaring writes them)."""
+    ``list_append(fs, item)`` of its own appends, inserts and extends, as the desugaring
+    writes them)."""
     if isinstance(value, gast.Call) and getattr(value.func, "id", "") in (
-            "iteration_sequence", "list_append") and value.args:
+            "iteration_sequence", "list_append", "list_insert", "list_extend") and value.args:
         value = value.args[0]
     return isinstance(value, gast.Name) and value.id in names
 
@@ -399,7 +451,7 @@ def _become(node, new):
         setattr(node, attr, getattr(new, attr))
 
 
-def kept_past_trips(fn_node, local_functions, remade, namespace=None):
+def kept_past_trips(fn_node, local_functions, remade, namespace=None, passed=None):
     """``fn_node`` where a name is given, in a loop, a local function that the loop makes
     anew on each trip (``remade``: one whose default values the trip evaluates, ``g = lambda
     t, c=a * k: c * t``) and is only called (``if k == 0: h = g`` then ``h(x)`` after the
@@ -410,35 +462,81 @@ def kept_past_trips(fn_node, local_functions, remade, namespace=None):
     only called by constant keys (``d["f"](x)``). Only for a name bound once. A factory's
     result made in a loop (``g = make(a * k)``, ``namespace``: the function's) is kept the
     same way: ``g_made = (0, a * k)`` before ``g = make(g_made[1])``, ``h = g_made``, and
-    ``h(x)`` calls ``make(h[1])(x)`` (``lambda_list_sites``)."""
+    ``h(x)`` calls ``make(h[1])(x)`` (``lambda_list_sites``). Such a name may also be given
+    to a helper in a list or tuple display of it (``apply_all([h], x)``): the display gets
+    a name of its own, ``passed`` (``ctx.lambda_lists``) says what it holds, and the helper's
+    calls of its items call the function (``passed_to``)."""
     counts = binding_counts(fn_node)
     factories = _factory_results(fn_node, counts, namespace)
-    namer, made = None, {}
+    namer = Namer({n.id for n in walk(fn_node) if isinstance(n, gast.Name)} | (
+        set(local_functions)) | {fn_node.name})
+    made = {}
     for name in sorted(counts):
         binds = [n for n in walk(fn_node) if isinstance(n, gast.Assign) and any(
             isinstance(t, gast.Name) and t.id == name for t in n.targets)]
         if len(binds) != 1 or counts[name] != 1 or len(binds[0].targets) != 1:
             continue
         held = _held_functions(binds[0].value, name, local_functions, remade, factories)
-        calls = _kept_calls(fn_node, name, binds[0], held) if held else None
+        displays = _displays_passed(fn_node, name) if passed is not None and set(held) == {
+            _WHOLE} else []
+        calls = _kept_calls(fn_node, name, held, sum(len(d.elts) for d, _, _ in displays)) if (
+            held) else None
         if calls is None:
             continue
         for item, call, signature in sorted(calls, key=lambda c: -_depth(c[1], fn_node)):
             _become(call, _call_of(item, call, [signature]))
-        for key, site in held.items():
-            if site.kind == kinds.FACTORY:
-                if namer is None:
-                    namer = Namer({n.id for n in walk(fn_node) if isinstance(n, gast.Name)} | (
-                        set(local_functions)) | {fn_node.name})
-                g = site.node.id
-                if g not in made:
-                    made[g] = _made_apart(fn_node, factories[g][0], namer.fresh(MADE.format(g)))
-                _put(binds[0], key, gast.Name(made[g], gast.Load(), None, None))
-                continue
-            node = local_functions[site.function][0]
-            _put(binds[0], key, gast.Tuple([gast.Constant(0, None)] + [
-                clone(d) for d in node.args.defaults], gast.Load()))
+        for display, call, stmts in displays:
+            passed[_named(display, call, stmts, namer)] = [held[_WHOLE]]
+        _keep(fn_node, binds[0], held, local_functions, factories, made, namer)
     return fn_node
+
+
+def _keep(fn_node, bind, held, local_functions, factories, made, namer):
+    """``bind``'s value (or its items at the keys of ``held``) holding which function it is
+    and the values it keeps: a lambda's defaults, a factory's arguments (``made``: the name
+    of each factory's result kept so far)."""
+    for key, site in held.items():
+        if site.kind == kinds.FACTORY:
+            g = site.node.id
+            if g not in made:
+                made[g] = _made_apart(fn_node, factories[g][0], namer.fresh(MADE.format(g)))
+            _put(bind, key, gast.Name(made[g], gast.Load(), None, None))
+            continue
+        node = local_functions[site.function][0]
+        _put(bind, key, gast.Tuple([gast.Constant(0, None)] + [
+            clone(d) for d in node.args.defaults], gast.Load()))
+
+
+def _named(display, call, stmts, namer):
+    """The name ``display``, an argument of ``call`` in the block ``stmts``, is given just
+    before the statement of the call, which then passes that name."""
+    listed = namer.fresh(FUNCTIONS)
+    stmts.insert(next(i for i, s in enumerate(stmts) if any(n is call for n in walk(s))),
+                 gast.copy_location(gast.Assign([gast.Name(listed, gast.Store(), None, None)],
+                                                display, None), call))
+    call.args = [gast.Name(listed, gast.Load(), None, None) if a is display else a
+                 for a in call.args]
+    return listed
+
+
+def _displays_passed(fn_node, name):
+    """``[(display, call, statements)]`` of each list or tuple display of only ``name``
+    (``[h]``) given to a call of a name (a helper's: ``apply_all([h], x)``) in a plain
+    statement (or the test of an ``if``) of the block ``statements``."""
+    found = []
+    for n in walk(fn_node):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(n, field, None)
+            if not isinstance(stmts, list) or n is not fn_node and isinstance(n, gast.FunctionDef):
+                continue
+            for s in stmts:
+                top = [s.test] if isinstance(s, gast.If) else [] if isinstance(
+                    s, (gast.For, gast.While, gast.With, gast.Try)) else [s]
+                found += [(a, c, stmts) for t in top for c in walk(t) if isinstance(
+                    c, gast.Call) and isinstance(c.func, gast.Name) for a in c.args if isinstance(
+                    a, (gast.List, gast.Tuple)) and a.elts and all(
+                    isinstance(e, gast.Name) and e.id == name for e in a.elts)]
+    return found
 
 
 def _factory_results(fn_node, counts, namespace):
@@ -477,18 +575,19 @@ def _made_apart(fn_node, bind, made):
     return made
 
 
-def _kept_calls(fn_node, name, bind, held):
+def _kept_calls(fn_node, name, held, displayed=0):
     """``[(item, call, signature)]`` of the calls of the functions ``held`` that ``name``
-    (bound by ``bind``) holds, if every read of ``name`` calls it or an item of it (after
-    the loops that bind it, or in a later trip: the tuple it holds is that trip's), else
-    None."""
+    holds, if every read of ``name`` calls it or an item of it (after the loops that bind it,
+    or in a later trip: the tuple it holds is that trip's), but the ``displayed`` reads of it
+    in displays passed to helpers, else None."""
     reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name and (
         isinstance(n.ctx, gast.Load))]
     called = [n for n in walk(fn_node) if isinstance(n, gast.Call) and _key(
         n.func, name) is not None]
     calls = [(n.func, n, held[_key(n.func, name)]) for n in called
              if _key(n.func, name) in held]  # (the display's other items: as they are)
-    if len(called) != len(reads) or any(_call_of(i, c, [s]) is None for i, c, s in calls):
+    if len(called) + displayed != len(reads) or any(
+            _call_of(i, c, [s]) is None for i, c, s in calls):
         return None
     return calls
 
