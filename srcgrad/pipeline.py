@@ -73,6 +73,7 @@ from .normalize import (
 from .normalize import einsum_form as einsum
 from .normalize import inplace_calls as writes
 from .normalize.callables import is_callable_value
+from .normalize.lambda_list_sites import names_read
 from .normalize.object_classes import Example
 from .optimize import cse, dce, fold, licm, owned, release, scalars, shape_proxy, steps, uniform
 from .specialize import Packed
@@ -132,6 +133,8 @@ def _bind_names(node, ctx):
     # (a generated function's helpers, even those its parsed text no longer reads)
     code = getattr(ctx.fn, "__code__", None)
     taken |= set(code.co_freevars) if code is not None else set()
+    # (and the names a helper's calls of the items of a list of functions read: lambda_lists)
+    taken |= {n for sites in ctx.lambda_lists.values() for n in names_read(sites)}
     ctx.namer = Namer(taken | {node.name})
     ctx.namespace = Namespace(ctx.fn)
     ctx.namespace.extras.update(ctx.renamed_builtins)  # (normalize/check.py)

@@ -36,16 +36,26 @@ def apply_all(fs, x):
     return s
 
 
+def apply_indexed(fs, x):
+    s = 0.0
+    for i in range(len(fs)):
+        s = s + np.sum(fs[i](x) * x)
+    return s
+
+
 def make(c):
     return lambda t: c * np.sin(t)
 
 
 def make_def(c):
-    w = np.exp(c)
-
-    def inner(t):
-        return w * t * t
+    def inner(t, p=2):
+        return np.exp(c) * t ** p
     return inner
+
+
+def make_computing(w):
+    m = w * 1.0  # (computed when the function is made: calling `make` again would not do)
+    return lambda t: np.sum(m * t)
 
 
 def chosen_then_passed(c, x):
@@ -98,6 +108,12 @@ def factory_results_passed(c, x):
     return apply_all(fs, x)
 
 
+def def_factory_results_passed_to_an_indexing_helper(c, x):
+    fs = [np.sin]
+    fs.append(make_def(c))
+    return apply_indexed(fs, x)
+
+
 def inserted_and_extended(c, x):
     fs = [np.sin]
     if x[0] > 0:
@@ -133,7 +149,8 @@ def local_functions_by_name(c, x):
 @pytest.mark.parametrize("f", [chosen_then_passed, last_item_named, items_indexed,
                                lambda_appended_in_a_branch, factory_results_appended,
                                factory_results_passed, inserted_and_extended, aliased,
-                               local_functions_by_name])
+                               local_functions_by_name,
+                               def_factory_results_passed_to_an_indexing_helper])
 def test_a_list_of_functions_changed_at_run_time(f, x):
     check_both_and_jvp(f, C, x, T)
 
@@ -189,13 +206,6 @@ def test_a_function_kept_past_its_trip_at_second_order(f):
     check_hvp_in_x(f, C, X, T)
 
 
-def apply_indexed(fs, x):
-    s = 0.0
-    for i in range(len(fs)):
-        s = s + np.sum(fs[i](x) * x)
-    return s
-
-
 def appended_and_passed_in_a_loop_of_data_length(c, x):
     fs = []
     s = 0.0
@@ -246,6 +256,26 @@ def results_of(factory):
             s = s + np.sum(g(x))
         return s + apply_all(fs, x)
     return f
+
+
+def computed_from_an_argument_changed_later(c, x):
+    w = x * c
+    fs = [np.sum]
+    fs.append(make_computing(w))
+    w += 1.0
+    s = 0.0
+    for f in fs:
+        s = s + f(x)
+    return s
+
+
+def test_a_factory_computing_from_an_argument_changed_later():
+    # the function keeps `m` of the `w` it was made from: followed as before (built where the
+    # list changes), not by calling `make_computing` again on the changed `w` (a silently
+    # wrong value and gradient in a version of this work that never landed: 2.079 for
+    # Python's 1.579)
+    f = computed_from_an_argument_changed_later
+    check_both_and_jvp(f, C, X, T)
 
 
 @pytest.mark.parametrize("factory", [make_noisy, make_counting, make_counting_in_an_array])

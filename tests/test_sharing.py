@@ -691,6 +691,45 @@ def test_writes_seen_through_a_numpy_function_view_are_refused(f):
         grad(f)
 
 
+def appended_in_a_tuple(x):
+    w = x * 2.0
+    hs = [(0, x)]
+    hs.append((1, w))
+    w[0] = x[1] ** 2
+    return np.sum(hs[1][1] * x)
+
+
+def displayed_in_a_tuple(x):
+    w = x * 2.0
+    hs = [(1, w), x]
+    w[0] = x[1] ** 2
+    return np.sum(hs[0][1] * x)
+
+
+def in_a_dict_of_tuples(x):
+    w = x * 2.0
+    d = {"a": (w, 1.0)}
+    w[0] = x[1] ** 2
+    return np.sum(d["a"][0] * x)
+
+
+def in_a_list_in_a_list(x):
+    w = x * 2.0
+    hs = [[w]]
+    w[0] = x[1] ** 2
+    return np.sum(hs[0][0] * x)
+
+
+@pytest.mark.parametrize("f", [appended_in_a_tuple, displayed_in_a_tuple, in_a_dict_of_tuples,
+                               in_a_list_in_a_list], ids=lambda f: f.__name__)
+def test_writes_seen_through_a_container_inside_a_container_are_refused(f):
+    # were silently wrong gradients (on 690f070 each of the four disagreed with central
+    # differences): only a container holding the array itself was followed, not one holding a
+    # tuple, list or dict that holds it
+    with pytest.raises(UnsupportedSyntaxError, match="refers to the array in `w`"):
+        grad(f)
+
+
 def update_after_asarray(x):
     a = x * 2.0
     r = np.asarray(a)

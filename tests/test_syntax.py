@@ -386,10 +386,12 @@ def local_function_as_a_value(x):
     c = x[0]
     sq = lambda t: c * t * t  # noqa: E731  (reads `c`; one that reads no variable works)
     # (a tuple of it only measured and indexed works: `len(fs)` is its number of items; a
-    # list of it passed to the helper works, unless it is changed)
+    # list of it passed to the helper works, changed by `append` too: tests/test_function_lists.py;
+    # not one made by `+`)
     fs = [np.sin, sq]
     fs.append(np.cos)
-    return np.sum(_sum_over(fs, x))
+    gs = fs + [np.tanh]
+    return np.sum(_sum_over(gs, x))
 
 
 def test_a_local_function_used_as_a_value_is_refused_at_transform_time():

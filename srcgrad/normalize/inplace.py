@@ -506,7 +506,7 @@ class CopyBeforeWrite:
             base = next((b.id for b in bases if b.id in written), None)
             r, made = node.targets[0].id, position[id(node)]
             if base is None and held is not None:
-                base = self._renamed_base(node.value, bases, made, written, r)
+                base = self._renamed_base(node.value, bases, made, written, r, held[0])
             if base is None:
                 # (a view of a view, `t = np.ravel(y); z = np.reshape(t, s)`, through its bases)
                 if held is not None and (
@@ -522,13 +522,14 @@ class CopyBeforeWrite:
                     written_next_trip(self, node, made, base, writes[base], reads.get(r, ()))):
                 yield node, r, base, False
 
-    def _renamed_base(self, value, bases, made, written, r):
+    def _renamed_base(self, value, bases, made, written, r, holders):
         """``L = [b2]`` of ``b2 = blk`` (an inlined ``__init__``'s ``self.a = blk``, too),
-        then ``blk.w = v`` / ``blk[0] = v``: L holds blk's object itself; the name written
-        into (``blk``), or None."""
+        then ``blk.w = v`` / ``blk[0] = v``: L holds blk's object itself; so ``L = [t]`` of
+        ``t = (1, y)`` holds y's; the name written into (``blk``, ``y``), or None."""
         if not self._holds_parts(value):
             return None
-        return next((n for n in self._renamed(bases, made) if n in written and n != r), None)
+        reached = self._renamed(bases, made) + sorted(_reached(bases, holders, made))
+        return next((n for n in reached if n in written and n != r), None)
 
     def _holds_parts(self, value):
         """Whether ``value`` holds its parts themselves: a list, tuple or dict display, or a

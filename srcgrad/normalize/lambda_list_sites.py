@@ -13,7 +13,8 @@ factories). Guarantees: each function written into the list (a site) is one of
 - the result of a factory, a function of the user's whose body only makes a function and
   returns it (``def make(c): return lambda t: c * t``): the item holds ``(k, *arguments)``,
   and a call of it calls the factory again with them (``make(f[1])(x)``), which makes the
-  same closure: the factory computes nothing else, and calls nothing but NumPy or ``math``.
+  same closure: the factory computes nothing else (no assignment), so the function reads the
+  very objects Python's closure holds.
 
     fs = [np.sin]                          fs = [(0,)]
     fs.append(lambda t, a=c: a * t)   ->   fs.append((1, c))
@@ -23,16 +24,13 @@ factories). Guarantees: each function written into the list (a site) is one of
 from __future__ import annotations
 
 import inspect
-import math
 from collections import Counter
 from typing import NamedTuple
 
 import gast
-import numpy as np
 
 from ..astutil import clone, walk
 from ..errors import SrcgradError
-from ..frontend.resolve import MISSING
 from ..frontend.source import parse_function
 
 
@@ -92,6 +90,14 @@ def defined_once(fn_node, counts):
     return found
 
 
+def names_read(sites):
+    """The names the calls of ``sites``' functions read (``np`` of ``np.sin``, ``make``): to
+    reserve where a helper calls them, which the function's own text may no longer name (an
+    ANF temporary named ``make`` would hide the factory)."""
+    return {n.id for site in sites if site.kind != LAMBDA for n in walk(site.function)
+            if isinstance(n, gast.Name)}
+
+
 def lambda_site(node, name):
     """The site of a lambda or def ``node`` taken out as ``name``."""
     return Site(node, LAMBDA, name, len(node.args.args), len(node.args.defaults))
@@ -135,14 +141,16 @@ def call_of(site, item, args):
     return gast.Call(gast.Name(site.function, gast.Load(), None, None), args + defaults, [])
 
 
-_PURE_MODULES = ("numpy", "math")
+_LIBRARIES = ("numpy", "math")  # (their functions are no factories of the user's)
 
 
 def is_factory(obj, given):
     """Whether ``obj`` is a function of the user's, called with ``given`` positional
-    arguments, whose body only assigns values computed by NumPy or ``math`` and returns a
-    lambda or a def of its own: calling it again with the same arguments makes the same
-    function."""
+    arguments, whose body only defines and returns a lambda or a def of its own, reading its
+    parameters as they are (no assignment: a value computed from an argument that the caller
+    changes in place later would be computed anew; constant default values):
+    calling it again with the same arguments makes the same function, holding the same
+    objects."""
     if not _takes(obj, given):
         return False
     try:
@@ -154,16 +162,16 @@ def is_factory(obj, given):
     if not isinstance(last, gast.Return) or not (isinstance(last.value, gast.Lambda) or (
             isinstance(last.value, gast.Name) and last.value.id in defs)):
         return False
-    globals_ = obj.__globals__
-    return _state_unchanged(node, globals_) and all(
-        _makes_only(s, globals_) for s in body) and (
-        _pure(last.value, globals_) or isinstance(last.value, gast.Name))
+    made = [s for s in body if isinstance(s, gast.FunctionDef)] + [
+        v for v in [last.value] if isinstance(v, gast.Lambda)]
+    return all(isinstance(s, gast.FunctionDef) or isinstance(s, gast.Expr) and isinstance(
+        s.value, gast.Constant) for s in body) and all(_fixed(f) for f in made)
 
 
 def _takes(obj, given):
     """Whether ``obj`` is a plain function of the user's that ``given`` positional arguments
     call (no ``*args``, ``**kwargs``, keyword-only parameters; no generator)."""
-    if not inspect.isfunction(obj) or obj.__module__ in _PURE_MODULES:
+    if not inspect.isfunction(obj) or obj.__module__ in _LIBRARIES:
         return False
     code = obj.__code__
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
@@ -172,77 +180,11 @@ def _takes(obj, given):
         code.co_argcount - len(obj.__defaults__ or ()) <= given <= code.co_argcount)
 
 
-def _makes_only(stmt, globals_):
-    """Whether a statement of a factory's body (before its ``return``) is a docstring, an
-    assignment of a name computed by NumPy or ``math`` only, or a def without decorators,
-    ``nonlocal`` or ``global``, its defaults so computed."""
-    if isinstance(stmt, gast.FunctionDef):
-        return not stmt.decorator_list and not any(
-            isinstance(n, (gast.Nonlocal, gast.Global)) for n in walk(stmt)) and all(
-            _pure(d, globals_) for d in stmt.args.defaults + stmt.args.kw_defaults if d)
-    if isinstance(stmt, gast.Assign):
-        return all(isinstance(t, gast.Name) for t in stmt.targets) and _pure(
-            stmt.value, globals_)
-    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant)
-
-
-def _state_unchanged(node, globals_):
-    """Whether the functions the factory ``node`` makes only read the values its body assigns
-    (no method called on them, none given to a call but NumPy's ufuncs and makers and
-    ``math``'s functions, no item or field written): calling the factory again makes them anew,
-    which a function changing them would tell apart (``acc = []`` then ``acc.append(t)``)."""
-    assigned = {t.id for s in node.body if isinstance(s, gast.Assign) for t in s.targets
-                if isinstance(t, gast.Name)}
-    made = [s for s in node.body if isinstance(s, gast.FunctionDef)] + [
-        s.value for s in node.body if isinstance(s, gast.Return)]
-    for inner in made:
-        for n in walk(inner):
-            if isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(
-                    n.ctx, gast.Load):
-                return False
-            if isinstance(n, gast.Call) and (
-                    isinstance(n.func, gast.Attribute) and _root(n.func) in assigned or any(
-                        _root(a) in assigned for a in [*n.args, *(k.value for k in n.keywords)]
-                    ) and not _pure_function(n.func, globals_)):
-                return False
-    return True
-
-
-def _root(expr):
-    """The name an expression of names, fields, items and slices reads from, else None."""
-    while isinstance(expr, (gast.Attribute, gast.Subscript, gast.Starred)):
-        expr = expr.value
-    return expr.id if isinstance(expr, gast.Name) else None
-
-
-def _pure(expr, globals_):
-    """Whether ``expr`` calls nothing but NumPy's ufuncs, a few of its functions that make new
-    arrays and ``math``'s functions, named through the module's globals, given no ``out=``;
-    a lambda's defaults alike (its body runs only where it is called)."""
-    if isinstance(expr, gast.Lambda):
-        return all(_pure(d, globals_) for d in expr.args.defaults)
-    for n in walk(expr):
-        if isinstance(n, (gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await, gast.Lambda)):
-            return False
-        if isinstance(n, gast.Call) and not (_pure_function(n.func, globals_) and not any(
-                k.arg in (None, "out") for k in n.keywords)):
-            return False
-    return True
-
-
-_MAKERS = ("asarray", "array", "sum", "mean", "prod", "dot", "outer", "ones", "zeros",
-           "ones_like", "zeros_like", "full", "eye", "linspace", "arange", "where")
-
-
-def _pure_function(func, globals_):
-    path = []
-    while isinstance(func, gast.Attribute):
-        path.append(func.attr)
-        func = func.value
-    if not isinstance(func, gast.Name) or len(path) != 1:
-        return False
-    module = globals_.get(func.id, MISSING)
-    obj = getattr(module, path[0], MISSING)
-    if module is math:
-        return callable(obj)
-    return module is np and (isinstance(obj, np.ufunc) or path[0] in _MAKERS)
+def _fixed(made):
+    """Whether the def or lambda ``made`` by a factory has no decorator, ``nonlocal`` or
+    ``global``, and only constants as default values: the same each time the factory runs."""
+    defaults = [d for d in made.args.defaults + made.args.kw_defaults if d is not None]
+    return not getattr(made, "decorator_list", None) and not any(
+        isinstance(n, (gast.Nonlocal, gast.Global)) for n in walk(made)) and all(
+        isinstance(d, gast.Constant) or isinstance(d, gast.UnaryOp) and isinstance(
+            d.operand, gast.Constant) for d in defaults)

@@ -70,6 +70,8 @@ def run(fn_node, namer, passed=None, namespace=None):
             continue
         if given:
             passed[name] = signatures
+        for read in kinds.names_read(signatures):
+            namer.reserve(read)
         _hold(fn_node, name, made, uses, signatures)
     return fn_node
 
