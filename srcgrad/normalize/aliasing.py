@@ -199,6 +199,34 @@ def _reached(names, holders, before):
     return seen - {n.id for n in names}
 
 
+def held_through(value, before, checks):
+    """The names whose objects ``value`` holds through containers made before position
+    ``before`` by displays or appends (``L = list_append(L, t)`` of ``t = (1, y)``, ``L =
+    [[y]]``), transitively: a write into ``y`` by its name changes what L holds (none where
+    ``value`` makes no container; ``checks``: the in-place pass, its bindings and context)."""
+    out, stack = set(), [value]
+    while stack:
+        parts = _made_parts(stack.pop(), checks.ctx)
+        for name in {p.id for p in parts if isinstance(p, gast.Name)} - out:
+            out.add(name)
+            stack += [v for pos, v in zip(checks.bindings.get(name, ()),
+                                          checks.values.get(name, ())) if pos < before]
+    return out
+
+
+def _made_parts(value, ctx):
+    """The parts of a display, or of ``list_append(L, t)`` / ``list_insert(L, i, t)``."""
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return value.elts
+    if isinstance(value, gast.Dict):
+        return value.values
+    if isinstance(value, gast.Call) and any(
+            ctx.namespace.resolve(value.func, ctx.local_names) is h
+            for h in (runtime.list_append, runtime.list_insert)):
+        return value.args
+    return []
+
+
 def _holding(names, holders, skip):
     """``names`` and the names whose values may hold or share memory with their arrays
     (``b = [a]``, ``c = a[1:]``, ``hist = list_append(hist, a)``), transitively, not through the

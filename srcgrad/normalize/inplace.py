@@ -42,6 +42,7 @@ from .aliasing import (
     _new_cast,
     _reached,
     _viewed,
+    held_through,
     kept_state,
     own_key_writes,
     written_next_trip,
@@ -506,7 +507,7 @@ class CopyBeforeWrite:
             base = next((b.id for b in bases if b.id in written), None)
             r, made = node.targets[0].id, position[id(node)]
             if base is None and held is not None:
-                base = self._renamed_base(node.value, bases, made, written, r, held[0])
+                base = self._renamed_base(node.value, bases, made, written, r)
             if base is None:
                 # (a view of a view, `t = np.ravel(y); z = np.reshape(t, s)`, through its bases)
                 if held is not None and (
@@ -522,13 +523,12 @@ class CopyBeforeWrite:
                     written_next_trip(self, node, made, base, writes[base], reads.get(r, ()))):
                 yield node, r, base, False
 
-    def _renamed_base(self, value, bases, made, written, r, holders):
-        """``L = [b2]`` of ``b2 = blk`` (an inlined ``__init__``'s ``self.a = blk``, too),
-        then ``blk.w = v`` / ``blk[0] = v``: L holds blk's object itself; so ``L = [t]`` of
-        ``t = (1, y)`` holds y's; the name written into (``blk``, ``y``), or None."""
+    def _renamed_base(self, value, bases, made, written, r):
+        """``L = [b2]`` of ``b2 = blk`` (an inlined ``__init__``'s ``self.a = blk``), then
+        ``blk[0] = v``: L holds blk's object (``L = [(1, y)]``: y's); the name written, or None."""
         if not self._holds_parts(value):
             return None
-        reached = self._renamed(bases, made) + sorted(_reached(bases, holders, made))
+        reached = self._renamed(bases, made) + sorted(held_through(value, made, self))
         return next((n for n in reached if n in written and n != r), None)
 
     def _holds_parts(self, value):
