@@ -17,6 +17,8 @@ against differences of the gradient); each test fails on the code before (refuse
 resolve `g`", "the lambda ... used as a value", "a later trip makes it anew", "writing into
 `fs`, which may share memory")."""
 
+import types
+
 import numpy as np
 import pytest
 from gradcheck import check_both_and_jvp, check_hvp_in_x
@@ -114,6 +116,22 @@ def def_factory_results_passed_to_an_indexing_helper(c, x):
     return apply_indexed(fs, x)
 
 
+class Tools:
+    def apply_all(self, fs, x):
+        return apply_all(fs, x) + 1.0
+
+
+TOOLS = Tools()
+HELPERS = types.SimpleNamespace(apply_indexed=apply_indexed)
+
+
+def passed_to_a_method_and_a_dotted_helper(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(lambda t: c * t)
+    return TOOLS.apply_all(fs, x) + HELPERS.apply_indexed(fs, x)
+
+
 def inserted_and_extended(c, x):
     fs = [np.sin]
     if x[0] > 0:
@@ -150,7 +168,8 @@ def local_functions_by_name(c, x):
                                lambda_appended_in_a_branch, factory_results_appended,
                                factory_results_passed, inserted_and_extended, aliased,
                                local_functions_by_name,
-                               def_factory_results_passed_to_an_indexing_helper])
+                               def_factory_results_passed_to_an_indexing_helper,
+                               passed_to_a_method_and_a_dotted_helper])
 def test_a_list_of_functions_changed_at_run_time(f, x):
     check_both_and_jvp(f, C, x, T)
 

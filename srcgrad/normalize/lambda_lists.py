@@ -286,10 +286,11 @@ def _only_called(fn_node, g):
 
 
 def _passed_on(n, name, given):
-    """The ids of the reads of ``name`` that ``n``, a call of a name (a helper's), passes as
-    arguments, noted in ``given``; none where ``given`` is None."""
-    if given is None or not (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)) or (
-            n.func.id == "len"):
+    """The ids of the reads of ``name`` that ``n``, a call of a name or a dotted name (a
+    helper's, ``tools.apply_all``), passes as arguments, noted in ``given``; none where
+    ``given`` is None (one that is not inlined is refused by ``check_reads``)."""
+    if given is None or not (isinstance(n, gast.Call) and isinstance(
+            n.func, (gast.Name, gast.Attribute))) or getattr(n.func, "id", None) == "len":
         return set()
     args = {id(a) for a in n.args if isinstance(a, gast.Name) and a.id == name}
     if args:
