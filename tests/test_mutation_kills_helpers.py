@@ -92,36 +92,61 @@ def kron_weighted(a, b):
     return np.sum(np.kron(a, b) ** 2 * W6)
 
 
+def convolved_weighted(a, b):
+    out = np.convolve(a, b)
+    return np.sum(np.sin(out) * out * np.arange(1.0, len(out) + 1.0))
+
+
+def correlated_weighted(a, b):
+    out = np.correlate(a, b, mode="valid")
+    return np.sum(np.sin(out) * out * np.arange(1.0, len(out) + 1.0))
+
+
+def crossed_weighted(a, b):
+    out = np.cross(a, b)
+    return np.sum(np.sin(out) * out * W6.reshape(out.shape))
+
+
+def crossed_along_axis_0(a, b):
+    out = np.cross(a, b, axis=0)
+    return np.sum(np.sin(out) * out * W6.reshape(out.shape))
+
+
 A2, B3 = np.array([0.5, -1.2]), np.array([0.3, 0.8, -0.6])
-DA2, DB3 = np.array([0.7, 0.2]), np.array([-0.4, 1.0, 0.25])
+A3, B23 = np.array([0.5, -1.2, 0.9]), np.array([[0.3, 0.8, -0.6], [1.1, -0.2, 0.4]])
+A31, B32 = A3.reshape(3, 1), B23.T.copy()
+OPERANDS = {"two": (A2, B3), "cross": (A3, B23), "axis0": (A31, B32)}
 
 
 @pytest.mark.parametrize("wrt", [0, 1])
-def test_second_derivatives_of_kron_of_two_operands_of_two_shapes(wrt):
-    # the gradient in operand wrt of np.kron(a, b), a (2,) and b (3,) both active: reverse over
-    # reverse reads kron_vjp's partner adjoints, forward over reverse its tangents, in both
-    # operands (the existing rows square kron(v, v**2), whose operands share a shape and a
-    # variable). Kills helper_rules kron_vjp vjp[a] and vjp[b] with an operand replaced by the
-    # other, by dy or y (the shape of the other), and, along one operand alone, jvp[a] and
-    # jvp[b] with the other operand replaced by its tangent, None there
-    g = srcgrad.grad(kron_weighted, wrt=wrt)
-    w = np.sin(np.arange(2.0 + wrt))
+@pytest.mark.parametrize("f, shapes", [(kron_weighted, "two"), (convolved_weighted, "two"),
+                                       (correlated_weighted, "two"), (crossed_weighted, "cross"),
+                                       (crossed_along_axis_0, "axis0")],
+                         ids=["kron", "convolve", "correlate", "cross", "cross_axis"])
+def test_second_derivatives_of_products_of_two_operands_of_two_shapes(f, shapes, wrt):
+    # the gradient in operand wrt of np.kron, np.convolve (full) or np.correlate (valid) of a
+    # (2,) and b (3,), or np.cross of a (3,) and b (2, 3) (along axis 0 of a (3, 1) and b (3, 2)),
+    # both active: reverse over reverse reads the helper's partner adjoints,
+    # forward over reverse its tangents, in both operands (the rows of tests/test_helper_rules.py
+    # use one variable for both operands, or operands of one shape), along each operand alone
+    # (the other's tangent None). Kills helper_rules kron_vjp, convolve_vjp
+    # correlate_vjp and cross_vjp vjp[a], vjp[b] (vjp[v]) with an operand replaced by the other,
+    # by g, dy or y (the shape or the length of another), jvp[a] and jvp[b] (jvp[v]) with an
+    # operand replaced by a tangent (None, or of another shape), and cross_vjp's with the
+    # caller's `axis` dropped.
+    a, b = OPERANDS[shapes]
+    da, db = np.cos(a + 0.3), np.sin(b - 0.2)
+    g = srcgrad.grad(f, wrt=wrt)
+    w = np.sin(np.arange(1.0, 1.0 + (a, b)[wrt].size)).reshape((a, b)[wrt].shape)
 
     def h(a, b):
         return np.sum(g(a, b) * w)
 
-    check_grad(h, (A2, B3), wrt=(0, 1))
-    got = srcgrad.jvp(g, wrt=(0, 1))(A2, B3, (DA2, DB3))[1]
-    want = (g(A2 + 1e-6 * DA2, B3 + 1e-6 * DB3) - g(A2 - 1e-6 * DA2, B3 - 1e-6 * DB3)) / 2e-6
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
-    # along the other operand alone (operand wrt carries no tangent, its tangent None)
-    if wrt == 0:
-        got = srcgrad.jvp(g, wrt=1)(A2, B3, DB3)[1]
-        want = _along(lambda z: g(A2, z), B3, DB3)
-    else:
-        got = srcgrad.jvp(g, wrt=0)(A2, B3, DA2)[1]
-        want = _along(lambda z: g(z, B3), A2, DA2)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    check_grad(h, (a, b), wrt=(0, 1))
+    got = srcgrad.jvp(g, wrt=1)(a, b, db)[1]
+    np.testing.assert_allclose(got, _along(lambda z: g(a, z), b, db), rtol=1e-6, atol=1e-9)
+    got = srcgrad.jvp(g, wrt=0)(a, b, da)[1]
+    np.testing.assert_allclose(got, _along(lambda z: g(z, b), a, da), rtol=1e-6, atol=1e-9)
 
 
 def einsum_product_squared(a, b):
@@ -318,3 +343,29 @@ def test_third_derivative_of_the_builtin_sum_of_a_list():
     d3 = srcgrad.grad(srcgrad.grad(srcgrad.grad(summed_items)))
     d2 = srcgrad.grad(srcgrad.grad(summed_items))
     np.testing.assert_allclose(d3(0.7), _along(d2, 0.7, 1.0, h=1e-5), rtol=1e-6)
+
+
+def solved(a, b):
+    x = np.linalg.solve(a, b)
+    return np.sum(np.sin(x) * x)
+
+
+A33 = np.array([[2.0, 0.7, -0.3], [-0.4, 1.5, 0.6], [0.9, -0.2, 1.8]])  # not symmetric
+
+
+@pytest.mark.parametrize("b", [V4[:3], X23.T], ids=["vector", "matrix"])
+def test_second_derivatives_of_solve_in_a_matrix_that_is_not_symmetric(b):
+    # the gradient of np.linalg.solve in a (solve_vjp_a), differentiated in a and in b: its
+    # rules solve with a^T (F = solve(a^T, g)), which a symmetric a cannot tell from a. Kills
+    # helper_rules solve_vjp_a jvp[a] and vjp[x] (call dropped: `solve_like(a, g, b)` for
+    # `solve_like(mT(a), g, b)`).
+    ga = srcgrad.grad(solved, wrt=0)
+    w = np.cos(np.arange(9.0)).reshape(3, 3)
+
+    def h(a, b):
+        return np.sum(ga(a, b) * w)
+
+    check_grad(h, (A33, b), wrt=(0, 1))
+    da = np.sin(np.arange(9.0)).reshape(3, 3)
+    got = srcgrad.jvp(ga, wrt=0)(A33, b, da)[1]
+    np.testing.assert_allclose(got, _along(lambda z: ga(z, b), A33, da), rtol=1e-6, atol=1e-9)
