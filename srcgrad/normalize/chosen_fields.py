@@ -17,7 +17,9 @@ starts; the caller's object is not changed, as for any field the function writes
         b.f = np.sin                         f = np.sin
     y = b.f(x)                           y = f(x)
 
-A read of the field as a value, ``g = b.f``, becomes ``g = f`` (a copy ``rebound`` dispatches
+Another name given the object in the function's own block, ``d = b`` read only as ``d.f``
+after it, is ``b`` itself (``_aliases_folded``). A read of the field as a value, ``g = b.f``,
+becomes ``g = f`` (a copy ``rebound`` dispatches
 too). An object built here whose class does not set the field (``b = Empty()``, then ``if c:
 b.f = np.sin``) is followed from a ``NoField`` value: where no write ran, reading the field
 raises Python's AttributeError. The field is read nowhere else, so its writes are dropped. Any
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections import Counter
 
 import gast
 
@@ -49,6 +52,7 @@ def follow(fn_node, ctx):
     objects += [(a.id, type(ctx.examples[a.id]) if a.id in ctx.examples else object, None)
                 for a in fn_node.args.posonlyargs + fn_node.args.args + fn_node.args.kwonlyargs
                 if a.id not in ctx.wrt]
+    _aliases_folded(fn_node, {name: stmt for name, _, stmt in objects})
     top = {id(s) for s in fn_node.body}
     nested = {s.targets[0].value.id for s in walk(fn_node) if isinstance(s, gast.Assign) and (
         id(s) not in top) and isinstance(s.targets[0], gast.Attribute) and isinstance(
@@ -65,6 +69,52 @@ def follow(fn_node, ctx):
             read = gast.Assign([gast.Name(local, gast.Store(), None, None)], first, None)
             where = 0 if stmt is None else fn_node.body.index(stmt) + 1
             fn_node.body.insert(where, gast.copy_location(read, stmt or fn_node.body[0]))
+
+
+def _aliases_folded(fn_node, objects):
+    """``d = b`` in the function's own block, of an object's name ``b`` (``objects``: name ->
+    the statement that builds it, bound nowhere else; or None: an argument's, never bound),
+    ``d`` bound nowhere else and read only as ``d.attr`` after it: each ``d.attr`` becomes
+    ``b.attr`` (the same object) and the statement goes, so that a field written through
+    ``d`` is followed with ``b``'s."""
+    stores = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
+        n.ctx, (gast.Store, gast.Del)))
+    for stmt in list(fn_node.body):
+        uses = _alias_uses(fn_node, stmt, objects, stores)
+        if uses is not None:
+            for n in uses:
+                n.value.id = stmt.value.id
+            fn_node.body.remove(stmt)
+
+
+def _an_alias(fn_node, stmt, objects, stores):
+    """Whether ``stmt`` is ``d = b`` of an object's name ``b`` that holds that one object
+    from there on, ``d`` bound only there and named by no lambda or nested def."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(
+            stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name)):
+        return False
+    alias, name = stmt.targets[0].id, stmt.value.id
+    if name not in objects or alias == name or stores[alias] != 1 or (
+            _in_local_functions(fn_node, alias)):
+        return False
+    built = objects[name]  # (`name` bound again, or after the alias: another object)
+    return stores[name] == (built is not None) and (
+        built is None or fn_node.body.index(built) < fn_node.body.index(stmt))
+
+
+def _alias_uses(fn_node, stmt, objects, stores):
+    """The ``d.attr`` nodes of the alias ``d = b`` that ``stmt`` is, where it can be folded
+    (``_aliases_folded``), else None."""
+    if not _an_alias(fn_node, stmt, objects, stores):
+        return None
+    alias, at = stmt.targets[0].id, fn_node.body.index(stmt)
+    uses = [(n, k) for k, s in enumerate(fn_node.body) for n in walk(s) if isinstance(
+        n, gast.Attribute) and isinstance(n.value, gast.Name) and n.value.id == alias]
+    loads = [n for s in fn_node.body for n in walk(s) if isinstance(n, gast.Name) and (
+        n.id == alias) and isinstance(n.ctx, gast.Load)]
+    if len(uses) != len(loads) or any(k <= at for _, k in uses):
+        return None  # (read otherwise, or before it is bound: Python's NameError)
+    return [n for n, _ in uses]
 
 
 def _built(stmt, ctx):
