@@ -52,11 +52,15 @@ def follow(fn_node, ctx):
     objects += [(a.id, type(ctx.examples[a.id]) if a.id in ctx.examples else object, None)
                 for a in fn_node.args.posonlyargs + fn_node.args.args + fn_node.args.kwonlyargs
                 if a.id not in ctx.wrt]
-    _aliases_folded(fn_node, {name: stmt for name, _, stmt in objects})
     top = {id(s) for s in fn_node.body}
-    nested = {s.targets[0].value.id for s in walk(fn_node) if isinstance(s, gast.Assign) and (
-        id(s) not in top) and isinstance(s.targets[0], gast.Attribute) and isinstance(
-        s.targets[0].value, gast.Name)}  # (only these can have a field to follow)
+
+    def written_nested():  # (only these can have a field to follow)
+        return {s.targets[0].value.id for s in walk(fn_node) if isinstance(
+            s, gast.Assign) and id(s) not in top and isinstance(
+            s.targets[0], gast.Attribute) and isinstance(s.targets[0].value, gast.Name)}
+
+    _aliases_folded(fn_node, {name: stmt for name, _, stmt in objects}, written_nested())
+    nested = written_nested()
     for name, cls, stmt in objects:
         if name not in nested or _in_local_functions(fn_node, name) or name in (
                 local_function_reads(ctx)):
@@ -71,15 +75,18 @@ def follow(fn_node, ctx):
             fn_node.body.insert(where, gast.copy_location(read, stmt or fn_node.body[0]))
 
 
-def _aliases_folded(fn_node, objects):
+def _aliases_folded(fn_node, objects, nested):
     """``d = b`` in the function's own block, of an object's name ``b`` (``objects``: name ->
     the statement that builds it, bound nowhere else; or None: an argument's, never bound),
-    ``d`` bound nowhere else and read only as ``d.attr`` after it: each ``d.attr`` becomes
-    ``b.attr`` (the same object) and the statement goes, so that a field written through
-    ``d`` is followed with ``b``'s."""
+    ``d`` bound nowhere else, written through in a branch or a loop (``nested``), and read only
+    as ``d.attr`` after it: each ``d.attr`` becomes ``b.attr`` (the same object) and the
+    statement goes, so that a field written through ``d`` is followed with ``b``'s."""
     stores = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
         n.ctx, (gast.Store, gast.Del)))
     for stmt in list(fn_node.body):
+        if not (isinstance(stmt, gast.Assign) and {t.id for t in stmt.targets if isinstance(
+                t, gast.Name)} & nested):
+            continue  # (an alias written through only in the function's own block: as before)
         uses = _alias_uses(fn_node, stmt, objects, stores)
         if uses is not None:
             for n in uses:
