@@ -203,8 +203,9 @@ def test_a_test_after_a_run_time_assignment(f):
             assert np.isclose(value, f(x.copy(), *passed))
             np.testing.assert_allclose(g, numeric_grad(f, [x, *passed], 0), rtol=1e-6,
                                        atol=1e-8)
-            _, tangent = jvp(f)(x, *passed, T)
-            assert np.isclose(tangent, np.dot(g, T))
+            if passed == ():  # (forward mode: one specialization is enough)
+                _, tangent = jvp(f)(x, *passed, T)
+                assert np.isclose(tangent, np.dot(g, T))
 
 
 def test_second_order_of_a_test_after_a_run_time_assignment():
