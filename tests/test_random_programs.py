@@ -139,6 +139,7 @@ GENERATOR_FEATURES = (
     "view from np.split and its relatives, read before a write",
     "builtins the program does not name bound by the module",
     "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO,
+    "array in a container in a container, written by its name",
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -926,6 +927,29 @@ class Gen(LibraryStatements, LoopWrites):
         scope.names[hist] = "lv"
         return [f"{ind}{hist} = []", f"{ind}{hist}.append({copy})", f"{ind}{z} {update} {value}"]
 
+    def nestedhold(self, scope, ind, depth):
+        """An array of the function's own held in a tuple, list or dict that a list or dict
+        holds (made by a display or an append), read through the holders before a write into
+        the array by its name, or after it (Python reads the written values there: a located
+        refusal since 9659540; on 690f070 a wrong gradient, only a container holding the array
+        itself was followed)."""
+        vs = [n for n in scope.of("v", writable=True) if n in self.owned and n not in self.shared]
+        if not vs:
+            return []
+        self.features.add(NESTED_HOLDER)
+        y, h, s = self.pick(vs), self.fresh("hs"), self.fresh("s")
+        form = self.pick(["tuple", "append", "list", "dict"])
+        made = {"tuple": [f"{ind}{h} = [(0, {self.own(self.vector(scope, 1))}), (1, {y})]"],
+                "append": [f"{ind}{h} = []", f"{ind}{h}.append((1, {y}))"],
+                "list": [f"{ind}{h} = [[{y}]]"],
+                "dict": [f'{ind}{h} = {{"a": ({y}, 1.0)}}']}[form]
+        read = {"tuple": f"{h}[1][1]", "append": f"{h}[0][1]", "list": f"{h}[0][0]",
+                "dict": f'{h}["a"][0]'}[form]
+        use = f"{ind}{s} = np.sum(np.sin({read}) * {self.vector(scope, 1)})"
+        write = f"{ind}{y}[{self.integer(0, N - 1)}] = {self.scalar(scope, 1)}"
+        scope.names[s] = "s"
+        return made + ([write, use] if self.coin(1, 3) else [use, write])
+
     def viewread(self, scope, ind, depth):
         """A view of an array of the function's own read, then a write into the array (the
         sweep reads the view for the values it had when it was read); once in five the view is
@@ -1324,7 +1348,7 @@ class Gen(LibraryStatements, LoopWrites):
         programs, so each stays frequent whatever the statement weights)."""
         kinds = ["ploop", "dict", "dict", "histloop", "ndloop", "alias", "list", "list",
                  "inactive", "viewread", "appendcopy", "rebind", "reshaped", "pwrite", "pwrite",
-                 "loopwrite", "loopwrite"]
+                 "loopwrite", "loopwrite", "nestedhold"]
         if self.mut_helpers:
             # (half the programs have a mutating helper, and 40% of its calls are refused as
             # written: weighted so that its share among the checked programs stays above its
@@ -2006,6 +2030,7 @@ REFUSAL_EXAMPLES = {}  # name -> (message, program) of the first one met
 # example is counted here and not checked further. An error not listed fails the test.
 SHARED_ARGUMENT = "argument holding one array twice, written"
 SPLIT_VIEW = "view from np.split and its relatives, read before a write"
+NESTED_HOLDER = "array in a container in a container, written by its name"
 OUTSIDE_ARGUMENT = "argument that is a global array the function reads, written"
 KNOWN_REFUSALS = {
     "write into an array that may share memory": r"^writing into `[^`]+`, which may share memory",
