@@ -140,6 +140,17 @@ def inserted_and_extended(c, x):
     return apply_all(fs, x)
 
 
+def local_function_extended_in_a_loop(c, x):
+    sq = lambda v: c * v * v  # noqa: E731
+    fs = []
+    for _ in range(2):
+        fs.extend([np.tanh, sq])
+    s = 0.0
+    for g in fs:
+        s = s + np.sum(g(x) * x)
+    return s
+
+
 def aliased(c, x):
     fs = [np.sin]
     if x[0] > 0:
@@ -169,7 +180,8 @@ def local_functions_by_name(c, x):
                                factory_results_passed, inserted_and_extended, aliased,
                                local_functions_by_name,
                                def_factory_results_passed_to_an_indexing_helper,
-                               passed_to_a_method_and_a_dotted_helper])
+                               passed_to_a_method_and_a_dotted_helper,
+                               local_function_extended_in_a_loop])
 def test_a_list_of_functions_changed_at_run_time(f, x):
     check_both_and_jvp(f, C, x, T)
 

@@ -92,9 +92,9 @@ def _hold(fn_node, name, made, uses, signatures):
 
 
 def _left_to_chosen_loops(sites, uses):
-    """A list of functions known at transform time only, only looped over where it is made:
-    ``chosen_loops`` branches on which function each item is (no tuples)."""
-    return all(site.kind == kinds.STATIC for site in sites) and all(
+    """A list of functions known at transform time only (no local function), only looped over
+    where it is made: ``chosen_loops`` branches on which function each item is (no tuples)."""
+    return all(site.kind == kinds.STATIC and site.obj is not None for site in sites) and all(
         isinstance(item, gast.Name) for item, _ in uses)
 
 
