@@ -357,8 +357,8 @@ A33 = np.array([[2.0, 0.7, -0.3], [-0.4, 1.5, 0.6], [0.9, -0.2, 1.8]])  # not sy
 def test_second_derivatives_of_solve_in_a_matrix_that_is_not_symmetric(b):
     # the gradient of np.linalg.solve in a (solve_vjp_a), differentiated in a and in b: its
     # rules solve with a^T (F = solve(a^T, g)), which a symmetric a cannot tell from a. Kills
-    # helper_rules solve_vjp_a jvp[a] and vjp[x] (call dropped: `solve_like(a, g, b)` for
-    # `solve_like(mT(a), g, b)`).
+    # helper_rules solve_vjp_a jvp[a] and vjp[x], solve_vjp_b jvp[a] (call dropped:
+    # `solve_like(a, g, b)` for `solve_like(mT(a), g, b)`).
     ga = srcgrad.grad(solved, wrt=0)
     w = np.cos(np.arange(9.0)).reshape(3, 3)
 
@@ -369,3 +369,42 @@ def test_second_derivatives_of_solve_in_a_matrix_that_is_not_symmetric(b):
     da = np.sin(np.arange(9.0)).reshape(3, 3)
     got = srcgrad.jvp(ga, wrt=0)(A33, b, da)[1]
     np.testing.assert_allclose(got, _along(lambda z: ga(z, b), A33, da), rtol=1e-6, atol=1e-9)
+    gb = srcgrad.grad(solved, wrt=1)  # solve_vjp_b, differentiated in a
+    got = srcgrad.jvp(gb, wrt=0)(A33, b, da)[1]
+    np.testing.assert_allclose(got, _along(lambda z: gb(z, b), A33, da), rtol=1e-6, atol=1e-9)
+
+
+def hstacked(x):
+    return np.sum(np.hstack((x, np.sin(x))) ** 2 * np.cos(np.arange(12.0)).reshape(2, 6))
+
+
+def split_along_columns(x):
+    a, b = np.split(x, [1], axis=1)
+    return np.sum(a**3) * np.sum(np.sin(b) * b)
+
+
+def reshaped_in_fortran_order(x):
+    return np.sum(np.sin(x.reshape((3, 2), order="F")) * np.arange(6.0).reshape(3, 2))
+
+
+def slogdet_of_a_stack(x):
+    m = np.stack((x[:, :2] + 2.0 * np.eye(2), x[:, 1:] * x[:, 1:] + 1.5 * np.eye(2)))
+    return np.sum(np.sin(np.linalg.slogdet(m)[1]) * np.array([1.0, -0.5]))
+
+
+@pytest.mark.parametrize("f", [hstacked, split_along_columns, reshaped_in_fortran_order,
+                               slogdet_of_a_stack],
+                         ids=["hstack", "split_axis_1", "reshape_order_F", "slogdet_stack"])
+def test_grad_of_grad_of_joins_splits_reshapes_and_slogdet(f):
+    # reverse over reverse reads the rules of hstack_grad (its adjoint joins the pieces'
+    # cotangents dy), split_grad (split along the caller's axis), reshape_like (reshaped like g,
+    # in the caller's order) and slogdet_vjp (summed over each matrix of a stack). Kills
+    # helper_rules hstack_grad vjp[g] (name replaced: y or g for dy), split_grad vjp[g]
+    # (keyword dropped: axis), reshape_like vjp[g] (dy for g; order dropped), slogdet_vjp vjp[g]
+    # (keyword dropped: axis; unary dropped: axis=(-2, 1)).
+    df = srcgrad.grad(f)
+
+    def h(z):
+        return np.sum(df(z) * np.cos(X23))
+
+    check_grad(h, (X23,))
