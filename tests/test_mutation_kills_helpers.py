@@ -378,6 +378,19 @@ def hstacked(x):
     return np.sum(np.hstack((x, np.sin(x))) ** 2 * np.cos(np.arange(12.0)).reshape(2, 6))
 
 
+def vstacked(x):
+    return np.sum(np.vstack((x, np.sin(x))) ** 2 * np.cos(np.arange(12.0)).reshape(4, 3))
+
+
+def dstacked(x):
+    return np.sum(np.dstack((x, np.sin(x))) ** 2 * np.cos(np.arange(12.0)).reshape(2, 3, 2))
+
+
+def linspace_along_axis_1(x):
+    out = np.linspace(x[0], x[1] ** 2, num=4, axis=1)
+    return np.sum(np.sin(out) * np.arange(12.0).reshape(3, 4))
+
+
 def split_along_columns(x):
     a, b = np.split(x, [1], axis=1)
     return np.sum(a**3) * np.sum(np.sin(b) * b)
@@ -392,16 +405,18 @@ def slogdet_of_a_stack(x):
     return np.sum(np.sin(np.linalg.slogdet(m)[1]) * np.array([1.0, -0.5]))
 
 
-@pytest.mark.parametrize("f", [hstacked, split_along_columns, reshaped_in_fortran_order,
-                               slogdet_of_a_stack],
-                         ids=["hstack", "split_axis_1", "reshape_order_F", "slogdet_stack"])
+@pytest.mark.parametrize("f", [hstacked, vstacked, dstacked, linspace_along_axis_1,
+                               split_along_columns, reshaped_in_fortran_order, slogdet_of_a_stack],
+                         ids=["hstack", "vstack", "dstack", "linspace_axis_1", "split_axis_1",
+                              "reshape_order_F", "slogdet_stack"])
 def test_grad_of_grad_of_joins_splits_reshapes_and_slogdet(f):
-    # reverse over reverse reads the rules of hstack_grad (its adjoint joins the pieces'
-    # cotangents dy), split_grad (split along the caller's axis), reshape_like (reshaped like g,
-    # in the caller's order) and slogdet_vjp (summed over each matrix of a stack). Kills
-    # helper_rules hstack_grad vjp[g] (name replaced: y or g for dy), split_grad vjp[g]
-    # (keyword dropped: axis), reshape_like vjp[g] (dy for g; order dropped), slogdet_vjp vjp[g]
-    # (keyword dropped: axis; unary dropped: axis=(-2, 1)).
+    # reverse over reverse reads the rules of hstack_grad, vstack_grad, dstack_grad (their
+    # adjoints join the pieces' cotangents dy), linspace_grad (along the caller's axis),
+    # split_grad (split along the caller's axis), reshape_like (reshaped like g, in the
+    # caller's order) and slogdet_vjp (summed over each matrix of a stack). Kills helper_rules
+    # hstack_grad and vstack_grad vjp[g] (name replaced: y or g for dy), linspace_grad vjp[g]
+    # and split_grad vjp[g] (keyword dropped: axis), reshape_like vjp[g] (dy for g; order
+    # dropped), slogdet_vjp vjp[g] (keyword dropped: axis; unary dropped: axis=(-2, 1)).
     df = srcgrad.grad(f)
 
     def h(z):
