@@ -267,14 +267,23 @@ def _tests_of_module(module):
         if not marks:
             tests.append(fn)
             continue
-        argnames, values = marks[0].args[:2]
-        several = "," in argnames if isinstance(argnames, str) else len(argnames) > 1
-        for v in values:
-            v = v.values if hasattr(v, "values") and not isinstance(v, dict) else v  # pytest.param
-            if several:
-                tests.append(lambda fn=fn, v=tuple(v): fn(*v))
-            else:
-                tests.append(lambda fn=fn, v=v: fn(v[0] if isinstance(v, tuple) else v))
+        # stacked parametrize marks: every combination (before, only the first mark was
+        # expanded, so such a test failed for a missing argument and checked nothing)
+        combinations = [{}]
+        for mark in marks:
+            argnames, values = mark.args[:2]
+            names = ([a.strip() for a in argnames.split(",")] if isinstance(argnames, str)
+                     else list(argnames))
+            each = []
+            for v in values:
+                v = v.values if hasattr(v, "values") and not isinstance(v, dict) else v  # param
+                if len(names) > 1:
+                    each.append(dict(zip(names, v)))
+                else:
+                    each.append({names[0]: v[0] if isinstance(v, tuple) else v})
+            combinations = [{**c, **e} for c in combinations for e in each]
+        for kwargs in combinations:
+            tests.append(lambda fn=fn, kwargs=kwargs: fn(**kwargs))
     return tests
 
 

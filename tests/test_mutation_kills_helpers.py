@@ -98,7 +98,7 @@ def convolved_weighted(a, b):
 
 
 def correlated_weighted(a, b):
-    out = np.correlate(a, b, mode="valid")
+    out = np.correlate(a, b, mode="full")
     return np.sum(np.sin(out) * out * np.arange(1.0, len(out) + 1.0))
 
 
@@ -124,7 +124,7 @@ OPERANDS = {"two": (A2, B3), "cross": (A3, B23), "axis0": (A31, B32)}
                                        (crossed_along_axis_0, "axis0")],
                          ids=["kron", "convolve", "correlate", "cross", "cross_axis"])
 def test_second_derivatives_of_products_of_two_operands_of_two_shapes(f, shapes, wrt):
-    # the gradient in operand wrt of np.kron, np.convolve (full) or np.correlate (valid) of a
+    # the gradient in operand wrt of np.kron, np.convolve or np.correlate (full) of a
     # (2,) and b (3,), or np.cross of a (3,) and b (2, 3) (along axis 0 of a (3, 1) and b (3, 2)),
     # both active: reverse over reverse reads the helper's partner adjoints,
     # forward over reverse its tangents, in both operands (the rows of tests/test_helper_rules.py
