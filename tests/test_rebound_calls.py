@@ -392,3 +392,56 @@ def test_an_object_of_another_class_read_from_an_attribute_later_in_a_loop_and_c
     np.testing.assert_allclose(t, np.sum(numeric_grad(f, (X,), 0)), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(srcgrad.hessian(f)(X), hessian_by_differences(f, (X,)),
                                rtol=1e-5, atol=1e-6)
+
+
+# A lambda with default values remade on each trip of a loop, kept by another name in a branch
+# (`keep = None` first): the copy holds the defaults of its trip. On a8c8684 the copy was
+# dispatched like a copy of a function passed, and its call inlined read the last trip's
+# defaults: grad [-0.61, -5.28, -3.99] for central differences [1.70, -0.82, -2.93] (the value
+# wrong too); found by tests/test_random_objects.py, seed 1470. Now refused, located, as on
+# 690f070. The same lambda without defaults reads `k` when it is called (Python's late binding):
+# it works (it raised a ValueError in the derivative on a8c8684).
+def kept_lambda_called_after_the_loop(x, c):
+    h = x * 2.0
+    keep = None
+    for k in range(2):
+        g = lambda v, k=k: v * (k + c)
+        if k == 0:
+            keep = g
+    h = keep(h) + g(h)
+    return np.sum(np.sin(h))
+
+
+def kept_lambda_called_by_a_later_trip(x, c):
+    s = 0.0
+    keep = None
+    for k in range(3):
+        g = lambda v, k=k: v * (k + c)
+        if k == 0:
+            keep = g
+        if k == 2:
+            s = s + np.sum(np.sin(keep(x)))
+    return s
+
+
+def kept_closure_reading_the_loop_variable(x, c):
+    h = x * 2.0
+    keep = None
+    for k in range(2):
+        g = lambda v: v * (k + c)
+        if k == 0:
+            keep = g
+    h = keep(h) + g(h)
+    return np.sum(np.sin(h))
+
+
+@pytest.mark.parametrize("f", [kept_lambda_called_after_the_loop,
+                               kept_lambda_called_by_a_later_trip], ids=lambda f: f.__name__)
+def test_a_kept_copy_of_a_lambda_with_defaults_remade_per_trip_is_refused(f):
+    with pytest.raises(SrcgradError, match="the local function `g` used as a value") as info:
+        srcgrad.grad(f)(X[:3], 0.4)
+    assert "test_rebound_calls.py" in str(info.value)
+
+
+def test_a_kept_closure_reads_the_loop_variable_when_called():
+    check_grad(kept_closure_reading_the_loop_variable, (X[:3], 0.4), wrt=(0, 1))

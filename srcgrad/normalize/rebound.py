@@ -83,13 +83,27 @@ def _rebound_callables(node, ctx, locals_, params):
             plain.add(id(n.targets[0]))
     functions = _function_names(node) | {g for g, values in assigned.items() if any(
         _a_function(v, ctx, locals_) for v in values)}
-    excluded = _read_or_stored_otherwise(node, plain, functions) | set(params) | _values(ctx)
+    excluded = (_read_or_stored_otherwise(node, plain, functions) | set(params) | _values(ctx)
+                | _copies_in_loops_of_defaults(node, ctx))
     found = {g for g, values in assigned.items() if len(values) > 1 and g not in excluded
              and all(_static_looking(v, ctx, locals_) for v in values) and (
                  g in functions or not any(isinstance(v, gast.Constant) for v in values))}
     # (a copy `h = g` of a name dispatched now is dispatched itself in the next round)
     return {g for g in found if not any(isinstance(v, gast.Name) and v.id in found
                                         for v in assigned[g])}
+
+
+def _copies_in_loops_of_defaults(node, ctx):
+    """The names assigned, in a loop, a local function with default values (``keep = g`` of a
+    ``g = lambda v, k=k: ...`` made on each trip): the copy holds the defaults of the trip it
+    was made on, while a call of the copy inlined would read those of the last trip. Not
+    dispatched (its calls are resolved, or refused, as before)."""
+    local_functions = getattr(ctx, "local_functions", None) or {}
+    with_defaults = {name for name, (fn, *_) in local_functions.items()
+                     if fn.args.defaults or any(d is not None for d in fn.args.kw_defaults)}
+    loops = [n for n in _nodes(node.body) if isinstance(n, (gast.For, gast.While))]
+    return {n.targets[0].id for loop in loops for n in _nodes(loop.body)
+            if _copy(n) and n.value.id in with_defaults}
 
 
 def _values(ctx):
