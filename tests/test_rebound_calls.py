@@ -428,7 +428,7 @@ def kept_closure_reading_the_loop_variable(x, c):
     h = x * 2.0
     keep = None
     for k in range(2):
-        g = lambda v: v * (k + c)
+        g = lambda v: v * (k + c)  # noqa: B023 (late binding, as meant)
         if k == 0:
             keep = g
     h = keep(h) + g(h)
