@@ -64,3 +64,22 @@ def test_a_helpers_closure_variable_rebound_after_the_derivative_was_made(transf
     set_w(np.array([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(run()[1] if transform == "jvp" else run(),
                                first[1] if transform == "jvp" else first, rtol=1e-14)
+
+
+# A module's array named like a lambda of the function (`act` below): resolving the call of the
+# lambda found the array, and a membership test of srcgrad (`fn in (map, filter)`) compared it
+# elementwise: "The truth value of an array ... is ambiguous" at transform time on e5d6152, for
+# the plainest lambda. The call is the lambda's.
+act = np.array([1.0, 2.0, 3.0])
+
+
+def lambda_named_like_a_module_array(x, c):
+    act = lambda v: v * c  # noqa: E731
+    return np.sum(np.sin(act(x)))
+
+
+def test_a_lambda_named_like_a_module_array():
+    x = np.array([0.3, -0.5, 0.7])
+    g = srcgrad.grad(lambda_named_like_a_module_array, wrt=(0, 1))(x, 0.4)
+    assert np.allclose(g[0], numeric_grad(lambda_named_like_a_module_array, [x, 0.4], 0))
+    assert np.allclose(g[1], numeric_grad(lambda_named_like_a_module_array, [x, 0.4], 1))

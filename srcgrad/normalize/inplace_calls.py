@@ -466,7 +466,7 @@ class InPlaceCalls:
             helper = self._ref(ir.inplace_target, ir.inplace_target.__name__)
             check = gast.Call(helper, operands, [])
         else:  # a reduction, a scan...: NumPy wants out= of the result's own shape
-            size = gast.Constant(fn in (np.round, np.around), None)
+            size = gast.Constant(fn is np.round or fn is np.around, None)
             check = gast.Call(self._ref(ir.exact_target, ir.exact_target.__name__),
                               operands + [size], [])
         return written[:1] + [gast.Expr(check)] + written[1:]
@@ -769,6 +769,6 @@ WRITERS = {
 def _broadcasts_into_out(fn):
     """Whether NumPy broadcasts ``fn``'s result into a larger ``out=`` (a ufunc, its
     ``outer``, ``np.clip``, ``np.fix``): a reduction or a scan requires the result's shape."""
-    if isinstance(fn, np.ufunc) or fn in (np.clip, np.fix):
+    if isinstance(fn, np.ufunc) or fn is np.clip or fn is np.fix:
         return True
     return isinstance(getattr(fn, "__self__", None), np.ufunc) and fn.__name__ == "outer"

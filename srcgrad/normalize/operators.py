@@ -175,9 +175,11 @@ class Operators(NodeTransformer):
         fn = self._resolved(node.func)
         if fn is np.array:
             node = self._array_copy(node)
-        iterated = node.args[1:] if fn in (map, filter) else node.args if fn is zip else (
-            node.args[:1] if fn in (list, tuple, enumerate, sorted, reversed, sum) or fn in (
-                max, min) and len(node.args) == 1 else [])
+        # (identity: a name resolved to a module's array, `g` of a local lambda `g` shadowing
+        # it, would compare elementwise)
+        iterated = node.args[1:] if _one_of(fn, (map, filter)) else node.args if fn is zip else (
+            node.args[:1] if _one_of(fn, (list, tuple, enumerate, sorted, reversed, sum)) or
+            _one_of(fn, (max, min)) and len(node.args) == 1 else [])
         for arg in iterated:
             self._not_iterated(arg)
         for arg in node.args:
@@ -374,3 +376,8 @@ def _bindings(fn_node):
                 and id(n) not in plain):
             bindings.setdefault(n.id, []).append(None)
     return bindings
+
+
+def _one_of(fn, options):
+    """Whether ``fn`` is one of ``options`` (by identity)."""
+    return any(fn is option for option in options)
