@@ -613,6 +613,16 @@ def merges_an_argument(p, q):
 # --- the claims -----------------------------------------------------------------------------
 
 # (phrase of the page's row, function, wrt, arguments, when, message pattern)
+def bump_first(y, v):
+    y[0] = y[0] + v
+    return v
+
+
+def changing_comprehension(x):
+    y = x * 1.0
+    return np.sum(y * y) + sum(bump_first(y, v) for v in x)
+
+
 TRANSFORM, RUN = "transform", "run"
 class Fields:
     def __init__(self, a, b):
@@ -717,6 +727,8 @@ def writes_into_a_copy_at_a_computed_key(x, P):
 
 
 CLAIMS = [
+    ("as a part of a larger expression (`np.sum(y * y) + sum(bump", changing_comprehension,
+     0, (X,), TRANSFORM, "calling `bump_first`, which changes a value in place"),
     ("binds the name of a builtin srcgrad writes into the code of a helper",
      shadowing_module.unpacks_in_a_helper, 0, (X,), TRANSFORM, "builtin's name `list`"),
     ("then a write in place into its items", writes_into_a_shallow_copy, 0, (X, [X * 1.5]), RUN,

@@ -27,6 +27,7 @@ import gast
 from .. import runtime
 from ..astutil import NodeTransformer, clone, ordered_walk, stored
 from ..emit import naming
+from . import moved_effects
 
 
 def _name(id_, ctx=None):
@@ -87,8 +88,10 @@ class DesugarControl:
             if isinstance(s, (gast.For, gast.While, gast.If)):
                 # `for v in map(f, xs)` is a loop over a comprehension: the iterable is replaced
                 field = "iter" if isinstance(s, gast.For) else "test"
+                self._refuse_moved_effects(gast.Expr(getattr(s, field)))
                 setattr(s, field, _HoistComprehensions(self, hoisted).visit(getattr(s, field)))
             else:
+                self._refuse_moved_effects(s)
                 _HoistComprehensions(self, hoisted).visit(s)
                 if _built_into(s, hoisted):
                     # `rows = [... for ...]`: built into `rows` itself, not into a fresh list
@@ -101,6 +104,10 @@ class DesugarControl:
             out.extend(hoisted)
             out.append(s)
         return out
+
+    def _refuse_moved_effects(self, s):
+        if self.ctx is not None:
+            moved_effects.refuse(s, self.ctx.namespace, self.locals, self.ctx.location)
 
     def _expand(self, comp, as_sum):
         """Statements computing ``comp`` into a fresh name, and that name."""
