@@ -140,6 +140,7 @@ GENERATOR_FEATURES = (
     "builtins the program does not name bound by the module",
     "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO,
     "array in a container in a container, written by its name",
+    "mutating helper in a comprehension inside an expression",
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -1225,7 +1226,18 @@ class Gen(LibraryStatements, LoopWrites):
         if not targets:
             return []
         self.features.add("mutating helper")
-        call = f"{name}({self.pick(targets)}, {self.scalar(scope, 2)})"
+        y = self.pick(targets)
+        call = f"{name}({y}, {self.scalar(scope, 2)})"
+        if returns and kind == "v" and self.coin(1, 4):
+            # in a comprehension that is a part of a larger expression: Python calls it after
+            # the operand left of it (srcgrad built it before the statement: a wrong value on
+            # 130a340; now a located refusal)
+            self.features.add(MOVED_EFFECT)
+            s, t = self.fresh("s"), self.fresh("t")
+            scope.names[s] = "s"
+            comp = self.pick([f"sum({name}({y}, 0.5 * {t}) for {t} in range(2))",
+                              f"sum([{name}({y}, {self.scalar(scope, 1)}) for {t} in range(2)])"])
+            return [*made, f"{ind}{s} = np.sum({y} * {y}) + {comp}"]
         if returns and self.coin():
             s = self.fresh("s")
             scope.names[s] = "s"
@@ -2031,6 +2043,7 @@ REFUSAL_EXAMPLES = {}  # name -> (message, program) of the first one met
 SHARED_ARGUMENT = "argument holding one array twice, written"
 SPLIT_VIEW = "view from np.split and its relatives, read before a write"
 NESTED_HOLDER = "array in a container in a container, written by its name"
+MOVED_EFFECT = "mutating helper in a comprehension inside an expression"
 OUTSIDE_ARGUMENT = "argument that is a global array the function reads, written"
 KNOWN_REFUSALS = {
     "write into an array that may share memory": r"^writing into `[^`]+`, which may share memory",
@@ -2039,6 +2052,7 @@ KNOWN_REFUSALS = {
         r"written into afterwards"
     ),
     "view read after a write into its base": r"^`\w+` is a view of `\w+`, which is written into",
+    MOVED_EFFECT: r"^srcgrad does not support calling `\w+`, which changes a value in place, in a",
     "view read after an update of its base": (
         r"^`\w+ [-+*/]= \.\.\.` updates an array in place, and `\w+` shares memory with it"
     ),

@@ -31,7 +31,10 @@ _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp
 # methods that change what they are called on (lists, dicts, sets, arrays)
 _CHANGING = frozenset(["append", "extend", "insert", "pop", "remove", "clear", "update",
                        "setdefault", "popitem", "add", "discard", "sort", "reverse", "fill",
-                       "put", "itemset", "resize", "setfield", "partition", "__setitem__"])
+                       "put", "itemset", "resize", "setfield", "partition", "__setitem__",
+                       # NumPy functions that write into their first argument
+                       "copyto", "at", "place", "putmask", "put_along_axis", "fill_diagonal",
+                       "shuffle"])
 
 
 def refuse(s, namespace, local_names, location):
