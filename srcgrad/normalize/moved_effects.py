@@ -20,6 +20,7 @@ at the call.
 from __future__ import annotations
 
 import inspect
+import types
 
 import gast
 
@@ -67,7 +68,7 @@ def _changes(fn, depth):
     stored (``+=`` too), ``+=`` on a parameter, a method that changes what it is called on
     called on one, ``out=``, or a call of such a function (``depth`` levels down). (A write
     into an array the function made itself, ``t = np.zeros(3); t[0] = v``, changes nothing
-    outside; one made as another name for a parameter, ``t = w``, is not seen.)"""
+    outside; one through another name for a parameter, ``t = w[1:]``, does.)"""
     if depth <= 0 or not inspect.isfunction(fn) or _library(fn):
         return False
     try:
@@ -77,8 +78,39 @@ def _changes(fn, depth):
     params = {a.id for a in walk(node.args) if isinstance(a, gast.Name)}
     assigned = {n.id for n in walk(node) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store)} - params
+    assigned -= _aliases(node, assigned, fn.__globals__)
     return any(_writes(n, assigned) or _calls_changing(n, fn, depth, assigned)
                for n in walk(node))
+
+
+def _aliases(node, assigned, globals_):
+    """The names of ``assigned`` that another name for a value from outside may be bound to:
+    ``t = w``, ``t = w[1:]``, ``t = w.reshape(3)`` of a parameter or a name from outside (or of
+    such a name), not a module's function's result (``t = np.zeros(3)``)."""
+    out = set()
+    size = None
+    while size != len(out):
+        size = len(out)
+        for n in walk(node):
+            if not isinstance(n, gast.Assign):
+                continue
+            root = _root(n.value)
+            if root is None or isinstance(globals_.get(root), types.ModuleType):
+                continue
+            if root not in assigned or root in out:
+                out |= {t.id for t in n.targets if isinstance(t, gast.Name)}
+    return out & assigned
+
+
+def _root(value):
+    """The name ``value`` reads through items, attributes and method calls, or None."""
+    while True:
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+            value = value.func.value
+        elif isinstance(value, (gast.Subscript, gast.Attribute)):
+            value = value.value
+        else:
+            return value.id if isinstance(value, gast.Name) else None
 
 
 def _outside(target, assigned):
