@@ -156,18 +156,26 @@ def _range_trips(s):
 
 def _only_read(name, s):
     """Whether every mention of ``name`` in ``s`` reads it without changing what it holds."""
+    allowed = reading_mentions(s, loops=True)
+    return all(id(n) in allowed for n in walk(s)
+               if isinstance(n, gast.Name) and n.id == name)
+
+
+def reading_mentions(node, loops):
+    """The ids of the nodes in ``node`` that are read without a change of what they hold:
+    indexed, unpacked (``*xs``, ``**kw``), measured (``len(xs)``) and, with ``loops``, looped
+    over."""
     allowed = set()
-    for n in walk(s):
+    for n in walk(node):
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
             allowed.add(id(n.value))
         elif isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
             allowed.add(id(n.value))
-        elif isinstance(n, gast.For):
+        elif loops and isinstance(n, gast.For):
             allowed.add(id(n.iter))
         elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len":
             allowed.update(id(a) for a in n.args)
-    return all(id(n) in allowed for n in walk(s)
-               if isinstance(n, gast.Name) and n.id == name)
+    return allowed
 
 
 def _spell(name, s, known):

@@ -18,6 +18,7 @@ import gast
 
 from ..astutil import clone, walk
 from ..errors import UnsupportedSyntaxError
+from .appended_spreads import reading_mentions
 from .callables import StaticArgumentNeeded
 
 
@@ -101,14 +102,7 @@ def _spread(node):
 def _only_read(node):
     """The names every mention of which in ``node`` only reads them: unpacked, indexed,
     measured (a parameter the body rebinds or changes holds no display's length)."""
-    allowed = set()
-    for n in walk(node):
-        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
-            allowed.add(id(n.value))
-        elif isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
-            allowed.add(id(n.value))
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "len":
-            allowed.update(id(a) for a in n.args)
+    allowed = reading_mentions(node, loops=False)
     names = [n for n in walk(node) if isinstance(n, gast.Name)]
     bad = {n.id for n in names if id(n) not in allowed and not isinstance(n.ctx, gast.Param)}
     return {n.id for n in names} - bad
