@@ -25,17 +25,16 @@ import types
 import gast
 
 from ..astutil import walk
+from ..checkpoint_sharing import MUTATING, NUMPY_WRITES, SLOT_METHODS
 from ..errors import SrcgradError, UnsupportedSyntaxError
 from ..frontend.source import parse_function
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
 # methods that change what they are called on (lists, dicts, sets, arrays)
-_CHANGING = frozenset(["append", "extend", "insert", "pop", "remove", "clear", "update",
-                       "setdefault", "popitem", "add", "discard", "sort", "reverse", "fill",
-                       "put", "itemset", "resize", "setfield", "partition", "__setitem__",
-                       # NumPy functions that write into their first argument
-                       "copyto", "at", "place", "putmask", "put_along_axis", "fill_diagonal",
-                       "shuffle"])
+# methods that change what they are called on (lists, dicts, sets, arrays), and NumPy functions
+# that write into their first argument (`np.copyto`, `np.add.at`, `rng.shuffle`)
+_CHANGING = frozenset(MUTATING + SLOT_METHODS + NUMPY_WRITES) | {
+    "itemset", "setfield", "partition", "__setitem__", "at", "shuffle"}
 
 
 def refuse(s, namespace, local_names, location):
