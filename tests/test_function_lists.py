@@ -191,6 +191,42 @@ def test_a_list_of_functions_changed_at_run_time_at_second_order(f):
     check_hvp_in_x(f, C, X, T)
 
 
+def values_appended(a, x):
+    acc = []
+    for _ in range(4):
+        if x[0] > 5.0:
+            break
+        acc.append(a)
+    return np.sum(x) + np.tanh(np.sum(np.array(acc)))
+
+
+def values_appended_in_a_helper_inlined_twice(c, x):
+    return values_appended(c, x) * values_appended(0.5 * c, np.cos(x))
+
+
+def functions_appended_in_a_helper(g, x):
+    fs = []
+    for _ in range(2):
+        fs.append(g)
+        fs.append(np.cos)
+    return apply_all(fs, x)
+
+
+def passed_functions_appended_in_a_helper(c, x):
+    return functions_appended_in_a_helper(np.sin, c * x) + functions_appended_in_a_helper(
+        lambda v: c * v, x)
+
+
+@pytest.mark.parametrize("f", [values_appended_in_a_helper_inlined_twice,
+                               passed_functions_appended_in_a_helper])
+def test_a_list_appended_in_an_inlined_helper(f):
+    # (a list of the caller's values, the helper's parameter, is no list of functions: it was
+    # refused as one, "a list of functions changed at run time ... given to a function it does
+    # not inline", at jvp and grad; the caller's functions passed in still are)
+    check_both_and_jvp(f, C, X, T)
+    check_hvp_in_x(f, C, X, T)
+
+
 def factory_kept_past_its_trip(c, x):
     for k in range(3):
         g = make(c * (k + 1.0))

@@ -161,7 +161,8 @@ def _pin_called_items(fn_node, namespace, ctx):
                                      HeldItems.SAME))
 
 
-def extract_local_functions(fn_node, location, namer=None, passed=None, namespace=None):
+def extract_local_functions(fn_node, location, namer=None, passed=None, namespace=None,
+                            functions=frozenset()):
     """Take ``name = lambda ...`` and nested ``def`` statements out of the body, wherever they
     are (in a loop, a branch, ...).
 
@@ -174,7 +175,7 @@ def extract_local_functions(fn_node, location, namer=None, passed=None, namespac
     ``i_default`` (``namer``: the fresh names).
     """
     # (a list of lambdas holds their defaults instead; ``passed``: those passed to helpers)
-    lambda_lists.run(fn_node, namer, passed, namespace)
+    lambda_lists.run(fn_node, namer, passed, namespace, functions)
     stores = binding_counts(fn_node)  # (a parameter is the argument before a `def` of it)
     defs = Counter(n.name for n in walk(fn_node.body) if isinstance(n, gast.FunctionDef))
     found = {}

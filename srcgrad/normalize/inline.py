@@ -558,7 +558,8 @@ class InlineCalls:
     def _local_functions(self, node, location):
         """The helper's own lambdas and nested defs (their names and the names they read
         already the helper's renamed ones): local functions of the caller, by a fresh name."""
-        found = extract_local_functions(node, location, self.ctx.namer, self.ctx.lambda_lists)
+        found = extract_local_functions(node, location, self.ctx.namer, self.ctx.lambda_lists,
+                                        functions=lambda_lists.caller_functions(node, self))
         refuse_leftover_functions(node, location)
         fresh = {name: self.ctx.namer.fresh(name) for name in found}
         _RenameNames(fresh).visit(node)

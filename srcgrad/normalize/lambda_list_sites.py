@@ -56,7 +56,7 @@ def site_of(expr, counts, namespace, defined=frozenset()):
         return Site(expr, LAMBDA, None, len(a.args), len(a.defaults))
     if isinstance(expr, gast.Name) and expr.id in defined:
         return Site(expr, STATIC, clone(expr), None, 0)
-    if _static_looking(expr, counts):
+    if _static_looking(expr, counts, in_helper=namespace is None):
         obj = namespace.resolve(expr) if namespace is not None else None
         if namespace is not None and not callable(obj):
             return None
@@ -103,8 +103,11 @@ def lambda_site(node, name):
     return Site(node, LAMBDA, name, len(node.args.args), len(node.args.defaults))
 
 
-def _static_looking(expr, counts):
-    """A name the function never binds, or an attribute of one (``np.sin``)."""
+def _static_looking(expr, counts, in_helper=False):
+    """A name the function never binds, or an attribute of one (``np.sin``); not a bare name
+    in an inlined helper's body (the caller's value: its functions are ``defined``)."""
+    if in_helper and isinstance(expr, gast.Name):
+        return False
     while isinstance(expr, gast.Attribute):
         expr = expr.value
     return isinstance(expr, gast.Name) and counts[expr.id] == 0

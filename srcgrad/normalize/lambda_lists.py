@@ -45,15 +45,16 @@ from . import lambda_list_sites as kinds
 from .chosen_loops import split_conditional_displays
 
 
-def run(fn_node, namer, passed=None, namespace=None):
+def run(fn_node, namer, passed=None, namespace=None, functions=frozenset()):
     """``fn_node`` with each list of lambdas (see above) holding their defaults; ``passed``
     gets, for each such list given to a helper (``apply_all(fs, x)``), what ``passed_to``
     needs to call its items in the helper's body. With ``namespace``, a list may also hold
-    functions known at transform time and factories' results (``lambda_list_sites``)."""
+    functions known at transform time and factories' results (``lambda_list_sites``); without
+    (an inlined helper's body), only the names in ``functions`` hold functions."""
     if namer is None:
         return fn_node
     counts = binding_counts(fn_node)
-    defined = kinds.defined_once(fn_node, counts)
+    defined = kinds.defined_once(fn_node, counts) | set(functions)
     # (a name a nested def binds is no global's: a list holding it holds that def)
     counts += Counter(n.name for n in walk(fn_node) if isinstance(n, gast.FunctionDef) and (
         n is not fn_node))
@@ -74,6 +75,25 @@ def run(fn_node, namer, passed=None, namespace=None):
             namer.reserve(read)
         _hold(fn_node, name, made, uses, signatures)
     return fn_node
+
+
+def caller_functions(body, inliner):
+    """The names an inlined helper's ``body`` reads but does not bind that hold functions:
+    the caller's local functions (``inliner``'s), and functions the names of the module (or
+    srcgrad's own for a function passed) hold; not the caller's variables (the helper's
+    parameters renamed)."""
+    counts = binding_counts(body)
+    found = set()
+    for n in walk(body):
+        if not isinstance(n, gast.Name) or counts[n.id] or n.id in found:
+            continue
+        if n.id in inliner.local_functions:
+            found.add(n.id)
+        elif n.id not in inliner.locals:
+            value = inliner.namespace.resolve(gast.Name(n.id, gast.Load(), None, None))
+            if callable(value) and not hasattr(value, "__array__"):
+                found.add(n.id)
+    return found
 
 
 def _hold(fn_node, name, made, uses, signatures):
