@@ -215,9 +215,14 @@ def _checks():
         import test_numeric_rules as numeric
     except ImportError:  # (absent in older versions of the tests)
         numeric = None
-    for fn, tests in getattr(numeric, "MUTATION_CHECKS", {}).items():
-        for test in tests:
-            add(fn, test)
+    try:
+        import test_mutation_kills_tables as tables
+    except ImportError:  # (absent in older versions of the tests)
+        tables = None
+    for module in (numeric, tables):
+        for fn, tests in getattr(module, "MUTATION_CHECKS", {}).items():
+            for test in tests:
+                add(fn, test)
     import test_complex_table as complex_table  # complex inputs: the rows above are real
 
     for fn, _ in _callees(getattr(complex_table, "CALLS", [])):

@@ -16,6 +16,8 @@ Conventions where the derivative is not unique:
 * ``np.maximum.accumulate`` (``minimum``): each running extreme comes from the first element that
   reached it: a tie goes to the earlier element, as ``np.maximum`` gives a tie to its first operand.
   ``np.maximum.reduce`` is ``np.max`` over axis 0 by default (ties split equally).
+* ``np.trapezoid``'s ``dx`` is one number: the derivative with respect to an array ``dx`` (which
+  NumPy multiplies into the averaged samples) is refused (``scalar_spacing``).
 * ``np.gradient`` and ``np.polyfit`` are linear in ``f`` and ``y``; their spacings / sample points
   and weights are not differentiated (refused when they carry gradient).
 
@@ -50,12 +52,15 @@ defrule(
     vjp={
         "y": "trapezoid_grad(dy, y_, x, dx, axis)",
         "x": "trapezoid_grad_x(dy, y_, x, axis)",
-        "dx": "unbroadcast(dy * np.trapezoid(y_, axis=axis), dx) if x is None else 0.0",
+        # (dx is one number: an array dx, whose gradient this is not, is refused)
+        "dx": "unbroadcast(dy * np.trapezoid(y_, axis=axis), dx) if x is None and "
+        "scalar_spacing(dx) else 0.0",
     },
     jvp={
         "y": "np.trapezoid(dy, x=x, dx=dx, axis=axis)",
         "x": "np.trapezoid(y_, x=d_x, axis=axis)",
-        "dx": "ddx * np.trapezoid(y_, axis=axis) if x is None else np.zeros(np.shape(y))",
+        "dx": "ddx * np.trapezoid(y_, axis=axis) if x is None and scalar_spacing(dx) else "
+        "np.zeros(np.shape(y))",
     },
 )
 
@@ -273,7 +278,8 @@ defrule(
     vjp={
         "g": "np.trapezoid(dy, x=x, dx=dx, axis=axis)",
         "x": "trapezoid_grad_x(np.ones_like(g), dy * np.expand_dims(g, axis), x, axis)",
-        "dx": "np.sum(dy * trapezoid_grad(g, a, None, 1.0, axis)) if x is None else 0.0",
+        "dx": "np.sum(dy * trapezoid_grad(g, a, None, 1.0, axis)) if x is None and "
+        "scalar_spacing(dx) else 0.0",
     },
     jvp={
         "g": "trapezoid_grad(dg, a, x, dx, axis)",

@@ -92,10 +92,12 @@ linear(runtime.fit_axes, "g, sizes, axes", vjp={"g": "fit_axes(dy, axis_sizes(g,
 nondiff(runtime.fft_axes, runtime.fft_sizes, runtime.axis_sizes, runtime.hermitian_weights)
 linear(runtime.holomorphic_result, "g", vjp="np.conj(dy)", jvp="np.conj(dg)")
 nondiff(runtime.float_dtype)
-# np.interp's knots, np.select's masks, running extremes' sources, rollaxis's axis: no gradient
+# np.interp's knots, np.select's masks, running extremes' sources, rollaxis's axis, the check
+# that np.trapezoid's dx is a scalar: no gradient
 nondiff(
     runtime.interp_index, runtime.interp_keep, runtime.interp_outside, runtime.poly_length,
     runtime.select_default_mask, runtime.rollaxis_destination, runtime.accumulate_source,
+    runtime.scalar_spacing,
 )
 
 # The transposes of the products, `matmul_vjp_left(g, a, b)` (the adjoint of A -> A @ b applied

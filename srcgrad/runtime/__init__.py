@@ -270,6 +270,7 @@ from .numerics import (  # noqa: F401
     polyfit_grad,
     polyfit_tangent,
     rollaxis_destination,
+    scalar_spacing,
     select_choice_grad,
     select_default_mask,
     select_tangent,

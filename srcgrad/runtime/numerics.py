@@ -94,6 +94,18 @@ def _pad_axis(v, axis, before, after):
     return np.pad(v, width)
 
 
+def scalar_spacing(dx):
+    """True for a scalar ``dx`` of ``np.trapezoid`` (a 0-d array too); an array ``dx`` (NumPy
+    multiplies it into the averaged samples, broadcast) is refused where its gradient or tangent
+    is taken: the rules treat ``dx`` as one number."""
+    if np.ndim(dx) != 0:
+        raise UnsupportedCaseError(
+            "srcgrad differentiates np.trapezoid with respect to a scalar `dx` only; got an "
+            f"array of shape {np.shape(dx)}"
+        )
+    return True
+
+
 def trapezoid_grad(g, a, x=None, dx=1.0, axis=-1):
     """The adjoint of ``np.trapezoid(a, x, dx, axis)`` with respect to ``a``: the cotangent
     spread with the rule's weights (half the spacing on each side of a point). Linear in ``g``,
