@@ -8,6 +8,7 @@ refusal; the comment names the mutant of ``tests/mutate_code.py`` it kills.
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import types
 
@@ -250,12 +251,32 @@ def _dict_weighted(d, x):
     return np.sum(d["a"] * x) + np.sum(d["b"] * x)
 
 
-@pytest.mark.parametrize("f, args", [(_dict_sum, ()), (_dict_weighted, (np.array([3.0, 4.0]),))],
-                         ids=["sum", "weighted"])
-def test_the_gradient_of_a_dict_is_arrays_the_caller_owns(f, args):
+def _fields_sum(p):
+    return np.sum(p.a + p.b)
+
+
+@dataclasses.dataclass
+class _AB:
+    a: np.ndarray
+    b: np.ndarray
+
+
+@pytest.mark.parametrize("f, args, kind", [
+    (_dict_sum, (), dict), (_dict_weighted, (np.array([3.0, 4.0]),), dict),
+    (_fields_sum, (), _AB), (_fields_sum, (), types.SimpleNamespace)],
+    ids=["sum", "weighted", "dataclass", "namespace"])
+def test_the_gradient_of_a_dict_is_arrays_the_caller_owns(f, args, kind):
     # containers.copy_grad of a dict copies each value (with `copy_grad(v)` -> v the caller got
-    # unreduce's read-only broadcast view: `g["a"] += 10` raised "output array is read-only")
+    # unreduce's read-only broadcast view: `g["a"] += 10` raised "output array is read-only");
+    # of an object, each field (with `copy_grad(value)` -> value in its rebuild, the same)
     d = {"a": np.array([0.5, -1.0]), "b": np.array([2.0, 3.0])}
+    if kind is not dict:
+        g = srcgrad.grad(f)(kind(**d))
+        assert type(g) is kind
+        g.a += 10.0
+        np.testing.assert_array_equal(g.a, [11.0, 11.0])
+        np.testing.assert_array_equal(g.b, [1.0, 1.0])
+        return
     g = srcgrad.grad(f)(d, *args)
     want = {k: v.copy() for k, v in g.items()}
     g["a"] += 10.0
@@ -448,3 +469,133 @@ def test_an_element_of_no_cotangent_is_zeros():
         g = elem(dy, key, x)
         assert np.shape(g) == (2,) and not np.any(g)
     assert elem([x, 2.0], 1, 3.0) == 2.0
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: np.ndarray
+    b: np.ndarray
+
+
+def _deepcopied_pair(x):
+    y = x * 2.0
+    q = copy.deepcopy(_Pair(y, y))
+    q.a[0] += 1.0
+    return np.sum(q.a * q.b)
+
+
+def test_a_deep_copy_holding_one_array_in_two_fields_is_refused():
+    # containers.shared_part: the fields of an object are looked into (with `elif not objects`
+    # negated they were not, and the write through q.a that q.b sees went unfollowed)
+    with pytest.raises(SrcgradError, match=r"the copy holds one ndarray in two places"):
+        srcgrad.grad(_deepcopied_pair)(np.array([1.0, 2.0]))
+
+
+def _joined_tuple(x):
+    return (x,) + (np.sin(x),)
+
+
+def test_the_tangent_of_a_joined_tuple_is_a_tuple():
+    # lists.concat_tangent: the tangent of `tuple + tuple` is a tuple (a list with
+    # `tuple(out)` dropped)
+    x = np.array([1.0, 2.0])
+    value, tangent = srcgrad.jvp(_joined_tuple)(x, np.array([1.0, -1.0]))
+    assert type(value) is tuple and type(tangent) is tuple
+    np.testing.assert_allclose(tangent[1], np.cos(x) * [1.0, -1.0], rtol=1e-12)
+
+
+class _Squared:
+    """A registered class with ``a2``, neither a child nor aux data (rebuilt by unflatten)."""
+
+    def __init__(self, a, k):
+        self.a, self.k, self.a2 = a, k, a * a
+
+
+class _Link:
+    def __init__(self, inner):
+        self.inner = inner
+
+
+class _Two:
+    def __init__(self, p, q):
+        self.p, self.q = p, q
+
+
+srcgrad.register_pytree(_Squared, lambda o: ((o.a,), o.k),
+                        lambda k, children: _Squared(children[0], k))
+srcgrad.register_pytree(_Link, lambda o: ((o.inner,), None), lambda aux, ch: _Link(ch[0]))
+srcgrad.register_pytree(_Two, lambda o: ((o.p, o.q), None), lambda aux, ch: _Two(*ch))
+
+_A, _X = np.array([0.4, 0.2, 0.1]), np.array([1.0, 2.0, 3.0])
+
+
+def _two_squared(o, x):
+    return np.sum(np.sin(o.p.a2) * x) * o.p.k + np.sum(np.cos(o.q.a2) * x)
+
+
+def _chain(n):
+    c = _Squared(_A, 3)
+    for _ in range(n):
+        c = _Link(c)
+    return c
+
+
+def _down(n):
+    def f(c, x):
+        for _ in range(n):
+            c = c.inner
+        return np.sum(np.sin(c.a2) * x)
+    return f
+
+
+def test_registered_objects_among_the_children_of_a_registered_object_are_rebuilt():
+    # pytrees.rebuild_plan: the plans of both children (with `tuple(...)` dropped, `any(parts)`
+    # consumed the first child's plan from a generator and the second took its place)
+    o = _Two(_Squared(_A, 3), _Squared(2 * _A, 2))
+    g = srcgrad.grad(_two_squared)(o, _X)
+    assert type(g) is _Two and type(g.p) is _Squared
+    np.testing.assert_allclose(
+        g.p.a, numeric_grad(lambda a: _two_squared(_Two(_Squared(a, 3), o.q), _X), (_A,), 0),
+        rtol=1e-6)
+    np.testing.assert_allclose(
+        g.q.a, numeric_grad(lambda a: _two_squared(_Two(o.p, _Squared(a, 2)), _X), (2 * _A,), 0),
+        rtol=1e-6)
+
+
+def test_a_chain_of_registered_objects_is_rebuilt_to_twelve_levels_then_refused():
+    # pytrees.rebuild_plan: one level per registered child (`depth + 2`: refused at 7 levels;
+    # `depth` kept: never bounded)
+    want = numeric_grad(lambda a: np.sum(np.sin(a * a) * _X), (_A,), 0)
+    g = srcgrad.grad(_down(8))(_chain(8), _X)
+    for _ in range(8):
+        g = g.inner
+    np.testing.assert_allclose(g.a, want, rtol=1e-6)
+    with pytest.raises(srcgrad.errors.SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
+        srcgrad.grad(_down(13))(_chain(13), _X)
+
+
+class _Lenient:
+    """A registered class whose ``__getattr__`` answers every missing attribute with None (a
+    common "optional settings" object); its aux data is a tuple."""
+
+    def __init__(self, w, tags=("a", 2)):
+        self.w, self.tags = w, tags
+
+    def __getattr__(self, name):
+        return None
+
+
+srcgrad.register_pytree(_Lenient, lambda o: ((o.w,), o.tags), lambda tags, ch: _Lenient(ch[0], tags))
+
+
+def _lenient_loss(o, x):
+    return np.sum(np.sin(o.w) * x)
+
+
+def test_a_registered_class_answering_every_attribute_and_a_tuple_of_aux_data():
+    # pytrees.derived_names reads `__slots__` of the class (with `type(x)` -> x it read None
+    # from __getattr__: a TypeError); pytrees._aux_values lists a tuple's items (`+` -> `-`)
+    o, x = _Lenient(np.array([0.3, -0.7])), np.array([2.0, 0.5])
+    g = srcgrad.grad(_lenient_loss)(o, x)
+    assert type(g) is _Lenient and g.tags == ("a", 2)
+    np.testing.assert_allclose(g.w, np.cos(o.w) * x, rtol=1e-12)
