@@ -566,8 +566,8 @@ def test_a_chain_of_registered_objects_is_rebuilt_to_twelve_levels_then_refused(
     # pytrees.rebuild_plan: one level per registered child (`depth + 2`: refused at 7 levels;
     # `depth` kept: never bounded)
     want = numeric_grad(lambda a: np.sum(np.sin(a * a) * _X), (_A,), 0)
-    g = srcgrad.grad(_down(8))(_chain(8), _X)
-    for _ in range(8):
+    g = srcgrad.grad(_down(7))(_chain(7), _X)
+    for _ in range(7):
         g = g.inner
     np.testing.assert_allclose(g.a, want, rtol=1e-6)
     with pytest.raises(srcgrad.errors.SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
