@@ -585,7 +585,8 @@ class _Lenient:
         return None
 
 
-srcgrad.register_pytree(_Lenient, lambda o: ((o.w,), o.tags), lambda tags, ch: _Lenient(ch[0], tags))
+srcgrad.register_pytree(_Lenient, lambda o: ((o.w,), o.tags),
+                        lambda tags, ch: _Lenient(ch[0], tags))
 
 
 def _lenient_loss(o, x):
