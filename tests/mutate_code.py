@@ -205,7 +205,8 @@ def _items_of(items, rule, reads=None):
     """The tests of a rule: those with a row of its function among their parameters (rows have
     an ``fn``), and the tests that are no row and read its templates when they ran unmutated
     (``reads``: nodeid -> the ids of the rules whose templates the test took; recorded by the
-    first run of a template run); every test if none of them is."""
+    first run of a template run: a rule no test read then has none, and its mutants are
+    reported as run by no test); every test if none of them is and nothing was recorded."""
     if rule is None:
         return items
     from srcgrad.rules import registry
@@ -227,7 +228,7 @@ def _items_of(items, rule, reads=None):
         else:
             if not row and reads is not None and id(rule) in reads.get(item.nodeid, ()):
                 mine.append(item)
-    return mine or items
+    return mine if mine or reads is not None else items
 
 
 READS = set()  # the ids of the rules whose templates the test that runs took (first run)
@@ -379,7 +380,8 @@ class Mutator:
                         _send(write, "\t".join(["C", item.nodeid, str(time.time() - began)]
                                                + sorted(HITS)))
                     if reads is not None:
-                        _send(write, "\t".join(["R", item.nodeid] + [str(r) for r in READS]))
+                        _send(write, "\t".join(["R", item.nodeid, str(time.time() - began)]
+                                               + [str(r) for r in READS]))
                     if any(r.failed for r in reports):
                         status = 1
                         _send(write, "F\t" + item.nodeid)
@@ -410,7 +412,8 @@ class Mutator:
                 cover[nodeid] = set(keys[1:])
                 self.seconds[nodeid] = float(keys[0])
             elif kind == "R" and reads is not None:
-                reads[nodeid] = {int(k) for k in keys}
+                reads[nodeid] = {int(k) for k in keys[1:]}
+                self.seconds[nodeid] = float(keys[0])
             elif kind == "U" and cover is not None:
                 cover.setdefault("", set()).add(nodeid)  # (the key of a function not traced)
         if os.WIFSIGNALED(code) and os.WTERMSIG(code) == signal.SIGALRM:
@@ -517,7 +520,7 @@ class Mutator:
             where = f"{key}:{line}"
             mine = [i for i in mine if where in cover.get(i.nodeid, ())
                     or key in cover.get(i.nodeid, ())]
-        if cover is not None:
+        if cover is not None or self.reads is not None:  # (a template run: key is None)
             rank = {nodeid: n for n, nodeid in enumerate(self.killers.get(key, ()))}
             mine.sort(key=lambda i: (rank.get(i.nodeid, len(rank)),
                                      self.seconds.get(i.nodeid, 0)))
@@ -527,7 +530,7 @@ class Mutator:
         """Run one mutant against its tests and report it."""
         args = self.args
         timeout, capped = args.timeout, False
-        if cover is not None:
+        if cover is not None or self.reads is not None:
             timeout = max(timeout, int(3 * sum(self.seconds.get(i.nodeid, 0) for i in mine)))
             capped, timeout = timeout > args.cap, min(timeout, args.cap)
         began = time.time()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import test_numeric_rules as numeric
 from gradcheck import numeric_grad
 
 import srcgrad
@@ -21,20 +22,23 @@ RNG = np.random.default_rng(20)
 
 
 def _check(f, args, wrt):
-    """grad of f with respect to each argument of ``wrt`` against central differences, and jvp
-    along a random tangent of each against the central difference along it."""
-    args = list(args)
-    for i in wrt:
-        got = srcgrad.grad(f, wrt=i)(*args)
+    """grad of f with respect to the arguments ``wrt`` against central differences, and jvp
+    along a random tangent of each against the central difference along them together."""
+    args, wrt = list(args), tuple(wrt)
+    one = wrt if len(wrt) > 1 else wrt[0]
+    grads = srcgrad.grad(f, wrt=one)(*args)
+    grads = grads if len(wrt) > 1 else (grads,)
+    for i, got in zip(wrt, grads):
         assert np.shape(got) == np.shape(args[i])
         np.testing.assert_allclose(got, numeric_grad(f, args, i), rtol=1e-6, atol=1e-8)
-        t = RNG.normal(size=np.shape(args[i]))
-        t = t if np.ndim(args[i]) else float(t)
-        _, out = srcgrad.jvp(f, wrt=i)(*args, t)
-        h = 1e-6
-        plus, minus = list(args), list(args)
+    tangents = [RNG.normal(size=np.shape(args[i])) for i in wrt]
+    tangents = tuple(t if np.ndim(args[i]) else float(t) for i, t in zip(wrt, tangents))
+    _, out = srcgrad.jvp(f, wrt=one)(*args, tangents if len(wrt) > 1 else tangents[0])
+    h = 1e-6
+    plus, minus = list(args), list(args)
+    for i, t in zip(wrt, tangents):
         plus[i], minus[i] = args[i] + h * t, args[i] - h * t
-        np.testing.assert_allclose(out, (f(*plus) - f(*minus)) / (2 * h), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(out, (f(*plus) - f(*minus)) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
 # --- np.trapezoid's dx ----------------------------------------------------------------------------
@@ -63,6 +67,172 @@ def test_trapezoid_refuses_the_derivative_in_an_array_dx():
     _check(trapezoid_in_y_with_array_dx, [Y4], [0])  # y's gradient with an array dx is right
 
 
+# --- np.interp outside its knots ----------------------------------------------------------------
+
+XPI = np.array([0.0, 1.0, 1.5, 3.0])
+TI = np.array([-0.7, 0.4, 1.2, 2.2, 3.6, -0.2])  # below, inside, above the knots
+FI = np.array([0.3, 2.0, -1.0, 1.5])
+WI = np.array([1.0, -2.0, 0.5, 3.0, 1.5, -0.8])  # weights: a dropped cotangent is seen
+
+
+def interp_plain(t, fp):
+    return np.sum(WI * np.interp(t, XPI, fp))
+
+
+def interp_left(t, fp, lo):
+    return np.sum(WI * np.interp(t, XPI, fp, left=lo))
+
+
+def interp_right(t, fp, hi):
+    return np.sum(WI * np.interp(t, XPI, fp, right=hi))
+
+
+def interp_both(t, fp, lo, hi):
+    return np.sum(WI * np.interp(t, XPI, fp, left=lo, right=hi))
+
+
+def interp_constant_ends(fp):
+    # left and right given but constant: their tangents are None, fp's end values unread
+    return np.sum(WI * np.interp(TI, XPI, fp, left=0.25, right=-0.5))
+
+
+INTERP_CASES = [
+    (interp_plain, [TI, FI], [0, 1]),
+    (interp_left, [TI, FI, 0.6], [0, 1, 2]),
+    (interp_left, [TI, FI, np.array(0.6)], [2]),
+    (interp_right, [TI, FI, -0.9], [0, 1, 2]),
+    (interp_both, [TI, FI, 0.6, -0.9], [1, 2, 3]),
+    (interp_both, [TI, FI, np.array(0.6), -0.9], [2, 3]),
+    (interp_constant_ends, [FI], [0]),
+]
+
+
+@pytest.mark.parametrize("f, args, wrt", INTERP_CASES,
+                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(INTERP_CASES)])
+def test_interp_outside_its_knots_with_and_without_left_and_right(f, args, wrt):
+    # points below and above the knots: fp's end values are read where left (right) is None
+    # and not where it is given (interp_keep), left and right where outside (interp_outside)
+    _check(f, args, wrt)
+
+
+# --- second derivatives: the rules of numeric_rules' helpers -------------------------------------
+
+Z6 = np.array([0.5, -1.0, 2.0, 0.3, -0.7, 1.2])
+XS4 = np.array([-1.0, -0.2, 0.5, 2.0])
+XC = np.array([1.0, 1.1, 1.25, 1.3, 1.45, 1.6])  # close points: rcond=0.05 drops two directions
+OTHER = np.array([[0.4], [-1.1], [0.9]])
+M32 = np.array([[0.3, -0.5], [1.2, 0.4], [-0.8, 0.6]])
+
+
+def trapezoid_x_given_dx_active(z):
+    # NumPy ignores dx where x is given: trapezoid_grad's dx is active and its derivative 0
+    # (its else branches)
+    return np.trapezoid(z[:4] ** 2, x=XS4, dx=z[4]) + z[4] ** 2 * np.sum(z[:4])
+
+
+def trapezoid_in_x_along_axis_0(z):
+    # trapezoid_grad_x's vjp in g reads the axis
+    return np.sum(np.trapezoid(np.reshape(z**2, (3, 2)), x=z[:3] ** 3, axis=0) ** 2)
+
+
+def polyfit_with_rcond(z):
+    return np.sum(np.polyfit(XC, z**2, 3, rcond=0.05) ** 2)
+
+
+def cov_of_one_active_operand(z):
+    # cov_vjp/cov_jvp with the other operand given but constant: its tangent is None
+    m = np.reshape(z**2, (3, 2))
+    return (np.sum(np.cov(m, OTHER, rowvar=False, ddof=2, fweights=np.array([1, 2, 1])) ** 2)
+            + np.sum(np.cov(M32.T, np.reshape(z[:3] * z[3:], (1, 3)), bias=True) ** 2))
+
+
+def _second(f, z, modes):
+    """H u, the Hessian of f at z along u, by central differences of grad(f), against each of
+    ``modes``: "fr" jvp(grad(f)), "rr" vjp(grad(f)), "ff" jvp(jvp(f)) (u H u), "rf" vjp(jvp(f))."""
+    u = np.reshape(np.linspace(-1.0, 1.0, np.size(z)) + 0.1, np.shape(z))
+    df = srcgrad.grad(f)
+    h = 1e-5
+    hu = (df(z + h * u) - df(z - h * u)) / (2 * h)
+    got = {
+        "fr": lambda: srcgrad.jvp(df)(z, u)[1],
+        "rr": lambda: srcgrad.vjp(df)(z, u),
+        "ff": lambda: srcgrad.jvp(srcgrad.jvp(f))(z, u, u)[1][1],
+        "rf": lambda: srcgrad.vjp(srcgrad.jvp(f))(z, u, (0.0, 1.0)),
+    }
+    for mode in modes:
+        want = np.sum(u * hu) if mode == "ff" else hu
+        np.testing.assert_allclose(got[mode](), want, rtol=1e-5, atol=1e-6, err_msg=mode)
+
+
+def eigvals_squared(a):
+    # eigvals' helpers read eig_vectors, whose rule only a second derivative reads: distinct
+    # real eigenvalues, and a complex pair
+    return (np.sum(np.real(np.linalg.eigvals(a[:3, :3])) ** 3)
+            + np.sum(np.real(np.linalg.eigvals(a[1:, 1:] - a[1:, 1:].T + np.eye(2)) ** 2)))
+
+
+A33 = np.array([[2.0, 1.0, 0.3], [0.5, -1.0, 0.2], [0.1, 0.4, 3.5]])
+
+
+SECOND_ORDER = [
+    (trapezoid_x_given_dx_active, "fr rr"),
+    (trapezoid_in_x_along_axis_0, "rr"),
+    # polyfit_grad's and polyfit_tangent's rules keep rcond
+    (polyfit_with_rcond, "fr rr ff rf"),
+    # cov_vjp's tangent in m (other constant) and in other (m constant); cov_jvp's adjoint
+    (cov_of_one_active_operand, "fr rr"),
+]
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.RankWarning")
+@pytest.mark.parametrize("f, modes", SECOND_ORDER, ids=[c[0].__name__ for c in SECOND_ORDER])
+def test_second_order_through_the_numeric_helpers(f, modes):
+    _second(f, Z6, modes.split())
+
+
+def test_second_order_of_eigvals():
+    _second(eigvals_squared, A33, ["fr", "rr"])
+
+
+def subtract_outer_in_a(a):
+    return np.sum(W34 * np.subtract.outer(a, B4))
+
+
+def add_outer_in_b(b):
+    return np.sum(W34 * np.add.outer(A3, b))
+
+
+W34 = np.arange(12.0).reshape(3, 4) - 5.0
+A3 = np.array([0.3, -1.2, 0.8])
+B4 = np.array([0.5, -1.0, 2.0, 0.25])
+
+
+OUTER_CASES = [(subtract_outer_in_a, A3), (add_outer_in_b, B4),
+               (lambda a: np.sum(W34 * np.add.outer(a, B4)), A3),
+               (lambda b: np.sum(W34 * np.subtract.outer(A3, b)), B4)]
+
+
+@pytest.mark.parametrize("f, x", OUTER_CASES)
+def test_outer_of_one_active_operand(f, x):
+    # the other operand constant (its tangent None) and 1-D (the vjp's tensordot axes)
+    _check(f, [x], [0])
+
+
 MUTATION_CHECKS = {
     np.trapezoid: [test_trapezoid_refuses_the_derivative_in_an_array_dx],
+    np.cov: [lambda: numeric.test_mixed_second_order(numeric.mixed_cov, Z6),
+              lambda: _second(cov_of_one_active_operand, Z6, ["fr"])],
+    np.add.outer: [lambda c=c: test_outer_of_one_active_operand(*c) for c in OUTER_CASES],
+    np.subtract.outer: [lambda c=c: test_outer_of_one_active_operand(*c) for c in OUTER_CASES],
+    srcgrad.runtime.trapezoid_grad: [
+        lambda: _second(trapezoid_x_given_dx_active, Z6, ["fr", "rr"])],
+    srcgrad.runtime.trapezoid_grad_x: [lambda: _second(trapezoid_in_x_along_axis_0, Z6, ["rr"])],
+    srcgrad.runtime.polyfit_grad: [lambda: _second(polyfit_with_rcond, Z6, "fr rr ff rf".split())],
+    srcgrad.runtime.polyfit_tangent: [
+        lambda: _second(polyfit_with_rcond, Z6, "fr rr ff rf".split())],
+    srcgrad.runtime.cov_vjp: [lambda: _second(cov_of_one_active_operand, Z6, ["fr", "rr"])],
+    srcgrad.runtime.cov_jvp: [lambda: _second(cov_of_one_active_operand, Z6, ["fr", "rr"])],
+    srcgrad.runtime.eig_vectors: [test_second_order_of_eigvals],
+    np.interp: [lambda c=c: test_interp_outside_its_knots_with_and_without_left_and_right(*c)
+                for c in INTERP_CASES],
 }
