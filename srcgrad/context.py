@@ -88,6 +88,7 @@ class Context:
     local_functions: dict = field(default_factory=dict)  # lambdas and nested defs, by name
     # a list of lambdas holding (which, defaults) passed to a helper: name -> its lambdas
     lambda_lists: dict = field(default_factory=dict)  # (normalize/lambda_lists.py)
+    dispatched_fields: list = field(default_factory=list)  # (normalize/chosen_passed_fields.py)
     # name -> builtin, for a builtin the desugaring calls under a name of its own (the user's
     # module binds the builtin's name to something else): extras of the namespace made later
     renamed_builtins: dict = field(default_factory=dict)

@@ -433,7 +433,8 @@ ELSEWHERE = {
                                    "tests/test_rebuilt_pytrees.py",
     "methods, `__call__` (`self.layer1(x)`)": "tests/test_objects.py",
     "a function held in a field of an object and called through it": (
-        "tests/test_function_fields.py, tests/test_built_function_fields.py"),
+        "tests/test_function_fields.py, tests/test_built_function_fields.py, "
+        "tests/test_passed_function_fields.py"),
     "a lambda or nested def returned by a helper (a factory": "tests/test_factories.py",
     "in a tuple or list passed to a helper that loops over it": "tests/test_function_values.py",
     "with default values made again on each trip of a loop": "tests/test_function_values.py, "

@@ -51,6 +51,40 @@ def written_before(name, attr, node, expr):
     return False
 
 
+def written_just_before(write, expr, node):
+    """Whether a block of ``node`` holds the statement ``write`` and, later, a statement
+    holding ``expr`` with no loop between them (each run of ``expr`` follows a run of
+    ``write`` in the same run of the block)."""
+    for n in gast.walk(node):
+        for block in (getattr(n, f, None) for f in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and any(s is write for s in block):
+                i = next(k for k, s in enumerate(block) if s is write)
+                return any(_reached(later, expr) for later in block[i + 1:])
+    return False
+
+
+def _reached(stmt, expr):
+    """Whether ``expr`` is in ``stmt``, inside no loop of it (nor a nested def)."""
+    if stmt is expr:
+        return True
+    if isinstance(stmt, (gast.For, gast.While, gast.FunctionDef, gast.Lambda)):
+        return False
+    return any(_reached(child, expr) for child in gast.iter_child_nodes(stmt))
+
+
+def bindings(name, node):
+    """How many statements of ``node`` bind ``name`` other than by ``name = set_field(name,
+    ...)`` (a write of a field of the object it holds)."""
+    return sum(1 for n in gast.walk(node) for t in (
+        n.targets if isinstance(n, gast.Assign) else [getattr(n, "target", None)])
+        if isinstance(t, gast.Name) and t.id == name and not (
+            isinstance(n, gast.Assign) and isinstance(n.value, gast.Call) and getattr(
+                n.value.func, "id", "").startswith("set_field")))
+
+
+READ_OR_SET = ("set_field", "check_method_of", "check_class")
+
+
 def escapes(name, node, group=()):
     """Whether the object ``name`` holds may be reached by another name (``c = b``, a
     helper's parameter, a container, a call): ``name`` read otherwise than as ``name.attr``
@@ -63,8 +97,8 @@ def escapes(name, node, group=()):
                 isinstance(t, gast.Name) and t.id in group for t in n.targets):
             inner.add(id(n.value))
         elif isinstance(n, gast.Call) and n.args and isinstance(n.args[0], gast.Name) and (
-                getattr(n.func, "id", "").startswith("set_field")):
-            inner.add(id(n.args[0]))
+                getattr(n.func, "id", "").startswith(READ_OR_SET)):
+            inner.add(id(n.args[0]))  # (a write of the field, or a run-time check reading it)
     return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
                and id(n) not in inner for n in gast.walk(node))
 

@@ -37,6 +37,7 @@ from ..derived import plain
 from ..emit import naming
 from ..errors import NoRuleError, UnsupportedSyntaxError
 from ..frontend.resolve import MISSING, HeldItems, items_of
+from . import built_fields, chosen_passed_fields
 from .built_fields import built_here, drop_field_writes, escapes, is_parameter, own_writes
 from .function_sequences import LocalFunction, fold_length, holds_own_values, local_functions_in
 from .function_sequences import displays_named as displays_named  # (inline's callables.*)
@@ -117,11 +118,26 @@ class StaticValues:
         self.field_aliases = {}
         self.alias_reads = {}  # id of a read `name.f` -> (writes of `f` noted then, loops)
         self.field_writes = Counter()  # the writes of each field noted (``note_field``)
+        self.write_nodes = {}  # field -> the statements of those writes, as noted
+        self.alias_values = {}  # a name given an object built here -> the name it was given
         self.field_sources = {}  # (name, field) -> the expression the function was read from
-        self.loops = 0  # how many loops the statement being inlined is in
+        # the loops the statement being inlined is in, each by a number of its own
+        self.loop_stack, self.loop_serial = (), 0
         # (name, function) where a name in a loop is given a local function holding values of
         # its own (defaults, a helper's variables), which another trip makes anew
         self.aliases_in_loops = []
+
+    @property
+    def loops(self):
+        """How many loops the statement being inlined is in (``InlineCalls._control``)."""
+        return len(self.loop_stack)
+
+    @loops.setter
+    def loops(self, count):
+        while len(self.loop_stack) < count:
+            self.loop_serial += 1
+            self.loop_stack += (self.loop_serial,)
+        self.loop_stack = self.loop_stack[:count]
 
     def add_body(self, stores, node=None):
         """The store counts of an inlined body (its names are fresh), and the attributes it
@@ -151,6 +167,9 @@ class StaticValues:
             self.set_fields.add((stmt.targets[0].id, value.args[1].value))
             fields = self.local_fields.setdefault(stmt.targets[0].id, {})
             self.field_writes[value.args[1].value] += 1
+            # (a tuple: ``InlineCalls._probe`` restores a shallow copy of these tables)
+            self.write_nodes[value.args[1].value] = self.write_nodes.get(
+                value.args[1].value, ()) + ((stmt, self.loop_stack),)
             fields.pop(value.args[1].value, None)  # (another value: not known here)
             if isinstance(held, LocalFunction) or is_function_value(held):
                 fields[value.args[1].value] = held
@@ -168,7 +187,7 @@ class StaticValues:
                 expr.attr in self.local_fields.get(expr.value.id, {})):
             self.field_reads.append((expr.attr, expr.value.id, expr))
             # (the writes of the field noted until this read, whether it is in a loop)
-            self.alias_reads[id(expr)] = (self.field_writes[expr.attr], self.loops)
+            self.alias_reads[id(expr)] = (self.field_writes[expr.attr], self.loop_stack)
             return self.local_fields[expr.value.id][expr.attr]
         found = self._argument_field(expr)
         if found is not MISSING:
@@ -223,7 +242,7 @@ class StaticValues:
                 return None, []
         return expr.id, path
 
-    def check_field_reads(self, location, node):
+    def check_field_reads(self, location, node, dispatched=()):
         """Refuse a function read out of a field (``held_field``) that a body inlined after
         the read writes (``cfg.act = g`` in a helper called later in a loop): the derivative
         would call the function the field held first on every trip. Refuse a name bound in a
@@ -231,6 +250,8 @@ class StaticValues:
         c=c: ...`` or ``g = make(c)``, a helper returning a closure), made again on a later
         trip: its calls would read the values of the last one made."""
         self._check_aliases(location)
+        chosen_passed_fields.check(location, node, dispatched,
+                                   self.written | written_attributes(node))
         self._check_fields(location, node)
         self._drop_function_fields(node)
 
@@ -297,6 +318,8 @@ class StaticValues:
         def builds(func):
             return user_class(self.namespace.resolve(func, ()))
 
+        if self._written_just_before(attr, name, node, writes, expr, builds):
+            return True
         top = gast.Module([s for s in node.body if isinstance(s, gast.Assign)], [])
         if name in self.field_aliases:  # (every write of such a field: the owner's, in its
             owner, seen, looped = self.field_aliases[name]  # own block)
@@ -313,6 +336,32 @@ class StaticValues:
             own == own_writes(name, attr, top))
         return once and writes["*"] == 0 and built_here(name, node, builds, argument) and (
             writes[attr] == own or not argument and not escapes(name, node))
+
+    def _written_just_before(self, attr, name, node, writes, expr, builds):
+        """Whether the last write of a field ``attr`` noted before the read ``expr`` is
+        ``owner = set_field(owner, "attr", v)`` of the object ``name`` holds, in a block holding,
+        later, with no loop between, the read (``name`` the owner) or the statement giving
+        the object to ``name`` (a helper's parameter, ``self``: then no write noted between
+        that and the read, and none after it in a loop entered after that); every write of
+        such a field in ``node`` noted (so none runs between), no name but these reaching it."""
+        read, loops = self.alias_reads.get(id(expr), (0, ()))
+        owner, where = name, expr
+        noted = self.write_nodes.get(attr, ())
+        if name in self.field_aliases:
+            owner, seen, looped = self.field_aliases[name]
+            where = self.alias_values.get(name)
+            entered = set(loops[len(looped):])
+            if seen[attr] != read or loops[:len(looped)] != looped or any(
+                    entered & set(stack) for _, stack in noted[read:]):
+                return False
+        if not 0 < read <= len(noted) or writes[attr] != len(noted) or writes["*"] or (
+                built_fields.bindings(owner, node) != 1):
+            return False
+        write = noted[read - 1][0]
+        group = {owner} | {a for a, (o, *_) in self.field_aliases.items() if o == owner}
+        return write.targets[0].id == owner and built_here(owner, node, builds) and not any(
+            escapes(n, node, group) for n in group) and built_fields.written_just_before(
+            write, where, node)
 
     def value(self, expr, locals_):
         """The object ``expr`` denotes at transform time, or MISSING."""
@@ -372,7 +421,8 @@ class StaticValues:
             self.field_sources.update({(target, f): e for (n, f), e in list(
                 self.field_sources.items()) if n == value.id})
             owner = self.field_aliases.get(value.id, (value.id,))[0]
-            self.field_aliases[target] = (owner, Counter(self.field_writes), self.loops)
+            self.field_aliases[target] = (owner, Counter(self.field_writes), self.loop_stack)
+            self.alias_values[target] = value  # (where it was given: ``_written_just_before``)
 
     def source(self, func, locals_, obj, direct=False):
         """(the expression of a global or closure variable a static local ``func`` was assigned

@@ -39,6 +39,7 @@ from ..astutil import walk
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 from ..frontend.source import parse_function
+from . import chosen_passed_fields
 from .object_classes import user_class
 from .rebound import NoField
 
@@ -65,7 +66,11 @@ def follow(fn_node, ctx):
         if name not in nested or _in_local_functions(fn_node, name) or name in (
                 local_function_reads(ctx)):
             continue  # (a lambda or nested def reads the field when it is called)
-        for attr in _followed_fields(fn_node, name, cls, stmt is None):
+        followed = _followed_fields(fn_node, name, cls, stmt is None)
+        if not followed and stmt is not None:  # (passed, or a method of it called)
+            chosen_passed_fields.dispatch(fn_node, ctx, name, cls, stmt, _passed_fields(
+                fn_node, name, cls))
+        for attr in followed:
             local = ctx.namer.fresh(attr)
             ctx.local_names.add(local)
             _rewrite(fn_node, name, attr, local)
@@ -148,6 +153,17 @@ def _followed_fields(fn_node, name, cls, argument):
            if _only_written_and_called(attr, attributes, written, called, cls, argument)]
     methods = {a.attr for a in attributes if id(a) in called}
     return out if methods <= set(out) else []
+
+
+def _passed_fields(fn_node, name, cls):
+    """The fields of the object ``name`` holds (bound once) written in a branch or a loop, set
+    when it is built, no attribute of its class: ``chosen_passed_fields`` dispatches them."""
+    if sum(isinstance(n, gast.Name) and n.id == name and isinstance(
+            n.ctx, (gast.Store, gast.Del)) for n in walk(fn_node)) != 1:
+        return []
+    return [attr for attr in sorted({a for a, nested in _plain_writes(fn_node, name) if nested})
+            if _set_when_built(cls, attr) and inspect.getattr_static(cls, attr, MISSING) is (
+                MISSING)]
 
 
 def _called_or_copied(fn_node):

@@ -85,7 +85,7 @@ def run(fn_node, ctx):
     inline = InlineCalls(ctx, ctx.local_names, ctx.local_functions, (ctx.fn,), values=values)
     fn_node = inline.run(fn_node)
     fn_node.body = _without_unread(fn_node.body, set(values.values))
-    values.check_field_reads(ctx.location, fn_node)
+    values.check_field_reads(ctx.location, fn_node, ctx.dispatched_fields)
     lambda_lists.check_reads(fn_node, ctx.lambda_lists, ctx.location)
     refuse_values(fn_node, inline.local_functions, ctx.location)
     held_methods.refuse_other_uses(fn_node, ctx.receivers.listed, ctx.location)
