@@ -533,17 +533,17 @@ def _two_squared(o, x):
     return np.sum(np.sin(o.p.a2) * x) * o.p.k + np.sum(np.cos(o.q.a2) * x)
 
 
-def _chain(n):
+def _chain(n, link=_Link):
     c = _Squared(_A, 3)
     for _ in range(n):
-        c = _Link(c)
+        c = link(c)
     return c
 
 
-def _down(n):
+def _down(n, key=None):
     def f(c, x):
         for _ in range(n):
-            c = c.inner
+            c = c.inner if key is None else c[key]
         return np.sum(np.sin(c.a2) * x)
     return f
 
@@ -562,16 +562,19 @@ def test_registered_objects_among_the_children_of_a_registered_object_are_rebuil
         rtol=1e-6)
 
 
-def test_a_chain_of_registered_objects_is_rebuilt_to_twelve_levels_then_refused():
-    # pytrees.rebuild_plan: one level per registered child (`depth + 2`: refused at 7 levels;
-    # `depth` kept: never bounded)
+@pytest.mark.parametrize("key", [None, "n"], ids=["registered", "dicts"])
+def test_a_chain_of_registered_objects_is_rebuilt_to_twelve_levels_then_refused(key):
+    # pytrees.rebuild_plan: one level per registered child or dict item (`depth + 2`: refused
+    # at 7 levels; `depth` kept: never bounded)
     want = numeric_grad(lambda a: np.sum(np.sin(a * a) * _X), (_A,), 0)
-    g = srcgrad.grad(_down(7))(_chain(7), _X)
+    link = _Link if key is None else (lambda c: {"n": c})
+    g = srcgrad.grad(_down(7, key))(_chain(7, link), _X)
     for _ in range(7):
-        g = g.inner
+        g = g.inner if key is None else g[key]
     np.testing.assert_allclose(g.a, want, rtol=1e-6)
-    with pytest.raises(srcgrad.errors.SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
-        srcgrad.grad(_down(13))(_chain(13), _X)
+    if key is None:
+        with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
+            srcgrad.grad(_down(13))(_chain(13), _X)
 
 
 class _Lenient:
@@ -600,3 +603,76 @@ def test_a_registered_class_answering_every_attribute_and_a_tuple_of_aux_data():
     g = srcgrad.grad(_lenient_loss)(o, x)
     assert type(g) is _Lenient and g.tags == ("a", 2)
     np.testing.assert_allclose(g.w, np.cos(o.w) * x, rtol=1e-12)
+
+
+@dataclasses.dataclass
+class _Inner:
+    v: np.ndarray
+
+
+@dataclasses.dataclass
+class _Mixed:
+    w: np.ndarray
+    n: int
+    idx: np.ndarray
+    inner: _Inner
+
+
+def _field_set(x):
+    p = _Mixed(x, 3, np.array([0, 1]), _Inner(x * 0.5))
+    p.w = np.sin(x)
+    return p
+
+
+def test_the_tangent_of_an_object_after_a_field_write_keeps_its_kinds():
+    # containers._has_tangent: after `p.w = ...` the tangent's other fields are a zero tangent
+    # only where they can carry one: None for an int and an int array (`and` -> `or`: zeros of
+    # the int array), the nested object's tangent for the object (`is not None` -> `is None`:
+    # None for it, zeros for the int)
+    x, dx = np.array([0.3, 0.8]), np.array([1.0, 2.0])
+    _, t = srcgrad.jvp(_field_set)(x, dx)
+    assert type(t) is _Mixed and t.n is None and t.idx is None and type(t.inner) is _Inner
+    np.testing.assert_allclose(t.w, np.cos(x) * dx, rtol=1e-12)
+    np.testing.assert_allclose(t.inner.v, 0.5 * dx, rtol=1e-12)
+
+
+def _get_after_pop(w, y):
+    d = {"a": w, "b": 2.0 * w}
+    v = d.pop("b")
+    return d.get("b", y) * 3.0 + v
+
+
+def _get_after_del(w, y):
+    d = {"a": w, "b": 2.0 * w}
+    del d["b"]
+    return d.get("b", y) * 3.0 + d["a"]
+
+
+@pytest.mark.parametrize("f, want", [(_get_after_pop, (2.0, 3.0)), (_get_after_del, (1.0, 3.0))],
+                         ids=["pop", "del"])
+def test_get_of_a_key_removed_before_sends_its_gradient_to_the_default(f, want):
+    # lists.get_grad_dict: the default's cotangent does not reach the removed entry (under
+    # `or` -> `and` the dict's cotangent gains an entry for the missing key, which pop_item_grad
+    # and del's adjoint drop: listed as equivalent, and this checks it)
+    assert srcgrad.grad(f, wrt=(0, 1))(1.5, 0.5) == pytest.approx(want, rel=1e-12)
+
+
+@dataclasses.dataclass
+class _WithTable:
+    w: np.ndarray
+    table: dict
+
+
+def _asdict_with_a_dict(p, x):
+    d = dataclasses.asdict(p)
+    return np.sum(d["table"]["k"] * x) + np.sum(d["w"] ** 2)
+
+
+def test_asdict_of_a_dataclass_holding_a_dict():
+    # containers._as_dict: a dict field becomes a dict of the same type (with `type(v)(...)`
+    # dropped, a generator)
+    p, x = _WithTable(np.array([0.5, 1.5]), {"k": np.array([2.0, -1.0])}), np.array([3.0, 4.0])
+    g = srcgrad.grad(_asdict_with_a_dict)(p, x)
+    assert type(g) is _WithTable and type(g.table) is dict
+    np.testing.assert_allclose(g.table["k"], x, rtol=1e-12)
+    np.testing.assert_allclose(g.w, 2 * p.w, rtol=1e-12)
