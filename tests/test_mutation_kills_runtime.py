@@ -676,3 +676,85 @@ def test_asdict_of_a_dataclass_holding_a_dict():
     assert type(g) is _WithTable and type(g.table) is dict
     np.testing.assert_allclose(g.table["k"], x, rtol=1e-12)
     np.testing.assert_allclose(g.w, 2 * p.w, rtol=1e-12)
+
+
+def _square_sum(x):
+    return np.sum(x * x)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+@pytest.mark.parametrize("make, kind", [
+    (np.matrix, r"an np\.matrix"),
+    (lambda a: np.ma.masked_array(a, mask=[[0, 1], [0, 0]]), r"a masked array \(np\.ma\)")],
+    ids=["matrix", "masked"])
+def test_the_refusal_of_an_array_whose_operators_differ_names_its_kind(make, kind):
+    # containers.other_array_error: the message names what the argument is (with the branches
+    # swapped a matrix was called a masked array)
+    with pytest.raises(SrcgradError, match=f"an argument is {kind}, whose operations"):
+        srcgrad.grad(_square_sum)(make(np.array([[1.0, 2.0], [3.0, 0.5]])))
+
+
+@dataclasses.dataclass
+class _WithPair:
+    w: np.ndarray
+    pair: tuple
+
+
+def _asdict_pair(p):
+    return dataclasses.asdict(p)["pair"]
+
+
+def test_the_tangent_of_asdict_keeps_a_tuple_field_a_tuple():
+    # containers.as_dict_tangent: a tuple field's tangent is a tuple (a list with
+    # `type(obj)(items)` dropped)
+    p = _WithPair(np.array([1.0]), (np.array([0.5, 1.0]), 2.0))
+    value, tangent = srcgrad.jvp(_asdict_pair)(p, _WithPair(np.array([1.0]),
+                                                            (np.array([1.0, -1.0]), 3.0)))
+    assert type(value) is tuple and type(tangent) is tuple
+    np.testing.assert_array_equal(tangent[0], [1.0, -1.0])
+    assert tangent[1] == 3.0
+
+
+class _Sequence:
+    """A sequence of the user's: ``__getitem__`` and ``__len__``, no ``__iter__``."""
+
+    def __init__(self, *values):
+        self.values = list(values)
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __len__(self):
+        return len(self.values)
+
+
+def _unpacked_sequence(s, x):
+    a, b = s
+    return a * b * x
+
+
+def test_unpacking_a_sequence_argument_checks_its_length():
+    # lists.check_unpacked: a sequence of another class is checked as a list of its items (with
+    # `list(value)` dropped, the check called itself on it again: a RecursionError)
+    assert srcgrad.grad(_unpacked_sequence, wrt=1)(_Sequence(1.0, 2.0), 1.5) == 2.0
+    with pytest.raises(ValueError, match=r"too many values to unpack \(expected 2\)"):
+        srcgrad.grad(_unpacked_sequence, wrt=1)(_Sequence(1.0, 2.0, 3.0), 1.5)
+
+
+@dataclasses.dataclass
+class _Plain:
+    w: np.ndarray
+
+
+def _replaced_item(ps, x):
+    q = dataclasses.replace(ps[0])
+    return np.sum(q.w * x)
+
+
+def test_replace_of_an_object_of_a_class_unknown_at_transform_time():
+    # containers.replaced_copy: without a __post_init__ the copy is differentiated (with the
+    # test negated it was refused)
+    x = np.array([1.0, 2.0])
+    g = srcgrad.grad(_replaced_item)([_Plain(np.array([0.5, 1.0]))], x)
+    assert type(g[0]) is _Plain
+    np.testing.assert_array_equal(g[0].w, x)
