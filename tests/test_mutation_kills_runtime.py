@@ -194,13 +194,19 @@ def _dict_values_and_get(x):
     return vs[0] * vs[1] + d.get("c", x[1] * x[0]) * d.get("a", 2.0)
 
 
-@pytest.mark.parametrize("f", [_inserted, _extended, _dict_values_and_get],
+def _dict_items(x):
+    d = {"a": x[0] * x[1], "b": x[2] * x[2]}
+    its = list(d.items())
+    return its[0][1] * its[1][1] + its[1][1] * x[0]
+
+
+@pytest.mark.parametrize("f", [_inserted, _extended, _dict_values_and_get, _dict_items],
                          ids=lambda f: f.__name__)
 def test_reverse_over_reverse_through_list_and_dict_methods(f):
     # the adjoints of the list/dict adjoint helpers (lists.insert_zero, only_at, pad_cotangents,
-    # dict_to_values, default_part), which no test ran: the Hessian by reverse over reverse
-    # against differences of the gradient (insert_zero's `dy is None` negated and default_part's
-    # `key in mapping` negated gave wrong Hessians; the others raised TypeErrors)
+    # dict_to_values, default_part, dict_to_items), which no test ran: the Hessian by reverse
+    # over reverse against differences of the gradient (insert_zero's `dy is None` negated and
+    # default_part's `key in mapping` negated gave wrong Hessians; the others raised TypeErrors)
     x = np.array([0.5, -1.3, 2.0])
     grad = srcgrad.grad(f)
     e = 1e-5
@@ -606,7 +612,7 @@ def test_a_registered_class_answering_every_attribute_and_a_tuple_of_aux_data():
 
 
 @dataclasses.dataclass
-class _Inner:
+class _Held:
     v: np.ndarray
 
 
@@ -615,11 +621,11 @@ class _Mixed:
     w: np.ndarray
     n: int
     idx: np.ndarray
-    inner: _Inner
+    inner: _Held
 
 
 def _field_set(x):
-    p = _Mixed(x, 3, np.array([0, 1]), _Inner(x * 0.5))
+    p = _Mixed(x, 3, np.array([0, 1]), _Held(x * 0.5))
     p.w = np.sin(x)
     return p
 
@@ -631,7 +637,7 @@ def test_the_tangent_of_an_object_after_a_field_write_keeps_its_kinds():
     # None for it, zeros for the int)
     x, dx = np.array([0.3, 0.8]), np.array([1.0, 2.0])
     _, t = srcgrad.jvp(_field_set)(x, dx)
-    assert type(t) is _Mixed and t.n is None and t.idx is None and type(t.inner) is _Inner
+    assert type(t) is _Mixed and t.n is None and t.idx is None and type(t.inner) is _Held
     np.testing.assert_allclose(t.w, np.cos(x) * dx, rtol=1e-12)
     np.testing.assert_allclose(t.inner.v, 0.5 * dx, rtol=1e-12)
 
@@ -676,6 +682,9 @@ def test_asdict_of_a_dataclass_holding_a_dict():
     assert type(g) is _WithTable and type(g.table) is dict
     np.testing.assert_allclose(g.table["k"], x, rtol=1e-12)
     np.testing.assert_allclose(g.w, 2 * p.w, rtol=1e-12)
+    # as_dict_tangent of the dict field: the tangent's entries (branches swapped: none)
+    t = _WithTable(np.array([1.0, 0.0]), {"k": np.array([0.5, 2.0])})
+    assert srcgrad.jvp(_asdict_with_a_dict)(p, x, t)[1] == pytest.approx(9.5 + 1.0, rel=1e-12)
 
 
 def _square_sum(x):
@@ -758,3 +767,17 @@ def test_replace_of_an_object_of_a_class_unknown_at_transform_time():
     g = srcgrad.grad(_replaced_item)([_Plain(np.array([0.5, 1.0]))], x)
     assert type(g[0]) is _Plain
     np.testing.assert_array_equal(g[0].w, x)
+
+
+def _twice_held(p, x):
+    ys = p["xs"] + p["xs"]
+    return np.sum(ys[2] * x)
+
+
+def test_a_list_concatenated_where_srcgrad_cannot_see_it_is_refused():
+    # containers._as_like: the gradient of a list of 2 came out with 4 items: refused (with
+    # `type(x)` -> x in the message, an AttributeError)
+    x = np.array([1.0, 2.0])
+    with pytest.raises(SrcgradError, match=r"gradient of a list of 2 elements came out with 4"):
+        srcgrad.grad(_twice_held)({"xs": [x, x]}, x)
+
