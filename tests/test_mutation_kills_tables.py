@@ -207,6 +207,31 @@ A3 = np.array([0.3, -1.2, 0.8])
 B4 = np.array([0.5, -1.0, 2.0, 0.25])
 
 
+def test_the_tangent_of_an_outer_has_the_outer_shape():
+    # a constant first operand: the tangent of add.outer(A3, b) is db broadcast over A3's axis,
+    # of the result's shape (3, 4), not db's (which a weighted sum would broadcast back)
+    t = np.array([0.5, -1.0, 0.25, 2.0])
+    for ufunc, sign in ((np.add, 1.0), (np.subtract, -1.0)):
+        _, out = srcgrad.jvp(lambda b, u=ufunc: u.outer(A3, b))(B4, t)
+        assert np.shape(out) == (3, 4)
+        np.testing.assert_allclose(out, sign * np.broadcast_to(t, (3, 4)), rtol=1e-12)
+
+
+def trapezoid_dx_beside_x(y, s):
+    return np.sum(np.trapezoid(y, x=XS4, dx=s) * np.array([1.0, 2.0]))
+
+
+def test_the_gradient_in_y_along_an_ignored_dx_is_zeros_of_y_shape():
+    # NumPy ignores dx where x is given: the tangent of the gradient in y along dx is zeros of
+    # y's shape (trapezoid_grad's dx tangent where x is given), the only part it has here
+    y = np.array([[0.3, -1.0, 2.0, 0.5], [1.5, 0.2, -0.4, 1.0]])
+    dgrad = srcgrad.grad(trapezoid_dx_beside_x, wrt=0)
+    _, out = srcgrad.jvp(dgrad, wrt=1)(y, 0.7, 1.0)
+    assert np.shape(out) == (2, 4)
+    h = 1e-6
+    np.testing.assert_allclose(out, (dgrad(y, 0.7 + h) - dgrad(y, 0.7 - h)) / (2 * h), atol=1e-8)
+
+
 OUTER_CASES = [(subtract_outer_in_a, A3), (add_outer_in_b, B4),
                (lambda a: np.sum(W34 * np.add.outer(a, B4)), A3),
                (lambda b: np.sum(W34 * np.subtract.outer(A3, b)), B4)]
@@ -222,10 +247,13 @@ MUTATION_CHECKS = {
     np.trapezoid: [test_trapezoid_refuses_the_derivative_in_an_array_dx],
     np.cov: [lambda: numeric.test_mixed_second_order(numeric.mixed_cov, Z6),
               lambda: _second(cov_of_one_active_operand, Z6, ["fr"])],
-    np.add.outer: [lambda c=c: test_outer_of_one_active_operand(*c) for c in OUTER_CASES],
-    np.subtract.outer: [lambda c=c: test_outer_of_one_active_operand(*c) for c in OUTER_CASES],
+    np.add.outer: [lambda c=c: test_outer_of_one_active_operand(*c) for c in OUTER_CASES]
+    + [test_the_tangent_of_an_outer_has_the_outer_shape],
+    np.subtract.outer: [lambda c=c: test_outer_of_one_active_operand(*c) for c in OUTER_CASES]
+    + [test_the_tangent_of_an_outer_has_the_outer_shape],
     srcgrad.runtime.trapezoid_grad: [
-        lambda: _second(trapezoid_x_given_dx_active, Z6, ["fr", "rr"])],
+        lambda: _second(trapezoid_x_given_dx_active, Z6, ["fr", "rr"]),
+        test_the_gradient_in_y_along_an_ignored_dx_is_zeros_of_y_shape],
     srcgrad.runtime.trapezoid_grad_x: [lambda: _second(trapezoid_in_x_along_axis_0, Z6, ["rr"])],
     srcgrad.runtime.polyfit_grad: [lambda: _second(polyfit_with_rcond, Z6, "fr rr ff rf".split())],
     srcgrad.runtime.polyfit_tangent: [
