@@ -243,6 +243,36 @@ def test_outer_of_one_active_operand(f, x):
     _check(f, [x], [0])
 
 
+def _weighted_gradient_in_y(s):
+    return np.sum(np.array([1.0, -2.0, 0.5, 3.0])
+                  * srcgrad.grad(_trapezoid_in_y_and_dx, wrt=0)(Y4, s))
+
+
+def _trapezoid_in_y_and_dx(y, s):
+    return np.trapezoid(y**2, dx=s * np.array([0.5, 1.0, 2.0]))
+
+
+def test_an_array_dx_is_refused_at_second_order_too():
+    # the gradient in y reads dx (trapezoid_grad); differentiated again in the array dx's
+    # scale s, its rule in dx is refused as trapezoid's is (it gave 21.0 for 18.5); the tangent
+    # along s is right (trapezoid_grad is linear in its dx, an array too)
+    with pytest.raises(UnsupportedCaseError, match="scalar `dx`"):
+        srcgrad.grad(_weighted_gradient_in_y)(0.7)
+    h = 1e-6
+    want = (_weighted_gradient_in_y(0.7 + h) - _weighted_gradient_in_y(0.7 - h)) / (2 * h)
+    np.testing.assert_allclose(srcgrad.jvp(_weighted_gradient_in_y)(0.7, 1.0)[1], want,
+                               rtol=1e-6)
+
+
+def trapezoid_at_a_zero_dx(z):
+    # dx is exactly 0.0 at Z6 (z[4] = -0.7): trapezoid_grad's derivative in dx is still there
+    return np.trapezoid(z[:4] ** 3, dx=z[4] + 0.7) + np.sum(z[:4]) * z[4]
+
+
+def test_second_order_at_a_zero_dx():
+    _second(trapezoid_at_a_zero_dx, Z6, ["rr"])
+
+
 MUTATION_CHECKS = {
     np.trapezoid: [test_trapezoid_refuses_the_derivative_in_an_array_dx],
     np.cov: [lambda: numeric.test_mixed_second_order(numeric.mixed_cov, Z6),
@@ -253,7 +283,8 @@ MUTATION_CHECKS = {
     + [test_the_tangent_of_an_outer_has_the_outer_shape],
     srcgrad.runtime.trapezoid_grad: [
         lambda: _second(trapezoid_x_given_dx_active, Z6, ["fr", "rr"]),
-        test_the_gradient_in_y_along_an_ignored_dx_is_zeros_of_y_shape],
+        test_the_gradient_in_y_along_an_ignored_dx_is_zeros_of_y_shape,
+        test_an_array_dx_is_refused_at_second_order_too, test_second_order_at_a_zero_dx],
     srcgrad.runtime.trapezoid_grad_x: [lambda: _second(trapezoid_in_x_along_axis_0, Z6, ["rr"])],
     srcgrad.runtime.polyfit_grad: [lambda: _second(polyfit_with_rcond, Z6, "fr rr ff rf".split())],
     srcgrad.runtime.polyfit_tangent: [
