@@ -390,3 +390,30 @@ def test_a_field_written_in_a_branch_through_another_name_for_the_object():
         assert np.isclose(value, f(C, x, SimpleNamespace(act=np.tanh)))
         want = numeric_grad(lambda v: f(C, v, SimpleNamespace(act=np.tanh)), [x], 0)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def built_in_a_loop(c, x):
+    s = 0.0
+    for _ in range(2):
+        b = Box(np.sin)
+        s = s + np.sum(b.f(x))
+        b.f = np.cos
+        s = s + np.sum(b.f(x * c))
+    return s
+
+
+def built_in_a_branch(c, x):
+    s = 0.0
+    if x[0] > 0:
+        b = Box(np.sin)
+        b.f = np.tanh
+        s = np.sum(b.f(x * c))
+    return s
+
+
+@pytest.mark.parametrize("f", [built_in_a_loop, built_in_a_branch])
+def test_an_object_built_in_a_loop_or_a_branch_its_field_written_there(f):
+    # refused on 1378829 ("writes fields `f` ... or elsewhere, more than once"): the writes of
+    # the block that builds the object, in order, are what its reads see
+    for x in (X, -X):
+        check_both_and_jvp(f, C, x, T)

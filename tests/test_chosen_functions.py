@@ -261,11 +261,28 @@ def kept_in_a_list(x, g=None):
     return np.sum(g(x)) * len(fs)
 
 
-def test_a_parameter_read_otherwise_after_a_run_time_assignment_is_refused():
+def kept_in_a_list_then_assigned(x, g=None):
+    if x[0] > 0:
+        g = np.cos
+    if g is None:
+        g = np.sin
+    fs = [g]
+    if x[1] > 0:
+        g = np.tanh
+    return np.sum(g(x)) * len(fs)
+
+
+def test_a_parameter_read_otherwise_then_assigned_again_is_refused():
+    # (`kept_in_a_list` alone works since objects14i's chosen_held: tests/test_chosen_held.py)
     with pytest.raises(SrcgradError, match="instead of holding it in a list") as info:
-        grad(kept_in_a_list)(X)
+        grad(kept_in_a_list_then_assigned)(X)
     assert info.value.filename == __file__
     assert "fs = [g]" in str(info.value)
+    for passed in PASSED:
+        value, g = value_and_grad(kept_in_a_list)(X, *passed)
+        assert np.isclose(value, kept_in_a_list(X.copy(), *passed))
+        np.testing.assert_allclose(g, numeric_grad(kept_in_a_list, [X, *passed], 0), rtol=1e-6,
+                                   atol=1e-9)
 
 
 def chosen_into_itself(x, g=None):

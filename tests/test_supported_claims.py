@@ -696,6 +696,8 @@ def checks_a_parameter_after_a_run_time_branch(x, g=None):
     if g is None:
         g = np.sin
     fs = [g]
+    if x[1] > 0:
+        g = np.tanh
     return np.sum(g(x)) * len(fs)
 
 

@@ -441,7 +441,8 @@ ELSEWHERE = {
                                                               "tests/test_function_lists.py",
     "a list of functions the function changes at run time (bound once": (
         "tests/test_function_lists.py"),
-    "a parameter that may be given a function or None": "tests/test_chosen_functions.py",
+    "a parameter that may be given a function or None": "tests/test_chosen_functions.py, "
+                                                          "tests/test_chosen_held.py",
     "a loop over a list of functions the function changes at run time": (
         "tests/test_chosen_functions.py"),
     "building objects: dataclasses and namedtuples": "tests/test_objects.py",

@@ -82,6 +82,21 @@ def bindings(name, node):
                 n.value.func, "id", "").startswith("set_field")))
 
 
+def built_in(name, node):
+    """The block (a list of statements) of ``node`` holding the one statement that binds
+    ``name`` other than by writing a field of it, or None."""
+    if bindings(name, node) != 1:
+        return None
+    for n in gast.walk(node):
+        for block in (getattr(n, f, None) for f in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and any(isinstance(s, gast.Assign) and any(
+                    isinstance(t, gast.Name) and t.id == name for t in s.targets) and not (
+                    isinstance(s.value, gast.Call) and getattr(s.value.func, "id", "").startswith(
+                        "set_field")) for s in block):
+                return block
+    return None
+
+
 READ_OR_SET = ("set_field", "check_method_of", "check_class")
 
 

@@ -329,9 +329,18 @@ class StaticValues:
             return writes["*"] == 0 and ordered and writes[attr] == own_writes(
                 owner, attr, node) == own_writes(owner, attr, top) and built_here(
                 owner, node, builds)
-        # an argument's object: written in its own block only (the caller may pass it twice)
+        return self._own_field_read(attr, name, node, writes, expr, builds, top)
+
+    @staticmethod
+    def _own_field_read(attr, name, node, writes, expr, builds, top):
+        """``_built_field_read`` of ``name`` itself: its writes of ``attr`` one that runs
+        before the read on every path, or all in the block that builds it, in order (an
+        argument's: in the function's own block only, the caller may pass it twice)."""
         argument = is_parameter(name, node)
         own = own_writes(name, attr, node)
+        block = built_fields.built_in(name, node) if not argument else None
+        top = top if block is None else gast.Module([s for s in block if isinstance(
+            s, gast.Assign)], [])
         once = own == 1 and not argument and own_writes(name, attr, node, expr) or (
             own == own_writes(name, attr, top))
         return once and writes["*"] == 0 and built_here(name, node, builds, argument) and (

@@ -32,7 +32,7 @@ import gast
 from ..astutil import walk
 from ..frontend.resolve import MISSING
 from ..frontend.source import parse_function
-from . import chosen_fields, chosen_loops, chosen_tests
+from . import chosen_fields, chosen_held, chosen_loops, chosen_tests
 from .callables import StaticArgumentNeeded, is_callable_value
 from .chosen_tests import UNKNOWN, is_callable_call, is_none, is_none_test, truth
 
@@ -53,6 +53,7 @@ def run(fn_node, ctx):
     reads = _closure_reads(fn_node.body) | chosen_fields.local_function_reads(ctx)
     for name in set(known) - reads:
         made |= chosen_tests.flagged(fn_node.body, name, known[name], ctx)
+        _held_tail(fn_node.body, name, known[name], ctx)
         made |= _copied_to_a_local(fn_node.body, name, ctx)
     ctx.local_names |= made
     return fn_node
@@ -82,6 +83,15 @@ def _plain_targets(body):
     """The ids of the plain targets (``g = ...``) of the assignments in ``body``."""
     return {id(t) for s in body for a in walk(s) if isinstance(a, gast.Assign)
             for t in a.targets if isinstance(t, gast.Name)}
+
+
+def _held_tail(body, name, entry, ctx):
+    """A parameter assigned in a branch or a loop and held in a list, tuple, dict or field
+    (no test of it left): the rest of the block written once per value it may hold there
+    (``chosen_held``), so that ``_copied_to_a_local`` finds it only called, passed or copied."""
+    read = chosen_tests.read_otherwise(body, name, ctx, fields=True)
+    if read is not None and _names(body, name, (gast.Store, gast.Del)):
+        chosen_held.dispatched_tail(body, name, entry, ctx, read, None)
 
 
 def _copied_to_a_local(body, name, ctx, none=False):
@@ -154,6 +164,7 @@ def _run_time_tests(node, known, ctx):
     reads = _closure_reads(node.body) | chosen_fields.local_function_reads(ctx)
     for name in sorted(set(known) - reads):
         made |= chosen_tests.flagged(node.body, name, known[name], ctx)
+        _held_tail(node.body, name, known[name], ctx)
         made |= _copied_to_a_local(node.body, name, ctx, known[name] is None)
     return made
 
@@ -205,6 +216,8 @@ def _tested_and_called(fn_node, params, ctx):
             tests.setdefault(name, n)
     called = _called_names(fn_node, ctx) if tests else set()  # (reads the helpers called)
     found = {p: tests[p] for p in tests if _flows_to(fn_node, p) & called}
+    found.update({p: tests[p] for p in chosen_held.held_functions(fn_node, tests, ctx)
+                  if p not in found})  # (`fs = [g, np.sin]` after `if g is None: g = np.cos`)
     # a parameter called, then assigned another function (`a = g(x); g = np.cos`)
     stored = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
         n.ctx, gast.Store)}

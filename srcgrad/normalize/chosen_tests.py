@@ -33,6 +33,7 @@ statement that surely calls it raises Python's TypeError instead.
 from __future__ import annotations
 
 import builtins
+import inspect
 
 import gast
 
@@ -41,6 +42,7 @@ from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 from ..frontend.resolve import MISSING
 from .callables import is_callable_value
+from .chosen_held import dispatched_tail, located, own_stores
 
 UNKNOWN = object()  # a name whose value is not known at this point of the body
 
@@ -85,9 +87,12 @@ def flagged(body, name, entry, ctx):
     new = rewrite.block([clone(s) for s in body])
     if not rewrite.tested or rewrite.failed:
         return set()
-    other = _read_otherwise(new, name)
+    other = read_otherwise(new, name, ctx, fields=True)
+    if other is not None and dispatched_tail(new, name, entry, ctx, other, flag):
+        other = read_otherwise(new, name, ctx, fields=True)
+    other = other and read_otherwise(new, name, ctx)
     if other is not None:
-        if _read_otherwise(body, name) is None:
+        if read_otherwise(body, name, ctx) is None:
             return set()  # (``rebound`` dispatches on it as it is)
         raise ctx.location.error(UnsupportedSyntaxError, other, (
             f"srcgrad does not support reading the parameter `{name}` here other than to call "
@@ -97,7 +102,7 @@ def flagged(body, name, entry, ctx):
             f"where it is named instead of holding it in a list, tuple, dict or field"))
     start = gast.Assign([gast.Name(flag, gast.Store(), None, None)],
                         gast.Constant(entry is None, None), None)
-    body[:] = [_located(start, body[0]), *new]
+    body[:] = [located(start, body[0]), *new]
     return {flag}
 
 
@@ -112,22 +117,15 @@ def called_passed_or_copied(body):
         id(v) for v in copies}
 
 
-def _read_otherwise(body, name):
-    """The first read of ``name`` in ``body`` that ``rebound`` cannot dispatch, or None."""
-    used = called_passed_or_copied(body)
+def read_otherwise(body, name, ctx, fields=False):
+    """The first read of ``name`` in ``body`` that ``rebound`` cannot dispatch (``fields``:
+    or given to a class, ``Box(g)``, which may hold it in a field), or None."""
+    classes = [c for s in body for c in walk(s) if fields and isinstance(
+        c, gast.Call) and inspect.isclass(ctx.namespace.resolve(c.func, ctx.local_names))]
+    used = called_passed_or_copied(body) - {
+        id(a) for c in classes for a in [*c.args, *(k.value for k in c.keywords)]}
     return next((n for s in body for n in walk(s) if isinstance(n, gast.Name) and (
         n.id == name) and isinstance(n.ctx, gast.Load) and id(n) not in used), None)
-
-
-def _own_stores(s, name):
-    """The ``Name`` nodes binding ``name`` in the statement ``s``, not in its nested
-    statements (a loop's target, ``with ... as name`` are its own)."""
-    compound = any(isinstance(v, list) and v and isinstance(v[0], gast.stmt)
-                   for _, v in gast.iter_fields(s))
-    own = [getattr(s, "target", None), *(i.optional_vars for i in getattr(s, "items", ()))]
-    return [n for part in (own if compound else [s]) if part is not None for n in walk(part)
-            if isinstance(n, gast.Name) and n.id == name and isinstance(
-                n.ctx, (gast.Store, gast.Del))]
 
 
 class _Flag:
@@ -149,10 +147,10 @@ class _Flag:
         if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
             return [s]
         self.parts(s)
-        stores = _own_stores(s, self.name)
+        stores = own_stores(s, self.name)
         if not stores and isinstance(s, gast.Assign) and id(s.value) in self.choices and (
                 len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)):
-            return [_chosen(s, *(_located(gast.Assign([clone(s.targets[0])], v, None), s)
+            return [_chosen(s, *(located(gast.Assign([clone(s.targets[0])], v, None), s)
                                  for v in (s.value.body, s.value.orelse)))]
         if not stores:
             return [s]
@@ -168,7 +166,7 @@ class _Flag:
             if isinstance(value, gast.expr):
                 setattr(s, field, self.expr(value))
             elif isinstance(value, list) and value and isinstance(value[0], gast.stmt):
-                setattr(s, field, self.block(value) or [_located(gast.Pass(), s)])
+                setattr(s, field, self.block(value) or [located(gast.Pass(), s)])
             elif isinstance(value, list):
                 setattr(s, field, [self.expr(v) if isinstance(v, gast.expr) else v
                                    for v in value])
@@ -178,7 +176,7 @@ class _Flag:
         itself, made an ``if`` when ``v`` is a choice of tests)."""
         value = s.value
         if id(value) in self.choices:
-            return [_chosen(s, *(self.assignment(_located(gast.Assign(
+            return [_chosen(s, *(self.assignment(located(gast.Assign(
                 [clone(s.targets[0])], v, None), s)) for v in (value.body, value.orelse)))]
         if isinstance(value, gast.Name) and value.id == self.name:
             return []
@@ -191,7 +189,7 @@ class _Flag:
                 return [s]
         mark = gast.Assign([gast.Name(self.flag, gast.Store(), None, None)],
                            gast.Constant(held is None, None), None)
-        return [s, _located(mark, s)]
+        return [s, located(mark, s)]
 
     def expr(self, node):
         """``node`` with the tests of ``name`` reading the flag (a new node where one is)."""
@@ -248,7 +246,7 @@ def raising_where_called(stmts, names):
         if _surely_calls(s, names):
             error = gast.Call(gast.Name("TypeError", gast.Load(), None, None),
                               [gast.Constant("'NoneType' object is not callable", None)], [])
-            out.append(_located(gast.Raise(error, None), s))
+            out.append(located(gast.Raise(error, None), s))
             # (never reached: kept so that the block keeps its shape, the call dropped)
             out.append(_Uncalled(names).visit(s))
             continue
@@ -294,7 +292,7 @@ def _chosen(s, then, otherwise):
     """``if test: then else: otherwise`` for ``s``, the assignment of a choice ``a if test
     else b`` (each a statement or a list of them)."""
     then, otherwise = ([x] if isinstance(x, gast.stmt) else x for x in (then, otherwise))
-    return _located(gast.If(s.value.test, then or [_located(gast.Pass(), s)], otherwise), s)
+    return located(gast.If(s.value.test, then or [located(gast.Pass(), s)], otherwise), s)
 
 
 def _located_expr(expr, where):
@@ -302,10 +300,3 @@ def _located_expr(expr, where):
         if isinstance(n, gast.expr):
             gast.copy_location(n, where)
     return expr
-
-
-def _located(stmt, where):
-    for n in walk(stmt):
-        if isinstance(n, (gast.stmt, gast.expr)):
-            gast.copy_location(n, where)
-    return stmt
