@@ -53,6 +53,8 @@ def dispatched_tail(body, name, entry, ctx, read, flag):
         return False
     tail = body[top:]
     renamed = _assigned_only_in(tail, body[:top])
+    if renamed & _closure_reads(body, ctx):
+        return False  # (a lambda or nested def reads it: one name for all copies)
     live = sorted(_live(head, flag, values, numbers))
     branch = _copy(tail, name, values[live[-1]], renamed, ctx)
     for k in reversed(live[:-1]):
@@ -171,6 +173,15 @@ def _flag_test(test, flag):
 
 def _is_none(value):
     return isinstance(value, gast.Constant) and value.value is None
+
+
+def _closure_reads(body, ctx):
+    """The names the lambdas and nested defs of the function (``check`` took them out of the
+    body) and of ``body`` read."""
+    functions = [fn for fn, *_ in (getattr(ctx, "local_functions", None) or {}).values()]
+    functions += [f for s in body for f in walk(s) if isinstance(f, (gast.Lambda,
+                                                                     gast.FunctionDef))]
+    return {n.id for f in functions for n in walk(f) if isinstance(n, gast.Name)}
 
 
 def _assigned_only_in(tail, head):
