@@ -674,6 +674,10 @@ def _asdict_with_a_dict(p, x):
     return np.sum(d["table"]["k"] * x) + np.sum(d["w"] ** 2)
 
 
+def _asdict_entry(p):
+    return dataclasses.asdict(p)["table"]["k"]
+
+
 def test_asdict_of_a_dataclass_holding_a_dict():
     # containers._as_dict: a dict field becomes a dict of the same type (with `type(v)(...)`
     # dropped, a generator)
@@ -682,6 +686,11 @@ def test_asdict_of_a_dataclass_holding_a_dict():
     assert type(g) is _WithTable and type(g.table) is dict
     np.testing.assert_allclose(g.table["k"], x, rtol=1e-12)
     np.testing.assert_allclose(g.w, 2 * p.w, rtol=1e-12)
+    # _as_dict copies the dict field's values, as Python's asdict does (with `_as_dict(x)` ->
+    # x the value shared memory with the argument)
+    value = srcgrad.jvp(_asdict_entry)(p, p)[0]
+    assert not np.shares_memory(value, p.table["k"]) and not np.shares_memory(
+        _asdict_entry(p), p.table["k"])
     # as_dict_tangent of the dict field: the tangent's entries (branches swapped: none)
     t = _WithTable(np.array([1.0, 0.0]), {"k": np.array([0.5, 2.0])})
     assert srcgrad.jvp(_asdict_with_a_dict)(p, x, t)[1] == pytest.approx(9.5 + 1.0, rel=1e-12)
@@ -781,3 +790,148 @@ def test_a_list_concatenated_where_srcgrad_cannot_see_it_is_refused():
     with pytest.raises(SrcgradError, match=r"gradient of a list of 2 elements came out with 4"):
         srcgrad.grad(_twice_held)({"xs": [x, x]}, x)
 
+
+
+def _repeated_tuple(x):
+    return (x, np.sin(x)) * 2
+
+
+def test_the_tangent_of_a_repeated_tuple_is_a_tuple():
+    # lists.repeat_tangent: the tangent of `tuple * n` is a tuple (branches swapped: a list)
+    x = np.array([1.0, 2.0])
+    value, tangent = srcgrad.jvp(_repeated_tuple)(x, np.array([1.0, -1.0]))
+    assert type(value) is tuple and type(tangent) is tuple and len(tangent) == 4
+    np.testing.assert_allclose(tangent[3], np.cos(x) * [1.0, -1.0], rtol=1e-12)
+
+
+def _updated(d, x):
+    d.update({"b": x * 2.0})
+    return np.sum(d["a"] * d["b"])
+
+
+def _inserted_inside(x):
+    L = [x[0], x[1]]
+    L.insert(1, x[2])
+    return L[0] * L[1] * L[2] + L[0]
+
+
+def test_update_and_insert_keep_the_items_around_them():
+    # lists.dict_update: a new dict (with `dict(d)` dropped the caller's dict gained "b");
+    # lists.insert_grad_items: the cotangents before the inserted item (dropped: x[0]'s was lost)
+    d, x = {"a": np.array([1.0, 2.0])}, np.array([0.5, 0.5])
+    gd, gx = srcgrad.grad(_updated, wrt=(0, 1))(d, x)
+    assert list(d) == ["a"]
+    np.testing.assert_array_equal(gd["a"], [1.0, 1.0])
+    np.testing.assert_array_equal(gx, [2.0, 4.0])
+    x = np.array([0.5, -1.3, 2.0])
+    np.testing.assert_allclose(srcgrad.grad(_inserted_inside)(x), [-1.6, 1.0, -0.65], rtol=1e-12)
+
+
+def _enumerated_squares(M):
+    s = 0.0
+    for _, v in np.ndenumerate(M):
+        s = s + v * v * M[0, 0]
+    return s
+
+
+def test_forward_over_reverse_through_ndenumerate():
+    # lists.ndenumerate_tangent: an element whose array has no tangent gets 0.0 (1.0: a wrong
+    # Hessian); the Hessian by forward over reverse against differences of the gradient
+    M = np.array([[0.5, 1.5], [-2.0, 0.3]])
+    g, e = srcgrad.grad(_enumerated_squares), 1e-5
+    numeric = np.stack([(g(M + e * u.reshape(2, 2)) - g(M - e * u.reshape(2, 2))) / (2 * e)
+                        for u in np.eye(4)]).reshape(4, 4).T
+    H = srcgrad.jacobian(g, method="fwd")(M).reshape(4, 4)
+    np.testing.assert_allclose(H, numeric, rtol=1e-6, atol=1e-8)
+
+
+@dataclasses.dataclass
+class _Shaped:
+    shape: np.ndarray
+
+
+@dataclasses.dataclass
+class _HoldsShaped:
+    inner: _Shaped
+
+
+def _nested_shape(p):
+    return np.sum(p.inner.shape * 2.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenHolder:
+    w: np.ndarray
+    inner: object = dataclasses.field(init=False, default=None)
+
+
+def _frozen_inner(p, x):
+    return np.sum(np.sin(p.inner.a2) * x) + np.sum(p.w)
+
+
+def test_structures_checked_and_planned_all_the_way_down():
+    # pytrees.check_structure looks into the fields of a field (with `check_structure(v)` -> v
+    # jvp did not refuse the nested field named `shape`); _fields_plan: a frozen dataclass whose
+    # field is no __init__ field is not rebuilt by `replace` (with `all(...)` dropped: a
+    # ValueError of dataclasses.replace); rebuild_plan: a dict or list chain is bounded too
+    p = _HoldsShaped(_Shaped(np.array([1.0, 2.0])))
+    with pytest.raises(SrcgradError, match=r"has a field `shape` holding a ndarray"):
+        srcgrad.jvp(_nested_shape)(p, _HoldsShaped(_Shaped(np.array([1.0, 0.0]))))
+    p = _FrozenHolder(np.array([1.0, 2.0, 3.0]))
+    object.__setattr__(p, "inner", _Squared(_A, 3))
+    with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
+        srcgrad.grad(_frozen_inner)(p, _X)
+    for key, link in (("n", lambda c: {"n": c}), (0, lambda c: [c])):
+        with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
+            srcgrad.grad(_down(13, key))(_chain(13, link), _X)
+
+
+def _two_weighted(xs, w):
+    return np.sum(xs[0] * w) + np.sum(xs[1] * w)
+
+
+def test_the_gradient_of_a_list_holds_no_array_twice():
+    # containers._as_like / copy_grad: two items whose gradients are one array (w * 1 here)
+    # come out as arrays of their own
+    xs, w = [np.array([1.0, 2.0]), np.array([3.0, 4.0])], np.array([0.5, -1.0])
+    g = srcgrad.grad(_two_weighted)(xs, w)
+    assert not np.shares_memory(g[0], g[1])
+    g[0] += 1.0
+    np.testing.assert_array_equal(g[1], w)
+
+
+_C128 = np.array([1.0 + 2.0j, 0.5 - 1.0j])
+
+
+def _real_of_a_complex128_product(z):
+    return np.sum(np.real(z * _C128))
+
+
+def test_a_complex64_argument_gets_a_complex64_gradient():
+    # containers._in_dtype_of: a complex128 cotangent of a complex64 argument is cast to
+    # complex64 (with the castable kinds of real and complex swapped it stayed complex128)
+    z = np.array([1 + 1j, 2 - 1j], dtype=np.complex64)
+    g = srcgrad.grad(_real_of_a_complex128_product)(z)
+    assert g.dtype == np.complex64
+    np.testing.assert_allclose(g, np.conj(_C128), rtol=1e-7)
+
+
+def _tuple_sum(t):
+    return np.sum(t[0]) + np.sum(t[1])
+
+
+def _replaced_first(ps):
+    return dataclasses.replace(ps[0])
+
+
+def test_copies_made_where_python_makes_them():
+    # containers.copy_grad of a tuple copies each array (with `copy_grad(v)` -> v the caller
+    # got unreduce's read-only views); replaced_copy: `replace` makes a new object (with
+    # `copy.copy` dropped, the argument itself)
+    g = srcgrad.grad(_tuple_sum)((np.array([1.0, 2.0]), np.array([3.0])))
+    g[0][0] += 1.0
+    np.testing.assert_array_equal(g[0], [2.0, 1.0])
+    ps = [_Plain(np.array([0.5, 1.0]))]
+    value, tangent = srcgrad.jvp(_replaced_first)(ps, [_Plain(np.array([1.0, 0.0]))])
+    assert type(value) is _Plain and value is not ps[0]
+    np.testing.assert_array_equal(tangent.w, [1.0, 0.0])
