@@ -935,3 +935,84 @@ def test_copies_made_where_python_makes_them():
     value, tangent = srcgrad.jvp(_replaced_first)(ps, [_Plain(np.array([1.0, 0.0]))])
     assert type(value) is _Plain and value is not ps[0]
     np.testing.assert_array_equal(tangent.w, [1.0, 0.0])
+
+
+def _second_item_unused(xs):
+    s = 0.0
+    for i in range(2):
+        if i == 0:
+            s = s + np.sum(xs[i] * xs[i])
+    return s
+
+
+def _list_of_a_range(x):
+    return x * list(range(3))[2]
+
+
+def _extended_by_an_array(x):
+    L = [x[0] * 2.0]
+    L.extend(x * x)
+    return L[0] * L[2]
+
+
+def _inactive_field_written(x):
+    p = _Mixed(x, 3, np.array([0, 1]), _Held(x * 0.5))
+    p.w = np.ones(2)
+    return p
+
+
+def test_zeros_ranges_and_rows_of_lists():
+    # containers.set_field_tangent: a field written with an inactive value has a zero tangent
+    # (with `dvalue is None` -> `is not None`: None). The other checks (zeros for an unused
+    # array item, `list(range(3))` read against an active value, an array extended into a
+    # list) hold under the survivors of _as_like, as_list_grad and extend_grad_values too
+    xs = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
+    g = srcgrad.grad(_second_item_unused)(xs)
+    assert type(g[1]) is np.ndarray and g[1].shape == (2,) and not np.any(g[1])
+    np.testing.assert_array_equal(g[0], [2.0, 4.0])
+    assert srcgrad.grad(_list_of_a_range)(1.5) == 2.0
+    x = np.array([0.5, -1.5])
+    g = srcgrad.grad(_extended_by_an_array)(x)
+    assert type(g) is np.ndarray
+    np.testing.assert_allclose(g, numeric_grad(_extended_by_an_array, (x,), 0), rtol=1e-6)
+    _, t = srcgrad.jvp(_inactive_field_written)(x, np.array([1.0, 2.0]))
+    assert type(t.w) is np.ndarray and not np.any(t.w)
+
+
+def test_a_deep_copy_of_a_slotted_object_holding_one_array_twice_is_refused():
+    # containers.shared_part: the slots of an object are looked into (with the slots' values
+    # dropped, the shared array went unseen)
+    def f(x):
+        y = x * 2.0
+        q = copy.deepcopy(_Slotted(y, y))
+        q.w[0] += 1.0
+        return np.sum(q.w * q.b)
+
+    with pytest.raises(SrcgradError, match=r"the copy holds one ndarray in two places"):
+        srcgrad.grad(f)(np.array([1.0, 2.0]))
+
+
+@dataclasses.dataclass
+class _Posted:
+    w: np.ndarray
+
+    def __post_init__(self):
+        self.w2 = self.w * 2.0
+
+
+def _replaced_posted(ps, x):
+    return np.sum(dataclasses.replace(ps[0]).w * x)
+
+
+def _replaced_unknown_field(ps, x):
+    return np.sum(dataclasses.replace(ps[0], v=x).w * x)
+
+
+def test_replace_of_an_object_of_a_class_unknown_at_transform_time_refused_as_python_does():
+    # containers.replaced_copy: with a __post_init__, srcgrad's refusal (with the raise's call
+    # dropped, a TypeError); replace_field: an unknown field is Python's TypeError, its message
+    x = np.array([1.0, 2.0])
+    with pytest.raises(SrcgradError, match=r"`dataclasses.replace` with a `__post_init__`"):
+        srcgrad.grad(_replaced_posted)([_Posted(np.array([0.5, 1.0]))], x)
+    with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'v'"):
+        srcgrad.grad(_replaced_unknown_field)([_Plain(np.array([0.5, 1.0]))], x)
