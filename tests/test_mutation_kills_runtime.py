@@ -873,7 +873,8 @@ def test_structures_checked_and_planned_all_the_way_down():
     # pytrees.check_structure looks into the fields of a field (with `check_structure(v)` -> v
     # jvp did not refuse the nested field named `shape`); _fields_plan: a frozen dataclass whose
     # field is no __init__ field is not rebuilt by `replace` (with `all(...)` dropped: a
-    # ValueError of dataclasses.replace); rebuild_plan: a dict or list chain is bounded too
+    # ValueError of dataclasses.replace); rebuild_plan: a chain of dicts, lists or objects'
+    # fields (_fields_plan) is bounded too
     p = _HoldsShaped(_Shaped(np.array([1.0, 2.0])))
     with pytest.raises(SrcgradError, match=r"has a field `shape` holding a ndarray"):
         srcgrad.jvp(_nested_shape)(p, _HoldsShaped(_Shaped(np.array([1.0, 0.0]))))
@@ -881,7 +882,8 @@ def test_structures_checked_and_planned_all_the_way_down():
     object.__setattr__(p, "inner", _Squared(_A, 3))
     with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
         srcgrad.grad(_frozen_inner)(p, _X)
-    for key, link in (("n", lambda c: {"n": c}), (0, lambda c: [c])):
+    for key, link in (("n", lambda c: {"n": c}), (0, lambda c: [c]),
+                      (None, lambda c: types.SimpleNamespace(inner=c))):
         with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
             srcgrad.grad(_down(13, key))(_chain(13, link), _X)
 
