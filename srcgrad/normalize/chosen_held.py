@@ -1,8 +1,8 @@
 """A parameter tested after an assignment on a run-time value, then held in a list, tuple, dict
 or field; part of ``chosen_tests``.
 
-Requires: ``chosen_tests.flagged`` has made the tests of the parameter ``g`` read its flag, and
-every value ``g`` may hold is known here (what the call passed, None or a function, and each
+Requires: ``chosen_tests.flagged`` has made the tests of the parameter ``g`` read its flag (or
+none is left: ``chosen._held_tail``), and every value ``g`` may hold is known here (what the call passed, None or a function, and each
 plain ``g = v`` of a value from outside the function). Guarantees: where ``g`` is read other
 than to be called, passed or copied (``fs = [g, np.sin]``, ``b.act = g``) in a statement of the
 block after which nothing assigns ``g``, that statement and the rest of the block are written
@@ -19,8 +19,10 @@ names for what it assigns; a number recorded at each assignment picks the copy:
         return apply_all(fs, x)                     fs_2 = [np.cos, np.sin]
                                                     return apply_all(fs_2, x)
                                                 else:
-                                                    fs_3 = [None, np.sin]   (the call's g)
+                                                    fs_3 = [g_0, np.sin]
                                                     return apply_all(fs_3, x)
+
+(``g_0``: the function the call passed, by a name of its own, or None.)
 """
 
 from __future__ import annotations
