@@ -10,6 +10,8 @@ them against the rules they name (``MUTATION_CHECKS``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import test_numeric_rules as numeric
@@ -271,6 +273,59 @@ def trapezoid_at_a_zero_dx(z):
 
 def test_second_order_at_a_zero_dx():
     _second(trapezoid_at_a_zero_dx, Z6, ["rr"])
+
+
+# --- second derivatives through the container rules (rules/container_rules.py) -------------------
+
+@dataclasses.dataclass
+class Pair:
+    a: object
+    b: object
+
+
+def list_insert_second(z):
+    L = [z[0], z[1] ** 2]
+    L.insert(1, z[2] * z[0])
+    return L[0] * L[1] ** 2 + L[2] * L[1]
+
+
+def list_reverse_second(z):
+    L = [z[0], z[1] * z[2], z[3]]
+    L.reverse()
+    return L[0] * L[1] ** 2 + L[2] ** 3
+
+
+def dict_get_second(z):
+    d = {"a": z[0] * z[1]}
+    v = d.get("b", z[2] ** 2) * d.get("a", z[3])
+    return v * v + d.get("a") ** 3
+
+
+def replace_second(z):
+    p = Pair(z[0], z[1])
+    q = dataclasses.replace(p, b=z[2] * z[0])
+    return q.a * q.b ** 2 + p.b * q.b
+
+
+def concat_second(z):
+    L = [z[0], z[1]]
+    M = L + [z[2] * z[3]]
+    T = tuple(M)
+    N = list(T)
+    return N[0] * N[2] ** 2 + T[1] ** 3
+
+
+CONTAINER_CASES = [(list_insert_second, "rf"), (list_reverse_second, "rr"),
+                   (dict_get_second, "rf"), (replace_second, "fr ff"), (concat_second, "rf")]
+
+Z4 = np.array([0.5, -1.0, 2.0, 0.3])
+
+
+@pytest.mark.parametrize("f, modes", CONTAINER_CASES, ids=[c[0].__name__ for c in CONTAINER_CASES])
+def test_second_order_through_list_dict_and_field_writes(f, modes):
+    # list.insert, list.reverse, dict.get with a default, dataclasses.replace, list
+    # concatenation and tuple(): the modes that read the rules these cases alone check
+    _second(f, Z4, modes.split())
 
 
 MUTATION_CHECKS = {
