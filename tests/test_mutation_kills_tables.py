@@ -328,6 +328,56 @@ def test_second_order_through_list_dict_and_field_writes(f, modes):
     _second(f, Z4, modes.split())
 
 
+def dict_methods_second(z):
+    d = {"a": z[0], "b": z[1] * z[2]}
+    d.update({"c": z[3] ** 2})
+    vals = list(d.values())
+    items = list(d.items())
+    s = vals[0] * vals[2] + items[1][1] ** 2
+    return s * s
+
+
+def list_methods_second(z):
+    L = [z[0], z[1]]
+    L.extend([z[2] * z[3]])
+    L.append(z[0] ** 2)
+    v = L.pop(1)
+    M = [z[3]] * 2
+    return v * L[-1] ** 2 + M[1] * L[0] ** 2 + L[1] * M[0]
+
+
+def fields_second(z):
+    p = Pair(z[0], z[1] * z[2])
+    d = dataclasses.asdict(p)
+    return d["a"] * d["b"] ** 2 + vars(p)["b"] * vars(p)["a"] ** 2
+
+
+def cast_and_item_second(z):
+    kind = np.float64
+    x = (z * z).astype(kind)
+    y = np.sum(x * z).item()
+    return y * y + x[0] ** 3
+
+
+def shared_update_second(z):
+    x = z * 1.0
+    L = [x, z[0]]
+    x += z**2
+    return np.sum(L[0] ** 2 * z) + L[1] * x[1]
+
+
+CONTAINER_CASES_ALL_MODES = [dict_methods_second, list_methods_second, fields_second,
+                             cast_and_item_second, shared_update_second]
+MODES = ["fr", "rr", "ff", "rf"]
+
+
+@pytest.mark.parametrize("f", CONTAINER_CASES_ALL_MODES, ids=lambda f: f.__name__)
+def test_second_order_through_container_helpers(f):
+    # dict.update, values() and items(); extend, append, pop and [v] * n; asdict and vars();
+    # astype with a dtype held in a variable and .item(); x += v with x held by a list
+    _second(f, Z4, MODES)
+
+
 MUTATION_CHECKS = {
     np.trapezoid: [test_trapezoid_refuses_the_derivative_in_an_array_dx],
     np.cov: [lambda: numeric.test_mixed_second_order(numeric.mixed_cov, Z6),
