@@ -2,12 +2,13 @@
 or field; part of ``chosen_tests``.
 
 Requires: ``chosen_tests.flagged`` has made the tests of the parameter ``g`` read its flag (or
-none is left: ``chosen._held_tail``), and every value ``g`` may hold is known here (what the call passed, None or a function, and each
-plain ``g = v`` of a value from outside the function). Guarantees: where ``g`` is read other
-than to be called, passed or copied (``fs = [g, np.sin]``, ``b.act = g``) in a statement of the
-block after which nothing assigns ``g``, that statement and the rest of the block are written
-once per value ``g`` may hold there, each reading that value where it read ``g`` and its own
-names for what it assigns; a number recorded at each assignment picks the copy:
+none is left: ``chosen._held_tail``), and every value ``g`` may hold is known here (what the
+call passed, None or a function, and each plain ``g = v`` of a value from outside the
+function). Guarantees: where ``g`` is read other than to be called, passed or copied (``fs =
+[g, np.sin]``, ``b.act = g``) in a statement of the block after which nothing assigns ``g``,
+that statement and the rest of the block are written once per value ``g`` may hold there, each
+reading that value where it read ``g`` and its own names for what it assigns; a number recorded
+at each assignment picks the copy:
 
     def f(x, g=None):                       def f(x, g=None):
                                                 g_which = 0
