@@ -1018,3 +1018,21 @@ def test_replace_of_an_object_of_a_class_unknown_at_transform_time_refused_as_py
         srcgrad.grad(_replaced_posted)([_Posted(np.array([0.5, 1.0]))], x)
     with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'v'"):
         srcgrad.grad(_replaced_unknown_field)([_Plain(np.array([0.5, 1.0]))], x)
+
+
+@dataclasses.dataclass
+class _Listed:
+    items: list
+
+
+def _asdict_in_a_list(p, x):
+    return np.sum(dataclasses.asdict(p)["items"][0]["v"] * x)
+
+
+def test_asdict_turns_a_dataclass_inside_a_list_field_into_a_dict():
+    # containers._as_dict: the items of a plain list are converted too, as Python's asdict does
+    # (with `kind is None` -> `is not None` the list was deep-copied, its dataclass kept)
+    p, x = _Listed([_Held(np.array([1.0, 2.0]))]), np.array([3.0, 4.0])
+    g = srcgrad.grad(_asdict_in_a_list)(p, x)
+    assert type(g) is _Listed and type(g.items[0]) is _Held
+    np.testing.assert_array_equal(g.items[0].v, x)
