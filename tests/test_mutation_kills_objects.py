@@ -512,3 +512,24 @@ def test_asdict_turns_a_dataclass_inside_a_list_field_into_a_dict():
     g = srcgrad.grad(_asdict_in_a_list)(p, x)
     assert type(g) is _Listed and type(g.items[0]) is _Held
     np.testing.assert_array_equal(g.items[0].v, x)
+
+
+@dataclasses.dataclass
+class _Labelled:
+    w: np.ndarray
+    n: int
+    name: str
+    z: object = None
+
+
+def _weights_only(p):
+    return np.sum(p.w * 2.0)
+
+
+def test_fields_that_cannot_carry_a_gradient_get_none_when_nothing_flows():
+    # pytrees.rebuild/_differentiable: an int, a str and None field get None, not zeros (the
+    # `or value is None` -> `and` survivor of _differentiable is equivalent: its later tests
+    # answer False for them too)
+    g = srcgrad.grad(_weights_only)(_Labelled(np.array([1.0, 2.0]), 3, "a"))
+    assert type(g) is _Labelled and g.n is None and g.name is None and g.z is None
+    np.testing.assert_array_equal(g.w, [2.0, 2.0])
