@@ -41,6 +41,7 @@ class Site(NamedTuple):
     count: int | None  # a lambda's parameters (None: the call passes what it passes)
     held: int  # how many values the item holds after ``k``: defaults, factory arguments
     obj: object = None  # what a static or factory expression names
+    params: tuple = ()  # a lambda's parameters' names (a call may pass them by keyword)
 
 
 LAMBDA, STATIC, FACTORY = "lambda", "static", "factory"
@@ -53,7 +54,8 @@ def site_of(expr, counts, namespace, defined=frozenset()):
         a = expr.args
         if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg:
             return None
-        return Site(expr, LAMBDA, None, len(a.args), len(a.defaults))
+        return Site(expr, LAMBDA, None, len(a.args), len(a.defaults),
+                    params=tuple(p.id for p in a.args))
     if isinstance(expr, gast.Name) and expr.id in defined:
         return Site(expr, STATIC, clone(expr), None, 0)
     if _static_looking(expr, counts, in_helper=namespace is None):
@@ -100,7 +102,8 @@ def names_read(sites):
 
 def lambda_site(node, name):
     """The site of a lambda or def ``node`` taken out as ``name``."""
-    return Site(node, LAMBDA, name, len(node.args.args), len(node.args.defaults))
+    return Site(node, LAMBDA, name, len(node.args.args), len(node.args.defaults),
+                params=tuple(p.id for p in node.args.args))
 
 
 def _static_looking(expr, counts, in_helper=False):
@@ -125,23 +128,36 @@ def held(k, site):
                               site.node)
 
 
-def call_of(site, item, args):
-    """The call of the function ``item`` (holding ``site``'s values) with ``args``, or None
-    where a lambda cannot take them."""
+def call_of(site, item, args, keywords=()):
+    """The call of the function ``item`` (holding ``site``'s values) with ``args`` and
+    ``keywords``, or None where a lambda cannot take them. A lambda's parameters that the
+    call passes neither way get the defaults the item holds, by name (the keywords stay
+    where the call writes them: Python evaluates them in that order)."""
     def held_value(i):
         return gast.Subscript(clone(item), gast.Constant(1 + i, None), gast.Load())
 
     args = [clone(a) for a in args]
+    keywords = [gast.keyword(k.arg, clone(k.value)) for k in keywords]
     if site.kind == STATIC:
-        return gast.Call(clone(site.function), args, [])
+        return gast.Call(clone(site.function), args, keywords)
     if site.kind == FACTORY:
         made = gast.Call(clone(site.function), [held_value(i) for i in range(site.held)], [])
-        return gast.Call(made, args, [])
+        return gast.Call(made, args, keywords)
     first_default = site.count - site.held
-    if not first_default <= len(args) <= site.count:
+    named = {k.arg for k in keywords}
+    if len(args) > site.count or None in named or not named <= set(
+            site.params[len(args):]):
         return None
-    defaults = [held_value(i - first_default) for i in range(len(args), site.count)]
-    return gast.Call(gast.Name(site.function, gast.Load(), None, None), args + defaults, [])
+    if not keywords:
+        if len(args) < first_default:
+            return None
+        defaults = [held_value(i - first_default) for i in range(len(args), site.count)]
+        return gast.Call(gast.Name(site.function, gast.Load(), None, None), args + defaults, [])
+    missing = [i for i in range(len(args), site.count) if site.params[i] not in named]
+    if any(i < first_default for i in missing):
+        return None
+    keywords += [gast.keyword(site.params[i], held_value(i - first_default)) for i in missing]
+    return gast.Call(gast.Name(site.function, gast.Load(), None, None), args, keywords)
 
 
 _LIBRARIES = ("numpy", "math")  # (their functions are no factories of the user's)

@@ -438,9 +438,9 @@ def _same_list(value, names):
 def _call_of(item, call, signatures):
     """The call of the lambda ``item`` holds (a branch on which one, for several), or None
     where the call passes what a lambda cannot take."""
-    if call.keywords or any(isinstance(a, gast.Starred) for a in call.args):
+    if any(isinstance(a, gast.Starred) for a in call.args):
         return None
-    options = [kinds.call_of(site, item, call.args) for site in signatures]
+    options = [kinds.call_of(site, item, call.args, call.keywords) for site in signatures]
     if any(option is None for option in options):
         return None
     out = options[-1]
