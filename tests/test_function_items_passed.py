@@ -10,9 +10,13 @@ against differences of the gradient); each test fails on the code before (refuse
 lambda ... used as a value", "the local function `g` used as a value", "a later trip makes it
 anew")."""
 
+import re
+
 import numpy as np
 import pytest
 from gradcheck import check_both_and_jvp, check_hvp_in_x
+
+from srcgrad import UnsupportedSyntaxError, grad
 
 C = 1.3
 X = np.array([0.3, -0.5, 0.7])
@@ -39,7 +43,50 @@ def items_looped_over_with_a_keyword(c, x):
     return np.sum(s * x)
 
 
-CASES = [items_called_with_keywords, items_looped_over_with_a_keyword]
+def apply(f, x):
+    return np.sum(f(x) * x)
+
+
+def apply_twice(f, x):
+    return apply(f, x) * np.sum(f(2.0 * x))
+
+
+def make(c):
+    return lambda t: c * np.sin(t)
+
+
+def lambda_kept_and_passed_by_itself(c, x):
+    for k in range(3):
+        g = lambda t, a=c * (k + 1): a * np.cos(t)  # noqa: E731
+        if k == 1:
+            h = g
+    return apply(h, x) + apply_twice(h, x) + np.sum(h(x))
+
+
+def factory_result_kept_and_passed_by_itself(c, x):
+    for k in range(3):
+        g = make(c * (k + 1.0))
+        if k == 2:
+            h = g
+    return apply_twice(h, x) * c
+
+
+def items_passed_by_themselves(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(make(c))
+    for k in range(2):
+        fs.append(lambda t, a=c * k: a * t * t)
+    s = apply(fs[0], x) + apply_twice(fs[-1], x)
+    for i in range(len(fs)):
+        if apply(fs[i], x) > 0:
+            s = s + apply(fs[i], c * x)
+    return s
+
+
+CASES = [items_called_with_keywords, items_looped_over_with_a_keyword,
+         lambda_kept_and_passed_by_itself, factory_result_kept_and_passed_by_itself,
+         items_passed_by_themselves]
 
 
 @pytest.mark.parametrize("x", [X, X_NEG])
@@ -48,6 +95,34 @@ def test_used_as_python_uses_them(f, x):
     check_both_and_jvp(f, C, x, T)
 
 
-@pytest.mark.parametrize("f", [items_called_with_keywords])
+@pytest.mark.parametrize("f", [items_called_with_keywords, lambda_kept_and_passed_by_itself,
+                               items_passed_by_themselves])
 def test_at_second_order(f):
     check_hvp_in_x(f, C, X, T)
+
+
+def keep(f, x):
+    return [f, x]
+
+
+def kept_and_stored_by_the_helper(c, x):
+    for k in range(3):
+        g = make(c * (k + 1.0))
+        if k == 1:
+            h = g
+    return np.sum(keep(h, x)[0](x))
+
+
+def item_passed_on_a_side_python_may_skip(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(lambda t, a=c: a * t)
+    return apply(fs[-1], x) if c > 0 else 0.0
+
+
+@pytest.mark.parametrize("f, says", [
+    (kept_and_stored_by_the_helper, "given to `keep` as `f`, which it assigns or reads"),
+    (item_passed_on_a_side_python_may_skip, "used as a value here")])
+def test_other_uses_are_refused_where_they_are(f, says):
+    with pytest.raises(UnsupportedSyntaxError, match=re.escape(says)):
+        grad(f, wrt=1)(C, X)

@@ -686,8 +686,8 @@ def keeps_a_closure_of_an_earlier_trip(x):
     for k in range(3):
         g = _make_scaled(x * (k + 1.0))
         if k == 0:
-            h = g
-    return np.sum(_applied(h, x))
+            d = {"f": g}
+    return np.sum(_applied(d["f"], x)) * len(d)
 
 
 def checks_a_parameter_after_a_run_time_branch(x, g=None):

@@ -39,10 +39,18 @@ from collections import Counter
 import gast
 
 from ..astutil import binding_counts, clone, walk
-from ..emit.naming import FUNCTIONS, LAMBDA, MADE, Namer
+from ..emit.naming import FUNCTIONS, ITEM, LAMBDA, MADE, Namer
 from ..errors import UnsupportedSyntaxError
 from . import lambda_list_sites as kinds
 from .chosen_loops import split_conditional_displays
+from .lambda_lists_passed import (
+    Whole,
+    items_passed,
+    name_items,
+    passed_alone,
+    reads_passed,
+    whole_uses,
+)
 
 
 def run(fn_node, namer, passed=None, namespace=None, functions=frozenset()):
@@ -59,21 +67,7 @@ def run(fn_node, namer, passed=None, namespace=None, functions=frozenset()):
     counts += Counter(n.name for n in walk(fn_node) if isinstance(n, gast.FunctionDef) and (
         n is not fn_node))
     for name, (made, sites) in _lists(fn_node, counts, namespace, defined).items():
-        given = [] if passed is not None else None
-        kept = []
-        uses = _uses(fn_node, name, made, sites, given, kept)
-        if uses is None or not kept and not given and _left_to_chosen_loops(sites, uses):
-            continue
-        signatures = _signatures(sites, [namer.fresh(LAMBDA) if site.kind == kinds.LAMBDA
-                                         else None for site in sites])
-        calls = [_call_of(item, call, signatures) for item, call in uses]
-        if any(c is None for c in calls):
-            continue
-        if given:
-            passed[name] = signatures
-        for read in kinds.names_read(signatures):
-            namer.reserve(read)
-        _hold(fn_node, name, made, uses, signatures)
+        _held_list(fn_node, name, made, sites, namer, passed)
     return fn_node
 
 
@@ -94,6 +88,28 @@ def caller_functions(body, inliner):
             if callable(value) and not hasattr(value, "__array__"):
                 found.add(n.id)
     return found
+
+
+def _held_list(fn_node, name, made, sites, namer, passed):
+    """The list ``name`` holding ``(k, ...)`` (``_hold``) if every read of it allows it; what
+    its helpers need noted in ``passed`` (the list given, an item given by itself)."""
+    given = [] if passed is not None else None
+    kept, items = [], [] if passed is not None else None
+    uses = _uses(fn_node, name, made, sites, given, kept, items)
+    if uses is None or not (kept or given or items) and _left_to_chosen_loops(sites, uses):
+        return
+    signatures = _signatures(sites, [namer.fresh(LAMBDA) if site.kind == kinds.LAMBDA
+                                     else None for site in sites])
+    calls = [_call_of(item, call, signatures) for item, call in uses]
+    if any(c is None for c in calls):
+        return
+    if given:
+        passed[name] = signatures
+    for read in kinds.names_read(signatures):
+        namer.reserve(read)
+    _hold(fn_node, name, made, uses, signatures)
+    for named in name_items(fn_node, items or [], namer, ITEM.format(name)):
+        passed[named] = Whole(signatures)
 
 
 def _hold(fn_node, name, made, uses, signatures):
@@ -203,12 +219,13 @@ def _read(node):
         n.ctx, gast.Load)}
 
 
-def _uses(fn_node, name, made, sites, given=None, kept=None):
+def _uses(fn_node, name, made, sites, given=None, kept=None, items=None):
     """``[(item, call)]``: each call of an item of the list ``name`` (``f(x)`` of ``for f in
     fs``: item ``f``; ``fs[i](x)``: item ``fs[i]``; ``g(x)`` of ``g = fs[i]``, ``g`` bound
     once and only called, noted in ``kept``), if every read of it is allowed (see the
     module's docstring), else None. ``given`` (a list): a read as an argument of a call of a
-    name (a helper, ``apply_all(fs, x)``) is allowed too, and its calls gathered there."""
+    name (a helper, ``apply_all(fs, x)``) is allowed too, and its calls gathered there; so
+    an item passed by itself (``apply(fs[0], x)``), gathered in ``items``."""
     allowed, uses = set(), []
     counts = binding_counts(fn_node)
     for n in walk(fn_node):
@@ -217,6 +234,8 @@ def _uses(fn_node, name, made, sites, given=None, kept=None):
         found = _item_named(fn_node, n, name, counts, kept)
         if found is None:
             found = _aliased(fn_node, n, name, sites, counts, kept)
+        if found is None and items is not None:
+            found = _item_passed(fn_node, n, name, items)
         if found is None:
             found = _use(n, name, sites, given)
         if found is None:
@@ -225,9 +244,20 @@ def _uses(fn_node, name, made, sites, given=None, kept=None):
         uses += found[1]
     reads = [n for n in walk(fn_node) if isinstance(n, gast.Name) and n.id == name and (
         isinstance(n.ctx, gast.Load))]
-    if not (uses or given) or any(id(n) not in allowed for n in reads):
+    if not (uses or given or items) or any(id(n) not in allowed for n in reads):
         return None
     return uses
+
+
+def _item_passed(fn_node, n, name, items):
+    """For a call of a helper passing items of ``name`` by themselves (``apply(fs[0], x)``,
+    ``lambda_lists_passed.items_passed``): (the reads of ``name``, no call), the ``(call,
+    item)`` pairs noted in ``items``; else None."""
+    passing = items_passed(fn_node, n, lambda a: _an_item(a, name))
+    if passing is None:
+        return None
+    items += [(n, a) for a in passing]
+    return {id(a.value) for a in passing}, []
 
 
 def _use(n, name, sites, given=None):
@@ -363,8 +393,17 @@ def passed_to(helper, bound, lists, location, renames):
         if not (isinstance(value, gast.Name) and value.id in lists):
             continue
         name = renames.get(param, param)
-        uses = _uses(helper, name, None, [], []) if counts[name] == 0 else None
+        whole = isinstance(lists[value.id], Whole)
+        uses = None if counts[name] else whole_uses(helper, name, []) if whole else _uses(
+            helper, name, None, [], [])
         calls = None if uses is None else [_call_of(i, c, lists[value.id]) for i, c in uses]
+        if whole and (calls is None or any(c is None for c in calls)):
+            raise location.error(UnsupportedSyntaxError, helper, (
+                f"srcgrad does not support a function that holds values of its own (made "
+                f"anew on each trip of a loop, or an item of a list of functions changed at "
+                f"run time) given to `{helper.name}` as `{param}`, which it assigns or reads "
+                f"otherwise than by calling it with the arguments it takes or passing it on "
+                f"to a helper by itself: call it there, or call it where it is made"))
         if calls is None or any(c is None for c in calls):
             raise location.error(UnsupportedSyntaxError, helper, (
                 f"srcgrad does not support a list of functions changed at run time (lambdas "
@@ -500,18 +539,27 @@ def kept_past_trips(fn_node, local_functions, remade, namespace=None, passed=Non
         if len(binds) != 1 or counts[name] != 1 or len(binds[0].targets) != 1:
             continue
         held = _held_functions(binds[0].value, name, local_functions, remade, factories)
-        displays = _displays_passed(fn_node, name) if passed is not None and set(held) == {
-            _WHOLE} else []
-        calls = _kept_calls(fn_node, name, held, sum(len(d.elts) for d, _, _ in displays)) if (
-            held) else None
+        displays, alone = _passed_whole(fn_node, name, held, passed)
+        calls = _kept_calls(fn_node, name, held, sum(len(d.elts) for d, _, _ in displays) + (
+            reads_passed(alone, name))) if held else None
         if calls is None:
             continue
+        if alone:
+            passed[name] = Whole([held[_WHOLE]])
         for item, call, signature in sorted(calls, key=lambda c: -_depth(c[1], fn_node)):
             _become(call, _call_of(item, call, [signature]))
         for display, call, stmts in displays:
             passed[_named(display, call, stmts, namer)] = [held[_WHOLE]]
         _keep(fn_node, binds[0], held, local_functions, factories, made, namer)
     return fn_node
+
+
+def _passed_whole(fn_node, name, held, passed):
+    """``(displays, calls)`` passing ``name``, holding one function (``held``), to helpers:
+    in a list or tuple display of it (``_displays_passed``), by itself (``passed_alone``)."""
+    if passed is None or set(held) != {_WHOLE}:
+        return [], []
+    return _displays_passed(fn_node, name), passed_alone(fn_node, name)
 
 
 def _keep(fn_node, bind, held, local_functions, factories, made, namer):
