@@ -84,9 +84,53 @@ def items_passed_by_themselves(c, x):
     return s
 
 
+def sum_of_squares(fs, x):
+    return sum([np.sum(f(x) ** 2) for f in fs])
+
+
+def given_to_comprehensions(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(make(c))
+    for k in range(2):
+        fs.append(lambda t, a=c * (k + 1): a * t * t)
+    s = sum(np.sum(f(x) * x) for f in fs if np.sum(f(x)) > -10.0)
+    ys = {k: f(c * x) for f in fs for k in range(2)}
+    return s + sum_of_squares(fs, x) + np.sum(ys[1]) * len([f(x) for f in fs])
+
+
+def grown_by_plus_equals(c, x):
+    fs = [np.sin]
+    for k in range(2):
+        fs += [lambda t, a=c * (k + 1): a * np.cos(t)]
+    if x[0] > 0:
+        fs += (make(c), np.tanh)
+    return sum_of_squares(fs, x) + np.sum(fs[-1](x))
+
+
+def nested_defs_with_defaults_appended_in_loops(c, x):
+    fs = [np.cos]
+    for k in range(2):
+        def g(t, a=c * (k + 1), d=2.0):
+            u = a * np.sin(t)
+            return u * d + c
+        fs.append(g)
+    i = 0
+    while i < 2:
+        b = c * i
+
+        def h(t, b=b):
+            return b * t * t
+        b = 5.0  # (the default is the value when the def runs)
+        fs.append(h)
+        i += 1
+    return sum_of_squares(fs, x) + apply(fs[1], x) + np.sum(fs[2](x))
+
+
 CASES = [items_called_with_keywords, items_looped_over_with_a_keyword,
          lambda_kept_and_passed_by_itself, factory_result_kept_and_passed_by_itself,
-         items_passed_by_themselves]
+         items_passed_by_themselves, given_to_comprehensions, grown_by_plus_equals,
+         nested_defs_with_defaults_appended_in_loops]
 
 
 @pytest.mark.parametrize("x", [X, X_NEG])
@@ -95,8 +139,8 @@ def test_used_as_python_uses_them(f, x):
     check_both_and_jvp(f, C, x, T)
 
 
-@pytest.mark.parametrize("f", [items_called_with_keywords, lambda_kept_and_passed_by_itself,
-                               items_passed_by_themselves])
+@pytest.mark.parametrize("f", [lambda_kept_and_passed_by_itself,
+                               nested_defs_with_defaults_appended_in_loops])
 def test_at_second_order(f):
     check_hvp_in_x(f, C, X, T)
 

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import gast
 
-from ..astutil import clone, walk
+from ..astutil import clone, param_names, store_counts, walk
 from ..errors import SrcgradError
 from ..frontend.source import parse_function
 
@@ -207,3 +207,106 @@ def _fixed(made):
         isinstance(n, (gast.Nonlocal, gast.Global)) for n in walk(made)) and all(
         isinstance(d, gast.Constant) or isinstance(d, gast.UnaryOp) and isinstance(
             d.operand, gast.Constant) for d in defaults)
+
+
+def extends_written(fn_node):
+    """``fn_node`` where ``fs += [g, h]`` (or a tuple display) of a name bound otherwise once,
+    by a statement of the function's own block before it, to a list (a display, ``[]``, a
+    comprehension or a choice between displays) is ``fs.extend([g, h])``: the same change of
+    the same list, as Python makes it, so the list is bound once (``lambda_lists``)."""
+    stores = store_counts(fn_node)
+    grown = _grown(fn_node)
+    for name in {n.target.id for _, n in grown} - set(param_names(fn_node, packed=True)):
+        mine = [(i, n) for i, n in grown if n.target.id == name]
+        made = [i for i, s in enumerate(fn_node.body) if isinstance(s, gast.Assign) and len(
+            s.targets) == 1 and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name
+            and _a_list(s.value)]
+        if stores[name] != len(mine) + 1 or len(made) != 1 or any(i <= made[0] for i, _ in mine):
+            continue
+        for _, n in mine:
+            become(n, gast.Expr(gast.Call(gast.Attribute(gast.Name(
+                name, gast.Load(), None, None), "extend", gast.Load()), [n.value], [])))
+    return fn_node
+
+
+def _grown(fn_node):
+    """``[(i, statement)]`` of each ``name += display`` in the ``i``-th statement of the
+    function's block (not in a nested def: there it binds the def's own name)."""
+    nested = {id(n) for d in walk(fn_node) if isinstance(d, gast.FunctionDef) and (
+        d is not fn_node) for n in walk(d)}
+    return [(i, n) for i, s in enumerate(fn_node.body) for n in walk(s) if id(
+        n) not in nested and isinstance(n, gast.AugAssign) and isinstance(
+        n.op, gast.Add) and isinstance(n.target, gast.Name) and isinstance(
+        n.value, (gast.List, gast.Tuple)) and not any(
+        isinstance(e, gast.Starred) for e in n.value.elts)]
+
+
+def _a_list(value):
+    """Whether ``value`` always makes a list: a display, a comprehension, a choice of them."""
+    if isinstance(value, gast.IfExp):
+        return _a_list(value.body) and _a_list(value.orelse)
+    return isinstance(value, (gast.List, gast.ListComp))
+
+
+def become(node, new):
+    """``node`` turned into ``new`` in place (its parent keeps pointing at it)."""
+    node.__class__ = new.__class__
+    for attr in list(vars(node)):
+        if attr not in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            delattr(node, attr)
+    for attr in new._fields:
+        setattr(node, attr, getattr(new, attr))
+
+
+def looped_defs(fn_node, counts):
+    """``{name: def}`` of each nested ``def`` in a loop, of positional parameters, with default
+    values (made anew each trip), no decorator, ``nonlocal`` or ``global``, that binds its name
+    alone and whose name is read once: where it is appended to a list of functions, it is a
+    site like a lambda (``def_site``)."""
+    in_loops = [d for loop in walk(fn_node) if isinstance(loop, (gast.For, gast.While))
+                for d in walk(loop) if isinstance(d, gast.FunctionDef)]
+    reads = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
+        n.ctx, gast.Load))
+    defs = Counter(d.name for d in walk(fn_node) if isinstance(d, gast.FunctionDef))
+    return {d.name: d for d in in_loops if defs[d.name] == 1 and counts[d.name] == 1 and reads[
+        d.name] == 1 and _plain_def(d)}
+
+
+def _plain_def(d):
+    """A def of positional parameters with default values, no decorator, ``nonlocal`` or
+    ``global``."""
+    a = d.args
+    return not d.decorator_list and a.defaults and not (
+        a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg) and not any(
+        isinstance(n, (gast.Nonlocal, gast.Global)) for n in walk(d))
+
+
+def def_site(node):
+    """The site of a nested ``def`` appended by its name (``looped_defs``): like a lambda's,
+    the item holding its defaults as they are where the ``def`` runs (``held_def``)."""
+    return Site(node, LAMBDA, None, len(node.args.args), len(node.args.defaults),
+                params=tuple(p.id for p in node.args.args))
+
+
+def written(site, e):
+    """Whether ``e``, written into a list, is ``site``'s function (a def's: its name)."""
+    return e is site.node or isinstance(site.node, gast.FunctionDef) and isinstance(
+        e, gast.Name) and e.id == site.node.name
+
+
+def held_def(k, site):
+    """``site``'s ``def`` statement as the binding of its name to what the list holds for it
+    (``g = (k, *defaults)``): its default values evaluated where Python evaluates them."""
+    return gast.Assign([gast.Name(site.node.name, gast.Store(), None, None)], held(k, site),
+                       None)
+
+
+def taken_out(site):
+    """The function of a lambda or ``def`` site, named ``site.function``, without its default
+    values (the item holds them; each call passes them)."""
+    args = clone(site.node.args)
+    args.defaults = []
+    if isinstance(site.node, gast.FunctionDef):
+        return gast.FunctionDef(site.function, args, clone(site.node.body), [], None, None)
+    return gast.Assign([gast.Name(site.function, gast.Store(), None, None)],
+                       gast.Lambda(args, clone(site.node.body)), None)

@@ -61,6 +61,7 @@ def run(fn_node, namer, passed=None, namespace=None, functions=frozenset()):
     (an inlined helper's body), only the names in ``functions`` hold functions."""
     if namer is None:
         return fn_node
+    kinds.extends_written(fn_node)
     counts = binding_counts(fn_node)
     defined = kinds.defined_once(fn_node, counts) | set(functions)
     # (a name a nested def binds is no global's: a list holding it holds that def)
@@ -116,12 +117,12 @@ def _hold(fn_node, name, made, uses, signatures):
     """The list ``name`` (bound by ``made``) holding ``(k, ...)`` for each function written
     into it, its lambdas taken out to the top of ``fn_node``, and its items' ``uses`` the
     calls of the functions they hold."""
-    defs = [gast.copy_location(gast.Assign([gast.Name(sig.function, gast.Store(), None, None)],
-                                           _without_defaults(sig.node), None), sig.node)
+    defs = [gast.copy_location(kinds.taken_out(sig), sig.node)
             for sig in signatures if sig.kind == kinds.LAMBDA]
     _rewrite(fn_node, uses, signatures)
     for k, site in enumerate(signatures):
-        _become(site.node, kinds.held(k, site))
+        kinds.become(site.node, kinds.held_def(k, site) if isinstance(
+            site.node, gast.FunctionDef) else kinds.held(k, site))
     if isinstance(made.value, gast.IfExp):
         split_conditional_displays(fn_node, name)
     fn_node.body[:0] = defs
@@ -142,6 +143,7 @@ def _lists(fn_node, counts, namespace, defined):
     displays, that some function is appended to (or that holds a lambda or a factory's
     result), or to a comprehension."""
     found, changed = {}, set()
+    looped = kinds.looped_defs(fn_node, counts)  # (appended by name: like lambdas)
     for n in walk(fn_node):
         if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
                 n.targets[0], gast.Name) and counts[n.targets[0].id] == 1):
@@ -156,7 +158,8 @@ def _lists(fn_node, counts, namespace, defined):
                 changed.add(n.targets[0].id)
     for n in walk(fn_node):
         added = _added(n, found)
-        sites = [kinds.site_of(e, counts, namespace, defined) for e in added or ()]
+        sites = [kinds.def_site(looped[e.id]) if isinstance(e, gast.Name) and e.id in looped
+                 else kinds.site_of(e, counts, namespace, defined) for e in added or ()]
         if added and all(site is not None for site in sites):
             found[n.value.func.value.id][1].extend(sites)
             changed.add(n.value.func.value.id)
@@ -264,7 +267,7 @@ def _use(n, name, sites, given=None):
     """``(ids of the reads of name n allows, the calls of items it makes)``, or None for a loop
     over the list that does more than call its target."""
     added = _added(n, {name: None})
-    if added and all(any(e is s.node for s in sites) for e in added):
+    if added and all(any(kinds.written(s, e) for s in sites) for e in added):
         return {id(n.value.func.value)}, []
     args = _passed_on(n, name, given)
     if args:
@@ -276,7 +279,33 @@ def _use(n, name, sites, given=None):
     if isinstance(n, gast.For) and isinstance(n.iter, gast.Name) and n.iter.id == name:
         calls = _target_calls(n)
         return None if calls is None else ({id(n.iter)}, calls)
+    if isinstance(n, _COMPREHENSIONS):
+        return _comprehension_calls(n, name)
     return set(), []
+
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
+
+
+def _comprehension_calls(comp, name):
+    """For a comprehension over ``name`` (``[f(x) for f in fs]``) whose target is only called
+    in what follows it, as a loop's (``_target_calls``): (the reads of ``name``, the calls);
+    ``(set(), [])`` for one over no such list; None otherwise."""
+    allowed, calls = set(), []
+    for i, gen in enumerate(comp.generators):
+        if not (isinstance(gen.iter, gast.Name) and gen.iter.id == name):
+            continue
+        rest = ([comp.key, comp.value] if isinstance(comp, gast.DictComp) else [comp.elt]) + [
+            c for g in comp.generators[i:] for c in g.ifs] + [g.iter for g in comp.generators[
+                i + 1:]]
+        found = _target_calls(gast.For(gen.target, gen.iter, [gast.Expr(e) for e in rest], [],
+                                       None))
+        if found is None or any(isinstance(t, gast.Name) and t.id == gen.target.id for g in (
+                comp.generators[i + 1:]) for t in walk(g.target)):
+            return None
+        allowed.add(id(gen.iter))
+        calls += found
+    return allowed, calls
 
 
 def _an_item(expr, name):
@@ -375,7 +404,7 @@ def _rewrite(fn_node, uses, signatures):
     """Each call of ``uses`` turned into the call of the lambda its item holds."""
     # innermost first (`f(f(x))`: the outer call is built from the inner one rewritten)
     for item, call in sorted(uses, key=lambda use: -_depth(use[1], fn_node)):
-        _become(call, _call_of(item, call, signatures))
+        kinds.become(call, _call_of(item, call, signatures))
 
 
 def passed_to(helper, bound, lists, location, renames):
@@ -497,22 +526,6 @@ def _depth(node, root):
     return len(inside)
 
 
-def _without_defaults(lam):
-    args = clone(lam.args)
-    args.defaults = []
-    return gast.Lambda(args, clone(lam.body))
-
-
-def _become(node, new):
-    """``node`` turned into ``new`` in place (its parent keeps pointing at it)."""
-    node.__class__ = new.__class__
-    for attr in list(vars(node)):
-        if attr not in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-            delattr(node, attr)
-    for attr in new._fields:
-        setattr(node, attr, getattr(new, attr))
-
-
 def kept_past_trips(fn_node, local_functions, remade, namespace=None, passed=None):
     """``fn_node`` where a name is given, in a loop, a local function that the loop makes
     anew on each trip (``remade``: one whose default values the trip evaluates, ``g = lambda
@@ -547,7 +560,7 @@ def kept_past_trips(fn_node, local_functions, remade, namespace=None, passed=Non
         if alone:
             passed[name] = Whole([held[_WHOLE]])
         for item, call, signature in sorted(calls, key=lambda c: -_depth(c[1], fn_node)):
-            _become(call, _call_of(item, call, [signature]))
+            kinds.become(call, _call_of(item, call, [signature]))
         for display, call, stmts in displays:
             passed[_named(display, call, stmts, namer)] = [held[_WHOLE]]
         _keep(fn_node, binds[0], held, local_functions, factories, made, namer)
