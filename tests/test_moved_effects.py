@@ -1,7 +1,8 @@
 """A comprehension is built before its statement, on every path (normalize/control.py): one
 that calls a function of the user's which changes a value in place is refused unless it is the
-statement's whole value. On 130a340 both programs below gave wrong values and gradients, no
-error: `skipped_branch` the value 3.63 for Python's 0.83 (`bump` ran though `flag` is False),
+statement's whole value (or the whole value of a side of a choice that is the statement's
+whole value: built on that side only, normalize/skipped_sides.py). On 130a340 both programs
+below gave wrong values and gradients, no error: `skipped_branch` the value 3.63 for Python's 0.83 (`bump` ran though `flag` is False),
 `before_the_left_operand` 7.93 for 5.13 (`bump` ran before `np.sum(y * y)`)."""
 
 import numpy as np
@@ -61,7 +62,14 @@ def pure_in_a_larger_expression(x):
     return 0.1 * np.sum(x ** 2) + sum(scratch(x, b) for b in [x, 2.0 * x])
 
 
-@pytest.mark.parametrize("f", [skipped_branch, before_the_left_operand, through_a_view],
+def skipped_inside_a_call(x):
+    y = x * 1.0
+    flag = x[1] > 10.0
+    r = len(flag and [bump(y, x[2]) for k in range(2)] or [])
+    return np.sum(y * y) + 0.0 * r
+
+
+@pytest.mark.parametrize("f", [skipped_inside_a_call, before_the_left_operand, through_a_view],
                          ids=lambda f: f.__name__)
 def test_a_comprehension_calling_a_changing_function_inside_an_expression_is_refused(f):
     with pytest.raises(UnsupportedSyntaxError, match="calling `bump\\w*`, which changes a") as e:
@@ -69,7 +77,7 @@ def test_a_comprehension_calling_a_changing_function_inside_an_expression_is_ref
     assert "test_moved_effects.py" in str(e.value)
 
 
-@pytest.mark.parametrize("f", [whole_value, pure_in_a_larger_expression],
+@pytest.mark.parametrize("f", [whole_value, pure_in_a_larger_expression, skipped_branch],
                          ids=lambda f: f.__name__)
 def test_the_whole_value_or_a_function_writing_only_its_own_arrays_works(f):
     check_grad(f, (X,))

@@ -99,8 +99,8 @@ def read_before(c, x):
 
 def in_a_comprehension_on_one_side(c, x):
     last = c
-    ys = [(last := v) for v in x] if c > 0 else []
-    return last * len(ys)
+    n = len([(last := v) for v in x] if c > 0 else [])
+    return last * n
 
 
 @pytest.mark.parametrize("f, marker, why", [

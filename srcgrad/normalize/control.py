@@ -27,7 +27,7 @@ import gast
 from .. import runtime
 from ..astutil import NodeTransformer, clone, ordered_walk, stored
 from ..emit import naming
-from . import moved_effects
+from . import moved_effects, skipped_sides
 
 
 def _name(id_, ctx=None):
@@ -79,6 +79,7 @@ class DesugarControl:
         """``[f(v) for v in xs if c(v)]`` becomes a loop appending to a fresh list, before the
         statement that uses it; ``sum(f(v) for v in xs)`` a loop adding into a fresh total."""
         out = []
+        stmts = [t for u in stmts for t in skipped_sides.lowered(u, self.namer, self.locals) or [u]]
         for s in stmts:
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)

@@ -7,14 +7,15 @@ only computes this is the same; one that calls a function of the user's that cha
 place (an argument's array, a list, an object's field) would make that change before the
 operands Python evaluates first, or where Python never makes it: a wrong value. Such a
 comprehension is refused unless it is the statement's whole value (``L = [step(y, v) for v in
-vs]``, ``s = sum(step(y, v) for v in vs)``), where both orders agree.
+vs]``, ``s = sum(step(y, v) for v in vs)``), where both orders agree (a choice that is the
+whole value, ``r = flag and [...]``, is an ``if`` by then: ``skipped_sides``).
 
 Requires: a statement of the body (its inner blocks' comprehensions already built), the
 namespace of the function. Guarantees: nothing is changed; raises ``UnsupportedSyntaxError``
 at the call.
 
     s = np.sum(y * y) + sum(bump(y, v) for v in vs)   ->  refused at `bump(...)`
-    r = flag and [bump(y, v) for v in vs]               ->  refused at `bump(...)`
+    r = g(flag and [bump(y, v) for v in vs])            ->  refused at `bump(...)`
 """
 
 from __future__ import annotations

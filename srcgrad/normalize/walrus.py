@@ -21,6 +21,7 @@ import gast
 
 from ..astutil import walk
 from ..errors import UnsupportedSyntaxError
+from .skipped_sides import built_where_evaluated
 
 _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)
 
@@ -54,7 +55,7 @@ def _refuse_misordered(stmt, location):
         for branch in _branches(p):
             for comp in (c for c in walk(branch) if isinstance(c, _COMPREHENSIONS)):
                 inner = next((w for w in walk(comp) if isinstance(w, gast.NamedExpr)), None)
-                if inner is not None:
+                if inner is not None and not built_where_evaluated(stmt, comp):
                     raise location.error(
                         UnsupportedSyntaxError, inner, "srcgrad does not support an assignment "
                         "expression (`:=`) in a comprehension that only one side of `and` / "
