@@ -2,8 +2,9 @@
 that calls a function of the user's which changes a value in place is refused unless it is the
 statement's whole value (or the whole value of a side of a choice that is the statement's
 whole value: built on that side only, normalize/skipped_sides.py). On 130a340 both programs
-below gave wrong values and gradients, no error: `skipped_branch` the value 3.63 for Python's 0.83 (`bump` ran though `flag` is False),
-`before_the_left_operand` 7.93 for 5.13 (`bump` ran before `np.sum(y * y)`)."""
+below gave wrong values and gradients, no error: `skipped_branch` the value 3.63 for Python's
+0.83 (`bump` ran though `flag` is False), `before_the_left_operand` 7.93 for 5.13 (`bump` ran
+before `np.sum(y * y)`)."""
 
 import numpy as np
 import pytest
