@@ -750,7 +750,7 @@ def test_golden_functions_are_correct():
 
 def uses_starred_call(x):
     xs = [x]
-    if x[0] > 0.0:
+    while len(xs) < 2:
         xs.append(x * 2.0)  # its length is known only when it runs, where it is unpacked
     return np.add(*xs)
 

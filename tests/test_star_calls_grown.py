@@ -66,9 +66,9 @@ def test_second_order():
     check_hvp_in_x(nested_loops_and_reads, 0.6, X, T)
 
 
-def appended_in_a_branch(c, x):
+def appended_in_a_while_loop(c, x):
     xs = [x[0]]
-    if x[1] > 0:
+    while len(xs) < 3:
         xs.append(x[1] * c)
     return _total(*xs)
 
@@ -90,7 +90,7 @@ def _grow(xs, c):
     xs.append(c)
 
 
-@pytest.mark.parametrize("f", [appended_in_a_branch, appended_len_times, passed_before],
+@pytest.mark.parametrize("f", [appended_in_a_while_loop, appended_len_times, passed_before],
                          ids=lambda f: f.__name__)
 def test_known_only_when_it_runs_is_refused_at_the_star(f):
     lineno, offset, _ = where_is(f, "*xs")

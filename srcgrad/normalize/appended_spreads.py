@@ -20,6 +20,7 @@ from __future__ import annotations
 import gast
 
 from ..astutil import binding_counts, clone, walk
+from .lambda_list_sites import become
 
 _BLOCKS = ("body", "orelse", "finalbody")
 
@@ -56,8 +57,10 @@ def _built(s):
 
 
 def _follow(name, value, rest):
-    """Spell out the spreads of ``name`` in ``rest`` while what it holds is known."""
-    known = len(value.elts) if isinstance(value, gast.List) else [k.value for k in value.keys]
+    """Spell out the spreads of ``name`` in ``rest`` while what it holds is known (a list: the
+    lengths it may have; a dict: its keys)."""
+    known = frozenset({len(value.elts)}) if isinstance(value, gast.List) else [
+        k.value for k in value.keys]
     for s in rest:
         grown = _grown(name, s, known)
         if grown is not None:
@@ -70,8 +73,10 @@ def _follow(name, value, rest):
 
 def _grown(name, s, known):
     """What ``name`` holds after ``s`` where ``s`` only adds to it, else None."""
-    if isinstance(known, int) and _appends(name, s):
-        return known + 1
+    if isinstance(known, frozenset) and _appends(name, s):
+        return frozenset(k + 1 for k in known)
+    if isinstance(s, gast.If):
+        return _branched(name, s, known)
     if isinstance(known, list) and _key_written(name, s) is not None:
         key = _key_written(name, s)
         return known + ([] if key in known else [key])
@@ -81,15 +86,43 @@ def _grown(name, s, known):
     trips = _range_trips(s)
     if trips is None or not any(isinstance(n, gast.Name) and n.id == name for n in walk(s)):
         return None
-    inner = known
-    for t in s.body:
-        if any(isinstance(n, gast.Name) and n.id == name for n in walk(t)):
-            inner = _grown(name, t, inner)
-            if inner is None:
-                return None
-    if isinstance(known, int):
-        return known + trips * (inner - known)
-    return inner  # (constant keys: the same ones on every trip)
+    if isinstance(known, list):
+        return _block_grown(name, s.body, known)  # (constant keys: the same on every trip)
+    steps = _block_grown(name, s.body, frozenset({0}))
+    for _ in range(trips if steps is not None else 0):
+        known = frozenset(k + d for k in known for d in steps)
+        if len(known) > _MOST:
+            return None
+    return None if steps is None else known
+
+
+_MOST = 8  # lengths a list may have at a spread (each a call of its own)
+
+
+def _branched(name, s, known):
+    """What ``name`` holds after the ``if`` statement ``s`` whose branches only add to it or
+    read it (and its test only reads it): the lengths either branch leaves; the same keys in
+    the same order from both; else None."""
+    if _jumps(s) or not _only_read(name, gast.Expr(s.test)):
+        return None
+    body, orelse = _block_grown(name, s.body, known), _block_grown(name, s.orelse, known)
+    if body is None or orelse is None:
+        return None
+    if isinstance(known, list):
+        return body if body == orelse else None
+    return body | orelse if len(body | orelse) <= _MOST else None
+
+
+def _block_grown(name, stmts, known):
+    """What ``name`` holds after ``stmts`` that only add to it or read it, else None."""
+    for t in stmts:
+        if not any(isinstance(n, gast.Name) and n.id == name for n in walk(t)):
+            continue
+        grown = _grown(name, t, known)
+        if grown is None and not _only_read(name, t):
+            return None
+        known = known if grown is None else grown
+    return known
 
 
 def _appends(name, s):
@@ -148,10 +181,15 @@ def _range_trips(s):
             and not s.iter.keywords and 1 <= len(s.iter.args) <= 3
             and all(isinstance(a, gast.Constant) and type(a.value) is int for a in s.iter.args)):
         return None
-    if any(isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.Raise, gast.Try,
-                          gast.FunctionDef, gast.Lambda)) for n in walk(s)):
+    if _jumps(s):
         return None
     return len(range(*(a.value for a in s.iter.args)))
+
+
+def _jumps(s):
+    """Whether ``s`` may leave its block other than at its end, or defines a function."""
+    return any(isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.Raise, gast.Try,
+                              gast.FunctionDef, gast.Lambda)) for n in walk(s))
 
 
 def _only_read(name, s):
@@ -179,16 +217,46 @@ def reading_mentions(node, loops):
 
 
 def _spell(name, s, known):
+    if isinstance(known, frozenset) and len(known) > 1:
+        _spell_each_length(name, s, sorted(known))
+        return
     for n in walk(s):
         if not isinstance(n, gast.Call):
             continue
-        if isinstance(known, int):
+        if isinstance(known, frozenset):
+            count = min(known)
             n.args = [a for arg in n.args for a in (
-                [_item(arg.value, i) for i in range(known)] if _spreads(arg, name) else [arg])]
+                [_item(arg.value, i) for i in range(count)] if _spreads(arg, name) else [arg])]
         else:
             n.keywords = [k for kw in n.keywords for k in (
                 [gast.keyword(key, _item(kw.value, key)) for key in known]
                 if kw.arg is None and _named(kw.value, name) else [kw])]
+
+
+def _spell_each_length(name, s, lengths):
+    """Each call of ``s`` spreading ``name``, which may have any of ``lengths`` items there,
+    a choice on its length between the calls spelled out for each (``f(xs[0], xs[1]) if
+    len(xs) == 2 else f(xs[0], xs[1], xs[2])``): ``s`` only reads ``name``, so its length is
+    the same where the call evaluates its arguments. A call spreading it inside another is
+    left, and refused."""
+    calls = [n for n in walk(s) if isinstance(n, gast.Call) and any(
+        _spreads(a, name) for a in n.args)]
+    if any(c is not d and any(e is d for e in walk(c)) for c in calls for d in calls):
+        return
+    for call in calls:
+        choice = _spelled(call, name, lengths[-1])
+        for count in reversed(lengths[:-1]):
+            measured = gast.Call(gast.Name("len", gast.Load(), None, None), [
+                gast.Name(name, gast.Load(), None, None)], [])
+            choice = gast.IfExp(gast.Compare(measured, [gast.Eq()], [gast.Constant(count, None)]),
+                                _spelled(call, name, count), choice)
+        become(call, gast.copy_location(choice, call))
+
+
+def _spelled(call, name, count):
+    return gast.copy_location(gast.Call(clone(call.func), [a for arg in call.args for a in (
+        [_item(arg.value, i) for i in range(count)] if _spreads(arg, name) else [clone(arg)])],
+        [clone(k) for k in call.keywords]), call)
 
 
 def _spreads(arg, name):
