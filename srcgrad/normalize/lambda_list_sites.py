@@ -209,13 +209,14 @@ def _fixed(made):
             d.operand, gast.Constant) for d in defaults)
 
 
-def extends_written(fn_node):
-    """``fn_node`` where ``fs += [g, h]`` (or a tuple display) of a name bound otherwise once,
-    by a statement of the function's own block before it, to a list (a display, ``[]``, a
-    comprehension or a choice between displays) is ``fs.extend([g, h])``: the same change of
-    the same list, as Python makes it, so the list is bound once (``lambda_lists``)."""
+def extends_written(fn_node, function):
+    """``fn_node`` where ``fs += [g, h]`` (or a tuple display) of functions (``function(g)``)
+    of a name bound otherwise once, by a statement of the function's own block before it, to
+    a list (a display, ``[]``, a comprehension or a choice between displays) is
+    ``fs.extend([g, h])``: the same change of the same list, as Python makes it, so the list
+    is bound once (``lambda_lists``)."""
     stores = store_counts(fn_node)
-    grown = _grown(fn_node)
+    grown = [(i, n) for i, n in _grown(fn_node) if all(function(e) for e in n.value.elts)]
     for name in {n.target.id for _, n in grown} - set(param_names(fn_node, packed=True)):
         mine = [(i, n) for i, n in grown if n.target.id == name]
         made = [i for i, s in enumerate(fn_node.body) if isinstance(s, gast.Assign) and len(

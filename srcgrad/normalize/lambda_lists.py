@@ -61,12 +61,16 @@ def run(fn_node, namer, passed=None, namespace=None, functions=frozenset()):
     (an inlined helper's body), only the names in ``functions`` hold functions."""
     if namer is None:
         return fn_node
-    kinds.extends_written(fn_node)
     counts = binding_counts(fn_node)
     defined = kinds.defined_once(fn_node, counts) | set(functions)
     # (a name a nested def binds is no global's: a list holding it holds that def)
     counts += Counter(n.name for n in walk(fn_node) if isinstance(n, gast.FunctionDef) and (
         n is not fn_node))
+    looped = kinds.looped_defs(fn_node, counts)
+    kinds.extends_written(fn_node, lambda e: isinstance(e, gast.Name) and e.id in looped or (
+        kinds.site_of(e, counts, namespace, defined) is not None))
+    counts = binding_counts(fn_node) + Counter(
+        n.name for n in walk(fn_node) if isinstance(n, gast.FunctionDef) and n is not fn_node)
     for name, (made, sites) in _lists(fn_node, counts, namespace, defined).items():
         _held_list(fn_node, name, made, sites, namer, passed)
     return fn_node
