@@ -83,6 +83,12 @@ def _grown(name, s, known):
     keys = _keys_looped(name, s) if isinstance(known, list) else None
     if keys is not None:
         return known + [k for k in keys if k not in known]
+    return _looped(name, s, known)
+
+
+def _looped(name, s, known):
+    """What ``name`` holds after ``s``, a loop over a range of constants whose body only adds
+    to it or reads it, else None."""
     trips = _range_trips(s)
     if trips is None or not any(isinstance(n, gast.Name) and n.id == name for n in walk(s)):
         return None

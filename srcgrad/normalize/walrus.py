@@ -51,6 +51,12 @@ def _refuse_misordered(stmt, location):
                 UnsupportedSyntaxError, n, f"srcgrad does not support an assignment expression "
                 f"(`{name} := ...`) whose name the statement reads before it; assign it on a "
                 "line of its own before")
+    _refuse_in_a_branch(stmt, parts, location)
+
+
+def _refuse_in_a_branch(stmt, parts, location):
+    """Raise for a ``:=`` of a comprehension on a side of a choice of ``stmt`` that ``control``
+    builds before the statement (not the whole value of a side: ``skipped_sides``)."""
     for p in parts:
         for branch in _branches(p):
             for comp in (c for c in walk(branch) if isinstance(c, _COMPREHENSIONS)):
