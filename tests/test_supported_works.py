@@ -188,6 +188,8 @@ def star_calls(x):
     kw = {}
     for k in range(2):
         grown.append(x[k + 1] * x[0])
+    if x[0] > 0:
+        grown.append(x[2])
     for n in ("c", "scale"):
         kw[n] = x[2]
     return np.sum(_helper(*pair)) + np.sum(_helper(x, **{"c": 3.0})) + _helper(
@@ -438,9 +440,10 @@ ELSEWHERE = {
     "a lambda or nested def returned by a helper (a factory": "tests/test_factories.py",
     "in a tuple or list passed to a helper that loops over it": "tests/test_function_values.py",
     "with default values made again on each trip of a loop": "tests/test_function_values.py, "
-                                                              "tests/test_function_lists.py",
+                                                              "tests/test_function_lists.py, "
+                                                              "tests/test_function_items_passed.py",
     "a list of functions the function changes at run time (bound once": (
-        "tests/test_function_lists.py"),
+        "tests/test_function_lists.py, tests/test_function_items_passed.py"),
     "a parameter that may be given a function or None": "tests/test_chosen_functions.py, "
                                                           "tests/test_chosen_held.py",
     "a loop over a list of functions the function changes at run time": (
