@@ -105,6 +105,7 @@ def grown_by_plus_equals(c, x):
         fs += [lambda t, a=c * (k + 1): a * np.cos(t)]
     if x[0] > 0:
         fs += (make(c), np.tanh)
+    fs = fs + [lambda t, b=c * c: b * t]  # (no other name holds the list: as `fs.extend`)
     return sum_of_squares(fs, x) + np.sum(fs[-1](x))
 
 

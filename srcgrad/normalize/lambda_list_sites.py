@@ -210,36 +210,76 @@ def _fixed(made):
 
 
 def extends_written(fn_node, function):
-    """``fn_node`` where ``fs += [g, h]`` (or a tuple display) of functions (``function(g)``)
-    of a name bound otherwise once, by a statement of the function's own block before it, to
-    a list (a display, ``[]``, a comprehension or a choice between displays) is
-    ``fs.extend([g, h])``: the same change of the same list, as Python makes it, so the list
-    is bound once (``lambda_lists``)."""
+    """``fn_node`` where ``fs += [g, h]`` (or a tuple display), or ``fs = fs + [g, h]`` where
+    no other name holds the list and no loop over it holds the statement, of functions
+    (``function(g)``) of a name bound otherwise once, by a statement of the function's own
+    block before it, to a list (a display, ``[]``, a comprehension or a choice between
+    displays) is ``fs.extend([g, h])``: the same change of the same list as Python's, or one
+    nobody sees apart from it, so the list is bound once (``lambda_lists``)."""
     stores = store_counts(fn_node)
-    grown = [(i, n) for i, n in _grown(fn_node) if all(function(e) for e in n.value.elts)]
-    for name in {n.target.id for _, n in grown} - set(param_names(fn_node, packed=True)):
-        mine = [(i, n) for i, n in grown if n.target.id == name]
-        made = [i for i, s in enumerate(fn_node.body) if isinstance(s, gast.Assign) and len(
-            s.targets) == 1 and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name
-            and _a_list(s.value)]
-        if stores[name] != len(mine) + 1 or len(made) != 1 or any(i <= made[0] for i, _ in mine):
+    grown = [(i, n, name, added) for i, n, name, added in _grown(fn_node)
+             if all(function(e) for e in added.elts)]
+    for name in {g[2] for g in grown} - set(param_names(fn_node, packed=True)):
+        mine = [(i, n, added) for i, n, target, added in grown if target == name]
+        if stores[name] != len(mine) + 1 or not _made_before(fn_node, name, mine):
             continue
-        for _, n in mine:
+        for _, n, added in mine:
             become(n, gast.Expr(gast.Call(gast.Attribute(gast.Name(
-                name, gast.Load(), None, None), "extend", gast.Load()), [n.value], [])))
+                name, gast.Load(), None, None), "extend", gast.Load()), [added], [])))
     return fn_node
 
 
+def _made_before(fn_node, name, grown):
+    """Whether a statement of the function's block before every one of ``grown`` binds
+    ``name`` to a list, and, for ``fs = fs + [...]``, nothing holds the list apart."""
+    made = [i for i, s in enumerate(fn_node.body) if isinstance(s, gast.Assign) and len(
+        s.targets) == 1 and isinstance(s.targets[0], gast.Name) and s.targets[0].id == name
+        and _a_list(s.value)]
+    if len(made) != 1 or any(i <= made[0] for i, _, _ in grown):
+        return False
+    return not any(isinstance(n, gast.Assign) for _, n, _ in grown) or not _held_apart(
+        fn_node, name)
+
+
 def _grown(fn_node):
-    """``[(i, statement)]`` of each ``name += display`` in the ``i``-th statement of the
-    function's block (not in a nested def: there it binds the def's own name)."""
+    """``[(i, statement, name, display)]`` of each ``name += display`` (``name = name + [...]``)
+    in the ``i``-th statement of the function's block (not in a nested def: there it binds the
+    def's own name)."""
     nested = {id(n) for d in walk(fn_node) if isinstance(d, gast.FunctionDef) and (
         d is not fn_node) for n in walk(d)}
-    return [(i, n) for i, s in enumerate(fn_node.body) for n in walk(s) if id(
-        n) not in nested and isinstance(n, gast.AugAssign) and isinstance(
-        n.op, gast.Add) and isinstance(n.target, gast.Name) and isinstance(
-        n.value, (gast.List, gast.Tuple)) and not any(
-        isinstance(e, gast.Starred) for e in n.value.elts)]
+    found = [(i, n) + _added(n) for i, s in enumerate(fn_node.body) for n in walk(s)
+             if id(n) not in nested and _added(n) is not None]
+    return [g for g in found if not any(isinstance(e, gast.Starred) for e in g[3].elts)]
+
+
+def _added(n):
+    """``(name, display)`` of ``name += display`` or ``name = name + [...]``, else None."""
+    if isinstance(n, gast.AugAssign) and isinstance(n.op, gast.Add) and isinstance(
+            n.target, gast.Name) and isinstance(n.value, (gast.List, gast.Tuple)):
+        return n.target.id, n.value
+    if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+            n.targets[0], gast.Name) and isinstance(n.value, gast.BinOp) and isinstance(
+            n.value.op, gast.Add) and isinstance(n.value.left, gast.Name) and (
+            n.value.left.id == n.targets[0].id) and isinstance(n.value.right, gast.List):
+        return n.targets[0].id, n.value.right
+    return None
+
+
+def _held_apart(fn_node, name):
+    """Whether another name may hold the list ``name`` (``gs = fs``, a lambda's default, a
+    display holding it) or a loop over it may hold a rebinding of it: ``fs = fs + [g]`` then
+    makes a new list where ``fs.extend`` would change the one they see."""
+    for n in walk(fn_node):
+        if isinstance(n, gast.For) and any(isinstance(m, gast.Name) and m.id == name
+                                           for m in walk(n.iter)):
+            return True
+        if isinstance(n, (gast.List, gast.Tuple, gast.Dict, gast.Set, gast.arguments)) or (
+                isinstance(n, gast.Assign) and not isinstance(n.value, gast.BinOp)):
+            values = n.values if isinstance(n, gast.Dict) else n.defaults if isinstance(
+                n, gast.arguments) else [n.value] if isinstance(n, gast.Assign) else n.elts
+            if any(isinstance(v, gast.Name) and v.id == name for v in values):
+                return True
+    return False
 
 
 def _a_list(value):
