@@ -128,10 +128,27 @@ def nested_defs_with_defaults_appended_in_loops(c, x):
     return sum_of_squares(fs, x) + apply(fs[1], x) + np.sum(fs[2](x))
 
 
+def tuple_rebound_in_a_branch(c, x):
+    t = (np.sin, np.cos)
+    if x[0] > 0:
+        t = (np.tanh, lambda v, a=c: a * v * v)
+    return sum_of_squares(t, x) + apply(t[-1], x)
+
+
+def list_rebound_in_a_loop(c, x):
+    fs = [np.sin]
+    for k in range(2):
+        if x[k] > 0:
+            fs = [lambda v, a=c * (k + 1): a * np.cos(v), np.tanh]
+    fs.append(make(c))
+    return sum_of_squares(fs, x) + np.sum(fs[0](x))
+
+
 CASES = [items_called_with_keywords, items_looped_over_with_a_keyword,
          lambda_kept_and_passed_by_itself, factory_result_kept_and_passed_by_itself,
          items_passed_by_themselves, given_to_comprehensions, grown_by_plus_equals,
-         nested_defs_with_defaults_appended_in_loops]
+         nested_defs_with_defaults_appended_in_loops, tuple_rebound_in_a_branch,
+         list_rebound_in_a_loop]
 
 
 @pytest.mark.parametrize("x", [X, X_NEG])

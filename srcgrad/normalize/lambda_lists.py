@@ -160,14 +160,49 @@ def _lists(fn_node, counts, namespace, defined):
             found[n.targets[0].id] = (n, sites)
             if isinstance(value, (gast.IfExp, gast.ListComp)):
                 changed.add(n.targets[0].id)
+    tupled, rebound = _rebound(fn_node, counts, namespace, defined, found)
+    changed |= rebound | _appended(fn_node, found, tupled, lambda e: kinds.def_site(
+        looped[e.id]) if isinstance(e, gast.Name) and e.id in looped else kinds.site_of(
+        e, counts, namespace, defined))
+    return {name: entry for name, entry in found.items() if entry[1] and name in changed}
+
+
+def _appended(fn_node, found, tupled, site_of):
+    """The names of ``found`` that functions are appended to (inserted, extended: their
+    sites, ``site_of``, added to its entry); one of ``tupled`` appended to is dropped (a
+    tuple has no ``append``: Python's error)."""
+    changed = set()
     for n in walk(fn_node):
         added = _added(n, found)
-        sites = [kinds.def_site(looped[e.id]) if isinstance(e, gast.Name) and e.id in looped
-                 else kinds.site_of(e, counts, namespace, defined) for e in added or ()]
+        if added and n.value.func.value.id in tupled:
+            del found[n.value.func.value.id]
+            continue
+        sites = [site_of(e) for e in added or ()]
         if added and all(site is not None for site in sites):
             found[n.value.func.value.id][1].extend(sites)
             changed.add(n.value.func.value.id)
-    return {name: entry for name, entry in found.items() if entry[1] and name in changed}
+    return changed
+
+
+def _rebound(fn_node, counts, namespace, defined, found):
+    """Each name bound more than once, every time to a list or tuple display of functions
+    (``t = (np.sin, np.cos)``, then ``t = (np.tanh, np.cos)`` in a branch), noted in
+    ``found`` with the sites of all its displays; ``{name: whether a display is a tuple}``."""
+    binds = {}
+    for n in walk(fn_node):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name):
+            binds.setdefault(n.targets[0].id, []).append(n)
+    rebound = {}
+    for name, made in binds.items():
+        if not 1 < len(made) == counts[name] or not all(isinstance(
+                b.value, (gast.List, gast.Tuple)) for b in made):
+            continue
+        sites = [_display_sites(b.value, counts, namespace, defined, tuples=True) for b in made]
+        if all(s is not None for s in sites):
+            found[name] = (made[0], [site for some in sites for site in some])
+            rebound[name] = any(isinstance(b.value, gast.Tuple) for b in made)
+    return {name for name, tupled in rebound.items() if tupled}, set(rebound)
 
 
 def _comprehension_sites(value, counts, namespace):
@@ -183,14 +218,14 @@ def _comprehension_sites(value, counts, namespace):
     return [kinds.site_of(value.elt, counts, namespace)]
 
 
-def _display_sites(value, counts, namespace, defined):
+def _display_sites(value, counts, namespace, defined, tuples=False):
     """The sites of a list display of functions (or of a conditional expression choosing
-    between such displays), else None."""
+    between such displays; ``tuples``: a tuple display too), else None."""
     if isinstance(value, gast.IfExp):
         body = _display_sites(value.body, counts, namespace, defined)
         orelse = _display_sites(value.orelse, counts, namespace, defined)
         return None if body is None or orelse is None or namespace is None else body + orelse
-    if not isinstance(value, gast.List):
+    if not isinstance(value, (gast.List, gast.Tuple) if tuples else gast.List):
         return None
     sites = [kinds.site_of(e, counts, namespace, defined) for e in value.elts]
     return None if any(s is None for s in sites) else sites
