@@ -63,11 +63,22 @@ def pure_in_a_larger_expression(x):
     return 0.1 * np.sum(x ** 2) + sum(scratch(x, b) for b in [x, 2.0 * x])
 
 
+def _count(items):
+    return len(items)
+
+
 def skipped_inside_a_call(x):
     y = x * 1.0
     flag = x[1] > 10.0
-    r = len(flag and [bump(y, x[2]) for k in range(2)] or [])
+    r = _count(flag and [bump(y, x[2]) for k in range(2)] or [])
     return np.sum(y * y) + 0.0 * r
+
+
+def skipped_inside_a_builtin_call(x):
+    y = x * 1.0
+    flag = x[1] > 0.1
+    r = len(flag and [bump(y, x[2]) for k in range(2)] or [])
+    return np.sum(y * y) + 0.5 * r
 
 
 @pytest.mark.parametrize("f", [skipped_inside_a_call, before_the_left_operand, through_a_view],
@@ -78,7 +89,8 @@ def test_a_comprehension_calling_a_changing_function_inside_an_expression_is_ref
     assert "test_moved_effects.py" in str(e.value)
 
 
-@pytest.mark.parametrize("f", [whole_value, pure_in_a_larger_expression, skipped_branch],
+@pytest.mark.parametrize("f", [whole_value, pure_in_a_larger_expression, skipped_branch,
+                               skipped_inside_a_builtin_call],
                          ids=lambda f: f.__name__)
 def test_the_whole_value_or_a_function_writing_only_its_own_arrays_works(f):
     check_grad(f, (X,))

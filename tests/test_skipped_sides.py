@@ -53,7 +53,14 @@ def binds_in_a_comprehension_on_one_side(c, x):
     return last * np.sum(np.array(ys))
 
 
-CASES = [raises_on_the_side_skipped, changes_on_the_side_skipped, changes_on_the_side_taken,
+def inside_a_larger_expression(c, x):
+    xs = [x[0], x[1]]
+    y = np.sum(x * x) * c + (c < 0.9 or sum([xs[5] for k in range(2)])) * x[2]
+    return y + max(c, 0.5) * (x[0] if c > 0 else sum(v for v in xs[7:9])) + len(xs)
+
+
+CASES = [raises_on_the_side_skipped, inside_a_larger_expression, changes_on_the_side_skipped,
+         changes_on_the_side_taken,
          returned_from_a_branch, binds_in_a_comprehension_on_one_side]
 
 

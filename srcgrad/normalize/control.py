@@ -79,7 +79,9 @@ class DesugarControl:
         """``[f(v) for v in xs if c(v)]`` becomes a loop appending to a fresh list, before the
         statement that uses it; ``sum(f(v) for v in xs)`` a loop adding into a fresh total."""
         out = []
-        stmts = [t for u in stmts for t in skipped_sides.lowered(u, self.namer, self.locals) or [u]]
+        namespace = self.ctx.namespace if self.ctx is not None else None
+        stmts = [t for u in stmts for t in skipped_sides.lowered(
+            u, self.namer, self.locals, namespace) or [u]]
         for s in stmts:
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)

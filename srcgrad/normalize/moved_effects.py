@@ -34,7 +34,7 @@ _COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp
 # methods that change what they are called on (lists, dicts, sets, arrays)
 # methods that change what they are called on (lists, dicts, sets, arrays), and NumPy functions
 # that write into their first argument (`np.copyto`, `np.add.at`, `rng.shuffle`)
-_CHANGING = frozenset(MUTATING + SLOT_METHODS + NUMPY_WRITES) | {
+CHANGING = frozenset(MUTATING + SLOT_METHODS + NUMPY_WRITES) | {
     "itemset", "setfield", "partition", "__setitem__", "at", "shuffle"}
 
 
@@ -132,7 +132,7 @@ def _writes(n, assigned):
 def _calls_changing(n, fn, depth, assigned):
     if not isinstance(n, gast.Call):
         return False
-    if isinstance(n.func, gast.Attribute) and n.func.attr in _CHANGING:
+    if isinstance(n.func, gast.Attribute) and n.func.attr in CHANGING:
         return _outside(n.func.value, assigned)
     if any(k.arg == "out" for k in n.keywords):
         return True

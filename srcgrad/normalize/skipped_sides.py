@@ -32,21 +32,86 @@ import gast
 
 from ..astutil import walk
 from ..emit.naming import BOTH, EITHER
+from .lambda_list_sites import become
+from .moved_effects import CHANGING
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
 
 
-def lowered(s, namer, local_names):
+def lowered(s, namer, local_names, namespace=None):
     """``s`` as statements that build a comprehension on a side Python may skip only on that
-    side (see above), or None where ``s`` holds no such choice as its whole value."""
+    side (see above), or None where ``s`` holds no such choice as its whole value, nor (with
+    ``namespace``) inside a value whose other parts only compute (``_inner_choices``)."""
     value = _choice(s)
     if value is None:
-        return None
+        return _inner_lowered(s, namer, local_names, namespace)
     stmts, name = _chosen(value, namer, local_names)
     if isinstance(s, gast.Expr):
         return stmts
     s.value = gast.copy_location(gast.Name(name, gast.Load(), None, None), value)
     return stmts + [s]
+
+
+def _inner_lowered(s, namer, local_names, namespace):
+    """``s`` whose choices with a comprehension on a side (``r = (a or [...]) * 2.0 + b``)
+    are each bound before it, in the order Python evaluates them, where every other part of
+    its value only computes: names, constants, operators, items, fields, and calls of NumPy,
+    ``math`` and builtin functions that change nothing (evaluated after those choices then,
+    not before: the same values); else None."""
+    if namespace is None or not (isinstance(s, gast.Assign) and len(s.targets) == 1 or (
+            isinstance(s, (gast.Return, gast.Expr)))) or s.value is None:
+        return None
+    choices = _outer_choices(s.value)
+    if not choices or not _only_computes(s.value, choices, namespace, local_names):
+        return None
+    out = []
+    for choice in choices:
+        stmts, name = _chosen(choice, namer, local_names)
+        out += stmts
+        become(choice, gast.copy_location(gast.Name(name, gast.Load(), None, None), choice))
+    return out + [s]
+
+
+def _outer_choices(value):
+    """The choices of ``value`` with a comprehension on a side Python may skip that no other
+    such choice holds, in the order ``walk`` meets them."""
+    found = []
+    for n in walk(value):
+        if _skippable(n) and not any(any(m is n for m in walk(f)) for f in found):
+            found.append(n)
+    return found
+
+
+def _skippable(n):
+    sides = [n.body, n.orelse] if isinstance(n, gast.IfExp) else n.values[1:] if isinstance(
+        n, gast.BoolOp) else []
+    return any(isinstance(m, _COMPREHENSIONS) for side in sides for m in walk(side))
+
+
+def _only_computes(value, choices, namespace, local_names):
+    """Whether the parts of ``value`` outside ``choices`` only compute (see above)."""
+    inside = {id(m) for c in choices for m in walk(c)}
+    for n in walk(value):
+        if id(n) in inside:
+            continue
+        if isinstance(n, (gast.NamedExpr, gast.Lambda, gast.Await, gast.Yield) + _COMPREHENSIONS):
+            return False
+        if isinstance(n, gast.Call) and not _computes(n, namespace, local_names):
+            return False
+    return True
+
+
+def _computes(call, namespace, local_names):
+    """A call of a NumPy, ``math`` or builtin function that changes nothing (no ``out=``)."""
+    try:
+        fn = namespace.resolve(call.func, local_names)
+    except Exception:  # noqa: BLE001 - what resolves to nothing is no such function
+        return False
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    name = getattr(fn, "__name__", "")
+    return module in ("numpy", "math", "builtins") and name not in CHANGING and name not in (
+        "print", "setattr", "delattr", "exec", "eval", "input", "open", "next") and not any(
+        k.arg == "out" for k in call.keywords)
 
 
 def _choice(s):
