@@ -182,9 +182,22 @@ def item_passed_on_a_side_python_may_skip(c, x):
     return apply(fs[-1], x) if c > 0 else 0.0
 
 
+def apply_scaled(a, f, x):
+    return apply(f, x) * a
+
+
+def item_index_rebound_by_the_call(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(lambda t, a=c: a * t)
+    i = 0
+    return apply_scaled((i := len(fs) - 1), fs[i], x)  # (reads the item after the `:=`)
+
+
 @pytest.mark.parametrize("f, says", [
     (kept_and_stored_by_the_helper, "given to `keep` as `f`, which it assigns or reads"),
-    (item_passed_on_a_side_python_may_skip, "used as a value here")])
+    (item_passed_on_a_side_python_may_skip, "used as a value here"),
+    (item_index_rebound_by_the_call, "used as a value here")])
 def test_other_uses_are_refused_where_they_are(f, says):
     with pytest.raises(UnsupportedSyntaxError, match=re.escape(says)):
         grad(f, wrt=1)(C, X)

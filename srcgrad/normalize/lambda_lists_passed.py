@@ -42,7 +42,8 @@ def items_passed(fn_node, call, is_item):
     """The items (``fs[0]``, ``is_item``) ``call`` of a helper passes by themselves, if each
     can be named just before the statement of the call (Python reads it there: the call is
     no part of a lambda, a comprehension, a ``while`` test or a side of ``and``, ``or``,
-    ``if``-``else`` Python may skip), else None."""
+    ``if``-``else`` Python may skip, and the statement rebinds no name by ``:=`` before it
+    reads the item), else None."""
     items = [a for a in call.args if is_item(a)] if _a_helper(call) else []
     if not items:
         return None
@@ -68,8 +69,9 @@ def statement_of(fn_node, call):
                     s, gast.For) else [] if hasattr(s, "body") else [s]
                 if any(c is call for h in head for c in walk(h)):
                     sometimes = [m for h in head for m in walk(h) if isinstance(m, _SOMETIMES)]
-                    return None if any(c is call for m in sometimes for c in walk(m)) else (
-                        stmts, i)
+                    rebinds = any(isinstance(m, gast.NamedExpr) for m in sometimes)
+                    return None if rebinds or any(c is call for m in sometimes for c in walk(
+                        m)) else (stmts, i)
     return None
 
 
