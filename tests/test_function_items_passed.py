@@ -194,8 +194,17 @@ def item_index_rebound_by_the_call(c, x):
     return apply_scaled((i := len(fs) - 1), fs[i], x)  # (reads the item after the `:=`)
 
 
+def kept_and_mapped(c, x):
+    for k in range(3):
+        g = make(c * (k + 1.0))
+        if k == 1:
+            h = g
+    return np.sum(np.array(list(map(h, [x[0], x[1]]))))
+
+
 @pytest.mark.parametrize("f, says", [
     (kept_and_stored_by_the_helper, "given to `keep` as `f`, which it assigns or reads"),
+    (kept_and_mapped, "a function that holds values of its own (made anew on each trip"),
     (item_passed_on_a_side_python_may_skip, "used as a value here"),
     (item_index_rebound_by_the_call, "used as a value here")])
 def test_other_uses_are_refused_where_they_are(f, says):

@@ -492,16 +492,25 @@ def check_reads(fn_node, lists, location):
     for it (given to a function that is not inlined, ``print(fs)``) is an error: its items
     are no functions."""
     names = _aliases(fn_node, set(lists))
+    wholes = _aliases(fn_node, {k for k, v in lists.items() if isinstance(v, Whole)})
     allowed = _reads_allowed(fn_node, names)
     for n in walk(fn_node):
-        if isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and (
-                id(n) not in allowed):
+        if not (isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and (
+                id(n) not in allowed)):
+            continue
+        if n.id in wholes:
             raise location.error(UnsupportedSyntaxError, n, (
-                "srcgrad does not support a list of functions changed at run time (lambdas "
-                "with default values made by appending them or by a comprehension, functions "
-                "appended in a branch or a loop, factories' results) given to a function it "
-                "does not inline, or used otherwise than by calling its items: its items hold "
-                "which function each is and the values it keeps; loop over it and call them"))
+                "srcgrad does not support a function that holds values of its own (made anew "
+                "on each trip of a loop, or an item of a list of functions changed at run "
+                "time) given to a function it does not inline (`map`, `sorted`, a recursive "
+                "helper) or used otherwise than by calling it: it holds which function it is "
+                "and the values it keeps; call it, or pass it to a helper that calls it"))
+        raise location.error(UnsupportedSyntaxError, n, (
+            "srcgrad does not support a list of functions changed at run time (lambdas "
+            "with default values made by appending them or by a comprehension, functions "
+            "appended in a branch or a loop, factories' results) given to a function it "
+            "does not inline, or used otherwise than by calling its items: its items hold "
+            "which function each is and the values it keeps; loop over it and call them"))
 
 
 def _aliases(fn_node, names):
