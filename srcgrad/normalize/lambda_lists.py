@@ -498,19 +498,22 @@ def check_reads(fn_node, lists, location):
         if not (isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and (
                 id(n) not in allowed)):
             continue
-        if n.id in wholes:
-            raise location.error(UnsupportedSyntaxError, n, (
-                "srcgrad does not support a function that holds values of its own (made anew "
-                "on each trip of a loop, or an item of a list of functions changed at run "
-                "time) given to a function it does not inline (`map`, `sorted`, a recursive "
-                "helper) or used otherwise than by calling it: it holds which function it is "
-                "and the values it keeps; call it, or pass it to a helper that calls it"))
-        raise location.error(UnsupportedSyntaxError, n, (
-            "srcgrad does not support a list of functions changed at run time (lambdas "
-            "with default values made by appending them or by a comprehension, functions "
-            "appended in a branch or a loop, factories' results) given to a function it "
-            "does not inline, or used otherwise than by calling its items: its items hold "
-            "which function each is and the values it keeps; loop over it and call them"))
+        raise location.error(UnsupportedSyntaxError, n, _WHOLE_READ if n.id in wholes else (
+            _LIST_READ))
+
+
+_LIST_READ = (
+    "srcgrad does not support a list of functions changed at run time (lambdas with default "
+    "values made by appending them or by a comprehension, functions appended in a branch or a "
+    "loop, factories' results) given to a function it does not inline, or used otherwise than "
+    "by calling its items: its items hold which function each is and the values it keeps; loop "
+    "over it and call them")
+_WHOLE_READ = (
+    "srcgrad does not support a function that holds values of its own (made anew on each trip "
+    "of a loop, or an item of a list of functions changed at run time) given to a function it "
+    "does not inline (`map`, `sorted`, a recursive helper) or used otherwise than by calling "
+    "it: it holds which function it is and the values it keeps; call it, or pass it to a "
+    "helper that calls it")
 
 
 def _aliases(fn_node, names):
