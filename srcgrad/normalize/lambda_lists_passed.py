@@ -58,21 +58,32 @@ def statement_of(fn_node, call):
     """``(statements, i)``: the block and the place of the statement that evaluates ``call``
     once, before anything else it holds may change (a plain statement, an ``if`` test, a
     ``for`` sequence), else None."""
+    for stmts in _blocks(fn_node):
+        for i, s in enumerate(stmts):
+            head = [s.test] if isinstance(s, gast.If) else [s.iter] if isinstance(
+                s, gast.For) else [] if hasattr(s, "body") else [s]
+            if any(c is call for h in head for c in walk(h)):
+                return (stmts, i) if _surely(head, call) else None
+    return None
+
+
+def _blocks(fn_node):
+    """The blocks of statements of ``fn_node`` (not of a nested def's)."""
     for n in walk(fn_node):
+        if n is not fn_node and isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            continue
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(n, field, None)
-            if not isinstance(stmts, list) or n is not fn_node and isinstance(
-                    n, (gast.FunctionDef, gast.Lambda)):
-                continue
-            for i, s in enumerate(stmts):
-                head = [s.test] if isinstance(s, gast.If) else [s.iter] if isinstance(
-                    s, gast.For) else [] if hasattr(s, "body") else [s]
-                if any(c is call for h in head for c in walk(h)):
-                    sometimes = [m for h in head for m in walk(h) if isinstance(m, _SOMETIMES)]
-                    rebinds = any(isinstance(m, gast.NamedExpr) for m in sometimes)
-                    return None if rebinds or any(c is call for m in sometimes for c in walk(
-                        m)) else (stmts, i)
-    return None
+            if isinstance(stmts, list):
+                yield stmts
+
+
+def _surely(head, call):
+    """Whether the parts ``head`` of a statement evaluate ``call`` on every run, and rebind no
+    name by ``:=``."""
+    sometimes = [m for h in head for m in walk(h) if isinstance(m, _SOMETIMES)]
+    return not any(isinstance(m, gast.NamedExpr) for m in sometimes) and not any(
+        c is call for m in sometimes for c in walk(m))
 
 
 def reads_passed(calls, name):
