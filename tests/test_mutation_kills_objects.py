@@ -400,6 +400,12 @@ def test_structures_checked_and_planned_all_the_way_down():
     object.__setattr__(p, "inner", _Squared(_A, 3))
     with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
         srcgrad.grad(_frozen_inner)(p, _X)
+    # pytrees.check_static: its tangent is refused too (with `any(...)` dropped, a generator
+    # is true: a zero tangent for a2, which depends on the child a)
+    dp = _FrozenHolder(np.array([1.0, 0.0, 0.0]))
+    object.__setattr__(dp, "inner", _Squared(np.array([1.0, 0.0, 0.0]), 3))
+    with pytest.raises(SrcgradError, match=r"a tangent reached the attributes \['a2'\]"):
+        srcgrad.jvp(_frozen_inner)(p, _X, dp)
     for key, link in (("n", lambda c: {"n": c}), (0, lambda c: [c]),
                       (None, lambda c: types.SimpleNamespace(inner=c))):
         with pytest.raises(SrcgradError, match=r"the attributes \['a2'\] of a _Squared"):
