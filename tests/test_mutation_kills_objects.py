@@ -125,12 +125,12 @@ def test_registered_objects_among_the_children_of_a_registered_object_are_rebuil
         rtol=1e-6)
 
 
-@pytest.mark.parametrize("key", [None, "n"], ids=["registered", "dicts"])
+@pytest.mark.parametrize("key", [None, "n", 0], ids=["registered", "dicts", "lists"])
 def test_a_chain_of_registered_objects_is_rebuilt_to_twelve_levels_then_refused(key):
     # pytrees.rebuild_plan: one level per registered child or dict item (`depth + 2`: refused
     # at 7 levels; `depth` kept: never bounded)
     want = numeric_grad(lambda a: np.sum(np.sin(a * a) * _X), (_A,), 0)
-    link = _Link if key is None else (lambda c: {"n": c})
+    link = _Link if key is None else (lambda c: {"n": c}) if key == "n" else (lambda c: [c])
     g = srcgrad.grad(_down(7, key))(_chain(7, link), _X)
     for _ in range(7):
         g = g.inner if key is None else g[key]
@@ -539,3 +539,16 @@ def test_fields_that_cannot_carry_a_gradient_get_none_when_nothing_flows():
     g = srcgrad.grad(_weights_only)(_Labelled(np.array([1.0, 2.0]), 3, "a"))
     assert type(g) is _Labelled and g.n is None and g.name is None and g.z is None
     np.testing.assert_array_equal(g.w, [2.0, 2.0])
+
+
+def _copied_twice_held(x):
+    o = types.SimpleNamespace(w=x * 2.0)
+    pair = copy.deepcopy([o, o])
+    return np.sum(pair[0].w * pair[1].w)
+
+
+def test_a_deep_copy_holding_one_object_twice():
+    # containers.shared_part: an object met twice is looked into once (with `seen.add` dropped
+    # its arrays were met twice: refused)
+    x = np.array([1.0, -2.0])
+    np.testing.assert_allclose(srcgrad.grad(_copied_twice_held)(x), 8.0 * x, rtol=1e-12)
