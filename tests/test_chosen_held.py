@@ -139,3 +139,20 @@ def test_a_parameter_assigned_after_it_is_held_is_refused_at_the_read():
         grad(assigned_after_it_is_held)(X)
     assert info.value.filename == __file__
     assert "fs = [g]" in str(info.value)
+
+
+def assigned_untested_then_held(x, g=np.sin):
+    if x[0] > 0:
+        g = np.tanh
+    fs = [g, np.cos]
+    return apply_all(fs, x)
+
+
+def test_a_parameter_assigned_on_a_run_time_branch_then_held_untested():
+    # refused on 1378829 ("cannot resolve `f`"): specialized per function passed, then copied
+    for passed in [(), (np.exp,)]:
+        for x in POINTS:
+            value, got = value_and_grad(assigned_untested_then_held)(x, *passed)
+            assert np.isclose(value, assigned_untested_then_held(x.copy(), *passed))
+            want = numeric_grad(assigned_untested_then_held, [x, *passed], 0)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)

@@ -221,6 +221,8 @@ def _tested_and_called(fn_node, params, ctx):
     # a parameter called, then assigned another function (`a = g(x); g = np.cos`)
     stored = {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
         n.ctx, gast.Store)}
+    for p in chosen_held.held_functions(fn_node, params & stored, ctx):
+        found.setdefault(p, fn_node)  # (assigned a function on a run-time branch, and held)
     for n in walk(fn_node):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and (
                 n.func.id in params & stored):
