@@ -144,8 +144,21 @@ def list_rebound_in_a_loop(c, x):
     return sum_of_squares(fs, x) + np.sum(fs[0](x))
 
 
-BRANCHED = [items_called_with_keywords, items_passed_by_themselves, given_to_comprehensions,
-            grown_by_plus_equals, tuple_rebound_in_a_branch, list_rebound_in_a_loop]
+def items_by_computed_indices(c, x):
+    fs = [np.sin]
+    if x[0] > 0:
+        fs.append(make(c))
+    for k in range(2):
+        fs.append(lambda t, a=c * (k + 1): a * t)
+    s = 0.0
+    for i in range(len(fs) - 1):
+        s = s + np.sum(fs[i + 1](x) * fs[i](x))
+    g = fs[len(fs) - 2]
+    return s + np.sum(g(x)) + apply(fs[-(len(fs) - 1)], x)
+
+
+BRANCHED = [items_called_with_keywords, items_by_computed_indices, items_passed_by_themselves,
+            given_to_comprehensions, grown_by_plus_equals, tuple_rebound_in_a_branch, list_rebound_in_a_loop]
 STRAIGHT = [items_looped_over_with_a_keyword, lambda_kept_and_passed_by_itself,
             factory_result_kept_and_passed_by_itself,
             nested_defs_with_defaults_appended_in_loops]

@@ -348,15 +348,24 @@ def _comprehension_calls(comp, name):
 
 
 def _an_item(expr, name):
-    """``fs[i]``, ``fs[0]``, ``fs[-1]`` of the list ``name``."""
-    if not (isinstance(expr, gast.Subscript) and isinstance(expr.value, gast.Name) and (
-            expr.value.id == name)):
-        index = None
-    elif isinstance(expr.slice, gast.UnaryOp) and isinstance(expr.slice.op, gast.USub):
-        index = expr.slice.operand
-    else:
-        index = expr.slice
-    return isinstance(index, (gast.Name, gast.Constant))
+    """``fs[i]``, ``fs[0]``, ``fs[-1]``, ``fs[i + 1]``, ``fs[len(fs) - 1]`` of the list
+    ``name``: an index of names, integers, ``len`` of a name and arithmetic (read again by
+    the call it becomes: the same value each time)."""
+    return isinstance(expr, gast.Subscript) and isinstance(expr.value, gast.Name) and (
+        expr.value.id == name) and _plain_index(expr.slice)
+
+
+def _plain_index(index):
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
+        return _plain_index(index.operand)
+    if isinstance(index, gast.BinOp) and isinstance(index.op, (
+            gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)):
+        return _plain_index(index.left) and _plain_index(index.right)
+    if isinstance(index, gast.Call):
+        return isinstance(index.func, gast.Name) and index.func.id == "len" and len(
+            index.args) == 1 and isinstance(index.args[0], gast.Name) and not index.keywords
+    return isinstance(index, gast.Name) or isinstance(index, gast.Constant) and type(
+        index.value) is int
 
 
 def _item_named(fn_node, n, name, counts, kept):
