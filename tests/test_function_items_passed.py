@@ -158,7 +158,8 @@ def items_by_computed_indices(c, x):
 
 
 BRANCHED = [items_called_with_keywords, items_by_computed_indices, items_passed_by_themselves,
-            given_to_comprehensions, grown_by_plus_equals, tuple_rebound_in_a_branch, list_rebound_in_a_loop]
+            given_to_comprehensions, grown_by_plus_equals, tuple_rebound_in_a_branch,
+            list_rebound_in_a_loop]
 STRAIGHT = [items_looped_over_with_a_keyword, lambda_kept_and_passed_by_itself,
             factory_result_kept_and_passed_by_itself,
             nested_defs_with_defaults_appended_in_loops]
