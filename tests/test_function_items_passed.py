@@ -106,7 +106,10 @@ def grown_by_plus_equals(c, x):
     if x[0] > 0:
         fs += (make(c), np.tanh)
     fs = fs + [lambda t, b=c * c: b * t]  # (no other name holds the list: as `fs.extend`)
-    return sum_of_squares(fs, x) + np.sum(fs[-1](x))
+    s = 0.0
+    for i in range(len(fs) - 1):  # (a loop over its indices, not over it)
+        s = s + np.sum(fs[i](x))
+    return sum_of_squares(fs, x) + np.sum(fs[-1](x)) + s
 
 
 def nested_defs_with_defaults_appended_in_loops(c, x):

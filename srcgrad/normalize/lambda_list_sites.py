@@ -271,7 +271,7 @@ def _held_apart(fn_node, name):
     makes a new list where ``fs.extend`` would change the one they see."""
     for n in walk(fn_node):
         if isinstance(n, gast.For) and any(isinstance(m, gast.Name) and m.id == name
-                                           for m in walk(n.iter)):
+                                           for m in walk(n.iter)) and not _measured(n.iter, name):
             return True
         if isinstance(n, (gast.List, gast.Tuple, gast.Dict, gast.Set, gast.arguments)) or (
                 isinstance(n, gast.Assign) and not isinstance(n.value, gast.BinOp)):
@@ -280,6 +280,17 @@ def _held_apart(fn_node, name):
             if any(isinstance(v, gast.Name) and v.id == name for v in values):
                 return True
     return False
+
+
+def _measured(iterated, name):
+    """``range(len(fs))``, ``range(len(fs) - 1)``: a loop over indices, not over the list."""
+    if not (isinstance(iterated, gast.Call) and isinstance(iterated.func, gast.Name) and (
+            iterated.func.id == "range")):
+        return False
+    lens = {id(c.args[0]) for c in walk(iterated) if isinstance(c, gast.Call) and getattr(
+        c.func, "id", None) == "len" and len(c.args) == 1}
+    return all(id(m) in lens for m in walk(iterated) if isinstance(m, gast.Name) and (
+        m.id == name))
 
 
 def _a_list(value):
