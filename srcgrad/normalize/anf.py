@@ -174,7 +174,9 @@ class ANF:
         lineno = node.lineno
         body = self.block(node.body)
         self.lineno = lineno
-        self._emit(gast.For(node.target, gast.copy_location(header, it), body, [], None))
+        loop = gast.For(node.target, gast.copy_location(header, it), body, [], None)
+        loop.runs_over = getattr(node, "runs_over", None)  # (normalize/loop_lengths.py)
+        self._emit(loop)
 
     def _jump(self, node):
         self._emit(type(node)())

@@ -459,6 +459,10 @@ class ContainerMethods:
         return self.ctx.namespace.resolve(node, self.locals)
 
     def _loop(self, loop):
+        it = loop.iter  # (``reversed(xs)`` of a name: control's check_reversed_trips reads xs)
+        if isinstance(it, gast.Call) and len(it.args) == 1 and isinstance(
+                it.args[0], gast.Name) and self._resolve(it.func) is reversed:
+            loop.reversed_of = it.args[0].id
         loop.iter = self.expr(loop.iter)
         pre = []
         it = loop.iter

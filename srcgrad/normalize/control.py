@@ -251,7 +251,7 @@ class DesugarControl:
             else:
                 seq = self._sequence(it.args[0], pre, loop.body)
                 reads.append(gast.Assign([item], self._item(seq, index), None))
-                bound = self._call_builtin("len", _name(seq))
+                bound, seqs = self._call_builtin("len", _name(seq)), [seq]
         elif self._builtin_call(it, "zip") and isinstance(target, gast.Tuple):
             if len(it.args) != len(target.elts):
                 return [loop]
@@ -265,11 +265,15 @@ class DesugarControl:
                 backwards = gast.Slice(None, None, gast.Constant(-1, None))
                 it = gast.copy_location(gast.Subscript(it.args[0], backwards, gast.Load()), it)
             seq = self._sequence(it, pre, loop.body)
+            # (``reversed(xs)``, written ``xs[::-1]`` by ContainerMethods: a copy; Python's over xs)
+            live = getattr(loop, "reversed_of", None)
+            seqs = ("reversed", live, seq) if live else [seq]
             reads.append(gast.Assign([target], self._item(seq, index), None))
             bound = self._call_builtin("len", _name(seq))
         _located(reads, loop)
         header = gast.copy_location(self._call_builtin("range", bound), it)
         new = gast.For(_name(index, gast.Store()), header, reads + loop.body, loop.orelse, None)
+        new.runs_over = seqs  # (loop_lengths: Python's own test of each trip's end)
         gast.copy_location(new, loop)
         return pre + [new]
 

@@ -139,6 +139,7 @@ nondiff(runtime.check_not_view)
 nondiff(runtime.check_not_holding)
 nondiff(runtime.check_copied_array)  # a shallow copy written into (normalize/shallow_copies.py)
 nondiff(runtime.check_unpacked)  # Python's error for `a, b = v` of another length
+nondiff(runtime.check_trips, runtime.check_reversed_trips)  # a loop over a list it resizes
 linear(runtime.sum_tangent, "tangents", vjp={"tangents": "sum_grad(dy, tangents)"})
 
 # List and dict mutation as values (normalize/containers.py): each returns a new container.

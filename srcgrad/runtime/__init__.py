@@ -184,6 +184,8 @@ from .lists import (  # noqa: F401
     as_list_tangent,
     as_tuple,
     as_tuple_tangent,
+    check_reversed_trips,
+    check_trips,
     check_unpacked,
     clear_items,
     concat_sequence,

@@ -49,6 +49,44 @@ def check_unpacked(value, count, text="v"):
     check_unpacked(list(value), count)
 
 
+def check_trips(index, count, *seqs):
+    """Python's test at the end of trip ``index`` of ``for v in seq`` (of ``enumerate(seq)``,
+    ``zip(*seqs)``), in a loop whose body may make a list longer or shorter: srcgrad runs the
+    ``count`` trips the lengths gave when the loop began, Python goes on while the next
+    position is in every sequence as it is now. Where they differ, Python's loop runs over
+    other items than srcgrad's would: refused (a number from the trips srcgrad ran would be
+    wrong)."""
+    goes_on = all(index + 1 < len(s) for s in seqs)
+    if goes_on != (index + 1 < count):
+        now = ", ".join(str(len(s)) for s in seqs)
+        raise UnsupportedCaseError(
+            f"a `for` loop runs over a list that its body makes longer or shorter ({count} "
+            f"items when the loop began, {now} after trip {index + 1}): Python's loop then runs "
+            f"over the items as they are at each trip, srcgrad's over those it counted when the "
+            f"loop began. Write the loop with an index, `k = 0; while k < len(xs): v = xs[k]; "
+            f"k += 1; ...`, or loop over a copy (`for v in list(xs)`) if the new items are not "
+            f"meant to be visited")
+
+
+def check_reversed_trips(index, count, items, copy):
+    """``check_trips`` of ``for v in reversed(items)``, which srcgrad runs over ``copy``, the
+    items reversed when the loop began: Python's next trip reads position ``count - 2 - index``
+    of ``items`` as it is now, if that position is in it; refused where that is not the
+    item the copy holds next (the list made shorter, or an item put before it)."""
+    if not isinstance(items, list):
+        return
+    at = count - 2 - index
+    goes_on = 0 <= at < len(items)
+    if goes_on != (index + 1 < count) or goes_on and items[at] is not copy[index + 1]:
+        raise UnsupportedCaseError(
+            f"a `for` loop runs over `reversed(xs)` of a list that its body changes before "
+            f"the position it reads next ({count} items when the loop began, {len(items)} "
+            f"after trip {index + 1}): Python's loop then reads other items than the ones "
+            f"srcgrad's reads (those of the list when the loop began). Write the loop with an "
+            f"index, `k = len(xs) - 1; while k >= 0: ...`, or loop over a copy "
+            f"(`for v in reversed(list(xs))`)")
+
+
 def _require(items, kinds, method):
     """Python's error for a method the object does not have (an array has no ``insert``)."""
     if not isinstance(items, kinds):
