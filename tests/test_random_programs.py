@@ -140,7 +140,7 @@ GENERATOR_FEATURES = (
     "builtins the program does not name bound by the module",
     "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO,
     "array in a container in a container, written by its name",
-    "mutating helper in a comprehension inside an expression",
+    "mutating helper in a comprehension inside an expression", "loop over a list it grows",
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -200,7 +200,8 @@ P_READS = {
 CONTAINER_STATEMENTS = ("listop", "dictop", "container", "alias", "histloop", "ndloop",
                         "mutcall", "ploop", "inactive", "viewread", "appendcopy", "rebind",
                         "compwrite", "iterator", "stateloop", "opaque", "managed", "guarded",
-                        "outside", "itemupdate", "reshaped", "loopwrite", "latebound")
+                        "outside", "itemupdate", "reshaped", "loopwrite", "latebound",
+                        "worklist")
 
 _counter = itertools.count()
 
@@ -912,6 +913,27 @@ class Gen(LibraryStatements, LoopWrites):
                          + (f"np.tanh({value})" if op == "*=" else value))
         return lines
 
+    def worklist(self, scope, ind, depth):
+        """`for t in L: ...; if len(L) < k: L.append(...)`: a loop over a list that its body
+        grows (a worklist: Python visits the new items too). srcgrad ran the trips of the
+        list's first length, a wrong value and gradient with no error before 1abc779; now each
+        trip ends with Python's test, refused where the trips differ (KNOWN_REFUSALS), and a
+        test that keeps the list as it is (k not above its length) is checked."""
+        self.features.add("loop over a list it grows")
+        lst, t, z = self.fresh("L"), self.fresh("t"), self.fresh("z")
+        first = [self.vector(scope, 1) for _ in range(self.integer(1, 2))]
+        body = scope.child()
+        body.names[t] = "v"
+        body.readonly.add(t)
+        grow = self.pick([f"{lst}.append(np.sin({t}) * {self.scalar(body, 1)})",
+                          f"{lst} += [{t} * 0.5]", f"{lst}.insert(0, np.cos({t}))"])
+        loop = self.pick([f"for {t} in {lst}:", f"for _, {t} in enumerate({lst}):"])
+        lines = [f"{ind}{lst} = [{', '.join(first)}]", f"{ind}{z} = np.zeros({N})",
+                 f"{ind}{loop}", f"{ind}    {z} = {z} + np.tanh({t}) * {self.scalar(body, 1)}",
+                 f"{ind}    if len({lst}) < {self.integer(1, 4)}:", f"{ind}        {grow}"]
+        scope.names[z] = "v"
+        return lines
+
     def appendcopy(self, scope, ind, depth):
         """`L.append(z * 1.0)` (a copy), then `z += v`: the list keeps the old values."""
         names = [n for n in scope.of("v", writable=True) if n in self.owned
@@ -1466,7 +1488,8 @@ class Gen(LibraryStatements, LoopWrites):
             if self.mut_helpers:
                 kinds += ["mutcall", "mutcall"]
             if depth > 0:
-                kinds += ["ndloop", "histloop", "stateloop", "loopwrite", "latebound"]
+                kinds += ["ndloop", "histloop", "stateloop", "loopwrite", "latebound",
+                          "worklist"]
             kinds += ["inactive", "viewread", "appendcopy", "compwrite", "iterator", "opaque",
                       "managed", "guarded", "outside", "compwrite", "compwrite", "reshaped"]
             if ind != "    ":  # in a branch or loop (a straight-line rebinding is renamed)
@@ -2069,6 +2092,8 @@ KNOWN_REFUSALS = {
     "a loop checkpoint= cannot replay": r"^checkpoint= cannot checkpoint this loop",
     "dict view read after the dict changes": r"^`\w+\.(values|items)\(\)` is read after",
     "loop over a sequence whose array the loop writes": r"^the sequence this loop runs over holds",
+    # worklist: the list grown while the loop runs over it (a check when the derivative runs)
+    "loop over a list it grows": r"^a `for` loop runs over a list that its body makes longer",
     # pwrite's `c = P.copy(); c[0] *= v`: P is a list or dict, its copy shallow (a check when
     # the derivative runs, normalize/shallow_copies.py)
     "write into the items of a shallow copy": r"^the copy of `P` made here is shallow",

@@ -728,7 +728,19 @@ def writes_into_a_copy_at_a_computed_key(x, P):
     return np.sum(P[1][0] * x)
 
 
+def grows_the_list_it_loops_over(x):
+    todo = [x]
+    s = 0.0
+    for v in todo:
+        s = s + np.sum(v * v)
+        if len(todo) < 3:
+            todo.append(np.sin(v))
+    return s
+
+
 CLAIMS = [
+    ("a `for` loop (or comprehension) over a list that its body makes longer or shorter",
+     grows_the_list_it_loops_over, 0, (X,), RUN, "makes longer or shorter"),
     ("as a part of a larger expression (`np.sum(y * y) + sum(bump", changing_comprehension,
      0, (X,), TRANSFORM, "calling `bump_first`, which changes a value in place"),
     ("binds the name of a builtin srcgrad writes into the code of a helper",
