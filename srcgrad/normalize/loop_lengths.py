@@ -21,12 +21,11 @@ the two differ the check raises; elsewhere it costs a comparison per trip.
 
 from __future__ import annotations
 
-import types
-
 import gast
 
 from .. import runtime
 from ..astutil import walk
+from ..frontend.resolve import MISSING
 
 # the helpers that make a list longer or shorter (list methods, ``del xs[i]``)
 RESIZERS = ("list_append", "list_pop", "list_insert", "pop_item", "list_extend", "clear_items",
@@ -58,9 +57,10 @@ def run(fn_node, ctx):
 
 
 def _may_resize(body, resizers, ctx):
-    """Whether a statement of ``body`` calls a helper of ``resizers`` or a function of the
-    user's that was not inlined (a recursive helper, a function of a module srcgrad does not
-    read), or is ``xs += ys`` (a list's ``+=`` extends it in place)."""
+    """Whether a statement of ``body`` calls a helper of ``resizers`` or a function that is
+    not NumPy's, Python's builtins, ``math``'s or srcgrad's own (a user's function that was
+    not inlined, a recursive helper, ``heapq.heappush``), or is ``xs += ys`` (a list's ``+=``
+    extends it in place)."""
     for n in walk(body):
         if isinstance(n, gast.AugAssign):
             return True
@@ -71,7 +71,7 @@ def _may_resize(body, resizers, ctx):
         if not isinstance(n.func, (gast.Name, gast.Attribute)):
             return True
         found = ctx.namespace.resolve(n.func, ctx.local_names)
-        if isinstance(found, (types.FunctionType, types.MethodType)) and (
-                getattr(found, "__module__", None) or "").split(".")[0] not in _SEEN_INTO:
-            return True
+        if found is not MISSING and (getattr(found, "__module__", None) or "").split(".")[
+                0] not in _SEEN_INTO:
+            return True  # (``heapq.heappush(todo, v)``, a user's function not inlined)
     return False
