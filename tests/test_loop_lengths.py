@@ -8,6 +8,12 @@ body resizes that list. Such a loop ends each trip with Python's own test
 differ. Each refused case gave a wrong value and gradient without an error before (the trips of
 the list's first length only).
 
+A generator expression (``map``, ``filter``) computes its items when they are asked for: a loop
+over one runs its clauses as loops (normalize/lazy_iterators.py), so that the body of a trip
+comes before the next item is computed (it read ``c`` as the loop began, and the list's first
+length, before), and one bound to a name is computed where it is used (it was computed where it
+was made, before the changes between).
+
 The loops that stay as they were (another list appended to, the list grown on its last trip
 only under a test that is then false, a copy looped over, an index in a ``while``) are checked
 against central differences, in reverse and forward mode and at second order."""
@@ -119,9 +125,40 @@ def popped_early(x):
     return s
 
 
+def mapped_while_appended(x):
+    vs = [x]
+    s = 0.0
+    for w in map(np.cos, vs):
+        s = s + np.sum(w * w)
+        if len(vs) < 3:
+            vs.append(np.sin(w))
+    return s
+
+
+def generated_while_appended(x):
+    vs = [x]
+    s = 0.0
+    for w in (np.cos(v) for v in vs):
+        s = s + np.sum(w * w)
+        if len(vs) < 3:
+            vs.append(np.sin(w))
+    return s
+
+
+def filtered_while_appended(x):
+    vs = [x]
+    s = 0.0
+    for v in filter(lambda t: True, vs):
+        s = s + np.sum(v * v)
+        if len(vs) < 3:
+            vs.append(np.sin(v))
+    return s
+
+
 RESIZED = [appended_while_looped, appended_by_a_helper, appended_to_a_dict_item, enumerated,
            zipped, extended_by_plus_equals, in_a_comprehension, shifted_while_reversed,
-           popped_early]
+           popped_early, mapped_while_appended, generated_while_appended,
+           filtered_while_appended]
 REFUSED = "makes longer or shorter|changes before|written into in the loop"  # (the last: pop)
 
 
@@ -130,8 +167,9 @@ def test_a_loop_over_a_list_its_body_resizes_is_refused(f):
     f(X)  # (Python runs it)
     with pytest.raises(SrcgradError, match=REFUSED):
         grad(f)(X)
-    with pytest.raises(SrcgradError, match=REFUSED):
-        jvp(f)(X, T)
+    if f in (appended_while_looped, generated_while_appended):  # (forward mode: the same check)
+        with pytest.raises(SrcgradError, match=REFUSED):
+            jvp(f)(X, T)
 
 
 def another_list_appended(x):
@@ -198,3 +236,83 @@ def test_a_loop_whose_trips_stay_python_s_at_second_order(f):
     df = grad(f)
     np.testing.assert_allclose(hvp(f)(X, T), (df(X + eps * T) - df(X - eps * T)) / (2 * eps),
                                rtol=1e-5, atol=1e-8)
+
+
+def read_late_by_a_named_generator(x):
+    c = 2.0
+    gen = (v * c for v in [x, 2 * x])
+    c = 5.0
+    return sum(np.sum(np.sin(w)) for w in gen)
+
+
+def read_late_by_a_loop_over_a_generator(x):
+    c = 2.0
+    out = 0.0
+    for w in (np.sin(v * c) for v in [x, 2 * x]):
+        out = out + np.sum(w)
+        c = c + 1.0
+    return out
+
+
+def read_late_by_a_loop_over_a_named_map(x):
+    c = 2.0
+    m = map(lambda v: np.sin(v * c), [x, 2 * x, x * x])
+    out = 0.0
+    for k, w in enumerate(m):
+        out = out + np.sum(w) * (k + 1)
+        c = c * 0.5
+    return out
+
+
+def two_clauses_read_late(x):
+    c = 1.0
+    out = 0.0
+    for w in (np.sin(a * b * c) for a in [x, 2 * x] for b in [1.0, -0.5]):
+        out = out + np.sum(w)
+        c = c + 0.5
+    return out
+
+
+@pytest.mark.parametrize("f", [read_late_by_a_named_generator,
+                               read_late_by_a_loop_over_a_generator,
+                               read_late_by_a_loop_over_a_named_map, two_clauses_read_late])
+def test_a_generator_computes_its_items_when_python_does(f):
+    check_grad(f, (X,))
+    np.testing.assert_allclose(jvp(f)(X, T)[1], numeric_grad(f, [X], 0) @ T, rtol=1e-6,
+                               atol=1e-9)
+
+
+def two_clauses_broken_out_of(x):
+    out = 0.0
+    for w in (a * b for a in [x, 2 * x] for b in [1.0, -0.5]):
+        out = out + np.sum(w)
+        if out > 100.0:
+            break
+    return out
+
+
+def test_a_break_out_of_a_loop_over_a_generator_of_two_clauses_is_refused():
+    with pytest.raises(SrcgradError, match="write the nested loops themselves"):
+        grad(two_clauses_broken_out_of)(X)
+
+
+def zipped_with_a_generator(x):
+    out = 0.0
+    for w, c in zip((np.sin(v) for v in [x, 2 * x]), [1.0, 2.0]):
+        out = out + np.sum(w) * c
+    return out
+
+
+def zipped_with_a_generator_it_changes(x):
+    c = 1.0
+    out = 0.0
+    for w, e in zip(map(lambda v: np.sin(v * c), [x, 2 * x]), [1.0, 2.0]):
+        out = out + np.sum(w) * e
+        c = c + 1.0
+    return out
+
+
+def test_a_loop_over_zip_of_a_generator():
+    check_grad(zipped_with_a_generator, (X,))  # (nothing it reads changes: built first)
+    with pytest.raises(SrcgradError, match="make a list of it first"):
+        grad(zipped_with_a_generator_it_changes)(X)

@@ -27,7 +27,7 @@ import gast
 from .. import runtime
 from ..astutil import NodeTransformer, clone, ordered_walk, stored
 from ..emit import naming
-from . import moved_effects, skipped_sides
+from . import lazy_iterators, moved_effects, skipped_sides
 
 
 def _name(id_, ctx=None):
@@ -64,6 +64,7 @@ class DesugarControl:
         self.ctx = ctx
 
     def run(self, fn_node):
+        lazy_iterators.named_where_used(fn_node)
         body = self._comprehensions(fn_node.body)
         body = self._loops(body)
         self.retval = None
@@ -83,6 +84,12 @@ class DesugarControl:
         stmts = [t for u in stmts for t in skipped_sides.lowered(
             u, self.namer, self.locals, namespace) or [u]]
         for s in stmts:
+            if isinstance(s, gast.For):
+                # (its items computed as the loop asks for them: normalize/lazy_iterators.py)
+                s = lazy_iterators.fused_loop(s, self._fresh_local, self._names_builtin,
+                                              set(self.locals), self.ctx and self.ctx.location)
+                out.extend(getattr(s, "before", ()))  # (a count, ``enumerate``'s)
+                s.before = []
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and not isinstance(s, gast.FunctionDef):
@@ -107,6 +114,11 @@ class DesugarControl:
             out.extend(hoisted)
             out.append(s)
         return out
+
+    def _fresh_local(self, name):
+        fresh = self.namer.fresh(name)
+        self.locals.add(fresh)
+        return fresh
 
     def _refuse_moved_effects(self, s):
         if self.ctx is not None:

@@ -1,0 +1,231 @@
+"""Generator expressions computed when Python computes them.
+
+Requires: ``map(f, xs)`` and ``filter(f, xs)`` written as generator expressions
+(``ContainerMethods``); an iterator bound to a name used at most once, where it is made
+(``check.refuse_reused_iterators``). Guarantees: a generator expression a ``for`` loop runs over
+is computed item by item in the loop, and one bound to a name is computed where it is used.
+
+Python computes a generator expression's items when they are asked for: the items a loop runs
+over after the body of the trip before (``for w in (f(v) for v in xs): xs.append(w)`` visits the
+new items; ``for w in (v * c for v in xs): c = c + 1.0`` reads each trip's ``c``), and the items
+of ``g = (v * c for v in xs)`` where ``g`` is used, reading what ``c`` and the items of ``xs`` are
+then. Only its first iterable (``xs``) is taken where it is written. ``DesugarControl`` builds
+the other comprehensions into lists before their statement, which is Python's order for them;
+before that, these two forms are rewritten:
+
+    for w in (f(v) for v in xs if c(v)):        for v_1 in xs:
+        body                             ->         if c(v_1):
+                                                        w = f(v_1)
+                                                        body
+
+    g = (f(v) for v in xs)               ->     g = xs
+    ...                                         ...
+    s = sum(g)                                  s = sum(f(v) for v in g)
+
+A generator expression of several ``for`` clauses becomes nested loops only if the body has no
+``break`` of its own (a break would leave the inner loop only): otherwise it is refused.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import gast
+
+from ..astutil import NodeTransformer, clone, ordered_walk, walk
+from ..errors import UnsupportedSyntaxError
+
+
+def named_where_used(fn_node):
+    """``g = (... for v in xs)`` becomes ``g = xs``, and the one read of ``g`` the generator
+    expression over ``g`` (a name bound once; check.refuse_reused_iterators refused a second
+    read)."""
+    binds = Counter(t.id for n in walk(fn_node) if isinstance(n, gast.Assign)
+                    for t in n.targets if isinstance(t, gast.Name))
+    stores = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name)
+                     and not isinstance(n.ctx, gast.Load))
+    made = {}
+    for n in walk(fn_node):
+        if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name) and isinstance(n.value, gast.GeneratorExp)):
+            name = n.targets[0].id
+            if binds[name] == 1 and stores[name] == 1:
+                made[name] = n
+    if not made:
+        return fn_node
+    reads = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Load) and n.id in made)
+    moved = {}
+    for name, stmt in made.items():
+        if reads[name] > 1:
+            continue
+        comp = stmt.value
+        moved[name] = comp
+        stmt.value = comp.generators[0].iter
+        comp.generators[0].iter = gast.copy_location(gast.Name(name, gast.Load(), None, None),
+                                                     stmt.value)
+    _MovedTo(moved).visit(fn_node)
+    return fn_node
+
+
+class _MovedTo(NodeTransformer):
+    def __init__(self, moved):
+        self.moved = moved
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.moved:
+            comp = self.moved.pop(node.id)  # (read once: the generator expression moves there)
+            return gast.copy_location(comp, node)
+        return node
+
+
+def fused_loop(loop, fresh, names_builtin, locals_, location=None):
+    """``loop`` with its generator expressions (``for w in (...)``, ``for k, w in
+    enumerate(...)``, a generator over a generator) computed item by item in it; refused where
+    another iterator takes a generator's items as the loop asks (``zip((...), ys)``)."""
+    while True:
+        it = loop.iter
+        if isinstance(it, gast.GeneratorExp):
+            loop = fused(loop, fresh, location)
+        elif _enumerated_generator(it, names_builtin) and isinstance(
+                loop.target, gast.Tuple) and len(loop.target.elts) == 2:
+            loop = fused(_counted(loop, fresh), fresh, location)
+        else:
+            break
+    it = loop.iter
+    lazy = [a for a in getattr(it, "args", ()) if isinstance(a, gast.GeneratorExp)]
+    if lazy and isinstance(it.func, gast.Name) and any(
+            names_builtin(it.func.id, word) for word in ("zip", "enumerate", "iter")) and any(
+            _may_change(loop.body, comp, names_builtin, locals_) for comp in lazy):
+        # (built first, as before, where the body changes nothing the generator reads)
+        what = (f"srcgrad does not support a loop over `{it.func.id}(...)` of a generator "
+                f"expression that reads what the loop's body changes (Python computes its "
+                f"items as the loop asks for them, between the trips); loop over the generator "
+                f"expression itself, or make a list of it first (`[... for ...]`)")
+        if location is None:
+            raise UnsupportedSyntaxError(what)
+        raise location.error(UnsupportedSyntaxError, loop, what)
+    return loop
+
+
+def _may_change(body, comp, names_builtin, locals_):
+    """Whether ``body`` may change what ``comp`` reads: binds or writes into a name it reads,
+    calls a method of one of the function's own (``locals_``), passes one to a function, calls
+    a function of the user's (which may write into anything), or updates in place (``+=``)."""
+    own = {n.id for gen in comp.generators for n in walk(gen.target) if isinstance(n, gast.Name)}
+    reads = {n.id for n in walk(comp) if isinstance(n, gast.Name) and n.id not in own}
+    for n in walk(body):
+        if isinstance(n, gast.AugAssign) or isinstance(n, gast.Name) and not isinstance(
+                n.ctx, gast.Load) and n.id in reads:
+            return True
+        if isinstance(n, gast.Call):
+            root = n.func
+            while isinstance(root, (gast.Attribute, gast.Subscript)):
+                root = root.value
+            if not isinstance(root, gast.Name) or root.id in reads & locals_ or any(
+                    isinstance(a, gast.Name) and a.id in reads for a in n.args) or (
+                    isinstance(n.func, gast.Name) and not names_builtin(n.func.id, n.func.id)):
+                return True
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, gast.Store):
+            return True
+    return False
+
+
+def _enumerated_generator(it, names_builtin):
+    """Whether ``it`` is ``enumerate((... for ...))`` (``start=`` a constant or a name)."""
+    return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and names_builtin(
+        it.func.id, "enumerate") and len(it.args) in (1, 2) and isinstance(
+        it.args[0], gast.GeneratorExp) and all(k.arg == "start" for k in it.keywords) and (
+        len(it.args) + len(it.keywords) <= 2) and all(
+        isinstance(a, (gast.Constant, gast.Name)) for a in it.args[1:] + [
+            k.value for k in it.keywords])
+
+
+def _counted(loop, fresh):
+    """``for k, w in enumerate(gen, start)`` as ``n = start; for w in gen: k = n; n = n + 1;
+    ...``: the loop over the generator itself, its count kept by hand (``n = start`` is put
+    before it by the caller: ``loop.before``)."""
+    it = loop.iter
+    start = it.args[1] if len(it.args) > 1 else (
+        it.keywords[0].value if it.keywords else gast.Constant(0, None))
+    count = fresh("count")
+    counter, item = loop.target.elts
+    load = gast.Name(count, gast.Load(), None, None)
+    step = [gast.Assign([counter], load, None), gast.Assign(
+        [gast.Name(count, gast.Store(), None, None)],
+        gast.BinOp(gast.Name(count, gast.Load(), None, None), gast.Add(),
+                   gast.Constant(1, None)), None)]
+    new = gast.For(item, it.args[0], step + loop.body, loop.orelse, None)
+    gast.copy_location(new, loop)
+    for n in ordered_walk(new):
+        if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, loop)
+    first = gast.copy_location(gast.Assign([gast.Name(count, gast.Store(), None, None)],
+                                           clone(start), None), loop)
+    new.before = getattr(loop, "before", []) + [first]
+    return new
+
+
+def fused(loop, fresh, location=None):
+    """``loop``, a ``for`` over a generator expression, as loops over its ``for`` clauses (see
+    above); ``fresh(name)`` names the generator's own variables anew (its scope is its own)."""
+    comp = loop.iter
+    if len(comp.generators) > 1 and _breaks(loop.body):
+        what = ("srcgrad does not support `break` in a loop over a generator expression of "
+                "several `for` clauses (Python computes its items as the loop asks for them, "
+                "between the trips); write the nested loops themselves")
+        if location is None:
+            raise UnsupportedSyntaxError(what)
+        raise location.error(UnsupportedSyntaxError, loop, what)
+    renames = {}
+    for gen in comp.generators:
+        for n in ordered_walk(gen.target):
+            if isinstance(n, gast.Name):
+                renames[n.id] = fresh(n.id)
+    rename = _Renamed(renames)
+    item = gast.Assign([loop.target], rename.visit(clone(comp.elt)), None)
+    inner = [gast.copy_location(item, comp.elt)] + loop.body
+    for i, gen in reversed(list(enumerate(comp.generators))):
+        for cond in reversed(gen.ifs):
+            inner = [gast.copy_location(gast.If(rename.visit(clone(cond)), inner, []), cond)]
+        it = gen.iter if i == 0 else rename.visit(clone(gen.iter))
+        target = rename.visit(clone(gen.target))
+        for n in ordered_walk(target):
+            if isinstance(n, (gast.Name, gast.Tuple)):
+                n.ctx = gast.Store()
+        inner = [gast.copy_location(gast.For(target, it, inner, [], None), loop)]
+    outer = inner[0]
+    outer.orelse = loop.orelse
+    outer.before = getattr(loop, "before", [])
+    for n in ordered_walk(outer):
+        if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
+            gast.copy_location(n, loop)
+    return outer
+
+
+def _breaks(body):
+    """Whether ``body`` has a ``break`` of the loop it is the body of (not of a loop in it)."""
+    for s in body:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, (gast.For, gast.While)):
+            if _breaks(s.orelse):
+                return True
+            continue
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and not isinstance(s, gast.FunctionDef) and _breaks(
+                    [t for t in inner if isinstance(t, gast.stmt)] + [
+                        b for h in inner if isinstance(h, gast.ExceptHandler) for b in h.body]):
+                return True
+    return False
+
+
+class _Renamed(NodeTransformer):
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        return node
