@@ -141,6 +141,7 @@ GENERATOR_FEATURES = (
     "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO,
     "array in a container in a container, written by its name",
     "mutating helper in a comprehension inside an expression", "loop over a list it grows",
+    "generator reading a variable changed before its items",
     *LOOP_WRITE_FEATURES,
 )
 # Each minimum is at most half the smallest share measured among the programs checked in two
@@ -1071,11 +1072,30 @@ class Gen(LibraryStatements, LoopWrites):
         g, s1, v = self.fresh("g"), self.fresh("s"), self.fresh("e")
         vec = self.vector(scope, 1)
         c = self.scalar(scope, 1)
+        late = self.coin(1, 3)
+        if late:
+            # Python computes the items where they are asked for, reading what the variable
+            # holds then: changed between, or by the loop's body (srcgrad built the list where
+            # the generator was written: a wrong value and gradient before 2bce40d)
+            self.features.add("generator reading a variable changed before its items")
+            cv = self.fresh("c")
+            lines = [f"{ind}{cv} = {c}"]
+            c = cv
         made = self.pick([f"(np.sin({v}) * {c} for {v} in {vec})", f"map(np.tanh, {vec})",
-                          f"({v} * {v} for {v} in {vec} if {v} > -0.3)"])
-        lines = [f"{ind}{g} = {made}", f"{ind}{s1} = sum({g})"]
-        if self.coin(1, 6):
-            lines.append(f"{ind}{s1} = {s1} + sum({g})")
+                          f"({v} * {v} for {v} in {vec} if {v} > -0.3)",
+                          f"map(lambda {v}: {v} * {c}, {vec})"])
+        if not late:
+            lines = [f"{ind}{g} = {made}", f"{ind}{s1} = sum({g})"]
+            if self.coin(1, 6):
+                lines.append(f"{ind}{s1} = {s1} + sum({g})")
+        elif self.coin():
+            lines += [f"{ind}{g} = {made}", f"{ind}{c} = {c} * 0.5 + {self.scalar(scope, 1)}",
+                      f"{ind}{s1} = sum({g})"]
+        else:
+            w = self.fresh("w")
+            loop = self.pick([f"for {w} in {made}:", f"for _, {w} in enumerate({made}):"])
+            lines += [f"{ind}{s1} = 0.0", f"{ind}{loop}", f"{ind}    {s1} = {s1} + {w}",
+                      f"{ind}    {c} = {c} * 0.5 + {w}"]
         scope.names[s1] = "s"
         return lines
 
