@@ -2,7 +2,8 @@
 
     parse -> (yields) -> check -> chosen -> rebuilt -> shallow -> functional -> operators
     -> containers -> control -> super
-    -> anf -> rebound -> lifted -> inline -> recursion -> double -> unpair -> higher -> steps
+    -> anf -> rebound -> lifted -> inline -> lengths -> recursion -> double -> unpair -> higher
+    -> steps
     -> sharing -> einsum
     -> writes -> integer -> licm -> copy -> ssa -> cse -> aux
     -> activity -> dtypes

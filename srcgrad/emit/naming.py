@@ -52,6 +52,7 @@ MANAGER = "manager"  # the context manager of a `with` block
 ELEMENT = "element"  # an item `map(f, xs)` or `sorted(xs, key=f)` applies `f` to
 SEQ = "seq"  # the sequence a `for` loop runs over
 INDEX = "i"  # the index of a `for` loop over a sequence
+COUNT = "count"  # the count of `enumerate` over a generator expression, kept by hand
 RESULT, RETURNED = "result", "returned"  # the value and flag of an early return
 DISCARD = "_"  # a value computed for its effect only
 BROKE = "broke"  # whether a loop with an `else` left by `break` (normalize/sugar.py)

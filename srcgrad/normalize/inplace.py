@@ -58,6 +58,7 @@ from .private_elements import private_elements
 SHAPE_READS = {
     runtime.unbroadcast: (1,), runtime.unreduce: (1,), runtime.mean_grad: (1,),
     runtime.shape_like: None, runtime.zeros_like: (0,), runtime.as_like: (1,),
+    runtime.check_trips: None, runtime.check_reversed_trips: None,  # (lengths, identities)
 }
 
 # Functions whose result is a new array.

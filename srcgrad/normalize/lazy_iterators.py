@@ -33,6 +33,7 @@ from collections import Counter
 import gast
 
 from ..astutil import NodeTransformer, clone, ordered_walk, walk
+from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 
 
@@ -40,17 +41,7 @@ def named_where_used(fn_node):
     """``g = (... for v in xs)`` becomes ``g = xs``, and the one read of ``g`` the generator
     expression over ``g`` (a name bound once; check.refuse_reused_iterators refused a second
     read)."""
-    binds = Counter(t.id for n in walk(fn_node) if isinstance(n, gast.Assign)
-                    for t in n.targets if isinstance(t, gast.Name))
-    stores = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name)
-                     and not isinstance(n.ctx, gast.Load))
-    made = {}
-    for n in walk(fn_node):
-        if (isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
-                n.targets[0], gast.Name) and isinstance(n.value, gast.GeneratorExp)):
-            name = n.targets[0].id
-            if binds[name] == 1 and stores[name] == 1:
-                made[name] = n
+    made = _named_generators(fn_node)
     if not made:
         return fn_node
     reads = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name)
@@ -66,6 +57,15 @@ def named_where_used(fn_node):
                                                      stmt.value)
     _MovedTo(moved).visit(fn_node)
     return fn_node
+
+
+def _named_generators(fn_node):
+    """Name -> its binding ``g = (... for ...)``, for each name bound once, to a generator."""
+    stores = Counter(n.id for n in walk(fn_node) if isinstance(n, gast.Name)
+                     and not isinstance(n.ctx, gast.Load))
+    return {n.targets[0].id: n for n in walk(fn_node) if isinstance(n, gast.Assign) and len(
+        n.targets) == 1 and isinstance(n.targets[0], gast.Name) and isinstance(
+        n.value, gast.GeneratorExp) and stores[n.targets[0].id] == 1}
 
 
 class _MovedTo(NodeTransformer):
@@ -118,17 +118,24 @@ def _may_change(body, comp, names_builtin, locals_):
         if isinstance(n, gast.AugAssign) or isinstance(n, gast.Name) and not isinstance(
                 n.ctx, gast.Load) and n.id in reads:
             return True
-        if isinstance(n, gast.Call):
-            root = n.func
-            while isinstance(root, (gast.Attribute, gast.Subscript)):
-                root = root.value
-            if not isinstance(root, gast.Name) or root.id in reads & locals_ or any(
-                    isinstance(a, gast.Name) and a.id in reads for a in n.args) or (
-                    isinstance(n.func, gast.Name) and not names_builtin(n.func.id, n.func.id)):
-                return True
+        if isinstance(n, gast.Call) and _may_write(n, reads, names_builtin, locals_):
+            return True
         if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, gast.Store):
             return True
     return False
+
+
+def _may_write(call, reads, names_builtin, locals_):
+    """Whether ``call`` may write into what ``reads`` names: a method of one of the function's
+    own, a call given one, or a function of the user's."""
+    root = call.func
+    while isinstance(root, (gast.Attribute, gast.Subscript)):
+        root = root.value
+    if not isinstance(root, gast.Name) or root.id in reads & locals_:
+        return True
+    if any(isinstance(a, gast.Name) and a.id in reads for a in call.args):
+        return True
+    return isinstance(call.func, gast.Name) and not names_builtin(call.func.id, call.func.id)
 
 
 def _enumerated_generator(it, names_builtin):
@@ -148,7 +155,7 @@ def _counted(loop, fresh):
     it = loop.iter
     start = it.args[1] if len(it.args) > 1 else (
         it.keywords[0].value if it.keywords else gast.Constant(0, None))
-    count = fresh("count")
+    count = fresh(naming.COUNT)
     counter, item = loop.target.elts
     load = gast.Name(count, gast.Load(), None, None)
     step = [gast.Assign([counter], load, None), gast.Assign(
