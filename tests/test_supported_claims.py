@@ -738,7 +738,18 @@ def grows_the_list_it_loops_over(x):
     return s
 
 
+def zips_a_generator_it_changes(x):
+    c = 1.0
+    out = 0.0
+    for w, e in zip(map(lambda v: np.sin(v * c), [x, 2 * x]), [1.0, 2.0]):
+        out = out + np.sum(w) * e
+        c = c + 1.0
+    return out
+
+
 CLAIMS = [
+    ("a loop over `zip(...)`, `enumerate(...)` or `iter(...)` of a generator expression",
+     zips_a_generator_it_changes, 0, (X,), TRANSFORM, "make a list of it first"),
     ("a `for` loop (or comprehension) over a list that its body makes longer or shorter",
      grows_the_list_it_loops_over, 0, (X,), RUN, "makes longer or shorter"),
     ("as a part of a larger expression (`np.sum(y * y) + sum(bump", changing_comprehension,
