@@ -156,3 +156,26 @@ def test_a_parameter_assigned_on_a_run_time_branch_then_held_untested():
             assert np.isclose(value, assigned_untested_then_held(x.copy(), *passed))
             want = numeric_grad(assigned_untested_then_held, [x, *passed], 0)
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def updated_by_a_value_that_calls_a_function(x, a):
+    s = 0.0
+    for i in range(3):
+        if i == 0:
+            held = (np.sum(x), x * a)
+        s = s + np.sum(held[1] * held[0])
+    a = a + 0.1 * np.tanh(s)
+    return np.tanh(a) + np.tanh(s)
+
+
+def test_a_parameter_given_a_computed_value_is_no_function():
+    # (`a = a + 0.1 * np.tanh(s)` calls a function, it does not assign one: with checkpoint=,
+    # whose loop state holds `a`, it was refused "wrt selects `a`, which f calls as a function"
+    # since af412aa; random programs, the default run's fourth family)
+    x, a = np.array([0.3, -0.5, 0.2]), 0.7
+    want = grad(updated_by_a_value_that_calls_a_function, wrt=1)(x, a)
+    got = grad(updated_by_a_value_that_calls_a_function, wrt=1, checkpoint=2)(x, a)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    eps = 1e-6
+    f = updated_by_a_value_that_calls_a_function
+    np.testing.assert_allclose(want, (f(x, a + eps) - f(x, a - eps)) / (2 * eps), rtol=1e-6)

@@ -93,14 +93,26 @@ def held_functions(fn_node, names, ctx):
 
 
 def _assigned_a_function(fn_node, name, ctx):
+    """Whether ``name`` is assigned a function somewhere: a value that is one (``g = np.cos``),
+    or a side of ``or`` / ``and`` / ``if``-``else`` that is (``g = g or np.tanh``); not a
+    function a computed value calls (``a = a + np.tanh(s)``)."""
     for s in walk(fn_node):
         if isinstance(s, gast.Assign) and any(_named(t, name) for t in s.targets):
-            for n in walk(s.value):
+            for n in _values(s.value):
                 if isinstance(n, (gast.Name, gast.Attribute)) and not _named(n, name):
                     found = ctx.namespace.resolve(n, ctx.local_names)
                     if found is not MISSING and is_callable_value(found):
                         return True
     return False
+
+
+def _values(expr):
+    """The expressions ``expr`` may evaluate to: itself, or its sides' of a choice."""
+    if isinstance(expr, gast.BoolOp):
+        return [v for e in expr.values for v in _values(e)]
+    if isinstance(expr, gast.IfExp):
+        return _values(expr.body) + _values(expr.orelse)
+    return [expr]
 
 
 def _named(node, name):
