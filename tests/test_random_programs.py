@@ -2105,7 +2105,9 @@ KNOWN_REFUSALS = {
         r"but may not be assigned yet"
     ),
     "lambda or nested def in an inlined function": (
-        r"does not support a (nested function definition|lambda) here"
+        # (also `map(lambda e: e * c, xs)` in f inlined into fv: refused since before 1378829)
+        r"does not support a (nested function definition|lambda)( that is not assigned to a "
+        r"name of its own once \(assign it, then call the name\))? here"
     ),
     "iterator used twice": r"is an iterator .*which its first use consumes",
     "spread of an argument": r"does not support `\*` here: the number of arguments it passes",
