@@ -115,6 +115,20 @@ def shifted_while_reversed(x):
     return s
 
 
+class _Bag:
+    def __init__(self, items):
+        self.items = items
+
+
+def inserted_while_reversed_by_a_field(x):
+    b = _Bag([x, 2 * x, 3 * x])
+    s = 0.0
+    for v in reversed(b.items):
+        s = s + np.sum(v * v)
+        b.items.insert(0, np.sin(v))
+    return s
+
+
 def popped_early(x):
     vs = [x, 2 * x, 3 * x]
     s = 0.0
@@ -157,7 +171,8 @@ def filtered_while_appended(x):
 
 RESIZED = [appended_while_looped, appended_by_a_helper, appended_to_a_dict_item, enumerated,
            zipped, extended_by_plus_equals, in_a_comprehension, shifted_while_reversed,
-           popped_early, mapped_while_appended, generated_while_appended,
+           popped_early, inserted_while_reversed_by_a_field, mapped_while_appended,
+           generated_while_appended,
            filtered_while_appended]
 REFUSED = "makes longer or shorter|changes before|written into in the loop"  # (the last: pop)
 

@@ -35,7 +35,7 @@ from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import NodeTransformer, clone, ordered_walk, param_names, stored
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
-from . import dict_views, own_fields
+from . import dict_views, loop_lengths, own_fields
 from .check import field_path
 
 # The methods of a list or dict held by a field or an element (`self.hist.append(h)`) written
@@ -459,12 +459,8 @@ class ContainerMethods:
         return self.ctx.namespace.resolve(node, self.locals)
 
     def _loop(self, loop):
-        it = loop.iter  # (``reversed(xs)`` of a name: control's check_reversed_trips reads xs)
-        if isinstance(it, gast.Call) and len(it.args) == 1 and isinstance(
-                it.args[0], gast.Name) and self._resolve(it.func) is reversed:
-            loop.reversed_of = it.args[0].id
+        pre = loop_lengths.reversed_named(loop, self)
         loop.iter = self.expr(loop.iter)
-        pre = []
         it = loop.iter
         if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id in (
             "enumerate", "zip"

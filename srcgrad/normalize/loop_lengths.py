@@ -24,7 +24,8 @@ from __future__ import annotations
 import gast
 
 from .. import runtime
-from ..astutil import walk
+from ..astutil import ordered_walk, walk
+from ..emit import naming
 from ..frontend.resolve import MISSING
 
 # the helpers that make a list longer or shorter (list methods, ``del xs[i]``)
@@ -75,3 +76,32 @@ def _may_resize(body, resizers, ctx):
                 0] not in _SEEN_INTO:
             return True  # (``heapq.heappush(todo, v)``, a user's function not inlined)
     return False
+
+
+def may_resize(body):
+    """Whether ``body``, as written (before ANF and inlining), may change a list's length: a
+    list method that does, ``+=``, ``del``, or a call of a function by its name (a helper)."""
+    for n in ordered_walk(gast.Module(list(body), [])):
+        if isinstance(n, (gast.AugAssign, gast.Delete)) or isinstance(n, gast.Call) and (
+                isinstance(n.func, gast.Name) or isinstance(n.func, gast.Attribute) and (
+                    n.func.attr in ("append", "insert", "extend", "pop", "remove", "clear"))):
+            return True
+    return False
+
+
+def reversed_named(loop, owner):
+    """``for v in reversed(xs)``: ``loop.reversed_of`` names xs (control's check_reversed_trips
+    reads it); ``reversed(b.items)`` of a body that may resize a list names the list first, by
+    ``owner`` (ContainerMethods): the statements returned go before the loop."""
+    it = loop.iter
+    if not (isinstance(it, gast.Call) and len(it.args) == 1 and not it.keywords and (
+            owner._resolve(it.func) is reversed)):
+        return []
+    pre = []
+    if not isinstance(it.args[0], gast.Name) and may_resize(loop.body):
+        held = owner._fresh(naming.SEQ)
+        pre.append(owner._assign(held, it.args[0], loop))
+        it.args[0] = gast.Name(held, gast.Load(), None, None)
+    if isinstance(it.args[0], gast.Name):
+        loop.reversed_of = it.args[0].id
+    return pre
