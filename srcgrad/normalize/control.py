@@ -107,7 +107,7 @@ class DesugarControl:
                     # `rows = [... for ...]`: built into `rows` itself, not into a fresh list
                     # `rows` is then bound to (another name for it: writes into `rows` would
                     # be writes into a list that name shares)
-                    hoisted = _RenameNames({s.value.id: s.targets[0].id}).visit(
+                    hoisted = lazy_iterators.Renamed({s.value.id: s.targets[0].id}).visit(
                         gast.Module(hoisted, [])).body
                     out.extend(hoisted)
                     continue
@@ -135,7 +135,7 @@ class DesugarControl:
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(n.id)
                     self.locals.add(renames[n.id])
-        rename = _RenameNames(renames)
+        rename = lazy_iterators.Renamed(renames)
         if isinstance(comp, gast.DictComp):  # {k: v for ...}: d = {}; d[k] = v in the loop
             key, value = rename.visit(clone(comp.key)), rename.visit(clone(comp.value))
             item = gast.Subscript(_name(result), key, gast.Store())
@@ -456,16 +456,6 @@ def _built_into(s, hoisted):
     return built in names and target not in names and isinstance(
         hoisted[0], gast.Assign) and isinstance(hoisted[0].targets[0], gast.Name) and (
         hoisted[0].targets[0].id == built)
-
-
-class _RenameNames(NodeTransformer):
-    def __init__(self, renames):
-        self.renames = renames
-
-    def visit_Name(self, node):
-        if node.id in self.renames:
-            node.id = self.renames[node.id]
-        return node
 
 
 def _set_store(target):

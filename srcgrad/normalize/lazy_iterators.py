@@ -189,7 +189,7 @@ def fused(loop, fresh, location=None):
         for n in ordered_walk(gen.target):
             if isinstance(n, gast.Name):
                 renames[n.id] = fresh(n.id)
-    rename = _Renamed(renames)
+    rename = Renamed(renames)
     item = gast.Assign([loop.target], rename.visit(clone(comp.elt)), None)
     inner = [gast.copy_location(item, comp.elt)] + loop.body
     for i, gen in reversed(list(enumerate(comp.generators))):
@@ -228,7 +228,9 @@ def _breaks(body):
     return False
 
 
-class _Renamed(NodeTransformer):
+class Renamed(NodeTransformer):
+    """Each name of ``renames`` (a dict) replaced by its new name, in place."""
+
     def __init__(self, renames):
         self.renames = renames
 
