@@ -283,6 +283,36 @@ class NodeTransformer(NodeVisitor):
         return node
 
 
+class Renamed(NodeTransformer):
+    """Each name of ``renames`` (a dict: old name -> new name) renamed, in place."""
+
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        return node
+
+
+def set_store(target):
+    """``target`` (a name, or a tuple of them) made an assignment's target."""
+    for n in ordered_walk(target):
+        if isinstance(n, (gast.Name, gast.Tuple)):
+            n.ctx = gast.Store()
+
+
+def located(stmts, node):
+    """``stmts``, every statement and expression in them without a line given ``node``'s."""
+    for s in stmts:
+        for n in ordered_walk(s):
+            if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+        if getattr(s, "lineno", None) is None:
+            gast.copy_location(s, node)
+    return stmts
+
+
 def to_ast(node):
     """``gast.gast_to_ast(node)``, faster: the same new tree of ``ast`` nodes, with the same
     fields and locations (gast's own on Python 3.12 and later, whose nodes have more)."""

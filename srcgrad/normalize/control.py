@@ -25,7 +25,7 @@ import builtins
 import gast
 
 from .. import runtime
-from ..astutil import NodeTransformer, clone, ordered_walk, stored
+from ..astutil import NodeTransformer, Renamed, clone, located, ordered_walk, set_store, stored
 from ..emit import naming
 from . import lazy_iterators, moved_effects, skipped_sides
 
@@ -40,16 +40,6 @@ def _assign(id_, value):
 
 def _call(fn, *args):
     return gast.Call(_name(fn), list(args), [])
-
-
-def _located(stmts, node):
-    for s in stmts:
-        for n in ordered_walk(s):
-            if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
-                gast.copy_location(n, node)
-        if getattr(s, "lineno", None) is None:
-            gast.copy_location(s, node)
-    return stmts
 
 
 def run(fn_node, ctx):
@@ -107,7 +97,7 @@ class DesugarControl:
                     # `rows = [... for ...]`: built into `rows` itself, not into a fresh list
                     # `rows` is then bound to (another name for it: writes into `rows` would
                     # be writes into a list that name shares)
-                    hoisted = lazy_iterators.Renamed({s.value.id: s.targets[0].id}).visit(
+                    hoisted = Renamed({s.value.id: s.targets[0].id}).visit(
                         gast.Module(hoisted, [])).body
                     out.extend(hoisted)
                     continue
@@ -135,7 +125,7 @@ class DesugarControl:
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(n.id)
                     self.locals.add(renames[n.id])
-        rename = lazy_iterators.Renamed(renames)
+        rename = Renamed(renames)
         if isinstance(comp, gast.DictComp):  # {k: v for ...}: d = {}; d[k] = v in the loop
             key, value = rename.visit(clone(comp.key)), rename.visit(clone(comp.value))
             item = gast.Subscript(_name(result), key, gast.Store())
@@ -156,9 +146,9 @@ class DesugarControl:
                 inner = [gast.If(rename.visit(clone(cond)), inner, [])]
             it = gen.iter if i == 0 else rename.visit(clone(gen.iter))
             target = rename.visit(clone(gen.target))
-            _set_store(target)
+            set_store(target)
             inner = [gast.For(target, it, inner, [], None)]
-        stmts = _located([init] + inner, comp)
+        stmts = located([init] + inner, comp)
         return stmts, result
 
     # --- for loops over sequences ------------------------------------------------------------
@@ -177,7 +167,7 @@ class DesugarControl:
                 index = self.namer.fresh(naming.LOOP_INDEX.format(s.target.id))
                 self.locals.add(index)
                 rebind = gast.Assign([s.target], _name(index), None)
-                s.body = _located([rebind], s) + s.body
+                s.body = located([rebind], s) + s.body
                 s.target = _name(index, gast.Store())
                 out.append(s)
             else:
@@ -282,7 +272,7 @@ class DesugarControl:
             seqs = ("reversed", live, seq) if live else [seq]
             reads.append(gast.Assign([target], self._item(seq, index), None))
             bound = self._call_builtin("len", _name(seq))
-        _located(reads, loop)
+        located(reads, loop)
         header = gast.copy_location(self._call_builtin("range", bound), it)
         new = gast.For(_name(index, gast.Store()), header, reads + loop.body, loop.orelse, None)
         new.runs_over = seqs  # (loop_lengths: Python's own test of each trip's end)
@@ -328,7 +318,7 @@ class DesugarControl:
             if isinstance(s, gast.Return) and depth > 0:
                 value = s.value if s.value is not None else gast.Constant(None, None)
                 out.extend(
-                    _located(
+                    located(
                         [
                             _assign(self.retval, value),
                             _assign(self.returned, gast.Constant(True, None)),
@@ -456,12 +446,6 @@ def _built_into(s, hoisted):
     return built in names and target not in names and isinstance(
         hoisted[0], gast.Assign) and isinstance(hoisted[0].targets[0], gast.Name) and (
         hoisted[0].targets[0].id == built)
-
-
-def _set_store(target):
-    for n in ordered_walk(target):
-        if isinstance(n, (gast.Name, gast.Tuple)):
-            n.ctx = gast.Store()
 
 
 def _is_enumerate(node, names_builtin):

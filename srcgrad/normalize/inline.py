@@ -30,6 +30,7 @@ import gast
 from .. import rules, runtime
 from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import (
+    Renamed,
     clone,
     loaded,
     local_names,
@@ -476,7 +477,7 @@ class InlineCalls:
         # a parameter given a callable the transform knows is the caller's name for it: its
         # calls in the body resolve (and are inlined) as the caller's would
         passed = self._passed(bound, renames, forwarded | set(same), stored(node.body))
-        _RenameNames({**same, **passed}).visit(node)
+        Renamed({**same, **passed}).visit(node)
         self._local_functions(node, location)
         unpacking.unroll_function_loops(node, lambda expr: unpacking.functions_held(
             self.values.value(expr, self.locals)))
@@ -562,9 +563,9 @@ class InlineCalls:
                                         functions=lambda_lists.caller_functions(node, self))
         refuse_leftover_functions(node, location)
         fresh = {name: self.ctx.namer.fresh(name) for name in found}
-        _RenameNames(fresh).visit(node)
+        Renamed(fresh).visit(node)
         for name, (fn_node, where) in found.items():
-            _RenameNames(fresh).visit(fn_node)
+            Renamed(fresh).visit(fn_node)
             fn_node.name = fresh[name]
             fn_node.frozen = True  # a helper's: its variables are a frame's of its own
             fn_node.written_as = name
@@ -709,16 +710,6 @@ def _changed_in_place(fn_node, name):
         ):
             return True
     return False
-
-
-class _RenameNames(gast.NodeTransformer):
-    def __init__(self, renames):
-        self.renames = renames
-
-    def visit_Name(self, node):
-        if node.id in self.renames:
-            node.id = self.renames[node.id]
-        return node
 
 
 def _without_unread(body, names):

@@ -32,7 +32,7 @@ from collections import Counter
 
 import gast
 
-from ..astutil import NodeTransformer, clone, ordered_walk, walk
+from ..astutil import NodeTransformer, Renamed, clone, located, ordered_walk, set_store, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
 
@@ -98,14 +98,18 @@ def fused_loop(loop, fresh, names_builtin, locals_, location=None):
             names_builtin(it.func.id, word) for word in ("zip", "enumerate", "iter")) and any(
             _may_change(loop.body, comp, names_builtin, locals_) for comp in lazy):
         # (built first, as before, where the body changes nothing the generator reads)
-        what = (f"srcgrad does not support a loop over `{it.func.id}(...)` of a generator "
-                f"expression that reads what the loop's body changes (Python computes its "
-                f"items as the loop asks for them, between the trips); loop over the generator "
-                f"expression itself, or make a list of it first (`[... for ...]`)")
-        if location is None:
-            raise UnsupportedSyntaxError(what)
-        raise location.error(UnsupportedSyntaxError, loop, what)
+        _refuse(loop, location, (
+            f"srcgrad does not support a loop over `{it.func.id}(...)` of a generator "
+            f"expression that reads what the loop's body changes (Python computes its items as "
+            f"the loop asks for them, between the trips); loop over the generator expression "
+            f"itself, or make a list of it first (`[... for ...]`)"))
     return loop
+
+
+def _refuse(loop, location, what):
+    if location is None:
+        raise UnsupportedSyntaxError(what)
+    raise location.error(UnsupportedSyntaxError, loop, what)
 
 
 def _may_change(body, comp, names_builtin, locals_):
@@ -157,16 +161,11 @@ def _counted(loop, fresh):
         it.keywords[0].value if it.keywords else gast.Constant(0, None))
     count = fresh(naming.COUNT)
     counter, item = loop.target.elts
-    load = gast.Name(count, gast.Load(), None, None)
-    step = [gast.Assign([counter], load, None), gast.Assign(
+    step = [gast.Assign([counter], gast.Name(count, gast.Load(), None, None), None), gast.Assign(
         [gast.Name(count, gast.Store(), None, None)],
         gast.BinOp(gast.Name(count, gast.Load(), None, None), gast.Add(),
                    gast.Constant(1, None)), None)]
-    new = gast.For(item, it.args[0], step + loop.body, loop.orelse, None)
-    gast.copy_location(new, loop)
-    for n in ordered_walk(new):
-        if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
-            gast.copy_location(n, loop)
+    new = located([gast.For(item, it.args[0], step + loop.body, loop.orelse, None)], loop)[0]
     first = gast.copy_location(gast.Assign([gast.Name(count, gast.Store(), None, None)],
                                            clone(start), None), loop)
     new.before = getattr(loop, "before", []) + [first]
@@ -178,12 +177,10 @@ def fused(loop, fresh, location=None):
     above); ``fresh(name)`` names the generator's own variables anew (its scope is its own)."""
     comp = loop.iter
     if len(comp.generators) > 1 and _breaks(loop.body):
-        what = ("srcgrad does not support `break` in a loop over a generator expression of "
-                "several `for` clauses (Python computes its items as the loop asks for them, "
-                "between the trips); write the nested loops themselves")
-        if location is None:
-            raise UnsupportedSyntaxError(what)
-        raise location.error(UnsupportedSyntaxError, loop, what)
+        _refuse(loop, location, (
+            "srcgrad does not support `break` in a loop over a generator expression of several "
+            "`for` clauses (Python computes its items as the loop asks for them, between the "
+            "trips); write the nested loops themselves"))
     renames = {}
     for gen in comp.generators:
         for n in ordered_walk(gen.target):
@@ -197,17 +194,12 @@ def fused(loop, fresh, location=None):
             inner = [gast.copy_location(gast.If(rename.visit(clone(cond)), inner, []), cond)]
         it = gen.iter if i == 0 else rename.visit(clone(gen.iter))
         target = rename.visit(clone(gen.target))
-        for n in ordered_walk(target):
-            if isinstance(n, (gast.Name, gast.Tuple)):
-                n.ctx = gast.Store()
+        set_store(target)
         inner = [gast.copy_location(gast.For(target, it, inner, [], None), loop)]
     outer = inner[0]
     outer.orelse = loop.orelse
     outer.before = getattr(loop, "before", [])
-    for n in ordered_walk(outer):
-        if isinstance(n, (gast.stmt, gast.expr)) and getattr(n, "lineno", None) is None:
-            gast.copy_location(n, loop)
-    return outer
+    return located([outer], loop)[0]
 
 
 def _breaks(body):
@@ -226,15 +218,3 @@ def _breaks(body):
                         b for h in inner if isinstance(h, gast.ExceptHandler) for b in h.body]):
                 return True
     return False
-
-
-class Renamed(NodeTransformer):
-    """Each name of ``renames`` (a dict) replaced by its new name, in place."""
-
-    def __init__(self, renames):
-        self.renames = renames
-
-    def visit_Name(self, node):
-        if node.id in self.renames:
-            node.id = self.renames[node.id]
-        return node
