@@ -204,7 +204,7 @@ def apply_template(rule, side, param, text):
 def _items_of(items, rule, reads=None):
     """The tests of a rule: those with a row of its function among their parameters (rows have
     an ``fn``), and the tests that are no row and read its templates when they ran unmutated
-    (``reads``: nodeid -> the ids of the rules whose templates the test took; recorded by the
+    (``reads``: nodeid -> the names of the rules whose templates the test took; recorded by the
     first run of a template run: a rule no test read then has none, and its mutants are
     reported as run by no test); every test if none of them is and nothing was recorded."""
     if rule is None:
@@ -226,16 +226,16 @@ def _items_of(items, rule, reads=None):
             except TypeError:
                 continue
         else:
-            if not row and reads is not None and id(rule) in reads.get(item.nodeid, ()):
+            if not row and reads is not None and rule.name in reads.get(item.nodeid, ()):
                 mine.append(item)
     return mine if mine or reads is not None else items
 
 
-READS = set()  # the ids of the rules whose templates the test that runs took (first run)
+READS = set()  # the names of the rules whose templates the test that runs took (first run)
 
 
 def record_reads():
-    """Make ``Rule.vjp`` and ``Rule.jvp`` add the rule's id to ``READS`` (in the first run's
+    """Make ``Rule.vjp`` and ``Rule.jvp`` add the rule's name to ``READS`` (in the first run's
     child: which tests that are no row of a rule table read which rules)."""
     from srcgrad.rules import registry
 
@@ -243,7 +243,7 @@ def record_reads():
         original = getattr(registry.Rule, side)
 
         def recording(rule, *args, original=original, **kwargs):
-            READS.add(id(rule))
+            READS.add(rule.name)  # (a name, not an id: a coverage file keeps it)
             return original(rule, *args, **kwargs)
 
         setattr(registry.Rule, side, recording)
@@ -344,7 +344,7 @@ class Mutator:
         ("timeout", None) or (False, None). With ``failed``, run them all and collect the
         failing ones; with ``cover``, also record which of srcgrad's statements each test runs
         (``cover[nodeid]``: a set of ``_key``:line); with ``reads``, which rules' templates
-        each test takes (``reads[nodeid]``: a set of rule ids)."""
+        each test takes (``reads[nodeid]``: a set of rule names)."""
         from _pytest.runner import runtestprotocol
 
         from srcgrad.rules import derived
@@ -381,7 +381,7 @@ class Mutator:
                                                + sorted(HITS)))
                     if reads is not None:
                         _send(write, "\t".join(["R", item.nodeid, str(time.time() - began)]
-                                               + [str(r) for r in READS]))
+                                               + sorted(READS)))
                     if any(r.failed for r in reports):
                         status = 1
                         _send(write, "F\t" + item.nodeid)
@@ -412,7 +412,7 @@ class Mutator:
                 cover[nodeid] = set(keys[1:])
                 self.seconds[nodeid] = float(keys[0])
             elif kind == "R" and reads is not None:
-                reads[nodeid] = {int(k) for k in keys[1:]}
+                reads[nodeid] = set(keys[1:])
                 self.seconds[nodeid] = float(keys[0])
             elif kind == "U" and cover is not None:
                 cover.setdefault("", set()).add(nodeid)  # (the key of a function not traced)
@@ -494,6 +494,12 @@ class Mutator:
             if missing:
                 raise SystemExit(f"{args.coverage} has no coverage of {sorted(missing)}: give "
                                  "them to the first run (--instrument)")
+            if args.templates and not args.code:  # a template run: the rules each test read
+                if "reads" not in known:  # (without them every mutant would run every test)
+                    raise SystemExit(f"{args.coverage} records no rule reads (a --code run "
+                                     "made it): give a template run a coverage file of its own")
+                self.reads = {nodeid: set(rules) for nodeid, rules in known["reads"].items()}
+                return failed, None
             return failed, cover
         modules = list(dict.fromkeys(args.code + args.instrument))
         # a template run: which tests that are no row read which rules (_items_of)
@@ -501,14 +507,16 @@ class Mutator:
         self._child(session.items, (lambda: instrument(modules)) if cover is not None
                     else None, args.baseline_timeout or 20 * args.timeout, failed, cover,
                     self.reads)
-        if args.coverage and cover is not None:
+        if args.coverage and (cover is not None or self.reads is not None):
             names = sorted(set().union(*cover.values())) if cover else []
             index = {name: i for i, name in enumerate(names)}
+            saved = {"failed": sorted(failed), "seconds": self.seconds, "keys": names,
+                     "modules": modules, "cover": {k: sorted(index[n] for n in v)
+                                                   for k, v in (cover or {}).items()}}
+            if self.reads is not None:
+                saved["reads"] = {k: sorted(v) for k, v in self.reads.items()}
             with open(args.coverage, "w") as out:
-                json.dump({"failed": sorted(failed), "seconds": self.seconds, "keys": names,
-                           "modules": modules,
-                           "cover": {k: sorted(index[n] for n in v)
-                                     for k, v in cover.items()}}, out)
+                json.dump(saved, out)
         return failed, cover
 
     def _tests_of(self, items, rule, key, line, cover):
