@@ -223,12 +223,14 @@ def _why_not_local(node):
 
 def refuse_leftover_functions(fn_node, location):
     """A nested ``def`` or assigned lambda ``extract_local_functions`` left in the body (defined
-    twice, decorated) is an error at its line."""
+    twice, decorated) is an error at its line; not a lambda given to ``map``, ``filter`` or
+    ``sorted``'s ``key=`` (normalize/containers.py writes it as a comprehension)."""
+    written = {id(lam) for n in walk(fn_node.body) for lam in builtin_lambdas(n)}
     for n in walk(fn_node.body):
         if isinstance(n, gast.FunctionDef):
             raise location.error(UnsupportedSyntaxError, n, f"srcgrad does not support "
                                  f"{_why_not_local(n)} here")
-        if isinstance(n, gast.Lambda):
+        if isinstance(n, gast.Lambda) and id(n) not in written:
             raise location.error(UnsupportedSyntaxError, n, f"srcgrad does not support "
                                  f"{UNSUPPORTED[gast.Lambda]} here")
 
@@ -288,6 +290,18 @@ def _contexts(nodes, context):
             yield from _contexts(rest, context + (node,))
         else:
             yield from _contexts(list(gast.iter_child_nodes(node)), context)
+
+
+def builtin_lambdas(node):
+    """The lambdas ``node`` gives ``map`` or ``filter`` (its first argument), or ``sorted`` as
+    ``key=``: normalize/containers.py writes them as comprehensions (or refuses them, located,
+    where the name is not the builtin)."""
+    func = getattr(node, "func", None)
+    if not (isinstance(node, gast.Call) and isinstance(func, gast.Name)
+            and func.id in ("map", "filter", "sorted")):
+        return []
+    return [lam for lam in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]
+            if isinstance(lam, gast.Lambda)]
 
 
 class CheckSupported(NodeVisitor):
@@ -481,13 +495,9 @@ class CheckSupported(NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node):
-        func = node.func
-        if isinstance(func, gast.Name) and func.id in ("map", "filter", "sorted"):
-            # a lambda given to these builtins becomes a comprehension (normalize/containers.py)
-            for lam in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]:
-                if isinstance(lam, gast.Lambda):
-                    self.visit(lam.body)
-                    lam.checked = True
+        for lam in builtin_lambdas(node):
+            self.visit(lam.body)
+            lam.checked = True
         for kw in node.keywords:
             if kw.arg is None and not self._forwarding(kw.value):
                 raise self.location.error(UnsupportedSyntaxError, kw.value, (
