@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import sys
 
 import gast
 import numpy as np
@@ -45,7 +44,6 @@ from ..analysis.dataflow import (
     number_kind,
 )
 from ..analysis.kept_writes import kept_updates
-from ..analysis.ops import OPAQUE_MODULES
 from ..astutil import clone, local_names, ordered_walk, param_names, walk
 from ..emit import naming
 from ..errors import UnsupportedSyntaxError
@@ -55,6 +53,8 @@ from ..runtime import writes
 from .aliasing import checkpointed_loop_fn, kept_state, returned_arguments, same_items
 from .anf import VIEW_METHODS
 from .integer_writes import typed_buffers
+from .outside_managers import dotted as _dotted
+from .outside_managers import refuse_managers_beside_outside_arrays
 
 # NumPy functions whose result may be (or hold) their argument itself or a view of it.
 NUMPY_VIEWS = {
@@ -95,65 +95,13 @@ INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 def run(fn_node, ctx):
     """The pass: see the module docstring."""
-    _refuse_managers_beside_outside_arrays(fn_node, ctx)
+    refuse_managers_beside_outside_arrays(fn_node, ctx)
     updated = _markers(ctx)
     SharedUpdates(ctx).concatenate(fn_node)
     ctx.followed = True  # (no item of a container updated in place; else SharedUpdates.run's)
     if not any(_is_update(n, updated) for n in walk(fn_node)):
         return fn_node
     return SharedUpdates(ctx).run(fn_node)
-
-
-def _refuse_managers_beside_outside_arrays(fn_node, ctx):
-    """A ``with`` manager srcgrad does not know (one of yours, not NumPy's, SciPy's or the
-    standard library's) in a function (helpers inlined) that reads an array, list or dict from
-    outside it: the manager's ``__enter__`` and ``__exit__`` run as they are and may change that
-    value, while the derivative reads it as one value (``with Bump(): s = np.sum(G * x)``
-    where ``Bump`` doubles ``G``: half the gradient)."""
-    locals_ = local_names(fn_node)
-    managers = {}
-    for n in walk(fn_node):
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            managers[n.targets[0].id] = n
-    for n in walk(fn_node):
-        if not (isinstance(n, gast.Call) and n.args and isinstance(n.args[0], gast.Name)
-                and ctx.namespace.resolve(n.func, locals_) is runtime.enter_context):
-            continue
-        made = managers.get(n.args[0].id)
-        if made is None or _trusted_manager(made.value, ctx, locals_):
-            continue
-        read = _outside_array_read(fn_node, ctx, locals_)
-        if read is not None:
-            raise ctx.location.error(
-                UnsupportedSyntaxError, made,
-                f"srcgrad does not support a `with` manager of your own in a function that "
-                f"reads `{read}` from outside it here: the manager's `__enter__` and `__exit__` "
-                f"run as they are and may change `{read}`, which the derivative would not see; "
-                f"pass `{read}` to the function as an argument, or use the manager outside it")
-
-
-def _trusted_manager(value, ctx, locals_):
-    """A manager made by NumPy, SciPy or the standard library (``np.errstate(...)``)."""
-    if not isinstance(value, gast.Call):
-        return False
-    fn = ctx.namespace.resolve(value.func, locals_)
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    return module in OPAQUE_MODULES or module in sys.stdlib_module_names
-
-
-def _outside_array_read(fn_node, ctx, locals_):
-    """The text of a read of an array, list, dict or set from outside the function, or None."""
-    for n in walk(fn_node):
-        chain = n
-        while isinstance(chain, gast.Attribute):
-            chain = chain.value
-        if not (isinstance(chain, gast.Name) and isinstance(chain.ctx, gast.Load)
-                and chain.id not in locals_):
-            continue
-        if isinstance(n, (gast.Name, gast.Attribute)) and isinstance(
-                ctx.namespace.resolve(n, locals_), (np.ndarray, list, dict, set, bytearray)):
-            return _dotted(n)
-    return None
 
 
 def _joins(value, known):
@@ -738,15 +686,6 @@ def _load_of(node, name):
 def _updated(s):
     """The name whose object ``s`` changes in place (``_is_update``)."""
     return s.target.id if isinstance(s, gast.AugAssign) else s.targets[0].id
-
-
-def _dotted(expr):
-    """``G``, ``OBJ.w`` or ``D[...]``: the text of an expression from outside the function."""
-    if isinstance(expr, gast.Attribute):
-        return f"{_dotted(expr.value)}.{expr.attr}"
-    if isinstance(expr, gast.Subscript):
-        return f"{_dotted(expr.value)}[...]"
-    return getattr(expr, "id", "...")
 
 
 def _holds_mutable(value):
