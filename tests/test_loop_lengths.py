@@ -331,3 +331,37 @@ def test_a_loop_over_zip_of_a_generator():
     check_grad(zipped_with_a_generator, (X,))  # (nothing it reads changes: built first)
     with pytest.raises(SrcgradError, match="make a list of it first"):
         grad(zipped_with_a_generator_it_changes)(X)
+
+
+def index_held_while_counting(x):  # (`i and v`: i may be M[1, i]'s value, so held by M)
+    M = np.stack([x, 2.0 * x, x * x])
+    s = 0.0
+    for i, e in enumerate(x):
+        M[1, i] = (i and np.sum(x))
+        M *= 0.5
+        s = s + e
+    return np.sum(M * M) + s
+
+
+def range_index_held(x):
+    M = np.stack([x, 2.0 * x])
+    s = 0.0
+    for i in range(2):
+        M[1, i] = (i and np.sum(x))
+        M *= 0.5
+        s = s + i
+    return np.sum(M * M) + s
+
+
+@pytest.mark.parametrize("f", [index_held_while_counting, range_index_held])
+def test_a_range_index_holds_no_array_updated_in_place(f):
+    # the index is an int: no holder of M's object to update (forward mode read the index's
+    # tangent before any statement made it: UnboundLocalError; the enumerate form since the
+    # loop's check_trips(i, ...) reads the index after `M *= 0.5`)
+    check_grad(f, (X,))
+    want = numeric_grad(f, [X], 0)
+    np.testing.assert_allclose(jvp(f)(X, T)[1], want @ T, rtol=1e-6, atol=1e-9)
+    eps = 1e-5
+    df = grad(f)
+    np.testing.assert_allclose(hvp(f)(X, T), (df(X + eps * T) - df(X - eps * T)) / (2 * eps),
+                               rtol=1e-5, atol=1e-8)

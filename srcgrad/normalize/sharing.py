@@ -162,7 +162,12 @@ class SharedUpdates:
         for n in walk(fn_node):
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
                 bindings.setdefault(n.target.id, []).append(gast.BinOp(n.target, n.op, n.value))
-        for name in self._bound_otherwise(fn_node):
+        counted = [n.target for n in walk(fn_node) if isinstance(n, gast.For) and isinstance(
+            n.target, gast.Name) and isinstance(n.iter, gast.Call) and self.ctx.namespace.resolve(
+                n.iter.func, self.locals) is range]  # (an index of `range`: an int)
+        for target in counted:
+            bindings.setdefault(target.id, []).append(gast.Constant(0, None))
+        for name in self._bound_otherwise(fn_node, {id(t) for t in counted}):
             bindings.setdefault(name, []).append(None)
         return set(greatest_kinds(bindings, number_kind))
 
@@ -184,10 +189,11 @@ class SharedUpdates:
                 return found if any(t in found and self._splits(v) for t, v in assigns) else set()
             found -= drop
 
-    def _bound_otherwise(self, fn_node):
-        """The parameters, and the names bound other than by ``name = v`` or ``name op= v``."""
+    def _bound_otherwise(self, fn_node, counted=frozenset()):
+        """The parameters, and the names bound other than by ``name = v`` or ``name op= v``
+        (or by a target of ``counted``, ids of loop targets)."""
         plain = {id(n.targets[0]) for n in walk(fn_node) if isinstance(n, gast.Assign)} | {
-            id(n.target) for n in walk(fn_node) if isinstance(n, gast.AugAssign)}
+            id(n.target) for n in walk(fn_node) if isinstance(n, gast.AugAssign)} | counted
         return {n.id for n in walk(fn_node) if isinstance(n, gast.Name) and isinstance(
             n.ctx, (gast.Store, gast.Param, gast.Del)) and id(n) not in plain} | self.params
 
@@ -655,7 +661,9 @@ class SharedUpdates:
     def _holders(self, s, x, defined, container):
         """The variables read after ``s`` that may hold the object ``x`` held before it."""
         live = self.live_out.get(id(s), set())
-        holders = sorted(r for r in self._connected(x) if r in live)
+        # (a number holds no object: `both = i and v` connects a loop's index `i` to `M` of
+        # `M[1, i] = both`, and `check_trips(i, ...)` reads `i` after `M *= c`)
+        holders = sorted(r for r in self._connected(x) if r in live and r not in self.numbers)
         if container is not None and container not in self.sequences | self.element_copies:
             # `T[i] += v` where T is surely no list, dict or tuple: an array's element write
             # (its sharing is followed by normalize/inplace.py; `x` is a view or a number)
