@@ -50,6 +50,11 @@ class Adjoints:
         self.zeroed = set()
         self.inside_control = False
         self.arguments = {}  # parameter -> the name the argument as passed is kept under
+        # variables whose adjoint the sweep may index or read fields of (containers, objects,
+        # arrays written element by element), and those of them a zero reads where they may be
+        # unbound: they start as None (reverse.py)
+        self.structured = frozenset()
+        self.named_zeros = set()
 
     # --- reading ------------------------------------------------------------------------------
     def get(self, var):
@@ -146,12 +151,20 @@ class Adjoints:
         zero = self.zero_of(var, surely)
         self.emit(assign(self.name(var), zero))
         self.current[var] = name(self.name(var))
-        if not isinstance(zero, gast.Constant):
+        if surely is None or var in surely:
             self.owned.add(var)
             self.zeroed.add(var)
 
     def zero_of(self, var, surely):
+        """The zero adjoint of ``var``; ``surely``: the variables surely bound there. One that may
+        be unbound gets ``0.0``, but for a structure whose adjoint the sweep indexes (a list
+        bound late in a loop body and read in the next trip: a list's ``take_item`` of ``0.0``
+        raised) it is ``zeros_like(var)``, ``var`` starting as None: where it is bound, the
+        sweep holds its value there, and where it is not, ``zeros_like(None)`` is ``0.0``."""
         if surely is None or var in surely:
+            return self.zeros(var)
+        if var in self.structured:
+            self.named_zeros.add(var)
             return self.zeros(var)
         return gast.Constant(0.0, None)
 

@@ -159,7 +159,8 @@ class ReverseAD:
             out = self._as_returned(ret.value, primal, naming.VALUE)
             primal.append(assign(seed_param, gast.Yield(out)))
             seed_param = None
-        fn_node.body = kept + self.tape.lower(primal, sweep) + [gast.Return(result)]
+        lowered = self.tape.lower(primal, sweep, self.adjoints.named_zeros)
+        fn_node.body = kept + lowered + [gast.Return(result)]
         fn_node.name = self.out_name
         if seed_param is not None and self.mode == "vjp":
             fn_node.args.args.append(gast.Name(seed_param, gast.Param(), None, None))
@@ -187,6 +188,7 @@ class ReverseAD:
         updates = in_place_updates(self.ops, fn_node.body)
         self.definitions = Definitions(fn_node.body, self.params, updates)
         self.tape = tape.Tape(self.ctx, fn_node, self.definitions)
+        self.adjoints.structured = frozenset(containers | self.objects | self.tape.item_written)
         self.shapes, self.shape_sets, self.shape_refs = {}, {}, {}
         if self.optimize:
             analysis = BroadcastShapes(self.ops, self.ctx.kinds, self.integers)

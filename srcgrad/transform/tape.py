@@ -212,15 +212,17 @@ class Tape:
         return pre, [assign(trips, step)]
 
     # --- lowering ----------------------------------------------------------------------------
-    def lower(self, primal, sweep):
-        """``primal`` and ``sweep`` with their markers lowered, after the stacks they use."""
+    def lower(self, primal, sweep, named=()):
+        """``primal`` and ``sweep`` with their markers lowered, after the stacks they use;
+        ``named``: variables the sweep reads where they may be unbound (they start as None)."""
         self.read, self.viewed = _reads(sweep, aliases(primal, self.ctx))
         self.tupled = self._tupled(primal)
         primal = self._rewrite(primal)
         sweep = self._rewrite(sweep)
         inits = [
-            assign(v, gast.Constant(None, None)) for v in dict.fromkeys(self.maybe_unbound)
-            if v in self.stacks or v in self.in_tuples
+            assign(v, gast.Constant(None, None))
+            for v in dict.fromkeys(self.maybe_unbound + sorted(named))
+            if v in self.stacks or v in self.in_tuples or v in named
         ]
         inits += [assign(stack, gast.List([], gast.Load())) for stack in self.stacks.values()]
         return inits + primal + sweep
