@@ -15,7 +15,6 @@ into is rejected with a clear error instead of silently changing another value.
 
 from __future__ import annotations
 
-import re
 import types
 
 import gast
@@ -50,6 +49,7 @@ from .aliasing import (
 from .containers import mutator_names
 from .methods import user_class
 from .private_elements import private_elements
+from .view_errors import view_error
 
 # srcgrad's helpers that read some arguments only for their shape (None: all of them): a write
 # into the array such an argument views cannot change what they compute. Generated code reads a
@@ -407,7 +407,7 @@ class CopyBeforeWrite:
                 # of one operand may be a view: checked when it runs
                 checks.append((stmt, r, base, runtime.check_not_view))
             else:
-                raise self._view_error(stmt.value, r, base, stmt)
+                raise view_error(self.ctx, stmt.value, r, base, stmt)
         for stmt, r, base, check in checks:
             helper = self.ctx.global_name(check, check.__name__)
             call = gast.Call(
@@ -570,7 +570,7 @@ class CopyBeforeWrite:
             later = [w for w in writes[base] if w > made]
             if later and any(k > min(later) for k in self._reads_of(r, made, reads)):
                 if bound.get(base, made) >= made:
-                    raise self._view_error(node.value, r, base)
+                    raise view_error(self.ctx, node.value, r, base)
                 yield node, r, base, True
 
     def _statement_order(self, fn_node):
@@ -620,51 +620,6 @@ class CopyBeforeWrite:
             if not start <= made <= end and any(start <= k <= min(end, cut) for k in out):
                 out.append(end + 0.5)
         return out
-
-    def _view_error(self, value, r, base, stmt=None):
-        fn = self.ctx.namespace.resolve(value.func, self.ctx.local_names) if isinstance(
-            value, gast.Call) else None
-        if any(fn is v for v in DICT_VIEWS):
-            method = fn.__name__.replace("dict_", "")
-            what = (
-                f"`{base}.{method}()` is read after `{base}` changes (a write into it further "
-                f"down, or in a later trip of the loop): Python's `{method}()` is a live view "
-                f"that sees the change, srcgrad's would not. Take `{base}.{method}()` after the "
-                f"change, or write the new values into another dict"
-            )
-            return self.ctx.location.error(UnsupportedSyntaxError, value, what)
-        text = (self.ctx.location.of(value)[3] or "").strip()
-        if re.fullmatch(naming.SEQ + r"(_\d+)?", r) and text.startswith(("for ", "async for")):
-            what = (
-                f"the sequence this loop runs over holds `{base}` (or an array that shares its "
-                f"memory), which is written into in the loop, so a later trip reads the written "
-                f"values: a dependence srcgrad does not follow. Loop over a copy (`{base}.copy()`)"
-                f" or write into a new array"
-            )
-        elif re.fullmatch(r"\w+_self", r) and isinstance(value, gast.Name):  # naming.SELF
-            held = r[: -len("_self")]
-            what = (
-                f"`{held}` is a method of `{base}` taken as a value (`{held} = {base}.method`), "
-                f"and `{base}` changes afterwards (a field assigned or written into): Python's "
-                f"`{held}` sees the change, srcgrad's would not. Call the method where it is "
-                f"named after the change (`{base}.method(x)`), or take `{held}` after it"
-            )
-        elif not isinstance(value, gast.Subscript):
-            what = (
-                f"`{r}` refers to the array in `{base}`, which is written into afterwards, so it "
-                f"changes with the write: a dependence srcgrad does not follow. Use a copy there "
-                f"(`{base}.copy()`)"
-            )
-        else:
-            what = (
-                f"`{r}` is a view of `{base}`, which is written into afterwards, so it changes "
-                f"with the write: a dependence srcgrad does not follow. Take a copy "
-                f"(`{r} = {base}[...].copy()`)"
-            )
-        # (a value of an inlined helper's line, `self.a = cell` in an `__init__`: at the call)
-        where = stmt if stmt is not None and getattr(value, "lineno", None) != getattr(
-            stmt, "lineno", None) else value
-        return self.ctx.location.error(UnsupportedSyntaxError, where, what)
 
     def _sometimes_a_view(self, value):
         from .sharing import SOMETIMES_VIEWS
