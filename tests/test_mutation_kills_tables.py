@@ -378,6 +378,137 @@ def test_second_order_through_container_helpers(f):
     _second(f, Z4, MODES)
 
 
+
+# --- container_rules: the rules of helpers that only third-order code calls ----------------------
+# (value_at_key, default_part, dict_to_values, ...: the adjoints of the adjoints' helpers), and
+# helpers of Jacobians and seeds that a second transform of generated code never meets
+# (single_output, unstack_rows): a user's function calling the helper itself, differentiated
+# once, reads the helper's own rule, which no other test of the suite did
+# (mutants20i; each kill re-planted: mutate_code.py --templates container_rules --rerun)
+R = srcgrad.runtime
+KEYS = {"a": 1.0, "b": 2.0}
+
+
+def value_at_key(z):
+    d = {"a": z[0] * z[1], "b": z[2]}
+    return R.value_at_key(d, KEYS, "a") * z[3] + R.value_at_key(d, KEYS, "c") * z[0]
+
+
+def default_part(z):
+    return R.default_part(z[0] * z[1], KEYS, "c", 0.0) * z[2] + R.default_part(
+        z[3], KEYS, "a", 0.0) * z[1]
+
+
+def dict_to_values(z):
+    v = R.dict_to_values({"b": z[0], "a": z[1] * z[2]}, KEYS)
+    return v[0] * z[3] + v[1] ** 2
+
+
+def dict_to_items(z):
+    v = R.dict_to_items({"b": z[0], "a": z[1] * z[2]}, KEYS)
+    return v[0][1] * z[3] + v[1][1] ** 2
+
+
+def drop_prefix(z):
+    v = R.drop_prefix([z[0], z[1], z[2] * z[3]], [1.0])
+    return v[0] * z[3] + v[1] ** 2
+
+
+def insert_zero(z):
+    v = R.insert_zero([z[0], z[1] * z[2]], [1.0, 2.0], 1)
+    return v[0] * z[3] + v[2] ** 2
+
+
+def only_at(z):
+    return R.only_at(z[0] * z[1], [1.0, 2.0], 1)[1] * z[3]
+
+
+def ndenumerate_items_of(z):
+    v = R.ndenumerate_items_of(z * z, np.ones(4))
+    return v[1][1] * z[3] + v[2][1] ** 2
+
+
+def ndenumerate_tangent(z):
+    v = R.ndenumerate_tangent(z * z, np.ones(4))
+    return v[1][1] * z[3] + v[2][1] ** 2
+
+
+def pad_cotangents(z):
+    v = R.pad_cotangents([z[0], z[1] * z[2]], [1.0, 2.0, 3.0])
+    return v[0] * z[3] + v[1] ** 2
+
+
+def permute_tangent(z):
+    v = R.permute_tangent([z[0], z[1] * z[2], z[3]], [2, 0, 1])
+    return v[0] * z[1] + v[1] ** 2 + v[2] * 3.0
+
+
+def remove_position(z):
+    v = R.remove_position([z[0], z[1] * z[2], z[3]], [1.0, 2.0], 1)
+    return v[0] * z[1] + v[1] ** 2
+
+
+def repeat_tangent(z):
+    v = R.repeat_tangent([z[0], z[1] * z[2]], [1.0, 2.0], 2)
+    return v[0] * z[1] + v[3] ** 2 + v[2] * z[3]
+
+
+def sequence_tangent(z):
+    v = R.sequence_tangent([z[0], z[1] * z[2]], [1.0, 2.0])
+    return v[0] * z[3] + v[1] ** 2
+
+
+def sum_tangent(z):
+    return R.sum_tangent([z[0] * z[1], None, z[2]]) * z[3]
+
+
+def single_output(z):
+    return np.sum(R.single_output(z * z) * Y4)
+
+
+def unstack_rows(z):
+    v = R.unstack_rows(np.reshape(z * z, (2, 2)), np.ones(2), np.ones(2))
+    return np.sum(v[0] * Y4[:2]) + np.sum(v[1] ** 2)
+
+
+def unstack_columns(z):
+    v = R.unstack_columns(np.reshape(z * z, (2, 2)), np.ones(2), np.ones(2))
+    return np.sum(v[0] * Y4[:2]) + np.sum(v[1] ** 2)
+
+
+def attr_parts(z):
+    v = R.attr_parts(Pair(z[0], z[1] * z[2]), Pair(1.0, 2.0))
+    return v["a"] * z[3] + v["b"] ** 2
+
+
+def put_at_paths(z):
+    v = R.put_at_paths(z[0] * z[1], [1.0, 2.0, 3.0], [(0,), (2,)], 0.0)
+    return v[0] * z[3] + v[2] ** 2 + z[2]
+
+
+DIRECT = [value_at_key, default_part, dict_to_values, dict_to_items, drop_prefix, insert_zero,
+          only_at, ndenumerate_items_of, ndenumerate_tangent, pad_cotangents, permute_tangent,
+          remove_position, repeat_tangent, sequence_tangent, sum_tangent, single_output,
+          unstack_rows, unstack_columns, attr_parts, put_at_paths]
+
+
+@pytest.mark.parametrize("f", DIRECT, ids=lambda f: f.__name__)
+def test_container_helpers_called_directly(f):
+    _check(f, (Z4,), (0,))
+
+
+def padded_argument(items):
+    v = R.pad_cotangents(items, [1.0, 2.0, 3.0])
+    return v[0] * v[1] ** 2
+
+
+def test_the_gradient_of_a_padded_list_argument_has_its_length():
+    # pad_cotangents vjp[g] `extend_grad_items(dy, y)` (or `dy`): the cotangent of the padded
+    # list cut to the result's length, not the argument's: a gradient one item too long
+    g = srcgrad.grad(padded_argument)([0.5, -1.0])
+    assert isinstance(g, list) and len(g) == 2
+    np.testing.assert_allclose(g, [1.0, -1.0])
+
 MUTATION_CHECKS = {
     np.trapezoid: [test_trapezoid_refuses_the_derivative_in_an_array_dx],
     np.cov: [lambda: numeric.test_mixed_second_order(numeric.mixed_cov, Z6),

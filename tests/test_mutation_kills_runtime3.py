@@ -1,0 +1,71 @@
+"""Cases that only a surviving mutant of srcgrad's runtime helpers showed untested
+(docs/development.md, mutation testing; the session of mutants20i: ``runtime/products.py``,
+``linalg.py``, ``reductions.py``, ``indexing.py``, ``writes.py``, ``arrays.py``, ``boundary.py``,
+``sharing.py``, ``undo.py``).
+
+Each is a program a user can write, its gradient checked against central differences in float64,
+or a helper of generated code checked against the plain form it stands for; the comment names
+the mutant of ``tests/mutate_code.py`` it kills (each re-planted: ``mutate_code.py --rerun`` of
+the surviving line fails this test under it and passes on main).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import check_grad
+
+from srcgrad.runtime import steps_layout, unbroadcast, unbroadcast_steps, unbroadcast_steps_joined
+
+RNG = np.random.default_rng(2412)
+
+
+# --- runtime/products.py ------------------------------------------------------------------------
+def cross_of_stacked_pairs(a, b):
+    return np.sum(np.cross(a, b) ** 2)
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors are deprecated")
+def test_cross_of_a_stack_of_2_vectors():
+    # products:357 _as3 `axis=1` and `v.shape[:1]` for -1: the same for a matrix of 2-vectors,
+    # not for a stack of them (3-D): the zero z-component joined along the wrong axis
+    a, b = RNG.normal(size=(2, 3, 2)), RNG.normal(size=(2, 3, 2))
+    check_grad(cross_of_stacked_pairs, (a, b), (0, 1))
+
+
+def batched_steps(W, xs):
+    s = 0.0
+    for t in range(len(xs)):
+        s = s + np.sum(np.tanh(xs[t] @ W))
+    return s
+
+
+def test_a_loops_products_of_batched_inputs_and_of_one_step():
+    # the per-step sum of W's gradient (matmul_vjp_right_steps) of inputs of 3 dimensions,
+    # products:65 steps_layout `return 1` for `return 0` (their transposes stacked: a wrong
+    # product), and of one step, products:63 `type(xs[1])` (an IndexError)
+    W, xs = RNG.normal(size=(3, 4)) / 2, RNG.normal(size=(3, 2, 5, 3))
+    assert steps_layout([np.ones((2, 5, 4))] * 3, list(xs), W) == 0
+    check_grad(batched_steps, (W, xs), 0)
+    check_grad(batched_steps, (W, xs[:1, 0]), 0)
+
+
+def test_joined_sums_of_steps_are_the_plain_ones():
+    # unbroadcast_steps_joined (specialized code whose kinds the transform could not prove) of
+    # contributions with more axes than x (rows joined), as many (stacked), of two shapes;
+    # products:165 `layout == 3` joins the stacked ones (no test of the suite ran it)
+    rows = [RNG.normal(size=(5, 3)) for _ in range(4)]
+    for gs, x in [(rows, np.zeros(3)), (rows, np.zeros((5, 3))), (rows, np.zeros((1, 3))),
+                  (rows + [RNG.normal(size=(1, 3))], np.zeros(3)), ([], np.zeros(3))]:
+        got, want = unbroadcast_steps_joined(gs, x, []), unbroadcast_steps(gs, x)
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_sum_of_steps_of_two_ranks_is_summed_per_step():
+    # products:83 sums_layout `and` for `or` (and `or` within the all()): contributions of two
+    # ranks (a state that starts a vector and becomes a batch) taken for one shape, joined: a
+    # ValueError
+    gs = [RNG.normal(size=(5, 3)) for _ in range(3)] + [RNG.normal(size=3)]
+    want = sum(unbroadcast(g, np.zeros(3)) for g in gs)
+    np.testing.assert_allclose(unbroadcast_steps(gs, np.zeros(3)), want, rtol=1e-12)
