@@ -41,6 +41,7 @@ import ast
 import importlib
 import inspect
 import json
+import linecache
 import os
 import random
 import re
@@ -103,6 +104,7 @@ def code_mutants(module_name):
                 for what, target, new in candidates:
                     mutated = mutate_rules._swap_in(fn, target, new)
                     mutated.decorator_list = []
+                    mutated.edits = _edits(target, new)  # (the source text, for apply_code)
                     text = ast.unparse(new) if isinstance(new, ast.expr) else what
                     where = getattr(target, "lineno", fn.lineno)
                     line = lines[where - 1].strip() if where <= len(lines) else ""
@@ -117,6 +119,41 @@ def code_mutants(module_name):
                     seen.add(label)
                     out.append((label, qualname, cls, mutated, line_of[id(target)]))
     return out
+
+
+def _edits(target, new):
+    """The mutant as edits of its module's text, ``(line, col, end line, end col, text)``: the
+    node replaced by its new text in parentheses, or a test negated by ``not (...)``."""
+    if isinstance(target, ast.stmt):  # (an if's or while's test negated)
+        test = target.test
+        return [(test.end_lineno, test.end_col_offset, test.end_lineno, test.end_col_offset, ")"),
+                (test.lineno, test.col_offset, test.lineno, test.col_offset, "not (")]
+    return [(target.lineno, target.col_offset, target.end_lineno, target.end_col_offset,
+             f"({ast.unparse(new)})")]
+
+
+def _mutated_lines(lines, fn_node):
+    """The lines of a module with a mutant's edits (``_edits``) made, as many as before (a
+    replaced span of several lines leaves empty ones, which Python reads as nothing); None
+    where the edited text does not parse to the mutated function (a node in an f-string)."""
+    if not getattr(fn_node, "edits", None):
+        return None
+    lines = list(lines)
+    for line, col, end_line, end_col, text in getattr(fn_node, "edits", ()):
+        first, last = lines[line - 1].encode(), lines[end_line - 1].encode()
+        lines[line - 1:end_line] = ([first[:col].decode() + text + last[end_col:].decode()]
+                                    + ["\n"] * (end_line - line))
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                node.lineno == fn_node.lineno and node.name == fn_node.name):
+            node.decorator_list = []
+            if ast.dump(node) == ast.dump(fn_node):
+                return lines
+    return None
 
 
 def _statement_lines(body, compiled=False):
@@ -182,6 +219,13 @@ def apply_code(module_name, qualname, cls, fn_node):
         new = new.__func__
     original = _original(module, qualname)
     original.__code__ = new.__code__
+    # srcgrad reads the source of the helpers it differentiates by their source (``by_source``:
+    # linecache, through inspect): the mutant's text, or their derivatives would be the
+    # original's while their values are the mutant's (kron_vjp_partner's kron_vjp(..., 2))
+    filename = inspect.getsourcefile(module)
+    lines = _mutated_lines(linecache.getlines(filename), fn_node)
+    if lines is not None:
+        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
     for value in list(module.__dict__.values()):  # a numba function compiled from it
         if getattr(value, "py_func", None) is original and hasattr(value, "_cache"):
             from numba.core.caching import NullCache

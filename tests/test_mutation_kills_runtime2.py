@@ -1,0 +1,195 @@
+"""Cases that only a surviving mutant of a runtime helper showed untested (docs/development.md,
+mutation testing, session of mutants20h): the helpers of higher derivatives, of batched sweeps,
+of shapes and numerics, of scipy, odeint, complex values, special functions and the FFT.
+
+Each is a program a user can write (or, for a helper that only third-order code calls, a user's
+function that calls the helper itself, as in ``tests/test_mutation_kills_rules.py``), checked
+against central differences or exact values; the comment names the mutant of
+``tests/mutate_code.py`` it kills.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import check_grad, numeric_grad
+
+import srcgrad
+
+_H = srcgrad.runtime.higher_order
+_A23 = np.array([[1.0, -2.0, 0.5], [0.3, 0.4, -0.2]])
+
+
+def _forward_over_reverse(f, x, t):
+    """jvp of grad along ``t`` against central differences of the gradient."""
+    df = srcgrad.grad(f)
+    _, tangent = srcgrad.jvp(df)(x, t)
+    h = 1e-6
+    np.testing.assert_allclose(tangent, (df(x + h * t) - df(x - h * t)) / (2 * h), rtol=1e-6,
+                               atol=1e-8)
+
+
+def matrix_norm_by_ord(a, o):
+    return np.linalg.norm(a, o) ** 2 * 1.5
+
+
+@pytest.mark.parametrize("o", [-1, np.inf, -np.inf])
+def test_second_order_of_the_piecewise_linear_matrix_norms(o):
+    # higher_order.norm_power: the matrix norms of ord -1, inf and -inf have a piecewise
+    # constant gradient (norm_grad_dx 0); mutants of the tuple (1, -1, np.inf, -np.inf) sent
+    # them to the "internal error" refusal
+    t = np.cos(np.arange(6.0) + 1.0).reshape(2, 3)
+    _forward_over_reverse(lambda a: matrix_norm_by_ord(a, o), _A23, t)
+
+
+def norm_of_a_number(x):
+    return np.linalg.norm(x) * 3.0
+
+
+def test_the_second_derivative_of_the_norm_of_a_number_is_zero_even_at_zero():
+    # higher_order.norm_power: the norm of a 0-d array is |x|, whose gradient is piecewise
+    # constant: 0 (as np.abs's) also at 0, where `return 1, ()` for `0, ()` gave nan
+    for x in (np.array(0.0), np.array(-2.0)):
+        assert srcgrad.hessian(norm_of_a_number)(x) == 0.0
+        assert srcgrad.grad(norm_of_a_number)(x) == (0.0 if x == 0 else -3.0)
+
+
+def product_of_a_number(a, b):
+    return np.prod(a) * np.sin(b)
+
+
+def test_forward_over_reverse_of_the_product_of_a_number_along_a_zero_tangent():
+    # higher_order.prod_grad_tangent of a 0-d array: 0.0 * t, finite for t = 0 (0.0 / t: nan)
+    a, b = np.array(1.5), 0.7
+    df = srcgrad.grad(product_of_a_number, wrt=(0, 1))
+    (ga, gb), (ta, tb) = srcgrad.jvp(df, wrt=(0, 1))(a, b, (np.array(0.0), 1.0))
+    assert (ga, gb) == pytest.approx((np.sin(b), 1.5 * np.cos(b)), rel=1e-12)
+    assert ta == pytest.approx(np.cos(b), rel=1e-12) and tb == pytest.approx(-1.5 * np.sin(b))
+
+
+# --- helpers that only third-order code calls, called directly (first order) ----------------
+_PIECES = [np.zeros((3, 2)), np.zeros((3, 1))]
+_W9 = np.cos(np.arange(9.0) * 0.7)
+
+
+def joined_flat(p0, p1):
+    # axis=None: the pieces raveled and concatenated
+    return np.sum(_H.join_cotangents([p0, p1], _PIECES, "concatenate", None) * _W9)
+
+
+def test_join_cotangents_along_no_axis():
+    # higher_order.join_cotangents, axis None: np.concatenate of the raveled pieces (a list of
+    # them was returned)
+    args = (np.sin(np.arange(6.0)).reshape(3, 2), np.cos(np.arange(3.0)).reshape(3, 1))
+    check_grad(joined_flat, args, wrt=(0, 1))
+
+
+_G6, _KA, _KB = np.sin(np.arange(6.0) + 0.5), np.array([0.7, -1.3]), np.array([0.4, 1.1, -0.6])
+_CA, _CB = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]]), np.array([0.2, 0.9, -1.1])
+_G23 = np.cos(np.arange(6.0) * 0.8).reshape(2, 3)
+
+
+def _weighted(out):
+    return np.sum(out * np.cos(np.arange(np.size(out)) + 1.0).reshape(np.shape(out)))
+
+
+def kron_partner(g, a, b, w, wrt, param):
+    return _weighted(_H.kron_vjp_partner(g, a, b, w, wrt=wrt, param=param))
+
+
+def kron_tangent(g, a, b, t, wrt, param):
+    return _weighted(_H.kron_vjp_tangent(g, a, b, t, wrt=wrt, param=param))
+
+
+def cross_partner(g, a, b, w, wrt, param):
+    return _weighted(_H.cross_vjp_partner(g, a, b, w, wrt=wrt, param=param))
+
+
+def cross_tangent(g, a, b, t, wrt, param):
+    return _weighted(_H.cross_vjp_tangent(g, a, b, t, wrt=wrt, param=param))
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+@pytest.mark.parametrize("helper", [kron_partner, kron_tangent, cross_partner, cross_tangent],
+                         ids=["kron_partner", "kron_tangent", "cross_partner", "cross_tangent"])
+def test_product_helpers_of_the_other_operand_called_directly(helper, wrt):
+    # higher_order.kron_vjp_partner/_tangent and cross_vjp_partner/_tangent call kron_vjp
+    # (cross_vjp) in the operand they do not differentiate; its rule reads operand `wrt` only
+    # for its shape (param == wrt: zeros), so kron_vjp(..., 2) for kron_vjp(..., 1) made the
+    # derivative in that operand nonzero (third order of np.kron, np.cross)
+    param = 1 - wrt
+    kron = helper in (kron_partner, kron_tangent)
+    g, a, b = (_G6, _KA, _KB) if kron else (_G23, _CA, _CB)
+    extra = (a, b)[wrt if helper in (kron_partner, cross_partner) else param]
+    args = (g, a, b, extra * 0.9 + 0.2)
+    check_grad(lambda g, a, b, v: helper(g, a, b, v, wrt, param), args, wrt=(0, 1, 2, 3))
+
+
+_B3 = np.zeros((2, 3, 2))  # (read for its number of axes alone: a stack of matrices)
+
+
+def outer_of_stacked_matrices(w, v):
+    return _weighted(_H.vec_outer(w, v, _B3))
+
+
+def test_vec_outer_of_a_stack_of_matrices():
+    # higher_order.vec_outer, b of 3 axes: w @ v^T per matrix of the stack (swapaxes(v, 1, -2)
+    # for (-1, -2) transposes a matrix but not the matrices of a stack)
+    w = np.sin(np.arange(12.0)).reshape(2, 3, 2)
+    v = np.cos(np.arange(16.0)).reshape(2, 4, 2)
+    check_grad(outer_of_stacked_matrices, (w, v), wrt=(0, 1))
+
+
+_W24 = np.cos(np.arange(8.0)).reshape(2, 4)
+
+
+def spaced_along_the_last_axis(a):
+    return np.sum(np.linspace(a, 2 * a + 1.0, 4, axis=-1) ** 2 * _W24)
+
+
+def test_reverse_over_reverse_of_linspace_along_a_negative_axis():
+    # higher_order.linspace_tangent (the adjoint of linspace_grad in its cotangent): the
+    # weights laid along axis % ndim (along `axis` itself, -1: a ValueError)
+    df = srcgrad.grad(spaced_along_the_last_axis)
+    check_grad(lambda z: np.sum(df(z) * np.array([1.0, 0.3])), (np.array([0.5, -1.0]),))
+
+
+_WEIGHTS = np.array([1.5, -0.5])
+
+
+def norms_of_rows(x):
+    return np.sum(np.linalg.norm(x, axis=1) * _WEIGHTS)
+
+
+def test_the_hessian_of_norms_of_rows_beside_a_zero_row_is_finite():
+    # higher_order.norm_grad_dx: the norm's partial g / safe, safe 1 where the norm is 0 (a
+    # convention: the norm has no second derivative there); with `yk == 1` for `yk == 0` the
+    # zero row's block was inf * 0 = nan. The other row's block: central differences
+    x = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    h = srcgrad.hessian(norms_of_rows)(x)
+    assert np.isfinite(h).all()
+    df = srcgrad.grad(norms_of_rows)
+    num = np.stack([numeric_grad(lambda r, j=j: df(np.stack([x[0], r]))[1, j], (x[1],), 0)
+                    for j in range(3)])
+    np.testing.assert_allclose(h[1, :, 1, :], num, rtol=1e-6, atol=1e-9)
+
+
+def test_the_mutation_tool_shows_srcgrad_each_mutant_in_the_source_it_reads():
+    # tests/mutate_code.py puts a code mutant in its function's code object and, since the
+    # session of mutants20h, in the lines linecache holds for its file: the helpers srcgrad
+    # differentiates by their source (`by_source`) are read from there, so their derivatives
+    # are the mutant's too (the kron_vjp_partner mutant above survived every test before)
+    import inspect
+    import linecache
+
+    import mutate_code
+
+    module = srcgrad.runtime.fft
+    lines = linecache.getlines(inspect.getsourcefile(module))
+    mutants = mutate_code.code_mutants(module.__name__)
+    for label, _, _, fn_node, _ in mutants:
+        edited = mutate_code._mutated_lines(lines, fn_node)
+        assert edited is not None and len(edited) == len(lines), label
+        changed = [i + 1 for i, (a, b) in enumerate(zip(lines, edited)) if a != b]
+        assert changed and fn_node.lineno <= min(changed) <= max(changed) <= fn_node.end_lineno
+    assert len(mutants) > 50
