@@ -33,6 +33,52 @@ def test_cross_of_a_stack_of_2_vectors():
     check_grad(cross_of_stacked_pairs, (a, b), (0, 1))
 
 
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors are deprecated")
+def test_cross_of_a_2_vector_and_a_3_vector():
+    # products:366 cross_vjp `or` for `and`: one 2-vector taken for two, the 3-vector cotangent
+    # of the product read as its z-component alone
+    a, b = RNG.normal(size=2), RNG.normal(size=3)
+    check_grad(cross_of_stacked_pairs, (a, b), (0, 1))
+    check_grad(cross_of_stacked_pairs, (b, a), (0, 1))
+
+
+def dot_of_a_stack(a, b):
+    return np.sum(np.dot(a, b) ** 2)
+
+
+def test_dot_of_a_stack_and_a_matrix():
+    # products:215 _dot_axes `max(np.ndim(b) - 2, 1)`: b's second axis contracted for its first
+    # where b is a matrix (its own axis for a vector, 1 % 1, and for 3 or more dimensions)
+    a, b = RNG.normal(size=(2, 3, 4)), RNG.normal(size=(4, 5))
+    check_grad(dot_of_a_stack, (a, b), (0, 1))
+
+
+def diagonal_of_a_complex_matrix(z):
+    return np.sum(np.abs(np.einsum("ii->i", z) * np.array([1.0, 2.0, 0.5])) ** 2)
+
+
+def test_the_gradient_of_a_complex_diagonal_keeps_its_imaginary_part():
+    # products:281 _onto_diagonals `np.zeros(shape)` without the cotangent's dtype: a complex
+    # cotangent written onto float zeros (NumPy drops the imaginary part, with a warning)
+    z = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+    check_grad(diagonal_of_a_complex_matrix, (z,), 0)
+
+
+def times_a_list(W):
+    return np.sum(np.tanh(W @ [0.5, -1.0, 2.0]))
+
+
+def a_list_times(W):
+    return np.sum(np.tanh([0.5, -1.0] @ W))
+
+
+def test_a_product_with_a_list_operand():
+    # products:14 _ndim `a.ndim` for a non-array: a constant list operand of `@` has none
+    W = RNG.normal(size=(2, 3))
+    check_grad(times_a_list, (W,), 0)
+    check_grad(a_list_times, (W,), 0)
+
+
 def batched_steps(W, xs):
     s = 0.0
     for t in range(len(xs)):

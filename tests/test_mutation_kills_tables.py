@@ -497,6 +497,163 @@ def test_container_helpers_called_directly(f):
     _check(f, (Z4,), (0,))
 
 
+
+# the tangent helpers of forward mode and the adjoints' helpers that only the second-order
+# batteries above read (two or three tests each): a user's function calling each one
+P12 = Pair(1.0, 2.0)
+
+def set_field_tangent(z):
+    t = R.set_field_tangent(Pair(z[0], z[1] * z[2]), z[3] ** 2, P12, "a")
+    return t.a * z[1] + t.b ** 2
+
+
+def replace_field_tangent(z):
+    t = R.replace_field_tangent(Pair(z[0], z[1] * z[2]), z[3] ** 2, P12, "b")
+    return t.a * z[1] + t.b ** 2
+
+
+def concat_tangent(z):
+    v = R.concat_tangent((z[0], z[1] * z[2]), [z[3]], (1.0, 2.0), [3.0])
+    return v[0] * z[3] + v[1] ** 2 + v[2] * z[0]
+
+
+def extend_tangent(z):
+    v = R.extend_tangent([z[0], z[1] * z[2]], [z[3]], [1.0, 2.0], [3.0])
+    return v[0] * z[3] + v[1] ** 2 + v[2] * z[0]
+
+
+def get_tangent(z):
+    d = {"a": z[0] * z[1], "b": z[2]}
+    return R.get_tangent(d, z[3], {"a": 1.0, "b": 2.0}, "a", 0.0) * z[2] + R.get_tangent(
+        d, z[3] ** 2, {"a": 1.0}, "c", 0.0) * z[0]
+
+
+def insert_tangent(z):
+    v = R.insert_tangent([z[0], z[1] * z[2]], z[3] ** 2, [1.0, 2.0], 1, 5.0)
+    return v[0] * z[3] + v[1] ** 2 + v[2] * z[0]
+
+
+def appended_tangent(z):
+    v = R.appended_tangent([z[0], z[1] * z[2]], z[3] ** 2, 5.0)
+    return v[0] * z[3] + v[1] ** 2 + v[2] * z[0]
+
+
+def update_tangent(z):
+    v = R.update_tangent({"a": z[0], "b": z[1] * z[2]}, {"b": z[3] ** 2, "c": z[0]},
+                         {"a": 1.0, "b": 2.0}, {"b": 3.0, "c": 4.0})
+    return v["a"] * z[3] + v["b"] ** 2 + v["c"] * z[1]
+
+
+def zero_written(z):
+    v = R.zero_written([z[0], z[1] * z[2], z[3]], 1, 5.0)
+    return v[0] * z[3] + v[2] ** 2 + v[1]
+
+
+def structure_tangent(z):
+    t = R.structure_tangent(P12, {"a": z[0] * z[1], "b": None})
+    return t.a * z[3] + t.b
+
+
+def as_dict_grad(z):
+    t = R.as_dict_grad({"a": z[0] * z[1], "b": z[2]}, P12)
+    return t["a"] * z[3] + t["b"] ** 2
+
+
+def as_dict_tangent(z):
+    t = R.as_dict_tangent(Pair(z[0] * z[1], z[2]), P12)
+    return t["a"] * z[3] + t["b"] ** 2
+
+
+def own_fields_grad(z):
+    t = R.own_fields_grad({"a": z[0] * z[1], "b": z[2]}, P12)
+    return t["a"] * z[3] + t["b"] ** 2
+
+
+def own_fields_tangent(z):
+    t = R.own_fields_tangent(Pair(z[0] * z[1], z[2]), P12)
+    return t["a"] * z[3] + t["b"] ** 2
+
+
+def as_tuple_tangent(z):
+    t = R.as_tuple_tangent([z[0] * z[1], z[2]], [1.0, 2.0])
+    return t[0] * z[3] + t[1] ** 2
+
+
+def items_tangent(z):
+    t = R.items_tangent({"a": z[0] * z[1], "b": z[2]}, {"a": 1.0, "b": 2.0})
+    return t[0][1] * z[3] + t[1][1] ** 2
+
+
+def values_tangent(z):
+    t = R.values_tangent({"a": z[0] * z[1], "b": z[2]}, {"a": 1.0, "b": 2.0})
+    return t[0] * z[3] + t[1] ** 2
+
+
+def put_shared_tangent(z):
+    t = R.put_shared_tangent([z[0], z[1] * z[2], z[3]], z[3] ** 2, [1.0, 2.0, 3.0], [(0,), (2,)],
+                             5.0)
+    return t[0] * z[1] + t[1] ** 2 + t[2] * 3.0
+
+
+def pop_item_tangent(z):
+    t = R.pop_item_tangent([z[0], z[1] * z[2], z[3]], [1.0, 2.0, 3.0], 1)
+    return t[0] * z[3] + t[1] ** 2
+
+
+def cast_grad(z):
+    return np.sum(R.cast_grad(z * z, z, np.float64) * Z4)
+
+
+def cast_tangent(z):
+    return np.sum(R.cast_tangent(z * z, np.float64) * Z4)
+
+
+TANGENT_HELPERS = [set_field_tangent, replace_field_tangent, concat_tangent, extend_tangent,
+                   get_tangent, insert_tangent, appended_tangent, update_tangent, zero_written,
+                   structure_tangent, as_dict_grad, as_dict_tangent, own_fields_grad,
+                   own_fields_tangent, as_tuple_tangent, items_tangent, values_tangent,
+                   put_shared_tangent, pop_item_tangent, cast_grad, cast_tangent]
+
+
+@pytest.mark.parametrize("f", TANGENT_HELPERS, ids=lambda f: f.__name__)
+def test_tangent_helpers_called_directly(f):
+    _check(f, (Z4,), (0,))
+
+
+def set_field_tangent_read_elsewhere(z):
+    # the written field's cotangent is None (only the other field is read): zeros like the
+    # value written (set_field_tangent vjp[dvalue]'s `set_field(obj, name, dvalue)`), not like
+    # the object's tangent or the result
+    t = R.set_field_tangent(Pair(z[0], z[1] * z[2]), z[3] ** 2, P12, "a")
+    return t.b ** 2 + z[3]
+
+
+def test_a_field_written_and_read_elsewhere():
+    _check(set_field_tangent_read_elsewhere, (Z4,), (0,))
+
+
+def zero_written_out(z):
+    return R.zero_written([z[0], z[1] * z[2], z[3]], 1, 5.0)
+
+
+def appended_to_an_argument(items):
+    v = R.appended_tangent(items, items[0] * 2.0, 5.0)
+    return v[0] * v[2] + v[1] ** 2
+
+
+def test_the_adjoints_of_tangent_helpers_keep_seeds_and_lengths():
+    # the caller's list seed kept (zero_written's adjoint zeroes a copy of its cotangent);
+    # appended_tangent vjp[ditems] `dy` for `append_grad_items(dy)`: a list argument's gradient
+    # one item too long
+    seed = [1.0, 2.0, 3.0]
+    g = srcgrad.vjp(zero_written_out)(Z4, seed)
+    assert seed == [1.0, 2.0, 3.0]
+    np.testing.assert_allclose(g, [1.0, 0.0, 0.0, 3.0])
+    g = srcgrad.grad(appended_to_an_argument)([0.5, -1.0])
+    assert isinstance(g, list) and len(g) == 2
+    np.testing.assert_allclose(g, [2.0, -2.0])
+
+
 def padded_argument(items):
     v = R.pad_cotangents(items, [1.0, 2.0, 3.0])
     return v[0] * v[1] ** 2
