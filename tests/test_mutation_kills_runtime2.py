@@ -109,18 +109,41 @@ def cross_tangent(g, a, b, t, wrt, param):
     return _weighted(_H.cross_vjp_tangent(g, a, b, t, wrt=wrt, param=param))
 
 
+def convolve_partner(g, a, v, w, wrt, param):
+    return _weighted(_H.convolve_vjp_partner(g, a, v, w, "full", wrt=wrt, param=param))
+
+
+def convolve_tangent(g, a, v, t, wrt, param):
+    return _weighted(_H.convolve_vjp_tangent(g, a, v, t, "full", wrt=wrt, param=param))
+
+
+def correlate_partner(g, a, v, w, wrt, param):
+    return _weighted(_H.correlate_vjp_partner(g, a, v, w, "full", wrt=wrt, param=param))
+
+
+def correlate_tangent(g, a, v, t, wrt, param):
+    return _weighted(_H.correlate_vjp_tangent(g, a, v, t, "full", wrt=wrt, param=param))
+
+
+_PARTNERS = (kron_partner, cross_partner, convolve_partner, correlate_partner)
+_OPERANDS = {"kron": (_G6, _KA, _KB), "cross": (_G23, _CA, _CB),
+             "convolve": (np.sin(np.arange(6.0)), np.array([0.5, -1.0, 2.0, 0.3]), _CB),
+             "correlate": (np.sin(np.arange(6.0)), np.array([0.5, -1.0, 2.0, 0.3]), _CB)}
+
+
 @pytest.mark.parametrize("wrt", [0, 1])
-@pytest.mark.parametrize("helper", [kron_partner, kron_tangent, cross_partner, cross_tangent],
-                         ids=["kron_partner", "kron_tangent", "cross_partner", "cross_tangent"])
+@pytest.mark.parametrize("helper", [kron_partner, kron_tangent, cross_partner, cross_tangent,
+                                    convolve_partner, convolve_tangent, correlate_partner,
+                                    correlate_tangent], ids=lambda h: h.__name__)
 def test_product_helpers_of_the_other_operand_called_directly(helper, wrt):
     # higher_order.kron_vjp_partner/_tangent and cross_vjp_partner/_tangent call kron_vjp
     # (cross_vjp) in the operand they do not differentiate; its rule reads operand `wrt` only
     # for its shape (param == wrt: zeros), so kron_vjp(..., 2) for kron_vjp(..., 1) made the
-    # derivative in that operand nonzero (third order of np.kron, np.cross)
+    # derivative in that operand nonzero (third order of np.kron, np.cross, np.convolve,
+    # np.correlate)
     param = 1 - wrt
-    kron = helper in (kron_partner, kron_tangent)
-    g, a, b = (_G6, _KA, _KB) if kron else (_G23, _CA, _CB)
-    extra = (a, b)[wrt if helper in (kron_partner, cross_partner) else param]
+    g, a, b = _OPERANDS[helper.__name__.split("_")[0]]
+    extra = (a, b)[wrt if helper in _PARTNERS else param]
     args = (g, a, b, extra * 0.9 + 0.2)
     check_grad(lambda g, a, b, v: helper(g, a, b, v, wrt, param), args, wrt=(0, 1, 2, 3))
 
