@@ -130,8 +130,16 @@ elementwise(np.subtract, BINARY, vjp=("dy", "-dy"))
 bilinear(np.multiply, BINARY, vjp=("dy * x2", "dy * x1"), broadcast=True)
 # np.true_divide is np.divide.
 elementwise(np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2"))
+# An int exponent held in a tuple or list with values that carry gradients (`t = (2, x);
+# t[1] ** t[0]`, a loop's saved tuple at second order) is differentiated too: its tangent is the
+# number 0, and its cotangent is read by a second derivative. Both are zero (no log of the base,
+# nan where it is negative: it was nan in a first-order jvp, in every hvp through it and in
+# grad(grad(f))); the tangent of a float exponent is zero where its tangent is.
+POWER_EXPONENT_GRAD = "dy * y * np.log(np.where(np.result_type(x2).kind in 'biu', 1, x1))"
+POWER_EXPONENT_TANGENT = "dx2 * y * np.log(np.where(dx2 == 0, 1, x1))"
 for _power in (np.power, np.float_power):  # np.pow is np.power
-    elementwise(_power, BINARY, vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"))
+    elementwise(_power, BINARY, vjp=("dy * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_GRAD),
+                jvp=("dx1 * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_TANGENT))
 # np.mod is np.remainder: x1 - floor(x1 / x2) * x2; fmod truncates instead.
 elementwise(np.remainder, BINARY, vjp=("dy", "-dy * np.floor_divide(x1, x2)"))
 elementwise(np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)"))

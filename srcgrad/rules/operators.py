@@ -7,13 +7,15 @@ templates with ``dy`` renamed, and the tangent of a product is ``dx1 * x2 + x1 *
 
 import operator
 
+from .numpy_rules import POWER_EXPONENT_GRAD, POWER_EXPONENT_TANGENT
 from .registry import bilinear, elementwise, linear, nondiff
 
 elementwise(operator.add, "x1, x2", vjp=("dy", "dy"))
 elementwise(operator.sub, "x1, x2", vjp=("dy", "-dy"))
 bilinear(operator.mul, "x1, x2", vjp=("dy * x2", "dy * x1"), broadcast=True)
 elementwise(operator.truediv, "x1, x2", vjp=("dy / x2", "-dy * y / x2"))
-elementwise(operator.pow, "x1, x2", vjp=("dy * x2 * x1 ** (x2 - 1)", "dy * y * np.log(x1)"))
+elementwise(operator.pow, "x1, x2", vjp=("dy * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_GRAD),
+            jvp=("dx1 * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_TANGENT))
 elementwise(operator.mod, "x1, x2", vjp=("dy", "-dy * np.floor_divide(x1, x2)"))
 bilinear(
     operator.matmul, "x1, x2", vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)")

@@ -1,0 +1,116 @@
+"""The exponent's tangent of ``x1 ** x2`` (``np.power``, ``np.float_power``, ``operator.pow``,
+``math.pow``) is zero where the exponent's tangent is zero.
+
+An int exponent held in a tuple or list with values that carry tangents (``t = (2, x)``, a loop's
+saved tuple at second order) has the tangent 0, not None: ``0 * y * log(x1)`` was nan at a
+negative base (a ValueError for ``math.log``), in a first-order ``jvp`` and in every ``hvp``
+through it, where grad was right."""
+
+import math
+
+import numpy as np
+import pytest
+from gradcheck import numeric_grad
+
+from srcgrad import grad, hvp, jvp
+
+X = np.array([0.5, -1.2])
+V = np.array([0.3, -0.7])
+
+
+def held_in_a_tuple(x):
+    t = (2, x)
+    return np.sum(t[1] ** t[0])
+
+
+def power_held_in_a_list(x):
+    t = [x, 3]
+    return np.sum(np.power(t[0], t[1]))
+
+
+def float_power_held(x):
+    t = (x, 2)
+    return np.sum(np.float_power(t[0], t[1]))
+
+
+def listed_exponents(x):
+    out = 0.0
+    for p in [1, 2]:
+        out = out + np.sum(x ** p)
+    return out
+
+
+def loop_index_exponent(x):  # (k + 1 is saved with x ** (k + 1) for the reverse sweep)
+    out = 0.0
+    for k in range(2):
+        out = out + np.sum(x ** (k + 1))
+    return out
+
+
+def scalar_math_pow(a):
+    t = (a, 2)
+    return math.pow(t[0], t[1]) + a
+
+
+FORMS = [held_in_a_tuple, power_held_in_a_list, float_power_held, listed_exponents,
+         loop_index_exponent]
+
+
+@pytest.mark.parametrize("f", FORMS)
+def test_an_int_exponent_held_with_active_values(f):
+    want = numeric_grad(f, [X], 0)
+    np.testing.assert_allclose(jvp(f)(X, V)[1], want @ V, rtol=1e-6)
+    eps = 1e-5
+    df = grad(f)
+    np.testing.assert_allclose(hvp(f)(X, V), (df(X + eps * V) - df(X - eps * V)) / (2 * eps),
+                               rtol=1e-5, atol=1e-8)
+
+
+def scalar_operator_pow(a):
+    t = (a, 2)
+    return t[0] ** t[1] + a
+
+
+def math_pow_of_a_loop_index(a):
+    out = 0.0
+    for k in range(2):
+        out = out + math.pow(a, k + 1)
+    return out
+
+
+@pytest.mark.parametrize("f", [scalar_math_pow, scalar_operator_pow, math_pow_of_a_loop_index])
+def test_an_int_exponent_of_a_scalar_held_with_an_active_value(f):
+    # (math.pow: a ValueError, math.log of the negative base, in grad or at second order; `**`:
+    # nan in jvp and grad(grad(f)), reverse over reverse reading the exponent's cotangent)
+    a = -1.5
+    assert grad(f)(a) == pytest.approx(2 * a + 1.0)
+    assert jvp(f)(a, 1.0)[1] == pytest.approx(2 * a + 1.0)
+    assert grad(grad(f))(a) == pytest.approx(2.0)
+    assert hvp(f)(a, 1.0) == pytest.approx(2.0)
+
+
+def active_exponent(x, p):
+    return np.sum(x ** p) + np.sum(np.power(x, 0.5 * p))
+
+
+def test_an_active_exponent_keeps_its_tangent():
+    x, p, dp = np.array([0.7, 1.3]), 1.7, 0.6
+    want = numeric_grad(active_exponent, [x, p], 1)
+    assert jvp(active_exponent, wrt=1)(x, p, dp)[1] == pytest.approx(want * dp, rel=1e-6)
+    eps = 1e-5
+    dg = grad(active_exponent, wrt=1)
+    assert hvp(active_exponent, wrt=1)(x, p, dp) == pytest.approx(
+        (dg(x, p + eps * dp) - dg(x, p - eps * dp)) / (2 * eps), rel=1e-5)
+    # a zero tangent of a float exponent, a negative base: the directional derivative is 0
+    assert jvp(active_exponent, wrt=1)(np.array([-0.7, 1.3]), 2.0, 0.0)[1] == 0.0
+
+
+def scalar_exponent(p):
+    return np.sum(np.array([0.7, 1.3]) ** p) + math.pow(1.3, p)
+
+
+def test_an_active_exponent_at_third_order():
+    p, eps = 1.7, 1e-4
+    d2 = grad(grad(scalar_exponent))
+    want = (d2(p + eps) - d2(p - eps)) / (2 * eps)
+    assert grad(grad(grad(scalar_exponent)))(p) == pytest.approx(want, rel=1e-6)
