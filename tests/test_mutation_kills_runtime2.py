@@ -245,3 +245,103 @@ def test_forward_over_reverse_in_the_second_operand_of_a_product(op, a, b):
     h = 1e-6
     np.testing.assert_allclose(tangent, (df(a, b + h * t) - df(a, b - h * t)) / (2 * h),
                                rtol=1e-6, atol=1e-8)
+
+
+# --- runtime/batched.py: the Jacobian's rows by one sweep for many seeds -------------------------
+def _numeric_jacobian(f, x, h=1e-6):
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = h
+        e = e.reshape(x.shape)
+        cols.append(((f(x + e) - f(x - e)) / (2 * h)).ravel())
+    return np.stack(cols, axis=1).reshape(np.shape(f(x)) + x.shape)
+
+
+_B34 = np.cos(np.arange(12.0)).reshape(3, 4)
+
+
+def times_a_matrix(a):
+    return np.tanh(a @ _B34)
+
+
+def test_the_rows_of_a_jacobian_in_the_left_operand_of_a_matrix_product():
+    # batched.matmul_vjp_left, a and b matrices: each row dy @ b.T (dy * b.T: a ValueError)
+    a = np.sin(np.arange(6.0)).reshape(2, 3)
+    np.testing.assert_allclose(srcgrad.jacobian(times_a_matrix, method="rev")(a),
+                               _numeric_jacobian(times_a_matrix, a), rtol=1e-6, atol=1e-9)
+
+
+def mixed(x):
+    return np.sin(x) * x[::-1] + np.cumsum(x)
+
+
+def test_the_rows_of_a_jacobian_in_several_blocks(monkeypatch):
+    # batched.rows_of: seeds in blocks of at most ROWS_BYTES; block lo:hi has hi - lo seeds
+    # (hi seeds: a ValueError from the second block on)
+    from srcgrad.runtime import batched
+
+    x = np.array([0.5, -1.0, 2.0, 0.3, 1.2])
+    monkeypatch.setattr(batched, "ROWS_BYTES", 8 * 5 * 2)  # two rows per block: three blocks
+    np.testing.assert_allclose(srcgrad.jacobian(mixed, method="rev")(x),
+                               _numeric_jacobian(mixed, x), rtol=1e-6, atol=1e-9)
+
+
+_STACK = np.cos(np.arange(24.0)).reshape(2, 3, 4)
+
+
+def times_a_stack(a):
+    return np.tanh(a @ _STACK)
+
+
+def read_at_repeated_indices(x):
+    y = x * 1.0
+    out = y[[0, 1]] * 1.0
+    return out + y[[1, 1]] ** 2 + y[np.array([2, 2])]
+
+
+def stack_times_a_vector(b):
+    return np.tanh(_STACK @ b)
+
+
+def complex_joined(x):
+    return np.abs(np.concatenate([x * (1.0 + 2.0j), np.exp(1j * x) * x]))
+
+
+def joined_along_the_last_axis(x):
+    return np.tanh(np.concatenate([x, x**2], axis=-1))
+
+
+def scaled_by_the_maximum(x):
+    return np.max(x) * x
+
+
+def running_sums_along_the_last_axis(x):
+    return np.cumsum(x, axis=-1) ** 2
+
+
+_X3 = np.array([0.5, -1.0, 2.0])
+_X23 = np.sin(np.arange(6.0)).reshape(2, 3)
+
+
+@pytest.mark.parametrize("f, x", [
+    (times_a_stack, _X23),
+    (read_at_repeated_indices, _X3),
+    (stack_times_a_vector, np.array([0.5, -1.0, 2.0, 0.3])),
+    (complex_joined, _X3),
+    (joined_along_the_last_axis, _X23),
+    (scaled_by_the_maximum, np.array([1.0, 3.0, 3.0])),
+    (running_sums_along_the_last_axis, _X23),
+], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
+        "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1"])
+def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
+    # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
+    # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
+    # repeated positions: np.add.at, which adds each (a basic `+=` kept one of x[1]'s two
+    # contributions: the Jacobian's [0, 1] was 0 for -2); matmul_vjp_right of a stack times a
+    # vector: row by row (the vector branch: a ValueError); _like keeps a complex cotangent of
+    # a complex piece (its real part was taken); concatenate_grad and cumsum_grad read a
+    # negative axis modulo the rank (axis + 1 was the seeds' axis); chooser_grad splits the
+    # maximum's cotangent among ties (each got all of it)
+    np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
+                               rtol=1e-6, atol=1e-9)
