@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from gradcheck import check_grad
 
+import srcgrad
+from srcgrad.errors import UnsupportedCaseError
 from srcgrad.runtime import steps_layout, unbroadcast, unbroadcast_steps, unbroadcast_steps_joined
 
 RNG = np.random.default_rng(2412)
@@ -115,3 +117,68 @@ def test_a_sum_of_steps_of_two_ranks_is_summed_per_step():
     gs = [RNG.normal(size=(5, 3)) for _ in range(3)] + [RNG.normal(size=3)]
     want = sum(unbroadcast(g, np.zeros(3)) for g in gs)
     np.testing.assert_allclose(unbroadcast_steps(gs, np.zeros(3)), want, rtol=1e-12)
+
+
+# --- runtime/linalg.py --------------------------------------------------------------------------
+def one_norm(x):
+    return np.linalg.norm(x, ord=1) * np.sum(x * x)
+
+
+def test_the_one_norm_at_a_zero_entry():
+    # linalg:363 _vector_norm_grad `d / np.sign(x)` for `d * np.sign(x)`: the same where x is not
+    # 0, a division by zero where it is (the subgradient there is 0, as the central difference)
+    check_grad(one_norm, (np.array([0.5, 0.0, -1.0]),), 0)
+
+
+B3 = np.array([1.0, -2.0, 0.5])
+
+
+def residuals(a):
+    return np.linalg.lstsq(a, B3)[1]
+
+
+def test_the_tangent_of_no_residuals_is_empty():
+    # linalg:345 lstsq_jvp `np.shape(residuals)` or `np.zeros(residuals)` for
+    # `np.zeros(np.shape(residuals))`: a square system has no residuals, and their tangent is
+    # an empty array too, not the tuple (0,) or a 0-d zero
+    a = np.array([[2.0, 0.3, 0.1], [0.2, 1.5, -0.4], [0.1, 0.2, 1.0]])
+    y, t = srcgrad.jvp(residuals)(a, np.ones((3, 3)))
+    assert isinstance(t, np.ndarray) and t.shape == y.shape == (0,)
+
+
+def matrix_one_norm(x):
+    return np.linalg.norm(x, ord=1) * np.sum(x * x)
+
+
+def test_the_matrix_one_norm_at_a_zero_entry():
+    # linalg:390 _matrix_norm_grad `d / np.sign(xm)`: a division by zero at the zero entry of
+    # the column of largest sum (the subgradient there is 0, as the central difference)
+    check_grad(matrix_one_norm, (np.array([[1.0, 0.0], [0.5, 3.0]]),), 0)
+
+
+class _Duck:
+    """An array of another library (NEP-18), neither NumPy's nor Dask's."""
+
+    def __array_function__(self, func, types, args, kwargs):
+        return NotImplemented
+
+
+def test_only_a_cholesky_factor_of_dask_is_refused():
+    # linalg:75 _numpy_factor `'dask'` for the module test: every array of another library
+    # refused, not Dask's alone (whose cholesky returns the upper factor)
+    from srcgrad.runtime.linalg import _numpy_factor
+
+    assert _numpy_factor(_Duck()) is None and _numpy_factor(np.eye(2)) is None
+
+
+def cholesky_of(a):
+    return np.linalg.cholesky(a @ a.T + 3.0 * np.eye(3))
+
+
+def test_the_tangent_of_a_dask_cholesky_is_refused_too():
+    # linalg:95 cholesky_jvp `y` for `_numpy_factor(y)`: the tangent of Dask's upper factor taken
+    # for the lower one's (tests/test_dask.py checks the gradient's refusal only)
+    da = pytest.importorskip("dask.array")
+    a = da.from_array(RNG.normal(size=(3, 3)), chunks=3)
+    with pytest.raises(UnsupportedCaseError, match="Dask"):
+        srcgrad.jvp(cholesky_of)(a, da.ones((3, 3), chunks=3))
