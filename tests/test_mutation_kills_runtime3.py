@@ -182,3 +182,32 @@ def test_the_tangent_of_a_dask_cholesky_is_refused_too():
     a = da.from_array(RNG.normal(size=(3, 3)), chunks=3)
     with pytest.raises(UnsupportedCaseError, match="Dask"):
         srcgrad.jvp(cholesky_of)(a, da.ones((3, 3), chunks=3))
+
+
+def inf_norms_of_a_stack(x):
+    return np.sum(np.linalg.norm(x, ord=np.inf, axis=(1, 2)) * np.array([1.0, 2.0]))
+
+
+def test_the_inf_norm_of_a_stack_of_matrices():
+    # linalg:385 _matrix_norm_grad `else 1` for `else -1`: the rows' sums taken along the
+    # stack's second axis, the same as the last only for one matrix
+    x = np.array([[[1.0, -2.0, 0.5], [0.3, 0.4, 2.5]], [[-1.5, 0.2, 0.1], [0.7, 1.9, -0.8]]])
+    check_grad(inf_norms_of_a_stack, (x,), 0)
+
+
+def matrix_one_norm_alone(x):
+    return np.linalg.norm(x, ord=1)
+
+
+def inf_norm(x):
+    return np.linalg.norm(x, ord=np.inf) * 3.0
+
+
+def test_norms_at_ties_at_zero_and_of_a_negative_largest_entry():
+    # linalg:390 `* np.sum(chosen)` for `/`: columns of equal sums share the gradient (the
+    # central difference there is their average); linalg:359 the inf-norm's `* np.sign(x)`
+    # dropped (a negative largest entry) or `/ np.sign(x)` (NaN at x = 0, where the central
+    # difference is 0)
+    check_grad(matrix_one_norm_alone, (np.array([[1.0, 2.0], [3.0, 2.0]]),), 0)
+    check_grad(inf_norm, (np.array([0.5, -2.0, 1.0]),), 0)
+    check_grad(inf_norm, (np.zeros(3),), 0)
