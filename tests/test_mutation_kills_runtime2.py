@@ -320,6 +320,21 @@ def running_sums_along_the_last_axis(x):
     return np.cumsum(x, axis=-1) ** 2
 
 
+def vector_times_a_stack(b):
+    return np.tanh(np.array([0.5, -1.0]) @ b)
+
+
+_C3 = np.array([0.3, -0.8, 1.1])
+
+
+def scaled_by_a_dot(x):
+    return np.dot(x, _C3) * x
+
+
+def scaled_by_a_vector_product(b):
+    return (_C3 @ b) * b
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -332,8 +347,12 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (joined_along_the_last_axis, _X23),
     (scaled_by_the_maximum, np.array([1.0, 3.0, 3.0])),
     (running_sums_along_the_last_axis, _X23),
+    (vector_times_a_stack, np.cos(np.arange(24.0)).reshape(3, 2, 4)),
+    (scaled_by_a_dot, _X3),
+    (scaled_by_a_vector_product, _X3),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
-        "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1"])
+        "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
+        "vector_times_a_stack", "dot_of_vectors", "vector_product"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -342,6 +361,51 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # vector: row by row (the vector branch: a ValueError); _like keeps a complex cotangent of
     # a complex piece (its real part was taken); concatenate_grad and cumsum_grad read a
     # negative axis modulo the rank (axis + 1 was the seeds' axis); chooser_grad splits the
-    # maximum's cotangent among ties (each got all of it)
+    # maximum's cotangent among ties (each got all of it); matmul_vjp_right of a vector times a
+    # stack, and of two vectors (dy[:, None] * a), and dot_vjp_left of two vectors, each in its
+    # own branch (mutants of their tests sent them to another: a ValueError or a wrong row)
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
+
+
+def the_sum_spread(x):
+    return np.sum(x) * np.ones(3)
+
+
+def test_a_jacobian_from_a_spread_cotangent_is_an_array_the_caller_owns():
+    # batched.copy_grad: the rows are a copy (copy=False kept unreduce's read-only broadcast
+    # view, and the Jacobian was read-only)
+    x = np.array([0.5, -1.0, 2.0])
+    jac = srcgrad.jacobian(the_sum_spread, method="rev")(x)
+    np.testing.assert_array_equal(jac, np.ones((3, 3)))
+    jac[0, 0] = 5.0  # the caller's own array
+    assert jac.flags.writeable and jac[1, 0] == 1.0
+
+
+def a_slice_of_a_list(x):
+    items = [x, 2.0 * x, 3.0 * x]
+    first_two = items[0:2]
+    return first_two[0] * first_two[1]
+
+
+def test_the_jacobian_through_a_slice_of_a_list():
+    # batched.getitem_grad of a list read with a slice: Unbatched, so the per-seed sweep
+    # (raising a str instead: a TypeError)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(srcgrad.jacobian(a_slice_of_a_list, method="rev")(x),
+                               np.diag(4.0 * x), rtol=1e-12)
+
+
+def nan_maxima_of_rows(x):
+    return np.nanmax(x, axis=1) * 2.0
+
+
+def test_the_jacobian_of_nanmax_beside_an_all_nan_row():
+    # batched.chooser_grad: where some row's maximum is NaN (an all-NaN row, which chose its
+    # NaNs), the NaNs of the other rows are not chosen (`chosen |= np.isnan(a)` gave the NaN of
+    # row 1 half of its cotangent)
+    x = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, 3.0]])
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning, match="All-NaN"):
+        jac = srcgrad.jacobian(nan_maxima_of_rows, method="rev")(x)
+    np.testing.assert_array_equal(jac[1], [[0.0, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    np.testing.assert_allclose(jac[0, 0], np.full(3, 2.0 / 3.0), rtol=1e-12)
