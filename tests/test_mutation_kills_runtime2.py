@@ -335,6 +335,18 @@ def scaled_by_a_vector_product(b):
     return (_C3 @ b) * b
 
 
+def indices_apart(x):
+    return np.sin(x[0, :, [1, 2]])
+
+
+def flat_with_a_list(x):
+    return np.concatenate([x, [x[0] * 2.0, x[1] ** 2]], axis=None) * 1.5
+
+
+def maximum_of_a_list(x):
+    return np.max([x[0], x[1] * 2.0]) * x
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -350,9 +362,13 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (vector_times_a_stack, np.cos(np.arange(24.0)).reshape(3, 2, 4)),
     (scaled_by_a_dot, _X3),
     (scaled_by_a_vector_product, _X3),
+    (indices_apart, np.cos(np.arange(24.0)).reshape(2, 3, 4)),
+    (flat_with_a_list, _X3),
+    (maximum_of_a_list, _X3),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
         "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
-        "vector_times_a_stack", "dot_of_vectors", "vector_product"])
+        "vector_times_a_stack", "dot_of_vectors", "vector_product", "indices_apart",
+        "flat_with_a_list", "maximum_of_a_list"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -363,7 +379,10 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # negative axis modulo the rank (axis + 1 was the seeds' axis); chooser_grad splits the
     # maximum's cotangent among ties (each got all of it); matmul_vjp_right of a vector times a
     # stack, and of two vectors (dy[:, None] * a), and dot_vjp_left of two vectors, each in its
-    # own branch (mutants of their tests sent them to another: a ValueError or a wrong row)
+    # own branch (mutants of their tests sent them to another: a ValueError or a wrong row);
+    # _at refuses advanced indices apart (NumPy moves their axes first), concatenate_grad and
+    # chooser_grad a Python list among the operands (_plain: Unbatched), whose cotangent the
+    # batched sweep would hold as an array, its rows read as the list's items
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
 
