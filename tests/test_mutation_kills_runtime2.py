@@ -347,6 +347,14 @@ def maximum_of_a_list(x):
     return np.max([x[0], x[1] * 2.0]) * x
 
 
+def maxima_of_columns_kept(x):
+    return np.max(x, axis=0, keepdims=True) * x
+
+
+def minima_of_rows_squared(x):
+    return np.min(x, axis=-1) ** 2
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -365,10 +373,13 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (indices_apart, np.cos(np.arange(24.0)).reshape(2, 3, 4)),
     (flat_with_a_list, _X3),
     (maximum_of_a_list, _X3),
+    (maxima_of_columns_kept, np.array([[1.0, 3.0, 3.0], [2.0, 3.0, 0.5]])),
+    (minima_of_rows_squared, np.array([[1.0, 1.0, 3.0], [2.0, -1.0, 0.5]])),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
         "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
         "vector_times_a_stack", "dot_of_vectors", "vector_product", "indices_apart",
-        "flat_with_a_list", "maximum_of_a_list"])
+        "flat_with_a_list", "maximum_of_a_list", "column_maxima_with_ties_kept",
+        "row_minima_with_ties"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -382,7 +393,8 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # own branch (mutants of their tests sent them to another: a ValueError or a wrong row);
     # _at refuses advanced indices apart (NumPy moves their axes first), concatenate_grad and
     # chooser_grad a Python list among the operands (_plain: Unbatched), whose cotangent the
-    # batched sweep would hold as an array, its rows read as the list's items
+    # batched sweep would hold as an array, its rows read as the list's items; chooser_grad
+    # along an axis (kept, or -1) with ties: each tie's share, its axis modulo the rank
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
 
