@@ -114,3 +114,37 @@ def test_an_active_exponent_at_third_order():
     d2 = grad(grad(scalar_exponent))
     want = (d2(p + eps) - d2(p - eps)) / (2 * eps)
     assert grad(grad(grad(scalar_exponent)))(p) == pytest.approx(want, rel=1e-6)
+
+
+def polynomial(x):
+    c = [1.0, 2.0, 3.0]
+    return np.sum(sum(c[k] * x ** k for k in range(3)))
+
+
+def zeroth_powers(x):
+    return np.sum(np.power(x, 0)) + np.sum(np.float_power(x, 0) * x) + np.sum(x ** 1)
+
+
+def scalar_polynomial(a):
+    return a ** 0 + 2.0 * a ** 1 + math.pow(a, 0) + 3.0 * a ** 2
+
+
+@pytest.mark.parametrize("f", [polynomial, zeroth_powers])
+def test_a_zeroth_power_at_a_zero_base(f):
+    # x2 * x1 ** (x2 - 1) was 0 * 0 ** -1 = nan for `x ** k` with k == 0 at x == 0 (a
+    # polynomial's gradient at 0), in grad, jvp and hvp
+    x, v = np.array([0.0, 0.5, -1.5]), np.array([1.0, -0.5, 0.25])
+    want = numeric_grad(f, [x], 0)
+    np.testing.assert_allclose(grad(f)(x), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(jvp(f)(x, v)[1], want @ v, rtol=1e-6)
+    eps = 1e-5
+    df = grad(f)
+    np.testing.assert_allclose(hvp(f)(x, v), (df(x + eps * v) - df(x - eps * v)) / (2 * eps),
+                               rtol=1e-5, atol=1e-8)
+
+
+def test_a_zeroth_power_of_a_zero_scalar():
+    # (a ZeroDivisionError, 0.0 ** -1, for Python floats)
+    assert grad(scalar_polynomial)(0.0) == pytest.approx(2.0)
+    assert jvp(scalar_polynomial)(0.0, 1.0)[1] == pytest.approx(2.0)
+    assert grad(grad(scalar_polynomial))(0.0) == pytest.approx(6.0)

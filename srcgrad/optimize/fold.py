@@ -5,7 +5,7 @@ and multiplications by one, divisions by one and powers of one removed (and ``- 
 Python float factor: ``0.5 * (z - 0.0)`` -> ``0.5 * z``); a conditional expression
 whose test is a literal keeps only the taken branch.
 
-    dy * 2 * x ** (2 - 1)   ->   dy * 2 * x
+    dy * 2 * x ** (2 - (2 != 0))   ->   dy * 2 * x
     np.transpose(dy, None if None is None else np.argsort(None))   ->   np.transpose(dy, None)
     f(x) if None not in ('nuc', 2, -2) else g(x)   ->   f(x)
     f(x) if None is None and 1.5 is None else g(x)   ->   g(x)
@@ -29,6 +29,15 @@ _FOLD = {
     gast.Pow: operator.pow,
 }
 
+_COMPARE = {
+    gast.Eq: operator.eq,
+    gast.NotEq: operator.ne,
+    gast.Lt: operator.lt,
+    gast.LtE: operator.le,
+    gast.Gt: operator.gt,
+    gast.GtE: operator.ge,
+}
+
 
 def _num(node):
     return (
@@ -36,6 +45,28 @@ def _num(node):
         and isinstance(node.value, (int, float))
         and not isinstance(node.value, bool)
     )
+
+
+def _bool(node):
+    return isinstance(node, gast.Constant) and isinstance(node.value, bool)
+
+
+def _as_int(node):
+    return gast.Constant(int(node.value), None) if _bool(node) else node
+
+
+def _literal(left, right, op):
+    """``left op right`` of two literals (a bool beside a number counts as an int: ``2 - (2 !=
+    0)`` is ``2 - True``, 1), or None."""
+    if _num(left) and _bool(right) or _bool(left) and _num(right):
+        left, right = _as_int(left), _as_int(right)
+    if not (_num(left) and _num(right) and op in _FOLD):
+        return None
+    try:
+        value = _FOLD[op](left.value, right.value)
+    except (ZeroDivisionError, OverflowError):
+        return None
+    return value if isinstance(value, (int, float)) and abs(value) < 1e15 else None
 
 
 def _simple(node):
@@ -96,14 +127,10 @@ class ConstantFold(NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
         left, right, op = node.left, node.right, type(node.op)
-        if _num(left) and _num(right) and op in _FOLD:
-            try:
-                value = _FOLD[op](left.value, right.value)
-            except (ZeroDivisionError, OverflowError):
-                return node
-            if isinstance(value, (int, float)) and abs(value) < 1e15:
-                return gast.Constant(value, None)
-        if self.keep_operands:
+        value = _literal(left, right, op)
+        if value is not None:
+            return gast.Constant(value, None)
+        if _num(left) and _num(right) or self.keep_operands:
             return node
         if op is gast.Mult and _is(right, 1):
             return left
@@ -149,6 +176,10 @@ class ConstantFold(NodeTransformer):
         ):
             found = node.left.value in [e.value for e in node.comparators[0].elts]
             return gast.Constant(found if isinstance(node.ops[0], gast.In) else not found, None)
+        if len(node.ops) == 1 and type(node.ops[0]) in _COMPARE and _num(node.left) and _num(
+                node.comparators[0]):  # `2 != 0`: the power rule's x2 - (x2 != 0) of a literal
+            return gast.Constant(_COMPARE[type(node.ops[0])](
+                node.left.value, node.comparators[0].value), None)
         return node
 
     def visit_BoolOp(self, node):

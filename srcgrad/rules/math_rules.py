@@ -39,9 +39,10 @@ elementwise(
 # (an int exponent held with values that carry gradients, `t = (a, 2)`: its cotangent and tangent
 # are zero, no log of a negative base, a ValueError for math: numpy_rules' POWER_EXPONENT_GRAD)
 elementwise(math.pow, "x1, x2", vjp=(
-    "dy * x2 * math.pow(x1, x2 - 1)",
+    "dy * x2 * math.pow(x1, x2 - (x2 != 0))",
     "dy * y * math.log(1.0 if np.result_type(x2).kind in 'biu' else x1)"),
-            jvp=("dx1 * x2 * math.pow(x1, x2 - 1)", "dx2 * y * math.log(x1 if dx2 != 0 else 1.0)"))
+            jvp=("dx1 * x2 * math.pow(x1, x2 - (x2 != 0))",
+                 "dx2 * y * math.log(x1 if dx2 != 0 else 1.0)"))
 elementwise(math.hypot, "x1, x2", vjp=("dy * x1 / y", "dy * x2 / y"))
 elementwise(
     math.atan2,

@@ -135,11 +135,14 @@ elementwise(np.divide, BINARY, vjp=("dy / x2", "-dy * y / x2"))
 # number 0, and its cotangent is read by a second derivative. Both are zero (no log of the base,
 # nan where it is negative: it was nan in a first-order jvp, in every hvp through it and in
 # grad(grad(f))); the tangent of a float exponent is zero where its tangent is.
+# The base's: x2 * x1 ** (x2 - 1) is 0 * 0 ** -1, nan, for x2 == 0 at x1 == 0 (`x ** k` for k in
+# range(3) of a polynomial at 0: its gradient was nan there, for Python floats a ZeroDivisionError);
+# x1 ** (x2 - (x2 != 0)) is 1 there, and folds to x1 ** (x2 - 1) for a literal x2 (optimize/fold.py)
 POWER_EXPONENT_GRAD = "dy * y * np.log(np.where(np.result_type(x2).kind in 'biu', 1, x1))"
 POWER_EXPONENT_TANGENT = "dx2 * y * np.log(np.where(dx2 == 0, 1, x1))"
 for _power in (np.power, np.float_power):  # np.pow is np.power
-    elementwise(_power, BINARY, vjp=("dy * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_GRAD),
-                jvp=("dx1 * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_TANGENT))
+    elementwise(_power, BINARY, vjp=("dy * x2 * x1 ** (x2 - (x2 != 0))", POWER_EXPONENT_GRAD),
+                jvp=("dx1 * x2 * x1 ** (x2 - (x2 != 0))", POWER_EXPONENT_TANGENT))
 # np.mod is np.remainder: x1 - floor(x1 / x2) * x2; fmod truncates instead.
 elementwise(np.remainder, BINARY, vjp=("dy", "-dy * np.floor_divide(x1, x2)"))
 elementwise(np.fmod, BINARY, vjp=("dy", "-dy * np.trunc(x1 / x2)"))

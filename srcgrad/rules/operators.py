@@ -14,8 +14,8 @@ elementwise(operator.add, "x1, x2", vjp=("dy", "dy"))
 elementwise(operator.sub, "x1, x2", vjp=("dy", "-dy"))
 bilinear(operator.mul, "x1, x2", vjp=("dy * x2", "dy * x1"), broadcast=True)
 elementwise(operator.truediv, "x1, x2", vjp=("dy / x2", "-dy * y / x2"))
-elementwise(operator.pow, "x1, x2", vjp=("dy * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_GRAD),
-            jvp=("dx1 * x2 * x1 ** (x2 - 1)", POWER_EXPONENT_TANGENT))
+elementwise(operator.pow, "x1, x2", vjp=("dy * x2 * x1 ** (x2 - (x2 != 0))", POWER_EXPONENT_GRAD),
+            jvp=("dx1 * x2 * x1 ** (x2 - (x2 != 0))", POWER_EXPONENT_TANGENT))
 elementwise(operator.mod, "x1, x2", vjp=("dy", "-dy * np.floor_divide(x1, x2)"))
 bilinear(
     operator.matmul, "x1, x2", vjp=("matmul_vjp_left(dy, x1, x2)", "matmul_vjp_right(dy, x1, x2)")
