@@ -15,6 +15,7 @@ import pytest
 from gradcheck import check_grad, numeric_grad
 
 import srcgrad
+from srcgrad.errors import SrcgradError
 
 _H = srcgrad.runtime.higher_order
 _A23 = np.array([[1.0, -2.0, 0.5], [0.3, 0.4, -0.2]])
@@ -355,6 +356,34 @@ def minima_of_rows_squared(x):
     return np.min(x, axis=-1) ** 2
 
 
+def vector_dot_a_stack(x):
+    return np.dot(x, _STACK)
+
+
+def matrix_dot_a_stack(b):
+    return np.dot(np.cos(np.arange(6.0)).reshape(2, 3), b)
+
+
+def stack_times_a_vector_in_the_stack(a):
+    return np.tanh(a @ np.array([0.5, -1.0, 2.0, 0.3]))
+
+
+def product_of_an_intermediate(x):
+    return np.tanh(np.sin(x) @ _B34)
+
+
+def matrix_times_a_stack_in_the_stack(b):
+    return np.tanh(np.cos(np.arange(6.0)).reshape(2, 3) @ b)
+
+
+def three_joined(x):
+    return np.concatenate([x, x**2, np.sin(x)]) * 1.5
+
+
+def maximum_of_an_item(x):
+    return np.max(x[0]) * x
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -375,11 +404,20 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (maximum_of_a_list, _X3),
     (maxima_of_columns_kept, np.array([[1.0, 3.0, 3.0], [2.0, 3.0, 0.5]])),
     (minima_of_rows_squared, np.array([[1.0, 1.0, 3.0], [2.0, -1.0, 0.5]])),
+    (vector_dot_a_stack, _X3),
+    (matrix_dot_a_stack, np.cos(np.arange(24.0)).reshape(2, 3, 4)),
+    (stack_times_a_vector_in_the_stack, np.cos(np.arange(24.0)).reshape(2, 3, 4)),
+    (product_of_an_intermediate, _X23),
+    (matrix_times_a_stack_in_the_stack, np.cos(np.arange(24.0)).reshape(2, 3, 4)),
+    (three_joined, _X3),
+    (maximum_of_an_item, _X3),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
         "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
         "vector_times_a_stack", "dot_of_vectors", "vector_product", "indices_apart",
         "flat_with_a_list", "maximum_of_a_list", "column_maxima_with_ties_kept",
-        "row_minima_with_ties"])
+        "row_minima_with_ties", "vector_dot_a_stack", "matrix_dot_a_stack",
+        "stack_times_a_vector_in_the_stack", "product_of_an_intermediate",
+        "matrix_times_a_stack_in_the_stack", "three_joined", "maximum_of_an_item"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -394,7 +432,10 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # _at refuses advanced indices apart (NumPy moves their axes first), concatenate_grad and
     # chooser_grad a Python list among the operands (_plain: Unbatched), whose cotangent the
     # batched sweep would hold as an array, its rows read as the list's items; chooser_grad
-    # along an axis (kept, or -1) with ties: each tie's share, its axis modulo the rank
+    # along an axis (kept, or -1) with ties: each tie's share, its axis modulo the rank;
+    # dot_vjp_left/_right of stacks (np.dot is no matmul there: row by row), matmul_vjp_left
+    # and _right of stacks in each operand and of an intermediate (a wrong row shape met the
+    # next adjoint), concatenate_grad of three pieces, chooser_grad of a number (Unbatched)
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
 
@@ -440,3 +481,27 @@ def test_the_jacobian_of_nanmax_beside_an_all_nan_row():
         jac = srcgrad.jacobian(nan_maxima_of_rows, method="rev")(x)
     np.testing.assert_array_equal(jac[1], [[0.0, 0.0, 0.0], [0.0, 0.0, 2.0]])
     np.testing.assert_allclose(jac[0, 0], np.full(3, 2.0 / 3.0), rtol=1e-12)
+
+
+def dict_of_a_list(x, key):
+    d = {"k": [x * 2.0, np.sin(x)], "j": x}
+    return d[key][1] * 3.0
+
+
+def test_the_jacobian_through_a_list_held_by_a_dict():
+    # batched._rows refuses a list's cotangents where an array's rows are wanted (Unbatched: the
+    # per-seed sweep); raising a str instead was a TypeError
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(srcgrad.jacobian(dict_of_a_list, method="rev")(x, "k"),
+                               np.diag(3.0 * np.cos(x)), rtol=1e-12)
+
+
+def twice_the_modulus(z):
+    return np.abs(z) * 2.0
+
+
+def test_the_jacobian_of_a_complex_argument_is_refused_by_the_batched_sweep_too():
+    # batched.rows_of checks each argument (jacobian_argument): without it a complex argument
+    # got rows instead of the error
+    with pytest.raises(SrcgradError, match="complex"):
+        srcgrad.jacobian(twice_the_modulus, method="rev")(np.array([1.0 + 1j, 2.0]))
