@@ -94,6 +94,7 @@ SAVES_COLUMN = "{}_{}"  # the typed array of position ``i`` of the tuples saved 
 REPLACED = "{}_replaced"  # ``dataclasses.replace(p, a=v, b=w)`` after its first field
 DELTA = "{}_delta"  # zeros (ones) but at ``i``: ``p.x[i] += v`` as ``p.x += delta``
 OLD = "{}_old"  # the value ``x`` held before it is rebound (a swap, a loop's save)
+BEFORE_POP = "{}_before"  # the list ``L`` held before ``L = popped(L)`` (normalize/functional.py)
 NEW = "{}_new"  # the value of ``x`` after a write, kept before the sweep undoes it
 VALUE = "{}_value"  # the output ``x``, kept before the sweep restores ``x``
 AUX = "{}_aux"  # the auxiliary output ``x`` (``has_aux``), kept before the sweep restores ``x``

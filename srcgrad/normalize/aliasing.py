@@ -28,7 +28,8 @@ def aliases(stmts, ctx):
 
     def returns_a_view(func):
         fn = ctx.namespace.resolve(func, ctx.local_names)
-        return any(fn is v for v in NUMPY_VIEWS)
+        # (`seq_2 = iteration_sequence(seq)` of a list is the list itself)
+        return fn is runtime.iteration_sequence or any(fn is v for v in NUMPY_VIEWS)
 
     out = {}
     for node in ordered_walk(gast.Module(list(stmts), [])):

@@ -22,6 +22,7 @@ import gast
 
 from .. import runtime
 from ..astutil import NodeTransformer, ordered_walk
+from ..emit import naming
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
 
@@ -103,7 +104,20 @@ class FunctionalHelpers(NodeTransformer):
 
     def run(self, fn_node):
         self.written = self._written_in_place(fn_node)
-        return self.visit(fn_node)
+        self.copies = self._copies(fn_node)
+        self.top = {}  # name -> the indices of the function's own statements that bind it
+        for k, stmt in enumerate(fn_node.body):
+            for n in ordered_walk(stmt):
+                if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                    self.top.setdefault(n.id, set()).add(
+                        k if isinstance(stmt, gast.Assign) else None)
+        body = []
+        for k, stmt in enumerate(fn_node.body):
+            self.position = k
+            new = self.visit(stmt)
+            body += new if isinstance(new, list) else [new]
+        fn_node.body = body
+        return fn_node
 
     def _written_in_place(self, fn_node):
         """The names ``y`` of ``y = setitem(y, ...)`` or ``y = list_append(y, ...)``: the code
@@ -120,11 +134,9 @@ class FunctionalHelpers(NodeTransformer):
                 out.add(node.targets[0].id)
         return self._with_aliases(fn_node, out)
 
-    def _with_aliases(self, fn_node, written):
-        """``written`` and the names given the object one of them holds (``seq = vs``,
-        ``seq = iteration_sequence(seq)`` of a list: the object itself), anywhere: a save of
-        such a name saves the object the code writes into too (its first-order sweep shrinks
-        it again by ``list_pop``, which ``popped`` no longer does)."""
+    def _copies(self, fn_node):
+        """``(target, source)`` of ``target = source`` and ``target = iteration_sequence(source)``
+        (of a list: the object itself), anywhere."""
         copies = []
         for node in ordered_walk(fn_node):
             if not (isinstance(node, gast.Assign) and len(node.targets) == 1
@@ -136,6 +148,14 @@ class FunctionalHelpers(NodeTransformer):
                 value = value.args[0]
             if isinstance(value, gast.Name):
                 copies.append((node.targets[0].id, value.id))
+        return copies
+
+    def _with_aliases(self, fn_node, written):
+        """``written`` and the names given the object one of them holds (``seq = vs``,
+        ``seq = iteration_sequence(seq)`` of a list: the object itself), anywhere: a save of
+        such a name saves the object the code writes into too (its first-order sweep shrinks
+        it again by ``list_pop``, which ``popped`` no longer does)."""
+        copies = self._copies(fn_node)
         while True:
             more = {target for target, source in copies if source in written} - written
             if not more:
@@ -148,6 +168,8 @@ class FunctionalHelpers(NodeTransformer):
         sweep brings back the object ``y`` held, which the restores of earlier element writes
         then reach) and the write as a write into ``y``'s own object."""
         value = node.value
+        if self._popped_in_place(node):
+            return self._pop_seen_by_aliases(node)
         if not (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(value, gast.Call) and len(value.args) == 3 and not value.keywords
                 and isinstance(value.args[0], gast.Name)
@@ -161,6 +183,53 @@ class FunctionalHelpers(NodeTransformer):
         write = gast.Assign([gast.Name(var, gast.Store(), None, None)], gast.Call(
             self._ref(runtime.setitem), value.args, []))
         return [gast.copy_location(copied, node), gast.copy_location(write, node)]
+
+    def _popped_in_place(self, node):
+        value = node.value
+        return (len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords
+                and isinstance(value.args[0], gast.Name)
+                and value.args[0].id == node.targets[0].id
+                and self._is(value.func, runtime.list_pop))
+
+    def _pop_seen_by_aliases(self, node):
+        """``L = popped(L)``, a new list, and each other name that may hold the list ``L`` held
+        (``seq = L``, ``seq_2 = iteration_sequence(seq)``: the loop over a helper's parameter
+        in the first-order code), bound by a statement of the function's own block before
+        this one (so bound here: ``seq = None`` first), given the new list where it held that
+        one, as the in-place
+        pop it stands for shrank it too (a second-order sweep read its old length)::
+
+            L = list_pop(L)     ->   L_before = L
+                                     L = popped(L)
+                                     if seq_2 is L_before:
+                                         seq_2 = L
+        """
+        var = node.targets[0].id
+        node.value.func = self._ref(runtime.popped)
+        group, grown = {var}, True
+        while grown:
+            more = {t for t, src in self.copies if src in group} - group
+            grown = bool(more)
+            group |= more
+        held = sorted(a for a in group - {var} if any(
+            k is not None and k < self.position for k in self.top.get(a, ())))
+        if not held:
+            return node
+        before = self.ctx.namer.fresh(naming.BEFORE_POP.format(var))
+        out = [gast.Assign([gast.Name(before, gast.Store(), None, None)],
+                           gast.Name(var, gast.Load(), None, None), None), node]
+        for a in held:
+            test = gast.Compare(gast.Name(a, gast.Load(), None, None), [gast.Is()],
+                                [gast.Name(before, gast.Load(), None, None)])
+            out.append(gast.If(test, [gast.Assign([gast.Name(a, gast.Store(), None, None)],
+                                                  gast.Name(var, gast.Load(), None, None),
+                                                  None)], []))
+        for stmt in out:
+            for n in ordered_walk(stmt):
+                if isinstance(n, (gast.stmt, gast.expr)):
+                    gast.copy_location(n, node)
+        return out
 
     def visit_Expr(self, node):
         """``y_saved.append(y)`` (a save of the first-order code) of a ``y`` written into in

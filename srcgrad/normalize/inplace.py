@@ -527,9 +527,14 @@ class CopyBeforeWrite:
     def _renamed_base(self, value, bases, made, written, r):
         """``L = [b2]`` of ``b2 = blk`` (an inlined ``__init__``'s ``self.a = blk``), then
         ``blk[0] = v``: L holds blk's object (``L = [(1, y)]``: y's); the name written, or None."""
-        if not self._holds_parts(value):
+        if isinstance(value, gast.Name):
+            # `ws = vs_2` of `vs_2 = vs` (a helper's parameter it returns, `ws = ident(vs)`):
+            # ws holds vs's object too (an append to vs, then `ws[-1]`, was a wrong value)
+            reached = self._renamed(bases, made)
+        elif not self._holds_parts(value):
             return None
-        reached = self._renamed(bases, made) + sorted(held_through(value, made, self))
+        else:
+            reached = self._renamed(bases, made) + sorted(held_through(value, made, self))
         return next((n for n in reached if n in written and n != r), None)
 
     def _holds_parts(self, value):

@@ -106,6 +106,7 @@ class Tape:
         self.stacks = {}  # variable (or ITERATION entry) -> the name of its stack
         self.in_tuples = set()
         self.read = set()
+        self.resized = set()  # what the sweep reads, with the names that hold the same list
         self.viewed = set()  # what the sweep reads, with the arrays its views share memory with
         self.tupled = set()
 
@@ -216,6 +217,9 @@ class Tape:
         """``primal`` and ``sweep`` with their markers lowered, after the stacks they use;
         ``named``: variables the sweep reads where they may be unbound (they start as None)."""
         self.read, self.viewed = _reads(sweep, aliases(primal, self.ctx))
+        # (an append or a pop changes the list itself, read under its other names: `seq = vs`,
+        # `seq_2 = iteration_sequence(seq)`; an item read, `v = vs[-1]`, keeps what it read)
+        self.resized = _with_bases(self.read, self._renames(primal))
         self.tupled = self._tupled(primal)
         primal = self._rewrite(primal)
         sweep = self._rewrite(sweep)
@@ -226,6 +230,22 @@ class Tape:
         ]
         inits += [assign(stack, gast.List([], gast.Load())) for stack in self.stacks.values()]
         return inits + primal + sweep
+
+    def _renames(self, primal):
+        """``{r: {x}}`` for ``r = x`` and ``r = iteration_sequence(x)`` in ``primal``: ``r``
+        holds the list ``x`` holds."""
+        out = {}
+        for n in ordered_walk(gast.Module(list(primal), [])):
+            if not (isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)):
+                continue
+            value = n.value
+            if isinstance(value, gast.Call) and len(value.args) == 1 and isinstance(
+                    value.func, gast.Name) and self.ctx.namespace.resolve(
+                    value.func, self.ctx.local_names) is runtime.iteration_sequence:
+                value = value.args[0]
+            if isinstance(value, gast.Name) and value.id != n.targets[0].id:
+                out.setdefault(n.targets[0].id, set()).add(value.id)
+        return out
 
     def _tupled(self, primal):
         """The VALUE saves whose old value rides in their iteration's tuple."""
@@ -262,7 +282,8 @@ class Tape:
         entry = marker.entry
         if entry.kind is Kind.ITERATION:
             return self._iteration(marker)
-        if entry.var not in (self.viewed if entry.kind is Kind.ITEM else self.read):
+        wanted = {Kind.VALUE: self.read, Kind.ITEM: self.viewed}.get(entry.kind, self.resized)
+        if entry.var not in wanted:
             return []
         if entry in self.tupled:
             return [self._swap(entry, marker.restore)]
