@@ -17,6 +17,9 @@ ends what is known of it; the ``*`` left is refused by ``CheckSupported``.
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
+
 import gast
 
 from ..astutil import binding_counts, clone, walk
@@ -25,14 +28,28 @@ from .lambda_list_sites import become
 _BLOCKS = ("body", "orelse", "finalbody")
 
 
-def spell_out(fn_node, forwarded=()):
-    """Each such ``*xs`` / ``**kw`` of ``fn_node`` spelled out, in place."""
+@dataclass(frozen=True)
+class AtLeast:
+    """The lengths of a list a loop whose trips are known only when it runs appends to: ``n``
+    or more."""
+
+    n: int
+
+
+def spell_out(fn_node, forwarded=(), arity=None):
+    """Each such ``*xs`` / ``**kw`` of ``fn_node`` spelled out, in place. ``arity(func)``: the
+    positional parameters of the function a call names, ``(names, defaults)``, or None (for a
+    list of a length known only when it runs: ``arity_spread``)."""
     counts = binding_counts(fn_node)
+    checks = {}
     for block in _blocks(fn_node):
         for i, s in enumerate(block):
             name = _built(s)
             if name is not None and counts[name] == 1 and name not in forwarded:
-                _follow(name, s.value, block[i + 1:])
+                _follow(name, s.value, block[i + 1:], arity, checks)
+    if checks:
+        for block in list(_blocks(fn_node)):
+            block[:] = [c for s in block for c in checks.get(id(s), []) + [s]]
 
 
 def _blocks(fn_node):
@@ -56,9 +73,9 @@ def _built(s):
     return None
 
 
-def _follow(name, value, rest):
+def _follow(name, value, rest, arity=None, checks=None):
     """Spell out the spreads of ``name`` in ``rest`` while what it holds is known (a list: the
-    lengths it may have; a dict: its keys)."""
+    lengths it may have, or ``AtLeast``; a dict: its keys)."""
     known = frozenset({len(value.elts)}) if isinstance(value, gast.List) else [
         k.value for k in value.keys]
     for s in rest:
@@ -68,11 +85,17 @@ def _follow(name, value, rest):
             continue
         if not _only_read(name, s):
             return
+        if isinstance(known, AtLeast):
+            if arity is not None:
+                arity_spread(name, s, known.n, arity, checks)
+            continue
         _spell(name, s, known)
 
 
 def _grown(name, s, known):
     """What ``name`` holds after ``s`` where ``s`` only adds to it, else None."""
+    if isinstance(known, AtLeast) and _appends(name, s):
+        return AtLeast(known.n + 1)
     if isinstance(known, frozenset) and _appends(name, s):
         return frozenset(k + 1 for k in known)
     if isinstance(s, gast.If):
@@ -88,18 +111,47 @@ def _grown(name, s, known):
 
 def _looped(name, s, known):
     """What ``name`` holds after ``s``, a loop over a range of constants whose body only adds
-    to it or reads it, else None."""
+    to it or reads it, else None; ``AtLeast`` for another loop (``while``, ``range(len(x))``)
+    whose header and body only read it and whose body may add to it."""
     trips = _range_trips(s)
-    if trips is None or not any(isinstance(n, gast.Name) and n.id == name for n in walk(s)):
+    if trips is None:
+        return _unknown_trips(name, s, known)
+    if not any(isinstance(n, gast.Name) and n.id == name for n in walk(s)):
         return None
     if isinstance(known, list):
         return _block_grown(name, s.body, known)  # (constant keys: the same on every trip)
     steps = _block_grown(name, s.body, frozenset({0}))
+    if steps is not None and (isinstance(known, AtLeast) or isinstance(steps, AtLeast)):
+        return AtLeast(_least(known) + trips * _least(steps))
     for _ in range(trips if steps is not None else 0):
         known = frozenset(k + d for k in known for d in steps)
         if len(known) > _MOST:
             return None
     return None if steps is None else known
+
+
+def _unknown_trips(name, s, known):
+    """``AtLeast`` the fewest items ``known`` gives, after a loop whose trips are known only
+    when it runs (a ``while``, a ``for`` over anything but a range of constants) whose body
+    may add to ``name``; None for anything else."""
+    if isinstance(known, list) or not isinstance(s, (gast.For, gast.While)) or s.orelse or (
+            _jumps(s)) or not any(isinstance(n, gast.Name) and n.id == name for n in walk(s)):
+        return None
+    header = s.test if isinstance(s, gast.While) else s.iter
+    if not _only_read(name, gast.Expr(header)) or (
+            isinstance(s, gast.For) and name in {n.id for n in walk(s.target)
+                                                 if isinstance(n, gast.Name)}):
+        return None
+    steps = _block_grown(name, s.body, frozenset({0}))
+    if steps is None:
+        return None
+    if steps == frozenset({0}):
+        return known  # (read only)
+    return AtLeast(_least(known))
+
+
+def _least(known):
+    return known.n if isinstance(known, AtLeast) else min(known)
 
 
 _MOST = 8  # lengths a list may have at a spread (each a call of its own)
@@ -116,6 +168,8 @@ def _branched(name, s, known):
         return None
     if isinstance(known, list):
         return body if body == orelse else None
+    if isinstance(body, AtLeast) or isinstance(orelse, AtLeast):
+        return AtLeast(min(_least(body), _least(orelse)))
     return body | orelse if len(body | orelse) <= _MOST else None
 
 
@@ -276,3 +330,101 @@ def _named(node, name):
 def _item(node, index):
     read = gast.Subscript(clone(node), gast.Constant(index, None), gast.Load())
     return gast.copy_location(read, node)
+
+
+def arity_spread(name, s, least, arity, checks):
+    """The call of ``s`` spreading ``name`` (a list of ``least`` or more items, how many known
+    only when it runs) spelled for each length Python's call takes (the function it names has
+    fixed positional parameters: ``arity``), chosen by ``len(name)`` (``_spell_each_length``),
+    after a check raising Python's TypeError for any other length (into ``checks``, by the
+    statement it goes before). Left as it is (refused) for a function ``arity`` does not know,
+    one taking ``*args``, or more than one such call in ``s``::
+
+        while k < n:                          while k < n:
+            xs.append(x[k])                       xs.append(x[k])
+        y = f(*xs)              ->            if len(xs) < 2 or len(xs) > 3:
+                                                  raise TypeError('f() takes from 2 to 3 ...')
+        (def f(a, b, c=1.0))                  y = f(xs[0], xs[1]) if len(xs) == 2 else f(...)
+    """
+    calls = [n for n in walk(s) if isinstance(n, gast.Call) and any(
+        _spreads(a, name) for a in n.args)]
+    lengths = _lengths_taken(calls[0], least, arity) if len(calls) == 1 else None
+    if not lengths:
+        return
+    call = calls[0]
+    checks.setdefault(id(s), []).append(_arity_check(name, call, lengths, least, s))
+    if len(lengths) == 1:
+        become(call, _spelled(call, name, lengths[0]))
+    else:
+        _spell_each_length(name, s, lengths)
+
+
+def _lengths_taken(call, least, arity):
+    """The lengths (``least`` or more, at most ``_MOST`` of them) of the spread list with which
+    Python's ``call`` binds the positional parameters of the function it names (none given
+    both by position and by keyword, every one without a default given), or None."""
+    found = arity(call.func)
+    stars = [a for a in call.args if isinstance(a, gast.Starred)]
+    if found is None or len(stars) != 1 or any(k.arg is None for k in call.keywords):
+        return None
+    params, defaults = found
+    given = len(call.args) - 1
+    keywords = {k.arg for k in call.keywords}
+    fixed = [i for i, p in enumerate(params) if p in keywords]
+    most = min(fixed + [len(params)]) - given  # (a keyword's parameter is not filled twice)
+    required = [i + 1 for i, p in enumerate(params[:len(params) - defaults]) if p not in keywords]
+    fewest = max(required + [0]) - given
+    lengths = list(range(max(fewest, least, 0), most + 1))
+    return lengths if len(lengths) <= _MOST else None
+
+
+def _arity_check(name, call, lengths, least, where):
+    """``if len(xs) < lo or len(xs) > hi: raise TypeError(...)``, located at ``where``."""
+    given = len(call.args) - 1
+    lo, hi = lengths[0] + given, lengths[-1] + given
+    takes = f"from {lo} to {hi}" if lo < hi else f"{lo}"
+    count = f"len({name}) + {given}" if given else f"len({name})"
+    text = (f"{_call_text(call.func)}() takes {takes} positional argument{'s' * (hi != 1)} "
+            f"here, but {{{count}}} were given")
+    test = f"len({name}) > {lengths[-1]}"
+    if lengths[0] > least:  # (fewer than it surely holds: no test)
+        test = f"len({name}) < {lengths[0]} or {test}"
+    check = gast.parse(f"if {test}:\n    raise TypeError(f{text!r})\n").body[0]
+    for n in walk(check):
+        if isinstance(n, (gast.stmt, gast.expr)):
+            gast.copy_location(n, where)
+    return check
+
+
+def _call_text(func):
+    if isinstance(func, gast.Name):
+        return func.id
+    if isinstance(func, gast.Attribute):
+        return f"{_call_text(func.value)}.{func.attr}"
+    return "the function"
+
+
+def signature_arity(fn):
+    """``(positional parameter names, how many have defaults)`` of a Python function with no
+    ``*args``, else None."""
+    if not inspect.isfunction(fn):
+        return None
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_POSITIONAL for p in sig.parameters.values()):
+        return None
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    return [p.name for p in positional], sum(p.default is not p.empty for p in positional)
+
+
+def node_arity(fn_node):
+    """``signature_arity`` of a local function's tree."""
+    args = fn_node.args
+    if args.vararg is not None:
+        return None
+    params = args.posonlyargs + args.args
+    return [p.id for p in params], len(args.defaults)

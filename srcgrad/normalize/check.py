@@ -308,9 +308,11 @@ class CheckSupported(NodeVisitor):
     """``local_functions`` are the lambdas and nested defs taken out of the body, by name."""
 
     def __init__(self, location, inlined=False, local_functions=None, nested=False,
-                 namespace=None):
+                 namespace=None, callees=None):
         self.location = location
         self.namespace = namespace  # recognizes a `try` srcgrad emitted (normalize/handlers.py)
+        # where the functions a call names are found (`f(*xs)` of a list grown in a `while`)
+        self.callees = namespace if callees is None else callees
         self.nested = nested  # a def in the body: inlined where called, like a called helper
         self.inlined = inlined  # a called function: may forward its own *args and **kwargs
         self.forwarded = set()
@@ -330,7 +332,7 @@ class CheckSupported(NodeVisitor):
         if self.inlined:
             self.forwarded = {a.id for a in (args.vararg, args.kwarg) if a is not None} | {
                 a.id for a in args.posonlyargs + args.args + args.kwonlyargs}  # (inline)
-        fn_node = unpacking.spread(fn_node, self.forwarded, self.local_functions)
+        fn_node = unpacking.spread(fn_node, self.forwarded, self.local_functions, self.callees)
         fn_node = unpacking.unroll_function_loops(fn_node, remade=_remade_in_loops(
             fn_node, self.local_functions))
         fn_node.body = del_items_as_pops(fn_node.body, {

@@ -390,7 +390,8 @@ class InlineCalls:
             self.ctx.tried = any(isinstance(n, gast.Try) for n in walk(parsed.node))
         renumbered.run(parsed.node, Namespace(fn))
         with stdlib_forms.advised(fn):  # (a refusal in the standard library says what to use)
-            return CheckSupported(parsed.location, inlined=True).run(parsed.node), parsed.location
+            checked = CheckSupported(parsed.location, inlined=True, callees=Namespace(fn))
+            return checked.run(parsed.node), parsed.location
 
     def _static_local(self, func):
         """Whether ``func`` reads a local known statically (``fs[0]``, ``f`` given one)."""

@@ -20,20 +20,31 @@ from __future__ import annotations
 
 import gast
 
-from ..astutil import NodeTransformer, binding_counts, clone, param_names, store_counts, walk
+from ..astutil import (
+    NodeTransformer,
+    binding_counts,
+    clone,
+    local_names,
+    param_names,
+    store_counts,
+    walk,
+)
 from ..emit import naming
 from . import appended_spreads, early_exits
 
 
-def spread(fn_node, forwarded=(), local_functions=None):
+def spread(fn_node, forwarded=(), local_functions=None, callees=None):
     """``fn_node`` with every static ``*``/``**`` of a call spelled out (see above);
     ``forwarded`` names a called helper's own ``*args``/``**kwargs`` (left as they are);
-    ``local_functions`` (name -> def) may change the lists they read when called."""
+    ``local_functions`` (name -> def) may change the lists they read when called;
+    ``callees``: the namespace the functions a call names are found in (their parameters
+    decide the lengths a list of a length known only when it runs is spelled for)."""
     if not any(_spreads(n) for n in walk(fn_node)):
         return fn_node  # nothing to spell out (most functions): no walk for the literals
     closed = {n.id for f in (local_functions or {}).values() for n in walk(f)
               if isinstance(n, gast.Name)}
-    appended_spreads.spell_out(fn_node, set(forwarded) | closed)
+    appended_spreads.spell_out(fn_node, set(forwarded) | closed,
+                               _arity(fn_node, local_functions or {}, callees))
     literals = _static_literals(fn_node)
     for node in walk(fn_node):
         if isinstance(node, gast.Call):
@@ -45,6 +56,23 @@ def spread(fn_node, forwarded=(), local_functions=None):
 
 def _spreads(node):
     return isinstance(node, gast.Starred) or (isinstance(node, gast.keyword) and node.arg is None)
+
+
+def _arity(fn_node, local_functions, callees):
+    """``func -> (positional parameters, defaults)`` of the function a call names: a local
+    function, or one ``callees`` finds (a name no statement of ``fn_node`` binds)."""
+    bound = local_names(fn_node)
+
+    def arity(func):
+        root = func
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if isinstance(func, gast.Name) and func.id in local_functions:
+            return appended_spreads.node_arity(local_functions[func.id])
+        if callees is None or not isinstance(root, gast.Name) or root.id in bound:
+            return None
+        return appended_spreads.signature_arity(callees.resolve(func))
+    return arity
 
 
 def unroll_function_loops(fn_node, known=None, given=(), remade=()):
