@@ -747,7 +747,46 @@ def zips_a_generator_it_changes(x):
     return out
 
 
+def _two_or_three(a, b, c=2.0):
+    return np.sum(a * b) * np.mean(c)
+
+
+def spreads_too_many(x):
+    xs = [x]
+    for k in range(len(x)):
+        xs.append(x * k)
+    return _two_or_three(*xs)
+
+
+def _set_first(fs):
+    fs[0] = np.tanh
+
+
+def calls_what_a_helper_changed(x):
+    fs = [np.sin, np.cos]
+    _set_first(fs)
+    return np.sum(fs[0](x))
+
+
+def _same(vs):
+    return vs
+
+
+def reads_what_a_helper_returned_after_an_append(x):
+    vs = [x, x * 2.0]
+    ws = _same(vs)
+    vs.append(x * 3.0)
+    return np.sum(ws[-1] * x)
+
+
 CLAIMS = [
+    ("a list grown so in a `while` loop or a loop whose trip count is known only when it runs",
+     spreads_too_many, 0, (X,), RUN, "takes from 2 to 3 positional arguments"),
+    ("a list or dict of functions that a helper it is passed to changes in place",
+     calls_what_a_helper_changed, 0, (X,), TRANSFORM, "cannot resolve `fs_item`"),
+    ("a list, dict or array a helper returns as given (`ws = ident(vs)`)",
+     reads_what_a_helper_returned_after_an_append, 0, (X,), TRANSFORM,
+     "`ws` refers to the array in `vs`"),
     ("a loop over `zip(...)`, `enumerate(...)` or `iter(...)` of a generator expression",
      zips_a_generator_it_changes, 0, (X,), TRANSFORM, "make a list of it first"),
     ("a `for` loop (or comprehension) over a list that its body makes longer or shorter",

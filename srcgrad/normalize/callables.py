@@ -141,7 +141,12 @@ class StaticValues:
 
     def add_body(self, stores, node=None):
         """The store counts of an inlined body (its names are fresh), and the attributes it
-        writes."""
+        writes. A name known here that the body stores too (the caller's list, written into
+        by a helper it is passed to: ``fs[0] = np.tanh``) is known no more: a later call of
+        ``fs[0]`` read the function it held before (a wrong value and gradient)."""
+        for name in [n for n, count in stores.items() if count and n in self.stores]:
+            self.values.pop(name, None)
+            self.defs.pop(name, None)
         self.stores.update(stores)
         if node is not None:
             self.written |= written_attributes(node)
@@ -408,6 +413,38 @@ class StaticValues:
                 return MISSING
             return {k.value: v for k, v in zip(expr.keys, values)}
         return MISSING
+
+    def holds_none(self, expr, locals_, depth=0):
+        """Whether ``expr`` surely holds None: the constant, a name assigned it once, an item
+        of a value known at transform time (a global tuple), or an item at a constant index of
+        a tuple, list or dict display assigned once (through the names it was given): a
+        parameter's None copy held in a list (normalize/chosen_held.py), which a call then
+        calls, as Python's TypeError has it."""
+        while self._once(expr) and depth < 16:
+            expr, depth = self.defs[expr.id], depth + 1
+        if isinstance(expr, gast.Constant):
+            return expr.value is None
+        if not (isinstance(expr, gast.Subscript) and isinstance(expr.slice, gast.Constant)):
+            return False
+        if isinstance(expr.value, gast.Name) and _item(  # (a global tuple's item; no field
+                self.value(expr.value, locals_), expr.slice.value) is None:  # read noted)
+            return True
+        held = expr.value
+        while self._once(held) and depth < 16:  # (never written into: stored once)
+            held, depth = self.defs[held.id], depth + 1
+        key = expr.slice.value
+        if isinstance(held, (gast.Tuple, gast.List)) and isinstance(key, int) and (
+                -len(held.elts) <= key < len(held.elts)):
+            return self.holds_none(held.elts[key], locals_, depth + 1)
+        if isinstance(held, gast.Dict) and key in [getattr(k, "value", MISSING)
+                                                    for k in held.keys]:
+            return self.holds_none(held.values[[k.value for k in held.keys].index(key)],
+                                   locals_, depth + 1)
+        return False
+
+    def _once(self, expr):
+        return isinstance(expr, gast.Name) and expr.id in self.defs and (
+            self.stores[expr.id] == 1)
 
     def record(self, target, value, locals_, made=False):
         """Note ``target = value`` (assigned once): its static value, if it has one, and its

@@ -259,6 +259,18 @@ def raising_where_called(stmts, names):
     return out
 
 
+def raising_call(s):
+    """``y = f(x)`` of an ``f`` known to hold None (a parameter's None copy held in a list,
+    tuple, dict or field: normalize/chosen_held.py): Python's ``raise TypeError("'NoneType'
+    object is not callable")`` where it runs, then ``y = x`` (never reached: the block keeps
+    its shape)."""
+    error = gast.Call(gast.Name("TypeError", gast.Load(), None, None),
+                      [gast.Constant("'NoneType' object is not callable", None)], [])
+    first = s.value.args[0] if s.value.args and not isinstance(
+        s.value.args[0], gast.Starred) else gast.Constant(0.0, None)
+    return [located(gast.Raise(error, None), s), located(gast.Assign(s.targets, first, None), s)]
+
+
 class _Uncalled(gast.NodeTransformer):
     """A call of a name of ``names`` replaced by its first argument (or 0.0)."""
 

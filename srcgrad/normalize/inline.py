@@ -63,6 +63,7 @@ from .anf import ANF, derives, in_place_helpers
 from .callables import StaticValues
 from .check import CheckSupported, extract_local_functions, refuse_leftover_functions
 from .chosen import fold_helper
+from .chosen_tests import raising_call
 from .containers import ContainerMethods
 from .control import DesugarControl
 from .local_functions import refuse_values
@@ -442,6 +443,8 @@ class InlineCalls:
         return copies + [stmt]
 
     def _inline(self, stmt):
+        if self.values.holds_none(stmt.value.func, self.locals):
+            return raising_call(stmt)  # (a held None called: Python's TypeError)
         found = self._callee(stmt)
         if found is None:
             return None

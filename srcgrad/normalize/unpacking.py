@@ -289,9 +289,10 @@ def _without(stmts, names):
 
 
 def functions_held(value):
-    """The length of ``value`` if it is a tuple or list of functions, else None."""
-    if isinstance(value, (tuple, list)) and value and all(
-            callable(v) and not hasattr(v, "__array__") for v in value):
+    """The length of ``value`` if it is a tuple or list of functions (some items may be None:
+    a call of one raises Python's TypeError where it runs, normalize/inline.py), else None."""
+    if isinstance(value, (tuple, list)) and any(v is not None for v in value) and all(
+            v is None or callable(v) and not hasattr(v, "__array__") for v in value):
         return len(value)
     return None
 
