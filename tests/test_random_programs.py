@@ -121,6 +121,8 @@ FEATURE_PATTERNS = {
 }
 BOOL_VALUES = "`and` / `or` giving a value"
 BOOL_ZERO = "`and` / `or` giving a value, x[0] == 0"  # (the program is called with x[0] = 0.0)
+POWER_INDEX = "power of a loop's index"
+POWER_ZERO = "power of a loop's index, x[0] == 0"  # (called with x[0] = 0.0 too)
 # features the generator records as it writes them (Gen.features)
 GENERATOR_FEATURES = (
     "container argument read", "container argument iteration", "container argument unpack",
@@ -138,7 +140,7 @@ GENERATOR_FEATURES = (
     "argument holding one array twice, written", "renamed list in a holder, then changed",
     "view from np.split and its relatives, read before a write",
     "builtins the program does not name bound by the module",
-    "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO,
+    "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO, POWER_INDEX, POWER_ZERO,
     "array in a container in a container, written by its name",
     "mutating helper in a comprehension inside an expression", "loop over a list it grows",
     "generator reading a variable changed before its items",
@@ -246,6 +248,7 @@ class Marked(str):
 class Gen(LibraryStatements, LoopWrites):
     def __init__(self, draw):
         self.draw = draw
+        self.bool_values = set()  # (the texts boolvalue wrote)
         self.fresh_count = 0
         self.helpers = []  # (name, params as [(name, kind)], return kind)
         self.stmt_budget = 0
@@ -361,8 +364,9 @@ class Gen(LibraryStatements, LoopWrites):
             return f"({self.scalar(scope, d)}) ** {self.pick(['2', '3'])}"
         if choice == "unary":
             return self.unary(self.scalar(scope, d))
-        if choice == "neg":
-            return f"-({self.scalar(scope, d)})"
+        if choice == "neg":  # (not `-(c and s)`: NumPy has no `-` of the np.False_ c may be)
+            inner = self.scalar(scope, d)
+            return f"-(1.0 * {inner})" if inner in self.bool_values else f"-({inner})"
         if choice == "reduce":
             v = self.vector(scope, d)
             return self.pick([f"np.sum({v})", f"np.mean({v})", f"({v}).sum()", f"np.max({v})"])
@@ -460,6 +464,19 @@ class Gen(LibraryStatements, LoopWrites):
             )
         raise AssertionError(choice)
 
+    def power(self, scope, d):
+        """`v ** 2`; `v ** i` of a loop's index `i` (an int exponent that a loop saves in a
+        tuple with values that carry gradients: nan at a negative base at second order before
+        e1e3ceb); `x ** i` with x[0] == 0.0 (0 ** 0: a nan gradient before 0691979)."""
+        loops = scope.of("i")
+        if not loops or self.coin():
+            return f"({self.vector(scope, d)}) ** {self.pick(['2', '3'])}"
+        i = self.pick(loops)
+        if not self.in_helper and "x" in scope.of("v") and self.coin():
+            return self.pick([Marked(POWER_ZERO, f"x ** {i}")])
+        exponent = self.pick([Marked(POWER_INDEX, i), Marked(POWER_INDEX, f"({i} + 1)")])
+        return f"({self.vector(scope, d)}) ** {exponent}"
+
     def unary(self, e):
         return self.pick(
             [
@@ -519,7 +536,7 @@ class Gen(LibraryStatements, LoopWrites):
                 f"({self.vector(scope, d)} / (1.0 + {self.expr(self.pick('sv'), scope, d)} ** 2))"
             )
         if choice == "pow":
-            return f"({self.vector(scope, d)}) ** {self.pick(['2', '3'])}"
+            return self.power(scope, d)
         if choice == "unary":
             return self.unary(self.vector(scope, d))
         if choice == "neg":
@@ -624,7 +641,9 @@ class Gen(LibraryStatements, LoopWrites):
             ]
             if loops:
                 forms.append(Marked(BOOL_ZERO, f"({self.pick(loops)} and x[0] * {s1})"))
-        return self.pick(forms)
+        value = self.pick(forms)
+        self.bool_values.add(value)
+        return value
 
     def cond(self, scope, depth):
         a, b = self.scalar(scope, depth), self.scalar(scope, depth)
@@ -1971,8 +1990,8 @@ def cases(draw):
         assume(ONLY in features)
     args = [draw(vectors(0)), draw(values(1, N))[0], draw(matrices(N + 1)),
             draw(container_values(pkind, shared))]
-    if BOOL_ZERO in features:  # (`x[0] * s` an operand of `and` / `or`: a false value that
-        args[0][0] = 0.0      # has a derivative)
+    if BOOL_ZERO in features or POWER_ZERO in features:  # (`x[0] * s` an operand of `and` /
+        args[0][0] = 0.0  # `or`: a false value that has a derivative; `x ** i`: 0 ** 0)
     wrt = draw(st.sampled_from(WRTS))
     if shared and 3 in positions(wrt):  # (differences move each leaf apart: P's array alone)
         wrt = ("x", "a")
