@@ -2124,7 +2124,6 @@ KNOWN_REFUSALS = {
         r"but may not be assigned yet"
     ),
     "lambda or nested def in an inlined function": (
-        # (also `map(lambda e: e * c, xs)` in f inlined into fv: refused since before 1378829)
         r"does not support a (nested function definition|lambda)( that is not assigned to a "
         r"name of its own once \(assign it, then call the name\))? here"
     ),
