@@ -211,3 +211,20 @@ def test_norms_at_ties_at_zero_and_of_a_negative_largest_entry():
     check_grad(matrix_one_norm_alone, (np.array([[1.0, 2.0], [3.0, 2.0]]),), 0)
     check_grad(inf_norm, (np.array([0.5, -2.0, 1.0]),), 0)
     check_grad(inf_norm, (np.zeros(3),), 0)
+
+
+def zero_norm_and_squares(x):
+    return np.linalg.norm(x, ord=0) + np.sum(x * x)
+
+
+def log_abs_determinant(a):
+    return float(np.linalg.slogdet(a)[1])
+
+
+def test_the_zero_norm_and_a_log_determinant_cast_to_float():
+    # linalg:361 _vector_norm_grad `np.shape(x)` or `x` for the zeros of ord=0 (no test ran the
+    # count of nonzeros); linalg:42 slogdet_vjp `dlog[..., None, None]` without as_array: the
+    # cotangent of float() of the log-determinant is a Python float
+    check_grad(zero_norm_and_squares, (np.array([0.5, -2.0, 1.0]),), 0)
+    a = np.array([[3.0, 0.5, -0.2], [0.1, 2.0, 0.4], [-0.3, 0.2, 4.0]])
+    check_grad(log_abs_determinant, (a,), 0)

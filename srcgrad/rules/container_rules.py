@@ -39,12 +39,12 @@ linear(runtime.attr_parts, "g, like", vjp={"g": "structure_tangent(like, dy)"})
 # `obj.name = value` as a value (normalize/containers.py): linear in obj and value jointly
 linear(runtime.set_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
-       jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
+       jvp={"*": "set_field_tangent(dobj, dvalue, y, name)"})
 linear(runtime.field_cleared, "g, obj, name", vjp={"g": "field_cleared(dy, obj, name)"})
 # `a.b.c = value` (normalize/containers.py): the same, on the inner object
 linear(runtime.field_updated, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
-       jvp={"*": "set_field_tangent(dobj, dvalue, obj, name)"})
+       jvp={"*": "set_field_tangent(dobj, dvalue, y, name)"})
 
 
 def _fields_as_dict(fn):
@@ -65,7 +65,7 @@ _fields_as_dict(runtime.own_fields)
 # `dataclasses.replace(obj, a=v)`, `obj._replace(a=v)`: a new object with one field replaced
 linear(runtime.replace_field, "obj, name, value",
        vjp={"obj": "field_cleared(dy, obj, name)", "value": "attr_of(dy, y, name)"},
-       jvp={"*": "replace_field_tangent(dobj, dvalue, obj, name)"})
+       jvp={"*": "replace_field_tangent(dobj, dvalue, y, name)"})
 linear(runtime.replace_field_tangent, "dobj, dvalue, obj, name",
        vjp={"dobj": "field_cleared(dy, obj, name)", "dvalue": "attr_of(dy, obj, name)"},
        jvp={"*": "replace_field_tangent(ddobj, ddvalue, obj, name)"})
