@@ -228,3 +228,17 @@ def test_the_zero_norm_and_a_log_determinant_cast_to_float():
     check_grad(zero_norm_and_squares, (np.array([0.5, -2.0, 1.0]),), 0)
     a = np.array([[3.0, 0.5, -0.2], [0.1, 2.0, 0.4], [-0.3, 0.2, 4.0]])
     check_grad(log_abs_determinant, (a,), 0)
+
+
+# --- runtime/reductions.py ----------------------------------------------------------------------
+def weighted_cumprod(x):
+    return np.sum(np.cumprod(x) * np.array([1.0, 2.0, 3.0]))
+
+
+def test_the_tangent_of_a_cumprod_along_an_integer_direction():
+    # reductions:192 cumprod_jvp `da` for `_float_array(da)`: a tangent of integers (a basis
+    # direction written np.array([1, 0, 0])) kept integer, the running tangent truncated
+    x = np.array([0.5, 1.5, -2.0])
+    _, t_int = srcgrad.jvp(weighted_cumprod)(x, np.array([1, 2, 3]))
+    _, t_float = srcgrad.jvp(weighted_cumprod)(x, np.array([1.0, 2.0, 3.0]))
+    assert t_int == pytest.approx(t_float, rel=1e-12) and t_float == pytest.approx(-2.25)
