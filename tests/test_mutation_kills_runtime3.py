@@ -242,3 +242,40 @@ def test_the_tangent_of_a_cumprod_along_an_integer_direction():
     _, t_int = srcgrad.jvp(weighted_cumprod)(x, np.array([1, 2, 3]))
     _, t_float = srcgrad.jvp(weighted_cumprod)(x, np.array([1.0, 2.0, 3.0]))
     assert t_int == pytest.approx(t_float, rel=1e-12) and t_float == pytest.approx(-2.25)
+
+
+def max_times_3(x):
+    return np.max(x) * 3.0
+
+
+def nanmax_of_row_1(x):
+    return np.nanmax(x, axis=1)[1] * 3.0
+
+
+def variance_of_a_number(x):
+    return x * 2.0 + np.var(x) * 0.0
+
+
+def quantile_kept(x):
+    return np.sum(np.quantile(x, 0.3, axis=1, keepdims=True) * np.array([[1.0], [2.0]]))
+
+
+def quantiles_of_one_row(x):
+    return np.sum(np.quantile(x, [0.3], axis=1, keepdims=True) ** 2)
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice encountered")
+def test_ties_nans_a_numbers_variance_and_kept_quantiles():
+    # reductions:56 `np.count_nonzero(chosen) == chosen.size`: elements all equal took the
+    # no-ties shortcut, each the whole dy instead of a share (the split is the documented rule)
+    np.testing.assert_allclose(srcgrad.grad(max_times_3)(np.full(3, 2.0)), [1.0, 1.0, 1.0])
+    # reductions:53 `chosen |= np.isnan(a)`: a row of NaNs (nanmax NaN) made the NaN of
+    # another row, whose nanmax is a number, share that row's gradient
+    g = srcgrad.grad(nanmax_of_row_1)(np.array([[np.nan, np.nan], [1.0, np.nan]]))
+    np.testing.assert_allclose(g[1], [3.0, 0.0])
+    # reductions:72 `0.0 / dy`: NaN where the variance's cotangent is 0
+    assert srcgrad.grad(variance_of_a_number)(0.7) == 2.0
+    # reductions:171 `np.squeeze(dq)`: the kept axis squeezed with the other size-1 axes
+    x = np.array([[0.5, -1.0, 2.0, 0.3], [1.5, 0.2, -0.4, 0.9]])
+    check_grad(quantile_kept, (x,), 0)
+    check_grad(quantiles_of_one_row, (x[:1],), 0)
