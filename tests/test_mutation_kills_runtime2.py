@@ -208,7 +208,7 @@ def test_the_mutation_tool_shows_srcgrad_each_mutant_in_the_source_it_reads():
 
     import mutate_code
 
-    module = srcgrad.runtime.fft
+    module = srcgrad.runtime.handlers
     lines = linecache.getlines(inspect.getsourcefile(module))
     mutants = mutate_code.code_mutants(module.__name__)
     for label, _, _, fn_node, _ in mutants:
@@ -216,7 +216,7 @@ def test_the_mutation_tool_shows_srcgrad_each_mutant_in_the_source_it_reads():
         assert edited is not None and len(edited) == len(lines), label
         changed = [i + 1 for i, (a, b) in enumerate(zip(lines, edited)) if a != b]
         assert changed and fn_node.lineno <= min(changed) <= max(changed) <= fn_node.end_lineno
-    assert len(mutants) > 50
+    assert len(mutants) > 10
 
 
 # --- np.kron, np.cross, np.convolve, np.correlate at second order in their second operand:
