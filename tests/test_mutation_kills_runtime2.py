@@ -277,13 +277,15 @@ def mixed(x):
     return np.sin(x) * x[::-1] + np.cumsum(x)
 
 
-def test_the_rows_of_a_jacobian_in_several_blocks(monkeypatch):
+@pytest.mark.parametrize("rows", [2, 3])
+def test_the_rows_of_a_jacobian_in_several_blocks(monkeypatch, rows):
     # batched.rows_of: seeds in blocks of at most ROWS_BYTES; block lo:hi has hi - lo seeds
-    # (hi seeds: a ValueError from the second block on)
+    # (hi seeds: a ValueError from the second block on), and two blocks are concatenated too
+    # (`len(b) == 2` took the first block alone)
     from srcgrad.runtime import batched
 
     x = np.array([0.5, -1.0, 2.0, 0.3, 1.2])
-    monkeypatch.setattr(batched, "ROWS_BYTES", 8 * 5 * 2)  # two rows per block: three blocks
+    monkeypatch.setattr(batched, "ROWS_BYTES", 8 * 5 * rows)  # three blocks, or two
     np.testing.assert_allclose(srcgrad.jacobian(mixed, method="rev")(x),
                                _numeric_jacobian(mixed, x), rtol=1e-6, atol=1e-9)
 
@@ -384,6 +386,14 @@ def maximum_of_an_item(x):
     return np.max(x[0]) * x
 
 
+def sums_of_rows(x):
+    return np.sum(x**2, axis=-1) * np.array([1.0, 2.0])
+
+
+def stacked_with_a_list(x):
+    return np.stack([x[:2], [x[0] * 2.0, x[1] ** 2]]).ravel()
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -411,13 +421,16 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (matrix_times_a_stack_in_the_stack, np.cos(np.arange(24.0)).reshape(2, 3, 4)),
     (three_joined, _X3),
     (maximum_of_an_item, _X3),
+    (sums_of_rows, _X23),
+    (stacked_with_a_list, _X3),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
         "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
         "vector_times_a_stack", "dot_of_vectors", "vector_product", "indices_apart",
         "flat_with_a_list", "maximum_of_a_list", "column_maxima_with_ties_kept",
         "row_minima_with_ties", "vector_dot_a_stack", "matrix_dot_a_stack",
         "stack_times_a_vector_in_the_stack", "product_of_an_intermediate",
-        "matrix_times_a_stack_in_the_stack", "three_joined", "maximum_of_an_item"])
+        "matrix_times_a_stack_in_the_stack", "three_joined", "maximum_of_an_item",
+        "sum_along_axis_-1", "stacked_with_a_list"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -435,9 +448,22 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # along an axis (kept, or -1) with ties: each tie's share, its axis modulo the rank;
     # dot_vjp_left/_right of stacks (np.dot is no matmul there: row by row), matmul_vjp_left
     # and _right of stacks in each operand and of an intermediate (a wrong row shape met the
-    # next adjoint), concatenate_grad of three pieces, chooser_grad of a number (Unbatched)
+    # next adjoint), concatenate_grad of three pieces, chooser_grad of a number (Unbatched);
+    # unreduce along axis -1 (modulo the rank), stack_grad of a Python list (Unbatched)
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
+
+
+def the_maximum_spread(x):
+    return np.max(x) * np.arange(1.0, 4.0)
+
+
+def test_the_jacobian_of_a_maximum_all_tied():
+    # batched.chooser_grad: three elements all equal to the maximum share its cotangent (the
+    # fast path taken where every element is chosen gave each all of it)
+    jac = srcgrad.jacobian(the_maximum_spread, method="rev")(np.array([3.0, 3.0, 3.0]))
+    np.testing.assert_allclose(jac, np.outer(np.arange(1.0, 4.0), np.full(3, 1.0 / 3.0)),
+                               rtol=1e-12)
 
 
 def the_sum_spread(x):
