@@ -279,3 +279,14 @@ def test_ties_nans_a_numbers_variance_and_kept_quantiles():
     x = np.array([[0.5, -1.0, 2.0, 0.3], [1.5, 0.2, -0.4, 0.9]])
     check_grad(quantile_kept, (x,), 0)
     check_grad(quantiles_of_one_row, (x[:1],), 0)
+
+
+def quantile_as_a_float(x):
+    return float(np.quantile(x, 0.3)) * 2.0
+
+
+def test_the_gradient_of_a_quantile_cast_to_float():
+    # reductions:168 quantile_grad `dq = dy` without as_array: the cotangent of float() of the
+    # quantile is a Python float, which cannot be indexed (dq[()])
+    check_grad(quantile_as_a_float, (np.array([0.5, -1.0, 2.0, 0.3]),), 0)
+
