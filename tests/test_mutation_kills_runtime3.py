@@ -290,3 +290,36 @@ def test_the_gradient_of_a_quantile_cast_to_float():
     # quantile is a Python float, which cannot be indexed (dq[()])
     check_grad(quantile_as_a_float, (np.array([0.5, -1.0, 2.0, 0.3]),), 0)
 
+
+
+# --- runtime/indexing.py ------------------------------------------------------------------------
+def test_the_adjoint_of_reading_nothing_of_an_empty_array():
+    # indexing:46 getitem_grad `np.size(dy) == 1`: the cotangent (0,) of an empty read of an
+    # empty (0, 5) array (an empty list made an array) assigned into it, a ValueError
+    from srcgrad.runtime import getitem_grad
+
+    g = getitem_grad(np.array([]), np.zeros((0, 5)), slice(None))
+    assert g.shape == (0, 5)
+
+
+def scaled_copy(P, x):
+    M = P.copy()
+    M[0] *= 2.0
+    return M[0] * x + P[1] * x**2
+
+
+def test_a_shallow_copy_of_a_list_of_numbers_is_not_refused():
+    # indexing:96 check_copied_array `(...)` for `any(...)`: the generator is true, so every
+    # list copied and written into was refused, not only one holding arrays
+    assert srcgrad.grad(scaled_copy, wrt=1)([0.5, 1.5], 0.7) == pytest.approx(2 * 0.5 + 2.1)
+
+
+def test_add_at_into_an_array_and_a_plain_list():
+    # indexing:63 add_at `if acc:` (an array's truth value: a ValueError) and indexing:75's
+    # branch for an accumulator that is neither an array nor a cotangent list: `acc[i] += dy`,
+    # where np.add.at would add into a temporary array made of the list
+    from srcgrad.runtime import add_at
+
+    np.testing.assert_allclose(add_at(np.zeros(3), 1, 2.0), [0.0, 2.0, 0.0])
+    np.testing.assert_allclose(add_at(np.zeros(3), [0, 0], np.array([1.0, 2.0])), [3.0, 0, 0])
+    assert add_at([1.0, 2.0], 0, 3.0) == [4.0, 2.0]
