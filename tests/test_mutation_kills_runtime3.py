@@ -323,3 +323,17 @@ def test_add_at_into_an_array_and_a_plain_list():
     np.testing.assert_allclose(add_at(np.zeros(3), 1, 2.0), [0.0, 2.0, 0.0])
     np.testing.assert_allclose(add_at(np.zeros(3), [0, 0], np.array([1.0, 2.0])), [3.0, 0, 0])
     assert add_at([1.0, 2.0], 0, 3.0) == [4.0, 2.0]
+
+
+def list_item_written_with_a_constant(z):
+    L = [z, z[0]]
+    L[0] = np.ones(2)
+    return L[0] * 2.0 + L[1]
+
+
+def test_the_tangent_of_a_list_item_written_with_a_constant_array():
+    # indexing:269 zero_written's branches swapped: the item's tangent 0.0 instead of zeros like
+    # the array written, so the output's tangent is a number, not of its shape (2,)
+    y, t = srcgrad.jvp(list_item_written_with_a_constant)(np.array([0.5, -1.0, 2.0]), np.ones(3))
+    assert np.shape(t) == np.shape(y) == (2,)
+    np.testing.assert_allclose(t, [1.0, 1.0])
