@@ -394,6 +394,25 @@ def stacked_with_a_list(x):
     return np.stack([x[:2], [x[0] * 2.0, x[1] ** 2]]).ravel()
 
 
+_MASK = np.array([[True, False, True], [True, True, False]])
+
+
+def masked_sums_of_rows(x):
+    return np.sum(x * x, axis=1, where=_MASK)
+
+
+def written_at_advanced_indices(x):
+    y = x * 1.0
+    y[[0, 2]] = x[:2] ** 2
+    return y * 3.0
+
+
+def written_then_spread(x):
+    y = x * 1.0
+    y[1] = x[0] ** 2
+    return np.sum(y) * np.ones(2)
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -423,6 +442,9 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (maximum_of_an_item, _X3),
     (sums_of_rows, _X23),
     (stacked_with_a_list, _X3),
+    (masked_sums_of_rows, _X23),
+    (written_at_advanced_indices, _X3),
+    (written_then_spread, _X3),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
         "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
         "vector_times_a_stack", "dot_of_vectors", "vector_product", "indices_apart",
@@ -430,7 +452,8 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
         "row_minima_with_ties", "vector_dot_a_stack", "matrix_dot_a_stack",
         "stack_times_a_vector_in_the_stack", "product_of_an_intermediate",
         "matrix_times_a_stack_in_the_stack", "three_joined", "maximum_of_an_item",
-        "sum_along_axis_-1", "stacked_with_a_list"])
+        "sum_along_axis_-1", "stacked_with_a_list", "masked_sums", "written_at_advanced_indices",
+        "written_then_spread"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -449,7 +472,10 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # dot_vjp_left/_right of stacks (np.dot is no matmul there: row by row), matmul_vjp_left
     # and _right of stacks in each operand and of an intermediate (a wrong row shape met the
     # next adjoint), concatenate_grad of three pieces, chooser_grad of a number (Unbatched);
-    # unreduce along axis -1 (modulo the rank), stack_grad of a Python list (Unbatched)
+    # unreduce along axis -1 (modulo the rank), stack_grad of a Python list (Unbatched);
+    # unreduce with `where` and take_item at advanced indices refused (Unbatched: a str raised
+    # was a TypeError; `and` for `or` ignored the mask), zero_item copies a read-only cotangent
+    # (unreduce's view) before zeroing the written item
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
 
@@ -496,6 +522,20 @@ def test_the_jacobian_through_a_slice_of_a_list():
 
 def nan_maxima_of_rows(x):
     return np.nanmax(x, axis=1) * 2.0
+
+
+def maxima_of_rows(x):
+    return np.max(x, axis=1) * 2.0
+
+
+def test_the_jacobian_of_a_maximum_that_is_nan():
+    # batched.chooser_grad: a NaN maximum chose its row's NaN alone (np.isnan(yk) for
+    # np.isnan(a) & np.isnan(yk) chose every element of that row)
+    x = np.array([[1.0, np.nan, 3.0], [2.0, 5.0, 4.0]])
+    with np.errstate(invalid="ignore"):
+        jac = srcgrad.jacobian(maxima_of_rows, method="rev")(x)
+    np.testing.assert_array_equal(jac[0], [[0.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(jac[1], [[0.0, 0.0, 0.0], [0.0, 2.0, 0.0]])
 
 
 def test_the_jacobian_of_nanmax_beside_an_all_nan_row():
