@@ -337,3 +337,37 @@ def test_the_tangent_of_a_list_item_written_with_a_constant_array():
     y, t = srcgrad.jvp(list_item_written_with_a_constant)(np.array([0.5, -1.0, 2.0]), np.ones(3))
     assert np.shape(t) == np.shape(y) == (2,)
     np.testing.assert_allclose(t, [1.0, 1.0])
+
+
+# --- runtime/writes.py --------------------------------------------------------------------------
+V32 = np.array([[0.5, 2.0], [-1.0, 3.0], [0.25, 0.1]])
+W32 = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+
+def maximum_at_rows(x):
+    y = x * 1.0
+    np.maximum.at(y, [0, 0, 1], V32)
+    return np.sum(y * W32)
+
+
+def multiply_at_rows(x):
+    y = x * 1.0
+    np.multiply.at(y, [0, 0, 1], V32)
+    return np.sum(y * W32)
+
+
+def put_out_of_bounds(x):
+    y = x * 1.0
+    np.put(y, [-10], 1.0)
+    return np.sum(y)
+
+
+def test_ufunc_at_on_rows_of_a_matrix_and_a_put_out_of_bounds():
+    # writes:147 _occurrences and writes:170 _winners without np.ravel: the positions of whole
+    # rows (2-D) taken for a flat list (a ValueError); writes:44 put_index `flat >= size`: a
+    # negative index out of bounds not found for NumPy's message (an IndexError of its own)
+    x = np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]])
+    check_grad(maximum_at_rows, (x,), 0)
+    check_grad(multiply_at_rows, (x,), 0)
+    with pytest.raises(IndexError, match="index -10 is out of bounds for axis 0 with size 3"):
+        srcgrad.grad(put_out_of_bounds)(np.ones(3))
