@@ -371,3 +371,44 @@ def test_ufunc_at_on_rows_of_a_matrix_and_a_put_out_of_bounds():
     check_grad(multiply_at_rows, (x,), 0)
     with pytest.raises(IndexError, match="index -10 is out of bounds for axis 0 with size 3"):
         srcgrad.grad(put_out_of_bounds)(np.ones(3))
+
+
+def maximum_at_rows_of_active_values(x):
+    y = x * 1.0
+    np.maximum.at(y, [0, 0, 1], x[::-1] * 1.5)
+    return np.sum(y * W32)
+
+
+def putmask_one_value(x):
+    y = x * 1.0
+    np.putmask(y, y > 0.6, 5.0)
+    return np.sum(y * np.array([1.0, 2.0, 3.0]))
+
+
+def put_nothing(x):
+    y = x * 1.0
+    np.put(y, [0, 1], np.array([]))
+    return np.sum(y)
+
+
+def fill_diagonal_of_a_vector(x):
+    y = x * 1.0
+    np.fill_diagonal(y, 2.0)
+    return np.sum(y)
+
+
+def test_ufunc_at_of_active_rows_putmask_of_one_value_and_numpys_errors():
+    # writes:239 ufunc_at_tangent's dvalues not raveled (rows of active values); writes:81
+    # putmask_sources `n == 1`: one value taken for none (NumPy's error); writes:55 _cycle and
+    # writes:92 diagonal_index raising a string: a TypeError, not NumPy's ValueError
+    x = np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]])
+    t = np.cos(np.arange(6.0)).reshape(3, 2)
+    _, out = srcgrad.jvp(maximum_at_rows_of_active_values)(x, t)
+    h = 1e-6
+    f = maximum_at_rows_of_active_values
+    assert out == pytest.approx((f(x + h * t) - f(x - h * t)) / (2 * h), rel=1e-6)
+    check_grad(putmask_one_value, (np.array([0.5, 0.7, 1.2]),), 0)
+    with pytest.raises(ValueError, match="put: cannot place values from an empty array"):
+        srcgrad.grad(put_nothing)(np.ones(3))
+    with pytest.raises(ValueError, match="array must be at least 2-d"):
+        srcgrad.grad(fill_diagonal_of_a_vector)(np.ones(3))
