@@ -401,14 +401,43 @@ def test_ufunc_at_of_active_rows_putmask_of_one_value_and_numpys_errors():
     # writes:239 ufunc_at_tangent's dvalues not raveled (rows of active values); writes:81
     # putmask_sources `n == 1`: one value taken for none (NumPy's error); writes:55 _cycle and
     # writes:92 diagonal_index raising a string: a TypeError, not NumPy's ValueError
-    x = np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]])
+    # (and writes:172 _winners `~kept[positions]`: the first occurrence taken for the largest,
+    # where the second one is: x of the second case)
     t = np.cos(np.arange(6.0)).reshape(3, 2)
-    _, out = srcgrad.jvp(maximum_at_rows_of_active_values)(x, t)
-    h = 1e-6
     f = maximum_at_rows_of_active_values
-    assert out == pytest.approx((f(x + h * t) - f(x - h * t)) / (2 * h), rel=1e-6)
+    for x in (np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]]),
+              np.array([[0.1, 0.1], [1.5, 2.0], [0.2, 0.3]])):
+        _, out = srcgrad.jvp(f)(x, t)
+        h = 1e-6
+        assert out == pytest.approx((f(x + h * t) - f(x - h * t)) / (2 * h), rel=1e-6)
+    x = np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]])
     check_grad(putmask_one_value, (np.array([0.5, 0.7, 1.2]),), 0)
     with pytest.raises(ValueError, match="put: cannot place values from an empty array"):
         srcgrad.grad(put_nothing)(np.ones(3))
     with pytest.raises(ValueError, match="array must be at least 2-d"):
         srcgrad.grad(fill_diagonal_of_a_vector)(np.ones(3))
+
+
+def multiply_at_rows_of_active_values(x):
+    y = x * 1.0
+    np.multiply.at(y, [0, 0, 1], x[::-1] * 1.5)
+    return np.sum(y * W32)
+
+
+def put_in_and_out_of_bounds(x):
+    y = x * 1.0
+    np.put(y, [-3, 10], 1.0)
+    return np.sum(y)
+
+
+def test_multiply_at_of_active_rows_and_puts_first_bad_index():
+    # writes:225 ufunc_at_tangent's dvalues of multiply.at not raveled; writes:44 `flat <= -size`:
+    # -3, a valid index of 3 elements, named in NumPy's message instead of 10
+    x = np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]])
+    t = np.cos(np.arange(6.0)).reshape(3, 2)
+    _, out = srcgrad.jvp(multiply_at_rows_of_active_values)(x, t)
+    h = 1e-6
+    f = multiply_at_rows_of_active_values
+    assert out == pytest.approx((f(x + h * t) - f(x - h * t)) / (2 * h), rel=1e-6)
+    with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 3"):
+        srcgrad.grad(put_in_and_out_of_bounds)(np.ones(3))
