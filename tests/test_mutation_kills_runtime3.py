@@ -441,3 +441,42 @@ def test_multiply_at_of_active_rows_and_puts_first_bad_index():
     assert out == pytest.approx((f(x + h * t) - f(x - h * t)) / (2 * h), rel=1e-6)
     with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 3"):
         srcgrad.grad(put_in_and_out_of_bounds)(np.ones(3))
+
+
+def complex_multiply_at(z):
+    y = z * 1.0
+    np.multiply.at(y, [0, 0, 2], z[::-1] * (0.5 + 0.25j))
+    return np.real(np.sum(y * np.array([1.0 - 1.0j, 2.0, 0.5j])))
+
+
+def put_along_no_axis(x):
+    y = x * 1.0
+    np.put_along_axis(y, np.array([[0], [1]]), 2.0, axis=None)
+    return np.sum(y)
+
+
+def fill_diagonal_of_unequal_axes(x):
+    y = x * np.ones((2, 3, 3))
+    np.fill_diagonal(y, 2.0)
+    return np.sum(y)
+
+
+def test_ufunc_at_gradients_complex_and_numpys_errors_of_other_writes():
+    # writes:201 ufunc_at_grad_b and writes:237 ufunc_at_tangent not raveled (rows of a matrix);
+    # writes:152 _others_product, writes:182 _factor and writes:219 ufunc_at_tangent making
+    # float ones or zeros for complex values (NumPy drops the imaginary part); writes:117
+    # along_axis_index and writes:97 diagonal_index: NumPy's ValueErrors
+    x = np.array([[0.7, 1.0], [0.2, -0.5], [1.5, 0.3]])
+    check_grad(maximum_at_rows_of_active_values, (x,), 0)
+    check_grad(multiply_at_rows_of_active_values, (x,), 0)
+    z = np.array([0.5 + 0.3j, -1.0 + 0.8j, 0.2 - 0.6j])
+    check_grad(complex_multiply_at, (z,), 0)
+    t = np.array([0.3 - 0.2j, 0.1 + 0.5j, -0.4 + 0.1j])
+    _, out = srcgrad.jvp(complex_multiply_at)(z, t)
+    h = 1e-6
+    f = complex_multiply_at
+    assert out == pytest.approx((f(z + h * t) - f(z - h * t)) / (2 * h), rel=1e-6)
+    with pytest.raises(ValueError, match="when axis=None, `indices` must have a single"):
+        srcgrad.grad(put_along_no_axis)(np.ones(3))
+    with pytest.raises(ValueError, match="All dimensions of input must be of equal length"):
+        srcgrad.grad(fill_diagonal_of_unequal_axes)(1.5)
