@@ -480,3 +480,41 @@ def test_ufunc_at_gradients_complex_and_numpys_errors_of_other_writes():
         srcgrad.grad(put_along_no_axis)(np.ones(3))
     with pytest.raises(ValueError, match="All dimensions of input must be of equal length"):
         srcgrad.grad(fill_diagonal_of_unequal_axes)(1.5)
+
+
+W3C = np.array([1.0 - 1.0j, 2.0, 0.5j])
+
+
+def complex_item_written(z):
+    y = z * 1.0
+    y[0] = z[1] * 2.0j
+    return np.real(np.sum(y * W3C))
+
+
+def float32_added_to_a_number(v):
+    s = 0.0
+    s += v * 2.0
+    return s
+
+
+def float64_added_into_float32(x):
+    y = x * 1.0
+    y += np.array([1.0, 2.0]) * x[0]
+    return y
+
+
+def test_complex_item_writes_and_the_dtypes_of_in_place_adds():
+    # writes:257 scatter_last's zeros without the tangent's dtype (a complex tangent written
+    # into float zeros); writes:335 kept_dtype `and`: a float32 added to a Python number cast to
+    # float64 (NumPy keeps float32); writes:343/347 kept_dtype_tangent: the tangent of a float64
+    # added into a float32 array left float64
+    z = np.array([0.5 + 0.3j, -1.0 + 0.8j, 0.2 - 0.6j])
+    t = np.array([0.3 - 0.2j, 0.1 + 0.5j, -0.4 + 0.1j])
+    _, out = srcgrad.jvp(complex_item_written)(z, t)
+    h = 1e-6
+    f = complex_item_written
+    assert out == pytest.approx((f(z + h * t) - f(z - h * t)) / (2 * h), rel=1e-6)
+    v = np.ones(2, np.float32)
+    for g in (float32_added_to_a_number, float64_added_into_float32):
+        y, ty = srcgrad.jvp(g)(v, v)
+        assert y.dtype == g(v).dtype == ty.dtype == np.float32, (g.__name__, y.dtype, ty.dtype)
