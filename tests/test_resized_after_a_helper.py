@@ -112,8 +112,11 @@ def test_list_resized_after_a_helper_read_it(f):
     check_both_and_jvp(f, 1.3, X, T)
 
 
-def test_second_order():
-    check_hvp_in_x(looped_then_appended, 1.3, X, T)
+@pytest.mark.parametrize("f", [looped_then_appended, appended_in_a_loop_after],
+                         ids=lambda f: f.__name__)
+def test_second_order(f):
+    # (the second: the helper's loop names bound in a branch of a loop, None first)
+    check_hvp_in_x(f, 1.3, X, T)
 
 
 def returned_then_appended(c, x):

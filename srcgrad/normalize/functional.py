@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import gast
 
 from .. import runtime
-from ..astutil import NodeTransformer, ordered_walk
+from ..astutil import NodeTransformer, ordered_walk, param_names
 from ..emit import naming
 from ..errors import SrcgradError
 from ..frontend.resolve import MISSING
@@ -111,12 +111,16 @@ class FunctionalHelpers(NodeTransformer):
                 if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
                     self.top.setdefault(n.id, set()).add(
                         k if isinstance(stmt, gast.Assign) else None)
+        self.params = param_names(fn_node, packed=True)
+        self.unbound = set()  # aliases bound only in a block: None first (_pop_seen_by_aliases)
         body = []
         for k, stmt in enumerate(fn_node.body):
             self.position = k
             new = self.visit(stmt)
             body += new if isinstance(new, list) else [new]
-        fn_node.body = body
+        fn_node.body = [gast.copy_location(gast.Assign([gast.Name(a, gast.Store(), None, None)],
+                                                       gast.Constant(None, None), None), fn_node)
+                        for a in sorted(self.unbound)] + body
         return fn_node
 
     def _written_in_place(self, fn_node):
@@ -212,8 +216,9 @@ class FunctionalHelpers(NodeTransformer):
             more = {t for t, src in self.copies if src in group} - group
             grown = bool(more)
             group |= more
-        held = sorted(a for a in group - {var} if any(
-            k is not None and k < self.position for k in self.top.get(a, ())))
+        held = sorted(a for a in group - {var} - self.params if self.top.get(a))
+        self.unbound |= {a for a in held if not any(
+            k is not None and k < self.position for k in self.top[a])}
         if not held:
             return node
         before = self.ctx.namer.fresh(naming.BEFORE_POP.format(var))
