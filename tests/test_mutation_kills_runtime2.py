@@ -571,3 +571,16 @@ def test_the_jacobian_of_a_complex_argument_is_refused_by_the_batched_sweep_too(
     # got rows instead of the error
     with pytest.raises(SrcgradError, match="complex"):
         srcgrad.jacobian(twice_the_modulus, method="rev")(np.array([1.0 + 1j, 2.0]))
+
+
+def scaled_range(x):
+    return x * np.arange(3.0)
+
+
+@pytest.mark.parametrize("x", [0.5, 2], ids=["float", "int"])
+def test_the_jacobian_of_a_python_number_is_real(x):
+    # batched.cast_like: the rows of a Python float's (or int's) gradient are float64 (the
+    # branches swapped made them complex128)
+    jac = srcgrad.jacobian(scaled_range, method="rev")(x)
+    assert jac.dtype == np.float64
+    np.testing.assert_array_equal(jac, np.arange(3.0))
