@@ -518,3 +518,24 @@ def test_complex_item_writes_and_the_dtypes_of_in_place_adds():
     for g in (float32_added_to_a_number, float64_added_into_float32):
         y, ty = srcgrad.jvp(g)(v, v)
         assert y.dtype == g(v).dtype == ty.dtype == np.float32, (g.__name__, y.dtype, ty.dtype)
+
+
+def put_along_other_ndim(x):
+    y = x * np.ones((2, 2))
+    np.put_along_axis(y, np.array([0, 1]), 2.0, axis=0)
+    return np.sum(y)
+
+
+def putmask_of_no_values(x):
+    y = x * 1.0
+    np.putmask(y, y > 0.0, np.array([]))
+    return np.sum(y)
+
+
+def test_numpys_errors_of_put_along_axis_and_putmask():
+    # writes:121 along_axis_index and writes:84 putmask_sources raising a string: a TypeError,
+    # not NumPy's ValueError
+    with pytest.raises(ValueError, match="`indices` and `arr` must have the same number of"):
+        srcgrad.grad(put_along_other_ndim)(1.5)
+    with pytest.raises(ValueError, match="putmask: values must not be empty"):
+        srcgrad.grad(putmask_of_no_values)(np.ones(3))
