@@ -539,3 +539,15 @@ def test_numpys_errors_of_put_along_axis_and_putmask():
         srcgrad.grad(put_along_other_ndim)(1.5)
     with pytest.raises(ValueError, match="putmask: values must not be empty"):
         srcgrad.grad(putmask_of_no_values)(np.ones(3))
+
+
+def maximum_at_of_its_own_values(x):
+    y = x * 1.0
+    np.maximum.at(y, [0, 1], x[:2] * 1.0)
+    return np.sum(y * np.array([1.0, 2.0, 3.0]))
+
+
+def test_a_tie_of_maximum_at_goes_to_the_array():
+    # writes:172 _winners `values == y_flat[positions]` without `& ~kept`: an occurrence equal to
+    # the array's own element (which keeps the gradient) chosen too, the gradient counted twice
+    check_grad(maximum_at_of_its_own_values, (np.array([0.5, -1.0, 2.0]),), 0)
