@@ -87,8 +87,38 @@ def skipping_none(c, x):
     return s
 
 
-def test_a_loop_over_functions_and_none_skipping_none():
-    check_both_and_jvp(skipping_none, 1.3, XN, T)
+def _skip_none(fs, x):
+    s = 0.0
+    for f in fs:
+        if f is None:
+            continue
+        s = s + np.sum(f(x))
+    return s
+
+
+def a_list_with_none_passed(c, x):
+    return _skip_none([np.sin, None, np.cos], x * c)
+
+
+def a_tuple_parameter(x, fs):
+    s = 0.0
+    for f in fs:
+        if f is not None:
+            s = s + np.sum(f(x))
+    return s
+
+
+@pytest.mark.parametrize("f", [skipping_none, a_list_with_none_passed],
+                         ids=lambda f: f.__name__)
+def test_a_loop_over_functions_and_none_skipping_none(f):
+    check_both_and_jvp(f, 1.3, XN, T)
+
+
+def test_a_tuple_of_functions_and_none_passed():
+    # (specialized per tuple passed, as a tuple of functions is)
+    for fs in ((np.sin, None), (None, np.cos)):
+        np.testing.assert_allclose(grad(a_tuple_parameter)(XN, fs),
+                                   numeric_grad(a_tuple_parameter, [XN, fs], 0), rtol=1e-6)
 
 
 def _set_first(fs):
