@@ -430,6 +430,12 @@ def put_in_and_out_of_bounds(x):
     return np.sum(y)
 
 
+def put_at_the_end(x):
+    y = x * 1.0
+    np.put(y, [3], 1.0)
+    return np.sum(y)
+
+
 def test_multiply_at_of_active_rows_and_puts_first_bad_index():
     # writes:225 ufunc_at_tangent's dvalues of multiply.at not raveled; writes:44 `flat <= -size`:
     # -3, a valid index of 3 elements, named in NumPy's message instead of 10
@@ -441,6 +447,9 @@ def test_multiply_at_of_active_rows_and_puts_first_bad_index():
     assert out == pytest.approx((f(x + h * t) - f(x - h * t)) / (2 * h), rel=1e-6)
     with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 3"):
         srcgrad.grad(put_in_and_out_of_bounds)(np.ones(3))
+    # (writes:44 `flat > size`: the index 3 of 3 elements, just out of bounds, not found)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        srcgrad.grad(put_at_the_end)(np.ones(3))
 
 
 def complex_multiply_at(z):
