@@ -9,8 +9,12 @@ from .registry import defrule, elementwise, linear, nondiff
 elementwise(math.sin, "x", vjp="dy * math.cos(x)")
 elementwise(math.cos, "x", vjp="-dy * math.sin(x)")
 elementwise(math.tan, "x", vjp="dy * (1.0 + y * y)")
-elementwise(math.asin, "x", vjp="dy / math.sqrt(1.0 - x * x)")
-elementwise(math.acos, "x", vjp="-dy / math.sqrt(1.0 - x * x)")
+# (along a zero tangent, an int's held in a container with values that carry tangents, the
+# derivative is 0: not a ZeroDivisionError where it is infinite; numpy_rules' np.sqrt)
+elementwise(math.asin, "x", vjp="dy / math.sqrt(1.0 - x * x)",
+            jvp="dx / math.sqrt(1.0 - x * x if dx != 0 else 1.0)")
+elementwise(math.acos, "x", vjp="-dy / math.sqrt(1.0 - x * x)",
+            jvp="-dx / math.sqrt(1.0 - x * x if dx != 0 else 1.0)")
 elementwise(math.atan, "x", vjp="dy / (1.0 + x * x)")
 elementwise(math.sinh, "x", vjp="dy * math.cosh(x)")
 elementwise(math.cosh, "x", vjp="dy * math.sinh(x)")
@@ -30,7 +34,7 @@ defrule(
 elementwise(math.log2, "x", vjp="dy / (x * math.log(2.0))")
 elementwise(math.log10, "x", vjp="dy / (x * math.log(10.0))")
 elementwise(math.log1p, "x", vjp="dy / (1.0 + x)")
-elementwise(math.sqrt, "x", vjp="dy * 0.5 / y")
+elementwise(math.sqrt, "x", vjp="dy * 0.5 / y", jvp="dx * 0.5 / (y if dx != 0 else 1.0)")
 elementwise(math.fabs, "x", vjp="dy * math.copysign(1.0, x)")
 # |x1| with the sign of x2: piecewise constant in x2, so only x1 has a gradient.
 elementwise(

@@ -59,16 +59,21 @@ elementwise(np.log, UNARY, vjp="dy / x")
 elementwise(np.log2, UNARY, vjp="dy / (x * math.log(2.0))")
 elementwise(np.log10, UNARY, vjp="dy / (x * math.log(10.0))")
 elementwise(np.log1p, UNARY, vjp="dy / (1 + x)")
-elementwise(np.sqrt, UNARY, vjp="dy * 0.5 / y")
-elementwise(np.cbrt, UNARY, vjp="dy / (3 * y * y)")
+# (the tangent of an int held in a container with values that carry tangents, `d = {"n": 0,
+# "w": x}`, `for k, c in [(0, a), (1, b)]`, is the number 0: along it the derivative is 0, not
+# 0 * inf = nan where the derivative is infinite, sqrt and cbrt at 0, arcsin and arccos at 1)
+elementwise(np.sqrt, UNARY, vjp="dy * 0.5 / y", jvp="dx * 0.5 / np.where(dx == 0, 1, y)")
+elementwise(np.cbrt, UNARY, vjp="dy / (3 * y * y)", jvp="dx / (3 * np.where(dx == 0, 1, y * y))")
 elementwise(np.square, UNARY, vjp="dy * 2 * x")
 elementwise(np.reciprocal, UNARY, vjp="-dy * y * y")
 elementwise(np.sin, UNARY, vjp="dy * np.cos(x)")
 elementwise(np.cos, UNARY, vjp="-dy * np.sin(x)")
 elementwise(np.tan, UNARY, vjp="dy * (1 + y * y)")
 # np.asin is np.arcsin, and likewise for the other array-API spellings below.
-elementwise(np.arcsin, UNARY, vjp="dy / np.sqrt(1 - x * x)")
-elementwise(np.arccos, UNARY, vjp="-dy / np.sqrt(1 - x * x)")
+elementwise(np.arcsin, UNARY, vjp="dy / np.sqrt(1 - x * x)",
+            jvp="dx / np.sqrt(np.where(dx == 0, 1, 1 - x * x))")
+elementwise(np.arccos, UNARY, vjp="-dy / np.sqrt(1 - x * x)",
+            jvp="-dx / np.sqrt(np.where(dx == 0, 1, 1 - x * x))")
 elementwise(np.arctan, UNARY, vjp="dy / (1 + x * x)")
 elementwise(np.sinh, UNARY, vjp="dy * np.cosh(x)")
 elementwise(np.cosh, UNARY, vjp="dy * np.sinh(x)")

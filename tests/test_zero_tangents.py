@@ -1,10 +1,15 @@
-"""The exponent's tangent of ``x1 ** x2`` (``np.power``, ``np.float_power``, ``operator.pow``,
-``math.pow``) is zero where the exponent's tangent is zero.
+"""Derivatives where a tangent is zero or a value is an int, at points where a factor is infinite.
 
-An int exponent held in a tuple or list with values that carry tangents (``t = (2, x)``, a loop's
+``x1 ** x2`` (``np.power``, ``np.float_power``, ``operator.pow``, ``math.pow``): the exponent's
+tangent is zero where the exponent's tangent is zero, and an int exponent has no cotangent. An
+int exponent held in a tuple or list with values that carry tangents (``t = (2, x)``, a loop's
 saved tuple at second order) has the tangent 0, not None: ``0 * y * log(x1)`` was nan at a
 negative base (a ValueError for ``math.log``), in a first-order ``jvp`` and in every ``hvp``
-through it, where grad was right."""
+through it, where grad was right. The base's derivative of ``x ** 0`` at ``x == 0`` was
+``0 * 0 ** -1``, nan (a polynomial's gradient at 0).
+
+The same int held in a container, given to ``sqrt``/``cbrt`` at 0 or ``arcsin``/``arccos`` at 1,
+made ``0 * inf``: its jvp and hvp were nan (a ZeroDivisionError for ``math``)."""
 
 import math
 
@@ -148,3 +153,44 @@ def test_a_zeroth_power_of_a_zero_scalar():
     assert grad(scalar_polynomial)(0.0) == pytest.approx(2.0)
     assert jvp(scalar_polynomial)(0.0, 1.0)[1] == pytest.approx(2.0)
     assert grad(grad(scalar_polynomial))(0.0) == pytest.approx(6.0)
+
+
+def int_weights(x):
+    terms = [(0, x[0]), (1, x[1]), (2, x[2])]
+    return sum(np.sqrt(k) * c for k, c in terms)
+
+
+def int_in_a_dict(x):
+    d = {"n": 0, "w": x, "m": 1}
+    return (np.sum(d["w"]) * np.sqrt(d["n"]) + np.sum(d["w"] ** 2) * np.cbrt(d["n"])
+            + np.sum(d["w"]) * (np.arcsin(d["m"]) + np.arccos(d["m"])))
+
+
+def int_pairs_in_a_loop(x):
+    out = 0.0
+    for k, c in [(0, x), (1, 2 * x)]:
+        out = out + np.sqrt(k) * np.sum(c * c)
+    return out
+
+
+@pytest.mark.parametrize("f", [int_weights, int_in_a_dict, int_pairs_in_a_loop])
+def test_an_int_held_with_active_values_where_a_derivative_is_infinite(f):
+    # the int's tangent is the number 0, and sqrt's tangent 0 * 0.5 / sqrt(0) was nan (cbrt's
+    # at 0, arcsin's and arccos' at 1 too): jvp and hvp nan where grad was right
+    x, v = np.array([0.3, -0.5, 0.8]), np.array([1.0, -0.5, 0.25])
+    want = numeric_grad(f, [x], 0)
+    np.testing.assert_allclose(jvp(f)(x, v)[1], want @ v, rtol=1e-6)
+    eps = 1e-5
+    df = grad(f)
+    np.testing.assert_allclose(hvp(f)(x, v), (df(x + eps * v) - df(x - eps * v)) / (2 * eps),
+                               rtol=1e-5, atol=1e-8)
+
+
+def math_of_held_ints(a):
+    t = (0, a, 1)
+    return math.sqrt(t[0]) * a + t[1] * math.asin(t[2]) + a * math.acos(t[2])
+
+
+def test_math_functions_of_an_int_held_with_an_active_value():
+    # (a ZeroDivisionError in jvp before)
+    assert jvp(math_of_held_ints)(0.4, 1.0)[1] == pytest.approx(math.pi / 2)
