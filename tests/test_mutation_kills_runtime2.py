@@ -413,6 +413,22 @@ def written_then_spread(x):
     return np.sum(y) * np.ones(2)
 
 
+def complex_read_at_repeated_indices(x):
+    y = x * (1.0 + 2.0j)
+    return np.abs(y[[0, 1]]) + np.abs(y[[1, 1]]) ** 2
+
+
+def written_twice(x):
+    y = np.zeros(3)
+    y[0] = x[0] * 2.0
+    y[1:3] = x[1:] ** 2
+    return y * 1.5
+
+
+def joined_with_a_list(x):
+    return np.concatenate([x, [x[0] * 2.0, x[1] ** 2]]) * 1.5
+
+
 _X3 = np.array([0.5, -1.0, 2.0])
 _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
 
@@ -445,6 +461,9 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
     (masked_sums_of_rows, _X23),
     (written_at_advanced_indices, _X3),
     (written_then_spread, _X3),
+    (complex_read_at_repeated_indices, _X3),
+    (written_twice, _X3),
+    (joined_with_a_list, _X3),
 ], ids=["matrix_times_a_stack", "repeated_indices", "stack_times_a_vector", "complex_joined",
         "joined_along_axis_-1", "maximum_with_ties", "cumsum_along_axis_-1",
         "vector_times_a_stack", "dot_of_vectors", "vector_product", "indices_apart",
@@ -453,7 +472,8 @@ _X23 = np.sin(np.arange(6.0)).reshape(2, 3)
         "stack_times_a_vector_in_the_stack", "product_of_an_intermediate",
         "matrix_times_a_stack_in_the_stack", "three_joined", "maximum_of_an_item",
         "sum_along_axis_-1", "stacked_with_a_list", "masked_sums", "written_at_advanced_indices",
-        "written_then_spread"])
+        "written_then_spread", "complex_read_at_repeated_indices", "written_twice",
+        "joined_with_a_list"])
 def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # batched.matmul_vjp_left of a matrix times a stack of matrices: row by row (with `and` for
     # `or` it took the matrix branch: a ValueError); batched.add_at at an advanced index with
@@ -475,7 +495,9 @@ def test_the_rows_of_a_jacobian_through_batched_helpers(f, x):
     # unreduce along axis -1 (modulo the rank), stack_grad of a Python list (Unbatched);
     # unreduce with `where` and take_item at advanced indices refused (Unbatched: a str raised
     # was a TypeError; `and` for `or` ignored the mask), zero_item copies a read-only cotangent
-    # (unreduce's view) before zeroing the written item
+    # (unreduce's view) before zeroing the written item; getitem_advanced's zeros in dy's dtype
+    # (complex: float64 zeros were a casting error), take_item's copy (copy=False kept a view
+    # of the buffer written next), concatenate_grad of a Python list along an axis (Unbatched)
     np.testing.assert_allclose(srcgrad.jacobian(f, method="rev")(x), _numeric_jacobian(f, x),
                                rtol=1e-6, atol=1e-9)
 
