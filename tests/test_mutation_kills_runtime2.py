@@ -606,3 +606,16 @@ def test_the_jacobian_of_a_python_number_is_real(x):
     jac = srcgrad.jacobian(scaled_range, method="rev")(x)
     assert jac.dtype == np.float64
     np.testing.assert_array_equal(jac, np.arange(3.0))
+
+
+# --- runtime/shapes.py ----------------------------------------------------------------------------
+def tuple_argument_extended(x, t):
+    b = t + (x[0],)
+    return b[0] * b[2]
+
+
+def test_a_tuple_argument_concatenated_is_refused_with_its_message():
+    # shapes._unbroadcast_sequences: cotangents of two lengths are a concatenation, refused
+    # with a located SrcgradError (a str raised instead: a TypeError)
+    with pytest.raises(SrcgradError, match="concatenation or repetition"):
+        srcgrad.grad(tuple_argument_extended)(np.array([0.5, 1.5]), (2.0, 3.0))
