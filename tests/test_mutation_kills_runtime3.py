@@ -560,3 +560,18 @@ def test_a_tie_of_maximum_at_goes_to_the_array():
     # writes:172 _winners `values == y_flat[positions]` without `& ~kept`: an occurrence equal to
     # the array's own element (which keeps the gradient) chosen too, the gradient counted twice
     check_grad(maximum_at_of_its_own_values, (np.array([0.5, -1.0, 2.0]),), 0)
+
+
+# --- runtime/arrays.py --------------------------------------------------------------------------
+W3Z = np.array([1.0 - 1.0j, 2.0, 0.5j])
+
+
+def complex_cast_in_a_variable(z):
+    kind = np.complex128
+    return np.real(np.sum(z.astype(kind) ** 2 * W3Z))
+
+
+def test_a_complex_cast_keeps_the_imaginary_part_of_the_gradient():
+    # arrays:40 cast_grad `or` for `and`: a complex cotangent of a complex x reduced to its real
+    # part (only a real x through a complex cast drops it)
+    check_grad(complex_cast_in_a_variable, (np.array([0.5 + 0.3j, -1.0 + 0.8j, 0.2 - 0.6j]),), 0)
