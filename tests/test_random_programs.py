@@ -122,6 +122,7 @@ FEATURE_PATTERNS = {
 BOOL_VALUES = "`and` / `or` giving a value"
 BOOL_ZERO = "`and` / `or` giving a value, x[0] == 0"  # (the program is called with x[0] = 0.0)
 POWER_INDEX = "power of a loop's index"
+HELD_INT = "int held with arrays, at a point of infinite derivative"
 POWER_ZERO = "power of a loop's index, x[0] == 0"  # (called with x[0] = 0.0 too)
 # features the generator records as it writes them (Gen.features)
 GENERATOR_FEATURES = (
@@ -141,6 +142,7 @@ GENERATOR_FEATURES = (
     "view from np.split and its relatives, read before a write",
     "builtins the program does not name bound by the module",
     "container first bound in a branch of a loop", BOOL_VALUES, BOOL_ZERO, POWER_INDEX, POWER_ZERO,
+    HELD_INT,
     "array in a container in a container, written by its name",
     "mutating helper in a comprehension inside an expression", "loop over a list it grows",
     "generator reading a variable changed before its items",
@@ -335,9 +337,15 @@ class Gen(LibraryStatements, LoopWrites):
                     "batched",
                     "complex",
                     "boolvalue",
+                    "heldint",
                 ]
             )
         d = depth - 1
+        if choice == "heldint":  # (an int beside arrays in a container: its tangent the number
+            v1, v2 = self.vector(scope, d), self.vector(scope, d)  # 0, where sqrt's is infinite)
+            fn = self.pick(["np.sqrt(k)", "np.cbrt(k)", "np.arcsin(k - 1)", "np.float_power(k, 2)"])
+            return self.pick([Marked(HELD_INT, f"sum({fn} * np.sum(c) for k, c in [(0, {v1}), "
+                                               f"(1, {v2})])")])
         if choice == "const":
             return self.const()
         if choice == "svar":
