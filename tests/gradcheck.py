@@ -186,3 +186,13 @@ def check_hvp_in_x(f, c, x, t, eps=1e-5):
     np.testing.assert_allclose(df(c, x), numeric_grad(f, [c, x], 1), rtol=1e-6, atol=1e-9)
     want = (df(c, x + eps * t) - df(c, x - eps * t)) / (2 * eps)
     np.testing.assert_allclose(hvp(f, wrt=1)(c, x, t), want, rtol=1e-6, atol=1e-8)
+
+
+def check_jvp_and_hvp(f, x, t, *, jvp_atol=0.0, eps=1e-5):
+    """The jvp of ``f(x)`` along ``t`` against central differences of ``f``, and its hvp along
+    ``t`` against central differences of ``grad(f)``."""
+    want = numeric_grad(f, [x], 0)
+    np.testing.assert_allclose(jvp(f)(x, t)[1], want @ t, rtol=1e-6, atol=jvp_atol)
+    df = grad(f)
+    np.testing.assert_allclose(hvp(f)(x, t), (df(x + eps * t) - df(x - eps * t)) / (2 * eps),
+                               rtol=1e-5, atol=1e-8)

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from gradcheck import numeric_grad
+from gradcheck import check_jvp_and_hvp, numeric_grad
 
 from srcgrad import grad, hvp, jvp
 
@@ -63,12 +63,7 @@ FORMS = [held_in_a_tuple, power_held_in_a_list, float_power_held, listed_exponen
 
 @pytest.mark.parametrize("f", FORMS)
 def test_an_int_exponent_held_with_active_values(f):
-    want = numeric_grad(f, [X], 0)
-    np.testing.assert_allclose(jvp(f)(X, V)[1], want @ V, rtol=1e-6)
-    eps = 1e-5
-    df = grad(f)
-    np.testing.assert_allclose(hvp(f)(X, V), (df(X + eps * V) - df(X - eps * V)) / (2 * eps),
-                               rtol=1e-5, atol=1e-8)
+    check_jvp_and_hvp(f, X, V)
 
 
 def scalar_operator_pow(a):
@@ -139,13 +134,8 @@ def test_a_zeroth_power_at_a_zero_base(f):
     # x2 * x1 ** (x2 - 1) was 0 * 0 ** -1 = nan for `x ** k` with k == 0 at x == 0 (a
     # polynomial's gradient at 0), in grad, jvp and hvp
     x, v = np.array([0.0, 0.5, -1.5]), np.array([1.0, -0.5, 0.25])
-    want = numeric_grad(f, [x], 0)
-    np.testing.assert_allclose(grad(f)(x), want, rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(jvp(f)(x, v)[1], want @ v, rtol=1e-6)
-    eps = 1e-5
-    df = grad(f)
-    np.testing.assert_allclose(hvp(f)(x, v), (df(x + eps * v) - df(x - eps * v)) / (2 * eps),
-                               rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(grad(f)(x), numeric_grad(f, [x], 0), rtol=1e-6, atol=1e-9)
+    check_jvp_and_hvp(f, x, v)
 
 
 def test_a_zeroth_power_of_a_zero_scalar():
@@ -177,13 +167,7 @@ def int_pairs_in_a_loop(x):
 def test_an_int_held_with_active_values_where_a_derivative_is_infinite(f):
     # the int's tangent is the number 0, and sqrt's tangent 0 * 0.5 / sqrt(0) was nan (cbrt's
     # at 0, arcsin's and arccos' at 1 too): jvp and hvp nan where grad was right
-    x, v = np.array([0.3, -0.5, 0.8]), np.array([1.0, -0.5, 0.25])
-    want = numeric_grad(f, [x], 0)
-    np.testing.assert_allclose(jvp(f)(x, v)[1], want @ v, rtol=1e-6)
-    eps = 1e-5
-    df = grad(f)
-    np.testing.assert_allclose(hvp(f)(x, v), (df(x + eps * v) - df(x - eps * v)) / (2 * eps),
-                               rtol=1e-5, atol=1e-8)
+    check_jvp_and_hvp(f, np.array([0.3, -0.5, 0.8]), np.array([1.0, -0.5, 0.25]))
 
 
 def math_of_held_ints(a):

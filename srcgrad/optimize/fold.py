@@ -130,7 +130,7 @@ class ConstantFold(NodeTransformer):
         value = _literal(left, right, op)
         if value is not None:
             return gast.Constant(value, None)
-        if _num(left) and _num(right) or self.keep_operands:
+        if self.keep_operands:
             return node
         if op is gast.Mult and _is(right, 1):
             return left
